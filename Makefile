@@ -1,0 +1,28 @@
+# Quick start: `make demo` runs the sink end to end on the embedded local stack; `make test` runs every test.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test bench clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip==25.3
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+demo: venv
+	$(PY) -m devtools.demo
+
+test: venv
+	$(PY) -m pytest
+
+bench: venv
+	$(PY) -m devtools.bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,61 @@
+"""Domain errors of the sink engine. Each carries the data that names what is at fault."""
+from __future__ import annotations
+
+
+class SinkError(Exception):
+    """Base of every error the engine raises on purpose; the CLI prints its message and exits non-zero."""
+
+    exit_code = 1
+
+
+class ConfigError(SinkError):
+    """A connector config key is missing, malformed or names something not built yet."""
+
+    exit_code = 2
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        super().__init__(f"config key '{key}': {message}")
+
+
+class RecordError(SinkError):
+    """A Kafka record that cannot be converted, partitioned or written."""
+
+    def __init__(self, topic: str, partition: int, offset: int, cause: str):
+        self.topic, self.partition, self.offset, self.cause = topic, partition, offset, cause
+        super().__init__(f"record {topic}-{partition}@{offset}: {cause}")
+
+
+class SourceError(SinkError):
+    """Kafka could not be reached or did not deliver the planned records."""
+
+
+class StorageError(SinkError):
+    """S3 refused or failed an operation after retries."""
+
+
+class LeaseHeldError(SinkError):
+    """Another run holds the connector's lease; this run must not start."""
+
+    exit_code = 3
+
+    def __init__(self, connector: str, owner: str, expires_at_ms: int):
+        self.connector, self.owner, self.expires_at_ms = connector, owner, expires_at_ms
+        super().__init__(
+            f"connector '{connector}' is leased by run {owner} until epoch ms {expires_at_ms}; "
+            "another run is in progress, nothing was done"
+        )
+
+
+class CommitConflictError(SinkError):
+    """An offset commit's condition failed: another run owns the work now. Nothing more is committed."""
+
+    exit_code = 4
+
+    def __init__(self, connector: str, topic: str, partition: int, expected_start: int):
+        self.connector, self.topic, self.partition = connector, topic, partition
+        self.expected_start = expected_start
+        super().__init__(
+            f"commit of {topic}-{partition} for connector '{connector}' lost its condition "
+            f"(lease epoch changed or next offset is no longer {expected_start}); another run owns the work"
+        )

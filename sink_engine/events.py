@@ -1,0 +1,22 @@
+"""Structured log events with fixed names, one JSON object per line on the `sink_engine` logger."""
+from __future__ import annotations
+
+import json
+import logging
+
+logger = logging.getLogger("sink_engine")
+
+FILE_CLOSED = "FILE_CLOSED"
+FILES_UPLOADED = "FILES_UPLOADED"
+OFFSETS_COMMITTED = "OFFSETS_COMMITTED"
+COMMIT_CONFLICT = "COMMIT_CONFLICT"
+LEASE_ACQUIRED = "LEASE_ACQUIRED"
+LEASE_RELEASED = "LEASE_RELEASED"
+RUN_PLANNED = "RUN_PLANNED"
+RUN_FINISHED = "RUN_FINISHED"
+RECORD_FAILED = "RECORD_FAILED"
+
+
+def emit(event: str, level: int = logging.INFO, **fields) -> None:
+    """Log one event as `{"event": NAME, ...fields}`."""
+    logger.log(level, json.dumps({"event": event, **fields}, default=str, sort_keys=True))

@@ -1,0 +1,78 @@
+"""Small value objects passed between the planner, the Spark tasks and the committer."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    """What DynamoDB holds for one topic-partition: the next offset to read and the last commit."""
+
+    next_offset: int
+    committed_at_ms: int
+    last_file: str | None
+
+
+@dataclass(frozen=True)
+class PartitionRange:
+    """Records [start_offset, end_offset) of one topic-partition that a run reads.
+
+    `expected_committed` is the committed next offset the plan started from (None: nothing committed yet);
+    the commit is conditional on it still being there.
+    """
+
+    topic: str
+    partition: int
+    start_offset: int
+    end_offset: int
+    expected_committed: int | None
+
+    @property
+    def tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+    def __len__(self) -> int:
+        return max(0, self.end_offset - self.start_offset)
+
+
+@dataclass(frozen=True)
+class ClosedFile:
+    """An object uploaded to S3: its key and the records it holds."""
+
+    key: str
+    encoded_partition: str
+    start_offset: int
+    end_offset: int  # offset of the last record in the file
+    record_count: int
+    size_bytes: int
+
+
+@dataclass
+class TaskResult:
+    """What a task returns for one range: closed files, the offset to commit, and the error that stopped it."""
+
+    range: PartitionRange
+    next_offset: int  # first offset not in a closed file; equals range.start_offset when nothing closed
+    records_read: int = 0
+    files: list[ClosedFile] = field(default_factory=list)
+    error: str | None = None
+    error_class: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TaskResult":
+        data = dict(data)
+        data["range"] = PartitionRange(**data["range"])
+        data["files"] = [ClosedFile(**f) for f in data["files"]]
+        return cls(**data)

@@ -1,0 +1,123 @@
+"""The per-connector run lease: a conditional put that bumps an epoch fencing token."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from botocore.exceptions import ClientError
+
+from sink_engine import events
+from sink_engine.errors import LeaseHeldError
+
+LEASE_SK = "LEASE"
+
+
+@dataclass(frozen=True)
+class LeaseToken:
+    connector: str
+    owner: str
+    epoch: int
+
+
+class Leases:
+    """Take, renew and release the lease of a connector. `clock` returns epoch milliseconds."""
+
+    def __init__(self, dynamodb, table: str, clock: Callable[[], int]):
+        self._db, self._table, self._clock = dynamodb, table, clock
+
+    def acquire(self, connector: str, owner: str, duration_ms: int) -> LeaseToken:
+        """Take the lease if it is absent or expired, with epoch + 1. Raises LeaseHeldError otherwise."""
+        current = self.describe(connector)
+        now = self._clock()
+        if current and current["expires_at_ms"] > now:
+            raise LeaseHeldError(connector, current["owner"], current["expires_at_ms"])
+        epoch = (current["epoch"] if current else 0) + 1
+        condition = "attribute_not_exists(pk)" if not current else "epoch = :old AND expires_at_ms <= :now"
+        values = {} if not current else {":old": {"N": str(current["epoch"])}, ":now": {"N": str(now)}}
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item={
+                    "pk": {"S": connector}, "sk": {"S": LEASE_SK}, "owner": {"S": owner},
+                    "epoch": {"N": str(epoch)}, "expires_at_ms": {"N": str(now + duration_ms)},
+                    "acquired_at_ms": {"N": str(now)},
+                },
+                ConditionExpression=condition,
+                **({"ExpressionAttributeValues": values} if values else {}),
+            )
+        except ClientError as e:
+            if e.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            winner = self.describe(connector) or {"owner": "unknown", "expires_at_ms": 0}
+            raise LeaseHeldError(connector, winner["owner"], winner["expires_at_ms"]) from None
+        events.emit(events.LEASE_ACQUIRED, connector=connector, owner=owner, epoch=epoch)
+        return LeaseToken(connector, owner, epoch)
+
+    def renew(self, token: LeaseToken, duration_ms: int) -> bool:
+        """Extend the lease; False when it is no longer ours."""
+        return self._update_expiry(token, self._clock() + duration_ms)
+
+    def release(self, token: LeaseToken) -> bool:
+        """Let the lease lapse now, keeping the epoch; False when it was no longer ours."""
+        released = self._update_expiry(token, 0)
+        if released:
+            events.emit(events.LEASE_RELEASED, connector=token.connector, owner=token.owner, epoch=token.epoch)
+        return released
+
+    def describe(self, connector: str) -> dict | None:
+        item = self._db.get_item(
+            TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": LEASE_SK}}, ConsistentRead=True
+        ).get("Item")
+        if not item:
+            return None
+        return {
+            "owner": item["owner"]["S"],
+            "epoch": int(item["epoch"]["N"]),
+            "expires_at_ms": int(item["expires_at_ms"]["N"]),
+        }
+
+    def _update_expiry(self, token: LeaseToken, expires_at_ms: int) -> bool:
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key={"pk": {"S": token.connector}, "sk": {"S": LEASE_SK}},
+                UpdateExpression="SET expires_at_ms = :exp",
+                ConditionExpression="epoch = :epoch AND #owner = :owner",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={
+                    ":exp": {"N": str(expires_at_ms)}, ":epoch": {"N": str(token.epoch)}, ":owner": {"S": token.owner},
+                },
+            )
+            return True
+        except ClientError as e:
+            if e.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+
+
+class LeaseKeeper:
+    """Renews a lease every third of its duration on a daemon thread until stopped."""
+
+    def __init__(self, leases: Leases, token: LeaseToken, duration_ms: int):
+        self._leases, self._token, self._duration_ms = leases, token, duration_ms
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="lease-keeper", daemon=True)
+        self.lost = False
+
+    def __enter__(self) -> "LeaseKeeper":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._duration_ms / 3000):
+            try:
+                if not self._leases.renew(self._token, self._duration_ms):
+                    self.lost = True
+                    return
+            except Exception:  # a failed renewal is retried next tick; the commit's fencing keeps us safe
+                continue
