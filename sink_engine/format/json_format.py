@@ -1,0 +1,36 @@
+"""JsonFormat: one JSON value per line, optionally gzip-compressed (`.json` / `.json.gz`).
+
+As in the Confluent connector, a string value is written as a JSON string and a bytes value as a
+base64 JSON string; JSON values are written as their compact text.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+
+import orjson
+
+from sink_engine.convert.base import ValueColumn
+
+DEFAULT_GZIP_LEVEL = 6
+
+
+class JsonFormat:
+    def __init__(self, compression: str = "none", level: int = -1):
+        self.compression = compression
+        self.level = DEFAULT_GZIP_LEVEL if level == -1 else level
+        self.extension = ".json.gz" if compression == "gzip" else ".json"
+
+    def encode(self, values: ValueColumn) -> bytes:
+        body = b"\n".join(_json_lines(values)) + b"\n"
+        if self.compression == "gzip":
+            return gzip.compress(body, compresslevel=self.level, mtime=0)
+        return body
+
+
+def _json_lines(values: ValueColumn) -> list:
+    if values.kind == "json":
+        return values.items
+    if values.kind == "string":
+        return [orjson.dumps(item) for item in values.items]
+    return [orjson.dumps(base64.b64encode(item).decode("ascii")) for item in values.items]

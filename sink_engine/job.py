@@ -1,0 +1,101 @@
+"""The driver of one bounded run: lease, plan, write (Spark tasks), commit, release."""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+from sink_engine import events
+from sink_engine.committer import commit_results
+from sink_engine.config import SinkConfig
+from sink_engine.errors import SinkError
+from sink_engine.failpoints import failpoint
+from sink_engine.model import PartitionRange, TaskResult
+from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
+from sink_engine.planner import plan_ranges
+from sink_engine.source.client_config import auto_offset_reset
+from sink_engine.source.consumer import make_consumer
+from sink_engine.source.metadata import list_partitions, watermarks
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class TaskFailedError(SinkError):
+    """One or more ranges stopped on an error; what they closed before it was committed."""
+
+
+@dataclass
+class RunSummary:
+    ranges: list[PartitionRange]
+    results: list[TaskResult]
+    committed: list[TaskResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def files(self):
+        return [f for r in self.results for f in r.files]
+
+    @property
+    def records_written(self) -> int:
+        return sum(f.record_count for f in self.files)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(f.size_bytes for f in self.files)
+
+
+def plan(config: SinkConfig, store: OffsetStore) -> list[PartitionRange]:
+    """Read committed offsets and Kafka's watermarks and plan this run's ranges."""
+    consumer = make_consumer(config)
+    try:
+        partitions = list_partitions(consumer, config)
+        marks = watermarks(consumer, partitions)
+    finally:
+        consumer.close()
+    return plan_ranges(partitions, store.committed(config.name), marks, auto_offset_reset(config),
+                       config["sink.run.max.records.per.partition"])
+
+
+def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_ms,
+            owner: str | None = None) -> RunSummary:
+    """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
+    lost its lease), TaskFailedError (a record or upload failed; what came before it is committed)."""
+    from sink_engine.spark_runner import run_ranges
+
+    started = time.monotonic()
+    table = config["offset.storage.dynamodb.table"]
+    if not table_exists(dynamodb, table):
+        raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
+    leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
+    duration = config["sink.lease.duration.ms"]
+    token = leases.acquire(config.name, owner or uuid.uuid4().hex, duration)
+    try:
+        with LeaseKeeper(leases, token, duration):
+            ranges = plan(config, store)
+            events.emit(events.RUN_PLANNED, connector=config.name, epoch=token.epoch,
+                        ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges])
+            results = run_ranges(spark, config, [r for r in ranges if len(r)])
+            summary = RunSummary(ranges, results)
+            events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
+                        records=summary.records_written, bytes=summary.bytes_written)
+            failpoint("after_upload_before_commit")
+            summary.committed = commit_results(store, token, results + _unread(ranges))
+    except Exception:
+        leases.release(token)
+        raise
+    leases.release(token)
+    summary.seconds = time.monotonic() - started
+    events.emit(events.RUN_FINISHED, connector=config.name, seconds=round(summary.seconds, 3),
+                files=len(summary.files), records=summary.records_written)
+    failed = [r for r in results if r.error]
+    if failed:
+        raise TaskFailedError("; ".join(r.error for r in failed))
+    return summary
+
+
+def _unread(ranges: list[PartitionRange]) -> list[TaskResult]:
+    """Empty ranges still pin a first start offset (a partition seen for the first time)."""
+    return [TaskResult(range=r, next_offset=r.start_offset) for r in ranges if not len(r)]

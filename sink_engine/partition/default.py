@@ -1,0 +1,10 @@
+"""DefaultPartitioner: `partition=<kafka partition>`."""
+from __future__ import annotations
+
+from sink_engine.convert.base import ValueColumn
+from sink_engine.records import RecordChunk
+
+
+class DefaultPartitioner:
+    def encode(self, chunk: RecordChunk, values: ValueColumn) -> str:
+        return f"partition={chunk.partition}"

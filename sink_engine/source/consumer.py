@@ -1,0 +1,16 @@
+"""Creating consumers, with librdkafka's rejections of a setting turned into config errors."""
+from __future__ import annotations
+
+from confluent_kafka import Consumer, KafkaException
+
+from sink_engine.config import SinkConfig
+from sink_engine.errors import ConfigError
+from sink_engine.source.client_config import consumer_settings
+
+
+def make_consumer(config: SinkConfig, **extra) -> Consumer:
+    settings = {**consumer_settings(config), **extra}
+    try:
+        return Consumer(settings)
+    except (KafkaException, ValueError, TypeError) as e:
+        raise ConfigError("consumer.override.*", f"the Kafka client rejected a setting: {e}") from e

@@ -1,0 +1,67 @@
+"""Partition discovery and offsets of the topics a connector reads, seen from the driver."""
+from __future__ import annotations
+
+import time
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition as KafkaTP
+
+from sink_engine.config import SinkConfig
+from sink_engine.errors import SourceError
+from sink_engine.model import TopicPartition
+
+
+def list_partitions(consumer: Consumer, config: SinkConfig, timeout_s: float = 15.0) -> list[TopicPartition]:
+    """Every partition of the topics the config names or matches, sorted. Raises SourceError."""
+    try:
+        metadata = consumer.list_topics(timeout=timeout_s)
+    except KafkaException as e:
+        raise SourceError(f"cannot list topics from {','.join(config['bootstrap.servers'])}: {e}") from e
+    found = [
+        TopicPartition(name, p)
+        for name, topic in metadata.topics.items()
+        if not name.startswith("__") and config.topic_matches(name) and topic.error is None
+        for p in topic.partitions
+    ]
+    if config["topics"] is not None:
+        missing = sorted(set(config["topics"]) - {tp.topic for tp in found})
+        if missing:
+            raise SourceError(f"topics not found in Kafka: {', '.join(missing)}")
+    return sorted(found)
+
+
+def watermarks(consumer: Consumer, tps: list[TopicPartition], timeout_s: float = 15.0) -> dict:
+    """(low, high) offsets per partition; high is max(ListOffsets, the high watermark of a fetch).
+
+    Some brokers answer ListOffsets(latest) with the base offset of the last batch + 1; the high watermark
+    in fetch responses is right on every broker, so the driver fetches the last batch once and takes both.
+    """
+    listed = {}
+    for tp in tps:
+        try:
+            listed[tp] = consumer.get_watermark_offsets(KafkaTP(tp.topic, tp.partition), timeout=timeout_s)
+        except KafkaException as e:
+            raise SourceError(f"cannot read offsets of {tp}: {e}") from e
+    probe = [KafkaTP(tp.topic, tp.partition, max(lo, hi - 1)) for tp, (lo, hi) in listed.items() if hi > lo]
+    fetched = _fetch_high_watermarks(consumer, probe, timeout_s)
+    return {tp: (lo, max(hi, fetched.get(tp, hi))) for tp, (lo, hi) in listed.items()}
+
+
+def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], timeout_s: float) -> dict:
+    if not probe:
+        return {}
+    consumer.assign(probe)
+    pending = {(p.topic, p.partition) for p in probe}
+    deadline = time.monotonic() + timeout_s
+    while pending and time.monotonic() < deadline:
+        for message in consumer.consume(num_messages=1000, timeout=0.5):
+            error = message.error()
+            if error is not None and error.code() != KafkaError._PARTITION_EOF:
+                raise SourceError(f"fetch from {message.topic()}-{message.partition()} failed: {error}")
+            pending.discard((message.topic(), message.partition()))
+    result = {}
+    for p in probe:
+        _, high = consumer.get_watermark_offsets(KafkaTP(p.topic, p.partition), cached=True)
+        if high is not None and high >= 0:
+            result[TopicPartition(p.topic, p.partition)] = high
+    consumer.unassign()
+    return result

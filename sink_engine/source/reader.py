@@ -1,0 +1,70 @@
+"""Read one planned range of a topic-partition as `RecordChunk`s."""
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+from confluent_kafka import KafkaError, TopicPartition as KafkaTP
+
+from sink_engine.config import SinkConfig
+from sink_engine.errors import SourceError
+from sink_engine.model import PartitionRange
+from sink_engine.records import RecordChunk
+from sink_engine.source.consumer import make_consumer
+
+BATCH = 10_000
+
+
+def read_range(config: SinkConfig, planned: PartitionRange) -> Iterator[RecordChunk]:
+    """Yield the records with offsets in [start, end) in order, in chunks of up to BATCH records.
+
+    Stops at the end offset or at the end of the partition (offsets may have gaps: compaction,
+    transaction markers). Raises SourceError when Kafka delivers nothing for `sink.kafka.timeout.ms`.
+    """
+    if len(planned) == 0:
+        return
+    consumer = make_consumer(config)
+    try:
+        consumer.assign([KafkaTP(planned.topic, planned.partition, planned.start_offset)])
+        yield from _consume(consumer, config["sink.kafka.timeout.ms"] / 1000, planned)
+    finally:
+        consumer.close()
+
+
+def _consume(consumer, timeout_s: float, planned: PartitionRange) -> Iterator[RecordChunk]:
+    last_wanted = planned.end_offset - 1
+    idle_since = time.monotonic()
+    while True:
+        messages = consumer.consume(num_messages=BATCH, timeout=1.0)
+        if not messages:
+            if time.monotonic() - idle_since > timeout_s:
+                raise SourceError(
+                    f"Kafka delivered nothing from {planned.topic}-{planned.partition} for {timeout_s:.0f}s "
+                    f"while reading offsets up to {last_wanted}"
+                )
+            continue
+        idle_since = time.monotonic()
+        offsets, timestamps, keys, values = [], [], [], []
+        done = False
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    done = True
+                    break
+                raise SourceError(f"fetch from {planned.topic}-{planned.partition} failed: {error}")
+            offset = message.offset()
+            if offset > last_wanted:
+                done = True
+                break
+            offsets.append(offset)
+            timestamps.append(message.timestamp()[1])
+            keys.append(message.key())
+            values.append(message.value())
+            if offset == last_wanted:
+                done = True
+                break
+        if offsets:
+            yield RecordChunk(planned.topic, planned.partition, offsets, timestamps, keys, values)
+        if done:
+            return

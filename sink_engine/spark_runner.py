@@ -1,0 +1,67 @@
+"""Run planned ranges as Spark tasks with `mapInArrow`; each task returns its results as JSON rows."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict
+
+from sink_engine.config import SinkConfig
+from sink_engine.model import PartitionRange, TaskResult
+
+RESULT_SCHEMA = "result string"
+
+
+def spark_session(app_name: str):
+    """The active session, or a new one; local[*] when no master is configured (spark-submit sets one)."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if not SparkConf().contains("spark.master"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = (builder.master("local[*]").config("spark.ui.enabled", "false")
+                   .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.sql.shuffle.partitions", "8"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def assign_tasks(ranges: list[PartitionRange], tasks: int) -> list[list[PartitionRange]]:
+    """Spread ranges over at most `tasks` groups, largest first onto the least-loaded group."""
+    groups: list[list[PartitionRange]] = [[] for _ in range(min(tasks, len(ranges)))]
+    loads = [0] * len(groups)
+    for planned in sorted(ranges, key=lambda r: (-len(r), r.topic, r.partition)):
+        target = loads.index(min(loads))
+        groups[target].append(planned)
+        loads[target] += len(planned)
+    return groups
+
+
+def run_ranges(spark, config: SinkConfig, ranges: list[PartitionRange]) -> list[TaskResult]:
+    """One Spark task per group of ranges (at most `tasks.max`); returns every range's result."""
+    if not ranges:
+        return []
+    groups = assign_tasks(ranges, config["tasks.max"])
+    rows = [(g, json.dumps(asdict(r))) for g, group in enumerate(groups) for r in group]
+    rdd = spark.sparkContext.parallelize(rows, len(groups)).partitionBy(len(groups), lambda g: g)
+    frame = spark.createDataFrame(rdd.map(lambda row: (row[1],)), "range string")
+    collected = frame.mapInArrow(_task_function(config), RESULT_SCHEMA).collect()
+    return [TaskResult.from_dict(json.loads(row.result)) for row in collected]
+
+
+def _task_function(config: SinkConfig):
+    def process(batches):
+        import pyarrow as pa
+
+        from sink_engine.task import run_range
+
+        schema = pa.schema([("result", pa.string())])
+        for batch in batches:
+            for text in batch.column(0).to_pylist():
+                result = run_range(config, PartitionRange(**json.loads(text)))
+                yield pa.RecordBatch.from_pylist([{"result": json.dumps(result.to_dict())}], schema=schema)
+
+    return process

@@ -1,0 +1,39 @@
+"""Per topic-partition status: committed offset, end offset, lag, last commit time and last file."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sink_engine.config import SinkConfig
+from sink_engine.model import TopicPartition
+from sink_engine.offsets import OffsetStore
+from sink_engine.source.consumer import make_consumer
+from sink_engine.source.metadata import list_partitions, watermarks
+
+
+@dataclass(frozen=True)
+class PartitionStatus:
+    tp: TopicPartition
+    committed: int | None
+    end_offset: int
+    lag: int
+    committed_at_ms: int | None
+    last_file: str | None
+
+
+def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionStatus]:
+    """Lag counts the records from the committed offset (or the low watermark when none) to the end."""
+    consumer = make_consumer(config)
+    try:
+        partitions = list_partitions(consumer, config)
+        marks = watermarks(consumer, partitions)
+    finally:
+        consumer.close()
+    committed = store.committed(config.name)
+    rows = []
+    for tp in partitions:
+        low, high = marks[tp]
+        entry = committed.get(tp)
+        position = max(entry.next_offset, low) if entry else low
+        rows.append(PartitionStatus(tp, entry.next_offset if entry else None, high, max(0, high - position),
+                                    entry.committed_at_ms if entry else None, entry.last_file if entry else None))
+    return rows

@@ -1,0 +1,1 @@
+"""Object naming and S3 access."""

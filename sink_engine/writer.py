@@ -1,0 +1,85 @@
+"""TopicPartitionWriter: routes converted records of one topic-partition into open files and closes
+them on rotation. Closed files are uploaded under deterministic keys; the tail stays unwritten."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sink_engine import events
+from sink_engine.convert.base import ValueColumn
+from sink_engine.format.base import Format
+from sink_engine.model import ClosedFile
+from sink_engine.records import RecordChunk
+from sink_engine.rotation import RotationPolicy
+from sink_engine.storage.naming import ObjectNaming
+from sink_engine.storage.uploader import Uploader
+
+
+@dataclass
+class OpenFile:
+    encoded_partition: str
+    start_offset: int
+    last_offset: int = -1
+    record_count: int = 0
+    columns: list = field(default_factory=list)
+
+    def add(self, offsets: list, values: ValueColumn) -> None:
+        self.last_offset = offsets[-1]
+        self.record_count += len(offsets)
+        self.columns.append(values)
+
+
+class TopicPartitionWriter:
+    """Contract: after `write` calls in offset order, `closed` lists the uploaded files and
+    `next_offset` is the first offset not in any of them (records from there on are not written)."""
+
+    def __init__(self, topic: str, partition: int, start_offset: int, fmt: Format, naming: ObjectNaming,
+                 rotation: RotationPolicy, uploader: Uploader):
+        self.topic, self.partition = topic, partition
+        self.next_offset = start_offset
+        self.closed: list[ClosedFile] = []
+        self._fmt, self._naming, self._rotation, self._uploader = fmt, naming, rotation, uploader
+        self._open: dict[str, OpenFile] = {}
+        self._open_records = 0
+
+    def write(self, chunk: RecordChunk, values: ValueColumn, partitions) -> None:
+        """Add converted records; `partitions` is one encoded partition for all, or one per record."""
+        position = 0
+        while position < len(chunk):
+            stop = min(len(chunk), position + self._rotation.room(self._open_records))
+            self._add(chunk.offsets[position:stop], values.slice(position, stop), partitions, position, stop)
+            self._open_records += stop - position
+            position = stop
+            if self._rotation.room(self._open_records) == 0:
+                self.close_all(next_offset=chunk.offsets[stop - 1] + 1)
+
+    def close_all(self, next_offset: int) -> None:
+        """Encode and upload every open file; records before `next_offset` are then all in closed files."""
+        for open_file in self._open.values():
+            body = self._fmt.encode(ValueColumn.concat(open_file.columns))
+            key = self._naming.key(self.topic, open_file.encoded_partition, self.partition,
+                                   open_file.start_offset, self._fmt.extension)
+            self._uploader.submit(key, body)
+            closed = ClosedFile(key, open_file.encoded_partition, open_file.start_offset, open_file.last_offset,
+                                open_file.record_count, len(body))
+            self.closed.append(closed)
+            events.emit(events.FILE_CLOSED, key=key, records=closed.record_count, bytes=closed.size_bytes)
+        self._open.clear()
+        self._open_records = 0
+        self.next_offset = next_offset
+
+    def _add(self, offsets: list, values: ValueColumn, partitions, start: int, stop: int) -> None:
+        if isinstance(partitions, str):
+            self._file_for(partitions, offsets[0]).add(offsets, values)
+            return
+        groups: dict[str, list[int]] = {}
+        for i in range(start, stop):
+            groups.setdefault(partitions[i], []).append(i - start)
+        for encoded, positions in groups.items():
+            self._file_for(encoded, offsets[positions[0]]).add([offsets[i] for i in positions],
+                                                               values.select(positions))
+
+    def _file_for(self, encoded_partition: str, first_offset: int) -> OpenFile:
+        open_file = self._open.get(encoded_partition)
+        if open_file is None:
+            open_file = self._open[encoded_partition] = OpenFile(encoded_partition, first_offset)
+        return open_file

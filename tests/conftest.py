@@ -1,0 +1,73 @@
+"""Session-wide real parts: the local stack (Tansu broker, moto server) and one local Spark session."""
+from __future__ import annotations
+
+import uuid
+
+import boto3
+import pytest
+
+from devtools.stack import LocalStack
+from sink_engine.config import parse_config
+from sink_engine.offsets import ensure_table
+
+BUCKET = "test-lake"
+TABLE = "test-offsets"
+
+
+@pytest.fixture(scope="session")
+def stack():
+    with LocalStack() as running:
+        running.apply_env()
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        ensure_table(boto3.client("dynamodb"), TABLE)
+        yield running
+
+
+@pytest.fixture(scope="session")
+def spark(stack):
+    from sink_engine.spark_runner import spark_session
+
+    session = spark_session("sink-engine-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def s3(stack):
+    return boto3.client("s3")
+
+
+@pytest.fixture
+def dynamodb(stack):
+    return boto3.client("dynamodb")
+
+
+@pytest.fixture
+def unique():
+    """A short unique suffix for topics and connector names, so tests never share state."""
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+def connector(stack, unique):
+    """Build a connector config for a fresh topic; overrides are Confluent keys."""
+
+    def build(**overrides):
+        raw = {
+            "name": f"conn-{unique}",
+            "topics": f"events-{unique}",
+            "bootstrap.servers": stack.bootstrap_servers,
+            "s3.bucket.name": BUCKET,
+            "s3.region": "us-east-1",
+            "flush.size": 100,
+            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "offset.storage.dynamodb.table": TABLE,
+            "tasks.max": 4,
+            "sink.kafka.timeout.ms": 20000,
+        }
+        raw.update({k.replace("_", "."): v for k, v in overrides.items()})
+        return parse_config({"name": raw.pop("name"), "config": raw})
+
+    return build

@@ -1,0 +1,220 @@
+"""Exactly-once behaviour of the backbone against the real broker, moto's server and local Spark."""
+from __future__ import annotations
+
+import threading
+
+import orjson
+import pytest
+
+from devtools.producer import create_topic, produce, produce_events
+from sink_engine import cli
+from sink_engine.failpoints import ENV_VAR, SimulatedCrash
+from sink_engine.job import run_job
+from sink_engine.offsets import OffsetStore
+from sink_engine.job import now_ms
+from tests.conftest import BUCKET, TABLE
+from tests.s3_reader import list_keys, object_bodies, read_json_lines
+
+
+def landed_events(s3, config) -> list[dict]:
+    """Every record in the topic's objects, read back independently, in key order."""
+    prefix = f"topics/{config['topics'][0]}/"
+    return [event for key in list_keys(s3, BUCKET, prefix) for event in read_json_lines(s3, BUCKET, key)]
+
+
+def committed(dynamodb, config) -> dict:
+    store = OffsetStore(dynamodb, TABLE, now_ms)
+    return {tp.partition: c.next_offset for tp, c in store.committed(config.name).items()}
+
+
+def test_exact_keys_and_content(stack, spark, s3, dynamodb, connector):
+    # given 3 partitions with 250 events each and flush.size 100
+    config = connector(**{"flush.size": 100})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 3)
+    produce_events(stack.bootstrap_servers, topic, 750, 3)
+    # when one run
+    summary = run_job(config, spark, dynamodb)
+    # then two files of 100 per partition, named exactly as the Confluent connector names them
+    expected = sorted(
+        f"topics/{topic}/partition={p}/{topic}+{p}+{start:010d}.json" for p in range(3) for start in (0, 100)
+    )
+    assert list_keys(s3, BUCKET, f"topics/{topic}/") == expected
+    assert sorted(f.key for f in summary.files) == expected
+    # and each file holds its partition's records in offset order, read back with the json module
+    events = landed_events(s3, config)
+    assert len(events) == 600
+    assert [e["event_id"] for e in read_json_lines(s3, BUCKET, expected[0])] == list(range(0, 300, 3))
+    # and the uncommitted tail (50 per partition) waits
+    assert committed(dynamodb, config) == {0: 200, 1: 200, 2: 200}
+
+
+def test_rerun_writes_nothing_new(stack, spark, s3, dynamodb, connector):
+    config = connector(**{"flush.size": 50})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 2)
+    produce_events(stack.bootstrap_servers, topic, 200, 2)
+    run_job(config, spark, dynamodb)
+    before = object_bodies(s3, BUCKET, f"topics/{topic}/")
+    # when the run is repeated with no new data
+    summary = run_job(config, spark, dynamodb)
+    # then nothing is written and nothing changes
+    assert summary.files == []
+    assert object_bodies(s3, BUCKET, f"topics/{topic}/") == before
+    assert committed(dynamodb, config) == {0: 100, 1: 100}
+
+
+def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, dynamodb, connector, monkeypatch):
+    config = connector(**{"flush.size": 40, "sink.lease.duration.ms": 1500})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 3)
+    produce_events(stack.bootstrap_servers, topic, 360, 3)
+    # given a run that dies after its uploads and before any commit
+    monkeypatch.setenv(ENV_VAR, "after_upload_before_commit")
+    with pytest.raises(SimulatedCrash):
+        run_job(config, spark, dynamodb)
+    assert committed(dynamodb, config) == {}
+    crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
+    assert len(crashed) == 9
+    # when more data arrives, the dead run's lease lapses, and the job runs again
+    produce_events(stack.bootstrap_servers, topic, 120, 3, first_id=360)
+    monkeypatch.delenv(ENV_VAR)
+    _wait_for_lease_expiry(config)
+    run_job(config, spark, dynamodb)
+    # then the crashed run's objects were rewritten byte for byte and every record is there once, no gaps
+    after = object_bodies(s3, BUCKET, f"topics/{topic}/")
+    assert {k: after[k] for k in crashed} == crashed
+    ids = sorted(e["event_id"] for e in landed_events(s3, config))
+    assert ids == list(range(480))
+    assert committed(dynamodb, config) == {0: 160, 1: 160, 2: 160}
+
+
+def test_crash_between_partition_commits_then_rerun(stack, spark, s3, dynamodb, connector, monkeypatch):
+    config = connector(**{"flush.size": 25, "sink.lease.duration.ms": 1500})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 2)
+    produce_events(stack.bootstrap_servers, topic, 100, 2)
+    monkeypatch.setenv(ENV_VAR, "after_first_commit")
+    with pytest.raises(SimulatedCrash):
+        run_job(config, spark, dynamodb)
+    assert committed(dynamodb, config) == {0: 50}
+    monkeypatch.delenv(ENV_VAR)
+    _wait_for_lease_expiry(config)
+    run_job(config, spark, dynamodb)
+    assert sorted(e["event_id"] for e in landed_events(s3, config)) == list(range(100))
+    assert committed(dynamodb, config) == {0: 50, 1: 50}
+
+
+def test_concurrent_runs_have_one_winner(stack, spark, s3, dynamodb, connector, tmp_path):
+    config_file = tmp_path / "connector.json"
+    config = connector(**{"flush.size": 30})
+    topic = config["topics"][0]
+    config_file.write_text(orjson.dumps({"name": config.name, "config": _raw(config)}).decode())
+    create_topic(stack.bootstrap_servers, topic, 3)
+    produce_events(stack.bootstrap_servers, topic, 270, 3)
+    # when two runs start at the same moment
+    codes = []
+    start = threading.Barrier(2)
+
+    def run():
+        start.wait()
+        codes.append(cli.main(["run", "--config", str(config_file)]))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # then exactly one succeeds, the other exits non-zero (lease held) without committing
+    assert sorted(codes) == [0, 3]
+    assert sorted(e["event_id"] for e in landed_events(s3, config)) == list(range(270))
+    assert committed(dynamodb, config) == {0: 90, 1: 90, 2: 90}
+
+
+def test_new_data_between_runs_continues_the_sequence(stack, spark, s3, dynamodb, connector):
+    config = connector(**{"flush.size": 10})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_events(stack.bootstrap_servers, topic, 25, 1)
+    run_job(config, spark, dynamodb)
+    assert list_keys(s3, BUCKET, f"topics/{topic}/") == [
+        f"topics/{topic}/partition=0/{topic}+0+{s:010d}.json" for s in (0, 10)
+    ]
+    # when 17 more records arrive: the waiting tail of 5 plus them make 22
+    produce_events(stack.bootstrap_servers, topic, 17, 1, first_id=25)
+    run_job(config, spark, dynamodb)
+    # then the sequence continues at offset 20, and the last 2 records still wait
+    assert list_keys(s3, BUCKET, f"topics/{topic}/") == [
+        f"topics/{topic}/partition=0/{topic}+0+{s:010d}.json" for s in (0, 10, 20, 30)
+    ]
+    assert [e["event_id"] for e in landed_events(s3, config)] == list(range(40))
+    assert committed(dynamodb, config) == {0: 40}
+
+
+def test_uncommitted_tail_waits_for_more_records(stack, spark, s3, dynamodb, connector):
+    config = connector(**{"flush.size": 1000})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 2)
+    produce_events(stack.bootstrap_servers, topic, 300, 2)
+    summary = run_job(config, spark, dynamodb)
+    assert summary.files == [] and list_keys(s3, BUCKET, f"topics/{topic}/") == []
+    # the first start is pinned, nothing more
+    assert committed(dynamodb, config) == {0: 0, 1: 0}
+    produce_events(stack.bootstrap_servers, topic, 1800, 2, first_id=300)
+    run_job(config, spark, dynamodb)
+    assert sorted(e["event_id"] for e in landed_events(s3, config)) == list(range(2000))
+
+
+def test_gzip_json_objects(stack, spark, s3, dynamodb, connector):
+    config = connector(**{"flush.size": 20, "s3.compression.type": "gzip", "s3.compression.level": 9})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_events(stack.bootstrap_servers, topic, 40, 1)
+    run_job(config, spark, dynamodb)
+    assert list_keys(s3, BUCKET, f"topics/{topic}/") == [
+        f"topics/{topic}/partition=0/{topic}+0+{s:010d}.json.gz" for s in (0, 20)
+    ]
+    assert [e["event_id"] for e in landed_events(s3, config)] == list(range(40))
+
+
+@pytest.mark.parametrize("converter, values, expected", [
+    ("org.apache.kafka.connect.storage.StringConverter", [b"plain text", "caf\u00e9".encode()],
+     ["plain text", "caf\u00e9"]),
+    ("org.apache.kafka.connect.converters.ByteArrayConverter", [b"\x00\xff", b"ab"], ["AP8=", "YWI="]),
+])
+def test_string_and_bytearray_converters(stack, spark, s3, dynamodb, connector, converter, values, expected):
+    config = connector(**{"flush.size": 2, "value.converter": converter})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce(stack.bootstrap_servers, topic, values, 1)
+    run_job(config, spark, dynamodb)
+    assert landed_events(s3, config) == expected
+
+
+def test_bad_json_fails_the_run_naming_the_record(stack, spark, s3, dynamodb, connector, tmp_path, capsys):
+    config = connector(**{"flush.size": 5})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    good = [orjson.dumps({"n": i}) for i in range(12)]
+    produce(stack.bootstrap_servers, topic, good[:7] + [b"{not json"] + good[7:], 1)
+    config_file = tmp_path / "c.json"
+    config_file.write_text(orjson.dumps(_raw(config) | {"name": config.name}).decode())
+    # when the run meets the malformed value at offset 7
+    code = cli.main(["run", "--config", str(config_file)])
+    # then it fails naming topic, partition and offset, and nothing past it is committed
+    assert code != 0
+    assert f"record {topic}-0@7" in capsys.readouterr().err
+    assert committed(dynamodb, config) == {0: 5}
+    assert [e["n"] for e in landed_events(s3, config)] == [0, 1, 2, 3, 4]
+
+
+def _raw(config) -> dict:
+    """The config back as a flat connector map of the keys that were set."""
+    values = {k: config[k] for k in config.explicit if k != "name"}
+    return {k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}
+
+
+def _wait_for_lease_expiry(config) -> None:
+    import time
+
+    time.sleep(config["sink.lease.duration.ms"] / 1000 + 0.5)

@@ -1,0 +1,90 @@
+"""Config parsing: both connector JSON shapes, class names, defaults, and errors that name the key."""
+from __future__ import annotations
+
+import pytest
+
+from sink_engine.config import load_config, parse_config
+from sink_engine.errors import ConfigError
+
+BASE = {
+    "topics": "a, b",
+    "bootstrap.servers": "127.0.0.1:9092",
+    "s3.bucket.name": "lake",
+    "flush.size": "1000",
+    "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+    "value.converter.schemas.enable": "false",
+}
+
+
+def test_wrapped_and_flat_shapes_are_the_same():
+    wrapped = parse_config({"name": "c1", "config": BASE})
+    flat = parse_config({"name": "c1", **BASE})
+    assert wrapped.values == flat.values
+    assert wrapped.name == "c1" and wrapped["topics"] == ("a", "b") and wrapped["flush.size"] == 1000
+
+
+def test_defaults_follow_the_confluent_connector():
+    config = parse_config({"name": "c1", **BASE})
+    assert config["topics.dir"] == "topics"
+    assert config["directory.delim"] == "/" and config["file.delim"] == "+"
+    assert config["filename.offset.zero.pad.width"] == 10
+    assert config["partitioner.class"] == "default"
+    assert config["s3.compression.type"] == "none"
+    assert config["tasks.max"] == 1
+
+
+@pytest.mark.parametrize("spelling, canonical", [
+    ("io.confluent.connect.s3.format.json.JsonFormat", "json"), ("JsonFormat", "json"), ("json", "json"),
+])
+def test_format_class_names_and_short_names(spelling, canonical):
+    assert parse_config({"name": "c", **BASE, "format.class": spelling})["format.class"] == canonical
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("flush.size", None, "is required"),
+    ("flush.size", "0", "at least 1"),
+    ("flush.size", "ten", "not a valid int"),
+    ("format.class", "io.confluent.connect.s3.format.parquet.ParquetFormat", "not built yet"),
+    ("format.class", "com.example.Nope", "unknown class"),
+    ("partitioner.class", "io.confluent.connect.storage.partitioner.TimeBasedPartitioner", "not built yet"),
+    ("value.converter", "io.confluent.connect.avro.AvroConverter", "not built yet"),
+    ("s3.compression.type", "zstd", "expected one of none, gzip"),
+    ("s3.compression.level", "10", "at most 9"),
+    ("rotate.interval.ms", "60000", "record-time rotation is not built yet"),
+    ("value.converter.schemas.enable", "true", "schema envelope"),
+    ("bootstrap.servers", None, "is required"),
+])
+def test_errors_name_the_key(key, value, message):
+    raw = {"name": "c", **BASE}
+    if value is None:
+        raw.pop(key)
+    else:
+        raw[key] = value
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw)
+    assert caught.value.key == key
+    assert f"'{key}'" in str(caught.value) and message in str(caught.value)
+
+
+def test_topics_and_regex_are_exclusive():
+    with pytest.raises(ConfigError, match="exactly one of topics and topics.regex"):
+        parse_config({"name": "c", **BASE, "topics.regex": "a.*"})
+    regex = {k: v for k, v in BASE.items() if k != "topics"}
+    config = parse_config({"name": "c", **regex, "topics.regex": "events-.*"})
+    assert config.topic_matches("events-1") and not config.topic_matches("other")
+
+
+def test_unknown_keys_are_reported_not_fatal_and_overrides_pass_through():
+    config = parse_config({"name": "c", **BASE, "s3.part.retries": "3",
+                           "consumer.override.security.protocol": "SASL_SSL"})
+    assert config.unknown == ("s3.part.retries",)
+    assert config.consumer_overrides() == {"security.protocol": "SASL_SSL"}
+
+
+def test_load_config_reports_unreadable_files(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(str(tmp_path / "missing.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        load_config(str(bad))
