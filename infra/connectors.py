@@ -1,0 +1,103 @@
+"""Connector specs: the Confluent JSON files of an environment, validated by the engine and against the settings.
+
+A spec carries what the deployment needs of a connector: its name, the topics it reads (resolved against the
+environment's MSK topics), its S3 prefix, its consumer group and the S3 key its config is published under.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.errors import ConnectorSpecError
+from infra.settings import Settings
+from sink_engine.config import parse_config
+from sink_engine.errors import ConfigError
+
+CONFIG_PREFIX = "_connectors/"
+
+
+@dataclass(frozen=True)
+class ConnectorSpec:
+    name: str
+    source: str
+    topics: tuple[str, ...]
+    topics_dir: str
+    format: str
+    document: dict[str, Any]
+
+    @property
+    def group_id(self) -> str:
+        """The Kafka consumer group the job uses (Kafka Connect's `connect-<name>` convention)."""
+        return f"connect-{self.name}"
+
+    @property
+    def config_key(self) -> str:
+        return f"{CONFIG_PREFIX}{self.name}.json"
+
+    def data_prefixes(self) -> tuple[str, ...]:
+        """The key prefixes the job writes: `<topics.dir>/<topic>/` for each topic."""
+        return tuple(f"{self.topics_dir}/{topic}/" for topic in self.topics)
+
+    def to_properties(self) -> dict[str, Any]:
+        """The spec as plain JSON for a Lambda environment or a custom resource property."""
+        return {
+            "name": self.name, "topics": list(self.topics), "topics_dir": self.topics_dir,
+            "group_id": self.group_id, "config_key": self.config_key,
+        }
+
+
+def load_connectors(settings: Settings) -> tuple[ConnectorSpec, ...]:
+    """Every `*.json` in the environment's connectors folder, validated; at least one is required."""
+    files = sorted(settings.connectors_dir.glob("*.json"))
+    if not files:
+        raise ConnectorSpecError(str(settings.connectors_dir), "(folder)", "holds no connector JSON file")
+    specs = tuple(_load(path, settings) for path in files)
+    names = [s.name for s in specs]
+    for name in names:
+        if names.count(name) > 1:
+            raise ConnectorSpecError(settings.connectors_dir.name, "name", f"{name!r} is used by two files")
+    return specs
+
+
+def _load(path: Path, settings: Settings) -> ConnectorSpec:
+    source = f"{settings.env}/{path.name}"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        config = parse_config(document)
+    except json.JSONDecodeError as e:
+        raise ConnectorSpecError(source, "(file)", f"is not valid JSON: {e}") from e
+    except ConfigError as e:
+        raise ConnectorSpecError(source, e.key, str(e)) from e
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", config.name):
+        raise ConnectorSpecError(source, "name", "use 1-64 letters, digits, '-' or '_' (it names AWS resources)")
+    _expect(source, "s3.bucket.name", config["s3.bucket.name"], settings.bucket_name)
+    _expect(source, "s3.region", config["s3.region"], settings.region)
+    _expect(source, "offset.storage.dynamodb.table", config["offset.storage.dynamodb.table"], settings.table_name)
+    if config["store.url"] is not None:
+        raise ConnectorSpecError(source, "store.url", "must be unset on AWS (the regional endpoint is used)")
+    topics = _resolve_topics(source, config, settings)
+    topics_dir = config["topics.dir"].strip("/")
+    if topics_dir == settings.retention.dlq_prefix.strip("/") or topics_dir + "/" == CONFIG_PREFIX:
+        raise ConnectorSpecError(source, "topics.dir", f"{topics_dir!r} is reserved")
+    return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document)
+
+
+def _expect(source: str, key: str, actual: Any, expected: Any) -> None:
+    if actual != expected:
+        raise ConnectorSpecError(source, key, f"is {actual!r}; this environment deploys {expected!r}")
+
+
+def _resolve_topics(source: str, config, settings: Settings) -> tuple[str, ...]:
+    """Explicit topics must be among `msk.topics`; a regex must match at least one of them."""
+    if config["topics"] is not None:
+        missing = [t for t in config["topics"] if t not in settings.msk.topics]
+        if missing:
+            raise ConnectorSpecError(source, "topics", f"{', '.join(missing)} not in the environment's msk.topics")
+        return tuple(config["topics"])
+    matched = tuple(t for t in settings.msk.topics if config.topic_matches(t))
+    if not matched:
+        raise ConnectorSpecError(source, "topics.regex", "matches none of the environment's msk.topics")
+    return matched

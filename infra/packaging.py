@@ -1,0 +1,132 @@
+"""Build artifacts without Docker, from manylinux wheels for the target Python and architecture.
+
+- The job archive: a virtual environment laid out as venv-pack does (`bin/python` linking to the EMR image's
+  interpreter, `pyvenv.cfg`, `lib/pythonX.Y/site-packages` with the engine and `requirements.txt`), packed as a
+  reproducible `.tar.gz`. Spark unpacks it as `./environment` through `spark.archives`.
+- The Lambda layer: `python/` with the libraries of `lambdas/requirements.txt` (Powertools and its tracer).
+
+`python -m infra.packaging` (what `make package` runs) builds both for every environment's target.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import shutil
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra.errors import PackagingError
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+LAMBDA_PYTHON = "3.14"
+LAMBDA_ARCHITECTURE = "ARM64"
+_MACHINE = {"ARM64": "aarch64", "X86_64": "x86_64"}
+_MANYLINUX = ("manylinux2014", "manylinux_2_28")  # glibc 2.17 and 2.28; Amazon Linux 2023 has 2.34
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the artifact runs: CPython version ("3.11") and architecture ("ARM64" or "X86_64")."""
+
+    python: str
+    architecture: str
+
+    @property
+    def tag(self) -> str:
+        return f"py{self.python.replace('.', '')}-{self.architecture.lower()}"
+
+    def pip_args(self) -> list[str]:
+        machine = _MACHINE[self.architecture]
+        platforms = [arg for tag in _MANYLINUX for arg in ("--platform", f"{tag}_{machine}")]
+        return [*platforms, "--python-version", self.python, "--implementation", "cp", "--only-binary=:all:"]
+
+
+def job_archive_path(target: Target, build: Path = BUILD) -> Path:
+    return build / "job" / f"sink-engine-env-{target.tag}.tar.gz"
+
+
+def lambda_layer_path(build: Path = BUILD) -> Path:
+    return build / "lambda" / f"layer-{Target(LAMBDA_PYTHON, LAMBDA_ARCHITECTURE).tag}"
+
+
+def build_job_archive(target: Target, interpreter: str, build: Path = BUILD) -> Path:
+    """Build the job archive for `target`, its `bin/python` linking to `interpreter`; returns its path."""
+    staging = build / "job" / f"staging-{target.tag}"
+    shutil.rmtree(staging, ignore_errors=True)
+    site = staging / "lib" / f"python{target.python}" / "site-packages"
+    _pip_install(target, site, ["-r", str(ROOT / "requirements.txt")])
+    shutil.copytree(ROOT / "sink_engine", site / "sink_engine", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (staging / "bin").mkdir()
+    (staging / "bin" / "python").symlink_to(interpreter)
+    (staging / "bin" / "python3").symlink_to("python")
+    (staging / "pyvenv.cfg").write_text(
+        f"home = {Path(interpreter).parent}\ninclude-system-site-packages = false\nversion = {target.python}\n"
+    )
+    archive = job_archive_path(target, build)
+    _write_tar(staging, archive)
+    shutil.rmtree(staging)
+    return archive
+
+
+def build_lambda_layer(build: Path = BUILD) -> Path:
+    """Build the Lambda layer folder (`python/...`) for the Lambda runtime; returns its path."""
+    layer = lambda_layer_path(build)
+    shutil.rmtree(layer, ignore_errors=True)
+    target = Target(LAMBDA_PYTHON, LAMBDA_ARCHITECTURE)
+    _pip_install(target, layer / "python", ["--no-deps", "-r", str(ROOT / "lambdas" / "requirements.txt")])
+    return layer
+
+
+def _pip_install(target: Target, into: Path, requirements: list[str]) -> None:
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(into),
+               *target.pip_args(), *requirements]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise PackagingError(f"pip could not install {requirements} for {target}: {done.stderr.strip()[-2000:]}")
+    for junk in into.glob("bin"):
+        shutil.rmtree(junk)
+
+
+def _write_tar(folder: Path, archive: Path) -> None:
+    """Pack `folder`'s contents with sorted names, zero mtimes and no owners, so equal inputs give equal bytes."""
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in sorted(folder.rglob("*")):
+            info = tar.gettarinfo(str(path), arcname=str(path.relative_to(folder)))
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            if info.isfile():
+                with path.open("rb") as f:
+                    tar.addfile(info, f)
+            else:
+                tar.addfile(info)
+    with archive.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
+        gz.write(buffer.getvalue())
+
+
+def main(argv: list[str] | None = None) -> int:
+    from infra.settings import ENVIRONMENTS_DIR, load_settings
+
+    parser = argparse.ArgumentParser(prog="python -m infra.packaging", description=__doc__.splitlines()[0])
+    parser.add_argument("--env", action="append", help="environment(s) to build for; default: all")
+    args = parser.parse_args(argv)
+    envs = args.env or sorted(p.stem for p in ENVIRONMENTS_DIR.glob("*.json"))
+    targets = {}
+    for env in envs:
+        emr = load_settings(env).emr
+        targets[Target(emr.python, emr.architecture)] = emr.interpreter
+    for target, interpreter in sorted(targets.items(), key=lambda t: t[0].tag):
+        archive = build_job_archive(target, interpreter)
+        print(f"job archive {archive.relative_to(ROOT)}: {archive.stat().st_size / 1e6:.1f} MB")
+    layer = build_lambda_layer()
+    print(f"lambda layer {layer.relative_to(ROOT)}: {sum(f.stat().st_size for f in layer.rglob('*') if f.is_file()) / 1e6:.1f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

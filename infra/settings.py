@@ -1,0 +1,256 @@
+"""Environment settings: `infra/environments/<env>.json`, read and validated into typed values.
+
+Every setting is checked here, before any construct is built; a missing or malformed one raises SettingsError
+naming its dotted path and file, which fails `cdk synth`.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.errors import SettingsError
+
+ENVIRONMENTS_DIR = Path(__file__).parent / "environments"
+
+_ACCOUNT = r"\d{12}"
+_REGION = r"[a-z]{2}(-gov)?-[a-z]+-\d"
+_CLUSTER_ARN = r"arn:aws[a-z-]*:kafka:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):cluster/(?P<name>[A-Za-z0-9-]+)/(?P<uuid>[A-Za-z0-9-]+)"
+_SUBNET = r"subnet-[0-9a-f]{8,17}"
+_SECURITY_GROUP = r"sg-[0-9a-f]{8,17}"
+_BUCKET = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
+_TABLE = r"[A-Za-z0-9_.-]{3,255}"
+_TOPIC = r"[A-Za-z0-9._-]{1,249}"
+_CAPACITY = {"cpu": r"\d+ ?vCPU", "memory": r"\d+ ?GB", "disk": r"\d+ ?GB"}
+_RELEASE = r"emr-7\.\d+\.\d+"
+_PYTHON = {"3.9", "3.11"}  # the interpreters of the EMR 7.x image (/usr/bin/python3.9, /usr/bin/python3.11)
+
+
+@dataclass(frozen=True)
+class MskSettings:
+    cluster_arn: str
+    topics: tuple[str, ...]
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster_arn.split("/")[1]
+
+    @property
+    def cluster_uuid(self) -> str:
+        return self.cluster_arn.split("/")[2]
+
+    def resource_arn(self, kind: str, name: str) -> str:
+        """ARN of an MSK `topic` or `group` of this cluster, for kafka-cluster IAM actions."""
+        prefix = self.cluster_arn.split(":cluster/")[0]
+        return f"{prefix}:{kind}/{self.cluster_name}/{self.cluster_uuid}/{name}"
+
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    subnet_ids: tuple[str, ...]
+    security_group_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EmrSettings:
+    release_label: str
+    architecture: str
+    python: str
+    max_cpu: str
+    max_memory: str
+    max_disk: str
+    idle_timeout_minutes: int
+    job_timeout_minutes: int
+
+    @property
+    def interpreter(self) -> str:
+        return f"/usr/bin/python{self.python}"
+
+
+@dataclass(frozen=True)
+class TriggerSettings:
+    min_pending_records: int
+    max_pending_age_seconds: int
+    idle_flush_minutes: int
+    batch_size: int
+    max_batching_window_seconds: int
+    run_claim_minutes: int
+
+
+@dataclass(frozen=True)
+class RetentionSettings:
+    glacier_after_days: int
+    deep_archive_after_days: int
+    dlq_prefix: str
+    dlq_expire_after_days: int
+    access_logs_expire_after_days: int
+    log_retention_days: int
+
+
+@dataclass(frozen=True)
+class AlarmSettings:
+    pending_records: int
+    pending_age_seconds: int
+    email: str | None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One environment: where it deploys, what it reads and how it is sized and kept."""
+
+    env: str
+    source: str
+    account: str
+    region: str
+    bucket_name: str
+    table_name: str
+    protect_data: bool
+    kafka_partitions: int
+    msk: MskSettings
+    network: NetworkSettings
+    emr: EmrSettings
+    trigger: TriggerSettings
+    retention: RetentionSettings
+    alarms: AlarmSettings
+
+    @property
+    def connectors_dir(self) -> Path:
+        return Path(__file__).parent / "connectors" / self.env
+
+
+def load_settings(env: str | None, directory: Path = ENVIRONMENTS_DIR) -> Settings:
+    """Read and validate the settings of `env` (the `-c env=...` context value)."""
+    if not env:
+        raise SettingsError("cdk context", "env", "is required: pass -c env=<name>, one of " + _known(directory))
+    path = directory / f"{env}.json"
+    if not path.is_file():
+        raise SettingsError("cdk context", "env", f"no settings file {path.name}; known: {_known(directory)}")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise SettingsError(path.name, "(file)", f"is not valid JSON: {e}") from e
+    return parse_settings(env, doc, path.name)
+
+
+def parse_settings(env: str, doc: Any, source: str) -> Settings:
+    """Validate a settings document; raises SettingsError naming the first setting at fault."""
+    r = _Reader(doc, source)
+    region = r.text("region", _REGION)
+    account = r.text("account", _ACCOUNT)
+    msk = MskSettings(r.text("msk.cluster_arn", _CLUSTER_ARN), r.texts("msk.topics", _TOPIC))
+    match = re.fullmatch(_CLUSTER_ARN, msk.cluster_arn)
+    if (match["region"], match["account"]) != (region, account):
+        raise SettingsError(source, "msk.cluster_arn", "must be in the environment's account and region")
+    glacier = r.integer("retention.glacier_after_days", 1)
+    return Settings(
+        env=env, source=source, account=account, region=region,
+        bucket_name=r.text("bucket_name", _BUCKET), table_name=r.text("table_name", _TABLE),
+        protect_data=r.boolean("protect_data"), kafka_partitions=r.integer("kafka_partitions", 1, 10_000),
+        msk=msk,
+        network=NetworkSettings(r.texts("network.subnet_ids", _SUBNET), r.texts("network.security_group_ids", _SECURITY_GROUP)),
+        emr=EmrSettings(
+            release_label=r.text("emr.release_label", _RELEASE), architecture=r.choice("emr.architecture", ("ARM64", "X86_64")),
+            python=r.choice("emr.python", tuple(sorted(_PYTHON))),
+            max_cpu=r.text("emr.max_capacity.cpu", _CAPACITY["cpu"]), max_memory=r.text("emr.max_capacity.memory", _CAPACITY["memory"]),
+            max_disk=r.text("emr.max_capacity.disk", _CAPACITY["disk"]),
+            idle_timeout_minutes=r.integer("emr.idle_timeout_minutes", 1, 10_080), job_timeout_minutes=r.integer("emr.job_timeout_minutes", 5, 1440),
+        ),
+        trigger=TriggerSettings(
+            min_pending_records=r.integer("trigger.min_pending_records", 1),
+            max_pending_age_seconds=r.integer("trigger.max_pending_age_seconds", 1),
+            idle_flush_minutes=r.integer("trigger.idle_flush_minutes", 1, 1440),
+            batch_size=r.integer("trigger.batch_size", 1, 10_000),
+            max_batching_window_seconds=r.integer("trigger.max_batching_window_seconds", 0, 300),
+            run_claim_minutes=r.integer("trigger.run_claim_minutes", 1, 120),
+        ),
+        retention=RetentionSettings(
+            glacier_after_days=glacier,
+            deep_archive_after_days=r.integer("retention.deep_archive_after_days", glacier + 90),
+            dlq_prefix=r.text("retention.dlq_prefix", r"[A-Za-z0-9_.-]+/"),
+            dlq_expire_after_days=r.integer("retention.dlq_expire_after_days", 1),
+            access_logs_expire_after_days=r.integer("retention.access_logs_expire_after_days", 1),
+            log_retention_days=r.choice_int("retention.log_retention_days", _LOG_RETENTION_DAYS),
+        ),
+        alarms=AlarmSettings(
+            pending_records=r.integer("alarms.pending_records", 1),
+            pending_age_seconds=r.integer("alarms.pending_age_seconds", 60),
+            email=r.optional_text("alarms.email", r"[^@\s]+@[^@\s]+\.[^@\s]+"),
+        ),
+    )
+
+
+_LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
+
+
+class _Reader:
+    """Typed access to a nested settings document by dotted path; every failure names the path."""
+
+    def __init__(self, doc: Any, source: str):
+        if not isinstance(doc, dict):
+            raise SettingsError(source, "(file)", "must be a JSON object")
+        self._doc, self._source = doc, source
+
+    def _get(self, path: str, required: bool = True) -> Any:
+        node: Any = self._doc
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if required:
+                    raise SettingsError(self._source, path, "is required")
+                return None
+            node = node[part]
+        return node
+
+    def _fail(self, path: str, message: str) -> SettingsError:
+        return SettingsError(self._source, path, message)
+
+    def text(self, path: str, pattern: str) -> str:
+        value = self._get(path)
+        if not isinstance(value, str) or not re.fullmatch(pattern, value):
+            raise self._fail(path, f"{value!r} does not match {pattern}")
+        return value
+
+    def optional_text(self, path: str, pattern: str) -> str | None:
+        return None if self._get(path, required=False) is None else self.text(path, pattern)
+
+    def texts(self, path: str, pattern: str) -> tuple[str, ...]:
+        value = self._get(path)
+        if not isinstance(value, list) or not value:
+            raise self._fail(path, "must be a non-empty list")
+        for item in value:
+            if not isinstance(item, str) or not re.fullmatch(pattern, item):
+                raise self._fail(path, f"item {item!r} does not match {pattern}")
+        if len(set(value)) != len(value):
+            raise self._fail(path, "has duplicates")
+        return tuple(value)
+
+    def integer(self, path: str, minimum: int, maximum: int | None = None) -> int:
+        value = self._get(path)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._fail(path, f"{value!r} is not an integer")
+        if value < minimum or (maximum is not None and value > maximum):
+            raise self._fail(path, f"{value} is outside {minimum}..{maximum if maximum is not None else ''}")
+        return value
+
+    def boolean(self, path: str) -> bool:
+        value = self._get(path)
+        if not isinstance(value, bool):
+            raise self._fail(path, f"{value!r} is not true or false")
+        return value
+
+    def choice(self, path: str, choices: tuple[str, ...]) -> str:
+        value = self._get(path)
+        if value not in choices:
+            raise self._fail(path, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def choice_int(self, path: str, choices: tuple[int, ...]) -> int:
+        value = self.integer(path, 1)
+        if value not in choices:
+            raise self._fail(path, f"{value} is not one of the CloudWatch Logs retention periods")
+        return value
+
+
+def _known(directory: Path) -> str:
+    return ", ".join(sorted(p.stem for p in directory.glob("*.json"))) or "(none)"

@@ -1,0 +1,1 @@
+"""Lambda functions of the deployment; each folder holds a thin `handler` and the `service` it drives."""
