@@ -97,6 +97,14 @@ class AlarmSettings:
 
 
 @dataclass(frozen=True)
+class CatalogSettings:
+    """The Glue database, and the columns (name -> Hive type) of the topics that get an Athena table."""
+
+    database: str
+    columns: dict[str, dict[str, str]]
+
+
+@dataclass(frozen=True)
 class Settings:
     """One environment: where it deploys, what it reads and how it is sized and kept."""
 
@@ -114,6 +122,7 @@ class Settings:
     trigger: TriggerSettings
     retention: RetentionSettings
     alarms: AlarmSettings
+    catalog: CatalogSettings
 
     @property
     def connectors_dir(self) -> Path:
@@ -178,7 +187,25 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
             pending_age_seconds=r.integer("alarms.pending_age_seconds", 60),
             email=r.optional_text("alarms.email", r"[^@\s]+@[^@\s]+\.[^@\s]+"),
         ),
+        catalog=CatalogSettings(r.text("catalog.database", r"[a-z0-9_]{1,255}"), _columns(r, msk.topics)),
     )
+
+
+def _columns(r: "_Reader", topics: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    tables = r.mapping("catalog.columns")
+    for topic, columns in tables.items():
+        path = f"catalog.columns.{topic}"
+        if topic not in topics:
+            raise SettingsError(r.source, path, "is not one of msk.topics")
+        if not isinstance(columns, dict) or not columns:
+            raise SettingsError(r.source, path, "must map column names to Hive types")
+        for name, kind in columns.items():
+            if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not isinstance(kind, str) or not re.fullmatch(_HIVE_TYPE, kind):
+                raise SettingsError(r.source, f"{path}.{name}", f"{kind!r} is not a Hive type for a lower-case column")
+    return tables
+
+
+_HIVE_TYPE = r"(string|boolean|tinyint|smallint|int|bigint|float|double|date|timestamp|binary|decimal\(\d+,\d+\)|(array|map|struct)<.+>)"
 
 
 _LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
@@ -190,20 +217,20 @@ class _Reader:
     def __init__(self, doc: Any, source: str):
         if not isinstance(doc, dict):
             raise SettingsError(source, "(file)", "must be a JSON object")
-        self._doc, self._source = doc, source
+        self._doc, self.source = doc, source
 
     def _get(self, path: str, required: bool = True) -> Any:
         node: Any = self._doc
         for part in path.split("."):
             if not isinstance(node, dict) or part not in node:
                 if required:
-                    raise SettingsError(self._source, path, "is required")
+                    raise SettingsError(self.source, path, "is required")
                 return None
             node = node[part]
         return node
 
     def _fail(self, path: str, message: str) -> SettingsError:
-        return SettingsError(self._source, path, message)
+        return SettingsError(self.source, path, message)
 
     def text(self, path: str, pattern: str) -> str:
         value = self._get(path)
@@ -231,6 +258,12 @@ class _Reader:
             raise self._fail(path, f"{value!r} is not an integer")
         if value < minimum or (maximum is not None and value > maximum):
             raise self._fail(path, f"{value} is outside {minimum}..{maximum if maximum is not None else ''}")
+        return value
+
+    def mapping(self, path: str) -> dict:
+        value = self._get(path)
+        if not isinstance(value, dict):
+            raise self._fail(path, "must be a JSON object")
         return value
 
     def boolean(self, path: str) -> bool:

@@ -1,0 +1,51 @@
+"""Build the CDK app of one environment: its stacks, with cdk-nag's AwsSolutions checks attached."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import App, Environment, Tags
+from aws_cdk import Validations
+from cdk_nag import AwsSolutionsChecks
+
+from infra.connectors import ConnectorSpec, load_connectors
+from infra.settings import Settings, load_settings
+from infra.stacks.data import DataStack
+from infra.stacks.service import ServiceStack
+
+
+# Feature flags the stacks rely on, set here so `cdk synth` and the tests build the same templates.
+FEATURE_FLAGS = {
+    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
+    "@aws-cdk/aws-iam:minimizePolicies": True,
+    "@aws-cdk/core:target-partitions": ["aws"],
+}
+
+
+def new_app(outdir: str | None = None) -> App:
+    """A CDK app with FEATURE_FLAGS (context passed on the command line still wins)."""
+    return App(outdir=outdir, context=dict(FEATURE_FLAGS)) if outdir else App(context=dict(FEATURE_FLAGS))
+
+
+@dataclass(frozen=True)
+class Deployment:
+    settings: Settings
+    connectors: tuple[ConnectorSpec, ...]
+    data: DataStack
+    service: ServiceStack
+
+
+def build(app: App, env: str | None) -> Deployment:
+    """Add the stacks of environment `env` to `app`; raises SettingsError / ConnectorSpecError naming the fault."""
+    settings = load_settings(env)
+    connectors = load_connectors(settings)
+    where = Environment(account=settings.account, region=settings.region)
+    data = DataStack(app, f"Sink-{settings.env}-Data", settings=settings, env=where,
+                     description=f"Kafka-to-S3 sink ({settings.env}): data lake bucket and offsets table")
+    service = ServiceStack(app, f"Sink-{settings.env}-Service", settings=settings, connectors=connectors, data=data,
+                           env=where, description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, alarms")
+    service.add_stack_dependency(data)
+    for stack in (data, service):
+        Tags.of(stack).add("project", "kafka-s3-sink")
+        Tags.of(stack).add("environment", settings.env)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app, write_suppressions_to_cloud_formation=True))
+    return Deployment(settings, connectors, data, service)

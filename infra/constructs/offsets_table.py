@@ -1,0 +1,27 @@
+"""The offsets and lease table of the engine (keys `pk`, `sk`), point-in-time recovery on, protected in prod."""
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from infra.settings import Settings
+
+
+class OffsetsTable(Construct):
+    """Attribute: `table`. `expiration` is the TTL attribute (trigger bookkeeping may set it; offsets never do)."""
+
+    def __init__(self, scope: Construct, id: str, *, settings: Settings):
+        super().__init__(scope, id)
+        protect = settings.protect_data
+        self.table = dynamodb.Table(
+            self, "Table", table_name=settings.table_name,
+            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(point_in_time_recovery_enabled=True),
+            deletion_protection=protect,
+            removal_policy=RemovalPolicy.RETAIN if protect else RemovalPolicy.DESTROY,
+            time_to_live_attribute="expiration",
+        )

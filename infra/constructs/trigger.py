@@ -1,0 +1,92 @@
+"""The trigger Lambda: an MSK event source per topic, the idle-flush schedule, and what MSK with IAM needs."""
+from __future__ import annotations
+
+import json
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from constructs import Construct
+
+from infra.connectors import ConnectorSpec
+from infra.constructs.emr_job import SinkJob
+from infra.constructs.lambda_function import PythonLambda
+from infra.constructs.nag import BASIC_EXECUTION, MSK_EXECUTION, XRAY_REASON, acknowledge, logical_id
+from infra.settings import Settings
+
+SERVICE = "sink-trigger"
+IDLE_FLUSH_INPUT = {"action": "idle-flush"}
+
+
+def trigger_group_id(env: str, topic: str) -> str:
+    """Consumer group of the trigger's event source mapping for `topic` (apart from the job's groups)."""
+    return f"sink-trigger-{env}-{topic}"
+
+
+class Trigger(Construct):
+    """Attributes: `function`, `schedule`. One ManagedKafkaEventSource per topic of `msk.topics` read by a
+    connector, starting at LATEST (the trigger counts what arrives; the job reads from committed offsets)."""
+
+    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
+                 job: SinkJob, table: dynamodb.ITable, layer: lambda_.ILayerVersion, bucket_name: str):
+        super().__init__(scope, id)
+        tuning = settings.trigger
+        described = [{"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}"}
+                     for c in connectors]
+        self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
+                                     log_retention_days=settings.retention.log_retention_days,
+                                     timeout=Duration.seconds(60), environment={
+            "TABLE_NAME": table.table_name, "CONNECTORS": json.dumps(described, separators=(",", ":")),
+            "APPLICATION_ID": job.application.attr_application_id, "JOB_ROLE_ARN": job.role.role_arn,
+            "ENTRY_POINT": job.entry_point, "SPARK_PARAMETERS": job.spark_parameters,
+            "JOB_TIMEOUT_MINUTES": str(settings.emr.job_timeout_minutes),
+            "MIN_PENDING_RECORDS": str(tuning.min_pending_records),
+            "MAX_PENDING_AGE_MS": str(tuning.max_pending_age_seconds * 1000),
+            "RUN_CLAIM_MS": str(tuning.run_claim_minutes * 60_000),
+        }).function
+        self._grant(settings, connectors, job, table)
+        topics = sorted({t for c in connectors for t in c.topics})
+        for topic in topics:
+            self.function.add_event_source(sources.ManagedKafkaEventSource(
+                cluster_arn=settings.msk.cluster_arn, topic=topic, starting_position=lambda_.StartingPosition.LATEST,
+                batch_size=tuning.batch_size, max_batching_window=Duration.seconds(tuning.max_batching_window_seconds),
+                consumer_group_id=trigger_group_id(settings.env, topic)))
+        self.schedule = events.Rule(self, "IdleFlush", schedule=events.Schedule.rate(Duration.minutes(tuning.idle_flush_minutes)),
+                                    description="Idle flush: start a run for connectors whose pending records are old",
+                                    targets=[targets.LambdaFunction(self.function, event=events.RuleTargetInput.from_object(IDLE_FLUSH_INPUT))])
+
+    def _grant(self, settings: Settings, connectors, job: SinkJob, table: dynamodb.ITable) -> None:
+        role, msk = self.function.role, settings.msk
+        table.grant(role, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query")
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:TagResource"],
+            resources=[job.application_arn, f"{job.application_arn}/jobruns/*"]))
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["iam:PassRole"], resources=[job.role.role_arn],
+            conditions={"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}}))
+        # what the event source mappings need for MSK with IAM, beyond what CDK adds
+        topics = sorted({t for c in connectors for t in c.topics})
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["kafka:DescribeClusterV2", "kafka:DescribeCluster", "kafka:GetBootstrapBrokers",
+                     "kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], resources=[msk.cluster_arn]))
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
+            resources=[msk.resource_arn("topic", t) for t in topics]))
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"],
+            resources=[msk.resource_arn("group", trigger_group_id(settings.env, t)) for t in topics]))
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DeleteNetworkInterface",
+                     "ec2:DescribeVpcs", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"], resources=["*"]))
+        function = self.function
+        acknowledge(function, f"IAM4[{BASIC_EXECUTION}]", "Lets the function write its own logs; nothing more.")
+        acknowledge(function, f"IAM4[{MSK_EXECUTION}]", "Added by ManagedKafkaEventSource: what Lambda's MSK "
+                    "poller needs (cluster description, bootstrap brokers, VPC network interfaces).")
+        acknowledge(function, "IAM5[Resource::*]", XRAY_REASON + " Neither have the EC2 network-interface "
+                    "actions of the MSK event source.")
+        acknowledge(function, f"IAM5[Resource::<{logical_id(job.application)}.Arn>/jobruns/*]",
+                    "GetJobRun on the runs of the sink application only; run IDs exist only after StartJobRun.")

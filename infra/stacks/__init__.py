@@ -1,0 +1,1 @@
+"""The stacks of one environment: stateful data apart from the stateless service."""

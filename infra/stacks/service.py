@@ -1,0 +1,38 @@
+"""Stateless stack: EMR Serverless application and job role, trigger and admin Lambdas, monitoring, Glue catalog.
+
+Everything here can be destroyed and redeployed without losing data; the DLQ replay Lambda (issue 5) joins here.
+"""
+from __future__ import annotations
+
+from aws_cdk import Stack
+from constructs import Construct
+
+from infra.connectors import ConnectorSpec
+from infra.constructs.admin import Admin
+from infra.constructs.catalog import Catalog
+from infra.constructs.emr_job import SinkJob
+from infra.constructs.lambda_function import LibrariesLayer
+from infra.constructs.monitoring import Monitoring
+from infra.constructs.trigger import Trigger
+from infra.settings import Settings
+from infra.stacks.data import DataStack
+
+
+class ServiceStack(Stack):
+    """Attributes: `job`, `trigger`, `admin`, `monitoring`, `catalog`."""
+
+    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
+                 data: DataStack, **kwargs):
+        super().__init__(scope, id, **kwargs)
+        bucket, key, table = data.lake.bucket, data.lake.key, data.offsets.table
+        layer = LibrariesLayer(self, "Libraries").layer
+        self.job = SinkJob(self, "Job", settings=settings, data_key=key)
+        self.admin = Admin(self, "Admin", settings=settings, connectors=connectors, job=self.job, bucket=bucket,
+                           data_key=key, table_arn=table.table_arn, layer=layer)
+        self.trigger = Trigger(self, "Trigger", settings=settings, connectors=connectors, job=self.job, table=table,
+                               layer=layer, bucket_name=settings.bucket_name)
+        self.trigger.node.add_dependency(self.admin.resource)  # runs start once the job role's policy is in place
+        self.monitoring = Monitoring(self, "Monitoring", settings=settings, connectors=connectors,
+                                     application_id=self.job.application.attr_application_id,
+                                     bucket_name=settings.bucket_name, trigger=self.trigger.function)
+        self.catalog = Catalog(self, "Catalog", settings=settings, connectors=connectors)

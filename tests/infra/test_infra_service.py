@@ -1,0 +1,138 @@
+"""The stateless stack: EMR Serverless application and role, trigger, admin, alarms, catalog."""
+import json
+
+from aws_cdk.assertions import Match
+
+from infra.constructs.trigger import trigger_group_id
+
+
+def _env_vars(template, service: str) -> dict:
+    for fn in template.find_resources("AWS::Lambda::Function").values():
+        variables = fn["Properties"]["Environment"]["Variables"]
+        if variables.get("POWERTOOLS_SERVICE_NAME") == service:
+            return variables
+    raise AssertionError(f"no function for {service}")
+
+
+def _statements(template) -> list[dict]:
+    return [s for p in template.find_resources("AWS::IAM::Policy").values()
+            for s in p["Properties"]["PolicyDocument"]["Statement"]]
+
+
+def _actions(statement) -> list[str]:
+    return statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+
+
+def test_emr_application_is_sized_started_and_networked(each_env):
+    settings = each_env.deployment.settings
+    each_env.template("service").has_resource_properties("AWS::EMRServerless::Application", {
+        "ReleaseLabel": settings.emr.release_label, "Type": "Spark", "Architecture": settings.emr.architecture,
+        "MaximumCapacity": {"Cpu": settings.emr.max_cpu, "Memory": settings.emr.max_memory, "Disk": settings.emr.max_disk},
+        "AutoStartConfiguration": {"Enabled": True},
+        "AutoStopConfiguration": {"Enabled": True, "IdleTimeoutMinutes": settings.emr.idle_timeout_minutes},
+        "NetworkConfiguration": {"SubnetIds": list(settings.network.subnet_ids),
+                                 "SecurityGroupIds": list(settings.network.security_group_ids)},
+    })
+
+
+def test_job_role_trusts_emr_serverless_of_this_account_only(each_env):
+    each_env.template("service").has_resource_properties("AWS::IAM::Role", {"AssumeRolePolicyDocument": {"Statement": [{
+        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "emr-serverless.amazonaws.com"},
+        "Condition": {"StringEquals": {"aws:SourceAccount": each_env.deployment.settings.account},
+                      "ArnLike": Match.any_value()}}]}})
+
+
+def test_trigger_starts_the_archive_through_spark_archives(each_env):
+    variables = _env_vars(each_env.template("service"), "sink-trigger")
+    parameters = json.dumps(variables["SPARK_PARAMETERS"])
+    assert "spark.archives=s3://" in parameters and "#environment" in parameters
+    assert "PYSPARK_PYTHON=./environment/bin/python" in parameters
+    connectors = json.loads(variables["CONNECTORS"])
+    assert {c["name"] for c in connectors} == {s.name for s in each_env.deployment.connectors}
+    assert all(c["config_uri"].startswith(f"s3://{each_env.deployment.settings.bucket_name}/_connectors/")
+               for c in connectors)
+
+
+def test_one_msk_event_source_per_topic(each_env):
+    settings = each_env.deployment.settings
+    mappings = each_env.template("service").find_resources("AWS::Lambda::EventSourceMapping")
+    topics = sorted({t for c in each_env.deployment.connectors for t in c.topics})
+    assert sorted(m["Properties"]["Topics"][0] for m in mappings.values()) == topics
+    for m in mappings.values():
+        props = m["Properties"]
+        assert props["EventSourceArn"] == settings.msk.cluster_arn
+        assert props["StartingPosition"] == "LATEST"
+        group = props["AmazonManagedKafkaEventSourceConfig"]["ConsumerGroupId"]
+        assert group == trigger_group_id(settings.env, props["Topics"][0])
+
+
+def test_trigger_role_can_use_msk_with_iam(each_env):
+    msk = each_env.deployment.settings.msk
+    statements = _statements(each_env.template("service"))
+    by_action = {a: s for s in statements for a in _actions(s)}
+    assert by_action["kafka:DescribeClusterV2"]["Resource"] == msk.cluster_arn
+    assert by_action["kafka-cluster:Connect"]["Resource"] == msk.cluster_arn
+    topics = sorted({t for c in each_env.deployment.connectors for t in c.topics})
+    read = by_action["kafka-cluster:ReadData"]["Resource"]
+    assert sorted(read if isinstance(read, list) else [read]) == sorted(msk.resource_arn("topic", t) for t in topics)
+    assert "kafka-cluster:AlterGroup" in by_action
+    assert by_action["iam:PassRole"]["Condition"] == {"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}}
+
+
+def test_idle_flush_schedule_targets_the_trigger(each_env):
+    minutes = each_env.deployment.settings.trigger.idle_flush_minutes
+    each_env.template("service").has_resource_properties("AWS::Events::Rule", {
+        "ScheduleExpression": f"rate({minutes} minutes)",
+        "Targets": [Match.object_like({"Input": json.dumps({"action": "idle-flush"}, separators=(",", ":"))})]})
+
+
+def test_lambdas_run_arm_python_with_tracing_and_powertools_layer(each_env):
+    template = each_env.template("service")
+    functions = template.find_resources("AWS::Lambda::Function")
+    assert len(functions) == 2
+    for fn in functions.values():
+        props = fn["Properties"]
+        assert props["Runtime"] == "python3.14" and props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"} and len(props["Layers"]) == 1
+        assert props["Handler"] in ("lambdas.trigger.handler.handler", "lambdas.admin.handler.handler")
+    template.resource_count_is("AWS::Lambda::LayerVersion", 1)
+
+
+def test_admin_custom_resource_carries_the_desired_state(each_env):
+    resources = each_env.template("service").find_resources("Custom::SinkConnectors")
+    (resource,) = resources.values()
+    state = resource["Properties"]["State"]
+    rendered = json.dumps(state)
+    for spec in each_env.deployment.connectors:
+        assert spec.name in rendered and spec.config_key in rendered
+    assert each_env.deployment.settings.msk.cluster_arn in rendered
+
+
+def test_admin_role_is_scoped_to_lifecycle_policy_and_config_prefix(each_env):
+    settings = each_env.deployment.settings
+    by_action = {a: s for s in _statements(each_env.template("service")) for a in _actions(s)}
+    assert by_action["s3:PutObject"]["Resource"] == f"arn:aws:s3:::{settings.bucket_name}/_connectors/*"
+    assert "iam:PutRolePolicy" in by_action and "s3:PutLifecycleConfiguration" in by_action
+
+
+def test_alarms_on_failed_runs_lag_and_dlq_growth(each_env):
+    template = each_env.template("service")
+    alarms = template.find_resources("AWS::CloudWatch::Alarm")
+    metrics = {(a["Properties"]["Namespace"], a["Properties"]["MetricName"]) for a in alarms.values()}
+    assert ("AWS/EMRServerless", "FailedJobs") in metrics
+    assert ("AWS/S3", "PutRequests") in metrics
+    assert ("SinkEngine", "PendingRecords") in metrics and ("SinkEngine", "OldestPendingAgeSeconds") in metrics
+    assert all(a["Properties"]["AlarmActions"] for a in alarms.values())
+    template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+    template.has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})
+
+
+def test_glue_tables_project_kafka_partitions(each_env):
+    settings = each_env.deployment.settings
+    tables = each_env.template("service").find_resources("AWS::Glue::Table")
+    assert tables, "every environment declares columns for at least one topic"
+    for table in tables.values():
+        parameters = table["Properties"]["TableInput"]["Parameters"]
+        assert parameters["projection.enabled"] == "true"
+        assert parameters["projection.partition.range"] == f"0,{settings.kafka_partitions - 1}"
+        assert parameters["storage.location.template"].endswith("/partition=${partition}/")
