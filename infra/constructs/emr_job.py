@@ -38,7 +38,7 @@ class SinkJob(Construct):
         self.log_group = logs.LogGroup(self, "Logs", log_group_name=self.log_group_name,
                                        retention=log_retention(settings.retention.log_retention_days))
         self.application = emr.CfnApplication(
-            self, "Application", name=f"sink-{settings.env}", release_label=emr_settings.release_label, type="Spark",
+            self, "Application", name=f"sink-{settings.env}", release_label=emr_settings.release_label, type="SPARK",
             architecture=emr_settings.architecture,
             maximum_capacity=emr.CfnApplication.MaximumAllowedResourcesProperty(
                 cpu=emr_settings.max_cpu, memory=emr_settings.max_memory, disk=emr_settings.max_disk),

@@ -10,7 +10,7 @@ import time
 from functools import lru_cache
 
 import boto3
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.data_classes import KafkaEvent
 
@@ -21,7 +21,6 @@ from lambdas.trigger.state import TriggerState
 
 logger = Logger()
 tracer = Tracer()
-metrics = Metrics()
 
 
 @lru_cache(maxsize=1)
@@ -36,7 +35,6 @@ def _service() -> TriggerService:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-@metrics.log_metrics
 def handler(event: dict, context) -> dict:
     if event.get("eventSource") == "aws:kafka":
         kafka = KafkaEvent(event)

@@ -26,7 +26,7 @@ def _actions(statement) -> list[str]:
 def test_emr_application_is_sized_started_and_networked(each_env):
     settings = each_env.deployment.settings
     each_env.template("service").has_resource_properties("AWS::EMRServerless::Application", {
-        "ReleaseLabel": settings.emr.release_label, "Type": "Spark", "Architecture": settings.emr.architecture,
+        "ReleaseLabel": settings.emr.release_label, "Type": "SPARK", "Architecture": settings.emr.architecture,
         "MaximumCapacity": {"Cpu": settings.emr.max_cpu, "Memory": settings.emr.max_memory, "Disk": settings.emr.max_disk},
         "AutoStartConfiguration": {"Enabled": True},
         "AutoStopConfiguration": {"Enabled": True, "IdleTimeoutMinutes": settings.emr.idle_timeout_minutes},

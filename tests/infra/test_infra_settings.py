@@ -1,0 +1,106 @@
+"""A bad or missing setting, or a connector config that does not fit its environment, fails naming the culprit."""
+import copy
+import json
+import shutil
+
+import pytest
+
+from infra.connectors import load_connectors
+from infra.errors import ConnectorSpecError, SettingsError
+from infra.settings import ENVIRONMENTS_DIR, load_settings, parse_settings
+
+DEV = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
+
+
+def _without(doc: dict, path: str) -> dict:
+    doc = copy.deepcopy(doc)
+    *parents, last = path.split(".")
+    node = doc
+    for part in parents:
+        node = node[part]
+    del node[last]
+    return doc
+
+
+def _with(doc: dict, path: str, value) -> dict:
+    doc = copy.deepcopy(doc)
+    *parents, last = path.split(".")
+    node = doc
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    return doc
+
+
+@pytest.mark.parametrize("path", ["account", "region", "msk.cluster_arn", "msk.topics", "network.subnet_ids",
+                                  "emr.release_label", "emr.max_capacity.cpu", "trigger.min_pending_records",
+                                  "retention.glacier_after_days", "catalog.database", "bucket_name", "protect_data"])
+def test_missing_setting_is_named(path):
+    with pytest.raises(SettingsError, match=f"setting '{path}' in dev.json: is required"):
+        parse_settings("dev", _without(DEV, path), "dev.json")
+
+
+@pytest.mark.parametrize("path, value", [
+    ("account", "1234"),
+    ("msk.cluster_arn", "arn:aws:kafka:eu-west-1:111111111111:topic/x"),
+    ("network.security_group_ids", ["sg-nothex!"]),
+    ("emr.architecture", "SPARC"),
+    ("emr.python", "3.12"),
+    ("emr.release_label", "emr-6.15.0"),
+    ("retention.deep_archive_after_days", 100),
+    ("retention.log_retention_days", 42),
+    ("trigger.batch_size", 0),
+    ("catalog.columns", {"unknown-topic": {"a": "string"}}),
+])
+def test_malformed_setting_is_named(path, value):
+    with pytest.raises(SettingsError) as failed:
+        parse_settings("dev", _with(DEV, path, value), "dev.json")
+    assert failed.value.setting.startswith(path)
+
+
+def test_cluster_in_another_region_is_refused():
+    arn = DEV["msk"]["cluster_arn"].replace("eu-west-1", "us-east-1")
+    with pytest.raises(SettingsError, match="'msk.cluster_arn'.*account and region"):
+        parse_settings("dev", _with(DEV, "msk.cluster_arn", arn), "dev.json")
+
+
+@pytest.mark.parametrize("env", [None, "", "staging"])
+def test_missing_or_unknown_env_names_the_context_value(env):
+    with pytest.raises(SettingsError, match="setting 'env' in cdk context"):
+        load_settings(env)
+
+
+@pytest.fixture
+def scratch_env(tmp_path):
+    """A copy of the dev environment (settings and connectors) that a test may break."""
+    environments = tmp_path / "environments"
+    environments.mkdir()
+    shutil.copy(ENVIRONMENTS_DIR / "dev.json", environments / "dev.json")
+    settings = load_settings("dev", environments)
+    connectors = tmp_path / "connectors"
+    shutil.copytree(settings.connectors_dir, connectors)
+    return settings, connectors
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("s3.bucket.name", "someone-elses-bucket", "this environment deploys"),
+    ("offset.storage.dynamodb.table", "other-table", "this environment deploys"),
+    ("topics", "orders,unknown", "not in the environment's msk.topics"),
+    ("flush.size", "0", "must be at least 1"),
+    ("format.class", "io.confluent.connect.s3.format.avro.AvroFormat", "not built yet"),
+])
+def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch, key, value, message):
+    settings, folder = scratch_env
+    path = folder / "orders.json"
+    document = json.loads(path.read_text())
+    document["config"][key] = value
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    with pytest.raises(ConnectorSpecError, match=f"dev/orders.json, key '{key}'.*{message}"):
+        load_connectors(settings)
+
+
+def test_every_shipped_connector_fits_its_environment():
+    for env in ("dev", "prod"):
+        specs = load_connectors(load_settings(env))
+        assert specs and all(s.topics for s in specs)
