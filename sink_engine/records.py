@@ -1,31 +1,46 @@
-"""`RecordChunk`: consecutive records of one topic-partition, in offset order, as parallel lists."""
+"""`RecordChunk`: consecutive records of one topic-partition, in offset order.
+
+Offsets and values are lists; keys and timestamps are read from the Kafka messages only when a step
+asks for them (most layouts never do, and touching them costs a per-record call each).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 
 
-@dataclass
 class RecordChunk:
-    topic: str
-    partition: int
-    offsets: list
-    timestamps: list
-    keys: list
-    values: list
+    def __init__(self, topic: str, partition: int, offsets: list, values: list, messages: list | None = None,
+                 keys: list | None = None, timestamps: list | None = None):
+        """Either `messages` (confluent_kafka Messages, parallel to offsets) or `keys` and `timestamps`."""
+        self.topic, self.partition, self.offsets, self.values = topic, partition, offsets, values
+        self._messages = messages
+        if keys is not None:
+            self.keys = keys
+        if timestamps is not None:
+            self.timestamps = timestamps
 
     def __len__(self) -> int:
         return len(self.offsets)
 
+    @cached_property
+    def keys(self) -> list:
+        return [m.key() for m in self._messages]
+
+    @cached_property
+    def timestamps(self) -> list:
+        """Record timestamps in epoch milliseconds."""
+        return [m.timestamp()[1] for m in self._messages]
+
     def slice(self, start: int, stop: int) -> "RecordChunk":
-        return RecordChunk(
-            self.topic, self.partition, self.offsets[start:stop], self.timestamps[start:stop],
-            self.keys[start:stop], self.values[start:stop],
-        )
+        return self._derive(lambda items: items[start:stop])
 
     def select(self, positions: list[int]) -> "RecordChunk":
         """The records at these positions, in the given order."""
-        return RecordChunk(
-            self.topic, self.partition, [self.offsets[i] for i in positions],
-            [self.timestamps[i] for i in positions], [self.keys[i] for i in positions],
-            [self.values[i] for i in positions],
-        )
+        return self._derive(lambda items: [items[i] for i in positions])
+
+    def _derive(self, pick) -> "RecordChunk":
+        if self._messages is not None:
+            return RecordChunk(self.topic, self.partition, pick(self.offsets), pick(self.values),
+                               messages=pick(self._messages))
+        return RecordChunk(self.topic, self.partition, pick(self.offsets), pick(self.values),
+                           keys=pick(self.keys), timestamps=pick(self.timestamps))

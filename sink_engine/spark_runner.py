@@ -65,3 +65,19 @@ def _task_function(config: SinkConfig):
                 yield pa.RecordBatch.from_pylist([{"result": json.dumps(result.to_dict())}], schema=schema)
 
     return process
+
+
+def warm_up(spark, tasks: int) -> None:
+    """Start `tasks` Python workers and import the engine in them, so that later runs find them ready."""
+
+    def imports(batches):
+        import pyarrow as pa
+
+        import sink_engine.task  # noqa: F401  (the import is the work)
+
+        for batch in batches:
+            yield pa.RecordBatch.from_pylist([{"result": "ready"}] * batch.num_rows,
+                                             schema=pa.schema([("result", pa.string())]))
+
+    rdd = spark.sparkContext.parallelize([(i,) for i in range(tasks)], tasks)
+    spark.createDataFrame(rdd, "n int").mapInArrow(imports, RESULT_SCHEMA).collect()

@@ -25,7 +25,7 @@ class OpenFile:
     def add(self, offsets: list, values: ValueColumn) -> None:
         self.last_offset = offsets[-1]
         self.record_count += len(offsets)
-        self.columns.append(values)
+        self.columns.append(ValueColumn(values.kind, values.items))  # items only: parsed documents are dropped
 
 
 class TopicPartitionWriter:

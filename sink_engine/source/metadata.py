@@ -53,11 +53,13 @@ def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], timeout_s: 
     pending = {(p.topic, p.partition) for p in probe}
     deadline = time.monotonic() + timeout_s
     while pending and time.monotonic() < deadline:
-        for message in consumer.consume(num_messages=1000, timeout=0.5):
-            error = message.error()
-            if error is not None and error.code() != KafkaError._PARTITION_EOF:
-                raise SourceError(f"fetch from {message.topic()}-{message.partition()} failed: {error}")
-            pending.discard((message.topic(), message.partition()))
+        message = consumer.poll(0.2)
+        if message is None:
+            continue
+        error = message.error()
+        if error is not None and error.code() != KafkaError._PARTITION_EOF:
+            raise SourceError(f"fetch from {message.topic()}-{message.partition()} failed: {error}")
+        pending.discard((message.topic(), message.partition()))
     result = {}
     for p in probe:
         _, high = consumer.get_watermark_offsets(KafkaTP(p.topic, p.partition), cached=True)

@@ -1,6 +1,7 @@
 """Read one planned range of a topic-partition as `RecordChunk`s."""
 from __future__ import annotations
 
+import bisect
 import time
 from typing import Iterator
 
@@ -44,27 +45,24 @@ def _consume(consumer, timeout_s: float, planned: PartitionRange) -> Iterator[Re
                 )
             continue
         idle_since = time.monotonic()
-        offsets, timestamps, keys, values = [], [], [], []
-        done = False
-        for message in messages:
-            error = message.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    done = True
-                    break
-                raise SourceError(f"fetch from {planned.topic}-{planned.partition} failed: {error}")
-            offset = message.offset()
-            if offset > last_wanted:
-                done = True
-                break
-            offsets.append(offset)
-            timestamps.append(message.timestamp()[1])
-            keys.append(message.key())
-            values.append(message.value())
-            if offset == last_wanted:
-                done = True
-                break
-        if offsets:
-            yield RecordChunk(planned.topic, planned.partition, offsets, timestamps, keys, values)
+        messages, done = _records_only(messages, planned)
+        offsets = [m.offset() for m in messages]
+        if offsets and offsets[-1] >= last_wanted:
+            keep = bisect.bisect_right(offsets, last_wanted)
+            messages, offsets, done = messages[:keep], offsets[:keep], True
+        if messages:
+            yield RecordChunk(planned.topic, planned.partition, offsets, [m.value() for m in messages],
+                              messages=messages)
         if done:
             return
+
+
+def _records_only(messages: list, planned: PartitionRange) -> tuple[list, bool]:
+    """Drop the end-of-partition event (True when seen); raise SourceError on any other error event."""
+    events = [(i, m.error()) for i, m in enumerate(messages) if m.error() is not None]
+    if not events:
+        return messages, False
+    position, error = events[0]
+    if error.code() != KafkaError._PARTITION_EOF:
+        raise SourceError(f"fetch from {planned.topic}-{planned.partition} failed: {error}")
+    return messages[:position], True

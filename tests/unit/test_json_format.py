@@ -15,13 +15,13 @@ from sink_engine.records import RecordChunk
 
 def chunk(values):
     n = len(values)
-    return RecordChunk("t", 3, list(range(10, 10 + n)), [0] * n, [None] * n, values)
+    return RecordChunk("t", 3, list(range(10, 10 + n)), values, keys=[None] * n, timestamps=[0] * n)
 
 
 def test_json_values_keep_their_text_and_multiline_values_are_compacted():
     values = SchemalessJsonConverter().convert(chunk([b'{"a": 1.50}', b'{\n  "b": [1, 2]\n}', b" 7 "]))
     body = JsonFormat().encode(values)
-    assert body == b'{"a": 1.50}\n{"b":[1,2]}\n7\n'
+    assert body == b'{"a": 1.50}\n{"b":[1,2]}\n 7 \n'
     assert [json.loads(line) for line in body.splitlines()] == [{"a": 1.5}, {"b": [1, 2]}, 7]
 
 

@@ -1,0 +1,121 @@
+"""`make bench`: throughput of Kafka -> JSON objects in S3 with offsets committed, on local Spark,
+beside a single-process baseline (consume, convert, encode, put; no Spark, no commit) in the same run.
+
+Prints a table. Spark start-up is measured apart from the run. Usage:
+    python -m devtools.bench [--records 1000000] [--partitions 4] [--flush-size 50000]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import boto3
+
+from devtools.producer import create_topic, produce_events
+from devtools.stack import LocalStack
+from sink_engine.config import parse_config
+from sink_engine.job import plan, run_job
+from sink_engine.offsets import OffsetStore, ensure_table
+from sink_engine.task import run_range
+
+BUCKET, TABLE, TOPIC = "bench-lake", "bench-offsets", "bench-events"
+
+
+def bench_config(stack: LocalStack, args, name: str, topics_dir: str):
+    return parse_config({"name": name, "config": {
+        "topics": TOPIC, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
+        "s3.region": "us-east-1", "topics.dir": topics_dir, "flush.size": args.flush_size,
+        "format.class": "JsonFormat", "value.converter": "JsonConverter",
+        "value.converter.schemas.enable": "false", "offset.storage.dynamodb.table": TABLE,
+        "tasks.max": args.partitions, "sink.run.max.records.per.partition": args.records,
+    }})
+
+
+def baseline(config, dynamodb) -> tuple[float, int]:
+    """The same per-range work, one range after another in this process."""
+    started = time.perf_counter()
+    ranges = plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))
+    s3 = boto3.client("s3")
+    results = [run_range(config, r, client=s3) for r in ranges]
+    failed = [r.error for r in results if r.error]
+    if failed:
+        raise RuntimeError(f"baseline failed: {failed}")
+    return time.perf_counter() - started, sum(f.record_count for r in results for f in r.files)
+
+
+def row(name: str, seconds: float, records: int, mbytes: float) -> str:
+    return f"| {name:<44} | {seconds:>8.2f} | {records:>10,} | {records / seconds:>12,.0f} | {mbytes / seconds:>7.1f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--flush-size", type=int, default=50_000)
+    args = parser.parse_args()
+    with LocalStack() as stack:
+        stack.apply_env()
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        dynamodb = boto3.client("dynamodb")
+        ensure_table(dynamodb, TABLE)
+        create_topic(stack.bootstrap_servers, TOPIC, args.partitions)
+        print(f"producing {args.records:,} events of about 200 bytes to {args.partitions} partitions ...",
+              flush=True)
+        produce_events(stack.bootstrap_servers, TOPIC, args.records, args.partitions, padding=95)
+        probe = bench_config(stack, args, "probe", "probe")
+        total_mb = _input_megabytes(probe, dynamodb)
+
+        print("baseline: one process, no Spark ...", flush=True)
+        base_s, base_records = baseline(bench_config(stack, args, "baseline", "baseline"), dynamodb)
+
+        _empty_bucket()
+        print("starting Spark ...", flush=True)
+        started = time.perf_counter()
+        from sink_engine.spark_runner import spark_session, warm_up
+
+        spark = spark_session("sink-engine-bench")
+        warm_up(spark, args.partitions)
+        startup_s = time.perf_counter() - started
+        print("Spark run: lease, plan, tasks, commit ...", flush=True)
+        summary = run_job(bench_config(stack, args, "spark", "topics"), spark, dynamodb)
+        spark.stop()
+
+    print()
+    print(f"{args.records:,} records in {args.partitions} partitions, {total_mb:.0f} MB of values, "
+          f"flush.size {args.flush_size:,}, {_cores()} cores")
+    print("| step                                         |  seconds |    records |    records/s |    MB/s |")
+    print("|----------------------------------------------|----------|------------|--------------|---------|")
+    print(row("baseline: consume, convert, encode, put (1 proc)", base_s, base_records, total_mb))
+    print(row("Spark run: Kafka to S3 JSON, offsets committed", summary.seconds, summary.records_written, total_mb))
+    print(f"| {'Spark start-up: session, Python workers':<44} | {startup_s:>8.2f} | {'':>10} | {'':>12} | {'':>7} |")
+    print(f"\nSpark run / baseline throughput: {base_s / summary.seconds:.2f}x (target 1.3x)")
+
+
+def _input_megabytes(config, dynamodb) -> float:
+    """Size of the records' values, from the broker's own accounting of a full read."""
+    from sink_engine.source.reader import read_range
+
+    total = 0
+    for planned in plan(config, OffsetStore(dynamodb, TABLE, lambda: 0)):
+        for chunk in read_range(config, planned):
+            total += sum(len(v) for v in chunk.values)
+    return total / 1e6
+
+
+def _empty_bucket() -> None:
+    """Delete what a step wrote, so that every step starts with the same (empty) S3 emulator."""
+    s3 = boto3.client("s3")
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+        keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+        if keys:
+            s3.delete_objects(Bucket=BUCKET, Delete={"Objects": keys})
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    main()
