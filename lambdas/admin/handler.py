@@ -48,6 +48,7 @@ def _custom_resource(event: dict) -> dict:
         return {"status": "SUCCESS", "changes": changes}
     except Exception as e:  # every failure must reach CloudFormation, or the stack waits for an hour
         logger.exception("RECONCILE_FAILED")
+        metrics.add_metric(name="ReconcileFailures", unit=MetricUnit.Count, value=1)
         cfn.send(event, "FAILED", physical_id, reason=f"{type(e).__name__}: {e}")
         return {"status": "FAILED", "reason": str(e)}
 
