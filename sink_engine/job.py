@@ -15,8 +15,7 @@ from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
 from sink_engine.planner import plan_ranges
 from sink_engine.source.client_config import auto_offset_reset
-from sink_engine.source.consumer import make_consumer
-from sink_engine.source.metadata import list_partitions, watermarks
+from sink_engine.source.metadata import partition_watermarks
 
 
 def now_ms() -> int:
@@ -49,13 +48,8 @@ class RunSummary:
 
 def plan(config: SinkConfig, store: OffsetStore) -> list[PartitionRange]:
     """Read committed offsets and Kafka's watermarks and plan this run's ranges."""
-    consumer = make_consumer(config)
-    try:
-        partitions = list_partitions(consumer, config)
-        marks = watermarks(consumer, partitions)
-    finally:
-        consumer.close()
-    return plan_ranges(partitions, store.committed(config.name), marks, auto_offset_reset(config),
+    marks = partition_watermarks(config)
+    return plan_ranges(list(marks), store.committed(config.name), marks, auto_offset_reset(config),
                        config["sink.run.max.records.per.partition"])
 
 

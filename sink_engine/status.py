@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from sink_engine.config import SinkConfig
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import OffsetStore
-from sink_engine.source.consumer import make_consumer
-from sink_engine.source.metadata import list_partitions, watermarks
+from sink_engine.source.metadata import partition_watermarks
 
 
 @dataclass(frozen=True)
@@ -22,15 +21,10 @@ class PartitionStatus:
 
 def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionStatus]:
     """Lag counts the records from the committed offset (or the low watermark when none) to the end."""
-    consumer = make_consumer(config)
-    try:
-        partitions = list_partitions(consumer, config)
-        marks = watermarks(consumer, partitions)
-    finally:
-        consumer.close()
+    marks = partition_watermarks(config)
     committed = store.committed(config.name)
     rows = []
-    for tp in partitions:
+    for tp in marks:
         low, high = marks[tp]
         entry = committed.get(tp)
         position = max(entry.next_offset, low) if entry else low

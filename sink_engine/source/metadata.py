@@ -8,6 +8,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from sink_engine.config import SinkConfig
 from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
+from sink_engine.source.consumer import make_consumer
 
 
 def list_partitions(consumer: Consumer, config: SinkConfig, timeout_s: float = 15.0) -> list[TopicPartition]:
@@ -67,3 +68,12 @@ def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], timeout_s: 
             result[TopicPartition(p.topic, p.partition)] = high
     consumer.unassign()
     return result
+
+
+def partition_watermarks(config: SinkConfig) -> dict[TopicPartition, tuple[int, int]]:
+    """Every partition the config reads, in order, with its (low, high) offsets, from one short-lived consumer."""
+    consumer = make_consumer(config)
+    try:
+        return watermarks(consumer, list_partitions(consumer, config))
+    finally:
+        consumer.close()
