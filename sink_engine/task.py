@@ -9,6 +9,7 @@ from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.partition import partitioner_for
 from sink_engine.records import RecordChunk
 from sink_engine.rotation import RotationPolicy
+from sink_engine.rotation.schema_gate import SchemaGate
 from sink_engine.source.reader import read_range
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.s3 import s3_client
@@ -21,9 +22,10 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskR
     the result, with the files closed and uploaded before it, so the driver can commit that much."""
     uploader = Uploader(client or s3_client(config), config["s3.bucket.name"])
     writer = TopicPartitionWriter(planned.topic, planned.partition, planned.start_offset, format_for(config),
-                                  ObjectNaming.from_config(config), RotationPolicy.from_config(config), uploader)
+                                  ObjectNaming.from_config(config), RotationPolicy.from_config(config), uploader,
+                                  SchemaGate(config["schema.compatibility"], planned.topic, planned.partition))
     result = TaskResult(range=planned, next_offset=planned.start_offset)
-    steps = (config["behavior.on.null.values"], converter_for(config), partitioner_for(config))
+    steps = (config["behavior.on.null.values"], converter_for(config, "value", planned.topic), partitioner_for(config))
     try:
         try:
             for chunk in read_range(config, planned):

@@ -10,6 +10,7 @@ from sink_engine.format.base import Format
 from sink_engine.model import ClosedFile
 from sink_engine.records import RecordChunk
 from sink_engine.rotation import RotationPolicy
+from sink_engine.rotation.schema_gate import SchemaGate
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
 
@@ -25,7 +26,7 @@ class OpenFile:
     def add(self, offsets: list, values: ValueColumn) -> None:
         self.last_offset = offsets[-1]
         self.record_count += len(offsets)
-        self.columns.append(ValueColumn(values.kind, values.items))  # items only: parsed documents are dropped
+        self.columns.append(values.without_documents())
 
 
 class TopicPartitionWriter:
@@ -33,8 +34,9 @@ class TopicPartitionWriter:
     `next_offset` is the first offset not in any of them (records from there on are not written)."""
 
     def __init__(self, topic: str, partition: int, start_offset: int, fmt: Format, naming: ObjectNaming,
-                 rotation: RotationPolicy, uploader: Uploader):
+                 rotation: RotationPolicy, uploader: Uploader, schema_gate: SchemaGate | None = None):
         self.topic, self.partition = topic, partition
+        self._gate = schema_gate or SchemaGate("none", topic, partition)
         self.next_offset = start_offset
         self.closed: list[ClosedFile] = []
         self._fmt, self._naming, self._rotation, self._uploader = fmt, naming, rotation, uploader
@@ -46,7 +48,11 @@ class TopicPartitionWriter:
         position = 0
         while position < len(chunk):
             stop = min(len(chunk), position + self._rotation.room(self._open_records))
-            self._add(chunk.offsets[position:stop], values.slice(position, stop), partitions, position, stop)
+            stop, admitted = self._gate.admit(chunk.offsets, values, partitions, position, stop, self._open_records > 0)
+            if stop == position:  # a schema change closes the open files (schema.compatibility)
+                self.close_all(next_offset=chunk.offsets[position])
+                continue
+            self._add(chunk.offsets[position:stop], admitted, partitions, position, stop)
             self._open_records += stop - position
             position = stop
             if self._rotation.room(self._open_records) == 0:
@@ -65,6 +71,7 @@ class TopicPartitionWriter:
             events.emit(events.FILE_CLOSED, key=key, records=closed.record_count, bytes=closed.size_bytes)
         self._open.clear()
         self._open_records = 0
+        self._gate.reset()
         self.next_offset = next_offset
 
     def _add(self, offsets: list, values: ValueColumn, partitions, start: int, stop: int) -> None:

@@ -15,6 +15,7 @@ from sink_engine.config.keys import (
     REQUIRED,
     Key,
 )
+from sink_engine.config.converters import check_converter_settings
 from sink_engine.errors import ConfigError
 
 __all__ = ["SinkConfig", "parse_config", "load_config"]
@@ -176,8 +177,4 @@ def _check_combinations(config: SinkConfig) -> None:
             raise ConfigError("topics.regex", f"not a valid regular expression: {e}") from e
     if not config["connector.class"].endswith("S3SinkConnector"):
         raise ConfigError("connector.class", f"{config['connector.class']} is not the S3 sink connector")
-    if config["value.converter"] == "json" and config["value.converter.schemas.enable"]:
-        raise ConfigError(
-            "value.converter.schemas.enable",
-            "the JsonConverter schema envelope (true, Kafka Connect's default) is not built yet; set it to false",
-        )
+    check_converter_settings(config)

@@ -49,7 +49,30 @@ CONVERTER_CLASSES = {
     "string": ("org.apache.kafka.connect.storage.StringConverter", "StringConverter", "string"),
     "bytearray": ("org.apache.kafka.connect.converters.ByteArrayConverter", "ByteArrayConverter", "bytearray"),
     "avro": ("io.confluent.connect.avro.AvroConverter", "AvroConverter", "avro"),
+    "glueavro": ("com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter", "AWSKafkaAvroConverter",
+                 "glueavro"),
 }
+BUILT_CONVERTERS = ("json", "string", "bytearray", "avro", "glueavro")
+
+
+def _converter_keys(role: str) -> tuple[Key, ...]:
+    """The settings of the `<role>.converter` (role: value or key), named as the converters name them."""
+    prefix = f"{role}.converter."
+    return (
+        Key(prefix + "schema.registry.url", "string", None,
+            "AvroConverter: Confluent Schema Registry URL(s), comma-separated; user:password@ in the URL is allowed."),
+        Key(prefix + "basic.auth.credentials.source", "choice", "url",
+            "AvroConverter: where the registry's basic-auth credentials come from: URL or USER_INFO.",
+            choices=("url", "user_info")),
+        Key(prefix + "basic.auth.user.info", "string", None,
+            "AvroConverter: user:password for the registry with credentials source USER_INFO."),
+        Key(prefix + "region", "string", None,
+            "AWSKafkaAvroConverter: region of the Glue Schema Registry (default: boto3's region)."),
+        Key(prefix + "endpoint", "string", None, "AWSKafkaAvroConverter: Glue endpoint override."),
+        Key(prefix + "registry.name", "string", None,
+            "AWSKafkaAvroConverter: accepted for compatibility; reading needs only the schema version id in each record."),
+    )
+
 
 KEYS: tuple[Key, ...] = (
     Key("name", "string", REQUIRED, "Connector name; keys the offsets and the lease in DynamoDB."),
@@ -76,12 +99,21 @@ KEYS: tuple[Key, ...] = (
     Key("partitioner.class", "class", f"{_STORAGE}.partitioner.DefaultPartitioner", "Partitioner of object keys.",
         classes=PARTITIONER_CLASSES, built=("default",)),
     Key("value.converter", "class", "org.apache.kafka.connect.json.JsonConverter", "Converter of record values.",
-        classes=CONVERTER_CLASSES, built=("json", "string", "bytearray")),
+        classes=CONVERTER_CLASSES, built=BUILT_CONVERTERS),
     Key("value.converter.schemas.enable", "bool", True,
         "JsonConverter: values carry a {schema, payload} envelope (Kafka Connect's default, true)."),
+    *_converter_keys("value"),
     Key("key.converter", "class", "org.apache.kafka.connect.storage.StringConverter",
-        "Converter of record keys; keys are not written to S3 yet.", classes=CONVERTER_CLASSES,
-        built=("json", "string", "bytearray")),
+        "Converter of record keys (used for the keys sidecar files, store.kafka.keys).", classes=CONVERTER_CLASSES,
+        built=BUILT_CONVERTERS),
+    Key("key.converter.schemas.enable", "bool", True,
+        "JsonConverter for keys: keys carry a {schema, payload} envelope (Kafka Connect's default, true)."),
+    *_converter_keys("key"),
+    Key("schema.compatibility", "choice", "none",
+        "Schema evolution within a topic-partition's open files: NONE rotates on any schema change; BACKWARD and "
+        "FULL rotate on a newer schema version and project older records to the current schema; FORWARD rotates "
+        "on an older version and projects newer records to the current schema.",
+        choices=("none", "backward", "forward", "full")),
     Key("behavior.on.null.values", "choice", "fail", "What a record with a null value (tombstone) does.",
         choices=("fail", "ignore")),
     Key("errors.tolerance", "choice", "none", "none: a bad record fails the run, nothing past it is committed.",

@@ -11,18 +11,31 @@ from sink_engine.records import RecordChunk
 #   "json":   JSON text of each value as bytes (validated, on one line)
 #   "string": str
 #   "bytes":  bytes
-KINDS = ("json", "string", "bytes")
+#   "struct": dicts of a Connect schema (convert/schema.py); `schemas` holds each record's Schema
+KINDS = ("json", "string", "bytes", "struct")
 
 
 class ValueColumn:
     """Converted values of consecutive records. `items` are what formats encode; `documents()` gives
-    the values as Python objects (dicts for JSON objects) for steps that read fields, parsed once."""
+    the values as Python objects (dicts for JSON objects and structs) for steps that read fields, parsed once.
 
-    def __init__(self, kind: str, items: list, documents: list | None = None):
+    `schemas` (struct kind only) is parallel to `items`: the schema each value was written with, or after
+    projection the schema of the file. `sidecars` maps a sidecar name ("keys", "headers") to a column
+    parallel to this one, so that the sidecar records follow the values into the same files.
+    """
+
+    def __init__(self, kind: str, items: list, documents: list | None = None, schemas: list | None = None,
+                 sidecars: dict | None = None):
         self.kind, self.items, self._documents = kind, items, documents
+        self.schemas, self.sidecars = schemas, sidecars or {}
 
     def __len__(self) -> int:
         return len(self.items)
+
+    @property
+    def schema(self):
+        """The schema of a struct column whose values share one (a file's column), else None."""
+        return self.schemas[0] if self.schemas else None
 
     def documents(self) -> list:
         if self._documents is None:
@@ -30,12 +43,19 @@ class ValueColumn:
         return self._documents
 
     def slice(self, start: int, stop: int) -> "ValueColumn":
-        docs = None if self._documents is None else self._documents[start:stop]
-        return ValueColumn(self.kind, self.items[start:stop], docs)
+        return self._derive(lambda items: items[start:stop])
 
     def select(self, positions: list[int]) -> "ValueColumn":
-        docs = None if self._documents is None else [self._documents[i] for i in positions]
-        return ValueColumn(self.kind, [self.items[i] for i in positions], docs)
+        return self._derive(lambda items: [items[i] for i in positions])
+
+    def without_documents(self) -> "ValueColumn":
+        """The same column keeping only what files need (parsed JSON documents are dropped)."""
+        return ValueColumn(self.kind, self.items, None, self.schemas, self.sidecars)
+
+    def _derive(self, pick) -> "ValueColumn":
+        return ValueColumn(self.kind, pick(self.items), None if self._documents is None else pick(self._documents),
+                           None if self.schemas is None else pick(self.schemas),
+                           {name: column._derive(pick) for name, column in self.sidecars.items()})
 
     @classmethod
     def concat(cls, columns: list["ValueColumn"]) -> "ValueColumn":
@@ -43,7 +63,9 @@ class ValueColumn:
         items: list = []
         for column in columns:
             items.extend(column.items)
-        return cls(columns[0].kind, items)
+        schemas = None if columns[0].schemas is None else [s for c in columns for s in c.schemas]
+        sidecars = {name: cls.concat([c.sidecars[name] for c in columns]) for name in columns[0].sidecars}
+        return cls(columns[0].kind, items, None, schemas, sidecars)
 
 
 class Converter(Protocol):

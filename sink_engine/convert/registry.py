@@ -1,13 +1,28 @@
-"""Converter by its canonical config name (see config.keys.CONVERTER_CLASSES)."""
+"""Converter by its canonical config name (see config.keys.CONVERTER_CLASSES), for values or keys."""
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig
+from sink_engine.config.keys import KEYS
 from sink_engine.convert.base import Converter
+from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter, registry_client
+from sink_engine.convert.envelope_json_converter import EnvelopeJsonConverter
+from sink_engine.convert.glue_converter import GlueSchemaRegistryConverter, glue_client
 from sink_engine.convert.json_converter import SchemalessJsonConverter
 from sink_engine.convert.text_converters import ByteArrayConverter, StringConverter
 
-_CONVERTERS = {"json": SchemalessJsonConverter, "string": StringConverter, "bytearray": ByteArrayConverter}
+
+def converter_for(config: SinkConfig, role: str = "value", topic: str = "") -> Converter:
+    """The `<role>.converter` (role: value or key) for records of `topic` (the registry subject's topic)."""
+    name, prefix = config[f"{role}.converter"], f"{role}.converter."
+    if name == "json":
+        return EnvelopeJsonConverter() if config[prefix + "schemas.enable"] else SchemalessJsonConverter()
+    if name == "avro":
+        return ConfluentAvroConverter(registry_client(_settings(config, prefix)), f"{topic}-{role}")
+    if name == "glueavro":
+        return GlueSchemaRegistryConverter(glue_client(_settings(config, prefix)))
+    return {"string": StringConverter, "bytearray": ByteArrayConverter}[name]()
 
 
-def converter_for(config: SinkConfig) -> Converter:
-    return _CONVERTERS[config["value.converter"]]()
+def _settings(config: SinkConfig, prefix: str) -> dict:
+    """The `<prefix>*` keys without the prefix."""
+    return {k.name[len(prefix):]: config[k.name] for k in KEYS if k.name.startswith(prefix)}

@@ -10,6 +10,7 @@ import gzip
 
 import orjson
 
+from sink_engine.convert import connect_json
 from sink_engine.convert.base import ValueColumn
 
 DEFAULT_GZIP_LEVEL = 6
@@ -33,4 +34,6 @@ def _json_lines(values: ValueColumn) -> list:
         return values.items
     if values.kind == "string":
         return [orjson.dumps(item) for item in values.items]
+    if values.kind == "struct":
+        return [connect_json.to_json(item) for item in values.items]
     return [orjson.dumps(base64.b64encode(item).decode("ascii")) for item in values.items]

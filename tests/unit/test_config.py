@@ -47,11 +47,11 @@ def test_format_class_names_and_short_names(spelling, canonical):
     ("format.class", "io.confluent.connect.s3.format.parquet.ParquetFormat", "not built yet"),
     ("format.class", "com.example.Nope", "unknown class"),
     ("partitioner.class", "io.confluent.connect.storage.partitioner.TimeBasedPartitioner", "not built yet"),
-    ("value.converter", "io.confluent.connect.avro.AvroConverter", "not built yet"),
+    ("schema.compatibility", "sideways", "expected one of none, backward, forward, full"),
     ("s3.compression.type", "zstd", "expected one of none, gzip"),
     ("s3.compression.level", "10", "at most 9"),
     ("rotate.interval.ms", "60000", "record-time rotation is not built yet"),
-    ("value.converter.schemas.enable", "true", "schema envelope"),
+    ("key.converter.basic.auth.credentials.source", "SASL_INHERIT", "expected one of url, user_info"),
     ("bootstrap.servers", None, "is required"),
 ])
 def test_errors_name_the_key(key, value, message):

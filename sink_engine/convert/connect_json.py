@@ -1,0 +1,173 @@
+"""Kafka Connect's JSON schema language (the `schema` half of a JsonConverter envelope) and its values.
+
+`parse_schema` reads a schema document into a `Schema`. `compile_decoder` returns a function that turns a
+payload into the Python values of that schema, as Connect's JsonConverter does: bytes are base64 text,
+Decimal is base64 of the unscaled two's-complement integer (or a number), Date is days since the epoch,
+Time milliseconds of the day, Timestamp epoch milliseconds; a missing or null field takes the field's
+default, is null when optional, and is an error otherwise. Errors are ValueError naming the field path.
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+from typing import Any, Callable
+
+import orjson
+
+from sink_engine.convert.schema import DATE, DECIMAL, FLOAT_TYPES, INTEGER_TYPES, TIME, TIMESTAMP, Field, Schema
+
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
+
+Decoder = Callable[[Any, str], Any]
+
+
+def parse_schema(document: Any) -> Schema:
+    """A Connect schema from its JSON form; ValueError names what is wrong."""
+    if not isinstance(document, dict) or "type" not in document:
+        raise ValueError(f"a schema must be an object with a 'type', got {document!r:.80}")
+    kind = document["type"]
+    parts: dict[str, Any] = {}
+    if kind == "struct":
+        parts["fields"] = tuple(Field(f["field"], parse_schema(f)) for f in document.get("fields", ()))
+    elif kind == "array":
+        parts["items"] = parse_schema(document.get("items"))
+    elif kind == "map":
+        parts["keys"], parts["values"] = parse_schema(document.get("keys")), parse_schema(document.get("values"))
+    parameters = tuple(sorted((str(k), str(v)) for k, v in (document.get("parameters") or {}).items()))
+    schema = Schema(kind, bool(document.get("optional", False)), None, document.get("name"),
+                    document.get("version"), parameters, **parts)
+    if document.get("default") is not None:
+        schema = Schema(**{**schema.__dict__, "default": compile_decoder(schema)(document["default"], "default")})
+    return schema
+
+
+def compile_decoder(schema: Schema) -> Decoder:
+    """A function (payload, path) -> Python value for this schema, applying defaults and optionality."""
+    decode = _logical(schema) or _structured(schema) or _primitive(schema)
+    default, optional, label = schema.default_value(), schema.optional, schema.describe()
+
+    def decode_nullable(value: Any, path: str) -> Any:
+        if value is None:
+            if default is not None:
+                return default
+            if optional:
+                return None
+            raise ValueError(f"{path or 'value'}: null for a required {label} field")
+        return decode(value, path)
+
+    return decode_nullable
+
+
+def _structured(schema: Schema) -> Decoder | None:
+    if schema.type == "struct":
+        fields = [(f.name, compile_decoder(f.schema)) for f in schema.fields]
+
+        def struct(value, path):
+            _expect(isinstance(value, dict), value, "an object", path)
+            return {name: decode(value.get(name), f"{path}.{name}" if path else name) for name, decode in fields}
+        return struct
+    if schema.type == "array":
+        item = compile_decoder(schema.items)
+
+        def array(value, path):
+            _expect(isinstance(value, list), value, "an array", path)
+            return [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return array
+    if schema.type == "map":
+        key, val = compile_decoder(schema.keys), compile_decoder(schema.values)
+
+        def mapping(value, path):
+            _expect(isinstance(value, (dict, list)), value, "an object or an array of pairs", path)
+            pairs = value.items() if isinstance(value, dict) else value  # non-string keys: [[k, v], ...]
+            return {key(k, path): val(v, f"{path}[{k}]") for k, v in pairs}
+        return mapping
+    return None
+
+
+def _primitive(schema: Schema) -> Decoder:
+    kind = schema.type
+    if kind in INTEGER_TYPES:
+        low, high = -(1 << (_INT_BITS[kind] - 1)), (1 << (_INT_BITS[kind] - 1)) - 1
+
+        def integer(value, path):
+            _expect(type(value) is int and low <= value <= high, value, f"an {kind}", path)
+            return value
+        return integer
+    if kind in FLOAT_TYPES:
+        def number(value, path):
+            _expect(type(value) in (int, float), value, "a number", path)
+            return float(value)
+        return number
+    if kind == "bytes":
+        return lambda value, path: _base64(value, path)
+    expected = {"boolean": bool, "string": str}[kind]
+
+    def plain(value, path):
+        _expect(type(value) is expected, value, f"a {kind}", path)
+        return value
+    return plain
+
+
+def _logical(schema: Schema) -> Decoder | None:
+    if schema.name == DECIMAL:
+        scale = int(schema.parameter("scale", "0"))
+
+        def to_decimal(value, path):
+            if type(value) in (int, float):
+                return decimal.Decimal(str(value)).quantize(decimal.Decimal(1).scaleb(-scale))
+            unscaled = int.from_bytes(_base64(value, path), "big", signed=True)
+            return decimal.Decimal(unscaled).scaleb(-scale)
+        return to_decimal
+    if schema.name == DATE:
+        return lambda value, path: EPOCH.date() + datetime.timedelta(days=_int(value, path))
+    if schema.name == TIME:
+        return lambda value, path: (EPOCH + datetime.timedelta(milliseconds=_int(value, path))).time()
+    if schema.name == TIMESTAMP:
+        return lambda value, path: EPOCH + datetime.timedelta(milliseconds=_int(value, path))
+    return None
+
+
+def _int(value: Any, path: str) -> int:
+    _expect(type(value) is int, value, "an integer", path)
+    return value
+
+
+def _base64(value: Any, path: str) -> bytes:
+    _expect(isinstance(value, str), value, "base64 text", path)
+    try:
+        return base64.b64decode(value, validate=True)
+    except ValueError:
+        raise ValueError(f"{path or 'value'}: {value!r:.40} is not valid base64") from None
+
+
+def _expect(ok: bool, value: Any, what: str, path: str) -> None:
+    if not ok:
+        raise ValueError(f"{path or 'value'}: expected {what}, got {value!r:.60}")
+
+
+def to_json(value: Any) -> bytes:
+    """Compact JSON of a value of a schema, as Connect's JsonConverter writes it without a schema
+    (bytes and Decimal as base64, Date as days, Time as milliseconds of the day, Timestamp as epoch ms)."""
+    return orjson.dumps(value, default=_encode_logical, option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS)
+
+
+def _encode_logical(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, decimal.Decimal):
+        unscaled = int(value.scaleb(-value.as_tuple().exponent))
+        return base64.b64encode(unscaled.to_bytes(_signed_length(unscaled), "big", signed=True)).decode("ascii")
+    if isinstance(value, datetime.datetime):
+        return (value - EPOCH) // datetime.timedelta(milliseconds=1)
+    if isinstance(value, datetime.date):
+        return (value - EPOCH.date()).days
+    if isinstance(value, datetime.time):
+        return (value.hour * 3600 + value.minute * 60 + value.second) * 1000 + value.microsecond // 1000
+    raise TypeError(f"{type(value).__name__} is not a Connect value")
+
+
+def _signed_length(number: int) -> int:
+    """Bytes of the shortest two's-complement form (Java's BigInteger.toByteArray)."""
+    return (number if number >= 0 else ~number).bit_length() // 8 + 1

@@ -1,0 +1,65 @@
+"""What the schema'd converters share: a header naming the schema, a schema cache, one column per chunk.
+
+A subclass implements `split(value) -> (schema_ref, payload)` (the registry's wire header) and
+`fetch(schema_ref) -> decoder` (a registry lookup, done once per schema reference and cached). A decoder
+has `schema` (a Connect Schema, or None for schemaless JSON payloads) and `decode(payload)`.
+"""
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+from sink_engine.convert.base import ValueColumn
+from sink_engine.convert.connect_json import to_json
+from sink_engine.errors import RecordError
+from sink_engine.records import RecordChunk
+
+
+class SchemaRegistryConverter:
+    label = "converter"  # names the converter in record errors
+
+    def __init__(self):
+        self._decoders: dict[Hashable, Any] = {}
+
+    def split(self, value: bytes) -> tuple[Hashable, bytes]:
+        raise NotImplementedError
+
+    def fetch(self, schema_ref: Hashable):
+        raise NotImplementedError
+
+    def convert(self, chunk: RecordChunk) -> ValueColumn:
+        items, schemas = [], []
+        for offset, value in zip(chunk.offsets, chunk.values):
+            try:
+                schema_ref, payload = self.split(value)
+                decoder = self._decoders.get(schema_ref)
+                if decoder is None:
+                    decoder = self._decoders[schema_ref] = self.fetch(schema_ref)
+                items.append(decoder.decode(payload))
+            except ValueError as e:
+                raise RecordError(chunk.topic, chunk.partition, offset, f"{self.label}: {e}") from None
+            schemas.append(decoder.schema)
+        return column_of(items, schemas, chunk)
+
+
+def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
+    """The column of decoded values: "struct" when every schema is a struct; "string" / "bytes" for those
+    top-level types; "json" (compact Connect JSON text) for other schemas and for schemaless JSON values."""
+    kinds = [_kind(schema) for schema in schemas]
+    if any(kind != kinds[0] for kind in kinds):
+        position = next(i for i, kind in enumerate(kinds) if kind != kinds[0])
+        raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
+                          f"its value is {kinds[position]} after {kinds[0]} values in the same batch; "
+                          "mixing struct and non-struct values in one topic-partition is not supported")
+    if kinds[0] == "struct":
+        return ValueColumn("struct", items, items, schemas)
+    if kinds[0] in ("string", "bytes"):
+        return ValueColumn(kinds[0], items)
+    return ValueColumn("json", [to_json(item) for item in items])
+
+
+def _kind(schema) -> str:
+    if schema is None:
+        return "json"
+    if schema.type == "struct":
+        return "struct"
+    return schema.type if schema.type in ("string", "bytes") and schema.name is None else "json"

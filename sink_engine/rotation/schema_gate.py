@@ -1,0 +1,93 @@
+"""`schema.compatibility`: when a schema change closes a topic-partition's open files, and projection.
+
+As in the Confluent connector (storage-common's StorageSchemaCompatibility and the S3 sink's
+TopicPartitionWriter): each encoded partition has a current schema, set by the first record that goes
+to it after the open files were last closed. A record whose schema "changes the schema" closes every open
+file of the topic-partition (when any record is open) and becomes the current schema; any other record is
+projected to the current schema. A schema changes the schema:
+  NONE:            when it differs from the current one (no projection: files hold one schema each);
+  BACKWARD, FULL:  when its version is newer (older records are projected up to the current schema);
+  FORWARD:         when its version is older (newer records are projected down to the current schema).
+BACKWARD, FORWARD and FULL need schema versions (registry versions, or `version` in a JSON envelope).
+Values without a schema ("json", "string", "bytes" columns) pass through; switching between them and
+schema'd values while files are open is an error, as in the connector.
+"""
+from __future__ import annotations
+
+from sink_engine.convert.base import ValueColumn
+from sink_engine.convert.projection import ProjectionError, project
+from sink_engine.errors import RecordError
+
+MODES = ("none", "backward", "forward", "full")
+
+
+def changes_schema(mode: str, schema, current) -> bool:
+    """Whether a record of `schema` must start new files when the current schema is `current`."""
+    if schema is current or schema == current:
+        return False
+    if mode == "none":
+        return True
+    if schema.version is None or current.version is None:
+        raise ProjectionError(f"a schema version is required for {mode.upper()} compatibility "
+                              f"({schema.describe()} after {current.describe()})")
+    return schema.version < current.version if mode == "forward" else schema.version > current.version
+
+
+class SchemaGate:
+    """Per topic-partition state of the current schemas. `admit` is called before records are appended;
+    `reset` when the writer has closed every open file."""
+
+    def __init__(self, mode: str, topic: str, partition: int):
+        self.mode, self.topic, self.partition = mode, topic, partition
+        self._current: dict[str, object] = {}
+        self._kind: bool | None = None
+
+    def reset(self) -> None:
+        self._current.clear()
+        self._kind = None
+
+    def admit(self, offsets: list, values: ValueColumn, partitions, start: int, stop: int,
+              has_open: bool) -> tuple[int, ValueColumn]:
+        """Records [start, end) that can be appended now, projected to the current schemas. `end == start`
+        means the open files must be closed first (a schema change); then call again."""
+        self._check_kind(offsets[start], values.kind, has_open)
+        if values.kind != "struct":
+            return stop, values.slice(start, stop)
+        schemas = values.schemas
+        for i in range(start, stop):
+            encoded = partitions if isinstance(partitions, str) else partitions[i]
+            current = self._current.setdefault(encoded, schemas[i])
+            if current is not schemas[i] and self._changes(offsets[i], schemas[i], current):
+                if has_open or i > start:
+                    return i, values.slice(start, i)
+                self._current[encoded] = schemas[i]
+        return stop, self._project(offsets, values, partitions, start, stop)
+
+    def _changes(self, offset: int, schema, current) -> bool:
+        try:
+            return changes_schema(self.mode, schema, current)
+        except ProjectionError as e:
+            raise RecordError(self.topic, self.partition, offset, str(e)) from None
+
+    def _project(self, offsets, values: ValueColumn, partitions, start: int, stop: int) -> ValueColumn:
+        items, schemas = values.items[start:stop], values.schemas[start:stop]
+        for j, schema in enumerate(schemas):
+            current = self._current[partitions if isinstance(partitions, str) else partitions[start + j]]
+            if schema is current:
+                continue
+            try:
+                items[j] = project(items[j], schema, current)
+            except ProjectionError as e:
+                raise RecordError(self.topic, self.partition, offsets[start + j],
+                                  f"cannot be projected from {schema.describe()} to {current.describe()} "
+                                  f"(schema.compatibility={self.mode.upper()}): {e}") from None
+            schemas[j] = current
+        sliced = values.slice(start, stop)
+        return ValueColumn("struct", items, items, schemas, sliced.sidecars)
+
+    def _check_kind(self, offset: int, kind: str, has_open: bool) -> None:
+        schemaful = kind == "struct"
+        if has_open and self._kind is not None and self._kind != schemaful:
+            raise RecordError(self.topic, self.partition, offset,
+                              "switch between schema-based and schema-less values is not supported")
+        self._kind = schemaful

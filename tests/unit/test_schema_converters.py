@@ -1,0 +1,113 @@
+"""JsonConverter envelopes, Avro schemas, Connect JSON output and Arrow types: pure, no I/O."""
+from __future__ import annotations
+
+import datetime
+import decimal
+import io
+
+import fastavro
+import orjson
+import pyarrow as pa
+import pytest
+
+from sink_engine.convert.arrow_types import arrow_schema
+from sink_engine.convert.avro_schema import AvroDecoder
+from sink_engine.convert.connect_json import to_json
+from sink_engine.convert.envelope_json_converter import EnvelopeJsonConverter
+from sink_engine.errors import RecordError
+from sink_engine.records import RecordChunk
+
+SCHEMA = {"type": "struct", "name": "Order", "version": 1, "fields": [
+    {"field": "id", "type": "int64"},
+    {"field": "qty", "type": "int16", "optional": True},
+    {"field": "price", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "2"}},
+    {"field": "day", "type": "int32", "name": "org.apache.kafka.connect.data.Date"},
+    {"field": "at", "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp"},
+    {"field": "tags", "type": "array", "items": {"type": "string"}},
+    {"field": "attrs", "type": "map", "keys": {"type": "string"}, "values": {"type": "float64"}, "optional": True},
+    {"field": "blob", "type": "bytes", "optional": True},
+    {"field": "status", "type": "string", "default": "new"},
+]}
+PAYLOAD = {"id": 7, "qty": None, "price": "MDk=", "day": 19000, "at": 1700000000123, "tags": ["a", "b"],
+           "attrs": {"w": 1}, "blob": "AAE="}
+
+
+def chunk_of(*values: bytes) -> RecordChunk:
+    return RecordChunk("t", 0, list(range(len(values))), list(values), keys=[None] * len(values),
+                       timestamps=[0] * len(values))
+
+
+def envelope(payload, schema=SCHEMA) -> bytes:
+    return orjson.dumps({"schema": schema, "payload": payload})
+
+
+def test_envelope_payload_becomes_typed_values_and_writes_back_as_connect_json():
+    # given an envelope with every kind of field
+    column = EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD)))
+    # then the values are typed, defaults applied, and the schema is known
+    value = column.items[0]
+    assert column.kind == "struct" and column.schema.describe() == "Order v1"
+    assert value["price"] == decimal.Decimal("123.45") and value["status"] == "new"
+    assert value["day"] == datetime.date(2022, 1, 8) and value["blob"] == b"\x00\x01"
+    assert value["at"] == datetime.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=datetime.timezone.utc)
+    assert value["attrs"] == {"w": 1.0}
+    # and the Connect JSON of the value is the payload again (with the default filled in)
+    assert orjson.loads(to_json(value)) == {**PAYLOAD, "attrs": {"w": 1.0}, "status": "new"}
+
+
+def test_envelope_values_fit_their_arrow_schema():
+    column = EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD), envelope({**PAYLOAD, "id": 8})))
+    schema = arrow_schema(column.schema)
+    assert schema.field("id").type == pa.int64() and not schema.field("id").nullable
+    assert schema.field("price").type == pa.decimal128(38, 2)
+    assert schema.field("at").type == pa.timestamp("ms", tz="UTC")
+    assert schema.field("attrs").type.item_type == pa.float64() and schema.field("qty").nullable
+    table = pa.Table.from_pylist(column.items, schema=schema)
+    assert table.column("id").to_pylist() == [7, 8]
+
+
+def test_records_sharing_a_schema_share_one_schema_object():
+    column = EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD), envelope({**PAYLOAD, "id": 8})))
+    assert column.schemas[0] is column.schemas[1]
+
+
+@pytest.mark.parametrize("value, message", [
+    (b'{"a": 1}', 'requires "schema" and "payload"'),
+    (envelope({**PAYLOAD, "id": "x"}), "id: expected an int64"),
+    (envelope({**PAYLOAD, "qty": 70000}), "qty: expected an int16"),
+    (envelope({k: v for k, v in PAYLOAD.items() if k != "day"}), "day: null for a required"),
+    (envelope({**PAYLOAD, "blob": "!!"}), "blob: '!!' is not valid base64"),
+    (b"not json", "not valid JSON"),
+])
+def test_bad_envelopes_name_the_record_and_the_field(value, message):
+    with pytest.raises(RecordError) as caught:
+        EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD), value))
+    assert caught.value.offset == 1 and message in str(caught.value)
+
+
+def test_a_primitive_envelope_gives_json_text():
+    column = EnvelopeJsonConverter().convert(chunk_of(envelope(5, {"type": "int32"})))
+    assert column.kind == "json" and column.items == [b"5"]
+
+
+def test_avro_schema_maps_to_connect_types_and_decodes():
+    avro = {"type": "record", "name": "Ev", "namespace": "ns", "fields": [
+        {"name": "id", "type": "long"}, {"name": "n", "type": ["null", "int"], "default": None},
+        {"name": "kind", "type": {"type": "enum", "name": "K", "symbols": ["A", "B"]}},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+        {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros"}}]}
+    datum = {"id": 1, "n": None, "kind": "B", "amount": decimal.Decimal("2.50"), "ts": 5}
+    buffer = io.BytesIO()
+    fastavro.schemaless_writer(buffer, fastavro.parse_schema(avro), datum)
+    decoder = AvroDecoder(avro, 3)
+    assert decoder.schema.describe() == "ns.Ev v3"
+    assert [(f.name, f.schema.type, f.schema.optional) for f in decoder.schema.fields] == [
+        ("id", "int64", False), ("n", "int32", True), ("kind", "string", False), ("amount", "bytes", False),
+        ("ts", "int64", False)]
+    assert decoder.decode(buffer.getvalue()) == datum
+    assert arrow_schema(decoder.schema).field("amount").type == pa.decimal128(9, 2)
+
+
+def test_avro_unions_of_two_types_are_refused_clearly():
+    with pytest.raises(ValueError, match="only a union of null and one type"):
+        AvroDecoder({"type": "record", "name": "R", "fields": [{"name": "x", "type": ["int", "string"]}]}, 1)
