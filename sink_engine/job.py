@@ -12,8 +12,10 @@ from sink_engine.config import SinkConfig
 from sink_engine.errors import SinkError
 from sink_engine.failpoints import failpoint
 from sink_engine.model import PartitionRange, TaskResult
-from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
-from sink_engine.planner import plan_ranges
+from sink_engine.offsets import LeaseKeeper, LeaseToken, Leases, OffsetStore, table_exists
+from sink_engine.offsets.plans import PlanStore
+from sink_engine.planner import plan_ranges, with_wall_clock
+from sink_engine.rotation.schedule import WallClockCuts, needs_recorded_plan
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
 
@@ -69,6 +71,9 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     try:
         with LeaseKeeper(leases, token, duration):
             ranges = plan(config, store)
+            plans = PlanStore(dynamodb, table) if needs_recorded_plan(config) else None
+            if plans:
+                ranges = decide_wall_clock(config, store, plans, token, ranges, clock())
             events.emit(events.RUN_PLANNED, connector=config.name, epoch=token.epoch,
                         ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges])
             results = run_ranges(spark, config, [r for r in ranges if len(r)])
@@ -77,6 +82,8 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
                         records=summary.records_written, bytes=summary.bytes_written)
             failpoint("after_upload_before_commit")
             summary.committed = commit_results(store, token, results + _unread(ranges))
+            if plans:
+                plans.forget(config.name, [r.tp for r in ranges])
     except Exception:
         leases.release(token)
         raise
@@ -88,6 +95,16 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     if failed:
         raise TaskFailedError("; ".join(r.error for r in failed))
     return summary
+
+
+def decide_wall_clock(config: SinkConfig, store: OffsetStore, plans: PlanStore, token: LeaseToken,
+                      ranges: list[PartitionRange], now: int) -> list[PartitionRange]:
+    """Repeat the recorded plan of a run that died before committing, else decide the wall-clock cut and
+    time now; record the decisions before any task runs (DESIGN.md §2 point 3)."""
+    decided = with_wall_clock(ranges, store.committed(config.name), plans.recorded(config.name), now,
+                              WallClockCuts.from_config(config).due)
+    plans.record(token, [r for r in decided if len(r)])
+    return decided
 
 
 def _unread(ranges: list[PartitionRange]) -> list[TaskResult]:

@@ -20,6 +20,7 @@ class CommittedOffset:
     next_offset: int
     committed_at_ms: int
     last_file: str | None
+    dead_letters: dict = field(default_factory=dict)  # error class -> records sent to the DLQ, all runs
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,9 @@ class PartitionRange:
     """Records [start_offset, end_offset) of one topic-partition that a run reads.
 
     `expected_committed` is the committed next offset the plan started from (None: nothing committed yet);
-    the commit is conditional on it still being there.
+    the commit is conditional on it still being there. `cut_at_end`: close every open file at the end offset
+    (wall-clock rotation); `wallclock_ms`: the time the Wallclock extractor gives every record of the range.
+    Both are recorded with the plan before any upload, so that a rerun after a crash repeats them.
     """
 
     topic: str
@@ -35,6 +38,8 @@ class PartitionRange:
     start_offset: int
     end_offset: int
     expected_committed: int | None
+    cut_at_end: bool = False
+    wallclock_ms: int | None = None
 
     @property
     def tp(self) -> TopicPartition:
@@ -66,6 +71,8 @@ class TaskResult:
     files: list[ClosedFile] = field(default_factory=list)
     error: str | None = None
     error_class: str | None = None
+    dead_letters: dict = field(default_factory=dict)  # error class -> records before next_offset sent to the DLQ
+    dlq_scan_from: int | None = None  # dead-letter topic position to scan from on the next run (see sink_engine.dlq)
 
     def to_dict(self) -> dict:
         return asdict(self)

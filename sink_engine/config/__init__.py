@@ -15,7 +15,10 @@ from sink_engine.config.keys import (
     REQUIRED,
     Key,
 )
+from sink_engine.config.dead_letters import check_dead_letter_settings
+from sink_engine.config.output_settings import check_output_settings
 from sink_engine.config.converters import check_converter_settings
+from sink_engine.config.partitioning import check_partitioning_settings
 from sink_engine.errors import ConfigError
 
 __all__ = ["SinkConfig", "parse_config", "load_config"]
@@ -177,4 +180,7 @@ def _check_combinations(config: SinkConfig) -> None:
             raise ConfigError("topics.regex", f"not a valid regular expression: {e}") from e
     if not config["connector.class"].endswith("S3SinkConnector"):
         raise ConfigError("connector.class", f"{config['connector.class']} is not the S3 sink connector")
+    check_dead_letter_settings(config)
+    check_output_settings(config)
     check_converter_settings(config)
+    check_partitioning_settings(config)

@@ -36,6 +36,7 @@ FORMAT_CLASSES = {
     "parquet": (f"{_S3}.format.parquet.ParquetFormat", "ParquetFormat", "parquet"),
     "avro": (f"{_S3}.format.avro.AvroFormat", "AvroFormat", "avro"),
     "bytearray": (f"{_S3}.format.bytearray.ByteArrayFormat", "ByteArrayFormat", "bytearray"),
+    "blockgzip": ("BlockGzipFormat", "blockgzip"),
 }
 PARTITIONER_CLASSES = {
     "default": (f"{_STORAGE}.partitioner.DefaultPartitioner", "DefaultPartitioner", "default"),
@@ -43,6 +44,8 @@ PARTITIONER_CLASSES = {
     "time": (f"{_STORAGE}.partitioner.TimeBasedPartitioner", "TimeBasedPartitioner", "time"),
     "daily": (f"{_STORAGE}.partitioner.DailyPartitioner", "DailyPartitioner", "daily"),
     "hourly": (f"{_STORAGE}.partitioner.HourlyPartitioner", "HourlyPartitioner", "hourly"),
+    # this engine's own: field segments, then the time path (the Confluent connector has no such layout)
+    "fieldtime": ("sink_engine.partition.FieldAndTimeBasedPartitioner", "FieldAndTimeBasedPartitioner", "fieldtime"),
 }
 CONVERTER_CLASSES = {
     "json": ("org.apache.kafka.connect.json.JsonConverter", "JsonConverter", "json"),
@@ -52,6 +55,7 @@ CONVERTER_CLASSES = {
     "glueavro": ("com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter", "AWSKafkaAvroConverter",
                  "glueavro"),
 }
+SIDECAR_FORMATS = ("json", "parquet", "avro", "bytearray")
 BUILT_CONVERTERS = ("json", "string", "bytearray", "avro", "glueavro")
 
 
@@ -93,11 +97,67 @@ KEYS: tuple[Key, ...] = (
         minimum=0),
     Key("flush.size", "int", REQUIRED,
         "Records per topic-partition after which its open files are closed and uploaded.", minimum=1),
-    Key("format.class", "class", REQUIRED, "Output format.", classes=FORMAT_CLASSES, built=("json",)),
-    Key("s3.compression.type", "choice", "none", "Compression of JSON output objects.", choices=("none", "gzip")),
-    Key("s3.compression.level", "int", -1, "gzip level, -1 (default, 6) or 0-9.", minimum=-1, maximum=9),
+    Key("format.class", "class", REQUIRED, "Output format.", classes=FORMAT_CLASSES,
+        built=("json", "parquet", "avro", "bytearray", "blockgzip")),
+    Key("s3.compression.type", "choice", "none", "Compression of JsonFormat and ByteArrayFormat objects.",
+        choices=("none", "gzip")),
+    Key("s3.compression.level", "int", -1, "gzip level (JSON, ByteArray, Block-GZIP), -1 (default, 6) or 0-9.",
+        minimum=-1, maximum=9),
+    Key("parquet.codec", "choice", "snappy", "ParquetFormat compression codec.",
+        choices=("none", "snappy", "gzip", "lz4", "zstd", "brotli")),
+    Key("avro.codec", "choice", "null", "AvroFormat compression codec.",
+        choices=("null", "deflate", "snappy", "bzip2", "zstandard", "xz")),
+    Key("format.bytearray.extension", "string", ".bin", "ByteArrayFormat file extension."),
+    Key("format.bytearray.separator", "string", "\\n",
+        "ByteArrayFormat: written after every record; Java escapes (\\n, \\r, \\t, \\uXXXX) are unescaped."),
+    Key("format.blockgzip.block.size", "int", 64 * 1024 * 1024,
+        "BlockGzipFormat: uncompressed bytes after which the record that reaches them ends a gzip member.",
+        minimum=1),
+    Key("s3.ssea.name", "choice", "", "Server-side encryption of the objects: AES256 or aws:kms (unset: the "
+        "bucket's default).", choices=("", "aes256", "aws:kms", "aws:kms:dsse")),
+    Key("s3.sse.kms.key.id", "string", None, "KMS key (id, alias or ARN) for s3.ssea.name=aws:kms; unset: the "
+        "AWS managed key."),
+    Key("s3.acl.canned", "choice", None, "Canned ACL of the objects (unset: none sent).",
+        choices=("private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read",
+                 "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write")),
+    Key("s3.object.tagging", "bool", False, "Tag each data object with startOffset, endOffset and recordCount."),
+    Key("s3.part.size", "int", 25 * 1024 * 1024, "Objects larger than this go up as a multipart upload in parts "
+        "of this size (bytes).", minimum=5 * 1024 * 1024, maximum=2 ** 31 - 1),
+    Key("s3.part.retries", "int", 3, "Retries of a failed S3 request (put, part, complete), 0 for none.",
+        minimum=0),
+    Key("s3.retry.backoff.ms", "int", 200, "Wait before the first retry; each next one may wait twice as long "
+        "(full jitter, at most 20 s).", minimum=0),
     Key("partitioner.class", "class", f"{_STORAGE}.partitioner.DefaultPartitioner", "Partitioner of object keys.",
-        classes=PARTITIONER_CLASSES, built=("default",)),
+        classes=PARTITIONER_CLASSES, built=("default", "field", "time", "daily", "hourly", "fieldtime")),
+    Key("partition.field.name", "list", None,
+        "FieldPartitioner and FieldAndTimeBasedPartitioner: fields whose values name the key path segments "
+        "(`<field>=<value>`, nested fields as a.b)."),
+    Key("path.format", "string", "",
+        "TimeBasedPartitioner and FieldAndTimeBasedPartitioner: Joda-Time pattern of the time path, e.g. "
+        "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH."),
+    Key("partition.duration.ms", "int", -1,
+        "TimeBasedPartitioner and FieldAndTimeBasedPartitioner: length of a time bucket in milliseconds."),
+    Key("locale", "string", "en", "Time-based partitioners: locale of month and day names (en, en-US, fr_FR, ...)."),
+    Key("timezone", "string", "UTC",
+        "Time-based partitioners and rotate.schedule.interval.ms: IANA zone id (Europe/Paris), UTC, or [+-]hh:mm."),
+    Key("timestamp.extractor", "choice", "wallclock",
+        "Time of a record for time-based partitioners and rotate.interval.ms: Wallclock (the run's planned "
+        "time), Record (Kafka timestamp) or RecordField (timestamp.field).",
+        choices=("wallclock", "record", "recordfield")),
+    Key("timestamp.field", "string", "timestamp",
+        "RecordField extractor: the value's field (nested as a.b) holding epoch ms or an ISO-8601 time."),
+    Key("partitioner.max.open.files", "int", 1000,
+        "Cap on the open files of a topic-partition; a record that would open one more first closes them all "
+        "(0: no cap).", minimum=0),
+    Key("rotate.interval.ms", "int", -1,
+        "Close the open files when a record's time (timestamp.extractor Record or RecordField) is this far past "
+        "the first open record's (-1: off).", minimum=-1),
+    Key("rotate.schedule.interval.ms", "int", -1,
+        "Wall-clock rotation: a run that starts after the next interval boundary (aligned to midnight in "
+        "timezone) past a partition's last commit closes all its files at the end of its range (-1: off).",
+        minimum=-1),
+    Key("rotate.file.on.partition.change", "bool", False,
+        "Close the open files when a record's encoded partition differs from the previous record's."),
     Key("value.converter", "class", "org.apache.kafka.connect.json.JsonConverter", "Converter of record values.",
         classes=CONVERTER_CLASSES, built=BUILT_CONVERTERS),
     Key("value.converter.schemas.enable", "bool", True,
@@ -114,10 +174,32 @@ KEYS: tuple[Key, ...] = (
         "FULL rotate on a newer schema version and project older records to the current schema; FORWARD rotates "
         "on an older version and projects newer records to the current schema.",
         choices=("none", "backward", "forward", "full")),
-    Key("behavior.on.null.values", "choice", "fail", "What a record with a null value (tombstone) does.",
-        choices=("fail", "ignore")),
-    Key("errors.tolerance", "choice", "none", "none: a bad record fails the run, nothing past it is committed.",
-        choices=("none",)),
+    Key("store.kafka.keys", "bool", False,
+        "Write the record keys of each data object to <stem>.keys<ext> beside it (key.converter, keys.format.class)."),
+    Key("store.kafka.headers", "bool", False,
+        "Write the record headers of each data object to <stem>.headers<ext> beside it (headers.format.class)."),
+    Key("keys.format.class", "class", f"{_S3}.format.avro.AvroFormat", "Format of the keys sidecar objects.",
+        classes=FORMAT_CLASSES, built=SIDECAR_FORMATS),
+    Key("headers.format.class", "class", f"{_S3}.format.avro.AvroFormat", "Format of the headers sidecar objects.",
+        classes=FORMAT_CLASSES, built=SIDECAR_FORMATS),
+    Key("behavior.on.null.values", "choice", "fail", "What a record with a null value (tombstone) does: fail, "
+        "ignore, or write (into files under tombstone.encoded.partition).", choices=("fail", "ignore", "write")),
+    Key("tombstone.encoded.partition", "string", "tombstone",
+        "Encoded partition (key path segment) of tombstones with behavior.on.null.values=write."),
+    Key("errors.tolerance", "choice", "none",
+        "none: a bad record fails the run, nothing past it is committed; all: it goes to the dead-letter queue "
+        "(or is skipped when none is set) and the run goes on.", choices=("none", "all")),
+    Key("errors.deadletterqueue.topic.name", "string", "",
+        "Kafka topic that receives bad records with errors.tolerance=all (created when missing)."),
+    Key("errors.deadletterqueue.topic.replication.factor", "int", 3,
+        "Replication factor of the dead-letter topic when the sink creates it.", minimum=1),
+    Key("errors.deadletterqueue.context.headers.enable", "bool", False,
+        "Add Kafka Connect's __connect.errors.* context headers to dead-letter topic records."),
+    Key("errors.deadletterqueue.s3.prefix", "string", "",
+        "Prefix in s3.bucket.name that receives bad records as JSON lines (instead of a topic)."),
+    Key("errors.log.enable", "bool", False, "Log each bad record (RECORD_FAILED: topic, partition, offset, error)."),
+    Key("errors.log.include.messages", "bool", False,
+        "With errors.log.enable: include the record's key, value and headers (base64) in the log."),
     Key("offset.storage.dynamodb.table", "string", "sink-engine-offsets",
         "DynamoDB table of committed offsets and the run lease (keys pk, sk: strings)."),
     Key("sink.run.max.records.per.partition", "int", 1_000_000,
@@ -131,15 +213,7 @@ KEYS: tuple[Key, ...] = (
 
 # Confluent keys that change what lands in S3 and are not built yet: setting them is an error, not a no-op.
 NOT_BUILT_YET: dict[str, str] = {
-    "rotate.interval.ms": "record-time rotation",
-    "rotate.schedule.interval.ms": "scheduled rotation",
-    "store.kafka.keys": "key sidecar files",
-    "store.kafka.headers": "header sidecar files",
-    "errors.deadletterqueue.topic.name": "the dead-letter queue",
-    "partition.field.name": "the field partitioner",
-    "path.format": "the time-based partitioner",
-    "s3.ssea.name": "server-side encryption settings",
-    "s3.object.tagging": "object tagging",
+    "s3.sse.key": "customer-provided encryption keys (SSE-C)",
 }
 # Values of NOT_BUILT_YET keys that mean "feature off" and so are accepted.
 OFF_VALUES = {"", "-1", "false", "none", "null"}

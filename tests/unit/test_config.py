@@ -35,6 +35,8 @@ def test_defaults_follow_the_confluent_connector():
 
 @pytest.mark.parametrize("spelling, canonical", [
     ("io.confluent.connect.s3.format.json.JsonFormat", "json"), ("JsonFormat", "json"), ("json", "json"),
+    ("io.confluent.connect.s3.format.parquet.ParquetFormat", "parquet"), ("AvroFormat", "avro"),
+    ("io.confluent.connect.s3.format.bytearray.ByteArrayFormat", "bytearray"), ("BlockGzipFormat", "blockgzip"),
 ])
 def test_format_class_names_and_short_names(spelling, canonical):
     assert parse_config({"name": "c", **BASE, "format.class": spelling})["format.class"] == canonical
@@ -44,13 +46,21 @@ def test_format_class_names_and_short_names(spelling, canonical):
     ("flush.size", None, "is required"),
     ("flush.size", "0", "at least 1"),
     ("flush.size", "ten", "not a valid int"),
-    ("format.class", "io.confluent.connect.s3.format.parquet.ParquetFormat", "not built yet"),
+    ("parquet.codec", "lzo", "expected one of none, snappy, gzip, lz4, zstd, brotli"),
+    ("avro.codec", "lz4", "expected one of null, deflate, snappy, bzip2, zstandard, xz"),
+    ("format.bytearray.separator", "\\q", "unknown escape \\q"),
+    ("s3.sse.kms.key.id", "alias/lake", "only used with s3.ssea.name=aws:kms"),
+    ("s3.ssea.name", "aws:sse", "expected one of , aes256, aws:kms"),
+    ("s3.acl.canned", "public", "expected one of private, public-read"),
+    ("s3.part.size", str(5 * 1024 * 1024 - 1), "at least 5242880"),
+    ("s3.sse.key", "secret", "customer-provided encryption keys (SSE-C) is not built yet"),
     ("format.class", "com.example.Nope", "unknown class"),
-    ("partitioner.class", "io.confluent.connect.storage.partitioner.TimeBasedPartitioner", "not built yet"),
+    ("timezone", "Mars/Olympus", "is not a known time zone id"),
+    ("locale", "xx-YY", "is not a known locale"),
     ("schema.compatibility", "sideways", "expected one of none, backward, forward, full"),
     ("s3.compression.type", "zstd", "expected one of none, gzip"),
     ("s3.compression.level", "10", "at most 9"),
-    ("rotate.interval.ms", "60000", "record-time rotation is not built yet"),
+    ("rotate.interval.ms", "-5", "at least -1"),
     ("key.converter.basic.auth.credentials.source", "SASL_INHERIT", "expected one of url, user_info"),
     ("bootstrap.servers", None, "is required"),
 ])
@@ -75,9 +85,9 @@ def test_topics_and_regex_are_exclusive():
 
 
 def test_unknown_keys_are_reported_not_fatal_and_overrides_pass_through():
-    config = parse_config({"name": "c", **BASE, "s3.part.retries": "3",
+    config = parse_config({"name": "c", **BASE, "s3.wan.mode": "false",
                            "consumer.override.security.protocol": "SASL_SSL"})
-    assert config.unknown == ("s3.part.retries",)
+    assert config.unknown == ("s3.wan.mode",)
     assert config.consumer_overrides() == {"security.protocol": "SASL_SSL"}
 
 

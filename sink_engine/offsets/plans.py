@@ -1,0 +1,94 @@
+"""Recorded plans: the wall-clock decisions of a run (scheduled cut, Wallclock time), written before any
+upload and reused by the next run when this one died before committing, so a retry writes the same files.
+
+Items `sk = "PLAN#<topic>#<partition>"` under the connector: start_offset, end_offset, cut_at_end,
+wallclock_ms, epoch. A plan is reused only while the partition's committed offset is still its start (its
+run committed nothing); the driver deletes the plans once its commits are done.
+"""
+from __future__ import annotations
+
+from botocore.exceptions import ClientError
+
+from sink_engine.errors import CommitConflictError
+from sink_engine.model import PartitionRange, TopicPartition
+from sink_engine.offsets.lease import LEASE_SK, LeaseToken
+
+PLAN_PREFIX = "PLAN#"
+_TRANSACTION_ITEMS = 100
+
+
+def plan_sk(tp: TopicPartition) -> str:
+    return f"{PLAN_PREFIX}{tp.topic}#{tp.partition}"
+
+
+class PlanStore:
+    def __init__(self, dynamodb, table: str):
+        self._db, self._table = dynamodb, table
+
+    def recorded(self, connector: str) -> dict[TopicPartition, PartitionRange]:
+        """Every recorded plan of the connector (strongly consistent)."""
+        kwargs = {
+            "TableName": self._table, "ConsistentRead": True,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {":pk": {"S": connector}, ":prefix": {"S": PLAN_PREFIX}},
+        }
+        found = {}
+        while True:
+            page = self._db.query(**kwargs)
+            for item in page["Items"]:
+                planned = _from_item(item)
+                found[planned.tp] = planned
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def record(self, token: LeaseToken, ranges: list[PartitionRange]) -> None:
+        """Write the plans, conditional on the lease epoch still being ours (CommitConflictError if not)."""
+        check = {"ConditionCheck": {
+            "TableName": self._table, "Key": {"pk": {"S": token.connector}, "sk": {"S": LEASE_SK}},
+            "ConditionExpression": "epoch = :epoch", "ExpressionAttributeValues": {":epoch": {"N": str(token.epoch)}},
+        }}
+        for batch in _batches(ranges, _TRANSACTION_ITEMS - 1):
+            puts = [{"Put": {"TableName": self._table, "Item": _to_item(token, planned)}} for planned in batch]
+            try:
+                self._db.transact_write_items(TransactItems=[check, *puts])
+            except ClientError as e:
+                if e.response["Error"]["Code"] == "TransactionCanceledException":
+                    raise CommitConflictError(token.connector, batch[0].topic, batch[0].partition,
+                                              batch[0].start_offset) from None
+                raise
+
+    def forget(self, connector: str, tps: list[TopicPartition]) -> None:
+        """Delete the plans of these partitions (after their run's commits)."""
+        for batch in _batches(tps, 25):
+            requests = [{"DeleteRequest": {"Key": {"pk": {"S": connector}, "sk": {"S": plan_sk(tp)}}}}
+                        for tp in batch]
+            pending = {self._table: requests}
+            while pending:
+                pending = self._db.batch_write_item(RequestItems=pending).get("UnprocessedItems") or None
+
+
+def _batches(items: list, size: int):
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def _to_item(token: LeaseToken, planned: PartitionRange) -> dict:
+    item = {
+        "pk": {"S": token.connector}, "sk": {"S": plan_sk(planned.tp)}, "topic": {"S": planned.topic},
+        "partition": {"N": str(planned.partition)}, "start_offset": {"N": str(planned.start_offset)},
+        "end_offset": {"N": str(planned.end_offset)}, "cut_at_end": {"BOOL": planned.cut_at_end},
+        "epoch": {"N": str(token.epoch)},
+    }
+    if planned.expected_committed is not None:
+        item["expected_committed"] = {"N": str(planned.expected_committed)}
+    if planned.wallclock_ms is not None:
+        item["wallclock_ms"] = {"N": str(planned.wallclock_ms)}
+    return item
+
+
+def _from_item(item: dict) -> PartitionRange:
+    number = lambda name: int(item[name]["N"]) if name in item else None  # noqa: E731
+    return PartitionRange(item["topic"]["S"], int(item["partition"]["N"]), number("start_offset"),
+                          number("end_offset"), number("expected_committed"), item["cut_at_end"]["BOOL"],
+                          number("wallclock_ms"))

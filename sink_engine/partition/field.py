@@ -1,0 +1,58 @@
+"""FieldPartitioner: `<field>=<value>` for each name of `partition.field.name`, joined by `directory.delim`."""
+from __future__ import annotations
+
+from sink_engine.config import SinkConfig
+from sink_engine.convert.base import ValueColumn
+from sink_engine.errors import ConfigError
+from sink_engine.partition.fields import MISSING, Escaper, FieldError, field_path, lookup, scalar_text
+from sink_engine.records import RecordChunk
+
+
+class FieldPartitioner:
+    """Strings, numbers and booleans give their text (escaped, see partition/fields.py), null gives `null`;
+    a missing field, a map or a list, or a value that is not a map/struct fails the record (FieldError)."""
+
+    def __init__(self, names: tuple[str, ...], directory_delim: str):
+        self._names = names
+        self._paths = [field_path(name) for name in names]
+        self._delim = directory_delim
+        self._escaper = Escaper(directory_delim)
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> "FieldPartitioner":
+        names = config["partition.field.name"]
+        if not names:
+            raise ConfigError("partition.field.name", "is required by this partitioner: name one field or more")
+        return cls(names, config["directory.delim"])
+
+    def encode(self, chunk: RecordChunk, values: ValueColumn) -> list[str]:
+        documents = values.documents()
+        if len(self._paths) == 1:
+            return self._encode_one(chunk, documents)
+        return [self._delim.join(self._segment(chunk, documents, i, n) for n in range(len(self._paths)))
+                for i in range(len(documents))]
+
+    def _encode_one(self, chunk: RecordChunk, documents: list) -> list[str]:
+        """One field: memoize on the raw value, which repeats in practice."""
+        path, seen, result = self._paths[0], {}, []
+        for i, document in enumerate(documents):
+            value = lookup(document, path)
+            key = (type(value), value) if isinstance(value, (str, int, float, bool)) or value is None else None
+            segment = seen.get(key) if key is not None else None
+            if segment is None:
+                segment = self._segment(chunk, documents, i, 0)
+                if key is not None and len(seen) < 10_000:
+                    seen[key] = segment
+            result.append(segment)
+        return result
+
+    def _segment(self, chunk: RecordChunk, documents: list, i: int, n: int) -> str:
+        name = self._names[n]
+        value = lookup(documents[i], self._paths[n])
+        if value is MISSING:
+            raise FieldError(chunk.topic, chunk.partition, chunk.offsets[i], name, "is missing from the value")
+        text = scalar_text(value)
+        if text is None:
+            raise FieldError(chunk.topic, chunk.partition, chunk.offsets[i], name,
+                             f"is a {type(value).__name__}; only strings, numbers, booleans and null partition")
+        return f"{name}={self._escaper.escape(text)}"

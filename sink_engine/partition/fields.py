@@ -1,0 +1,70 @@
+"""Reading (nested) fields of record values, and writing field values into key path segments.
+
+Values are the converted documents (`ValueColumn.documents()`): dicts for schemaless JSON objects and for
+records with a schema alike. A field name `a.b` reads field `b` of the map or struct in field `a`.
+
+Escaping of field values in keys follows Hive and Spark (`ExternalCatalogUtils.escapePathName`), so that
+Athena, Glue and Spark read the partition values back unescaped: each of the characters
+`" # % ' * / : = ? \\ { [ ] ^`, DEL, the control characters U+0000-U+001F and any character of
+`directory.delim` becomes `%XX` (its code in upper-case hex; characters above U+00FF as `%uXXXX`).
+Every other character, non-ASCII included, is kept.
+"""
+from __future__ import annotations
+
+from sink_engine.errors import RecordError
+
+MISSING = object()
+_HIVE_SPECIAL = set("\"#%'*/:=?\\{[]^\x7f") | {chr(c) for c in range(0x20)}
+
+
+def field_path(name: str) -> tuple[str, ...]:
+    return tuple(name.split("."))
+
+
+def lookup(document, path: tuple[str, ...]):
+    """The value at the path, or MISSING when a step is absent or not a map/struct."""
+    for step in path:
+        if not isinstance(document, dict) or step not in document:
+            return MISSING
+        document = document[step]
+    return document
+
+
+class FieldError(RecordError):
+    """A record whose partitioning or timestamp field is missing or unreadable; names the field."""
+
+    def __init__(self, topic: str, partition: int, offset: int, field: str, problem: str):
+        self.field = field
+        super().__init__(topic, partition, offset, f"field '{field}' {problem}")
+
+
+class Escaper:
+    """Escapes field values for key path segments (see the module doc)."""
+
+    def __init__(self, directory_delim: str):
+        self._special = _HIVE_SPECIAL | set(directory_delim)
+        self._cache: dict[str, str] = {}
+
+    def escape(self, text: str) -> str:
+        escaped = self._cache.get(text)
+        if escaped is None:
+            escaped = "".join(_percent(c) if c in self._special else c for c in text)
+            if len(self._cache) < 100_000:
+                self._cache[text] = escaped
+        return escaped
+
+
+def _percent(char: str) -> str:
+    code = ord(char)
+    return f"%{code:02X}" if code <= 0xFF else f"%u{code:04X}"
+
+
+def scalar_text(value) -> str | None:
+    """The text of a partitioning value: `null`, `true`/`false`, numbers as written; None for maps/lists."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None

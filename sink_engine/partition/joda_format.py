@@ -1,0 +1,159 @@
+"""Joda-Time patterns (`path.format`), compiled once into a formatter of zone-aware datetimes.
+
+The pattern language of Joda's DateTimeFormat, as the Confluent connector uses it: `'quoted literal'`
+(`''` is one quote), any other non-letter is literal, and runs of a letter are fields:
+
+    G era text      C century      Y year of era    y year        x week year   w week of week year
+    e day of week   E day name     D day of year    M month (MMM/MMMM: names)   d day of month
+    a AM/PM         K hour 0-11    h hour 1-12      H hour 0-23   k hour 1-24   m minute   s second
+    S fraction of second           z zone name      Z zone offset (Z: +0100, ZZ: +01:00, ZZZ: zone id)
+
+Numbers are zero-padded to the run length (`yy`, `YY` and `xx` give the two-digit year); texts are short
+below four letters and full from four. Names come from CLDR (babel) for the `locale`.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Callable
+
+from babel import Locale, UnknownLocaleError
+from babel.dates import get_timezone_name
+
+from sink_engine.errors import ConfigError
+
+Field = Callable[[datetime], str]
+
+
+def parse_locale(text: str) -> Locale:
+    """`en`, `en-US` or `en_US`; ConfigError naming `locale` when CLDR does not know it."""
+    try:
+        return Locale.parse(text.strip().replace("-", "_"))
+    except (UnknownLocaleError, ValueError, TypeError) as e:
+        raise ConfigError("locale", f"{text!r} is not a known locale: {e}") from None
+
+
+def compile_pattern(pattern: str, locale: Locale) -> Callable[[datetime], str]:
+    """A function formatting a zone-aware datetime by the pattern; ConfigError naming `path.format`."""
+    parts: list = []
+    for kind, value in _tokens(pattern):
+        parts.append(value if kind == "literal" else _field(value[0], len(value), locale))
+    literal_only = all(isinstance(p, str) for p in parts)
+    if literal_only:
+        text = "".join(parts)
+        return lambda moment: text
+    return lambda moment: "".join(p if isinstance(p, str) else p(moment) for p in parts)
+
+
+def _tokens(pattern: str):
+    """(kind, text) pairs: ("literal", text) or ("field", run of one letter)."""
+    i, n = 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        if char == "'":
+            text, i = _quoted(pattern, i)
+            yield "literal", text
+        elif char.isascii() and char.isalpha():
+            j = i
+            while j < n and pattern[j] == char:
+                j += 1
+            yield "field", pattern[i:j]
+            i = j
+        else:
+            yield "literal", char
+            i += 1
+
+
+def _quoted(pattern: str, start: int) -> tuple[str, int]:
+    """The literal starting at the quote at `start`, and the index after its closing quote."""
+    if pattern.startswith("''", start):
+        return "'", start + 2
+    text, i = [], start + 1
+    while i < len(pattern):
+        if pattern[i] == "'":
+            if pattern.startswith("''", i):
+                text.append("'")
+                i += 2
+                continue
+            return "".join(text), i + 1
+        text.append(pattern[i])
+        i += 1
+    raise ConfigError("path.format", f"{pattern!r} has an unterminated quoted literal")
+
+
+def _number(get: Callable[[datetime], int], width: int) -> Field:
+    return lambda moment: f"{get(moment):0{width}d}"
+
+
+def _year(get: Callable[[datetime], int], count: int) -> Field:
+    if count == 2:
+        return lambda moment: f"{get(moment) % 100:02d}"
+    return _number(get, count)
+
+
+def _text(names: Callable[[Locale, str], dict], key: Callable[[datetime], object], count: int,
+          locale: Locale) -> Field:
+    table = names(locale, "wide" if count >= 4 else "abbreviated")
+    return lambda moment: table[key(moment)]
+
+
+def _field(letter: str, count: int, locale: Locale) -> Field:
+    simple = {
+        "C": lambda: _number(lambda m: m.year // 100, count),
+        "Y": lambda: _year(lambda m: m.year, count),
+        "y": lambda: _year(lambda m: m.year, count),
+        "x": lambda: _year(lambda m: m.isocalendar()[0], count),
+        "w": lambda: _number(lambda m: m.isocalendar()[1], count),
+        "e": lambda: _number(lambda m: m.isoweekday(), count),
+        "D": lambda: _number(lambda m: m.timetuple().tm_yday, count),
+        "d": lambda: _number(lambda m: m.day, count),
+        "K": lambda: _number(lambda m: m.hour % 12, count),
+        "h": lambda: _number(lambda m: m.hour % 12 or 12, count),
+        "H": lambda: _number(lambda m: m.hour, count),
+        "k": lambda: _number(lambda m: m.hour or 24, count),
+        "m": lambda: _number(lambda m: m.minute, count),
+        "s": lambda: _number(lambda m: m.second, count),
+        "S": lambda: _fraction(count),
+        "M": lambda: _month(count, locale),
+        "E": lambda: _text(lambda loc, w: loc.days["format"][w], lambda m: m.weekday(), count, locale),
+        "a": lambda: _text(lambda loc, w: loc.day_periods["format"]["abbreviated"],
+                           lambda m: "am" if m.hour < 12 else "pm", 1, locale),
+        "G": lambda: _text(lambda loc, w: loc.eras["abbreviated"], lambda m: 1, 1, locale),
+        "z": lambda: _zone_name(count, locale),
+        "Z": lambda: _zone_offset(count),
+    }
+    if letter not in simple:
+        raise ConfigError("path.format", f"illegal pattern component: {letter * count}")
+    return simple[letter]()
+
+
+def _fraction(count: int) -> Field:
+    def fraction(moment: datetime) -> str:
+        digits = f"{moment.microsecond // 1000:03d}"
+        return (digits + "0" * count)[:count]
+    return fraction
+
+
+def _month(count: int, locale: Locale) -> Field:
+    if count < 3:
+        return _number(lambda m: m.month, count)
+    return _text(lambda loc, w: loc.months["format"][w], lambda m: m.month, count, locale)
+
+
+def _zone_name(count: int, locale: Locale) -> Field:
+    if count >= 4:
+        return lambda moment: get_timezone_name(moment, width="long", locale=locale)
+    return lambda moment: moment.tzname() or ""
+
+
+def _zone_offset(count: int) -> Field:
+    if count >= 3:
+        return lambda moment: getattr(moment.tzinfo, "key", None) or _offset_text(moment, ":")
+    separator = ":" if count == 2 else ""
+    return lambda moment: _offset_text(moment, separator)
+
+
+def _offset_text(moment: datetime, separator: str) -> str:
+    seconds = int(moment.utcoffset().total_seconds())
+    sign = "-" if seconds < 0 else "+"
+    hours, minutes = divmod(abs(seconds) // 60, 60)
+    return f"{sign}{hours:02d}{separator}{minutes:02d}"

@@ -1,0 +1,52 @@
+"""TimeBasedPartitioner, DailyPartitioner and HourlyPartitioner: the record's time bucket, formatted by
+`path.format` in `timezone` and `locale` (see time_buckets.py for the bucket math, joda_format.py for the
+pattern language)."""
+from __future__ import annotations
+
+from sink_engine.config import SinkConfig
+from sink_engine.convert.base import ValueColumn
+from sink_engine.errors import ConfigError
+from sink_engine.partition.joda_format import compile_pattern, parse_locale
+from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
+from sink_engine.records import RecordChunk
+
+HOUR_MS = 3_600_000
+DAY_MS = 24 * HOUR_MS
+
+
+def fixed_layout(kind: str, delim: str) -> tuple[str, int]:
+    """`path.format` and `partition.duration.ms` of DailyPartitioner and HourlyPartitioner."""
+    days = delim.join(("'year'=YYYY", "'month'=MM", "'day'=dd"))
+    return (days, DAY_MS) if kind == "daily" else (days + delim + "'hour'=HH", HOUR_MS)
+
+
+def time_buckets(config: SinkConfig) -> TimeBuckets:
+    """The buckets of the configured time partitioner; ConfigError naming the key at fault."""
+    delim = config["directory.delim"]
+    if config["partitioner.class"] in ("daily", "hourly"):
+        pattern, duration = fixed_layout(config["partitioner.class"], delim)
+    else:
+        pattern, duration = config["path.format"] or "", config["partition.duration.ms"]
+        if duration <= 0:
+            raise ConfigError("partition.duration.ms", "must be a positive number of milliseconds for this "
+                                                       "partitioner, e.g. 3600000 for hourly buckets")
+        if not pattern.strip() or pattern == delim:
+            raise ConfigError("path.format", "is required by this partitioner, e.g. 'year'=YYYY/'month'=MM")
+        if delim and pattern.endswith(delim):
+            pattern = pattern[: -len(delim)]
+    zone = parse_zone(config["timezone"])
+    return TimeBuckets(duration, zone, compile_pattern(pattern, parse_locale(config["locale"])))
+
+
+class TimeBasedPartitioner:
+    """One str when the whole chunk falls in one bucket (the common case for ordered data), else one per record."""
+
+    def __init__(self, buckets: TimeBuckets, extractor):
+        self.buckets, self.extractor = buckets, extractor
+
+    def encode(self, chunk: RecordChunk, values: ValueColumn):
+        stamps = self.extractor.extract(chunk, values)
+        path = self.buckets.path
+        paths = [path(stamp) for stamp in stamps]
+        first = paths[0]
+        return first if paths.count(first) == len(paths) else paths

@@ -1,0 +1,65 @@
+"""Wall-clock rotation of a bounded run: whether a range closes every open file at its end.
+
+The Confluent connector closes a topic-partition's files when the wall clock passes the next boundary of
+`rotate.schedule.interval.ms` (boundaries counted from local midnight in `timezone`, the last one of a day
+cut short at the next midnight) after its last rotation. A run here decides once, when it plans: a range
+whose partition was last committed before the boundary that has now passed (or never) is cut at its end
+offset, so that records that stopped arriving still land within about one interval of a run. With the
+Wallclock extractor, `rotate.interval.ms` (the connector's wall-clock rotation) cuts a range whose partition
+was last committed at least that long ago. The decision is recorded with the plan before any upload and a
+rerun after a crash reuses it (offsets/plans.py), so a retry cuts at the same offset.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import tzinfo
+
+from sink_engine.config import SinkConfig
+from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
+
+DAY_MS = 24 * 3_600_000
+
+
+def next_rotation_ms(now_ms: int, interval_ms: int, zone: tzinfo) -> int:
+    """The next boundary after `now_ms`: a multiple of the interval past local midnight, at most the next
+    midnight (the connector's DateTimeUtils.getNextTimeAdjustedByDay)."""
+    day = TimeBuckets(DAY_MS, zone, str)
+    start_of_day = day.bucket_start(now_ms)
+    next_offset = ((now_ms - start_of_day) // interval_ms + 1) * interval_ms
+    return start_of_day + min(next_offset, DAY_MS)
+
+
+@dataclass(frozen=True)
+class WallClockCuts:
+    schedule_ms: int  # rotate.schedule.interval.ms, -1 off
+    zone: tzinfo
+    interval_ms: int  # rotate.interval.ms with the Wallclock extractor, -1 off
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> "WallClockCuts":
+        wallclock = config["timestamp.extractor"] == "wallclock"
+        return cls(config["rotate.schedule.interval.ms"], parse_zone(config["timezone"]),
+                   config["rotate.interval.ms"] if wallclock else -1)
+
+    @property
+    def enabled(self) -> bool:
+        return self.schedule_ms > 0 or self.interval_ms > 0
+
+    def due(self, last_commit_ms: int | None, now_ms: int) -> bool:
+        """Whether a range planned at `now_ms` closes its files at its end."""
+        if not self.enabled:
+            return False
+        if last_commit_ms is None:
+            return True
+        if self.schedule_ms > 0 and now_ms >= next_rotation_ms(last_commit_ms, self.schedule_ms, self.zone):
+            return True
+        return self.interval_ms > 0 and now_ms - last_commit_ms >= self.interval_ms
+
+
+def needs_recorded_plan(config: SinkConfig) -> bool:
+    """Whether a run's plan holds wall-clock decisions that a rerun must repeat."""
+    from sink_engine.partition.registry import TIME_BASED
+
+    wallclock_paths = config["partitioner.class"] in TIME_BASED and config["timestamp.extractor"] == "wallclock"
+    return wallclock_paths or WallClockCuts.from_config(config).enabled
+

@@ -1,0 +1,97 @@
+"""Rotation sequences: records through a TopicPartitionWriter into S3 (moto, in process) give the expected
+files, record counts and next offset for each trigger, whatever the chunking."""
+from __future__ import annotations
+
+import boto3
+import orjson
+import pytest
+from moto import mock_aws
+
+from sink_engine.config import parse_config
+from sink_engine.convert.base import ValueColumn
+from sink_engine.format import format_for
+from sink_engine.partition import partitioner_for
+from sink_engine.partition.timestamps import extractor_for
+from sink_engine.records import RecordChunk
+from sink_engine.rotation import RotationPolicy
+from sink_engine.storage.naming import ObjectNaming
+from sink_engine.storage.uploader import Uploader
+from sink_engine.writer import TopicPartitionWriter
+from tests.s3_reader import list_keys, read_json_lines
+
+BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",
+        "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+HOUR = 3_600_000
+FIELD = {"partitioner.class": "FieldPartitioner", "partition.field.name": "r"}
+HOURLY = {"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Record"}
+
+
+@pytest.fixture
+def s3():
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket="lake")
+        yield client
+
+
+def write(s3, settings: dict, records: list[tuple[dict, int]], chunk_size: int):
+    """Write (document, timestamp) records at offsets 0.. in chunks; returns (files, next offset), files as
+    (encoded partition, start offset, record count) read back from S3."""
+    config = parse_config({"name": "c", **BASE, **settings})
+    extractor = extractor_for(config, 0)
+    uploader = Uploader(s3, "lake")
+    writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
+                                  RotationPolicy.from_config(config, extractor), uploader)
+    partitioner = partitioner_for(config, extractor)
+    for start in range(0, len(records), chunk_size):
+        batch = records[start:start + chunk_size]
+        values = [orjson.dumps(document) for document, _ in batch]
+        chunk = RecordChunk("t", 0, list(range(start, start + len(batch))), values, keys=[None] * len(batch),
+                            timestamps=[stamp for _, stamp in batch])
+        column = ValueColumn("json", values, [document for document, _ in batch])
+        writer.write(chunk, column, partitioner.encode(chunk, column))
+    uploader.drain()
+    uploader.close()
+    files = []
+    for key in list_keys(s3, "lake", "topics/t/"):
+        encoded, name = key[len("topics/t/"):].rsplit("/", 1)
+        files.append((encoded, int(name.split("+")[2].split(".")[0]), len(read_json_lines(s3, "lake", key))))
+    return sorted(files, key=lambda f: f[1]), writer.next_offset
+
+
+def regions(*names: str) -> list[tuple[dict, int]]:
+    return [({"r": name}, 0) for name in names]
+
+
+def hours(*values: float) -> list[tuple[dict, int]]:
+    return [({}, int(h * HOUR)) for h in values]
+
+
+SEQUENCES = [
+    ("flush.size", {"flush.size": 3}, regions(*"aaaaaaa"),
+     [("partition=0", 0, 3), ("partition=0", 3, 3)], 6),
+    ("flush.size counts all open files", {"flush.size": 4, **FIELD}, regions(*"ababa"),
+     [("r=a", 0, 2), ("r=b", 1, 2)], 4),
+    ("rotate.interval.ms on record time",
+     {"flush.size": 100, "rotate.interval.ms": 1000, "timestamp.extractor": "Record"},
+     [({}, 0), ({}, 500), ({}, 999), ({}, 1000), ({}, 1500), ({}, 2100)],
+     [("partition=0", 0, 3), ("partition=0", 3, 2)], 5),
+    ("rotate.interval.ms with a time partitioner rotates on partition change",
+     {"flush.size": 100, "rotate.interval.ms": 10 * HOUR, **HOURLY}, hours(10, 10.5, 11, 10.9),
+     [("year=1970/month=01/day=01/hour=10", 0, 2), ("year=1970/month=01/day=01/hour=11", 2, 1)], 3),
+    ("rotate.file.on.partition.change", {"flush.size": 100, "rotate.file.on.partition.change": "true", **FIELD},
+     regions(*"aabab"), [("r=a", 0, 2), ("r=b", 2, 1), ("r=a", 3, 1)], 4),
+    ("partitioner.max.open.files", {"flush.size": 100, "partitioner.max.open.files": 2, **FIELD},
+     regions(*"abcab"), [("r=a", 0, 1), ("r=b", 1, 1), ("r=c", 2, 1), ("r=a", 3, 1)], 4),
+    ("late data under the open-file cap", {"flush.size": 100, "partitioner.max.open.files": 2, **HOURLY},
+     hours(10, 11, 10, 12, 10, 11),
+     [("year=1970/month=01/day=01/hour=10", 0, 2), ("year=1970/month=01/day=01/hour=11", 1, 1),
+      ("year=1970/month=01/day=01/hour=12", 3, 1), ("year=1970/month=01/day=01/hour=10", 4, 1)], 5),
+    ("no trigger: everything waits", {"flush.size": 100, **FIELD}, regions(*"abcab"), [], 0),
+]
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 100])
+@pytest.mark.parametrize("case, settings, records, files, next_offset", SEQUENCES, ids=[s[0] for s in SEQUENCES])
+def test_rotation_sequence(s3, case, settings, records, files, next_offset, chunk_size):
+    assert write(s3, settings, records, chunk_size) == (sorted(files, key=lambda f: f[1]), next_offset)
