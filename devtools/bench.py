@@ -21,18 +21,29 @@ from sink_engine.task import run_range
 BUCKET, TABLE, TOPIC = "bench-lake", "bench-offsets", "bench-events"
 
 
-def bench_config(stack: LocalStack, args, name: str, topics_dir: str):
+# Output formats measured one by one (single process, same input): name -> connector keys.
+FORMAT_MATRIX = {
+    "json": {}, "json/gzip": {"s3.compression.type": "gzip"},
+    **{f"parquet/{c}": {"format.class": "ParquetFormat", "parquet.codec": c}
+       for c in ("snappy", "none", "gzip", "lz4", "zstd", "brotli")},
+    **{f"avro/{c}": {"format.class": "AvroFormat", "avro.codec": c}
+       for c in ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")},
+    "bytearray": {"format.class": "ByteArrayFormat"}, "blockgzip": {"format.class": "BlockGzipFormat"},
+}
+
+
+def bench_config(stack: LocalStack, args, name: str, topics_dir: str, overrides: dict | None = None):
     return parse_config({"name": name, "config": {
         "topics": TOPIC, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
         "s3.region": "us-east-1", "topics.dir": topics_dir, "flush.size": args.flush_size,
         "format.class": "JsonFormat", "value.converter": "JsonConverter",
         "value.converter.schemas.enable": "false", "offset.storage.dynamodb.table": TABLE,
-        "tasks.max": args.partitions, "sink.run.max.records.per.partition": args.records,
+        "tasks.max": args.partitions, "sink.run.max.records.per.partition": args.records, **(overrides or {}),
     }})
 
 
-def baseline(config, dynamodb) -> tuple[float, int]:
-    """The same per-range work, one range after another in this process."""
+def baseline(config, dynamodb) -> tuple[float, int, int]:
+    """The same per-range work, one range after another in this process: seconds, records, output bytes."""
     started = time.perf_counter()
     ranges = plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))
     s3 = boto3.client("s3")
@@ -40,7 +51,20 @@ def baseline(config, dynamodb) -> tuple[float, int]:
     failed = [r.error for r in results if r.error]
     if failed:
         raise RuntimeError(f"baseline failed: {failed}")
-    return time.perf_counter() - started, sum(f.record_count for r in results for f in r.files)
+    files = [f for r in results for f in r.files]
+    return time.perf_counter() - started, sum(f.record_count for f in files), sum(f.size_bytes for f in files)
+
+
+def format_rows(stack: LocalStack, args, dynamodb, total_mb: float) -> list[str]:
+    """One single-process row per output format and codec in `--formats`, on the same input."""
+    rows = []
+    for name in [n for n in FORMAT_MATRIX if args.formats == "all" or n in args.formats.split(",")]:
+        _empty_bucket()
+        print(f"format {name}: one process, no Spark ...", flush=True)
+        config = bench_config(stack, args, f"format-{name.replace('/', '-')}", "formats", FORMAT_MATRIX[name])
+        seconds, records, output = baseline(config, dynamodb)
+        rows.append(f"{row(name, seconds, records, total_mb)} {output / 1e6:>9.1f} |")
+    return rows
 
 
 def row(name: str, seconds: float, records: int, mbytes: float) -> str:
@@ -52,6 +76,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--flush-size", type=int, default=50_000)
+    parser.add_argument("--formats", default="all",
+                        help="comma-separated names from FORMAT_MATRIX to measure, 'all' or 'none'")
     args = parser.parse_args()
     with LocalStack() as stack:
         stack.apply_env()
@@ -66,7 +92,8 @@ def main() -> None:
         total_mb = _input_megabytes(probe, dynamodb)
 
         print("baseline: one process, no Spark ...", flush=True)
-        base_s, base_records = baseline(bench_config(stack, args, "baseline", "baseline"), dynamodb)
+        base_s, base_records, _ = baseline(bench_config(stack, args, "baseline", "baseline"), dynamodb)
+        formats = format_rows(stack, args, dynamodb, total_mb)
 
         _empty_bucket()
         print("starting Spark ...", flush=True)
@@ -89,6 +116,11 @@ def main() -> None:
     print(row("Spark run: Kafka to S3 JSON, offsets committed", summary.seconds, summary.records_written, total_mb))
     print(f"| {'Spark start-up: session, Python workers':<44} | {startup_s:>8.2f} | {'':>10} | {'':>12} | {'':>7} |")
     print(f"\nSpark run / baseline throughput: {base_s / summary.seconds:.2f}x (target 1.3x)")
+    if formats:
+        print("\nOutput formats, single process (consume, convert, encode, put; MB/s of input values)")
+        print("| format                                       |  seconds |    records |    records/s |    MB/s | output MB |")
+        print("|----------------------------------------------|----------|------------|--------------|---------|-----------|")
+        print("\n".join(formats))
 
 
 def _input_megabytes(config, dynamodb) -> float:

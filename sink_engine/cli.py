@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.config)
         for key in config.unknown:
             print(f"warning: unknown config key '{key}' is ignored", file=sys.stderr)
+        if args.command == "read":
+            return _read(config, args.key, args.offset)
         return COMMANDS[args.command](config)
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -42,6 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
         sub.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    read = commands.add_parser("read", help=READ_HELP, description=READ_HELP)
+    read.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    read.add_argument("--key", required=True, help="key of a Block-GZIP object in s3.bucket.name")
+    read.add_argument("--offset", required=True, type=int, help="Kafka offset of the record")
     return parser
 
 
@@ -94,6 +100,22 @@ def _status(config: SinkConfig) -> int:
         committed = "-" if row.committed is None else row.committed
         print(f"{str(row.tp):<28} {committed:>10} {row.end_offset:>10} {row.lag:>8}  {when:<19}  "
               f"{row.last_file or '-'}")
+    return 0
+
+
+READ_HELP = "print the record at a Kafka offset from a Block-GZIP object, fetching only its gzip member"
+
+
+def _read(config: SinkConfig, key: str, offset: int) -> int:
+    from sink_engine.storage.block_gzip_reader import read_chunk_at
+
+    chunk = read_chunk_at(s3_client(config), config["s3.bucket.name"], key, offset)
+    record = chunk.record(offset)
+    if record is None:
+        print(f"note: offsets in this chunk are not consecutive; printing its {len(chunk.lines)} records",
+              file=sys.stderr)
+    for line in [record] if record is not None else chunk.lines:
+        print(line.decode("utf-8"))
     return 0
 
 

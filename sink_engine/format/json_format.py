@@ -12,24 +12,31 @@ import orjson
 
 from sink_engine.convert import connect_json
 from sink_engine.convert.base import ValueColumn
+from sink_engine.format.base import EncodedFile, FileContext
 
 DEFAULT_GZIP_LEVEL = 6
+
+
+def gzip_level(level: int) -> int:
+    """`s3.compression.level`: -1 means the default level, 6."""
+    return DEFAULT_GZIP_LEVEL if level == -1 else level
 
 
 class JsonFormat:
     def __init__(self, compression: str = "none", level: int = -1):
         self.compression = compression
-        self.level = DEFAULT_GZIP_LEVEL if level == -1 else level
+        self.level = gzip_level(level)
         self.extension = ".json.gz" if compression == "gzip" else ".json"
 
-    def encode(self, values: ValueColumn) -> bytes:
-        body = b"\n".join(_json_lines(values)) + b"\n"
+    def encode(self, values: ValueColumn, context: FileContext | None = None) -> EncodedFile:
+        body = b"\n".join(json_lines(values)) + b"\n"
         if self.compression == "gzip":
-            return gzip.compress(body, compresslevel=self.level, mtime=0)
-        return body
+            return EncodedFile(gzip.compress(body, compresslevel=self.level, mtime=0))
+        return EncodedFile(body)
 
 
-def _json_lines(values: ValueColumn) -> list:
+def json_lines(values: ValueColumn) -> list:
+    """Each value as one line of JSON text, without the newline."""
     if values.kind == "json":
         return values.items
     if values.kind == "string":

@@ -7,8 +7,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import StorageError
+from sink_engine.storage.multipart import upload_in_parts
+from sink_engine.storage.object_options import ObjectOptions
 
 _RETRIES = Config(retries={"max_attempts": 8, "mode": "standard"}, max_pool_connections=16)
+# Uploads retry with `s3.part.retries` and `s3.retry.backoff.ms` (storage.retry), not in the SDK.
+_NO_SDK_RETRIES = Config(retries={"total_max_attempts": 1, "mode": "standard"}, max_pool_connections=16)
 
 
 def s3_client(config: SinkConfig):
@@ -17,10 +21,23 @@ def s3_client(config: SinkConfig):
     return boto3.client("s3", region_name=config["s3.region"], endpoint_url=config["store.url"], config=_RETRIES)
 
 
-def put_object(client, bucket: str, key: str, body: bytes) -> None:
-    """Upload one object (overwriting an identical one from an earlier attempt). Raises StorageError."""
+def upload_client(config: SinkConfig):
+    """Like `s3_client`, without the SDK's own retries: `put_object` retries as the config says."""
+    return boto3.client("s3", region_name=config["s3.region"], endpoint_url=config["store.url"],
+                        config=_NO_SDK_RETRIES)
+
+
+def put_object(client, bucket: str, key: str, body: bytes, options: ObjectOptions | None = None,
+               tags: dict[str, str] | None = None) -> None:
+    """Upload one object (overwriting an identical one from an earlier attempt): one PutObject, or a
+    multipart upload when it is larger than `s3.part.size`. Raises StorageError after the retries."""
+    options = options or ObjectOptions()
+    create_args = options.create_args(tags)
     try:
-        client.put_object(Bucket=bucket, Key=key, Body=body)
+        if len(body) > options.part_size:
+            upload_in_parts(client, bucket, key, body, options, create_args)
+        else:
+            options.retry.call(lambda: client.put_object(Bucket=bucket, Key=key, Body=body, **create_args))
     except (ClientError, BotoCoreError) as e:
         raise StorageError(f"upload of s3://{bucket}/{key} failed: {e}") from e
 

@@ -20,7 +20,7 @@ def chunk(values):
 
 def test_json_values_keep_their_text_and_multiline_values_are_compacted():
     values = SchemalessJsonConverter().convert(chunk([b'{"a": 1.50}', b'{\n  "b": [1, 2]\n}', b" 7 "]))
-    body = JsonFormat().encode(values)
+    body = JsonFormat().encode(values).body
     assert body == b'{"a": 1.50}\n{"b":[1,2]}\n 7 \n'
     assert [json.loads(line) for line in body.splitlines()] == [{"a": 1.5}, {"b": [1, 2]}, 7]
 
@@ -33,13 +33,13 @@ def test_malformed_json_names_the_record():
 
 
 def test_strings_and_bytes_are_json_strings():
-    assert JsonFormat().encode(ValueColumn("string", ['a"b', "é"])) == b'"a\\"b"\n"\xc3\xa9"\n'
-    assert JsonFormat().encode(ValueColumn("bytes", [b"\x00\x01"])) == b'"AAE="\n'
+    assert JsonFormat().encode(ValueColumn("string", ['a"b', "é"])).body == b'"a\\"b"\n"\xc3\xa9"\n'
+    assert JsonFormat().encode(ValueColumn("bytes", [b"\x00\x01"])).body == b'"AAE="\n'
 
 
 def test_gzip_is_deterministic_and_readable():
     fmt = JsonFormat("gzip", 9)
     values = ValueColumn("json", [b'{"n":%d}' % i for i in range(1000)])
-    first, second = fmt.encode(values), fmt.encode(values)
+    first, second = fmt.encode(values).body, fmt.encode(values).body
     assert first == second and fmt.extension == ".json.gz"
     assert gzip.decompress(first).count(b"\n") == 1000

@@ -1,0 +1,112 @@
+"""Avro schemas for Arrow tables, and the field-name rules that make any JSON key a valid Avro name.
+
+- A nullable Arrow field becomes the union `["null", T]` with default null; a non-nullable one is `T`.
+- bool -> boolean, int8/16/32 -> int, int64 -> long, float32 -> float, float64 -> double,
+  string -> string, binary -> bytes, date32 -> int (date), timestamp -> long (timestamp-millis/-micros),
+  list -> array, struct -> record, null -> null.
+- Records are named `ConnectDefault`, `ConnectDefault2`, ... depth first (as Kafka Connect's AvroData
+  names unnamed structs), in namespace `io.confluent.connect.avro`.
+- Field names: characters other than letters, digits and `_` become `_`; a name starting with a digit
+  (or empty) gets a leading `_`; a name equal to an earlier sibling's after that gets `_2`, `_3`, ...
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+NAMESPACE = "io.confluent.connect.avro"
+_INVALID = re.compile(r"[^A-Za-z0-9_]")
+_PRIMITIVES = (
+    (pa.types.is_boolean, "boolean"), (pa.types.is_int64, "long"), (pa.types.is_integer, "int"),
+    (pa.types.is_float32, "float"), (pa.types.is_floating, "double"), (pa.types.is_string, "string"),
+    (pa.types.is_large_string, "string"), (pa.types.is_binary, "bytes"), (pa.types.is_large_binary, "bytes"),
+    (pa.types.is_null, "null"),
+)
+
+
+def avro_names(names: list[str]) -> list[str]:
+    """Valid, unique Avro names for sibling fields, in order (see the module's rules)."""
+    result: list[str] = []
+    for name in names:
+        candidate = _INVALID.sub("_", name)
+        if not candidate or candidate[0].isdigit():
+            candidate = "_" + candidate
+        unique, suffix = candidate, 2
+        while unique in result:
+            unique, suffix = f"{candidate}_{suffix}", suffix + 1
+        result.append(unique)
+    return result
+
+
+@dataclass
+class _Namer:
+    count: int = 0
+    renamed: list = field(default_factory=list)
+
+    def record_name(self) -> str:
+        self.count += 1
+        return "ConnectDefault" if self.count == 1 else f"ConnectDefault{self.count}"
+
+
+def avro_schema(schema: pa.Schema) -> tuple[dict, bool]:
+    """The Avro record schema for rows of this Arrow schema, and whether any field name had to change."""
+    namer = _Namer()
+    record = _record(list(schema), namer)
+    record["namespace"] = NAMESPACE
+    return record, bool(namer.renamed)
+
+
+def _record(fields: list[pa.Field], namer: _Namer) -> dict:
+    record = {"type": "record", "name": namer.record_name(), "fields": []}
+    names = avro_names([f.name for f in fields])
+    for arrow_field, name in zip(fields, names):
+        if name != arrow_field.name:
+            namer.renamed.append(arrow_field.name)
+        avro_type = _field_type(arrow_field.type, arrow_field.nullable, namer)
+        entry = {"name": name, "type": avro_type}
+        if isinstance(avro_type, list):
+            entry["default"] = None
+        record["fields"].append(entry)
+    return record
+
+
+def _field_type(arrow_type: pa.DataType, nullable: bool, namer: _Namer):
+    avro_type = _type(arrow_type, namer)
+    return ["null", avro_type] if nullable and avro_type != "null" else avro_type
+
+
+def _type(arrow_type: pa.DataType, namer: _Namer):
+    for predicate, name in _PRIMITIVES:
+        if predicate(arrow_type):
+            return name
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        item = arrow_type.value_field
+        return {"type": "array", "items": _field_type(item.type, item.nullable, namer)}
+    if pa.types.is_struct(arrow_type):
+        return _record(list(arrow_type), namer)
+    if pa.types.is_date32(arrow_type):
+        return {"type": "int", "logicalType": "date"}
+    if pa.types.is_timestamp(arrow_type) and arrow_type.unit in ("ms", "us"):
+        unit = "millis" if arrow_type.unit == "ms" else "micros"
+        return {"type": "long", "logicalType": f"timestamp-{unit}"}
+    raise TypeError(f"Arrow type {arrow_type} has no Avro mapping")
+
+
+def renamed_rows(rows: list, schema: dict) -> list:
+    """Rows (dicts keyed by the original names) re-keyed by the Avro field names, recursively."""
+    return [_rename(row, schema) for row in rows]
+
+
+def _rename(value, avro_type):
+    if value is None:
+        return None
+    if isinstance(avro_type, list):
+        return _rename(value, avro_type[1])
+    if isinstance(avro_type, dict) and avro_type["type"] == "array":
+        return [_rename(item, avro_type["items"]) for item in value]
+    if isinstance(avro_type, dict) and avro_type["type"] == "record":
+        originals = list(value)
+        return {f["name"]: _rename(value[original], f["type"]) for f, original in zip(avro_type["fields"], originals)}
+    return value

@@ -1,0 +1,156 @@
+"""Schemaless JSON to Arrow: infer one schema per file from its records, with deterministic rules.
+
+Rules (the same for every file, so the same records always give the same schema and bytes):
+- Every value must be a JSON object; its keys become top-level columns.
+- Field order is the order in which keys are first seen, record by record (nested objects likewise).
+- A missing key or `null` is a null; a field that is only ever null has Arrow type `null`.
+- `true`/`false` -> bool; integers -> int64; integers with fractions, exponents or beyond int64 -> double,
+  and a field holding both integers and doubles widens to double.
+- Strings stay strings (ISO dates and timestamps are not reinterpreted).
+- Objects -> struct (the union of their keys); arrays -> list of the merged element type.
+- Any other mix in one field (number and string, bool and number, object and array, ...), and objects
+  that are empty in every record, become a string column holding each value's compact JSON text.
+
+The common case is columnar: `pyarrow.json` parses and infers in C++ with the same rules, and string
+values that it would read as timestamps are re-read as strings. Only a file with a conflicting field
+(or an always-empty object) takes the slower path in Python.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import orjson
+import pyarrow as pa
+import pyarrow.json as pa_json
+
+from sink_engine.convert.base import ValueColumn
+
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+JSON_TEXT = "json"  # inferred tag of a field whose values are kept as their JSON text
+
+
+def json_table(values: ValueColumn, record_error: Callable[[int, str], Exception]) -> pa.Table:
+    """One row per JSON value; `record_error(position, cause)` builds the error for a non-object value."""
+    data = b"\n".join(values.items)
+    try:
+        table = _read(data, None)
+    except pa.ArrowInvalid:
+        return _inferred_in_python(values.documents(), record_error)
+    if _has(table.schema, lambda t: pa.types.is_struct(t) and t.num_fields == 0):
+        return _inferred_in_python(values.documents(), record_error)
+    if _has(table.schema, pa.types.is_timestamp):
+        table = _read(data, _timestamps_as_strings(table.schema))
+    return table
+
+
+def _read(data: bytes, schema: pa.Schema | None) -> pa.Table:
+    """Parse newline-delimited JSON in one block (so inference sees every record, in order)."""
+    read_options = pa_json.ReadOptions(use_threads=False, block_size=max(len(data) + 1, 1 << 20))
+    parse_options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error"
+                                         if schema is not None else "infer")
+    return pa_json.read_json(pa.BufferReader(data), read_options=read_options, parse_options=parse_options)
+
+
+def _has(schema: pa.Schema, predicate) -> bool:
+    def visit(arrow_type: pa.DataType) -> bool:
+        if predicate(arrow_type):
+            return True
+        return any(visit(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    return any(visit(f.type) for f in schema)
+
+
+def _timestamps_as_strings(schema: pa.Schema) -> pa.Schema:
+    def replace(arrow_type: pa.DataType) -> pa.DataType:
+        if pa.types.is_timestamp(arrow_type):
+            return pa.string()
+        if pa.types.is_struct(arrow_type):
+            return pa.struct([f.with_type(replace(f.type)) for f in arrow_type])
+        if pa.types.is_list(arrow_type):
+            return pa.list_(arrow_type.value_field.with_type(replace(arrow_type.value_type)))
+        return arrow_type
+    return pa.schema([f.with_type(replace(f.type)) for f in schema])
+
+
+def _inferred_in_python(documents: list, record_error) -> pa.Table:
+    inferred = "null"
+    for position, document in enumerate(documents):
+        if not isinstance(document, dict):
+            raise record_error(position, "Parquet and Avro output of schemaless JSON needs a JSON object value, "
+                                         f"got {type(document).__name__}")
+        inferred = merge(inferred, infer(document))
+    fields = _finish(inferred)[1]
+    rows = [normalize(document, ("struct", fields)) for document in documents]
+    return pa.Table.from_struct_array(pa.array(rows, type=arrow_type(("struct", fields))))
+
+
+def infer(value):
+    """The inferred type of one JSON value: a tag, ("list", element) or ("struct", {name: type})."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int" if _INT64[0] <= value <= _INT64[1] else "double"
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        element = "null"
+        for item in value:
+            element = merge(element, infer(item))
+        return ("list", element)
+    return ("struct", {key: infer(item) for key, item in value.items()})
+
+
+def merge(a, b):
+    """The type that holds values of both types (see the module's rules)."""
+    if a == "null":
+        return b
+    if b == "null":
+        return a
+    if isinstance(a, str) and isinstance(b, str):
+        return a if a == b else "double" if {a, b} == {"int", "double"} else JSON_TEXT
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] == "list":
+        return ("list", merge(a[1], b[1]))
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] == "struct":
+        fields = dict(a[1])
+        for key, field_type in b[1].items():
+            fields[key] = merge(fields[key], field_type) if key in fields else field_type
+        return ("struct", fields)
+    return JSON_TEXT
+
+
+def _finish(inferred):
+    """Objects that are empty everywhere become JSON text (Parquet cannot hold an empty struct)."""
+    if isinstance(inferred, tuple) and inferred[0] == "list":
+        return ("list", _finish(inferred[1]))
+    if isinstance(inferred, tuple):
+        if not inferred[1]:
+            return JSON_TEXT
+        return ("struct", {key: _finish(t) for key, t in inferred[1].items()})
+    return inferred
+
+
+def arrow_type(inferred) -> pa.DataType:
+    if isinstance(inferred, tuple) and inferred[0] == "list":
+        return pa.list_(arrow_type(inferred[1]))
+    if isinstance(inferred, tuple):
+        return pa.struct([(key, arrow_type(t)) for key, t in inferred[1].items()])
+    return {"null": pa.null(), "bool": pa.bool_(), "int": pa.int64(), "double": pa.float64(),
+            "string": pa.string(), JSON_TEXT: pa.string()}[inferred]
+
+
+def normalize(value, inferred):
+    """The value shaped to its inferred type: JSON text where the type is JSON_TEXT, floats for doubles."""
+    if value is None:
+        return None
+    if inferred == JSON_TEXT:
+        return orjson.dumps(value).decode("utf-8")
+    if inferred == "double":
+        return float(value)
+    if isinstance(inferred, tuple) and inferred[0] == "list":
+        return [normalize(item, inferred[1]) for item in value]
+    if isinstance(inferred, tuple):
+        return {key: normalize(value.get(key), t) for key, t in inferred[1].items()}
+    return value
