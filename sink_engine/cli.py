@@ -8,6 +8,8 @@ import sys
 
 from sink_engine.aws import dynamodb_client, s3_client
 from sink_engine.config import SinkConfig, load_config
+from sink_engine.dlq import cli as dlq_cli
+from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.errors import SinkError
 from sink_engine.failpoints import SimulatedCrash
 
@@ -22,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"warning: unknown config key '{key}' is ignored", file=sys.stderr)
         if args.command == "read":
             return _read(config, args.key, args.offset)
+        if args.command == "dlq":
+            return dlq_cli.run(config, args)
         return COMMANDS[args.command](config)
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -48,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     read.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
     read.add_argument("--key", required=True, help="key of a Block-GZIP object in s3.bucket.name")
     read.add_argument("--offset", required=True, type=int, help="Kafka offset of the record")
+    dlq_cli.add_parser(commands)
     return parser
 
 
@@ -84,6 +89,8 @@ def _run(config: SinkConfig) -> int:
     print(f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
           f"{summary.records_written} records, {summary.bytes_written} bytes; "
           f"{len(summary.committed)} partitions committed")
+    if config["errors.tolerance"] == "all":
+        print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
     return 0
 
 
@@ -99,7 +106,8 @@ def _status(config: SinkConfig) -> int:
             row.committed_at_ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
         committed = "-" if row.committed is None else row.committed
         print(f"{str(row.tp):<28} {committed:>10} {row.end_offset:>10} {row.lag:>8}  {when:<19}  "
-              f"{row.last_file or '-'}")
+              f"{row.last_file or '-'}" + (f"  dead letters: {format_counts(row.dead_letters)}"
+                                           if row.dead_letters else ""))
     return 0
 
 

@@ -20,7 +20,8 @@ def commit_results(store: OffsetStore, token: LeaseToken, results: list[TaskResu
             continue
         last_file = result.files[-1].key if result.files else None
         try:
-            store.commit(token, planned.tp, planned.expected_committed, result.next_offset, last_file)
+            store.commit(token, planned.tp, planned.expected_committed, result.next_offset, last_file,
+                         result.dead_letters, result.dlq_scan_from)
         except CommitConflictError as e:
             events.emit(events.COMMIT_CONFLICT, connector=token.connector, topic=planned.topic,
                         partition=planned.partition, expected=planned.expected_committed, epoch=token.epoch)

@@ -26,6 +26,18 @@ class RecordError(SinkError):
         super().__init__(f"record {topic}-{partition}@{offset}: {cause}")
 
 
+class ConversionError(RecordError):
+    """A value the converter cannot read (malformed JSON, not UTF-8, bad Avro, unknown schema id, ...)."""
+
+
+class PartitioningError(RecordError):
+    """A record whose encoded partition cannot be computed (missing field, unreadable timestamp, ...)."""
+
+
+class NullValueError(RecordError):
+    """A record with a null value (tombstone) under behavior.on.null.values=fail."""
+
+
 class SourceError(SinkError):
     """Kafka could not be reached or did not deliver the planned records."""
 

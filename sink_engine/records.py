@@ -27,6 +27,13 @@ class RecordChunk:
         return [m.key() for m in self._messages]
 
     @cached_property
+    def headers(self) -> list:
+        """Each record's headers as a list of (name, bytes or None); empty without Kafka messages."""
+        if self._messages is None:
+            return [[] for _ in self.offsets]
+        return [m.headers() or [] for m in self._messages]
+
+    @cached_property
     def timestamps(self) -> list:
         """Record timestamps in epoch milliseconds."""
         return [m.timestamp()[1] for m in self._messages]

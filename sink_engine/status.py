@@ -17,6 +17,7 @@ class PartitionStatus:
     lag: int
     committed_at_ms: int | None
     last_file: str | None
+    dead_letters: dict  # error class -> records sent to the dead-letter queue, over all runs
 
 
 def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionStatus]:
@@ -29,5 +30,6 @@ def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionSt
         entry = committed.get(tp)
         position = max(entry.next_offset, low) if entry else low
         rows.append(PartitionStatus(tp, entry.next_offset if entry else None, high, max(0, high - position),
-                                    entry.committed_at_ms if entry else None, entry.last_file if entry else None))
+                                    entry.committed_at_ms if entry else None, entry.last_file if entry else None,
+                                    entry.dead_letters if entry else {}))
     return rows

@@ -10,6 +10,7 @@ from sink_engine.model import CommittedOffset, TopicPartition
 from sink_engine.offsets.lease import LEASE_SK, LeaseToken
 
 OFFSET_PREFIX = "OFFSET#"
+DEAD_LETTERS_PREFIX = "dead_letters."  # attributes counting dead letters by error class
 
 
 def offset_sk(tp: TopicPartition) -> str:
@@ -37,17 +38,27 @@ class OffsetStore:
                     next_offset=int(item["next_offset"]["N"]),
                     committed_at_ms=int(item["committed_at_ms"]["N"]),
                     last_file=item.get("last_file", {}).get("S"),
+                    dead_letters={name[len(DEAD_LETTERS_PREFIX):]: int(value["N"]) for name, value in item.items()
+                                  if name.startswith(DEAD_LETTERS_PREFIX)},
                 )
             if "LastEvaluatedKey" not in page:
                 return found
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
+    def dlq_scan_from(self, connector: str, tp: TopicPartition) -> int | None:
+        """The dead-letter topic position stored with the last commit of `tp` (see sink_engine.dlq)."""
+        item = self._db.get_item(TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": offset_sk(tp)}},
+                                 ConsistentRead=True).get("Item", {})
+        return int(item["dlq_scan_from"]["N"]) if "dlq_scan_from" in item else None
+
     def commit(
-        self, token: LeaseToken, tp: TopicPartition, expected: int | None, next_offset: int, last_file: str | None
+        self, token: LeaseToken, tp: TopicPartition, expected: int | None, next_offset: int, last_file: str | None,
+        dead_letters: dict | None = None, dlq_scan_from: int | None = None,
     ) -> None:
         """Set next_offset if the lease epoch is still ours and the committed offset is still `expected`.
 
         `expected=None` means nothing was committed for this topic-partition. Raises CommitConflictError.
+        `dead_letters` (error class -> count) are added to the item's counters in the same transaction.
         """
         offset_condition = "attribute_not_exists(next_offset)" if expected is None else "next_offset = :expected"
         values = {
@@ -60,6 +71,15 @@ class OffsetStore:
             update += ", last_file = :file"
         if expected is not None:
             values[":expected"] = {"N": str(expected)}
+        if dlq_scan_from is not None:
+            values[":scan"] = {"N": str(dlq_scan_from)}
+            update += ", dlq_scan_from = :scan"
+        names = {"#p": "partition"}
+        counters = sorted((dead_letters or {}).items())
+        for i, (error_class, count) in enumerate(counters):
+            names[f"#dl{i}"], values[f":dl{i}"] = f"{DEAD_LETTERS_PREFIX}{error_class}", {"N": str(count)}
+        if counters:
+            update += " ADD " + ", ".join(f"#dl{i} :dl{i}" for i in range(len(counters)))
         try:
             self._db.transact_write_items(
                 TransactItems=[
@@ -74,7 +94,7 @@ class OffsetStore:
                         "Key": {"pk": {"S": token.connector}, "sk": {"S": offset_sk(tp)}},
                         "UpdateExpression": update,
                         "ConditionExpression": offset_condition,
-                        "ExpressionAttributeNames": {"#p": "partition"},
+                        "ExpressionAttributeNames": names,
                         "ExpressionAttributeValues": values,
                     }},
                 ]

@@ -1,0 +1,80 @@
+"""Kafka plumbing of the dead-letter topic: producer settings, topic creation, partition choice, and the
+scan that finds what an earlier, uncommitted attempt already sent."""
+from __future__ import annotations
+
+import zlib
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from sink_engine.config import SinkConfig
+from sink_engine.dlq.letter import DeadLetter
+from sink_engine.errors import SourceError
+from sink_engine.model import PartitionRange, TopicPartition
+from sink_engine.source.client_config import consumer_settings
+from sink_engine.source.consumer import make_consumer
+from sink_engine.source.metadata import watermarks
+from sink_engine.source.reader import read_range
+
+# The engine's own consumer-only settings; the connection and security settings are shared with producers.
+_CONSUMER_ONLY = frozenset({"group.id", "enable.auto.commit", "enable.partition.eof", "fetch.queue.backoff.ms",
+                            "queued.max.messages.kbytes", "fetch.max.bytes", "max.partition.fetch.bytes"})
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+def client_settings(config: SinkConfig) -> dict:
+    """Connection and security settings (including MSK IAM) for producers and admin clients."""
+    return {k: v for k, v in consumer_settings(config).items() if k not in _CONSUMER_ONLY}
+
+
+def producer(config: SinkConfig, **extra) -> Producer:
+    settings = {**client_settings(config), "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                "message.max.bytes": MAX_MESSAGE_BYTES, **extra}
+    try:
+        return Producer(settings)
+    except (KafkaException, ValueError, TypeError) as e:
+        raise SourceError(f"cannot create a Kafka producer: {e}") from e
+
+
+def ensure_topic(config: SinkConfig, topic: str, replication_factor: int, timeout_s: float = 30.0) -> int:
+    """Create `topic` with one partition when missing (as Kafka Connect does); returns its partition count."""
+    admin = AdminClient(client_settings(config))
+    try:
+        found = admin.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
+        if found is not None and found.error is None:
+            return len(found.partitions)
+        try:
+            admin.create_topics([NewTopic(topic, 1, replication_factor)])[topic].result(timeout=timeout_s)
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+        return len(admin.list_topics(topic=topic, timeout=timeout_s).topics[topic].partitions)
+    except KafkaException as e:
+        raise SourceError(f"cannot create or describe the dead-letter topic {topic}: {e}") from e
+
+
+def partition_for(source: TopicPartition, partitions: int) -> int:
+    """The dead-letter partition of a source topic-partition: fixed, so one partition holds all its letters."""
+    return zlib.crc32(f"{source.topic}\x00{source.partition}".encode()) % partitions
+
+
+def end_offsets(config: SinkConfig, dlq: TopicPartition) -> tuple[int, int]:
+    consumer = make_consumer(config)
+    try:
+        return watermarks(consumer, [dlq])[dlq]
+    finally:
+        consumer.close()
+
+
+def already_sent(config: SinkConfig, dlq: TopicPartition, start: int, end: int, planned: PartitionRange) -> set:
+    """Source offsets of `planned` (at or after its start) found in the dead-letter partition in [start, end),
+    sent by this connector. Read committed: aborted attempts do not count."""
+    scan = PartitionRange(dlq.topic, dlq.partition, start, end, None)
+    found = set()
+    for chunk in read_range(config, scan):
+        for key, value, headers in zip(chunk.keys, chunk.values, chunk.headers):
+            letter = DeadLetter.from_kafka(key, value, headers)
+            if (letter is not None and letter.connector == config.name and letter.topic == planned.topic
+                    and letter.partition == planned.partition and letter.offset >= planned.start_offset):
+                found.add(letter.offset)
+    return found

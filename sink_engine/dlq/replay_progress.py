@@ -1,0 +1,57 @@
+"""Replay progress in the connector's offsets table: one item per replayed dead letter.
+
+Item: `pk = <connector>`, `sk = "REPLAY#<topic>#<partition>#<offset, 20 digits>"` (the original record),
+`state` (`claimed` before the record is produced, `replayed` once the producer confirmed it), `error_class`,
+`target_topic`, `claimed_at_ms`, `replayed_at_ms`. A claim is a conditional put, so two invocations never
+both replay a record; a record left `claimed` (the invocation died between claim and confirmation) is
+never replayed again automatically and is reported as in doubt.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from botocore.exceptions import ClientError
+
+from sink_engine.dlq.letter import DeadLetter
+
+REPLAY_PREFIX = "REPLAY#"
+CLAIMED, REPLAYED = "claimed", "replayed"
+
+
+def replay_sk(letter: DeadLetter) -> str:
+    return f"{REPLAY_PREFIX}{letter.topic}#{letter.partition}#{letter.offset:020d}"
+
+
+class ReplayProgress:
+    def __init__(self, dynamodb, table: str, connector: str, clock: Callable[[], int]):
+        self._db, self._table, self._connector, self._clock = dynamodb, table, connector, clock
+
+    def state(self, letter: DeadLetter) -> str | None:
+        item = self._db.get_item(TableName=self._table, Key=self._key(letter), ConsistentRead=True).get("Item")
+        return item["state"]["S"] if item else None
+
+    def claim(self, letter: DeadLetter, target_topic: str) -> str | None:
+        """Claim the record for this invocation; None when claimed, else the state found (not replayable)."""
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item={**self._key(letter), "state": {"S": CLAIMED}, "error_class": {"S": letter.error_class},
+                      "target_topic": {"S": target_topic}, "claimed_at_ms": {"N": str(self._clock())}},
+                ConditionExpression="attribute_not_exists(sk)",
+            )
+            return None
+        except ClientError as e:
+            if e.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return self.state(letter) or CLAIMED
+
+    def mark_replayed(self, letters: list[DeadLetter]) -> None:
+        now = {"N": str(self._clock())}
+        for letter in letters:
+            self._db.update_item(TableName=self._table, Key=self._key(letter),
+                                 UpdateExpression="SET #s = :done, replayed_at_ms = :now",
+                                 ExpressionAttributeNames={"#s": "state"},
+                                 ExpressionAttributeValues={":done": {"S": REPLAYED}, ":now": now})
+
+    def _key(self, letter: DeadLetter) -> dict:
+        return {"pk": {"S": self._connector}, "sk": {"S": replay_sk(letter)}}

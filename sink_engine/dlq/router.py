@@ -1,0 +1,95 @@
+"""`DeadLetterRouter`: what a task does with a bad record, by `errors.tolerance`.
+
+`none`: the record is logged (with `errors.log.enable`) and the task stops on it. `all`: the router keeps
+the range's dead letters in offset order until the task knows its commit point, then hands those before it
+to the destination (the next run re-reads the others) and counts them by error class. With `all` and no
+destination the records are skipped, counted and logged, as Kafka Connect does.
+"""
+from __future__ import annotations
+
+import logging
+import traceback
+from collections import Counter
+from typing import Protocol
+
+from sink_engine import events
+from sink_engine.config import SinkConfig
+from sink_engine.dlq.letter import DeadLetter, b64
+from sink_engine.errors import RecordError
+from sink_engine.model import PartitionRange
+from sink_engine.records import RecordChunk
+
+
+class Destination(Protocol):
+    scan_from: int | None  # a position to store with the commit (topic destination), else None
+
+    def write(self, letters: list[DeadLetter]) -> None:
+        """Write these dead letters (all before the commit point, offset order) durably and at most once per
+        source record across reruns. Raises SinkError (not a RecordError); nothing is committed then."""
+
+
+class DeadLetterRouter:
+    def __init__(self, config: SinkConfig, destination: Destination | None):
+        self.tolerates = config["errors.tolerance"] == "all"
+        self._connector, self._destination = config.name, destination
+        self._log, self._log_messages = config["errors.log.enable"], config["errors.log.include.messages"]
+        self._letters: list[DeadLetter] = []
+
+    def report(self, chunk: RecordChunk, position: int, error: RecordError, stage: str, step: object) -> None:
+        """Take the bad record at `position` of `chunk`; the caller stops when `tolerates` is False."""
+        letter = DeadLetter(
+            self._connector, chunk.topic, chunk.partition, chunk.offsets[position], chunk.timestamps[position],
+            chunk.keys[position], chunk.values[position], tuple(chunk.headers[position]), error_class_of(error),
+            stage, error.cause, _qualified_name(step),
+            "".join(traceback.format_exception(type(error), error, error.__traceback__)),
+        )
+        if self._log:
+            log_failure(letter, self._log_messages, self.tolerates)
+        if self.tolerates:
+            self._letters.append(letter)
+
+    def flush(self, commit_point: int) -> tuple[dict, int | None]:
+        """Write the dead letters before `commit_point`; returns their counts by error class and the
+        destination's scan position to store with the commit."""
+        due = [letter for letter in self._letters if letter.offset < commit_point]
+        if not due:
+            return {}, None
+        if self._destination is None:
+            return dict(Counter(letter.error_class for letter in due)), None
+        self._destination.write(due)
+        return dict(Counter(letter.error_class for letter in due)), self._destination.scan_from
+
+
+def _qualified_name(step: object) -> str:
+    """The module-qualified name of a step: a function, or the class of a converter or partitioner."""
+    named = step if callable(step) and hasattr(step, "__qualname__") else type(step)
+    return f"{named.__module__}.{named.__qualname__}"
+
+
+def error_class_of(error: RecordError) -> str:
+    return type(error).__name__
+
+
+def log_failure(letter: DeadLetter, include_messages: bool, tolerated: bool) -> None:
+    fields = {"topic": letter.topic, "partition": letter.partition, "offset": letter.offset,
+              "error_class": letter.error_class, "stage": letter.stage, "error": letter.message,
+              "tolerated": tolerated}
+    if include_messages:
+        fields.update(key=b64(letter.key), value=b64(letter.value),
+                      headers=[[name, b64(value)] for name, value in letter.headers])
+    events.emit(events.RECORD_FAILED, level=logging.WARNING if tolerated else logging.ERROR, **fields)
+
+
+def router_for(config: SinkConfig, planned: PartitionRange, uploader) -> DeadLetterRouter:
+    """The range's router; its destination follows `errors.deadletterqueue.*` (only with tolerance all)."""
+    if config["errors.tolerance"] != "all":
+        return DeadLetterRouter(config, None)
+    if config["errors.deadletterqueue.s3.prefix"]:
+        from sink_engine.dlq.s3_destination import S3Destination
+
+        return DeadLetterRouter(config, S3Destination.from_config(config, uploader))
+    if config["errors.deadletterqueue.topic.name"]:
+        from sink_engine.dlq.topic_destination import TopicDestination
+
+        return DeadLetterRouter(config, TopicDestination(config, planned))
+    return DeadLetterRouter(config, None)

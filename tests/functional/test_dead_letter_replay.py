@@ -1,0 +1,62 @@
+"""Replay: after the cause is fixed, dead letters go back to Kafka once and land in S3 once."""
+from __future__ import annotations
+
+import json
+
+from devtools.producer import create_topic
+from sink_engine import cli
+from sink_engine.job import run_job
+from sink_engine.dlq.replay import replay
+from sink_engine.dlq.replay_request import request_from_payload
+from tests.conftest import BUCKET
+from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
+from tests.s3_reader import list_keys, read_json_lines
+
+
+def landed(s3, topic: str) -> list:
+    return [e for key in list_keys(s3, BUCKET, f"topics/{topic}/") for e in read_json_lines(s3, BUCKET, key)]
+
+
+def end_offset(bootstrap: str, topic: str) -> int:
+    return len(read_topic(bootstrap, topic))
+
+
+def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, spark, s3, dynamodb, connector, tmp_path, capsys):
+    # given the corpus dead-lettered by a connector that reads JSON
+    settings = {"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "replay-dlq"}
+    config = connector(**settings)
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    samples = corpus(0)
+    produce_samples(stack.bootstrap_servers, topic, {0: samples})
+    run_job(config, spark, dynamodb)
+    assert len(read_dlq_s3(s3, BUCKET, f"replay-dlq/{topic}/")) == 5
+    # when the cause is fixed (the topic's values are text, not JSON) and a dry run looks first
+    fixed = connector(**settings, **{"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+                                     "behavior.on.null.values": "ignore"})
+    payload = {"connector": config.name, "filters": {"error_classes": ["ConversionError"]}}
+    dry = replay(fixed, request_from_payload({**payload, "dry_run": True}, fixed), dynamodb, s3)
+    # then it finds the four conversion failures and changes nothing
+    assert dry.to_dict()["found"] == {"ConversionError": 4} and dry.to_dict()["totals"]["replayed"] == 4
+    assert end_offset(stack.bootstrap_servers, topic) == 11
+    # when the replay runs through the CLI, twice
+    config_file = tmp_path / "fixed.json"
+    config_file.write_text(json.dumps({"name": fixed.name, "config": raw_config(fixed)}))
+    argv = ["dlq", "replay", "--config", str(config_file), "--error-class", "ConversionError"]
+    assert cli.main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert cli.main(argv) == 0
+    second = json.loads(capsys.readouterr().out)
+    # then the first produced the four records once, the second none
+    assert first["replayed"] == {"ConversionError": 4} and first["totals"]["already_replayed"] == 0
+    assert second["replayed"] == {} and second["already_replayed"] == {"ConversionError": 4}
+    assert end_offset(stack.bootstrap_servers, topic) == 15
+    # when the fixed connector runs
+    run_job(fixed, spark, dynamodb)
+    # then the three that are text now landed once, after the six good JSON records, and the value that is
+    # not even text is dead-lettered again, once, at its new offset
+    values = landed(s3, topic)
+    assert [v["n"] for v in values[:6]] == [0, 1, 2, 3, 4, 5]
+    assert sorted(values[6:]) == sorted(["{not json", "[1, 2", "{" + "x" * (3 * 1024 * 1024)])
+    again = [d for d in read_dlq_s3(s3, BUCKET, f"replay-dlq/{topic}/") if d["offset"] >= 11]
+    assert [(d["offset"], d["value"], d["error"]["class"]) for d in again] == [(14, b"\xff\xfe\xfd", "ConversionError")]

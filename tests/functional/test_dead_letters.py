@@ -1,0 +1,146 @@
+"""errors.tolerance=all: bad records go to the dead-letter queue exactly once, good ones land exactly once."""
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import pytest
+
+from devtools.producer import create_topic
+from sink_engine import cli
+from sink_engine.failpoints import ENV_VAR, SimulatedCrash
+from sink_engine.job import TaskFailedError, now_ms, run_job
+from sink_engine.offsets import OffsetStore
+from tests.conftest import BUCKET, TABLE
+from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
+from tests.s3_reader import list_keys, read_json_lines
+
+
+def landed(s3, topic: str) -> list[dict]:
+    return [e for key in list_keys(s3, BUCKET, f"topics/{topic}/") for e in read_json_lines(s3, BUCKET, key)]
+
+
+def committed(dynamodb, config) -> dict:
+    return {tp.partition: c for tp, c in OffsetStore(dynamodb, TABLE, now_ms).committed(config.name).items()}
+
+
+def expected_bad(samples_by_partition: dict) -> list[tuple]:
+    return sorted((p, offset, s.error_class, s.key, s.value, tuple(s.headers))
+                  for p, samples in samples_by_partition.items() for offset, s in enumerate(samples) if s.error_class)
+
+
+def good_docs(samples_by_partition: dict) -> list[dict]:
+    return sorted((json.loads(s.value) for samples in samples_by_partition.values() for s in samples
+                   if s.error_class is None), key=lambda d: (d["p"], d["n"]))
+
+
+def test_corpus_to_s3_prefix(stack, spark, s3, dynamodb, connector, tmp_path, capsys):
+    # given two partitions of good records between malformed JSON, tombstones, non-UTF-8 keys and values,
+    # headers and records of several MB
+    config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "dlq",
+                          "errors.log.enable": "true"})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 2)
+    samples = {p: corpus(p) for p in (0, 1)}
+    produce_samples(stack.bootstrap_servers, topic, samples)
+    # when one run, from the command line
+    config_file = tmp_path / "c.json"
+    config_file.write_text(json.dumps({"name": config.name, "config": raw_config(config)}))
+    assert cli.main(["run", "--config", str(config_file)]) == 0
+    # then every good record landed once, and the run went past every bad one
+    assert sorted(landed(s3, topic), key=lambda d: (d["p"], d["n"])) == good_docs(samples)
+    assert {p: c.next_offset for p, c in committed(dynamodb, config).items()} == {0: 11, 1: 11}
+    # and every bad one is in the dead-letter objects once, with its key, value, headers and error
+    lines = read_dlq_s3(s3, BUCKET, f"dlq/{topic}/")
+    assert sorted((d["partition"], d["offset"], d["error"]["class"], d["key"], d["value"],
+                   tuple((n, None if v is None else base64.b64decode(v)) for n, v in d["headers"]))
+                  for d in lines) == expected_bad(samples)
+    assert all(d["connector"] == config.name and d["topic"] == topic and d["error"]["message"] for d in lines)
+    assert list_keys(s3, BUCKET, f"dlq/{topic}/") == [
+        f"dlq/{topic}/partition={p}/{topic}+{p}+0000000001.json" for p in (0, 1)]
+    # and the counts by error class are in the run's summary, the committed offsets and the status
+    assert "dead letters: ConversionError=8, NullValueError=2" in capsys.readouterr().out
+    assert [c.dead_letters for c in committed(dynamodb, config).values()] == [
+        {"ConversionError": 4, "NullValueError": 1}] * 2
+    assert cli.main(["status", "--config", str(config_file)]) == 0
+    assert capsys.readouterr().out.count("dead letters: ConversionError=4, NullValueError=1") == 2
+
+
+def test_corpus_to_topic_with_context_headers(stack, spark, s3, dynamodb, connector, unique):
+    dlq_topic = f"dlq-{unique}"
+    config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq_topic,
+                          "errors.deadletterqueue.topic.replication.factor": 1,
+                          "errors.deadletterqueue.context.headers.enable": "true"})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 2)
+    samples = {p: corpus(p) for p in (0, 1)}
+    produce_samples(stack.bootstrap_servers, topic, samples)
+    run_job(config, spark, dynamodb)
+    assert sorted(landed(s3, topic), key=lambda d: (d["p"], d["n"])) == good_docs(samples)
+    records = read_topic(stack.bootstrap_servers, dlq_topic)
+    found = []
+    for r in records:
+        headers = dict(r["headers"])
+        original = tuple((n, v) for n, v in r["headers"] if not n.startswith("__"))
+        found.append((int(headers["__connect.errors.partition"]), int(headers["__connect.errors.offset"]),
+                      headers["__connect.errors.exception.class.name"].decode().rsplit(".", 1)[1],
+                      r["key"], r["value"], original))
+        assert headers["__connect.errors.topic"] == topic.encode()
+        assert headers["__connect.errors.connector.name"] == config.name.encode()
+        assert headers["__connect.errors.stage"] in (b"VALUE_CONVERTER", b"TASK_PUT")
+        assert headers["__connect.errors.exception.message"]
+        assert b"Error" in headers["__connect.errors.exception.stacktrace"]
+    assert sorted(found) == expected_bad(samples)
+
+
+@pytest.mark.parametrize("destination", ["topic", "s3"])
+def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, spark, s3, dynamodb, connector, unique,
+                                                                    monkeypatch, destination):
+    dlq_topic = f"dlq-{unique}"
+    where = ({"errors.deadletterqueue.topic.name": dlq_topic, "errors.deadletterqueue.topic.replication.factor": 1}
+             if destination == "topic" else {"errors.deadletterqueue.s3.prefix": "dead/letters"})
+    config = connector(**{"flush.size": 3, "errors.tolerance": "all", "sink.lease.duration.ms": 1500, **where})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    samples = {0: corpus(0)}
+    produce_samples(stack.bootstrap_servers, topic, samples)
+    # given a run that dies after its uploads and dead letters, before its commit
+    monkeypatch.setenv(ENV_VAR, "after_upload_before_commit")
+    with pytest.raises(SimulatedCrash):
+        run_job(config, spark, dynamodb)
+    assert committed(dynamodb, config) == {}
+    # when more records arrive (a good one and a bad one) and the job runs again
+    more = corpus(0)[:2]
+    produce_samples(stack.bootstrap_servers, topic, {0: more})
+    monkeypatch.delenv(ENV_VAR)
+    time.sleep(2)
+    run_job(config, spark, dynamodb)
+    # then each bad record before the commit point is in the dead-letter queue once; the one after the
+    # waiting record (offset 11, an open file of flush.size 3) waits with it
+    assert _dead_letter_offsets(stack, s3, destination, dlq_topic, topic) == [1, 3, 5, 7, 9]
+    assert sorted(d["n"] for d in landed(s3, topic)) == [0, 1, 2, 3, 4, 5]
+    assert committed(dynamodb, config)[0].next_offset == 11
+    # and when the waiting file fills, the later dead letter follows, once
+    produce_samples(stack.bootstrap_servers, topic, {0: corpus(0)[2:5]})
+    run_job(config, spark, dynamodb)
+    assert _dead_letter_offsets(stack, s3, destination, dlq_topic, topic) == [1, 3, 5, 7, 9, 12, 14]
+    assert committed(dynamodb, config)[0].next_offset == 16
+
+
+def test_tolerance_none_fails_naming_the_record_and_commits_nothing_past_it(stack, spark, s3, dynamodb, connector):
+    config = connector(**{"flush.size": 1, "errors.deadletterqueue.s3.prefix": "dlq-none"})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_samples(stack.bootstrap_servers, topic, {0: corpus(0)})
+    with pytest.raises(TaskFailedError, match=rf"record {topic}-0@1: value is not valid JSON"):
+        run_job(config, spark, dynamodb)
+    assert committed(dynamodb, config)[0].next_offset == 1
+    assert list_keys(s3, BUCKET, f"dlq-none/{topic}/") == []
+
+
+def _dead_letter_offsets(stack, s3, destination: str, dlq_topic: str, topic: str) -> list[int]:
+    if destination == "topic":
+        return sorted(json.loads(dict(r["headers"])["__sink_engine.dlq.source"])["offset"]
+                      for r in read_topic(stack.bootstrap_servers, dlq_topic))
+    return sorted(d["offset"] for d in read_dlq_s3(s3, BUCKET, f"dead/letters/{topic}/"))

@@ -1,0 +1,88 @@
+"""Dead letters of Schema Registry Avro input: truncated records, a wrong magic byte and an unknown schema id
+go to the dead-letter queue; an unreachable registry fails the run instead; registering the missing schema
+and replaying brings the unknown-id records into S3 once."""
+from __future__ import annotations
+
+import io
+import json
+import socket
+import struct
+
+import fastavro
+import pytest
+
+from devtools.producer import create_topic
+from sink_engine.dlq.replay import replay
+from sink_engine.dlq.replay_request import request_from_payload
+from sink_engine.job import TaskFailedError, run_job
+from tests.conftest import BUCKET
+from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
+from tests.functional.test_dead_letters import committed
+from tests.s3_reader import list_keys, read_json_lines
+from tests.schema_registry_server import SchemaRegistryServer
+
+ORDER = {"type": "record", "name": "Order", "namespace": "shop",
+         "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}]}
+LATER = {**ORDER, "name": "LaterOrder"}  # registered only after the records that use its id
+
+
+def wire(schema_id: int, schema: dict, record: dict) -> bytes:
+    body = io.BytesIO()
+    fastavro.schemaless_writer(body, fastavro.parse_schema(schema), record)
+    return b"\x00" + struct.pack(">I", schema_id) + body.getvalue()
+
+
+def avro_connector(connector, url: str):
+    return connector(**{"value.converter": "io.confluent.connect.avro.AvroConverter",
+                        "value.converter.schema.registry.url": url, "flush.size": 1, "errors.tolerance": "all",
+                        "errors.deadletterqueue.s3.prefix": "avro-dlq"})
+
+
+def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, spark, s3, dynamodb, connector):
+    with SchemaRegistryServer() as registry:
+        order_id = registry.register("orders-value", json.dumps(ORDER))["id"]
+        later_id = order_id + 1
+        good = [wire(order_id, ORDER, {"id": i, "item": f"i{i}"}) for i in range(4)]
+        samples = [Sample(b"g0", good[0]), Sample(b"cut", good[1][:7], error_class="ConversionError"),
+                   Sample(b"g2", good[2]), Sample(b"magic", b"\x01" + good[3][1:], error_class="ConversionError"),
+                   Sample(b"later", wire(later_id, LATER, {"id": 9, "item": "late"}), error_class="ConversionError"),
+                   Sample(b"g3", good[3])]
+        config = avro_connector(connector, registry.url)
+        topic = config["topics"][0]
+        create_topic(stack.bootstrap_servers, topic, 1)
+        produce_samples(stack.bootstrap_servers, topic, {0: samples})
+        # when the sink runs
+        run_job(config, spark, dynamodb)
+        # then the three good records landed, the three bad ones are dead letters with their cause
+        assert [d["id"] for d in _landed(s3, topic)] == [0, 2, 3]
+        letters = read_dlq_s3(s3, BUCKET, f"avro-dlq/{topic}/")
+        assert [(d["offset"], d["key"], d["error"]["class"]) for d in letters] == [
+            (1, b"cut", "ConversionError"), (3, b"magic", "ConversionError"), (4, b"later", "ConversionError")]
+        assert f"schema id {later_id}" in letters[2]["error"]["message"]
+        assert committed(dynamodb, config)[0].next_offset == 6
+        # when the missing schema is registered and the unknown-id records are replayed, then the sink runs
+        registry.register("orders-value", json.dumps(LATER))
+        request = request_from_payload({"connector": config.name, "window": {"from_offset": 4}}, config)
+        assert replay(config, request, dynamodb, s3).to_dict()["totals"]["replayed"] == 1
+        run_job(config, spark, dynamodb)
+        # then it landed once, after the others, and nothing new was dead-lettered
+        assert [d["id"] for d in _landed(s3, topic)] == [0, 2, 3, 9]
+        assert len(read_dlq_s3(s3, BUCKET, f"avro-dlq/{topic}/")) == 3
+
+
+def test_unreachable_registry_fails_the_run_and_dead_letters_nothing(stack, spark, s3, dynamodb, connector):
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{unused.getsockname()[1]}"
+    config = avro_connector(connector, url)
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_samples(stack.bootstrap_servers, topic, {0: [Sample(b"k", wire(1, ORDER, {"id": 1, "item": "a"}))]})
+    with pytest.raises(TaskFailedError, match="unreachable"):
+        run_job(config, spark, dynamodb)
+    assert list_keys(s3, BUCKET, f"avro-dlq/{topic}/") == []
+    assert committed(dynamodb, config)[0].next_offset == 0
+
+
+def _landed(s3, topic: str) -> list:
+    return [e for key in list_keys(s3, BUCKET, f"topics/{topic}/") for e in read_json_lines(s3, BUCKET, key)]
