@@ -48,6 +48,10 @@ class ValueColumn:
     def select(self, positions: list[int]) -> "ValueColumn":
         return self._derive(lambda items: [items[i] for i in positions])
 
+    def with_sidecars(self, sidecars: dict) -> "ValueColumn":
+        """The same column with these sidecar columns (parallel to it) attached."""
+        return ValueColumn(self.kind, self.items, self._documents, self.schemas, sidecars)
+
     def without_documents(self) -> "ValueColumn":
         """The same column keeping only what files need (parsed JSON documents are dropped)."""
         return ValueColumn(self.kind, self.items, None, self.schemas, self.sidecars)

@@ -10,6 +10,7 @@ import zlib
 import boto3
 import fastavro
 import orjson
+import pyarrow.parquet as pq
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
@@ -35,8 +36,8 @@ def registry():
         yield server
 
 
-def read_parquet(s3, key: str) -> list[dict]:  # JSON until the Parquet format lands
-    return read_json_lines(s3, BUCKET, key)
+def read_parquet(s3, key: str) -> list[dict]:
+    return pq.read_table(io.BytesIO(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())).to_pylist()
 
 
 def file_names(s3, topic: str) -> list[str]:
@@ -49,6 +50,7 @@ def test_registry_avro_topic_lands_as_parquet(stack, spark, s3, dynamodb, connec
                           "value.converter.schema.registry.url": registry.url,
                           "value.converter.basic.auth.credentials.source": "USER_INFO",
                           "value.converter.basic.auth.user.info": USER_INFO,
+                          "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
                           "schema.compatibility": "BACKWARD", "flush.size": 4})
     topic = config["topics"][0]
     client = SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": USER_INFO})
@@ -61,7 +63,7 @@ def test_registry_avro_topic_lands_as_parquet(stack, spark, s3, dynamodb, connec
     # when the sink runs
     run_job(config, spark, dynamodb)
     # then one Parquet file per schema version, each with its schema's columns, read back with pyarrow
-    assert file_names(s3, topic) == [f"{topic}+0+0000000000.json", f"{topic}+0+0000000004.json"]
+    assert file_names(s3, topic) == [f"{topic}+0+0000000000.snappy.parquet", f"{topic}+0+0000000004.snappy.parquet"]
     first, second = (read_parquet(s3, k) for k in list_keys(s3, BUCKET, f"topics/{topic}/"))
     assert first == [{"id": i, "item": f"i{i}"} for i in range(4)]
     assert second == [{"id": i, "item": f"i{i}", "note": "n", "qty": i} for i in range(4, 8)]
@@ -86,7 +88,7 @@ def test_glue_registry_topic_lands_as_parquet(stack, spark, s3, dynamodb, connec
 
     config = connector(**{"value.converter": "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter",
                           "value.converter.region": "us-east-1", "value.converter.registry.name": f"reg-{unique}",
-                          "flush.size": 3})
+                          "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat", "flush.size": 3})
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 1)
     produce(stack.bootstrap_servers, topic, [glue_record(i) for i in range(6)], 1)

@@ -1,0 +1,105 @@
+"""`store.kafka.keys` / `store.kafka.headers`: sidecar objects beside each data object, as the Confluent
+S3 sink writes them: `<stem>.keys<ext>` and `<stem>.headers<ext>`, in `keys.format.class` and
+`headers.format.class`, one record per data record in the same order.
+
+Keys are converted with `key.converter`; headers are written as a list of `{"key", "value"}` with the
+value as UTF-8 text (base64 when it is not UTF-8). In JSON the key is written as the converted value and
+the headers as that list; in the other formats they are wrapped in a struct (`RecordKey{key}`,
+`RecordHeaders{headers}`), as the connector does. A null key or a record without headers fails the run,
+as in the connector (the sidecars would no longer line up with the data).
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+
+from sink_engine.convert.base import ValueColumn
+from sink_engine.convert.schema import Field, Schema
+from sink_engine.errors import RecordError
+from sink_engine.records import RecordChunk
+
+_HEADER = Schema("struct", fields=(Field("key", Schema("string")), Field("value", Schema("string", optional=True))))
+HEADERS_SCHEMA = Schema("struct", name="RecordHeaders", fields=(Field("headers", Schema("array", items=_HEADER)),))
+_KEY_TYPES = {"string": Schema("string"), "bytes": Schema("bytes")}
+
+
+class Sidecars:
+    """Attaches key and header columns to converted values; encodes them when a file closes."""
+
+    def __init__(self, key_converter=None, key_format=None, header_format=None):
+        self._key_converter = key_converter
+        self.formats = {name: fmt for name, fmt in (("keys", key_format), ("headers", header_format)) if fmt}
+
+    @classmethod
+    def from_config(cls, config, topic: str) -> "Sidecars":
+        from sink_engine.convert.registry import converter_for
+        from sink_engine.format.registry import format_for
+
+        def fmt(key: str):
+            return format_for(dataclasses.replace(config, values={**config.values, "format.class": config[key]}))
+        keys, headers = config["store.kafka.keys"], config["store.kafka.headers"]
+        return cls(converter_for(config, "key", topic) if keys else None,
+                   fmt("keys.format.class") if keys else None, fmt("headers.format.class") if headers else None)
+
+    def attach(self, chunk: RecordChunk, values: ValueColumn) -> ValueColumn:
+        """`values` with the sidecar columns of the same records."""
+        if not self.formats:
+            return values
+        sidecars = {}
+        if "keys" in self.formats:
+            sidecars["keys"] = self._keys(chunk)
+        if "headers" in self.formats:
+            sidecars["headers"] = _headers(chunk, self.formats["headers"].extension.startswith(".json"))
+        return values.with_sidecars(sidecars)
+
+    def wrap(self, converter) -> "_AttachingConverter":
+        """A converter that converts values with `converter` and attaches the sidecar columns."""
+        return _AttachingConverter(converter, self)
+
+    def suffixed_formats(self):
+        """(sidecar name, suffix before the format's extension, format) for each sidecar."""
+        return [(name, f".{name}{fmt.extension}", fmt) for name, fmt in self.formats.items()]
+
+    def _keys(self, chunk: RecordChunk) -> ValueColumn:
+        for position, key in enumerate(chunk.keys):
+            if key is None:
+                raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
+                                  "key cannot be null with store.kafka.keys=true")
+        column = self._key_converter.convert(RecordChunk(chunk.topic, chunk.partition, chunk.offsets, chunk.keys,
+                                                         keys=chunk.keys, timestamps=[0] * len(chunk)))
+        if self.formats["keys"].extension.startswith(".json") or column.kind not in ("string", "bytes", "struct"):
+            return column
+        schema = column.schema if column.kind == "struct" else _KEY_TYPES[column.kind]
+        wrapper = Schema("struct", name="RecordKey", fields=(Field("key", schema),))
+        items = [{"key": item} for item in column.items]
+        return ValueColumn("struct", items, items, [wrapper] * len(items))
+
+
+class _AttachingConverter:
+    def __init__(self, converter, sidecars: Sidecars):
+        self._converter, self._sidecars = converter, sidecars
+
+    def convert(self, chunk: RecordChunk) -> ValueColumn:
+        return self._sidecars.attach(chunk, self._converter.convert(chunk))
+
+
+def _headers(chunk: RecordChunk, as_json: bool) -> ValueColumn:
+    items = []
+    for position, headers in enumerate(chunk.headers):
+        if not headers:
+            raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
+                              "headers cannot be empty with store.kafka.headers=true")
+        items.append([{"key": name, "value": _text(value)} for name, value in headers])
+    if as_json:
+        return ValueColumn("struct", items, items, None)
+    wrapped = [{"headers": item} for item in items]
+    return ValueColumn("struct", wrapped, wrapped, [HEADERS_SCHEMA] * len(items))
+
+
+def _text(value: bytes | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return base64.b64encode(value).decode("ascii")
