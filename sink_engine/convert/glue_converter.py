@@ -31,7 +31,8 @@ class GlueSchemaRegistryConverter(SchemaRegistryConverter):
         super().__init__()
         self._glue = glue_client
 
-    def split(self, value: bytes) -> tuple[uuid.UUID, bytes]:
+    def split(self, value: bytes) -> tuple[bytes, bytes]:
+        """(the 16 bytes of the schema version UUID, the datum)."""
         if len(value) < HEADER_LENGTH or value[0] != HEADER_VERSION:
             raise ValueError(f"header version byte {value[:1].hex() or 'none'} is not 03: not in the AWS Glue "
                              "Schema Registry wire format")
@@ -43,9 +44,10 @@ class GlueSchemaRegistryConverter(SchemaRegistryConverter):
                 raise ValueError(f"zlib-compressed payload does not decompress: {e}") from None
         elif value[1] != COMPRESSION_NONE:
             raise ValueError(f"unknown compression byte {value[1]} (0 none, 5 zlib)")
-        return uuid.UUID(bytes=value[2:HEADER_LENGTH]), payload
+        return value[2:HEADER_LENGTH], payload
 
-    def fetch(self, version_id: uuid.UUID):
+    def fetch(self, version_bytes: bytes):
+        version_id = uuid.UUID(bytes=version_bytes)
         try:
             found = self._glue.get_schema_version(SchemaVersionId=str(version_id))
         except ClientError as e:
