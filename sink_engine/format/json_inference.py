@@ -31,6 +31,12 @@ JSON_TEXT = "json"  # inferred tag of a field whose values are kept as their JSO
 
 def json_table(values: ValueColumn, record_error: Callable[[int, str], Exception]) -> pa.Table:
     """One row per JSON value; `record_error(position, cause)` builds the error for a non-object value."""
+    return json_table_and_rows(values, record_error)[0]
+
+
+def json_table_and_rows(values: ValueColumn, record_error: Callable[[int, str], Exception]) -> tuple:
+    """The table, and the same rows as Python dicts fit for a row writer (Avro): the parsed documents where
+    they already match the schema (missing keys are nulls, integers stand for doubles), else normalized rows."""
     data = b"\n".join(values.items)
     try:
         table = _read(data, None)
@@ -40,7 +46,7 @@ def json_table(values: ValueColumn, record_error: Callable[[int, str], Exception
         return _inferred_in_python(values.documents(), record_error)
     if _has(table.schema, pa.types.is_timestamp):
         table = _read(data, _timestamps_as_strings(table.schema))
-    return table
+    return table, values.documents()
 
 
 def _read(data: bytes, schema: pa.Schema | None) -> pa.Table:
@@ -80,7 +86,7 @@ def _inferred_in_python(documents: list, record_error) -> pa.Table:
         inferred = merge(inferred, infer(document))
     fields = _finish(inferred)[1]
     rows = [normalize(document, ("struct", fields)) for document in documents]
-    return pa.Table.from_struct_array(pa.array(rows, type=arrow_type(("struct", fields))))
+    return pa.Table.from_struct_array(pa.array(rows, type=arrow_type(("struct", fields)))), rows
 
 
 def infer(value):

@@ -56,6 +56,6 @@ def test_integers_beyond_int64_are_doubles():
 ])
 def test_columnar_path_agrees_with_the_python_rules(documents):
     columnar = table(documents)
-    in_python = _inferred_in_python(documents, _no_error)
+    in_python = _inferred_in_python(documents, _no_error)[0]
     assert columnar.schema == in_python.schema
     assert columnar.to_pylist() == in_python.to_pylist()

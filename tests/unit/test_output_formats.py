@@ -140,3 +140,11 @@ def test_parquet_of_a_non_object_value_names_the_record():
         ParquetFormat().encode(ValueColumn("json", [b'{"a":1}', b"[1]"]), FileContext("t", 4, [7, 9]))
     assert (caught.value.topic, caught.value.partition, caught.value.offset) == ("t", 4, 9)
     assert "needs a JSON object" in str(caught.value)
+
+
+def test_avro_rows_follow_the_inferred_schema_where_documents_differ_from_it():
+    documents = [{"a": 1, "o": {"x": 1}}, {"a": 2.5, "o": {}}, {"b": "s"}, {"a": 3, "c": [1, "x"]}]
+    body = AvroFormat().encode(json_values(documents), FileContext("t", 0, [0, 1, 2, 3])).body
+    assert list(fastavro.reader(io.BytesIO(body))) == [
+        {"a": 1.0, "o": {"x": 1}, "b": None, "c": None}, {"a": 2.5, "o": {"x": None}, "b": None, "c": None},
+        {"a": None, "o": None, "b": "s", "c": None}, {"a": 3.0, "o": None, "b": None, "c": ["1", '"x"']}]
