@@ -34,6 +34,10 @@ class PartitioningError(RecordError):
     """A record whose encoded partition cannot be computed (missing field, unreadable timestamp, ...)."""
 
 
+class SchemaProjectionError(RecordError):
+    """A record the writer cannot add under the current schema (projection under schema.compatibility)."""
+
+
 class NullValueError(RecordError):
     """A record with a null value (tombstone) under behavior.on.null.values=fail."""
 

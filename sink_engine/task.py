@@ -1,11 +1,15 @@
 """One Spark task's work for one planned range: read, convert, partition, rotate, encode, upload."""
 from __future__ import annotations
 
+import bisect
+
 from sink_engine.config import SinkConfig
 from sink_engine.convert import converter_for
 from sink_engine.dlq import DeadLetterRouter, router_for
 from sink_engine.dlq.letter import STAGE_TASK_PUT, STAGE_VALUE_CONVERTER
-from sink_engine.errors import ConversionError, NullValueError, PartitioningError, RecordError, SinkError
+from sink_engine.errors import (
+    ConversionError, NullValueError, PartitioningError, RecordError, SchemaProjectionError, SinkError,
+)
 from sink_engine.format import format_for
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.partition import partitioner_for
@@ -59,6 +63,9 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskR
     return result
 
 
+RETRY_PIECE = 32  # records tried at once after a bad record; doubles after each clean piece
+
+
 def _commit_point(writer: TopicPartitionWriter, processed: int) -> int:
     """The first offset not settled: the first record of an open file, else the first record not handled
     (every record before it is in a closed file, dead-lettered or an ignored null)."""
@@ -77,20 +84,50 @@ def _write(writer: TopicPartitionWriter, steps: tuple, chunk: RecordChunk, route
             else:
                 _write(writer, steps, run, router)
         return
-    while len(chunk):
+    start, size = 0, len(chunk)
+    while start < len(chunk):
+        stop = min(len(chunk), start + size)
+        piece = chunk if (start, stop) == (0, len(chunk)) else chunk.slice(start, stop)
         try:
-            kept, values, partitions = _prepare(steps, chunk)
+            kept, values, partitions = _prepare(steps, piece)
         except _StepFailed as failed:
-            position = chunk.offsets.index(failed.error.offset)
-            _write(writer, steps, chunk.slice(0, position), router)
-            router.report(chunk, position, failed.error, failed.stage, failed.step)
+            position = piece.offsets.index(failed.error.offset)
+            _write(writer, steps, piece.slice(0, position), router)
+            router.report(piece, position, failed.error, failed.stage, failed.step)
             if not router.tolerates:
                 raise failed.error from None
-            chunk = chunk.slice(position + 1, len(chunk))
+            # after a bad record, go on in small pieces, so that many bad records cost no more than few
+            start, size = start + position + 1, RETRY_PIECE
             continue
         if len(kept):
-            writer.write(kept, values, partitions)
+            _write_prepared(writer, (kept, values, partitions), router)
+        start, size = start + len(piece), size * 2
+
+
+def _write_prepared(writer: TopicPartitionWriter, prepared: tuple, router: DeadLetterRouter) -> None:
+    """Add converted records; a record the writer refuses (schema projection) goes to the router like the
+    others, after the records before it that the writer had not added yet."""
+    kept, values, partitions = prepared
+    try:
+        writer.write(kept, values, partitions)
         return
+    except RecordError as e:
+        error = SchemaProjectionError(e.topic, e.partition, e.offset, e.cause) if type(e) is RecordError else e
+        position = kept.offsets.index(e.offset)
+    resume = bisect.bisect_right(kept.offsets, writer.last_added_offset)
+    if resume < position:
+        _write_prepared(writer, _slice(prepared, resume, position), router)
+    router.report(kept, position, error, STAGE_TASK_PUT, writer)
+    if not router.tolerates:
+        raise error
+    if position + 1 < len(kept):
+        _write_prepared(writer, _slice(prepared, position + 1, len(kept)), router)
+
+
+def _slice(prepared: tuple, start: int, stop: int) -> tuple:
+    kept, values, partitions = prepared
+    return (kept.slice(start, stop), values.slice(start, stop),
+            partitions if isinstance(partitions, str) else partitions[start:stop])
 
 
 class _StepFailed(Exception):

@@ -84,6 +84,11 @@ class TopicPartitionWriter:
         """Offset of the first record in an open (unwritten) file; None when no file is open."""
         return min((f.start_offset for f in self._open.values()), default=None)
 
+    @property
+    def last_added_offset(self) -> int:
+        """Offset of the last record added (open or closed files); below it every record written was added."""
+        return max((f.last_offset for f in self._open.values()), default=self.next_offset - 1)
+
     def close_all(self, next_offset: int) -> None:
         """Encode and upload every open file; records before `next_offset` are then all in closed files."""
         for open_file in self._open.values():
