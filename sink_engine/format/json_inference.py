@@ -31,12 +31,18 @@ JSON_TEXT = "json"  # inferred tag of a field whose values are kept as their JSO
 
 def json_table(values: ValueColumn, record_error: Callable[[int, str], Exception]) -> pa.Table:
     """One row per JSON value; `record_error(position, cause)` builds the error for a non-object value."""
-    return json_table_and_rows(values, record_error)[0]
+    return _table(values, record_error)[0]
 
 
 def json_table_and_rows(values: ValueColumn, record_error: Callable[[int, str], Exception]) -> tuple:
     """The table, and the same rows as Python dicts fit for a row writer (Avro): the parsed documents where
     they already match the schema (missing keys are nulls, integers stand for doubles), else normalized rows."""
+    table, rows = _table(values, record_error)
+    return table, values.documents() if rows is None else rows
+
+
+def _table(values: ValueColumn, record_error) -> tuple:
+    """(table, None) from the columnar path, or (table, normalized rows) from the Python path."""
     data = b"\n".join(values.items)
     try:
         table = _read(data, None)
@@ -46,7 +52,7 @@ def json_table_and_rows(values: ValueColumn, record_error: Callable[[int, str], 
         return _inferred_in_python(values.documents(), record_error)
     if _has(table.schema, pa.types.is_timestamp):
         table = _read(data, _timestamps_as_strings(table.schema))
-    return table, values.documents()
+    return table, None
 
 
 def _read(data: bytes, schema: pa.Schema | None) -> pa.Table:
