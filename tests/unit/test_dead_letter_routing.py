@@ -1,0 +1,84 @@
+"""The task's routing of bad records, over a real writer and uploader on in-process moto S3: every good
+record is written once and in order, every bad one reported once, however the bad ones cluster."""
+from __future__ import annotations
+
+import json
+import logging
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from sink_engine import task
+from sink_engine.config import parse_config
+from sink_engine.convert import converter_for
+from sink_engine.dlq.router import DeadLetterRouter
+from sink_engine.errors import ConversionError
+from sink_engine.format import format_for
+from sink_engine.partition import partitioner_for
+from sink_engine.records import RecordChunk
+from sink_engine.rotation import RotationPolicy
+from sink_engine.storage.naming import ObjectNaming
+from sink_engine.storage.uploader import Uploader
+from sink_engine.writer import TopicPartitionWriter
+
+BASE = {"topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "routing-test", "s3.region": "us-east-1",
+        "flush.size": 100, "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+
+
+@pytest.fixture
+def s3(monkeypatch):
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket="routing-test")
+        yield client
+
+
+def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, TopicPartitionWriter]:
+    uploader = Uploader(s3, "routing-test")
+    writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
+                                  RotationPolicy.from_config(config), uploader)
+    router = DeadLetterRouter(config, None)
+    steps = (config["behavior.on.null.values"], converter_for(config, "value", "t"), partitioner_for(config))
+    try:
+        task._write(writer, steps, chunk, router)
+    finally:
+        uploader.drain()
+        uploader.close()
+    written = [json.loads(line)["n"] for f in writer.closed
+               for line in s3.get_object(Bucket="routing-test", Key=f.key)["Body"].read().splitlines()]
+    return written, router, writer
+
+
+def chunk_of(bad: set[int], count: int) -> RecordChunk:
+    values = [b"{cut" if i in bad else json.dumps({"n": i}).encode() for i in range(count)]
+    return RecordChunk("t", 0, list(range(count)), values, keys=[b"k"] * count, timestamps=[0] * count)
+
+
+@pytest.mark.parametrize("bad", [
+    set(), {0}, {999}, set(range(0, 1000, 7)), set(range(300, 700)), {i for i in range(1000) if i % 10 != 3},
+], ids=["none", "first", "last", "every-7th", "a-block", "nine-in-ten"])
+def test_good_records_are_written_once_in_order_and_bad_ones_reported_once(s3, bad):
+    config = parse_config({"name": "c", **BASE, "errors.tolerance": "all"})
+    written, router, writer = route(s3, config, chunk_of(bad, 1000))
+    good = [i for i in range(1000) if i not in bad]
+    closed = len(good) // 100 * 100
+    assert written == good[:closed]
+    counts, _ = router.flush(1000)
+    assert counts == ({"ConversionError": len(bad)} if bad else {})
+    assert writer.first_open_offset == (good[closed] if closed < len(good) else None)
+
+
+def test_tolerance_none_stops_at_the_first_bad_record_and_logs_it(s3, caplog):
+    config = parse_config({"name": "c", **BASE, "flush.size": 2, "errors.log.enable": "true",
+                           "errors.log.include.messages": "true"})
+    caplog.set_level(logging.INFO, logger="sink_engine")
+    with pytest.raises(ConversionError, match=r"record t-0@5: value is not valid JSON"):
+        route(s3, config, chunk_of({5, 8}, 10))
+    events = [json.loads(r.getMessage()) for r in caplog.records if "RECORD_FAILED" in r.getMessage()]
+    assert [(e["offset"], e["error_class"], e["stage"], e["tolerated"], e["value"]) for e in events] == [
+        (5, "ConversionError", "VALUE_CONVERTER", False, "e2N1dA==")]
