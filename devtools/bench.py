@@ -30,6 +30,18 @@ FORMAT_MATRIX = {
        for c in ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")},
     "bytearray": {"format.class": "ByteArrayFormat"}, "blockgzip": {"format.class": "BlockGzipFormat"},
 }
+# Partitioners measured the same way (JSON output): name -> connector keys. Events are 1 s apart.
+PARTITIONER_MATRIX = {
+    "field/region": {"partitioner.class": "FieldPartitioner", "partition.field.name": "region"},
+    "field/user_id": {"partitioner.class": "FieldPartitioner", "partition.field.name": "user_id"},
+    "hourly/recordfield": {"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "RecordField"},
+    "time-15min-paris/record": {"partitioner.class": "TimeBasedPartitioner", "timezone": "Europe/Paris",
+                                "path.format": "'dt'=yyyy-MM-dd/'t'=HHmm", "partition.duration.ms": 900_000,
+                                "timestamp.extractor": "Record"},
+    "field+daily/recordfield": {"partitioner.class": "FieldAndTimeBasedPartitioner", "partition.field.name": "region",
+                                "path.format": "'year'=YYYY/'month'=MM/'day'=dd", "partition.duration.ms": 86_400_000,
+                                "timestamp.extractor": "RecordField"},
+}
 
 
 def bench_config(stack: LocalStack, args, name: str, topics_dir: str, overrides: dict | None = None):
@@ -55,15 +67,20 @@ def baseline(config, dynamodb) -> tuple[float, int, int]:
     return time.perf_counter() - started, sum(f.record_count for f in files), sum(f.size_bytes for f in files)
 
 
-def format_rows(stack: LocalStack, args, dynamodb, total_mb: float) -> list[str]:
-    """One single-process row per output format and codec in `--formats`, on the same input."""
+def format_rows(stack: LocalStack, args, dynamodb, total_mb: float, what: str = "format") -> list[str]:
+    """One single-process row per entry of FORMAT_MATRIX in `--formats` (what="format") or of
+    PARTITIONER_MATRIX in `--partitioners` (what="partitioner"), on the same input."""
+    matrix, selected = (FORMAT_MATRIX, args.formats) if what == "format" else (PARTITIONER_MATRIX, args.partitioners)
     rows = []
-    for name in [n for n in FORMAT_MATRIX if args.formats == "all" or n in args.formats.split(",")]:
+    for name in [n for n in matrix if selected == "all" or n in selected.split(",")]:
         _empty_bucket()
-        print(f"format {name}: one process, no Spark ...", flush=True)
-        config = bench_config(stack, args, f"format-{name.replace('/', '-')}", "formats", FORMAT_MATRIX[name])
+        print(f"{what} {name}: one process, no Spark ...", flush=True)
+        slug = "".join(c if c.isalnum() else "-" for c in name)
+        config = bench_config(stack, args, f"{what}-{slug}", f"{what}s", matrix[name])
+        cpu_started = time.process_time()
         seconds, records, output = baseline(config, dynamodb)
-        rows.append(f"{row(name, seconds, records, total_mb)} {output / 1e6:>9.1f} |")
+        cpu = time.process_time() - cpu_started
+        rows.append(f"{row(name, seconds, records, total_mb)} {output / 1e6:>9.1f} | {records / cpu:>11,.0f} |")
     return rows
 
 
@@ -78,6 +95,8 @@ def main() -> None:
     parser.add_argument("--flush-size", type=int, default=50_000)
     parser.add_argument("--formats", default="all",
                         help="comma-separated names from FORMAT_MATRIX to measure, 'all' or 'none'")
+    parser.add_argument("--partitioners", default="all",
+                        help="comma-separated names from PARTITIONER_MATRIX to measure, 'all' or 'none'")
     args = parser.parse_args()
     with LocalStack() as stack:
         stack.apply_env()
@@ -94,6 +113,7 @@ def main() -> None:
         print("baseline: one process, no Spark ...", flush=True)
         base_s, base_records, _ = baseline(bench_config(stack, args, "baseline", "baseline"), dynamodb)
         formats = format_rows(stack, args, dynamodb, total_mb)
+        partitioners = format_rows(stack, args, dynamodb, total_mb, "partitioner")
 
         _empty_bucket()
         print("starting Spark ...", flush=True)
@@ -117,10 +137,16 @@ def main() -> None:
     print(f"| {'Spark start-up: session, Python workers':<44} | {startup_s:>8.2f} | {'':>10} | {'':>12} | {'':>7} |")
     print(f"\nSpark run / baseline throughput: {base_s / summary.seconds:.2f}x (target 1.3x)")
     if formats:
-        print("\nOutput formats, single process (consume, convert, encode, put; MB/s of input values)")
-        print("| format                                       |  seconds |    records |    records/s |    MB/s | output MB |")
-        print("|----------------------------------------------|----------|------------|--------------|---------|-----------|")
+        print("\nOutput formats, single process (consume, convert, encode, put; MB/s of input values; the last "
+              "column counts this process's CPU time only, not the broker's or the S3 emulator's)")
+        print(f"| {'format':<44} |  seconds |    records |    records/s |    MB/s | output MB | rec/CPU s   |")
+        print(f"|{'-' * 46}|----------|------------|--------------|---------|-----------|-------------|")
         print("\n".join(formats))
+    if partitioners:
+        print("\nPartitioners, single process, JSON output (consume, convert, partition, encode, put)")
+        print(f"| {'partitioner':<44} |  seconds |    records |    records/s |    MB/s | output MB | rec/CPU s   |")
+        print(f"|{'-' * 46}|----------|------------|--------------|---------|-----------|-------------|")
+        print("\n".join(partitioners))
 
 
 def _input_megabytes(config, dynamodb) -> float:

@@ -45,7 +45,8 @@ PARTITIONER_CLASSES = {
     "daily": (f"{_STORAGE}.partitioner.DailyPartitioner", "DailyPartitioner", "daily"),
     "hourly": (f"{_STORAGE}.partitioner.HourlyPartitioner", "HourlyPartitioner", "hourly"),
     # this engine's own: field segments, then the time path (the Confluent connector has no such layout)
-    "fieldtime": ("sink_engine.partition.FieldAndTimeBasedPartitioner", "FieldAndTimeBasedPartitioner", "fieldtime"),
+    "fieldtime": ("sink_engine.partition.FieldAndTimeBasedPartitioner", "FieldAndTimeBasedPartitioner", "fieldtime",
+                  f"{_STORAGE}.partitioner.FieldAndTimeBasedPartitioner"),
 }
 CONVERTER_CLASSES = {
     "json": ("org.apache.kafka.connect.json.JsonConverter", "JsonConverter", "json"),

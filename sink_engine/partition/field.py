@@ -4,7 +4,7 @@ from __future__ import annotations
 from sink_engine.config import SinkConfig
 from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import ConfigError
-from sink_engine.partition.fields import MISSING, Escaper, FieldError, field_path, lookup, scalar_text
+from sink_engine.partition.fields import MISSING, Escaper, FieldError, field_path, lookup, lookup_all, scalar_text
 from sink_engine.records import RecordChunk
 
 
@@ -17,6 +17,7 @@ class FieldPartitioner:
         self._paths = [field_path(name) for name in names]
         self._delim = directory_delim
         self._escaper = Escaper(directory_delim)
+        self._seen: dict[str, str] = {}  # string value of the single field -> its segment
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> "FieldPartitioner":
@@ -33,16 +34,15 @@ class FieldPartitioner:
                 for i in range(len(documents))]
 
     def _encode_one(self, chunk: RecordChunk, documents: list) -> list[str]:
-        """One field: memoize on the raw value, which repeats in practice."""
-        path, seen, result = self._paths[0], {}, []
-        for i, document in enumerate(documents):
-            value = lookup(document, path)
-            key = (type(value), value) if isinstance(value, (str, int, float, bool)) or value is None else None
-            segment = seen.get(key) if key is not None else None
+        """One field: memoize the segment of each raw string value, which repeats in practice."""
+        path, seen, result = self._paths[0], self._seen, []
+        raw = lookup_all(documents, path)
+        for i, value in enumerate(raw):
+            segment = seen.get(value) if type(value) is str else None
             if segment is None:
                 segment = self._segment(chunk, documents, i, 0)
-                if key is not None and len(seen) < 10_000:
-                    seen[key] = segment
+                if type(value) is str and len(seen) < 100_000:
+                    seen[value] = segment
             result.append(segment)
         return result
 

@@ -30,6 +30,14 @@ def lookup(document, path: tuple[str, ...]):
     return document
 
 
+def lookup_all(documents: list, path: tuple[str, ...]) -> list:
+    """`lookup` of every document (a top-level field without a call per record)."""
+    if len(path) > 1:
+        return [lookup(d, path) for d in documents]
+    step = path[0]
+    return [d.get(step, MISSING) if type(d) is dict else MISSING for d in documents]
+
+
 class FieldError(RecordError):
     """A record whose partitioning or timestamp field is missing or unreadable; names the field."""
 

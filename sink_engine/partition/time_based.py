@@ -6,6 +6,7 @@ from __future__ import annotations
 from sink_engine.config import SinkConfig
 from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import ConfigError
+from sink_engine.partition.fields import FieldError
 from sink_engine.partition.joda_format import compile_pattern, parse_locale
 from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
 from sink_engine.records import RecordChunk
@@ -47,6 +48,18 @@ class TimeBasedPartitioner:
     def encode(self, chunk: RecordChunk, values: ValueColumn):
         stamps = self.extractor.extract(chunk, values)
         path = self.buckets.path
-        paths = [path(stamp) for stamp in stamps]
+        try:
+            paths = [path(stamp) for stamp in stamps]
+        except (ValueError, OverflowError, OSError):
+            self._raise_out_of_range(chunk, stamps)
         first = paths[0]
         return first if paths.count(first) == len(paths) else paths
+
+    def _raise_out_of_range(self, chunk: RecordChunk, stamps: list) -> None:
+        """FieldError naming the first record whose time has no calendar date (before year 1, after 9999)."""
+        for i, stamp in enumerate(stamps):
+            try:
+                self.buckets.path(stamp)
+            except (ValueError, OverflowError, OSError):
+                raise FieldError(chunk.topic, chunk.partition, chunk.offsets[i], self.extractor.field,
+                                 f"time {stamp} ms is outside the years 1 to 9999") from None

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 
 from sink_engine.config import SinkConfig
 from sink_engine.convert.base import ValueColumn
-from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup
+from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all
 from sink_engine.records import RecordChunk
 
 _DIGITS = re.compile(r"-?\d+")
@@ -56,13 +56,12 @@ class FieldTimestamps(_Memo):
         self.field, self._path = name, field_path(name)
 
     def _extract(self, chunk: RecordChunk, values: ValueColumn) -> list[int]:
-        path, stamps = self._path, []
-        for i, document in enumerate(values.documents()):
-            value = lookup(document, path)
-            if isinstance(value, int) and not isinstance(value, bool):
-                stamps.append(value)
-                continue
-            stamp = parse_timestamp(value)
+        raw = lookup_all(values.documents(), self._path)
+        if all(type(value) is int for value in raw):  # epoch ms numbers: the common case
+            return raw
+        stamps = []
+        for i, value in enumerate(raw):
+            stamp = value if type(value) is int else parse_timestamp(value)
             if stamp is None:
                 problem = "is missing from the value" if value is MISSING else \
                     f"is not epoch milliseconds or an ISO-8601 time: {value!r:.80}"

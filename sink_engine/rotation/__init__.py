@@ -53,6 +53,9 @@ class RotationPolicy:
         if single and timestamps is None:
             fires = state.records and self._fires(state, partitions, state.last_partition, None, None, start, set())
             return start if fires else stop
+        if timestamps is None and not self.on_partition_change and \
+                len(state.open_partitions.keys() | set(partitions[start:stop])) <= self.max_open_files:
+            return stop  # only the cap could fire, and these records stay under it
         base, last, records, added = state.base_timestamp, state.last_partition, state.records, set()
         for i in range(start, stop):
             partition = partitions if single else partitions[i]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-import orjson
+import json
 import pytest
 
 from sink_engine.config import parse_config
@@ -28,7 +28,7 @@ def encode(settings: dict, documents: list, timestamps: list | None = None, wall
     config = parse_config({"name": "c", **BASE, **settings})
     partitioner = partitioner_for(config, extractor_for(config, wallclock_ms))
     offsets = list(range(100, 100 + len(documents)))
-    values = [orjson.dumps(d) for d in documents]
+    values = [json.dumps(d).encode() for d in documents]
     chunk = RecordChunk("t", 3, offsets, values, keys=[None] * len(values),
                         timestamps=timestamps or [0] * len(values))
     encoded = partitioner.encode(chunk, ValueColumn("json", values, documents))
@@ -163,6 +163,12 @@ def test_unreadable_timestamps_name_record_and_field(document, problem):
     assert (caught.value.topic, caught.value.partition, caught.value.offset) == ("t", 3, 101)
     assert caught.value.field == "meta.ts" and problem in str(caught.value)
     assert "record t-3@101" in str(caught.value)
+
+
+@pytest.mark.parametrize("stamp", [10**20, -10**17])
+def test_a_time_without_a_calendar_date_fails_its_record(stamp):
+    with pytest.raises(FieldError, match=rf"record t-3@101: field 'meta.ts' time {stamp} ms is outside the years"):
+        encode(RECORD_FIELD, [{"meta": {"ts": 0}}, {"meta": {"ts": stamp}}])
 
 
 def test_missing_kafka_timestamp_fails_the_record():
