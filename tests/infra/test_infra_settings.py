@@ -87,7 +87,7 @@ def scratch_env(tmp_path):
     ("offset.storage.dynamodb.table", "other-table", "this environment deploys"),
     ("topics", "orders,unknown", "not in the environment's msk.topics"),
     ("flush.size", "0", "must be at least 1"),
-    ("format.class", "io.confluent.connect.s3.format.avro.AvroFormat", "not built yet"),
+    ("format.class", "com.example.NoSuchFormat", "unknown class"),
 ])
 def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch, key, value, message):
     settings, folder = scratch_env

@@ -6,7 +6,7 @@ import uuid
 
 import boto3
 import pytest
-from conftest import BUCKET, TABLE
+from tests.lambdas.conftest import BUCKET, TABLE
 
 from devtools.producer import create_topic
 from lambdas.dlq_replay import handler as replay_lambda

@@ -6,7 +6,7 @@ import time
 
 import boto3
 import pytest
-from conftest import msk_event
+from tests.lambdas.conftest import msk_event
 
 from lambdas.trigger import handler as trigger
 from lambdas.trigger.runs import client_token
@@ -71,7 +71,7 @@ def _set_run_state(app_id: str, job_run_id: str, state: str) -> None:
 
 
 def test_the_aws_sample_event_of_an_unknown_topic_starts_nothing(app_id, context):
-    from conftest import EVENTS
+    from tests.lambdas.conftest import EVENTS
 
     sample = json.loads((EVENTS / "msk_event.json").read_text())
     assert trigger.handler(sample, context) == {"decisions": []}
