@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.job import run_job
@@ -21,16 +23,31 @@ def end_offset(bootstrap: str, topic: str) -> int:
     return len(read_topic(bootstrap, topic))
 
 
-def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, spark, s3, dynamodb, connector, tmp_path, capsys):
+def dead_letters(stack, s3, config) -> list[tuple]:
+    """(original offset, value, error class) of every dead letter of the connector, from its destination."""
+    if config["errors.deadletterqueue.s3.prefix"]:
+        lines = read_dlq_s3(s3, BUCKET, f"{config['errors.deadletterqueue.s3.prefix']}/{config['topics'][0]}/")
+        return sorted((d["offset"], d["value"], d["error"]["class"]) for d in lines)
+    records = read_topic(stack.bootstrap_servers, config["errors.deadletterqueue.topic.name"])
+    sources = [(json.loads(dict(r["headers"])["__sink_engine.dlq.source"]), r["value"]) for r in records]
+    return sorted((source["offset"], value, source["error_class"]) for source, value in sources)
+
+
+@pytest.mark.parametrize("destination", ["s3", "topic"])
+def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, spark, s3, dynamodb, connector, unique, tmp_path,
+                                                             capsys, destination):
     # given the corpus dead-lettered by a connector that reads JSON
-    settings = {"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "replay-dlq"}
+    settings = {"flush.size": 1, "errors.tolerance": "all", **(
+        {"errors.deadletterqueue.s3.prefix": "replay-dlq"} if destination == "s3" else
+        {"errors.deadletterqueue.topic.name": f"replay-dlq-{unique}",
+         "errors.deadletterqueue.topic.replication.factor": 1})}
     config = connector(**settings)
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 1)
     samples = corpus(0)
     produce_samples(stack.bootstrap_servers, topic, {0: samples})
     run_job(config, spark, dynamodb)
-    assert len(read_dlq_s3(s3, BUCKET, f"replay-dlq/{topic}/")) == 5
+    assert len(dead_letters(stack, s3, config)) == 5
     # when the cause is fixed (the topic's values are text, not JSON) and a dry run looks first
     fixed = connector(**settings, **{"value.converter": "org.apache.kafka.connect.storage.StringConverter",
                                      "behavior.on.null.values": "ignore"})
@@ -58,5 +75,5 @@ def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, spark, s3, d
     values = landed(s3, topic)
     assert [v["n"] for v in values[:6]] == [0, 1, 2, 3, 4, 5]
     assert sorted(values[6:]) == sorted(["{not json", "[1, 2", "{" + "x" * (3 * 1024 * 1024)])
-    again = [d for d in read_dlq_s3(s3, BUCKET, f"replay-dlq/{topic}/") if d["offset"] >= 11]
-    assert [(d["offset"], d["value"], d["error"]["class"]) for d in again] == [(14, b"\xff\xfe\xfd", "ConversionError")]
+    again = [d for d in dead_letters(stack, s3, config) if d[0] >= 11]
+    assert again == [(14, b"\xff\xfe\xfd", "ConversionError")]
