@@ -169,3 +169,33 @@ def _after_lease(config):
 
     skew = config["sink.lease.duration.ms"] + 1000
     return lambda: int(time.time() * 1000) + skew
+
+
+
+ROTATIONS = {
+    # events 23 minutes apart: an hour of record time from a file's first record holds three of them
+    "rotate.interval.ms": ({"rotate.interval.ms": 3_600_000, "timestamp.extractor": "RecordField",
+                            "timestamp.field": "meta.at"},
+                           {"partition=0": [[0, 1, 2], [3, 4, 5], [6, 7, 8]]}, 9),
+    # regions cycle us-east, us-west, eu-central: a cap of two open files cuts before every third record
+    "partitioner.max.open.files": ({"partitioner.class": "FieldPartitioner", "partition.field.name": "region",
+                                    "partitioner.max.open.files": 2},
+                                   {"region=us-east": [[0], [3], [6]], "region=us-west": [[1], [4], [7]],
+                                    "region=eu-central": [[2], [5]]}, 8),
+}
+
+
+@pytest.mark.parametrize("trigger", list(ROTATIONS))
+def test_rotation_triggers_end_to_end(stack, spark, s3, dynamodb, connector, trigger):
+    settings, expected, next_offset = ROTATIONS[trigger]
+    config = connector(**{"flush.size": 1000, **settings})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_events(stack, topic, 0, 10, 1)
+    run_job(config, spark, dynamodb)
+    files: dict[str, list] = {}
+    for key, records in landed(s3, topic).items():  # keys sort by start offset within an encoded partition
+        files.setdefault(key.split("/")[2], []).append([e["id"] for e in records])
+        assert key.endswith(f"+{records[0]['id']:010d}.json")
+    assert files == expected
+    assert committed(dynamodb, config) == {0: next_offset}
