@@ -56,10 +56,12 @@ def _table(values: ValueColumn, record_error) -> tuple:
 
 
 def _read(data: bytes, schema: pa.Schema | None) -> pa.Table:
-    """Parse newline-delimited JSON in one block (so inference sees every record, in order)."""
-    read_options = pa_json.ReadOptions(use_threads=False, block_size=max(len(data) + 1, 1 << 20))
-    parse_options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error"
-                                         if schema is not None else "infer")
+    """Parse newline-delimited JSON in one block up to 2 GiB, on one thread (so inference sees the records
+    in order, whatever the machine)."""
+    block_size = min(max(len(data) + 1, 1 << 20), 2 ** 31 - 1)
+    read_options = pa_json.ReadOptions(use_threads=False, block_size=block_size)
+    behavior = "infer" if schema is None else "error"
+    parse_options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior=behavior)
     return pa_json.read_json(pa.BufferReader(data), read_options=read_options, parse_options=parse_options)
 
 

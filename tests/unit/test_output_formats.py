@@ -148,3 +148,15 @@ def test_avro_rows_follow_the_inferred_schema_where_documents_differ_from_it():
     assert list(fastavro.reader(io.BytesIO(body))) == [
         {"a": 1.0, "o": {"x": 1}, "b": None, "c": None}, {"a": 2.5, "o": {"x": None}, "b": None, "c": None},
         {"a": None, "o": None, "b": "s", "c": None}, {"a": 3.0, "o": None, "b": None, "c": ["1", '"x"']}]
+
+
+def test_block_gzip_reader_finds_the_chunk_and_the_record_only_where_offsets_are_consecutive():
+    from sink_engine.storage.block_gzip_reader import Chunk, find_chunk, index_key
+
+    chunks = [{"first_record_offset": 0, "last_record_offset": 9, "num_records": 10},
+              {"first_record_offset": 12, "last_record_offset": 20, "num_records": 5}]
+    assert find_chunk(chunks, 9) is chunks[0] and find_chunk(chunks, 12) is chunks[1]
+    assert find_chunk(chunks, 11) is None and find_chunk(chunks, 21) is None
+    assert Chunk(chunks[0], [b"%d" % i for i in range(10)]).record(7) == b"7"
+    assert Chunk(chunks[1], [b"a"] * 5).record(14) is None  # 5 records over 9 offsets: positions unknown
+    assert index_key("t/p/t+0+0000000000.json.gz") == "t/p/t+0+0000000000.index.json"
