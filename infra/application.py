@@ -34,15 +34,16 @@ class Deployment:
     service: ServiceStack
 
 
-def build(app: App, env: str | None) -> Deployment:
-    """Add the stacks of environment `env` to `app`; raises SettingsError / ConnectorSpecError naming the fault."""
+def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | None = None) -> Deployment:
+    """Add the stacks of environment `env` to `app`, for `connectors` (default: the environment's connector files);
+    raises SettingsError / ConnectorSpecError naming the fault."""
     settings = load_settings(env)
-    connectors = load_connectors(settings)
+    connectors = load_connectors(settings) if connectors is None else connectors
     where = Environment(account=settings.account, region=settings.region)
     data = DataStack(app, f"Sink-{settings.env}-Data", settings=settings, env=where,
                      description=f"Kafka-to-S3 sink ({settings.env}): data lake bucket and offsets table")
     service = ServiceStack(app, f"Sink-{settings.env}-Service", settings=settings, connectors=connectors, data=data,
-                           env=where, description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, alarms")
+                           env=where, description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, DLQ replay, alarms")
     service.add_stack_dependency(data)
     for stack in (data, service):
         Tags.of(stack).add("project", "kafka-s3-sink")

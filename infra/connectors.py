@@ -1,7 +1,8 @@
 """Connector specs: the Confluent JSON files of an environment, validated by the engine and against the settings.
 
 A spec carries what the deployment needs of a connector: its name, the topics it reads (resolved against the
-environment's MSK topics), its S3 prefix, its consumer group and the S3 key its config is published under.
+environment's MSK topics), its S3 prefix, its consumer group, the S3 key its config is published under, and its
+dead-letter queue (a topic or an S3 prefix, when set).
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ class ConnectorSpec:
     topics_dir: str
     format: str
     document: dict[str, Any]
+    dlq_topic: str | None = None  # errors.deadletterqueue.topic.name
+    dlq_s3_prefix: str | None = None  # errors.deadletterqueue.s3.prefix, without slashes at either end
 
     @property
     def group_id(self) -> str:
@@ -45,8 +48,15 @@ class ConnectorSpec:
         """The spec as plain JSON for a Lambda environment or a custom resource property."""
         return {
             "name": self.name, "topics": list(self.topics), "topics_dir": self.topics_dir,
-            "group_id": self.group_id, "config_key": self.config_key,
+            "group_id": self.group_id, "config_key": self.config_key, "dlq_topic": self.dlq_topic,
         }
+
+
+def lambda_environment(connectors: tuple[ConnectorSpec, ...], bucket_name: str) -> str:
+    """The CONNECTORS variable of the trigger and replay Lambdas: a JSON list of {name, topics, config_uri}."""
+    described = [{"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}"}
+                 for c in connectors]
+    return json.dumps(described, separators=(",", ":"))
 
 
 def load_connectors(settings: Settings) -> tuple[ConnectorSpec, ...]:
@@ -82,7 +92,14 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     topics_dir = config["topics.dir"].strip("/")
     if topics_dir == settings.retention.dlq_prefix.strip("/") or topics_dir + "/" == CONFIG_PREFIX:
         raise ConnectorSpecError(source, "topics.dir", f"{topics_dir!r} is reserved")
-    return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document)
+    dlq_s3_prefix = (config["errors.deadletterqueue.s3.prefix"] or "").strip("/") or None
+    own_dlq = f"{settings.retention.dlq_prefix}{config.name}"
+    if dlq_s3_prefix is not None and dlq_s3_prefix != own_dlq:
+        raise ConnectorSpecError(source, "errors.deadletterqueue.s3.prefix",
+                                 f"must be {own_dlq!r}: the connector's own folder under retention.dlq_prefix, "
+                                 "which the job may write, the replay may read and the DLQ expiry covers")
+    return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document,
+                         dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix)
 
 
 def _expect(source: str, key: str, actual: Any, expected: Any) -> None:

@@ -3,9 +3,12 @@
 - The job archive: a virtual environment laid out as venv-pack does (`bin/python` linking to the EMR image's
   interpreter, `pyvenv.cfg`, `lib/pythonX.Y/site-packages` with the engine and `requirements.txt`), packed as a
   reproducible `.tar.gz`. Spark unpacks it as `./environment` through `spark.archives`.
-- The Lambda layer: `python/` with the libraries of `lambdas/requirements.txt` (Powertools and its tracer).
+- The Lambda layers (LAYERS): `python/` with the libraries of a requirements file, installed `--no-deps`:
+  `libraries` (`lambdas/requirements.txt`: Powertools and its tracer, for every function) and `replay`
+  (`lambdas/dlq_replay/requirements.txt`: the engine libraries the DLQ replay imports, pinned by
+  `requirements.txt`). boto3 and botocore come with the Lambda runtime.
 
-`python -m infra.packaging` (what `make package` runs) builds both for every environment's target.
+`python -m infra.packaging` (what `make package` runs) builds them all for every environment's target.
 """
 from __future__ import annotations
 
@@ -25,6 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 LAMBDA_PYTHON = "3.14"
 LAMBDA_ARCHITECTURE = "ARM64"
+LAYERS = {  # layer name -> requirements file
+    "libraries": ROOT / "lambdas" / "requirements.txt",
+    "replay": ROOT / "lambdas" / "dlq_replay" / "requirements.txt",
+}
 _MACHINE = {"ARM64": "aarch64", "X86_64": "x86_64"}
 _MANYLINUX = ("manylinux2014", "manylinux_2_28")  # glibc 2.17 and 2.28; Amazon Linux 2023 has 2.34
 
@@ -50,8 +57,12 @@ def job_archive_path(target: Target, build: Path = BUILD) -> Path:
     return build / "job" / f"sink-engine-env-{target.tag}.tar.gz"
 
 
-def lambda_layer_path(build: Path = BUILD) -> Path:
-    return build / "lambda" / f"layer-{Target(LAMBDA_PYTHON, LAMBDA_ARCHITECTURE).tag}"
+LAMBDA_TARGET = Target(LAMBDA_PYTHON, LAMBDA_ARCHITECTURE)
+
+
+def lambda_layer_path(name: str = "libraries", build: Path = BUILD, target: Target = LAMBDA_TARGET) -> Path:
+    """The folder of layer `name` (a key of LAYERS) built for `target`."""
+    return build / "lambda" / f"layer-{name}-{target.tag}"
 
 
 def build_job_archive(target: Target, interpreter: str, build: Path = BUILD) -> Path:
@@ -73,13 +84,17 @@ def build_job_archive(target: Target, interpreter: str, build: Path = BUILD) -> 
     return archive
 
 
-def build_lambda_layer(build: Path = BUILD) -> Path:
-    """Build the Lambda layer folder (`python/...`) for the Lambda runtime; returns its path."""
-    layer = lambda_layer_path(build)
+def build_lambda_layer(name: str = "libraries", build: Path = BUILD, target: Target = LAMBDA_TARGET) -> Path:
+    """Build the folder (`python/...`) of layer `name` (a key of LAYERS) for `target`; returns its path."""
+    layer = lambda_layer_path(name, build, target)
     shutil.rmtree(layer, ignore_errors=True)
-    target = Target(LAMBDA_PYTHON, LAMBDA_ARCHITECTURE)
-    _pip_install(target, layer / "python", ["--no-deps", "-r", str(ROOT / "lambdas" / "requirements.txt")])
+    _pip_install(target, layer / "python", ["--no-deps", "-r", str(LAYERS[name])])
     return layer
+
+
+def folder_size(folder: Path) -> int:
+    """Bytes of the files under `folder` (what counts toward Lambda's unzipped size limit)."""
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
 
 def _pip_install(target: Target, into: Path, requirements: list[str]) -> None:
@@ -123,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     for target, interpreter in sorted(targets.items(), key=lambda t: t[0].tag):
         archive = build_job_archive(target, interpreter)
         print(f"job archive {archive.relative_to(ROOT)}: {archive.stat().st_size / 1e6:.1f} MB")
-    layer = build_lambda_layer()
-    print(f"lambda layer {layer.relative_to(ROOT)}: {sum(f.stat().st_size for f in layer.rglob('*') if f.is_file()) / 1e6:.1f} MB")
+    for name in LAYERS:
+        layer = build_lambda_layer(name)
+        print(f"lambda layer {layer.relative_to(ROOT)}: {folder_size(layer) / 1e6:.1f} MB")
     return 0
 
 

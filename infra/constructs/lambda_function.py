@@ -1,61 +1,81 @@
-"""A Python Lambda built without Docker: its code folder assembled from `lambdas/`, libraries from a layer."""
+"""A Python Lambda built without Docker: its code folder assembled from `lambdas/` (and, for functions that run
+the engine, top-level packages such as `sink_engine/`), libraries from layers."""
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
 from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra.errors import PackagingError
 from infra.packaging import BUILD, ROOT, lambda_layer_path
+from infra.settings import NetworkSettings
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
 
 
-def assemble_code(function: str, build: Path = BUILD) -> Path:
-    """Copy `lambdas/__init__.py` and `lambdas/<function>/` into a folder of their own; returns the folder."""
+def assemble_code(function: str, build: Path = BUILD, packages: tuple[str, ...] = ()) -> Path:
+    """Copy `lambdas/__init__.py`, `lambdas/<function>/` and the repository's top-level `packages` (e.g.
+    "sink_engine") into a folder of their own, `build/lambda/code-<function>`; returns the folder."""
     target = build / "lambda" / f"code-{function}"
     shutil.rmtree(target, ignore_errors=True)
     (target / "lambdas").mkdir(parents=True)
     shutil.copy2(ROOT / "lambdas" / "__init__.py", target / "lambdas" / "__init__.py")
-    shutil.copytree(ROOT / "lambdas" / function, target / "lambdas" / function,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for source, into in ((f"lambdas/{function}", f"lambdas/{function}"), *((p, p) for p in packages)):
+        shutil.copytree(ROOT / source, target / into, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return target
 
 
 class LibrariesLayer(Construct):
-    """Attribute: `layer`, Powertools and its tracer for the Lambda runtime, built by `make package`."""
+    """Attribute: `layer`, the layer `name` of `infra.packaging.LAYERS` for the Lambda runtime, built by
+    `make package` (default: Powertools and its tracer)."""
 
-    def __init__(self, scope: Construct, id: str):
+    def __init__(self, scope: Construct, id: str, *, name: str = "libraries",
+                 description: str = "aws-lambda-powertools and aws-xray-sdk"):
         super().__init__(scope, id)
-        folder = lambda_layer_path()
+        folder = lambda_layer_path(name)
         if not (folder / "python").is_dir():
             raise PackagingError(f"Lambda layer folder {folder} is missing: run `make package` first")
         self.layer = lambda_.LayerVersion(self, "Layer", code=lambda_.Code.from_asset(str(folder)),
                                           compatible_runtimes=[RUNTIME], compatible_architectures=[ARCHITECTURE],
-                                          description="aws-lambda-powertools and aws-xray-sdk")
+                                          description=description)
+
+
+# What a function attached to subnets needs to manage its network interfaces (none has resource-level scope).
+VPC_ACCESS_ACTIONS = ["ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DeleteNetworkInterface",
+                      "ec2:DescribeSubnets", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"]
 
 
 class PythonLambda(Construct):
     """Attribute: `function`. Handler `lambdas.<name>.handler.handler`, X-Ray tracing, Powertools settings, and a
-    log group with the environment's retention."""
+    log group with the environment's retention. `packages` go into the code folder (see `assemble_code`);
+    `layer` comes first, then `extra_layers`. With `network`, the function runs in those subnets and security
+    groups (given as IDs, as the EMR application's) and its role may manage the network interfaces."""
 
     def __init__(self, scope: Construct, id: str, *, name: str, service: str, layer: lambda_.ILayerVersion,
-                 environment: dict[str, str], log_retention_days: int, timeout: Duration, memory_mb: int = 256):
+                 environment: dict[str, str], log_retention_days: int, timeout: Duration, memory_mb: int = 256,
+                 packages: tuple[str, ...] = (), extra_layers: tuple[lambda_.ILayerVersion, ...] = (),
+                 network: NetworkSettings | None = None):
         super().__init__(scope, id)
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention(log_retention_days))
         self.function = lambda_.Function(
             self, "Function", runtime=RUNTIME, architecture=ARCHITECTURE,
-            code=lambda_.Code.from_asset(str(assemble_code(name))), handler=f"lambdas.{name}.handler.handler",
-            layers=[layer], timeout=timeout, memory_size=memory_mb, tracing=lambda_.Tracing.ACTIVE,
+            code=lambda_.Code.from_asset(str(assemble_code(name, packages=packages))),
+            handler=f"lambdas.{name}.handler.handler",
+            layers=[layer, *extra_layers], timeout=timeout, memory_size=memory_mb, tracing=lambda_.Tracing.ACTIVE,
             log_group=self.log_group,
             environment={"POWERTOOLS_SERVICE_NAME": service, "POWERTOOLS_METRICS_NAMESPACE": "SinkEngine",
                          "POWERTOOLS_LOG_LEVEL": "INFO", **environment},
         )
+        if network is not None:
+            self.function.role.add_to_principal_policy(iam.PolicyStatement(actions=VPC_ACCESS_ACTIONS, resources=["*"]))
+            self.function.node.default_child.vpc_config = lambda_.CfnFunction.VpcConfigProperty(
+                subnet_ids=list(network.subnet_ids), security_group_ids=list(network.security_group_ids))
 
 
 _RETENTION = {

@@ -1,4 +1,4 @@
-"""Alarms (failed job runs, lag, DLQ growth, trigger errors) to an encrypted SNS topic, and a dashboard."""
+"""Alarms (failed job runs, lag, DLQ growth, trigger and replay errors) to an encrypted SNS topic, and a dashboard."""
 from __future__ import annotations
 
 from aws_cdk import Duration
@@ -30,7 +30,7 @@ class Monitoring(Construct):
     """Attributes: `topic` (alarm notifications), `alarms` (name -> Alarm), `dashboard`."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 application_id: str, bucket_name: str, trigger: lambda_.IFunction):
+                 application_id: str, bucket_name: str, trigger: lambda_.IFunction, replay: lambda_.IFunction):
         super().__init__(scope, id)
         key = kms.Key(self, "TopicKey", enable_key_rotation=True, description=f"Sink alarm topic ({settings.env})")
         key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
@@ -47,6 +47,8 @@ class Monitoring(Construct):
         self._alarm("DlqGrowth", dlq_puts, 1, "Records were written to the dead-letter prefix")
         self._alarm("TriggerErrors", trigger.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
                     "The trigger Lambda failed; MSK batches are being retried")
+        self._alarm("ReplayErrors", replay.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
+                    "A DLQ replay invocation failed; records it claimed are reported in doubt by the next one")
         for spec in connectors:
             self._alarm(f"Lag-{spec.name}", connector_metric("PendingRecords", spec.name), settings.alarms.pending_records,
                         f"Connector {spec.name} has too many records pending")

@@ -1,8 +1,6 @@
 """The trigger Lambda: an MSK event source per topic, the idle-flush schedule, and what MSK with IAM needs."""
 from __future__ import annotations
 
-import json
-
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -12,7 +10,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
-from infra.connectors import ConnectorSpec
+from infra.connectors import ConnectorSpec, lambda_environment
 from infra.constructs.emr_job import SinkJob
 from infra.constructs.lambda_function import PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, MSK_EXECUTION, XRAY_REASON, acknowledge, logical_id
@@ -35,12 +33,10 @@ class Trigger(Construct):
                  job: SinkJob, table: dynamodb.ITable, layer: lambda_.ILayerVersion, bucket_name: str):
         super().__init__(scope, id)
         tuning = settings.trigger
-        described = [{"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}"}
-                     for c in connectors]
         self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.seconds(60), environment={
-            "TABLE_NAME": table.table_name, "CONNECTORS": json.dumps(described, separators=(",", ":")),
+            "TABLE_NAME": table.table_name, "CONNECTORS": lambda_environment(connectors, bucket_name),
             "APPLICATION_ID": job.application.attr_application_id, "JOB_ROLE_ARN": job.role.role_arn,
             "ENTRY_POINT": job.entry_point, "SPARK_PARAMETERS": job.spark_parameters,
             "JOB_TIMEOUT_MINUTES": str(settings.emr.job_timeout_minutes),

@@ -21,6 +21,7 @@ class ConnectorState:
     group_id: str
     config_key: str
     document: dict[str, Any]
+    dlq_topic: str | None = None  # errors.deadletterqueue.topic.name, when the dead letters go to a topic
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,8 @@ class DesiredState:
     def from_json(cls, text: str) -> "DesiredState":
         doc = json.loads(text)
         connectors = tuple(ConnectorState(c["name"], tuple(c["topics"]), c["topics_dir"], c["group_id"],
-                                          c["config_key"], c["document"]) for c in doc["connectors"])
+                                          c["config_key"], c["document"], c.get("dlq_topic"))
+                           for c in doc["connectors"])
         return cls(**{**doc, "connectors": connectors})
 
     @property
@@ -59,7 +61,10 @@ class DesiredState:
         } for d in dirs]
 
     def job_policy(self) -> dict:
-        """The job role's connector-scoped policy: S3 prefixes, its DynamoDB items, its MSK topics and groups."""
+        """The job role's connector-scoped policy: S3 prefixes, its DynamoDB items, its MSK topics and groups, and
+        for connectors whose dead letters go to a topic, what `sink_engine.dlq.topic_destination` does there:
+        create, describe, read (the scan for letters of a crashed attempt) and write the topic, idempotently and
+        in transactions whose IDs start with `sink-engine-dlq.<connector>.`."""
         arn = f"arn:aws:s3:::{self.bucket}"
         prefixes = sorted({f"{c.topics_dir}/{t}/" for c in self.connectors for t in c.topics}
                           | {f"{self.dlq_prefix}{c.name}/" for c in self.connectors})
@@ -88,7 +93,24 @@ class DesiredState:
             {"Sid": "UseConsumerGroups", "Effect": "Allow",
              "Action": ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"],
              "Resource": [f"{cluster_base}:group/{cluster_name}/{cluster_uuid}/{g}" for g in groups]},
+            *self._dead_letter_topic_statements(f"{cluster_name}/{cluster_uuid}", cluster_base),
         ]}
+
+    def _dead_letter_topic_statements(self, cluster: str, cluster_base: str) -> list[dict]:
+        writers = sorted((c for c in self.connectors if c.dlq_topic), key=lambda c: c.name)
+        if not writers:
+            return []
+        return [
+            {"Sid": "WriteDeadLetterTopics", "Effect": "Allow",
+             "Action": ["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic", "kafka-cluster:ReadData",
+                        "kafka-cluster:WriteData"],
+             "Resource": sorted({f"{cluster_base}:topic/{cluster}/{c.dlq_topic}" for c in writers})},
+            {"Sid": "WriteIdempotently", "Effect": "Allow", "Action": ["kafka-cluster:WriteDataIdempotently"],
+             "Resource": [self.cluster_arn]},
+            {"Sid": "DeadLetterTransactions", "Effect": "Allow",
+             "Action": ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
+             "Resource": [f"{cluster_base}:transactional-id/{cluster}/sink-engine-dlq.{c.name}.*" for c in writers]},
+        ]
 
     def config_objects(self) -> dict[str, bytes]:
         """Object key -> bytes of each connector's published config (what the job reads with --config)."""

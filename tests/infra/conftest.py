@@ -30,7 +30,7 @@ class Synthesized:
 
 
 def ensure_artifacts() -> None:
-    """Build what `make package` builds, when it is missing (synthesis needs the archive and the layer)."""
+    """Build what `make package` builds, when it is missing (synthesis needs the archive and the layers)."""
     targets = set()
     for env in ENVIRONMENTS:
         emr = load_settings(env).emr
@@ -38,8 +38,9 @@ def ensure_artifacts() -> None:
     for target, interpreter in targets:
         if not packaging.job_archive_path(target).is_file():
             packaging.build_job_archive(target, interpreter)
-    if not (packaging.lambda_layer_path() / "python").is_dir():
-        packaging.build_lambda_layer()
+    for name in packaging.LAYERS:
+        if not (packaging.lambda_layer_path(name) / "python").is_dir():
+            packaging.build_lambda_layer(name)
 
 
 @pytest.fixture(scope="session")

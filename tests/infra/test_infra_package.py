@@ -1,5 +1,6 @@
 """The job archive holds everything the job needs: unpacked into an empty folder, its interpreter runs the job
-entry point (`validate`) and imports every engine module and runtime dependency, with no other site-packages."""
+entry point (`validate`) and imports every engine module and runtime dependency, with no other site-packages.
+Likewise the DLQ replay Lambda's code folder and layers import its handler."""
 import platform
 import shutil
 import subprocess
@@ -58,3 +59,39 @@ def test_archive_holds_every_module_and_dependency(unpacked, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "ALL-IMPORTED" in done.stdout
 
+
+
+REPLAY_IMPORTS = """
+import sys
+import lambdas.dlq_replay.handler, sink_engine.dlq.replay, sink_engine.dlq.topic_destination
+from aws_msk_iam_sasl_signer import MSKAuthTokenProvider  # imported when an MSK IAM token is needed
+from confluent_kafka import Producer
+Producer({"bootstrap.servers": "127.0.0.1:9", "enable.idempotence": True})
+assert not any("/.venv/" in p or "site-packages" in p for p in sys.path), sys.path
+assert "pyarrow" not in sys.modules and "fastavro" not in sys.modules
+print("REPLAY-IMPORTED")
+"""
+
+
+def test_replay_code_and_layers_import_the_handler(tmp_path):
+    """The replay function's code folder and layers, built for this machine's Python and architecture and laid out
+    as Lambda does (code in the task folder, layers merged under /opt), import the handler and what replay uses
+    later; the runtime's boto3 is stood in for by a folder of its own, and no other site-packages is on the path."""
+    from infra.constructs.dlq_replay import PACKAGES
+    from infra.constructs.lambda_function import assemble_code
+
+    machine = {"x86_64": "X86_64", "aarch64": "ARM64"}[platform.machine()]
+    target = packaging.Target(f"{sys.version_info.major}.{sys.version_info.minor}", machine)
+    build, task, opt, runtime = (tmp_path / name for name in ("build", "task", "opt", "runtime"))
+    shutil.copytree(assemble_code("dlq_replay", build, PACKAGES), task)
+    for name in packaging.LAYERS:
+        shutil.copytree(packaging.build_lambda_layer(name, build, target), opt, dirs_exist_ok=True)
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(runtime),
+                          *target.pip_args(), "-c", str(ROOT / "requirements.txt"), "boto3"], capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr
+    shutil.rmtree(build)
+    done = subprocess.run([sys._base_executable, "-S", "-c", REPLAY_IMPORTS], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{task}:{opt / 'python'}:{runtime}",
+                               "AWS_REGION": "eu-west-1", "POWERTOOLS_SERVICE_NAME": "sink-dlq-replay"})
+    assert done.returncode == 0, done.stderr
+    assert "REPLAY-IMPORTED" in done.stdout

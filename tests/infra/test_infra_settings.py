@@ -88,6 +88,7 @@ def scratch_env(tmp_path):
     ("topics", "orders,unknown", "not in the environment's msk.topics"),
     ("flush.size", "0", "must be at least 1"),
     ("format.class", "com.example.NoSuchFormat", "unknown class"),
+    ("errors.deadletterqueue.s3.prefix", "dlq", "must be 'dlq/orders-s3-sink'"),
 ])
 def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch, key, value, message):
     settings, folder = scratch_env
@@ -98,6 +99,21 @@ def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch
     monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
     with pytest.raises(ConnectorSpecError, match=f"dev/orders.json, key '{key}'.*{message}"):
         load_connectors(settings)
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("errors.deadletterqueue.topic.name", "orders-dlq", {"dlq_topic": "orders-dlq", "dlq_s3_prefix": None}),
+    ("errors.deadletterqueue.s3.prefix", "dlq/orders-s3-sink/", {"dlq_topic": None, "dlq_s3_prefix": "dlq/orders-s3-sink"}),
+])
+def test_connector_dead_letter_queue_is_part_of_its_spec(scratch_env, monkeypatch, key, value, expected):
+    settings, folder = scratch_env
+    path = folder / "orders.json"
+    document = json.loads(path.read_text())
+    document["config"].update({"errors.tolerance": "all", key: value})
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    (spec,) = load_connectors(settings)
+    assert {"dlq_topic": spec.dlq_topic, "dlq_s3_prefix": spec.dlq_s3_prefix} == expected
 
 
 def test_every_shipped_connector_fits_its_environment():

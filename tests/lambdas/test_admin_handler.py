@@ -2,6 +2,7 @@
 rules, the job role's inline policy and the published connector configs; idempotent."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -112,6 +113,28 @@ def test_job_policy_is_scoped_to_the_connectors(lake, cloudformation, context):
     assert leading == ["audit-s3-sink", "orders-s3-sink"]
     assert SETTINGS.msk.resource_arn("topic", "audit.admin") in statements["ReadTopics"]["Resource"]
     assert SETTINGS.msk.resource_arn("group", "connect-orders-s3-sink") in statements["UseConsumerGroups"]["Resource"]
+
+
+def test_job_policy_lets_topic_dead_letters_be_written_in_transactions(lake, cloudformation, context):
+    audit, orders = CONNECTORS
+    with_topic = (audit, dataclasses.replace(orders, dlq_topic="orders-dlq"))
+    admin.handler(_event("Create", cloudformation[0], _state(with_topic)), context)
+    statements = {s["Sid"]: s for s in _policy()["Statement"]}
+    msk = SETTINGS.msk
+    assert statements["WriteDeadLetterTopics"]["Resource"] == [msk.resource_arn("topic", "orders-dlq")]
+    assert sorted(statements["WriteDeadLetterTopics"]["Action"]) == [
+        "kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:WriteData"]
+    assert statements["WriteIdempotently"]["Resource"] == [msk.cluster_arn]
+    assert statements["DeadLetterTransactions"]["Resource"] == [
+        msk.resource_arn("transactional-id", "sink-engine-dlq.orders-s3-sink.*")]
+    assert sorted(statements["DeadLetterTransactions"]["Action"]) == [
+        "kafka-cluster:AlterTransactionalId", "kafka-cluster:DescribeTransactionalId"]
+
+
+def test_job_policy_has_no_dead_letter_topic_grants_without_such_a_connector(lake, cloudformation, context):
+    admin.handler(_event("Create", cloudformation[0], _state()), context)
+    sids = {s["Sid"] for s in _policy()["Statement"]}
+    assert sids.isdisjoint({"WriteDeadLetterTopics", "WriteIdempotently", "DeadLetterTransactions"})
 
 
 def test_direct_invokes_plan_and_apply_are_idempotent(lake, cloudformation, context):

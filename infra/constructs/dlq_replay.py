@@ -1,0 +1,87 @@
+"""The DLQ replay Lambda, which an operator invokes (`aws lambda invoke`) to replay a connector's dead letters."""
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from infra.connectors import ConnectorSpec, lambda_environment
+from infra.constructs.lambda_function import LibrariesLayer, PythonLambda
+from infra.constructs.nag import BASIC_EXECUTION, XRAY_REASON, acknowledge
+from infra.settings import Settings
+
+SERVICE = "sink-dlq-replay"
+PACKAGES = ("sink_engine",)  # the replay service is the engine's (`sink_engine.dlq.replay`)
+TIMEOUT = Duration.minutes(15)  # Lambda's maximum; `max_records` keeps one invocation shorter
+MEMORY_MB = 1024
+
+
+class DlqReplay(Construct):
+    """Attribute: `function`, handler `lambdas.dlq_replay.handler.handler`, with the engine in its code folder and
+    the `replay` layer (confluent-kafka, orjson, the MSK IAM signer) after the Powertools layer, in the MSK subnets
+    and security groups of `settings.network`, CONNECTORS as the trigger's.
+
+    Its role may, and only for the deployed connectors: read their published configs and their S3 dead letters
+    (decrypting with the data key); get, put, update and query items under their keys in the offsets table (replay
+    progress); read their dead-letter topics; write to their topics (the default replay targets) over MSK IAM.
+    A payload naming another source or target is refused by IAM."""
+
+    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
+                 data_key: kms.IKey, table_arn: str, layer: lambda_.ILayerVersion):
+        super().__init__(scope, id)
+        libraries = LibrariesLayer(self, "Libraries", name="replay",
+                                   description="confluent-kafka, orjson, aws-msk-iam-sasl-signer-python").layer
+        self.function = PythonLambda(
+            self, "Lambda", name="dlq_replay", service=SERVICE, layer=layer, extra_layers=(libraries,),
+            packages=PACKAGES, network=settings.network, timeout=TIMEOUT, memory_mb=MEMORY_MB,
+            log_retention_days=settings.retention.log_retention_days,
+            environment={"CONNECTORS": lambda_environment(connectors, settings.bucket_name)}).function
+        for statement in replay_statements(settings, connectors, table_arn):
+            self.function.role.add_to_principal_policy(statement)
+        data_key.grant_decrypt(self.function.role)
+        self._acknowledge(settings, connectors)
+
+    def _acknowledge(self, settings: Settings, connectors: tuple[ConnectorSpec, ...]) -> None:
+        function = self.function
+        acknowledge(function, f"IAM4[{BASIC_EXECUTION}]", "Lets the function write its own logs; nothing more.")
+        acknowledge(function, "IAM5[Resource::*]", XRAY_REASON + " Neither have the EC2 network-interface actions "
+                    "a function in a VPC needs.")
+        for prefix in sorted({c.dlq_s3_prefix for c in connectors if c.dlq_s3_prefix}):
+            acknowledge(function, f"IAM5[Resource::arn:aws:s3:::{settings.bucket_name}/{prefix}/*]",
+                        "Replay reads the dead-letter objects under a connector's own DLQ prefix, whose keys "
+                        "name topics and offsets unknown at deploy time.")
+
+
+def replay_statements(settings: Settings, connectors: tuple[ConnectorSpec, ...],
+                      table_arn: str) -> list[iam.PolicyStatement]:
+    """The replay role's statements beyond logs, tracing, VPC access and KMS decrypt (see `DlqReplay`)."""
+    bucket, msk = f"arn:aws:s3:::{settings.bucket_name}", settings.msk
+    prefixes = sorted({c.dlq_s3_prefix for c in connectors if c.dlq_s3_prefix})
+    dlq_connectors = [c for c in connectors if c.dlq_topic]
+    topics = sorted({t for c in connectors for t in c.topics})
+    statements = [
+        iam.PolicyStatement(actions=["s3:GetObject"], resources=[f"{bucket}/{c.config_key}" for c in connectors]),
+        iam.PolicyStatement(
+            actions=["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"],
+            resources=[table_arn],
+            conditions={"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": sorted(c.name for c in connectors)}}),
+        iam.PolicyStatement(actions=["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"],
+                            resources=[msk.cluster_arn]),
+        iam.PolicyStatement(actions=["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"],
+                            resources=[msk.resource_arn("topic", t) for t in topics]),
+    ]
+    if prefixes:
+        statements.append(iam.PolicyStatement(actions=["s3:GetObject"], resources=[f"{bucket}/{p}/*" for p in prefixes]))
+        statements.append(iam.PolicyStatement(actions=["s3:ListBucket"], resources=[bucket], conditions={
+            "StringLike": {"s3:prefix": [f"{p}/*" for p in prefixes]}}))
+    if dlq_connectors:
+        statements.append(iam.PolicyStatement(
+            actions=["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
+            resources=sorted({msk.resource_arn("topic", c.dlq_topic) for c in dlq_connectors})))
+        # the engine's consumers carry the connector's group.id (no commits): the coordinator lookup needs Describe
+        statements.append(iam.PolicyStatement(
+            actions=["kafka-cluster:DescribeGroup"],
+            resources=sorted({msk.resource_arn("group", c.group_id) for c in dlq_connectors})))
+    return statements
