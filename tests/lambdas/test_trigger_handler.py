@@ -12,7 +12,6 @@ from lambdas.trigger import handler as trigger
 from lambdas.trigger.runs import client_token
 
 CONNECTOR = "orders-s3-sink"
-NOW_MS = int(time.time() * 1000)
 
 
 @pytest.fixture
@@ -33,8 +32,14 @@ def app_id(table, monkeypatch) -> str:
     trigger._service.cache_clear()
 
 
-def _records(topic: str, partition: int, start: int, count: int, ts: int = NOW_MS) -> list:
-    return [(topic, partition, offset, ts) for offset in range(start, start + count)]
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _records(topic: str, partition: int, start: int, count: int, ts: int | None = None) -> list:
+    """Records stamped `ts`, by default the moment of the call (the age thresholds compare with the real clock)."""
+    stamp = _now_ms() if ts is None else ts
+    return [(topic, partition, offset, stamp) for offset in range(start, start + count)]
 
 
 def _runs(app_id: str) -> list[dict]:
@@ -112,7 +117,7 @@ def test_a_retried_batch_while_the_run_starts_starts_nothing_more(app_id, contex
 
 
 def test_a_held_lease_means_a_run_is_in_progress(app_id, table, context):
-    _hold_lease(table, epoch=3, expires_at_ms=int(time.time() * 1000) + 60_000)  # held from now on
+    _hold_lease(table, epoch=3, expires_at_ms=_now_ms() + 60_000)  # held from now on
     (decision,) = trigger.handler(msk_event(_records("orders", 0, 0, 500)), context)["decisions"]
     assert (decision["action"], decision["reason"]) == ("skipped", "lease-held")
     assert _runs(app_id) == []
@@ -131,7 +136,7 @@ def test_a_claim_whose_run_took_and_released_the_lease_is_spent(app_id, table, c
 def test_a_claim_left_without_a_run_is_resumed_with_the_same_token(app_id, table, context):
     boto3.client("dynamodb").put_item(TableName=table, Item={
         "pk": {"S": CONNECTOR}, "sk": {"S": "RUN"}, "attempt": {"N": "7"}, "lease_epoch": {"N": "0"},
-        "expires_at_ms": {"N": str(int(time.time() * 1000) + 600_000)}})
+        "expires_at_ms": {"N": str(_now_ms() + 600_000)}})
     (decision,) = trigger.handler(msk_event(_records("orders", 0, 0, 300)), context)["decisions"]
     assert decision["action"] == "resumed"
     (run,) = _runs(app_id)
@@ -146,7 +151,7 @@ def test_committed_offsets_clear_the_backlog(app_id, table, context):
 
 
 def test_idle_flush_starts_a_run_for_old_pending_records(app_id, context):
-    old = NOW_MS - 600_000
+    old = _now_ms() - 600_000
     trigger.handler(msk_event(_records("orders", 0, 0, 5, ts=old)), context)
     (decision,) = trigger.handler({"action": "idle-flush"}, context)["decisions"]
     assert (decision["action"], decision["reason"], decision["pending_records"]) == ("started", "age", 5)

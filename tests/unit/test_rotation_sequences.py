@@ -27,7 +27,8 @@ HOURLY = {"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Reco
 
 
 @pytest.fixture
-def s3():
+def s3(monkeypatch):
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # the functional tests' stack sets it for the session
     with mock_aws():
         client = boto3.client("s3", region_name="us-east-1")
         client.create_bucket(Bucket="lake")
