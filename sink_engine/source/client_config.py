@@ -2,7 +2,8 @@
 
 Users' connector JSON carries Java Kafka client settings under `consumer.override.*`. Most have the same
 name in librdkafka; the ones that only mean something to the Java client are dropped, and MSK IAM auth
-(`sasl.mechanism=AWS_MSK_IAM`) becomes OAUTHBEARER with a token from aws-msk-iam-sasl-signer-python.
+(`sasl.mechanism=AWS_MSK_IAM`, or OAUTHBEARER with the aws-msk-iam-auth callback handler) becomes
+librdkafka's OAUTHBEARER with a token from aws-msk-iam-sasl-signer-python.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ JAVA_ONLY = frozenset({
     "ssl.endpoint.identification.algorithm", "interceptor.classes", "default.api.timeout.ms",
     "request.timeout.ms", "retry.backoff.ms", "security.providers",
 })
+MSK_IAM_PACKAGE = "software.amazon.msk.auth.iam."
 ENGINE_OWNED = frozenset({"enable.auto.commit", "enable.partition.eof", "group.id", "auto.offset.reset"})
 
 
@@ -36,13 +38,22 @@ def consumer_settings(config: SinkConfig) -> dict:
     }
     overrides = config.consumer_overrides()
     for key, value in overrides.items():
-        if key in JAVA_ONLY or key in ENGINE_OWNED:
-            continue
-        if key == "sasl.mechanism" and value.upper() == "AWS_MSK_IAM":
-            _use_msk_iam(settings, config)
+        if key in JAVA_ONLY or key in ENGINE_OWNED or (key == "sasl.mechanism" and uses_msk_iam(overrides)):
             continue
         settings[key] = value
+    if uses_msk_iam(overrides):
+        _use_msk_iam(settings, config)
     return settings
+
+
+def uses_msk_iam(overrides: dict) -> bool:
+    """MSK IAM auth as Java clients configure it: `sasl.mechanism=AWS_MSK_IAM`, or `OAUTHBEARER` with the
+    aws-msk-iam-auth callback handler (`software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler`)."""
+    mechanism = overrides.get("sasl.mechanism", "").upper()
+    handlers = (overrides.get("sasl.login.callback.handler.class", ""),
+                overrides.get("sasl.client.callback.handler.class", ""))
+    return mechanism == "AWS_MSK_IAM" or (
+        mechanism == "OAUTHBEARER" and any(h.startswith(MSK_IAM_PACKAGE) for h in handlers))
 
 
 def auto_offset_reset(config: SinkConfig) -> str:
