@@ -9,11 +9,11 @@ import pytest
 
 from devtools.producer import create_topic
 from sink_engine import cli
-from sink_engine.failpoints import ENV_VAR, SimulatedCrash
 from sink_engine.job import TaskFailedError, now_ms, run_job
 from sink_engine.offsets import OffsetStore
 from tests.conftest import BUCKET, TABLE
 from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
+from tests.runs import crash_at
 from tests.s3_reader import list_keys, read_json_lines
 
 
@@ -96,7 +96,7 @@ def test_corpus_to_topic_with_context_headers(stack, spark, s3, dynamodb, connec
 
 @pytest.mark.parametrize("destination", ["topic", "s3"])
 def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, spark, s3, dynamodb, connector, unique,
-                                                                    monkeypatch, destination):
+                                                                    destination):
     dlq_topic = f"dlq-{unique}"
     where = ({"errors.deadletterqueue.topic.name": dlq_topic, "errors.deadletterqueue.topic.replication.factor": 1}
              if destination == "topic" else {"errors.deadletterqueue.s3.prefix": "dead/letters"})
@@ -106,14 +106,11 @@ def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, spark,
     samples = {0: corpus(0)}
     produce_samples(stack.bootstrap_servers, topic, samples)
     # given a run that dies after its uploads and dead letters, before its commit
-    monkeypatch.setenv(ENV_VAR, "after_upload_before_commit")
-    with pytest.raises(SimulatedCrash):
-        run_job(config, spark, dynamodb)
+    crash_at("after_upload_before_commit", config, spark, dynamodb)
     assert committed(dynamodb, config) == {}
     # when more records arrive (a good one and a bad one) and the job runs again
     more = corpus(0)[:2]
     produce_samples(stack.bootstrap_servers, topic, {0: more})
-    monkeypatch.delenv(ENV_VAR)
     time.sleep(2)
     run_job(config, spark, dynamodb)
     # then each bad record before the commit point is in the dead-letter queue once; the one after the

@@ -8,11 +8,11 @@ import pytest
 
 from devtools.producer import create_topic, produce, produce_events
 from sink_engine import cli
-from sink_engine.failpoints import ENV_VAR, SimulatedCrash
 from sink_engine.job import run_job
 from sink_engine.offsets import OffsetStore
 from sink_engine.job import now_ms
 from tests.conftest import BUCKET, TABLE
+from tests.runs import crash_at
 from tests.s3_reader import list_keys, object_bodies, read_json_lines
 
 
@@ -64,21 +64,18 @@ def test_rerun_writes_nothing_new(stack, spark, s3, dynamodb, connector):
     assert committed(dynamodb, config) == {0: 100, 1: 100}
 
 
-def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, dynamodb, connector, monkeypatch):
+def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 40, "sink.lease.duration.ms": 1500})
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 3)
     produce_events(stack.bootstrap_servers, topic, 360, 3)
     # given a run that dies after its uploads and before any commit
-    monkeypatch.setenv(ENV_VAR, "after_upload_before_commit")
-    with pytest.raises(SimulatedCrash):
-        run_job(config, spark, dynamodb)
+    crash_at("after_upload_before_commit", config, spark, dynamodb)
     assert committed(dynamodb, config) == {}
     crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert len(crashed) == 9
     # when more data arrives, the dead run's lease lapses, and the job runs again
     produce_events(stack.bootstrap_servers, topic, 120, 3, first_id=360)
-    monkeypatch.delenv(ENV_VAR)
     _wait_for_lease_expiry(config)
     run_job(config, spark, dynamodb)
     # then the crashed run's objects were rewritten byte for byte and every record is there once, no gaps
@@ -89,16 +86,13 @@ def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, 
     assert committed(dynamodb, config) == {0: 160, 1: 160, 2: 160}
 
 
-def test_crash_between_partition_commits_then_rerun(stack, spark, s3, dynamodb, connector, monkeypatch):
+def test_crash_between_partition_commits_then_rerun(stack, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 25, "sink.lease.duration.ms": 1500})
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_events(stack.bootstrap_servers, topic, 100, 2)
-    monkeypatch.setenv(ENV_VAR, "after_first_commit")
-    with pytest.raises(SimulatedCrash):
-        run_job(config, spark, dynamodb)
+    crash_at("after_first_commit", config, spark, dynamodb)
     assert committed(dynamodb, config) == {0: 50}
-    monkeypatch.delenv(ENV_VAR)
     _wait_for_lease_expiry(config)
     run_job(config, spark, dynamodb)
     assert sorted(e["event_id"] for e in landed_events(s3, config)) == list(range(100))

@@ -14,11 +14,11 @@ import pytest
 
 from devtools.producer import create_topic, produce_events, sample_event
 from sink_engine import cli
-from sink_engine.failpoints import ENV_VAR, SimulatedCrash
 from sink_engine.job import run_job
 from sink_engine.storage.block_gzip_reader import read_chunk_at
 from tests.conftest import BUCKET
 from tests.functional.test_exactly_once import _raw
+from tests.runs import crash_at
 from tests.s3_reader import list_keys, object_bodies
 
 FORMATS = {
@@ -44,20 +44,17 @@ def read_back(body: bytes, extension: str) -> list:
 
 @pytest.mark.parametrize("name", FORMATS)
 def test_format_reads_back_and_rerun_after_crash_is_byte_identical(stack, spark, s3, dynamodb, connector,
-                                                                    monkeypatch, name):
+                                                                    name):
     overrides, extension = FORMATS[name]
     config = connector(**{"flush.size": 20, "sink.lease.duration.ms": 1500, **overrides})
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_events(stack.bootstrap_servers, topic, 90, 2)
     # given a run that dies after its uploads, before any commit
-    monkeypatch.setenv(ENV_VAR, "after_upload_before_commit")
-    with pytest.raises(SimulatedCrash):
-        run_job(config, spark, dynamodb)
+    crash_at("after_upload_before_commit", config, spark, dynamodb)
     crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
     # when its objects are gone and the job runs again once the dead run's lease has lapsed
     s3.delete_objects(Bucket=BUCKET, Delete={"Objects": [{"Key": k} for k in crashed]})
-    monkeypatch.delenv(ENV_VAR)
     time.sleep(2)
     run_job(config, spark, dynamodb)
     # then every object was written again byte for byte

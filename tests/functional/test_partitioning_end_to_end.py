@@ -9,10 +9,10 @@ import orjson
 import pytest
 
 from devtools.producer import REGIONS, create_topic, produce
-from sink_engine.failpoints import ENV_VAR, SimulatedCrash
 from sink_engine.job import TaskFailedError, run_job
 from sink_engine.offsets import OffsetStore
 from tests.conftest import BUCKET, TABLE
+from tests.runs import crash_at
 from tests.s3_reader import list_keys, object_bodies, read_json_lines
 
 BASE_MS = 1_705_276_800_000  # 2024-01-15T00:00:00Z
@@ -65,21 +65,18 @@ LAYOUTS = {
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_crash_then_rerun_gives_each_record_once_in_its_partition(stack, spark, s3, dynamodb, connector,
-                                                                  monkeypatch, layout):
+                                                                  layout):
     settings, expected_path = LAYOUTS[layout]
     config = connector(**{"flush.size": 7, "sink.lease.duration.ms": 1000, **settings})
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_events(stack, topic, 0, 60, 2)
     # given a run that dies after its uploads and before any commit
-    monkeypatch.setenv(ENV_VAR, "after_upload_before_commit")
-    with pytest.raises(SimulatedCrash):
-        run_job(config, spark, dynamodb)
+    crash_at("after_upload_before_commit", config, spark, dynamodb)
     crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert crashed and committed(dynamodb, config) == {}
     # when more records arrive and the job runs again after the dead run's lease lapsed
     produce_events(stack, topic, 60, 30, 2)
-    monkeypatch.delenv(ENV_VAR)
     clock = _after_lease(config)
     run_job(config, spark, dynamodb, clock=clock)
     # then the crashed objects were rewritten byte for byte, every record is there once, under its partition
@@ -93,8 +90,7 @@ def test_crash_then_rerun_gives_each_record_once_in_its_partition(stack, spark, 
         assert {expected_path(e) for e in records} == {encoded}, key
 
 
-def test_scheduled_rotation_cuts_once_and_a_rerun_repeats_the_cut(stack, spark, s3, dynamodb, connector,
-                                                                  monkeypatch):
+def test_scheduled_rotation_cuts_once_and_a_rerun_repeats_the_cut(stack, spark, s3, dynamodb, connector):
     # hourly wall-clock paths and hourly scheduled rotation; the clock is the test's
     config = connector(**{"flush.size": 1000, "rotate.schedule.interval.ms": 3_600_000,
                           "partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Wallclock",
@@ -105,15 +101,12 @@ def test_scheduled_rotation_cuts_once_and_a_rerun_repeats_the_cut(stack, spark, 
     now = [BASE_MS + 10 * 3_600_000 + 3_599_000]  # 10:59:59 UTC
     clock = lambda: now[0]  # noqa: E731
     # given a first run (never committed: the cut is due) that dies after uploading
-    monkeypatch.setenv(ENV_VAR, "after_upload_before_commit")
-    with pytest.raises(SimulatedCrash):
-        run_job(config, spark, dynamodb, clock=clock)
+    crash_at("after_upload_before_commit", config, spark, dynamodb, clock=clock)
     crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
     hour_10 = f"topics/{topic}/year=2024/month=01/day=15/hour=10"
     assert sorted(crashed) == [f"{hour_10}/{topic}+{p}+0000000000.json" for p in (0, 1)]
     # when records keep arriving and the job reruns at 11:00:01, past the lease and into the next hour
     produce_events(stack, topic, 20, 10, 2)
-    monkeypatch.delenv(ENV_VAR)
     now[0] += 2000
     run_job(config, spark, dynamodb, clock=clock)
     # then the rerun repeated the recorded cut: same keys, same bytes, same offsets, the new records wait
