@@ -56,10 +56,6 @@ class Sidecars:
         """A converter that converts values with `converter` and attaches the sidecar columns."""
         return _AttachingConverter(converter, self)
 
-    def suffixed_formats(self):
-        """(sidecar name, suffix before the format's extension, format) for each sidecar."""
-        return [(name, f".{name}{fmt.extension}", fmt) for name, fmt in self.formats.items()]
-
     def _keys(self, chunk: RecordChunk) -> ValueColumn:
         for position, key in enumerate(chunk.keys):
             if key is None:

@@ -52,6 +52,7 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskR
         except SinkError as e:
             result.error, result.error_class = str(e), type(e).__name__
         next_offset = _commit_point(writer, processed)
+        writer.abandon_open()  # the tail is read again by the next run
         result.dead_letters, result.dlq_scan_from = router.flush(next_offset)
         uploader.drain()
     except SinkError as e:  # an upload failed: nothing of this range may be committed

@@ -2,11 +2,12 @@
 them on rotation. Closed files are uploaded under deterministic keys; the tail stays unwritten."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Callable
 
 from sink_engine import events
 from sink_engine.convert.base import ValueColumn
-from sink_engine.format.base import FileContext, Format
+from sink_engine.format.base import FileContext, FileEncoder, Format
 from sink_engine.model import ClosedFile
 from sink_engine.records import RecordChunk
 from sink_engine.rotation import OpenState, RotationPolicy
@@ -14,23 +15,51 @@ from sink_engine.rotation.schema_gate import SchemaGate
 from sink_engine.sidecars import Sidecars
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import file_tags
+from sink_engine.storage.object_stream import ObjectStream
 from sink_engine.storage.uploader import Uploader
 
 
 @dataclass
+class _Output:
+    """One object of a file (the data object or a sidecar): its key without the format's extension (companion
+    objects replace the extension), its stream, its encoder, and which column of the values it takes."""
+    stem: str
+    stream: ObjectStream
+    encoder: FileEncoder
+    column: Callable[[ValueColumn], ValueColumn]
+
+
+@dataclass
 class OpenFile:
+    """A file being written: each record goes into its data object (and sidecar objects) as it is added."""
+    key: str
     encoded_partition: str
     start_offset: int
+    outputs: list[_Output]
     last_offset: int = -1
     record_count: int = 0
-    columns: list = field(default_factory=list)
-    offsets: list = field(default_factory=list)
 
-    def add(self, offsets: list, values: ValueColumn) -> None:
+    def add(self, offsets: list, values: ValueColumn, sizes: list) -> None:
+        """All or nothing: every object checks its values first (RecordError), then each writes them."""
+        prepared = [output.encoder.prepare(output.column(values), offsets) for output in self.outputs]
+        for output, batch in zip(self.outputs, prepared):
+            output.encoder.write(batch, sizes)
         self.last_offset = offsets[-1]
         self.record_count += len(offsets)
-        self.offsets.extend(offsets)
-        self.columns.append(values.without_documents())
+
+    def finish(self, uploader: Uploader) -> int:
+        """End every object and queue the rest of its upload; returns the data object's size in bytes."""
+        tags = file_tags(self.start_offset, self.last_offset, self.record_count)
+        for output in self.outputs:
+            companions = output.encoder.finish()
+            output.stream.finish(tags if output is self.outputs[0] else None)
+            for suffix, body in companions.items():
+                uploader.submit(output.stem + suffix, body)
+        return self.outputs[0].stream.size
+
+    def abandon(self) -> None:
+        for output in self.outputs:
+            output.stream.abandon()
 
 
 class TopicPartitionWriter:
@@ -51,11 +80,14 @@ class TopicPartitionWriter:
         self._open_records = 0
         self._state = OpenState(self._open)
 
-    def write(self, chunk: RecordChunk, values: ValueColumn, partitions, timestamps: list | None = None) -> None:
+    def write(self, chunk: RecordChunk, values: ValueColumn, partitions, timestamps: list | None = None,
+              sizes: list | None = None) -> None:
         """Add converted records; `partitions` is one encoded partition for all, or one per record;
-        `timestamps` (record times for rotate.interval.ms) default to the rotation policy's extractor."""
+        `timestamps` (record times for rotate.interval.ms) default to the rotation policy's extractor, `sizes`
+        (for row-group cuts) to the records' Kafka value sizes."""
         position = 0
         timestamps = timestamps if timestamps is not None else self._rotation.timestamps(chunk, values)
+        sizes = sizes if sizes is not None else list(map(len, chunk.values))
         while position < len(chunk):
             stop = min(len(chunk), position + self._rotation.room(self._open_records))
             stop = self._rotation.first_cut(self._state, partitions, timestamps, position, stop)
@@ -66,7 +98,7 @@ class TopicPartitionWriter:
             if stop == position:  # a schema change closes the open files (schema.compatibility)
                 self.close_all(next_offset=chunk.offsets[position])
                 continue
-            self._add(chunk.offsets[position:stop], admitted, partitions, position, stop)
+            self._add(chunk.offsets[position:stop], admitted, partitions, sizes[position:stop], position, stop)
             self._state.added(partitions, timestamps, position, stop)
             self._open_records += stop - position
             position = stop
@@ -77,7 +109,8 @@ class TopicPartitionWriter:
         """Tombstones (behavior.on.null.values=write): files under the tombstone partition, one JSON null per
         record; their time for rotate.interval.ms is the Kafka record time."""
         stamps = chunk.timestamps if self._rotation.interval_ms > 0 else None
-        self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), self.tombstone_partition, stamps)
+        self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), self.tombstone_partition, stamps,
+                   [0] * len(chunk))
 
     @property
     def first_open_offset(self) -> int | None:
@@ -90,42 +123,62 @@ class TopicPartitionWriter:
         return max((f.last_offset for f in self._open.values()), default=self.next_offset - 1)
 
     def close_all(self, next_offset: int) -> None:
-        """Encode and upload every open file; records before `next_offset` are then all in closed files."""
+        """End every open file and queue the rest of its upload; records before `next_offset` are then all in
+        closed files (in S3 once the uploader has drained)."""
         for open_file in self._open.values():
-            context = FileContext(self.topic, self.partition, open_file.offsets)
-            merged = ValueColumn.concat(open_file.columns)
-            encoded = self._fmt.encode(merged, context)
-            key = self._naming.key(self.topic, open_file.encoded_partition, self.partition,
-                                   open_file.start_offset, self._fmt.extension)
-            self._uploader.submit(key, encoded.body,
-                                  file_tags(open_file.start_offset, open_file.last_offset, open_file.record_count))
-            for suffix, companion in encoded.companions.items():
-                self._uploader.submit(key[:-len(self._fmt.extension)] + suffix, companion)
-            for name, suffix, fmt in self._sidecars.suffixed_formats():  # store.kafka.keys / .headers
-                self._uploader.submit(key[:-len(self._fmt.extension)] + suffix, fmt.encode(merged.sidecars[name], context).body)
-            closed = ClosedFile(key, open_file.encoded_partition, open_file.start_offset, open_file.last_offset,
-                                open_file.record_count, len(encoded.body))
+            size = open_file.finish(self._uploader)
+            closed = ClosedFile(open_file.key, open_file.encoded_partition, open_file.start_offset,
+                                open_file.last_offset, open_file.record_count, size)
             self.closed.append(closed)
-            events.emit(events.FILE_CLOSED, key=key, records=closed.record_count, bytes=closed.size_bytes)
+            events.emit(events.FILE_CLOSED, key=closed.key, records=closed.record_count, bytes=closed.size_bytes)
+        self._forget_open(next_offset)
+
+    def abandon_open(self) -> None:
+        """Drop the open files (the unwritten tail, read again by the next run): none of their objects appears,
+        and their started multipart uploads are aborted. `first_open_offset` is None afterwards."""
+        for open_file in self._open.values():
+            open_file.abandon()
+        self._forget_open(self.next_offset)
+
+    def _forget_open(self, next_offset: int) -> None:
         self._open.clear()
         self._open_records = 0
         self._state.reset()
         self._gate.reset()
         self.next_offset = next_offset
 
-    def _add(self, offsets: list, values: ValueColumn, partitions, start: int, stop: int) -> None:
+    def _add(self, offsets: list, values: ValueColumn, partitions, sizes: list, start: int, stop: int) -> None:
         if isinstance(partitions, str):
-            self._file_for(partitions, offsets[0]).add(offsets, values)
+            self._file_for(partitions, offsets[0]).add(offsets, values, sizes)
             return
         groups: dict[str, list[int]] = {}
         for i in range(start, stop):
             groups.setdefault(partitions[i], []).append(i - start)
         for encoded, positions in groups.items():
             self._file_for(encoded, offsets[positions[0]]).add([offsets[i] for i in positions],
-                                                               values.select(positions))
+                                                               values.select(positions), [sizes[i] for i in positions])
 
     def _file_for(self, encoded_partition: str, first_offset: int) -> OpenFile:
         open_file = self._open.get(encoded_partition)
         if open_file is None:
-            open_file = self._open[encoded_partition] = OpenFile(encoded_partition, first_offset)
+            open_file = self._open[encoded_partition] = self._new_file(encoded_partition, first_offset)
         return open_file
+
+    def _new_file(self, encoded_partition: str, first_offset: int) -> OpenFile:
+        key = self._naming.key(self.topic, encoded_partition, self.partition, first_offset, self._fmt.extension)
+        stem, context = key[:-len(self._fmt.extension)], FileContext(self.topic, self.partition, first_offset)
+        objects = [(stem, self._fmt, _whole)] + [  # store.kafka.keys / .headers: <stem>.keys<ext>, ...
+            (f"{stem}.{name}", fmt, _sidecar(name)) for name, fmt in self._sidecars.formats.items()]
+        outputs = []
+        for object_stem, fmt, column in objects:
+            stream = ObjectStream(self._uploader, object_stem + fmt.extension)
+            outputs.append(_Output(object_stem, stream, fmt.open(context, stream), column))
+        return OpenFile(key, encoded_partition, first_offset, outputs)
+
+
+def _whole(values: ValueColumn) -> ValueColumn:
+    return values
+
+
+def _sidecar(name: str) -> Callable[[ValueColumn], ValueColumn]:
+    return lambda values: values.sidecars[name]

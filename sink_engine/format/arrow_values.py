@@ -1,9 +1,9 @@
-"""The bridge from converted values to Arrow, for the columnar formats (Parquet, Avro).
+"""The bridge from converted values with a schema of their own to Arrow, for the columnar formats.
 
-`to_arrow_table` dispatches on `ValueColumn.kind`. A new kind registers a builder in `_BUILDERS`:
-a function `(values, context) -> pyarrow.Table` that returns one row per value, in order, with a
-schema that depends only on the values (so that a rerun encodes the same bytes), and raises
-RecordError (see `record_error`) for a value it cannot represent.
+`to_arrow_table` dispatches on `ValueColumn.kind`. A new kind registers a builder in `_BUILDERS`: a function
+`values -> pyarrow.Table` that returns one row per value, in order, with a schema that depends only on the
+values' schema (so that the batches of one file share it and a rerun encodes the same bytes). Schemaless
+JSON has no schema until its file is complete: see `json_spool` and `json_inference`.
 """
 from __future__ import annotations
 
@@ -13,34 +13,23 @@ import pyarrow as pa
 
 from sink_engine.convert.arrow_types import struct_table
 from sink_engine.convert.base import ValueColumn
-from sink_engine.errors import RecordError
-from sink_engine.format.base import FileContext
-from sink_engine.format.json_inference import json_table
 
 
-def to_arrow_table(values: ValueColumn, context: FileContext) -> pa.Table:
-    """The values of one file as an Arrow table: one row per value, in order."""
+def to_arrow_table(values: ValueColumn) -> pa.Table:
+    """The values as an Arrow table: one row per value, in order."""
     builder = _BUILDERS.get(values.kind)
     if builder is None:
         raise AssertionError(f"no Arrow builder for value kind {values.kind!r}")
-    return builder(values, context)
+    return builder(values)
 
 
-def record_error(context: FileContext, position: int, cause: str) -> RecordError:
-    """A RecordError naming the record at `position` of the file."""
-    return RecordError(context.topic, context.partition, context.offsets[position], cause)
-
-
-def _single_column(arrow_type: pa.DataType) -> Callable[[ValueColumn, FileContext], pa.Table]:
+def _single_column(arrow_type: pa.DataType) -> Callable[[ValueColumn], pa.Table]:
     """StringConverter / ByteArrayConverter values: one column named `value`."""
-    def build(values: ValueColumn, context: FileContext) -> pa.Table:
-        return pa.table({"value": pa.array(values.items, type=arrow_type)})
-    return build
+    return lambda values: pa.table({"value": pa.array(values.items, type=arrow_type)})
 
 
-_BUILDERS: dict[str, Callable[[ValueColumn, FileContext], pa.Table]] = {
-    "json": lambda values, context: json_table(values, lambda i, cause: record_error(context, i, cause)),
+_BUILDERS: dict[str, Callable[[ValueColumn], pa.Table]] = {
     "string": _single_column(pa.string()),
     "bytes": _single_column(pa.binary()),
-    "struct": lambda values, context: struct_table(values),
+    "struct": struct_table,
 }

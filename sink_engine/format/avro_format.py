@@ -1,20 +1,22 @@
-"""AvroFormat: an Avro object container file (`.avro`) written with fastavro (`avro.codec`).
+"""AvroFormat: an Avro object container file (`.avro`) written with fastavro (`avro.codec`), block by block.
 
-The schema comes from the file's Arrow table (see `avro_schema`). The sync marker is derived from
-topic, partition and start offset, so that a rerun writes the same bytes.
+The schema comes from the file's Arrow schema (see `avro_schema`): the first batch's for values with a
+schema of their own, the inferred one for schemaless JSON (written when the file closes). The sync marker
+is derived from topic, partition and start offset, so that a rerun writes the same bytes; fastavro ends a
+block after the record that fills it, so blocks do not depend on how records were batched.
 """
 from __future__ import annotations
 
 import hashlib
-import io
+from typing import BinaryIO
 
 import fastavro
+import pyarrow as pa
 
-from sink_engine.convert.base import ValueColumn
-from sink_engine.format.arrow_values import record_error, to_arrow_table
 from sink_engine.format.avro_schema import avro_schema, renamed_rows
-from sink_engine.format.base import EncodedFile, FileContext
-from sink_engine.format.json_inference import json_table_and_rows
+from sink_engine.format.base import FileContext, Format
+from sink_engine.format.columnar import ColumnarEncoder
+from sink_engine.storage.object_options import DEFAULT_PART_SIZE
 
 CODECS = ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")
 
@@ -24,29 +26,48 @@ def sync_marker(context: FileContext) -> bytes:
     return hashlib.md5(f"{context.topic}+{context.partition}+{context.start_offset}".encode()).digest()
 
 
-class AvroFormat:
+class AvroFormat(Format):
     extension = ".avro"
 
-    def __init__(self, codec: str = "null"):
-        self.codec = codec
+    def __init__(self, codec: str = "null", spool_bytes: int = DEFAULT_PART_SIZE):
+        self.codec, self.spool_bytes = codec, spool_bytes
 
-    def encode(self, values: ValueColumn, context: FileContext) -> EncodedFile:
-        table, rows = _table_and_rows(values, context)
+    def open(self, context: FileContext, out: BinaryIO) -> "_AvroEncoder":
+        return _AvroEncoder(self, context, out)
+
+
+class _AvroEncoder(ColumnarEncoder):
+    def __init__(self, fmt: AvroFormat, context: FileContext, out: BinaryIO):
+        super().__init__(context, fmt.spool_bytes)
+        self._fmt, self._out = fmt, out
+        self._schema: tuple | None = None  # (Avro schema, whether field names were renamed)
+        self._writer: fastavro.write.Writer | None = None
+
+    def _prepare_table(self, table: pa.Table, offsets: list) -> list:
+        schema, renamed = self._schema or self._schema_of(table, offsets[0])
+        rows = table.to_pylist()
+        return renamed_rows(rows, schema) if renamed else rows
+
+    def _write_prepared(self, rows: list, sizes: list) -> None:
+        if self._writer is None:
+            self._start(self._schema)
+        for row in rows:
+            self._writer.write(row)
+
+    def _write_spooled(self, table: pa.Table, rows) -> None:
+        schema, renamed = self._schema or self._schema_of(table, self._context.start_offset)
+        self._write_prepared(renamed_rows(table.to_pylist(), schema) if renamed else rows(), [])
+
+    def _close(self) -> None:
+        self._writer.flush()
+
+    def _schema_of(self, table: pa.Table, offset: int) -> tuple:
         try:
-            schema, renamed = avro_schema(table.schema)
+            self._schema = avro_schema(table.schema)
         except TypeError as e:
-            raise record_error(context, 0, f"cannot be written as Avro: {e}") from None
-        if renamed:
-            rows = renamed_rows(table.to_pylist(), schema)
-        out = io.BytesIO()
-        fastavro.writer(out, fastavro.parse_schema(schema), rows, codec=self.codec,
-                        sync_marker=sync_marker(context))
-        return EncodedFile(out.getvalue())
+            raise self._context.record_error(offset, f"cannot be written as Avro: {e}") from None
+        return self._schema
 
-
-def _table_and_rows(values: ValueColumn, context: FileContext) -> tuple:
-    """Schemaless JSON keeps its parsed documents as rows (8x faster than `Table.to_pylist`)."""
-    if values.kind == "json":
-        return json_table_and_rows(values, lambda position, cause: record_error(context, position, cause))
-    table = to_arrow_table(values, context)
-    return table, table.to_pylist()
+    def _start(self, schema: tuple) -> None:
+        self._writer = fastavro.write.Writer(self._out, fastavro.parse_schema(schema[0]), codec=self._fmt.codec,
+                                             sync_marker=sync_marker(self._context))

@@ -1,23 +1,29 @@
-"""The format seam: encode the values of one file into the object's bytes (and any companion objects)."""
+"""The format seam: encoders that write one file's values into its object as records arrive.
+
+A format opens one `FileEncoder` per file, writing into a binary sink (an `ObjectStream` that uploads parts
+as they fill, or a BytesIO). The object's bytes depend only on the file's records, in order, never on how
+they were split between `write` calls, so a rerun writes the same bytes (what exactly-once rests on).
+"""
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from sink_engine.convert.base import ValueColumn
+from sink_engine.errors import RecordError
 
 
 @dataclass(frozen=True)
 class FileContext:
-    """Which records a file holds: its topic-partition and the Kafka offset of each value, in order."""
+    """Which file is written: its topic-partition and the offset of its first record."""
 
     topic: str
     partition: int
-    offsets: list
+    start_offset: int
 
-    @property
-    def start_offset(self) -> int:
-        return self.offsets[0]
+    def record_error(self, offset: int, cause: str) -> RecordError:
+        return RecordError(self.topic, self.partition, offset, cause)
 
 
 @dataclass(frozen=True)
@@ -29,9 +35,35 @@ class EncodedFile:
     companions: dict[str, bytes] = field(default_factory=dict)
 
 
-class Format(Protocol):
+class FileEncoder(Protocol):
+    def prepare(self, values: ValueColumn, offsets: list) -> object:
+        """Check and convert values for this file without writing anything; raises RecordError naming the
+        first value this format cannot hold (so that a caller can route it and keep the rest)."""
+
+    def write(self, prepared: object, sizes: list) -> None:
+        """Append prepared values; `sizes` are the records' Kafka value sizes in bytes (row-group cuts)."""
+
+    def finish(self) -> dict[str, bytes]:
+        """Write the rest of the object into the sink; returns companion objects by suffix."""
+
+
+class Format:
+    """Base of the formats: `open` per file, and `encode` for a whole file at once (tests, tools)."""
+
     extension: str  # with the leading dot, e.g. ".json.gz"
 
-    def encode(self, values: ValueColumn, context: FileContext) -> EncodedFile:
-        """The whole object for these values, in order. Same values and context, same bytes (reruns overwrite
-        identically). Raises RecordError naming a record this format cannot hold."""
+    def open(self, context: FileContext, out: BinaryIO) -> FileEncoder:
+        raise NotImplementedError
+
+    def encode(self, values: ValueColumn, context: FileContext | None = None,
+               offsets: list | None = None) -> EncodedFile:
+        """The whole object for these values (offsets default to consecutive ones from the start offset)."""
+        context = context or FileContext("topic", 0, 0)
+        out = io.BytesIO()
+        encoder = self.open(context, out)
+        offsets = offsets if offsets is not None else list(range(context.start_offset,
+                                                                 context.start_offset + len(values)))
+        encoder.write(encoder.prepare(values, offsets), [len(item) for item in values.items]
+                      if values.kind != "struct" else [0] * len(values))
+        companions = encoder.finish()
+        return EncodedFile(out.getvalue(), companions)

@@ -3,54 +3,78 @@ an index beside the object so that a reader can fetch one member with a ranged G
 
 A member ends after the record that brings its uncompressed bytes to `format.blockgzip.block.size`
 (records are never split), so the object is one valid gzip stream to any gzip tool (`.json.gz`).
-The companion `<stem>.index.json` is `{"chunks": [{"first_record_offset", "last_record_offset",
-"num_records", "byte_offset", "byte_length", "byte_length_uncompressed"}, ...]}`.
+Members are compressed as records arrive. The companion `<stem>.index.json` is `{"chunks":
+[{"first_record_offset", "last_record_offset", "num_records", "byte_offset", "byte_length",
+"byte_length_uncompressed"}, ...]}`.
 """
 from __future__ import annotations
 
 import bisect
-import gzip
 import itertools
+from typing import BinaryIO
 
 import orjson
 
 from sink_engine.convert.base import ValueColumn
-from sink_engine.format.base import EncodedFile, FileContext
+from sink_engine.format.base import FileContext, Format
+from sink_engine.format.gzip_stream import GzipStream
 from sink_engine.format.json_format import gzip_level, json_lines
 
 INDEX_SUFFIX = ".index.json"
 DEFAULT_BLOCK_SIZE = 64 * 1024 * 1024
 
 
-def block_bounds(line_sizes: list[int], block_size: int) -> list[tuple[int, int]]:
-    """[start, stop) positions of each member: each ends at the first record reaching `block_size` bytes."""
-    ends = list(itertools.accumulate(line_sizes))
-    bounds, start, base = [], 0, 0
-    while start < len(ends):
-        stop = min(bisect.bisect_left(ends, base + block_size, lo=start) + 1, len(ends))
-        bounds.append((start, stop))
-        start, base = stop, ends[stop - 1]
-    return bounds
-
-
-class BlockGzipFormat:
+class BlockGzipFormat(Format):
     extension = ".json.gz"
 
     def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, level: int = -1):
         self.block_size, self.level = block_size, gzip_level(level)
 
-    def encode(self, values: ValueColumn, context: FileContext) -> EncodedFile:
-        lines = json_lines(values)
-        members, chunks, position = [], [], 0
-        for start, stop in block_bounds([len(line) + 1 for line in lines], self.block_size):
-            raw = b"\n".join(lines[start:stop]) + b"\n"
-            member = gzip.compress(raw, compresslevel=self.level, mtime=0)
-            chunks.append({
-                "first_record_offset": context.offsets[start], "last_record_offset": context.offsets[stop - 1],
-                "num_records": stop - start, "byte_offset": position, "byte_length": len(member),
-                "byte_length_uncompressed": len(raw),
-            })
-            members.append(member)
-            position += len(member)
-        index = orjson.dumps({"chunks": chunks})
-        return EncodedFile(b"".join(members), {INDEX_SUFFIX: index})
+    def open(self, context: FileContext, out: BinaryIO) -> "_BlockGzipEncoder":
+        return _BlockGzipEncoder(out, self.block_size, self.level)
+
+
+class _BlockGzipEncoder:
+    def __init__(self, out: BinaryIO, block_size: int, level: int):
+        self._out, self._block_size, self._level = out, block_size, level
+        self._chunks: list[dict] = []
+        self._member: GzipStream | None = None
+
+    def prepare(self, values: ValueColumn, offsets: list) -> tuple:
+        return json_lines(values), offsets
+
+    def write(self, prepared: tuple, sizes: list) -> None:
+        lines, offsets = prepared
+        ends = list(itertools.accumulate(len(line) + 1 for line in lines))
+        start, base = 0, -self._chunks[-1]["byte_length_uncompressed"] if self._member else 0
+        while start < len(lines):
+            full = bisect.bisect_left(ends, base + self._block_size, lo=start)  # the record filling the member
+            stop = min(full + 1, len(lines))
+            self._append(lines[start:stop], offsets[start], offsets[stop - 1])
+            if full < len(lines):
+                self._end_member()
+            start, base = stop, ends[stop - 1]
+
+    def finish(self) -> dict[str, bytes]:
+        if self._member is not None:
+            self._end_member()
+        return {INDEX_SUFFIX: orjson.dumps({"chunks": self._chunks})}
+
+    def _append(self, lines: list, first_offset: int, last_offset: int) -> None:
+        raw = b"\n".join(lines) + b"\n"
+        if self._member is None:
+            self._member = GzipStream(self._out, self._level)
+            self._chunks.append({"first_record_offset": first_offset, "last_record_offset": last_offset,
+                                 "num_records": 0, "byte_offset": self._out.tell(), "byte_length": 0,
+                                 "byte_length_uncompressed": 0})
+        chunk = self._chunks[-1]
+        chunk["last_record_offset"] = last_offset
+        chunk["num_records"] += len(lines)
+        chunk["byte_length_uncompressed"] += len(raw)
+        self._member.write(raw)
+
+    def _end_member(self) -> None:
+        self._member.finish()
+        self._member = None
+        chunk = self._chunks[-1]
+        chunk["byte_length"] = self._out.tell() - chunk["byte_offset"]

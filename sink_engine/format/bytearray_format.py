@@ -5,10 +5,11 @@ Values from ByteArrayConverter are written as they are, strings as UTF-8, JSON v
 """
 from __future__ import annotations
 
-import gzip
+from typing import BinaryIO
 
 from sink_engine.convert.base import ValueColumn
-from sink_engine.format.base import EncodedFile, FileContext
+from sink_engine.format.base import FileContext, Format
+from sink_engine.format.delimited import DelimitedEncoder
 from sink_engine.format.json_format import gzip_level
 
 DEFAULT_SEPARATOR = "\n"  # Java's System.lineSeparator() on Linux, the connector's default
@@ -37,16 +38,17 @@ def unescape(text: str) -> str:
     return "".join(out)
 
 
-class ByteArrayFormat:
+class ByteArrayFormat(Format):
     def __init__(self, extension: str = ".bin", separator: str = DEFAULT_SEPARATOR, compression: str = "none",
                  level: int = -1):
         self.separator = unescape(separator).encode("utf-8")
         self.compression, self.level = compression, gzip_level(level)
         self.extension = extension + (".gz" if compression == "gzip" else "")
 
-    def encode(self, values: ValueColumn, context: FileContext | None = None) -> EncodedFile:
-        items = [item.encode("utf-8") for item in values.items] if values.kind == "string" else values.items
-        body = self.separator.join(items) + self.separator
-        if self.compression == "gzip":
-            return EncodedFile(gzip.compress(body, compresslevel=self.level, mtime=0))
-        return EncodedFile(body)
+    def open(self, context: FileContext, out: BinaryIO) -> DelimitedEncoder:
+        return DelimitedEncoder(out, _raw_bytes, self.separator, self.level if self.compression == "gzip" else None)
+
+
+def _raw_bytes(values: ValueColumn) -> list:
+    """Strings as UTF-8; bytes and JSON text as they are."""
+    return [item.encode("utf-8") for item in values.items] if values.kind == "string" else values.items

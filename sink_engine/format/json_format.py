@@ -6,13 +6,14 @@ base64 JSON string; JSON values are written as their compact text.
 from __future__ import annotations
 
 import base64
-import gzip
+from typing import BinaryIO
 
 import orjson
 
 from sink_engine.convert import connect_json
 from sink_engine.convert.base import ValueColumn
-from sink_engine.format.base import EncodedFile, FileContext
+from sink_engine.format.base import FileContext, Format
+from sink_engine.format.delimited import DelimitedEncoder
 
 DEFAULT_GZIP_LEVEL = 6
 
@@ -22,17 +23,14 @@ def gzip_level(level: int) -> int:
     return DEFAULT_GZIP_LEVEL if level == -1 else level
 
 
-class JsonFormat:
+class JsonFormat(Format):
     def __init__(self, compression: str = "none", level: int = -1):
         self.compression = compression
         self.level = gzip_level(level)
         self.extension = ".json.gz" if compression == "gzip" else ".json"
 
-    def encode(self, values: ValueColumn, context: FileContext | None = None) -> EncodedFile:
-        body = b"\n".join(json_lines(values)) + b"\n"
-        if self.compression == "gzip":
-            return EncodedFile(gzip.compress(body, compresslevel=self.level, mtime=0))
-        return EncodedFile(body)
+    def open(self, context: FileContext, out: BinaryIO) -> DelimitedEncoder:
+        return DelimitedEncoder(out, json_lines, b"\n", self.level if self.compression == "gzip" else None)
 
 
 def json_lines(values: ValueColumn) -> list:

@@ -12,8 +12,10 @@ Rules (the same for every file, so the same records always give the same schema 
   that are empty in every record, become a string column holding each value's compact JSON text.
 
 The common case is columnar: `pyarrow.json` parses and infers in C++ with the same rules, and string
-values that it would read as timestamps are re-read as strings. Only a file with a conflicting field
-(or an always-empty object) takes the slower path in Python.
+values that it would read as timestamps are re-read as strings. A file larger than one block is inferred
+block by block, the blocks' schemas merged by the same rules, then each block read with the file's schema,
+so only one block is in memory at a time. Only a file with a conflicting field (or an always-empty object)
+takes the slower path in Python, with the whole file in memory.
 """
 from __future__ import annotations
 
@@ -23,36 +25,85 @@ import orjson
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from sink_engine.convert.base import ValueColumn
 
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
 JSON_TEXT = "json"  # inferred tag of a field whose values are kept as their JSON text
 
 
-def json_table(values: ValueColumn, record_error: Callable[[int, str], Exception]) -> pa.Table:
-    """One row per JSON value; `record_error(position, cause)` builds the error for a non-object value."""
-    return _table(values, record_error)[0]
+def json_text_table(text: bytes, record_error: Callable[[int, str], Exception]) -> tuple:
+    """Newline-delimited JSON objects in one block: the table, and a function giving the same rows as Python
+    dicts fit for a row writer (Avro): the parsed documents where they match the schema (missing keys are
+    nulls, integers stand for doubles), else normalized rows. `record_error(position, cause)` builds the
+    error for a value that is not an object."""
+    table, schema = block_schema(text)
+    if schema is None or needs_python(schema):
+        return rows_in_python(text, record_error)
+    if table.schema != schema:
+        table = read_block(text, schema)
+    return table, lambda: documents(text)
 
 
-def json_table_and_rows(values: ValueColumn, record_error: Callable[[int, str], Exception]) -> tuple:
-    """The table, and the same rows as Python dicts fit for a row writer (Avro): the parsed documents where
-    they already match the schema (missing keys are nulls, integers stand for doubles), else normalized rows."""
-    table, rows = _table(values, record_error)
-    return table, values.documents() if rows is None else rows
-
-
-def _table(values: ValueColumn, record_error) -> tuple:
-    """(table, None) from the columnar path, or (table, normalized rows) from the Python path."""
-    data = b"\n".join(values.items)
+def block_schema(block: bytes) -> tuple:
+    """pyarrow's inference over one block: (the table as read, its schema with timestamps as strings), or
+    (None, None) when a field's values conflict (the Python path)."""
     try:
-        table = _read(data, None)
+        table = _read(block, None)
     except pa.ArrowInvalid:
-        return _inferred_in_python(values.documents(), record_error)
-    if _has(table.schema, lambda t: pa.types.is_struct(t) and t.num_fields == 0):
-        return _inferred_in_python(values.documents(), record_error)
-    if _has(table.schema, pa.types.is_timestamp):
-        table = _read(data, _timestamps_as_strings(table.schema))
-    return table, None
+        return None, None
+    return table, _timestamps_as_strings(table.schema)
+
+
+def merge_schemas(a: pa.Schema | None, b: pa.Schema) -> pa.Schema | None:
+    """The schema of two blocks together by the module's rules (None first: nothing seen yet); None when a
+    field's types conflict (the Python path)."""
+    if a is None:
+        return b
+    merged = _merge_types(pa.struct(list(a)), pa.struct(list(b)))
+    return None if merged is None else pa.schema(list(merged))
+
+
+def needs_python(schema: pa.Schema) -> bool:
+    """An object that is empty in every record cannot be a Parquet struct: the Python path makes it JSON text."""
+    return _has(schema, lambda t: pa.types.is_struct(t) and t.num_fields == 0)
+
+
+def read_block(block: bytes, schema: pa.Schema) -> pa.Table:
+    """One block read with the file's schema (numbers widen to it, fields missing from the block are null)."""
+    return _read(block, schema)
+
+
+def documents(text: bytes) -> list:
+    return [orjson.loads(line) for line in text.splitlines()]
+
+
+def rows_in_python(text: bytes, record_error) -> tuple:
+    """The slow path, over the whole file: (table, function giving the normalized rows)."""
+    table, rows = _inferred_in_python(documents(text), record_error)
+    return table, lambda: rows
+
+
+def _merge_types(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
+    if a == b or pa.types.is_null(b):
+        return a
+    if pa.types.is_null(a):
+        return b
+    if {a, b} == {pa.int64(), pa.float64()}:
+        return pa.float64()
+    if pa.types.is_list(a) and pa.types.is_list(b):
+        element = _merge_types(a.value_type, b.value_type)
+        return None if element is None else pa.list_(a.value_field.with_type(element))
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        fields = {f.name: f for f in a}
+        for field in b:
+            if field.name in fields:
+                merged = _merge_types(fields[field.name].type, field.type)
+                if merged is None:
+                    return None
+                fields[field.name] = fields[field.name].with_type(merged)
+            else:
+                fields[field.name] = field
+        return pa.struct(list(fields.values()))
+    return None
 
 
 def _read(data: bytes, schema: pa.Schema | None) -> pa.Table:

@@ -1,4 +1,9 @@
-"""ParquetFormat: the file's values as one Arrow table, written with pyarrow (`parquet.codec`).
+"""ParquetFormat: Arrow tables written with pyarrow (`parquet.codec`), one row group at a time.
+
+A row group closes after the record that brings its records' Kafka value bytes to `s3.part.size`, so an open
+file holds about one part of rows, and the object's bytes depend only on its records. Schemaless JSON files
+are written when they close (their schema needs every record), one block of about a part at a time, each
+cut into row groups of about the same size.
 
 Extensions follow the Confluent connector (parquet-mr's codec extensions): `.snappy.parquet`,
 `.gz.parquet`, `.zstd.parquet`, `.br.parquet`, `.lz4raw.parquet` (pyarrow's lz4 is Parquet's LZ4_RAW
@@ -7,25 +12,70 @@ no timestamps are written, `created_by` names the pyarrow build.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
+from typing import BinaryIO
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sink_engine.convert.base import ValueColumn
-from sink_engine.format.arrow_values import to_arrow_table
-from sink_engine.format.base import EncodedFile, FileContext
+from sink_engine.format.base import FileContext, Format
+from sink_engine.format.columnar import ColumnarEncoder
+from sink_engine.storage.object_options import DEFAULT_PART_SIZE
 
 CODECS = ("none", "snappy", "gzip", "lz4", "zstd", "brotli")
 _EXTENSIONS = {"none": "", "snappy": ".snappy", "gzip": ".gz", "lz4": ".lz4raw", "zstd": ".zstd", "brotli": ".br"}
 _LEVELS = {"gzip": 6}  # pyarrow's gzip default is 9 (slow); 6 is zlib's and parquet-mr's default
 
 
-class ParquetFormat:
-    def __init__(self, codec: str = "snappy"):
-        self.codec = codec
+class ParquetFormat(Format):
+    def __init__(self, codec: str = "snappy", row_group_bytes: int = DEFAULT_PART_SIZE):
+        self.codec, self.row_group_bytes = codec, row_group_bytes
         self.extension = _EXTENSIONS[codec] + ".parquet"
 
-    def encode(self, values: ValueColumn, context: FileContext) -> EncodedFile:
-        table = to_arrow_table(values, context)
-        sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression=self.codec, compression_level=_LEVELS.get(self.codec))
-        return EncodedFile(sink.getvalue().to_pybytes())
+    def open(self, context: FileContext, out: BinaryIO) -> "_ParquetEncoder":
+        return _ParquetEncoder(self, context, out)
+
+
+class _ParquetEncoder(ColumnarEncoder):
+    def __init__(self, fmt: ParquetFormat, context: FileContext, out: BinaryIO):
+        super().__init__(context, fmt.row_group_bytes)
+        self._fmt, self._out = fmt, out
+        self._writer: pq.ParquetWriter | None = None
+        self._pending: list[pa.Table] = []
+        self._pending_sizes: list[int] = []
+
+    def _prepare_table(self, table: pa.Table, offsets: list) -> pa.Table:
+        return table
+
+    def _write_prepared(self, table: pa.Table, sizes: list) -> None:
+        self._pending.append(table)
+        self._pending_sizes.extend(sizes)
+        ends = list(itertools.accumulate(self._pending_sizes))
+        if ends[-1] < self._fmt.row_group_bytes:
+            return
+        rows, start, base = pa.concat_tables(self._pending), 0, 0
+        while (full := bisect.bisect_left(ends, base + self._fmt.row_group_bytes, lo=start)) < len(ends):
+            self._write_row_group(rows.slice(start, full + 1 - start))
+            start, base = full + 1, ends[full]
+        self._pending = [rows.slice(start)] if start < len(ends) else []
+        self._pending_sizes = self._pending_sizes[start:]
+
+    def _write_spooled(self, table: pa.Table, rows) -> None:
+        """Rows per group from the average size of the table's rows in memory."""
+        per_group = max(1, math.ceil(table.num_rows * self._fmt.row_group_bytes / max(1, table.nbytes)))
+        for start in range(0, table.num_rows, per_group):
+            self._write_row_group(table.slice(start, per_group))
+
+    def _close(self) -> None:
+        if self._pending:
+            self._write_row_group(pa.concat_tables(self._pending))
+        self._writer.close()
+
+    def _write_row_group(self, table: pa.Table) -> None:
+        """One row group, from one contiguous chunk per column (so that page cuts do not depend on batches)."""
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self._out, table.schema, compression=self._fmt.codec,
+                                            compression_level=_LEVELS.get(self._fmt.codec))
+        self._writer.write_table(table.combine_chunks(), row_group_size=max(1, table.num_rows))

@@ -13,8 +13,8 @@ from sink_engine.format.parquet_format import ParquetFormat
 
 _FORMATS: dict[str, Callable[[SinkConfig], Format]] = {
     "json": lambda c: JsonFormat(c["s3.compression.type"], c["s3.compression.level"]),
-    "parquet": lambda c: ParquetFormat(c["parquet.codec"]),
-    "avro": lambda c: AvroFormat(c["avro.codec"]),
+    "parquet": lambda c: ParquetFormat(c["parquet.codec"], c["s3.part.size"]),
+    "avro": lambda c: AvroFormat(c["avro.codec"], c["s3.part.size"]),
     "bytearray": lambda c: ByteArrayFormat(c["format.bytearray.extension"], c["format.bytearray.separator"],
                                            c["s3.compression.type"], c["s3.compression.level"]),
     "blockgzip": lambda c: BlockGzipFormat(c["format.blockgzip.block.size"], c["s3.compression.level"]),

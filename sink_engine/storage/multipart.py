@@ -1,5 +1,7 @@
-"""Multipart upload of one object in parts of `s3.part.size`; an upload that fails is aborted."""
+"""One S3 multipart upload: create, parts (each retried on its own), complete or abort."""
 from __future__ import annotations
+
+import threading
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -11,26 +13,49 @@ def part_bounds(size: int, part_size: int) -> list[tuple[int, int]]:
     return [(start, min(start + part_size, size)) for start in range(0, size, part_size)]
 
 
+class MultipartUpload:
+    """Created on construction (CreateMultipartUpload, retried). Parts may be uploaded from several threads;
+    `complete` assembles them in part-number order. Raises botocore errors after the retries."""
+
+    def __init__(self, client, bucket: str, key: str, options: ObjectOptions, create_args: dict):
+        self._client, self.bucket, self.key, self._retry = client, bucket, key, options.retry
+        answer = self._retry.call(lambda: client.create_multipart_upload(Bucket=bucket, Key=key, **create_args))
+        self.upload_id = answer["UploadId"]
+        self._etags: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    def upload_part(self, number: int, body: bytes) -> None:
+        answer = self._retry.call(lambda: self._client.upload_part(
+            Bucket=self.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number, Body=body))
+        with self._lock:
+            self._etags[number] = answer["ETag"]
+
+    def complete(self, tags: dict[str, str] | None = None) -> None:
+        """Assemble the parts into the object; `tags` (known only now) are put on it afterwards."""
+        parts = [{"PartNumber": n, "ETag": etag} for n, etag in sorted(self._etags.items())]
+        self._retry.call(lambda: self._client.complete_multipart_upload(
+            Bucket=self.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts}))
+        if tags:
+            tag_set = [{"Key": k, "Value": v} for k, v in tags.items()]
+            self._retry.call(lambda: self._client.put_object_tagging(Bucket=self.bucket, Key=self.key,
+                                                                     Tagging={"TagSet": tag_set}))
+
+    def abort(self) -> None:
+        """Drop the parts; an abort that fails is left to the bucket's lifecycle rule for incomplete uploads."""
+        try:
+            self._client.abort_multipart_upload(Bucket=self.bucket, Key=self.key, UploadId=self.upload_id)
+        except (ClientError, BotoCoreError):
+            pass
+
+
 def upload_in_parts(client, bucket: str, key: str, body: bytes, options: ObjectOptions, create_args: dict) -> None:
-    """Create, upload every part (each retried on its own), complete; abort when any step fails for good."""
-    retry = options.retry
-    upload_id = retry.call(lambda: client.create_multipart_upload(Bucket=bucket, Key=key, **create_args))["UploadId"]
+    """Upload a whole body in parts of `s3.part.size`, on this thread; aborted when any step fails for good."""
+    upload = MultipartUpload(client, bucket, key, options, create_args)
     try:
         view = memoryview(body)
-        parts = []
         for number, (start, stop) in enumerate(part_bounds(len(body), options.part_size), start=1):
-            answer = retry.call(lambda: client.upload_part(Bucket=bucket, Key=key, UploadId=upload_id,
-                                                           PartNumber=number, Body=bytes(view[start:stop])))
-            parts.append({"PartNumber": number, "ETag": answer["ETag"]})
-        retry.call(lambda: client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id,
-                                                            MultipartUpload={"Parts": parts}))
+            upload.upload_part(number, bytes(view[start:stop]))
+        upload.complete()
     except (ClientError, BotoCoreError):
-        _abort(client, bucket, key, upload_id)
+        upload.abort()
         raise
-
-
-def _abort(client, bucket: str, key: str, upload_id: str) -> None:
-    try:
-        client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
-    except (ClientError, BotoCoreError):
-        pass  # the bucket's lifecycle rule for incomplete uploads cleans up what is left

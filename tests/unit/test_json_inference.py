@@ -5,12 +5,13 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from sink_engine.convert.base import ValueColumn
-from sink_engine.format.json_inference import _inferred_in_python, json_table
+from sink_engine.format.base import FileContext
+from sink_engine.format.json_inference import _inferred_in_python, json_text_table
+from sink_engine.format.json_spool import JsonSpool
 
 
 def table(documents: list) -> pa.Table:
-    return json_table(ValueColumn("json", [orjson.dumps(d) for d in documents]), _no_error)
+    return json_text_table(b"\n".join(orjson.dumps(d) for d in documents), _no_error)[0]
 
 
 def _no_error(position, cause):
@@ -59,3 +60,26 @@ def test_columnar_path_agrees_with_the_python_rules(documents):
     in_python = _inferred_in_python(documents, _no_error)[0]
     assert columnar.schema == in_python.schema
     assert columnar.to_pylist() == in_python.to_pylist()
+
+
+BLOCKWISE_CASES = {
+    "widening across blocks": [{"a": 1, "b": None}] * 30 + [{"a": 2.5, "b": "x"}] + [{"c": [1]}] * 30,
+    "nested keys first seen late": [{"o": {"z": 1}}] * 30 + [{"o": {"a": True, "z": 2}, "l": [None]}] +
+                                   [{"l": [1.5], "t": "2024-01-01T00:00:00"}] * 30,
+    "null-only field filled later": [{"n": None}] * 40 + [{"n": {"k": "v"}}] * 5,
+    "conflict in a late block": [{"a": 1}] * 40 + [{"a": "one"}],
+    "always-empty object": [{"e": {}, "x": i} for i in range(50)],
+}
+
+
+@pytest.mark.parametrize("name", BLOCKWISE_CASES)
+def test_block_by_block_inference_gives_the_whole_file_schema_and_rows(name):
+    documents = BLOCKWISE_CASES[name]
+    lines = [orjson.dumps(d) for d in documents]
+    whole_table, whole_rows = json_text_table(b"\n".join(lines), _no_error)
+    spool = JsonSpool(FileContext("t", 0, 0), 64)  # blocks of about 64 bytes: many blocks
+    spool.write(lines)
+    batches = list(spool.batches())
+    assert len(batches) > 1 or name in ("conflict in a late block", "always-empty object")
+    assert pa.concat_tables([table for table, _ in batches]) == whole_table
+    assert [row for _, rows in batches for row in rows()] == whole_rows()

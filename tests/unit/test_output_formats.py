@@ -14,13 +14,13 @@ from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import RecordError
 from sink_engine.format.avro_format import CODECS as AVRO_CODECS, AvroFormat
 from sink_engine.format.base import FileContext
-from sink_engine.format.block_gzip_format import BlockGzipFormat, block_bounds
+from sink_engine.format.block_gzip_format import BlockGzipFormat
 from sink_engine.format.bytearray_format import ByteArrayFormat, unescape
 from sink_engine.format.parquet_format import CODECS as PARQUET_CODECS, ParquetFormat
 
 EVENTS = [{"id": i, "kind": ["click", "view"][i % 2], "price": i * 1.5, "tags": ["a", "b"][: i % 3],
            "user": {"name": f"u{i}", "age": None if i % 4 else 30}} for i in range(40)]
-CONTEXT = FileContext("events", 2, list(range(100, 140)))
+CONTEXT = FileContext("events", 2, 100)
 
 
 def json_values(documents: list) -> ValueColumn:
@@ -72,15 +72,15 @@ def test_avro_every_codec_reads_back_and_is_deterministic(codec):
 
 def test_avro_sync_marker_follows_the_file_identity():
     values = json_values(EVENTS)
-    same = AvroFormat().encode(values, FileContext("events", 2, list(range(100, 140)))).body
-    moved = AvroFormat().encode(values, FileContext("events", 3, list(range(100, 140)))).body
+    same = AvroFormat().encode(values, FileContext("events", 2, 100)).body
+    moved = AvroFormat().encode(values, FileContext("events", 3, 100)).body
     assert AvroFormat().encode(values, CONTEXT).body == same != moved
     assert fastavro.reader(io.BytesIO(same))._header["sync"] != fastavro.reader(io.BytesIO(moved))._header["sync"]
 
 
 def test_avro_field_names_are_made_valid_and_unique():
     documents = [{"my key": 1, "my_key": 2, "9lives": {"a-b": True}}]
-    body = AvroFormat().encode(json_values(documents), FileContext("t", 0, [0])).body
+    body = AvroFormat().encode(json_values(documents), FileContext("t", 0, 0)).body
     reader = fastavro.reader(io.BytesIO(body))
     assert list(reader) == [{"my_key": 1, "my_key_2": 2, "_9lives": {"a_b": True}}]
     assert reader.writer_schema["name"] == "io.confluent.connect.avro.ConnectDefault"
@@ -88,7 +88,7 @@ def test_avro_field_names_are_made_valid_and_unique():
 
 @pytest.mark.parametrize("kind, items", [("string", ["a", "é"]), ("bytes", [b"\x00", b"\xff"])])
 def test_strings_and_bytes_are_one_value_column(kind, items, tmp_path):
-    context = FileContext("t", 0, [0, 1])
+    context = FileContext("t", 0, 0)
     assert read_parquet(ParquetFormat().encode(ValueColumn(kind, items), context).body) == [
         {"value": v} for v in items]
     avro = AvroFormat().encode(ValueColumn(kind, items), context).body
@@ -111,10 +111,13 @@ def test_separator_escapes():
         unescape("\\x")
 
 
-def test_block_bounds_end_a_member_at_the_record_that_reaches_the_size():
-    assert block_bounds([10] * 10, 25) == [(0, 3), (3, 6), (6, 9), (9, 10)]
-    assert block_bounds([100, 1, 1], 50) == [(0, 1), (1, 3)]
-    assert block_bounds([1, 1], 1000) == [(0, 2)]
+def test_block_gzip_member_ends_at_the_record_that_reaches_the_block_size():
+    values = ValueColumn("json", [b"x" * 9] * 10)  # 10 bytes a line with its newline
+    chunks = orjson.loads(BlockGzipFormat(block_size=25).encode(values, CONTEXT).companions[".index.json"])["chunks"]
+    assert [c["num_records"] for c in chunks] == [3, 3, 3, 1]
+    big_first = ValueColumn("json", [b"x" * 99, b"y", b"z"])
+    chunks = orjson.loads(BlockGzipFormat(block_size=50).encode(big_first, CONTEXT).companions[".index.json"])["chunks"]
+    assert [c["num_records"] for c in chunks] == [1, 2]
 
 
 def test_block_gzip_members_and_index():
@@ -137,14 +140,14 @@ def test_block_gzip_members_and_index():
 
 def test_parquet_of_a_non_object_value_names_the_record():
     with pytest.raises(RecordError) as caught:
-        ParquetFormat().encode(ValueColumn("json", [b'{"a":1}', b"[1]"]), FileContext("t", 4, [7, 9]))
+        ParquetFormat().encode(ValueColumn("json", [b'{"a":1}', b"[1]"]), FileContext("t", 4, 7), offsets=[7, 9])
     assert (caught.value.topic, caught.value.partition, caught.value.offset) == ("t", 4, 9)
     assert "needs a JSON object" in str(caught.value)
 
 
 def test_avro_rows_follow_the_inferred_schema_where_documents_differ_from_it():
     documents = [{"a": 1, "o": {"x": 1}}, {"a": 2.5, "o": {}}, {"b": "s"}, {"a": 3, "c": [1, "x"]}]
-    body = AvroFormat().encode(json_values(documents), FileContext("t", 0, [0, 1, 2, 3])).body
+    body = AvroFormat().encode(json_values(documents), FileContext("t", 0, 0)).body
     assert list(fastavro.reader(io.BytesIO(body))) == [
         {"a": 1.0, "o": {"x": 1}, "b": None, "c": None}, {"a": 2.5, "o": {"x": None}, "b": None, "c": None},
         {"a": None, "o": None, "b": "s", "c": None}, {"a": 3.0, "o": None, "b": None, "c": ["1", '"x"']}]

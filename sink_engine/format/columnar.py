@@ -1,0 +1,54 @@
+"""ColumnarEncoder: what the Parquet and Avro encoders share.
+
+Values with a schema of their own (struct, string, bytes) become Arrow tables as they arrive, and the format
+writes them out as it goes (`_write_prepared`). Schemaless JSON is spooled (json_spool) and written when the
+file finishes, once its schema is known (`_write_spooled`).
+"""
+from __future__ import annotations
+
+from sink_engine.convert.base import ValueColumn
+from sink_engine.format.arrow_values import to_arrow_table
+from sink_engine.format.base import FileContext
+from sink_engine.format.json_spool import JsonSpool
+
+
+class ColumnarEncoder:
+    def __init__(self, context: FileContext, spool_bytes: int):
+        self._context = context
+        self._spool = JsonSpool(context, spool_bytes)
+
+    def prepare(self, values: ValueColumn, offsets: list) -> tuple:
+        """(True, JSON lines) for schemaless JSON, else (False, what `_prepare_table` made of the batch)."""
+        if values.kind == "json":
+            return True, self._spool.prepare(values, offsets)
+        return False, self._prepare_table(to_arrow_table(values), offsets)
+
+    def write(self, prepared: tuple, sizes: list) -> None:
+        spooled, payload = prepared
+        if spooled:
+            self._spool.write(payload)
+        else:
+            self._write_prepared(payload, sizes)
+
+    def finish(self) -> dict[str, bytes]:
+        if self._spool.records:
+            for table, rows in self._spool.batches():
+                self._write_spooled(table, rows)
+            self._spool.close()
+        self._close()
+        return {}
+
+    def _prepare_table(self, table, offsets: list):
+        """Check a batch's table against the format (raising RecordError) and shape it for `_write_prepared`."""
+        raise NotImplementedError
+
+    def _write_prepared(self, prepared, sizes: list) -> None:
+        raise NotImplementedError
+
+    def _write_spooled(self, table, rows) -> None:
+        """Write one block of a schemaless JSON file (every block has the file's schema); `rows()` gives the
+        block's rows as Python dicts."""
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        raise NotImplementedError
