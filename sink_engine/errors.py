@@ -38,6 +38,10 @@ class SchemaProjectionError(RecordError):
     """A record the writer cannot add under the current schema (projection under schema.compatibility)."""
 
 
+class FormatError(RecordError):
+    """A value the output format cannot hold (e.g. JSON that is not an object, for Parquet or Avro)."""
+
+
 class NullValueError(RecordError):
     """A record with a null value (tombstone) under behavior.on.null.values=fail."""
 

@@ -39,9 +39,11 @@ class OpenFile:
     last_offset: int = -1
     record_count: int = 0
 
-    def add(self, offsets: list, values: ValueColumn, sizes: list) -> None:
-        """All or nothing: every object checks its values first (RecordError), then each writes them."""
-        prepared = [output.encoder.prepare(output.column(values), offsets) for output in self.outputs]
+    def prepare(self, offsets: list, values: ValueColumn) -> list:
+        """Every object checks and converts its values without writing (RecordError names a bad one)."""
+        return [output.encoder.prepare(output.column(values), offsets) for output in self.outputs]
+
+    def write(self, prepared: list, offsets: list, sizes: list) -> None:
         for output, batch in zip(self.outputs, prepared):
             output.encoder.write(batch, sizes)
         self.last_offset = offsets[-1]
@@ -148,21 +150,24 @@ class TopicPartitionWriter:
         self.next_offset = next_offset
 
     def _add(self, offsets: list, values: ValueColumn, partitions, sizes: list, start: int, stop: int) -> None:
+        """All or nothing: every file checks its records before any is written, and a file is opened only
+        with its first record (so that its key names that record's offset)."""
         if isinstance(partitions, str):
-            self._file_for(partitions, offsets[0]).add(offsets, values, sizes)
-            return
-        groups: dict[str, list[int]] = {}
-        for i in range(start, stop):
-            groups.setdefault(partitions[i], []).append(i - start)
-        for encoded, positions in groups.items():
-            self._file_for(encoded, offsets[positions[0]]).add([offsets[i] for i in positions],
-                                                               values.select(positions), [sizes[i] for i in positions])
-
-    def _file_for(self, encoded_partition: str, first_offset: int) -> OpenFile:
-        open_file = self._open.get(encoded_partition)
-        if open_file is None:
-            open_file = self._open[encoded_partition] = self._new_file(encoded_partition, first_offset)
-        return open_file
+            batches = [(partitions, offsets, values, sizes)]
+        else:
+            groups: dict[str, list[int]] = {}
+            for i in range(start, stop):
+                groups.setdefault(partitions[i], []).append(i - start)
+            batches = [(encoded, [offsets[i] for i in positions], values.select(positions),
+                        [sizes[i] for i in positions]) for encoded, positions in groups.items()]
+        staged = []
+        for encoded, batch_offsets, batch_values, batch_sizes in batches:
+            open_file = self._open.get(encoded) or self._new_file(encoded, batch_offsets[0])
+            staged.append((encoded, open_file, open_file.prepare(batch_offsets, batch_values), batch_offsets,
+                           batch_sizes))
+        for encoded, open_file, prepared, batch_offsets, batch_sizes in staged:
+            open_file.write(prepared, batch_offsets, batch_sizes)
+            self._open[encoded] = open_file
 
     def _new_file(self, encoded_partition: str, first_offset: int) -> OpenFile:
         key = self._naming.key(self.topic, encoded_partition, self.partition, first_offset, self._fmt.extension)

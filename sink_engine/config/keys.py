@@ -123,7 +123,8 @@ KEYS: tuple[Key, ...] = (
                  "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write")),
     Key("s3.object.tagging", "bool", False, "Tag each data object with startOffset, endOffset and recordCount."),
     Key("s3.part.size", "int", 25 * 1024 * 1024, "Objects larger than this go up as a multipart upload in parts "
-        "of this size (bytes).", minimum=5 * 1024 * 1024, maximum=2 ** 31 - 1),
+        "of this size (bytes), sent while the file is written; also a Parquet row group's Kafka value bytes and the "
+        "in-memory share of a schemaless-JSON Parquet/Avro file (the rest spills to local disk).", minimum=5 * 1024 * 1024, maximum=2 ** 31 - 1),
     Key("s3.part.retries", "int", 3, "Retries of a failed S3 request (put, part, complete), 0 for none.",
         minimum=0),
     Key("s3.retry.backoff.ms", "int", 200, "Wait before the first retry; each next one may wait twice as long "

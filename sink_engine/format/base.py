@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
 from sink_engine.convert.base import ValueColumn
-from sink_engine.errors import RecordError
+from sink_engine.errors import FormatError
 
 
 @dataclass(frozen=True)
@@ -22,8 +22,8 @@ class FileContext:
     partition: int
     start_offset: int
 
-    def record_error(self, offset: int, cause: str) -> RecordError:
-        return RecordError(self.topic, self.partition, offset, cause)
+    def record_error(self, offset: int, cause: str) -> FormatError:
+        return FormatError(self.topic, self.partition, offset, cause)
 
 
 @dataclass(frozen=True)

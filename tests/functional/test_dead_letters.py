@@ -141,3 +141,34 @@ def _dead_letter_offsets(stack, s3, destination: str, dlq_topic: str, topic: str
         return sorted(json.loads(dict(r["headers"])["__sink_engine.dlq.source"])["offset"]
                       for r in read_topic(stack.bootstrap_servers, dlq_topic))
     return sorted(d["offset"] for d in read_dlq_s3(s3, BUCKET, f"dead/letters/{topic}/"))
+
+
+@pytest.mark.parametrize("fmt, extension", [("ParquetFormat", ".snappy.parquet"), ("AvroFormat", ".avro")])
+def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(stack, spark, s3, dynamodb,
+                                                                               connector, fmt, extension):
+    import io
+
+    import fastavro
+    import pyarrow.parquet as pq
+
+    from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
+
+    # given schemaless JSON for Parquet or Avro output with values that are not objects among objects
+    config = connector(**{"flush.size": 3, "format.class": fmt, "errors.tolerance": "all",
+                          "errors.deadletterqueue.s3.prefix": "format-dlq"})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    values = [b'{"n": 0}', b"[1, 2]", b'{"n": 1}', b'"text"', b'{"n": 2}', b"7", b'{"n": 3}']
+    produce_samples(stack.bootstrap_servers, topic, {0: [Sample(b"k", v) for v in values]})
+    run_job(config, spark, dynamodb)
+    # then the objects of the file went in, the others went to the dead-letter queue as FormatError
+    [key] = list_keys(s3, BUCKET, f"topics/{topic}/")
+    body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    rows = pq.read_table(io.BytesIO(body), use_threads=False).to_pylist() if fmt == "ParquetFormat" else \
+        list(fastavro.reader(io.BytesIO(body)))
+    assert key.endswith(extension) and rows == [{"n": 0}, {"n": 1}, {"n": 2}]
+    letters = read_dlq_s3(s3, BUCKET, f"format-dlq/{topic}/")
+    assert [(d["offset"], d["error"]["class"], d["value"]) for d in letters] == [
+        (1, "FormatError", b"[1, 2]"), (3, "FormatError", b'"text"'), (5, "FormatError", b"7")]
+    # and the commit is past the dead letters of the closed file; {"n": 3} waits in the tail
+    assert committed(dynamodb, config)[0].next_offset == 6

@@ -82,3 +82,33 @@ def test_tolerance_none_stops_at_the_first_bad_record_and_logs_it(s3, caplog):
     events = [json.loads(r.getMessage()) for r in caplog.records if "RECORD_FAILED" in r.getMessage()]
     assert [(e["offset"], e["error_class"], e["stage"], e["tolerated"], e["value"]) for e in events] == [
         (5, "ConversionError", "VALUE_CONVERTER", False, "e2N1dA==")]
+
+
+def test_values_parquet_cannot_hold_are_reported_once_across_interleaved_files(s3):
+    import io
+
+    import pyarrow.parquet as pq
+
+    config = parse_config({"name": "c", **BASE, "flush.size": 1000, "format.class": "ParquetFormat",
+                           "errors.tolerance": "all", "partitioner.class": "TimeBasedPartitioner",
+                           "partition.duration.ms": 3_600_000, "path.format": "'h'=HH",
+                           "timestamp.extractor": "Record"})
+    bad = {0, 1, 9, 20}  # the first records of both files, and two more
+    values = [b"[1]" if i in bad else json.dumps({"n": i}).encode() for i in range(40)]
+    chunk = RecordChunk("t", 0, list(range(40)), values, keys=[b"k"] * 40,
+                        timestamps=[(i % 2) * 3_600_000 for i in range(40)])  # two files, records alternating
+    uploader = Uploader(s3, "routing-test")
+    writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
+                                  RotationPolicy.from_config(config), uploader)
+    router = DeadLetterRouter(config, None)
+    steps = (config["behavior.on.null.values"], converter_for(config, "value", "t"), partitioner_for(config))
+    task._write(writer, steps, chunk, router)
+    writer.close_all(40)
+    uploader.drain()
+    uploader.close()
+    files = {f.key: [row["n"] for row in pq.read_table(io.BytesIO(s3.get_object(
+        Bucket="routing-test", Key=f.key)["Body"].read()), use_threads=False).to_pylist()] for f in writer.closed}
+    assert sorted(n for rows in files.values() for n in rows) == [i for i in range(40) if i not in bad]
+    for key, rows in files.items():  # each file is named after its first record, in order
+        assert rows == sorted(rows) and key.endswith(f"+{rows[0]:010d}.snappy.parquet")
+    assert router.flush(40)[0] == {"FormatError": 4}
