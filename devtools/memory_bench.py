@@ -3,6 +3,7 @@ record) of writing one file of `--megabytes` of Kafka values with `s3.part.size`
 
 Each row runs in its own process, so that one row's peak does not hide the next. The first row converts the
 same records without writing them: the floor that the input itself costs (one chunk of records at a time).
+The Arrow column is the peak of pyarrow's memory pool, part of the RSS figure.
 Prints a table. Usage:
     python -m devtools.memory_bench [--megabytes 200] [--record-bytes 1000]
 """
@@ -48,6 +49,7 @@ def _values(first: int, count: int, record_bytes: int, envelope: bool) -> list[b
 def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     """In a child process: write one file of the row's format; peak extra RSS, object size and seconds."""
     import boto3
+    import pyarrow as pa
 
     from sink_engine.config import parse_config
     from sink_engine.convert import converter_for
@@ -87,7 +89,8 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     size = writer.closed[0].size_bytes if writer.closed else 0
-    return {"extra_mb": (peak - before) / 1e6, "object_mb": size / 1e6, "seconds": seconds, "records": records}
+    return {"extra_mb": (peak - before) / 1e6, "arrow_mb": pa.default_memory_pool().max_memory() / 1e6,
+            "object_mb": size / 1e6, "seconds": seconds, "records": records}
 
 
 def main() -> None:
@@ -113,10 +116,11 @@ def main() -> None:
             results[name] = json.loads(answer.stdout.strip().splitlines()[-1])
     print(f"\nOne open file of {args.megabytes} MB of Kafka values ({args.record_bytes}-byte JSON records), "
           "s3.part.size 5 MiB, one process per row")
-    print("| format                            | object MB | extra RSS MB (peak) | seconds |")
-    print("|-----------------------------------|-----------|---------------------|---------|")
+    print("| format                            | object MB | extra RSS MB (peak) | of it Arrow's pool | seconds |")
+    print("|-----------------------------------|-----------|---------------------|--------------------|---------|")
     for name, r in results.items():
-        print(f"| {name:<33} | {r['object_mb']:>9.1f} | {r['extra_mb']:>19.1f} | {r['seconds']:>7.1f} |")
+        print(f"| {name:<33} | {r['object_mb']:>9.1f} | {r['extra_mb']:>19.1f} | {r['arrow_mb']:>18.1f} | "
+              f"{r['seconds']:>7.1f} |")
 
 
 if __name__ == "__main__":
