@@ -1,10 +1,13 @@
-"""Running the job in tests: a run that dies at a failpoint."""
+"""Running the job in tests: a run that dies at a failpoint, and what runs committed."""
 from __future__ import annotations
 
 import pytest
 
 from sink_engine.failpoints import ENV_VAR, SimulatedCrash
-from sink_engine.job import run_job
+from sink_engine.job import now_ms, run_job
+from sink_engine.model import CommittedOffset
+from sink_engine.offsets import OffsetStore
+from tests.conftest import TABLE
 
 
 def crash_at(failpoint: str, config, spark, dynamodb, **run_kwargs) -> None:
@@ -13,3 +16,13 @@ def crash_at(failpoint: str, config, spark, dynamodb, **run_kwargs) -> None:
         patch.setenv(ENV_VAR, failpoint)
         with pytest.raises(SimulatedCrash):
             run_job(config, spark, dynamodb, **run_kwargs)
+
+
+def committed(dynamodb, config) -> dict[int, CommittedOffset]:
+    """The connector's commits by partition of its (single) topic."""
+    return {tp.partition: c for tp, c in OffsetStore(dynamodb, TABLE, now_ms).committed(config.name).items()}
+
+
+def committed_offsets(dynamodb, config) -> dict[int, int]:
+    """The next offset to read, by partition."""
+    return {partition: c.next_offset for partition, c in committed(dynamodb, config).items()}

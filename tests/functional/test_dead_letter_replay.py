@@ -12,11 +12,9 @@ from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
 from tests.conftest import BUCKET
 from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
-from tests.s3_reader import list_keys, read_json_lines
+from tests.s3_reader import landed_records
 
 
-def landed(s3, topic: str) -> list:
-    return [e for key in list_keys(s3, BUCKET, f"topics/{topic}/") for e in read_json_lines(s3, BUCKET, key)]
 
 
 def end_offset(bootstrap: str, topic: str) -> int:
@@ -72,7 +70,7 @@ def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, spark, s3, d
     run_job(fixed, spark, dynamodb)
     # then the three that are text now landed once, after the six good JSON records, and the value that is
     # not even text is dead-lettered again, once, at its new offset
-    values = landed(s3, topic)
+    values = landed_records(s3, topic)
     assert [v["n"] for v in values[:6]] == [0, 1, 2, 3, 4, 5]
     assert sorted(values[6:]) == sorted(["{not json", "[1, 2", "{" + "x" * (3 * 1024 * 1024)])
     again = [d for d in dead_letters(stack, s3, config) if d[0] >= 11]

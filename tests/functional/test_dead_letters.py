@@ -9,20 +9,15 @@ import pytest
 
 from devtools.producer import create_topic
 from sink_engine import cli
-from sink_engine.job import TaskFailedError, now_ms, run_job
-from sink_engine.offsets import OffsetStore
-from tests.conftest import BUCKET, TABLE
+from sink_engine.job import TaskFailedError, run_job
+from tests.conftest import BUCKET
 from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
-from tests.runs import crash_at
-from tests.s3_reader import list_keys, read_json_lines
+from tests.runs import committed, crash_at
+from tests.s3_reader import landed_records, list_keys
 
 
-def landed(s3, topic: str) -> list[dict]:
-    return [e for key in list_keys(s3, BUCKET, f"topics/{topic}/") for e in read_json_lines(s3, BUCKET, key)]
 
 
-def committed(dynamodb, config) -> dict:
-    return {tp.partition: c for tp, c in OffsetStore(dynamodb, TABLE, now_ms).committed(config.name).items()}
 
 
 def expected_bad(samples_by_partition: dict) -> list[tuple]:
@@ -49,7 +44,7 @@ def test_corpus_to_s3_prefix(stack, spark, s3, dynamodb, connector, tmp_path, ca
     config_file.write_text(json.dumps({"name": config.name, "config": raw_config(config)}))
     assert cli.main(["run", "--config", str(config_file)]) == 0
     # then every good record landed once, and the run went past every bad one
-    assert sorted(landed(s3, topic), key=lambda d: (d["p"], d["n"])) == good_docs(samples)
+    assert sorted(landed_records(s3, topic), key=lambda d: (d["p"], d["n"])) == good_docs(samples)
     assert {p: c.next_offset for p, c in committed(dynamodb, config).items()} == {0: 11, 1: 11}
     # and every bad one is in the dead-letter objects once, with its key, value, headers and error
     lines = read_dlq_s3(s3, BUCKET, f"dlq/{topic}/")
@@ -77,7 +72,7 @@ def test_corpus_to_topic_with_context_headers(stack, spark, s3, dynamodb, connec
     samples = {p: corpus(p) for p in (0, 1)}
     produce_samples(stack.bootstrap_servers, topic, samples)
     run_job(config, spark, dynamodb)
-    assert sorted(landed(s3, topic), key=lambda d: (d["p"], d["n"])) == good_docs(samples)
+    assert sorted(landed_records(s3, topic), key=lambda d: (d["p"], d["n"])) == good_docs(samples)
     records = read_topic(stack.bootstrap_servers, dlq_topic)
     found = []
     for r in records:
@@ -116,7 +111,7 @@ def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, spark,
     # then each bad record before the commit point is in the dead-letter queue once; the one after the
     # waiting record (offset 11, an open file of flush.size 3) waits with it
     assert _dead_letter_offsets(stack, s3, destination, dlq_topic, topic) == [1, 3, 5, 7, 9]
-    assert sorted(d["n"] for d in landed(s3, topic)) == [0, 1, 2, 3, 4, 5]
+    assert sorted(d["n"] for d in landed_records(s3, topic)) == [0, 1, 2, 3, 4, 5]
     assert committed(dynamodb, config)[0].next_offset == 11
     # and when the waiting file fills, the later dead letter follows, once
     produce_samples(stack.bootstrap_servers, topic, {0: corpus(0)[2:5]})

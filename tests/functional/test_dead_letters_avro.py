@@ -17,9 +17,9 @@ from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
-from tests.functional.test_dead_letters import committed
-from tests.s3_reader import list_keys, read_json_lines
+from tests.s3_reader import landed_records, list_keys
 from tests.schema_registry_server import SchemaRegistryServer
+from tests.runs import committed
 
 ORDER = {"type": "record", "name": "Order", "namespace": "shop",
          "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}]}
@@ -54,7 +54,7 @@ def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, sp
         # when the sink runs
         run_job(config, spark, dynamodb)
         # then the three good records landed, the three bad ones are dead letters with their cause
-        assert [d["id"] for d in _landed(s3, topic)] == [0, 2, 3]
+        assert [d["id"] for d in landed_records(s3, topic)] == [0, 2, 3]
         letters = read_dlq_s3(s3, BUCKET, f"avro-dlq/{topic}/")
         assert [(d["offset"], d["key"], d["error"]["class"]) for d in letters] == [
             (1, b"cut", "ConversionError"), (3, b"magic", "ConversionError"), (4, b"later", "ConversionError")]
@@ -66,7 +66,7 @@ def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, sp
         assert replay(config, request, dynamodb, s3).to_dict()["totals"]["replayed"] == 1
         run_job(config, spark, dynamodb)
         # then it landed once, after the others, and nothing new was dead-lettered
-        assert [d["id"] for d in _landed(s3, topic)] == [0, 2, 3, 9]
+        assert [d["id"] for d in landed_records(s3, topic)] == [0, 2, 3, 9]
         assert len(read_dlq_s3(s3, BUCKET, f"avro-dlq/{topic}/")) == 3
 
 
@@ -84,8 +84,6 @@ def test_unreachable_registry_fails_the_run_and_dead_letters_nothing(stack, spar
     assert committed(dynamodb, config)[0].next_offset == 0
 
 
-def _landed(s3, topic: str) -> list:
-    return [e for key in list_keys(s3, BUCKET, f"topics/{topic}/") for e in read_json_lines(s3, BUCKET, key)]
 
 
 def test_a_record_that_cannot_be_projected_is_dead_lettered(stack, spark, s3, dynamodb, connector):
@@ -110,7 +108,7 @@ def test_a_record_that_cannot_be_projected_is_dead_lettered(stack, spark, s3, dy
         run_job(config, spark, dynamodb)
     # then the v1 record after v2 went to the dead-letter queue with its cause, and the rest landed once
     # (a alone: the schema change closed its file; then b, d, e)
-    assert [d["id"] for d in _landed(s3, topic)] == [0, 1, 3, 4]
+    assert [d["id"] for d in landed_records(s3, topic)] == [0, 1, 3, 4]
     letters = read_dlq_s3(s3, BUCKET, f"proj-dlq/{topic}/")
     assert [(d["offset"], d["key"], d["error"]["class"]) for d in letters] == [(2, b"c", "SchemaProjectionError")]
     assert "cannot be projected" in letters[0]["error"]["message"]

@@ -9,8 +9,8 @@ from devtools.producer import create_topic
 from sink_engine.job import run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
-from tests.functional.test_dead_letters import committed
 from tests.s3_reader import list_keys, read_json_lines
+from tests.runs import committed
 
 TIME_BASED = {"partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
               "path.format": "'year'=YYYY/'month'=MM", "partition.duration.ms": 3_600_000, "locale": "en",

@@ -9,22 +9,13 @@ import pytest
 from devtools.producer import create_topic, produce, produce_events
 from sink_engine import cli
 from sink_engine.job import run_job
-from sink_engine.offsets import OffsetStore
-from sink_engine.job import now_ms
-from tests.conftest import BUCKET, TABLE
-from tests.runs import crash_at
-from tests.s3_reader import list_keys, object_bodies, read_json_lines
+from tests.conftest import BUCKET
+from tests.runs import committed_offsets, crash_at
+from tests.s3_reader import landed_records, list_keys, object_bodies, read_json_lines
 
 
-def landed_events(s3, config) -> list[dict]:
-    """Every record in the topic's objects, read back independently, in key order."""
-    prefix = f"topics/{config['topics'][0]}/"
-    return [event for key in list_keys(s3, BUCKET, prefix) for event in read_json_lines(s3, BUCKET, key)]
 
 
-def committed(dynamodb, config) -> dict:
-    store = OffsetStore(dynamodb, TABLE, now_ms)
-    return {tp.partition: c.next_offset for tp, c in store.committed(config.name).items()}
 
 
 def test_exact_keys_and_content(stack, spark, s3, dynamodb, connector):
@@ -42,11 +33,11 @@ def test_exact_keys_and_content(stack, spark, s3, dynamodb, connector):
     assert list_keys(s3, BUCKET, f"topics/{topic}/") == expected
     assert sorted(f.key for f in summary.files) == expected
     # and each file holds its partition's records in offset order, read back with the json module
-    events = landed_events(s3, config)
+    events = landed_records(s3, config["topics"][0])
     assert len(events) == 600
     assert [e["event_id"] for e in read_json_lines(s3, BUCKET, expected[0])] == list(range(0, 300, 3))
     # and the uncommitted tail (50 per partition) waits
-    assert committed(dynamodb, config) == {0: 200, 1: 200, 2: 200}
+    assert committed_offsets(dynamodb, config) == {0: 200, 1: 200, 2: 200}
 
 
 def test_rerun_writes_nothing_new(stack, spark, s3, dynamodb, connector):
@@ -61,7 +52,7 @@ def test_rerun_writes_nothing_new(stack, spark, s3, dynamodb, connector):
     # then nothing is written and nothing changes
     assert summary.files == []
     assert object_bodies(s3, BUCKET, f"topics/{topic}/") == before
-    assert committed(dynamodb, config) == {0: 100, 1: 100}
+    assert committed_offsets(dynamodb, config) == {0: 100, 1: 100}
 
 
 def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, dynamodb, connector):
@@ -71,7 +62,7 @@ def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, 
     produce_events(stack.bootstrap_servers, topic, 360, 3)
     # given a run that dies after its uploads and before any commit
     crash_at("after_upload_before_commit", config, spark, dynamodb)
-    assert committed(dynamodb, config) == {}
+    assert committed_offsets(dynamodb, config) == {}
     crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert len(crashed) == 9
     # when more data arrives, the dead run's lease lapses, and the job runs again
@@ -81,9 +72,9 @@ def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, 
     # then the crashed run's objects were rewritten byte for byte and every record is there once, no gaps
     after = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert {k: after[k] for k in crashed} == crashed
-    ids = sorted(e["event_id"] for e in landed_events(s3, config))
+    ids = sorted(e["event_id"] for e in landed_records(s3, config["topics"][0]))
     assert ids == list(range(480))
-    assert committed(dynamodb, config) == {0: 160, 1: 160, 2: 160}
+    assert committed_offsets(dynamodb, config) == {0: 160, 1: 160, 2: 160}
 
 
 def test_crash_between_partition_commits_then_rerun(stack, spark, s3, dynamodb, connector):
@@ -92,11 +83,11 @@ def test_crash_between_partition_commits_then_rerun(stack, spark, s3, dynamodb, 
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_events(stack.bootstrap_servers, topic, 100, 2)
     crash_at("after_first_commit", config, spark, dynamodb)
-    assert committed(dynamodb, config) == {0: 50}
+    assert committed_offsets(dynamodb, config) == {0: 50}
     _wait_for_lease_expiry(config)
     run_job(config, spark, dynamodb)
-    assert sorted(e["event_id"] for e in landed_events(s3, config)) == list(range(100))
-    assert committed(dynamodb, config) == {0: 50, 1: 50}
+    assert sorted(e["event_id"] for e in landed_records(s3, config["topics"][0])) == list(range(100))
+    assert committed_offsets(dynamodb, config) == {0: 50, 1: 50}
 
 
 def test_concurrent_runs_have_one_winner(stack, spark, s3, dynamodb, connector, tmp_path):
@@ -121,8 +112,8 @@ def test_concurrent_runs_have_one_winner(stack, spark, s3, dynamodb, connector, 
         t.join()
     # then exactly one succeeds, the other exits non-zero (lease held) without committing
     assert sorted(codes) == [0, 3]
-    assert sorted(e["event_id"] for e in landed_events(s3, config)) == list(range(270))
-    assert committed(dynamodb, config) == {0: 90, 1: 90, 2: 90}
+    assert sorted(e["event_id"] for e in landed_records(s3, config["topics"][0])) == list(range(270))
+    assert committed_offsets(dynamodb, config) == {0: 90, 1: 90, 2: 90}
 
 
 def test_new_data_between_runs_continues_the_sequence(stack, spark, s3, dynamodb, connector):
@@ -141,8 +132,8 @@ def test_new_data_between_runs_continues_the_sequence(stack, spark, s3, dynamodb
     assert list_keys(s3, BUCKET, f"topics/{topic}/") == [
         f"topics/{topic}/partition=0/{topic}+0+{s:010d}.json" for s in (0, 10, 20, 30)
     ]
-    assert [e["event_id"] for e in landed_events(s3, config)] == list(range(40))
-    assert committed(dynamodb, config) == {0: 40}
+    assert [e["event_id"] for e in landed_records(s3, config["topics"][0])] == list(range(40))
+    assert committed_offsets(dynamodb, config) == {0: 40}
 
 
 def test_uncommitted_tail_waits_for_more_records(stack, spark, s3, dynamodb, connector):
@@ -153,10 +144,10 @@ def test_uncommitted_tail_waits_for_more_records(stack, spark, s3, dynamodb, con
     summary = run_job(config, spark, dynamodb)
     assert summary.files == [] and list_keys(s3, BUCKET, f"topics/{topic}/") == []
     # the first start is pinned, nothing more
-    assert committed(dynamodb, config) == {0: 0, 1: 0}
+    assert committed_offsets(dynamodb, config) == {0: 0, 1: 0}
     produce_events(stack.bootstrap_servers, topic, 1800, 2, first_id=300)
     run_job(config, spark, dynamodb)
-    assert sorted(e["event_id"] for e in landed_events(s3, config)) == list(range(2000))
+    assert sorted(e["event_id"] for e in landed_records(s3, config["topics"][0])) == list(range(2000))
 
 
 def test_gzip_json_objects(stack, spark, s3, dynamodb, connector):
@@ -168,7 +159,7 @@ def test_gzip_json_objects(stack, spark, s3, dynamodb, connector):
     assert list_keys(s3, BUCKET, f"topics/{topic}/") == [
         f"topics/{topic}/partition=0/{topic}+0+{s:010d}.json.gz" for s in (0, 20)
     ]
-    assert [e["event_id"] for e in landed_events(s3, config)] == list(range(40))
+    assert [e["event_id"] for e in landed_records(s3, config["topics"][0])] == list(range(40))
 
 
 @pytest.mark.parametrize("converter, values, expected", [
@@ -182,7 +173,7 @@ def test_string_and_bytearray_converters(stack, spark, s3, dynamodb, connector, 
     create_topic(stack.bootstrap_servers, topic, 1)
     produce(stack.bootstrap_servers, topic, values, 1)
     run_job(config, spark, dynamodb)
-    assert landed_events(s3, config) == expected
+    assert landed_records(s3, config["topics"][0]) == expected
 
 
 def test_bad_json_fails_the_run_naming_the_record(stack, spark, s3, dynamodb, connector, tmp_path, capsys):
@@ -198,8 +189,8 @@ def test_bad_json_fails_the_run_naming_the_record(stack, spark, s3, dynamodb, co
     # then it fails naming topic, partition and offset, and nothing past it is committed
     assert code != 0
     assert f"record {topic}-0@7" in capsys.readouterr().err
-    assert committed(dynamodb, config) == {0: 5}
-    assert [e["n"] for e in landed_events(s3, config)] == [0, 1, 2, 3, 4]
+    assert committed_offsets(dynamodb, config) == {0: 5}
+    assert [e["n"] for e in landed_records(s3, config["topics"][0])] == [0, 1, 2, 3, 4]
 
 
 def _raw(config) -> dict:

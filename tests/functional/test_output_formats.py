@@ -19,7 +19,7 @@ from sink_engine.storage.block_gzip_reader import read_chunk_at
 from tests.conftest import BUCKET
 from tests.functional.test_exactly_once import _raw
 from tests.runs import crash_at
-from tests.s3_reader import list_keys, object_bodies
+from tests.s3_reader import object_bodies
 
 FORMATS = {
     "json-gzip": ({"format.class": "JsonFormat", "s3.compression.type": "gzip"}, ".json.gz"),

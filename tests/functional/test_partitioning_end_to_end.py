@@ -10,10 +10,9 @@ import pytest
 
 from devtools.producer import REGIONS, create_topic, produce
 from sink_engine.job import TaskFailedError, run_job
-from sink_engine.offsets import OffsetStore
-from tests.conftest import BUCKET, TABLE
-from tests.runs import crash_at
-from tests.s3_reader import list_keys, object_bodies, read_json_lines
+from tests.conftest import BUCKET
+from tests.runs import committed_offsets, crash_at
+from tests.s3_reader import landed_by_key, object_bodies
 
 BASE_MS = 1_705_276_800_000  # 2024-01-15T00:00:00Z
 STEP_MS = 23 * 60_000  # events 23 minutes apart cross hours and days
@@ -28,14 +27,8 @@ def produce_events(stack, topic: str, first: int, count: int, partitions: int) -
             partitions)
 
 
-def landed(s3, topic: str) -> dict[str, list[dict]]:
-    """Every object's records, read back independently, by key."""
-    return {key: read_json_lines(s3, BUCKET, key) for key in list_keys(s3, BUCKET, f"topics/{topic}/")}
 
 
-def committed(dynamodb, config) -> dict[int, int]:
-    store = OffsetStore(dynamodb, TABLE, lambda: 0)
-    return {tp.partition: c.next_offset for tp, c in store.committed(config.name).items()}
 
 
 def local(e: dict, zone: str) -> datetime:
@@ -74,16 +67,16 @@ def test_crash_then_rerun_gives_each_record_once_in_its_partition(stack, spark, 
     # given a run that dies after its uploads and before any commit
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
-    assert crashed and committed(dynamodb, config) == {}
+    assert crashed and committed_offsets(dynamodb, config) == {}
     # when more records arrive and the job runs again after the dead run's lease lapsed
     produce_events(stack, topic, 60, 30, 2)
     clock = _after_lease(config)
     run_job(config, spark, dynamodb, clock=clock)
     # then the crashed objects were rewritten byte for byte, every record is there once, under its partition
-    after = landed(s3, topic)
+    after = landed_by_key(s3, topic)
     assert {k: object_bodies(s3, BUCKET, k)[k] for k in crashed} == crashed
     ids = sorted(e["id"] for records in after.values() for e in records)
-    assert ids == sorted(set(ids)) and len(ids) == sum(committed(dynamodb, config).values())
+    assert ids == sorted(set(ids)) and len(ids) == sum(committed_offsets(dynamodb, config).values())
     assert set(range(84)) <= set(ids)  # 42 per partition: six flushes of 7
     for key, records in after.items():
         encoded = key[len(f"topics/{topic}/"):].rsplit("/", 1)[0]
@@ -111,18 +104,18 @@ def test_scheduled_rotation_cuts_once_and_a_rerun_repeats_the_cut(stack, spark, 
     run_job(config, spark, dynamodb, clock=clock)
     # then the rerun repeated the recorded cut: same keys, same bytes, same offsets, the new records wait
     assert object_bodies(s3, BUCKET, f"topics/{topic}/") == crashed
-    assert committed(dynamodb, config) == {0: 10, 1: 10}
+    assert committed_offsets(dynamodb, config) == {0: 10, 1: 10}
     # and a run before the next boundary leaves the waiting records alone
     now[0] += 30 * 60_000
     assert run_job(config, spark, dynamodb, clock=clock).files == []
     # and once the boundary has passed, the idle partitions' records land (under wall-clock hour 12)
     now[0] += 30 * 60_000
     run_job(config, spark, dynamodb, clock=clock)
-    after = landed(s3, topic)
+    after = landed_by_key(s3, topic)
     assert sorted(e["id"] for records in after.values() for e in records) == list(range(30))
     assert sorted(k for k in after if k not in crashed) == [
         f"topics/{topic}/year=2024/month=01/day=15/hour=12/{topic}+{p}+0000000010.json" for p in (0, 1)]
-    assert committed(dynamodb, config) == {0: 15, 1: 15}
+    assert committed_offsets(dynamodb, config) == {0: 15, 1: 15}
 
 
 def test_tombstones_written_under_the_tombstone_partition(stack, spark, s3, dynamodb, connector):
@@ -133,13 +126,13 @@ def test_tombstones_written_under_the_tombstone_partition(stack, spark, s3, dyna
     values = [b'{"n":0}', b'{"n":1}', None, b'{"n":3}', None, b'{"n":5}', b'{"n":6}', b'{"n":7}', None]
     produce(stack.bootstrap_servers, topic, values, 1)
     run_job(config, spark, dynamodb)
-    assert {k.split("/", 2)[2]: v for k, v in landed(s3, topic).items()} == {
+    assert {k.split("/", 2)[2]: v for k, v in landed_by_key(s3, topic).items()} == {
         f"partition=0/{topic}+0+0000000000.json": [{"n": 0}, {"n": 1}, {"n": 3}],
         f"deleted/{topic}+0+0000000002.json": [None],
         f"deleted/{topic}+0+0000000004.json": [None],
         f"partition=0/{topic}+0+0000000005.json": [{"n": 5}, {"n": 6}, {"n": 7}],
     }
-    assert committed(dynamodb, config) == {0: 8}
+    assert committed_offsets(dynamodb, config) == {0: 8}
 
 
 def test_a_missing_partition_field_fails_the_run_naming_it(stack, spark, s3, dynamodb, connector):
@@ -151,8 +144,8 @@ def test_a_missing_partition_field_fails_the_run_naming_it(stack, spark, s3, dyn
     produce(stack.bootstrap_servers, topic, values, 1)
     with pytest.raises(TaskFailedError, match=rf"record {topic}-0@3: field 'geo.country' is missing"):
         run_job(config, spark, dynamodb)
-    assert committed(dynamodb, config) == {0: 2}
-    assert sorted(landed(s3, topic)) == [f"topics/{topic}/geo.country={c}/{topic}+0+000000000{o}.json"
+    assert committed_offsets(dynamodb, config) == {0: 2}
+    assert sorted(landed_by_key(s3, topic)) == [f"topics/{topic}/geo.country={c}/{topic}+0+000000000{o}.json"
                                          for c, o in (("DE", 1), ("FR", 0))]
 
 
@@ -187,8 +180,8 @@ def test_rotation_triggers_end_to_end(stack, spark, s3, dynamodb, connector, tri
     produce_events(stack, topic, 0, 10, 1)
     run_job(config, spark, dynamodb)
     files: dict[str, list] = {}
-    for key, records in landed(s3, topic).items():  # keys sort by start offset within an encoded partition
+    for key, records in landed_by_key(s3, topic).items():  # keys sort by start offset within an encoded partition
         files.setdefault(key.split("/")[2], []).append([e["id"] for e in records])
         assert key.endswith(f"+{records[0]['id']:010d}.json")
     assert files == expected
-    assert committed(dynamodb, config) == {0: next_offset}
+    assert committed_offsets(dynamodb, config) == {0: next_offset}

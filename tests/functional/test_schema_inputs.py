@@ -19,9 +19,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from devtools.producer import create_topic, produce
 from sink_engine.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
-from tests.functional.test_exactly_once import committed
 from tests.s3_reader import list_keys, read_json_lines
 from tests.schema_registry_server import SchemaRegistryServer
+from tests.runs import committed_offsets
 
 USER_INFO = "sink:s3cret"
 ORDER_V1 = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
@@ -67,7 +67,7 @@ def test_registry_avro_topic_lands_as_parquet(stack, spark, s3, dynamodb, connec
     first, second = (read_parquet(s3, k) for k in list_keys(s3, BUCKET, f"topics/{topic}/"))
     assert first == [{"id": i, "item": f"i{i}"} for i in range(4)]
     assert second == [{"id": i, "item": f"i{i}", "note": "n", "qty": i} for i in range(4, 8)]
-    assert committed(dynamodb, config) == {0: 8}
+    assert committed_offsets(dynamodb, config) == {0: 8}
 
 
 def test_glue_registry_topic_lands_as_parquet(stack, spark, s3, dynamodb, connector, unique):
@@ -138,7 +138,7 @@ def test_schema_evolution_rotates_and_projects_by_compatibility(stack, spark, s3
     keys = list_keys(s3, BUCKET, f"topics/{topic}/")
     assert [k.rsplit("+", 1)[1] for k in keys] == [f"{start:010d}.json" for start in expected_files]
     assert [read_json_lines(s3, BUCKET, k) for k in keys] == list(expected_files.values())
-    assert committed(dynamodb, config) == {0: expected_commit}
+    assert committed_offsets(dynamodb, config) == {0: expected_commit}
 
 
 def test_a_record_that_cannot_be_projected_fails_the_run_naming_it(stack, spark, s3, dynamodb, connector):
@@ -155,4 +155,4 @@ def test_a_record_that_cannot_be_projected_fails_the_run_naming_it(stack, spark,
         run_job(config, spark, dynamodb)
     # and the file closed by the schema change (offset 0) is committed, nothing after it
     assert file_names(s3, topic) == [f"{topic}+0+0000000000.json"]
-    assert committed(dynamodb, config) == {0: 1}
+    assert committed_offsets(dynamodb, config) == {0: 1}

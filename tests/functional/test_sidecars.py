@@ -12,8 +12,8 @@ from confluent_kafka import Producer
 from devtools.producer import create_topic
 from sink_engine.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
-from tests.functional.test_exactly_once import committed
 from tests.s3_reader import list_keys, read_json_lines
+from tests.runs import committed_offsets
 
 
 def produce_with_headers(bootstrap: str, topic: str, count: int, key_of=lambda i: f"k{i}".encode()) -> None:
@@ -73,4 +73,4 @@ def test_a_null_key_fails_the_run_when_keys_are_stored(stack, spark, s3, dynamod
     produce_with_headers(stack.bootstrap_servers, topic, 3, key_of=lambda i: None if i == 1 else b"k")
     with pytest.raises(TaskFailedError, match=rf"{topic}-0@1: .*key cannot be null"):
         run_job(config, spark, dynamodb)
-    assert committed(dynamodb, config) == {0: 1}
+    assert committed_offsets(dynamodb, config) == {0: 1}
