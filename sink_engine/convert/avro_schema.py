@@ -5,7 +5,13 @@ fixed to bytes, enum to string, record to struct (named by its full name), array
 array and map, a union of null and one type to that type made optional. Logical types: decimal to Decimal
 (`scale`, `connect.decimal.precision`), date to Date, time-millis to Time, timestamp-millis to Timestamp;
 other logical types (uuid, time-micros, timestamp-micros, ...) are read as their base type, as AvroData does.
-Other unions are not supported (a clear error).
+
+Any other union becomes, as in AvroData, a struct named `io.confluent.connect.avro.Union` (optional when the
+union holds null) with one optional field per branch, named after the branch: its type name (`string`,
+`int`, `long`, `array`, ...) or, for a record, enum or fixed, its name without namespace. A value sets the
+field of its branch. Named branches are told apart by name; other branches by the decoded Python value,
+first match in union order (as AvroData matches Java classes): a union of `int` and `long`, or of `float`
+and `double`, puts every number in the first of the two.
 """
 from __future__ import annotations
 
@@ -16,6 +22,8 @@ import fastavro
 import orjson
 
 from sink_engine.convert.schema import DATE, DECIMAL, TIME, TIMESTAMP, Field, Schema
+
+UNION = "io.confluent.connect.avro.Union"
 
 _PRIMITIVES = {"boolean": "boolean", "int": "int32", "long": "int64", "float": "float32", "double": "float64",
                "bytes": "bytes", "string": "string", "fixed": "bytes", "enum": "string"}
@@ -30,22 +38,25 @@ class AvroDecoder:
         document = orjson.loads(avro_schema) if isinstance(avro_schema, str) else avro_schema
         self.schema = connect_schema(fastavro.schema.expand_schema(document), version)
         self._reader = fastavro.parse_schema(_base_types(document))
+        self._unions = _has_union(self.schema)  # values then need reshaping (named branches come as tuples)
 
     def decode(self, payload: bytes) -> Any:
         """The value of one Avro binary datum; ValueError when it does not match the schema."""
         try:
-            return fastavro.schemaless_reader(io.BytesIO(payload), self._reader, None)
+            value = fastavro.schemaless_reader(io.BytesIO(payload), self._reader, None,
+                                               return_named_type=self._unions)
         except (EOFError, IndexError, ValueError, TypeError, UnicodeDecodeError) as e:
             raise ValueError(f"Avro payload does not match the writer schema: {e!r}") from None
+        return _with_unions(self.schema, value) if self._unions else value
 
 
 def connect_schema(avro: Any, version: int | None = None, optional: bool = False) -> Schema:
     """The Connect schema of a parsed Avro schema (the top level gets `version`)."""
     if isinstance(avro, list):
         branches = [b for b in avro if b != "null"]
-        if len(branches) != 1:
-            raise ValueError(f"Avro union {avro!r:.120} is not supported (only a union of null and one type)")
-        return connect_schema(branches[0], version, optional=len(branches) != len(avro))
+        if len(branches) == 1:
+            return connect_schema(branches[0], version, optional=len(branches) != len(avro))
+        return _union_schema(branches, optional=len(branches) != len(avro), version=version)
     if isinstance(avro, str):
         avro = {"type": avro}
     kind, logical = avro["type"], avro.get("logicalType")
@@ -87,3 +98,66 @@ def _base_types(avro: Any) -> Any:
     if copy.get("logicalType") is not None and copy["logicalType"] not in _LOGICAL:
         del copy["logicalType"]
     return copy
+
+
+_UNION_BRANCH_TYPES = {"boolean": bool, "string": str, "bytes": bytes, "int32": int, "int64": int,
+                       "float32": float, "float64": float, "array": list, "map": dict}
+
+
+def _union_schema(branches: list, optional: bool, version: int | None) -> Schema:
+    fields, names = [], set()
+    for branch in branches:
+        name = _branch_name(branch)
+        if name in names:
+            raise ValueError(f"Avro union {branches!r:.120}: two branches map to the Connect union field {name!r}")
+        names.add(name)
+        fields.append(Field(name, connect_schema(branch, optional=True)))
+    return Schema("struct", optional, None, UNION, version, fields=tuple(fields))
+
+
+def _branch_name(branch: Any) -> str:
+    if isinstance(branch, dict) and branch.get("type") in ("record", "enum", "fixed"):
+        return branch["name"].rsplit(".", 1)[-1]
+    kind = branch if isinstance(branch, str) else branch["type"]
+    return kind if isinstance(kind, str) else _branch_name(kind)
+
+
+def _has_union(schema: Schema) -> bool:
+    if schema.name == UNION:
+        return True
+    nested = [f.schema for f in schema.fields] + [s for s in (schema.items, schema.values) if s is not None]
+    return any(_has_union(child) for child in nested)
+
+
+def _with_unions(schema: Schema, value: Any) -> Any:
+    """A value read with named-type tuples, shaped to its Connect schema (union structs set one field)."""
+    if value is None:
+        return None
+    if schema.name == UNION:
+        return _union_value(schema, value)
+    if isinstance(value, tuple):  # a named type in a union of null and that type
+        value = value[1]
+    if schema.type == "struct":
+        return {f.name: _with_unions(f.schema, value.get(f.name)) for f in schema.fields}
+    if schema.type == "array":
+        return [_with_unions(schema.items, item) for item in value]
+    if schema.type == "map":
+        return {key: _with_unions(schema.values, item) for key, item in value.items()}
+    return value
+
+
+def _union_value(schema: Schema, value: Any) -> dict:
+    if isinstance(value, tuple):
+        chosen, value = value[0].rsplit(".", 1)[-1], value[1]
+    else:
+        chosen = next((f.name for f in schema.fields if _branch_holds(f.schema, value)), None)
+        if chosen is None:
+            raise ValueError(f"no branch of the Avro union holds the value {value!r:.80}")
+    return {f.name: _with_unions(f.schema, value) if f.name == chosen else None for f in schema.fields}
+
+
+def _branch_holds(schema: Schema, value: Any) -> bool:
+    if schema.name in _LOGICAL.values():
+        return not isinstance(value, (bool, int, float, str, bytes, list, dict))  # Decimal, date, time, datetime
+    expected = _UNION_BRANCH_TYPES.get(schema.type)
+    return expected is not None and isinstance(value, expected) and not (expected is int and isinstance(value, bool))

@@ -108,6 +108,38 @@ def test_avro_schema_maps_to_connect_types_and_decodes():
     assert arrow_schema(decoder.schema).field("amount").type == pa.decimal128(9, 2)
 
 
-def test_avro_unions_of_two_types_are_refused_clearly():
-    with pytest.raises(ValueError, match="only a union of null and one type"):
-        AvroDecoder({"type": "record", "name": "R", "fields": [{"name": "x", "type": ["int", "string"]}]}, 1)
+def test_avro_unions_become_connect_union_structs_with_one_field_set():
+    from sink_engine.format.parquet_format import ParquetFormat
+    from sink_engine.convert.base import ValueColumn
+    import pyarrow.parquet as pq
+
+    avro = {"type": "record", "name": "R", "namespace": "ns", "fields": [
+        {"name": "u", "type": ["null", "string", "long", {"type": "enum", "name": "E", "symbols": ["A", "B"]},
+                               {"type": "record", "name": "Inner", "fields": [{"name": "a", "type": "int"}]}]},
+        {"name": "o", "type": ["null", {"type": "record", "name": "Opt", "fields": [{"name": "b", "type": "int"}]}]},
+        {"name": "v", "type": ["int", "boolean"]}]}
+    decoder = AvroDecoder(avro, 1)
+    union = decoder.schema.field("u").schema
+    assert (union.name, union.optional) == ("io.confluent.connect.avro.Union", True)
+    assert [(f.name, f.schema.type, f.schema.optional) for f in union.fields] == [
+        ("string", "string", True), ("long", "int64", True), ("E", "string", True), ("Inner", "struct", True)]
+    assert not decoder.schema.field("v").schema.optional
+    writer_schema, values = fastavro.parse_schema(avro), []
+    for u in [None, "x", 5, ("ns.E", "B"), {"a": 1}]:
+        buffer = io.BytesIO()
+        fastavro.schemaless_writer(buffer, writer_schema, {"u": u, "o": {"b": 2}, "v": True if u is None else 7})
+        values.append(decoder.decode(buffer.getvalue()))
+    empty = {"string": None, "long": None, "E": None, "Inner": None}
+    assert [v["u"] for v in values] == [None, {**empty, "string": "x"}, {**empty, "long": 5}, {**empty, "E": "B"},
+                                        {**empty, "Inner": {"a": 1}}]
+    assert values[0]["o"] == {"b": 2} and values[0]["v"] == {"int": None, "boolean": True}
+    assert values[1]["v"] == {"int": 7, "boolean": None}
+    column = ValueColumn("struct", values, values, [decoder.schema] * len(values))
+    body = ParquetFormat().encode(column).body
+    assert pq.read_table(io.BytesIO(body), use_threads=False).to_pylist() == values
+
+
+def test_avro_union_branches_with_one_connect_name_are_refused_clearly():
+    with pytest.raises(ValueError, match="two branches map to the Connect union field 'A'"):
+        AvroDecoder({"type": "record", "name": "R", "fields": [{"name": "x", "type": [
+            {"type": "record", "name": "p.A", "fields": []}, {"type": "record", "name": "q.A", "fields": []}]}]}, 1)
