@@ -102,6 +102,9 @@ KEYS: tuple[Key, ...] = (
         built=("json", "parquet", "avro", "bytearray", "blockgzip")),
     Key("s3.compression.type", "choice", "none", "Compression of JsonFormat and ByteArrayFormat objects.",
         choices=("none", "gzip")),
+    Key("json.decimal.format", "choice", "base64", "How JsonFormat and BlockGzipFormat write Decimal values of records "
+        "with a schema: base64 (of the unscaled value, Connect's default) or numeric (a JSON number with the "
+        "decimal's scale).", choices=("base64", "numeric")),
     Key("s3.compression.level", "int", -1, "gzip level (JSON, ByteArray, Block-GZIP), -1 (default, 6) or 0-9.",
         minimum=-1, maximum=9),
     Key("parquet.codec", "choice", "snappy", "ParquetFormat compression codec.",

@@ -147,10 +147,19 @@ def _expect(ok: bool, value: Any, what: str, path: str) -> None:
         raise ValueError(f"{path or 'value'}: expected {what}, got {value!r:.60}")
 
 
-def to_json(value: Any) -> bytes:
+def to_json(value: Any, numeric_decimals: bool = False) -> bytes:
     """Compact JSON of a value of a schema, as Connect's JsonConverter writes it without a schema
-    (bytes and Decimal as base64, Date as days, Time as milliseconds of the day, Timestamp as epoch ms)."""
-    return orjson.dumps(value, default=_encode_logical, option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS)
+    (bytes as base64, Decimal as base64 of its unscaled value or, with `numeric_decimals`
+    (`json.decimal.format=NUMERIC`), as a number with its scale, Date as days, Time as milliseconds of the
+    day, Timestamp as epoch ms)."""
+    return orjson.dumps(value, default=_encode_numeric if numeric_decimals else _encode_logical,
+                        option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS)
+
+
+def _encode_numeric(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return orjson.Fragment(format(value, "f").encode("ascii"))
+    return _encode_logical(value)
 
 
 def _encode_logical(value: Any) -> Any:

@@ -18,7 +18,7 @@ import orjson
 from sink_engine.convert.base import ValueColumn
 from sink_engine.format.base import FileContext, Format
 from sink_engine.format.gzip_stream import GzipStream
-from sink_engine.format.json_format import gzip_level, json_lines
+from sink_engine.format.json_format import gzip_level, json_lines_writer
 
 INDEX_SUFFIX = ".index.json"
 DEFAULT_BLOCK_SIZE = 64 * 1024 * 1024
@@ -27,21 +27,22 @@ DEFAULT_BLOCK_SIZE = 64 * 1024 * 1024
 class BlockGzipFormat(Format):
     extension = ".json.gz"
 
-    def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, level: int = -1):
+    def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, level: int = -1, decimal_format: str = "base64"):
         self.block_size, self.level = block_size, gzip_level(level)
+        self.to_lines = json_lines_writer(decimal_format)
 
     def open(self, context: FileContext, out: BinaryIO) -> "_BlockGzipEncoder":
-        return _BlockGzipEncoder(out, self.block_size, self.level)
+        return _BlockGzipEncoder(out, self.block_size, self.level, self.to_lines)
 
 
 class _BlockGzipEncoder:
-    def __init__(self, out: BinaryIO, block_size: int, level: int):
-        self._out, self._block_size, self._level = out, block_size, level
+    def __init__(self, out: BinaryIO, block_size: int, level: int, to_lines):
+        self._out, self._block_size, self._level, self._to_lines = out, block_size, level, to_lines
         self._chunks: list[dict] = []
         self._member: GzipStream | None = None
 
     def prepare(self, values: ValueColumn, offsets: list) -> tuple:
-        return json_lines(values), offsets
+        return self._to_lines(values), offsets
 
     def write(self, prepared: tuple, sizes: list) -> None:
         lines, offsets = prepared

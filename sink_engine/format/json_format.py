@@ -6,7 +6,7 @@ base64 JSON string; JSON values are written as their compact text.
 from __future__ import annotations
 
 import base64
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 import orjson
 
@@ -24,21 +24,26 @@ def gzip_level(level: int) -> int:
 
 
 class JsonFormat(Format):
-    def __init__(self, compression: str = "none", level: int = -1):
+    def __init__(self, compression: str = "none", level: int = -1, decimal_format: str = "base64"):
         self.compression = compression
         self.level = gzip_level(level)
         self.extension = ".json.gz" if compression == "gzip" else ".json"
+        self.to_lines = json_lines_writer(decimal_format)
 
     def open(self, context: FileContext, out: BinaryIO) -> DelimitedEncoder:
-        return DelimitedEncoder(out, json_lines, b"\n", self.level if self.compression == "gzip" else None)
+        return DelimitedEncoder(out, self.to_lines, b"\n", self.level if self.compression == "gzip" else None)
 
 
-def json_lines(values: ValueColumn) -> list:
-    """Each value as one line of JSON text, without the newline."""
-    if values.kind == "json":
-        return values.items
-    if values.kind == "string":
-        return [orjson.dumps(item) for item in values.items]
-    if values.kind == "struct":
-        return [connect_json.to_json(item) for item in values.items]
-    return [orjson.dumps(base64.b64encode(item).decode("ascii")) for item in values.items]
+def json_lines_writer(decimal_format: str = "base64") -> Callable[[ValueColumn], list]:
+    """A function giving each value as one line of JSON text, without the newline (`json.decimal.format`)."""
+    numeric = decimal_format == "numeric"
+
+    def json_lines(values: ValueColumn) -> list:
+        if values.kind == "json":
+            return values.items
+        if values.kind == "string":
+            return [orjson.dumps(item) for item in values.items]
+        if values.kind == "struct":
+            return [connect_json.to_json(item, numeric) for item in values.items]
+        return [orjson.dumps(base64.b64encode(item).decode("ascii")) for item in values.items]
+    return json_lines

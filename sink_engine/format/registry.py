@@ -12,12 +12,13 @@ from sink_engine.format.json_format import JsonFormat
 from sink_engine.format.parquet_format import ParquetFormat
 
 _FORMATS: dict[str, Callable[[SinkConfig], Format]] = {
-    "json": lambda c: JsonFormat(c["s3.compression.type"], c["s3.compression.level"]),
+    "json": lambda c: JsonFormat(c["s3.compression.type"], c["s3.compression.level"], c["json.decimal.format"]),
     "parquet": lambda c: ParquetFormat(c["parquet.codec"], c["s3.part.size"]),
     "avro": lambda c: AvroFormat(c["avro.codec"], c["s3.part.size"]),
     "bytearray": lambda c: ByteArrayFormat(c["format.bytearray.extension"], c["format.bytearray.separator"],
                                            c["s3.compression.type"], c["s3.compression.level"]),
-    "blockgzip": lambda c: BlockGzipFormat(c["format.blockgzip.block.size"], c["s3.compression.level"]),
+    "blockgzip": lambda c: BlockGzipFormat(c["format.blockgzip.block.size"], c["s3.compression.level"],
+                                           c["json.decimal.format"]),
 }
 
 

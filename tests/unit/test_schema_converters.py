@@ -143,3 +143,18 @@ def test_avro_union_branches_with_one_connect_name_are_refused_clearly():
     with pytest.raises(ValueError, match="two branches map to the Connect union field 'A'"):
         AvroDecoder({"type": "record", "name": "R", "fields": [{"name": "x", "type": [
             {"type": "record", "name": "p.A", "fields": []}, {"type": "record", "name": "q.A", "fields": []}]}]}, 1)
+
+def test_json_decimal_format_numeric_writes_decimals_as_numbers_with_their_scale():
+    from sink_engine.config import parse_config
+    from sink_engine.convert.base import ValueColumn
+    from sink_engine.format import format_for
+
+    column = EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD)))
+    column = ValueColumn("struct", [{**column.items[0], "price": decimal.Decimal("2.55")}], None, column.schemas)
+    config = {"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b", "s3.region": "r",
+              "flush.size": 1, "format.class": "JsonFormat"}
+    base64_line = format_for(parse_config(config)).encode(column).body
+    numeric = format_for(parse_config({**config, "json.decimal.format": "NUMERIC"})).encode(column).body
+    assert orjson.loads(base64_line)["price"] == "AP8="
+    assert b'"price":2.55,' in numeric and orjson.loads(numeric)["price"] == 2.55
+    assert to_json({"d": decimal.Decimal("-0.10")}, numeric_decimals=True) == b'{"d":-0.10}'
