@@ -19,6 +19,7 @@ class SchemaRegistryServer:
     def __init__(self, user_info: str | None = None):
         self.user_info = user_info
         self.schemas: list[str] = []  # id - 1 -> schema text
+        self.references: list[list] = []  # id - 1 -> the schema's references
         self.subjects: dict[str, list[int]] = {}  # subject -> ids by version - 1
         self.requests: list[str] = []
         self._lock = threading.Lock()
@@ -37,15 +38,22 @@ class SchemaRegistryServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def register(self, subject: str, text: str) -> dict:
+    def register(self, subject: str, text: str, references: list | None = None) -> dict:
+        """`references`: [{"name", "subject", "version"}] of schemas this one uses by name."""
         with self._lock:
             if text not in self.schemas:
                 self.schemas.append(text)
+                self.references.append(references or [])
             schema_id = self.schemas.index(text) + 1
             versions = self.subjects.setdefault(subject, [])
             if schema_id not in versions:
                 versions.append(schema_id)
-            return {"id": schema_id, "subject": subject, "version": versions.index(schema_id) + 1, "schema": text}
+            return self._registered(subject, versions.index(schema_id) + 1)
+
+    def _registered(self, subject: str, version: int) -> dict:
+        schema_id = self.subjects[subject][version - 1]
+        return {"id": schema_id, "subject": subject, "version": version, "schema": self.schemas[schema_id - 1],
+                "references": self.references[schema_id - 1]}
 
     def versions_of(self, schema_id: int) -> list[dict]:
         return [{"subject": s, "version": ids.index(schema_id) + 1} for s, ids in self.subjects.items()
@@ -92,7 +100,7 @@ def _handler(registry: SchemaRegistryServer):
 def _route(registry: SchemaRegistryServer, method: str, path: str, body) -> tuple[int, object]:
     not_found = (404, {"error_code": 40403, "message": "Schema not found"})
     if method == "POST" and (m := re.fullmatch(r"/subjects/([^/]+)/versions", path)):
-        return 200, registry.register(m.group(1), body["schema"])
+        return 200, registry.register(m.group(1), body["schema"], body.get("references"))
     if method == "POST" and (m := re.fullmatch(r"/subjects/([^/]+)", path)):
         if body["schema"] not in registry.schemas:
             return not_found
@@ -106,5 +114,9 @@ def _route(registry: SchemaRegistryServer, method: str, path: str, body) -> tupl
             return not_found
         if m.group(2):
             return 200, registry.versions_of(schema_id)
-        return 200, {"schema": registry.schemas[schema_id - 1]}
+        return 200, {"schema": registry.schemas[schema_id - 1], "references": registry.references[schema_id - 1]}
+    if method == "GET" and (m := re.fullmatch(r"/subjects/([^/]+)/versions/(\d+)", path)):
+        if not 0 < int(m.group(2)) <= len(registry.subjects.get(m.group(1), [])):
+            return not_found
+        return 200, registry._registered(m.group(1), int(m.group(2)))
     return 404, {"error_code": 404, "message": f"{method} {path} is not implemented by the test registry"}

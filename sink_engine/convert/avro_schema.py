@@ -33,11 +33,18 @@ _LOGICAL = {"date": DATE, "time-millis": TIME, "timestamp-millis": TIMESTAMP, "d
 class AvroDecoder:
     """Decodes Avro binary written with one writer schema into the values of its Connect schema."""
 
-    def __init__(self, avro_schema: Any, version: int | None):
-        """`avro_schema` is the parsed JSON of an Avro schema (or its text); `version` its registry version."""
+    def __init__(self, avro_schema: Any, version: int | None, references: list | None = None):
+        """`avro_schema` is the parsed JSON of an Avro schema (or its text); `version` its registry version;
+        `references` the parsed schemas whose named types it uses (schema references), each one after the
+        schemas it refers to itself."""
         document = orjson.loads(avro_schema) if isinstance(avro_schema, str) else avro_schema
-        self.schema = connect_schema(fastavro.schema.expand_schema(document), version)
-        self._reader = fastavro.parse_schema(_base_types(document))
+        named, reading = {}, {}
+        for reference in references or []:
+            fastavro.parse_schema(reference, named, _write_hint=False)
+            fastavro.parse_schema(_base_types(reference), reading)
+        expanded = fastavro.parse_schema(document, dict(named), expand=True, _write_hint=False)
+        self.schema = connect_schema(_inline(expanded, named), version)
+        self._reader = fastavro.parse_schema(_base_types(document), reading)
         self._unions = _has_union(self.schema)  # values then need reshaping (named branches come as tuples)
 
     def decode(self, payload: bytes) -> Any:
@@ -84,6 +91,18 @@ def _field_schema(field: dict) -> Schema:
     if schema.type == "bytes" and isinstance(default, str):
         default = default.encode("latin-1")  # Avro writes bytes defaults as ISO-8859-1 text
     return Schema(**{**schema.__dict__, "default": default})
+
+
+def _inline(avro: Any, named: dict) -> Any:
+    """The schema with every use of a referenced named type replaced by its definition (at any depth)."""
+    if isinstance(avro, str):
+        return _inline(named[avro], named) if avro in named else avro
+    if isinstance(avro, list):
+        return [_inline(branch, named) for branch in avro]
+    copy = {k: _inline(v, named) if k in ("type", "items", "values") else v for k, v in avro.items()}
+    if "fields" in avro:
+        copy["fields"] = [{**f, "type": _inline(f["type"], named)} for f in avro["fields"]]
+    return copy
 
 
 def _base_types(avro: Any) -> Any:

@@ -1,12 +1,14 @@
 """AvroConverter: values in the Confluent Schema Registry wire format, read through confluent-kafka's client.
 
 Wire format: magic byte 0, the schema id as 4 bytes big-endian, then the Avro binary datum. The writer
-schema comes from the registry by id; its version (for `schema.compatibility`) is the version of that
+schema comes from the registry by id, with the schemas it names through schema references (fetched by
+subject and version, recursively); its version (for `schema.compatibility`) is the version of that
 schema under the subject `<topic>-value` (`<topic>-key` for keys, the TopicNameStrategy), or its only
 version when it is registered under a single other subject. Each id is fetched once per task.
 """
 from __future__ import annotations
 
+import orjson
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
@@ -43,9 +45,23 @@ class ConfluentAvroConverter(SchemaRegistryConverter):
             raise SourceError(f"Schema Registry unreachable while fetching schema id {schema_id}: {e!r}") from e
         if (schema.schema_type or "AVRO") != "AVRO":
             raise ValueError(f"schema id {schema_id} is a {schema.schema_type} schema, not Avro")
-        if schema.references:
-            raise ValueError(f"schema id {schema_id} has schema references, which are not supported yet")
-        return AvroDecoder(schema.schema_str, self._version(pairs))
+        return AvroDecoder(schema.schema_str, self._version(pairs), self._referenced(schema, schema_id))
+
+    def _referenced(self, schema, schema_id: int) -> list:
+        """The schemas that `schema` refers to (schema references), recursively, each after its own."""
+        found = []
+        for reference in schema.references or []:
+            try:
+                registered = self._client.get_version(reference.subject, reference.version)
+            except SchemaRegistryError as e:
+                if e.http_status_code == 404:
+                    raise ValueError(f"schema id {schema_id} refers to {reference.name} ({reference.subject} "
+                                     f"version {reference.version}), which is not in the Schema Registry") from None
+                raise SourceError(f"Schema Registry failed to return {reference.subject} version "
+                                  f"{reference.version}: {e}") from e
+            found += self._referenced(registered.schema, schema_id)
+            found.append(orjson.loads(registered.schema.schema_str))
+        return found
 
     def _version(self, pairs) -> int | None:
         mine = [p.version for p in pairs if p.subject == self._subject]
