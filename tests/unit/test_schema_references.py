@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 
 from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter
-from sink_engine.errors import ConversionError, RecordError
+from sink_engine.errors import RecordError
 from sink_engine.records import RecordChunk
 from tests.schema_registry_server import SchemaRegistryServer
 
