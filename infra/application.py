@@ -41,6 +41,7 @@ def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | Non
     connectors = load_connectors(settings) if connectors is None else connectors
     where = Environment(account=settings.account, region=settings.region)
     data = DataStack(app, f"Sink-{settings.env}-Data", settings=settings, env=where,
+                     topics_dirs=tuple(sorted({c.topics_dir for c in connectors})),
                      description=f"Kafka-to-S3 sink ({settings.env}): data lake bucket and offsets table")
     service = ServiceStack(app, f"Sink-{settings.env}-Service", settings=settings, connectors=connectors, data=data,
                            env=where, description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, DLQ replay, alarms")

@@ -14,7 +14,7 @@ from typing import Any
 
 from infra.errors import ConnectorSpecError
 from infra.settings import Settings
-from sink_engine.config import parse_config
+from sink_engine.config import SinkConfig, parse_config
 from sink_engine.errors import ConfigError
 
 CONFIG_PREFIX = "_connectors/"
@@ -40,21 +40,22 @@ class ConnectorSpec:
     def config_key(self) -> str:
         return f"{CONFIG_PREFIX}{self.name}.json"
 
+    @property
+    def config(self) -> SinkConfig:
+        """The connector's parsed config (validated when the spec was loaded)."""
+        return parse_config(self.document)
+
     def data_prefixes(self) -> tuple[str, ...]:
         """The key prefixes the job writes: `<topics.dir>/<topic>/` for each topic."""
         return tuple(f"{self.topics_dir}/{topic}/" for topic in self.topics)
 
-    def to_properties(self) -> dict[str, Any]:
-        """The spec as plain JSON for a Lambda environment or a custom resource property."""
-        return {
-            "name": self.name, "topics": list(self.topics), "topics_dir": self.topics_dir,
-            "group_id": self.group_id, "config_key": self.config_key, "dlq_topic": self.dlq_topic,
-        }
 
-
-def lambda_environment(connectors: tuple[ConnectorSpec, ...], bucket_name: str) -> str:
-    """The CONNECTORS variable of the trigger and replay Lambdas: a JSON list of {name, topics, config_uri}."""
-    described = [{"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}"}
+def lambda_environment(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
+                       role_arns: dict[str, str] | None = None) -> str:
+    """The CONNECTORS variable of the trigger and replay Lambdas: a JSON list of {name, topics, config_uri}, and
+    each connector's job runtime role as `role_arn` when `role_arns` (name -> ARN) is given."""
+    described = [{"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}",
+                  **({"role_arn": role_arns[c.name]} if role_arns else {})}
                  for c in connectors]
     return json.dumps(described, separators=(",", ":"))
 
@@ -88,6 +89,7 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     _expect(source, "offset.storage.dynamodb.table", config["offset.storage.dynamodb.table"], settings.table_name)
     if config["store.url"] is not None:
         raise ConnectorSpecError(source, "store.url", "must be unset on AWS (the regional endpoint is used)")
+    _check_deployable(source, config, document)
     topics = _resolve_topics(source, config, settings)
     topics_dir = config["topics.dir"].strip("/")
     if topics_dir == settings.retention.dlq_prefix.strip("/") or topics_dir + "/" == CONFIG_PREFIX:
@@ -100,6 +102,32 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
                                  "which the job may write, the replay may read and the DLQ expiry covers")
     return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document,
                          dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix)
+
+
+# Keys whose value is a credential: a connector file is published to S3 and carried in the template, so it must
+# not hold one (MSK IAM auth needs none; the job's role signs its requests).
+CREDENTIAL_KEYS = re.compile(r"(^|\.)(sasl\.jaas\.config|sasl\.password|ssl\.key\.password|ssl\.keystore\.password|"
+                             r"ssl\.truststore\.password|basic\.auth\.user\.info|bearer\.auth\.token|"
+                             r"aws\.secret\.access\.key|aws\.access\.key\.id|kafka\.api\.secret)$")
+# A JAAS config that only names a login module (as MSK IAM's OAuthBearerLoginModule) carries no secret.
+_JAAS_SECRET = re.compile(r"(password|secret|token)\s*=", re.IGNORECASE)
+
+
+def _check_deployable(source: str, config: SinkConfig, document: dict) -> None:
+    """What the deployed bucket and the published config forbid: ACLs other than bucket-owner-full-control
+    (the bucket enforces bucket-owner ownership, so S3 refuses any other ACL), and credentials in the file."""
+    acl = config["s3.acl.canned"]
+    if acl and acl != "bucket-owner-full-control":
+        raise ConnectorSpecError(source, "s3.acl.canned",
+                                 f"{acl!r} cannot be set: the data-lake bucket disables ACLs (object ownership "
+                                 "BucketOwnerEnforced) and S3 refuses a PUT with any ACL but "
+                                 "'bucket-owner-full-control'; remove the key and grant access with policies")
+    raw = document["config"] if isinstance(document.get("config"), dict) else document
+    for key, value in raw.items():
+        if CREDENTIAL_KEYS.search(key) and value and (not key.endswith("sasl.jaas.config") or _JAAS_SECRET.search(str(value))):
+            raise ConnectorSpecError(source, key, "holds a credential; a deployed connector file is published to S3 "
+                                     "and carried in the CloudFormation template, so it must not. Use MSK IAM auth "
+                                     "(the job's role signs its requests) or keep the secret out of the file")
 
 
 def _expect(source: str, key: str, actual: Any, expected: Any) -> None:

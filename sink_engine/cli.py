@@ -10,7 +10,9 @@ from sink_engine.aws import dynamodb_client, s3_client
 from sink_engine.config import SinkConfig, load_config
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
-from sink_engine.errors import SinkError
+from botocore.exceptions import ClientError
+
+from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
 
 
@@ -30,9 +32,19 @@ def main(argv: list[str] | None = None) -> int:
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.exit_code
+    except ClientError as e:  # a call the engine does not handle itself: report it, never a traceback
+        error = aws_call_error(e)
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
     except SimulatedCrash as e:
         print(f"crash: {e}", file=sys.stderr)
         return 70
+
+
+def aws_call_error(e: ClientError) -> AwsCallError:
+    """The domain error of a botocore ClientError: the operation, AWS's error code and message."""
+    error = e.response.get("Error", {})
+    return AwsCallError(e.operation_name, str(error.get("Code", "?")), error.get("Message", str(e)))
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -79,3 +79,13 @@ class CommitConflictError(SinkError):
             f"commit of {topic}-{partition} for connector '{connector}' lost its condition "
             f"(lease epoch changed or next offset is no longer {expected_start}); another run owns the work"
         )
+
+
+class AwsCallError(SinkError):
+    """An AWS call failed outside the engine's own handling (access denied, throttled past the SDK's retries, a
+    missing resource); names the operation and AWS's error code and message (which names the IAM action)."""
+
+    def __init__(self, operation: str, code: str, message: str):
+        self.operation, self.code = operation, code
+        hint = " (the IAM role or user running the job lacks this permission)" if "AccessDenied" in code else ""
+        super().__init__(f"AWS call {operation} failed: {code}: {message}{hint}")

@@ -16,10 +16,11 @@ DEFAULT_TOPICS_DIR = "topics"
 class DataLake(Construct):
     """Attributes: `bucket` (the sink's output, KMS-encrypted with `key`), `key`, `access_logs` (the log bucket).
 
-    Lifecycle rules owned here: archive under `topics/` (Glacier, then Deep Archive), abort incomplete multipart
-    uploads, expire the DLQ prefix. Archive rules for other connector prefixes are the admin Lambda's."""
+    Every lifecycle rule of the bucket is declared here, so CloudFormation is their only owner: archive under
+    `topics/` and under each other `topics.dir` of `topics_dirs` (Glacier, then Deep Archive), abort incomplete
+    multipart uploads, expire the DLQ prefix."""
 
-    def __init__(self, scope: Construct, id: str, *, settings: Settings):
+    def __init__(self, scope: Construct, id: str, *, settings: Settings, topics_dirs: tuple[str, ...] = ()):
         super().__init__(scope, id)
         retention = settings.retention
         keep = RemovalPolicy.RETAIN
@@ -39,14 +40,19 @@ class DataLake(Construct):
             removal_policy=keep,
             metrics=[s3.BucketMetrics(id=DLQ_METRICS_ID, prefix=retention.dlq_prefix)],
             lifecycle_rules=[
-                s3.LifecycleRule(id="archive-topics", prefix=f"{DEFAULT_TOPICS_DIR}/", transitions=[
-                    s3.Transition(storage_class=s3.StorageClass.GLACIER,
-                                  transition_after=Duration.days(retention.glacier_after_days)),
-                    s3.Transition(storage_class=s3.StorageClass.DEEP_ARCHIVE,
-                                  transition_after=Duration.days(retention.deep_archive_after_days)),
-                ]),
+                *(_archive_rule(d, retention) for d in sorted({DEFAULT_TOPICS_DIR, *topics_dirs})),
                 s3.LifecycleRule(id="abort-incomplete-uploads", abort_incomplete_multipart_upload_after=Duration.days(7)),
                 s3.LifecycleRule(id="expire-dlq", prefix=retention.dlq_prefix,
                                  expiration=Duration.days(retention.dlq_expire_after_days)),
             ],
         )
+
+
+def _archive_rule(topics_dir: str, retention) -> s3.LifecycleRule:
+    """Objects under `<topics_dir>/` go to Glacier, then Deep Archive (rule id `archive-topics` for the default)."""
+    rule_id = "archive-topics" if topics_dir == DEFAULT_TOPICS_DIR else f"archive-{topics_dir.replace('/', '-')}"
+    return s3.LifecycleRule(id=rule_id, prefix=f"{topics_dir}/", transitions=[
+        s3.Transition(storage_class=s3.StorageClass.GLACIER, transition_after=Duration.days(retention.glacier_after_days)),
+        s3.Transition(storage_class=s3.StorageClass.DEEP_ARCHIVE,
+                      transition_after=Duration.days(retention.deep_archive_after_days)),
+    ])

@@ -1,4 +1,4 @@
-"""The EMR Serverless application that runs the sink job, its runtime role and its uploaded artifacts."""
+"""The EMR Serverless application that runs the sink job, its uploaded artifacts and one runtime role per connector."""
 from __future__ import annotations
 
 from aws_cdk import Stack
@@ -9,24 +9,28 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3_assets as assets
 from constructs import Construct
 
+from infra.connectors import ConnectorSpec
+from infra.constructs.job_role import ConnectorJobRole
 from infra.constructs.lambda_function import log_retention
-from infra.constructs.nag import KMS_FAMILIES, KMS_REASON, acknowledge
+from infra.constructs.nag import acknowledge
 from infra.errors import PackagingError
 from infra.packaging import ROOT, Target, job_archive_path
+from infra.job_policy import JobPhysicalNames
 from infra.settings import Settings
 
-JOB_POLICY_NAME = "sink-connectors"
 ARCHIVE_ALIAS = "environment"
 
 
 class SinkJob(Construct):
-    """Attributes: `application` (CfnApplication), `role` (job runtime role), `entry_point` (S3 URI),
-    `spark_parameters` (the spark-submit parameters wiring the archive's interpreter), `log_group`, `log_group_name`.
+    """Attributes: `application` (CfnApplication), `roles` (connector name -> its job runtime role),
+    `entry_point` (S3 URI), `spark_parameters` (the spark-submit parameters wiring the archive's interpreter),
+    `log_group`, `log_group_name`.
 
-    The role's own policy covers the artifacts, the KMS key and the logs; the connector-scoped permissions (S3
-    prefixes, DynamoDB items, MSK topics and groups) are the inline policy JOB_POLICY_NAME the admin Lambda puts."""
+    Each connector's runs use its own role (`ConnectorJobRole`): its S3 prefixes, its DynamoDB items, its MSK
+    topics and group, the data key, the job's artifacts and log group; never another connector's."""
 
-    def __init__(self, scope: Construct, id: str, *, settings: Settings, data_key: kms.IKey):
+    def __init__(self, scope: Construct, id: str, *, settings: Settings, data_key: kms.IKey,
+                 connectors: tuple[ConnectorSpec, ...], table_arn: str):
         super().__init__(scope, id)
         emr_settings = settings.emr
         archive_file = job_archive_path(Target(emr_settings.python, emr_settings.architecture))
@@ -51,9 +55,16 @@ class SinkJob(Construct):
                 cloud_watch_logging_configuration=emr.CfnApplication.CloudWatchLoggingConfigurationProperty(
                     enabled=True, log_group_name=self.log_group.log_group_name)),
         )
-        self.role = self._role(settings, data_key)
-        archive.grant_read(self.role)
-        entry.grant_read(self.role)
+        self._artifacts = (archive, entry)
+        stack = Stack.of(self)
+        names = JobPhysicalNames(settings.bucket_name, table_arn, settings.msk.cluster_arn,
+                                 settings.retention.dlq_prefix, stack.region, stack.account)
+        self.roles: dict[str, iam.Role] = {}
+        for spec in connectors:
+            role = ConnectorJobRole(self, f"Role-{spec.name}", spec=spec, names=names, data_key=data_key,
+                                    env=settings.env).role
+            self._grant_run(role, settings)
+            self.roles[spec.name] = role
         self.entry_point = entry.s3_object_url
         interpreter = f"./{ARCHIVE_ALIAS}/bin/python"
         self.spark_parameters = " ".join([
@@ -69,27 +80,21 @@ class SinkJob(Construct):
     def application_arn(self) -> str:
         return self.application.attr_arn
 
-    def _role(self, settings: Settings, data_key: kms.IKey) -> iam.Role:
-        stack = Stack.of(self)
-        role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("emr-serverless.amazonaws.com", conditions={
-            "StringEquals": {"aws:SourceAccount": stack.account},
-            "ArnLike": {"aws:SourceArn": f"arn:{stack.partition}:emr-serverless:{stack.region}:{stack.account}:/applications/*"},
-        }), description=f"Sink job runtime role ({settings.env}); connector permissions: inline {JOB_POLICY_NAME}")
-        data_key.grant_encrypt_decrypt(role)
+    def role_arns(self) -> dict[str, str]:
+        """Connector name -> the ARN of its job runtime role."""
+        return {name: role.role_arn for name, role in self.roles.items()}
+
+    def _grant_run(self, role: iam.IRole, settings: Settings) -> None:
+        """What every run of the job needs, for a connector's job role: read the job's two artifacts (those
+        objects only, not the rest of the CDK asset bucket) and write its log group."""
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["s3:GetObject"],
+            resources=[f"arn:aws:s3:::{a.s3_bucket_name}/{a.s3_object_key}" for a in self._artifacts]))
         log_group = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:{self.log_group_name}"
-        role.add_to_policy(iam.PolicyStatement(
+        role.add_to_principal_policy(iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
             resources=[log_group, f"{log_group}:*"]))
-        role.add_to_policy(iam.PolicyStatement(actions=["logs:DescribeLogGroups"], resources=["*"]))
-        assets_bucket = f"cdk-hnb659fds-assets-{settings.account}-{settings.region}"
-        for finding, reason in (
-            *((f"IAM5[{k}]", KMS_REASON) for k in KMS_FAMILIES),
-            (f"IAM5[Resource::{log_group}:*]", "The log streams of the job's own log group."),
-            ("IAM5[Resource::*]", "logs:DescribeLogGroups has no resource-level permissions; EMR needs it to log."),
-            *((f"IAM5[Action::{a}]", "CDK asset read grant (s3:GetObject*, GetBucket*, List*) on the asset bucket.")
-              for a in ("s3:GetBucket*", "s3:GetObject*", "s3:List*")),
-            (f"IAM5[Resource::arn:<AWS::Partition>:s3:::{assets_bucket}/*]",
-             "CDK asset grants name the bootstrap asset bucket's objects; the job reads its archive and entry point."),
-        ):
-            acknowledge(role, finding, reason)
-        return role
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["logs:DescribeLogGroups"], resources=["*"]))
+        acknowledge(role, f"IAM5[Resource::{log_group}:*]", "The log streams of the job's own log group.")
+        acknowledge(role, "IAM5[Resource::*]", "logs:DescribeLogGroups has no resource-level permissions; EMR "
+                    "needs it to log.")

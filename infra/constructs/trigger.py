@@ -36,8 +36,9 @@ class Trigger(Construct):
         self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.seconds(60), environment={
-            "TABLE_NAME": table.table_name, "CONNECTORS": lambda_environment(connectors, bucket_name),
-            "APPLICATION_ID": job.application.attr_application_id, "JOB_ROLE_ARN": job.role.role_arn,
+            "TABLE_NAME": table.table_name,
+            "CONNECTORS": lambda_environment(connectors, bucket_name, job.role_arns()),
+            "APPLICATION_ID": job.application.attr_application_id,
             "ENTRY_POINT": job.entry_point, "SPARK_PARAMETERS": job.spark_parameters,
             "JOB_TIMEOUT_MINUTES": str(settings.emr.job_timeout_minutes),
             "MIN_PENDING_RECORDS": str(tuning.min_pending_records),
@@ -62,7 +63,7 @@ class Trigger(Construct):
             actions=["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:TagResource"],
             resources=[job.application_arn, f"{job.application_arn}/jobruns/*"]))
         role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["iam:PassRole"], resources=[job.role.role_arn],
+            actions=["iam:PassRole"], resources=list(job.role_arns().values()),
             conditions={"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}}))
         # what the event source mappings need for MSK with IAM, beyond what CDK adds
         topics = sorted({t for c in connectors for t in c.topics})

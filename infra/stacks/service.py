@@ -29,12 +29,13 @@ class ServiceStack(Stack):
         super().__init__(scope, id, **kwargs)
         bucket, key, table = data.lake.bucket, data.lake.key, data.offsets.table
         layer = LibrariesLayer(self, "Libraries").layer
-        self.job = SinkJob(self, "Job", settings=settings, data_key=key)
-        self.admin = Admin(self, "Admin", settings=settings, connectors=connectors, job=self.job, bucket=bucket,
-                           data_key=key, table_arn=table.table_arn, layer=layer)
+        self.job = SinkJob(self, "Job", settings=settings, data_key=key, connectors=connectors,
+                           table_arn=table.table_arn)
+        self.admin = Admin(self, "Admin", settings=settings, connectors=connectors, bucket=bucket, data_key=key,
+                           layer=layer)
         self.trigger = Trigger(self, "Trigger", settings=settings, connectors=connectors, job=self.job, table=table,
                                layer=layer, bucket_name=settings.bucket_name)
-        self.trigger.node.add_dependency(self.admin.resource)  # runs start once the job role's policy is in place
+        self.trigger.node.add_dependency(self.admin.resource)  # runs start once the connector configs are published
         self.replay = DlqReplay(self, "DlqReplay", settings=settings, connectors=connectors, data_key=key,
                                 table_arn=table.table_arn, layer=layer)
         CfnOutput(self, "ReplayFunctionName", value=self.replay.function.function_name,

@@ -1,1 +1,1 @@
-"""Admin: reconciles the per-connector AWS state (lifecycle rules, job role policy, published configs)."""
+"""Admin: publishes the connector configs the job reads (and repairs them on drift)."""

@@ -22,7 +22,7 @@ metrics = Metrics()
 
 
 def _service() -> AdminService:
-    return AdminService(LiveState(boto3.client("s3"), boto3.client("iam")))
+    return AdminService(LiveState(boto3.client("s3")))
 
 
 @logger.inject_lambda_context

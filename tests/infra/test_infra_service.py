@@ -23,6 +23,18 @@ def _statements(template, service: str) -> list[dict]:
             for s in p["Properties"]["PolicyDocument"]["Statement"]]
 
 
+def _rendered(value) -> str:
+    """A template string value with `Fn::Join` joined and `Fn::GetAtt` shown as `<Logical.Attribute>`."""
+    if isinstance(value, str):
+        return value
+    if "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return separator.join(_rendered(p) for p in parts)
+    if "Fn::GetAtt" in value:
+        return "<{}.{}>".format(*value["Fn::GetAtt"])
+    return f"<{value.get('Ref')}>"
+
+
 def _actions(statement) -> list[str]:
     return statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
 
@@ -51,7 +63,7 @@ def test_trigger_starts_the_archive_through_spark_archives(each_env):
     parameters = json.dumps(variables["SPARK_PARAMETERS"])
     assert "spark.archives=s3://" in parameters and "#environment" in parameters
     assert "PYSPARK_PYTHON=./environment/bin/python" in parameters
-    connectors = json.loads(variables["CONNECTORS"])
+    connectors = json.loads(_rendered(variables["CONNECTORS"]))
     assert {c["name"] for c in connectors} == {s.name for s in each_env.deployment.connectors}
     assert all(c["config_uri"].startswith(f"s3://{each_env.deployment.settings.bucket_name}/_connectors/")
                for c in connectors)
@@ -104,21 +116,36 @@ def test_lambdas_run_arm_python_with_tracing_and_powertools_layer(each_env):
     assert len(layers) == 2  # Powertools for every function, the engine's libraries for the replay
 
 
-def test_admin_custom_resource_carries_the_desired_state(each_env):
+def test_admin_custom_resource_carries_the_published_configs(each_env):
     resources = each_env.template("service").find_resources("Custom::SinkConnectors")
     (resource,) = resources.values()
-    state = resource["Properties"]["State"]
-    rendered = json.dumps(state)
-    for spec in each_env.deployment.connectors:
-        assert spec.name in rendered and spec.config_key in rendered
-    assert each_env.deployment.settings.msk.cluster_arn in rendered
+    assert resource["Properties"]["ServiceTimeout"] == "300"  # fail fast if the function dies before answering
+    state = json.loads(resource["Properties"]["State"])
+    assert [c["name"] for c in state["connectors"]] == [s.name for s in each_env.deployment.connectors]
+    assert [c["config_key"] for c in state["connectors"]] == [s.config_key for s in each_env.deployment.connectors]
 
 
-def test_admin_role_is_scoped_to_lifecycle_policy_and_config_prefix(each_env):
+def test_admin_role_is_scoped_to_the_config_prefix(each_env):
     settings = each_env.deployment.settings
     by_action = {a: s for s in _statements(each_env.template("service"), "sink-admin") for a in _actions(s)}
     assert by_action["s3:PutObject"]["Resource"] == f"arn:aws:s3:::{settings.bucket_name}/_connectors/*"
-    assert "iam:PutRolePolicy" in by_action and "s3:PutLifecycleConfiguration" in by_action
+    assert not [a for a in by_action if a.startswith("iam:") or "Lifecycle" in a]  # CloudFormation owns those
+
+
+def test_each_connector_runs_under_its_own_job_role(each_env):
+    template = each_env.template("service")
+    variables = _env_vars(template, "sink-trigger")
+    roles = {c["name"]: c["role_arn"] for c in json.loads(_rendered(variables["CONNECTORS"]))}
+    assert set(roles) == {s.name for s in each_env.deployment.connectors}
+    assert len(set(roles.values())) == len(roles)
+    job_roles = template.find_resources("AWS::IAM::Role", {"Properties": {"AssumeRolePolicyDocument": {"Statement": [
+        Match.object_like({"Principal": {"Service": "emr-serverless.amazonaws.com"}})]}}})
+    for name, arn in roles.items():
+        logical = arn.strip("<>").split(".")[0]
+        assert {"Key": "connector", "Value": name} in job_roles[logical]["Properties"]["Tags"]
+    pass_role = next(s for s in _statements(template, "sink-trigger") if "iam:PassRole" in _actions(s))
+    resources = pass_role["Resource"] if isinstance(pass_role["Resource"], list) else [pass_role["Resource"]]
+    assert sorted(_rendered(r) for r in resources) == sorted(roles.values())
 
 
 def test_alarms_on_failed_runs_lag_and_dlq_growth(each_env):

@@ -89,6 +89,10 @@ def scratch_env(tmp_path):
     ("flush.size", "0", "must be at least 1"),
     ("format.class", "com.example.NoSuchFormat", "unknown class"),
     ("errors.deadletterqueue.s3.prefix", "dlq", "must be 'dlq/orders-s3-sink'"),
+    ("s3.acl.canned", "public-read", "the data-lake bucket disables ACLs"),
+    ("consumer.override.sasl.jaas.config",
+     'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";', "holds a credential"),
+    ("value.converter.basic.auth.user.info", "user:secret", "holds a credential"),
 ])
 def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch, key, value, message):
     settings, folder = scratch_env

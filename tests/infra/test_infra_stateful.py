@@ -28,16 +28,26 @@ def test_bucket_policies_deny_plain_http(each_env):
 
 
 def test_lifecycle_archives_topics_aborts_uploads_expires_dlq(each_env):
+    """Every rule is CloudFormation's (the admin Lambda owns none): one archive rule per connector topics.dir."""
     retention = each_env.deployment.settings.retention
+    transitions = [{"StorageClass": "GLACIER", "TransitionInDays": retention.glacier_after_days},
+                   {"StorageClass": "DEEP_ARCHIVE", "TransitionInDays": retention.deep_archive_after_days}]
+    dirs = sorted({"topics", *(c.topics_dir for c in each_env.deployment.connectors)})
+    archive = [{"Id": "archive-topics" if d == "topics" else f"archive-{d}", "Prefix": f"{d}/", "Status": "Enabled",
+                "Transitions": transitions} for d in dirs]
     each_env.template("data").has_resource_properties("AWS::S3::Bucket", {"LifecycleConfiguration": {"Rules": [
-        {"Id": "archive-topics", "Prefix": "topics/", "Status": "Enabled", "Transitions": [
-            {"StorageClass": "GLACIER", "TransitionInDays": retention.glacier_after_days},
-            {"StorageClass": "DEEP_ARCHIVE", "TransitionInDays": retention.deep_archive_after_days}]},
+        *archive,
         {"Id": "abort-incomplete-uploads", "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 7},
          "Status": "Enabled"},
         {"Id": "expire-dlq", "Prefix": retention.dlq_prefix, "ExpirationInDays": retention.dlq_expire_after_days,
          "Status": "Enabled"},
     ]}})
+
+
+def test_prod_archives_the_audit_connector_prefix(prod):
+    rules = next(iter(prod.template("data").find_resources("AWS::S3::Bucket", {"Properties": {
+        "BucketName": prod.deployment.settings.bucket_name}}).values()))["Properties"]["LifecycleConfiguration"]["Rules"]
+    assert "audit/" in [r.get("Prefix") for r in rules]
 
 
 def test_table_has_engine_keys_and_pitr(each_env):

@@ -1,0 +1,44 @@
+"""The EMR job runtime role of one connector: what its runs may do, and nothing of another connector's."""
+from __future__ import annotations
+
+from aws_cdk import Stack, Tags
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from infra.connectors import ConnectorSpec
+from infra.constructs.nag import KMS_FAMILIES, KMS_REASON, acknowledge
+from infra.job_policy import JobPhysicalNames, job_statements
+
+
+class ConnectorJobRole(Construct):
+    """Attribute: `role`, assumed by EMR Serverless (this account's applications only), tagged `connector`.
+
+    Its policy is `infra.job_policy.job_statements` for `spec`, plus what every run needs: the data key
+    (encrypt/decrypt), and what `SinkJob` adds (the job's two artifacts and its log group)."""
+
+    def __init__(self, scope: Construct, id: str, *, spec: ConnectorSpec, names: JobPhysicalNames,
+                 data_key: kms.IKey, env: str):
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("emr-serverless.amazonaws.com", conditions={
+            "StringEquals": {"aws:SourceAccount": stack.account},
+            "ArnLike": {"aws:SourceArn": f"arn:{stack.partition}:emr-serverless:{stack.region}:{stack.account}:/applications/*"},
+        }), description=f"Sink job runtime role of connector {spec.name} ({env})")
+        Tags.of(self.role).add("connector", spec.name)
+        for statement in job_statements(spec, names):
+            self.role.add_to_policy(iam.PolicyStatement.from_json(statement))
+        data_key.grant_encrypt_decrypt(self.role)
+        for finding in KMS_FAMILIES:
+            acknowledge(self.role, f"IAM5[{finding}]", KMS_REASON)
+        bucket = f"arn:aws:s3:::{names.bucket_name}"
+        for prefix in (*spec.data_prefixes(), f"{names.dlq_prefix}{spec.name}/"):
+            acknowledge(self.role, f"IAM5[Resource::{bucket}/{prefix}*]",
+                        "The job writes objects whose keys (partitions, offsets) are known only at run time, under "
+                        "this connector's own prefixes.")
+        acknowledge(self.role, f"IAM5[Resource::{names.msk_arn('transactional-id', f'sink-engine-dlq.{spec.name}.*')}]",
+                    "One transactional id per source topic-partition of this connector's dead letters.")
+        acknowledge(self.role, "IAM5[Resource::*]", "glue:GetSchemaVersion looks a schema up by its version id, "
+                    "which no registry or schema ARN can scope (only with the Glue Schema Registry converter).")
+        acknowledge(self.role, f"IAM5[Resource::arn:aws:kms:{names.region}:{names.account}:key/*]",
+                    "A connector's own SSE-KMS key named by alias, scoped with kms:ResourceAliases.")

@@ -1,0 +1,116 @@
+"""What one connector's job run may do in AWS: the statements of its own EMR job runtime role.
+
+Each connector gets a role of its own (see `infra/constructs/job_role.py`), so its policy stays small (IAM's
+10,240-character limit for a role's inline policies holds whatever the number of connectors) and one
+connector's runs cannot touch another's data, offsets or topics.
+
+The statements follow what the engine calls for this connector's config, and nothing more:
+- S3: PutObject (PutObject, CreateMultipartUpload, UploadPart, CompleteMultipartUpload) and
+  AbortMultipartUpload under `<topics.dir>/<topic>/` and the connector's dead-letter prefix; PutObjectTagging
+  with `s3.object.tagging` (AWS checks it for a PutObject that carries tags, and the engine tags a multipart
+  object after completing it); PutObjectAcl with `s3.acl.canned`; GetObject of its published config;
+- DynamoDB: DescribeTable (the run checks the table first), the item actions of the lease, offsets, plans and
+  commits (TransactWriteItems is authorized by its item actions), BatchWriteItem (plans are deleted in
+  batches), all on the offsets table and only under the connector's own partition key (`LeadingKeys`);
+- KMS: `s3.sse.kms.key.id` other than the bucket's key (encrypt for uploads, decrypt for multipart parts);
+- Glue: GetSchemaVersion for the AWS Glue Schema Registry converter (looked up by schema version id, which
+  no schema ARN can scope);
+- MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
+  create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`.
+
+Documents are plain JSON (CloudFormation tokens allowed in the physical names), so tests can compare them with
+the calls the engine makes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infra.connectors import ConnectorSpec
+
+GLUE_CONVERTER = "glueavro"
+
+
+@dataclass(frozen=True)
+class JobPhysicalNames:
+    """The physical resources a job role's statements name (tokens allowed)."""
+
+    bucket_name: str
+    table_arn: str
+    cluster_arn: str
+    dlq_prefix: str  # retention.dlq_prefix, e.g. "dlq/"
+    region: str
+    account: str
+
+    def msk_arn(self, kind: str, name: str) -> str:
+        """ARN of an MSK `topic`, `group` or `transactional-id` of the cluster."""
+        base, path = self.cluster_arn.split(":cluster/")
+        cluster_name, cluster_uuid = path.split("/")[:2]
+        return f"{base}:{kind}/{cluster_name}/{cluster_uuid}/{name}"
+
+
+def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
+    """The connector-scoped statements of `spec`'s job role (see the module docstring)."""
+    config = spec.config
+    bucket = f"arn:aws:s3:::{names.bucket_name}"
+    prefixes = [f"{bucket}/{p}*" for p in spec.data_prefixes()] + [f"{bucket}/{names.dlq_prefix}{spec.name}/*"]
+    object_actions = ["s3:PutObject", "s3:AbortMultipartUpload"]
+    if config["s3.object.tagging"]:
+        object_actions.append("s3:PutObjectTagging")
+    if config["s3.acl.canned"]:
+        object_actions.append("s3:PutObjectAcl")
+    statements = [
+        _allow("WriteOwnPrefixes", object_actions, prefixes),
+        _allow("ReadOwnConfig", ["s3:GetObject"], [f"{bucket}/{spec.config_key}"]),
+        _allow("DescribeOffsetsTable", ["dynamodb:DescribeTable"], [names.table_arn]),
+        _allow("OwnOffsetsLeaseAndPlans",
+               ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+                "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:BatchWriteItem"],
+               [names.table_arn], {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [spec.name]}}),
+        *_kms_statements(config["s3.sse.kms.key.id"], names),
+        *_msk_statements(spec, names),
+    ]
+    if GLUE_CONVERTER in (config["value.converter"], config["key.converter"]):
+        statements.append(_allow("ReadGlueSchemaVersions", ["glue:GetSchemaVersion"], ["*"]))
+    return statements
+
+
+def _kms_statements(key_id: str | None, names: JobPhysicalNames) -> list[dict]:
+    """Use of a connector's own SSE-KMS key: by ARN, by key id, or by alias (through kms:ResourceAliases)."""
+    if not key_id:
+        return []
+    actions = ["kms:GenerateDataKey", "kms:Decrypt"]
+    if key_id.startswith("arn:"):
+        return [_allow("UseOwnKmsKey", actions, [key_id])]
+    keys = f"arn:aws:kms:{names.region}:{names.account}:key/"
+    if key_id.startswith("alias/"):
+        return [_allow("UseOwnKmsKey", actions, [f"{keys}*"],
+                       {"ForAnyValue:StringEquals": {"kms:ResourceAliases": [key_id]}})]
+    return [_allow("UseOwnKmsKey", actions, [f"{keys}{key_id}"])]
+
+
+def _msk_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
+    statements = [
+        _allow("ConnectToCluster", ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], [names.cluster_arn]),
+        _allow("ReadOwnTopics", ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
+               [names.msk_arn("topic", t) for t in spec.topics]),
+        _allow("UseOwnConsumerGroup", ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"],
+               [names.msk_arn("group", spec.group_id)]),
+    ]
+    if spec.dlq_topic:
+        statements += [
+            _allow("WriteDeadLetterTopic", ["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic",
+                                            "kafka-cluster:ReadData", "kafka-cluster:WriteData"],
+                   [names.msk_arn("topic", spec.dlq_topic)]),
+            _allow("WriteIdempotently", ["kafka-cluster:WriteDataIdempotently"], [names.cluster_arn]),
+            _allow("DeadLetterTransactions",
+                   ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
+                   [names.msk_arn("transactional-id", f"sink-engine-dlq.{spec.name}.*")]),
+        ]
+    return statements
+
+
+def _allow(sid: str, actions: list[str], resources: list[str], condition: dict | None = None) -> dict:
+    statement = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+    if condition:
+        statement["Condition"] = condition
+    return statement

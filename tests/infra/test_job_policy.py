@@ -1,0 +1,129 @@
+"""Each connector's job role grants what the engine calls for its config, scoped to that connector, and stays
+within IAM's size limit for a role's inline policies however many connectors a deployment has."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from infra.connectors import load_connectors
+from infra.job_policy import JobPhysicalNames, job_statements
+from infra.settings import load_settings
+
+SETTINGS = load_settings("prod")
+AUDIT, ORDERS = load_connectors(SETTINGS)
+NAMES = JobPhysicalNames(SETTINGS.bucket_name, "arn:aws:dynamodb:us-east-1:222222222222:table/sink-engine-offsets",
+                         SETTINGS.msk.cluster_arn, "dlq/", "us-east-1", "222222222222")
+IAM_ROLE_INLINE_LIMIT = 10_240  # characters of all inline policies of a role, whitespace not counted
+
+
+def _with(spec, **config):
+    document = json.loads(json.dumps(spec.document))
+    document["config"].update(config)
+    return dataclasses.replace(spec, document=document)
+
+
+def _by_sid(spec) -> dict[str, dict]:
+    return {s["Sid"]: s for s in job_statements(spec, NAMES)}
+
+
+def _actions(spec) -> set[str]:
+    return {a for s in job_statements(spec, NAMES) for a in s["Action"]}
+
+
+def test_a_connector_may_write_only_its_own_prefixes_items_and_topics():
+    statements = _by_sid(ORDERS)
+    bucket = f"arn:aws:s3:::{SETTINGS.bucket_name}"
+    assert statements["WriteOwnPrefixes"]["Resource"] == [
+        f"{bucket}/topics/{t}/*" for t in ORDERS.topics] + [f"{bucket}/dlq/orders-s3-sink/*"]
+    assert statements["ReadOwnConfig"]["Resource"] == [f"{bucket}/_connectors/orders-s3-sink.json"]
+    leading = statements["OwnOffsetsLeaseAndPlans"]["Condition"]["ForAllValues:StringEquals"]["dynamodb:LeadingKeys"]
+    assert leading == ["orders-s3-sink"]
+    assert statements["ReadOwnTopics"]["Resource"] == [SETTINGS.msk.resource_arn("topic", t) for t in ORDERS.topics]
+    assert statements["UseOwnConsumerGroup"]["Resource"] == [SETTINGS.msk.resource_arn("group", "connect-orders-s3-sink")]
+    assert not any("audit" in json.dumps(s) for s in statements.values())
+
+
+def test_the_run_may_describe_the_table_and_delete_plans_in_batches():
+    """`job.py` checks the table with DescribeTable; `offsets/plans.py` deletes plans with BatchWriteItem."""
+    statements = _by_sid(ORDERS)
+    assert statements["DescribeOffsetsTable"]["Action"] == ["dynamodb:DescribeTable"]
+    assert "dynamodb:BatchWriteItem" in statements["OwnOffsetsLeaseAndPlans"]["Action"]
+
+
+@pytest.mark.parametrize("config, action, granted", [
+    ({}, "s3:PutObjectTagging", False),
+    ({"s3.object.tagging": "true"}, "s3:PutObjectTagging", True),
+    ({}, "s3:PutObjectAcl", False),
+    ({"s3.acl.canned": "bucket-owner-full-control"}, "s3:PutObjectAcl", True),
+    ({}, "glue:GetSchemaVersion", False),
+    ({"value.converter": "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter",
+      "value.converter.region": "us-east-1"}, "glue:GetSchemaVersion", True),
+    ({}, "kms:GenerateDataKey", False),
+    ({"s3.ssea.name": "aws:kms", "s3.sse.kms.key.id": "1234abcd-12ab-34cd-56ef-1234567890ab"}, "kms:GenerateDataKey", True),
+])
+def test_features_of_the_config_bring_their_permissions(config, action, granted):
+    assert (action in _actions(_with(ORDERS, **config))) is granted
+
+
+@pytest.mark.parametrize("key_id, resource, condition", [
+    ("arn:aws:kms:us-east-1:222222222222:key/k-1", "arn:aws:kms:us-east-1:222222222222:key/k-1", None),
+    ("k-1", "arn:aws:kms:us-east-1:222222222222:key/k-1", None),
+    ("alias/orders", "arn:aws:kms:us-east-1:222222222222:key/*",
+     {"ForAnyValue:StringEquals": {"kms:ResourceAliases": ["alias/orders"]}}),
+])
+def test_an_sse_kms_key_is_granted_by_arn_id_or_alias(key_id, resource, condition):
+    statement = _by_sid(_with(ORDERS, **{"s3.ssea.name": "aws:kms", "s3.sse.kms.key.id": key_id}))["UseOwnKmsKey"]
+    assert statement["Resource"] == [resource] and statement.get("Condition") == condition
+
+
+def test_a_dead_letter_topic_is_written_in_the_connectors_own_transactions():
+    statements = _by_sid(dataclasses.replace(ORDERS, dlq_topic="orders-dlq"))
+    msk = SETTINGS.msk
+    assert statements["WriteDeadLetterTopic"]["Resource"] == [msk.resource_arn("topic", "orders-dlq")]
+    assert statements["WriteIdempotently"]["Resource"] == [msk.cluster_arn]
+    assert statements["DeadLetterTransactions"]["Resource"] == [
+        msk.resource_arn("transactional-id", "sink-engine-dlq.orders-s3-sink.*")]
+    assert {"WriteDeadLetterTopic", "WriteIdempotently", "DeadLetterTransactions"}.isdisjoint(_by_sid(ORDERS))
+
+
+def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
+    """Synthesized with 50 connectors x 10 topics: every job role's inline policies stay under 10,240 characters
+    (tokens counted as 100-character ARNs, more than any real one), and the trigger's role too."""
+    from infra.application import build, new_app
+    from tests.infra.conftest import ensure_artifacts
+
+    ensure_artifacts()
+    settings = load_settings("dev")
+    specs = tuple(_with(dataclasses.replace(ORDERS, name=f"connector-{i:02d}",
+                                            topics=tuple(f"topic-{i:02d}-{t}.events" for t in range(10))),
+                        **{"name": f"connector-{i:02d}"}) for i in range(50))
+    app = new_app(str(tmp_path))
+    deployment = build(app, "dev", specs)
+    app.synth()
+    template = json.loads((tmp_path / f"{deployment.service.stack_name}.template.json").read_text())
+    sizes = {}
+    for policy in template["Resources"].values():
+        if policy["Type"] == "AWS::IAM::Policy":
+            for role in policy["Properties"]["Roles"]:
+                sizes[role["Ref"]] = sizes.get(role["Ref"], 0) + len(_rendered(policy["Properties"]["PolicyDocument"]))
+    job_roles = [k for k, r in template["Resources"].items() if r["Type"] == "AWS::IAM::Role"
+                 and "emr-serverless" in json.dumps(r["Properties"]["AssumeRolePolicyDocument"])]
+    assert len(job_roles) == 50
+    assert max(sizes.values()) < IAM_ROLE_INLINE_LIMIT, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+    print(f"largest inline policy total: {max(sizes.values())} characters (limit {IAM_ROLE_INLINE_LIMIT})")
+    del settings
+
+
+def _rendered(document) -> str:
+    """The document as IAM measures it (no whitespace), intrinsic functions replaced by 100-character strings."""
+    def render(value):
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith(("Fn::", "Ref")):
+            return "x" * 100
+        if isinstance(value, dict):
+            return {k: render(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [render(v) for v in value]
+        return value
+    return json.dumps(render(document), separators=(",", ":"))
