@@ -18,14 +18,28 @@ ENVIRONMENTS_DIR = Path(__file__).parent / "environments"
 _ACCOUNT = r"\d{12}"
 _REGION = r"[a-z]{2}(-gov)?-[a-z]+-\d"
 _CLUSTER_ARN = r"arn:aws[a-z-]*:kafka:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):cluster/(?P<name>[A-Za-z0-9-]+)/(?P<uuid>[A-Za-z0-9-]+)"
+_VPC = r"vpc-[0-9a-f]{8,17}"
 _SUBNET = r"subnet-[0-9a-f]{8,17}"
 _SECURITY_GROUP = r"sg-[0-9a-f]{8,17}"
+_ROUTE_TABLE = r"rtb-[0-9a-f]{8,17}"
 _BUCKET = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
 _TABLE = r"[A-Za-z0-9_.-]{3,255}"
 _TOPIC = r"[A-Za-z0-9._-]{1,249}"
 _CAPACITY = {"cpu": r"\d+ ?vCPU", "memory": r"\d+ ?GB", "disk": r"\d+ ?GB"}
 _RELEASE = r"emr-7\.\d+\.\d+"
-_PYTHON = {"3.9", "3.11"}  # the interpreters of the EMR 7.x image (/usr/bin/python3.9, /usr/bin/python3.11)
+
+# The Python interpreters (/usr/bin/python<version>) on the image of each EMR release this stack may deploy: the
+# "Python" row of the Amazon EMR Release Guide's "Application versions in Amazon EMR 7.x releases" (3.9 only on
+# emr-7.0.0; 3.9 and 3.11 from emr-7.1.0 through emr-7.13.0). Add a release only after reading its row.
+EMR_PYTHONS: dict[str, tuple[str, ...]] = {
+    "emr-7.0.0": ("3.9",),
+    **{f"emr-7.{minor}.0": ("3.9", "3.11") for minor in range(1, 14)},
+}
+
+# How the job (EMR Serverless) and the replay Lambda, in `network.subnet_ids`, reach S3, DynamoDB, STS, Glue,
+# CloudWatch Logs, KMS and Secrets Manager: through a NAT the subnets already route to, or VPC endpoints the stack
+# creates (see infra/constructs/network.py).
+EGRESS = ("nat", "endpoints")
 
 
 @dataclass(frozen=True)
@@ -49,8 +63,14 @@ class MskSettings:
 
 @dataclass(frozen=True)
 class NetworkSettings:
+    """Where the job and the replay Lambda run; `egress` is one of EGRESS, `route_table_ids` (the subnets' route
+    tables, for the S3 and DynamoDB gateway endpoints) is set only with egress "endpoints"."""
+
+    vpc_id: str
     subnet_ids: tuple[str, ...]
     security_group_ids: tuple[str, ...]
+    egress: str
+    route_table_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -158,14 +178,8 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         bucket_name=r.text("bucket_name", _BUCKET), table_name=r.text("table_name", _TABLE),
         protect_data=r.boolean("protect_data"), kafka_partitions=r.integer("kafka_partitions", 1, 10_000),
         msk=msk,
-        network=NetworkSettings(r.texts("network.subnet_ids", _SUBNET), r.texts("network.security_group_ids", _SECURITY_GROUP)),
-        emr=EmrSettings(
-            release_label=r.text("emr.release_label", _RELEASE), architecture=r.choice("emr.architecture", ("ARM64", "X86_64")),
-            python=r.choice("emr.python", tuple(sorted(_PYTHON))),
-            max_cpu=r.text("emr.max_capacity.cpu", _CAPACITY["cpu"]), max_memory=r.text("emr.max_capacity.memory", _CAPACITY["memory"]),
-            max_disk=r.text("emr.max_capacity.disk", _CAPACITY["disk"]),
-            idle_timeout_minutes=r.integer("emr.idle_timeout_minutes", 1, 10_080), job_timeout_minutes=r.integer("emr.job_timeout_minutes", 5, 1440),
-        ),
+        network=_network(r),
+        emr=_emr(r),
         trigger=TriggerSettings(
             min_pending_records=r.integer("trigger.min_pending_records", 1),
             max_pending_age_seconds=r.integer("trigger.max_pending_age_seconds", 1),
@@ -188,6 +202,37 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
             email=r.optional_text("alarms.email", r"[^@\s]+@[^@\s]+\.[^@\s]+"),
         ),
         catalog=CatalogSettings(r.text("catalog.database", r"[a-z0-9_]{1,255}"), _columns(r, msk.topics)),
+    )
+
+
+def _network(r: "_Reader") -> NetworkSettings:
+    egress = r.choice("network.egress", EGRESS)
+    route_tables = "network.route_table_ids"
+    if egress == "endpoints":
+        route_table_ids = r.texts(route_tables, _ROUTE_TABLE)
+    elif r.present(route_tables):
+        raise SettingsError(r.source, route_tables, "is used only with network.egress 'endpoints' (this says 'nat')")
+    else:
+        route_table_ids = ()
+    return NetworkSettings(vpc_id=r.text("network.vpc_id", _VPC), subnet_ids=r.texts("network.subnet_ids", _SUBNET),
+                           security_group_ids=r.texts("network.security_group_ids", _SECURITY_GROUP),
+                           egress=egress, route_table_ids=route_table_ids)
+
+
+def _emr(r: "_Reader") -> EmrSettings:
+    release = r.text("emr.release_label", _RELEASE)
+    if release not in EMR_PYTHONS:
+        raise SettingsError(r.source, "emr.release_label", f"{release} is not in settings.EMR_PYTHONS (known: "
+                            f"{', '.join(EMR_PYTHONS)}): the interpreters of its image are unknown")
+    python = r.text("emr.python", r"3\.\d+")
+    if python not in EMR_PYTHONS[release]:
+        raise SettingsError(r.source, "emr.python", f"{release}'s image has no /usr/bin/python{python} "
+                            f"(it has {', '.join(EMR_PYTHONS[release])})")
+    return EmrSettings(
+        release_label=release, architecture=r.choice("emr.architecture", ("ARM64", "X86_64")), python=python,
+        max_cpu=r.text("emr.max_capacity.cpu", _CAPACITY["cpu"]), max_memory=r.text("emr.max_capacity.memory", _CAPACITY["memory"]),
+        max_disk=r.text("emr.max_capacity.disk", _CAPACITY["disk"]),
+        idle_timeout_minutes=r.integer("emr.idle_timeout_minutes", 1, 10_080), job_timeout_minutes=r.integer("emr.job_timeout_minutes", 5, 1440),
     )
 
 
@@ -228,6 +273,9 @@ class _Reader:
                 return None
             node = node[part]
         return node
+
+    def present(self, path: str) -> bool:
+        return self._get(path, required=False) is not None
 
     def _fail(self, path: str, message: str) -> SettingsError:
         return SettingsError(self.source, path, message)

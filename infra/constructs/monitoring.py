@@ -1,9 +1,12 @@
-"""Alarms (failed job runs, lag, DLQ growth, trigger and replay errors) to an encrypted SNS topic, and a dashboard."""
+"""Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), lag, DLQ
+growth, broken MSK event source mappings, trigger, admin and replay failures."""
 from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -12,12 +15,24 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from infra.connectors import ConnectorSpec
+from infra.constructs.admin import SERVICE as ADMIN_SERVICE
 from infra.constructs.data_lake import DLQ_METRICS_ID
+from infra.constructs.nag import acknowledge
 from infra.constructs.trigger import SERVICE as TRIGGER_SERVICE
 from infra.settings import Settings
+from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
 
 NAMESPACE = "SinkEngine"
 FIVE_MINUTES = Duration.minutes(5)
+# A job run that ends in one of these states is reported, one notification per run.
+FAILED_STATES = ("FAILED", "CANCELLED")
+JOB_RUN_STATE_CHANGE = "EMR Serverless Job Run State Change"
+# From this release on, EMR Serverless publishes its job counters with ApplicationId and ApplicationName and no
+# longer updates the ApplicationId-only series ("Monitoring EMR Serverless applications and jobs").
+EMR_NAMED_METRICS_FROM = (7, 10)
+# The event source mapping check runs on each idle-flush tick; this many unhealthy ticks in a row raise the alarm
+# (a mapping is Creating or Updating for a while after a deployment).
+UNHEALTHY_TICKS = 3
 
 
 def connector_metric(name: str, connector: str, statistic: str = "Maximum") -> cw.Metric:
@@ -26,46 +41,128 @@ def connector_metric(name: str, connector: str, statistic: str = "Maximum") -> c
                      dimensions_map={"Connector": connector, "service": TRIGGER_SERVICE})
 
 
+def job_run_failed_pattern(application_id: str) -> events.EventPattern:
+    """EMR Serverless's job run state change events of `application_id` into one of FAILED_STATES."""
+    return events.EventPattern(source=["aws.emr-serverless"], detail_type=[JOB_RUN_STATE_CHANGE],
+                               detail={"applicationId": [application_id], "state": list(FAILED_STATES)})
+
+
+def emr_jobs(state: str, release_label: str, application_id: str) -> cw.MathExpression:
+    """EMR Serverless's `<state>Jobs` counter of `application_id`, found by a SEARCH over the dimensions that
+    `release_label` publishes (dashboard only)."""
+    major, minor = (int(part) for part in release_label.removeprefix("emr-").split(".")[:2])
+    schema = "ApplicationId,ApplicationName" if (major, minor) >= EMR_NAMED_METRICS_FROM else "ApplicationId"
+    query = f'{{AWS/EMRServerless,{schema}}} MetricName="{state}Jobs" ApplicationId="{application_id}"'
+    return cw.MathExpression(expression=f"SEARCH('{query}', 'Sum', {int(FIVE_MINUTES.to_seconds())})",
+                             using_metrics={}, label=state, period=FIVE_MINUTES)
+
+
 class Monitoring(Construct):
-    """Attributes: `topic` (alarm notifications), `alarms` (name -> Alarm), `dashboard`."""
+    """Props: `settings`, `connectors`, `application_id` (the EMR Serverless application's), `bucket_name`, and
+    the `trigger`, `replay` and `admin` functions.
+
+    Attributes: `topic` (notifications, KMS-encrypted), `alarms` (name -> Alarm), `job_run_failed` (the EventBridge
+    rule publishing each failed or cancelled run of the application to `topic`), `dashboard`.
+
+    The trigger's role is granted lambda:ListEventSourceMappings here: its idle-flush tick publishes
+    UNHEALTHY_MAPPINGS (lambdas/trigger/esm_health.py), which the `EventSourceMappings` alarm watches."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 application_id: str, bucket_name: str, trigger: lambda_.IFunction, replay: lambda_.IFunction):
+                 application_id: str, bucket_name: str, trigger: lambda_.IFunction,
+                 replay: lambda_.IFunction, admin: lambda_.IFunction):
         super().__init__(scope, id)
         key = kms.Key(self, "TopicKey", enable_key_rotation=True, description=f"Sink alarm topic ({settings.env})")
-        key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
+        for publisher in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):  # alarms, and the job run rule
+            key.grant(iam.ServicePrincipal(publisher), "kms:Decrypt", "kms:GenerateDataKey*")
         self.topic = sns.Topic(self, "Alarms", master_key=key, enforce_ssl=True, display_name=f"Sink alarms ({settings.env})")
         if settings.alarms.email:
             self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarms.email))
-        jobs = {state: cw.Metric(namespace="AWS/EMRServerless", metric_name=f"{state}Jobs", statistic="Sum",
-                                 period=FIVE_MINUTES, dimensions_map={"ApplicationId": application_id})
-                for state in ("Failed", "Success", "Running")}
+        self.alarms: dict[str, cw.Alarm] = {}
+        self.job_run_failed = self._job_run_rule(application_id)
+        failed_runs = cw.Metric(namespace="AWS/Events", metric_name="TriggeredRules", statistic="Sum", period=FIVE_MINUTES,
+                                dimensions_map={"RuleName": self.job_run_failed.rule_name})
+        undelivered = cw.Metric(namespace="AWS/Events", metric_name="FailedInvocations", statistic="Sum", period=FIVE_MINUTES,
+                                dimensions_map={"RuleName": self.job_run_failed.rule_name})
+        self._alarm("FailedJobRuns", failed_runs, 1, "A sink job run failed or was cancelled; each run is notified "
+                    "by the JobRunFailed rule, this alarm keeps the state", notify=False)
+        self._alarm("JobRunNotificationsFailed", undelivered, 1,
+                    "EventBridge could not publish a failed job run to the alarm topic (topic or key policy)")
         dlq_puts = cw.Metric(namespace="AWS/S3", metric_name="PutRequests", statistic="Sum", period=FIVE_MINUTES,
                              dimensions_map={"BucketName": bucket_name, "FilterId": DLQ_METRICS_ID})
-        self.alarms: dict[str, cw.Alarm] = {}
-        self._alarm("FailedJobRuns", jobs["Failed"], 1, "A sink job run failed")
         self._alarm("DlqGrowth", dlq_puts, 1, "Records were written to the dead-letter prefix")
         self._alarm("TriggerErrors", trigger.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
                     "The trigger Lambda failed; MSK batches are being retried")
+        mappings = self._mappings_alarm(settings, trigger)
         self._alarm("ReplayErrors", replay.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
                     "A DLQ replay invocation failed; records it claimed are reported in doubt by the next one")
+        admin_metrics = self._admin_alarms(admin)
         for spec in connectors:
             self._alarm(f"Lag-{spec.name}", connector_metric("PendingRecords", spec.name), settings.alarms.pending_records,
                         f"Connector {spec.name} has too many records pending")
             self._alarm(f"Age-{spec.name}", connector_metric("OldestPendingAgeSeconds", spec.name),
                         settings.alarms.pending_age_seconds, f"Connector {spec.name}'s oldest pending record is too old")
+        started = [connector_metric("JobRunsStarted", c.name, statistic="Sum") for c in connectors]
+        by_state = [emr_jobs(state, settings.emr.release_label, application_id)
+                    for state in ("Running", "Success", "Failed", "Cancelled")]
         self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=f"sink-{settings.env}", widgets=[
-            [cw.GraphWidget(title="Job runs", left=list(jobs.values()), width=12),
-             cw.GraphWidget(title="DLQ puts", left=[dlq_puts], width=12)],
+            [cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=24)],
+            [cw.GraphWidget(title="Job runs: started (trigger), failed or cancelled (EventBridge)",
+                            left=[*started, failed_runs.with_(label="failed or cancelled"),
+                                  undelivered.with_(label="notifications not delivered")], width=12),
+             cw.GraphWidget(title="Job runs by state (EMR Serverless counters)", left=by_state, width=12)],
             [cw.GraphWidget(title="Pending records", left=[connector_metric("PendingRecords", c.name) for c in connectors], width=12),
              cw.GraphWidget(title="Oldest pending (s)", left=[connector_metric("OldestPendingAgeSeconds", c.name) for c in connectors], width=12)],
             [cw.GraphWidget(title="Trigger", left=[trigger.metric_invocations(), trigger.metric_errors()],
-                            right=[trigger.metric_duration()], width=24)],
+                            right=[trigger.metric_duration()], width=12),
+             cw.GraphWidget(title="Unhealthy MSK event source mappings", left=[mappings], width=12)],
+            [cw.GraphWidget(title="DLQ puts", left=[dlq_puts], width=8),
+             cw.GraphWidget(title="Admin", left=admin_metrics, width=8),
+             cw.GraphWidget(title="DLQ replay", left=[replay.metric_invocations(), replay.metric_errors()], width=8)],
         ])
 
-    def _alarm(self, name: str, metric: cw.IMetric, threshold: float, description: str) -> None:
-        alarm = cw.Alarm(self, name, metric=metric, threshold=threshold, evaluation_periods=1,
+    def _job_run_rule(self, application_id: str) -> events.Rule:
+        """One message per failed or cancelled run: which run, its states, and how to read why."""
+        field = events.EventField.from_path
+        run, app = field("$.detail.jobRunId"), field("$.detail.applicationId")
+        message = events.RuleTargetInput.from_text(
+            f"Sink job run {run} of EMR Serverless application {app} is {field('$.detail.state')} "
+            f"(was {field('$.detail.previousState')}) at {field('$.time')}. Why: aws emr-serverless get-job-run "
+            f"--application-id {app} --job-run-id {run} (stateDetails), and the job's log group.")
+        return events.Rule(self, "JobRunFailed", event_pattern=job_run_failed_pattern(application_id),
+                           description="Notify each failed or cancelled sink job run",
+                           targets=[targets.SnsTopic(self.topic, message=message)])
+
+    def _admin_alarms(self, admin: lambda_.IFunction) -> list[cw.Metric]:
+        """Alarms on the admin's reconcile failures (custom resource) and errors (daily or direct runs)."""
+        failures = cw.Metric(namespace=NAMESPACE, metric_name="ReconcileFailures", statistic="Sum", period=FIVE_MINUTES,
+                             dimensions_map={"service": ADMIN_SERVICE})
+        errors = admin.metric_errors(period=FIVE_MINUTES, statistic="Sum")
+        self._alarm("ReconcileFailures", failures, 1,
+                    "The admin custom resource failed to reconcile the connectors (the deployment failed)")
+        self._alarm("AdminErrors", errors, 1, "The admin Lambda failed (a daily reconcile or a direct plan/apply)")
+        return [failures, errors]
+
+    def _mappings_alarm(self, settings: Settings, trigger: lambda_.IFunction) -> cw.Metric:
+        """Grant the trigger the mapping check and alarm on its result; returns the metric."""
+        policy = iam.Policy(self, "TriggerReadsItsMappings", roles=[trigger.role], statements=[iam.PolicyStatement(
+            actions=["lambda:ListEventSourceMappings"], resources=["*"])])
+        acknowledge(policy, "IAM5[Resource::*]", "lambda:ListEventSourceMappings has no resource-level permissions; "
+                    "the trigger lists its own mappings (FunctionName filter) to report their health.")
+        tick = Duration.minutes(max(5, settings.trigger.idle_flush_minutes))
+        metric = cw.Metric(namespace=NAMESPACE, metric_name=UNHEALTHY_MAPPINGS, statistic="Maximum", period=tick,
+                           dimensions_map={"service": TRIGGER_SERVICE})
+        ticks = max(1, min(UNHEALTHY_TICKS, 1440 // int(tick.to_minutes())))  # an alarm evaluates at most a day
+        self._alarm("EventSourceMappings", metric, 1, f"An MSK event source mapping of the trigger is not Enabled, "
+                    f"reports a problem, or is missing, in {ticks} periods of {int(tick.to_minutes())} minutes in a "
+                    "row: no MSK batch reaches the trigger (its log says which: EVENT_SOURCE_MAPPING_UNHEALTHY)",
+                    evaluation_periods=ticks)
+        return metric
+
+    def _alarm(self, name: str, metric: cw.IMetric, threshold: float, description: str, *, notify: bool = True,
+               evaluation_periods: int = 1) -> None:
+        alarm = cw.Alarm(self, name, metric=metric, threshold=threshold, evaluation_periods=evaluation_periods,
                          comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                          treat_missing_data=cw.TreatMissingData.NOT_BREACHING, alarm_description=description)
-        alarm.add_alarm_action(actions.SnsAction(self.topic))
+        if notify:
+            alarm.add_alarm_action(actions.SnsAction(self.topic))
         self.alarms[name] = alarm

@@ -148,18 +148,6 @@ def test_each_connector_runs_under_its_own_job_role(each_env):
     assert sorted(_rendered(r) for r in resources) == sorted(roles.values())
 
 
-def test_alarms_on_failed_runs_lag_and_dlq_growth(each_env):
-    template = each_env.template("service")
-    alarms = template.find_resources("AWS::CloudWatch::Alarm")
-    metrics = {(a["Properties"]["Namespace"], a["Properties"]["MetricName"]) for a in alarms.values()}
-    assert ("AWS/EMRServerless", "FailedJobs") in metrics
-    assert ("AWS/S3", "PutRequests") in metrics
-    assert ("SinkEngine", "PendingRecords") in metrics and ("SinkEngine", "OldestPendingAgeSeconds") in metrics
-    assert all(a["Properties"]["AlarmActions"] for a in alarms.values())
-    template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
-    template.has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})
-
-
 def test_glue_tables_project_kafka_partitions(each_env):
     settings = each_env.deployment.settings
     tables = each_env.template("service").find_resources("AWS::Glue::Table")
