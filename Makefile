@@ -27,7 +27,8 @@ bench: venv
 clean:
 	rm -rf $(VENV) .pytest_cache
 
-# AWS deployment artifacts (see infra/packaging.py): the EMR job archive and the Lambda layer, under build/.
+# AWS deployment artifacts (see infra/packaging.py), under build/: the EMR job archive, each Lambda's code
+# folder and its layers, for the deployed platforms (ARM64; EMR Python 3.11, Lambda Python 3.14).
 .PHONY: package
 package: venv
 	$(PY) -m infra.packaging

@@ -2,11 +2,12 @@
 
 - The job archive: a virtual environment laid out as venv-pack does (`bin/python` linking to the EMR image's
   interpreter, `pyvenv.cfg`, `lib/pythonX.Y/site-packages` with the engine and `requirements.txt`), packed as a
-  reproducible `.tar.gz`. Spark unpacks it as `./environment` through `spark.archives`.
+  reproducible `.tgz`. Spark unpacks it as `./environment` through `spark.archives`.
 - The Lambda layers (LAYERS): `python/` with the libraries of a requirements file, installed `--no-deps`:
   `libraries` (`lambdas/requirements.txt`: Powertools and its tracer, for every function) and `replay`
   (`lambdas/dlq_replay/requirements.txt`: the engine libraries the DLQ replay imports, pinned by
   `requirements.txt`). boto3 and botocore come with the Lambda runtime.
+- The Lambda code folders (FUNCTIONS): `lambdas/<function>/` and the top-level packages the function runs.
 
 `python -m infra.packaging` (what `make package` runs) builds them all for every environment's target.
 """
@@ -32,6 +33,22 @@ LAYERS = {  # layer name -> requirements file
     "libraries": ROOT / "lambdas" / "requirements.txt",
     "replay": ROOT / "lambdas" / "dlq_replay" / "requirements.txt",
 }
+
+
+@dataclass(frozen=True)
+class LambdaPackage:
+    """What one function is deployed with: top-level `packages` in its code folder (besides `lambdas/<function>`)
+    and its `layers` (keys of LAYERS), in the order Lambda merges them under /opt."""
+
+    packages: tuple[str, ...] = ()
+    layers: tuple[str, ...] = ("libraries",)
+
+
+FUNCTIONS = {  # handler `lambdas.<function>.handler.handler` -> what the stack deploys it with
+    "admin": LambdaPackage(),
+    "trigger": LambdaPackage(),
+    "dlq_replay": LambdaPackage(packages=("sink_engine",), layers=("libraries", "replay")),
+}
 _MACHINE = {"ARM64": "aarch64", "X86_64": "x86_64"}
 _MANYLINUX = ("manylinux2014", "manylinux_2_28")  # glibc 2.17 and 2.28; Amazon Linux 2023 has 2.34
 
@@ -54,7 +71,10 @@ class Target:
 
 
 def job_archive_path(target: Target, build: Path = BUILD) -> Path:
-    return build / "job" / f"sink-engine-env-{target.tag}.tar.gz"
+    """The job archive built for `target`. `.tgz`: CDK keeps only a file asset's last extension in its S3 key, and
+    Spark unpacks only `.tar.gz`, `.tgz`, `.tar`, `.zip` and `.jar` (`x.tar.gz` would become `<hash>.gz`, copied
+    as it is, and `./environment/bin/python` would not exist)."""
+    return build / "job" / f"sink-engine-env-{target.tag}.tgz"
 
 
 LAMBDA_TARGET = Target(LAMBDA_PYTHON, LAMBDA_ARCHITECTURE)
@@ -90,6 +110,18 @@ def build_lambda_layer(name: str = "libraries", build: Path = BUILD, target: Tar
     shutil.rmtree(layer, ignore_errors=True)
     _pip_install(target, layer / "python", ["--no-deps", "-r", str(LAYERS[name])])
     return layer
+
+
+def assemble_code(function: str, build: Path = BUILD, packages: tuple[str, ...] = ()) -> Path:
+    """Copy `lambdas/__init__.py`, `lambdas/<function>/` and the repository's top-level `packages` (e.g.
+    "sink_engine") into a folder of their own, `build/lambda/code-<function>`; returns the folder."""
+    target = build / "lambda" / f"code-{function}"
+    shutil.rmtree(target, ignore_errors=True)
+    (target / "lambdas").mkdir(parents=True)
+    shutil.copy2(ROOT / "lambdas" / "__init__.py", target / "lambdas" / "__init__.py")
+    for source, into in ((f"lambdas/{function}", f"lambdas/{function}"), *((p, p) for p in packages)):
+        shutil.copytree(ROOT / source, target / into, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return target
 
 
 def folder_size(folder: Path) -> int:
@@ -141,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in LAYERS:
         layer = build_lambda_layer(name)
         print(f"lambda layer {layer.relative_to(ROOT)}: {folder_size(layer) / 1e6:.1f} MB")
+    for function, package in FUNCTIONS.items():
+        code = assemble_code(function, packages=package.packages)
+        unzipped = folder_size(code) + sum(folder_size(lambda_layer_path(name)) for name in package.layers)
+        print(f"lambda code {code.relative_to(ROOT)}: {folder_size(code) / 1e3:.0f} kB "
+              f"({unzipped / 1e6:.1f} MB unzipped with its layers; Lambda's limit is 250 MB)")
     return 0
 
 

@@ -2,9 +2,6 @@
 the engine, top-level packages such as `sink_engine/`), libraries from layers."""
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -12,23 +9,11 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra.errors import PackagingError
-from infra.packaging import BUILD, ROOT, lambda_layer_path
+from infra.packaging import assemble_code, lambda_layer_path
 from infra.settings import NetworkSettings
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
-
-
-def assemble_code(function: str, build: Path = BUILD, packages: tuple[str, ...] = ()) -> Path:
-    """Copy `lambdas/__init__.py`, `lambdas/<function>/` and the repository's top-level `packages` (e.g.
-    "sink_engine") into a folder of their own, `build/lambda/code-<function>`; returns the folder."""
-    target = build / "lambda" / f"code-{function}"
-    shutil.rmtree(target, ignore_errors=True)
-    (target / "lambdas").mkdir(parents=True)
-    shutil.copy2(ROOT / "lambdas" / "__init__.py", target / "lambdas" / "__init__.py")
-    for source, into in ((f"lambdas/{function}", f"lambdas/{function}"), *((p, p) for p in packages)):
-        shutil.copytree(ROOT / source, target / into, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    return target
 
 
 class LibrariesLayer(Construct):

@@ -1,5 +1,15 @@
-"""Value converters: raw Kafka bytes to typed values, named like Kafka Connect's converters."""
+"""Value converters: raw Kafka bytes to typed values, named like Kafka Connect's converters.
+
+`converter_for` is imported on first use: the registry imports every converter (fastavro, the Schema Registry
+client), which config parsing, and so the DLQ replay Lambda, must not need."""
 from sink_engine.convert.base import Converter, ValueColumn
-from sink_engine.convert.registry import converter_for
 
 __all__ = ["Converter", "ValueColumn", "converter_for"]
+
+
+def __getattr__(name: str):
+    if name == "converter_for":
+        from sink_engine.convert.registry import converter_for
+
+        return converter_for
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

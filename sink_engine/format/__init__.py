@@ -1,5 +1,15 @@
-"""Output formats: encode the values of one file into the object's bytes."""
+"""Output formats: encode the values of one file into the object's bytes.
+
+`format_for` is imported on first use: the registry imports every format (pyarrow, fastavro), which config
+parsing, and so the DLQ replay Lambda, must not need."""
 from sink_engine.format.base import Format
-from sink_engine.format.registry import format_for
 
 __all__ = ["Format", "format_for"]
+
+
+def __getattr__(name: str):
+    if name == "format_for":
+        from sink_engine.format.registry import format_for
+
+        return format_for
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

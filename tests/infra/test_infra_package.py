@@ -1,97 +1,64 @@
-"""The job archive holds everything the job needs: unpacked into an empty folder, its interpreter runs the job
-entry point (`validate`) and imports every engine module and runtime dependency, with no other site-packages.
-Likewise the DLQ replay Lambda's code folder and layers import its handler."""
-import platform
-import shutil
-import subprocess
-import sys
-import tarfile
+"""What `make package` builds is what the stack deploys: the job archive's S3 key keeps an extension Spark
+unpacks, the synthesized spark-submit parameters are those tests/deployed runs, and every function's code
+folder and layers are those of `infra.packaging.FUNCTIONS` (which tests/deployed lays out for Lambda).
+Running the artifacts themselves is tests/deployed's."""
+from __future__ import annotations
+
+import shlex
 from pathlib import Path
 
-import pytest
-
 from infra import packaging
-
-ROOT = Path(__file__).resolve().parents[2]
-CONNECTOR = ROOT / "infra" / "connectors" / "dev" / "orders.json"
-IMPORT_ALL = """
-import importlib, pkgutil, sink_engine
-for mod in pkgutil.walk_packages(sink_engine.__path__, "sink_engine."):
-    if mod.name.endswith("__main__"):
-        continue
-    try:
-        importlib.import_module(mod.name)
-    except ModuleNotFoundError as e:
-        if e.name.split(".")[0] not in ("pyspark", "py4j"):  # Spark brings these on EMR
-            raise
-for dep in ("pyarrow", "pyarrow.parquet", "confluent_kafka", "orjson", "boto3", "aws_msk_iam_sasl_signer"):
-    importlib.import_module(dep)
-import sys; assert not any("/.venv/" in p for p in sys.path), sys.path
-print("ALL-IMPORTED")
-"""
+from tests.deployed.emr_runner import SPARK_UNPACKS, sink_job_parameters
+from tests.deployed.template import Templates
 
 
-@pytest.fixture(scope="module")
-def unpacked(tmp_path_factory) -> Path:
-    """The archive built for this machine's Python and architecture, unpacked as Spark does (`#environment`)."""
-    machine = {"x86_64": "X86_64", "aarch64": "ARM64"}[platform.machine()]
-    target = packaging.Target(f"{sys.version_info.major}.{sys.version_info.minor}", machine)
-    build = tmp_path_factory.mktemp("build")
-    archive = packaging.build_job_archive(target, str(Path(sys._base_executable).resolve()), build)
-    folder = tmp_path_factory.mktemp("empty") / "environment"
-    with tarfile.open(archive) as tar:
-        tar.extractall(folder, filter="tar")
-    shutil.rmtree(build)
-    return folder
+def _templates(synthesized) -> Templates:
+    settings = synthesized.deployment.settings
+    return Templates(synthesized.templates, settings.account, settings.region)
 
 
-def test_archive_runs_the_job_entry_point(unpacked, tmp_path):
-    done = subprocess.run([str(unpacked / "bin" / "python"), str(ROOT / "infra" / "job" / "entrypoint.py"),
-                           "validate", "--config", str(CONNECTOR)], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr
-    assert "orders-s3-sink" in done.stdout and "flush.size" in done.stdout
+def _spark_parameters(synthesized) -> str:
+    templates = _templates(synthesized)
+    stack, function = templates.function("trigger")
+    return templates.resolve(stack, function["Properties"]["Environment"]["Variables"]["SPARK_PARAMETERS"], {})
 
 
-def test_archive_holds_every_module_and_dependency(unpacked, tmp_path):
-    done = subprocess.run([str(unpacked / "bin" / "python"), "-c", IMPORT_ALL], cwd=tmp_path,
-                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr
-    assert "ALL-IMPORTED" in done.stdout
+def _archives(parameters: str) -> list[str]:
+    words = shlex.split(parameters)
+    confs = dict(w.partition("=")[::2] for option, w in zip(words[::2], words[1::2]) if option == "--conf")
+    return confs["spark.archives"].split(",")
 
 
-
-REPLAY_IMPORTS = """
-import sys
-import lambdas.dlq_replay.handler, sink_engine.dlq.replay, sink_engine.dlq.topic_destination
-from aws_msk_iam_sasl_signer import MSKAuthTokenProvider  # imported when an MSK IAM token is needed
-from confluent_kafka import Producer
-Producer({"bootstrap.servers": "127.0.0.1:9", "enable.idempotence": True})
-assert not any("/.venv/" in p or "site-packages" in p for p in sys.path), sys.path
-assert "pyarrow" not in sys.modules and "fastavro" not in sys.modules
-print("REPLAY-IMPORTED")
-"""
+def test_the_archive_key_keeps_an_extension_spark_unpacks(each_env):
+    for entry in _archives(_spark_parameters(each_env)):
+        uri, _, alias = entry.partition("#")
+        assert uri.startswith("s3://") and alias == "environment", entry
+        assert uri.rsplit("/", 1)[-1].lower().endswith(SPARK_UNPACKS), f"Spark would copy {uri}, not unpack it"
 
 
-def test_replay_code_and_layers_import_the_handler(tmp_path):
-    """The replay function's code folder and layers, built for this machine's Python and architecture and laid out
-    as Lambda does (code in the task folder, layers merged under /opt), import the handler and what replay uses
-    later; the runtime's boto3 is stood in for by a folder of its own, and no other site-packages is on the path."""
-    from infra.constructs.dlq_replay import PACKAGES
-    from infra.constructs.lambda_function import assemble_code
+def test_the_synthesized_parameters_are_those_the_deployed_tests_run(each_env):
+    parameters = _spark_parameters(each_env)
+    archive_uri = _archives(parameters)[0].partition("#")[0]
+    assert parameters == sink_job_parameters(archive_uri, each_env.deployment.settings.region)
 
-    machine = {"x86_64": "X86_64", "aarch64": "ARM64"}[platform.machine()]
-    target = packaging.Target(f"{sys.version_info.major}.{sys.version_info.minor}", machine)
-    build, task, opt, runtime = (tmp_path / name for name in ("build", "task", "opt", "runtime"))
-    shutil.copytree(assemble_code("dlq_replay", build, PACKAGES), task)
-    for name in packaging.LAYERS:
-        shutil.copytree(packaging.build_lambda_layer(name, build, target), opt, dirs_exist_ok=True)
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(runtime),
-                          *target.pip_args(), "-c", str(ROOT / "requirements.txt"), "boto3"], capture_output=True, text=True)
-    assert pip.returncode == 0, pip.stderr
-    shutil.rmtree(build)
-    done = subprocess.run([sys._base_executable, "-S", "-c", REPLAY_IMPORTS], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{task}:{opt / 'python'}:{runtime}",
-                               "AWS_REGION": "eu-west-1", "POWERTOOLS_SERVICE_NAME": "sink-dlq-replay"})
-    assert done.returncode == 0, done.stderr
-    assert "REPLAY-IMPORTED" in done.stdout
+
+def _top_level(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def test_each_function_has_the_code_and_layers_of_its_package(dev):
+    template, outdir = dev.templates["service"], dev.outdir
+    asset = lambda properties: outdir / f"asset.{properties['S3Key'].removesuffix('.zip')}"  # noqa: E731
+    built = {name: _top_level(packaging.lambda_layer_path(name) / "python") for name in packaging.LAYERS}
+    layers = {}
+    for logical, resource in template["Resources"].items():
+        if resource["Type"] == "AWS::Lambda::LayerVersion":
+            contents = _top_level(asset(resource["Properties"]["Content"]) / "python")
+            layers[logical] = next(name for name, names in built.items() if names == contents)
+    for function, package in packaging.FUNCTIONS.items():
+        _, resource = _templates(dev).function(function)
+        properties = resource["Properties"]
+        assert tuple(layers[ref["Ref"]] for ref in properties["Layers"]) == package.layers, function
+        code = asset(properties["Code"])
+        assert _top_level(code) == {"lambdas", *package.packages}, function
+        assert _top_level(code / "lambdas") == {"__init__.py", function}, function
