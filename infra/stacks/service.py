@@ -5,6 +5,8 @@ Everything here can be destroyed and redeployed without losing data (replay prog
 """
 from __future__ import annotations
 
+import re
+
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
@@ -21,8 +23,9 @@ from infra.stacks.data import DataStack
 
 
 class ServiceStack(Stack):
-    """Attributes: `job`, `trigger`, `admin`, `replay`, `monitoring`, `catalog`. Output `ReplayFunctionName`: the
-    function an operator invokes to replay dead letters."""
+    """Attributes: `job`, `trigger`, `admin`, `replay`, `monitoring`, `catalog`. Outputs: `ReplayFunctionName`,
+    `TriggerFunctionName`, `AdminFunctionName`, `ApplicationId`, `DashboardName` and `JobRole<Connector>` per
+    connector (see `_outputs`)."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  data: DataStack, **kwargs):
@@ -38,10 +41,33 @@ class ServiceStack(Stack):
         self.trigger.node.add_dependency(self.admin.resource)  # runs start once the connector configs are published
         self.replay = DlqReplay(self, "DlqReplay", settings=settings, connectors=connectors, data_key=key,
                                 table_arn=table.table_arn, layer=layer)
-        CfnOutput(self, "ReplayFunctionName", value=self.replay.function.function_name,
-                  description="aws lambda invoke --function-name <this> --payload '{\"connector\": ...}' out.json")
         self.monitoring = Monitoring(self, "Monitoring", settings=settings, connectors=connectors,
                                      application_id=self.job.application.attr_application_id,
                                      bucket_name=settings.bucket_name, trigger=self.trigger.function,
-                                     replay=self.replay.function)
+                                     replay=self.replay.function, admin=self.admin.function)
         self.catalog = Catalog(self, "Catalog", settings=settings, connectors=connectors)
+        self._outputs(settings)
+
+    def _outputs(self, settings: Settings) -> None:
+        """What an operator needs after `cdk deploy`: every function, the EMR application, the dashboard."""
+        for name, function, how in (
+            ("ReplayFunctionName", self.replay.function, "aws lambda invoke --function-name <this> "
+             "--cli-binary-format raw-in-base64-out --cli-read-timeout 900 --payload '{\"connector\": ...}' out.json"),
+            ("TriggerFunctionName", self.trigger.function, "force a run: aws lambda invoke --function-name <this> "
+             "--cli-binary-format raw-in-base64-out --payload '{\"action\": \"run\", \"connector\": ...}' out.json"),
+            ("AdminFunctionName", self.admin.function, "drift check: aws lambda invoke --function-name <this> "
+             "--cli-binary-format raw-in-base64-out --payload '{\"action\": \"plan\"}' out.json"),
+        ):
+            CfnOutput(self, name, value=function.function_name, description=how)
+        CfnOutput(self, "ApplicationId", value=self.job.application.attr_application_id,
+                  description="EMR Serverless application of the sink job (aws emr-serverless list-job-runs)")
+        CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name,
+                  description=f"CloudWatch dashboard (console: CloudWatch > Dashboards, region {settings.region})")
+        for name, role in self.job.roles.items():
+            CfnOutput(self, f"JobRole{_output_id(name)}", value=role.role_arn,
+                      description=f"EMR job runtime role of connector {name}")
+
+
+def _output_id(name: str) -> str:
+    """A connector name as the letters and digits an output's logical id may hold."""
+    return "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name))

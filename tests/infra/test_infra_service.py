@@ -157,3 +157,11 @@ def test_glue_tables_project_kafka_partitions(each_env):
         assert parameters["projection.enabled"] == "true"
         assert parameters["projection.partition.range"] == f"0,{settings.kafka_partitions - 1}"
         assert parameters["storage.location.template"].endswith("/partition=${partition}/")
+
+
+def test_outputs_name_every_function_the_application_the_dashboard_and_job_roles(each_env):
+    outputs = each_env.templates["service"]["Outputs"]
+    for name in ("ReplayFunctionName", "TriggerFunctionName", "AdminFunctionName", "ApplicationId", "DashboardName"):
+        assert name in outputs, name
+    assert "--cli-read-timeout 900" in outputs["ReplayFunctionName"]["Description"]
+    assert len([o for o in outputs if o.startswith("JobRole")]) == len(each_env.deployment.connectors)
