@@ -17,13 +17,15 @@ from infra.constructs.dlq_replay import DlqReplay
 from infra.constructs.emr_job import SinkJob
 from infra.constructs.lambda_function import LibrariesLayer
 from infra.constructs.monitoring import Monitoring
+from infra.constructs.network import JobNetwork
 from infra.constructs.trigger import Trigger
 from infra.settings import Settings
 from infra.stacks.data import DataStack
 
 
 class ServiceStack(Stack):
-    """Attributes: `job`, `trigger`, `admin`, `replay`, `monitoring`, `catalog`. Outputs: `ReplayFunctionName`,
+    """Attributes: `job`, `trigger`, `admin`, `network` (VPC endpoints or a stated NAT), `replay`, `monitoring`,
+    `catalog`. Outputs: `ReplayFunctionName`,
     `TriggerFunctionName`, `AdminFunctionName`, `ApplicationId`, `DashboardName` and `JobRole<Connector>` per
     connector (see `_outputs`)."""
 
@@ -39,6 +41,8 @@ class ServiceStack(Stack):
         self.trigger = Trigger(self, "Trigger", settings=settings, connectors=connectors, job=self.job, table=table,
                                layer=layer, bucket_name=settings.bucket_name)
         self.trigger.node.add_dependency(self.admin.resource)  # runs start once the connector configs are published
+        self.network = JobNetwork(self, "Network", settings=settings)
+        self.trigger.node.add_dependency(self.network)  # MSK event source pollers and the first runs need the endpoints
         self.replay = DlqReplay(self, "DlqReplay", settings=settings, connectors=connectors, data_key=key,
                                 table_arn=table.table_arn, layer=layer)
         self.monitoring = Monitoring(self, "Monitoring", settings=settings, connectors=connectors,
