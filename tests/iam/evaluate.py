@@ -1,0 +1,54 @@
+"""Evaluate identity policies as AWS does for what moto leaves out: resource ARNs of every service and conditions.
+
+Allowed = some Allow statement matches (action, resource and all its conditions) and no Deny statement does.
+Wildcards `*` and `?` in actions (case-insensitive) and resources. Condition operators: StringEquals, StringLike,
+ArnEquals, ArnLike, each optionally ForAllValues: / ForAnyValue:. A single-valued operator on a key the request
+lacks does not match; ForAllValues on a missing key matches (AWS's rule, which is why a LeadingKeys condition
+does not restrict a request without keys). Any other operator raises NotImplementedError rather than being
+ignored (which is what moto does).
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from tests.iam.actions import Need
+from tests.iam.policies import PolicyDocument, wildcard_match
+
+
+def allows(documents: Iterable[PolicyDocument], need: Need) -> bool:
+    statements = [s for d in documents for s in d.statements if _matches(s, need)]
+    return any(s["Effect"] == "Allow" for s in statements) and not any(s["Effect"] == "Deny" for s in statements)
+
+
+def _matches(statement: dict, need: Need) -> bool:
+    return (any(wildcard_match(a, need.action, case=False) for a in _as_list(statement["Action"]))
+            and any(wildcard_match(r, need.resource) for r in _as_list(statement["Resource"]))
+            and all(_condition(op, key, expected, need.context)
+                    for op, keys in statement.get("Condition", {}).items() for key, expected in keys.items()))
+
+
+def _condition(operator: str, key: str, expected, context) -> bool:
+    quantifier, _, base = operator.rpartition(":")
+    compare = _COMPARISONS.get(base)
+    if compare is None or quantifier not in ("", "ForAllValues", "ForAnyValue"):
+        raise NotImplementedError(f"condition operator {operator} is not evaluated by tests/iam/evaluate.py")
+    expected = _as_list(expected)
+    if key not in context:
+        return quantifier == "ForAllValues"
+    values = _as_list(context[key])
+    match = [any(compare(e, v) for e in expected) for v in values]
+    if quantifier == "ForAllValues":
+        return all(match)
+    return any(match)
+
+
+_COMPARISONS = {
+    "StringEquals": lambda expected, value: expected == value,
+    "StringLike": wildcard_match,
+    "ArnEquals": lambda expected, value: expected == value,
+    "ArnLike": wildcard_match,
+}
+
+
+def _as_list(value) -> list:
+    return list(value) if isinstance(value, list) else [value]

@@ -1,0 +1,45 @@
+"""Invoke a Lambda handler in-process as Lambda would run it: the environment the stack deploys for the function
+(from the template), the function's role credentials, its service objects built afresh, calls recorded."""
+from __future__ import annotations
+
+import importlib
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+
+from tests.iam.acting import acting_as
+from tests.iam.deployment import Deployed
+from tests.iam.recorder import CallLog
+from tests.iam.world import Principal
+
+HANDLERS = {"admin": "lambdas.admin.handler.handler", "trigger": "lambdas.trigger.handler.handler",
+            "replay": "lambdas.dlq_replay.handler.handler"}
+RUNTIME_ENV = {"POWERTOOLS_TRACE_DISABLED": "1"}  # no X-Ray daemon here
+
+
+@dataclass
+class LambdaContext:
+    function_name: str = "test-function"
+    function_version: str = "$LATEST"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:eu-west-1:123456789012:function:test-function"
+    aws_request_id: str = "6f5b1c3e-0000-4000-8000-000000000000"
+
+
+@contextmanager
+def as_function(deployed: Deployed, principal: Principal, handler: str, log: CallLog | None):
+    """Yields the handler function (`lambdas.<name>.handler.handler`)."""
+    module = importlib.import_module(handler.rsplit(".", 1)[0])
+    cached = getattr(module, "_service", None)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {**deployed.environment(handler), **RUNTIME_ENV}.items():
+            patch.setenv(name, value)
+        with acting_as(principal, log):
+            if hasattr(cached, "cache_clear"):
+                cached.cache_clear()
+            try:
+                yield module.handler
+            finally:
+                if hasattr(cached, "cache_clear"):
+                    cached.cache_clear()

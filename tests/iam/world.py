@@ -1,0 +1,94 @@
+"""The IAM-enforcing moto world: an admin user made with the server's free requests, and per deployed role an
+IAM role whose inline policies are the moto copies of that role's documents, assumed with sts:AssumeRole.
+
+moto evaluates an assumed role's inline policies as it evaluates a user's; a role keeps the deployed shape (the
+caller is `assumed-role/<name>/<session>`, as on AWS).
+"""
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from dataclasses import dataclass
+
+import boto3
+
+from tests.iam.moto_policy import Relaxation, for_moto
+from tests.iam.physical import MOTO_ACCOUNT
+from tests.iam.policies import PolicyDocument
+
+# create_user, put_user_policy, create_access_key: the requests LocalStack(iam_free_requests=...) must leave free
+ADMIN_REQUESTS = 3
+ADMIN = "iam-test-admin"
+# moto checks a trust policy's principal literally (an account root does not cover the admin user)
+_TRUST = {"Version": "2012-10-17", "Statement": [
+    {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{MOTO_ACCOUNT}:user/{ADMIN}"}, "Action": "sts:AssumeRole"}]}
+
+
+@dataclass(frozen=True)
+class Credentials:
+    access_key_id: str
+    secret_access_key: str
+    session_token: str | None
+    endpoint: str
+    region: str
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The variables boto3 reads (in this process, a Lambda handler or a Spark worker)."""
+        env = {"AWS_ACCESS_KEY_ID": self.access_key_id, "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
+               "AWS_ENDPOINT_URL": self.endpoint, "AWS_REGION": self.region, "AWS_DEFAULT_REGION": self.region}
+        if self.session_token:
+            env["AWS_SESSION_TOKEN"] = self.session_token
+        return env
+
+    def client(self, service: str):
+        return boto3.session.Session(self.access_key_id, self.secret_access_key, self.session_token,
+                                     self.region).client(service, endpoint_url=self.endpoint)
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str  # the role's name in moto: the physical name of the template's role
+    arn: str
+    documents: tuple[PolicyDocument, ...]  # as deployed (ARNs in moto's account)
+    relaxations: tuple[Relaxation, ...]  # what the moto copies relax
+    credentials: Credentials
+
+
+class IamWorld:
+    def __init__(self, endpoint: str, region: str):
+        """Make the admin with the server's first ADMIN_REQUESTS requests (call once, first, per server)."""
+        self.endpoint, self.region = endpoint, region
+        iam = Credentials("bootstrap", "bootstrap", None, endpoint, region).client("iam")
+        iam.create_user(UserName=ADMIN)
+        iam.put_user_policy(UserName=ADMIN, PolicyName="admin", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
+        key = iam.create_access_key(UserName=ADMIN)["AccessKey"]
+        self.admin = Credentials(key["AccessKeyId"], key["SecretAccessKey"], None, endpoint, region)
+
+    def models(self, service: str) -> dict:
+        """moto's stored state of `service` (its moto module name, e.g. "emrserverless"), read through moto's own
+        API: an IAM-enforcing moto refuses the signature of every GET request of a REST-JSON service (it signs the
+        request headers as a form body), so the admin cannot read an EMR Serverless job run back with boto3."""
+        with urllib.request.urlopen(f"{self.endpoint}/moto-api/data.json", timeout=30) as response:
+            return json.load(response)[service]
+
+    def role(self, name: str, documents: list[PolicyDocument]) -> Principal:
+        """Create role `name` with the moto copies of `documents` and assume it."""
+        iam = self.admin.client("iam")
+        arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(_TRUST))["Role"]["Arn"]
+        relaxations = []
+        for index, policy in enumerate(documents):
+            copy, relaxed = for_moto(policy)
+            relaxations += relaxed
+            iam.put_role_policy(RoleName=name, PolicyName=_policy_name(index, policy.source),
+                                PolicyDocument=json.dumps(copy))
+        assumed = self.admin.client("sts").assume_role(RoleArn=arn, RoleSessionName="iam-test")["Credentials"]
+        credentials = Credentials(assumed["AccessKeyId"], assumed["SecretAccessKey"], assumed["SessionToken"],
+                                  self.endpoint, self.region)
+        return Principal(name, arn, tuple(documents), tuple(relaxations), credentials)
+
+
+def _policy_name(index: int, source: str) -> str:
+    return f"{index:02d}-" + re.sub(r"[^\w+=,.@-]", "-", source)[:120]
