@@ -50,13 +50,21 @@ class ConnectorSpec:
         return tuple(f"{self.topics_dir}/{topic}/" for topic in self.topics)
 
 
+# The settings that decide when a file closes, which the trigger reads to start only runs that close one.
+ROTATION_KEYS = ("flush.size", "rotate.schedule.interval.ms", "rotate.interval.ms", "timestamp.extractor", "timezone")
+
+
 def lambda_environment(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
                        role_arns: dict[str, str] | None = None) -> str:
-    """The CONNECTORS variable of the trigger and replay Lambdas: a JSON list of {name, topics, config_uri}, and
-    each connector's job runtime role as `role_arn` when `role_arns` (name -> ARN) is given."""
-    described = [{"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}",
-                  **({"role_arn": role_arns[c.name]} if role_arns else {})}
-                 for c in connectors]
+    """The CONNECTORS variable of the trigger and replay Lambdas: a JSON list of {name, topics, config_uri,
+    rotation}, `rotation` holding the connector's ROTATION_KEYS as the engine parses them, and each connector's
+    job runtime role as `role_arn` when `role_arns` (name -> ARN) is given."""
+    described = []
+    for c in connectors:
+        config = c.config
+        described.append({"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}",
+                          "rotation": {key: config[key] for key in ROTATION_KEYS},
+                          **({"role_arn": role_arns[c.name]} if role_arns else {})})
     return json.dumps(described, separators=(",", ":"))
 
 

@@ -91,8 +91,11 @@ class EmrSettings:
 
 @dataclass(frozen=True)
 class TriggerSettings:
-    min_pending_records: int
-    max_pending_age_seconds: int
+    """The trigger starts a run only when a file would close (the connector's own rotation settings decide);
+    after n failed runs in a row it waits min(backoff_base_seconds * 2^(n-1), backoff_cap_seconds)."""
+
+    backoff_base_seconds: int
+    backoff_cap_seconds: int
     idle_flush_minutes: int
     batch_size: int
     max_batching_window_seconds: int
@@ -181,8 +184,8 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         network=_network(r),
         emr=_emr(r),
         trigger=TriggerSettings(
-            min_pending_records=r.integer("trigger.min_pending_records", 1),
-            max_pending_age_seconds=r.integer("trigger.max_pending_age_seconds", 1),
+            backoff_base_seconds=r.integer("trigger.backoff_base_seconds", 1, 3_600),
+            backoff_cap_seconds=r.integer("trigger.backoff_cap_seconds", r.integer("trigger.backoff_base_seconds", 1), 86_400),
             idle_flush_minutes=r.integer("trigger.idle_flush_minutes", 1, 1440),
             batch_size=r.integer("trigger.batch_size", 1, 10_000),
             max_batching_window_seconds=r.integer("trigger.max_batching_window_seconds", 0, 300),

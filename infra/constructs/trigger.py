@@ -1,7 +1,9 @@
 """The trigger Lambda: an MSK event source per topic, the idle-flush schedule, and what MSK with IAM needs."""
 from __future__ import annotations
 
-from aws_cdk import Duration, Stack
+import re
+
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -14,10 +16,25 @@ from infra.connectors import ConnectorSpec, lambda_environment
 from infra.constructs.emr_job import SinkJob
 from infra.constructs.lambda_function import PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, MSK_EXECUTION, XRAY_REASON, acknowledge, logical_id
+from infra.errors import ConnectorSpecError
 from infra.settings import Settings
 
 SERVICE = "sink-trigger"
 IDLE_FLUSH_INPUT = {"action": "idle-flush"}
+ENVIRONMENT_LIMIT = 4 * 1024
+ENVIRONMENT_MARGIN = 128  # the Powertools variables PythonLambda adds
+TOKEN_CHARS = 100  # a role ARN as CloudFormation names it: arn:aws:iam::<account>:role/<stack>-<path>-<suffix>
+_TOKEN = re.compile(r"\$\{Token\[[^\]]*\]\}")
+
+
+def check_environment_size(environment: dict[str, str], source: str) -> None:
+    """Lambda refuses a function whose variables pass 4 KB (names and values); CONNECTORS grows with each
+    connector (about 400 bytes). Unresolved tokens (ARNs, names) count as TOKEN_CHARS characters."""
+    size = ENVIRONMENT_MARGIN + sum(len(name) + len(_TOKEN.sub("x" * TOKEN_CHARS, value))
+                                    for name, value in environment.items())
+    if size > ENVIRONMENT_LIMIT:
+        raise ConnectorSpecError(source, "(connectors)", f"the trigger's environment would be about {size} bytes, "
+                                 f"over Lambda's {ENVIRONMENT_LIMIT}: deploy fewer connectors per environment")
 
 
 def trigger_group_id(env: str, topic: str) -> str:
@@ -33,18 +50,20 @@ class Trigger(Construct):
                  job: SinkJob, table: dynamodb.ITable, layer: lambda_.ILayerVersion, bucket_name: str):
         super().__init__(scope, id)
         tuning = settings.trigger
-        self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
-                                     log_retention_days=settings.retention.log_retention_days,
-                                     timeout=Duration.seconds(60), environment={
+        environment = {
             "TABLE_NAME": table.table_name,
             "CONNECTORS": lambda_environment(connectors, bucket_name, job.role_arns()),
             "APPLICATION_ID": job.application.attr_application_id,
             "ENTRY_POINT": job.entry_point, "SPARK_PARAMETERS": job.spark_parameters,
             "JOB_TIMEOUT_MINUTES": str(settings.emr.job_timeout_minutes),
-            "MIN_PENDING_RECORDS": str(tuning.min_pending_records),
-            "MAX_PENDING_AGE_MS": str(tuning.max_pending_age_seconds * 1000),
             "RUN_CLAIM_MS": str(tuning.run_claim_minutes * 60_000),
-        }).function
+            "BACKOFF_BASE_MS": str(tuning.backoff_base_seconds * 1000),
+            "BACKOFF_CAP_MS": str(tuning.backoff_cap_seconds * 1000),
+        }
+        check_environment_size(environment, f"{settings.env}/*.json")
+        self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
+                                     log_retention_days=settings.retention.log_retention_days,
+                                     timeout=Duration.seconds(60), environment=environment).function
         self._grant(settings, connectors, job, table)
         topics = sorted({t for c in connectors for t in c.topics})
         for topic in topics:
@@ -53,23 +72,26 @@ class Trigger(Construct):
                 batch_size=tuning.batch_size, max_batching_window=Duration.seconds(tuning.max_batching_window_seconds),
                 consumer_group_id=trigger_group_id(settings.env, topic)))
         self.schedule = events.Rule(self, "IdleFlush", schedule=events.Schedule.rate(Duration.minutes(tuning.idle_flush_minutes)),
-                                    description="Idle flush: start a run for connectors whose pending records are old",
+                                    description="Idle flush: start the runs a scheduled rotation or a first run makes due",
                                     targets=[targets.LambdaFunction(self.function, event=events.RuleTargetInput.from_object(IDLE_FLUSH_INPUT))])
 
     def _grant(self, settings: Settings, connectors, job: SinkJob, table: dynamodb.ITable) -> None:
         role, msk = self.function.role, settings.msk
-        table.grant(role, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query")
+        table.grant(role, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
+                    "dynamodb:BatchWriteItem")
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:TagResource"],
             resources=[job.application_arn, f"{job.application_arn}/jobruns/*"]))
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["iam:PassRole"], resources=list(job.role_arns().values()),
             conditions={"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}}))
-        # what the event source mappings need for MSK with IAM, beyond what CDK adds
+        # what the event source mappings need for MSK with IAM, beyond what CDK adds (Lambda's "Configuring Lambda
+        # permissions for Amazon MSK event source mappings" lists DescribeClusterDynamicConfiguration for IAM auth)
         topics = sorted({t for c in connectors for t in c.topics})
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["kafka:DescribeClusterV2", "kafka:DescribeCluster", "kafka:GetBootstrapBrokers",
-                     "kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], resources=[msk.cluster_arn]))
+                     "kafka-cluster:Connect", "kafka-cluster:DescribeCluster",
+                     "kafka-cluster:DescribeClusterDynamicConfiguration"], resources=[msk.cluster_arn]))
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
             resources=[msk.resource_arn("topic", t) for t in topics]))

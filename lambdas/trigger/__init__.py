@@ -1,1 +1,1 @@
-"""Trigger: starts a sink job run per connector when enough records or old enough records are pending."""
+"""Trigger: starts a sink job run for a connector when a run would close a file of one of its topic-partitions."""

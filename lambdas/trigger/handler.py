@@ -1,50 +1,82 @@
-"""Lambda entry of the trigger: an MSK event source batch or the EventBridge idle-flush tick.
+"""Lambda entry of the trigger: an MSK event source batch, the EventBridge idle-flush tick, or a forced run.
 
-Environment: TABLE_NAME, CONNECTORS (JSON), APPLICATION_ID, JOB_ROLE_ARN, ENTRY_POINT, SPARK_PARAMETERS,
-JOB_TIMEOUT_MINUTES, MIN_PENDING_RECORDS, MAX_PENDING_AGE_MS, RUN_CLAIM_MS, and Powertools' variables.
+Events: the MSK event (`eventSource` "aws:kafka", `records` grouped under "<topic>-<partition>"; only topic,
+partition, offset and timestamp are read, never the base64 key or value); `{"action": "idle-flush"}`;
+`{"action": "run", "connector": "<name>"}` (start a run now unless one is active, ignoring the rules and the
+backoff). The tick also reports the health of the function's MSK event source mappings (esm_health.py).
+Environment: TABLE_NAME, CONNECTORS (JSON, see connectors.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
+without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, RUN_CLAIM_MS, BACKOFF_BASE_MS,
+BACKOFF_CAP_MS, and Powertools' variables.
 """
 from __future__ import annotations
 
 import os
 import time
 from functools import lru_cache
+from typing import Callable, Mapping
 
 import boto3
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
-from aws_lambda_powertools.utilities.data_classes import KafkaEvent
 
-from lambdas.trigger.pending import Thresholds
-from lambdas.trigger.runs import RunStarter
-from lambdas.trigger.service import Decision, TriggerService, connectors_from_json, job_from_env
+from lambdas.trigger import esm_health
+from lambdas.trigger.connectors import connectors_from_json
+from lambdas.trigger.errors import UnknownRequestError
+from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
+from lambdas.trigger.service import Decision, TriggerService
 from lambdas.trigger.state import TriggerState
 
 logger = Logger()
 tracer = Tracer()
+KAFKA_SOURCES = ("aws:kafka", "SelfManagedKafka")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerService:
+    """The service of the environment's settings, with AWS clients of the current session."""
+    state = TriggerState(boto3.client("dynamodb"), env["TABLE_NAME"])
+    job = JobSpec(env["APPLICATION_ID"], env["ENTRY_POINT"], env["SPARK_PARAMETERS"], int(env["JOB_TIMEOUT_MINUTES"]))
+    backoff = Backoff(int(env["BACKOFF_BASE_MS"]), int(env["BACKOFF_CAP_MS"]))
+    starter = RunStarter(state, boto3.client("emr-serverless"), job, int(env["RUN_CLAIM_MS"]), backoff)
+    return TriggerService(connectors_from_json(env["CONNECTORS"], env.get("JOB_ROLE_ARN")), state, starter, clock)
+
+
+@lru_cache(maxsize=1)
+def _lambda_client():
+    return boto3.client("lambda")
 
 
 @lru_cache(maxsize=1)
 def _service() -> TriggerService:
-    env = os.environ
-    state = TriggerState(boto3.client("dynamodb"), env["TABLE_NAME"])
-    starter = RunStarter(state, boto3.client("emr-serverless"), job_from_env(env), int(env["RUN_CLAIM_MS"]))
-    thresholds = Thresholds(int(env["MIN_PENDING_RECORDS"]), int(env["MAX_PENDING_AGE_MS"]))
-    return TriggerService(connectors_from_json(env["CONNECTORS"]), state, starter, thresholds,
-                          lambda: int(time.time() * 1000))
+    return build_service(os.environ, _now_ms)
+
+
+def decide(event: dict) -> list[Decision]:
+    if event.get("eventSource") in KAFKA_SOURCES:
+        return _service().on_batch(event.get("records") or {})
+    action = event.get("action")
+    if action == "idle-flush":
+        return _service().on_tick()
+    if action == "run":
+        return [_service().force(event.get("connector"))]
+    raise UnknownRequestError(f"unknown trigger event: action {action!r} (expected an MSK event, "
+                              '{"action": "idle-flush"} or {"action": "run", "connector": "<name>"})')
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def handler(event: dict, context) -> dict:
-    if event.get("eventSource") == "aws:kafka":
-        kafka = KafkaEvent(event)
-        decisions = _service().on_batch((r.topic, r.partition, r.offset, r.timestamp) for r in kafka.records)
-    else:
-        decisions = _service().on_tick()
+    decisions = decide(event)
     for decision in decisions:
         _report(decision)
+    if event.get("action") == "idle-flush":  # the tick also checks the event sources that feed the batches
+        esm_health.report(_lambda_client(), context.function_name, _service().topics, logger)
     return {"decisions": [{"connector": d.connector, "action": d.outcome.action, "reason": d.outcome.reason,
-                           "job_run_id": d.outcome.job_run_id, "pending_records": d.pending.records}
+                           "where": d.where, "job_run_id": d.outcome.job_run_id,
+                           "retry_at_ms": d.outcome.retry_at_ms, "pending_records": d.pending.records}
                           for d in decisions]}
 
 
@@ -52,8 +84,9 @@ def _report(decision: Decision) -> None:
     outcome = decision.outcome
     event = "JOB_RUN_STARTED" if outcome.action in ("started", "resumed") else "JOB_RUN_SKIPPED"
     logger.info(event, extra={"connector": decision.connector, "action": outcome.action, "reason": outcome.reason,
-                              "job_run_id": outcome.job_run_id, "pending_records": decision.pending.records})
-    age_s = decision.pending.age_ms(int(time.time() * 1000)) / 1000
+                              "where": decision.where, "job_run_id": outcome.job_run_id,
+                              "retry_at_ms": outcome.retry_at_ms, "pending_records": decision.pending.records})
+    age_s = decision.pending.age_ms(decision.at_ms) / 1000
     for name, unit, value in (("PendingRecords", MetricUnit.Count, decision.pending.records),
                               ("OldestPendingAgeSeconds", MetricUnit.Seconds, age_s),
                               ("JobRunsStarted", MetricUnit.Count, 1 if outcome.action == "started" else 0)):

@@ -1,23 +1,40 @@
-"""Pure bookkeeping of pending records per topic-partition: what a batch adds, what a commit removes."""
+"""Pure bookkeeping of pending records per topic-partition: what a batch adds, what a commit removes.
+
+The trigger counts offsets, not records: pending = newest offset seen + 1 - committed next offset. On a topic
+with transaction markers or compaction gaps this overcounts; a run that then closes nothing counts as a failed
+run for the backoff (runs.py), so an overcount cannot start runs back to back.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Container, Iterable, Mapping
+
+TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True)
 class Seen:
-    """What the trigger has seen of one topic-partition: the offset after the newest record, and the oldest
-    record not yet committed (offset and timestamp), or None when nothing is pending."""
+    """What the trigger has seen of one topic-partition: the offset after the newest record; the lowest-offset
+    record past the committed offset when it was seen (offset, timestamp) and the newest timestamp from it on,
+    or None when nothing was pending."""
 
     next_offset: int
-    oldest_offset: int | None = None
-    oldest_ts_ms: int | None = None
+    first_offset: int | None = None
+    first_ts_ms: int | None = None
+    newest_ts_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The engine's OFFSET item of a topic-partition: its next offset and when it was committed."""
+
+    next_offset: int
+    committed_at_ms: int
 
 
 @dataclass(frozen=True)
 class Pending:
-    """A connector's backlog as far as the trigger knows: records past the committed offsets, oldest timestamp."""
+    """A connector's backlog as far as the trigger knows: offsets past the committed ones, oldest timestamp."""
 
     records: int
     oldest_ts_ms: int | None
@@ -26,57 +43,61 @@ class Pending:
         return 0 if self.oldest_ts_ms is None else max(0, now_ms - self.oldest_ts_ms)
 
 
-def summarize(records: Iterable[tuple[str, int, int, int]]) -> dict[tuple[str, int], Seen]:
-    """(topic, partition, offset, timestamp_ms) records -> per topic-partition newest offset + 1 and oldest record."""
-    seen: dict[tuple[str, int], Seen] = {}
-    for topic, partition, offset, ts in records:
-        old = seen.get((topic, partition))
-        if old is None:
-            seen[(topic, partition)] = Seen(offset + 1, offset, ts)
+def summarize(records: Iterable[Mapping], committed: Mapping[TopicPartition, int],
+              topics: Container[str]) -> dict[TopicPartition, Seen]:
+    """MSK event records (dicts with topic, partition, offset, timestamp) of `topics` at or past their committed
+    offset -> per topic-partition: newest offset + 1, lowest-offset record, newest timestamp. One pass."""
+    acc: dict[TopicPartition, list] = {}
+    for record in records:
+        topic = record["topic"]
+        if topic not in topics:
             continue
-        oldest = (old.oldest_offset, old.oldest_ts_ms) if old.oldest_offset <= offset else (offset, ts)
-        seen[(topic, partition)] = Seen(max(old.next_offset, offset + 1), *oldest)
-    return seen
+        tp, offset = (topic, record["partition"]), record["offset"]
+        if offset < committed.get(tp, 0):
+            continue
+        ts, seen = record["timestamp"], acc.get(tp)
+        if seen is None:
+            acc[tp] = [offset, ts, offset, ts]
+            continue
+        if offset < seen[0]:
+            seen[0], seen[1] = offset, ts
+        elif offset > seen[2]:
+            seen[2] = offset
+        if ts > seen[3]:
+            seen[3] = ts
+    return {tp: Seen(s[2] + 1, s[0], s[1], s[3]) for tp, s in acc.items()}
 
 
 def merge(stored: Seen | None, batch: Seen | None, committed: int) -> Seen | None:
-    """Combine what was stored with a batch, dropping what `committed` (the job's next offset) has covered."""
+    """Combine the stored marker with a batch (whose records are all at or past `committed`), dropping what the
+    committed offset covers. When the commit passed every record known by offset, the older first record is
+    kept for the age only (its offset below `committed` says so) until a batch brings a record past it."""
     candidates = [s for s in (stored, batch) if s is not None]
     if not candidates:
         return None
     next_offset = max(s.next_offset for s in candidates)
-    live = [s for s in candidates if s.oldest_offset is not None and s.oldest_offset >= committed]
     if next_offset <= committed:
         return Seen(next_offset)
-    if not live:
-        # the records between `committed` and what we saw were delivered before the marker existed
-        return Seen(next_offset, committed, min(s.oldest_ts_ms for s in candidates if s.oldest_ts_ms is not None))
-    oldest = min(live, key=lambda s: s.oldest_offset)
-    return Seen(next_offset, oldest.oldest_offset, oldest.oldest_ts_ms)
+    known = [s for s in candidates if s.first_offset is not None]
+    live = [s for s in known if s.first_offset >= committed]
+    if live:
+        first = min(live, key=lambda s: s.first_offset)
+        return Seen(next_offset, first.first_offset, first.first_ts_ms, max(s.newest_ts_ms for s in live))
+    if known:
+        first = min(known, key=lambda s: s.first_offset)
+        return Seen(next_offset, first.first_offset, first.first_ts_ms, first.newest_ts_ms)
+    return Seen(next_offset)
 
 
-def backlog(seen: dict[tuple[str, int], Seen], committed: dict[tuple[str, int], int]) -> Pending:
-    """Total records past the committed offsets and the oldest pending timestamp over all partitions."""
+def backlog(seen: Mapping[TopicPartition, Seen], committed: Mapping[TopicPartition, Committed]) -> Pending:
+    """Offsets past the committed ones and the oldest pending timestamp over all partitions (for metrics)."""
     records, oldest = 0, None
     for tp, s in seen.items():
-        behind = s.next_offset - committed.get(tp, 0)
-        if behind <= 0 or s.oldest_ts_ms is None:
+        done = committed.get(tp)
+        behind = s.next_offset - (done.next_offset if done else 0)
+        if behind <= 0:
             continue
         records += behind
-        oldest = s.oldest_ts_ms if oldest is None else min(oldest, s.oldest_ts_ms)
+        if s.first_ts_ms is not None:
+            oldest = s.first_ts_ms if oldest is None else min(oldest, s.first_ts_ms)
     return Pending(records, oldest)
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    min_pending_records: int
-    max_pending_age_ms: int
-
-
-def should_start(pending: Pending, now_ms: int, thresholds: Thresholds) -> str | None:
-    """The reason to start a run now ("records" or "age"), or None to wait."""
-    if pending.records >= thresholds.min_pending_records:
-        return "records"
-    if pending.records > 0 and pending.age_ms(now_ms) >= thresholds.max_pending_age_ms:
-        return "age"
-    return None

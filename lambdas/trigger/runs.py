@@ -1,36 +1,54 @@
-"""Start at most one job run per connector: the engine's lease, the trigger's run claim, a deterministic token.
+"""Start at most one job run per connector: the engine's lease, the trigger's run claim, a deterministic token,
+and a backoff after runs that fail.
 
-A claim is live while it has not expired and the lease epoch has not moved since it was written (the run it
-asked for has not taken the lease yet). The EMR client token derives from (connector, attempt), so a retried
-StartJobRun for the same claim returns the run already started instead of a second one.
+Before a new claim, the previous claim's run is settled: GetJobRun says whether it is still active (QUEUED,
+PENDING, SCHEDULED, SUBMITTED, RUNNING, CANCELLING: skip, whatever the claim's expiry), or how it ended. It
+succeeded if EMR says SUCCESS, the lease epoch moved past the claim's (the run took the lease) and some offset
+of the connector was committed since the claim; SUCCESS with a commit-less lease is `idle`; FAILED, CANCELLED,
+a vanished run, or a claim that expired with no run are `failed`. After n consecutive failed or idle runs, the
+next one waits min(base * 2^(n-1), cap) from when the trigger saw the last one end; a success resets n. A claim
+without a run id that has not expired is resumed with the same client token: StartJobRun with the token of
+(connector, attempt) returns the run already started instead of a second one.
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 
-from lambdas.trigger.state import RunClaim, TriggerState
+from botocore.exceptions import ClientError
 
-ACTIVE_STATES = {"SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED"}
+from lambdas.trigger.connectors import Connector
+from lambdas.trigger.state import FAILED, IDLE, SUCCEEDED, RunClaim, TriggerState
+
+TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED ... CANCELLING) is active
 
 
 @dataclass(frozen=True)
 class JobSpec:
-    """How to start the sink job on EMR Serverless."""
+    """How to start the sink job on EMR Serverless (the role comes with each connector)."""
 
     application_id: str
-    role_arn: str
     entry_point: str
     spark_parameters: str
     timeout_minutes: int
 
 
 @dataclass(frozen=True)
+class Backoff:
+    base_ms: int
+    cap_ms: int
+
+    def delay_ms(self, failures: int) -> int:
+        """min(base * 2^(failures-1), cap); 0 without failures."""
+        return 0 if failures <= 0 else min(self.base_ms << min(failures - 1, 40), self.cap_ms)
+
+
+@dataclass(frozen=True)
 class Outcome:
-    connector: str
     action: str  # started | resumed | skipped
     reason: str
     job_run_id: str | None = None
+    retry_at_ms: int | None = None
 
 
 def client_token(connector: str, attempt: int) -> str:
@@ -38,43 +56,79 @@ def client_token(connector: str, attempt: int) -> str:
 
 
 class RunStarter:
-    def __init__(self, state: TriggerState, emr, job: JobSpec, claim_ms: int):
-        self._state, self._emr, self._job, self._claim_ms = state, emr, job, claim_ms
+    def __init__(self, state: TriggerState, emr, job: JobSpec, claim_ms: int, backoff: Backoff):
+        self._state, self._emr, self._job, self._claim_ms, self._backoff = state, emr, job, claim_ms, backoff
 
-    def start(self, connector: str, config_uri: str, reason: str, now_ms: int) -> Outcome:
-        """Start a run for `connector` unless one holds the lease or a live claim; safe to call again."""
-        lease = self._state.lease(connector)
+    def start(self, connector: Connector, reason: str, now_ms: int, last_commit_ms: int,
+              forced: bool = False) -> Outcome:
+        """Start a run unless one holds the lease or its claim's run is active, or (unless `forced`) the backoff
+        after failed runs has not elapsed. `last_commit_ms`: the newest committed_at_ms of the connector's
+        offsets. Safe to call again with the same arguments."""
+        name = connector.name
+        lease = self._state.lease(name)
         if lease and lease.held(now_ms):
-            return Outcome(connector, "skipped", "lease-held")
+            return Outcome("skipped", "lease-held")
         epoch = lease.epoch if lease else 0
-        claim = self._state.claim(connector)
-        if claim and claim.expires_at_ms > now_ms and claim.lease_epoch == epoch:
-            if claim.job_run_id is None:
-                return self._submit(connector, config_uri, claim, "resumed", reason)
-            if self._job_state(claim.job_run_id) in ACTIVE_STATES:
-                return Outcome(connector, "skipped", "run-starting", claim.job_run_id)
-        fresh = RunClaim((claim.attempt if claim else 0) + 1, epoch, now_ms + self._claim_ms, None)
-        if not self._state.put_claim(connector, fresh, claim.attempt if claim else None):
-            return Outcome(connector, "skipped", "claimed-concurrently")
-        return self._submit(connector, config_uri, fresh, "started", reason)
+        claim = self._state.claim(name)
+        if claim and claim.outcome is None:
+            verdict = self._verdict(claim, epoch, now_ms, last_commit_ms)
+            if verdict == "active":
+                return Outcome("skipped", "run-active", claim.job_run_id)
+            if verdict == "resume":
+                return self._submit(connector, claim, "resumed", reason)
+            claim = self._state.settle(name, claim, verdict, now_ms)
+            if claim is None:
+                return Outcome("skipped", "claimed-concurrently")
+        failures = claim.failures if claim else 0
+        if failures and not forced:
+            retry_at = claim.settled_at_ms + self._backoff.delay_ms(failures)
+            if now_ms < retry_at:
+                return Outcome("skipped", "backoff", claim.job_run_id, retry_at)
+        fresh = RunClaim((claim.attempt if claim else 0) + 1, epoch, now_ms, now_ms + self._claim_ms,
+                         failures_before=failures)
+        if not self._state.put_claim(name, fresh, claim.attempt if claim else None):
+            return Outcome("skipped", "claimed-concurrently")
+        return self._submit(connector, fresh, "started", reason)
 
-    def _submit(self, connector: str, config_uri: str, claim: RunClaim, action: str, reason: str) -> Outcome:
-        answer = self._emr.start_job_run(
-            applicationId=self._job.application_id,
-            clientToken=client_token(connector, claim.attempt),
-            executionRoleArn=self._job.role_arn,
-            name=f"{connector}-{claim.attempt}",
-            executionTimeoutMinutes=self._job.timeout_minutes,
-            jobDriver={"sparkSubmit": {
-                "entryPoint": self._job.entry_point,
-                "entryPointArguments": ["run", "--config", config_uri],
-                "sparkSubmitParameters": self._job.spark_parameters,
-            }},
-            tags={"connector": connector, "attempt": str(claim.attempt)},
-        )
-        self._state.record_job_run(connector, claim.attempt, answer["jobRunId"])
-        return Outcome(connector, action, reason, answer["jobRunId"])
+    def _verdict(self, claim: RunClaim, epoch: int, now_ms: int, last_commit_ms: int) -> str:
+        """active | resume | succeeded | idle | failed, for a claim not settled yet."""
+        took_lease = epoch > claim.lease_epoch
+        if claim.job_run_id is None:
+            if took_lease:  # StartJobRun answered but its id was not recorded, and the run went on
+                return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
+            return "resume" if claim.expires_at_ms > now_ms else FAILED
+        state = self._job_state(claim.job_run_id)
+        if state not in TERMINAL_STATES:
+            return "active"
+        if state != "SUCCESS" or not took_lease:
+            return FAILED
+        return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
+
+    def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
+        try:
+            answer = self._emr.start_job_run(
+                applicationId=self._job.application_id,
+                clientToken=client_token(connector.name, claim.attempt),
+                executionRoleArn=connector.role_arn,
+                name=f"{connector.name}-{claim.attempt}",
+                executionTimeoutMinutes=self._job.timeout_minutes,
+                jobDriver={"sparkSubmit": {
+                    "entryPoint": self._job.entry_point,
+                    "entryPointArguments": ["run", "--config", connector.config_uri],
+                    "sparkSubmitParameters": self._job.spark_parameters,
+                }},
+                tags={"connector": connector.name, "attempt": str(claim.attempt)},
+            )
+        except ClientError as e:  # the claim stays: the next call resumes it, or it expires as a failed run
+            return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
+        self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])
+        return Outcome(action, reason, answer["jobRunId"])
 
     def _job_state(self, job_run_id: str) -> str:
-        run = self._emr.get_job_run(applicationId=self._job.application_id, jobRunId=job_run_id)
+        try:
+            run = self._emr.get_job_run(applicationId=self._job.application_id, jobRunId=job_run_id)
+        except ClientError as e:
+            if e.response["Error"]["Code"] == "ResourceNotFoundException":
+                return "FAILED"  # the run is gone (application recreated): nothing of it can still start
+            raise
         return run["jobRun"]["state"]

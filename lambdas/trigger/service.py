@@ -1,68 +1,79 @@
-"""The trigger's use cases: an MSK batch and the idle-flush tick, each deciding per connector whether to start a run."""
+"""The trigger's use cases: an MSK batch, the idle-flush tick and a forced run, each deciding per connector.
+
+A batch records what it adds (per topic-partition markers) for each connector reading its topics, then decides
+for those connectors; the tick decides for every connector from what is stored, without reading Kafka: it
+knows the offsets the event source delivered (markers), the engine's commits and the clock, so it can start the
+runs that a scheduled or wall-clock rotation makes due, and the first run of a topic that never had one.
+"""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable, Iterable, Mapping
 
-from lambdas.trigger.pending import Pending, Thresholds, backlog, merge, should_start, summarize
-from lambdas.trigger.runs import JobSpec, Outcome, RunStarter
+from lambdas.trigger.connectors import Connector
+from lambdas.trigger.errors import UnknownRequestError
+from lambdas.trigger.pending import Pending, Seen, backlog, merge, summarize
+from lambdas.trigger.rules import closing, worth_saving
+from lambdas.trigger.runs import Outcome, RunStarter
 from lambdas.trigger.state import TriggerState
-
-
-@dataclass(frozen=True)
-class Connector:
-    name: str
-    topics: tuple[str, ...]
-    config_uri: str
 
 
 @dataclass(frozen=True)
 class Decision:
     connector: str
+    at_ms: int
     pending: Pending
     outcome: Outcome
+    where: str | None = None  # the topic or topic-partition whose file would close
 
 
 class TriggerService:
     def __init__(self, connectors: Iterable[Connector], state: TriggerState, starter: RunStarter,
-                 thresholds: Thresholds, clock: Callable[[], int]):
-        self._connectors = tuple(connectors)
-        self._state, self._starter, self._thresholds, self._clock = state, starter, thresholds, clock
+                 clock: Callable[[], int]):
+        self._connectors = {c.name: c for c in connectors}
+        self._state, self._starter, self._clock = state, starter, clock
 
-    def on_batch(self, records: Iterable[tuple[str, int, int, int]]) -> list[Decision]:
-        """Record what an MSK batch adds for each connector reading its topics, then decide for those connectors."""
-        batch = summarize(records)
-        touched = [c for c in self._connectors if any(tp[0] in c.topics for tp in batch)]
-        return [self._decide(c, {tp: s for tp, s in batch.items() if tp[0] in c.topics}) for c in touched]
+    @property
+    def topics(self) -> list[str]:
+        """Every topic a connector reads (each needs an event source mapping)."""
+        return sorted({t for c in self._connectors.values() for t in c.topics})
+
+    def on_batch(self, records_by_partition: Mapping[str, list]) -> list[Decision]:
+        """An MSK event's `records` ("<topic>-<partition>" -> records): markers, then a decision for each
+        connector that reads one of its topics."""
+        topics = {records[0]["topic"] for records in records_by_partition.values() if records}
+        touched = [c for c in self._connectors.values() if topics.intersection(c.topics)]
+        return [self._decide(c, chain.from_iterable(records_by_partition.values())) for c in touched]
 
     def on_tick(self) -> list[Decision]:
-        """The idle flush: decide for every connector from what is stored, so a quiet topic still gets written."""
-        return [self._decide(c, {}) for c in self._connectors]
+        """The idle flush: decide for every connector from what is stored."""
+        return [self._decide(c, None) for c in self._connectors.values()]
 
-    def _decide(self, connector: Connector, batch: Mapping) -> Decision:
+    def force(self, name: str) -> Decision:
+        """Start a run of `name` now unless one is active, whatever the rules and the backoff say."""
+        if name not in self._connectors:
+            raise UnknownRequestError(f"connector {name!r} is not deployed ({', '.join(sorted(self._connectors))})")
+        return self._decide(self._connectors[name], None, forced=True)
+
+    def _decide(self, connector: Connector, records: Iterable | None, forced: bool = False) -> Decision:
         committed = self._state.committed(connector.name)
-        stored = self._state.markers(connector.name)
-        seen = {}
-        for tp in set(stored) | set(batch):
-            merged = merge(stored.get(tp), batch.get(tp), committed.get(tp, 0))
-            if merged is not None:
-                seen[tp] = merged
-                if merged != stored.get(tp):
-                    self._state.save_marker(connector.name, tp[0], tp[1], merged)
-        pending = backlog(seen, committed)
+        markers = self._state.markers(connector.name)
+        offsets = {tp: c.next_offset for tp, c in committed.items()}
+        seen: dict[tuple[str, int], Seen] = {tp: merge(s, None, offsets.get(tp, 0)) for tp, s in markers.items()}
         now = self._clock()
-        reason = should_start(pending, now, self._thresholds)
-        if reason is None:
-            return Decision(connector.name, pending, Outcome(connector.name, "skipped", "below-thresholds"))
-        return Decision(connector.name, pending, self._starter.start(connector.name, connector.config_uri, reason, now))
-
-
-def connectors_from_json(text: str) -> list[Connector]:
-    """The CONNECTORS environment value: a JSON list of {name, topics, config_uri}."""
-    return [Connector(c["name"], tuple(c["topics"]), c["config_uri"]) for c in json.loads(text)]
-
-
-def job_from_env(env: Mapping[str, str]) -> JobSpec:
-    return JobSpec(env["APPLICATION_ID"], env["JOB_ROLE_ARN"], env["ENTRY_POINT"], env["SPARK_PARAMETERS"],
-                   int(env["JOB_TIMEOUT_MINUTES"]))
+        if records is not None:
+            batch = {tp: merge(seen.get(tp), s, offsets.get(tp, 0))
+                     for tp, s in summarize(records, offsets, connector.topics).items()}
+            self._state.save_markers(connector.name, {
+                tp: merged for tp, merged in batch.items()
+                if worth_saving(connector.rotation, seen.get(tp), merged, committed.get(tp), now)})
+            seen.update(batch)
+        pending = backlog(seen, committed)
+        found = ("forced", None) if forced else closing(connector.rotation, connector.topics, seen, committed, now)
+        if found is None:
+            return Decision(connector.name, now, pending, Outcome("skipped", "nothing-closes"))
+        reason, where = found
+        last_commit = max((c.committed_at_ms for c in committed.values()), default=0)
+        outcome = self._starter.start(connector, reason, now, last_commit, forced)
+        return Decision(connector.name, now, pending, outcome, where)

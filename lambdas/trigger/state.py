@@ -1,20 +1,24 @@
 """The trigger's view of the offsets table: committed offsets, its own pending markers, the lease, the run claim.
 
 Items under `pk = <connector>`: the engine's `LEASE` and `OFFSET#<topic>#<partition>` (read only here), and the
-trigger's `TRIGGER#<topic>#<partition>` markers and `RUN` claim.
+trigger's `TRIGGER#<topic>#<partition>` markers and `RUN` claim. Only MSK batches write markers, one topic's
+partitions each, and Lambda hands a partition's batches to one invocation at a time, so markers need no
+condition; the claim does.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 from botocore.exceptions import ClientError
 
-from lambdas.trigger.pending import Seen
+from lambdas.trigger.pending import Committed, Seen, TopicPartition
 
 OFFSET_PREFIX = "OFFSET#"
 MARKER_PREFIX = "TRIGGER#"
 LEASE_SK = "LEASE"
 RUN_SK = "RUN"
+SUCCEEDED, FAILED, IDLE = "succeeded", "failed", "idle"  # outcomes of a claim's run
 
 
 @dataclass(frozen=True)
@@ -28,42 +32,55 @@ class Lease:
 
 @dataclass(frozen=True)
 class RunClaim:
-    """A run the trigger asked for: attempt number (the client token's seed), the lease epoch it saw, its expiry,
-    and the EMR job run id once StartJobRun answered."""
+    """A run the trigger asked for: attempt number (the client token's seed), the lease epoch it saw, when it was
+    claimed and until when, the EMR job run id once StartJobRun answered, the consecutive failed runs before it,
+    and once its run ended, the outcome (succeeded | failed | idle: took the lease but committed nothing) and
+    when the trigger saw it."""
 
     attempt: int
     lease_epoch: int
+    claimed_at_ms: int
     expires_at_ms: int
-    job_run_id: str | None
+    job_run_id: str | None = None
+    failures_before: int = 0
+    outcome: str | None = None
+    settled_at_ms: int | None = None
+
+    @property
+    def failures(self) -> int:
+        """Consecutive failed runs up to this claim, its own outcome counted once settled."""
+        if self.outcome is None:
+            return self.failures_before
+        return 0 if self.outcome == SUCCEEDED else self.failures_before + 1
 
 
 class TriggerState:
     def __init__(self, dynamodb, table: str):
         self._db, self._table = dynamodb, table
 
-    def committed(self, connector: str) -> dict[tuple[str, int], int]:
-        return {(i["topic"]["S"], int(i["partition"]["N"])): int(i["next_offset"]["N"])
+    def committed(self, connector: str) -> dict[TopicPartition, Committed]:
+        return {(i["topic"]["S"], int(i["partition"]["N"])):
+                Committed(int(i["next_offset"]["N"]), _number(i, "committed_at_ms", 0))
                 for i in self._query(connector, OFFSET_PREFIX)}
 
-    def markers(self, connector: str) -> dict[tuple[str, int], Seen]:
+    def markers(self, connector: str) -> dict[TopicPartition, Seen]:
         found = {}
         for item in self._query(connector, MARKER_PREFIX):
             _, topic, partition = item["sk"]["S"].rsplit("#", 2)
-            oldest = item.get("oldest_offset")
-            found[(topic, int(partition))] = Seen(
-                int(item["next_offset"]["N"]),
-                int(oldest["N"]) if oldest else None,
-                int(item["oldest_ts_ms"]["N"]) if oldest else None,
-            )
+            found[(topic, int(partition))] = Seen(int(item["next_offset"]["N"]), _number(item, "first_offset"),
+                                                  _number(item, "first_ts_ms"), _number(item, "newest_ts_ms"))
         return found
 
-    def save_marker(self, connector: str, topic: str, partition: int, seen: Seen) -> None:
-        item = {"pk": {"S": connector}, "sk": {"S": f"{MARKER_PREFIX}{topic}#{partition}"},
-                "next_offset": {"N": str(seen.next_offset)}}
-        if seen.oldest_offset is not None:
-            item["oldest_offset"] = {"N": str(seen.oldest_offset)}
-            item["oldest_ts_ms"] = {"N": str(seen.oldest_ts_ms)}
-        self._db.put_item(TableName=self._table, Item=item)
+    def save_markers(self, connector: str, markers: dict[TopicPartition, Seen]) -> None:
+        """Write markers 25 to a BatchWriteItem, retrying what DynamoDB leaves unprocessed."""
+        requests = [{"PutRequest": {"Item": _marker_item(connector, tp, seen)}} for tp, seen in sorted(markers.items())]
+        for start in range(0, len(requests), 25):
+            pending, wait = {self._table: requests[start:start + 25]}, 0.05
+            while pending:
+                pending = self._db.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+                if pending:
+                    time.sleep(wait)
+                    wait = min(wait * 2, 1.0)
 
     def lease(self, connector: str) -> Lease | None:
         item = self._get(connector, LEASE_SK)
@@ -73,24 +90,42 @@ class TriggerState:
         item = self._get(connector, RUN_SK)
         if not item:
             return None
-        return RunClaim(int(item["attempt"]["N"]), int(item["lease_epoch"]["N"]), int(item["expires_at_ms"]["N"]),
-                        item.get("job_run_id", {}).get("S"))
+        return RunClaim(_number(item, "attempt"), _number(item, "lease_epoch"), _number(item, "claimed_at_ms", 0),
+                        _number(item, "expires_at_ms"), item.get("job_run_id", {}).get("S"),
+                        _number(item, "failures_before", 0), item.get("outcome", {}).get("S"),
+                        _number(item, "settled_at_ms"))
 
     def put_claim(self, connector: str, claim: RunClaim, previous_attempt: int | None) -> bool:
         """Write a new claim if the stored attempt is still `previous_attempt` (None: no claim). False if raced."""
         condition = "attribute_not_exists(sk)" if previous_attempt is None else "attempt = :previous"
         values = {} if previous_attempt is None else {":previous": {"N": str(previous_attempt)}}
         item = {"pk": {"S": connector}, "sk": {"S": RUN_SK}, "attempt": {"N": str(claim.attempt)},
-                "lease_epoch": {"N": str(claim.lease_epoch)}, "expires_at_ms": {"N": str(claim.expires_at_ms)}}
-        return self._conditional(lambda: self._db.put_item(
+                "lease_epoch": {"N": str(claim.lease_epoch)}, "claimed_at_ms": {"N": str(claim.claimed_at_ms)},
+                "expires_at_ms": {"N": str(claim.expires_at_ms)}, "failures_before": {"N": str(claim.failures_before)}}
+        written = self._conditional(lambda: self._db.put_item(
             TableName=self._table, Item=item, ConditionExpression=condition,
             **({"ExpressionAttributeValues": values} if values else {})))
+        return written or self.claim(connector) == claim  # a retried write that met its own first try
 
-    def record_job_run(self, connector: str, attempt: int, job_run_id: str) -> bool:
-        return self._conditional(lambda: self._db.update_item(
+    def record_job_run(self, connector: str, attempt: int, job_run_id: str) -> None:
+        self._conditional(lambda: self._db.update_item(
             TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": RUN_SK}},
             UpdateExpression="SET job_run_id = :id", ConditionExpression="attempt = :attempt",
             ExpressionAttributeValues={":id": {"S": job_run_id}, ":attempt": {"N": str(attempt)}}))
+
+    def settle(self, connector: str, claim: RunClaim, outcome: str, now_ms: int) -> RunClaim | None:
+        """Record the outcome of the claim's run once; the settled claim, or None if another writer moved on."""
+        settled = replace(claim, outcome=outcome, settled_at_ms=now_ms)
+        written = self._conditional(lambda: self._db.update_item(
+            TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": RUN_SK}},
+            UpdateExpression="SET outcome = :outcome, settled_at_ms = :now",
+            ConditionExpression="attempt = :attempt AND attribute_not_exists(outcome)",
+            ExpressionAttributeValues={":outcome": {"S": outcome}, ":now": {"N": str(now_ms)},
+                                       ":attempt": {"N": str(claim.attempt)}}))
+        if written:
+            return settled
+        stored = self.claim(connector)  # settled by a concurrent invocation (or our own retried write)
+        return stored if stored and stored.attempt == claim.attempt and stored.outcome else None
 
     def _get(self, connector: str, sk: str) -> dict | None:
         return self._db.get_item(TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": sk}},
@@ -117,3 +152,17 @@ class TriggerState:
             if e.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 return False
             raise
+
+
+def _number(item: dict, name: str, default: int | None = None) -> int | None:
+    return int(item[name]["N"]) if name in item else default
+
+
+def _marker_item(connector: str, tp: TopicPartition, seen: Seen) -> dict:
+    item = {"pk": {"S": connector}, "sk": {"S": f"{MARKER_PREFIX}{tp[0]}#{tp[1]}"},
+            "next_offset": {"N": str(seen.next_offset)}}
+    for name in ("first_offset", "first_ts_ms", "newest_ts_ms"):
+        value = getattr(seen, name)
+        if value is not None:
+            item[name] = {"N": str(value)}
+    return item

@@ -33,7 +33,7 @@ def _with(doc: dict, path: str, value) -> dict:
 
 
 @pytest.mark.parametrize("path", ["account", "region", "msk.cluster_arn", "msk.topics", "network.subnet_ids",
-                                  "emr.release_label", "emr.max_capacity.cpu", "trigger.min_pending_records",
+                                  "emr.release_label", "emr.max_capacity.cpu", "trigger.backoff_base_seconds",
                                   "retention.glacier_after_days", "catalog.database", "bucket_name", "protect_data"])
 def test_missing_setting_is_named(path):
     with pytest.raises(SettingsError, match=f"setting '{path}' in dev.json: is required"):

@@ -1,73 +1,93 @@
-"""The trigger: MSK batches and idle-flush ticks start at most one run per connector, and retries are safe."""
+"""The trigger handler against moto (in-process), fed AWS-shaped MSK events, on a fixed clock.
+
+Given connectors with their own rotation settings, when batches, ticks and forced runs arrive, then a run starts
+only when a file of some topic-partition would close, never twice at once, and not again right after a failure.
+"""
 from __future__ import annotations
 
 import json
-import time
+from datetime import datetime, timezone
 
 import boto3
 import pytest
-from tests.lambdas.conftest import msk_event
+from tests.lambdas.conftest import EVENTS, msk_event
 
 from lambdas.trigger import handler as trigger
-from lambdas.trigger.runs import client_token
+from lambdas.trigger.errors import UnknownRequestError
 
-CONNECTOR = "orders-s3-sink"
+ORDERS, CLICKS = "orders-s3-sink", "clicks-s3-sink"
+ORDERS_ROLE, DEFAULT_ROLE = "arn:aws:iam::123456789012:role/orders-job", "arn:aws:iam::123456789012:role/job"
+FLUSH_SIZE, SCHEDULE_MS, CLAIM_MS, BASE_MS, CAP_MS = 1_000, 600_000, 900_000, 60_000, 3_600_000
+T0 = int(datetime(2026, 3, 2, 10, 3, tzinfo=timezone.utc).timestamp() * 1000)  # schedule boundaries at 10:00, 10:10
+CONNECTORS = [
+    {"name": ORDERS, "topics": ["orders", "payments"], "config_uri": "s3://lake/_connectors/orders-s3-sink.json",
+     "role_arn": ORDERS_ROLE,
+     "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": SCHEDULE_MS, "rotate.interval.ms": -1,
+                  "timestamp.extractor": "wallclock", "timezone": "UTC"}},
+    {"name": CLICKS, "topics": ["clicks"], "config_uri": "s3://lake/_connectors/clicks-s3-sink.json",
+     "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": -1, "rotate.interval.ms": 60_000,
+                  "timestamp.extractor": "record", "timezone": "UTC"}},
+]
+
+
+class Clock:
+    def __init__(self, now_ms: int):
+        self.now_ms = now_ms
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+    def advance(self, ms: int) -> None:
+        self.now_ms += ms
 
 
 @pytest.fixture
-def app_id(table, monkeypatch) -> str:
+def clock() -> Clock:
+    return Clock(T0)
+
+
+@pytest.fixture
+def app_id(table, monkeypatch, clock) -> str:
     emr = boto3.client("emr-serverless")
     application = emr.create_application(name="sink-test", releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
-    for name, value in {
-        "TABLE_NAME": table, "APPLICATION_ID": application, "JOB_ROLE_ARN": "arn:aws:iam::123456789012:role/job",
-        "ENTRY_POINT": "s3://assets/entrypoint.py", "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tar.gz#environment",
-        "JOB_TIMEOUT_MINUTES": "60", "MIN_PENDING_RECORDS": "100", "MAX_PENDING_AGE_MS": "300000",
-        "RUN_CLAIM_MS": "900000", "POWERTOOLS_SERVICE_NAME": "sink-trigger",
-        "CONNECTORS": json.dumps([{"name": CONNECTOR, "topics": ["orders", "payments"],
-                                   "config_uri": "s3://lake/_connectors/orders-s3-sink.json"}]),
-    }.items():
+    env = {"TABLE_NAME": table, "APPLICATION_ID": application, "JOB_ROLE_ARN": DEFAULT_ROLE,
+           "ENTRY_POINT": "s3://assets/entrypoint.py",
+           "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tar.gz#environment", "JOB_TIMEOUT_MINUTES": "60",
+           "RUN_CLAIM_MS": str(CLAIM_MS), "BACKOFF_BASE_MS": str(BASE_MS), "BACKOFF_CAP_MS": str(CAP_MS),
+           "POWERTOOLS_SERVICE_NAME": "sink-trigger", "CONNECTORS": json.dumps(CONNECTORS)}
+    for name, value in env.items():
         monkeypatch.setenv(name, value)
-    trigger._service.cache_clear()
-    yield application
-    trigger._service.cache_clear()
+    service = trigger.build_service(env, clock)
+    monkeypatch.setattr(trigger, "_service", lambda: service)
+    return application
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+# --- given: what the engine and EMR did ----------------------------------------------------------------------------
+
+def _commit(table: str, connector: str, offsets: dict[tuple[str, int], int], at_ms: int) -> None:
+    for (topic, partition), next_offset in offsets.items():
+        boto3.client("dynamodb").put_item(TableName=table, Item={
+            "pk": {"S": connector}, "sk": {"S": f"OFFSET#{topic}#{partition}"}, "topic": {"S": topic},
+            "partition": {"N": str(partition)}, "next_offset": {"N": str(next_offset)}, "epoch": {"N": "1"},
+            "committed_at_ms": {"N": str(at_ms)}})
 
 
-def _records(topic: str, partition: int, start: int, count: int, ts: int | None = None) -> list:
-    """Records stamped `ts`, by default the moment of the call (the age thresholds compare with the real clock)."""
-    stamp = _now_ms() if ts is None else ts
-    return [(topic, partition, offset, stamp) for offset in range(start, start + count)]
+def _lease(table: str, connector: str) -> dict | None:
+    key = {"pk": {"S": connector}, "sk": {"S": "LEASE"}}
+    return boto3.client("dynamodb").get_item(TableName=table, Key=key).get("Item")
 
 
-def _runs(app_id: str) -> list[dict]:
-    emr = boto3.client("emr-serverless")
-    try:
-        return emr.list_job_runs(applicationId=app_id)["jobRuns"]
-    except emr.exceptions.ResourceNotFoundException:  # moto knows an application's runs from its first run on
-        return []
-
-
-def _item(table: str, sk: str) -> dict | None:
-    return boto3.client("dynamodb").get_item(TableName=table, Key={"pk": {"S": CONNECTOR}, "sk": {"S": sk}}).get("Item")
-
-
-def _hold_lease(table: str, epoch: int, expires_at_ms: int) -> None:
+def _hold_lease(table: str, connector: str, expires_at_ms: int) -> None:
+    """A run took the lease (the epoch moves on) and holds it until `expires_at_ms` (0: released)."""
+    lease = _lease(table, connector)
+    epoch = int(lease["epoch"]["N"]) + 1 if lease else 1
     boto3.client("dynamodb").put_item(TableName=table, Item={
-        "pk": {"S": CONNECTOR}, "sk": {"S": "LEASE"}, "owner": {"S": "run-1"},
-        "epoch": {"N": str(epoch)}, "expires_at_ms": {"N": str(expires_at_ms)}})
-
-
-def _commit(table: str, topic: str, partition: int, next_offset: int) -> None:
-    boto3.client("dynamodb").put_item(TableName=table, Item={
-        "pk": {"S": CONNECTOR}, "sk": {"S": f"OFFSET#{topic}#{partition}"}, "topic": {"S": topic},
-        "partition": {"N": str(partition)}, "next_offset": {"N": str(next_offset)}, "committed_at_ms": {"N": "0"}})
+        "pk": {"S": connector}, "sk": {"S": "LEASE"}, "owner": {"S": f"run-{epoch}"}, "epoch": {"N": str(epoch)},
+        "expires_at_ms": {"N": str(expires_at_ms)}})
 
 
 def _set_run_state(app_id: str, job_run_id: str, state: str) -> None:
-    """moto's runs go straight to SUCCESS; set the state a real run has while it starts."""
+    """moto's runs go straight to SUCCESS; set the state a real run has while it starts or after it ends."""
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.emrserverless.models import emrserverless_backends
 
@@ -75,83 +95,218 @@ def _set_run_state(app_id: str, job_run_id: str, state: str) -> None:
     next(r for r in backend.job_runs[app_id] if r.id == job_run_id).state = state
 
 
-def test_the_aws_sample_event_of_an_unknown_topic_starts_nothing(app_id, context):
-    from tests.lambdas.conftest import EVENTS
+def _runs(app_id: str) -> list[dict]:
+    emr = boto3.client("emr-serverless")
+    try:
+        return sorted(emr.list_job_runs(applicationId=app_id)["jobRuns"], key=lambda r: r["name"])
+    except emr.exceptions.ResourceNotFoundException:  # moto knows an application's runs from its first run on
+        return []
 
+
+def _run_detail(app_id: str, job_run_id: str) -> dict:
+    return boto3.client("emr-serverless").get_job_run(applicationId=app_id, jobRunId=job_run_id)["jobRun"]
+
+
+# --- when: events -------------------------------------------------------------------------------------------------
+
+def _records(topic: str, partitions, start: int, count: int, ts: int) -> list[tuple]:
+    return [(topic, p, offset, ts) for p in partitions for offset in range(start, start + count)]
+
+
+def _batch(context, *records: list[tuple]) -> list[dict]:
+    return trigger.handler(msk_event([r for group in records for r in group]), context)["decisions"]
+
+
+def _tick(context) -> list[dict]:
+    return trigger.handler({"action": "idle-flush"}, context)["decisions"]
+
+
+def _decision(decisions: list[dict], connector: str = ORDERS) -> tuple:
+    (found,) = [d for d in decisions if d["connector"] == connector]
+    return found["action"], found["reason"]
+
+
+@pytest.fixture
+def committed(table) -> None:
+    """Every topic committed at offset 0, one minute before T0 (the orders connector's next boundary: 10:10)."""
+    _commit(table, ORDERS, {**{("orders", p): 0 for p in range(24)}, ("payments", 0): 0}, T0 - 60_000)
+    _commit(table, CLICKS, {("clicks", 0): 0, ("clicks", 1): 0}, T0 - 60_000)
+
+
+# --- then ---------------------------------------------------------------------------------------------------------
+
+def test_the_aws_sample_event_of_an_unknown_topic_starts_nothing(app_id, context):
     sample = json.loads((EVENTS / "msk_event.json").read_text())
     assert trigger.handler(sample, context) == {"decisions": []}
     assert _runs(app_id) == []
 
 
-def test_a_small_batch_waits_and_is_remembered(app_id, table, context):
-    answer = trigger.handler(msk_event(_records("orders", 0, 0, 10)), context)
-    (decision,) = answer["decisions"]
-    assert (decision["action"], decision["reason"], decision["pending_records"]) == ("skipped", "below-thresholds", 10)
-    marker = _item(table, "TRIGGER#orders#0")
-    assert marker["next_offset"]["N"] == "10" and marker["oldest_offset"]["N"] == "0"
+def test_a_trickle_starts_nothing_until_one_partition_passes_flush_size_then_exactly_one_run(
+        app_id, table, context, clock, committed):
+    # 24 partitions x 900 = 21,600 pending: far past the old total threshold, but no partition fills a file
+    for start, count in ((0, 600), (600, 300)):
+        clock.advance(30_000)
+        assert _decision(_batch(context, _records("orders", range(24), start, count, clock()))) == \
+            ("skipped", "nothing-closes")
     assert _runs(app_id) == []
-
-
-def test_enough_pending_records_start_one_run_with_a_deterministic_token(app_id, table, context):
-    trigger.handler(msk_event(_records("orders", 0, 0, 60)), context)
-    answer = trigger.handler(msk_event(_records("orders", 1, 0, 50)), context)
-    (decision,) = answer["decisions"]
-    assert (decision["action"], decision["reason"], decision["pending_records"]) == ("started", "records", 110)
+    clock.advance(30_000)
+    (decision,) = _batch(context, _records("orders", [7], 900, 100, clock()))
+    assert (decision["action"], decision["reason"], decision["where"]) == ("started", "flush-size", "orders-7")
+    # markers are written when they say something new (rules.worth_saving): the first 600 of each partition, then
+    # partition 7's crossing; the gauge lags the 300 of the other 23 (less than a file each)
+    assert decision["pending_records"] == 23 * 600 + 1_000
+    _set_run_state(app_id, decision["job_run_id"], "PENDING")
+    clock.advance(30_000)
+    assert _decision(_batch(context, _records("orders", [8], 900, 200, clock()))) == ("skipped", "run-active")
     (run,) = _runs(app_id)
-    assert run["name"] == f"{CONNECTOR}-1"
-    claim = _item(table, "RUN")
-    assert claim["attempt"]["N"] == "1" and claim["job_run_id"]["S"] == decision["job_run_id"]
-    details = boto3.client("emr-serverless").get_job_run(applicationId=app_id, jobRunId=run["id"])["jobRun"]
-    assert details["jobDriver"]["sparkSubmit"]["entryPointArguments"] == [
+    detail = _run_detail(app_id, run["id"])
+    assert detail["jobDriver"]["sparkSubmit"]["entryPointArguments"] == [
         "run", "--config", "s3://lake/_connectors/orders-s3-sink.json"]
-    assert client_token(CONNECTOR, 1) == client_token(CONNECTOR, 1) != client_token(CONNECTOR, 2)
+    assert detail["executionRole"] == ORDERS_ROLE
 
 
-def test_a_retried_batch_while_the_run_starts_starts_nothing_more(app_id, context):
-    event = msk_event(_records("payments", 0, 0, 200))
-    first = trigger.handler(event, context)["decisions"][0]
-    _set_run_state(app_id, first["job_run_id"], "PENDING")
-    again = trigger.handler(event, context)["decisions"][0]
-    assert (again["action"], again["reason"], again["job_run_id"]) == ("skipped", "run-starting", first["job_run_id"])
+@pytest.mark.parametrize("noticed_by", ["tick", "batch"])
+def test_a_scheduled_rotation_boundary_passed_starts_one_run(app_id, table, context, clock, committed,
+                                                              noticed_by):
+    assert _decision(_batch(context, _records("payments", [0], 0, 5, clock()))) == ("skipped", "nothing-closes")
+    clock.now_ms = T0 + 7 * 60_000 - 1  # 10:09:59.999, the boundary after the 10:02 commit is 10:10
+    assert _decision(_tick(context)) == ("skipped", "nothing-closes")
+    clock.advance(1)
+    decisions = _tick(context) if noticed_by == "tick" else _batch(context, _records("payments", [0], 5, 1, clock()))
+    assert _decision(decisions) == ("started", "scheduled-rotation")
     assert len(_runs(app_id)) == 1
 
 
-def test_a_held_lease_means_a_run_is_in_progress(app_id, table, context):
-    _hold_lease(table, epoch=3, expires_at_ms=_now_ms() + 60_000)  # held from now on
-    (decision,) = trigger.handler(msk_event(_records("orders", 0, 0, 500)), context)["decisions"]
-    assert (decision["action"], decision["reason"]) == ("skipped", "lease-held")
-    assert _runs(app_id) == []
+def test_pending_records_spanning_rotate_interval_ms_start_one_run(app_id, table, context, clock, committed):
+    first = T0 - 3_600_000  # record times, not the wall clock, count for the Record extractor
+    assert _decision(_batch(context, _records("clicks", [0], 0, 10, first),
+                            _records("clicks", [1], 0, 10, first + 120_000)), CLICKS) == ("skipped", "nothing-closes")
+    assert _decision(_batch(context, _records("clicks", [0], 10, 1, first + 59_999)), CLICKS) == \
+        ("skipped", "nothing-closes")
+    (decision,) = _batch(context, _records("clicks", [0], 11, 1, first + 60_000))
+    assert (decision["action"], decision["reason"], decision["where"]) == ("started", "record-interval", "clicks-0")
+    (run,) = _runs(app_id)
+    assert _run_detail(app_id, run["id"])["executionRole"] == DEFAULT_ROLE  # no role_arn in its entry
 
 
-def test_a_claim_whose_run_took_and_released_the_lease_is_spent(app_id, table, context):
-    trigger.handler(msk_event(_records("orders", 0, 0, 200)), context)
-    _hold_lease(table, epoch=1, expires_at_ms=0)  # the run took the lease (epoch 0 -> 1) and released it
-    _commit(table, "orders", 0, 150)
-    (decision,) = trigger.handler(msk_event(_records("orders", 0, 200, 60)), context)["decisions"]
-    assert (decision["action"], decision["pending_records"]) == ("started", 110)
-    assert _item(table, "RUN")["attempt"]["N"] == "2"
+def test_a_topic_without_traffic_since_the_deploy_gets_its_first_run_from_the_tick(app_id, table, context, clock):
+    decisions = _tick(context)
+    assert _decision(decisions, ORDERS) == ("started", "first-run")
+    assert _decision(decisions, CLICKS) == ("started", "first-run")
+    # the runs pin every partition's start (nothing else was there): the next tick has nothing to do
+    for connector, run_id, tps in ((ORDERS, decisions[0]["job_run_id"], [("orders", 0), ("payments", 0)]),
+                                   (CLICKS, decisions[1]["job_run_id"], [("clicks", 0)])):
+        _hold_lease(table, connector, expires_at_ms=0)
+        _commit(table, connector, {tp: 0 for tp in tps}, clock() + 60_000)
+    clock.advance(300_000)
+    assert [d["reason"] for d in _tick(context)] == ["nothing-closes", "nothing-closes"]
     assert len(_runs(app_id)) == 2
 
 
-def test_a_claim_left_without_a_run_is_resumed_with_the_same_token(app_id, table, context):
-    boto3.client("dynamodb").put_item(TableName=table, Item={
-        "pk": {"S": CONNECTOR}, "sk": {"S": "RUN"}, "attempt": {"N": "7"}, "lease_epoch": {"N": "0"},
-        "expires_at_ms": {"N": str(_now_ms() + 600_000)}})
-    (decision,) = trigger.handler(msk_event(_records("orders", 0, 0, 300)), context)["decisions"]
-    assert decision["action"] == "resumed"
-    (run,) = _runs(app_id)
-    assert run["name"] == f"{CONNECTOR}-7"
+# How each attempt ends (EMR state, lease taken, offsets committed) and the wait before the next (base 60 s).
+ENDINGS = [
+    ("FAILED", False, False, 60_000),     # 1st failure: wait base
+    ("CANCELLED", False, False, 120_000),  # 2nd: twice as long
+    ("SUCCESS", False, False, 240_000),    # a run that never took the lease failed too
+    ("SUCCESS", True, False, 480_000),     # took the lease but committed nothing: as bad
+    ("SUCCESS", True, True, 0),            # a success resets the count ...
+    ("FAILED", False, False, 60_000),      # ... so the next failure waits base again
+]
 
 
-def test_committed_offsets_clear_the_backlog(app_id, table, context):
-    trigger.handler(msk_event(_records("orders", 0, 0, 50)), context)
-    _commit(table, "orders", 0, 50)
-    (decision,) = trigger.handler({"action": "idle-flush"}, context)["decisions"]
-    assert (decision["action"], decision["pending_records"]) == ("skipped", 0)
+def test_a_run_failing_repeatedly_waits_longer_each_time_and_a_success_resets_it(app_id, table, context, clock,
+                                                                                   committed):
+    (first,) = _batch(context, _records("orders", [0], 0, FLUSH_SIZE, clock()))
+    run_id, offset = first["job_run_id"], FLUSH_SIZE
+    for state, took_lease, committed_offsets, wait in ENDINGS:
+        _set_run_state(app_id, run_id, state)
+        if took_lease:
+            _hold_lease(table, ORDERS, expires_at_ms=0)
+        if committed_offsets:
+            _commit(table, ORDERS, {("orders", 0): offset}, clock())
+        clock.advance(10_000)
+        decision = _batch(context, _records("orders", [0], offset, FLUSH_SIZE, clock()))[0]
+        offset += FLUSH_SIZE
+        if wait:
+            assert (decision["action"], decision["reason"], decision["retry_at_ms"]) == \
+                ("skipped", "backoff", clock() + wait)
+            clock.advance(wait - 1)
+            assert _decision(_tick(context)) == ("skipped", "backoff")
+            clock.advance(1)
+            decision = _tick(context)[0]
+        assert decision["action"] == "started"
+        run_id = decision["job_run_id"]
+    assert len(_runs(app_id)) == len(ENDINGS) + 1
 
 
-def test_idle_flush_starts_a_run_for_old_pending_records(app_id, context):
-    old = _now_ms() - 600_000
-    trigger.handler(msk_event(_records("orders", 0, 0, 5, ts=old)), context)
-    (decision,) = trigger.handler({"action": "idle-flush"}, context)["decisions"]
-    assert (decision["action"], decision["reason"], decision["pending_records"]) == ("started", "age", 5)
+@pytest.mark.parametrize("state", ["QUEUED", "PENDING", "SCHEDULED", "SUBMITTED", "RUNNING"])
+def test_a_claim_expiring_while_its_run_is_still_starting_starts_no_duplicate(app_id, table, context, clock,
+                                                                              committed, state):
+    (first,) = _batch(context, _records("orders", [0], 0, FLUSH_SIZE, clock()))
+    _set_run_state(app_id, first["job_run_id"], state)
+    clock.advance(CLAIM_MS + 1)
+    (again,) = _batch(context, _records("orders", [0], FLUSH_SIZE, 10, clock()))
+    assert (again["action"], again["reason"], again["job_run_id"]) == ("skipped", "run-active", first["job_run_id"])
+    assert len(_runs(app_id)) == 1
+
+
+def test_a_forced_run_starts_one_run_and_none_while_one_is_active(app_id, table, context, clock, committed):
+    forced = {"action": "run", "connector": ORDERS}
+    (decision,) = trigger.handler(forced, context)["decisions"]
+    assert (decision["action"], decision["reason"], decision["pending_records"]) == ("started", "forced", 0)
+    _set_run_state(app_id, decision["job_run_id"], "RUNNING")
+    assert _decision(trigger.handler(forced, context)["decisions"]) == ("skipped", "run-active")
+    _hold_lease(table, ORDERS, expires_at_ms=clock() + 60_000)
+    assert _decision(trigger.handler(forced, context)["decisions"]) == ("skipped", "lease-held")
+    assert len(_runs(app_id)) == 1
+
+
+def test_a_forced_run_ignores_the_backoff(app_id, table, context, clock, committed):
+    (first,) = trigger.handler({"action": "run", "connector": ORDERS}, context)["decisions"]
+    _set_run_state(app_id, first["job_run_id"], "FAILED")
+    clock.advance(1_000)
+    assert _decision(_batch(context, _records("orders", [0], 0, FLUSH_SIZE, clock()))) == ("skipped", "backoff")
+    assert _decision(trigger.handler({"action": "run", "connector": ORDERS}, context)["decisions"]) == \
+        ("started", "forced")
+
+
+@pytest.mark.parametrize("event", [{"action": "run", "connector": "nope"}, {"action": "flush"}, {}])
+def test_an_unknown_request_is_refused_naming_it(app_id, context, event):
+    with pytest.raises(UnknownRequestError, match="nope|'flush'|None"):
+        trigger.handler(event, context)
+
+
+@pytest.mark.parametrize("meanwhile", ["run starting", "run holds the lease", "run committed the batch"])
+def test_the_same_msk_batch_delivered_twice_starts_no_second_job(app_id, table, context, clock, committed,
+                                                                 meanwhile):
+    event = msk_event(_records("orders", [3], 0, FLUSH_SIZE, clock()))
+    (first,) = trigger.handler(event, context)["decisions"]
+    assert first["action"] == "started"
+    if meanwhile == "run starting":
+        _set_run_state(app_id, first["job_run_id"], "PENDING")
+    elif meanwhile == "run holds the lease":
+        _hold_lease(table, ORDERS, expires_at_ms=clock() + 60_000)
+    else:
+        _hold_lease(table, ORDERS, expires_at_ms=0)
+        _commit(table, ORDERS, {("orders", 3): FLUSH_SIZE}, clock() + 1)
+    clock.advance(2_000)
+    (again,) = trigger.handler(event, context)["decisions"]
+    assert again["action"] == "skipped"
+    assert len(_runs(app_id)) == 1
+
+
+def test_a_small_batch_is_remembered_per_partition(app_id, table, context, clock, committed):
+    _batch(context, _records("orders", [2], 0, 10, clock()))
+    marker = boto3.client("dynamodb").get_item(
+        TableName=table, Key={"pk": {"S": ORDERS}, "sk": {"S": "TRIGGER#orders#2"}})["Item"]
+    assert {k: v["N"] for k, v in marker.items() if "N" in v} == {
+        "next_offset": "10", "first_offset": "0", "first_ts_ms": str(clock()), "newest_ts_ms": str(clock())}
+
+
+def test_the_tick_reports_the_health_of_the_event_source_mappings(app_id, context, committed, capsys):
+    _tick(context)  # moto's Lambda knows no mapping of this function: each of the 3 topics lacks one
+    lines = capsys.readouterr().out.splitlines()
+    metric = "UnhealthyEventSourceMappings"
+    assert [json.loads(line)[metric] for line in lines if metric in line] == [[3.0]]
+    _batch(context, _records("orders", [0], 0, 1, T0))
+    assert "UnhealthyEventSourceMappings" not in capsys.readouterr().out  # batches do not check
