@@ -32,3 +32,9 @@ clean:
 .PHONY: package
 package: venv
 	$(PY) -m infra.packaging
+
+# The deployed chain end to end under enforced IAM (also part of `make test`): MSK event -> packaged trigger ->
+# StartJobRun -> the job from that request (spark-submit, packaged archive) -> S3 and DynamoDB -> status -> replay.
+.PHONY: e2e
+e2e: venv
+	$(PY) -m pytest tests/e2e

@@ -1,0 +1,174 @@
+"""The deployed chain, end to end, under enforced IAM and from the packaged artifacts: records produced to the
+broker -> the MSK event Lambda's event source would deliver for them -> the packaged trigger (trigger role) ->
+StartJobRun -> the job run from exactly that request with spark-submit and the packaged archive (the connector's
+job role) -> objects in S3 and offsets in DynamoDB -> `status`; then the run's dead letters replayed by the
+packaged replay Lambda (replay role), each once; and a retried MSK batch starts no second job and duplicates
+nothing. `make e2e` runs this file alone.
+
+Stand-ins, each written down in docs/aws-fidelity.md: moto's server for AWS (its EMR Serverless runs go straight
+to SUCCESS; the test runs the request itself), the Tansu broker for MSK (plaintext, no IAM auth), this machine's
+archive and Lambda packages under the keys and layouts of the deployed ones, and a job run read back through
+moto's own API (an IAM-enforcing moto refuses GET requests of EMR Serverless's API).
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+
+from devtools.producer import create_topic, produce
+from infra.constructs.admin import RESOURCE_TYPE
+from tests.deployed.emr_runner import run_job_run
+from tests.dlq_corpus import read_topic
+from tests.deployed.lambda_runner import invoke
+from tests.e2e.msk_events import msk_event, read_records
+from tests.iam.deployment import TEST_SETTINGS
+from tests.iam.engine import PARTITIONS
+from tests.iam.functions import HANDLERS
+from tests.iam.template import custom_resource_property
+
+FLUSH = int(TEST_SETTINGS["flush.size"])
+BAD_VALUES = (b"{not json", b"[1, 2")  # dead-lettered by the JsonConverter, on orders partition 1
+
+
+def _asset(uri: str) -> tuple[str, str]:
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    return bucket, key.split("#")[0]
+
+
+def _job_runs(world) -> list[dict]:
+    return world.models("emrserverless").get("JobRun", [])
+
+
+def _as_get_job_run(run: dict) -> dict:
+    """A job run as moto stores it, in the shape of `get_job_run(...)["jobRun"]`."""
+    return {"jobDriver": run["job_driver"], "configurationOverrides": run.get("configuration_overrides") or {},
+            "executionRoleArn": run["execution_role_arn"]}
+
+
+@pytest.fixture(scope="module")
+def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, tmp_path_factory) -> dict:
+    admin, connector = world.admin, deployed.synthesized.connector
+    creds = {name: principal.credentials.env for name, principal in principals.items()}
+    # deploy: the admin's Create (packaged, its role) publishes the connector config
+    url, responses = cloudformation
+    state = deployed.in_moto(custom_resource_property(
+        deployed.synthesized.templates["service"], RESOURCE_TYPE, "State", deployed.physical["service"]))
+    create = {"RequestType": "Create", "ResponseURL": url, "StackId": "arn:aws:cloudformation:eu-west-1:1:stack/s/1",
+              "RequestId": "e2e-create", "LogicalResourceId": "AdminConnectors", "ResourceType": RESOURCE_TYPE,
+              "ResourceProperties": {"ServiceToken": "arn", "State": state}}
+    invoke(artifacts.lambda_layout("admin"), create, deployed.environment(HANDLERS["admin"]), creds["admin"])
+    assert responses[-1]["Status"] == "SUCCESS", responses[-1]
+    # and the job's artifacts where CDK publishes them (the asset bucket, under the template's keys)
+    trigger_env = deployed.environment(HANDLERS["trigger"])
+    parameters = dict(arg.split("=", 1) for arg in shlex.split(trigger_env["SPARK_PARAMETERS"]) if "=" in arg)
+    s3 = admin.client("s3")
+    for uri, path in ((parameters["spark.archives"], artifacts.job_archive),
+                      (trigger_env["ENTRY_POINT"], deployed_entry_point())):
+        bucket, key = _asset(uri)
+        if bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
+            s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": world.region})
+        # one PutObject: moto's state API (read below) fails once its store holds a multipart-uploaded object
+        s3.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
+    # records: a file's worth on orders-0, two bad ones on orders-1
+    bootstrap = iam_stack.bootstrap_servers
+    for topic, partitions in PARTITIONS.items():
+        create_topic(bootstrap, topic, partitions)
+    _produce(bootstrap, "orders", {0: [json.dumps({"n": n}).encode() for n in range(FLUSH)], 1: list(BAD_VALUES)})
+    # the event source's batches (at most trigger.batch_size records each): orders-0, then orders-1
+    records = read_records(bootstrap, "orders", PARTITIONS["orders"])
+    batch_size = deployed.synthesized.settings.trigger.batch_size
+    first = msk_event([r for r in records if r.partition() == 0][:batch_size], deployed.synthesized.settings.msk.cluster_arn, bootstrap)
+    second = msk_event([r for r in records if r.partition() == 1], deployed.synthesized.settings.msk.cluster_arn, bootstrap)
+    trigger = artifacts.lambda_layout("trigger")
+    started = invoke(trigger, first, trigger_env, creds["trigger"])
+    runs = _job_runs(world)
+    # the job, from exactly the request the trigger sent, as the job role
+    workdir = tmp_path_factory.mktemp("emr-driver")
+    job = run_job_run(_as_get_job_run(runs[0]), principals["job"].credentials.client("s3"), workdir, creds["job"])
+    config_uri = json.loads(trigger_env["CONNECTORS"])[0]["config_uri"]
+    entry_point = workdir / Path(runs[0]["job_driver"]["sparkSubmit"]["entryPoint"]).name  # as EMR fetched it
+    status = subprocess.run([str(workdir / "environment" / "bin" / "python"), str(entry_point), "status",
+                             "--config", config_uri], cwd=workdir, capture_output=True, text=True,
+                            env={"PATH": "/usr/bin:/bin", **creds["job"]}, timeout=120)
+    landed_after_run = _landed(admin, deployed)
+    # later batches, and the first one again (the event source retries it): no run can close a file
+    after = [invoke(trigger, second, trigger_env, creds["trigger"]), invoke(trigger, first, trigger_env, creds["trigger"])]
+    replay = artifacts.lambda_layout("dlq_replay")
+    replay_env = deployed.environment(HANDLERS["replay"])
+    replays = [invoke(replay, {"connector": connector}, replay_env, creds["replay"], timeout_s=300) for _ in range(2)]
+    return {"started": started, "runs": runs, "job": job, "status": status, "landed": landed_after_run,
+            "after": after, "runs_after": _job_runs(world), "landed_after": _landed(admin, deployed),
+            "replays": replays, "bootstrap": bootstrap, "principals": principals}
+
+
+def _produce(bootstrap: str, topic: str, by_partition: dict[int, list[bytes]]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for partition, values in by_partition.items():
+        for value in values:
+            producer.produce(topic, value=value, partition=partition)
+    assert producer.flush(30) == 0
+
+
+def _landed(admin, deployed) -> dict:
+    """Data objects (key -> records), dead-letter objects (key -> lines) and committed offsets, read as the admin."""
+    settings, synthesized = deployed.synthesized.settings, deployed.synthesized
+    s3, bucket = admin.client("s3"), settings.bucket_name
+
+    def lines(prefix):
+        keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])]
+        return {k: s3.get_object(Bucket=bucket, Key=k)["Body"].read().splitlines() for k in keys}
+
+    items = admin.client("dynamodb").query(
+        TableName=settings.table_name, KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
+        ExpressionAttributeValues={":pk": {"S": synthesized.connector}, ":o": {"S": "OFFSET#"}})["Items"]
+    return {"objects": lines("topics/"), "dead_letters": lines(synthesized.dead_letter_prefix),
+            "offsets": {i["sk"]["S"]: int(i["next_offset"]["N"]) for i in items}}
+
+
+def deployed_entry_point():
+    from infra.packaging import ROOT
+
+    return ROOT / "infra" / "job" / "entrypoint.py"
+
+
+def test_an_msk_batch_with_a_file_to_close_starts_one_run_with_the_connectors_role(chain):
+    (decision,) = chain["started"]["decisions"]
+    assert decision["action"] == "started", decision
+    (run,) = chain["runs"]
+    assert run["execution_role_arn"] == chain["principals"]["job"].arn
+
+
+def test_the_run_from_that_request_lands_every_record_once_and_commits(chain):
+    assert chain["job"].returncode == 0, chain["job"].stderr[-4000:]
+    landed = chain["landed"]
+    records = [json.loads(line)["n"] for lines in landed["objects"].values() for line in lines]
+    assert sorted(records) == list(range(FLUSH))
+    assert landed["offsets"] == {"OFFSET#orders#0": FLUSH, "OFFSET#orders#1": len(BAD_VALUES), "OFFSET#payments#0": 0}
+    letters = [json.loads(line) for lines in landed["dead_letters"].values() for line in lines]
+    assert sorted((d["partition"], d["offset"]) for d in letters) == [(1, 0), (1, 1)]
+
+
+def test_status_from_the_archive_shows_no_lag(chain):
+    assert chain["status"].returncode == 0, chain["status"].stderr
+    rows = [line.split() for line in chain["status"].stdout.splitlines()[1:]]
+    assert {row[0]: int(row[3]) for row in rows} == {"orders-0": 0, "orders-1": 0, "payments-0": 0}
+
+
+def test_a_retried_or_later_batch_starts_no_second_job_and_duplicates_nothing(chain):
+    for answer in chain["after"]:
+        assert all(d["action"] != "started" for d in answer["decisions"]), answer
+    assert len(chain["runs_after"]) == 1
+    assert chain["landed_after"]["objects"] == chain["landed"]["objects"]
+
+
+def test_the_replay_lambda_replays_each_dead_letter_once(chain):
+    first, again = chain["replays"]
+    assert first["totals"]["replayed"] == len(BAD_VALUES), first
+    assert again["totals"]["replayed"] == 0 and again["totals"]["already_replayed"] == len(BAD_VALUES), again
+    values = [r["value"] for r in read_topic(chain["bootstrap"], "orders") if r["partition"] == 1]
+    assert values == list(BAD_VALUES) * 2  # the originals, then each replayed once
