@@ -41,9 +41,11 @@ class MultipartUpload:
                                                                      Tagging={"TagSet": tag_set}))
 
     def abort(self) -> None:
-        """Drop the parts; an abort that fails is left to the bucket's lifecycle rule for incomplete uploads."""
+        """Drop the parts (retried like the other steps; a retry that finds the upload gone met its own first
+        try). An abort that fails for good is left to the bucket's lifecycle rule for incomplete uploads."""
         try:
-            self._client.abort_multipart_upload(Bucket=self.bucket, Key=self.key, UploadId=self.upload_id)
+            self._retry.call(lambda: self._client.abort_multipart_upload(Bucket=self.bucket, Key=self.key,
+                                                                         UploadId=self.upload_id))
         except (ClientError, BotoCoreError):
             pass
 

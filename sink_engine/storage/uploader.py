@@ -66,7 +66,8 @@ class StreamedUpload:
         self._parts.append(self._uploader._queue(self._call, self._upload.upload_part, number, body))
 
     def submit_complete(self, tags: dict[str, str] | None) -> None:
-        """Queue the completion (and tags, with `s3.object.tagging`); a failed part aborts the upload instead."""
+        """Queue the completion (and tags, with `s3.object.tagging`); a failed part aborts the upload instead, and
+        so does a completion that fails for good."""
         tags = tags if self._uploader.options.tagging else None
         self._uploader._queue(self._complete, tags)
 
@@ -80,7 +81,11 @@ class StreamedUpload:
         if failed:
             self._upload.abort()
             raise failed[0]
-        self._call(self._upload.complete, tags)
+        try:
+            self._call(self._upload.complete, tags)
+        except StorageError:
+            self._upload.abort()  # after a completed upload whose tagging failed, the abort finds nothing to drop
+            raise
 
     def _abort(self) -> None:
         wait(self._parts)
