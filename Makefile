@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test test-faults soak bench clean
 
 venv: $(STAMP)
 
@@ -19,7 +19,15 @@ demo: venv
 	$(PY) -m devtools.demo
 
 test: venv
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not fault_matrix and not soak"
+
+# The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
+test-faults: venv
+	$(PY) -m pytest tests/faults -m "not soak"
+
+# Long soaks (SIGKILL loops over millions of records), not in CI.
+soak: venv
+	$(PY) -m pytest tests/faults -m soak -s
 
 bench: venv
 	$(PY) -m devtools.bench

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import boto3
@@ -18,6 +16,7 @@ from devtools.producer import create_topic
 from infra.connectors import load_connectors
 from infra.settings import load_settings
 from sink_engine.dlq.letter import DeadLetter
+from tests.cloudformation import custom_resource_event, response_endpoint
 from tests.conftest import BUCKET, TABLE
 from tests.deployed.lambda_runner import invoke
 from tests.dlq_corpus import read_topic
@@ -27,27 +26,10 @@ ROLE_ARN = "arn:aws:iam::123456789012:role/sink-job"
 DEV = load_settings("dev")
 
 
-class _CloudFormation(BaseHTTPRequestHandler):
-    """Stands where a custom resource event's pre-signed ResponseURL points; keeps the responses."""
-
-    received: list[dict] = []
-
-    def do_PUT(self):  # noqa: N802 (http.server's naming)
-        type(self).received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def response_url():
-    _CloudFormation.received = []
-    server = HTTPServer(("127.0.0.1", 0), _CloudFormation)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/cloudformation-response"
-    server.shutdown()
+def cloudformation():
+    with response_endpoint() as endpoint:
+        yield endpoint
 
 
 def letter(connector: str, topic: str, offset: int, error_class: str) -> DeadLetter:
@@ -90,23 +72,24 @@ def test_replay_package_stays_small(artifacts):
     assert layout.unzipped_bytes() < 100e6  # Lambda's limit: 250 MB with every layer, unzipped
 
 
-def test_admin_answers_a_create_event_from_its_package(stack, artifacts, dev_templates, response_url):
+def test_admin_answers_a_create_event_from_its_package(stack, artifacts, dev_templates, cloudformation):
     # given the dev stack's custom resource and the bucket it publishes into
     values = {("AWS::S3::Bucket", "Ref"): DEV.bucket_name,
               ("AWS::Lambda::Function", "Arn"): "arn:aws:lambda:us-east-1:123456789012:function:sink-admin"}
     (stack_name, logical, resource), = dev_templates.resources("Custom::SinkConnectors")
     properties = dev_templates.resolve(stack_name, resource["Properties"], values)
     boto3.client("s3").create_bucket(Bucket=DEV.bucket_name)
-    event = {"RequestType": "Create", "ServiceToken": properties["ServiceToken"], "ResponseURL": response_url,
-             "StackId": f"arn:aws:cloudformation:us-east-1:123456789012:stack/{stack_name}/{uuid.uuid4()}",
-             "RequestId": str(uuid.uuid4()), "LogicalResourceId": logical, "ResourceType": resource["Type"],
-             "ResourceProperties": properties}
+    response_url, received = cloudformation
+    event = custom_resource_event(
+        "Create", response_url, properties, resource["Type"], str(uuid.uuid4()), logical_id=logical,
+        stack_id=f"arn:aws:cloudformation:us-east-1:123456789012:stack/{stack_name}/{uuid.uuid4()}")
+    event["ServiceToken"] = properties["ServiceToken"]
     # when CloudFormation creates it
     answer = invoke(artifacts.lambda_layout("admin"), event, dev_templates.function_environment("admin", values),
                     stack.env)
     # then CloudFormation heard SUCCESS for this request and the connector configs are published
     assert answer["status"] == "SUCCESS", answer
-    (response,) = _CloudFormation.received
+    (response,) = received
     assert (response["Status"], response["RequestId"]) == ("SUCCESS", event["RequestId"])
     listed = boto3.client("s3").list_objects_v2(Bucket=DEV.bucket_name, Prefix="_connectors/").get("Contents", [])
     assert {c.config_key for c in load_connectors(DEV)} <= {o["Key"] for o in listed}

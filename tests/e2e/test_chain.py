@@ -22,6 +22,7 @@ from confluent_kafka import Producer
 
 from devtools.producer import create_topic, produce
 from infra.constructs.admin import RESOURCE_TYPE
+from tests.cloudformation import custom_resource_event
 from tests.deployed.emr_runner import run_job_run
 from tests.dlq_corpus import read_topic
 from tests.deployed.lambda_runner import invoke
@@ -58,9 +59,7 @@ def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, tmp
     url, responses = cloudformation
     state = deployed.in_moto(custom_resource_property(
         deployed.synthesized.templates["service"], RESOURCE_TYPE, "State", deployed.physical["service"]))
-    create = {"RequestType": "Create", "ResponseURL": url, "StackId": "arn:aws:cloudformation:eu-west-1:1:stack/s/1",
-              "RequestId": "e2e-create", "LogicalResourceId": "AdminConnectors", "ResourceType": RESOURCE_TYPE,
-              "ResourceProperties": {"ServiceToken": "arn", "State": state}}
+    create = custom_resource_event("Create", url, {"ServiceToken": "arn", "State": state}, RESOURCE_TYPE, "e2e-create")
     invoke(artifacts.lambda_layout("admin"), create, deployed.environment(HANDLERS["admin"]), creds["admin"])
     assert responses[-1]["Status"] == "SUCCESS", responses[-1]
     # and the job's artifacts where CDK publishes them (the asset bucket, under the template's keys)

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
 from devtools.stack import LocalStack
+from tests.cloudformation import custom_resource_event, response_endpoint
 from tests.iam.acting import acting_as
 from tests.iam.deployment import ENV, TEST_SETTINGS, Deployed, Synthesized, connector_document, synthesize
 from tests.iam.engine import CliResult, Landed, Workload, landed, produce_workload, run_cli
@@ -84,25 +83,11 @@ def call_log(tmp_path_factory) -> CallLog:
     return CallLog(tmp_path_factory.mktemp("iam-calls") / "calls.jsonl")
 
 
-class _Responses(BaseHTTPRequestHandler):
-    received: list[dict] = []
-
-    def do_PUT(self):  # noqa: N802 (http.server's naming)
-        type(self).received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="session")
 def cloudformation():
     """Where the custom resource's pre-signed ResponseURL points: (url, the responses received)."""
-    server = HTTPServer(("127.0.0.1", 0), _Responses)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/response", _Responses.received
-    server.shutdown()
+    with response_endpoint() as endpoint:
+        yield endpoint
 
 
 @dataclass(frozen=True)
@@ -129,9 +114,7 @@ def published(deployed, principals, call_log, cloudformation) -> dict:
     url, responses = cloudformation
     state = deployed.in_moto(custom_resource_property(
         deployed.synthesized.templates["service"], RESOURCE_TYPE, "State", deployed.physical["service"]))
-    event = {"RequestType": "Create", "ResponseURL": url, "StackId": "arn:aws:cloudformation:eu-west-1:1:stack/s/1",
-             "RequestId": "create-1", "LogicalResourceId": "AdminConnectors", "ResourceType": RESOURCE_TYPE,
-             "ResourceProperties": {"ServiceToken": "arn", "State": state}}
+    event = custom_resource_event("Create", url, {"ServiceToken": "arn", "State": state}, RESOURCE_TYPE, "create-1")
     with as_function(deployed, principals["admin"], HANDLERS["admin"], call_log) as handler:
         answer = handler(event, LambdaContext())
     return {"answer": answer, "response": responses[-1]}

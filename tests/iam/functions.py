@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import pytest
 
@@ -12,19 +11,11 @@ from tests.iam.acting import acting_as
 from tests.iam.deployment import Deployed
 from tests.iam.recorder import CallLog
 from tests.iam.world import Principal
+from tests.lambdas.conftest import LambdaContext  # noqa: F401 (the context handlers get, here too)
 
 HANDLERS = {"admin": "lambdas.admin.handler.handler", "trigger": "lambdas.trigger.handler.handler",
             "replay": "lambdas.dlq_replay.handler.handler"}
 RUNTIME_ENV = {"POWERTOOLS_TRACE_DISABLED": "1"}  # no X-Ray daemon here
-
-
-@dataclass
-class LambdaContext:
-    function_name: str = "test-function"
-    function_version: str = "$LATEST"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:eu-west-1:123456789012:function:test-function"
-    aws_request_id: str = "6f5b1c3e-0000-4000-8000-000000000000"
 
 
 @contextmanager

@@ -72,7 +72,9 @@ def test_replay_role_reads_configs_keeps_progress_and_writes_the_connectors_topi
     settings, connectors = each_env.deployment.settings, each_env.deployment.connectors
     by_action = _by_action(each_env.template("service"))
     bucket = f"arn:aws:s3:::{settings.bucket_name}"
-    assert _resources(by_action["s3:GetObject"]) == sorted(f"{bucket}/{c.config_key}" for c in connectors)
+    prefixes = sorted(c.dlq_s3_prefix for c in connectors if c.dlq_s3_prefix)
+    assert _resources(by_action["s3:GetObject"]) == sorted(
+        [f"{bucket}/{c.config_key}" for c in connectors] + [f"{bucket}/{p}/*" for p in prefixes])
     (progress,) = by_action["dynamodb:PutItem"]
     assert sorted(progress["Action"]) == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]
     assert progress["Condition"] == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": sorted(c.name for c in connectors)}}
@@ -81,8 +83,9 @@ def test_replay_role_reads_configs_keeps_progress_and_writes_the_connectors_topi
     topics = sorted({t for c in connectors for t in c.topics})
     assert _resources(by_action["kafka-cluster:WriteData"]) == sorted(settings.msk.resource_arn("topic", t) for t in topics)
     assert [s["Action"] for s in _statements(each_env.template("service")) if "kms:Decrypt" in s["Action"]] == ["kms:Decrypt"]
-    # no connector of the checked-in environments has a dead-letter queue yet: nothing to read there
-    assert {"kafka-cluster:ReadData", "kafka-cluster:DescribeGroup", "s3:ListBucket"}.isdisjoint(by_action)
+    # no connector of the checked-in environments dead-letters to a topic: no topic to read
+    assert {"kafka-cluster:ReadData", "kafka-cluster:DescribeGroup"}.isdisjoint(by_action)
+    assert ("s3:ListBucket" in by_action) == bool(prefixes)  # the dev sample dead-letters to its S3 prefix
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +98,7 @@ def with_dead_letters(tmp_path_factory):
 
     ensure_artifacts()
     (orders,) = load_connectors(load_settings("dev"))
-    connectors = (dataclasses.replace(orders, topics=("orders",), dlq_topic="orders-dlq"),
+    connectors = (dataclasses.replace(orders, topics=("orders",), dlq_topic="orders-dlq", dlq_s3_prefix=None),
                   dataclasses.replace(orders, name="payments-s3-sink", topics=("payments",),
                                       dlq_s3_prefix="dlq/payments-s3-sink"))
     outdir = tmp_path_factory.mktemp("cdk-dlq")

@@ -3,8 +3,6 @@ configs; idempotent. It owns nothing else: job roles and lifecycle rules are Clo
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import boto3
 import pytest
@@ -13,6 +11,7 @@ from infra.connectors import load_connectors
 from infra.constructs.admin import desired_state
 from infra.settings import load_settings
 from lambdas.admin import handler as admin
+from tests.cloudformation import custom_resource_event, response_endpoint
 
 SETTINGS = load_settings("prod")
 CONNECTORS = load_connectors(SETTINGS)
@@ -20,28 +19,10 @@ BASE_RULE = {"ID": "archive-topics", "Status": "Enabled", "Filter": {"Prefix": "
              "Transitions": [{"Days": 90, "StorageClass": "GLACIER"}]}
 
 
-class _Responses(BaseHTTPRequestHandler):
-    received: list[dict] = []
-
-    def do_PUT(self):  # noqa: N802 (http.server's naming)
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        type(self).received.append(json.loads(body))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def cloudformation():
-    """A local endpoint standing where CloudFormation's pre-signed response URL points."""
-    _Responses.received = []
-    server = HTTPServer(("127.0.0.1", 0), _Responses)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/response", _Responses.received
-    server.shutdown()
+    with response_endpoint() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture
@@ -60,12 +41,8 @@ def _state(connectors=CONNECTORS) -> str:
 
 
 def _event(kind: str, url: str, state: str, physical_id: str | None = None) -> dict:
-    event = {"RequestType": kind, "ResponseURL": url, "StackId": "arn:aws:cloudformation:eu-west-1:1:stack/s/1",
-             "RequestId": "r-1", "LogicalResourceId": "AdminConnectors", "ResourceType": "Custom::SinkConnectors",
-             "ResourceProperties": {"ServiceToken": "arn", "State": state}}
-    if physical_id:
-        event["PhysicalResourceId"] = physical_id
-    return event
+    return custom_resource_event(kind, url, {"ServiceToken": "arn", "State": state}, "Custom::SinkConnectors",
+                                 physical_id=physical_id)
 
 
 def _rules(bucket: str) -> dict[str, dict]:
