@@ -10,7 +10,7 @@ from sink_engine.aws import dynamodb_client, s3_client
 from sink_engine.config import SinkConfig, load_config
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
         error = aws_call_error(e)
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
+    except BotoCoreError as e:  # the endpoint could not be reached after the SDK's retries
+        print(f"error: AWS request failed: {e}", file=sys.stderr)
+        return 1
     except SimulatedCrash as e:
         print(f"crash: {e}", file=sys.stderr)
         return 70

@@ -81,6 +81,23 @@ class CommitConflictError(SinkError):
         )
 
 
+class CommitFailedError(SinkError):
+    """An offset commit that DynamoDB did not answer for good (its retries failed). `committed` is what reading the
+    offsets item back says: False (not committed), None (unknown: the read failed too). A commit found done is
+    no error."""
+
+    def __init__(self, connector: str, topic: str, partition: int, next_offset: int, committed: bool | None,
+                 cause: str):
+        self.connector, self.topic, self.partition, self.next_offset = connector, topic, partition, next_offset
+        self.committed = committed
+        outcome = ("read back, it was not committed: the next run writes the same files again and commits them"
+                   if committed is False else
+                   "it could not be read back, so whether it was committed is unknown: the next run goes on from "
+                   "what the offsets table holds, rewriting identical files if it was not")
+        super().__init__(f"commit of {topic}-{partition} (next offset {next_offset}) for connector '{connector}' "
+                         f"failed: {cause}; {outcome}")
+
+
 class AwsCallError(SinkError):
     """An AWS call failed outside the engine's own handling (access denied, throttled past the SDK's retries, a
     missing resource); names the operation and AWS's error code and message (which names the IAM action)."""

@@ -11,7 +11,8 @@ matched against a rule table; the first rule that matches and fires decides its 
   happened, the client does not know);
 - `outage`: from the first matching request on, for `seconds`, every matching request is dropped unforwarded.
 
-A rule matches a service (`s3`, `dynamodb`), optionally an operation (S3: PutObject, GetObject, HeadObject,
+Requests are told apart by the service they are signed for; a rule matches a service (`s3`, `dynamodb`; others
+are always forwarded), optionally an operation (S3: PutObject, GetObject, HeadObject,
 CreateMultipartUpload, UploadPart, CompleteMultipartUpload, AbortMultipartUpload, ListMultipartUploads, ...,
 told from the method and the query: `?uploads`, `?partNumber=`, `?uploadId=`; DynamoDB: the `X-Amz-Target`
 action, PutItem, TransactWriteItems, ...) and optionally a substring `where` of the S3 path or the DynamoDB
@@ -100,6 +101,12 @@ def s3_operation(method: str, path: str, query: dict) -> str:
         return {"GET": "ListObjects", "HEAD": "HeadBucket", "PUT": "CreateBucket"}.get(method, "Bucket")
     return {"PUT": "PutObject", "GET": "GetObject", "HEAD": "HeadObject", "DELETE": "DeleteObject"}.get(
         method, "Object")
+
+
+def _signed_service(authorization: str) -> str:
+    """The service a SigV4 request is signed for (`Credential=<key>/<date>/<region>/<service>/aws4_request`)."""
+    scope = authorization.partition("Credential=")[2].split(",", 1)[0].split("/")
+    return scope[3] if len(scope) > 3 else ""
 
 
 class AwsFaultProxy:
@@ -194,13 +201,14 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         body = self._read_body()
-        target = self.headers.get("X-Amz-Target")
-        if target:
-            service, operation, where_text = "dynamodb", target.rsplit(".", 1)[-1], body.decode("utf-8", "replace")
+        service = _signed_service(self.headers.get("Authorization", ""))
+        if service == "dynamodb":
+            target = self.headers.get("X-Amz-Target", "")
+            operation, where_text = target.rsplit(".", 1)[-1], body.decode("utf-8", "replace")
         else:
             split = urlsplit(self.path)
             query = parse_qs(split.query, keep_blank_values=True)
-            service, operation, where_text = "s3", s3_operation(self.command, split.path, query), split.path
+            operation, where_text = s3_operation(self.command, split.path, query), split.path
         fault = self.proxy.decide(service, operation, where_text)
         if fault in ("drop_before", "outage"):
             return self._drop()

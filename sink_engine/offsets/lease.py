@@ -27,7 +27,11 @@ class Leases:
         self._db, self._table, self._clock = dynamodb, table, clock
 
     def acquire(self, connector: str, owner: str, duration_ms: int) -> LeaseToken:
-        """Take the lease if it is absent or expired, with epoch + 1. Raises LeaseHeldError otherwise."""
+        """Take the lease if it is absent or expired, with epoch + 1. Raises LeaseHeldError otherwise.
+
+        `owner` must be unique per run: when the SDK retried the put after a lost answer and the retry failed its
+        condition, the item is read back and a holder with this owner and epoch is this run's own first try.
+        Renewal and release need no such check: their condition (this epoch and owner) holds again on a retry."""
         current = self.describe(connector)
         now = self._clock()
         if current and current["expires_at_ms"] > now:
@@ -49,8 +53,9 @@ class Leases:
         except ClientError as e:
             if e.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
-            winner = self.describe(connector) or {"owner": "unknown", "expires_at_ms": 0}
-            raise LeaseHeldError(connector, winner["owner"], winner["expires_at_ms"]) from None
+            winner = self.describe(connector) or {"owner": "unknown", "epoch": 0, "expires_at_ms": 0}
+            if (winner["owner"], winner["epoch"]) != (owner, epoch):  # else a retry met its own first try's put
+                raise LeaseHeldError(connector, winner["owner"], winner["expires_at_ms"]) from None
         events.emit(events.LEASE_ACQUIRED, connector=connector, owner=owner, epoch=epoch)
         return LeaseToken(connector, owner, epoch)
 

@@ -7,6 +7,8 @@ run committed nothing); the driver deletes the plans once its commits are done.
 """
 from __future__ import annotations
 
+import uuid
+
 from botocore.exceptions import ClientError
 
 from sink_engine.errors import CommitConflictError
@@ -43,7 +45,11 @@ class PlanStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def record(self, token: LeaseToken, ranges: list[PartitionRange]) -> None:
-        """Write the plans, conditional on the lease epoch still being ours (CommitConflictError if not)."""
+        """Write the plans, conditional on the lease epoch still being ours (CommitConflictError if not).
+
+        A retry after a lost answer meets no condition of its own write (the lease check holds again, the puts
+        are unconditional); it carries the first try's ClientRequestToken all the same, so that AWS answers it
+        with the first try's outcome (moto ignores the token)."""
         check = {"ConditionCheck": {
             "TableName": self._table, "Key": {"pk": {"S": token.connector}, "sk": {"S": LEASE_SK}},
             "ConditionExpression": "epoch = :epoch", "ExpressionAttributeValues": {":epoch": {"N": str(token.epoch)}},
@@ -51,7 +57,7 @@ class PlanStore:
         for batch in _batches(ranges, _TRANSACTION_ITEMS - 1):
             puts = [{"Put": {"TableName": self._table, "Item": _to_item(token, planned)}} for planned in batch]
             try:
-                self._db.transact_write_items(TransactItems=[check, *puts])
+                self._db.transact_write_items(TransactItems=[check, *puts], ClientRequestToken=str(uuid.uuid4()))
             except ClientError as e:
                 if e.response["Error"]["Code"] == "TransactionCanceledException":
                     raise CommitConflictError(token.connector, batch[0].topic, batch[0].partition,

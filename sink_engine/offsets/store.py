@@ -1,11 +1,12 @@
 """Committed offsets: read them, and commit one topic-partition under the lease's fencing token."""
 from __future__ import annotations
 
+import uuid
 from typing import Callable
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
-from sink_engine.errors import CommitConflictError
+from sink_engine.errors import CommitConflictError, CommitFailedError
 from sink_engine.model import CommittedOffset, TopicPartition
 from sink_engine.offsets.lease import LEASE_SK, LeaseToken
 
@@ -57,9 +58,47 @@ class OffsetStore:
     ) -> None:
         """Set next_offset if the lease epoch is still ours and the committed offset is still `expected`.
 
-        `expected=None` means nothing was committed for this topic-partition. Raises CommitConflictError.
+        `expected=None` means nothing was committed for this topic-partition. Raises CommitConflictError, or
+        CommitFailedError when DynamoDB did not answer for good and the commit did not happen (or cannot be told).
         `dead_letters` (error class -> count) are added to the item's counters in the same transaction.
+
+        A retry of a transaction whose answer was lost carries the same ClientRequestToken (AWS then answers with
+        the first try's outcome, for 10 minutes; moto ignores the token). Without that, the retry fails its
+        condition against this run's own write: before reporting a conflict, the item is read back, and this
+        epoch with this next offset is this run's commit.
         """
+        items = self._transaction(token, tp, expected, next_offset, last_file, dead_letters, dlq_scan_from)
+        try:
+            self._db.transact_write_items(TransactItems=items, ClientRequestToken=str(uuid.uuid4()))
+        except ClientError as e:
+            if e.response["Error"]["Code"] != "TransactionCanceledException":
+                return self._confirm(token, tp, next_offset, e)
+            if not self._holds(token, tp, next_offset):
+                raise CommitConflictError(token.connector, tp.topic, tp.partition, expected) from None
+        except BotoCoreError as e:
+            self._confirm(token, tp, next_offset, e)
+
+    def _confirm(self, token: LeaseToken, tp: TopicPartition, next_offset: int, cause: Exception) -> None:
+        """After the SDK's last try failed (its earlier tries may have been applied, their answers lost): return
+        if the commit happened all the same, else raise CommitFailedError saying whether it did not happen."""
+        try:
+            committed = self._holds(token, tp, next_offset)
+        except (ClientError, BotoCoreError):
+            committed = None
+        if not committed:
+            raise CommitFailedError(token.connector, tp.topic, tp.partition, next_offset, committed, str(cause)) \
+                from cause
+
+    def _holds(self, token: LeaseToken, tp: TopicPartition, next_offset: int) -> bool:
+        """Whether the offsets item holds this run's commit: this epoch (one run per epoch) and this offset."""
+        item = self._db.get_item(TableName=self._table, Key={"pk": {"S": token.connector}, "sk": {"S": offset_sk(tp)}},
+                                 ConsistentRead=True).get("Item", {})
+        return (item.get("epoch", {}).get("N"), item.get("next_offset", {}).get("N")) == (str(token.epoch),
+                                                                                           str(next_offset))
+
+    def _transaction(self, token: LeaseToken, tp: TopicPartition, expected: int | None, next_offset: int,
+                     last_file: str | None, dead_letters: dict | None, dlq_scan_from: int | None) -> list[dict]:
+        """The lease check and the conditional update of the offsets item."""
         offset_condition = "attribute_not_exists(next_offset)" if expected is None else "next_offset = :expected"
         values = {
             ":next": {"N": str(next_offset)}, ":epoch": {"N": str(token.epoch)},
@@ -80,26 +119,19 @@ class OffsetStore:
             names[f"#dl{i}"], values[f":dl{i}"] = f"{DEAD_LETTERS_PREFIX}{error_class}", {"N": str(count)}
         if counters:
             update += " ADD " + ", ".join(f"#dl{i} :dl{i}" for i in range(len(counters)))
-        try:
-            self._db.transact_write_items(
-                TransactItems=[
-                    {"ConditionCheck": {
-                        "TableName": self._table,
-                        "Key": {"pk": {"S": token.connector}, "sk": {"S": LEASE_SK}},
-                        "ConditionExpression": "epoch = :epoch",
-                        "ExpressionAttributeValues": {":epoch": {"N": str(token.epoch)}},
-                    }},
-                    {"Update": {
-                        "TableName": self._table,
-                        "Key": {"pk": {"S": token.connector}, "sk": {"S": offset_sk(tp)}},
-                        "UpdateExpression": update,
-                        "ConditionExpression": offset_condition,
-                        "ExpressionAttributeNames": names,
-                        "ExpressionAttributeValues": values,
-                    }},
-                ]
-            )
-        except ClientError as e:
-            if e.response["Error"]["Code"] == "TransactionCanceledException":
-                raise CommitConflictError(token.connector, tp.topic, tp.partition, expected) from None
-            raise
+        return [
+            {"ConditionCheck": {
+                "TableName": self._table,
+                "Key": {"pk": {"S": token.connector}, "sk": {"S": LEASE_SK}},
+                "ConditionExpression": "epoch = :epoch",
+                "ExpressionAttributeValues": {":epoch": {"N": str(token.epoch)}},
+            }},
+            {"Update": {
+                "TableName": self._table,
+                "Key": {"pk": {"S": token.connector}, "sk": {"S": offset_sk(tp)}},
+                "UpdateExpression": update,
+                "ConditionExpression": offset_condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }},
+        ]

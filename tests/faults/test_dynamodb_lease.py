@@ -1,0 +1,31 @@
+"""Lost answers to the lease's conditional writes: the SDK retries the write, the retry meets what its own first
+try wrote, and the run must recognise itself instead of reporting another run (exit 3) or a lost lease."""
+from __future__ import annotations
+
+import pytest
+
+from devtools.faults.aws_proxy import Rule
+from sink_engine.job import now_ms
+from sink_engine.offsets import Leases
+from tests.conftest import TABLE
+from tests.faults.aws_scenario import SMALL, assert_complete, expected_commits, landed, prepare, record_figures, run_cli
+
+
+@pytest.mark.parametrize("operation, times", [
+    ("PutItem", 1),  # the acquisition
+    pytest.param("UpdateItem", 3, marks=pytest.mark.fault_matrix),  # renewals and the release
+], ids=["acquire", "renew-release"])
+def test_a_lost_answer_to_a_lease_write_is_recognised_as_our_own(stack, spark, s3, dynamodb, connector, aws_faults,
+                                                                figures, tmp_path, operation, times):
+    config = prepare(stack, connector, SMALL, **{"sink.lease.duration.ms": 1500})
+    # given DynamoDB applies the lease writes but their answers never come back
+    aws_faults.add(Rule("drop_after", "dynamodb", operation, where='"LEASE"', times=times))
+    # when the run takes, renews and releases its lease
+    run = run_cli(config, tmp_path)
+    # then it recognised its own writes: it did the work and let the lease go
+    assert run.code == 0, run
+    assert aws_faults.injected["drop_after"] == times
+    state = landed(s3, dynamodb, config)
+    assert_complete(state, expected_commits(SMALL, config))
+    assert Leases(dynamodb, TABLE, now_ms).describe(config.name)["expires_at_ms"] == 0
+    record_figures(figures, aws_faults, [run], state)

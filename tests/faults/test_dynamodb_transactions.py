@@ -1,0 +1,63 @@
+"""Lost answers to the commit and plan transactions: a retry that meets its own commit is recognised (the run goes
+on, exit 0); a commit whose every try was lost says whether it committed, and a rerun after the faults stop
+finishes the work exactly once."""
+from __future__ import annotations
+
+import pytest
+
+from devtools.faults.aws_proxy import Rule
+from tests.faults.aws_scenario import (
+    SMALL, assert_complete, assert_safe, expected_commits, landed, prepare, record_figures, run_cli,
+)
+
+WALL_CLOCK = {"rotate.schedule.interval.ms": 3_600_000}  # plans are recorded before the tasks run
+
+
+@pytest.mark.parametrize("where, settings", [
+    ('"OFFSET#', {}),
+    pytest.param('"PLAN#', WALL_CLOCK, marks=pytest.mark.fault_matrix),
+], ids=["commit", "plan"])
+def test_a_retried_transaction_that_meets_its_own_write_goes_on(stack, spark, s3, dynamodb, connector, aws_faults,
+                                                               figures, tmp_path, where, settings):
+    # (with the wall-clock rotation, the planned cut closes every file at the end of the range)
+    config = prepare(stack, connector, SMALL, **settings)
+    # given DynamoDB applies the first commit (or plan) transaction but its answer never comes back
+    aws_faults.add(Rule("drop_after", "dynamodb", "TransactWriteItems", where=where, times=1))
+    # when the run commits
+    run = run_cli(config, tmp_path)
+    # then it saw that its own retry met its own write: every partition committed, once
+    assert run.code == 0, run
+    assert aws_faults.injected["drop_after"] == 1
+    state = landed(s3, dynamodb, config)
+    everything = {p: SMALL["per_partition"] for p in range(SMALL["partitions"])}
+    assert_complete(state, everything if settings else expected_commits(SMALL, config))
+    record_figures(figures, aws_faults, [run], state)
+
+
+@pytest.mark.parametrize("kind, committed", [("drop_after", True), ("drop_before", False)])
+def test_a_commit_whose_answers_are_all_lost_says_what_happened(stack, spark, s3, dynamodb, connector, aws_faults,
+                                                                figures, tmp_path, monkeypatch, kind, committed):
+    config = prepare(stack, connector, SMALL)
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")  # the SDK's retries, kept short
+    # given every commit transaction is lost: after DynamoDB applied it, or before
+    aws_faults.add(Rule(kind, "dynamodb", "TransactWriteItems", where='"OFFSET#'))
+    run = run_cli(config, tmp_path)
+    state = landed(s3, dynamodb, config)
+    assert_safe(state)
+    if committed:
+        # then a commit that was applied is known to be: the run goes on and finishes
+        assert run.code == 0, run
+        assert_complete(state, expected_commits(SMALL, config))
+        runs = [run]
+    else:
+        # then the run fails saying the commit did not happen, and a rerun after the faults stop finishes
+        assert run.code == 1, run
+        assert "was not committed" in run.err and "read back" in run.err, run.err
+        assert state["commits"] == {}, state
+        aws_faults.clear_rules()
+        rerun = run_cli(config, tmp_path)
+        assert rerun.code == 0, rerun
+        state = landed(s3, dynamodb, config)
+        assert_complete(state, expected_commits(SMALL, config))
+        runs = [run, rerun]
+    record_figures(figures, aws_faults, runs, state)
