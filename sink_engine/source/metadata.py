@@ -35,24 +35,27 @@ def watermarks(consumer: Consumer, tps: list[TopicPartition], timeout_s: float =
 
     Some brokers answer ListOffsets(latest) with the base offset of the last batch + 1; the high watermark
     in fetch responses is right on every broker, so the driver fetches the last batch once and takes both.
+    `timeout_s` bounds the whole call, however many partitions: a broker that stops answering fails it in time.
     """
+    deadline = time.monotonic() + timeout_s
     listed = {}
     for tp in tps:
         try:
-            listed[tp] = consumer.get_watermark_offsets(KafkaTP(tp.topic, tp.partition), timeout=timeout_s)
+            listed[tp] = consumer.get_watermark_offsets(KafkaTP(tp.topic, tp.partition),
+                                                        timeout=max(0.001, deadline - time.monotonic()))
         except KafkaException as e:
             raise SourceError(f"cannot read offsets of {tp}: {e}") from e
     probe = [KafkaTP(tp.topic, tp.partition, max(lo, hi - 1)) for tp, (lo, hi) in listed.items() if hi > lo]
-    fetched = _fetch_high_watermarks(consumer, probe, timeout_s)
+    fetched = _fetch_high_watermarks(consumer, probe, deadline)
     return {tp: (lo, max(hi, fetched.get(tp, hi))) for tp, (lo, hi) in listed.items()}
 
 
-def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], timeout_s: float) -> dict:
+def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], deadline: float) -> dict:
+    """The high watermarks that fetches of the probed offsets report before `deadline` (monotonic time)."""
     if not probe:
         return {}
     consumer.assign(probe)
     pending = {(p.topic, p.partition) for p in probe}
-    deadline = time.monotonic() + timeout_s
     while pending and time.monotonic() < deadline:
         message = consumer.poll(0.2)
         if message is None:
@@ -71,9 +74,19 @@ def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], timeout_s: 
 
 
 def partition_watermarks(config: SinkConfig) -> dict[TopicPartition, tuple[int, int]]:
-    """Every partition the config reads, in order, with its (low, high) offsets, from one short-lived consumer."""
+    """Every partition the config reads, in order, with its (low, high) offsets, from one short-lived consumer,
+    all within `sink.kafka.timeout.ms`. Raises SourceError naming what Kafka did not answer."""
+    timeout_s = config["sink.kafka.timeout.ms"] / 1000
+    deadline = time.monotonic() + timeout_s
     consumer = make_consumer(config)
     try:
-        return watermarks(consumer, list_partitions(consumer, config))
+        try:
+            tps = list_partitions(consumer, config, timeout_s)
+            return watermarks(consumer, tps, max(0.001, deadline - time.monotonic()))
+        except SourceError as e:
+            if not isinstance(e.__cause__, KafkaException):
+                raise
+            raise SourceError(f"{e} (no answer within sink.kafka.timeout.ms="
+                              f"{config['sink.kafka.timeout.ms']})") from e.__cause__
     finally:
         consumer.close()

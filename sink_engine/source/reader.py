@@ -40,8 +40,8 @@ def _consume(consumer, timeout_s: float, planned: PartitionRange) -> Iterator[Re
         if not messages:
             if time.monotonic() - idle_since > timeout_s:
                 raise SourceError(
-                    f"Kafka delivered nothing from {planned.topic}-{planned.partition} for {timeout_s:.0f}s "
-                    f"while reading offsets up to {last_wanted}"
+                    f"Kafka delivered nothing from {planned.topic}-{planned.partition} for {timeout_s:g}s "
+                    f"(sink.kafka.timeout.ms) while reading offsets up to {last_wanted}"
                 )
             continue
         idle_since = time.monotonic()
