@@ -2,13 +2,22 @@
 
 Names: `after_upload_before_commit` (all files uploaded, no offset committed),
 `after_first_commit` (one topic-partition committed, the others not).
+
+Spark workers do not see environment changes made after the session started, so a failpoint inside a task is
+armed with a file instead (`arm_task_failpoint`): `task_mid_range` kills the Python worker reading a
+topic-partition (`os._exit`) once its first chunk of records is written, in as many attempts as armed (one by
+default, so that Spark's retry of the task goes on).
 """
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 ENV_VAR = "SINK_ENGINE_FAILPOINT"
 NAMES = ("after_upload_before_commit", "after_first_commit")
+TASK_NAMES = ("task_mid_range",)
+KILLED_EXIT = 70
 
 
 class SimulatedCrash(BaseException):
@@ -20,3 +29,30 @@ def failpoint(name: str) -> None:
     assert name in NAMES, name
     if os.environ.get(ENV_VAR) == name:
         raise SimulatedCrash(f"failpoint {name} triggered")
+
+
+def arm_task_failpoint(name: str, scope: str, times: int = 1) -> Path:
+    """Arm a task failpoint for the next `times` attempts in one scope (`topic-partition`); returns its file."""
+    assert name in TASK_NAMES and times > 0, (name, times)
+    path = _arm_file(name, scope)
+    path.write_text(str(times))
+    return path
+
+
+def task_failpoint(name: str, scope: str) -> None:
+    """Kill this process, without any cleanup, if `arm_task_failpoint(name, scope)` armed it; counts one down."""
+    assert name in TASK_NAMES, name
+    path = _arm_file(name, scope)
+    try:
+        left = int(path.read_text() or "1")
+    except FileNotFoundError:
+        return
+    if left > 1:
+        path.write_text(str(left - 1))
+    else:
+        path.unlink(missing_ok=True)
+    os._exit(KILLED_EXIT)
+
+
+def _arm_file(name: str, scope: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"sink-engine-failpoint.{name}.{scope}"

@@ -7,13 +7,23 @@ import sys
 from dataclasses import asdict
 
 from sink_engine.config import SinkConfig
+from sink_engine.errors import SinkError
 from sink_engine.model import PartitionRange, TaskResult
 
 RESULT_SCHEMA = "result string"
+LOCAL_TASK_ATTEMPTS = 4
+
+
+class SparkTaskError(SinkError):
+    """The Spark job failed: a task failed more than `spark.task.maxFailures` times (a Python worker killed on
+    every attempt, an executor lost, ...). Nothing of this run was committed."""
 
 
 def spark_session(app_name: str):
-    """The active session, or a new one; local[*] when no master is configured (spark-submit sets one)."""
+    """The active session, or a new one; `local[*,4]` when no master is configured (spark-submit sets one).
+
+    The `,4` is `spark.task.maxFailures` for local mode (which otherwise never retries a task): a task whose
+    Python worker dies is run again, up to 4 attempts, as on a cluster, where Spark's default is 4 too."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
@@ -21,7 +31,7 @@ def spark_session(app_name: str):
     if not SparkConf().contains("spark.master"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (builder.master("local[*]").config("spark.ui.enabled", "false")
+        builder = (builder.master(f"local[*,{LOCAL_TASK_ATTEMPTS}]").config("spark.ui.enabled", "false")
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.sql.shuffle.partitions", "8"))
     spark = builder.getOrCreate()
@@ -48,8 +58,18 @@ def run_ranges(spark, config: SinkConfig, ranges: list[PartitionRange]) -> list[
     rows = [(g, json.dumps(asdict(r))) for g, group in enumerate(groups) for r in group]
     rdd = spark.sparkContext.parallelize(rows, len(groups)).partitionBy(len(groups), lambda g: g)
     frame = spark.createDataFrame(rdd.map(lambda row: (row[1],)), "range string")
-    collected = frame.mapInArrow(_task_function(config), RESULT_SCHEMA).collect()
+    try:
+        collected = frame.mapInArrow(_task_function(config), RESULT_SCHEMA).collect()
+    except Exception as e:  # Py4JJavaError or pyspark's captured exceptions: the job was aborted
+        raise SparkTaskError(f"the Spark job of connector '{config.name}' failed: {_job_failure(e)}") from e
     return [TaskResult.from_dict(json.loads(row.result)) for row in collected]
+
+
+def _job_failure(error: Exception) -> str:
+    """The line of a Spark failure that says why the job was aborted, without the JVM stack traces."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    aborted = [line[line.index("Job aborted"):] for line in lines if "Job aborted" in line]
+    return (aborted or lines or [type(error).__name__])[0][:600]
 
 
 def _task_function(config: SinkConfig):

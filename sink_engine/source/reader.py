@@ -9,6 +9,7 @@ from confluent_kafka import KafkaError, TopicPartition as KafkaTP
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import SourceError
+from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange
 from sink_engine.records import RecordChunk
 from sink_engine.source.consumer import make_consumer
@@ -53,6 +54,7 @@ def _consume(consumer, timeout_s: float, planned: PartitionRange) -> Iterator[Re
         if messages:
             yield RecordChunk(planned.topic, planned.partition, offsets, [m.value() for m in messages],
                               messages=messages)
+            task_failpoint("task_mid_range", f"{planned.topic}-{planned.partition}")
         if done:
             return
 
