@@ -2,12 +2,15 @@
 
 Item: `pk = <connector>`, `sk = "REPLAY#<topic>#<partition>#<offset, 20 digits>"` (the original record),
 `state` (`claimed` before the record is produced, `replayed` once the producer confirmed it), `error_class`,
-`target_topic`, `claimed_at_ms`, `replayed_at_ms`. A claim is a conditional put, so two invocations never
-both replay a record; a record left `claimed` (the invocation died between claim and confirmation) is
-never replayed again automatically and is reported as in doubt.
+`target_topic`, `claimed_at_ms`, `replayed_at_ms`, `claim_id` (the claiming invocation's). A claim is a
+conditional put, so two invocations never both replay a record; a record left `claimed` (the invocation died
+between claim and confirmation) is never replayed again automatically and is reported as in doubt. A claim whose
+answer was lost is retried by the SDK and fails its condition against its own first try: the item's `claim_id`
+tells it apart from another invocation's claim.
 """
 from __future__ import annotations
 
+import uuid
 from typing import Callable
 
 from botocore.exceptions import ClientError
@@ -25,9 +28,10 @@ def replay_sk(letter: DeadLetter) -> str:
 class ReplayProgress:
     def __init__(self, dynamodb, table: str, connector: str, clock: Callable[[], int]):
         self._db, self._table, self._connector, self._clock = dynamodb, table, connector, clock
+        self._claim_id = uuid.uuid4().hex
 
     def state(self, letter: DeadLetter) -> str | None:
-        item = self._db.get_item(TableName=self._table, Key=self._key(letter), ConsistentRead=True).get("Item")
+        item = self._item(letter)
         return item["state"]["S"] if item else None
 
     def claim(self, letter: DeadLetter, target_topic: str) -> str | None:
@@ -36,14 +40,18 @@ class ReplayProgress:
             self._db.put_item(
                 TableName=self._table,
                 Item={**self._key(letter), "state": {"S": CLAIMED}, "error_class": {"S": letter.error_class},
-                      "target_topic": {"S": target_topic}, "claimed_at_ms": {"N": str(self._clock())}},
+                      "target_topic": {"S": target_topic}, "claimed_at_ms": {"N": str(self._clock())},
+                      "claim_id": {"S": self._claim_id}},
                 ConditionExpression="attribute_not_exists(sk)",
             )
             return None
         except ClientError as e:
             if e.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
-            return self.state(letter) or CLAIMED
+            item = self._item(letter) or {}
+            if item.get("claim_id", {}).get("S") == self._claim_id and item["state"]["S"] == CLAIMED:
+                return None  # our own claim, met by the SDK's retry of it
+            return item["state"]["S"] if item else CLAIMED
 
     def mark_replayed(self, letters: list[DeadLetter]) -> None:
         now = {"N": str(self._clock())}
@@ -52,6 +60,9 @@ class ReplayProgress:
                                  UpdateExpression="SET #s = :done, replayed_at_ms = :now",
                                  ExpressionAttributeNames={"#s": "state"},
                                  ExpressionAttributeValues={":done": {"S": REPLAYED}, ":now": now})
+
+    def _item(self, letter: DeadLetter) -> dict | None:
+        return self._db.get_item(TableName=self._table, Key=self._key(letter), ConsistentRead=True).get("Item")
 
     def _key(self, letter: DeadLetter) -> dict:
         return {"pk": {"S": self._connector}, "sk": {"S": replay_sk(letter)}}
