@@ -8,7 +8,9 @@ The statements follow what the engine calls for this connector's config, and not
 - S3: PutObject (PutObject, CreateMultipartUpload, UploadPart, CompleteMultipartUpload) and
   AbortMultipartUpload under `<topics.dir>/<topic>/` and the connector's dead-letter prefix; PutObjectTagging
   with `s3.object.tagging` (AWS checks it for a PutObject that carries tags, and the engine tags a multipart
-  object after completing it); PutObjectAcl with `s3.acl.canned`; GetObject of its published config;
+  object after completing it); PutObjectAcl with `s3.acl.canned`; GetObject of its published config, and of
+  its dead-letter objects with an S3 dead-letter prefix (dead letters are written once: a rerun reads the object
+  an earlier attempt of its range wrote, see sink_engine/dlq/s3_destination.py);
 - DynamoDB: DescribeTable (the run checks the table first), the item actions of the lease, offsets, plans and
   commits (TransactWriteItems is authorized by its item actions), BatchWriteItem (plans are deleted in
   batches), all on the offsets table and only under the connector's own partition key (`LeadingKeys`);
@@ -61,6 +63,8 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     statements = [
         _allow("WriteOwnPrefixes", object_actions, prefixes),
         _allow("ReadOwnConfig", ["s3:GetObject"], [f"{bucket}/{spec.config_key}"]),
+        *([_allow("ReadOwnDeadLetters", ["s3:GetObject"], [f"{bucket}/{names.dlq_prefix}{spec.name}/*"])]
+          if spec.dlq_s3_prefix else []),
         _allow("DescribeOffsetsTable", ["dynamodb:DescribeTable"], [names.table_arn]),
         _allow("OwnOffsetsLeaseAndPlans",
                ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",

@@ -41,11 +41,15 @@ def from_topic(config: SinkConfig, topic: str) -> Iterator[DeadLetter]:
 
 
 def from_s3(config: SinkConfig, request: ReplayRequest, s3_client) -> Iterator[DeadLetter]:
+    """Objects in key order, which is offset order within a topic-partition (zero-padded first offsets). Their
+    offsets are disjoint (dlq/s3_destination.py) unless a rerun planned a shorter range than a crashed attempt
+    of it (a lowered `sink.run.max.records.per.partition`): a source offset seen before is skipped."""
     bucket, delim = config["s3.bucket.name"], config["directory.delim"]
     prefix = request.source_s3_prefix.strip("/") + delim
     if request.topic is not None:
         prefix += request.topic + delim + (f"partition={request.partition}{delim}" if request.partition is not None
                                            else "")
+    highest: dict[tuple[str, int], int] = {}
     for key in _keys(s3_client, bucket, prefix):
         try:
             body = s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
@@ -53,7 +57,9 @@ def from_s3(config: SinkConfig, request: ReplayRequest, s3_client) -> Iterator[D
             raise StorageError(f"cannot read s3://{bucket}/{key}: {e}") from e
         for line in body.splitlines():
             letter = DeadLetter.from_json_line(line)
-            if letter.connector == config.name:
+            tp = (letter.topic, letter.partition)
+            if letter.connector == config.name and letter.offset > highest.get(tp, -1):
+                highest[tp] = letter.offset
                 yield letter
 
 

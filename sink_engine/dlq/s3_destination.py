@@ -1,19 +1,27 @@
-"""Dead letters as JSON-lines objects under `errors.deadletterqueue.s3.prefix`, keyed so that reruns
-overwrite instead of duplicating.
+"""Dead letters as JSON-lines objects under `errors.deadletterqueue.s3.prefix`, written once and never changed.
 
 Key: `<prefix>/<topic>/partition=<p>/<topic>+<p>+<first offset, padded>.json`, one object per window of
 WINDOW_OFFSETS source offsets and run: the dead letters of one window that a run writes start at the first
-bad record at or after the run's start, which a rerun from the same committed offset finds again (it writes
-the same key with the same lines, or more of the same window when more records arrived). A later run starts
-past the commit point, so its objects hold other records under other keys.
+bad record at or after the run's start, which a rerun from the same committed offset finds again. Objects are
+created with `If-None-Match: *` (PutObject fails with 412 when the key exists). A rerun that meets an object
+already there (a crashed attempt of the same range, a zombie that lost its lease, or its own first try whose
+answer was lost) reads its source offsets: when they are the first of this run's dead letters, the rest goes
+into a new object keyed by the first one missing; when they include all of this run's, nothing is written.
+So a committed dead letter is never overwritten by an attempt that saw fewer records, and the objects of a
+topic-partition hold disjoint offsets. A later run starts past the commit point and writes other keys.
 """
 from __future__ import annotations
 
 from itertools import groupby
 
+import orjson
+from botocore.exceptions import BotoCoreError, ClientError
+
 from sink_engine.config import SinkConfig
 from sink_engine.dlq.letter import DeadLetter
+from sink_engine.errors import StorageError
 from sink_engine.storage.naming import ObjectNaming
+from sink_engine.storage.object_options import ObjectOptions
 
 WINDOW_OFFSETS = 10_000
 
@@ -31,17 +39,63 @@ class S3Destination:
         return cls(naming, uploader)
 
     def write(self, letters: list[DeadLetter]) -> None:
-        """Submit the objects to the task's uploader; the task drains it before it returns."""
-        for key, body in self.objects(letters):
-            self._uploader.submit(key, body)
+        """Submit each window's objects to the task's uploader; the task drains it before it returns."""
+        for _, window in groupby(letters, key=_window):
+            self._uploader.submit_call(self._write_once, list(window))
 
     def objects(self, letters: list[DeadLetter]) -> list[tuple[str, bytes]]:
-        """(key, JSON-lines body) per window of WINDOW_OFFSETS offsets, keyed by its first dead letter."""
-        found = []
-        for _, window in groupby(letters, key=lambda letter: letter.offset // WINDOW_OFFSETS):
-            group = list(window)
-            first = group[0]
-            key = self._naming.key(first.topic, f"partition={first.partition}", first.partition, first.offset,
-                                   ".json")
-            found.append((key, b"".join(letter.to_json_line() for letter in group)))
-        return found
+        """(key, JSON-lines body) per window of WINDOW_OFFSETS offsets, keyed by its first dead letter: the
+        objects a run writes where no attempt of its range wrote before."""
+        return [(self._key(group[0]), _body(group)) for group in (list(w) for _, w in groupby(letters, key=_window))]
+
+    def _write_once(self, client, bucket: str, options: ObjectOptions, letters: list[DeadLetter]) -> None:
+        """Create the window's object, or go on after the one an earlier attempt created (see the module)."""
+        while letters:
+            key = self._key(letters[0])
+            if _create(client, bucket, key, _body(letters), options):
+                return
+            held = _source_offsets(client, bucket, key, options)
+            ours = [letter.offset for letter in letters]
+            if held[:len(ours)] == ours:
+                return  # every one of ours is there already
+            if ours[:len(held)] != held:
+                raise StorageError(
+                    f"dead-letter object s3://{bucket}/{key} holds source offsets {held[0]}..{held[-1]} "
+                    f"({len(held)}) that are not those of this run's dead letters from offset {ours[0]}: was the "
+                    "connector's config changed between a failed run and its rerun? The object is kept as it is")
+            letters = letters[len(held):]
+
+    def _key(self, first: DeadLetter) -> str:
+        return self._naming.key(first.topic, f"partition={first.partition}", first.partition, first.offset, ".json")
+
+
+def _window(letter: DeadLetter) -> int:
+    return letter.offset // WINDOW_OFFSETS
+
+
+def _body(letters: list[DeadLetter]) -> bytes:
+    return b"".join(letter.to_json_line() for letter in letters)
+
+
+def _create(client, bucket: str, key: str, body: bytes, options: ObjectOptions) -> bool:
+    """PutObject only if the key is free: True when created, False when an object is there (possibly this
+    call's own first try, whose answer was lost)."""
+    try:
+        options.retry.call(lambda: client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*",
+                                                     **options.create_args(None)))
+        return True
+    except ClientError as e:
+        if e.response["Error"]["Code"] == "PreconditionFailed":
+            return False
+        raise StorageError(f"dead-letter upload of s3://{bucket}/{key} failed: {e}") from e
+    except BotoCoreError as e:
+        raise StorageError(f"dead-letter upload of s3://{bucket}/{key} failed: {e}") from e
+
+
+def _source_offsets(client, bucket: str, key: str, options: ObjectOptions) -> list[int]:
+    """The source offsets of the dead letters in an existing object, in its order."""
+    try:
+        body = options.retry.call(lambda: client.get_object(Bucket=bucket, Key=key)["Body"].read())
+    except (ClientError, BotoCoreError) as e:
+        raise StorageError(f"cannot read the existing dead-letter object s3://{bucket}/{key}: {e}") from e
+    return [orjson.loads(line)["offset"] for line in body.splitlines()]

@@ -11,7 +11,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 T = TypeVar("T")
 MAX_BACKOFF_MS = 20_000
 _RETRYABLE_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestTimeTooSkewed",
-                    "InternalError", "ServiceUnavailable", "RequestLimitExceeded"}
+                    "InternalError", "ServiceUnavailable", "RequestLimitExceeded",
+                    "ConditionalRequestConflict"}  # 409: a concurrent conditional write on the key (If-None-Match)
 
 
 def is_retryable(error: Exception) -> bool:

@@ -28,6 +28,11 @@ class Uploader:
         """Queue an upload of a whole object; `tags` are applied when `s3.object.tagging` is on."""
         self._queue(put_object, self._client, self._bucket, key, body, self.options, tags)
 
+    def submit_call(self, function, *args) -> None:
+        """Queue `function(client, bucket, options, *args)`, an upload step of the caller's own (it raises
+        StorageError; `drain` raises it)."""
+        self._queue(function, self._client, self._bucket, self.options, *args)
+
     def start_multipart(self, key: str) -> "StreamedUpload":
         """Create a multipart upload for an object written piece by piece (see ObjectStream)."""
         try:

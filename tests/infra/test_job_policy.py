@@ -67,6 +67,14 @@ def test_features_of_the_config_bring_their_permissions(config, action, granted)
     assert (action in _actions(_with(ORDERS, **config))) is granted
 
 
+def test_s3_dead_letters_bring_reading_them_back():
+    """A rerun reads the dead-letter object an earlier attempt of its range wrote (dlq/s3_destination.py)."""
+    bucket = f"arn:aws:s3:::{SETTINGS.bucket_name}"
+    with_s3 = dataclasses.replace(ORDERS, dlq_s3_prefix="dlq/orders-s3-sink", dlq_topic=None)
+    assert _by_sid(with_s3)["ReadOwnDeadLetters"]["Resource"] == [f"{bucket}/dlq/orders-s3-sink/*"]
+    assert "ReadOwnDeadLetters" not in _by_sid(dataclasses.replace(ORDERS, dlq_s3_prefix=None))
+
+
 @pytest.mark.parametrize("key_id, resource, condition", [
     ("arn:aws:kms:us-east-1:222222222222:key/k-1", "arn:aws:kms:us-east-1:222222222222:key/k-1", None),
     ("k-1", "arn:aws:kms:us-east-1:222222222222:key/k-1", None),
