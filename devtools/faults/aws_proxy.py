@@ -9,7 +9,8 @@ matched against a rule table; the first rule that matches and fires decides its 
 - `drop_before`: the connection is closed before the request is forwarded (nothing happened);
 - `drop_after`: the request is forwarded, then the connection is closed instead of answering (the write
   happened, the client does not know);
-- `outage`: from the first matching request on, for `seconds`, every matching request is dropped unforwarded.
+- `outage`: from the first matching request on (after `skip`), for `seconds`, every matching request is dropped
+  unforwarded.
 
 Requests are told apart by the service they are signed for; a rule matches a service (`s3`, `dynamodb`; others
 are always forwarded), optionally an operation (S3: PutObject, GetObject, HeadObject,
@@ -70,11 +71,13 @@ class Rule:
 
     def fires(self, rand: random.Random, now: float) -> bool:
         """Called for a matching request, under the proxy's lock."""
+        self.seen += 1
         if self.kind == "outage":
             if self.outage_until is None:
+                if self.seen <= self.skip:
+                    return False
                 self.outage_until = now + self.seconds
             return now < self.outage_until
-        self.seen += 1
         if self.seen <= self.skip or (self.times is not None and self.fired >= self.times):
             return False
         if rand.random() >= self.probability:
