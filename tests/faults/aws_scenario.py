@@ -30,6 +30,8 @@ SMALL = {"partitions": 2, "per_partition": 1000, "pad": 100, "settings": {"flush
 # 10 kB records, 5.5 MB files: every file is a streamed multipart upload of two parts (5 MiB and the rest).
 LARGE = {"partitions": 2, "per_partition": 1200, "pad": 10 * KIB,
          "settings": {"flush.size": 550, "s3.part.size": 5 * KIB * KIB}}
+# Both: partition 0 as LARGE, partition 1's records of 100 bytes (single PutObjects).
+MIXED = {**LARGE, "pad": (10 * KIB, 100)}
 
 
 @dataclass
@@ -46,8 +48,8 @@ def prepare(stack, connector, shape: dict, **settings):
     topic = config["topics"][0]
     partitions, per_partition = shape["partitions"], shape["per_partition"]
     create_topic(stack.bootstrap_servers, topic, partitions)
-    pad = "x" * shape["pad"]
-    values = [orjson.dumps({"p": i % partitions, "n": i // partitions, "pad": pad})
+    pads = shape["pad"] if isinstance(shape["pad"], tuple) else (shape["pad"],) * partitions
+    values = [orjson.dumps({"p": i % partitions, "n": i // partitions, "pad": "x" * pads[i % partitions]})
               for i in range(partitions * per_partition)]
     produce(stack.bootstrap_servers, topic, values, partitions)
     return config
