@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from sink_engine import events
 from sink_engine.committer import commit_results
 from sink_engine.config import SinkConfig
@@ -85,7 +87,7 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
             if plans:
                 plans.forget(config.name, [r.tp for r in ranges])
     except Exception:
-        leases.release(token)
+        _release_after_failure(leases, token)
         raise
     leases.release(token)
     summary.seconds = time.monotonic() - started
@@ -105,6 +107,15 @@ def decide_wall_clock(config: SinkConfig, store: OffsetStore, plans: PlanStore, 
                               WallClockCuts.from_config(config).due)
     plans.record(token, [r for r in decided if len(r)])
     return decided
+
+
+def _release_after_failure(leases: Leases, token: LeaseToken) -> None:
+    """Let the lease go after the run failed. When DynamoDB takes that neither, the lease lapses by itself, and
+    the run's own error, not the release's, is what its caller must see."""
+    try:
+        leases.release(token)
+    except (ClientError, BotoCoreError):
+        pass
 
 
 def _unread(ranges: list[PartitionRange]) -> list[TaskResult]:

@@ -3,6 +3,8 @@ on, exit 0); a commit whose every try was lost says whether it committed, and a 
 finishes the work exactly once."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from devtools.faults.aws_proxy import Rule
@@ -61,3 +63,25 @@ def test_a_commit_whose_answers_are_all_lost_says_what_happened(stack, spark, s3
         assert_complete(state, expected_commits(SMALL, config))
         runs = [run, rerun]
     record_figures(figures, aws_faults, runs, state)
+
+
+@pytest.mark.fault_matrix
+def test_a_failed_commit_is_reported_even_when_the_lease_release_fails_too(stack, spark, s3, dynamodb, connector,
+                                                                         aws_faults, figures, tmp_path, monkeypatch):
+    config = prepare(stack, connector, SMALL)
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")
+    # given DynamoDB takes neither commits nor lease updates (renewals, the release)
+    aws_faults.add(Rule("drop_before", "dynamodb", "TransactWriteItems", where='"OFFSET#'),
+                   Rule("drop_before", "dynamodb", "UpdateItem", where='"LEASE"'))
+    run = run_cli(config, tmp_path)
+    # then the run reports the commit, not the release that failed after it; its lease lapses
+    assert run.code == 1, run
+    assert "was not committed" in run.err, run.err
+    assert_safe(landed(s3, dynamodb, config))
+    aws_faults.clear_rules()
+    time.sleep(config["sink.lease.duration.ms"] / 1000)
+    rerun = run_cli(config, tmp_path)
+    assert rerun.code == 0, rerun
+    state = landed(s3, dynamodb, config)
+    assert_complete(state, expected_commits(SMALL, config))
+    record_figures(figures, aws_faults, [run, rerun], state)
