@@ -11,8 +11,10 @@ import pytest
 from devtools.faults.aws_proxy import Rule
 from devtools.producer import create_topic, produce
 from sink_engine.committer import commit_results
+from sink_engine.dlq.letter import STAGE_VALUE_CONVERTER, DeadLetter
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.replay_sources import from_s3
+from sink_engine.dlq.s3_destination import S3Destination
 from sink_engine.errors import CommitConflictError
 from sink_engine.job import now_ms, run_job
 from sink_engine.model import PartitionRange
@@ -102,6 +104,21 @@ def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attemp
     assert dead_letter_offsets(s3, config) == list(range(5, 100, 10))
     assert replayed_offsets(s3, config) == list(range(5, 100, 10))
     figures.update(runs=2, exit_codes=[70, 0], records=10, duplicates=0, missing=0)
+
+
+def test_the_replay_reads_a_source_offset_once_when_objects_overlap(s3, connector):
+    """Objects overlap only when a rerun planned a shorter range than its crashed attempt (a lowered
+    sink.run.max.records.per.partition): the crashed attempt's object runs past the rerun's commit point, and the
+    next run's object starts inside it."""
+    config = dead_letter_config(connector, "overlap-dlq")
+    topic = config["topics"][0]
+    letter = lambda offset: DeadLetter(config.name, topic, 0, offset, 0, None, b"x", (), "ConversionError",  # noqa
+                                       STAGE_VALUE_CONVERTER, "bad")
+    destination = S3Destination.from_config(config, uploader=None)
+    crashed, next_run = [letter(o) for o in (5, 15, 25, 35)], [letter(o) for o in (25, 35, 45)]
+    for key, body in destination.objects(crashed) + destination.objects(next_run):
+        s3.put_object(Bucket=BUCKET, Key=key, Body=body)
+    assert replayed_offsets(s3, config) == [5, 15, 25, 35, 45]
 
 
 @pytest.mark.fault_matrix
