@@ -122,9 +122,6 @@ class KafkaProxy:
             self._commands.append(self._resume)
         self._wake()
 
-    def connections(self) -> int:
-        return len({id(p) for p in self._pipes.values()})
-
     # --- the loop thread ----------------------------------------------------------------------------------------
 
     def _loop(self) -> None:
@@ -239,7 +236,15 @@ class KafkaProxy:
         """Listen on the proxy's port (the same one again after an outage: the broker advertises it)."""
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((self.host, self._port))
+        for attempt in range(50):  # after an outage, a connection of the old listener may hold the port briefly
+            try:
+                listener.bind((self.host, self._port))
+                break
+            except OSError:
+                if attempt == 49:
+                    listener.close()
+                    raise
+                time.sleep(0.1)
         listener.listen(64)
         listener.setblocking(False)
         self._port = listener.getsockname()[1]
