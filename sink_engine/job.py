@@ -1,6 +1,7 @@
 """The driver of one bounded run: lease, plan, write (Spark tasks), commit, release."""
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -87,9 +88,9 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
             if plans:
                 plans.forget(config.name, [r.tp for r in ranges])
     except Exception:
-        _release_after_failure(leases, token)
+        _release(leases, token)
         raise
-    leases.release(token)
+    _release(leases, token)
     summary.seconds = time.monotonic() - started
     events.emit(events.RUN_FINISHED, connector=config.name, seconds=round(summary.seconds, 3),
                 files=len(summary.files), records=summary.records_written)
@@ -109,13 +110,14 @@ def decide_wall_clock(config: SinkConfig, store: OffsetStore, plans: PlanStore, 
     return decided
 
 
-def _release_after_failure(leases: Leases, token: LeaseToken) -> None:
-    """Let the lease go after the run failed. When DynamoDB takes that neither, the lease lapses by itself, and
-    the run's own error, not the release's, is what its caller must see."""
+def _release(leases: Leases, token: LeaseToken) -> None:
+    """Let the lease go. When DynamoDB does not take that (the SDK's retries failed), the lease lapses by itself
+    after `sink.lease.duration.ms`: the run's own outcome, not the release's, is what its caller must see."""
     try:
         leases.release(token)
-    except (ClientError, BotoCoreError):
-        pass
+    except (ClientError, BotoCoreError) as e:
+        events.emit(events.LEASE_RELEASE_FAILED, level=logging.WARNING, connector=token.connector, epoch=token.epoch,
+                    error=str(e))
 
 
 def _unread(ranges: list[PartitionRange]) -> list[TaskResult]:

@@ -2,6 +2,8 @@
 try wrote, and the run must recognise itself instead of reporting another run (exit 3) or a lost lease."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from devtools.faults.aws_proxy import Rule
@@ -29,3 +31,24 @@ def test_a_lost_answer_to_a_lease_write_is_recognised_as_our_own(stack, spark, s
     assert_complete(state, expected_commits(SMALL, config))
     assert Leases(dynamodb, TABLE, now_ms).describe(config.name)["expires_at_ms"] == 0
     record_figures(figures, aws_faults, [run], state)
+
+
+@pytest.mark.fault_matrix
+def test_a_release_that_fails_for_good_leaves_a_successful_run_successful(stack, spark, s3, dynamodb, connector,
+                                                                          aws_faults, figures, tmp_path, monkeypatch):
+    config = prepare(stack, connector, SMALL, **{"sink.lease.duration.ms": 1500})
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")
+    # given DynamoDB throttles every update of the lease (renewals and the release) past the SDK's retries
+    aws_faults.add(Rule("throttle", "dynamodb", "UpdateItem", where='"LEASE"'))
+    run = run_cli(config, tmp_path)
+    # then the run that committed its work still succeeds; its lease lapses by itself
+    assert run.code == 0, run
+    state = landed(s3, dynamodb, config)
+    assert_complete(state, expected_commits(SMALL, config))
+    lease = Leases(dynamodb, TABLE, now_ms).describe(config.name)
+    assert lease["expires_at_ms"] > 0
+    time.sleep(max(0, lease["expires_at_ms"] - now_ms()) / 1000)
+    aws_faults.clear_rules()
+    rerun = run_cli(config, tmp_path)
+    assert rerun.code == 0, rerun
+    record_figures(figures, aws_faults, [run, rerun], landed(s3, dynamodb, config))

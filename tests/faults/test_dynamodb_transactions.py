@@ -36,12 +36,17 @@ def test_a_retried_transaction_that_meets_its_own_write_goes_on(stack, spark, s3
     record_figures(figures, aws_faults, [run], state)
 
 
-@pytest.mark.parametrize("kind, committed", [("drop_after", True), ("drop_before", False)])
+@pytest.mark.parametrize("kind, committed", [
+    ("drop_after", True), ("drop_before", False),
+    pytest.param("throttle", False, marks=pytest.mark.fault_matrix),
+    pytest.param("internal", False, marks=pytest.mark.fault_matrix),
+])
 def test_a_commit_whose_answers_are_all_lost_says_what_happened(stack, spark, s3, dynamodb, connector, aws_faults,
                                                                 figures, tmp_path, monkeypatch, kind, committed):
     config = prepare(stack, connector, SMALL)
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")  # the SDK's retries, kept short
-    # given every commit transaction is lost: after DynamoDB applied it, or before
+    # given every commit transaction fails: its answer lost after DynamoDB applied it, or it never got there
+    # (dropped, throttled, a 500)
     aws_faults.add(Rule(kind, "dynamodb", "TransactWriteItems", where='"OFFSET#'))
     run = run_cli(config, tmp_path)
     state = landed(s3, dynamodb, config)
