@@ -18,9 +18,10 @@ OUTAGE_S = 20.0
 GIVES_UP_WITHIN_S = 12.0
 
 
+@pytest.mark.fault_matrix
 @pytest.mark.parametrize("shape, skip", [
     (SMALL, 0),  # S3 is down from the run's first upload
-    pytest.param(LARGE, 4, marks=pytest.mark.fault_matrix),  # S3 goes down mid-upload, parts in flight
+    (LARGE, 4),  # S3 goes down mid-upload, parts in flight
 ], ids=["from-the-start", "mid-multipart"])
 def test_an_outage_longer_than_the_retries_fails_the_run_in_bounded_time(stack, spark, s3, dynamodb, connector,
                                                                          aws_faults, figures, tmp_path, shape, skip):
