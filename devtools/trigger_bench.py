@@ -103,16 +103,25 @@ def _events(records: int, partitions: int, batch: int, value_bytes: int, first_o
     return payloads
 
 
+INDEX_BUCKET, INDEX_KEY = "lake", "_connectors/_index.json"
+
+
+def _publish_index(s3) -> None:
+    """The connector index the admin would publish, for the bench's one connector."""
+    s3.create_bucket(Bucket=INDEX_BUCKET)
+    s3.put_object(Bucket=INDEX_BUCKET, Key=INDEX_KEY, Body=json.dumps([{
+        "name": CONNECTOR, "topics": [TOPIC], "config_uri": f"s3://{INDEX_BUCKET}/_connectors/{CONNECTOR}.json",
+        "role_arn": "arn:aws:iam::123456789012:role/job",
+        "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": 600_000,
+                     "rotate.interval.ms": -1, "timestamp.extractor": "wallclock", "timezone": "UTC"}}]).encode())
+
+
 def _environment(table: str, application: str) -> dict:
     return {"TABLE_NAME": table, "APPLICATION_ID": application, "ENTRY_POINT": "s3://assets/entrypoint.py",
             "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tar.gz#environment",
             "JOB_TIMEOUT_MINUTES": "60", "RUN_CLAIM_MS": "900000", "BACKOFF_BASE_MS": "60000",
             "BACKOFF_CAP_MS": "3600000", "POWERTOOLS_SERVICE_NAME": "sink-trigger",
-            "CONNECTORS": json.dumps([{
-                "name": CONNECTOR, "topics": [TOPIC], "config_uri": f"s3://lake/_connectors/{CONNECTOR}.json",
-                "role_arn": "arn:aws:iam::123456789012:role/job",
-                "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": 600_000,
-                             "rotate.interval.ms": -1, "timestamp.extractor": "wallclock", "timezone": "UTC"}}])}
+            "CONNECTORS_URI": f"s3://{INDEX_BUCKET}/{INDEX_KEY}"}
 
 
 def _given(state: str, partitions: int, db) -> int:
@@ -169,6 +178,7 @@ def measure(state: str, batch: int, records: int, partitions: int, value_bytes: 
         application = boto3.client("emr-serverless").create_application(
             name="bench", releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
         start = _given(state, partitions, db)
+        _publish_index(boto3.client("s3"))
         payloads = _events(records, partitions, batch, value_bytes, start)
         boto3.setup_default_session()
         calls = _Calls(boto3.DEFAULT_SESSION)

@@ -54,18 +54,25 @@ class ConnectorSpec:
 ROTATION_KEYS = ("flush.size", "rotate.schedule.interval.ms", "rotate.interval.ms", "timestamp.extractor", "timezone")
 
 
-def lambda_environment(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
-                       role_arns: dict[str, str] | None = None) -> str:
-    """The CONNECTORS variable of the trigger and replay Lambdas: a JSON list of {name, topics, config_uri,
-    rotation}, `rotation` holding the connector's ROTATION_KEYS as the engine parses them, and each connector's
-    job runtime role as `role_arn` when `role_arns` (name -> ARN) is given."""
+INDEX_KEY = f"{CONFIG_PREFIX}_index.json"
+
+
+def index_uri(bucket_name: str) -> str:
+    """CONNECTORS_URI of the trigger and replay Lambdas: where the admin publishes the connector index."""
+    return f"s3://{bucket_name}/{INDEX_KEY}"
+
+
+def connector_index(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
+                    role_arns: dict[str, str]) -> list[dict[str, Any]]:
+    """The connector index the admin publishes at INDEX_KEY, which the trigger and the replay read: one entry per
+    connector, {name, topics, config_uri, rotation, role_arn}, `rotation` holding the connector's ROTATION_KEYS
+    as the engine parses them and `role_arn` its job runtime role (`role_arns`: name -> ARN, tokens allowed)."""
     described = []
     for c in connectors:
         config = c.config
         described.append({"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}",
-                          "rotation": {key: config[key] for key in ROTATION_KEYS},
-                          **({"role_arn": role_arns[c.name]} if role_arns else {})})
-    return json.dumps(described, separators=(",", ":"))
+                          "rotation": {key: config[key] for key in ROTATION_KEYS}, "role_arn": role_arns[c.name]})
+    return described
 
 
 def load_connectors(settings: Settings) -> tuple[ConnectorSpec, ...]:
@@ -92,6 +99,9 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
         raise ConnectorSpecError(source, e.key, str(e)) from e
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", config.name):
         raise ConnectorSpecError(source, "name", "use 1-64 letters, digits, '-' or '_' (it names AWS resources)")
+    if config.name.startswith("_"):
+        raise ConnectorSpecError(source, "name", f"{config.name!r}: names starting with '_' are reserved for the "
+                                 f"admin's own objects under {CONFIG_PREFIX} (the connector index, the desired state)")
     _expect(source, "s3.bucket.name", config["s3.bucket.name"], settings.bucket_name)
     _expect(source, "s3.region", config["s3.region"], settings.region)
     _expect(source, "offset.storage.dynamodb.table", config["offset.storage.dynamodb.table"], settings.table_name)

@@ -7,7 +7,7 @@
   `libraries` (`lambdas/requirements.txt`: Powertools and its tracer, for every function) and `replay`
   (`lambdas/dlq_replay/requirements.txt`: the engine libraries the DLQ replay imports, pinned by
   `requirements.txt`). boto3 and botocore come with the Lambda runtime.
-- The Lambda code folders (FUNCTIONS): `lambdas/<function>/` and the top-level packages the function runs.
+- The Lambda code folders (FUNCTIONS): `lambdas/<function>/` and the other packages the function runs.
 
 `python -m infra.packaging` (what `make package` runs) builds them all for every environment's target.
 """
@@ -37,8 +37,9 @@ LAYERS = {  # layer name -> requirements file
 
 @dataclass(frozen=True)
 class LambdaPackage:
-    """What one function is deployed with: top-level `packages` in its code folder (besides `lambdas/<function>`)
-    and its `layers` (keys of LAYERS), in the order Lambda merges them under /opt."""
+    """What one function is deployed with: `packages` in its code folder (besides `lambdas/<function>`; folders
+    of the repository, copied to the same path: `sink_engine`, `lambdas/shared`) and its `layers` (keys of
+    LAYERS), in the order Lambda merges them under /opt."""
 
     packages: tuple[str, ...] = ()
     layers: tuple[str, ...] = ("libraries",)
@@ -46,8 +47,8 @@ class LambdaPackage:
 
 FUNCTIONS = {  # handler `lambdas.<function>.handler.handler` -> what the stack deploys it with
     "admin": LambdaPackage(),
-    "trigger": LambdaPackage(),
-    "dlq_replay": LambdaPackage(packages=("sink_engine",), layers=("libraries", "replay")),
+    "trigger": LambdaPackage(packages=("lambdas/shared",)),
+    "dlq_replay": LambdaPackage(packages=("sink_engine", "lambdas/shared"), layers=("libraries", "replay")),
 }
 _MACHINE = {"ARM64": "aarch64", "X86_64": "x86_64"}
 _MANYLINUX = ("manylinux2014", "manylinux_2_28")  # glibc 2.17 and 2.28; Amazon Linux 2023 has 2.34
@@ -113,8 +114,8 @@ def build_lambda_layer(name: str = "libraries", build: Path = BUILD, target: Tar
 
 
 def assemble_code(function: str, build: Path = BUILD, packages: tuple[str, ...] = ()) -> Path:
-    """Copy `lambdas/__init__.py`, `lambdas/<function>/` and the repository's top-level `packages` (e.g.
-    "sink_engine") into a folder of their own, `build/lambda/code-<function>`; returns the folder."""
+    """Copy `lambdas/__init__.py`, `lambdas/<function>/` and the repository's `packages` (e.g. "sink_engine",
+    "lambdas/shared") into a folder of their own, `build/lambda/code-<function>`; returns the folder."""
     target = build / "lambda" / f"code-{function}"
     shutil.rmtree(target, ignore_errors=True)
     (target / "lambdas").mkdir(parents=True)

@@ -1,4 +1,5 @@
-"""The admin Lambda as a custom resource publishing the connector configs, also invoked directly and daily."""
+"""The admin Lambda as a custom resource publishing the connector configs and the connector index, also invoked
+directly and daily."""
 from __future__ import annotations
 
 from aws_cdk import CustomResource, Duration, Stack
@@ -10,7 +11,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.connectors import CONFIG_PREFIX, ConnectorSpec
+from infra.connectors import CONFIG_PREFIX, INDEX_KEY, ConnectorSpec, connector_index
 from infra.constructs.lambda_function import PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, KMS_FAMILIES, KMS_REASON, XRAY_REASON, acknowledge
 from infra.settings import Settings
@@ -19,31 +20,34 @@ SERVICE = "sink-admin"
 RESOURCE_TYPE = "Custom::SinkConnectors"
 
 
-def desired_state(settings: Settings, connectors: tuple[ConnectorSpec, ...]) -> dict:
-    """The document `lambdas.admin.desired.DesiredState` reads."""
+def desired_state(settings: Settings, connectors: tuple[ConnectorSpec, ...], role_arns: dict[str, str]) -> dict:
+    """The document `lambdas.admin.desired.DesiredState` reads: the connector configs, and the connector index
+    (`connector_index`, with each connector's job role from `role_arns`) to publish at INDEX_KEY."""
     return {"bucket": settings.bucket_name, "config_prefix": CONFIG_PREFIX,
-            "connectors": [{"name": c.name, "config_key": c.config_key, "document": c.document} for c in connectors]}
+            "connectors": [{"name": c.name, "config_key": c.config_key, "document": c.document} for c in connectors],
+            "index_key": INDEX_KEY, "index": connector_index(connectors, settings.bucket_name, role_arns)}
 
 
 class Admin(Construct):
-    """Attributes: `function`, `resource` (the custom resource whose `State` property is the desired state)."""
+    """Attributes: `function`, `resource` (the custom resource whose `State` property is the desired state, its
+    role ARNs rendered by CloudFormation). `role_arns`: connector name -> its job runtime role's ARN."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 bucket: s3.IBucket, data_key: kms.IKey, layer: lambda_.ILayerVersion):
+                 role_arns: dict[str, str], bucket: s3.IBucket, data_key: kms.IKey, layer: lambda_.ILayerVersion):
         super().__init__(scope, id)
         self.function = PythonLambda(self, "Lambda", name="admin", service=SERVICE, layer=layer,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.minutes(2), environment={
             "BUCKET": bucket.bucket_name, "CONFIG_PREFIX": CONFIG_PREFIX}).function
         self._grant(settings, bucket, data_key)
-        state = desired_state(settings, connectors)
+        state = desired_state(settings, connectors, role_arns)
         # service_timeout: if the function dies before answering, CloudFormation fails the resource after this
         # long instead of waiting an hour
         self.resource = CustomResource(self, "Connectors", service_token=self.function.function_arn,
                                        resource_type=RESOURCE_TYPE, service_timeout=Duration.minutes(5),
                                        properties={"State": Stack.of(self).to_json_string(state)})
         events.Rule(self, "DailyReconcile", schedule=events.Schedule.rate(Duration.days(1)),
-                    description="Re-publish the connector configs (drift repair)",
+                    description="Re-publish the connector configs and index (drift repair)",
                     targets=[targets.LambdaFunction(self.function, event=events.RuleTargetInput.from_object({"action": "apply"}))])
 
     def _grant(self, settings: Settings, bucket: s3.IBucket, data_key: kms.IKey) -> None:
@@ -58,6 +62,6 @@ class Admin(Construct):
         acknowledge(function, f"IAM4[{BASIC_EXECUTION}]", "Lets the function write its own logs; nothing more.")
         acknowledge(function, "IAM5[Resource::*]", XRAY_REASON)
         acknowledge(function, f"IAM5[Resource::arn:aws:s3:::{settings.bucket_name}/{CONFIG_PREFIX}*]",
-                    "The admin publishes and prunes connector configs under the config prefix only.")
+                    "The admin publishes and prunes connector configs and the index under the config prefix only.")
         for finding in KMS_FAMILIES:
             acknowledge(function, f"IAM5[{finding}]", KMS_REASON)

@@ -7,13 +7,13 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from infra.connectors import ConnectorSpec, lambda_environment
+from infra.connectors import INDEX_KEY, ConnectorSpec, index_uri
 from infra.constructs.lambda_function import LibrariesLayer, PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, XRAY_REASON, acknowledge
 from infra.settings import Settings
 
 SERVICE = "sink-dlq-replay"
-PACKAGES = ("sink_engine",)  # the replay service is the engine's (`sink_engine.dlq.replay`)
+PACKAGES = ("sink_engine", "lambdas/shared")  # the replay is the engine's (`sink_engine.dlq.replay`); the index reader
 TIMEOUT = Duration.minutes(15)  # Lambda's maximum; `max_records` keeps one invocation shorter
 MEMORY_MB = 1024
 
@@ -21,12 +21,12 @@ MEMORY_MB = 1024
 class DlqReplay(Construct):
     """Attribute: `function`, handler `lambdas.dlq_replay.handler.handler`, with the engine in its code folder and
     the `replay` layer (confluent-kafka, orjson, the MSK IAM signer) after the Powertools layer, in the MSK subnets
-    and security groups of `settings.network`, CONNECTORS as the trigger's.
+    and security groups of `settings.network`, CONNECTORS_URI (the connector index) as the trigger's.
 
-    Its role may, and only for the deployed connectors: read their published configs and their S3 dead letters
-    (decrypting with the data key); get, put, update and query items under their keys in the offsets table (replay
-    progress); read their dead-letter topics; write to their topics (the default replay targets) over MSK IAM.
-    A payload naming another source or target is refused by IAM."""
+    Its role may read the connector index and, only for the deployed connectors: read their published configs and
+    their S3 dead letters (decrypting with the data key); get, put, update and query items under their keys in the
+    offsets table (replay progress); read their dead-letter topics; write to their topics (the default replay
+    targets) over MSK IAM. A payload naming another source or target is refused by IAM."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  data_key: kms.IKey, table_arn: str, layer: lambda_.ILayerVersion):
@@ -37,7 +37,7 @@ class DlqReplay(Construct):
             self, "Lambda", name="dlq_replay", service=SERVICE, layer=layer, extra_layers=(libraries,),
             packages=PACKAGES, network=settings.network, timeout=TIMEOUT, memory_mb=MEMORY_MB,
             log_retention_days=settings.retention.log_retention_days,
-            environment={"CONNECTORS": lambda_environment(connectors, settings.bucket_name)}).function
+            environment={"CONNECTORS_URI": index_uri(settings.bucket_name)}).function
         for statement in replay_statements(settings, connectors, table_arn):
             self.function.role.add_to_principal_policy(statement)
         data_key.grant_decrypt(self.function.role)
@@ -62,7 +62,8 @@ def replay_statements(settings: Settings, connectors: tuple[ConnectorSpec, ...],
     dlq_connectors = [c for c in connectors if c.dlq_topic]
     topics = sorted({t for c in connectors for t in c.topics})
     statements = [
-        iam.PolicyStatement(actions=["s3:GetObject"], resources=[f"{bucket}/{c.config_key}" for c in connectors]),
+        iam.PolicyStatement(actions=["s3:GetObject"],
+                            resources=[f"{bucket}/{INDEX_KEY}", *(f"{bucket}/{c.config_key}" for c in connectors)]),
         iam.PolicyStatement(
             actions=["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"],
             resources=[table_arn],

@@ -1,40 +1,25 @@
 """The trigger Lambda: an MSK event source per topic, the idle-flush schedule, and what MSK with IAM needs."""
 from __future__ import annotations
 
-import re
-
 from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
-from infra.connectors import ConnectorSpec, lambda_environment
+from infra.connectors import INDEX_KEY, ConnectorSpec, index_uri
 from infra.constructs.emr_job import SinkJob
 from infra.constructs.lambda_function import PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, MSK_EXECUTION, XRAY_REASON, acknowledge, logical_id
-from infra.errors import ConnectorSpecError
 from infra.settings import Settings
 
 SERVICE = "sink-trigger"
 IDLE_FLUSH_INPUT = {"action": "idle-flush"}
-ENVIRONMENT_LIMIT = 4 * 1024
-ENVIRONMENT_MARGIN = 128  # the Powertools variables PythonLambda adds
-TOKEN_CHARS = 100  # a role ARN as CloudFormation names it: arn:aws:iam::<account>:role/<stack>-<path>-<suffix>
-_TOKEN = re.compile(r"\$\{Token\[[^\]]*\]\}")
-
-
-def check_environment_size(environment: dict[str, str], source: str) -> None:
-    """Lambda refuses a function whose variables pass 4 KB (names and values); CONNECTORS grows with each
-    connector (about 400 bytes). Unresolved tokens (ARNs, names) count as TOKEN_CHARS characters."""
-    size = ENVIRONMENT_MARGIN + sum(len(name) + len(_TOKEN.sub("x" * TOKEN_CHARS, value))
-                                    for name, value in environment.items())
-    if size > ENVIRONMENT_LIMIT:
-        raise ConnectorSpecError(source, "(connectors)", f"the trigger's environment would be about {size} bytes, "
-                                 f"over Lambda's {ENVIRONMENT_LIMIT}: deploy fewer connectors per environment")
+PACKAGES = ("lambdas/shared",)  # the connector index reader
 
 
 def trigger_group_id(env: str, topic: str) -> str:
@@ -44,15 +29,18 @@ def trigger_group_id(env: str, topic: str) -> str:
 
 class Trigger(Construct):
     """Attributes: `function`, `schedule`. One ManagedKafkaEventSource per topic of `msk.topics` read by a
-    connector, starting at LATEST (the trigger counts what arrives; the job reads from committed offsets)."""
+    connector, starting at LATEST (the trigger counts what arrives; the job reads from committed offsets).
+    The connectors come from the index the admin publishes (CONNECTORS_URI; its role may read that object only,
+    decrypting with the data key), so the environment is the same size whatever their number."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 job: SinkJob, table: dynamodb.ITable, layer: lambda_.ILayerVersion, bucket_name: str):
+                 job: SinkJob, table: dynamodb.ITable, layer: lambda_.ILayerVersion, bucket_name: str,
+                 data_key: kms.IKey):
         super().__init__(scope, id)
         tuning = settings.trigger
         environment = {
             "TABLE_NAME": table.table_name,
-            "CONNECTORS": lambda_environment(connectors, bucket_name, job.role_arns()),
+            "CONNECTORS_URI": index_uri(bucket_name),
             "APPLICATION_ID": job.application.attr_application_id,
             "ENTRY_POINT": job.entry_point, "SPARK_PARAMETERS": job.spark_parameters,
             "JOB_TIMEOUT_MINUTES": str(settings.emr.job_timeout_minutes),
@@ -60,11 +48,13 @@ class Trigger(Construct):
             "BACKOFF_BASE_MS": str(tuning.backoff_base_seconds * 1000),
             "BACKOFF_CAP_MS": str(tuning.backoff_cap_seconds * 1000),
         }
-        check_environment_size(environment, f"{settings.env}/*.json")
-        self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
+        self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer, packages=PACKAGES,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.seconds(60), environment=environment).function
         self._grant(settings, connectors, job, table)
+        self.function.role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["s3:GetObject"], resources=[f"arn:aws:s3:::{bucket_name}/{INDEX_KEY}"]))
+        data_key.grant_decrypt(self.function.role)
         topics = sorted({t for c in connectors for t in c.topics})
         for topic in topics:
             self.function.add_event_source(sources.ManagedKafkaEventSource(

@@ -36,11 +36,12 @@ class ServiceStack(Stack):
         layer = LibrariesLayer(self, "Libraries").layer
         self.job = SinkJob(self, "Job", settings=settings, data_key=key, connectors=connectors,
                            table_arn=table.table_arn)
-        self.admin = Admin(self, "Admin", settings=settings, connectors=connectors, bucket=bucket, data_key=key,
-                           layer=layer)
+        self.admin = Admin(self, "Admin", settings=settings, connectors=connectors, role_arns=self.job.role_arns(),
+                           bucket=bucket, data_key=key, layer=layer)
         self.trigger = Trigger(self, "Trigger", settings=settings, connectors=connectors, job=self.job, table=table,
-                               layer=layer, bucket_name=settings.bucket_name)
-        self.trigger.node.add_dependency(self.admin.resource)  # runs start once the connector configs are published
+                               layer=layer, bucket_name=settings.bucket_name, data_key=key)
+        # runs start once the connector configs and the index the trigger reads are published
+        self.trigger.node.add_dependency(self.admin.resource)
         self.network = JobNetwork(self, "Network", settings=settings)
         self.trigger.node.add_dependency(self.network)  # MSK event source pollers and the first runs need the endpoints
         self.replay = DlqReplay(self, "DlqReplay", settings=settings, connectors=connectors, data_key=key,

@@ -1,6 +1,7 @@
 """Plan and apply the publication of the connector configs; idempotent: a second apply changes nothing.
 
-Ownership: the objects under `config_prefix` (each connector's `<name>.json` and the desired-state copy).
+Ownership: the objects under `config_prefix` (each connector's `<name>.json`, the connector index `_index.json`
+and the desired-state copy).
 Everything else (job roles, lifecycle rules) belongs to CloudFormation.
 """
 from __future__ import annotations
@@ -27,13 +28,15 @@ class AdminService:
         self._live = live
 
     def plan(self, desired: DesiredState) -> Plan:
-        wanted = {**desired.config_objects(), desired.state_key: _state_bytes(desired)}
+        wanted = {**desired.published_objects(), desired.state_key: _state_bytes(desired)}
         live_objects = self._live.objects(desired.bucket, desired.config_prefix)
         puts = {k: v for k, v in wanted.items() if live_objects.get(k) != v}
         deletes = tuple(sorted(k for k in live_objects if k not in wanted))
         return Plan(puts, deletes)
 
     def apply(self, desired: DesiredState) -> Plan:
+        """Put what differs, the configs before the index (so the index never names a config not yet published),
+        then delete what is no longer wanted."""
         plan = self.plan(desired)
         for key, body in plan.put_objects.items():
             self._live.put_object(desired.bucket, key, body)
@@ -42,7 +45,7 @@ class AdminService:
         return plan
 
     def remove(self, desired: DesiredState) -> list[str]:
-        """Undo what the admin owns (stack deletion): the published configs."""
+        """Undo what the admin owns (stack deletion): everything under the config prefix."""
         removed = []
         for key in sorted(self._live.objects(desired.bucket, desired.config_prefix)):
             self._live.delete_object(desired.bucket, key)

@@ -3,8 +3,9 @@
     aws lambda invoke --function-name <replay function> --cli-binary-format raw-in-base64-out \
         --payload '{"connector": "orders-s3-sink", "dry_run": true}' out.json
 
-Payload: see `sink_engine.dlq.replay_request`. Environment: CONNECTORS (JSON, as the trigger's: each connector's
-config URI, whose config names the offsets table and the dead-letter queue), and Powertools' variables.
+Payload: see `sink_engine.dlq.replay_request`. Environment: CONNECTORS_URI (the connector index the admin
+publishes, as the trigger's: each connector's config URI, whose config names the offsets table and the dead-letter
+queue; read on first use and again after `INDEX_TTL_MS`), and Powertools' variables.
 """
 from __future__ import annotations
 
@@ -16,17 +17,23 @@ import boto3
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from lambdas.dlq_replay.service import ReplayService, config_uris_from_json
+from lambdas.dlq_replay.service import ReplayService, config_uris
+from lambdas.shared.connector_index import ConnectorIndex
 from sink_engine.errors import ConfigError
 
 logger = Logger()
 tracer = Tracer()
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 @lru_cache(maxsize=1)
 def _service() -> ReplayService:
-    return ReplayService(config_uris_from_json(os.environ["CONNECTORS"]), boto3.client("dynamodb"),
-                         boto3.client("s3"), lambda: int(time.time() * 1000))
+    s3 = boto3.client("s3")
+    index = ConnectorIndex(os.environ["CONNECTORS_URI"], s3, config_uris, _now_ms)
+    return ReplayService(index.get, boto3.client("dynamodb"), s3, _now_ms)
 
 
 @logger.inject_lambda_context

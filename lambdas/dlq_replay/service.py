@@ -4,7 +4,6 @@ The replay itself is `sink_engine.dlq.replay`, shared with `sink-engine dlq repl
 """
 from __future__ import annotations
 
-import json
 from typing import Callable, Mapping
 
 from sink_engine.config import SinkConfig, load_config
@@ -14,7 +13,10 @@ from sink_engine.errors import ConfigError
 
 
 class ReplayService:
-    def __init__(self, config_uris: Mapping[str, str], dynamodb, s3, clock: Callable[[], int],
+    """`config_uris` gives the deployed connectors' config URIs by name whenever asked (the connector index's
+    `get`: its copy, read again once it is older than the TTL)."""
+
+    def __init__(self, config_uris: Callable[[], Mapping[str, str]], dynamodb, s3, clock: Callable[[], int],
                  load: Callable[..., SinkConfig] = load_config):
         self._config_uris, self._db, self._s3, self._clock, self._load = config_uris, dynamodb, s3, clock, load
 
@@ -22,16 +24,20 @@ class ReplayService:
         """The summary of the replay (counts by error class); ConfigError names a payload field at fault.
         Kafka, S3 or DynamoDB failures raise (SinkError): what was claimed before them is reported in doubt
         by the next invocation, nothing is replayed twice."""
-        name = payload.get("connector")
-        if name not in self._config_uris:
-            raise ConfigError("connector", f"{name!r} is not a deployed connector ({', '.join(sorted(self._config_uris))})")
-        config = self._load(self._config_uris[name], self._s3)
+        name, deployed = payload.get("connector"), self._config_uris()
+        if name not in deployed:
+            raise ConfigError("connector", f"{name!r} is not a deployed connector ({', '.join(sorted(deployed))})")
+        config = self._load(deployed[name], self._s3)
         request = request_from_payload(payload, config)
         summary = replay(config, request, self._db, self._s3, self._clock)
         source = {"topic": request.source_topic} if request.source_topic else {"s3_prefix": request.source_s3_prefix}
         return {"connector": name, "source": source, **summary.to_dict()}
 
 
-def config_uris_from_json(text: str) -> dict[str, str]:
-    """The CONNECTORS environment value (as the trigger's): a JSON list of {name, topics, config_uri}."""
-    return {c["name"]: c["config_uri"] for c in json.loads(text)}
+def config_uris(entries: list[dict]) -> dict[str, str]:
+    """Connector name -> config URI, from the entries of the connector index (the trigger's: {name, topics,
+    config_uri, ...}); ValueError names an entry without a config_uri."""
+    missing = [e["name"] for e in entries if not isinstance(e.get("config_uri"), str)]
+    if missing:
+        raise ValueError(f"entries of {', '.join(map(repr, missing))} lack a config_uri")
+    return {e["name"]: e["config_uri"] for e in entries}

@@ -6,8 +6,8 @@ class TriggerError(Exception):
     """Base of the trigger's own errors."""
 
 
-class TriggerConfigError(TriggerError):
-    """A CONNECTORS entry or environment value the trigger cannot use."""
+class TriggerConfigError(TriggerError, ValueError):
+    """A connector index entry or environment value the trigger cannot use."""
 
     def __init__(self, connector: str, key: str, message: str):
         super().__init__(f"connector {connector!r}, {key}: {message}")

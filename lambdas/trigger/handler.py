@@ -4,7 +4,8 @@ Events: the MSK event (`eventSource` "aws:kafka", `records` grouped under "<topi
 partition, offset and timestamp are read, never the base64 key or value); `{"action": "idle-flush"}`;
 `{"action": "run", "connector": "<name>"}` (start a run now unless one is active, ignoring the rules and the
 backoff). The tick also reports the health of the function's MSK event source mappings (esm_health.py).
-Environment: TABLE_NAME, CONNECTORS (JSON, see connectors.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
+Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes, read on first use and again
+after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
 without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, RUN_CLAIM_MS, BACKOFF_BASE_MS,
 BACKOFF_CAP_MS, and Powertools' variables.
 """
@@ -19,8 +20,9 @@ import boto3
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
+from lambdas.shared.connector_index import ConnectorIndex
 from lambdas.trigger import esm_health
-from lambdas.trigger.connectors import connectors_from_json
+from lambdas.trigger.connectors import connectors_from_entries
 from lambdas.trigger.errors import UnknownRequestError
 from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
 from lambdas.trigger.service import Decision, TriggerService
@@ -36,12 +38,16 @@ def _now_ms() -> int:
 
 
 def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerService:
-    """The service of the environment's settings, with AWS clients of the current session."""
+    """The service of the environment's settings, with AWS clients of the current session; `clock` (ms) also ages
+    the connector index."""
     state = TriggerState(boto3.client("dynamodb"), env["TABLE_NAME"])
     job = JobSpec(env["APPLICATION_ID"], env["ENTRY_POINT"], env["SPARK_PARAMETERS"], int(env["JOB_TIMEOUT_MINUTES"]))
     backoff = Backoff(int(env["BACKOFF_BASE_MS"]), int(env["BACKOFF_CAP_MS"]))
     starter = RunStarter(state, boto3.client("emr-serverless"), job, int(env["RUN_CLAIM_MS"]), backoff)
-    return TriggerService(connectors_from_json(env["CONNECTORS"], env.get("JOB_ROLE_ARN")), state, starter, clock)
+    default_role = env.get("JOB_ROLE_ARN")
+    index = ConnectorIndex(env["CONNECTORS_URI"], boto3.client("s3"),
+                           lambda entries: connectors_from_entries(entries, default_role), clock)
+    return TriggerService(index.get, state, starter, clock)
 
 
 @lru_cache(maxsize=1)

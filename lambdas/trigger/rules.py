@@ -34,7 +34,7 @@ EXTRACTORS = ("wallclock", "record", "recordfield")
 
 @dataclass(frozen=True)
 class Rotation:
-    """A connector's file-closing settings, under the connector's own keys in its CONNECTORS entry."""
+    """A connector's file-closing settings, under the connector's own keys in its index entry."""
 
     flush_size: int
     schedule_ms: int = -1

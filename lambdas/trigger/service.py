@@ -29,10 +29,16 @@ class Decision:
 
 
 class TriggerService:
-    def __init__(self, connectors: Iterable[Connector], state: TriggerState, starter: RunStarter,
+    """`connectors` gives the deployed connectors whenever asked (the connector index's `get`: its copy, read again
+    once it is older than the TTL)."""
+
+    def __init__(self, connectors: Callable[[], Iterable[Connector]], state: TriggerState, starter: RunStarter,
                  clock: Callable[[], int]):
-        self._connectors = {c.name: c for c in connectors}
-        self._state, self._starter, self._clock = state, starter, clock
+        self._deployed, self._state, self._starter, self._clock = connectors, state, starter, clock
+
+    @property
+    def _connectors(self) -> dict[str, Connector]:
+        return {c.name: c for c in self._deployed()}
 
     @property
     def topics(self) -> list[str]:
@@ -52,9 +58,10 @@ class TriggerService:
 
     def force(self, name: str) -> Decision:
         """Start a run of `name` now unless one is active, whatever the rules and the backoff say."""
-        if name not in self._connectors:
-            raise UnknownRequestError(f"connector {name!r} is not deployed ({', '.join(sorted(self._connectors))})")
-        return self._decide(self._connectors[name], None, forced=True)
+        connectors = self._connectors
+        if name not in connectors:
+            raise UnknownRequestError(f"connector {name!r} is not deployed ({', '.join(sorted(connectors))})")
+        return self._decide(connectors[name], None, forced=True)
 
     def _decide(self, connector: Connector, records: Iterable | None, forced: bool = False) -> Decision:
         committed = self._state.committed(connector.name)

@@ -2,7 +2,7 @@
 the development venv: `python -S` (no site-packages), PYTHONPATH = task : opt/python : runtime only, the
 runtime's reserved variables, the event as JSON on stdin, and a context object with what Powertools reads.
 
-    result = invoke(artifacts.lambda_layout("dlq_replay"), {"connector": "orders"}, {"CONNECTORS": "..."},
+    result = invoke(artifacts.lambda_layout("dlq_replay"), {"connector": "orders"}, {"CONNECTORS_URI": "s3://..."},
                     stack.env)
 """
 from __future__ import annotations

@@ -13,10 +13,11 @@ import boto3
 import pytest
 
 from devtools.producer import create_topic
-from infra.connectors import load_connectors
+from infra.connectors import INDEX_KEY, connector_index, index_uri, load_connectors
 from infra.settings import load_settings
 from sink_engine.dlq.letter import DeadLetter
 from tests.cloudformation import custom_resource_event, response_endpoint
+from tests.connector_index import publish_index
 from tests.conftest import BUCKET, TABLE
 from tests.deployed.lambda_runner import invoke
 from tests.dlq_corpus import read_topic
@@ -52,8 +53,9 @@ def test_replay_replays_dead_letters_from_its_code_and_layers(stack, artifacts, 
                letter(name, topic, 8, "ConversionError")]
     s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{topic}/partition=0/{topic}+0+0000000003.json",
                   Body=b"".join(x.to_json_line() for x in letters))
-    environment = {**dev_templates.function_environment("dlq_replay", {}),
-                   "CONNECTORS": json.dumps([{"name": name, "topics": [topic], "config_uri": f"s3://{BUCKET}/{config_key}"}])}
+    index = publish_index(f"s3://{BUCKET}/_connectors/_index-{unique}.json", [
+        {"name": name, "topics": [topic], "config_uri": f"s3://{BUCKET}/{config_key}"}])
+    environment = {**dev_templates.function_environment("dlq_replay", {}), "CONNECTORS_URI": index}
     layout = artifacts.lambda_layout("dlq_replay")
     # when an operator looks first, then replays, then repeats the replay
     dry = invoke(layout, {"connector": name, "dry_run": True}, environment, stack.env)
@@ -74,7 +76,7 @@ def test_replay_package_stays_small(artifacts):
 
 def test_admin_answers_a_create_event_from_its_package(stack, artifacts, dev_templates, cloudformation):
     # given the dev stack's custom resource and the bucket it publishes into
-    values = {("AWS::S3::Bucket", "Ref"): DEV.bucket_name,
+    values = {("AWS::S3::Bucket", "Ref"): DEV.bucket_name, ("AWS::IAM::Role", "Arn"): ROLE_ARN,
               ("AWS::Lambda::Function", "Arn"): "arn:aws:lambda:us-east-1:123456789012:function:sink-admin"}
     (stack_name, logical, resource), = dev_templates.resources("Custom::SinkConnectors")
     properties = dev_templates.resolve(stack_name, resource["Properties"], values)
@@ -87,28 +89,33 @@ def test_admin_answers_a_create_event_from_its_package(stack, artifacts, dev_tem
     # when CloudFormation creates it
     answer = invoke(artifacts.lambda_layout("admin"), event, dev_templates.function_environment("admin", values),
                     stack.env)
-    # then CloudFormation heard SUCCESS for this request and the connector configs are published
+    # then CloudFormation heard SUCCESS for this request and the connector configs and index are published
     assert answer["status"] == "SUCCESS", answer
     (response,) = received
     assert (response["Status"], response["RequestId"]) == ("SUCCESS", event["RequestId"])
     listed = boto3.client("s3").list_objects_v2(Bucket=DEV.bucket_name, Prefix="_connectors/").get("Contents", [])
-    assert {c.config_key for c in load_connectors(DEV)} <= {o["Key"] for o in listed}
+    assert {c.config_key for c in load_connectors(DEV)} | {INDEX_KEY} <= {o["Key"] for o in listed}
 
 
 def test_trigger_decides_on_an_msk_event_from_its_package(stack, artifacts, dev_templates, unique):
-    # given the dev trigger's environment, with moto's table and an EMR application moto knows
+    # given the dev trigger's environment, with moto's table and an EMR application moto knows, and the dev
+    # connectors' index where that environment points
     application = boto3.client("emr-serverless").create_application(name=f"sink-{unique}", releaseLabel="emr-7.12.0",
                                                                      type="SPARK")["applicationId"]
     environment = dev_templates.function_environment("trigger", {
         ("AWS::DynamoDB::Table", "Ref"): TABLE, ("AWS::DynamoDB::GlobalTable", "Ref"): TABLE,
         ("AWS::EMRServerless::Application", "ApplicationId"): application, ("AWS::IAM::Role", "Arn"): ROLE_ARN})
+    connectors = load_connectors(DEV)
+    assert environment["CONNECTORS_URI"] == index_uri(DEV.bucket_name)
+    publish_index(environment["CONNECTORS_URI"],
+                  connector_index(connectors, DEV.bucket_name, {c.name: ROLE_ARN for c in connectors}))
     # when an MSK batch (AWS's sample shape) brings records of every connector's topics
     sample = json.loads((EVENTS / "msk_event.json").read_text())
     template = next(iter(sample["records"].values()))[0]
     now = int(time.time() * 1000)
-    topics = sorted({t for c in load_connectors(DEV) for t in c.topics})
+    topics = sorted({t for c in connectors for t in c.topics})
     event = {**sample, "records": {f"{t}-0": [{**copy.deepcopy(template), "topic": t, "partition": 0, "offset": o,
                                                "timestamp": now} for o in range(5)] for t in topics}}
     result = invoke(artifacts.lambda_layout("trigger"), event, environment, stack.env)
     # then it answered with a decision for each connector reading them
-    assert {d["connector"] for d in result["decisions"]} == {c.name for c in load_connectors(DEV)}
+    assert {d["connector"] for d in result["decisions"]} == {c.name for c in connectors}

@@ -23,6 +23,7 @@ from confluent_kafka import Producer
 from devtools.producer import create_topic, produce
 from infra.constructs.admin import RESOURCE_TYPE
 from tests.cloudformation import custom_resource_event
+from tests.connector_index import read_index
 from tests.deployed.emr_runner import run_job_run
 from tests.dlq_corpus import read_topic
 from tests.deployed.lambda_runner import invoke
@@ -89,7 +90,8 @@ def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, tmp
     # the job, from exactly the request the trigger sent, as the job role
     workdir = tmp_path_factory.mktemp("emr-driver")
     job = run_job_run(_as_get_job_run(runs[0]), principals["job"].credentials.client("s3"), workdir, creds["job"])
-    config_uri = json.loads(trigger_env["CONNECTORS"])[0]["config_uri"]
+    (entry,) = read_index(trigger_env["CONNECTORS_URI"], s3)  # the connector index the admin's Create published
+    config_uri = entry["config_uri"]
     entry_point = workdir / Path(runs[0]["job_driver"]["sparkSubmit"]["entryPoint"]).name  # as EMR fetched it
     status = subprocess.run([str(workdir / "environment" / "bin" / "python"), str(entry_point), "status",
                              "--config", config_uri], cwd=workdir, capture_output=True, text=True,

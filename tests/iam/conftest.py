@@ -5,7 +5,6 @@ AWS call they make recorded for test_recorded_calls.py.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ import pytest
 
 from devtools.stack import LocalStack
 from tests.cloudformation import custom_resource_event, response_endpoint
+from tests.connector_index import read_index
 from tests.iam.acting import acting_as
 from tests.iam.deployment import ENV, TEST_SETTINGS, Deployed, Synthesized, connector_document, synthesize
 from tests.iam.engine import CliResult, Landed, Workload, landed, produce_workload, run_cli
@@ -100,9 +100,10 @@ class EngineRun:
 
 
 @pytest.fixture(scope="session")
-def config_uri(deployed) -> str:
-    """Where the deployed functions find the connector's config (the CONNECTORS variable of the stack)."""
-    (connector,) = json.loads(deployed.environment(HANDLERS["replay"])["CONNECTORS"])
+def config_uri(deployed, published, world) -> str:
+    """Where the deployed functions find the connector's config: its entry in the connector index the admin
+    published, at the stack's CONNECTORS_URI."""
+    (connector,) = read_index(deployed.environment(HANDLERS["replay"])["CONNECTORS_URI"], world.admin.client("s3"))
     return connector["config_uri"]
 
 

@@ -47,7 +47,7 @@ def test_every_recorded_call_is_granted_by_its_roles_documents_as_deployed(recor
 # PutObject, KMS, PassRole): removed from the stack, the check above fails
 MOTO_BLIND = [("job", "s3:PutObjectTagging"), ("job", "dynamodb:ConditionCheckItem"), ("job", "dynamodb:PutItem"),
               ("job", "kms:GenerateDataKey"), ("trigger", "iam:PassRole"), ("trigger", "emr-serverless:StartJobRun"),
-              ("replay", "kms:Decrypt")]
+              ("trigger", "kms:Decrypt"), ("replay", "kms:Decrypt")]
 
 
 @pytest.mark.parametrize("role, action", MOTO_BLIND)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from infra.connectors import lambda_environment, load_connectors
+from infra.connectors import INDEX_KEY, index_uri, load_connectors
 from infra.constructs.nag import logical_id
 from infra.settings import load_settings
 
@@ -49,8 +49,8 @@ def test_replay_function_runs_the_handler_in_the_msk_subnets(each_env):
     assert [layers[layer["Ref"]]["Properties"]["Description"] for layer in props["Layers"]] == [
         "aws-lambda-powertools and aws-xray-sdk", "confluent-kafka, orjson, aws-msk-iam-sasl-signer-python"]
     variables = props["Environment"]["Variables"]
-    # the trigger's list, without the job roles (the replay starts no job)
-    assert variables["CONNECTORS"] == lambda_environment(each_env.deployment.connectors, settings.bucket_name)
+    # the trigger's connector index
+    assert variables["CONNECTORS_URI"] == index_uri(settings.bucket_name) and "CONNECTORS" not in variables
     assert variables["POWERTOOLS_SERVICE_NAME"] == "sink-dlq-replay"
 
 
@@ -74,7 +74,7 @@ def test_replay_role_reads_configs_keeps_progress_and_writes_the_connectors_topi
     bucket = f"arn:aws:s3:::{settings.bucket_name}"
     prefixes = sorted(c.dlq_s3_prefix for c in connectors if c.dlq_s3_prefix)
     assert _resources(by_action["s3:GetObject"]) == sorted(
-        [f"{bucket}/{c.config_key}" for c in connectors] + [f"{bucket}/{p}/*" for p in prefixes])
+        [f"{bucket}/{INDEX_KEY}"] + [f"{bucket}/{c.config_key}" for c in connectors] + [f"{bucket}/{p}/*" for p in prefixes])
     (progress,) = by_action["dynamodb:PutItem"]
     assert sorted(progress["Action"]) == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]
     assert progress["Condition"] == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": sorted(c.name for c in connectors)}}

@@ -63,7 +63,7 @@ def test_trigger_starts_the_archive_through_spark_archives(each_env):
     parameters = json.dumps(variables["SPARK_PARAMETERS"])
     assert "spark.archives=s3://" in parameters and "#environment" in parameters
     assert "PYSPARK_PYTHON=./environment/bin/python" in parameters
-    connectors = json.loads(_rendered(variables["CONNECTORS"]))
+    connectors = _state(each_env)["index"]
     assert {c["name"] for c in connectors} == {s.name for s in each_env.deployment.connectors}
     assert all(c["config_uri"].startswith(f"s3://{each_env.deployment.settings.bucket_name}/_connectors/")
                for c in connectors)
@@ -116,13 +116,21 @@ def test_lambdas_run_arm_python_with_tracing_and_powertools_layer(each_env):
     assert len(layers) == 2  # Powertools for every function, the engine's libraries for the replay
 
 
-def test_admin_custom_resource_carries_the_published_configs(each_env):
+def _state(env) -> dict:
+    """The admin custom resource's State, role ARNs shown as `<Logical.Arn>`."""
+    (resource,) = env.template("service").find_resources("Custom::SinkConnectors").values()
+    return json.loads(_rendered(resource["Properties"]["State"]))
+
+
+def test_admin_custom_resource_carries_the_published_configs_and_index(each_env):
     resources = each_env.template("service").find_resources("Custom::SinkConnectors")
     (resource,) = resources.values()
     assert resource["Properties"]["ServiceTimeout"] == "300"  # fail fast if the function dies before answering
-    state = json.loads(resource["Properties"]["State"])
+    state = _state(each_env)
     assert [c["name"] for c in state["connectors"]] == [s.name for s in each_env.deployment.connectors]
     assert [c["config_key"] for c in state["connectors"]] == [s.config_key for s in each_env.deployment.connectors]
+    assert state["index_key"] == "_connectors/_index.json"
+    assert [c["name"] for c in state["index"]] == [s.name for s in each_env.deployment.connectors]
 
 
 def test_admin_role_is_scoped_to_the_config_prefix(each_env):
@@ -134,8 +142,7 @@ def test_admin_role_is_scoped_to_the_config_prefix(each_env):
 
 def test_each_connector_runs_under_its_own_job_role(each_env):
     template = each_env.template("service")
-    variables = _env_vars(template, "sink-trigger")
-    roles = {c["name"]: c["role_arn"] for c in json.loads(_rendered(variables["CONNECTORS"]))}
+    roles = {c["name"]: c["role_arn"] for c in _state(each_env)["index"]}
     assert set(roles) == {s.name for s in each_env.deployment.connectors}
     assert len(set(roles.values())) == len(roles)
     job_roles = template.find_resources("AWS::IAM::Role", {"Properties": {"AssumeRolePolicyDocument": {"Statement": [

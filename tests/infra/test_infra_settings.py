@@ -93,6 +93,7 @@ def scratch_env(tmp_path):
     ("consumer.override.sasl.jaas.config",
      'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";', "holds a credential"),
     ("value.converter.basic.auth.user.info", "user:secret", "holds a credential"),
+    ("name", "_index", "reserved for the admin's own objects under _connectors/"),
 ])
 def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch, key, value, message):
     settings, folder = scratch_env

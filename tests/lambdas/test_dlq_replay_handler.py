@@ -6,14 +6,17 @@ import uuid
 
 import boto3
 import pytest
+from tests.connector_index import publish_index
 from tests.lambdas.conftest import BUCKET, TABLE
 
 from devtools.producer import create_topic
 from lambdas.dlq_replay import handler as replay_lambda
+from lambdas.shared.connector_index import ConnectorIndexError
 from sink_engine.dlq.letter import DeadLetter
 from tests.dlq_corpus import read_topic
 
 CONNECTOR = "orders-s3-sink"
+INDEX_URI = f"s3://{BUCKET}/_connectors/_index.json"
 
 
 def letter(topic: str, offset: int, error_class: str, timestamp: int = 1_700_000_000_000) -> DeadLetter:
@@ -39,8 +42,8 @@ def deployed(stack, table, monkeypatch):
     s3.put_object(Bucket=BUCKET, Key=f"dlq/{topic}/partition=0/{topic}+0+0000000003.json",
                   Body=b"".join(x.to_json_line() for x in letters))
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "sink-dlq-replay")
-    monkeypatch.setenv("CONNECTORS", json.dumps([{"name": CONNECTOR, "topics": [topic],
-                                                  "config_uri": f"s3://{BUCKET}/_connectors/orders.json"}]))
+    monkeypatch.setenv("CONNECTORS_URI", publish_index(INDEX_URI, [
+        {"name": CONNECTOR, "topics": [topic], "config_uri": f"s3://{BUCKET}/_connectors/orders.json"}]))
     replay_lambda._service.cache_clear()
     yield topic
     replay_lambda._service.cache_clear()
@@ -81,3 +84,15 @@ def test_filters_by_error_class_and_rejects_a_bad_payload(stack, deployed, conte
     assert replay_lambda.handler({"connector": "nope"}, context)["field"] == "connector"
     assert replay_lambda.handler({"connector": CONNECTOR, "window": {"from_offset": "x"}}, context)["field"] == \
         "from_offset"
+
+
+def test_a_missing_index_fails_the_invocation_naming_its_uri(aws, monkeypatch, context):
+    boto3.client("s3").create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "sink-dlq-replay")
+    monkeypatch.setenv("CONNECTORS_URI", INDEX_URI)
+    replay_lambda._service.cache_clear()
+    try:
+        with pytest.raises(ConnectorIndexError, match=f"connector index {INDEX_URI}: does not exist"):
+            replay_lambda.handler({"connector": CONNECTOR, "dry_run": True}, context)
+    finally:
+        replay_lambda._service.cache_clear()

@@ -2,6 +2,7 @@
 
 Given connectors with their own rotation settings, when batches, ticks and forced runs arrive, then a run starts
 only when a file of some topic-partition would close, never twice at once, and not again right after a failure.
+The connectors come from the index published in (mocked) S3, re-read after its TTL.
 """
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from datetime import datetime, timezone
 
 import boto3
 import pytest
+from tests.connector_index import publish_index
 from tests.lambdas.conftest import EVENTS, msk_event
 
+from lambdas.shared.connector_index import INDEX_TTL_MS, ConnectorIndexError
 from lambdas.trigger import handler as trigger
 from lambdas.trigger.errors import UnknownRequestError
 
@@ -19,6 +22,7 @@ ORDERS, CLICKS = "orders-s3-sink", "clicks-s3-sink"
 ORDERS_ROLE, DEFAULT_ROLE = "arn:aws:iam::123456789012:role/orders-job", "arn:aws:iam::123456789012:role/job"
 FLUSH_SIZE, SCHEDULE_MS, CLAIM_MS, BASE_MS, CAP_MS = 1_000, 600_000, 900_000, 60_000, 3_600_000
 T0 = int(datetime(2026, 3, 2, 10, 3, tzinfo=timezone.utc).timestamp() * 1000)  # schedule boundaries at 10:00, 10:10
+INDEX_URI = "s3://lake/_connectors/_index.json"
 CONNECTORS = [
     {"name": ORDERS, "topics": ["orders", "payments"], "config_uri": "s3://lake/_connectors/orders-s3-sink.json",
      "role_arn": ORDERS_ROLE,
@@ -47,19 +51,31 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def app_id(table, monkeypatch, clock) -> str:
+def environment(table, monkeypatch) -> dict[str, str]:
+    """The trigger's variables, as the stack sets them (an EMR application moto knows), the index not published."""
     emr = boto3.client("emr-serverless")
     application = emr.create_application(name="sink-test", releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
     env = {"TABLE_NAME": table, "APPLICATION_ID": application, "JOB_ROLE_ARN": DEFAULT_ROLE,
            "ENTRY_POINT": "s3://assets/entrypoint.py",
            "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tar.gz#environment", "JOB_TIMEOUT_MINUTES": "60",
            "RUN_CLAIM_MS": str(CLAIM_MS), "BACKOFF_BASE_MS": str(BASE_MS), "BACKOFF_CAP_MS": str(CAP_MS),
-           "POWERTOOLS_SERVICE_NAME": "sink-trigger", "CONNECTORS": json.dumps(CONNECTORS)}
+           "POWERTOOLS_SERVICE_NAME": "sink-trigger", "CONNECTORS_URI": INDEX_URI}
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    service = trigger.build_service(env, clock)
+    return env
+
+
+def _serve(environment: dict[str, str], clock, monkeypatch) -> None:
+    """The handler's service, built as on a cold start, on the test's clock."""
+    service = trigger.build_service(environment, clock)
     monkeypatch.setattr(trigger, "_service", lambda: service)
-    return application
+
+
+@pytest.fixture
+def app_id(environment, monkeypatch, clock) -> str:
+    publish_index(INDEX_URI, CONNECTORS)
+    _serve(environment, clock, monkeypatch)
+    return environment["APPLICATION_ID"]
 
 
 # --- given: what the engine and EMR did ----------------------------------------------------------------------------
@@ -310,3 +326,39 @@ def test_the_tick_reports_the_health_of_the_event_source_mappings(app_id, contex
     assert [json.loads(line)[metric] for line in lines if metric in line] == [[3.0]]
     _batch(context, _records("orders", [0], 0, 1, T0))
     assert "UnhealthyEventSourceMappings" not in capsys.readouterr().out  # batches do not check
+
+
+def test_a_deploy_that_changes_the_index_is_seen_after_its_ttl_without_a_new_container(app_id, context, clock):
+    assert sorted(d["connector"] for d in _tick(context)) == [CLICKS, ORDERS]
+    views = {**CONNECTORS[1], "name": "views-s3-sink", "topics": ["views"],
+             "config_uri": "s3://lake/_connectors/views-s3-sink.json"}
+    publish_index(INDEX_URI, [CONNECTORS[0], views])  # a deploy adds views and removes clicks
+    clock.advance(INDEX_TTL_MS - 1)
+    assert sorted(d["connector"] for d in _tick(context)) == [CLICKS, ORDERS]  # the container's copy
+    clock.advance(1)
+    decisions = _tick(context)
+    assert sorted(d["connector"] for d in decisions) == [ORDERS, "views-s3-sink"]
+    assert _decision(decisions, "views-s3-sink") == ("started", "first-run")
+    with pytest.raises(UnknownRequestError, match=CLICKS):
+        trigger.handler({"action": "run", "connector": CLICKS}, context)
+
+
+@pytest.mark.parametrize("body, error", [
+    (None, "does not exist"),
+    (b"{not json", "is not valid JSON"),
+    (json.dumps({"connectors": CONNECTORS}).encode(), "is not a JSON list of connector entries"),
+    (json.dumps([{**CONNECTORS[0], "rotation": {"flush.size": 0}}]).encode(), f"{ORDERS}.*rotation"),
+    (json.dumps([{k: v for k, v in CONNECTORS[1].items() if k != "topics"}]).encode(), f"{CLICKS}.*lacks topics"),
+])
+def test_a_missing_or_malformed_index_fails_every_event_naming_its_uri(environment, monkeypatch, clock, context,
+                                                                       body, error):
+    if body is not None:
+        publish_index(INDEX_URI, [])
+        bucket, _, key = INDEX_URI.removeprefix("s3://").partition("/")
+        boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=body)
+    _serve(environment, clock, monkeypatch)
+    for event in ({"action": "idle-flush"}, {"action": "run", "connector": ORDERS}, msk_event([("orders", 0, 0, T0)])):
+        with pytest.raises(ConnectorIndexError, match=f"connector index {INDEX_URI}: .*{error}"):
+            trigger.handler(event, context)
+    publish_index(INDEX_URI, CONNECTORS)  # published (the admin's apply): the next event reads it
+    assert sorted(d["connector"] for d in _tick(context)) == [CLICKS, ORDERS]

@@ -1,0 +1,1 @@
+"""Code several functions run, copied into each one's code folder (`infra.packaging.FUNCTIONS`)."""
