@@ -39,6 +39,25 @@ class MultipartUpload:
             tag_set = [{"Key": k, "Value": v} for k, v in tags.items()]
             self._retry.call(lambda: self._client.put_object_tagging(Bucket=self.bucket, Key=self.key,
                                                                      Tagging={"TagSet": tag_set}))
+        self.abort_strays()
+
+    def abort_strays(self) -> None:
+        """Abort the other incomplete uploads of this key started before this one: a Create whose answer was
+        lost (S3 made an upload the run never learned of), or the upload of an attempt that crashed or met an
+        outage while aborting. The object now holds the same bytes they were writing. Best effort: one that
+        cannot be listed or aborted is left to the bucket's lifecycle rule for incomplete uploads."""
+        try:
+            listed = self._retry.call(lambda: self._client.list_multipart_uploads(Bucket=self.bucket, Prefix=self.key))
+            uploads = [u for u in listed.get("Uploads", []) if u["Key"] == self.key]
+            # this upload is still listed here on S3 (completion removes it from the listing) only in an
+            # emulator; compare times on S3's own clock, with this upload's start when it is known
+            mine = [u["Initiated"] for u in uploads if u["UploadId"] == self.upload_id]
+            strays = [u for u in uploads if u["UploadId"] != self.upload_id and (not mine or u["Initiated"] <= mine[0])]
+            for stray in strays:
+                self._retry.call(lambda: self._client.abort_multipart_upload(
+                    Bucket=self.bucket, Key=self.key, UploadId=stray["UploadId"]))
+        except (ClientError, BotoCoreError):
+            pass
 
     def abort(self) -> None:
         """Drop the parts (retried like the other steps; a retry that finds the upload gone met its own first

@@ -79,6 +79,10 @@ def _s3_list(call: Call, facts: Facts):
     return [("s3:ListBucket", _bucket(call), {"s3:prefix": call.params.get("Prefix", "")})]
 
 
+def _s3_list_uploads(call: Call, facts: Facts):
+    return [("s3:ListBucketMultipartUploads", _bucket(call), {"s3:prefix": call.params.get("Prefix", "")})]
+
+
 def _s3_object_action(action: str):
     return lambda call, facts: [(action, _object(call), {})]
 
@@ -96,7 +100,7 @@ _S3 = {
     "PutObjectTagging": _s3_object_action("s3:PutObjectTagging"),
     "PutObjectAcl": _s3_object_action("s3:PutObjectAcl"),
     "DeleteObject": _s3_object_action("s3:DeleteObject"),
-    "ListObjectsV2": _s3_list, "ListObjects": _s3_list,
+    "ListObjectsV2": _s3_list, "ListObjects": _s3_list, "ListMultipartUploads": _s3_list_uploads,
     "HeadBucket": _s3_bucket_action("s3:ListBucket"),
     "GetBucketLifecycleConfiguration": _s3_bucket_action("s3:GetLifecycleConfiguration"),
     "PutBucketLifecycleConfiguration": _s3_bucket_action("s3:PutLifecycleConfiguration"),
