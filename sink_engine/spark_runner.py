@@ -5,6 +5,7 @@ import json
 import os
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import SinkError
@@ -17,6 +18,9 @@ LOCAL_TASK_ATTEMPTS = 4
 class SparkTaskError(SinkError):
     """The Spark job failed: a task failed more than `spark.task.maxFailures` times (a Python worker killed on
     every attempt, an executor lost, ...). Nothing of this run was committed."""
+
+
+QUIET_LOGGING = Path(__file__).with_name("log4j2-quiet.properties").as_uri()
 
 
 def spark_session(app_name: str):
@@ -33,7 +37,10 @@ def spark_session(app_name: str):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = (builder.master(f"local[*,{LOCAL_TASK_ATTEMPTS}]").config("spark.ui.enabled", "false")
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-                   .config("spark.sql.shuffle.partitions", "8"))
+                   .config("spark.sql.shuffle.partitions", "8")
+                   # no stage bars and no JVM start-up notices on the run's terminal
+                   .config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={QUIET_LOGGING}"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
