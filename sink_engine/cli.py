@@ -6,12 +6,12 @@ import datetime
 import logging
 import sys
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from sink_engine.aws import dynamodb_client, s3_client
 from sink_engine.config import SinkConfig, load_config
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
-from botocore.exceptions import BotoCoreError, ClientError
-
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
 

@@ -31,40 +31,42 @@ class MultipartUpload:
             self._etags[number] = answer["ETag"]
 
     def complete(self, tags: dict[str, str] | None = None) -> None:
-        """Assemble the parts into the object; `tags` (known only now) are put on it afterwards."""
+        """Assemble the parts into the object; `tags` (known only now) are put on it afterwards. Then the key's
+        stray uploads are aborted (see `_strays`)."""
         parts = [{"PartNumber": n, "ETag": etag} for n, etag in sorted(self._etags.items())]
+        strays = self._strays()
         self._retry.call(lambda: self._client.complete_multipart_upload(
             Bucket=self.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts}))
         if tags:
             tag_set = [{"Key": k, "Value": v} for k, v in tags.items()]
             self._retry.call(lambda: self._client.put_object_tagging(Bucket=self.bucket, Key=self.key,
                                                                      Tagging={"TagSet": tag_set}))
-        self.abort_strays()
+        for upload_id in strays:
+            self._abort(upload_id)
 
-    def abort_strays(self) -> None:
-        """Abort the other incomplete uploads of this key started before this one: a Create whose answer was
-        lost (S3 made an upload the run never learned of), or the upload of an attempt that crashed or met an
-        outage while aborting. The object now holds the same bytes they were writing. Best effort: one that
-        cannot be listed or aborted is left to the bucket's lifecycle rule for incomplete uploads."""
+    def _strays(self) -> list[str]:
+        """The ids of the key's other incomplete uploads started no later than this one (S3's clock): a Create
+        whose answer was lost (an upload the run never learned of), or the upload of an attempt that crashed or
+        met an outage while aborting; once this one completes, the object holds the bytes they were writing.
+        Listed before the completion, while this upload is still listed. Best effort: what cannot be listed is
+        left to the bucket's lifecycle rule for incomplete uploads."""
         try:
             listed = self._retry.call(lambda: self._client.list_multipart_uploads(Bucket=self.bucket, Prefix=self.key))
-            uploads = [u for u in listed.get("Uploads", []) if u["Key"] == self.key]
-            # this upload is still listed here on S3 (completion removes it from the listing) only in an
-            # emulator; compare times on S3's own clock, with this upload's start when it is known
-            mine = [u["Initiated"] for u in uploads if u["UploadId"] == self.upload_id]
-            strays = [u for u in uploads if u["UploadId"] != self.upload_id and (not mine or u["Initiated"] <= mine[0])]
-            for stray in strays:
-                self._retry.call(lambda: self._client.abort_multipart_upload(
-                    Bucket=self.bucket, Key=self.key, UploadId=stray["UploadId"]))
         except (ClientError, BotoCoreError):
-            pass
+            return []
+        uploads = [u for u in listed.get("Uploads", []) if u["Key"] == self.key]
+        mine = [u["Initiated"] for u in uploads if u["UploadId"] == self.upload_id]
+        return [u["UploadId"] for u in uploads if mine and u["UploadId"] != self.upload_id and u["Initiated"] <= mine[0]]
 
     def abort(self) -> None:
         """Drop the parts (retried like the other steps; a retry that finds the upload gone met its own first
         try). An abort that fails for good is left to the bucket's lifecycle rule for incomplete uploads."""
+        self._abort(self.upload_id)
+
+    def _abort(self, upload_id: str) -> None:
         try:
             self._retry.call(lambda: self._client.abort_multipart_upload(Bucket=self.bucket, Key=self.key,
-                                                                         UploadId=self.upload_id))
+                                                                         UploadId=upload_id))
         except (ClientError, BotoCoreError):
             pass
 
