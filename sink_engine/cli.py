@@ -83,6 +83,13 @@ def _init(config: SinkConfig) -> int:
         print(f"error: bucket {bucket} does not exist or is not reachable (s3.bucket.name)", file=sys.stderr)
         return 2
     print(f"bucket {bucket}: exists")
+    if config["format.class"] == "iceberg":
+        from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
+        from sink_engine.iceberg.settings import table_template
+
+        namespace = table_template(config).rsplit(".", 1)[0]
+        created = ensure_namespace(open_catalog(config), table_template(config))
+        print(f"namespace {namespace} in catalog {config['iceberg.catalog']}: {'created' if created else 'exists'}")
     return 0
 
 

@@ -18,6 +18,7 @@ from sink_engine.config.keys import (
 from sink_engine.config.dead_letters import check_dead_letter_settings
 from sink_engine.config.output_settings import check_output_settings
 from sink_engine.config.converters import check_converter_settings
+from sink_engine.config.iceberg import check_iceberg_settings
 from sink_engine.config.partitioning import check_partitioning_settings
 from sink_engine.errors import ConfigError
 
@@ -87,7 +88,7 @@ def parse_config(document: Mapping[str, Any]) -> SinkConfig:
         raw["name"] = document["name"]
     _reject_not_built(raw)
     values = {k.name: _parse_value(k, raw.get(k.name)) for k in KEYS}
-    passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES)}
+    passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
     unknown = tuple(sorted(k for k in raw if k not in KEYS_BY_NAME and k not in passthrough))
     config = SinkConfig(values, frozenset(k for k in raw if k in KEYS_BY_NAME), passthrough, unknown)
     _check_combinations(config)
@@ -184,3 +185,4 @@ def _check_combinations(config: SinkConfig) -> None:
     check_output_settings(config)
     check_converter_settings(config)
     check_partitioning_settings(config)
+    check_iceberg_settings(config)

@@ -37,6 +37,8 @@ FORMAT_CLASSES = {
     "avro": (f"{_S3}.format.avro.AvroFormat", "AvroFormat", "avro"),
     "bytearray": (f"{_S3}.format.bytearray.ByteArrayFormat", "ByteArrayFormat", "bytearray"),
     "blockgzip": ("BlockGzipFormat", "blockgzip"),
+    # this engine's own: records appended to an Apache Iceberg table (iceberg.* keys, sink_engine/iceberg)
+    "iceberg": ("IcebergFormat", "iceberg"),
 }
 PARTITIONER_CLASSES = {
     "default": (f"{_STORAGE}.partitioner.DefaultPartitioner", "DefaultPartitioner", "default"),
@@ -79,6 +81,29 @@ def _converter_keys(role: str) -> tuple[Key, ...]:
     )
 
 
+# IcebergFormat: named as the Iceberg Kafka Connect sink names them. Every `iceberg.catalog.*` key (these and
+# any other, e.g. iceberg.catalog.s3.endpoint, iceberg.catalog.glue.id) is a pyiceberg catalog property.
+ICEBERG_KEYS: tuple[Key, ...] = (
+    Key("iceberg.tables", "list", None, "IcebergFormat: the destination table, `namespace.table`; `${topic}` in it "
+        "is replaced by each record's topic (lower case, characters other than a-z, 0-9 and _ as _), so that each "
+        "topic gets its own table. Required with IcebergFormat."),
+    Key("iceberg.tables.auto-create-enabled", "bool", False, "IcebergFormat: create a missing table from the "
+        "first records' schema, with the partition spec of partitioner.class (its namespace must exist)."),
+    Key("iceberg.tables.evolve-schema-enabled", "bool", False, "IcebergFormat: a record field the table lacks "
+        "adds an optional column, a wider type (int to long, float to double, a larger decimal precision) "
+        "widens its column; without it such fields are dropped and narrower values are kept when they fit."),
+    Key("iceberg.tables.kafka-metadata-enabled", "bool", False, "IcebergFormat: add the optional columns "
+        "_kafka_metadata_topic, _partition, _offset, _timestamp and _key (raw key bytes) to each row."),
+    Key("iceberg.catalog", "string", "iceberg", "IcebergFormat: the catalog's name (pyiceberg's catalog name)."),
+    Key("iceberg.catalog.type", "choice", None, "IcebergFormat: sql (SQLAlchemy URI in iceberg.catalog.uri, e.g. "
+        "a SQLite file; local stacks), glue (AWS Glue Data Catalog) or rest (e.g. S3 Tables' Iceberg REST "
+        "endpoint with SigV4). Required with IcebergFormat.", choices=("sql", "glue", "rest")),
+    Key("iceberg.catalog.uri", "string", None, "IcebergFormat: the catalog URI (sql: a SQLAlchemy URL; rest: the "
+        "endpoint)."),
+    Key("iceberg.catalog.warehouse", "string", None, "IcebergFormat: where new tables are located (sql: "
+        "s3://bucket/prefix; rest on S3 Tables: the table bucket ARN)."),
+)
+
 KEYS: tuple[Key, ...] = (
     Key("name", "string", REQUIRED, "Connector name; keys the offsets and the lease in DynamoDB."),
     Key("connector.class", "string", f"{_S3}.S3SinkConnector",
@@ -99,7 +124,7 @@ KEYS: tuple[Key, ...] = (
     Key("flush.size", "int", REQUIRED,
         "Records per topic-partition after which its open files are closed and uploaded.", minimum=1),
     Key("format.class", "class", REQUIRED, "Output format.", classes=FORMAT_CLASSES,
-        built=("json", "parquet", "avro", "bytearray", "blockgzip")),
+        built=("json", "parquet", "avro", "bytearray", "blockgzip", "iceberg")),
     Key("s3.compression.type", "choice", "none", "Compression of JsonFormat and ByteArrayFormat objects.",
         choices=("none", "gzip")),
     Key("json.decimal.format", "choice", "base64", "How JsonFormat and BlockGzipFormat write Decimal values of records "
@@ -205,6 +230,7 @@ KEYS: tuple[Key, ...] = (
     Key("errors.log.enable", "bool", False, "Log each bad record (RECORD_FAILED: topic, partition, offset, error)."),
     Key("errors.log.include.messages", "bool", False,
         "With errors.log.enable: include the record's key, value and headers (base64) in the log."),
+    *ICEBERG_KEYS,
     Key("offset.storage.dynamodb.table", "string", "sink-engine-offsets",
         "DynamoDB table of committed offsets and the run lease (keys pk, sk: strings)."),
     Key("sink.run.max.records.per.partition", "int", 1_000_000,
@@ -219,9 +245,17 @@ KEYS: tuple[Key, ...] = (
 # Confluent keys that change what lands in S3 and are not built yet: setting them is an error, not a no-op.
 NOT_BUILT_YET: dict[str, str] = {
     "s3.sse.key": "customer-provided encryption keys (SSE-C)",
+    "iceberg.tables.dynamic-enabled": "routing records to tables named by a field",
+    "iceberg.tables.route-field": "routing records to tables by a field",
+    "iceberg.tables.default-id-columns": "upserts (equality deletes by id columns)",
+    "iceberg.tables.upsert-mode-enabled": "upserts (equality deletes by id columns)",
+    "iceberg.tables.cdc-field": "change-data-capture operations",
+    "iceberg.tables.default-partition-by": "a partition spec other than partitioner.class's",
 }
 # Values of NOT_BUILT_YET keys that mean "feature off" and so are accepted.
 OFF_VALUES = {"", "-1", "false", "none", "null"}
 
 KEYS_BY_NAME = {k.name: k for k in KEYS}
-PASSTHROUGH_PREFIXES = ("consumer.override.",)
+# Keys under these prefixes are passed on (Kafka client settings, pyiceberg catalog properties, table properties
+# of auto-created tables); declared keys under them are parsed as declared.
+PASSTHROUGH_PREFIXES = ("consumer.override.", "iceberg.catalog.", "iceberg.tables.auto-create-props.")

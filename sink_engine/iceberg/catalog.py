@@ -1,0 +1,67 @@
+"""The pyiceberg catalog of a connector and the tables it writes: open, load, create."""
+from __future__ import annotations
+
+from pyiceberg.catalog import Catalog, load_catalog
+from pyiceberg.exceptions import CommitFailedException, NoSuchNamespaceError, NoSuchTableError, TableAlreadyExistsError
+from pyiceberg.table import Table
+
+from sink_engine.iceberg.errors import TableError
+from sink_engine.iceberg.settings import catalog_properties, table_properties
+
+NO_RETRIES = {"commit.retry.num-retries": "0"}
+
+
+def open_catalog(config) -> Catalog:
+    """The catalog that `iceberg.catalog.*` describes."""
+    return load_catalog(config["iceberg.catalog"], **catalog_properties(config))
+
+
+def load_table(catalog: Catalog, identifier: str) -> Table | None:
+    """The table, or None when it does not exist."""
+    try:
+        return catalog.load_table(identifier)
+    except NoSuchTableError:
+        return None
+
+
+def without_commit_retries(table: Table) -> Table:
+    """The table as loaded, except that pyiceberg will not retry a failed commit on its own.
+
+    pyiceberg retries a snapshot commit that lost a race by rebasing it on the new head without looking at it; the
+    exactly-once commit (commit.py) must look first, so it retries itself. The property is set in memory only:
+    a commit sends its updates, never the whole metadata."""
+    metadata = table.metadata.model_copy(update={"properties": {**table.metadata.properties, **NO_RETRIES}})
+    return Table(table.name(), metadata, table.metadata_location, table.io, table.catalog)
+
+
+def create_table(catalog: Catalog, identifier: str, schema, partition_fields: list, config) -> Table:
+    """Create the table with this (pyarrow) schema and partition fields [(source column, transform, name)], or
+    load it when another task created it first."""
+    try:
+        transaction = catalog.create_table_transaction(identifier, schema=schema,
+                                                       properties=table_properties(config))
+        if partition_fields:
+            with transaction.update_spec() as spec:
+                for source, transform, name in partition_fields:
+                    spec.add_field(source, transform, name)
+        transaction.commit_transaction()
+    except (TableAlreadyExistsError, CommitFailedException):  # the commit of a create asserts that none exists
+        existing = load_table(catalog, identifier)
+        if existing is None:
+            raise
+        return existing
+    except NoSuchNamespaceError as e:
+        raise TableError(f"cannot create table {identifier}: its namespace does not exist in catalog "
+                         f"'{config['iceberg.catalog']}' (`sink-engine init` creates it): {e}") from e
+    return catalog.load_table(identifier)
+
+
+def ensure_namespace(catalog: Catalog, identifier: str) -> bool:
+    """Create the table's namespace when it is missing; True when it was created."""
+    namespace = Catalog.namespace_from(identifier)
+    try:
+        catalog.load_namespace_properties(namespace)
+        return False
+    except NoSuchNamespaceError:
+        catalog.create_namespace_if_not_exists(namespace)
+        return True

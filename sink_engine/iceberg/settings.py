@@ -1,0 +1,66 @@
+"""Pure IcebergFormat settings: which table a topic goes to, and the pyiceberg catalog properties.
+
+No pyiceberg import here: config parsing (and the DLQ replay Lambda, which parses configs) uses this module.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from sink_engine.errors import ConfigError
+
+TOPIC_PLACEHOLDER = "${topic}"
+CATALOG_PREFIX = "iceberg.catalog."
+TABLE_PROPS_PREFIX = "iceberg.tables.auto-create-props."
+_DECLARED_CATALOG_KEYS = ("type", "uri", "warehouse")
+
+
+def is_iceberg(config) -> bool:
+    return config["format.class"] == "iceberg"
+
+
+def table_template(config) -> str:
+    """The `iceberg.tables` entry, checked: `namespace[.namespace...].table`, `${topic}` only in the table part."""
+    tables = config["iceberg.tables"]
+    if not tables:
+        raise ConfigError("iceberg.tables", "is required with format.class=IcebergFormat")
+    if len(tables) > 1:
+        raise ConfigError("iceberg.tables", "names one table (or a `${topic}` pattern); writing every record to "
+                                            "several tables is not built yet")
+    template = tables[0]
+    parts = template.split(".")
+    if len(parts) < 2 or not all(parts):
+        raise ConfigError("iceberg.tables", f"{template!r} is not `namespace.table`")
+    if any(TOPIC_PLACEHOLDER in part for part in parts[:-1]):
+        raise ConfigError("iceberg.tables", f"{template!r}: `${{topic}}` may only appear in the table name")
+    return template
+
+
+def table_identifier(config, topic: str) -> str:
+    """The table that records of `topic` go to."""
+    return table_template(config).replace(TOPIC_PLACEHOLDER, topic_as_name(topic))
+
+
+def topic_as_name(topic: str) -> str:
+    """A topic as a table name: lower case, characters other than a-z, 0-9 and _ as _ (Glue's rule)."""
+    return re.sub(r"[^a-z0-9_]", "_", topic.lower())
+
+
+def catalog_properties(config) -> dict[str, str]:
+    """pyiceberg catalog properties: every `iceberg.catalog.*` key without its prefix. The S3 endpoint and region
+    of the data files default to the engine's own (`store.url`, else AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, as
+    boto3 reads them; `s3.region`)."""
+    properties = {name: config[CATALOG_PREFIX + name] for name in _DECLARED_CATALOG_KEYS
+                  if config[CATALOG_PREFIX + name] is not None}
+    properties.update({k[len(CATALOG_PREFIX):]: v for k, v in config.passthrough.items()
+                       if k.startswith(CATALOG_PREFIX)})
+    endpoint = config["store.url"] or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        properties.setdefault("s3.endpoint", endpoint)
+    properties.setdefault("s3.region", config["s3.region"])
+    return properties
+
+
+def table_properties(config) -> dict[str, str]:
+    """Properties of an auto-created table: every `iceberg.tables.auto-create-props.*` key without its prefix."""
+    return {k[len(TABLE_PROPS_PREFIX):]: v for k, v in config.passthrough.items() if k.startswith(TABLE_PROPS_PREFIX)}

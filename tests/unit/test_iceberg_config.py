@@ -1,0 +1,89 @@
+"""IcebergFormat keys: parsed, defaulted, passed to pyiceberg, and errors that name the key at fault."""
+from __future__ import annotations
+
+import pytest
+
+from sink_engine.config import parse_config
+from sink_engine.errors import ConfigError
+from sink_engine.iceberg.settings import catalog_properties, table_identifier, table_properties
+
+BASE = {
+    "name": "orders-to-table",
+    "topics": "orders",
+    "bootstrap.servers": "127.0.0.1:9092",
+    "s3.bucket.name": "lake",
+    "flush.size": "1000",
+    "format.class": "IcebergFormat",
+    "iceberg.tables": "analytics.orders",
+    "iceberg.catalog.type": "sql",
+    "iceberg.catalog.uri": "sqlite:////tmp/catalog.db",
+    "iceberg.catalog.warehouse": "s3://lake/warehouse",
+}
+
+
+def test_iceberg_keys_and_their_defaults():
+    config = parse_config(BASE)
+    assert config["format.class"] == "iceberg"
+    assert config["iceberg.tables"] == ("analytics.orders",)
+    assert config["iceberg.catalog"] == "iceberg"
+    assert config["iceberg.tables.auto-create-enabled"] is False
+    assert config["iceberg.tables.evolve-schema-enabled"] is False
+    assert config["iceberg.tables.kafka-metadata-enabled"] is False
+    assert config.unknown == ()
+
+
+def test_every_catalog_key_is_a_pyiceberg_property(monkeypatch):
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
+    config = parse_config({**BASE, "iceberg.catalog.s3.endpoint": "http://127.0.0.1:5000",
+                           "iceberg.catalog.glue.id": "123456789012", "s3.region": "eu-west-1",
+                           "iceberg.tables.auto-create-props.write.target-file-size-bytes": "1048576"})
+    assert catalog_properties(config) == {
+        "type": "sql", "uri": "sqlite:////tmp/catalog.db", "warehouse": "s3://lake/warehouse",
+        "s3.endpoint": "http://127.0.0.1:5000", "glue.id": "123456789012", "s3.region": "eu-west-1"}
+    assert table_properties(config) == {"write.target-file-size-bytes": "1048576"}
+    assert config.unknown == ()
+
+
+def test_s3_endpoint_follows_the_engine(monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://moto:5000")
+    assert catalog_properties(parse_config(BASE))["s3.endpoint"] == "http://moto:5000"
+    assert catalog_properties(parse_config({**BASE, "store.url": "http://s3:9000"}))["s3.endpoint"] == "http://s3:9000"
+
+
+@pytest.mark.parametrize("template, topic, table", [
+    ("analytics.orders", "anything", "analytics.orders"),
+    ("analytics.raw_${topic}", "Orders.EU-1", "analytics.raw_orders_eu_1"),
+    ("lake.bronze.${topic}", "clicks", "lake.bronze.clicks"),
+])
+def test_table_per_topic(template, topic, table):
+    assert table_identifier(parse_config({**BASE, "iceberg.tables": template}), topic) == table
+
+
+@pytest.mark.parametrize("overrides, key, message", [
+    ({"iceberg.tables": None}, "iceberg.tables", "is required with format.class=IcebergFormat"),
+    ({"iceberg.tables": "orders"}, "iceberg.tables", "is not `namespace.table`"),
+    ({"iceberg.tables": "a.b,c.d"}, "iceberg.tables", "several tables is not built yet"),
+    ({"iceberg.tables": "${topic}.t"}, "iceberg.tables", "may only appear in the table name"),
+    ({"iceberg.catalog.type": None}, "iceberg.catalog.type", "is required"),
+    ({"iceberg.catalog.type": "hive"}, "iceberg.catalog.type", "expected one of sql, glue, rest"),
+    ({"iceberg.catalog.uri": None}, "iceberg.catalog.uri", "is required with iceberg.catalog.type=sql"),
+    ({"iceberg.catalog.warehouse": None}, "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql"),
+    ({"behavior.on.null.values": "write"}, "behavior.on.null.values", "tombstones cannot be table rows"),
+    ({"store.kafka.keys": "true"}, "store.kafka.keys", "kafka-metadata-enabled"),
+    ({"iceberg.tables.default-id-columns": "id"}, "iceberg.tables.default-id-columns", "upserts"),
+    ({"iceberg.tables.route-field": "region"}, "iceberg.tables.route-field", "is not built yet"),
+    ({"format.class": "ParquetFormat"}, "iceberg.catalog.type", "only used with format.class=IcebergFormat"),
+    ({"keys.format.class": "IcebergFormat"}, "keys.format.class", "is not built yet"),
+])
+def test_errors_name_the_key(overrides, key, message):
+    raw = {**BASE, **overrides}
+    with pytest.raises(ConfigError) as caught:
+        parse_config({k: v for k, v in raw.items() if v is not None})
+    assert caught.value.key == key and message in str(caught.value)
+
+
+def test_other_formats_are_untouched_by_iceberg_keys():
+    raw = {k: v for k, v in BASE.items() if not k.startswith("iceberg.")} | {"format.class": "JsonFormat"}
+    config = parse_config(raw)
+    assert config["iceberg.tables"] is None and config["iceberg.catalog.type"] is None
