@@ -21,9 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
     try:
-        config = load_config(args.config)
-        for key in config.unknown:
-            print(f"warning: unknown config key '{key}' is ignored", file=sys.stderr)
+        config = load_config(args.config, resolve_secrets=args.command != "validate")
         if args.command == "read":
             return _read(config, args.key, args.offset)
         if args.command == "dlq":
@@ -94,10 +92,18 @@ def _init(config: SinkConfig) -> int:
 
 
 def _validate(config: SinkConfig) -> int:
-    width = max(len(key) for key, _, _ in config.effective())
-    for key, value, origin in config.effective():
-        shown = ",".join(value) if isinstance(value, tuple) else value
-        print(f"{key:<{width}}  {shown}{'' if origin == 'set' else '  (default)'}")
+    """Every key with its effective value (credentials masked, `${secrets:...}` references shown as written, not
+    read) and where it comes from; then the keys accepted as having no effect here."""
+    from sink_engine.config.credentials import masked
+    from sink_engine.config.key_policy import why_unused
+
+    rows = config.effective()
+    width = max(len(key) for key, _, _ in rows)
+    for key, value, origin in rows:
+        shown = masked(key, ",".join(value) if isinstance(value, tuple) else value)
+        print(f"{key:<{width}}  {shown}{'' if origin == 'set' else f'  ({origin})'}")
+    for key in config.unknown:
+        print(f"{key:<{width}}  (accepted, no effect here: {why_unused(key)})")
     return 0
 
 

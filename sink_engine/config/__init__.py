@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from sink_engine.config.keys import (
@@ -15,24 +16,31 @@ from sink_engine.config.keys import (
     REQUIRED,
     Key,
 )
+from sink_engine.config.cloud import CLOUD_CLASS, derive
+from sink_engine.config.connection import check_connection_settings
 from sink_engine.config.dead_letters import check_dead_letter_settings
+from sink_engine.config.key_policy import undeclared_keys
 from sink_engine.config.output_settings import check_output_settings
 from sink_engine.config.converters import check_converter_settings
 from sink_engine.config.iceberg import check_iceberg_settings
 from sink_engine.config.partitioning import check_partitioning_settings
 from sink_engine.errors import ConfigError
+from sink_engine.secrets import config_map, default_client_for, references, resolve
 
 __all__ = ["SinkConfig", "parse_config", "load_config"]
 
 
 @dataclass(frozen=True)
 class SinkConfig:
-    """Validated connector config. `values` holds every declared key with its typed effective value."""
+    """Validated connector config. `values` holds every declared key with its typed effective value; `unknown`
+    the undeclared keys accepted as having no effect here (config/key_policy.py: any other undeclared key is an
+    error); `derived` the keys whose value another key implies (Confluent Cloud's, config/cloud.py), each with it."""
 
     values: Mapping[str, Any]
     explicit: frozenset[str]
     passthrough: Mapping[str, str]
     unknown: tuple[str, ...]
+    derived: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -52,14 +60,21 @@ class SinkConfig:
         return re.fullmatch(self.values["topics.regex"], topic) is not None
 
     def effective(self) -> list[tuple[str, Any, str]]:
-        """(key, value, origin) for every key, origin 'set' or 'default', passthrough keys last."""
-        rows = [(k.name, self.values[k.name], "set" if k.name in self.explicit else "default") for k in KEYS]
+        """(key, value, origin) for every key, origin 'set', 'default' or 'from <key>', passthrough keys last."""
+        rows = [(k.name, self.values[k.name], self._origin(k.name)) for k in KEYS]
         rows += [(k, v, "set") for k, v in sorted(self.passthrough.items())]
         return rows
 
+    def _origin(self, key: str) -> str:
+        if key in self.explicit:
+            return "set"
+        return f"from {self.derived[key]}" if key in self.derived else "default"
 
-def load_config(location: str, s3_client=None) -> SinkConfig:
-    """Read a connector JSON file from a local path or an `s3://bucket/key` URI and parse it."""
+
+def load_config(location: str, s3_client=None, resolve_secrets: bool = True, secrets_client_for=None) -> SinkConfig:
+    """Read a connector JSON file from a local path or an `s3://bucket/key` URI and parse it. With
+    `resolve_secrets`, `${secrets:...}` references are replaced by their values from AWS Secrets Manager first
+    (`secrets_client_for(region)` gives its clients; see sink_engine/secrets.py); without, they are only checked."""
     if location.startswith("s3://"):
         import boto3
 
@@ -76,6 +91,8 @@ def load_config(location: str, s3_client=None) -> SinkConfig:
         document = json.loads(text)
     except json.JSONDecodeError as e:
         raise ConfigError("--config", f"{location} is not valid JSON: {e}") from e
+    if resolve_secrets and isinstance(document, Mapping):
+        document = resolve(document, secrets_client_for or default_client_for(config_map(document)))
     return parse_config(document)
 
 
@@ -86,13 +103,31 @@ def parse_config(document: Mapping[str, Any]) -> SinkConfig:
     raw = dict(document["config"]) if isinstance(document.get("config"), Mapping) else dict(document)
     if "name" in document and "name" not in raw:
         raw["name"] = document["name"]
+    references(raw)  # a malformed ${secrets:...} reference fails here, naming its key
+    given = frozenset(raw)
+    raw, derived = derive(raw)
     _reject_not_built(raw)
-    values = {k.name: _parse_value(k, raw.get(k.name)) for k in KEYS}
+    unknown = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES)
+    with _blaming(derived, raw):
+        values = {k.name: _parse_value(k, raw.get(k.name)) for k in KEYS}
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
-    unknown = tuple(sorted(k for k in raw if k not in KEYS_BY_NAME and k not in passthrough))
-    config = SinkConfig(values, frozenset(k for k in raw if k in KEYS_BY_NAME), passthrough, unknown)
-    _check_combinations(config)
+    config = SinkConfig(values, frozenset(k for k in given if k in KEYS_BY_NAME), passthrough, unknown, derived)
+    with _blaming(derived, raw):
+        _check_combinations(config)
     return config
+
+
+@contextmanager
+def _blaming(derived: Mapping[str, str], raw: Mapping[str, Any]):
+    """A ConfigError about a derived key names the key the user wrote (`input.data.format`, not
+    `value.converter`), saying which value it implied."""
+    try:
+        yield
+    except ConfigError as e:
+        if e.key not in derived:
+            raise
+        source = derived[e.key]
+        raise ConfigError(source, f"{raw.get(source)} means {e.key}={raw.get(e.key)}, which is refused: {e}") from None
 
 
 def _reject_not_built(raw: Mapping[str, Any]) -> None:
@@ -179,10 +214,12 @@ def _check_combinations(config: SinkConfig) -> None:
             re.compile(regex)
         except re.error as e:
             raise ConfigError("topics.regex", f"not a valid regular expression: {e}") from e
-    if not config["connector.class"].endswith("S3SinkConnector"):
-        raise ConfigError("connector.class", f"{config['connector.class']} is not the S3 sink connector")
+    if not (config["connector.class"].endswith("S3SinkConnector") or config["connector.class"] == CLOUD_CLASS):
+        raise ConfigError("connector.class", f"{config['connector.class']} is not the S3 sink connector "
+                                             f"(io.confluent.connect.s3.S3SinkConnector or {CLOUD_CLASS})")
     check_dead_letter_settings(config)
     check_output_settings(config)
     check_converter_settings(config)
     check_partitioning_settings(config)
+    check_connection_settings(config)
     check_iceberg_settings(config)

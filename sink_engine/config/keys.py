@@ -61,6 +61,44 @@ CONVERTER_CLASSES = {
 SIDECAR_FORMATS = ("json", "parquet", "avro", "bytearray")
 BUILT_CONVERTERS = ("json", "string", "bytearray", "avro", "glueavro")
 
+# Kafka client and AWS credentials at the top level of the connector JSON (see source/client_config.py).
+CONNECTION_KEYS: tuple[Key, ...] = (
+    Key("security.protocol", "string", None, "Kafka client security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, "
+        "SASL_SSL), as consumer.override.security.protocol; set one of the two."),
+    Key("sasl.mechanism", "string", None, "SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM, "
+        "OAUTHBEARER), as consumer.override.sasl.mechanism; set one of the two."),
+    Key("sasl.jaas.config", "string", None, "JAAS login of the Java client, as consumer.override.sasl.jaas.config: "
+        "PlainLoginModule and ScramLoginModule give the SASL username and password; MSK IAM's login modules MSK IAM "
+        "auth; any other login module is an error."),
+    Key("aws.access.key.id", "string", None, "Static AWS access key id of the S3 client (with "
+        "aws.secret.access.key); unset: boto3's credentials (the job's role). DynamoDB and Kafka are unaffected."),
+    Key("aws.secret.access.key", "string", None, "Static AWS secret key of the S3 client, with aws.access.key.id; "
+        "use a ${secrets:...} reference."),
+)
+# Confluent Cloud's own keys, with connector.class S3_SINK (see config/cloud.py for what each one means here).
+CLOUD_KEYS: tuple[Key, ...] = (
+    Key("input.data.format", "string", None, "Confluent Cloud: the value converter, one of AVRO, JSON_SR, PROTOBUF, "
+        "JSON (schemaless), STRING, BYTES. Required with connector.class S3_SINK."),
+    Key("input.key.format", "string", None, "Confluent Cloud: the key converter (the values of input.data.format)."),
+    Key("output.data.format", "string", None, "Confluent Cloud: the format, one of AVRO, JSON, PARQUET, BYTES. "
+        "Required with connector.class S3_SINK."),
+    Key("output.keys.format", "string", None, "Confluent Cloud: format of the keys files (store.kafka.keys)."),
+    Key("output.headers.format", "string", None, "Confluent Cloud: format of the headers files (store.kafka.headers)."),
+    Key("compression.codec", "string", None, "Confluent Cloud: '<FORMAT> - <codec>' of output.data.format: "
+        "AVRO - bzip2|deflate|snappy, BYTES - gzip, JSON - gzip, PARQUET - gzip|snappy, or '<FORMAT> - none'."),
+    Key("time.interval", "string", None, "Confluent Cloud: HOURLY or DAILY time buckets of the record's time "
+        "(TimeBasedPartitioner). Required with connector.class S3_SINK unless partitioner.class is set."),
+    Key("kafka.auth.mode", "string", None, "Confluent Cloud: KAFKA_API_KEY (kafka.api.key and kafka.api.secret); "
+        "SERVICE_ACCOUNT has no MSK meaning and is an error."),
+    Key("kafka.api.key", "string", None, "Confluent Cloud: Kafka API key, used as the SASL username (SCRAM-SHA-512 "
+        "over SASL_SSL, as MSK's SASL/SCRAM; consumer.override.sasl.mechanism and .security.protocol change that)."),
+    Key("kafka.api.secret", "string", None, "Confluent Cloud: Kafka API secret, the SASL password; use a "
+        "${secrets:...} reference."),
+    Key("authentication.method", "string", None, "Confluent Cloud: Access Keys (aws.access.key.id and "
+        "aws.secret.access.key) or IAM Roles (the job's own role)."),
+    Key("schema.context.name", "string", None, "Confluent Cloud: Schema Registry context; only the default one."),
+)
+
 
 def _converter_keys(role: str) -> tuple[Key, ...]:
     """The settings of the `<role>.converter` (role: value or key), named as the converters name them."""
@@ -107,10 +145,12 @@ ICEBERG_KEYS: tuple[Key, ...] = (
 KEYS: tuple[Key, ...] = (
     Key("name", "string", REQUIRED, "Connector name; keys the offsets and the lease in DynamoDB."),
     Key("connector.class", "string", f"{_S3}.S3SinkConnector",
-        "Accepted for compatibility; must name the S3 sink connector."),
+        "Must name the S3 sink connector: io.confluent.connect.s3.S3SinkConnector, or S3_SINK (Confluent Cloud's, "
+        "whose keys and defaults then apply)."),
     Key("topics", "list", None, "Comma-separated topics to sink. Exactly one of topics and topics.regex."),
     Key("topics.regex", "string", None, "Regular expression of topics to sink (full match)."),
     Key("bootstrap.servers", "list", REQUIRED, "Kafka bootstrap servers, host:port, comma-separated."),
+    *CONNECTION_KEYS,
     Key("tasks.max", "int", 1, "Cap on the Spark tasks that read topic-partitions in parallel.", minimum=1),
     Key("s3.bucket.name", "string", REQUIRED, "Bucket that receives the objects."),
     Key("s3.region", "string", "us-west-2", "Region of the bucket."),
@@ -240,6 +280,7 @@ KEYS: tuple[Key, ...] = (
         minimum=1000),
     Key("sink.kafka.timeout.ms", "int", 60_000,
         "How long a task waits for Kafka to deliver planned records before it fails the run.", minimum=1000),
+    *CLOUD_KEYS,
 )
 
 # Confluent keys that change what lands in S3 and are not built yet: setting them is an error, not a no-op.

@@ -16,14 +16,16 @@ from typing import Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sink_engine.errors import ConfigError
+from sink_engine.partition.java_zone_ids import SHORT_IDS
 
 _OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?")
 _SAMPLE_MS = 6 * 3600 * 1000  # no zone changes its offset twice within six hours
 
 
 def parse_zone(text: str) -> tzinfo:
-    """`UTC`, an IANA id (`Europe/Paris`) or a fixed offset `[+-]hh:mm`; ConfigError naming `timezone`."""
-    text = text.strip()
+    """`UTC`, an IANA id (`Europe/Paris`), a Java short id (`PST`, as Java's `ZoneId.SHORT_IDS` maps it) or a
+    fixed offset `[+-]hh:mm`; ConfigError naming `timezone`."""
+    text = SHORT_IDS.get(text.strip(), text.strip())
     match = _OFFSET.fullmatch(text)
     if match:
         sign, hours, minutes = match.group(1), int(match.group(2)), int(match.group(3) or 0)

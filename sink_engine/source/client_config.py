@@ -1,27 +1,27 @@
 """librdkafka settings from the connector config, including Java-client settings users bring along.
 
-Users' connector JSON carries Java Kafka client settings under `consumer.override.*`. Most have the same
-name in librdkafka; the ones that only mean something to the Java client are dropped, and MSK IAM auth
-(`sasl.mechanism=AWS_MSK_IAM`, or OAUTHBEARER with the aws-msk-iam-auth callback handler) becomes
-librdkafka's OAUTHBEARER with a token from aws-msk-iam-sasl-signer-python.
+Users' connector JSON carries Java Kafka client settings under `consumer.override.*` (and the security ones,
+`security.protocol`, `sasl.mechanism`, `sasl.jaas.config`, at the top level too). Most have the same name in
+librdkafka and pass through; authentication is decided by source/kafka_auth.py; the settings in JAVA_ONLY only
+mean something to the Java client and change nothing here, so they are left out.
 """
 from __future__ import annotations
 
-import os
-
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
+from sink_engine.source.kafka_auth import AUTH_KEYS, Settings, authentication
 
-# Java client settings with no librdkafka meaning: the values belong to the Java runtime.
+# Java client settings with no librdkafka meaning, none of which carries a credential or changes what is read:
+# deserializers and poll sizes are the engine's own; a JKS truststore is Java's (librdkafka trusts the system's CAs,
+# which sign MSK's certificates; name a private CA with ssl.ca.location); librdkafka always verifies host names.
 JAVA_ONLY = frozenset({
-    "sasl.jaas.config", "sasl.client.callback.handler.class", "sasl.login.callback.handler.class",
     "key.deserializer", "value.deserializer", "max.poll.records", "partition.assignment.strategy",
     "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type", "ssl.keystore.type",
     "ssl.endpoint.identification.algorithm", "interceptor.classes", "default.api.timeout.ms",
     "request.timeout.ms", "retry.backoff.ms", "security.providers",
 })
-MSK_IAM_PACKAGE = "software.amazon.msk.auth.iam."
 ENGINE_OWNED = frozenset({"enable.auto.commit", "enable.partition.eof", "group.id", "auto.offset.reset"})
+TOP_LEVEL_CLIENT_KEYS = ("security.protocol", "sasl.mechanism", "sasl.jaas.config")
 
 
 def consumer_settings(config: SinkConfig) -> dict:
@@ -36,24 +36,32 @@ def consumer_settings(config: SinkConfig) -> dict:
         "fetch.max.bytes": 52428800,
         "max.partition.fetch.bytes": 10485760,
     }
-    overrides = config.consumer_overrides()
-    for key, value in overrides.items():
-        if key in JAVA_ONLY or key in ENGINE_OWNED or (key == "sasl.mechanism" and uses_msk_iam(overrides)):
-            continue
-        settings[key] = value
-    if uses_msk_iam(overrides):
-        _use_msk_iam(settings, config)
+    for key, value in config.consumer_overrides().items():
+        if key not in JAVA_ONLY and key not in ENGINE_OWNED and key not in AUTH_KEYS:
+            settings[key] = value
+    settings.update(kafka_authentication(config))
     return settings
 
 
-def uses_msk_iam(overrides: dict) -> bool:
-    """MSK IAM auth as Java clients configure it: `sasl.mechanism=AWS_MSK_IAM`, or `OAUTHBEARER` with the
-    aws-msk-iam-auth callback handler (`software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler`)."""
-    mechanism = overrides.get("sasl.mechanism", "").upper()
-    handlers = (overrides.get("sasl.login.callback.handler.class", ""),
-                overrides.get("sasl.client.callback.handler.class", ""))
-    return mechanism == "AWS_MSK_IAM" or (
-        mechanism == "OAUTHBEARER" and any(h.startswith(MSK_IAM_PACKAGE) for h in handlers))
+def kafka_authentication(config: SinkConfig) -> dict:
+    """The client's security settings (see source/kafka_auth.py); ConfigError naming the key at fault."""
+    return authentication(config, client_security_settings(config))
+
+
+def client_security_settings(config: SinkConfig) -> Settings:
+    """The security settings by librdkafka-or-Java name, from the top level and `consumer.override.*`; the same
+    setting given both ways with different values is an error."""
+    found = {key: (config[key], key) for key in TOP_LEVEL_CLIENT_KEYS if config[key] is not None}
+    for key, value in config.consumer_overrides().items():
+        if key not in AUTH_KEYS:
+            continue
+        if key in found and found[key][0] != value:
+            raise ConfigError(f"consumer.override.{key}", f"differs from {key}; set one of the two")
+        found[key] = (value, f"consumer.override.{key}")
+    if "sasl.mechanism" in found and "sasl.mechanisms" in found and \
+            found["sasl.mechanism"][0].upper() != found["sasl.mechanisms"][0].upper():
+        raise ConfigError(found["sasl.mechanisms"][1], f"differs from {found['sasl.mechanism'][1]}; set one of the two")
+    return Settings(found)
 
 
 def auto_offset_reset(config: SinkConfig) -> str:
@@ -62,23 +70,3 @@ def auto_offset_reset(config: SinkConfig) -> str:
     if value not in ("earliest", "latest"):
         raise ConfigError("consumer.override.auto.offset.reset", f"{value!r}: expected earliest or latest")
     return value
-
-
-def _use_msk_iam(settings: dict, config: SinkConfig) -> None:
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or config["s3.region"]
-    settings["security.protocol"] = settings.get("security.protocol", "SASL_SSL")
-    settings["sasl.mechanisms"] = "OAUTHBEARER"
-    settings["oauth_cb"] = _MskIamToken(region)
-
-
-class _MskIamToken:
-    """oauth_cb for MSK IAM: a signed token and its expiry in seconds (librdkafka's unit)."""
-
-    def __init__(self, region: str):
-        self.region = region
-
-    def __call__(self, _config_str):
-        from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
-
-        token, expiry_ms = MSKAuthTokenProvider.generate_auth_token(self.region)
-        return token, expiry_ms / 1000

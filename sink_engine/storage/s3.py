@@ -17,14 +17,22 @@ _NO_SDK_RETRIES = Config(retries={"total_max_attempts": 1, "mode": "standard"}, 
 
 def s3_client(config: SinkConfig):
     """A client for the bucket's region; `store.url` overrides the endpoint, else boto3's own resolution
-    (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, then the regional endpoint)."""
-    return boto3.client("s3", region_name=config["s3.region"], endpoint_url=config["store.url"], config=_RETRIES)
+    (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, then the regional endpoint). `aws.access.key.id` and
+    `aws.secret.access.key`, when set, are its credentials; else boto3's (the job's role)."""
+    return boto3.client("s3", region_name=config["s3.region"], endpoint_url=config["store.url"], config=_RETRIES,
+                        **_static_credentials(config))
 
 
 def upload_client(config: SinkConfig):
     """Like `s3_client`, without the SDK's own retries: `put_object` retries as the config says."""
     return boto3.client("s3", region_name=config["s3.region"], endpoint_url=config["store.url"],
-                        config=_NO_SDK_RETRIES)
+                        config=_NO_SDK_RETRIES, **_static_credentials(config))
+
+
+def _static_credentials(config: SinkConfig) -> dict:
+    if not config["aws.access.key.id"]:
+        return {}
+    return {"aws_access_key_id": config["aws.access.key.id"], "aws_secret_access_key": config["aws.secret.access.key"]}
 
 
 def put_object(client, bucket: str, key: str, body: bytes, options: ObjectOptions | None = None,

@@ -84,11 +84,15 @@ def test_topics_and_regex_are_exclusive():
     assert config.topic_matches("events-1") and not config.topic_matches("other")
 
 
-def test_unknown_keys_are_reported_not_fatal_and_overrides_pass_through():
-    config = parse_config({"name": "c", **BASE, "s3.wan.mode": "false",
-                           "consumer.override.security.protocol": "SASL_SSL"})
-    assert config.unknown == ("s3.wan.mode",)
-    assert config.consumer_overrides() == {"security.protocol": "SASL_SSL"}
+def test_harmless_keys_are_accepted_unknown_ones_refused_and_overrides_pass_through():
+    config = parse_config({"name": "c", **BASE, "s3.wan.mode": "false", "config.action.reload": "restart",
+                           "consumer.override.client.id": "sink"})
+    assert config.unknown == ("config.action.reload", "s3.wan.mode")
+    assert config.consumer_overrides() == {"client.id": "sink"}
+    with pytest.raises(ConfigError, match="'s3.wan.mode': S3 Transfer Acceleration is not supported"):
+        parse_config({"name": "c", **BASE, "s3.wan.mode": "true"})
+    with pytest.raises(ConfigError, match="'s3.wan.mod': is not a key this engine knows"):
+        parse_config({"name": "c", **BASE, "s3.wan.mod": "false"})
 
 
 def test_load_config_reports_unreadable_files(tmp_path):
