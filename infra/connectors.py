@@ -15,7 +15,9 @@ from typing import Any
 from infra.errors import ConnectorSpecError
 from infra.settings import Settings
 from sink_engine.config import SinkConfig, parse_config
+from sink_engine.config.credentials import clear_text_credential
 from sink_engine.errors import ConfigError
+from sink_engine.secrets import config_map
 
 CONFIG_PREFIX = "_connectors/"
 
@@ -92,7 +94,8 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     source = f"{settings.env}/{path.name}"
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        config = parse_config(document)
+        _check_no_clear_credentials(source, document)
+        config = parse_config(document)  # unknown keys, refused values, malformed ${secrets:...} references
     except json.JSONDecodeError as e:
         raise ConnectorSpecError(source, "(file)", f"is not valid JSON: {e}") from e
     except ConfigError as e:
@@ -107,7 +110,7 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     _expect(source, "offset.storage.dynamodb.table", config["offset.storage.dynamodb.table"], settings.table_name)
     if config["store.url"] is not None:
         raise ConnectorSpecError(source, "store.url", "must be unset on AWS (the regional endpoint is used)")
-    _check_deployable(source, config, document)
+    _check_deployable(source, config)
     topics = _resolve_topics(source, config, settings)
     topics_dir = config["topics.dir"].strip("/")
     if topics_dir == settings.retention.dlq_prefix.strip("/") or topics_dir + "/" == CONFIG_PREFIX:
@@ -122,30 +125,28 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
                          dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix)
 
 
-# Keys whose value is a credential: a connector file is published to S3 and carried in the template, so it must
-# not hold one (MSK IAM auth needs none; the job's role signs its requests).
-CREDENTIAL_KEYS = re.compile(r"(^|\.)(sasl\.jaas\.config|sasl\.password|ssl\.key\.password|ssl\.keystore\.password|"
-                             r"ssl\.truststore\.password|basic\.auth\.user\.info|bearer\.auth\.token|"
-                             r"aws\.secret\.access\.key|aws\.access\.key\.id|kafka\.api\.secret)$")
-# A JAAS config that only names a login module (as MSK IAM's OAuthBearerLoginModule) carries no secret.
-_JAAS_SECRET = re.compile(r"(password|secret|token)\s*=", re.IGNORECASE)
+def _check_no_clear_credentials(source: str, document: dict) -> None:
+    """A deployed connector file is published to S3 and carried in the CloudFormation template, so a credential
+    in it must be a `${secrets:...}` reference (resolved by the job at run time, sink_engine/secrets.py)."""
+    if not isinstance(document, dict):
+        return
+    for key, value in config_map(document).items():
+        if clear_text_credential(key, value):
+            raise ConnectorSpecError(source, key, "holds a credential in clear text; a deployed connector file is "
+                                     "published to S3 and carried in the CloudFormation template, so it must not. "
+                                     "Reference it as ${secrets:<secret name>:<json key>} (AWS Secrets Manager; the "
+                                     "job's role may read exactly the secrets its file references) or use MSK IAM auth")
 
 
-def _check_deployable(source: str, config: SinkConfig, document: dict) -> None:
-    """What the deployed bucket and the published config forbid: ACLs other than bucket-owner-full-control
-    (the bucket enforces bucket-owner ownership, so S3 refuses any other ACL), and credentials in the file."""
+def _check_deployable(source: str, config: SinkConfig) -> None:
+    """What the deployed bucket forbids: ACLs other than bucket-owner-full-control (the bucket enforces
+    bucket-owner ownership, so S3 refuses any other ACL)."""
     acl = config["s3.acl.canned"]
     if acl and acl != "bucket-owner-full-control":
         raise ConnectorSpecError(source, "s3.acl.canned",
                                  f"{acl!r} cannot be set: the data-lake bucket disables ACLs (object ownership "
                                  "BucketOwnerEnforced) and S3 refuses a PUT with any ACL but "
                                  "'bucket-owner-full-control'; remove the key and grant access with policies")
-    raw = document["config"] if isinstance(document.get("config"), dict) else document
-    for key, value in raw.items():
-        if CREDENTIAL_KEYS.search(key) and value and (not key.endswith("sasl.jaas.config") or _JAAS_SECRET.search(str(value))):
-            raise ConnectorSpecError(source, key, "holds a credential; a deployed connector file is published to S3 "
-                                     "and carried in the CloudFormation template, so it must not. Use MSK IAM auth "
-                                     "(the job's role signs its requests) or keep the secret out of the file")
 
 
 def _expect(source: str, key: str, actual: Any, expected: Any) -> None:

@@ -18,6 +18,9 @@ The statements follow what the engine calls for this connector's config, and not
 - KMS: `s3.sse.kms.key.id` other than the bucket's key (encrypt for uploads, decrypt for multipart parts);
 - Glue: GetSchemaVersion for the AWS Glue Schema Registry converter (looked up by schema version id, which
   no schema ARN can scope);
+- Secrets Manager: GetSecretValue on exactly the secrets its connector file references (`${secrets:...}`, resolved
+  by the job when a run starts): a secret named by name as `<name>-??????` (Secrets Manager's suffix), by ARN as
+  that ARN;
 - MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
   create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`.
 
@@ -29,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.connectors import ConnectorSpec
+from sink_engine.secrets import references
 
 GLUE_CONVERTER = "glueavro"
 
@@ -79,7 +83,15 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     ]
     if GLUE_CONVERTER in (config["value.converter"], config["key.converter"]):
         statements.append(_allow("ReadGlueSchemaVersions", ["glue:GetSchemaVersion"], ["*"]))
+    secrets = secret_resources(spec, names.region, names.account)
+    if secrets:
+        statements.append(_allow("ReadOwnSecrets", ["secretsmanager:GetSecretValue"], secrets))
     return statements
+
+
+def secret_resources(spec: ConnectorSpec, region: str, account: str) -> list[str]:
+    """The IAM resources of the secrets `spec`'s connector file references, sorted, each once."""
+    return sorted({ref.arn_pattern(region, account) for ref in references(spec.document)})
 
 
 def _kms_statements(key_id: str | None, names: JobPhysicalNames) -> list[dict]:

@@ -93,6 +93,12 @@ def scratch_env(tmp_path):
     ("consumer.override.sasl.jaas.config",
      'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";', "holds a credential"),
     ("value.converter.basic.auth.user.info", "user:secret", "holds a credential"),
+    ("aws.secret.access.key", "wJalrXUtnFEMI/K7MDENG", "holds a credential in clear text"),
+    ("value.converter.schema.registry.url", "https://reader:pw@registry:8081", "holds a credential in clear text"),
+    ("s3.wan.mode", "true", "S3 Transfer Acceleration is not supported"),
+    ("transforms", "unwrap", "single message transforms"),
+    ("s3.sink.flush.size", "10", "is not a key this engine knows"),
+    ("value.converter.basic.auth.user.info", "user:${secrets:sr:}", "names no JSON key"),
     ("name", "_index", "reserved for the admin's own objects under _connectors/"),
 ])
 def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch, key, value, message):
@@ -127,3 +133,21 @@ def test_every_shipped_connector_fits_its_environment():
     for env in ("dev", "prod"):
         specs = load_connectors(load_settings(env))
         assert specs and all(s.topics for s in specs)
+
+
+def test_a_confluent_cloud_connector_with_secret_references_deploys(scratch_env, monkeypatch):
+    """A Cloud connector file (S3_SINK keys, its credentials as ${secrets:...}) passes synth's checks, with the
+    Cloud defaults in its spec (a dead-letter topic of its own)."""
+    settings, folder = scratch_env
+    (folder / "orders.json").unlink()
+    (folder / "cloud.json").write_text(json.dumps({"name": "cloud-s3-sink", "config": {
+        "connector.class": "S3_SINK", "topics": "orders", "input.data.format": "JSON", "output.data.format": "PARQUET",
+        "compression.codec": "PARQUET - snappy", "time.interval": "HOURLY", "timezone": "PST",
+        "kafka.api.key": "${secrets:msk/cloud-sink:username}", "kafka.api.secret": "${secrets:msk/cloud-sink:password}",
+        "bootstrap.servers": "b-1.eventsdev.abc123.c2.kafka.eu-west-1.amazonaws.com:9096",
+        "s3.bucket.name": settings.bucket_name, "s3.region": settings.region,
+        "offset.storage.dynamodb.table": settings.table_name}}))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    (spec,) = load_connectors(settings)
+    assert (spec.format, spec.dlq_topic, spec.topics) == ("parquet", "dlq-cloud-s3-sink", ("orders",))
+    assert spec.config["timezone"] == "PST" and spec.config["flush.size"] == 1000

@@ -137,3 +137,22 @@ def _rendered(document) -> str:
             return [render(v) for v in value]
         return value
     return json.dumps(render(document), separators=(",", ":"))
+
+
+def test_the_secrets_a_connector_references_and_only_those_may_be_read():
+    """The job resolves ${secrets:...} when a run starts: GetSecretValue on each referenced secret, by name with
+    Secrets Manager's six-character suffix or by its ARN, for the job role and the replay Lambda (which loads the
+    connector's config the same way)."""
+    from aws_cdk import Stack
+
+    from infra.constructs.dlq_replay import replay_statements
+
+    arn = "arn:aws:secretsmanager:us-east-1:222222222222:secret:registry-AbCdEf"
+    spec = _with(ORDERS, **{"value.converter.basic.auth.user.info": "reader:${secrets:sr/orders:password}",
+                            "value.converter.schema.registry.url": f"https://r:${{secrets:{arn}:token}}@registry:8081"})
+    expected = [arn, "arn:aws:secretsmanager:us-east-1:222222222222:secret:sr/orders-??????"]
+    assert _by_sid(spec)["ReadOwnSecrets"] == {"Sid": "ReadOwnSecrets", "Effect": "Allow",
+                                               "Action": ["secretsmanager:GetSecretValue"], "Resource": expected}
+    assert "secretsmanager:GetSecretValue" not in _actions(ORDERS)
+    replay = [Stack().resolve(s.to_json()) for s in replay_statements(SETTINGS, (spec, AUDIT), "arn:table")]
+    assert [s["Resource"] for s in replay if s["Action"] == "secretsmanager:GetSecretValue"] == [expected]
