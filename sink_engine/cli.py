@@ -113,7 +113,8 @@ def _run(config: SinkConfig) -> int:
 
     summary = run_job(config, spark_session(f"sink-engine-{config.name}"), dynamodb_client(config))
     for f in summary.files:
-        print(f"wrote s3://{config['s3.bucket.name']}/{f.key}  records={f.record_count}  bytes={f.size_bytes}")
+        where = f.key if "://" in f.key else f"s3://{config['s3.bucket.name']}/{f.key}"  # a table's data file: its URI
+        print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
     print(f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
           f"{summary.records_written} records, {summary.bytes_written} bytes; "
           f"{len(summary.committed)} partitions committed")

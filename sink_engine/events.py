@@ -16,6 +16,8 @@ LEASE_RELEASE_FAILED = "LEASE_RELEASE_FAILED"  # the lease lapses by itself
 RUN_PLANNED = "RUN_PLANNED"
 RUN_FINISHED = "RUN_FINISHED"
 RECORD_FAILED = "RECORD_FAILED"
+SNAPSHOT_COMMITTED = "SNAPSHOT_COMMITTED"  # IcebergFormat: a run's data files appended to a table
+OFFSETS_RECOVERED = "OFFSETS_RECOVERED"  # IcebergFormat: DynamoDB moved forward to a snapshot's offsets
 
 
 def emit(event: str, level: int = logging.INFO, **fields) -> None:

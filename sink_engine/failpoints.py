@@ -1,6 +1,7 @@
 """Failpoints for crash tests: `SINK_ENGINE_FAILPOINT=<name>` makes the run die at that point.
 
 Names: `after_upload_before_commit` (all files uploaded, no offset committed),
+`after_snapshot_before_commit` (IcebergFormat: the tables' snapshots committed, no offset in DynamoDB),
 `after_first_commit` (one topic-partition committed, the others not).
 
 Spark workers do not see environment changes made after the session started, so a failpoint inside a task is
@@ -15,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 ENV_VAR = "SINK_ENGINE_FAILPOINT"
-NAMES = ("after_upload_before_commit", "after_first_commit")
+NAMES = ("after_upload_before_commit", "after_snapshot_before_commit", "after_first_commit")
 TASK_NAMES = ("task_mid_range",)
 KILLED_EXIT = 70
 

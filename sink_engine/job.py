@@ -71,9 +71,12 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
     duration = config["sink.lease.duration.ms"]
     token = leases.acquire(config.name, owner or uuid.uuid4().hex, duration)
+    tables = _table_commits(config)
     try:
         with LeaseKeeper(leases, token, duration):
             ranges = plan(config, store)
+            if tables and tables.recover(store, token, {r.topic for r in ranges}):
+                ranges = plan(config, store)  # DynamoDB caught up with a snapshot committed before a crash
             plans = PlanStore(dynamodb, table) if needs_recorded_plan(config) else None
             if plans:
                 ranges = decide_wall_clock(config, store, plans, token, ranges, clock())
@@ -84,6 +87,9 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
             events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
                         records=summary.records_written, bytes=summary.bytes_written)
             failpoint("after_upload_before_commit")
+            if tables:
+                tables.commit(results, leases, token, duration)
+                failpoint("after_snapshot_before_commit")
             summary.committed = commit_results(store, token, results + _unread(ranges))
             if plans:
                 plans.forget(config.name, [r.tp for r in ranges])
@@ -118,6 +124,15 @@ def _release(leases: Leases, token: LeaseToken) -> None:
     except (ClientError, BotoCoreError) as e:
         events.emit(events.LEASE_RELEASE_FAILED, level=logging.WARNING, connector=token.connector, epoch=token.epoch,
                     error=str(e))
+
+
+def _table_commits(config: SinkConfig):
+    """IcebergFormat's snapshot commits (sink_engine/iceberg/commit.py), None for object formats."""
+    if config["format.class"] != "iceberg":
+        return None
+    from sink_engine.iceberg.commit import TableCommits
+
+    return TableCommits(config)
 
 
 def _unread(ranges: list[PartitionRange]) -> list[TaskResult]:

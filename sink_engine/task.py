@@ -30,6 +30,10 @@ from sink_engine.writer import TopicPartitionWriter
 def run_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskResult:
     """Write the closed files of a range and report them. Never raises a SinkError: it is returned in
     the result, with the files closed and uploaded before it, so the driver can commit that much."""
+    if config["format.class"] == "iceberg":  # data files of a table instead of objects (sink_engine/iceberg)
+        from sink_engine.iceberg.task import run_table_range
+
+        return run_table_range(config, planned, client)
     uploader = Uploader(client or upload_client(config), config["s3.bucket.name"], ObjectOptions.from_config(config))
     extractor = extractor_for(config, planned.wallclock_ms)
     sidecars = Sidecars.from_config(config, planned.topic)

@@ -13,6 +13,11 @@ TOPIC_PLACEHOLDER = "${topic}"
 CATALOG_PREFIX = "iceberg.catalog."
 TABLE_PROPS_PREFIX = "iceberg.tables.auto-create-props."
 _DECLARED_CATALOG_KEYS = ("type", "uri", "warehouse")
+# Kafka metadata columns of a row (iceberg.tables.kafka-metadata-enabled), named as the Iceberg sink's
+# KafkaMetadataTransform names them when not nested
+TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN = (
+    f"_kafka_metadata_{name}" for name in ("topic", "partition", "offset", "timestamp", "key"))
+METADATA_COLUMNS = (TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN)
 
 
 def is_iceberg(config) -> bool:

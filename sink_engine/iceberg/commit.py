@@ -1,0 +1,141 @@
+"""The driver's side of IcebergFormat: one snapshot per table and run, exactly once (DESIGN.md §6).
+
+A run's data files for a table are appended in one snapshot (fast append) whose summary holds the connector, the
+lease epoch, a commit id and each topic-partition's committed start and next offset; the offsets are committed in
+DynamoDB after it. So the table is the commit point and DynamoDB may lag it:
+
+- `recover` (before planning) reads the newest snapshot of the connector in each table and moves DynamoDB forward
+  to its offsets where they are behind (a run died between the two commits); the run then plans from there and
+  never appends those records again.
+- `commit` appends only if the newest snapshot of the connector is still the one `recover` saw: another run's
+  snapshot (a zombie's, or a newer run's) since then means that run owns the work, and this one stops
+  (TableCommitConflictError, exit 4). Before each attempt the lease is renewed (a run that lost it stops there);
+  the catalog's optimistic concurrency makes the check and the append one step (the append asserts the head it was
+  built on; pyiceberg's own rebasing retry is off, see catalog.without_commit_retries). A lost race with any other
+  commit (table maintenance, a schema change, another connector) is retried after looking again; an append whose
+  answer was lost is recognised by its commit id.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from collections import defaultdict
+
+from pyiceberg.exceptions import CommitFailedException, CommitStateUnknownException
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+from sink_engine import events
+from sink_engine.iceberg.catalog import load_table, open_catalog, without_commit_retries
+from sink_engine.iceberg.data_files import unpack
+from sink_engine.iceberg.errors import TableCommitConflictError, TableError
+from sink_engine.iceberg.settings import table_identifier
+from sink_engine.model import TaskResult, TopicPartition
+
+CONNECTOR, EPOCH, COMMIT_ID, OFFSETS = (f"sink-engine.{name}" for name in ("connector", "epoch", "commit-id", "offsets"))
+COMMIT_ATTEMPTS = 10
+
+
+def newest_of_connector(table: Table | None, connector: str) -> Snapshot | None:
+    """The connector's snapshot with the highest sequence number that the table's metadata still holds."""
+    ours = [s for s in (table.metadata.snapshots if table else []) if s.summary and
+            s.summary.get(CONNECTOR) == connector]
+    return max(ours, key=lambda s: s.sequence_number, default=None)
+
+
+def snapshot_offsets(snapshot: Snapshot) -> list[dict]:
+    """The topic-partitions a snapshot committed: topic, partition, start (None: first commit), next, dead_letters
+    (error class -> count) and dlq_scan_from, as the offsets commit after it would have written them."""
+    return json.loads(snapshot.summary[OFFSETS])
+
+
+class TableCommits:
+    def __init__(self, config, catalog=None):
+        self._config, self._catalog = config, catalog
+        self._seen: dict[str, int | None] = {}  # table -> the connector's newest snapshot when the run planned
+
+    @property
+    def catalog(self):
+        self._catalog = self._catalog or open_catalog(self._config)
+        return self._catalog
+
+    def recover(self, store, token, topics) -> bool:
+        """Move DynamoDB's offsets forward to the connector's newest snapshot in each table of `topics` where they
+        are behind it; True when any moved (the run must plan again)."""
+        committed = {tp: c.next_offset for tp, c in store.committed(self._config.name).items()}
+        moved = False
+        for identifier in sorted({table_identifier(self._config, topic) for topic in topics}):
+            snapshot = newest_of_connector(load_table(self.catalog, identifier), self._config.name)
+            self._seen[identifier] = snapshot.snapshot_id if snapshot else None
+            for entry in snapshot_offsets(snapshot) if snapshot else []:
+                moved |= self._forward(store, token, identifier, snapshot, entry, committed)
+        return moved
+
+    def _forward(self, store, token, identifier: str, snapshot: Snapshot, entry: dict, committed: dict) -> bool:
+        tp = TopicPartition(entry["topic"], entry["partition"])
+        current = committed.get(tp)
+        if current is not None and current >= entry["next"]:
+            return False
+        if current != entry["start"]:
+            raise TableError(f"{tp}: DynamoDB holds next offset {current}, neither the start ({entry['start']}) nor "
+                             f"past the end ({entry['next']}) of snapshot {snapshot.snapshot_id} of table {identifier}")
+        store.commit(token, tp, entry["start"], entry["next"], None, entry["dead_letters"], entry["dlq_scan_from"])
+        events.emit(events.OFFSETS_RECOVERED, connector=token.connector, table=identifier, topic=tp.topic,
+                    partition=tp.partition, next_offset=entry["next"], snapshot=snapshot.snapshot_id)
+        return True
+
+    def commit(self, results: list[TaskResult], leases, token, lease_ms: int) -> dict[str, int]:
+        """Append each table's data files of this run in one snapshot; returns table -> snapshot id."""
+        files: dict[str, list] = defaultdict(list)
+        entries: dict[str, list] = defaultdict(list)
+        for result in sorted(results, key=lambda r: (r.range.topic, r.range.partition)):
+            identifier = table_identifier(self._config, result.range.topic)
+            files[identifier] += unpack(result.table_files)
+            if result.next_offset != result.range.expected_committed:
+                entries[identifier].append(_entry(result))
+        return {identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token,
+                                               lease_ms) for identifier in sorted(files) if files[identifier]}
+
+    def _commit_table(self, identifier: str, data_files: list, entries: list, leases, token, lease_ms: int) -> int:
+        commit_id = uuid.uuid4().hex
+        properties = {CONNECTOR: token.connector, EPOCH: str(token.epoch), COMMIT_ID: commit_id,
+                      OFFSETS: json.dumps(entries, sort_keys=True)}
+        for _ in range(COMMIT_ATTEMPTS):
+            if not leases.renew(token, lease_ms):
+                raise TableCommitConflictError(token.connector, identifier, f"the run's lease (epoch {token.epoch}) "
+                                                                            "is no longer held")
+            table = without_commit_retries(self.catalog.load_table(identifier))
+            newest = newest_of_connector(table, token.connector)
+            if newest is not None and newest.summary.get(COMMIT_ID) == commit_id:
+                return self._committed(identifier, newest.snapshot_id, data_files, token)  # an answer was lost
+            if (newest.snapshot_id if newest else None) != self._seen.get(identifier):
+                raise TableCommitConflictError(token.connector, identifier, _changed(newest, self._seen.get(identifier)))
+            try:
+                with table.transaction() as transaction:
+                    with transaction.update_snapshot(snapshot_properties=properties).fast_append() as append:
+                        for data_file in data_files:
+                            append.append_data_file(data_file)
+                return self._committed(identifier, append.snapshot_id, data_files, token)
+            except (CommitFailedException, CommitStateUnknownException):
+                continue  # look again: a concurrent commit, or this one's answer lost
+        raise TableError(f"snapshot commit to table {identifier} kept losing to concurrent commits "
+                         f"({COMMIT_ATTEMPTS} attempts); nothing was appended")
+
+    def _committed(self, identifier: str, snapshot_id: int, data_files: list, token) -> int:
+        self._seen[identifier] = snapshot_id
+        events.emit(events.SNAPSHOT_COMMITTED, connector=token.connector, epoch=token.epoch, table=identifier,
+                    snapshot=snapshot_id, files=len(data_files), records=sum(f.record_count for f in data_files))
+        return snapshot_id
+
+
+def _entry(result: TaskResult) -> dict:
+    return {"topic": result.range.topic, "partition": result.range.partition,
+            "start": result.range.expected_committed, "next": result.next_offset,
+            "dead_letters": result.dead_letters, "dlq_scan_from": result.dlq_scan_from}
+
+
+def _changed(newest: Snapshot | None, seen: int | None) -> str:
+    if newest is None:
+        return f"the connector's snapshot {seen} is no longer in the table's metadata"
+    return (f"snapshot {newest.snapshot_id} of the connector (epoch {newest.summary.get(EPOCH)}) was committed after "
+            "this run planned")

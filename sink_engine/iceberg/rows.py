@@ -1,0 +1,71 @@
+"""Converted records as Arrow tables of rows, with the Kafka metadata columns a table asks for.
+
+Values with a schema (struct) give one table per run of records sharing a schema; schemaless JSON is inferred
+per call with the rules of `format.json_inference` (every value must be a JSON object); StringConverter and
+ByteArrayConverter values are one column `value`.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import pyarrow as pa
+
+from sink_engine.convert.arrow_types import struct_table
+from sink_engine.convert.base import ValueColumn
+from sink_engine.errors import FormatError
+from sink_engine.format.json_inference import json_text_table
+from sink_engine.iceberg.settings import KEY_COLUMN, OFFSET_COLUMN, PARTITION_COLUMN, TIMESTAMP_COLUMN, TOPIC_COLUMN
+from sink_engine.records import RecordChunk
+
+_METADATA: dict[str, Callable[[RecordChunk], pa.Array]] = {
+    TOPIC_COLUMN: lambda chunk: pa.array([chunk.topic] * len(chunk), pa.string()),
+    PARTITION_COLUMN: lambda chunk: pa.array([chunk.partition] * len(chunk), pa.int32()),
+    OFFSET_COLUMN: lambda chunk: pa.array(chunk.offsets, pa.int64()),
+    TIMESTAMP_COLUMN: lambda chunk: pa.array(chunk.timestamps, pa.timestamp("ms", tz="UTC")),
+    KEY_COLUMN: lambda chunk: pa.array(chunk.keys, pa.binary()),
+}
+
+
+def record_tables(chunk: RecordChunk, values: ValueColumn, metadata: tuple[str, ...] = ()) \
+        -> Iterator[tuple[int, int, pa.Table]]:
+    """(start, stop, table): the rows of records [start, stop) of the chunk, in order, each table of one schema,
+    with the `metadata` columns (names from settings.METADATA_COLUMNS) after the value's. Raises FormatError naming a
+    schemaless JSON value that is not an object."""
+    for start, stop in _runs(values):
+        table = _value_table(chunk, values, start, stop)
+        part = chunk if (start, stop) == (0, len(chunk)) else chunk.slice(start, stop)
+        for name in metadata:
+            table = table.append_column(name, _METADATA[name](part))
+        yield start, stop, table
+
+
+def _runs(values: ValueColumn) -> Iterator[tuple[int, int]]:
+    if values.kind != "struct":
+        yield 0, len(values)
+        return
+    start = 0
+    for i in range(1, len(values)):
+        if values.schemas[i] is not values.schemas[start] and values.schemas[i] != values.schemas[start]:
+            yield start, i
+            start = i
+    yield start, len(values)
+
+
+def _value_table(chunk: RecordChunk, values: ValueColumn, start: int, stop: int) -> pa.Table:
+    part = values if (start, stop) == (0, len(values)) else values.slice(start, stop)
+    if part.kind == "struct":
+        return struct_table(part)
+    if part.kind == "string":
+        return pa.table({"value": pa.array(part.items, pa.string())})
+    if part.kind == "bytes":
+        return pa.table({"value": pa.array(part.items, pa.binary())})
+    for position, item in enumerate(part.items):
+        if item[:1] != b"{":
+            raise FormatError(chunk.topic, chunk.partition, chunk.offsets[start + position],
+                              "an Iceberg row of schemaless JSON needs a JSON object value")
+
+    def record_error(position: int, cause: str) -> FormatError:
+        return FormatError(chunk.topic, chunk.partition, chunk.offsets[start + position], cause)
+
+    table, _ = json_text_table(b"\n".join(part.items), record_error)
+    return table

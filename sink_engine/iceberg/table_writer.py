@@ -1,0 +1,164 @@
+"""TableWriter: one range's records into Parquet data files of its table (a Spark task's side of IcebergFormat).
+
+Rows are fitted to the table's schema (`schema_fit`), evolving it first when the records call for it and
+`iceberg.tables.evolve-schema-enabled` is on (a metadata commit of its own, retried when another task changed the
+table meanwhile), and buffered; a full buffer, and the end of the range, write data files with pyiceberg: the
+table's field ids, its partition spec (one file per partition and flush) and `write.target-file-size-bytes`,
+under the table's location. Nothing is committed here: the data files are returned to the driver.
+"""
+from __future__ import annotations
+
+import itertools
+import uuid
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
+from pyiceberg.table import Table, TableProperties
+
+from sink_engine.convert.base import ValueColumn
+from sink_engine.errors import StorageError
+from sink_engine.iceberg.catalog import create_table, load_table, open_catalog
+from sink_engine.iceberg.errors import TableError, TableSchemaError
+from sink_engine.iceberg.rows import record_tables
+from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
+from sink_engine.iceberg.settings import table_identifier
+from sink_engine.model import ClosedFile
+from sink_engine.records import RecordChunk
+
+MAX_BUFFER_BYTES = 256 * 1024 * 1024  # rows held before data files are written, whatever the target file size
+EVOLVE_ATTEMPTS = 10
+
+
+@dataclass
+class TableTarget:
+    """The table one topic's records go to, and what the connector allows the writer to do to it."""
+    config: object
+    identifier: str
+    auto_create: bool
+    evolve: bool
+    partition_fields: list = field(default_factory=list)  # [(source column, transform, partition field name)]
+    metadata_columns: tuple[str, ...] = ()
+
+    @classmethod
+    def for_topic(cls, config, topic: str) -> "TableTarget":
+        from sink_engine.iceberg.spec import metadata_columns, partition_fields
+
+        return cls(config, table_identifier(config, topic), config["iceberg.tables.auto-create-enabled"],
+                   config["iceberg.tables.evolve-schema-enabled"], partition_fields(config), metadata_columns(config))
+
+
+class TableWriter:
+    """Contract (that of TopicPartitionWriter for `task._write`): `write` adds records in offset order; at a
+    record the table cannot take it adds every record before it and raises TableSchemaError naming it, so that
+    `last_added_offset` is the offset of the last record added. `finish` writes what is buffered; `data_files`
+    and `closed` then describe every data file written."""
+
+    def __init__(self, target: TableTarget, topic: str, partition: int, start_offset: int):
+        self._target, self.topic, self.partition = target, topic, partition
+        self._catalog = None
+        self._table: Table | None = None
+        self._schema: pa.Schema | None = None
+        self._buffer: list[pa.Table] = []
+        self._buffered = (0, None, None)  # bytes, first offset, last offset
+        self._write_id, self._counter = uuid.uuid4(), itertools.count()
+        self.data_files: list = []
+        self.closed: list[ClosedFile] = []
+        self.last_added_offset = start_offset - 1
+
+    def write(self, chunk: RecordChunk, values: ValueColumn, partitions=None) -> None:
+        for start, stop, records in record_tables(chunk, values, self._target.metadata_columns):
+            self._add(chunk, values, start, stop, records)
+
+    def finish(self) -> None:
+        self._flush()
+
+    def _add(self, chunk: RecordChunk, values: ValueColumn, start: int, stop: int, records: pa.Table) -> None:
+        """Add records [start, stop) of one schema; when they do not fit, add them in halves down to the first
+        record that does not fit alone, and raise TableSchemaError for it."""
+        fitted = self._fitted(records)
+        if isinstance(fitted, pa.Table):
+            self._append(fitted, chunk.offsets[start], chunk.offsets[stop - 1])
+            return
+        if stop - start == 1:
+            raise TableSchemaError(self.topic, self.partition, chunk.offsets[start],
+                                   f"table {self._target.identifier}: {fitted}")
+        middle = (start + stop) // 2
+        for low, high in ((start, middle), (middle, stop)):
+            sub_chunk, sub_values = chunk.slice(low, high), values.slice(low, high)
+            for s, e, part in record_tables(sub_chunk, sub_values, self._target.metadata_columns):
+                self._add(sub_chunk, sub_values, s, e, part)
+
+    def _fitted(self, records: pa.Table) -> pa.Table | FitError:
+        """The records in the table's schema (evolving the table first when they call for it), or why not."""
+        if self._table is None:
+            self._open(records.schema)
+        changes = evolution(self._schema, records.schema) if self._target.evolve else None
+        try:
+            if changes is not None:
+                fit(evolved(self._schema, changes), records)  # check first: only records that fit change the table
+                self._evolve(records.schema)
+            return fit(self._schema, records)
+        except FitError as e:
+            return e
+
+    def _open(self, records: pa.Schema) -> None:
+        catalog = self._catalog = self._catalog or open_catalog(self._target.config)
+        table = load_table(catalog, self._target.identifier)
+        if table is None:
+            if not self._target.auto_create:
+                raise TableError(f"table {self._target.identifier} does not exist and "
+                                 "iceberg.tables.auto-create-enabled is false")
+            table = create_table(catalog, self._target.identifier, table_schema_of(records),
+                                 self._target.partition_fields, self._target.config)
+        self._use(table)
+
+    def _evolve(self, records: pa.Schema) -> None:
+        """Apply the records' changes to the table; another task's change meanwhile is read and the changes
+        computed again (they may be none by then)."""
+        self._flush()  # buffered rows are in the schema they were fitted to
+        for _ in range(EVOLVE_ATTEMPTS):
+            changes = evolution(self._schema, records)
+            if changes is None:
+                return
+            try:
+                with self._table.update_schema() as update:
+                    update.union_by_name(changes)
+                self._use(self._table)
+                return
+            except CommitFailedException:
+                self._use(self._catalog.load_table(self._target.identifier))
+        raise TableError(f"table {self._target.identifier}: schema change kept losing to concurrent changes")
+
+    def _use(self, table: Table) -> None:
+        self._table, self._schema = table, schema_to_pyarrow(table.schema())
+
+    def _append(self, fitted: pa.Table, first: int, last: int) -> None:
+        size, start, _ = self._buffered
+        self._buffer.append(fitted)
+        self._buffered = (size + fitted.nbytes, first if start is None else start, last)
+        self.last_added_offset = last
+        if self._buffered[0] >= self._buffer_limit():
+            self._flush()
+
+    def _buffer_limit(self) -> int:
+        target = self._table.metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
+        return min(int(target or TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT), MAX_BUFFER_BYTES)
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        rows = pa.concat_tables(self._buffer)
+        _, first, last = self._buffered
+        self._buffer, self._buffered = [], (0, None, None)
+        try:
+            written = list(_dataframe_to_data_files(self._table.metadata, rows, self._table.io, self._write_id,
+                                                    self._counter))
+        except OSError as e:
+            raise StorageError(f"writing data files of table {self._target.identifier} failed: {e}") from e
+        spec, schema = self._table.spec(), self._table.schema()
+        for data_file in written:
+            self.data_files.append(data_file)
+            self.closed.append(ClosedFile(data_file.file_path, spec.partition_to_path(data_file.partition, schema),
+                                          first, last, data_file.record_count, data_file.file_size_in_bytes))

@@ -1,0 +1,34 @@
+"""Reading what landed in a table, as its readers would: pyiceberg scans to Arrow."""
+from __future__ import annotations
+
+from sink_engine.iceberg.catalog import load_table, open_catalog
+from sink_engine.iceberg.commit import CONNECTOR, newest_of_connector, snapshot_offsets
+from sink_engine.iceberg.settings import table_identifier
+
+
+def table_of(config, topic: str | None = None):
+    """The connector's table for `topic` (its first topic by default), freshly loaded; None when missing."""
+    return load_table(open_catalog(config), table_identifier(config, topic or config["topics"][0]))
+
+
+def rows(config, topic: str | None = None, row_filter: str = "True") -> list[dict]:
+    table = table_of(config, topic)
+    return table.scan(row_filter=row_filter).to_arrow().to_pylist() if table else []
+
+
+def ids(config, column: str = "event_id", topic: str | None = None) -> list:
+    """The column's values over every row, sorted (so that duplicates show)."""
+    return sorted(row[column] for row in rows(config, topic))
+
+
+def connector_snapshots(config, topic: str | None = None) -> list:
+    """The connector's snapshots, oldest first."""
+    table = table_of(config, topic)
+    return sorted((s for s in table.metadata.snapshots if s.summary.get(CONNECTOR) == config.name),
+                  key=lambda s: s.sequence_number) if table else []
+
+
+def newest_offsets(config, topic: str | None = None) -> dict[int, int]:
+    """Partition -> next offset, as the connector's newest snapshot of the table holds them."""
+    snapshot = newest_of_connector(table_of(config, topic), config.name)
+    return {e["partition"]: e["next"] for e in snapshot_offsets(snapshot)} if snapshot else {}
