@@ -15,7 +15,8 @@ import fastavro
 import orjson
 
 from devtools.producer import sample_event
-from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter, registry_client
+from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter
+from sink_engine.convert.confluent_registry import registry_client
 from sink_engine.convert.envelope_json_converter import EnvelopeJsonConverter
 from sink_engine.convert.glue_converter import GlueSchemaRegistryConverter
 from sink_engine.convert.json_converter import SchemalessJsonConverter

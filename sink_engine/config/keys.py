@@ -57,9 +57,12 @@ CONVERTER_CLASSES = {
     "avro": ("io.confluent.connect.avro.AvroConverter", "AvroConverter", "avro"),
     "glueavro": ("com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter", "AWSKafkaAvroConverter",
                  "glueavro"),
+    "protobuf": ("io.confluent.connect.protobuf.ProtobufConverter", "ProtobufConverter", "protobuf"),
+    "jsonschema": ("io.confluent.connect.json.JsonSchemaConverter", "JsonSchemaConverter", "jsonschema"),
 }
 SIDECAR_FORMATS = ("json", "parquet", "avro", "bytearray")
-BUILT_CONVERTERS = ("json", "string", "bytearray", "avro", "glueavro")
+BUILT_CONVERTERS = ("json", "string", "bytearray", "avro", "glueavro", "protobuf", "jsonschema")
+REGISTRY_CONVERTERS = ("avro", "protobuf", "jsonschema")  # read through a Confluent Schema Registry
 
 # Kafka client and AWS credentials at the top level of the connector JSON (see source/client_config.py).
 CONNECTION_KEYS: tuple[Key, ...] = (
@@ -105,12 +108,19 @@ def _converter_keys(role: str) -> tuple[Key, ...]:
     prefix = f"{role}.converter."
     return (
         Key(prefix + "schema.registry.url", "string", None,
-            "AvroConverter: Confluent Schema Registry URL(s), comma-separated; user:password@ in the URL is allowed."),
+            "AvroConverter, ProtobufConverter, JsonSchemaConverter: Confluent Schema Registry URL(s), comma-separated; "
+            "user:password@ in the URL is allowed."),
         Key(prefix + "basic.auth.credentials.source", "choice", "url",
-            "AvroConverter: where the registry's basic-auth credentials come from: URL or USER_INFO.",
+            "Schema Registry converters: where the registry's basic-auth credentials come from: URL or USER_INFO.",
             choices=("url", "user_info")),
         Key(prefix + "basic.auth.user.info", "string", None,
-            "AvroConverter: user:password for the registry with credentials source USER_INFO."),
+            "Schema Registry converters: user:password for the registry with credentials source USER_INFO."),
+        Key(prefix + "wrapper.for.nullables", "bool", False,
+            "ProtobufConverter: google.protobuf wrapper messages (Int32Value, ...) as their nullable primitive "
+            "instead of a struct with one field value."),
+        Key(prefix + "json.fail.invalid.schema", "bool", False,
+            "JsonSchemaConverter: also validate each value against its writer schema (jsonschema); a value "
+            "that does not validate is a bad record."),
         Key(prefix + "region", "string", None,
             "AWSKafkaAvroConverter: region of the Glue Schema Registry (default: boto3's region)."),
         Key(prefix + "endpoint", "string", None, "AWSKafkaAvroConverter: Glue endpoint override."),

@@ -4,7 +4,9 @@ boolean, int (int32), long (int64), float (float32), double (float64), bytes, st
 fixed to bytes, enum to string, record to struct (named by its full name), array and map (string keys) to
 array and map, a union of null and one type to that type made optional. Logical types: decimal to Decimal
 (`scale`, `connect.decimal.precision`), date to Date, time-millis to Time, timestamp-millis to Timestamp;
-other logical types (uuid, time-micros, timestamp-micros, ...) are read as their base type, as AvroData does.
+timestamp-micros, time-micros, local-timestamp-millis and local-timestamp-micros keep their integer values
+(as AvroData reads them) under this engine's names (schema.py), so that columnar formats type them; other
+logical types (uuid, ...) are read as their base type.
 
 Any other union becomes, as in AvroData, a struct named `io.confluent.connect.avro.Union` (optional when the
 union holds null) with one optional field per branch, named after the branch: its type name (`string`,
@@ -21,13 +23,16 @@ from typing import Any
 import fastavro
 import orjson
 
-from sink_engine.convert.schema import DATE, DECIMAL, TIME, TIMESTAMP, Field, Schema
+from sink_engine.convert.schema import (DATE, DECIMAL, LOCAL_TIMESTAMP_MICROS, LOCAL_TIMESTAMP_MILLIS, TIME,
+                                        TIME_MICROS, TIMESTAMP, TIMESTAMP_MICROS, Field, Schema)
 
 UNION = "io.confluent.connect.avro.Union"
 
 _PRIMITIVES = {"boolean": "boolean", "int": "int32", "long": "int64", "float": "float32", "double": "float64",
                "bytes": "bytes", "string": "string", "fixed": "bytes", "enum": "string"}
-_LOGICAL = {"date": DATE, "time-millis": TIME, "timestamp-millis": TIMESTAMP, "decimal": DECIMAL}
+_LOGICAL = {"date": DATE, "time-millis": TIME, "timestamp-millis": TIMESTAMP, "decimal": DECIMAL}  # decoded
+_INTEGER_LOGICAL = {"timestamp-micros": TIMESTAMP_MICROS, "time-micros": TIME_MICROS,  # values stay integers
+                    "local-timestamp-millis": LOCAL_TIMESTAMP_MILLIS, "local-timestamp-micros": LOCAL_TIMESTAMP_MICROS}
 
 
 class AvroDecoder:
@@ -76,7 +81,7 @@ def connect_schema(avro: Any, version: int | None = None, optional: bool = False
         return Schema("array", optional, version=version, items=connect_schema(avro["items"]))
     if kind == "map":
         return Schema("map", optional, version=version, keys=Schema("string"), values=connect_schema(avro["values"]))
-    name = _LOGICAL.get(logical)
+    name = _LOGICAL.get(logical) or (_INTEGER_LOGICAL.get(logical) if kind == "long" else None)
     parameters = ()
     if name == DECIMAL:
         parameters = (("connect.decimal.precision", str(avro.get("precision", 38))), ("scale", str(avro.get("scale", 0))))

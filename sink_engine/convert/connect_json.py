@@ -5,6 +5,8 @@ payload into the Python values of that schema, as Connect's JsonConverter does: 
 Decimal is base64 of the unscaled two's-complement integer (or a number), Date is days since the epoch,
 Time milliseconds of the day, Timestamp epoch milliseconds; a missing or null field takes the field's
 default, is null when optional, and is an error otherwise. Errors are ValueError naming the field path.
+For JSON Schema payloads (json_schema_mapping.py) the decoder also reads ISO_TIMESTAMP / ISO_DATE strings
+(kept as `IsoText`) and fills a `ONE_OF` struct's field of the first branch that reads the value.
 """
 from __future__ import annotations
 
@@ -15,9 +17,12 @@ from typing import Any, Callable
 
 import orjson
 
-from sink_engine.convert.schema import DATE, DECIMAL, FLOAT_TYPES, INTEGER_TYPES, TIME, TIMESTAMP, Field, Schema
+from sink_engine.convert.iso_values import parse_date, parse_date_time
+from sink_engine.convert.schema import (DATE, DECIMAL, FLOAT_TYPES, INTEGER_TYPES, ISO_DATE, ISO_TIMESTAMP, TIME,
+                                        TIMESTAMP, Field, Schema)
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+ONE_OF = "io.confluent.connect.json.OneOf"  # JsonSchemaData's struct for a oneOf: one optional field per branch
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 Decoder = Callable[[Any, str], Any]
@@ -61,6 +66,8 @@ def compile_decoder(schema: Schema) -> Decoder:
 
 
 def _structured(schema: Schema) -> Decoder | None:
+    if schema.name == ONE_OF:
+        return _one_of(schema)
     if schema.type == "struct":
         fields = [(f.name, compile_decoder(f.schema)) for f in schema.fields]
 
@@ -84,6 +91,20 @@ def _structured(schema: Schema) -> Decoder | None:
             return {key(k, path): val(v, f"{path}[{k}]") for k, v in pairs}
         return mapping
     return None
+
+
+def _one_of(schema: Schema) -> Decoder:
+    branches = [(f.name, compile_decoder(f.schema)) for f in schema.fields]
+    empty = dict.fromkeys(name for name, _ in branches)
+
+    def one_of(value, path):
+        for name, decode in branches:
+            try:
+                return {**empty, name: decode(value, path)}
+            except ValueError:
+                continue
+        raise ValueError(f"{path or 'value'}: {value!r:.60} matches no branch of the oneOf")
+    return one_of
 
 
 def _primitive(schema: Schema) -> Decoder:
@@ -126,6 +147,16 @@ def _logical(schema: Schema) -> Decoder | None:
         return lambda value, path: (EPOCH + datetime.timedelta(milliseconds=_int(value, path))).time()
     if schema.name == TIMESTAMP:
         return lambda value, path: EPOCH + datetime.timedelta(milliseconds=_int(value, path))
+    if schema.name in (ISO_TIMESTAMP, ISO_DATE):
+        parse = parse_date_time if schema.name == ISO_TIMESTAMP else parse_date
+
+        def iso(value, path):
+            _expect(isinstance(value, str), value, "a string", path)
+            try:
+                return parse(value)
+            except ValueError as e:
+                raise ValueError(f"{path or 'value'}: {e}") from None
+        return iso
     return None
 
 

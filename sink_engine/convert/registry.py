@@ -4,7 +4,8 @@ from __future__ import annotations
 from sink_engine.config import SinkConfig
 from sink_engine.config.keys import KEYS
 from sink_engine.convert.base import Converter
-from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter, registry_client
+from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter
+from sink_engine.convert.confluent_registry import registry_client
 from sink_engine.convert.envelope_json_converter import EnvelopeJsonConverter
 from sink_engine.convert.glue_converter import GlueSchemaRegistryConverter, glue_client
 from sink_engine.convert.json_converter import SchemalessJsonConverter
@@ -18,6 +19,16 @@ def converter_for(config: SinkConfig, role: str = "value", topic: str = "") -> C
         return EnvelopeJsonConverter() if config[prefix + "schemas.enable"] else SchemalessJsonConverter()
     if name == "avro":
         return ConfluentAvroConverter(registry_client(_settings(config, prefix)), f"{topic}-{role}")
+    if name == "protobuf":  # imported here: Protobuf's runtime loads only for the topics that use it
+        from sink_engine.convert.confluent_protobuf_converter import ConfluentProtobufConverter
+
+        return ConfluentProtobufConverter(registry_client(_settings(config, prefix)), f"{topic}-{role}",
+                                          config[prefix + "wrapper.for.nullables"])
+    if name == "jsonschema":
+        from sink_engine.convert.confluent_json_schema_converter import ConfluentJsonSchemaConverter
+
+        return ConfluentJsonSchemaConverter(registry_client(_settings(config, prefix)), f"{topic}-{role}",
+                                            config[prefix + "json.fail.invalid.schema"])
     if name == "glueavro":
         return GlueSchemaRegistryConverter(glue_client(_settings(config, prefix)))
     return {"string": StringConverter, "bytearray": ByteArrayConverter}[name]()

@@ -4,6 +4,13 @@ Types follow Connect (`int8`..`int64`, `float32`, `float64`, `boolean`, `string`
 `array`, `map`); logical types are named as in Connect (`DECIMAL`, `DATE`, `TIME`, `TIMESTAMP` below) on
 their base type. Values of a schema are plain Python: dicts for structs, lists, dicts for maps, bytes,
 `decimal.Decimal`, `datetime.date`, `datetime.time` and timezone-aware `datetime.datetime` (UTC).
+
+Connect has no names for the logical types below; this engine adds them so that columnar formats type the
+columns while JSON output stays what Kafka Connect writes (the base value):
+- on int64, values kept as the integer: `TIMESTAMP_MICROS` (epoch microseconds, Avro timestamp-micros),
+  `TIME_MICROS` (microseconds of the day), `LOCAL_TIMESTAMP_MILLIS` / `_MICROS` (wall time, no zone);
+- on string, values `iso_values.IsoText` (the text, with the parsed value beside it): `ISO_TIMESTAMP`
+  (JSON Schema `format: date-time`) and `ISO_DATE` (`format: date`).
 `Schema` is frozen and hashable: equal schemas are the same schema for rotation (NONE compatibility).
 """
 from __future__ import annotations
@@ -15,6 +22,12 @@ DECIMAL = "org.apache.kafka.connect.data.Decimal"
 DATE = "org.apache.kafka.connect.data.Date"
 TIME = "org.apache.kafka.connect.data.Time"
 TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+TIMESTAMP_MICROS = "sink_engine.data.TimestampMicros"
+TIME_MICROS = "sink_engine.data.TimeMicros"
+LOCAL_TIMESTAMP_MILLIS = "sink_engine.data.LocalTimestampMillis"
+LOCAL_TIMESTAMP_MICROS = "sink_engine.data.LocalTimestampMicros"
+ISO_TIMESTAMP = "sink_engine.data.IsoTimestamp"
+ISO_DATE = "sink_engine.data.IsoDate"
 
 INTEGER_TYPES = ("int8", "int16", "int32", "int64")
 FLOAT_TYPES = ("float32", "float64")

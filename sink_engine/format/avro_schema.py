@@ -2,8 +2,11 @@
 
 - A nullable Arrow field becomes the union `["null", T]` with default null; a non-nullable one is `T`.
 - bool -> boolean, int8/16/32 -> int, int64 -> long, float32 -> float, float64 -> double,
-  string -> string, binary -> bytes, date32 -> int (date), timestamp -> long (timestamp-millis/-micros),
-  list -> array, struct -> record, null -> null.
+  string -> string, binary -> bytes, date32 -> int (date), timestamp with a zone -> long
+  (timestamp-millis/-micros), without one -> long (local-timestamp-millis/-micros), time32[ms] -> int
+  (time-millis), time64[us] -> long (time-micros), decimal -> bytes (decimal, with precision and scale),
+  list -> array, struct -> record, null -> null; a map with string keys -> map, any other map -> an array
+  of `{key, value}` records (as Kafka Connect's AvroData writes maps whose keys are not strings).
 - Records are named `ConnectDefault`, `ConnectDefault2`, ... depth first (as Kafka Connect's AvroData
   names unnamed structs), in namespace `io.confluent.connect.avro`.
 - Field names: characters other than letters, digits and `_` become `_`; a name starting with a digit
@@ -44,6 +47,7 @@ def avro_names(names: list[str]) -> list[str]:
 class _Namer:
     count: int = 0
     renamed: list = field(default_factory=list)
+    maps: int = 0  # maps seen: their values come from Arrow as lists of pairs and need reshaping
 
     def record_name(self) -> str:
         self.count += 1
@@ -51,11 +55,12 @@ class _Namer:
 
 
 def avro_schema(schema: pa.Schema) -> tuple[dict, bool]:
-    """The Avro record schema for rows of this Arrow schema, and whether any field name had to change."""
+    """The Avro record schema for rows of this Arrow schema, and whether rows (as `Table.to_pylist` gives
+    them) need `renamed_rows`: a field name had to change, or the schema has a map."""
     namer = _Namer()
     record = _record(list(schema), namer)
     record["namespace"] = NAMESPACE
-    return record, bool(namer.renamed)
+    return record, bool(namer.renamed) or namer.maps > 0
 
 
 def _record(fields: list[pa.Field], namer: _Namer) -> dict:
@@ -86,16 +91,42 @@ def _type(arrow_type: pa.DataType, namer: _Namer):
         return {"type": "array", "items": _field_type(item.type, item.nullable, namer)}
     if pa.types.is_struct(arrow_type):
         return _record(list(arrow_type), namer)
+    if pa.types.is_map(arrow_type):
+        return _map(arrow_type, namer)
+    return _logical(arrow_type)
+
+
+def _logical(arrow_type: pa.DataType) -> dict:
     if pa.types.is_date32(arrow_type):
         return {"type": "int", "logicalType": "date"}
     if pa.types.is_timestamp(arrow_type) and arrow_type.unit in ("ms", "us"):
         unit = "millis" if arrow_type.unit == "ms" else "micros"
-        return {"type": "long", "logicalType": f"timestamp-{unit}"}
+        return {"type": "long", "logicalType": f"{'timestamp' if arrow_type.tz else 'local-timestamp'}-{unit}"}
+    if pa.types.is_time32(arrow_type) and arrow_type.unit == "ms":
+        return {"type": "int", "logicalType": "time-millis"}
+    if pa.types.is_time64(arrow_type) and arrow_type.unit == "us":
+        return {"type": "long", "logicalType": "time-micros"}
+    if pa.types.is_decimal(arrow_type):
+        return {"type": "bytes", "logicalType": "decimal", "precision": arrow_type.precision, "scale": arrow_type.scale}
     raise TypeError(f"Arrow type {arrow_type} has no Avro mapping")
 
 
+def _map(arrow_type: pa.MapType, namer: _Namer) -> dict:
+    namer.maps += 1
+    item = arrow_type.item_field
+    values = _field_type(item.type, item.nullable, namer)
+    if pa.types.is_string(arrow_type.key_type) or pa.types.is_large_string(arrow_type.key_type):
+        return {"type": "map", "values": values}
+    entry = {"type": "record", "name": namer.record_name(), "fields": [
+        {"name": "key", "type": _type(arrow_type.key_type, namer)}, {"name": "value", "type": values}]}
+    if isinstance(values, list):
+        entry["fields"][1]["default"] = None
+    return {"type": "array", "items": entry}
+
+
 def renamed_rows(rows: list, schema: dict) -> list:
-    """Rows (dicts keyed by the original names) re-keyed by the Avro field names, recursively."""
+    """Rows (dicts keyed by the original names) re-keyed by the Avro field names, recursively; map values
+    (lists of key-value pairs from Arrow) become dicts or `{key, value}` records as the schema says."""
     return [_rename(row, schema) for row in rows]
 
 
@@ -104,7 +135,12 @@ def _rename(value, avro_type):
         return None
     if isinstance(avro_type, list):
         return _rename(value, avro_type[1])
+    if isinstance(avro_type, dict) and avro_type["type"] == "map":
+        return {key: _rename(item, avro_type["values"]) for key, item in value}
     if isinstance(avro_type, dict) and avro_type["type"] == "array":
+        if value and isinstance(value[0], tuple):  # a map whose keys are not strings
+            entry = avro_type["items"]["fields"]
+            return [{"key": _rename(k, entry[0]["type"]), "value": _rename(v, entry[1]["type"])} for k, v in value]
         return [_rename(item, avro_type["items"]) for item in value]
     if isinstance(avro_type, dict) and avro_type["type"] == "record":
         originals = list(value)
