@@ -8,8 +8,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
+
+import fastavro
+from fastavro.schema import SchemaParseException
 
 from infra.errors import SettingsError
 
@@ -120,11 +124,22 @@ class AlarmSettings:
 
 
 @dataclass(frozen=True)
+class TopicTable:
+    """What synthesis cannot read from a registry for a topic's Athena tables (see infra/table_columns.py):
+    `schema`, the Avro record schema of its values (declared as `schema`, or as `columns`, a map of field name to
+    Avro type), and `field_values`, the values of partitioning fields that get an enum projection."""
+
+    schema: dict | None
+    field_values: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
 class CatalogSettings:
-    """The Glue database, and the columns (name -> Hive type) of the topics that get an Athena table."""
+    """The Glue database, the first day time-partitioned tables project, and per topic its TopicTable."""
 
     database: str
-    columns: dict[str, dict[str, str]]
+    time_range_start: date
+    tables: dict[str, TopicTable]
 
 
 @dataclass(frozen=True)
@@ -204,7 +219,8 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
             pending_age_seconds=r.integer("alarms.pending_age_seconds", 60),
             email=r.optional_text("alarms.email", r"[^@\s]+@[^@\s]+\.[^@\s]+"),
         ),
-        catalog=CatalogSettings(r.text("catalog.database", r"[a-z0-9_]{1,255}"), _columns(r, msk.topics)),
+        catalog=CatalogSettings(r.text("catalog.database", r"[a-z0-9_]{1,255}"), r.day("catalog.time_range_start"),
+                                _tables(r, msk.topics)),
     )
 
 
@@ -239,21 +255,41 @@ def _emr(r: "_Reader") -> EmrSettings:
     )
 
 
-def _columns(r: "_Reader", topics: tuple[str, ...]) -> dict[str, dict[str, str]]:
-    tables = r.mapping("catalog.columns")
-    for topic, columns in tables.items():
-        path = f"catalog.columns.{topic}"
+def _tables(r: "_Reader", topics: tuple[str, ...]) -> dict[str, TopicTable]:
+    tables = {}
+    for topic, entry in r.mapping("catalog.tables").items():
+        path = f"catalog.tables.{topic}"
         if topic not in topics:
             raise SettingsError(r.source, path, "is not one of msk.topics")
-        if not isinstance(columns, dict) or not columns:
-            raise SettingsError(r.source, path, "must map column names to Hive types")
-        for name, kind in columns.items():
-            if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not isinstance(kind, str) or not re.fullmatch(_HIVE_TYPE, kind):
-                raise SettingsError(r.source, f"{path}.{name}", f"{kind!r} is not a Hive type for a lower-case column")
+        if not isinstance(entry, dict) or not set(entry) <= {"schema", "columns", "field_values"}:
+            raise SettingsError(r.source, path, "must be an object with 'schema' (an Avro record schema) or "
+                                "'columns' (field name -> Avro type), and optionally 'field_values'")
+        if "schema" in entry and "columns" in entry:
+            raise SettingsError(r.source, path, "declares both 'schema' and 'columns': give one")
+        schema = entry.get("schema")
+        if "columns" in entry:
+            columns = entry["columns"]
+            if not isinstance(columns, dict) or not columns:
+                raise SettingsError(r.source, f"{path}.columns", "must map field names to Avro types")
+            name = re.sub(r"[^A-Za-z0-9_]", "_", topic)
+            schema = {"type": "record", "name": name, "fields": [{"name": n, "type": t} for n, t in columns.items()]}
+        if schema is not None:
+            _check_avro_record(r.source, f"{path}.{'columns' if 'columns' in entry else 'schema'}", schema)
+        values = entry.get("field_values", {})
+        if not isinstance(values, dict) or not all(
+                isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in values.values()):
+            raise SettingsError(r.source, f"{path}.field_values", "must map field names to non-empty lists of strings")
+        tables[topic] = TopicTable(schema, {field: tuple(v) for field, v in values.items()})
     return tables
 
 
-_HIVE_TYPE = r"(string|boolean|tinyint|smallint|int|bigint|float|double|date|timestamp|binary|decimal\(\d+,\d+\)|(array|map|struct)<.+>)"
+def _check_avro_record(source: str, path: str, schema) -> None:
+    try:
+        parsed = fastavro.parse_schema(schema, _write_hint=False)
+    except (SchemaParseException, ValueError, TypeError, KeyError, AttributeError) as e:
+        raise SettingsError(source, path, f"is not a valid Avro schema: {e}") from None
+    if not isinstance(parsed, dict) or parsed.get("type") != "record":
+        raise SettingsError(source, path, "must be an Avro record: its fields are the table's columns")
 
 
 _LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
@@ -310,6 +346,13 @@ class _Reader:
         if value < minimum or (maximum is not None and value > maximum):
             raise self._fail(path, f"{value} is outside {minimum}..{maximum if maximum is not None else ''}")
         return value
+
+    def day(self, path: str) -> date:
+        value = self._get(path)
+        try:
+            return date.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise self._fail(path, f"{value!r} is not a date (YYYY-MM-DD)") from None
 
     def mapping(self, path: str) -> dict:
         value = self._get(path)

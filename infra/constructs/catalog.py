@@ -1,4 +1,6 @@
-"""Glue database and one table per (connector, topic) with declared columns, partition projection for Athena."""
+"""Glue database and one Athena table per (connector, topic) whose objects form a table: partition projection of
+the connector's key layout (infra/table_layout.py), columns and SerDe from the topic's schema as the engine writes
+its format (infra/table_columns.py)."""
 from __future__ import annotations
 
 from aws_cdk import Stack
@@ -6,26 +8,36 @@ from aws_cdk import aws_glue as glue
 from constructs import Construct
 
 from infra.connectors import ConnectorSpec
+from infra.errors import SettingsError
 from infra.settings import Settings
+from infra.table_columns import TableStorage, table_storage
+from infra.table_layout import Layout, data_objects, layout
 
-_SERDES = {  # engine format -> (SerDe, input format, output format)
-    "json": ("org.openx.data.jsonserde.JsonSerDe", "org.apache.hadoop.mapred.TextInputFormat",
-             "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"),
-    "parquet": ("org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"),
-    "avro": ("org.apache.hadoop.hive.serde2.avro.AvroSerDe", "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
-             "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat"),
-}
+
+# Table parameter holding data_objects(config): the pattern of the keys of data objects (not sidecars).
+DATA_OBJECTS_PARAMETER = "sink_engine.data_objects"
 
 
 def table_name(connector: str, topic: str) -> str:
     return f"{connector}_{topic}".replace("-", "_").replace(".", "_").lower()
 
 
+def sidecar_note(spec: ConnectorSpec) -> str:
+    """What Athena reads beside the data objects, under the same partition folders, and the filter that skips it."""
+    config, read = spec.config, []
+    if spec.format == "blockgzip":
+        read.append("each object's <stem>.index.json as one row whose columns are all null")
+    if config["store.kafka.keys"] or config["store.kafka.headers"]:
+        read.append("the <stem>.keys and <stem>.headers sidecars as rows too")
+    if not read:
+        return ""
+    return f"Athena reads {' and '.join(read)}: filter with WHERE regexp_like(\"$path\", '{data_objects(config)}')"
+
+
 class Catalog(Construct):
-    """Attributes: `database`, `tables` (name -> CfnTable). Objects sit at `<topics.dir>/<topic>/partition=<n>/`
-    (the default partitioner), projected as an integer `partition` key from 0 to kafka_partitions - 1."""
+    """Attributes: `database`, `tables` (name -> CfnTable). A topic gets a table when its connector's output is
+    tabular and its columns are known (see infra/table_columns.py): a declared schema in `catalog.tables`, or
+    String/ByteArray values in Parquet or Avro."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...]):
         super().__init__(scope, id)
@@ -37,28 +49,41 @@ class Catalog(Construct):
         self.tables: dict[str, glue.CfnTable] = {}
         for spec in connectors:
             for topic in spec.topics:
-                columns = settings.catalog.columns.get(topic)
-                if columns and spec.format in _SERDES:
-                    table = self._table(settings, spec, topic, columns, account)
-                    table.node.add_dependency(self.database)
-                    self.tables[table_name(spec.name, topic)] = table
+                declared = settings.catalog.tables.get(topic)
+                storage = table_storage(spec.config, topic, declared and declared.schema, settings.source)
+                if storage is None:
+                    continue
+                projected = layout(spec.config, topic, settings.bucket_name, source=spec.source,
+                                   kafka_partitions=settings.kafka_partitions,
+                                   field_values=declared.field_values if declared else {},
+                                   time_range_start=settings.catalog.time_range_start, settings_source=settings.source)
+                _check_names(settings.source, topic, storage, projected)
+                table = self._table(settings, spec, topic, storage, projected, account)
+                table.node.add_dependency(self.database)
+                self.tables[table_name(spec.name, topic)] = table
 
-    def _table(self, settings: Settings, spec: ConnectorSpec, topic: str, columns: dict[str, str], account: str):
-        serde, input_format, output_format = _SERDES[spec.format]
-        location = f"s3://{settings.bucket_name}/{spec.topics_dir}/{topic}/"
+    def _table(self, settings: Settings, spec: ConnectorSpec, topic: str, storage: TableStorage, projected: Layout,
+               account: str) -> glue.CfnTable:
         name = table_name(spec.name, topic)
         return glue.CfnTable(self, f"Table-{name}", catalog_id=account, database_name=settings.catalog.database,
                              table_input=glue.CfnTable.TableInputProperty(
             name=name, table_type="EXTERNAL_TABLE",
-            partition_keys=[glue.CfnTable.ColumnProperty(name="partition", type="int")],
-            parameters={
-                "classification": spec.format, "projection.enabled": "true",
-                "projection.partition.type": "integer",
-                "projection.partition.range": f"0,{settings.kafka_partitions - 1}",
-                "storage.location.template": location + "partition=${partition}/",
-            },
+            description=f"{topic} as written by connector {spec.name}. {sidecar_note(spec)}".strip(),
+            partition_keys=[glue.CfnTable.ColumnProperty(name=c.name, type=c.type) for c in projected.columns],
+            parameters={"classification": storage.classification, **projected.parameters(),
+                        DATA_OBJECTS_PARAMETER: data_objects(spec.config)},
             storage_descriptor=glue.CfnTable.StorageDescriptorProperty(
-                location=location, input_format=input_format, output_format=output_format,
-                columns=[glue.CfnTable.ColumnProperty(name=c, type=t) for c, t in columns.items()],
-                serde_info=glue.CfnTable.SerdeInfoProperty(serialization_library=serde)),
+                location=projected.location, input_format=storage.input_format, output_format=storage.output_format,
+                columns=[glue.CfnTable.ColumnProperty(name=c, type=t) for c, t in storage.columns],
+                serde_info=glue.CfnTable.SerdeInfoProperty(serialization_library=storage.serde,
+                                                           parameters=storage.serde_parameters or None)),
         ))
+
+
+def _check_names(source: str, topic: str, storage: TableStorage, projected: Layout) -> None:
+    """A partition column may not share its name with a data column (Athena refuses such a table)."""
+    data = {name for name, _ in storage.columns}
+    for column in projected.columns:
+        if column.name in data:
+            raise SettingsError(source, f"catalog.tables.{topic}", f"the field {column.name!r} is also the name of "
+                                "the partition column of the layout; Athena refuses a table with both")

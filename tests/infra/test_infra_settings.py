@@ -34,7 +34,8 @@ def _with(doc: dict, path: str, value) -> dict:
 
 @pytest.mark.parametrize("path", ["account", "region", "msk.cluster_arn", "msk.topics", "network.subnet_ids",
                                   "emr.release_label", "emr.max_capacity.cpu", "trigger.backoff_base_seconds",
-                                  "retention.glacier_after_days", "catalog.database", "bucket_name", "protect_data"])
+                                  "retention.glacier_after_days", "catalog.database", "catalog.time_range_start",
+                                  "bucket_name", "protect_data"])
 def test_missing_setting_is_named(path):
     with pytest.raises(SettingsError, match=f"setting '{path}' in dev.json: is required"):
         parse_settings("dev", _without(DEV, path), "dev.json")
@@ -50,7 +51,11 @@ def test_missing_setting_is_named(path):
     ("retention.deep_archive_after_days", 100),
     ("retention.log_retention_days", 42),
     ("trigger.batch_size", 0),
-    ("catalog.columns", {"unknown-topic": {"a": "string"}}),
+    ("catalog.tables", {"unknown-topic": {"columns": {"a": "string"}}}),
+    ("catalog.tables", {"orders": {"columns": {"a": "strng"}}}),
+    ("catalog.tables", {"orders": {"schema": {"type": "array", "items": "long"}}}),
+    ("catalog.tables", {"orders": {"columns": {"a": "long"}, "field_values": {"region": "eu"}}}),
+    ("catalog.time_range_start", "2026-13-01"),
 ])
 def test_malformed_setting_is_named(path, value):
     with pytest.raises(SettingsError) as failed:
