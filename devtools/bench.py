@@ -1,16 +1,22 @@
-"""`make bench`: throughput of Kafka -> JSON objects in S3 with offsets committed, on local Spark,
-beside a single-process baseline (consume, convert, encode, put; no Spark, no commit) in the same run.
+"""`make bench`: the run phase of `sink-engine run` (Kafka -> S3, offsets committed, on local Spark) beside a
+plain one-process pipeline in the same run (devtools/plain_pipeline.py), for JSON and Parquet output; CPU per
+record of the engine's process tree; scaling from tasks.max 1 to 2; then every output format and partitioner
+through one range at a time in one process (the engine's task code without Spark).
 
-Prints a table. Spark start-up is measured apart from the run. Usage:
-    python -m devtools.bench [--records 1000000] [--partitions 4] [--flush-size 50000]
+Prints tables. Spark start-up is measured apart from the run. Usage:
+    python -m devtools.bench [--records 2000000] [--partitions 4] [--flush-size 50000] [--formats none]
 """
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 
 import boto3
+import psutil
 
+from devtools import plain_pipeline
+from devtools.process_cpu import TreeCpu
 from devtools.producer import create_topic, produce_events
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
@@ -54,7 +60,7 @@ def bench_config(stack: LocalStack, args, name: str, topics_dir: str, overrides:
     }})
 
 
-def baseline(config, dynamodb) -> tuple[float, int, int]:
+def one_process_run(config, dynamodb) -> tuple[float, int, int]:
     """The same per-range work, one range after another in this process: seconds, records, output bytes."""
     started = time.perf_counter()
     ranges = plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))
@@ -62,7 +68,7 @@ def baseline(config, dynamodb) -> tuple[float, int, int]:
     results = [run_range(config, r, client=s3) for r in ranges]
     failed = [r.error for r in results if r.error]
     if failed:
-        raise RuntimeError(f"baseline failed: {failed}")
+        raise RuntimeError(f"one-process run failed: {failed}")
     files = [f for r in results for f in r.files]
     return time.perf_counter() - started, sum(f.record_count for f in files), sum(f.size_bytes for f in files)
 
@@ -78,7 +84,7 @@ def format_rows(stack: LocalStack, args, dynamodb, total_mb: float, what: str = 
         slug = "".join(c if c.isalnum() else "-" for c in name)
         config = bench_config(stack, args, f"{what}-{slug}", f"{what}s", matrix[name])
         cpu_started = time.process_time()
-        seconds, records, output = baseline(config, dynamodb)
+        seconds, records, output = one_process_run(config, dynamodb)
         cpu = time.process_time() - cpu_started
         rows.append(f"{row(name, seconds, records, total_mb)} {output / 1e6:>9.1f} | {records / cpu:>11,.0f} |")
     return rows
@@ -90,7 +96,7 @@ def row(name: str, seconds: float, records: int, mbytes: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--flush-size", type=int, default=50_000)
     parser.add_argument("--formats", default="all",
@@ -100,42 +106,46 @@ def main() -> None:
     args = parser.parse_args()
     with LocalStack() as stack:
         stack.apply_env()
+        cpu = TreeCpu(excluded_pids={p.pid for p in psutil.Process().children()})  # the broker and moto
         boto3.client("s3").create_bucket(Bucket=BUCKET)
         dynamodb = boto3.client("dynamodb")
         ensure_table(dynamodb, TABLE)
         create_topic(stack.bootstrap_servers, TOPIC, args.partitions)
-        print(f"producing {args.records:,} events of about 200 bytes to {args.partitions} partitions ...",
+        print(f"producing {args.records:,} events of about 220 bytes to {args.partitions} partitions ...",
               flush=True)
         produce_events(stack.bootstrap_servers, TOPIC, args.records, args.partitions, padding=95)
-        probe = bench_config(stack, args, "probe", "probe")
-        total_mb = _input_megabytes(probe, dynamodb)
+        total_mb = _input_megabytes(bench_config(stack, args, "probe", "probe"), dynamodb)
 
-        print("baseline: one process, no Spark ...", flush=True)
-        base_s, base_records, _ = baseline(bench_config(stack, args, "baseline", "baseline"), dynamodb)
-        formats = format_rows(stack, args, dynamodb, total_mb)
-        partitioners = format_rows(stack, args, dynamodb, total_mb, "partitioner")
-
-        _empty_bucket()
         print("starting Spark ...", flush=True)
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), cpu.sample()
         from sink_engine.spark_runner import spark_session, warm_up
 
         spark = spark_session("sink-engine-bench")
         warm_up(spark, args.partitions)
-        startup_s = time.perf_counter() - started
-        print("Spark run: lease, plan, tasks, commit ...", flush=True)
-        summary = run_job(bench_config(stack, args, "spark", "topics"), spark, dynamodb)
+        startup = (time.perf_counter() - started, sum(TreeCpu.spent(cpu_before, cpu.sample()).values()))
+        runs = run_phase_rows(stack, args, dynamodb, spark, cpu)
+        scaling = scaling_rows(stack, args, dynamodb, spark, cpu)
         spark.stop()
+        formats = format_rows(stack, args, dynamodb, total_mb)
+        partitioners = format_rows(stack, args, dynamodb, total_mb, "partitioner")
 
     print()
     print(f"{args.records:,} records in {args.partitions} partitions, {total_mb:.0f} MB of values, "
-          f"flush.size {args.flush_size:,}, {_cores()} cores")
-    print("| step                                         |  seconds |    records |    records/s |    MB/s |")
-    print("|----------------------------------------------|----------|------------|--------------|---------|")
-    print(row("baseline: consume, convert, encode, put (1 proc)", base_s, base_records, total_mb))
-    print(row("Spark run: Kafka to S3 JSON, offsets committed", summary.seconds, summary.records_written, total_mb))
-    print(f"| {'Spark start-up: session, Python workers':<44} | {startup_s:>8.2f} | {'':>10} | {'':>12} | {'':>7} |")
-    print(f"\nSpark run / baseline throughput: {base_s / summary.seconds:.2f}x (target 1.3x)")
+          f"flush.size {args.flush_size:,}, {_cores()} cores (the broker and the S3 emulator share them)")
+    print("\nRun phase against a plain one-process pipeline (devtools/plain_pipeline.py) on the same input. CPU counts "
+          "the engine's whole process tree (driver, JVM, Python workers); the plain pipeline is one process.")
+    print(f"| {'format':<15} | {'pipeline':<34} | seconds |  records/s | CPU µs/rec | JVM µs/rec |")
+    print(f"|{'-' * 17}|{'-' * 36}|---------|------------|------------|------------|")
+    print("\n".join(row.line() for row in runs))
+    for name in dict.fromkeys(row.format for row in runs):
+        plain, engine = [row for row in runs if row.format == name]
+        print(f"{name}: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain pipeline (target 0.9x); "
+              f"CPU per record {engine.cpu_us / plain.cpu_us:.2f}x (target at most 1.5x)")
+    print(f"Spark start-up (session, {args.partitions} Python workers, imports): {startup[0]:.1f} s, "
+          f"{startup[1]:.1f} CPU s")
+    print("\nScaling, JSON, the same input")
+    print("\n".join(row.line() for row in scaling))
+    print(f"tasks.max 2 / tasks.max 1: {scaling[1].records_per_s / scaling[0].records_per_s:.2f}x")
     if formats:
         print("\nOutput formats, single process (consume, convert, encode, put; MB/s of input values; the last "
               "column counts this process's CPU time only, not the broker's or the S3 emulator's)")
@@ -147,6 +157,62 @@ def main() -> None:
         print(f"| {'partitioner':<44} |  seconds |    records |    records/s |    MB/s | output MB | rec/CPU s   |")
         print(f"|{'-' * 46}|----------|------------|--------------|---------|-----------|-------------|")
         print("\n".join(partitioners))
+
+
+@dataclass
+class RunRow:
+    format: str
+    pipeline: str
+    seconds: float
+    records: int
+    cpu: dict
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records / self.seconds
+
+    @property
+    def cpu_us(self) -> float:
+        return sum(self.cpu.values()) / self.records * 1e6
+
+    def line(self) -> str:
+        jvm = f"{self.cpu['java'] / self.records * 1e6:>10.2f}" if "java" in self.cpu else f"{'':>10}"
+        return (f"| {self.format:<15} | {self.pipeline:<34} | {self.seconds:>7.2f} | {self.records_per_s:>10,.0f} "
+                f"| {self.cpu_us:>10.2f} | {jvm} |")
+
+
+RUN_FORMATS = {"json": {}, "parquet/snappy": {"format.class": "ParquetFormat", "parquet.codec": "snappy"}}
+
+
+def run_phase_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[RunRow]:
+    """Per format: the plain pipeline, then `run` of the engine (Spark started already), each on an empty bucket."""
+    rows = []
+    for name, overrides in RUN_FORMATS.items():
+        _empty_bucket()
+        print(f"{name}: plain pipeline ...", flush=True)
+        started, cpu_started = time.perf_counter(), time.process_time()
+        plain = plain_pipeline.run(stack.bootstrap_servers, TOPIC, args.partitions, BUCKET, "plain", name,
+                                   args.flush_size)
+        rows.append(RunRow(name, "plain: 1 process", time.perf_counter() - started, plain.records,
+                           {"python": time.process_time() - cpu_started}))
+        _empty_bucket()
+        rows.append(_engine_row(stack, args, dynamodb, spark, cpu, name, overrides, args.partitions))
+    return rows
+
+
+def scaling_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[RunRow]:
+    return [_engine_row(stack, args, dynamodb, spark, cpu, "json", {}, tasks) for tasks in (1, 2)]
+
+
+def _engine_row(stack, args, dynamodb, spark, cpu: TreeCpu, name: str, overrides: dict, tasks: int) -> RunRow:
+    _empty_bucket()
+    print(f"{name}: sink-engine run, tasks.max={tasks} ...", flush=True)
+    slug = "".join(c if c.isalnum() else "-" for c in name)
+    config = bench_config(stack, args, f"run-{slug}-{tasks}", "topics", {**overrides, "tasks.max": tasks})
+    before = cpu.sample()
+    summary = run_job(config, spark, dynamodb)
+    return RunRow(name, f"sink-engine run: Spark, tasks.max={tasks}", summary.seconds, summary.records_written,
+                  TreeCpu.spent(before, cpu.sample()))
 
 
 def _input_megabytes(config, dynamodb) -> float:

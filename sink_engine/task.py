@@ -163,9 +163,9 @@ def _run_step(step, error_class: type, stage: str, owner: object):
 
 def _handle_nulls(chunk: RecordChunk, behavior: str) -> RecordChunk:
     """Apply `behavior.on.null.values` to records with a null value (tombstones)."""
-    nulls = [i for i, value in enumerate(chunk.values) if value is None]
-    if not nulls:
+    if None not in chunk.values:
         return chunk
+    nulls = [i for i, value in enumerate(chunk.values) if value is None]
     if behavior == "fail":
         raise NullValueError(chunk.topic, chunk.partition, chunk.offsets[nulls[0]],
                              "null value (tombstone) with behavior.on.null.values=fail")

@@ -16,7 +16,9 @@ def converter_for(config: SinkConfig, role: str = "value", topic: str = "") -> C
     """The `<role>.converter` (role: value or key) for records of `topic` (the registry subject's topic)."""
     name, prefix = config[f"{role}.converter"], f"{role}.converter."
     if name == "json":
-        return EnvelopeJsonConverter() if config[prefix + "schemas.enable"] else SchemalessJsonConverter()
+        if config[prefix + "schemas.enable"]:
+            return EnvelopeJsonConverter()
+        return SchemalessJsonConverter(keep_documents=role == "value" and reads_value_fields(config))
     if name == "avro":
         return ConfluentAvroConverter(registry_client(_settings(config, prefix)), f"{topic}-{role}")
     if name == "protobuf":  # imported here: Protobuf's runtime loads only for the topics that use it
@@ -32,6 +34,12 @@ def converter_for(config: SinkConfig, role: str = "value", topic: str = "") -> C
     if name == "glueavro":
         return GlueSchemaRegistryConverter(glue_client(_settings(config, prefix)))
     return {"string": StringConverter, "bytearray": ByteArrayConverter}[name]()
+
+
+def reads_value_fields(config: SinkConfig) -> bool:
+    """Whether partitioning or rotation reads fields of the values (a field partitioner, or record times from
+    `timestamp.field`), so that parsed values are worth keeping (`ValueColumn.documents()`)."""
+    return config["partitioner.class"] in ("field", "fieldtime") or config["timestamp.extractor"] == "recordfield"
 
 
 def _settings(config: SinkConfig, prefix: str) -> dict:

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import bisect
 import time
+from itertools import repeat
+from operator import is_not
 from typing import Iterator
 
-from confluent_kafka import KafkaError, TopicPartition as KafkaTP
+from confluent_kafka import KafkaError, Message, TopicPartition as KafkaTP
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import SourceError
@@ -47,12 +49,12 @@ def _consume(consumer, timeout_s: float, planned: PartitionRange) -> Iterator[Re
             continue
         idle_since = time.monotonic()
         messages, done = _records_only(messages, planned)
-        offsets = [m.offset() for m in messages]
+        offsets = list(map(Message.offset, messages))
         if offsets and offsets[-1] >= last_wanted:
             keep = bisect.bisect_right(offsets, last_wanted)
             messages, offsets, done = messages[:keep], offsets[:keep], True
         if messages:
-            yield RecordChunk(planned.topic, planned.partition, offsets, [m.value() for m in messages],
+            yield RecordChunk(planned.topic, planned.partition, offsets, list(map(Message.value, messages)),
                               messages=messages)
             task_failpoint("task_mid_range", f"{planned.topic}-{planned.partition}")
         if done:
@@ -61,10 +63,11 @@ def _consume(consumer, timeout_s: float, planned: PartitionRange) -> Iterator[Re
 
 def _records_only(messages: list, planned: PartitionRange) -> tuple[list, bool]:
     """Drop the end-of-partition event (True when seen); raise SourceError on any other error event."""
-    events = [(i, m.error()) for i, m in enumerate(messages) if m.error() is not None]
-    if not events:
+    errors = list(map(Message.error, messages))
+    if not any(map(is_not, errors, repeat(None))):  # (KafkaError cannot be compared with None by ==)
         return messages, False
-    position, error = events[0]
+    position = next(i for i, error in enumerate(errors) if error is not None)
+    error = errors[position]
     if error.code() != KafkaError._PARTITION_EOF:
         raise SourceError(f"fetch from {planned.topic}-{planned.partition} failed: {error}")
     return messages[:position], True

@@ -16,19 +16,30 @@ class ObjectStream:
     def __init__(self, uploader: Uploader, key: str):
         self._uploader, self.key = uploader, key
         self._part_size = uploader.options.part_size
-        self._buffer = bytearray()
+        self._pieces: list[bytes] = []  # joined only when a part or the object is sent: one copy of each byte
+        self._buffered = 0
         self._size = 0
         self._upload: StreamedUpload | None = None
 
     def write(self, data) -> int:
-        self._buffer += data
+        self._pieces.append(bytes(data))
+        self._buffered += len(data)
         self._size += len(data)
-        while len(self._buffer) > self._part_size:  # an object of exactly one part goes up in one PutObject
-            if self._upload is None:
-                self._upload = self._uploader.start_multipart(self.key)
-            self._upload.submit_part(bytes(self._buffer[:self._part_size]))
-            del self._buffer[:self._part_size]
+        if self._buffered > self._part_size:  # an object of exactly one part goes up in one PutObject
+            buffer = memoryview(self._take())
+            while len(buffer) > self._part_size:
+                if self._upload is None:
+                    self._upload = self._uploader.start_multipart(self.key)
+                self._upload.submit_part(bytes(buffer[:self._part_size]))
+                buffer = buffer[self._part_size:]
+            self._pieces, self._buffered = [bytes(buffer)], len(buffer)
         return len(data)
+
+    def _take(self) -> bytes:
+        """The buffered bytes, which leave the buffer."""
+        joined = self._pieces[0] if len(self._pieces) == 1 else b"".join(self._pieces)
+        self._pieces, self._buffered = [], 0
+        return joined
 
     def tell(self) -> int:
         return self._size
@@ -48,7 +59,7 @@ class ObjectStream:
 
     def finish(self, tags: dict[str, str] | None = None) -> None:
         """Queue the rest of the object; it is in S3 once the uploader has drained."""
-        rest, self._buffer = bytes(self._buffer), bytearray()
+        rest = self._take()
         if self._upload is None:
             self._uploader.submit(self.key, rest, tags)
             return
@@ -58,6 +69,6 @@ class ObjectStream:
 
     def abandon(self) -> None:
         """Drop the object: nothing of it appears, and a started multipart upload is aborted."""
-        self._buffer = bytearray()
+        self._take()
         if self._upload is not None:
             self._upload.submit_abort()
