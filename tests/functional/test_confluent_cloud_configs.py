@@ -28,6 +28,7 @@ from sink_engine import cli
 from sink_engine.config import load_config
 from sink_engine.source.client_config import consumer_settings
 from tests.conftest import BUCKET, TABLE
+from tests.registry_topics import JsonSchemaTopic, ProtobufTopic
 from tests.runs import committed_offsets
 from tests.s3_reader import list_keys
 from tests.schema_registry_server import SchemaRegistryServer
@@ -232,3 +233,27 @@ def test_avro_input_from_a_registry_whose_password_is_a_secret(stack, spark, s3,
     tables = [pq.read_table(io.BytesIO(body(s3, k))) for k in keys]
     assert [str(t.schema.field("id").type) for t in tables] == ["int32", "int32"]
     assert [row for t in tables for row in t.to_pylist()] == orders
+
+
+@pytest.mark.parametrize("input_format, topic_class, output_format, codec, extension", [
+    ("PROTOBUF", ProtobufTopic, "PARQUET", "PARQUET - snappy", ".snappy.parquet"),
+    ("JSON_SR", JsonSchemaTopic, "AVRO", "AVRO - snappy", ".avro"),
+])
+def test_protobuf_and_json_schema_inputs(stack, spark, s3, dynamodb, secrets, unique, tmp_path, capsys,
+                                         input_format, topic_class, output_format, codec, extension):
+    """input.data.format PROTOBUF and JSON_SR: Confluent's ProtobufConverter and JsonSchemaConverter, records
+    serialized by confluent-kafka against the registry, typed columns in the output."""
+    topic = f"cloudsr-{unique}"
+    with SchemaRegistryServer() as registry:
+        values = topic_class(registry.url, topic)
+        produce_at(stack.bootstrap_servers, topic, [values.value(i) for i in range(8)],
+                   [NINE_AM_UTC + i for i in range(8)])
+        config = {**quick_start(unique), "topics": topic, "input.data.format": input_format,
+                  "output.data.format": output_format, "compression.codec": codec, "flush.size": "4",
+                  "value.converter.schema.registry.url": registry.url}
+        run(write(tmp_path, local(config, stack)), capsys)
+    keys = list_keys(s3, BUCKET, f"topics/{topic}/")
+    assert keys == [f"topics/{topic}/{HOUR_PATH}/{topic}+0+{s:010d}{extension}" for s in (0, 4)]
+    rows = [row for key in keys for row in read_back(body(s3, key), output_format, codec)]
+    assert [row["id"] for row in rows] == list(range(8))
+    assert all(isinstance(row["lines"], list) and row["lines"] for row in rows)  # repeated messages, as lists
