@@ -55,6 +55,11 @@ REFUSED_UNLESS_OFF: dict[str, str] = {
     "s3.schema.partition.affix.type": "schema names in the object path",
     "hive.integration": "Hive metastore tables (the deployed stack declares Glue tables instead)",
     "enhanced.avro.schema.support": "Avro enums and schema docs kept as such in the output",
+    **{f"{role}.converter.{key}": feature for role in ("value", "key") for key, feature in (
+        ("int.for.enums", "ProtobufConverter's enums as int32 (they are strings here, its default)"),
+        ("generalized.sum.type.support", "generalized sum types for oneofs and unions"),
+        ("enhanced.protobuf.schema.support", "Protobuf package names and enums kept as such in the output"),
+        ("scrub.invalid.names", "Protobuf field names rewritten to valid Avro names"))},
 }
 _OFF = {"", "-1", "false", "none", "null"}
 
