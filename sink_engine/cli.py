@@ -109,9 +109,13 @@ def _validate(config: SinkConfig) -> int:
 
 def _run(config: SinkConfig) -> int:
     from sink_engine.job import run_job
+    from sink_engine.progress import ProgressBoard
     from sink_engine.spark_runner import spark_session
 
-    summary = run_job(config, spark_session(f"sink-engine-{config.name}"), dynamodb_client(config))
+    spark = spark_session(f"sink-engine-{config.name}")
+    local = spark.sparkContext.master.startswith("local")  # the tasks can report through the driver's disk
+    board = ProgressBoard(sys.stdout) if local and sys.stdout.isatty() else None
+    summary = run_job(config, spark, dynamodb_client(config), progress=board)
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{config['s3.bucket.name']}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")

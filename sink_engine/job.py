@@ -18,6 +18,7 @@ from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.offsets import LeaseKeeper, LeaseToken, Leases, OffsetStore, table_exists
 from sink_engine.offsets.plans import PlanStore
 from sink_engine.planner import plan_ranges, with_wall_clock
+from sink_engine.progress import ProgressBoard
 from sink_engine.rotation.schedule import WallClockCuts, needs_recorded_plan
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
@@ -59,11 +60,10 @@ def plan(config: SinkConfig, store: OffsetStore) -> list[PartitionRange]:
 
 
 def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_ms,
-            owner: str | None = None) -> RunSummary:
+            owner: str | None = None, progress: ProgressBoard | None = None) -> RunSummary:
     """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
-    lost its lease), TaskFailedError (a record or upload failed; what came before it is committed)."""
-    from sink_engine.spark_runner import run_ranges
-
+    lost its lease), TaskFailedError (a record or upload failed; what came before it is committed).
+    `progress` shows the tasks' progress while they run (local mode)."""
     started = time.monotonic()
     table = config["offset.storage.dynamodb.table"]
     if not table_exists(dynamodb, table):
@@ -82,7 +82,7 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
                 ranges = decide_wall_clock(config, store, plans, token, ranges, clock())
             events.emit(events.RUN_PLANNED, connector=config.name, epoch=token.epoch,
                         ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges])
-            results = run_ranges(spark, config, [r for r in ranges if len(r)])
+            results = _write_ranges(spark, config, [r for r in ranges if len(r)], progress)
             summary = RunSummary(ranges, results)
             events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
                         records=summary.records_written, bytes=summary.bytes_written)
@@ -104,6 +104,19 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     if failed:
         raise TaskFailedError("; ".join(r.error for r in failed))
     return summary
+
+
+def _write_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress: ProgressBoard | None
+                  ) -> list[TaskResult]:
+    from sink_engine.spark_runner import run_ranges
+
+    if progress is None:
+        return run_ranges(spark, config, ranges)
+    progress.start(ranges)
+    try:
+        return run_ranges(spark, config, ranges, progress.directory)
+    finally:
+        progress.stop()
 
 
 def decide_wall_clock(config: SinkConfig, store: OffsetStore, plans: PlanStore, token: LeaseToken,

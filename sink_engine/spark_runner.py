@@ -55,8 +55,10 @@ def assign_tasks(ranges: list[PartitionRange], tasks: int) -> list[list[Partitio
     return groups
 
 
-def run_ranges(spark, config: SinkConfig, ranges: list[PartitionRange]) -> list[TaskResult]:
-    """One Spark task per group of ranges (at most `tasks.max`); returns every range's result.
+def run_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress_dir: str | None = None
+               ) -> list[TaskResult]:
+    """One Spark task per group of ranges (at most `tasks.max`); returns every range's result. Tasks report
+    their progress in `progress_dir` when given (a directory of the driver's machine: local mode only).
 
     The groups are the elements of an RDD with one partition each: one stage, no shuffle, and nothing but the
     ranges and their results crosses the JVM (a DataFrame with `mapInArrow` cost a shuffle stage and Arrow
@@ -65,7 +67,8 @@ def run_ranges(spark, config: SinkConfig, ranges: list[PartitionRange]) -> list[
         return []
     groups = assign_tasks(ranges, config["tasks.max"])
     try:
-        results = spark.sparkContext.parallelize(groups, len(groups)).mapPartitions(_task_function(config)).collect()
+        results = spark.sparkContext.parallelize(groups, len(groups)).mapPartitions(
+            _task_function(config, progress_dir)).collect()
     except Exception as e:  # Py4JJavaError or pyspark's captured exceptions: the job was aborted
         raise SparkTaskError(f"the Spark job of connector '{config.name}' failed: {_job_failure(e)}") from e
     return results
@@ -78,14 +81,14 @@ def _job_failure(error: Exception) -> str:
     return (aborted or lines or [type(error).__name__])[0][:600]
 
 
-def _task_function(config: SinkConfig):
+def _task_function(config: SinkConfig, progress_dir: str | None = None):
     def process(groups):
         from sink_engine.task import run_range
 
         settle_worker()
         for group in groups:
             for planned in group:
-                yield run_range(config, planned)
+                yield run_range(config, planned, progress_dir=progress_dir)
 
     return process
 

@@ -14,6 +14,7 @@ from sink_engine.format import format_for
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.partition import partitioner_for
 from sink_engine.partition.timestamps import extractor_for
+from sink_engine.progress import TaskProgress
 from sink_engine.records import RecordChunk
 from sink_engine.rotation import RotationPolicy
 from sink_engine.rotation.schema_gate import SchemaGate
@@ -27,9 +28,10 @@ from sink_engine.tombstones import null_runs
 from sink_engine.writer import TopicPartitionWriter
 
 
-def run_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskResult:
+def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress_dir: str | None = None) -> TaskResult:
     """Write the closed files of a range and report them. Never raises a SinkError: it is returned in
-    the result, with the files closed and uploaded before it, so the driver can commit that much."""
+    the result, with the files closed and uploaded before it, so the driver can commit that much.
+    With `progress_dir`, reports how far it got there (progress.TaskProgress)."""
     if config["format.class"] == "iceberg":  # data files of a table instead of objects (sink_engine/iceberg)
         from sink_engine.iceberg.task import run_table_range
 
@@ -45,12 +47,15 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskR
     steps = (config["behavior.on.null.values"], sidecars.wrap(converter_for(config, "value", planned.topic)),
              partitioner_for(config, extractor))
     router, processed = router_for(config, planned, uploader), planned.start_offset
+    progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
         try:
             for chunk in read_range(config, planned):
                 result.records_read += len(chunk)
                 _write(writer, steps, chunk, router)
                 processed = chunk.offsets[-1] + 1
+                if progress:
+                    progress.update(processed, result.records_read, len(writer.closed))
             if planned.cut_at_end:  # wall-clock rotation decided with the plan (rotation/schedule.py)
                 writer.close_all(next_offset=planned.end_offset)
         except SinkError as e:
@@ -64,6 +69,8 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskR
         return result
     finally:
         uploader.close()
+        if progress:
+            progress.finish(processed, result.records_read, len(writer.closed))
     result.files, result.next_offset = writer.closed, next_offset
     return result
 

@@ -1,9 +1,11 @@
 """`sink-engine run` started from a terminal or a pipe prints the run's own lines: no Spark stage bars and no JVM
-start-up notices (NativeCodeLoader, setLogLevel hints) when the engine starts Spark itself."""
+start-up notices (NativeCodeLoader, setLogLevel hints) when the engine starts Spark itself; on a terminal it shows
+its own progress board, in a pipe it does not."""
 from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 
@@ -11,19 +13,54 @@ from devtools.producer import create_topic, produce_events
 from tests.conftest import BUCKET, TABLE
 
 
-def test_a_run_prints_its_own_lines_and_no_spark_noise(stack, unique, tmp_path):
-    topic = f"quiet-{unique}"
+SPARK_NOISE = ("NativeCodeLoader", "setLogLevel", "[Stage", "WARN")
+
+
+def _connector(stack, unique: str, tmp_path, name: str):
+    topic = f"{name}-{unique}"
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_events(stack.bootstrap_servers, topic, 400, 2)
-    config = tmp_path / "connector.json"
-    config.write_text(json.dumps({"name": f"quiet-{unique}", "config": {
+    config = tmp_path / f"{name}.json"
+    config.write_text(json.dumps({"name": f"{name}-{unique}", "config": {
         "topics": topic, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
         "s3.region": "us-east-1", "flush.size": 100, "format.class": "JsonFormat",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
         "offset.storage.dynamodb.table": TABLE}}))
+    return topic, config
+
+
+def test_a_run_prints_its_own_lines_and_no_spark_noise(stack, unique, tmp_path):
+    _, config = _connector(stack, unique, tmp_path, "quiet")
     done = subprocess.run([sys.executable, "-m", "sink_engine", "run", "--config", str(config)], capture_output=True,
                           text=True, timeout=300, env={**os.environ, **stack.env})
     assert done.returncode == 0, done.stderr
     assert "run finished" in done.stdout and done.stdout.count("wrote s3://") == 4
-    for noise in ("NativeCodeLoader", "setLogLevel", "[Stage", "WARN"):
+    assert "records read" not in done.stdout  # no progress board in a pipe
+    for noise in SPARK_NOISE:
         assert noise not in done.stderr, done.stderr
+
+
+def test_a_run_on_a_terminal_shows_its_progress_per_partition(stack, unique, tmp_path):
+    topic, config = _connector(stack, unique, tmp_path, "board")
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "sink_engine", "run", "--config", str(config)],
+                               stdout=follower, stderr=subprocess.PIPE, env={**os.environ, **stack.env})
+    os.close(follower)
+    screen = b""
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the terminal is closed once the run's process has exited
+            break
+        if not data:
+            break
+        screen += data
+    os.close(leader)
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 0, stderr
+    text = screen.decode()
+    final_board = text[text.rindex("partition "):text.index("run finished")]
+    assert f"{topic}-0" in final_board and f"{topic}-1" in final_board
+    assert "2 partitions: 400 records read, 4 files closed, 0 left" in final_board
+    for noise in SPARK_NOISE:
+        assert noise not in text and noise not in stderr

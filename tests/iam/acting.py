@@ -66,8 +66,8 @@ def _workers_as(spark, principal: Principal, log: CallLog | None):
 def _recording_tasks(original, log: CallLog, principal: str):
     """`original` (the engine's task function factory) whose tasks install `log` before their first call."""
 
-    def task_function(config):
-        process = original(config)
+    def task_function(config, *args):
+        process = original(config, *args)
 
         def recorded(batches):
             log.install(principal)

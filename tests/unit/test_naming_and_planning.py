@@ -48,3 +48,16 @@ def test_assign_tasks_balances_and_caps():
     assert len(groups) == 2
     assert sorted(sum(len(r) for r in g) for g in groups) == [140, 150]
     assert len(assign_tasks(ranges[:1], 8)) == 1
+
+
+def test_the_progress_board_shows_the_partitions_with_most_left_first_and_sums_the_rest():
+    from sink_engine.progress import SHOWN_PARTITIONS, render
+
+    ranges = [PartitionRange("t", p, 100, 100 + 10 * (p + 1), 100) for p in range(SHOWN_PARTITIONS + 2)]
+    reports = {TopicPartition("t", 0): {"position": 105, "records": 5, "files": 1},
+               TopicPartition("t", 13): {"position": 240, "records": 140, "files": 3}}
+    lines = render(ranges, reports, seconds=2.0)
+    assert lines[1].split() == ["t-12", "0", "0", "130"]  # the most left first
+    assert lines[-2].split() == ["2", "more", "145", "4", "5"]  # t-0 (5 left) and t-13 (none left)
+    assert lines[-1] == (f"{SHOWN_PARTITIONS + 2} partitions: 145 records read, 4 files closed, "
+                         f"{sum(10 * (p + 1) for p in range(SHOWN_PARTITIONS + 2)) - 145:,} left; 72 records/s, 2 s")
