@@ -14,6 +14,7 @@ _NOT_FOR_TABLES = {
 def check_iceberg_settings(config) -> None:
     """`iceberg.*` keys only with IcebergFormat; with it, a table, a catalog, and no S3-object-only setting."""
     from sink_engine.iceberg.settings import is_iceberg, table_template
+    from sink_engine.iceberg.spec import partition_fields
 
     iceberg_keys = sorted(k for k in (*config.explicit, *config.passthrough) if k.startswith("iceberg."))
     if not is_iceberg(config):
@@ -31,3 +32,4 @@ def check_iceberg_settings(config) -> None:
     for key, (value, why) in _NOT_FOR_TABLES.items():
         if config[key] == value:
             raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
+    partition_fields(config)  # the partitioner must have an Iceberg partition spec

@@ -14,28 +14,34 @@ from sink_engine.convert.arrow_types import struct_table
 from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import FormatError
 from sink_engine.format.json_inference import json_text_table
-from sink_engine.iceberg.settings import KEY_COLUMN, OFFSET_COLUMN, PARTITION_COLUMN, TIMESTAMP_COLUMN, TOPIC_COLUMN
+from sink_engine.iceberg.settings import (
+    KEY_COLUMN, OFFSET_COLUMN, PARTITION_COLUMN, RECORD_TIME_COLUMN, TIMESTAMP_COLUMN, TOPIC_COLUMN,
+)
 from sink_engine.records import RecordChunk
 
-_METADATA: dict[str, Callable[[RecordChunk], pa.Array]] = {
-    TOPIC_COLUMN: lambda chunk: pa.array([chunk.topic] * len(chunk), pa.string()),
-    PARTITION_COLUMN: lambda chunk: pa.array([chunk.partition] * len(chunk), pa.int32()),
-    OFFSET_COLUMN: lambda chunk: pa.array(chunk.offsets, pa.int64()),
-    TIMESTAMP_COLUMN: lambda chunk: pa.array(chunk.timestamps, pa.timestamp("ms", tz="UTC")),
-    KEY_COLUMN: lambda chunk: pa.array(chunk.keys, pa.binary()),
+RecordTimes = Callable[[RecordChunk, ValueColumn], list]  # epoch ms of each record (a timestamp extractor's)
+_EXTRA: dict[str, Callable[[RecordChunk, ValueColumn, RecordTimes], pa.Array]] = {
+    TOPIC_COLUMN: lambda chunk, values, times: pa.array([chunk.topic] * len(chunk), pa.string()),
+    PARTITION_COLUMN: lambda chunk, values, times: pa.array([chunk.partition] * len(chunk), pa.int32()),
+    OFFSET_COLUMN: lambda chunk, values, times: pa.array(chunk.offsets, pa.int64()),
+    TIMESTAMP_COLUMN: lambda chunk, values, times: pa.array(chunk.timestamps, pa.timestamp("ms", tz="UTC")),
+    KEY_COLUMN: lambda chunk, values, times: pa.array(chunk.keys, pa.binary()),
+    RECORD_TIME_COLUMN: lambda chunk, values, times: pa.array(times(chunk, values), pa.timestamp("ms", tz="UTC")),
 }
 
 
-def record_tables(chunk: RecordChunk, values: ValueColumn, metadata: tuple[str, ...] = ()) \
-        -> Iterator[tuple[int, int, pa.Table]]:
+def record_tables(chunk: RecordChunk, values: ValueColumn, extra: tuple[str, ...] = (),
+                  record_times: RecordTimes | None = None) -> Iterator[tuple[int, int, pa.Table]]:
     """(start, stop, table): the rows of records [start, stop) of the chunk, in order, each table of one schema,
-    with the `metadata` columns (names from settings.METADATA_COLUMNS) after the value's. Raises FormatError naming a
-    schemaless JSON value that is not an object."""
+    with the `extra` columns (Kafka metadata, `_record_timestamp` from `record_times`) after the value's. Raises
+    FormatError naming a schemaless JSON value that is not an object, and the extractor's error naming a record
+    whose time cannot be read."""
     for start, stop in _runs(values):
         table = _value_table(chunk, values, start, stop)
-        part = chunk if (start, stop) == (0, len(chunk)) else chunk.slice(start, stop)
-        for name in metadata:
-            table = table.append_column(name, _METADATA[name](part))
+        whole = (start, stop) == (0, len(chunk))
+        part, part_values = (chunk, values) if whole else (chunk.slice(start, stop), values.slice(start, stop))
+        for name in extra:
+            table = table.append_column(name, _EXTRA[name](part, part_values, record_times))
         yield start, stop, table
 
 

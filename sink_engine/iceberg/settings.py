@@ -18,6 +18,7 @@ _DECLARED_CATALOG_KEYS = ("type", "uri", "warehouse")
 TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN = (
     f"_kafka_metadata_{name}" for name in ("topic", "partition", "offset", "timestamp", "key"))
 METADATA_COLUMNS = (TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN)
+RECORD_TIME_COLUMN = "_record_timestamp"  # the time read from timestamp.field, for a time partition (spec.py)
 
 
 def is_iceberg(config) -> bool:

@@ -23,7 +23,7 @@ from sink_engine.iceberg.catalog import create_table, load_table, open_catalog
 from sink_engine.iceberg.errors import TableError, TableSchemaError
 from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
-from sink_engine.iceberg.settings import table_identifier
+from sink_engine.iceberg.settings import RECORD_TIME_COLUMN, table_identifier
 from sink_engine.model import ClosedFile
 from sink_engine.records import RecordChunk
 
@@ -39,14 +39,18 @@ class TableTarget:
     auto_create: bool
     evolve: bool
     partition_fields: list = field(default_factory=list)  # [(source column, transform, partition field name)]
-    metadata_columns: tuple[str, ...] = ()
+    extra_columns: tuple[str, ...] = ()  # Kafka metadata, _record_timestamp (spec.extra_columns)
+    record_times: object = None  # timestamp.field's extractor, for _record_timestamp
 
     @classmethod
     def for_topic(cls, config, topic: str) -> "TableTarget":
-        from sink_engine.iceberg.spec import metadata_columns, partition_fields
+        from sink_engine.partition.timestamps import FieldTimestamps
+        from sink_engine.iceberg.spec import extra_columns, partition_fields
 
+        extra = extra_columns(config)
+        times = FieldTimestamps(config["timestamp.field"]).extract if RECORD_TIME_COLUMN in extra else None
         return cls(config, table_identifier(config, topic), config["iceberg.tables.auto-create-enabled"],
-                   config["iceberg.tables.evolve-schema-enabled"], partition_fields(config), metadata_columns(config))
+                   config["iceberg.tables.evolve-schema-enabled"], partition_fields(config), extra, times)
 
 
 class TableWriter:
@@ -68,7 +72,7 @@ class TableWriter:
         self.last_added_offset = start_offset - 1
 
     def write(self, chunk: RecordChunk, values: ValueColumn, partitions=None) -> None:
-        for start, stop, records in record_tables(chunk, values, self._target.metadata_columns):
+        for start, stop, records in self._tables(chunk, values):
             self._add(chunk, values, start, stop, records)
 
     def finish(self) -> None:
@@ -87,8 +91,11 @@ class TableWriter:
         middle = (start + stop) // 2
         for low, high in ((start, middle), (middle, stop)):
             sub_chunk, sub_values = chunk.slice(low, high), values.slice(low, high)
-            for s, e, part in record_tables(sub_chunk, sub_values, self._target.metadata_columns):
+            for s, e, part in self._tables(sub_chunk, sub_values):
                 self._add(sub_chunk, sub_values, s, e, part)
+
+    def _tables(self, chunk: RecordChunk, values: ValueColumn):
+        return record_tables(chunk, values, self._target.extra_columns, self._target.record_times)
 
     def _fitted(self, records: pa.Table) -> pa.Table | FitError:
         """The records in the table's schema (evolving the table first when they call for it), or why not."""

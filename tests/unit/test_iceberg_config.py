@@ -87,3 +87,41 @@ def test_other_formats_are_untouched_by_iceberg_keys():
     raw = {k: v for k, v in BASE.items() if not k.startswith("iceberg.")} | {"format.class": "JsonFormat"}
     config = parse_config(raw)
     assert config["iceberg.tables"] is None and config["iceberg.catalog.type"] is None
+
+
+@pytest.mark.parametrize("overrides, fields, extra", [
+    ({}, [], ()),
+    ({"partitioner.class": "FieldPartitioner", "partition.field.name": "region,address.city"},
+     [("region", "identity", "region"), ("address.city", "identity", "address_city")], ()),
+    ({"partitioner.class": "DailyPartitioner", "timestamp.extractor": "Record"},
+     [("_kafka_metadata_timestamp", "day", "kafka_metadata_timestamp_day")], ("_kafka_metadata_timestamp",)),
+    ({"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "RecordField", "timestamp.field": "ts"},
+     [("_record_timestamp", "hour", "record_timestamp_hour")], ("_record_timestamp",)),
+    ({"partitioner.class": "TimeBasedPartitioner", "partition.duration.ms": "86400000", "path.format": "'d'=dd",
+      "timestamp.extractor": "Record", "iceberg.tables.kafka-metadata-enabled": "true"},
+     [("_kafka_metadata_timestamp", "day", "kafka_metadata_timestamp_day")],
+     ("_kafka_metadata_topic", "_kafka_metadata_partition", "_kafka_metadata_offset", "_kafka_metadata_timestamp",
+      "_kafka_metadata_key")),
+    ({"partitioner.class": "FieldAndTimeBasedPartitioner", "partition.field.name": "region",
+      "partition.duration.ms": "3600000", "path.format": "'h'=HH", "timestamp.extractor": "Record"},
+     [("region", "identity", "region"), ("_kafka_metadata_timestamp", "hour", "kafka_metadata_timestamp_hour")],
+     ("_kafka_metadata_timestamp",)),
+])
+def test_partitioner_as_partition_spec(overrides, fields, extra):
+    from sink_engine.iceberg.spec import extra_columns, partition_fields
+
+    config = parse_config({**BASE, **overrides})
+    assert partition_fields(config) == fields and extra_columns(config) == extra
+
+
+@pytest.mark.parametrize("overrides, key, message", [
+    ({"partitioner.class": "DailyPartitioner"}, "timestamp.extractor", "Wallclock cannot partition"),
+    ({"partitioner.class": "DailyPartitioner", "timestamp.extractor": "Record", "timezone": "Europe/Paris"},
+     "timezone", "is not UTC"),
+    ({"partitioner.class": "TimeBasedPartitioner", "partition.duration.ms": "600000", "path.format": "'m'=mm",
+      "timestamp.extractor": "Record"}, "partition.duration.ms", "has no Iceberg transform"),
+])
+def test_partitioners_without_a_partition_spec(overrides, key, message):
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**BASE, **overrides})
+    assert caught.value.key == key and message in str(caught.value)
