@@ -3,11 +3,11 @@
 The header (magic byte 0, schema id) is read by confluent-kafka's `SchemaId`. Per schema id, once per task,
 the writer schema and the schemas it refers to (schema references, by subject and version, recursively)
 come from the registry through confluent-kafka's client and are mapped to a Connect schema
-(json_schema_mapping.py); `$ref`s resolve within them only, never over the network. Each payload is parsed
-as JSON and read as a value of that schema (connect_json.py), which checks every field's type. With
-`json.fail.invalid.schema` (Confluent's deserializer setting, false by default as there) each value is
-also validated against the writer schema by confluent-kafka's JSONDeserializer (jsonschema), which costs
-about 60 us per record.
+(json_schema_mapping.py); for that mapping `$ref`s resolve within them only, never over the network. Each
+payload is parsed as JSON and read as a value of that schema (connect_json.py), which checks every field's
+type. With `json.fail.invalid.schema` (Confluent's deserializer setting, false by default as there) each
+value is also validated against the writer schema by confluent-kafka's JSONDeserializer (jsonschema, its
+references resolved as that deserializer resolves them), which costs about 60 us per record.
 """
 from __future__ import annotations
 

@@ -14,9 +14,6 @@ class IsoText(str):
 
     value: datetime.date
 
-    def __reduce__(self):
-        return _rebuild, (str(self), self.value)
-
 
 def _rebuild(text: str, value) -> IsoText:
     made = IsoText(text)

@@ -17,6 +17,7 @@ import pytest
 
 from sink_engine.convert.avro_schema import AvroDecoder
 from sink_engine.convert.base import ValueColumn
+from sink_engine.convert.schema import Field, Schema
 from sink_engine.format.avro_format import AvroFormat
 from sink_engine.format.json_format import JsonFormat
 from sink_engine.format.parquet_format import ParquetFormat
@@ -92,8 +93,6 @@ def test_json_output_keeps_connects_values(column):
 
 
 def test_maps_with_string_and_other_keys_land_in_avro_output():
-    from sink_engine.convert.schema import Field, Schema
-
     schema = Schema("struct", name="M", version=1, fields=(
         Field("by_name", Schema("map", keys=Schema("string"), values=Schema("int32", True))),
         Field("by_number", Schema("map", True, keys=Schema("int32"), values=Schema("string", True)))))
