@@ -1,5 +1,7 @@
 """Memory of one large open file, per format: the extra resident memory (peak RSS over the RSS before any
-record) of writing one file of `--megabytes` of Kafka values with `s3.part.size` 5 MiB, against moto's server.
+record) of writing one file of `--megabytes` of Kafka values with `s3.part.size` 5 MiB, against moto's server;
+and of one task holding 1,000 open Parquet files (a FieldPartitioner over a field with 1,000 values, the same
+bytes in all).
 
 Each row runs in its own process, so that one row's peak does not hide the next. The first row converts the
 same records without writing them: the floor that the input itself costs (one chunk of records at a time).
@@ -19,6 +21,7 @@ import time
 
 MIB = 1024 * 1024
 BUCKET, CHUNK = "memory-bench", 5_000
+OPEN_FILES = 1_000  # the open-files row: a FieldPartitioner over `k`, which takes this many values
 ROWS = {  # name -> (connector keys, values with a schema envelope)
     "input only (convert, no file)": (None, False),
     "json": ({"format.class": "JsonFormat"}, False),
@@ -28,6 +31,8 @@ ROWS = {  # name -> (connector keys, values with a schema envelope)
     "parquet/snappy, JSON with schema": ({"format.class": "ParquetFormat"}, True),
     "avro/deflate, schemaless JSON": ({"format.class": "AvroFormat", "avro.codec": "deflate"}, False),
     "avro/deflate, JSON with schema": ({"format.class": "AvroFormat", "avro.codec": "deflate"}, True),
+    f"parquet/snappy, {OPEN_FILES:,} open files": ({"format.class": "ParquetFormat", "partitioner.class":
+                                                  "FieldPartitioner", "partition.field.name": "k"}, False),
 }
 _SCHEMA = {"type": "struct", "name": "Event", "optional": False, "fields": [
     {"field": "n", "type": "int64", "optional": False}, {"field": "blob", "type": "string", "optional": False}]}
@@ -38,10 +43,12 @@ def _rss_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _values(first: int, count: int, record_bytes: int, envelope: bool) -> list[bytes]:
+def _values(first: int, count: int, record_bytes: int, envelope: bool, keyed: bool = False) -> list[bytes]:
+    """JSON records of about `record_bytes`; `keyed` adds the field `k` (n modulo OPEN_FILES) first."""
     out = []
     for n in range(first, first + count):
-        payload = {"n": n, "blob": os.urandom(record_bytes // 2).hex()[:record_bytes - 20]}
+        payload = {"k": n % OPEN_FILES} if keyed else {}
+        payload.update({"n": n, "blob": os.urandom(record_bytes // 2).hex()[:record_bytes - 20]})
         out.append(json.dumps({"schema": _SCHEMA, "payload": payload} if envelope else payload).encode())
     return out
 
@@ -54,6 +61,7 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     from sink_engine.config import parse_config
     from sink_engine.convert import converter_for
     from sink_engine.format import format_for
+    from sink_engine.partition import partitioner_for
     from sink_engine.partition.timestamps import extractor_for
     from sink_engine.records import RecordChunk
     from sink_engine.rotation import RotationPolicy
@@ -71,26 +79,28 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
         **(settings or {"format.class": "JsonFormat"})}})
     s3 = boto3.client("s3")
     converter = converter_for(config, "value", "bench")
+    keyed = "partitioner.class" in (settings or {})
+    partitioner = partitioner_for(config, extractor_for(config, 0))
     uploader = Uploader(s3, BUCKET, ObjectOptions.from_config(config))
     writer = TopicPartitionWriter("bench", 0, 0, format_for(config), ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config, extractor_for(config, 0)), uploader)
     before, started = _rss_bytes(), time.perf_counter()
     for first in range(0, records, CHUNK):
-        values = _values(first, min(CHUNK, records - first), record_bytes, envelope)
+        values = _values(first, min(CHUNK, records - first), record_bytes, envelope, keyed)
         chunk = RecordChunk("bench", 0, list(range(first, first + len(values))), values,
                             keys=[None] * len(values), timestamps=[0] * len(values))
         converted = converter.convert(chunk)
         if settings is not None:
-            writer.write(chunk, converted, "partition=0")
+            writer.write(chunk, converted, partitioner.encode(chunk, converted))
     if settings is not None:
         writer.close_all(records)
     uploader.drain()
     uploader.close()
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    size = writer.closed[0].size_bytes if writer.closed else 0
+    size = sum(f.size_bytes for f in writer.closed)
     return {"extra_mb": (peak - before) / 1e6, "arrow_mb": pa.default_memory_pool().max_memory() / 1e6,
-            "object_mb": size / 1e6, "seconds": seconds, "records": records}
+            "object_mb": size / 1e6, "seconds": seconds, "records": records, "files": len(writer.closed)}
 
 
 def main() -> None:
@@ -116,11 +126,11 @@ def main() -> None:
             results[name] = json.loads(answer.stdout.strip().splitlines()[-1])
     print(f"\nOne open file of {args.megabytes} MB of Kafka values ({args.record_bytes}-byte JSON records), "
           "s3.part.size 5 MiB, one process per row")
-    print("| format                            | object MB | extra RSS MB (peak) | of it Arrow's pool | seconds |")
-    print("|-----------------------------------|-----------|---------------------|--------------------|---------|")
+    print("| format                            | files | object MB | extra RSS MB (peak) | of it Arrow's pool | seconds |")
+    print("|-----------------------------------|-------|-----------|---------------------|--------------------|---------|")
     for name, r in results.items():
-        print(f"| {name:<33} | {r['object_mb']:>9.1f} | {r['extra_mb']:>19.1f} | {r['arrow_mb']:>18.1f} | "
-              f"{r['seconds']:>7.1f} |")
+        print(f"| {name:<33} | {r.get('files', 0):>5,} | {r['object_mb']:>9.1f} | {r['extra_mb']:>19.1f} | "
+              f"{r['arrow_mb']:>18.1f} | {r['seconds']:>7.1f} |")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,28 @@ def test_parts_go_up_while_writing_and_the_object_appears_on_finish(s3, unique):
     assert uploads_under(s3, key) == []
 
 
+def test_writes_of_any_size_and_buffer_type_give_the_object_as_written(s3, unique):
+    """The buffered pieces are joined only when a part leaves: bytes, bytearrays and memoryviews (pyarrow's and
+    fastavro's writes) of sizes around the part size end as exactly their concatenation, parts cut at 5 MiB."""
+    key = f"streamed/{unique}/mixed"
+    generator = random.Random(11)
+    writes = []
+    for size in [1, 5 * MIB - 1, 2, 5 * MIB, 0, 3 * MIB, 7 * MIB + 5, 17]:
+        data = generator.randbytes(size)
+        writes.append([data, bytearray(data), memoryview(data)][len(writes) % 3])
+    uploader = Uploader(s3, BUCKET, ObjectOptions(part_size=5 * MIB))
+    stream = ObjectStream(uploader, key)
+    for data in writes:
+        assert stream.write(data) == len(data)
+    stream.finish()
+    uploader.drain()
+    uploader.close()
+    expected = b"".join(bytes(w) for w in writes)
+    assert stream.size == len(expected) and s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == expected
+    parts = s3.head_object(Bucket=BUCKET, Key=key, PartNumber=1)
+    assert parts["PartsCount"] == 5 and parts["ContentLength"] == 5 * MIB
+
+
 def test_an_abandoned_object_leaves_nothing(s3, unique):
     key = f"streamed/{unique}/abandoned"
     uploader = Uploader(s3, BUCKET, ObjectOptions(part_size=5 * MIB))
