@@ -1,8 +1,8 @@
 """Converted records as Arrow tables of rows, with the Kafka metadata columns a table asks for.
 
 Values with a schema (struct) give one table per run of records sharing a schema; schemaless JSON is inferred
-per call with the rules of `format.json_inference` (every value must be a JSON object); StringConverter and
-ByteArrayConverter values are one column `value`.
+with the rules of `format.json_inference` (every value must be a JSON object), split where fields conflict;
+StringConverter and ByteArrayConverter values are one column `value`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pyarrow as pa
 from sink_engine.convert.arrow_types import struct_table
 from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import FormatError
-from sink_engine.format.json_inference import json_text_table
+from sink_engine.format.json_inference import block_schema, needs_python, read_block, rows_in_python
 from sink_engine.iceberg.settings import (
     KEY_COLUMN, OFFSET_COLUMN, PARTITION_COLUMN, RECORD_TIME_COLUMN, TIMESTAMP_COLUMN, TOPIC_COLUMN,
 )
@@ -36,8 +36,9 @@ def record_tables(chunk: RecordChunk, values: ValueColumn, extra: tuple[str, ...
     with the `extra` columns (Kafka metadata, `_record_timestamp` from `record_times`) after the value's. Raises
     FormatError naming a schemaless JSON value that is not an object, and the extractor's error naming a record
     whose time cannot be read."""
-    for start, stop in _runs(values):
-        table = _value_table(chunk, values, start, stop)
+    pieces = _json_tables(chunk, values, 0, len(values)) if values.kind == "json" else \
+        ((start, stop, _value_table(values, start, stop)) for start, stop in _runs(values))
+    for start, stop, table in pieces:
         whole = (start, stop) == (0, len(chunk))
         part, part_values = (chunk, values) if whole else (chunk.slice(start, stop), values.slice(start, stop))
         for name in extra:
@@ -57,21 +58,32 @@ def _runs(values: ValueColumn) -> Iterator[tuple[int, int]]:
     yield start, len(values)
 
 
-def _value_table(chunk: RecordChunk, values: ValueColumn, start: int, stop: int) -> pa.Table:
+def _value_table(values: ValueColumn, start: int, stop: int) -> pa.Table:
     part = values if (start, stop) == (0, len(values)) else values.slice(start, stop)
     if part.kind == "struct":
         return struct_table(part)
-    if part.kind == "string":
-        return pa.table({"value": pa.array(part.items, pa.string())})
-    if part.kind == "bytes":
-        return pa.table({"value": pa.array(part.items, pa.binary())})
-    for position, item in enumerate(part.items):
+    return pa.table({"value": pa.array(part.items, pa.string() if part.kind == "string" else pa.binary())})
+
+
+def _json_tables(chunk: RecordChunk, values: ValueColumn, start: int, stop: int) \
+        -> Iterator[tuple[int, int, pa.Table]]:
+    """Schemaless JSON inferred by `format.json_inference`'s rules, except that records whose fields conflict
+    (a number and a string, ...) are split until they do not, rather than made JSON text: a record's row is then
+    the same however records were read together (a single record with an object empty everywhere keeps the
+    rules' JSON text)."""
+    items = values.items[start:stop]
+    for position, item in enumerate(items):
         if item[:1] != b"{":
             raise FormatError(chunk.topic, chunk.partition, chunk.offsets[start + position],
                               "an Iceberg row of schemaless JSON needs a JSON object value")
-
-    def record_error(position: int, cause: str) -> FormatError:
-        return FormatError(chunk.topic, chunk.partition, chunk.offsets[start + position], cause)
-
-    table, _ = json_text_table(b"\n".join(part.items), record_error)
-    return table
+    text = b"\n".join(items)
+    table, schema = block_schema(text)
+    if schema is not None and not needs_python(schema):
+        yield start, stop, table if table.schema == schema else read_block(text, schema)
+    elif stop - start == 1:
+        yield start, stop, rows_in_python(text, lambda position, cause: FormatError(
+            chunk.topic, chunk.partition, chunk.offsets[start + position], cause))[0]
+    else:
+        middle = (start + stop) // 2
+        yield from _json_tables(chunk, values, start, middle)
+        yield from _json_tables(chunk, values, middle, stop)
