@@ -33,8 +33,7 @@ for mod in pkgutil.walk_packages(sink_engine.__path__, "sink_engine."):
     except ModuleNotFoundError as e:
         if e.name.split(".")[0] not in ("pyspark", "py4j"):  # Spark brings these on EMR
             raise
-for dep in ("pyarrow", "pyarrow.parquet", "confluent_kafka", "orjson", "boto3", "aws_msk_iam_sasl_signer",
-            "pandas"):  # pandas: pyspark's mapInArrow requires it
+for dep in ("pyarrow", "pyarrow.parquet", "confluent_kafka", "orjson", "boto3", "aws_msk_iam_sasl_signer"):
     importlib.import_module(dep)
 import sys; assert not any("/.venv/" in p for p in sys.path), sys.path
 print("ALL-IMPORTED")
