@@ -1,8 +1,8 @@
 """JsonSpool: the schemaless JSON values of one Parquet or Avro file, kept as text until the file closes.
 
 The file's schema is inferred from all of its records (json_inference), so nothing can be encoded before
-the last one. The text stays in memory up to `s3.part.size` bytes, then moves to a temporary file on local
-disk. When the file closes, its schema is inferred block by block (blocks of about one part), then each
+the last one. The text stays in memory up to `s3.part.size` bytes (as the pieces written, joined once when the
+file closes), then moves to a temporary file on local disk. When the file closes, its schema is inferred block by block (blocks of about one part), then each
 block is read with it and handed to the format: one block in memory at a time, unless a field's values
 conflict (the Python path reads the whole file). Values are checked when they arrive, so that a value the
 file cannot hold is a RecordError that the dead-letter queue can take: a file holds JSON objects, or only
@@ -10,7 +10,6 @@ nulls (a tombstone file).
 """
 from __future__ import annotations
 
-import io
 import tempfile
 from typing import Iterator
 
@@ -29,7 +28,9 @@ _OBJECT, _NULL = "object", "null"
 class JsonSpool:
     def __init__(self, context: FileContext, memory_bytes: int):
         self._context = context
-        self._text = tempfile.SpooledTemporaryFile(max_size=memory_bytes)
+        self._pieces: list[bytes] = []  # the text while it fits in memory_bytes
+        self._file = None  # a temporary file once it does not
+        self._size = 0
         self._block_bytes = memory_bytes
         self._holds: str | None = None  # _OBJECT or _NULL once the first value is in
         self.records = 0
@@ -55,8 +56,17 @@ class JsonSpool:
     def write(self, lines: list) -> None:
         if self._holds is None:
             self._holds = _OBJECT if lines[0].lstrip()[:1] == b"{" else _NULL
-        self._text.write(b"\n".join(lines) + b"\n")
+        text = b"\n".join(lines)
+        if self._file is not None:
+            self._file.writelines((text, b"\n"))
+        else:
+            self._pieces += (text, b"\n")  # no copy of the text until the file closes
+        self._size += len(text) + 1
         self.records += len(lines)
+        if self._file is None and self._size > self._block_bytes:
+            self._file = tempfile.TemporaryFile()
+            self._file.writelines(self._pieces)
+            self._pieces = []
 
     def batches(self) -> Iterator[tuple]:
         """The file as (table, function giving its rows as Python dicts) per block, all with the file's
@@ -64,8 +74,7 @@ class JsonSpool:
         if self._holds == _NULL:
             yield pa.table({"value": pa.nulls(self.records)}), lambda: [{"value": None}] * self.records
             return
-        self._text.seek(0, io.SEEK_END)
-        if self._text.tell() <= self._block_bytes:
+        if self._file is None:
             yield json_text_table(self._whole_text(), self._python_error)
             return
         schema, conflict = None, False
@@ -82,17 +91,22 @@ class JsonSpool:
             yield read_block(block, schema), lambda block=block: documents(block)
 
     def close(self) -> None:
-        self._text.close()
+        self._pieces = []
+        if self._file is not None:
+            self._file.close()
 
     def _blocks(self) -> Iterator[bytes]:
-        """The text in blocks of whole lines, each ending at the first line end past `block_bytes`."""
-        self._text.seek(0)
-        while block := self._text.read(self._block_bytes):
-            yield block + (self._text.readline() if not block.endswith(b"\n") else b"")
+        """The text of a file on disk in blocks of whole lines, each ending at the first line end past
+        `block_bytes`."""
+        self._file.seek(0)
+        while block := self._file.read(self._block_bytes):
+            yield block + (self._file.readline() if not block.endswith(b"\n") else b"")
 
     def _whole_text(self) -> bytes:
-        self._text.seek(0)
-        return self._text.read()
+        if self._file is None:
+            return b"".join(self._pieces)
+        self._file.seek(0)
+        return self._file.read()
 
     def _python_error(self, position: int, cause: str) -> Exception:
         return self._context.record_error(self._context.start_offset, f"record {position} of the file: {cause}")
