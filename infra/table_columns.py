@@ -68,9 +68,11 @@ class TableStorage:
     serde_parameters: dict[str, str] = field(default_factory=dict)
 
 
-def table_storage(config: SinkConfig, topic: str, declared: dict | None, settings_source: str) -> TableStorage | None:
+def table_storage(config: SinkConfig, topic: str, declared: dict | None, settings_source: str,
+                  partition_fields: frozenset[str] = frozenset()) -> TableStorage | None:
     """The table storage of `topic` as `config` writes it, from its declared Avro record schema (None: none
-    declared); None when the output has no table. SettingsError naming `catalog.tables.<topic>` when the
+    declared); None when the output has no table. Top-level fields named in `partition_fields` (lower case) are
+    left out: their partition columns hold their values. SettingsError naming `catalog.tables.<topic>` when the
     declared schema cannot be a table of this output."""
     fmt, converter = config["format.class"], config["value.converter"]
     setting = f"catalog.tables.{topic}"
@@ -89,7 +91,7 @@ def table_storage(config: SinkConfig, topic: str, declared: dict | None, setting
             arrow = pa.schema([pa.field("value", _SINGLE_COLUMN[converter])])
         else:
             arrow = _arrow_schema(_as_written(connect_schema(declared), config))
-        return _storage(fmt, arrow)
+        return _storage(fmt, arrow, partition_fields)
     except KeyError as e:
         raise refuse(f"Avro type {e} has no column type") from None
     except (TypeError, ValueError) as e:
@@ -167,17 +169,21 @@ def _arrow_schema(schema: Schema) -> pa.Schema:
     return pa.schema([pa.field(f.name, arrow_type(f.schema), nullable=True) for f in schema.fields])
 
 
-def _storage(fmt: str, arrow: pa.Schema) -> TableStorage:
+def _storage(fmt: str, arrow: pa.Schema, partition_fields: frozenset[str]) -> TableStorage:
     classification, serde, input_format, output_format = _SERDES[fmt]
     parameters: dict[str, str] = {}
     if fmt == "avro":
         literal, _ = avro_schema(arrow)  # TypeError: the engine cannot write such a column as Avro either
+        # the table's schema reads the files' records without those fields (Avro schema resolution skips them)
+        literal["fields"] = [f for f in literal["fields"] if f["name"].lower() not in partition_fields]
         parameters["avro.schema.literal"] = json.dumps(literal, separators=(",", ":"))
         columns = [(f["name"].lower(), hive_type(avro_arrow_type(f["type"]))) for f in literal["fields"]]
     else:
         columns = []
         for column in arrow:
             name = column.name.lower()
+            if name in partition_fields:
+                continue
             if not _NAME.fullmatch(name):
                 if fmt not in JSON_FORMATS:
                     raise TypeError(f"field {column.name!r} is not a valid column name (letters, digits, _), "

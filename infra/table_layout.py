@@ -64,6 +64,7 @@ class PartitionColumn:
     name: str
     projection: dict[str, str]  # Athena's projection.<name>.<key> table parameters, keyed by <key>
     type: str = "string"
+    field: str | None = None  # the partitioning field whose values it holds (FieldPartitioner)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,8 @@ def layout(config: SinkConfig, topic: str, bucket: str, *, source: str, kafka_pa
     if kind in ("field", "fieldtime"):
         for name, column in field_columns(config["partition.field.name"] or (), source).items():
             values = field_values.get(name)
-            columns.append(PartitionColumn(column, _field_projection(values, delim, topic, name, settings_source)))
+            columns.append(PartitionColumn(column, _field_projection(values, delim, topic, name, settings_source),
+                                           field=name))
             segments.append(f"{name}=${{{column}}}")
     if kind in ("time", "daily", "hourly", "fieldtime"):
         columns.append(PartitionColumn(TIME_COLUMN, time_projection(config, time_range_start, source).projection()))

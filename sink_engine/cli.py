@@ -14,6 +14,7 @@ from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
+from sink_engine.iceberg import cli as iceberg_cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
             return _read(config, args.key, args.offset)
         if args.command == "dlq":
             return dlq_cli.run(config, args)
+        if args.command == "iceberg":
+            return iceberg_cli.run(config, args)
         return COMMANDS[args.command](config)
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -66,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     read.add_argument("--key", required=True, help="key of a Block-GZIP object in s3.bucket.name")
     read.add_argument("--offset", required=True, type=int, help="Kafka offset of the record")
     dlq_cli.add_parser(commands)
+    iceberg_cli.add_parser(commands)
     return parser
 
 

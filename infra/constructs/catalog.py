@@ -50,13 +50,14 @@ class Catalog(Construct):
         for spec in connectors:
             for topic in spec.topics:
                 declared = settings.catalog.tables.get(topic)
-                storage = table_storage(spec.config, topic, declared and declared.schema, settings.source)
-                if storage is None:
+                schema = declared.schema if declared else None
+                if table_storage(spec.config, topic, schema, settings.source) is None:
                     continue
                 projected = layout(spec.config, topic, settings.bucket_name, source=spec.source,
                                    kafka_partitions=settings.kafka_partitions,
                                    field_values=declared.field_values if declared else {},
                                    time_range_start=settings.catalog.time_range_start, settings_source=settings.source)
+                storage = table_storage(spec.config, topic, schema, settings.source, _partitioning_fields(projected))
                 _check_names(settings.source, topic, storage, projected)
                 table = self._table(settings, spec, topic, storage, projected, account)
                 table.node.add_dependency(self.database)
@@ -80,10 +81,17 @@ class Catalog(Construct):
         ))
 
 
+def _partitioning_fields(projected: Layout) -> frozenset[str]:
+    """Top-level fields that partition the objects: their partition columns (same name) hold their values, so the
+    table leaves the fields out (Athena refuses a data column named as a partition column)."""
+    return frozenset(c.name for c in projected.columns if c.field is not None and c.field.lower() == c.name)
+
+
 def _check_names(source: str, topic: str, storage: TableStorage, projected: Layout) -> None:
-    """A partition column may not share its name with a data column (Athena refuses such a table)."""
+    """Any other data column named as a partition column (`partition`, `time_bucket`, `a_b` for field `a.b`) is an
+    error: Athena refuses such a table."""
     data = {name for name, _ in storage.columns}
     for column in projected.columns:
         if column.name in data:
-            raise SettingsError(source, f"catalog.tables.{topic}", f"the field {column.name!r} is also the name of "
-                                "the partition column of the layout; Athena refuses a table with both")
+            raise SettingsError(source, f"catalog.tables.{topic}", f"the field {column.name!r} has the name of "
+                                "the layout's partition column; Athena refuses a table with both")

@@ -3,20 +3,17 @@ concurrent runs, a zombie whose lease was lost, and other writers committing to 
 from __future__ import annotations
 
 import threading
-import time
 
-import orjson
 import pyarrow as pa
 import pytest
-from pyiceberg.table import Table
 
 from devtools.producer import create_topic, produce_events
 from sink_engine import cli
-from sink_engine.iceberg import commit as table_commit
 from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 from sink_engine.iceberg.errors import TableCommitConflictError
 from sink_engine.iceberg.settings import table_identifier
 from sink_engine.job import now_ms, run_job
+from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry, write_config
 from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, table_of
 from tests.runs import committed, committed_offsets, crash_at
 
@@ -40,7 +37,7 @@ def test_crash_after_data_files_before_the_snapshot(stack, spark, s3, dynamodb, 
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     assert connector_snapshots(config) == [] and committed_offsets(dynamodb, config) == {}
     # when its lease lapses and the job runs again
-    _wait_for_lease_expiry()
+    wait_for_lease_expiry(config)
     run_job(config, spark, dynamodb)
     # then every record is a row once: the dead run's files are orphans no snapshot names
     assert ids(config) == list(range(300))
@@ -61,7 +58,7 @@ def test_crash_after_the_snapshot_before_the_offsets(stack, spark, dynamodb, tab
     assert committed_offsets(dynamodb, config) == {}
     assert newest_offsets(config) == {0: 100, 1: 100, 2: 100}
     # when the job runs again, with 60 more records on the topic
-    _wait_for_lease_expiry()
+    wait_for_lease_expiry(config)
     produce_events(stack.bootstrap_servers, topic, 60, 3, first_id=300)
     run_job(config, spark, dynamodb)
     # then DynamoDB took the snapshot's offsets (and the crashed run's epoch is not the one that committed them),
@@ -75,7 +72,7 @@ def test_crash_after_the_snapshot_before_the_offsets(stack, spark, dynamodb, tab
 def test_a_rerun_after_the_snapshot_crash_with_no_new_records_appends_nothing(stack, spark, dynamodb, table_config):
     config = table_config
     crash_at("after_snapshot_before_commit", config, spark, dynamodb)
-    _wait_for_lease_expiry()
+    wait_for_lease_expiry(config)
     summary = run_job(config, spark, dynamodb)
     assert summary.files == [] and len(connector_snapshots(config)) == 1
     assert ids(config) == list(range(300))
@@ -84,8 +81,7 @@ def test_a_rerun_after_the_snapshot_crash_with_no_new_records_appends_nothing(st
 
 def test_concurrent_runs_have_one_winner(stack, spark, dynamodb, table_config, tmp_path):
     config = table_config
-    config_file = tmp_path / "connector.json"
-    config_file.write_text(orjson.dumps({"name": config.name, "config": _raw(config)}).decode())
+    config_file = write_config(config, tmp_path / "connector.json")
     codes, start = [], threading.Barrier(2)
 
     def run():
@@ -108,7 +104,7 @@ def test_a_zombie_whose_lease_was_lost_cannot_commit(stack, spark, dynamodb, tab
     finds B's snapshot (parked before reading) or the catalog refuses its stale base and its lease is gone."""
     config = table_config
     gate = CatalogGate(open_catalog(config), parked_at)
-    _first_catalog_gated(monkeypatch, gate)
+    gate_first_catalog(monkeypatch, gate)
     zombie = ParkedRun(config, spark, dynamodb, gate)
     winner = run_job(config, spark, dynamodb, clock=lambda: now_ms() + 2 * LEASE_MS)
     assert winner.records_written == 300
@@ -126,7 +122,7 @@ def test_another_writers_commit_meanwhile_is_no_conflict(stack, spark, dynamodb,
     run_job(config, spark, dynamodb)  # the table exists from here on
     produce_events(stack.bootstrap_servers, config["topics"][0], 30, 3, first_id=300)
     gate = CatalogGate(open_catalog(config), "commit_table")
-    _first_catalog_gated(monkeypatch, gate)
+    gate_first_catalog(monkeypatch, gate)
     parked = ParkedRun(config, spark, dynamodb, gate)
     other = table_of(config)
     other.append(pa.table({"event_id": pa.array([-1], pa.int64())}), snapshot_properties={"writer": "someone else"})
@@ -135,86 +131,3 @@ def test_another_writers_commit_meanwhile_is_no_conflict(stack, spark, dynamodb,
     assert ids(config) == [-1] + list(range(330))
     assert [s.summary["added-records"] for s in connector_snapshots(config)] == ["300", "30"]
     assert committed_offsets(dynamodb, config) == {0: 110, 1: 110, 2: 110}
-
-
-class CatalogGate:
-    """The real catalog, except that the driver's first `method` call of its snapshot commit waits until `open()`
-    (the calls of `recover` pass: the gate arms itself on the first renewal check of the commit)."""
-
-    def __init__(self, catalog, method: str):
-        self._catalog, self._method = catalog, method
-        self.armed, self.reached, self._opened = False, threading.Event(), threading.Event()
-
-    def load_table(self, identifier):
-        """The table, bound to this gate, so that its commits go through it."""
-        if self._method == "load_table":
-            self._wait()
-        table = self._catalog.load_table(identifier)
-        return Table(table.name(), table.metadata, table.metadata_location, table.io, self)
-
-    def commit_table(self, *args, **kwargs):
-        if self._method == "commit_table":
-            self._wait()
-        return self._catalog.commit_table(*args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self._catalog, name)
-
-    def _wait(self) -> None:
-        if self.armed and not self.reached.is_set():
-            self.reached.set()
-            assert self._opened.wait(120), "the gate was never opened"
-
-    def open(self) -> None:
-        self._opened.set()
-
-
-class ParkedRun:
-    """run_job on a thread, parked at its CatalogGate; `finish` opens the gate and returns the summary or error."""
-
-    def __init__(self, config, spark, dynamodb, gate: CatalogGate):
-        self.gate, self.outcome = gate, None
-        self._thread = threading.Thread(target=self._run, args=(config, spark, dynamodb))
-        self._thread.start()
-        assert gate.reached.wait(180), f"the run did not reach its snapshot commit: {self.outcome!r}"
-
-    def _run(self, config, spark, dynamodb) -> None:
-        try:
-            self.outcome = run_job(config, spark, dynamodb)
-        except Exception as e:  # checked by the test
-            self.outcome = e
-            self.gate.reached.set()
-
-    def finish(self):
-        self.gate.open()
-        self._thread.join(timeout=180)
-        return self.outcome
-
-
-def _first_catalog_gated(monkeypatch, gate: CatalogGate) -> None:
-    """The first TableCommits (the parked run's) uses the gate, armed when its commit starts; later ones the real
-    catalog."""
-    used = []
-    real_commit = table_commit.TableCommits.commit
-
-    def catalog(self):
-        if not used:
-            used.append(self)
-        return gate if self is used[0] else open_catalog(self._config)
-
-    def commit(self, *args, **kwargs):
-        if self is used[0]:
-            gate.armed = True
-        return real_commit(self, *args, **kwargs)
-
-    monkeypatch.setattr(table_commit.TableCommits, "catalog", property(catalog))
-    monkeypatch.setattr(table_commit.TableCommits, "commit", commit)
-
-
-def _raw(config) -> dict:
-    values = {k: config[k] for k in config.explicit if k != "name"}
-    return {**{k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}, **config.passthrough}
-
-
-def _wait_for_lease_expiry() -> None:
-    time.sleep(LEASE_MS / 1000 + 0.5)
