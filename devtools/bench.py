@@ -1,14 +1,18 @@
 """`make bench`: the run phase of `sink-engine run` (Kafka -> S3, offsets committed, on local Spark) beside a
-plain one-process pipeline in the same run (devtools/plain_pipeline.py), for JSON and Parquet output; CPU per
+plain one-process pipeline in the same run (devtools/plain_pipeline.py), for JSON and Parquet output, and the run
+phase with IcebergFormat (records/s beside Parquet files, and the time of its snapshot commit); CPU per
 record of the engine's process tree; scaling from tasks.max 1 to 2; then every output format and partitioner
 through one range at a time in one process (the engine's task code without Spark).
 
 Prints tables. Spark start-up is measured apart from the run. Usage:
-    python -m devtools.bench [--records 2000000] [--partitions 4] [--flush-size 50000] [--formats none]
+    python -m devtools.bench [--records 2000000] [--partitions 4] [--flush-size 50000] [--formats none] [--no-iceberg]
 """
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -103,6 +107,8 @@ def main() -> None:
                         help="comma-separated names from FORMAT_MATRIX to measure, 'all' or 'none'")
     parser.add_argument("--partitioners", default="all",
                         help="comma-separated names from PARTITIONER_MATRIX to measure, 'all' or 'none'")
+    parser.add_argument("--no-iceberg", dest="iceberg", action="store_false",
+                        help="skip the IcebergFormat run (SQL catalog, warehouse in the S3 emulator)")
     args = parser.parse_args()
     with LocalStack() as stack:
         stack.apply_env()
@@ -124,6 +130,7 @@ def main() -> None:
         warm_up(spark, args.partitions)
         startup = (time.perf_counter() - started, sum(TreeCpu.spent(cpu_before, cpu.sample()).values()))
         runs = run_phase_rows(stack, args, dynamodb, spark, cpu)
+        iceberg = iceberg_row(stack, args, dynamodb, spark, cpu) if args.iceberg else None
         scaling = scaling_rows(stack, args, dynamodb, spark, cpu)
         spark.stop()
         formats = format_rows(stack, args, dynamodb, total_mb)
@@ -141,6 +148,12 @@ def main() -> None:
         plain, engine = [row for row in runs if row.format == name]
         print(f"{name}: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain pipeline (target 0.9x); "
               f"CPU per record {engine.cpu_us / plain.cpu_us:.2f}x (target at most 1.5x)")
+    if iceberg:
+        row_, commit_seconds = iceberg
+        parquet = next(r for r in runs if r.format == "parquet/snappy" and r.pipeline.startswith("sink-engine"))
+        print(row_.line())
+        print(f"iceberg: run phase {row_.records_per_s / parquet.records_per_s:.2f}x Parquet/snappy files; one "
+              f"snapshot commit (lease check, load, append) {commit_seconds:.3f} s")
     print(f"Spark start-up (session, {args.partitions} Python workers, imports): {startup[0]:.1f} s, "
           f"{startup[1]:.1f} CPU s")
     print("\nScaling, JSON, the same input")
@@ -213,6 +226,56 @@ def _engine_row(stack, args, dynamodb, spark, cpu: TreeCpu, name: str, overrides
     summary = run_job(config, spark, dynamodb)
     return RunRow(name, f"sink-engine run: Spark, tasks.max={tasks}", summary.seconds, summary.records_written,
                   TreeCpu.spent(before, cpu.sample()))
+
+
+def iceberg_row(stack, args, dynamodb, spark, cpu: TreeCpu) -> tuple[RunRow, float]:
+    """`sink-engine run` with IcebergFormat (Parquet/snappy data files, a SQL catalog in a temporary SQLite file,
+    the warehouse in the bench bucket): its row, and the seconds of its snapshot commit (SNAPSHOT_COMMITTED)."""
+    from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
+
+    _empty_bucket()
+    print(f"iceberg: sink-engine run, tasks.max={args.partitions} ...", flush=True)
+    catalog_dir = tempfile.mkdtemp(prefix="bench-catalog-")
+    config = bench_config(stack, args, "run-iceberg", "topics", {
+        "format.class": "IcebergFormat", "iceberg.tables": "bench.events", "iceberg.catalog.type": "sql",
+        "iceberg.catalog.uri": f"sqlite:///{catalog_dir}/catalog.db",
+        "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse", "iceberg.tables.auto-create-enabled": "true",
+        "iceberg.tables.auto-create-props.write.parquet.compression-codec": "snappy"})
+    ensure_namespace(open_catalog(config), "bench.events")
+    commits = _EventLog("SNAPSHOT_COMMITTED")
+    before = cpu.sample()
+    with commits:
+        summary = run_job(config, spark, dynamodb)
+    row_ = RunRow("iceberg", f"sink-engine run: Spark, tasks.max={args.partitions}", summary.seconds,
+                  summary.records_written, TreeCpu.spent(before, cpu.sample()))
+    return row_, sum(event["seconds"] for event in commits.events)
+
+
+class _EventLog(logging.Handler):
+    """Collects one structured event of the `sink_engine` logger while in its `with` block."""
+
+    def __init__(self, name: str):
+        super().__init__(logging.INFO)
+        self.name_, self.events = name, []
+        self._logger = logging.getLogger("sink_engine")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            event = json.loads(record.getMessage())
+        except ValueError:  # not a structured event
+            return
+        if isinstance(event, dict) and event.get("event") == self.name_:
+            self.events.append(event)
+
+    def __enter__(self):
+        self._level = self._logger.level
+        self._logger.addHandler(self)
+        self._logger.setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._level)
 
 
 def _input_megabytes(config, dynamodb) -> float:

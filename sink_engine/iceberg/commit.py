@@ -18,6 +18,7 @@ DynamoDB after it. So the table is the commit point and DynamoDB may lag it:
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections import defaultdict
 
@@ -97,7 +98,7 @@ class TableCommits:
                                                lease_ms) for identifier in sorted(files) if files[identifier]}
 
     def _commit_table(self, identifier: str, data_files: list, entries: list, leases, token, lease_ms: int) -> int:
-        commit_id = uuid.uuid4().hex
+        commit_id, started = uuid.uuid4().hex, time.monotonic()
         properties = {CONNECTOR: token.connector, EPOCH: str(token.epoch), COMMIT_ID: commit_id,
                       OFFSETS: json.dumps(entries, sort_keys=True)}
         for _ in range(COMMIT_ATTEMPTS):
@@ -107,7 +108,7 @@ class TableCommits:
             table = without_commit_retries(self.catalog.load_table(identifier))
             newest = newest_of_connector(table, token.connector)
             if newest is not None and newest.summary.get(COMMIT_ID) == commit_id:
-                return self._committed(identifier, newest.snapshot_id, data_files, token)  # an answer was lost
+                return self._committed(identifier, newest.snapshot_id, data_files, token, started)  # answer lost
             if (newest.snapshot_id if newest else None) != self._seen.get(identifier):
                 raise TableCommitConflictError(token.connector, identifier, _changed(newest, self._seen.get(identifier)))
             try:
@@ -115,16 +116,18 @@ class TableCommits:
                     with transaction.update_snapshot(snapshot_properties=properties).fast_append() as append:
                         for data_file in data_files:
                             append.append_data_file(data_file)
-                return self._committed(identifier, append.snapshot_id, data_files, token)
+                return self._committed(identifier, append.snapshot_id, data_files, token, started)
             except (CommitFailedException, CommitStateUnknownException):
                 continue  # look again: a concurrent commit, or this one's answer lost
         raise TableError(f"snapshot commit to table {identifier} kept losing to concurrent commits "
                          f"({COMMIT_ATTEMPTS} attempts); nothing was appended")
 
-    def _committed(self, identifier: str, snapshot_id: int, data_files: list, token) -> int:
+    def _committed(self, identifier: str, snapshot_id: int, data_files: list, token, started: float) -> int:
+        """`seconds`: from the lease check to the catalog's answer (every attempt)."""
         self._seen[identifier] = snapshot_id
         events.emit(events.SNAPSHOT_COMMITTED, connector=token.connector, epoch=token.epoch, table=identifier,
-                    snapshot=snapshot_id, files=len(data_files), records=sum(f.record_count for f in data_files))
+                    snapshot=snapshot_id, files=len(data_files), records=sum(f.record_count for f in data_files),
+                    seconds=round(time.monotonic() - started, 3))
         return snapshot_id
 
 
