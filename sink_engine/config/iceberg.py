@@ -25,7 +25,11 @@ def check_iceberg_settings(config) -> None:
     catalog = config["iceberg.catalog.type"]
     if catalog is None:
         raise ConfigError("iceberg.catalog.type", "is required with format.class=IcebergFormat (sql, glue or rest)")
-    if catalog in ("sql", "rest") and not config["iceberg.catalog.uri"]:
+    if catalog == "rest":
+        raise ConfigError("iceberg.catalog.type", "rest (an Iceberg REST catalog such as S3 Tables' endpoint) is not "
+                                                  "built yet: there is no REST catalog to test it against here; use "
+                                                  "glue or sql")
+    if catalog == "sql" and not config["iceberg.catalog.uri"]:
         raise ConfigError("iceberg.catalog.uri", f"is required with iceberg.catalog.type={catalog}")
     if catalog == "sql" and not config["iceberg.catalog.warehouse"]:
         raise ConfigError("iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql (s3://bucket/prefix)")

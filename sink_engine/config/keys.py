@@ -144,12 +144,11 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "_kafka_metadata_topic, _partition, _offset, _timestamp and _key (raw key bytes) to each row."),
     Key("iceberg.catalog", "string", "iceberg", "IcebergFormat: the catalog's name (pyiceberg's catalog name)."),
     Key("iceberg.catalog.type", "choice", None, "IcebergFormat: sql (SQLAlchemy URI in iceberg.catalog.uri, e.g. "
-        "a SQLite file; local stacks), glue (AWS Glue Data Catalog) or rest (e.g. S3 Tables' Iceberg REST "
-        "endpoint with SigV4). Required with IcebergFormat.", choices=("sql", "glue", "rest")),
-    Key("iceberg.catalog.uri", "string", None, "IcebergFormat: the catalog URI (sql: a SQLAlchemy URL; rest: the "
-        "endpoint)."),
-    Key("iceberg.catalog.warehouse", "string", None, "IcebergFormat: where new tables are located (sql: "
-        "s3://bucket/prefix; rest on S3 Tables: the table bucket ARN)."),
+        "a SQLite file; local stacks) or glue (AWS Glue Data Catalog); rest (an Iceberg REST catalog such as S3 "
+        "Tables') is not built yet. Required with IcebergFormat.", choices=("sql", "glue", "rest")),
+    Key("iceberg.catalog.uri", "string", None, "IcebergFormat: the catalog URI (sql: a SQLAlchemy URL)."),
+    Key("iceberg.catalog.warehouse", "string", None, "IcebergFormat: where new tables are located, "
+        "s3://bucket/prefix (required with sql; with glue a table lies under its database's location, else here)."),
 )
 
 KEYS: tuple[Key, ...] = (

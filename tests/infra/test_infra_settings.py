@@ -156,3 +156,16 @@ def test_a_confluent_cloud_connector_with_secret_references_deploys(scratch_env,
     (spec,) = load_connectors(settings)
     assert (spec.format, spec.dlq_topic, spec.topics) == ("parquet", "dlq-cloud-s3-sink", ("orders",))
     assert spec.config["timezone"] == "PST" and spec.config["flush.size"] == 1000
+
+
+def test_an_iceberg_connector_is_refused_until_the_stacks_build_it(scratch_env, monkeypatch):
+    settings, folder = scratch_env
+    path = folder / "orders.json"
+    document = json.loads(path.read_text())
+    document["config"].update({"format.class": "IcebergFormat", "iceberg.tables": "lake.orders",
+                               "iceberg.catalog.type": "glue"})
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    with pytest.raises(ConnectorSpecError, match="dev/orders.json, key 'format.class'.*IcebergFormat cannot be "
+                                                 "deployed by the stacks yet"):
+        load_connectors(settings)

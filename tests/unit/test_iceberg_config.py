@@ -68,6 +68,7 @@ def test_table_per_topic(template, topic, table):
     ({"iceberg.catalog.type": None}, "iceberg.catalog.type", "is required"),
     ({"iceberg.catalog.type": "hive"}, "iceberg.catalog.type", "expected one of sql, glue, rest"),
     ({"iceberg.catalog.uri": None}, "iceberg.catalog.uri", "is required with iceberg.catalog.type=sql"),
+    ({"iceberg.catalog.type": "rest"}, "iceberg.catalog.type", "is not built yet"),
     ({"iceberg.catalog.warehouse": None}, "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql"),
     ({"behavior.on.null.values": "write"}, "behavior.on.null.values", "tombstones cannot be table rows"),
     ({"store.kafka.keys": "true"}, "store.kafka.keys", "kafka-metadata-enabled"),
