@@ -1,4 +1,5 @@
-"""The offsets and lease table of the engine (keys `pk`, `sk`), point-in-time recovery on, protected in prod."""
+"""The offsets and lease table of the engine (its items: `sink_engine.offsets.layout`), point-in-time recovery on,
+protected in prod."""
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
@@ -6,6 +7,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from infra.settings import Settings
+from sink_engine.offsets.layout import PK, SK
 
 
 class OffsetsTable(Construct):
@@ -16,8 +18,8 @@ class OffsetsTable(Construct):
         protect = settings.protect_data
         self.table = dynamodb.Table(
             self, "Table", table_name=settings.table_name,
-            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            partition_key=dynamodb.Attribute(name=PK, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=SK, type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(point_in_time_recovery_enabled=True),

@@ -1,8 +1,7 @@
-"""Replay progress in the connector's offsets table: one item per replayed dead letter.
+"""Replay progress in the connector's offsets table: one `REPLAY#` item per replayed dead letter, keyed by
+its original record (`sink_engine.offsets.layout`).
 
-Item: `pk = <connector>`, `sk = "REPLAY#<topic>#<partition>#<offset, 20 digits>"` (the original record),
-`state` (`claimed` before the record is produced, `replayed` once the producer confirmed it), `error_class`,
-`target_topic`, `claimed_at_ms`, `replayed_at_ms`, `claim_id` (the claiming invocation's). A claim is a
+Its `state` is `claimed` before the record is produced, `replayed` once the producer confirmed it. A claim is a
 conditional put, so two invocations never both replay a record; a record left `claimed` (the invocation died
 between claim and confirmation) is never replayed again automatically and is reported as in doubt. A claim whose
 answer was lost is retried by the SDK and fails its condition against its own first try: the item's `claim_id`
@@ -16,13 +15,9 @@ from typing import Callable
 from botocore.exceptions import ClientError
 
 from sink_engine.dlq.letter import DeadLetter
+from sink_engine.offsets import layout
 
-REPLAY_PREFIX = "REPLAY#"
 CLAIMED, REPLAYED = "claimed", "replayed"
-
-
-def replay_sk(letter: DeadLetter) -> str:
-    return f"{REPLAY_PREFIX}{letter.topic}#{letter.partition}#{letter.offset:020d}"
 
 
 class ReplayProgress:
@@ -65,4 +60,4 @@ class ReplayProgress:
         return self._db.get_item(TableName=self._table, Key=self._key(letter), ConsistentRead=True).get("Item")
 
     def _key(self, letter: DeadLetter) -> dict:
-        return {"pk": {"S": self._connector}, "sk": {"S": replay_sk(letter)}}
+        return layout.key(self._connector, layout.replay_sk(letter.topic, letter.partition, letter.offset))

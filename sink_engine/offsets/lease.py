@@ -9,8 +9,7 @@ from botocore.exceptions import ClientError
 
 from sink_engine import events
 from sink_engine.errors import LeaseHeldError
-
-LEASE_SK = "LEASE"
+from sink_engine.offsets import layout
 
 
 @dataclass(frozen=True)
@@ -18,6 +17,13 @@ class LeaseToken:
     connector: str
     owner: str
     epoch: int
+
+    def fencing_check(self, table: str) -> dict:
+        """The transaction item that holds the run's other writes to the lease epoch still being this token's."""
+        return {"ConditionCheck": {
+            "TableName": table, "Key": layout.key(self.connector, layout.LEASE_SK),
+            "ConditionExpression": "epoch = :epoch", "ExpressionAttributeValues": {":epoch": {"N": str(self.epoch)}},
+        }}
 
 
 class Leases:
@@ -43,7 +49,7 @@ class Leases:
             self._db.put_item(
                 TableName=self._table,
                 Item={
-                    "pk": {"S": connector}, "sk": {"S": LEASE_SK}, "owner": {"S": owner},
+                    **layout.key(connector, layout.LEASE_SK), "owner": {"S": owner},
                     "epoch": {"N": str(epoch)}, "expires_at_ms": {"N": str(now + duration_ms)},
                     "acquired_at_ms": {"N": str(now)},
                 },
@@ -72,7 +78,7 @@ class Leases:
 
     def describe(self, connector: str) -> dict | None:
         item = self._db.get_item(
-            TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": LEASE_SK}}, ConsistentRead=True
+            TableName=self._table, Key=layout.key(connector, layout.LEASE_SK), ConsistentRead=True
         ).get("Item")
         if not item:
             return None
@@ -86,7 +92,7 @@ class Leases:
         try:
             self._db.update_item(
                 TableName=self._table,
-                Key={"pk": {"S": token.connector}, "sk": {"S": LEASE_SK}},
+                Key=layout.key(token.connector, layout.LEASE_SK),
                 UpdateExpression="SET expires_at_ms = :exp",
                 ConditionExpression="epoch = :epoch AND #owner = :owner",
                 ExpressionAttributeNames={"#owner": "owner"},

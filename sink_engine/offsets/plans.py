@@ -1,9 +1,9 @@
 """Recorded plans: the wall-clock decisions of a run (scheduled cut, Wallclock time), written before any
 upload and reused by the next run when this one died before committing, so a retry writes the same files.
 
-Items `sk = "PLAN#<topic>#<partition>"` under the connector: start_offset, end_offset, cut_at_end,
-wallclock_ms, epoch. A plan is reused only while the partition's committed offset is still its start (its
-run committed nothing); the driver deletes the plans once its commits are done.
+One `PLAN#` item per topic-partition (`sink_engine.offsets.layout`). A plan is reused only while the
+partition's committed offset is still its start (its run committed nothing); the driver deletes the plans once
+its commits are done.
 """
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from botocore.exceptions import ClientError
 
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import PartitionRange, TopicPartition
-from sink_engine.offsets.lease import LEASE_SK, LeaseToken
+from sink_engine.offsets import layout
+from sink_engine.offsets.lease import LeaseToken
 
-PLAN_PREFIX = "PLAN#"
 _TRANSACTION_ITEMS = 100
 
 
-def plan_sk(tp: TopicPartition) -> str:
-    return f"{PLAN_PREFIX}{tp.topic}#{tp.partition}"
+def _key(connector: str, tp: TopicPartition) -> dict:
+    return layout.key(connector, layout.plan_sk(tp.topic, tp.partition))
 
 
 class PlanStore:
@@ -29,20 +29,11 @@ class PlanStore:
 
     def recorded(self, connector: str) -> dict[TopicPartition, PartitionRange]:
         """Every recorded plan of the connector (strongly consistent)."""
-        kwargs = {
-            "TableName": self._table, "ConsistentRead": True,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": {":pk": {"S": connector}, ":prefix": {"S": PLAN_PREFIX}},
-        }
         found = {}
-        while True:
-            page = self._db.query(**kwargs)
-            for item in page["Items"]:
-                planned = _from_item(item)
-                found[planned.tp] = planned
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in layout.items_under(self._db, self._table, connector, layout.PLAN_PREFIX):
+            planned = _from_item(item)
+            found[planned.tp] = planned
+        return found
 
     def record(self, token: LeaseToken, ranges: list[PartitionRange]) -> None:
         """Write the plans, conditional on the lease epoch still being ours (CommitConflictError if not).
@@ -50,10 +41,7 @@ class PlanStore:
         A retry after a lost answer meets no condition of its own write (the lease check holds again, the puts
         are unconditional); it carries the first try's ClientRequestToken all the same, so that AWS answers it
         with the first try's outcome (moto ignores the token)."""
-        check = {"ConditionCheck": {
-            "TableName": self._table, "Key": {"pk": {"S": token.connector}, "sk": {"S": LEASE_SK}},
-            "ConditionExpression": "epoch = :epoch", "ExpressionAttributeValues": {":epoch": {"N": str(token.epoch)}},
-        }}
+        check = token.fencing_check(self._table)
         for batch in _batches(ranges, _TRANSACTION_ITEMS - 1):
             puts = [{"Put": {"TableName": self._table, "Item": _to_item(token, planned)}} for planned in batch]
             try:
@@ -67,8 +55,7 @@ class PlanStore:
     def forget(self, connector: str, tps: list[TopicPartition]) -> None:
         """Delete the plans of these partitions (after their run's commits)."""
         for batch in _batches(tps, 25):
-            requests = [{"DeleteRequest": {"Key": {"pk": {"S": connector}, "sk": {"S": plan_sk(tp)}}}}
-                        for tp in batch]
+            requests = [{"DeleteRequest": {"Key": _key(connector, tp)}} for tp in batch]
             pending = {self._table: requests}
             while pending:
                 pending = self._db.batch_write_item(RequestItems=pending).get("UnprocessedItems") or None
@@ -81,7 +68,7 @@ def _batches(items: list, size: int):
 
 def _to_item(token: LeaseToken, planned: PartitionRange) -> dict:
     item = {
-        "pk": {"S": token.connector}, "sk": {"S": plan_sk(planned.tp)}, "topic": {"S": planned.topic},
+        **_key(token.connector, planned.tp), "topic": {"S": planned.topic},
         "partition": {"N": str(planned.partition)}, "start_offset": {"N": str(planned.start_offset)},
         "end_offset": {"N": str(planned.end_offset)}, "cut_at_end": {"BOOL": planned.cut_at_end},
         "epoch": {"N": str(token.epoch)},

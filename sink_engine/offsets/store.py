@@ -8,14 +8,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.errors import CommitConflictError, CommitFailedError
 from sink_engine.model import CommittedOffset, TopicPartition
-from sink_engine.offsets.lease import LEASE_SK, LeaseToken
-
-OFFSET_PREFIX = "OFFSET#"
-DEAD_LETTERS_PREFIX = "dead_letters."  # attributes counting dead letters by error class
+from sink_engine.offsets import layout
+from sink_engine.offsets.lease import LeaseToken
 
 
-def offset_sk(tp: TopicPartition) -> str:
-    return f"{OFFSET_PREFIX}{tp.topic}#{tp.partition}"
+def _key(connector: str, tp: TopicPartition) -> dict:
+    return layout.key(connector, layout.offset_sk(tp.topic, tp.partition))
 
 
 class OffsetStore:
@@ -25,31 +23,20 @@ class OffsetStore:
     def committed(self, connector: str) -> dict[TopicPartition, CommittedOffset]:
         """Every committed offset of the connector (strongly consistent)."""
         found: dict[TopicPartition, CommittedOffset] = {}
-        kwargs = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": {":pk": {"S": connector}, ":prefix": {"S": OFFSET_PREFIX}},
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._db.query(**kwargs)
-            for item in page["Items"]:
-                tp = TopicPartition(item["topic"]["S"], int(item["partition"]["N"]))
-                found[tp] = CommittedOffset(
-                    next_offset=int(item["next_offset"]["N"]),
-                    committed_at_ms=int(item["committed_at_ms"]["N"]),
-                    last_file=item.get("last_file", {}).get("S"),
-                    dead_letters={name[len(DEAD_LETTERS_PREFIX):]: int(value["N"]) for name, value in item.items()
-                                  if name.startswith(DEAD_LETTERS_PREFIX)},
-                )
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in layout.items_under(self._db, self._table, connector, layout.OFFSET_PREFIX):
+            tp = TopicPartition(item["topic"]["S"], int(item["partition"]["N"]))
+            found[tp] = CommittedOffset(
+                next_offset=int(item["next_offset"]["N"]),
+                committed_at_ms=int(item["committed_at_ms"]["N"]),
+                last_file=item.get("last_file", {}).get("S"),
+                dead_letters={name[len(layout.DEAD_LETTERS_PREFIX):]: int(value["N"]) for name, value in item.items()
+                              if name.startswith(layout.DEAD_LETTERS_PREFIX)},
+            )
+        return found
 
     def dlq_scan_from(self, connector: str, tp: TopicPartition) -> int | None:
         """The dead-letter topic position stored with the last commit of `tp` (see sink_engine.dlq)."""
-        item = self._db.get_item(TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": offset_sk(tp)}},
-                                 ConsistentRead=True).get("Item", {})
+        item = self._item(connector, tp)
         return int(item["dlq_scan_from"]["N"]) if "dlq_scan_from" in item else None
 
     def commit(
@@ -91,10 +78,12 @@ class OffsetStore:
 
     def _holds(self, token: LeaseToken, tp: TopicPartition, next_offset: int) -> bool:
         """Whether the offsets item holds this run's commit: this epoch (one run per epoch) and this offset."""
-        item = self._db.get_item(TableName=self._table, Key={"pk": {"S": token.connector}, "sk": {"S": offset_sk(tp)}},
-                                 ConsistentRead=True).get("Item", {})
+        item = self._item(token.connector, tp)
         return (item.get("epoch", {}).get("N"), item.get("next_offset", {}).get("N")) == (str(token.epoch),
                                                                                            str(next_offset))
+
+    def _item(self, connector: str, tp: TopicPartition) -> dict:
+        return self._db.get_item(TableName=self._table, Key=_key(connector, tp), ConsistentRead=True).get("Item", {})
 
     def _transaction(self, token: LeaseToken, tp: TopicPartition, expected: int | None, next_offset: int,
                      last_file: str | None, dead_letters: dict | None, dlq_scan_from: int | None) -> list[dict]:
@@ -116,19 +105,14 @@ class OffsetStore:
         names = {"#p": "partition"}
         counters = sorted((dead_letters or {}).items())
         for i, (error_class, count) in enumerate(counters):
-            names[f"#dl{i}"], values[f":dl{i}"] = f"{DEAD_LETTERS_PREFIX}{error_class}", {"N": str(count)}
+            names[f"#dl{i}"], values[f":dl{i}"] = f"{layout.DEAD_LETTERS_PREFIX}{error_class}", {"N": str(count)}
         if counters:
             update += " ADD " + ", ".join(f"#dl{i} :dl{i}" for i in range(len(counters)))
         return [
-            {"ConditionCheck": {
-                "TableName": self._table,
-                "Key": {"pk": {"S": token.connector}, "sk": {"S": LEASE_SK}},
-                "ConditionExpression": "epoch = :epoch",
-                "ExpressionAttributeValues": {":epoch": {"N": str(token.epoch)}},
-            }},
+            token.fencing_check(self._table),
             {"Update": {
                 "TableName": self._table,
-                "Key": {"pk": {"S": token.connector}, "sk": {"S": offset_sk(tp)}},
+                "Key": _key(token.connector, tp),
                 "UpdateExpression": update,
                 "ConditionExpression": offset_condition,
                 "ExpressionAttributeNames": names,

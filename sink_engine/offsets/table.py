@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
+from sink_engine.offsets.layout import PK, SK
+
 
 def table_exists(dynamodb, table: str) -> bool:
     try:
@@ -15,7 +17,7 @@ def table_exists(dynamodb, table: str) -> bool:
 
 
 def ensure_table(dynamodb, table: str) -> bool:
-    """Create the table (on-demand, keys pk/sk) if it is missing and wait until it is active.
+    """Create the table (on-demand, string keys `layout.PK`, `layout.SK`) if it is missing and wait until it is active.
 
     Returns True when it created the table. Idempotent.
     """
@@ -25,10 +27,10 @@ def ensure_table(dynamodb, table: str) -> bool:
         dynamodb.create_table(
             TableName=table,
             AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
+                {"AttributeName": PK, "AttributeType": "S"},
+                {"AttributeName": SK, "AttributeType": "S"},
             ],
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            KeySchema=[{"AttributeName": PK, "KeyType": "HASH"}, {"AttributeName": SK, "KeyType": "RANGE"}],
             BillingMode="PAY_PER_REQUEST",
         )
     except ClientError as e:

@@ -1,0 +1,95 @@
+"""The items of the offsets table (`offset.storage.dynamodb.table`), declared once for every reader and writer.
+
+This module imports nothing, so that the trigger Lambda ships it alone (`infra.packaging.FUNCTIONS`).
+
+Key: `pk` (string) is the connector's name; `sk` (string) says what the item is. A connector's items are all
+under its `pk`: the job's and the replay's roles may touch only their connectors' (`dynamodb:LeadingKeys`).
+Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is a Kafka topic-partition.
+
+- `LEASE`: the run lease (`sink_engine.offsets.lease`). `owner` (the run's unique id), `epoch` (the fencing
+  token: only ever grows), `expires_at_ms`, `acquired_at_ms`. Written by the job only: put if absent, or
+  expired with the epoch read (`epoch = :old AND expires_at_ms <= :now`), with epoch + 1; renewal and release
+  update `expires_at_ms` if `epoch` and `owner` are still the run's. Every other write of the job (PLAN#,
+  OFFSET#) is a transaction that checks `epoch` against the run's. Read by the trigger (is a run under way).
+- `OFFSET#<topic>#<partition>`: the committed offset (`sink_engine.offsets.store`). `topic`, `partition`,
+  `next_offset` (the first record not yet landed), `epoch` (of the committing run), `committed_at_ms`,
+  `last_file` (key of the last closed file, when the commit closed one), `dlq_scan_from` (the dead-letter
+  topic's position to scan from next time, see `sink_engine.dlq.topic_destination`), and a counter
+  `dead_letters.<error class>` per class of dead-lettered records (added to). Written by the job only, in a
+  transaction with the lease check, conditional on `next_offset` being absent (first commit) or the run's
+  planned start. Read by the job, `status`, the dead-letter topic destination and the trigger.
+- `PLAN#<topic>#<partition>`: a run's wall-clock decisions, recorded before any upload (`sink_engine.offsets
+  .plans`). `topic`, `partition`, `start_offset`, `end_offset`, `cut_at_end` (a scheduled cut at the range's
+  end), `expected_committed` (the committed offset the plan started from; absent: none), `wallclock_ms`
+  (Wallclock's time; absent: not used), `epoch`. Put by the job in a transaction with the lease check,
+  deleted by it once its commits are done; the next run repeats a plan whose partition's committed offset is
+  still `expected_committed`.
+- `REPLAY#<topic>#<partition>#<offset, 20 digits>`: one replayed dead letter, keyed by its original record
+  (`sink_engine.dlq.replay_progress`). `state` (`claimed`, then `replayed`), `error_class`, `target_topic`,
+  `claimed_at_ms`, `replayed_at_ms`, `claim_id` (the claiming invocation's). Put by the DLQ replay (its Lambda
+  and `sink-engine dlq replay`) if absent (`attribute_not_exists(sk)`), then set `replayed` unconditionally.
+- `TRIGGER#<topic>#<partition>`: what the trigger Lambda has seen of a topic-partition (`lambdas.trigger
+  .state`). `next_offset` (after the newest record seen), and when something was pending `first_offset`,
+  `first_ts_ms`, `newest_ts_ms`. Put by the trigger only, unconditionally: only MSK batches write markers, and
+  Lambda hands a partition's batches to one invocation at a time.
+- `RUN`: the trigger's claim on the job run it asked for (`lambdas.trigger.state`). `attempt` (seeds the
+  StartJobRun client token), `lease_epoch` (the LEASE epoch it saw), `claimed_at_ms`, `expires_at_ms`,
+  `failures_before`, and later `job_run_id`, `outcome` (`succeeded`, `failed`, `idle`), `settled_at_ms`.
+  Written by the trigger only: a new claim is put if absent (`attribute_not_exists(sk)`) or if `attempt` is
+  still the one read; `job_run_id` is set if `attempt` is the claim's; the outcome once
+  (`attempt = :attempt AND attribute_not_exists(outcome)`).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+PK, SK = "pk", "sk"  # the table's partition and sort key attributes, both strings
+LEASE_SK = "LEASE"
+RUN_SK = "RUN"
+OFFSET_PREFIX = "OFFSET#"
+PLAN_PREFIX = "PLAN#"
+REPLAY_PREFIX = "REPLAY#"
+TRIGGER_PREFIX = "TRIGGER#"
+DEAD_LETTERS_PREFIX = "dead_letters."  # OFFSET# attributes counting dead letters by error class
+
+
+def key(connector: str, sk: str) -> dict:
+    """The DynamoDB key of the connector's item `sk`."""
+    return {PK: {"S": connector}, SK: {"S": sk}}
+
+
+def offset_sk(topic: str, partition: int) -> str:
+    return f"{OFFSET_PREFIX}{topic}#{partition}"
+
+
+def plan_sk(topic: str, partition: int) -> str:
+    return f"{PLAN_PREFIX}{topic}#{partition}"
+
+
+def trigger_sk(topic: str, partition: int) -> str:
+    return f"{TRIGGER_PREFIX}{topic}#{partition}"
+
+
+def replay_sk(topic: str, partition: int, offset: int) -> str:
+    return f"{REPLAY_PREFIX}{topic}#{partition}#{offset:020d}"
+
+
+def topic_partition(sk: str) -> tuple[str, int]:
+    """The topic and partition of an `OFFSET#`, `PLAN#` or `TRIGGER#` sort key."""
+    _, topic, partition = sk.rsplit("#", 2)
+    return topic, int(partition)
+
+
+def items_under(dynamodb, table: str, connector: str, prefix: str) -> Iterator[dict]:
+    """Every item of the connector whose `sk` starts with `prefix`, read page by page (strongly consistent)."""
+    kwargs = {
+        "TableName": table, "ConsistentRead": True,
+        "KeyConditionExpression": f"{PK} = :pk AND begins_with({SK}, :prefix)",
+        "ExpressionAttributeValues": {":pk": {"S": connector}, ":prefix": {"S": prefix}},
+    }
+    while True:
+        page = dynamodb.query(**kwargs)
+        yield from page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
