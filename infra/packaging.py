@@ -7,7 +7,8 @@
   `libraries` (`lambdas/requirements.txt`: Powertools and its tracer, for every function) and `replay`
   (`lambdas/dlq_replay/requirements.txt`: the engine libraries the DLQ replay imports, pinned by
   `requirements.txt`). boto3 and botocore come with the Lambda runtime.
-- The Lambda code folders (FUNCTIONS): `lambdas/<function>/` and the other packages the function runs.
+- The Lambda code folders (FUNCTIONS): `lambdas/<function>/` and the other packages and modules the function
+  runs.
 
 `python -m infra.packaging` (what `make package` runs) builds them all for every environment's target.
 """
@@ -38,8 +39,9 @@ LAYERS = {  # layer name -> requirements file
 @dataclass(frozen=True)
 class LambdaPackage:
     """What one function is deployed with: `packages` in its code folder (besides `lambdas/<function>`; folders
-    of the repository, copied to the same path: `sink_engine`, `lambdas/shared`) and its `layers` (keys of
-    LAYERS), in the order Lambda merges them under /opt."""
+    or lone modules of the repository, copied to the same path: `sink_engine`, `lambdas/shared`,
+    `sink_engine/offsets/layout.py`, whose folders are then namespace packages) and its `layers` (keys of LAYERS),
+    in the order Lambda merges them under /opt."""
 
     packages: tuple[str, ...] = ()
     layers: tuple[str, ...] = ("libraries",)
@@ -47,7 +49,7 @@ class LambdaPackage:
 
 FUNCTIONS = {  # handler `lambdas.<function>.handler.handler` -> what the stack deploys it with
     "admin": LambdaPackage(),
-    "trigger": LambdaPackage(packages=("lambdas/shared",)),
+    "trigger": LambdaPackage(packages=("lambdas/shared", "sink_engine/offsets/layout.py")),
     "dlq_replay": LambdaPackage(packages=("sink_engine", "lambdas/shared"), layers=("libraries", "replay")),
 }
 _MACHINE = {"ARM64": "aarch64", "X86_64": "x86_64"}
@@ -114,14 +116,19 @@ def build_lambda_layer(name: str = "libraries", build: Path = BUILD, target: Tar
 
 
 def assemble_code(function: str, build: Path = BUILD, packages: tuple[str, ...] = ()) -> Path:
-    """Copy `lambdas/__init__.py`, `lambdas/<function>/` and the repository's `packages` (e.g. "sink_engine",
-    "lambdas/shared") into a folder of their own, `build/lambda/code-<function>`; returns the folder."""
+    """Copy `lambdas/__init__.py`, `lambdas/<function>/` and the repository's `packages` (folders such as
+    "sink_engine", "lambdas/shared", or modules) into a folder of their own, `build/lambda/code-<function>`;
+    returns the folder."""
     target = build / "lambda" / f"code-{function}"
     shutil.rmtree(target, ignore_errors=True)
     (target / "lambdas").mkdir(parents=True)
     shutil.copy2(ROOT / "lambdas" / "__init__.py", target / "lambdas" / "__init__.py")
-    for source, into in ((f"lambdas/{function}", f"lambdas/{function}"), *((p, p) for p in packages)):
-        shutil.copytree(ROOT / source, target / into, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for source in (f"lambdas/{function}", *packages):
+        if (ROOT / source).is_file():
+            (target / source).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / source, target / source)
+        else:
+            shutil.copytree(ROOT / source, target / source, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return target
 
 

@@ -19,7 +19,7 @@ from infra.settings import Settings
 
 SERVICE = "sink-trigger"
 IDLE_FLUSH_INPUT = {"action": "idle-flush"}
-PACKAGES = ("lambdas/shared",)  # the connector index reader
+PACKAGES = ("lambdas/shared", "sink_engine/offsets/layout.py")  # the connector index reader, the table's items
 
 
 def trigger_group_id(env: str, topic: str) -> str:

@@ -1,9 +1,8 @@
 """The trigger's view of the offsets table: committed offsets, its own pending markers, the lease, the run claim.
 
-Items under `pk = <connector>`: the engine's `LEASE` and `OFFSET#<topic>#<partition>` (read only here), and the
-trigger's `TRIGGER#<topic>#<partition>` markers and `RUN` claim. Only MSK batches write markers, one topic's
-partitions each, and Lambda hands a partition's batches to one invocation at a time, so markers need no
-condition; the claim does.
+Items (`sink_engine.offsets.layout`): the engine's `LEASE` and `OFFSET#` (read only here), and the trigger's
+`TRIGGER#` markers and `RUN` claim. Only MSK batches write markers, one topic's partitions each, and Lambda hands
+a partition's batches to one invocation at a time, so markers need no condition; the claim does.
 """
 from __future__ import annotations
 
@@ -13,11 +12,8 @@ from dataclasses import dataclass, replace
 from botocore.exceptions import ClientError
 
 from lambdas.trigger.pending import Committed, Seen, TopicPartition
+from sink_engine.offsets import layout
 
-OFFSET_PREFIX = "OFFSET#"
-MARKER_PREFIX = "TRIGGER#"
-LEASE_SK = "LEASE"
-RUN_SK = "RUN"
 SUCCEEDED, FAILED, IDLE = "succeeded", "failed", "idle"  # outcomes of a claim's run
 
 
@@ -61,14 +57,14 @@ class TriggerState:
     def committed(self, connector: str) -> dict[TopicPartition, Committed]:
         return {(i["topic"]["S"], int(i["partition"]["N"])):
                 Committed(int(i["next_offset"]["N"]), _number(i, "committed_at_ms", 0))
-                for i in self._query(connector, OFFSET_PREFIX)}
+                for i in self._items(connector, layout.OFFSET_PREFIX)}
 
     def markers(self, connector: str) -> dict[TopicPartition, Seen]:
         found = {}
-        for item in self._query(connector, MARKER_PREFIX):
-            _, topic, partition = item["sk"]["S"].rsplit("#", 2)
-            found[(topic, int(partition))] = Seen(int(item["next_offset"]["N"]), _number(item, "first_offset"),
-                                                  _number(item, "first_ts_ms"), _number(item, "newest_ts_ms"))
+        for item in self._items(connector, layout.TRIGGER_PREFIX):
+            found[layout.topic_partition(item[layout.SK]["S"])] = Seen(
+                int(item["next_offset"]["N"]), _number(item, "first_offset"), _number(item, "first_ts_ms"),
+                _number(item, "newest_ts_ms"))
         return found
 
     def save_markers(self, connector: str, markers: dict[TopicPartition, Seen]) -> None:
@@ -83,11 +79,11 @@ class TriggerState:
                     wait = min(wait * 2, 1.0)
 
     def lease(self, connector: str) -> Lease | None:
-        item = self._get(connector, LEASE_SK)
+        item = self._get(connector, layout.LEASE_SK)
         return Lease(int(item["epoch"]["N"]), int(item["expires_at_ms"]["N"])) if item else None
 
     def claim(self, connector: str) -> RunClaim | None:
-        item = self._get(connector, RUN_SK)
+        item = self._get(connector, layout.RUN_SK)
         if not item:
             return None
         return RunClaim(_number(item, "attempt"), _number(item, "lease_epoch"), _number(item, "claimed_at_ms", 0),
@@ -99,7 +95,7 @@ class TriggerState:
         """Write a new claim if the stored attempt is still `previous_attempt` (None: no claim). False if raced."""
         condition = "attribute_not_exists(sk)" if previous_attempt is None else "attempt = :previous"
         values = {} if previous_attempt is None else {":previous": {"N": str(previous_attempt)}}
-        item = {"pk": {"S": connector}, "sk": {"S": RUN_SK}, "attempt": {"N": str(claim.attempt)},
+        item = {**layout.key(connector, layout.RUN_SK), "attempt": {"N": str(claim.attempt)},
                 "lease_epoch": {"N": str(claim.lease_epoch)}, "claimed_at_ms": {"N": str(claim.claimed_at_ms)},
                 "expires_at_ms": {"N": str(claim.expires_at_ms)}, "failures_before": {"N": str(claim.failures_before)}}
         written = self._conditional(lambda: self._db.put_item(
@@ -109,7 +105,7 @@ class TriggerState:
 
     def record_job_run(self, connector: str, attempt: int, job_run_id: str) -> None:
         self._conditional(lambda: self._db.update_item(
-            TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": RUN_SK}},
+            TableName=self._table, Key=layout.key(connector, layout.RUN_SK),
             UpdateExpression="SET job_run_id = :id", ConditionExpression="attempt = :attempt",
             ExpressionAttributeValues={":id": {"S": job_run_id}, ":attempt": {"N": str(attempt)}}))
 
@@ -117,7 +113,7 @@ class TriggerState:
         """Record the outcome of the claim's run once; the settled claim, or None if another writer moved on."""
         settled = replace(claim, outcome=outcome, settled_at_ms=now_ms)
         written = self._conditional(lambda: self._db.update_item(
-            TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": RUN_SK}},
+            TableName=self._table, Key=layout.key(connector, layout.RUN_SK),
             UpdateExpression="SET outcome = :outcome, settled_at_ms = :now",
             ConditionExpression="attempt = :attempt AND attribute_not_exists(outcome)",
             ExpressionAttributeValues={":outcome": {"S": outcome}, ":now": {"N": str(now_ms)},
@@ -128,20 +124,10 @@ class TriggerState:
         return stored if stored and stored.attempt == claim.attempt and stored.outcome else None
 
     def _get(self, connector: str, sk: str) -> dict | None:
-        return self._db.get_item(TableName=self._table, Key={"pk": {"S": connector}, "sk": {"S": sk}},
-                                 ConsistentRead=True).get("Item")
+        return self._db.get_item(TableName=self._table, Key=layout.key(connector, sk), ConsistentRead=True).get("Item")
 
-    def _query(self, connector: str, prefix: str) -> list[dict]:
-        kwargs = {"TableName": self._table, "ConsistentRead": True,
-                  "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-                  "ExpressionAttributeValues": {":pk": {"S": connector}, ":prefix": {"S": prefix}}}
-        items = []
-        while True:
-            page = self._db.query(**kwargs)
-            items += page["Items"]
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    def _items(self, connector: str, prefix: str):
+        return layout.items_under(self._db, self._table, connector, prefix)
 
     @staticmethod
     def _conditional(write) -> bool:
@@ -159,7 +145,7 @@ def _number(item: dict, name: str, default: int | None = None) -> int | None:
 
 
 def _marker_item(connector: str, tp: TopicPartition, seen: Seen) -> dict:
-    item = {"pk": {"S": connector}, "sk": {"S": f"{MARKER_PREFIX}{tp[0]}#{tp[1]}"},
+    item = {**layout.key(connector, layout.trigger_sk(*tp)),
             "next_offset": {"N": str(seen.next_offset)}}
     for name in ("first_offset", "first_ts_ms", "newest_ts_ms"):
         value = getattr(seen, name)
