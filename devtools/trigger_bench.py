@@ -126,18 +126,20 @@ def _environment(table: str, application: str) -> dict:
 
 def _given(state: str, partitions: int, db) -> int:
     """Commits (and for `busy`, markers past flush.size and a held lease); the first offset to stream."""
+    from sink_engine.offsets import layout
+
     now = int(time.time() * 1000)
     start = FLUSH_SIZE if state == "busy" else 0
     for p in range(partitions):
         db.put_item(TableName=TABLE, Item={
-            "pk": {"S": CONNECTOR}, "sk": {"S": f"OFFSET#{TOPIC}#{p}"}, "topic": {"S": TOPIC},
+            **layout.key(CONNECTOR, layout.offset_sk(TOPIC, p)), "topic": {"S": TOPIC},
             "partition": {"N": str(p)}, "next_offset": {"N": "0"}, "committed_at_ms": {"N": str(now)}})
         if state == "busy":
             db.put_item(TableName=TABLE, Item={
-                "pk": {"S": CONNECTOR}, "sk": {"S": f"TRIGGER#{TOPIC}#{p}"}, "next_offset": {"N": str(start)},
+                **layout.key(CONNECTOR, layout.trigger_sk(TOPIC, p)), "next_offset": {"N": str(start)},
                 "first_offset": {"N": "0"}, "first_ts_ms": {"N": str(now)}, "newest_ts_ms": {"N": str(now)}})
     if state == "busy":
-        db.put_item(TableName=TABLE, Item={"pk": {"S": CONNECTOR}, "sk": {"S": "LEASE"}, "owner": {"S": "run"},
+        db.put_item(TableName=TABLE, Item={**layout.key(CONNECTOR, layout.LEASE_SK), "owner": {"S": "run"},
                                            "epoch": {"N": "1"}, "expires_at_ms": {"N": str(now + 3_600_000)}})
     return start
 
