@@ -1,7 +1,7 @@
 """Small value objects passed between the planner, the Spark tasks and the committer."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, order=True)
@@ -74,13 +74,3 @@ class TaskResult:
     dead_letters: dict = field(default_factory=dict)  # error class -> records before next_offset sent to the DLQ
     dlq_scan_from: int | None = None  # dead-letter topic position to scan from on the next run (see sink_engine.dlq)
     table_files: list = field(default_factory=list)  # IcebergFormat: the data files of `files`, packed (iceberg.data_files)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TaskResult":
-        data = dict(data)
-        data["range"] = PartitionRange(**data["range"])
-        data["files"] = [ClosedFile(**f) for f in data["files"]]
-        return cls(**data)

@@ -52,10 +52,6 @@ class ValueColumn:
         """The same column with these sidecar columns (parallel to it) attached."""
         return ValueColumn(self.kind, self.items, self._documents, self.schemas, sidecars)
 
-    def without_documents(self) -> "ValueColumn":
-        """The same column keeping only what files need (parsed JSON documents are dropped)."""
-        return ValueColumn(self.kind, self.items, None, self.schemas, self.sidecars)
-
     def _derive(self, pick) -> "ValueColumn":
         return ValueColumn(self.kind, pick(self.items), None if self._documents is None else pick(self._documents),
                            None if self.schemas is None else pick(self.schemas),

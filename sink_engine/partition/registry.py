@@ -25,7 +25,3 @@ def partitioner_for(config: SinkConfig, extractor=None) -> Partitioner:
         return FieldAndTimeBasedPartitioner(FieldPartitioner.from_config(config), times, config["directory.delim"])
     return times
 
-
-def check_partitioning(config: SinkConfig) -> None:
-    """Build the partitioner once so that a bad path.format, locale, timezone or field list fails at parse."""
-    partitioner_for(config)
