@@ -1,11 +1,14 @@
-"""`RecordChunk`: consecutive records of one topic-partition, in offset order.
+"""The shapes records take on their way through a task.
 
-Offsets and values are lists; keys and timestamps are read from the Kafka messages only when a step
-asks for them (most layouts never do, and touching them costs a per-record call each).
+`RecordChunk`: consecutive records of one topic-partition, in offset order, as read. Offsets and values are
+lists; keys and timestamps are read from the Kafka messages only when a step asks for them (most layouts never
+do, and touching them costs a per-record call each). `ValueColumn`: their values once converted.
 """
 from __future__ import annotations
 
 from functools import cached_property
+
+import orjson
 
 
 class RecordChunk:
@@ -51,3 +54,64 @@ class RecordChunk:
                                messages=pick(self._messages))
         return RecordChunk(self.topic, self.partition, pick(self.offsets), pick(self.values),
                            keys=pick(self.keys), timestamps=pick(self.timestamps))
+
+
+# Kinds of converted values (`ValueColumn.items`):
+#   "json":   JSON text of each value as bytes (validated, on one line)
+#   "string": str
+#   "bytes":  bytes
+#   "struct": dicts of a Connect schema (convert/schema.py); `schemas` holds each record's Schema
+KINDS = ("json", "string", "bytes", "struct")
+
+
+class ValueColumn:
+    """Converted values of consecutive records. `items` are what formats encode; `documents()` gives
+    the values as Python objects (dicts for JSON objects and structs) for steps that read fields, parsed once.
+
+    `schemas` (struct kind only) is parallel to `items`: the schema each value was written with, or after
+    projection the schema of the file. `sidecars` maps a sidecar name ("keys", "headers") to a column
+    parallel to this one, so that the sidecar records follow the values into the same files.
+    """
+
+    def __init__(self, kind: str, items: list, documents: list | None = None, schemas: list | None = None,
+                 sidecars: dict | None = None):
+        self.kind, self.items, self._documents = kind, items, documents
+        self.schemas, self.sidecars = schemas, sidecars or {}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def schema(self):
+        """The schema of a struct column whose values share one (a file's column), else None."""
+        return self.schemas[0] if self.schemas else None
+
+    def documents(self) -> list:
+        if self._documents is None:
+            self._documents = [orjson.loads(i) for i in self.items] if self.kind == "json" else self.items
+        return self._documents
+
+    def slice(self, start: int, stop: int) -> "ValueColumn":
+        return self._derive(lambda items: items[start:stop])
+
+    def select(self, positions: list[int]) -> "ValueColumn":
+        return self._derive(lambda items: [items[i] for i in positions])
+
+    def with_sidecars(self, sidecars: dict) -> "ValueColumn":
+        """The same column with these sidecar columns (parallel to it) attached."""
+        return ValueColumn(self.kind, self.items, self._documents, self.schemas, sidecars)
+
+    def _derive(self, pick) -> "ValueColumn":
+        return ValueColumn(self.kind, pick(self.items), None if self._documents is None else pick(self._documents),
+                           None if self.schemas is None else pick(self.schemas),
+                           {name: column._derive(pick) for name, column in self.sidecars.items()})
+
+    @classmethod
+    def concat(cls, columns: list["ValueColumn"]) -> "ValueColumn":
+        """One column of all items, in order (documents are not carried: files keep only items)."""
+        items: list = []
+        for column in columns:
+            items.extend(column.items)
+        schemas = None if columns[0].schemas is None else [s for c in columns for s in c.schemas]
+        sidecars = {name: cls.concat([c.sidecars[name] for c in columns]) for name in columns[0].sidecars}
+        return cls(columns[0].kind, items, None, schemas, sidecars)

@@ -13,10 +13,9 @@ from __future__ import annotations
 import base64
 import dataclasses
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 _HEADER = Schema("struct", fields=(Field("key", Schema("string")), Field("value", Schema("string", optional=True))))
 HEADERS_SCHEMA = Schema("struct", name="RecordHeaders", fields=(Field("headers", Schema("array", items=_HEADER)),))

@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sink_engine import events
-from sink_engine.convert.base import ValueColumn
 from sink_engine.format.base import FileContext, FileEncoder, Format
 from sink_engine.model import ClosedFile
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.rotation import OpenState, RotationPolicy
 from sink_engine.rotation.schema_gate import SchemaGate
 from sink_engine.sidecars import Sidecars

@@ -2,9 +2,9 @@
 
 `converter_for` is imported on first use: the registry imports every converter (fastavro, the Schema Registry
 client), which config parsing, and so the DLQ replay Lambda, must not need."""
-from sink_engine.convert.base import Converter, ValueColumn
+from sink_engine.convert.base import Converter
 
-__all__ = ["Converter", "ValueColumn", "converter_for"]
+__all__ = ["Converter", "converter_for"]
 
 
 def __getattr__(name: str):

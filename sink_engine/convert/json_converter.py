@@ -5,9 +5,8 @@ from collections import deque
 
 import orjson
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import RecordError
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 
 class SchemalessJsonConverter:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Hashable
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.convert.connect_json import to_json
 from sink_engine.errors import RecordError
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 
 class SchemaRegistryConverter:

@@ -1,9 +1,8 @@
 """StringConverter and ByteArrayConverter: values as UTF-8 text or as raw bytes."""
 from __future__ import annotations
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import RecordError
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 
 class StringConverter:

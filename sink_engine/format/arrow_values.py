@@ -12,7 +12,7 @@ from typing import Callable
 import pyarrow as pa
 
 from sink_engine.convert.arrow_types import struct_table
-from sink_engine.convert.base import ValueColumn
+from sink_engine.records import ValueColumn
 
 
 def to_arrow_table(values: ValueColumn) -> pa.Table:

@@ -10,8 +10,8 @@ import io
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import FormatError
+from sink_engine.records import ValueColumn
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from typing import BinaryIO
 
 import orjson
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.format.base import FileContext, Format
 from sink_engine.format.gzip_stream import GzipStream
 from sink_engine.format.json_format import gzip_level, json_lines_writer
+from sink_engine.records import ValueColumn
 
 INDEX_SUFFIX = ".index.json"
 DEFAULT_BLOCK_SIZE = 64 * 1024 * 1024

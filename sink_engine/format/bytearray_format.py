@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.format.base import FileContext, Format
 from sink_engine.format.delimited import DelimitedEncoder
 from sink_engine.format.json_format import gzip_level
+from sink_engine.records import ValueColumn
 
 DEFAULT_SEPARATOR = "\n"  # Java's System.lineSeparator() on Linux, the connector's default
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "0": "\0", "\\": "\\", "'": "'", '"': '"'}

@@ -6,10 +6,10 @@ file finishes, once its schema is known (`_write_spooled`).
 """
 from __future__ import annotations
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.format.arrow_values import to_arrow_table
 from sink_engine.format.base import FileContext
 from sink_engine.format.json_spool import JsonSpool
+from sink_engine.records import ValueColumn
 
 
 class ColumnarEncoder:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import BinaryIO, Callable
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.format.gzip_stream import GzipStream
+from sink_engine.records import ValueColumn
 
 
 class DelimitedEncoder:

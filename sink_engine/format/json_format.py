@@ -11,9 +11,9 @@ from typing import BinaryIO, Callable
 import orjson
 
 from sink_engine.convert import connect_json
-from sink_engine.convert.base import ValueColumn
 from sink_engine.format.base import FileContext, Format
 from sink_engine.format.delimited import DelimitedEncoder
+from sink_engine.records import ValueColumn
 
 DEFAULT_GZIP_LEVEL = 6
 

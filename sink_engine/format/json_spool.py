@@ -16,11 +16,11 @@ from typing import Iterator
 import orjson
 import pyarrow as pa
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.format.base import FileContext
 from sink_engine.format.json_inference import (
     block_schema, documents, json_text_table, merge_schemas, needs_python, read_block, rows_in_python,
 )
+from sink_engine.records import ValueColumn
 
 _OBJECT, _NULL = "object", "null"
 

@@ -11,13 +11,12 @@ from typing import Callable, Iterator
 import pyarrow as pa
 
 from sink_engine.convert.arrow_types import struct_table
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import FormatError
 from sink_engine.format.json_inference import block_schema, needs_python, read_block, rows_in_python
 from sink_engine.iceberg.settings import (
     KEY_COLUMN, OFFSET_COLUMN, PARTITION_COLUMN, RECORD_TIME_COLUMN, TIMESTAMP_COLUMN, TOPIC_COLUMN,
 )
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 RecordTimes = Callable[[RecordChunk, ValueColumn], list]  # epoch ms of each record (a timestamp extractor's)
 _EXTRA: dict[str, Callable[[RecordChunk, ValueColumn, RecordTimes], pa.Array]] = {

@@ -17,7 +17,6 @@ from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
 from pyiceberg.table import Table, TableProperties
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import StorageError
 from sink_engine.iceberg.catalog import create_table, load_table, open_catalog
 from sink_engine.iceberg.errors import TableError, TableSchemaError
@@ -25,7 +24,7 @@ from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
 from sink_engine.iceberg.settings import RECORD_TIME_COLUMN, table_identifier
 from sink_engine.model import ClosedFile
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 MAX_BUFFER_BYTES = 256 * 1024 * 1024  # rows held before data files are written, whatever the target file size
 EVOLVE_ATTEMPTS = 10

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from typing import Protocol, Union
 
-from sink_engine.convert.base import ValueColumn
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 EncodedPartitions = Union[str, list]
 

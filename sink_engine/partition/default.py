@@ -1,8 +1,7 @@
 """DefaultPartitioner: `partition=<kafka partition>`."""
 from __future__ import annotations
 
-from sink_engine.convert.base import ValueColumn
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 
 class DefaultPartitioner:

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import ConfigError
 from sink_engine.partition.fields import MISSING, Escaper, FieldError, field_path, lookup, lookup_all, scalar_text
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 
 class FieldPartitioner:

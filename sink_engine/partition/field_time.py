@@ -5,10 +5,9 @@ time bucket is computed as by TimeBasedPartitioner (`partition.duration.ms`, `ti
 `timestamp.extractor`)."""
 from __future__ import annotations
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.partition.field import FieldPartitioner
 from sink_engine.partition.time_based import TimeBasedPartitioner
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 
 class FieldAndTimeBasedPartitioner:

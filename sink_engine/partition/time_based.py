@@ -4,12 +4,11 @@ pattern language)."""
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import ConfigError
 from sink_engine.partition.fields import FieldError
 from sink_engine.partition.joda_format import compile_pattern, parse_locale
 from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS

@@ -17,9 +17,8 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from sink_engine.config import SinkConfig
-from sink_engine.convert.base import ValueColumn
 from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 _DIGITS = re.compile(r"-?\d+")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -14,9 +14,9 @@ schema'd values while files are open is an error, as in the connector.
 """
 from __future__ import annotations
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.convert.projection import ProjectionError, project
 from sink_engine.errors import RecordError
+from sink_engine.records import ValueColumn
 
 MODES = ("none", "backward", "forward", "full")
 

@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.convert.json_converter import SchemalessJsonConverter
 from sink_engine.errors import RecordError
 from sink_engine.format.json_format import JsonFormat
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 
 def chunk(values):

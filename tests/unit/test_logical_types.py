@@ -16,11 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from sink_engine.convert.avro_schema import AvroDecoder
-from sink_engine.convert.base import ValueColumn
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.format.avro_format import AvroFormat
 from sink_engine.format.json_format import JsonFormat
 from sink_engine.format.parquet_format import ParquetFormat
+from sink_engine.records import ValueColumn
 
 UTC = datetime.timezone.utc
 AVRO = {"type": "record", "name": "Event", "namespace": "ns", "fields": [

@@ -10,13 +10,13 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import RecordError
 from sink_engine.format.avro_format import CODECS as AVRO_CODECS, AvroFormat
 from sink_engine.format.base import FileContext
 from sink_engine.format.block_gzip_format import BlockGzipFormat
 from sink_engine.format.bytearray_format import ByteArrayFormat, unescape
 from sink_engine.format.parquet_format import CODECS as PARQUET_CODECS, ParquetFormat
+from sink_engine.records import ValueColumn
 
 EVENTS = [{"id": i, "kind": ["click", "view"][i % 2], "price": i * 1.5, "tags": ["a", "b"][: i % 3],
            "user": {"name": f"u{i}", "age": None if i % 4 else 30}} for i in range(40)]

@@ -7,12 +7,11 @@ import json
 import pytest
 
 from sink_engine.config import parse_config
-from sink_engine.convert.base import ValueColumn
 from sink_engine.errors import ConfigError
 from sink_engine.partition import partitioner_for
 from sink_engine.partition.fields import FieldError
 from sink_engine.partition.timestamps import extractor_for
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 
 BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "flush.size": 10,
         "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}

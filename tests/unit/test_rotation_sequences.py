@@ -8,11 +8,10 @@ import pytest
 from moto import mock_aws
 
 from sink_engine.config import parse_config
-from sink_engine.convert.base import ValueColumn
 from sink_engine.format import format_for
 from sink_engine.partition import partitioner_for
 from sink_engine.partition.timestamps import extractor_for
-from sink_engine.records import RecordChunk
+from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.rotation import RotationPolicy
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader

@@ -110,7 +110,7 @@ def test_avro_schema_maps_to_connect_types_and_decodes():
 
 def test_avro_unions_become_connect_union_structs_with_one_field_set():
     from sink_engine.format.parquet_format import ParquetFormat
-    from sink_engine.convert.base import ValueColumn
+    from sink_engine.records import ValueColumn
     import pyarrow.parquet as pq
 
     avro = {"type": "record", "name": "R", "namespace": "ns", "fields": [
@@ -146,7 +146,7 @@ def test_avro_union_branches_with_one_connect_name_are_refused_clearly():
 
 def test_json_decimal_format_numeric_writes_decimals_as_numbers_with_their_scale():
     from sink_engine.config import parse_config
-    from sink_engine.convert.base import ValueColumn
+    from sink_engine.records import ValueColumn
     from sink_engine.format import format_for
 
     column = EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD)))

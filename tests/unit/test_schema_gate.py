@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.convert.projection import ProjectionError, project
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
+from sink_engine.records import ValueColumn
 from sink_engine.rotation.schema_gate import SchemaGate, changes_schema
 
 V1 = Schema("struct", name="Ev", version=1, fields=(Field("id", Schema("int32")),))

@@ -11,7 +11,6 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from sink_engine.convert.base import ValueColumn
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
 from sink_engine.format.avro_format import AvroFormat
@@ -21,6 +20,7 @@ from sink_engine.format.bytearray_format import ByteArrayFormat
 from sink_engine.format.gzip_stream import UNIT, GzipStream
 from sink_engine.format.json_format import JsonFormat
 from sink_engine.format.parquet_format import ParquetFormat
+from sink_engine.records import ValueColumn
 
 CONTEXT = FileContext("events", 1, 500)
 DOCUMENTS = [{"id": i, "name": f"user-{i}", "score": i * 0.5, "tags": ["x"] * (i % 3)} for i in range(3000)]
