@@ -26,7 +26,7 @@ from devtools.stack import LocalStack
 from sink_engine.config import parse_config
 from sink_engine.job import plan, run_job
 from sink_engine.offsets import OffsetStore, ensure_table
-from sink_engine.task import run_range
+from sink_engine.task.run import run_range
 
 BUCKET, TABLE, TOPIC = "bench-lake", "bench-offsets", "bench-events"
 

@@ -64,11 +64,11 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     from sink_engine.partition import partitioner_for
     from sink_engine.partition.timestamps import extractor_for
     from sink_engine.records import RecordChunk
-    from sink_engine.rotation import RotationPolicy
     from sink_engine.storage.naming import ObjectNaming
     from sink_engine.storage.object_options import ObjectOptions
     from sink_engine.storage.uploader import Uploader
-    from sink_engine.writer import TopicPartitionWriter
+    from sink_engine.task.rotation import RotationPolicy
+    from sink_engine.task.writer import TopicPartitionWriter
 
     settings, envelope = ROWS[name]
     records = megabytes * 1_000_000 // record_bytes

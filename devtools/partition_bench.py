@@ -24,10 +24,10 @@ from sink_engine.format import format_for
 from sink_engine.partition import partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk
-from sink_engine.rotation import RotationPolicy
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.writer import TopicPartitionWriter
+from sink_engine.task.rotation import RotationPolicy
+from sink_engine.task.writer import TopicPartitionWriter
 
 BUCKET, CHUNK = "partition-bench", 10_000
 PARTITIONERS = {

@@ -83,7 +83,7 @@ def _job_failure(error: Exception) -> str:
 
 def _task_function(config: SinkConfig, progress_dir: str | None = None):
     def process(groups):
-        from sink_engine.task import run_range
+        from sink_engine.task.run import run_range
 
         settle_worker()
         for group in groups:
@@ -100,7 +100,7 @@ def warm_up(spark, tasks: int) -> None:
     def imports(numbers):
         import boto3
 
-        import sink_engine.task  # noqa: F401  (the import is the work)
+        import sink_engine.task.run  # noqa: F401  (the import is the work)
 
         boto3.client("s3", region_name="us-east-1")  # the first client of a process reads the model: 0.14 CPU s
         settle_worker()

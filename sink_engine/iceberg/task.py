@@ -6,7 +6,7 @@ range's next offset is its end, or the record that stopped it.
 """
 from __future__ import annotations
 
-from sink_engine import task as record_steps
+from sink_engine.task import run as record_steps
 from sink_engine.config import SinkConfig
 from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for

@@ -19,7 +19,7 @@ from sink_engine.errors import CommitConflictError
 from sink_engine.job import now_ms, run_job
 from sink_engine.model import PartitionRange
 from sink_engine.offsets import Leases, OffsetStore
-from sink_engine.task import run_range
+from sink_engine.task.run import run_range
 from tests.conftest import BUCKET, TABLE
 from tests.dlq_corpus import read_dlq_s3
 from tests.faults.aws_scenario import run_cli

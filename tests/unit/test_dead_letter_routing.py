@@ -9,7 +9,6 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from sink_engine import task
 from sink_engine.config import parse_config
 from sink_engine.convert import converter_for
 from sink_engine.dlq.router import DeadLetterRouter
@@ -17,10 +16,11 @@ from sink_engine.errors import ConversionError
 from sink_engine.format import format_for
 from sink_engine.partition import partitioner_for
 from sink_engine.records import RecordChunk
-from sink_engine.rotation import RotationPolicy
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.writer import TopicPartitionWriter
+from sink_engine.task import run as task
+from sink_engine.task.rotation import RotationPolicy
+from sink_engine.task.writer import TopicPartitionWriter
 
 BASE = {"topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "routing-test", "s3.region": "us-east-1",
         "flush.size": 100, "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}

@@ -12,10 +12,10 @@ from sink_engine.format import format_for
 from sink_engine.partition import partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
-from sink_engine.rotation import RotationPolicy
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.writer import TopicPartitionWriter
+from sink_engine.task.rotation import RotationPolicy
+from sink_engine.task.writer import TopicPartitionWriter
 from tests.s3_reader import list_keys, read_json_lines
 
 BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",

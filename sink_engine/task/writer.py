@@ -9,13 +9,13 @@ from sink_engine import events
 from sink_engine.format.base import FileContext, FileEncoder, Format
 from sink_engine.model import ClosedFile
 from sink_engine.records import RecordChunk, ValueColumn
-from sink_engine.rotation import OpenState, RotationPolicy
-from sink_engine.rotation.schema_gate import SchemaGate
-from sink_engine.sidecars import Sidecars
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import file_tags
 from sink_engine.storage.object_stream import ObjectStream
 from sink_engine.storage.uploader import Uploader
+from sink_engine.task.rotation import OpenState, RotationPolicy
+from sink_engine.task.schema_gate import SchemaGate
+from sink_engine.task.sidecars import Sidecars
 
 
 @dataclass

@@ -16,16 +16,16 @@ from sink_engine.partition import partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.progress import TaskProgress
 from sink_engine.records import RecordChunk
-from sink_engine.rotation import RotationPolicy
-from sink_engine.rotation.schema_gate import SchemaGate
-from sink_engine.sidecars import Sidecars
 from sink_engine.source.reader import read_range
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
-from sink_engine.tombstones import null_runs
-from sink_engine.writer import TopicPartitionWriter
+from sink_engine.task.rotation import RotationPolicy
+from sink_engine.task.schema_gate import SchemaGate
+from sink_engine.task.sidecars import Sidecars
+from sink_engine.task.tombstones import null_runs
+from sink_engine.task.writer import TopicPartitionWriter
 
 
 def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress_dir: str | None = None) -> TaskResult:
