@@ -73,4 +73,4 @@ class TaskResult:
     error_class: str | None = None
     dead_letters: dict = field(default_factory=dict)  # error class -> records before next_offset sent to the DLQ
     dlq_scan_from: int | None = None  # dead-letter topic position to scan from on the next run (see sink_engine.dlq)
-    table_files: list = field(default_factory=list)  # IcebergFormat: the data files of `files`, packed (iceberg.data_files)
+    table_files: list = field(default_factory=list)  # IcebergFormat: the pyiceberg DataFiles of `files`

@@ -28,7 +28,6 @@ from pyiceberg.table.snapshots import Snapshot
 
 from sink_engine import events
 from sink_engine.iceberg.catalog import load_table, open_catalog, without_commit_retries
-from sink_engine.iceberg.data_files import unpack
 from sink_engine.iceberg.errors import TableCommitConflictError, TableError
 from sink_engine.iceberg.settings import table_identifier
 from sink_engine.model import TaskResult, TopicPartition
@@ -91,7 +90,7 @@ class TableCommits:
         entries: dict[str, list] = defaultdict(list)
         for result in sorted(results, key=lambda r: (r.range.topic, r.range.partition)):
             identifier = table_identifier(self._config, result.range.topic)
-            files[identifier] += unpack(result.table_files)
+            files[identifier] += result.table_files
             if result.next_offset != result.range.expected_committed:
                 entries[identifier].append(_entry(result))
         return {identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token,

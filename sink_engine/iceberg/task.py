@@ -11,7 +11,6 @@ from sink_engine.config import SinkConfig
 from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import RecordError, SinkError
-from sink_engine.iceberg.data_files import pack
 from sink_engine.iceberg.table_writer import TableTarget, TableWriter
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import RecordChunk
@@ -55,5 +54,5 @@ def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) ->
         return result
     finally:
         uploader.close()
-    result.files, result.table_files, result.next_offset = writer.closed, pack(writer.data_files), handled
+    result.files, result.table_files, result.next_offset = writer.closed, writer.data_files, handled
     return result
