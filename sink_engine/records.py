@@ -2,10 +2,12 @@
 
 `RecordChunk`: consecutive records of one topic-partition, in offset order, as read. Offsets and values are
 lists; keys and timestamps are read from the Kafka messages only when a step asks for them (most layouts never
-do, and touching them costs a per-record call each). `ValueColumn`: their values once converted.
+do, and touching them costs a per-record call each). `ValueColumn`: their values once converted. `Partitions`:
+the encoded partition of each. `PreparedRecords`: the three together, what a writer takes.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 
 import orjson
@@ -115,3 +117,45 @@ class ValueColumn:
         schemas = None if columns[0].schemas is None else [s for c in columns for s in c.schemas]
         sidecars = {name: cls.concat([c.sidecars[name] for c in columns]) for name in columns[0].sidecars}
         return cls(columns[0].kind, items, None, schemas, sidecars)
+
+
+@dataclass(frozen=True, slots=True)
+class Partitions:
+    """The encoded partition of each record of a chunk: `shared` when every record has the same one (the fast
+    path: nothing held or looked up per record), else `each`, one per record. Hot loops read the two fields
+    once and test `each is None` rather than calling `at`."""
+    shared: str | None = None
+    each: list[str] | None = None
+
+    @classmethod
+    def one(cls, encoded: str) -> "Partitions":
+        return cls(shared=encoded)
+
+    @classmethod
+    def per_record(cls, encoded: list[str]) -> "Partitions":
+        return cls(each=encoded)
+
+    def at(self, position: int) -> str:
+        return self.shared if self.each is None else self.each[position]
+
+    def as_list(self, count: int) -> list[str]:
+        """One encoded partition per record, for `count` records."""
+        return [self.shared] * count if self.each is None else self.each
+
+    def slice(self, start: int, stop: int) -> "Partitions":
+        return self if self.each is None else Partitions(each=self.each[start:stop])
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRecords:
+    """Records a writer takes: `values` converted and `partitions` encoded, parallel to `records`."""
+    records: RecordChunk
+    values: ValueColumn
+    partitions: Partitions
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def slice(self, start: int, stop: int) -> "PreparedRecords":
+        return PreparedRecords(self.records.slice(start, stop), self.values.slice(start, stop),
+                               self.partitions.slice(start, stop))

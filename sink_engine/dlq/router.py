@@ -35,13 +35,13 @@ class DeadLetterRouter:
         self._log, self._log_messages = config["errors.log.enable"], config["errors.log.include.messages"]
         self._letters: list[DeadLetter] = []
 
-    def report(self, chunk: RecordChunk, position: int, error: RecordError, stage: str, step: object) -> None:
-        """Take the bad record at `position` of `chunk`; the caller stops when `tolerates` is False."""
+    def report(self, chunk: RecordChunk, position: int, error: RecordError, stage: str, executing_class: str) -> None:
+        """Take the bad record at `position` of `chunk`, which the step named `executing_class` (`qualified_name`)
+        failed at `stage`; the caller stops when `tolerates` is False."""
         letter = DeadLetter(
             self._connector, chunk.topic, chunk.partition, chunk.offsets[position], chunk.timestamps[position],
             chunk.keys[position], chunk.values[position], tuple(chunk.headers[position]), error_class_of(error),
-            stage, error.cause, _qualified_name(step),
-            stacktrace(error),
+            stage, error.cause, executing_class, stacktrace(error),
         )
         if self._log:
             log_failure(letter, self._log_messages, self.tolerates)
@@ -65,10 +65,10 @@ def stacktrace(error: BaseException) -> str:
     frames = [f'  File "{frame.f_code.co_filename}", line {line}, in {frame.f_code.co_name}'
               for frame, line in traceback.walk_tb(error.__traceback__)]
     return "\n".join(["Traceback (most recent call last):", *frames,
-                      f"{_qualified_name(error)}: {error}"]) + "\n"
+                      f"{qualified_name(error)}: {error}"]) + "\n"
 
 
-def _qualified_name(step: object) -> str:
+def qualified_name(step: object) -> str:
     """The module-qualified name of a step: a function, or the class of a converter or partitioner."""
     named = step if callable(step) and hasattr(step, "__qualname__") else type(step)
     return f"{named.__module__}.{named.__qualname__}"

@@ -24,7 +24,8 @@ from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
 from sink_engine.iceberg.settings import RECORD_TIME_COLUMN, table_identifier
 from sink_engine.model import ClosedFile
-from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.records import Partitions, RecordChunk, ValueColumn
+from sink_engine.task.record_writer import RecordWriter
 
 MAX_BUFFER_BYTES = 256 * 1024 * 1024  # rows held before data files are written, whatever the target file size
 EVOLVE_ATTEMPTS = 10
@@ -52,11 +53,10 @@ class TableTarget:
                    config["iceberg.tables.evolve-schema-enabled"], partition_fields(config), extra, times)
 
 
-class TableWriter:
-    """Contract (that of TopicPartitionWriter for `task._write`): `write` adds records in offset order; at a
-    record the table cannot take it adds every record before it and raises TableSchemaError naming it, so that
-    `last_added_offset` is the offset of the last record added. `finish` writes what is buffered; `data_files`
-    and `closed` then describe every data file written."""
+class TableWriter(RecordWriter):
+    """`write` adds records in offset order (RecordWriter); at a record the table cannot take it adds every record
+    before it and raises TableSchemaError naming it. `finish` writes what is buffered; `data_files` and `closed`
+    then describe every data file written."""
 
     def __init__(self, target: TableTarget, topic: str, partition: int, start_offset: int):
         self._target, self.topic, self.partition = target, topic, partition
@@ -70,7 +70,7 @@ class TableWriter:
         self.closed: list[ClosedFile] = []
         self.last_added_offset = start_offset - 1
 
-    def write(self, chunk: RecordChunk, values: ValueColumn, partitions=None) -> None:
+    def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions | None = None) -> None:
         for start, stop, records in self._tables(chunk, values):
             self._add(chunk, values, start, stop, records)
 

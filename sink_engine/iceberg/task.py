@@ -1,30 +1,30 @@
 """One Spark task's work for one planned range of an IcebergFormat connector: read, convert, write data files.
 
-The same record steps as S3 objects (`sink_engine.task._write`: tombstones, conversion, dead letters), then a
+The same record steps as S3 objects (`sink_engine.task.steps`: tombstones, conversion, dead letters), then a
 TableWriter instead of object files. Every record of the range is written (a table has no open-file tail): the
 range's next offset is its end, or the record that stopped it.
 """
 from __future__ import annotations
 
-from sink_engine.task import run as record_steps
 from sink_engine.config import SinkConfig
 from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import RecordError, SinkError
 from sink_engine.iceberg.table_writer import TableTarget, TableWriter
 from sink_engine.model import PartitionRange, TaskResult
-from sink_engine.records import RecordChunk
+from sink_engine.records import Partitions, RecordChunk
 from sink_engine.source.reader import read_range
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
+from sink_engine.task.steps import RecordSteps, write_chunk
 
 
 class _OnePartition:
     """A table's rows are not split by encoded partition (its partition spec splits data files)."""
 
-    def encode(self, chunk: RecordChunk, values) -> str:
-        return ""
+    def encode(self, chunk: RecordChunk, values) -> Partitions:
+        return Partitions.one("")
 
 
 def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskResult:
@@ -33,14 +33,15 @@ def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) ->
     uploader = Uploader(client or upload_client(config), config["s3.bucket.name"], ObjectOptions.from_config(config))
     writer = TableWriter(TableTarget.for_topic(config, planned.topic), planned.topic, planned.partition,
                          planned.start_offset)
-    steps = (config["behavior.on.null.values"], converter_for(config, "value", planned.topic), _OnePartition())
+    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", planned.topic),
+                        _OnePartition())
     router, handled = router_for(config, planned, uploader), planned.start_offset
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:
             for chunk in read_range(config, planned):
                 result.records_read += len(chunk)
-                record_steps._write(writer, steps, chunk, router)
+                write_chunk(writer, steps, chunk, router)
                 handled = chunk.offsets[-1] + 1
         except RecordError as e:  # every record before it is written or dead-lettered
             result.error, result.error_class, handled = str(e), type(e).__name__, e.offset

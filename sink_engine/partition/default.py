@@ -1,9 +1,9 @@
 """DefaultPartitioner: `partition=<kafka partition>`."""
 from __future__ import annotations
 
-from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.records import Partitions, RecordChunk, ValueColumn
 
 
 class DefaultPartitioner:
-    def encode(self, chunk: RecordChunk, values: ValueColumn) -> str:
-        return f"partition={chunk.partition}"
+    def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
+        return Partitions.one(f"partition={chunk.partition}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 from sink_engine.partition.fields import MISSING, Escaper, FieldError, field_path, lookup, lookup_all, scalar_text
-from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.records import Partitions, RecordChunk, ValueColumn
 
 
 class FieldPartitioner:
@@ -25,12 +25,13 @@ class FieldPartitioner:
             raise ConfigError("partition.field.name", "is required by this partitioner: name one field or more")
         return cls(names, config["directory.delim"])
 
-    def encode(self, chunk: RecordChunk, values: ValueColumn) -> list[str]:
+    def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
         documents = values.documents()
         if len(self._paths) == 1:
-            return self._encode_one(chunk, documents)
-        return [self._delim.join(self._segment(chunk, documents, i, n) for n in range(len(self._paths)))
-                for i in range(len(documents))]
+            return Partitions.per_record(self._encode_one(chunk, documents))
+        return Partitions.per_record([self._delim.join(self._segment(chunk, documents, i, n)
+                                                       for n in range(len(self._paths)))
+                                      for i in range(len(documents))])
 
     def _encode_one(self, chunk: RecordChunk, documents: list) -> list[str]:
         """One field: memoize the segment of each raw string value, which repeats in practice."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sink_engine.partition.field import FieldPartitioner
 from sink_engine.partition.time_based import TimeBasedPartitioner
-from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.records import Partitions, RecordChunk, ValueColumn
 
 
 class FieldAndTimeBasedPartitioner:
@@ -18,10 +18,8 @@ class FieldAndTimeBasedPartitioner:
     def extractor(self):
         return self._times.extractor
 
-    def encode(self, chunk: RecordChunk, values: ValueColumn) -> list[str]:
-        fields = self._fields.encode(chunk, values)
-        times = self._times.encode(chunk, values)
-        if isinstance(times, str):
-            times = [times] * len(fields)
+    def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
+        fields = self._fields.encode(chunk, values).as_list(len(chunk))
+        times = self._times.encode(chunk, values).as_list(len(chunk))
         delim = self._delim
-        return [field + delim + time for field, time in zip(fields, times)]
+        return Partitions.per_record([field + delim + time for field, time in zip(fields, times)])

@@ -8,7 +8,7 @@ from sink_engine.errors import ConfigError
 from sink_engine.partition.fields import FieldError
 from sink_engine.partition.joda_format import compile_pattern, parse_locale
 from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
-from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.records import Partitions, RecordChunk, ValueColumn
 
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
@@ -39,12 +39,13 @@ def time_buckets(config: SinkConfig) -> TimeBuckets:
 
 
 class TimeBasedPartitioner:
-    """One str when the whole chunk falls in one bucket (the common case for ordered data), else one per record."""
+    """`Partitions.one` when the whole chunk falls in one bucket (the common case for ordered data), else one per
+    record."""
 
     def __init__(self, buckets: TimeBuckets, extractor):
         self.buckets, self.extractor = buckets, extractor
 
-    def encode(self, chunk: RecordChunk, values: ValueColumn):
+    def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
         stamps = self.extractor.extract(chunk, values)
         path = self.buckets.path
         try:
@@ -52,7 +53,7 @@ class TimeBasedPartitioner:
         except (ValueError, OverflowError, OSError):
             self._raise_out_of_range(chunk, stamps)
         first = paths[0]
-        return first if paths.count(first) == len(paths) else paths
+        return Partitions.one(first) if paths.count(first) == len(paths) else Partitions.per_record(paths)
 
     def _raise_out_of_range(self, chunk: RecordChunk, stamps: list) -> None:
         """FieldError naming the first record whose time has no calendar date (before year 1, after 9999)."""

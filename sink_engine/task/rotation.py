@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sink_engine.config import SinkConfig
+from sink_engine.records import Partitions
 
 
 @dataclass(frozen=True)
@@ -42,23 +43,23 @@ class RotationPolicy:
         """Record times for `rotate.interval.ms`; None when it is off."""
         return self.extractor.extract(chunk, values) if self.interval_ms > 0 else None
 
-    def first_cut(self, state: "OpenState", partitions, timestamps: list | None, start: int, stop: int) -> int:
+    def first_cut(self, state: "OpenState", partitions: Partitions, timestamps: list | None, start: int,
+                  stop: int) -> int:
         """The first position in [start, stop) before which the open files must be closed; `stop` when none.
-
-        `partitions` is one encoded partition for all records or one per record; `state` describes the
-        open files and is not changed."""
-        single = isinstance(partitions, str)
+        `state` describes the open files and is not changed."""
+        shared, each = partitions.shared, partitions.each
+        single = each is None
         if timestamps is None and not self.on_partition_change and not self.max_open_files:
             return stop
         if single and timestamps is None:
-            fires = state.records and self._fires(state, partitions, state.last_partition, None, None, start, set())
+            fires = state.records and self._fires(state, shared, state.last_partition, None, None, start, set())
             return start if fires else stop
         if timestamps is None and not self.on_partition_change and \
-                len(state.open_partitions.keys() | set(partitions[start:stop])) <= self.max_open_files:
+                len(state.open_partitions.keys() | set(each[start:stop])) <= self.max_open_files:
             return stop  # only the cap could fire, and these records stay under it
         base, last, records, added = state.base_timestamp, state.last_partition, state.records, set()
         for i in range(start, stop):
-            partition = partitions if single else partitions[i]
+            partition = shared if single else each[i]
             if records and self._fires(state, partition, last, base, timestamps, i, added):
                 return i
             if timestamps is not None and base is None:
@@ -87,12 +88,12 @@ class OpenState:
     base_timestamp: int | None = None
     last_partition: str | None = None
 
-    def added(self, partitions, timestamps: list | None, start: int, stop: int) -> None:
+    def added(self, partitions: Partitions, timestamps: list | None, start: int, stop: int) -> None:
         """Records [start, stop) went into the open files."""
         self.records += stop - start
         if timestamps is not None and self.base_timestamp is None:
             self.base_timestamp = timestamps[start]
-        self.last_partition = partitions if isinstance(partitions, str) else partitions[stop - 1]
+        self.last_partition = partitions.at(stop - 1)
 
     def reset(self) -> None:
         self.records, self.base_timestamp, self.last_partition = 0, None, None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from sink_engine.convert.projection import ProjectionError, project
 from sink_engine.errors import RecordError
-from sink_engine.records import ValueColumn
+from sink_engine.records import Partitions, ValueColumn
 
 MODES = ("none", "backward", "forward", "full")
 
@@ -46,16 +46,16 @@ class SchemaGate:
         self._current.clear()
         self._kind = None
 
-    def admit(self, offsets: list, values: ValueColumn, partitions, start: int, stop: int,
+    def admit(self, offsets: list, values: ValueColumn, partitions: Partitions, start: int, stop: int,
               has_open: bool) -> tuple[int, ValueColumn]:
         """Records [start, end) that can be appended now, projected to the current schemas. `end == start`
         means the open files must be closed first (a schema change); then call again."""
         self._check_kind(offsets[start], values.kind, has_open)
         if values.kind != "struct":
             return stop, values.slice(start, stop)
-        schemas = values.schemas
+        schemas, shared, each = values.schemas, partitions.shared, partitions.each
         for i in range(start, stop):
-            encoded = partitions if isinstance(partitions, str) else partitions[i]
+            encoded = shared if each is None else each[i]
             current = self._current.setdefault(encoded, schemas[i])
             if current is not schemas[i] and self._changes(offsets[i], schemas[i], current):
                 if has_open or i > start:
@@ -69,10 +69,11 @@ class SchemaGate:
         except ProjectionError as e:
             raise RecordError(self.topic, self.partition, offset, str(e)) from None
 
-    def _project(self, offsets, values: ValueColumn, partitions, start: int, stop: int) -> ValueColumn:
+    def _project(self, offsets, values: ValueColumn, partitions: Partitions, start: int, stop: int) -> ValueColumn:
         items, schemas = values.items[start:stop], values.schemas[start:stop]
+        shared, each = partitions.shared, partitions.each
         for j, schema in enumerate(schemas):
-            current = self._current[partitions if isinstance(partitions, str) else partitions[start + j]]
+            current = self._current[shared if each is None else each[start + j]]
             if schema is current:
                 continue
             try:

@@ -1,5 +1,6 @@
 """TopicPartitionWriter: routes converted records of one topic-partition into open files and closes
-them on rotation. Closed files are uploaded under deterministic keys; the tail stays unwritten."""
+them on rotation. Closed files are uploaded under deterministic keys; the tail stays unwritten. A record a file
+refuses goes to the dead-letter router (`RecordWriter.put`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,11 +9,12 @@ from typing import Callable
 from sink_engine import events
 from sink_engine.format.base import FileContext, FileEncoder, Format
 from sink_engine.model import ClosedFile
-from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import file_tags
 from sink_engine.storage.object_stream import ObjectStream
 from sink_engine.storage.uploader import Uploader
+from sink_engine.task.record_writer import RecordWriter
 from sink_engine.task.rotation import OpenState, RotationPolicy
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.sidecars import Sidecars
@@ -63,8 +65,8 @@ class OpenFile:
             output.stream.abandon()
 
 
-class TopicPartitionWriter:
-    """Contract: after `write` calls in offset order, `closed` lists the uploaded files and
+class TopicPartitionWriter(RecordWriter):
+    """Contract: after `write` (or `put`) calls in offset order, `closed` lists the uploaded files and
     `next_offset` is the first offset not in any of them (records from there on are not written)."""
 
     def __init__(self, topic: str, partition: int, start_offset: int, fmt: Format, naming: ObjectNaming,
@@ -72,7 +74,7 @@ class TopicPartitionWriter:
                  tombstone_partition: str = "tombstone", sidecars: Sidecars | None = None):
         self.topic, self.partition = topic, partition
         self._sidecars = sidecars or Sidecars()
-        self.tombstone_partition = tombstone_partition
+        self._tombstones = Partitions.one(tombstone_partition)
         self._gate = schema_gate or SchemaGate("none", topic, partition)
         self.next_offset = start_offset
         self.closed: list[ClosedFile] = []
@@ -81,11 +83,10 @@ class TopicPartitionWriter:
         self._open_records = 0
         self._state = OpenState(self._open)
 
-    def write(self, chunk: RecordChunk, values: ValueColumn, partitions, timestamps: list | None = None,
+    def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions, timestamps: list | None = None,
               sizes: list | None = None) -> None:
-        """Add converted records; `partitions` is one encoded partition for all, or one per record;
-        `timestamps` (record times for rotate.interval.ms) default to the rotation policy's extractor, `sizes`
-        (for row-group cuts) to the records' Kafka value sizes."""
+        """Add converted records (RecordWriter.write); `timestamps` (record times for rotate.interval.ms) default
+        to the rotation policy's extractor, `sizes` (for row-group cuts) to the records' Kafka value sizes."""
         position = 0
         timestamps = timestamps if timestamps is not None else self._rotation.timestamps(chunk, values)
         sizes = sizes if sizes is not None else list(map(len, chunk.values))
@@ -110,8 +111,7 @@ class TopicPartitionWriter:
         """Tombstones (behavior.on.null.values=write): files under the tombstone partition, one JSON null per
         record; their time for rotate.interval.ms is the Kafka record time."""
         stamps = chunk.timestamps if self._rotation.interval_ms > 0 else None
-        self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), self.tombstone_partition, stamps,
-                   [0] * len(chunk))
+        self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), self._tombstones, stamps, [0] * len(chunk))
 
     @property
     def first_open_offset(self) -> int | None:
@@ -148,15 +148,17 @@ class TopicPartitionWriter:
         self._gate.reset()
         self.next_offset = next_offset
 
-    def _add(self, offsets: list, values: ValueColumn, partitions, sizes: list, start: int, stop: int) -> None:
+    def _add(self, offsets: list, values: ValueColumn, partitions: Partitions, sizes: list, start: int,
+             stop: int) -> None:
         """All or nothing: every file checks its records before any is written, and a file is opened only
         with its first record (so that its key names that record's offset)."""
-        if isinstance(partitions, str):
-            batches = [(partitions, offsets, values, sizes)]
+        each = partitions.each
+        if each is None:
+            batches = [(partitions.shared, offsets, values, sizes)]
         else:
             groups: dict[str, list[int]] = {}
             for i in range(start, stop):
-                groups.setdefault(partitions[i], []).append(i - start)
+                groups.setdefault(each[i], []).append(i - start)
             batches = [(encoded, [offsets[i] for i in positions], values.select(positions),
                         [sizes[i] for i in positions]) for encoded, positions in groups.items()]
         staged = []

@@ -18,8 +18,8 @@ from sink_engine.partition import partitioner_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task import run as task
 from sink_engine.task.rotation import RotationPolicy
+from sink_engine.task.steps import RecordSteps, write_chunk
 from sink_engine.task.writer import TopicPartitionWriter
 
 BASE = {"topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "routing-test", "s3.region": "us-east-1",
@@ -43,9 +43,9 @@ def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, 
     writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
     router = DeadLetterRouter(config, None)
-    steps = (config["behavior.on.null.values"], converter_for(config, "value", "t"), partitioner_for(config))
+    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"), partitioner_for(config))
     try:
-        task._write(writer, steps, chunk, router)
+        write_chunk(writer, steps, chunk, router)
     finally:
         uploader.drain()
         uploader.close()
@@ -101,8 +101,8 @@ def test_values_parquet_cannot_hold_are_reported_once_across_interleaved_files(s
     writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
     router = DeadLetterRouter(config, None)
-    steps = (config["behavior.on.null.values"], converter_for(config, "value", "t"), partitioner_for(config))
-    task._write(writer, steps, chunk, router)
+    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"), partitioner_for(config))
+    write_chunk(writer, steps, chunk, router)
     writer.close_all(40)
     uploader.drain()
     uploader.close()

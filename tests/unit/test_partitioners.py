@@ -30,8 +30,7 @@ def encode(settings: dict, documents: list, timestamps: list | None = None, wall
     values = [json.dumps(d).encode() for d in documents]
     chunk = RecordChunk("t", 3, offsets, values, keys=[None] * len(values),
                         timestamps=timestamps or [0] * len(values))
-    encoded = partitioner.encode(chunk, ValueColumn("json", values, documents))
-    return [encoded] * len(documents) if isinstance(encoded, str) else encoded
+    return partitioner.encode(chunk, ValueColumn("json", values, documents)).as_list(len(documents))
 
 
 def time_settings(path_format: str, duration_ms: int, zone: str = "UTC", locale: str = "en") -> dict:

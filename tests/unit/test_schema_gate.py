@@ -6,7 +6,7 @@ import pytest
 from sink_engine.convert.projection import ProjectionError, project
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
-from sink_engine.records import ValueColumn
+from sink_engine.records import Partitions, ValueColumn
 from sink_engine.task.schema_gate import SchemaGate, changes_schema
 
 V1 = Schema("struct", name="Ev", version=1, fields=(Field("id", Schema("int32")),))
@@ -15,6 +15,7 @@ V2 = Schema("struct", name="Ev", version=2, fields=(
     Field("score", Schema("float64", optional=True))))
 V3_REQUIRED = Schema("struct", name="Ev", version=3, fields=(
     Field("id", Schema("int64")), Field("must", Schema("string"))))
+P = Partitions.one("p")  # every record in one encoded partition
 
 
 @pytest.mark.parametrize("mode, schema, current, expected", [
@@ -60,20 +61,20 @@ def column(*schemas) -> ValueColumn:
 def test_backward_projects_older_records_up_and_stops_at_a_newer_one():
     gate = SchemaGate("backward", "t", 0)
     values = column(V2, V1, V2, V1)
-    end, admitted = gate.admit([10, 11, 12, 13], values, "p", 0, 4, has_open=False)
+    end, admitted = gate.admit([10, 11, 12, 13], values, P, 0, 4, has_open=False)
     assert end == 4 and admitted.schemas == [V2] * 4
     assert admitted.items[1] == {"id": 1, "note": "none", "score": None}
     gate.reset()
-    end, admitted = gate.admit([10, 11, 12, 13], column(V1, V1, V2, V1), "p", 0, 4, has_open=False)
+    end, admitted = gate.admit([10, 11, 12, 13], column(V1, V1, V2, V1), P, 0, 4, has_open=False)
     assert end == 2  # the newer V2 record closes the files holding V1 records
 
 
 def test_none_rotates_on_any_change_but_not_before_the_first_record():
     gate = SchemaGate("none", "t", 0)
-    end, _ = gate.admit([0, 1], column(V2, V1), "p", 0, 2, has_open=False)
+    end, _ = gate.admit([0, 1], column(V2, V1), P, 0, 2, has_open=False)
     assert end == 1
     gate.reset()
-    end, admitted = gate.admit([1], column(V1), "p", 0, 1, has_open=False)
+    end, admitted = gate.admit([1], column(V1), P, 0, 1, has_open=False)
     assert end == 1 and admitted.schemas == [V1]
 
 
@@ -81,7 +82,7 @@ def test_projection_failure_is_a_record_error_with_the_offset():
     gate = SchemaGate("forward", "t", 3)
     v3 = {"id": 1, "must": "x"}
     values = ValueColumn("struct", [{"id": 0}, v3], None, [V1, V3_REQUIRED])
-    gate.admit([40, 41], values, "p", 0, 1, has_open=False)
+    gate.admit([40, 41], values, P, 0, 1, has_open=False)
     with pytest.raises(RecordError) as caught:
-        gate.admit([40, 41], values, "p", 1, 2, has_open=True)
+        gate.admit([40, 41], values, P, 1, 2, has_open=True)
     assert caught.value.offset == 41 and "FORWARD" in str(caught.value)

@@ -1,0 +1,43 @@
+"""`RecordWriter`: what the record steps need of a writer (object files, or an Iceberg table's data files), and
+what becomes of a record the writer's output refuses."""
+from __future__ import annotations
+
+import bisect
+from abc import ABC, abstractmethod
+
+from sink_engine.dlq.letter import STAGE_TASK_PUT
+from sink_engine.dlq.router import DeadLetterRouter, qualified_name
+from sink_engine.errors import RecordError, SchemaProjectionError
+from sink_engine.records import Partitions, PreparedRecords, RecordChunk, ValueColumn
+
+
+class RecordWriter(ABC):
+    """Takes one topic-partition's records in offset order. `last_added_offset` is the offset of the last record
+    added."""
+
+    last_added_offset: int
+
+    @abstractmethod
+    def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions) -> None:
+        """Add the records. At a record the output refuses, raise RecordError naming it; the records added before
+        it are then those up to `last_added_offset` (possibly not all of those before it), none after it."""
+
+    def put(self, prepared: PreparedRecords, router: DeadLetterRouter) -> None:
+        """Add the records; a record the output refuses goes to the router (stage TASK_PUT; a bare RecordError as
+        a SchemaProjectionError) once the records before it are added, and the records after it follow if the
+        router tolerates it, else its error propagates."""
+        records = prepared.records
+        try:
+            self.write(records, prepared.values, prepared.partitions)
+            return
+        except RecordError as e:
+            error = SchemaProjectionError(e.topic, e.partition, e.offset, e.cause) if type(e) is RecordError else e
+            position = records.offsets.index(e.offset)
+        resume = bisect.bisect_right(records.offsets, self.last_added_offset)
+        if resume < position:
+            self.put(prepared.slice(resume, position), router)
+        router.report(records, position, error, STAGE_TASK_PUT, qualified_name(self))
+        if not router.tolerates:
+            raise error
+        if position + 1 < len(records):
+            self.put(prepared.slice(position + 1, len(records)), router)
