@@ -152,7 +152,7 @@ READ_HELP = "print the record at a Kafka offset from a Block-GZIP object, fetchi
 
 
 def _read(config: SinkConfig, key: str, offset: int) -> int:
-    from sink_engine.storage.block_gzip_reader import read_chunk_at
+    from sink_engine.format.block_gzip_reader import read_chunk_at
 
     chunk = read_chunk_at(s3_client(config), config["s3.bucket.name"], key, offset)
     record = chunk.record(offset)

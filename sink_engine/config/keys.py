@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 REQUIRED = object()  # default of a key that must be set
+DEFAULT_PART_SIZE = 25 * 1024 * 1024  # of s3.part.size, and of ObjectOptions and formats built without a config
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ KEYS: tuple[Key, ...] = (
         choices=("private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read",
                  "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write")),
     Key("s3.object.tagging", "bool", False, "Tag each data object with startOffset, endOffset and recordCount."),
-    Key("s3.part.size", "int", 25 * 1024 * 1024, "Objects larger than this go up as a multipart upload in parts "
+    Key("s3.part.size", "int", DEFAULT_PART_SIZE, "Objects larger than this go up as a multipart upload in parts "
         "of this size (bytes), sent while the file is written; also a Parquet row group's Kafka value bytes and the "
         "in-memory share of a schemaless-JSON Parquet/Avro file (the rest spills to local disk).", minimum=5 * 1024 * 1024, maximum=2 ** 31 - 1),
     Key("s3.part.retries", "int", 3, "Retries of a failed S3 request (put, part, complete), 0 for none.",

@@ -13,10 +13,10 @@ from typing import BinaryIO
 import fastavro
 import pyarrow as pa
 
+from sink_engine.config.keys import DEFAULT_PART_SIZE
 from sink_engine.format.avro_schema import avro_schema, renamed_rows
 from sink_engine.format.base import FileContext, Format
 from sink_engine.format.columnar import ColumnarEncoder
-from sink_engine.storage.object_options import DEFAULT_PART_SIZE
 
 CODECS = ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")
 

@@ -20,9 +20,9 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sink_engine.config.keys import DEFAULT_PART_SIZE
 from sink_engine.format.base import FileContext, Format
 from sink_engine.format.columnar import ColumnarEncoder
-from sink_engine.storage.object_options import DEFAULT_PART_SIZE
 
 CODECS = ("none", "snappy", "gzip", "lz4", "zstd", "brotli")
 _EXTENSIONS = {"none": "", "snappy": ".snappy", "gzip": ".gz", "lz4": ".lz4raw", "zstd": ".zstd", "brotli": ".br"}

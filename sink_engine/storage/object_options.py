@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from sink_engine.config import SinkConfig
+from sink_engine.config.keys import DEFAULT_PART_SIZE
 from sink_engine.storage.retry import RetryPolicy
 
 _SSE_HEADER_VALUES = {"aes256": "AES256", "aws:kms": "aws:kms", "aws:kms:dsse": "aws:kms:dsse"}
-DEFAULT_PART_SIZE = 25 * 1024 * 1024
 
 
 def file_tags(start_offset: int, end_offset: int, record_count: int) -> dict[str, str]:

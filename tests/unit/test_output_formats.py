@@ -154,7 +154,7 @@ def test_avro_rows_follow_the_inferred_schema_where_documents_differ_from_it():
 
 
 def test_block_gzip_reader_finds_the_chunk_and_the_record_only_where_offsets_are_consecutive():
-    from sink_engine.storage.block_gzip_reader import Chunk, find_chunk, index_key
+    from sink_engine.format.block_gzip_reader import Chunk, find_chunk, index_key
 
     chunks = [{"first_record_offset": 0, "last_record_offset": 9, "num_records": 10},
               {"first_record_offset": 12, "last_record_offset": 20, "num_records": 5}]

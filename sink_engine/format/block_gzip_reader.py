@@ -1,5 +1,5 @@
 """Read one record of a Block-GZIP object with two small requests: its index, then one ranged GET of the
-gzip member that holds the offset (see format.block_gzip_format)."""
+gzip member that holds the offset (see block_gzip_format)."""
 from __future__ import annotations
 
 import gzip
