@@ -17,7 +17,7 @@ from sink_engine.source.reader import read_range
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.steps import RecordSteps, write_chunk
+from sink_engine.task.steps import RecordSteps, write_range
 
 
 class _OnePartition:
@@ -39,10 +39,8 @@ def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) ->
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:
-            for chunk in read_range(config, planned):
-                result.records_read += len(chunk)
-                write_chunk(writer, steps, chunk, router)
-                handled = chunk.offsets[-1] + 1
+            for handled in write_range(read_range(config, planned), writer, steps, router, result):
+                pass  # each chunk written moves `handled` on
         except RecordError as e:  # every record before it is written or dead-lettered
             result.error, result.error_class, handled = str(e), type(e).__name__, e.offset
         except SinkError as e:

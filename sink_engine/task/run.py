@@ -18,7 +18,7 @@ from sink_engine.storage.uploader import Uploader
 from sink_engine.task.rotation import RotationPolicy
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.sidecars import Sidecars
-from sink_engine.task.steps import RecordSteps, write_chunk
+from sink_engine.task.steps import RecordSteps, write_range
 from sink_engine.task.writer import TopicPartitionWriter
 
 
@@ -44,10 +44,7 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
         try:
-            for chunk in read_range(config, planned):
-                result.records_read += len(chunk)
-                write_chunk(writer, steps, chunk, router)
-                processed = chunk.offsets[-1] + 1
+            for processed in write_range(read_range(config, planned), writer, steps, router, result):
                 if progress:
                     progress.update(processed, result.records_read, len(writer.closed))
             if planned.cut_at_end:  # wall-clock rotation decided with the plan (rotation/schedule.py)

@@ -4,11 +4,13 @@ the task (`errors.tolerance`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 from sink_engine.convert.base import Converter
 from sink_engine.dlq.letter import STAGE_TASK_PUT, STAGE_VALUE_CONVERTER
 from sink_engine.dlq.router import DeadLetterRouter, qualified_name
 from sink_engine.errors import ConversionError, NullValueError, PartitioningError, RecordError
+from sink_engine.model import TaskResult
 from sink_engine.partition.base import Partitioner
 from sink_engine.records import PreparedRecords, RecordChunk
 from sink_engine.task.record_writer import RecordWriter
@@ -43,6 +45,16 @@ class StepFailed(Exception):
 
     def __init__(self, error: RecordError, stage: str, executing_class: str):
         self.error, self.stage, self.executing_class = error, stage, executing_class
+
+
+def write_range(chunks: Iterable[RecordChunk], writer: RecordWriter, steps: RecordSteps, router: DeadLetterRouter,
+                result: TaskResult) -> Iterator[int]:
+    """Write each chunk (`write_chunk`), counted in `result.records_read` before it is written; yields the offset
+    after each chunk once it is written (every record before it handled)."""
+    for chunk in chunks:
+        result.records_read += len(chunk)
+        write_chunk(writer, steps, chunk, router)
+        yield chunk.offsets[-1] + 1
 
 
 def write_chunk(writer: RecordWriter, steps: RecordSteps, chunk: RecordChunk, router: DeadLetterRouter) -> None:
