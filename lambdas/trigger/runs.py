@@ -9,6 +9,11 @@ a vanished run, or a claim that expired with no run are `failed`. After n consec
 next one waits min(base * 2^(n-1), cap) from when the trigger saw the last one end; a success resets n. A claim
 without a run id that has not expired is resumed with the same client token: StartJobRun with the token of
 (connector, attempt) returns the run already started instead of a second one.
+
+Table upkeep (`start_maintenance`, IcebergFormat) takes neither lease nor claim: `sink-engine iceberg maintain`
+commits safely while the connector's runs commit (README, Iceberg tables: Upkeep), and a second one at once only
+finds less to do. Its token derives from (connector, the schedule's event time), so a tick delivered twice, or an
+invocation retried, starts one run.
 """
 from __future__ import annotations
 
@@ -32,6 +37,15 @@ class JobSpec:
     spark_parameters: str
     timeout_minutes: int
 
+    def start_request(self, connector: Connector, arguments: list[str], token: str, name: str,
+                      tags: dict[str, str]) -> dict:
+        """The StartJobRun request of a run of the job's entry point with `arguments`, as `connector`'s role."""
+        return {"applicationId": self.application_id, "clientToken": token, "executionRoleArn": connector.role_arn,
+                "name": name, "executionTimeoutMinutes": self.timeout_minutes,
+                "jobDriver": {"sparkSubmit": {"entryPoint": self.entry_point, "entryPointArguments": arguments,
+                                              "sparkSubmitParameters": self.spark_parameters}},
+                "tags": {"connector": connector.name, **tags}}
+
 
 @dataclass(frozen=True)
 class Backoff:
@@ -53,6 +67,15 @@ class Outcome:
 
 def client_token(connector: str, attempt: int) -> str:
     return hashlib.sha256(f"{connector}#{attempt}".encode()).hexdigest()[:64]
+
+
+def maintenance_token(connector: str, scheduled_at: str) -> str:
+    return hashlib.sha256(f"{connector}#maintain#{scheduled_at}".encode()).hexdigest()[:64]
+
+
+def maintenance_arguments(config_uri: str) -> list[str]:
+    """The engine CLI's arguments of a connector's table upkeep."""
+    return ["iceberg", "maintain", "--config", config_uri]
 
 
 class RunStarter:
@@ -104,21 +127,19 @@ class RunStarter:
             return FAILED
         return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
 
+    def start_maintenance(self, connector: Connector, scheduled_at: str) -> Outcome:
+        """Start `sink-engine iceberg maintain` for `connector` (see the module docstring); `scheduled_at` names the
+        tick. A refused StartJobRun raises (the invocation is retried, with the same token)."""
+        answer = self._emr.start_job_run(**self._job.start_request(
+            connector, maintenance_arguments(connector.config_uri), maintenance_token(connector.name, scheduled_at),
+            f"{connector.name}-maintain", {"action": "maintain"}))
+        return Outcome("started", "maintenance", answer["jobRunId"])
+
     def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
         try:
-            answer = self._emr.start_job_run(
-                applicationId=self._job.application_id,
-                clientToken=client_token(connector.name, claim.attempt),
-                executionRoleArn=connector.role_arn,
-                name=f"{connector.name}-{claim.attempt}",
-                executionTimeoutMinutes=self._job.timeout_minutes,
-                jobDriver={"sparkSubmit": {
-                    "entryPoint": self._job.entry_point,
-                    "entryPointArguments": ["run", "--config", connector.config_uri],
-                    "sparkSubmitParameters": self._job.spark_parameters,
-                }},
-                tags={"connector": connector.name, "attempt": str(claim.attempt)},
-            )
+            answer = self._emr.start_job_run(**self._job.start_request(
+                connector, ["run", "--config", connector.config_uri], client_token(connector.name, claim.attempt),
+                f"{connector.name}-{claim.attempt}", {"attempt": str(claim.attempt)}))
         except ClientError as e:  # the claim stays: the next call resumes it, or it expires as a failed run
             return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
         self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])

@@ -58,10 +58,17 @@ class TriggerService:
 
     def force(self, name: str) -> Decision:
         """Start a run of `name` now unless one is active, whatever the rules and the backoff say."""
+        return self._decide(self._deployed_one(name), None, forced=True)
+
+    def maintain(self, name: str, scheduled_at: str | None) -> Outcome:
+        """Start the table upkeep of `name` (IcebergFormat) for the tick at `scheduled_at` (None: now)."""
+        return self._starter.start_maintenance(self._deployed_one(name), scheduled_at or str(self._clock()))
+
+    def _deployed_one(self, name: str) -> Connector:
         connectors = self._connectors
         if name not in connectors:
             raise UnknownRequestError(f"connector {name!r} is not deployed ({', '.join(sorted(connectors))})")
-        return self._decide(connectors[name], None, forced=True)
+        return connectors[name]
 
     def _decide(self, connector: Connector, records: Iterable | None, forced: bool = False) -> Decision:
         committed = self._state.committed(connector.name)

@@ -362,3 +362,37 @@ def test_a_missing_or_malformed_index_fails_every_event_naming_its_uri(environme
             trigger.handler(event, context)
     publish_index(INDEX_URI, CONNECTORS)  # published (the admin's apply): the next event reads it
     assert sorted(d["connector"] for d in _tick(context)) == [CLICKS, ORDERS]
+
+
+def test_a_maintenance_tick_starts_the_connectors_iceberg_maintain_run_once_per_tick(app_id, table, context, clock):
+    # given a run of the connector holding its lease (maintenance commits safely beside it)
+    _hold_lease(table, ORDERS, expires_at_ms=clock() + 600_000)
+    tick = {"action": "maintain", "connector": ORDERS, "time": "2026-03-02T02:30:00Z"}
+    # when its schedule's tick arrives, twice (EventBridge delivers at least once)
+    first = trigger.handler(tick, context)["maintenance"]
+    again = trigger.handler(tick, context)["maintenance"]
+    # then one job run of `iceberg maintain` starts, with the connector's role and config, whatever the lease
+    assert (first["action"], first["reason"]) == ("started", "maintenance")
+    detail = _run_detail(app_id, first["job_run_id"])
+    assert detail["jobDriver"]["sparkSubmit"]["entryPointArguments"] == [
+        "iceberg", "maintain", "--config", "s3://lake/_connectors/orders-s3-sink.json"]
+    assert detail["executionRole"] == ORDERS_ROLE
+    assert detail["tags"] == {"connector": ORDERS, "action": "maintain"}
+    # and the retried tick carries the same client token (moto does not dedupe by it; EMR Serverless does)
+    tokens = {r.client_token for r in _moto_runs(app_id)}
+    assert len(tokens) == 1 and again["job_run_id"]
+    # and the next tick is another run
+    trigger.handler({**tick, "time": "2026-03-03T02:30:00Z"}, context)
+    assert len({r.client_token for r in _moto_runs(app_id)}) == 2
+
+
+def test_a_maintenance_tick_of_an_unknown_connector_names_it(app_id, context):
+    with pytest.raises(UnknownRequestError, match="connector 'gone' is not deployed"):
+        trigger.handler({"action": "maintain", "connector": "gone", "time": "2026-03-02T02:30:00Z"}, context)
+
+
+def _moto_runs(app_id: str) -> list:
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.emrserverless.models import emrserverless_backends
+
+    return emrserverless_backends[DEFAULT_ACCOUNT_ID]["eu-west-1"].job_runs[app_id]
