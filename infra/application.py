@@ -34,14 +34,16 @@ class Deployment:
     service: ServiceStack
 
 
-def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | None = None) -> Deployment:
-    """Add the stacks of environment `env` to `app`, for `connectors` (default: the environment's connector files);
-    raises SettingsError / ConnectorSpecError naming the fault."""
-    settings = load_settings(env)
+def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | None = None,
+          settings: Settings | None = None) -> Deployment:
+    """Add the stacks of environment `env` to `app`, for `connectors` (default: the environment's connector files)
+    and `settings` (default: the environment's file); raises SettingsError / ConnectorSpecError naming the fault."""
+    settings = settings or load_settings(env)
     connectors = load_connectors(settings) if connectors is None else connectors
     where = Environment(account=settings.account, region=settings.region)
     data = DataStack(app, f"Sink-{settings.env}-Data", settings=settings, env=where,
-                     topics_dirs=tuple(sorted({c.topics_dir for c in connectors})),
+                     topics_dirs=tuple(sorted({c.topics_dir for c in connectors if not c.iceberg})),
+                     iceberg_databases=tuple(sorted({c.iceberg.database for c in connectors if c.iceberg})),
                      description=f"Kafka-to-S3 sink ({settings.env}): data lake bucket and offsets table")
     service = ServiceStack(app, f"Sink-{settings.env}-Service", settings=settings, connectors=connectors, data=data,
                            env=where, description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, DLQ replay, alarms")

@@ -2,7 +2,7 @@
 
 A spec carries what the deployment needs of a connector: its name, the topics it reads (resolved against the
 environment's MSK topics), its S3 prefix, its consumer group, the S3 key its config is published under, and its
-dead-letter queue (a topic or an S3 prefix, when set).
+dead-letter queue (a topic or an S3 prefix, when set), and with IcebergFormat the Glue tables it writes.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.errors import ConnectorSpecError
+from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables
 from infra.settings import Settings
 from sink_engine.config import SinkConfig, parse_config
 from sink_engine.config.credentials import clear_text_credential
@@ -32,6 +33,7 @@ class ConnectorSpec:
     document: dict[str, Any]
     dlq_topic: str | None = None  # errors.deadletterqueue.topic.name
     dlq_s3_prefix: str | None = None  # errors.deadletterqueue.s3.prefix, without slashes at either end
+    iceberg: IcebergTables | None = None  # IcebergFormat: its Glue database and tables
 
     @property
     def group_id(self) -> str:
@@ -48,7 +50,10 @@ class ConnectorSpec:
         return parse_config(self.document)
 
     def data_prefixes(self) -> tuple[str, ...]:
-        """The key prefixes the job writes: `<topics.dir>/<topic>/` for each topic."""
+        """The key prefixes the job writes objects under: `<topics.dir>/<topic>/` for each topic (none with
+        IcebergFormat, whose files lie under its tables' locations: `iceberg`)."""
+        if self.iceberg:
+            return ()
         return tuple(f"{self.topics_dir}/{topic}/" for topic in self.topics)
 
 
@@ -112,8 +117,12 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
         raise ConnectorSpecError(source, "store.url", "must be unset on AWS (the regional endpoint is used)")
     _check_deployable(source, config)
     topics = _resolve_topics(source, config, settings)
+    if config["format.class"] == "iceberg":
+        check_deployable(source, config, topics, account=settings.account, region=settings.region,
+                         reserved_database=settings.catalog.database)
     topics_dir = config["topics.dir"].strip("/")
-    if topics_dir == settings.retention.dlq_prefix.strip("/") or topics_dir + "/" == CONFIG_PREFIX:
+    if (topics_dir == settings.retention.dlq_prefix.strip("/") or topics_dir + "/" == CONFIG_PREFIX
+            or (topics_dir + "/").startswith(WAREHOUSE_PREFIX + "/")):
         raise ConnectorSpecError(source, "topics.dir", f"{topics_dir!r} is reserved")
     dlq_s3_prefix = (config["errors.deadletterqueue.s3.prefix"] or "").strip("/") or None
     own_dlq = f"{settings.retention.dlq_prefix}{config.name}"
@@ -122,7 +131,8 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
                                  f"must be {own_dlq!r}: the connector's own folder under retention.dlq_prefix, "
                                  "which the job may write, the replay may read and the DLQ expiry covers")
     return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document,
-                         dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix)
+                         dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix,
+                         iceberg=iceberg_tables(config, topics))
 
 
 def _check_no_clear_credentials(source: str, document: dict) -> None:
@@ -140,12 +150,7 @@ def _check_no_clear_credentials(source: str, document: dict) -> None:
 
 def _check_deployable(source: str, config: SinkConfig) -> None:
     """What the deployed bucket forbids: ACLs other than bucket-owner-full-control (the bucket enforces
-    bucket-owner ownership, so S3 refuses any other ACL); what the stacks do not build yet: IcebergFormat."""
-    if config["format.class"] == "iceberg":
-        raise ConnectorSpecError(source, "format.class",
-                                 "IcebergFormat cannot be deployed by the stacks yet: the Glue database, the job role's "
-                                 "Glue table and warehouse grants and the scheduled `sink-engine iceberg maintain` run "
-                                 "are not built (issue 13); run such a connector with `sink-engine run` elsewhere")
+    bucket-owner ownership, so S3 refuses any other ACL)."""
     acl = config["s3.acl.canned"]
     if acl and acl != "bucket-owner-full-control":
         raise ConnectorSpecError(source, "s3.acl.canned",

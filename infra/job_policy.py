@@ -22,7 +22,15 @@ The statements follow what the engine calls for this connector's config, and not
   by the job when a run starts): a secret named by name as `<name>-??????` (Secrets Manager's suffix), by ARN as
   that ARN;
 - MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
-  create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`.
+  create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`;
+- IcebergFormat (pyiceberg's Glue catalog, infra/iceberg.py): glue:GetDatabase on its database (a table's default
+  location, and whether the database is S3 Tables', asked at every create and commit); GetTable, UpdateTable (a
+  commit) and, with auto-create, CreateTable on its tables; the files under each table's location (GetObject,
+  PutObject, AbortMultipartUpload: pyarrow writes data and metadata files, in parts when large, and reads
+  metadata, manifests and, in `iceberg maintain`, data files); and s3:ListBucket on the bucket without a prefix
+  condition: pyiceberg checks that a new metadata file does not exist yet, and S3 answers a missing key with 404
+  only to a principal that may list the bucket (403 otherwise, which fails the commit). No DeleteObject: neither
+  a commit nor `iceberg maintain` deletes files. No objects under `<topics.dir>/`.
 
 Documents are plain JSON (CloudFormation tokens allowed in the physical names), so tests can compare them with
 the calls the engine makes.
@@ -32,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.connectors import ConnectorSpec
+from infra.iceberg import IcebergTables
 from sink_engine.secrets import references
 
 GLUE_CONVERTER = "glueavro"
@@ -69,8 +78,9 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         _allow("WriteOwnPrefixes", object_actions, prefixes),
         _allow("ReadOwnConfig", ["s3:GetObject"], [f"{bucket}/{spec.config_key}"]),
         # after completing a multipart object, the job aborts the key's stray uploads (storage/multipart.py)
-        _allow("ListOwnUploads", ["s3:ListBucketMultipartUploads"], [bucket],
-               {"StringLike": {"s3:prefix": [f"{p}*" for p in spec.data_prefixes()]}}),
+        *([_allow("ListOwnUploads", ["s3:ListBucketMultipartUploads"], [bucket],
+                  {"StringLike": {"s3:prefix": [f"{p}*" for p in spec.data_prefixes()]}})]
+          if spec.data_prefixes() else []),
         *([_allow("ReadOwnDeadLetters", ["s3:GetObject"], [f"{bucket}/{names.dlq_prefix}{spec.name}/*"])]
           if spec.dlq_s3_prefix else []),
         _allow("DescribeOffsetsTable", ["dynamodb:DescribeTable"], [names.table_arn]),
@@ -80,6 +90,7 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
                [names.table_arn], {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [spec.name]}}),
         *_kms_statements(config["s3.sse.kms.key.id"], names),
         *_msk_statements(spec, names),
+        *(_iceberg_statements(spec.iceberg, names) if spec.iceberg else []),
     ]
     if GLUE_CONVERTER in (config["value.converter"], config["key.converter"]):
         statements.append(_allow("ReadGlueSchemaVersions", ["glue:GetSchemaVersion"], ["*"]))
@@ -106,6 +117,27 @@ def _kms_statements(key_id: str | None, names: JobPhysicalNames) -> list[dict]:
         return [_allow("UseOwnKmsKey", actions, [f"{keys}*"],
                        {"ForAnyValue:StringEquals": {"kms:ResourceAliases": [key_id]}})]
     return [_allow("UseOwnKmsKey", actions, [f"{keys}{key_id}"])]
+
+
+def glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, str, list[str]]:
+    """The ARNs of the Glue catalog, the database and each table of an Iceberg connector."""
+    glue = f"arn:aws:glue:{names.region}:{names.account}"
+    return (f"{glue}:catalog", f"{glue}:database/{tables.database}",
+            [f"{glue}:table/{tables.database}/{table}" for table in tables.tables])
+
+
+def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[dict]:
+    """An Iceberg connector's Glue tables and their files (see the module docstring)."""
+    catalog, database, table_arns = glue_arns(tables, names)
+    bucket = f"arn:aws:s3:::{names.bucket_name}"
+    table_actions = ["glue:GetTable", "glue:UpdateTable"] + (["glue:CreateTable"] if tables.auto_create else [])
+    return [
+        _allow("ReadIcebergDatabase", ["glue:GetDatabase"], [catalog, database]),
+        _allow("CommitIcebergTables", table_actions, [catalog, database, *table_arns]),
+        _allow("IcebergTableFiles", ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
+               [f"{bucket}/{tables.table_prefix(table)}*" for table in tables.tables]),
+        _allow("FindIcebergFiles", ["s3:ListBucket"], [bucket]),
+    ]
 
 
 def _msk_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:

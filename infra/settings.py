@@ -31,6 +31,9 @@ _TABLE = r"[A-Za-z0-9_.-]{3,255}"
 _TOPIC = r"[A-Za-z0-9._-]{1,249}"
 _CAPACITY = {"cpu": r"\d+ ?vCPU", "memory": r"\d+ ?GB", "disk": r"\d+ ?GB"}
 _RELEASE = r"emr-7\.\d+\.\d+"
+# an EventBridge schedule expression: rate(1 hour), rate(6 hours), cron(0 3 * * ? *) (six fields, UTC)
+_SCHEDULE = r"rate\((1 (minute|hour|day)|([2-9]|[1-9]\d+) (minutes|hours|days))\)|cron\((\S+ ){5}\S+\)"
+_CONNECTOR = r"[A-Za-z0-9_-]{1,64}"
 
 # The Python interpreters (/usr/bin/python<version>) on the image of each EMR release this stack may deploy: the
 # "Python" row of the Amazon EMR Release Guide's "Application versions in Amazon EMR 7.x releases" (3.9 only on
@@ -143,6 +146,18 @@ class CatalogSettings:
 
 
 @dataclass(frozen=True)
+class IcebergSettings:
+    """When `sink-engine iceberg maintain` runs for each IcebergFormat connector: `maintenance_schedule` (an
+    EventBridge schedule expression), or the connector's own in `connector_schedules` (name -> expression)."""
+
+    maintenance_schedule: str
+    connector_schedules: dict[str, str]
+
+    def schedule_of(self, connector: str) -> str:
+        return self.connector_schedules.get(connector, self.maintenance_schedule)
+
+
+@dataclass(frozen=True)
 class Settings:
     """One environment: where it deploys, what it reads and how it is sized and kept."""
 
@@ -161,6 +176,7 @@ class Settings:
     retention: RetentionSettings
     alarms: AlarmSettings
     catalog: CatalogSettings
+    iceberg: IcebergSettings
 
     @property
     def connectors_dir(self) -> Path:
@@ -191,6 +207,10 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
     if (match["region"], match["account"]) != (region, account):
         raise SettingsError(source, "msk.cluster_arn", "must be in the environment's account and region")
     glacier = r.integer("retention.glacier_after_days", 1)
+    dlq_prefix = r.text("retention.dlq_prefix", r"[A-Za-z0-9_.-]+/")
+    if dlq_prefix == "iceberg/":
+        raise SettingsError(source, "retention.dlq_prefix", "'iceberg/' is where Iceberg tables lie: their files must "
+                            "not expire")
     return Settings(
         env=env, source=source, account=account, region=region,
         bucket_name=r.text("bucket_name", _BUCKET), table_name=r.text("table_name", _TABLE),
@@ -209,7 +229,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         retention=RetentionSettings(
             glacier_after_days=glacier,
             deep_archive_after_days=r.integer("retention.deep_archive_after_days", glacier + 90),
-            dlq_prefix=r.text("retention.dlq_prefix", r"[A-Za-z0-9_.-]+/"),
+            dlq_prefix=dlq_prefix,
             dlq_expire_after_days=r.integer("retention.dlq_expire_after_days", 1),
             access_logs_expire_after_days=r.integer("retention.access_logs_expire_after_days", 1),
             log_retention_days=r.choice_int("retention.log_retention_days", _LOG_RETENTION_DAYS),
@@ -221,7 +241,20 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         ),
         catalog=CatalogSettings(r.text("catalog.database", r"[a-z0-9_]{1,255}"), r.day("catalog.time_range_start"),
                                 _tables(r, msk.topics)),
+        iceberg=_iceberg(r),
     )
+
+
+def _iceberg(r: "_Reader") -> IcebergSettings:
+    schedules = {}
+    if r.present("iceberg.connectors"):
+        for name, entry in r.mapping("iceberg.connectors").items():
+            path = f"iceberg.connectors.{name}"
+            if not re.fullmatch(_CONNECTOR, name) or not isinstance(entry, dict) or set(entry) != {"maintenance_schedule"}:
+                raise SettingsError(r.source, path, "must be a connector name mapped to {\"maintenance_schedule\": "
+                                    "<schedule expression>}")
+            schedules[name] = r.text(f"{path}.maintenance_schedule", _SCHEDULE)
+    return IcebergSettings(r.text("iceberg.maintenance_schedule", _SCHEDULE), schedules)
 
 
 def _network(r: "_Reader") -> NetworkSettings:

@@ -48,6 +48,8 @@ class Catalog(Construct):
                                              name=name, description=f"Sink output ({settings.env})"))
         self.tables: dict[str, glue.CfnTable] = {}
         for spec in connectors:
+            if spec.iceberg:  # its tables are Iceberg tables in their own databases (the data stack's), made by the job
+                continue
             for topic in spec.topics:
                 declared = settings.catalog.tables.get(topic)
                 schema = declared.schema if declared else None

@@ -36,6 +36,10 @@ class ConnectorJobRole(Construct):
             acknowledge(self.role, f"IAM5[Resource::{bucket}/{prefix}*]",
                         "The job writes objects whose keys (partitions, offsets) are known only at run time, under "
                         "this connector's own prefixes.")
+        for table in spec.iceberg.tables if spec.iceberg else ():
+            acknowledge(self.role, f"IAM5[Resource::{bucket}/{spec.iceberg.table_prefix(table)}*]",
+                        "The data and metadata files of this connector's own Iceberg table, named by pyiceberg at "
+                        "run time, under the table's location.")
         acknowledge(self.role, f"IAM5[Resource::{names.msk_arn('transactional-id', f'sink-engine-dlq.{spec.name}.*')}]",
                     "One transactional id per source topic-partition of this connector's dead letters.")
         acknowledge(self.role, "IAM5[Resource::*]", "glue:GetSchemaVersion looks a schema up by its version id, "

@@ -1,5 +1,5 @@
 """Stateless stack: EMR Serverless application and job role, trigger, admin and DLQ replay Lambdas, monitoring,
-Glue catalog.
+Glue catalog, the Iceberg connectors' scheduled upkeep.
 
 Everything here can be destroyed and redeployed without losing data (replay progress is in the offsets table).
 """
@@ -16,6 +16,7 @@ from infra.constructs.catalog import Catalog
 from infra.constructs.dlq_replay import DlqReplay
 from infra.constructs.emr_job import SinkJob
 from infra.constructs.lambda_function import LibrariesLayer
+from infra.constructs.maintenance import IcebergMaintenance
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.network import JobNetwork
 from infra.constructs.trigger import Trigger
@@ -25,7 +26,7 @@ from infra.stacks.data import DataStack
 
 class ServiceStack(Stack):
     """Attributes: `job`, `trigger`, `admin`, `network` (VPC endpoints or a stated NAT), `replay`, `monitoring`,
-    `catalog`. Outputs: `ReplayFunctionName`,
+    `catalog`, `maintenance`. Outputs: `ReplayFunctionName`,
     `TriggerFunctionName`, `AdminFunctionName`, `ApplicationId`, `DashboardName` and `JobRole<Connector>` per
     connector (see `_outputs`)."""
 
@@ -44,6 +45,9 @@ class ServiceStack(Stack):
         self.trigger.node.add_dependency(self.admin.resource)
         self.network = JobNetwork(self, "Network", settings=settings)
         self.trigger.node.add_dependency(self.network)  # MSK event source pollers and the first runs need the endpoints
+        self.maintenance = IcebergMaintenance(self, "IcebergMaintenance", settings=settings, connectors=connectors,
+                                              function=self.trigger.function)
+        self.maintenance.node.add_dependency(self.admin.resource)  # the trigger finds connectors in the index
         self.replay = DlqReplay(self, "DlqReplay", settings=settings, connectors=connectors, data_key=key,
                                 table_arn=table.table_arn, layer=layer)
         self.monitoring = Monitoring(self, "Monitoring", settings=settings, connectors=connectors,

@@ -55,7 +55,8 @@ def topic_as_name(topic: str) -> str:
 def catalog_properties(config) -> dict[str, str]:
     """pyiceberg catalog properties: every `iceberg.catalog.*` key without its prefix. The S3 endpoint and region
     of the data files default to the engine's own (`store.url`, else AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, as
-    boto3 reads them; `s3.region`)."""
+    boto3 reads them; `s3.region`), and so does Glue's region (boto3 reads AWS_DEFAULT_REGION, not the
+    AWS_REGION the deployed job is given)."""
     properties = {name: config[CATALOG_PREFIX + name] for name in _DECLARED_CATALOG_KEYS
                   if config[CATALOG_PREFIX + name] is not None}
     properties.update({k[len(CATALOG_PREFIX):]: v for k, v in config.passthrough.items()
@@ -64,6 +65,8 @@ def catalog_properties(config) -> dict[str, str]:
     if endpoint:
         properties.setdefault("s3.endpoint", endpoint)
     properties.setdefault("s3.region", config["s3.region"])
+    if config["iceberg.catalog.type"] == "glue" and "client.region" not in properties:
+        properties.setdefault("glue.region", config["s3.region"])
     return properties
 
 

@@ -39,6 +39,8 @@ def acting_as(principal: Principal, log: CallLog | None = None, spark=None):
             with _workers_as(spark, principal, log):
                 yield
     finally:
+        if log:
+            log.uninstall()
         _set(os.environ, saved_env)
         boto3.DEFAULT_SESSION = saved_session
 

@@ -205,6 +205,25 @@ def _job_run_action(action: str):
     return lambda call, facts: [(action, f"{_application(call, facts)}/jobruns/{call.params['jobRunId']}", {})]
 
 
+def _glue_arns(call: Call, facts: Facts, database: str, table: str | None = None) -> list[str]:
+    """Glue authorizes a database action on the catalog and the database, a table action on the table too."""
+    base = f"arn:aws:glue:{call.region}:{call.params.get('CatalogId', facts.account)}"
+    arns = [f"{base}:catalog", f"{base}:database/{database}"]
+    return arns + ([f"{base}:table/{database}/{table}"] if table is not None else [])
+
+
+def _glue_database_action(action: str):
+    return lambda call, facts: [(action, arn, {}) for arn in _glue_arns(
+        call, facts, call.params.get("Name") or call.params["DatabaseInput"]["Name"])]
+
+
+def _glue_table_action(action: str):
+    def needed(call: Call, facts: Facts):
+        table = call.params.get("Name") or call.params["TableInput"]["Name"]
+        return [(action, arn, {}) for arn in _glue_arns(call, facts, call.params["DatabaseName"], table)]
+    return needed
+
+
 def _role_action(action: str):
     return lambda call, facts: [(action, f"arn:aws:iam::{facts.account}:role/{call.params['RoleName']}", {})]
 
@@ -221,5 +240,8 @@ _SERVICES = {
     "iam": {op: _role_action(f"iam:{op}") for op in ("GetRolePolicy", "PutRolePolicy", "DeleteRolePolicy",
                                                      "ListRolePolicies")},
     "sts": {"GetCallerIdentity": lambda call, facts: []},  # needs no permission
-    "glue": {"GetSchemaVersion": lambda call, facts: [("glue:GetSchemaVersion", "*", {})]},
+    "glue": {"GetSchemaVersion": lambda call, facts: [("glue:GetSchemaVersion", "*", {})],
+             "GetDatabase": _glue_database_action("glue:GetDatabase"),
+             "CreateDatabase": _glue_database_action("glue:CreateDatabase"),
+             **{op: _glue_table_action(f"glue:{op}") for op in ("GetTable", "CreateTable", "UpdateTable")}},
 }

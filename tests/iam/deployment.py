@@ -38,6 +38,22 @@ def connector_document(bootstrap_servers: str) -> dict:
                                                  "errors.deadletterqueue.s3.prefix": dlq}}
 
 
+ICEBERG_CONNECTOR = "orders-iceberg"
+ICEBERG_DATABASE = "lake"
+
+
+def iceberg_connector_document(bootstrap_servers: str) -> dict:
+    """The deployed connector of `connector_document` turned into an IcebergFormat connector of its own name: a
+    Glue table per topic in database ICEBERG_DATABASE (auto-created, evolving), dead letters in its own folder."""
+    document = connector_document(bootstrap_servers)
+    config = {k: v for k, v in document["config"].items() if k not in ("s3.object.tagging", "topics.dir")}
+    dlq = f"{load_settings(ENV).retention.dlq_prefix}{ICEBERG_CONNECTOR}"
+    return {"name": ICEBERG_CONNECTOR, "config": {
+        **config, "format.class": "IcebergFormat", "iceberg.tables": f"{ICEBERG_DATABASE}.${{topic}}",
+        "iceberg.catalog.type": "glue", "iceberg.tables.auto-create-enabled": "true",
+        "iceberg.tables.evolve-schema-enabled": "true", "errors.deadletterqueue.s3.prefix": dlq}}
+
+
 @dataclass(frozen=True)
 class Synthesized:
     settings: Settings

@@ -35,7 +35,7 @@ def _with(doc: dict, path: str, value) -> dict:
 @pytest.mark.parametrize("path", ["account", "region", "msk.cluster_arn", "msk.topics", "network.subnet_ids",
                                   "emr.release_label", "emr.max_capacity.cpu", "trigger.backoff_base_seconds",
                                   "retention.glacier_after_days", "catalog.database", "catalog.time_range_start",
-                                  "bucket_name", "protect_data"])
+                                  "bucket_name", "protect_data", "iceberg.maintenance_schedule"])
 def test_missing_setting_is_named(path):
     with pytest.raises(SettingsError, match=f"setting '{path}' in dev.json: is required"):
         parse_settings("dev", _without(DEV, path), "dev.json")
@@ -156,16 +156,3 @@ def test_a_confluent_cloud_connector_with_secret_references_deploys(scratch_env,
     (spec,) = load_connectors(settings)
     assert (spec.format, spec.dlq_topic, spec.topics) == ("parquet", "dlq-cloud-s3-sink", ("orders",))
     assert spec.config["timezone"] == "PST" and spec.config["flush.size"] == 1000
-
-
-def test_an_iceberg_connector_is_refused_until_the_stacks_build_it(scratch_env, monkeypatch):
-    settings, folder = scratch_env
-    path = folder / "orders.json"
-    document = json.loads(path.read_text())
-    document["config"].update({"format.class": "IcebergFormat", "iceberg.tables": "lake.orders",
-                               "iceberg.catalog.type": "glue"})
-    path.write_text(json.dumps(document))
-    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
-    with pytest.raises(ConnectorSpecError, match="dev/orders.json, key 'format.class'.*IcebergFormat cannot be "
-                                                 "deployed by the stacks yet"):
-        load_connectors(settings)

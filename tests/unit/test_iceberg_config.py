@@ -51,6 +51,16 @@ def test_s3_endpoint_follows_the_engine(monkeypatch):
     assert catalog_properties(parse_config({**BASE, "store.url": "http://s3:9000"}))["s3.endpoint"] == "http://s3:9000"
 
 
+def test_glue_region_follows_the_engine_unless_set():
+    glue = {**BASE, "iceberg.catalog.type": "glue", "s3.region": "eu-west-1"}
+    del glue["iceberg.catalog.uri"], glue["iceberg.catalog.warehouse"]
+    assert catalog_properties(parse_config(glue))["glue.region"] == "eu-west-1"
+    assert catalog_properties(parse_config({**glue, "iceberg.catalog.glue.region": "us-east-1"}))["glue.region"] == \
+        "us-east-1"
+    assert "glue.region" not in catalog_properties(parse_config({**glue, "iceberg.catalog.client.region": "us-east-1"}))
+    assert "glue.region" not in catalog_properties(parse_config(BASE))  # a SQL catalog has none
+
+
 @pytest.mark.parametrize("template, topic, table", [
     ("analytics.orders", "anything", "analytics.orders"),
     ("analytics.raw_${topic}", "Orders.EU-1", "analytics.raw_orders_eu_1"),

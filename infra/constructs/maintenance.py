@@ -1,0 +1,39 @@
+"""The scheduled table upkeep of each IcebergFormat connector: an EventBridge rule per connector invokes the trigger
+with `maintenance_input`, and the trigger starts an EMR job run of `sink-engine iceberg maintain --config <its
+published config>` with the connector's own job role (lambdas/trigger/runs.py, `start_maintenance`)."""
+from __future__ import annotations
+
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from infra.connectors import ConnectorSpec
+from infra.errors import SettingsError
+from infra.settings import Settings
+
+
+def maintenance_input(connector: str) -> dict:
+    """The trigger's event of a connector's tick; `time` (the scheduled event's time) names the tick."""
+    return {"action": "maintain", "connector": connector, "time": events.EventField.time}
+
+
+class IcebergMaintenance(Construct):
+    """Attribute: `rules` (connector name -> its schedule rule), at `iceberg.maintenance_schedule`, or the
+    connector's `iceberg.connectors.<name>.maintenance_schedule`."""
+
+    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
+                 function: lambda_.IFunction):
+        super().__init__(scope, id)
+        iceberg = {spec.name for spec in connectors if spec.iceberg}
+        for name in settings.iceberg.connector_schedules:
+            if name not in iceberg:
+                raise SettingsError(settings.source, f"iceberg.connectors.{name}", "names no IcebergFormat connector "
+                                    f"of this environment ({', '.join(sorted(iceberg)) or 'it has none'})")
+        self.rules: dict[str, events.Rule] = {}
+        for name in sorted(iceberg):
+            self.rules[name] = events.Rule(
+                self, f"Maintain-{name}", schedule=events.Schedule.expression(settings.iceberg.schedule_of(name)),
+                description=f"sink-engine iceberg maintain of connector {name}: rewrite small files, expire snapshots",
+                targets=[targets.LambdaFunction(function,
+                                                event=events.RuleTargetInput.from_object(maintenance_input(name)))])

@@ -1,0 +1,54 @@
+"""An IcebergFormat connector file for the dev environment, made from the shipped dev connector, and the dev
+stacks synthesized with it (tests/infra, tests/deployed)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from infra.settings import load_settings
+
+ENV = "dev"
+NAME = "orders-iceberg"
+DATABASE = "lake"
+
+
+def iceberg_document(name: str = NAME, **config) -> dict:
+    """The shipped dev connector as an Iceberg connector `name`: a Glue table per topic in DATABASE, auto-created,
+    dead letters under its own folder; `config` overrides keys (None removes one)."""
+    settings = load_settings(ENV)
+    document = json.loads((settings.connectors_dir / "orders.json").read_text())
+    merged = {**document["config"], "format.class": "IcebergFormat", "iceberg.tables": f"{DATABASE}.${{topic}}",
+              "iceberg.catalog.type": "glue", "iceberg.tables.auto-create-enabled": "true",
+              "errors.deadletterqueue.s3.prefix": f"{settings.retention.dlq_prefix}{name}", **config}
+    return {"name": name, "config": {k: v for k, v in merged.items() if v is not None}}
+
+
+def load_spec(folder: Path, document: dict, settings=None):
+    """The ConnectorSpec of `document` as synthesis loads a connector file (validated against `settings`)."""
+    from infra.connectors import _load
+
+    settings = settings or load_settings(ENV)
+    path = folder / f"{document['name']}.json"
+    path.write_text(json.dumps(document))
+    return _load(path, settings)
+
+
+def synthesize_with(outdir: Path, documents: list[dict], settings=None):
+    """`cdk synth` of the dev environment for its shipped connectors and `documents` (with `settings` instead of
+    dev.json's when given): (deployment, {"data" | "service": template})."""
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    from infra.application import build, new_app
+    from infra.connectors import load_connectors
+    from tests.infra.conftest import ensure_artifacts
+
+    ensure_artifacts()
+    settings = settings or load_settings(ENV)
+    outdir.mkdir(parents=True, exist_ok=True)
+    connectors = load_connectors(settings) + tuple(load_spec(outdir, d, settings) for d in documents)
+    app = new_app(str(outdir / "cdk.out"))
+    deployment = build(app, ENV, connectors=connectors, settings=settings)
+    app.synth()
+    templates = {which: json.loads((outdir / "cdk.out" / f"{stack.stack_name}.template.json").read_text())
+                 for which, stack in (("data", deployment.data), ("service", deployment.service))}
+    return deployment, templates

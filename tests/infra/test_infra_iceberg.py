@@ -1,0 +1,180 @@
+"""IcebergFormat connectors deploy (issue 13): the data stack creates their Glue databases under the data lake and
+keeps them, their job role gets their Glue tables and the tables' files and nothing of `topics.dir`, and a schedule
+per connector invokes the trigger for its table upkeep; what the stacks cannot deploy (a SQL or REST catalog,
+names Glue or Athena refuse, requests or files elsewhere) fails synthesis naming the file and the key."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from infra.errors import ConnectorSpecError, SettingsError
+from infra.job_policy import JobPhysicalNames, job_statements
+from infra.settings import ENVIRONMENTS_DIR, load_settings, parse_settings
+from tests.infra.iceberg_connector import DATABASE, NAME, iceberg_document, load_spec, synthesize_with
+
+DEV = load_settings("dev")
+NAMES = JobPhysicalNames(DEV.bucket_name, "arn:aws:dynamodb:eu-west-1:111111111111:table/offsets",
+                         DEV.msk.cluster_arn, DEV.retention.dlq_prefix, DEV.region, DEV.account)
+AUDIT = "audit-iceberg"  # a second Iceberg connector: one table, no auto-create, a schedule of its own
+AUDIT_SCHEDULE = "rate(6 hours)"
+
+
+def _settings(**iceberg) -> object:
+    document = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
+    document["iceberg"].update(iceberg)
+    return parse_settings("dev", document, "dev.json")
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory):
+    settings = _settings(connectors={AUDIT: {"maintenance_schedule": AUDIT_SCHEDULE}})
+    audit = iceberg_document(AUDIT, **{"topics": "orders", "iceberg.tables": "audit.events",
+                                       "iceberg.tables.auto-create-enabled": None})
+    outdir = tmp_path_factory.mktemp("cdk-iceberg")
+    deployment, templates = synthesize_with(outdir, [iceberg_document(), audit], settings)
+    return outdir, deployment, templates
+
+
+def _resources(template: dict, kind: str) -> dict[str, dict]:
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def test_the_data_stack_creates_and_keeps_each_iceberg_database_under_the_data_lake(synthesized):
+    _, _, templates = synthesized
+    databases = {r["Properties"]["DatabaseInput"]["Name"]: r for r in
+                 _resources(templates["data"], "AWS::Glue::Database").values()}
+    assert sorted(databases) == ["audit", DATABASE]
+    for name, resource in databases.items():
+        assert resource["Properties"]["DatabaseInput"]["LocationUri"] == f"s3://{DEV.bucket_name}/iceberg/{name}"
+        assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
+    # the Athena tables of the service stack stay the object connectors' (an Iceberg table is its own)
+    tables = [r["Properties"]["TableInput"]["Name"] for r in _resources(templates["service"], "AWS::Glue::Table").values()]
+    assert tables and all(t.startswith("orders_s3_sink_") for t in tables)
+    # and no lifecycle rule reaches iceberg/ (Athena cannot read archived objects)
+    (bucket,) = [r for r in _resources(templates["data"], "AWS::S3::Bucket").values()
+                 if r["Properties"].get("BucketName") == DEV.bucket_name]
+    prefixes = [rule.get("Prefix", "") for rule in bucket["Properties"]["LifecycleConfiguration"]["Rules"]]
+    assert not any(p.startswith("iceberg") for p in prefixes)
+
+
+def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
+    from cfnlint.api import ManualArgs, lint_file
+
+    from tests.infra.test_infra_checks import CFN_LINT_IGNORED
+
+    outdir, deployment, _ = synthesized
+    for stack in (deployment.data, deployment.service):
+        findings = lint_file(outdir / "cdk.out" / f"{stack.stack_name}.template.json",
+                             ManualArgs(regions=[DEV.region], ignore_checks=CFN_LINT_IGNORED))
+        assert [str(f) for f in findings] == []
+    report = json.loads((outdir / "cdk.out" / "validation-report.json").read_text())
+    assert [v for plugin in report["pluginReports"] for v in plugin.get("violations", [])] == []
+
+
+def test_the_job_role_gets_its_glue_tables_and_their_files_only(tmp_path):
+    spec = load_spec(tmp_path, iceberg_document())
+    statements = {s["Sid"]: s for s in job_statements(spec, NAMES)}
+    glue, bucket = f"arn:aws:glue:{DEV.region}:{DEV.account}", f"arn:aws:s3:::{DEV.bucket_name}"
+    tables = [f"{glue}:table/{DATABASE}/{t}" for t in ("orders", "payments")]
+    assert statements["ReadIcebergDatabase"] == {"Sid": "ReadIcebergDatabase", "Effect": "Allow",
+                                                 "Action": ["glue:GetDatabase"],
+                                                 "Resource": [f"{glue}:catalog", f"{glue}:database/{DATABASE}"]}
+    assert statements["CommitIcebergTables"]["Action"] == ["glue:GetTable", "glue:UpdateTable", "glue:CreateTable"]
+    assert statements["CommitIcebergTables"]["Resource"] == [f"{glue}:catalog", f"{glue}:database/{DATABASE}", *tables]
+    assert statements["IcebergTableFiles"]["Action"] == ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"]
+    assert statements["IcebergTableFiles"]["Resource"] == [f"{bucket}/iceberg/{DATABASE}/{t}/*"
+                                                           for t in ("orders", "payments")]
+    assert statements["FindIcebergFiles"]["Resource"] == [bucket] and "Condition" not in statements["FindIcebergFiles"]
+    # nothing under topics.dir: its S3 writes are its dead letters only, and no other Glue or delete action
+    assert statements["WriteOwnPrefixes"]["Resource"] == [f"{bucket}/dlq/{NAME}/*"]
+    assert "ListOwnUploads" not in statements
+    actions = {a for s in statements.values() for a in s["Action"]}
+    assert {a for a in actions if a.startswith("glue:")} == {"glue:GetDatabase", "glue:GetTable", "glue:UpdateTable",
+                                                             "glue:CreateTable"}
+    assert not any("Delete" in a for a in actions if a.startswith(("s3:", "glue:")))
+
+
+def test_without_auto_create_the_role_may_not_create_tables(tmp_path):
+    spec = load_spec(tmp_path, iceberg_document(**{"iceberg.tables.auto-create-enabled": None}))
+    (commit,) = [s for s in job_statements(spec, NAMES) if s["Sid"] == "CommitIcebergTables"]
+    assert commit["Action"] == ["glue:GetTable", "glue:UpdateTable"]
+
+
+def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_its_maintain_event(synthesized):
+    _, _, templates = synthesized
+    service = templates["service"]
+    (trigger,) = [k for k, r in _resources(service, "AWS::Lambda::Function").items()
+                  if r["Properties"]["Handler"] == "lambdas.trigger.handler.handler"]
+    rules = {}
+    for resource in _resources(service, "AWS::Events::Rule").values():
+        (target,) = resource["Properties"]["Targets"]
+        transformer = target.get("InputTransformer")
+        if transformer and '"maintain"' in transformer["InputTemplate"]:
+            assert target["Arn"] == {"Fn::GetAtt": [trigger, "Arn"]}
+            assert transformer["InputPathsMap"] == {"time": "$.time"}
+            event = json.loads(transformer["InputTemplate"].replace("<time>", '"2026-03-02T02:30:00Z"'))
+            rules[event["connector"]] = (resource["Properties"]["ScheduleExpression"], event)
+    assert rules == {
+        NAME: (DEV.iceberg.maintenance_schedule,
+               {"action": "maintain", "connector": NAME, "time": "2026-03-02T02:30:00Z"}),
+        AUDIT: (AUDIT_SCHEDULE, {"action": "maintain", "connector": AUDIT, "time": "2026-03-02T02:30:00Z"})}
+    # EventBridge may invoke the trigger for each rule
+    permitted = [r["Properties"]["SourceArn"] for r in _resources(service, "AWS::Lambda::Permission").values()
+                 if r["Properties"]["Principal"] == "events.amazonaws.com"
+                 and r["Properties"]["FunctionName"] == {"Fn::GetAtt": [trigger, "Arn"]}]
+    assert len(permitted) == 3  # the idle-flush tick and the two connectors' upkeep
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("iceberg.catalog.type", "sql", "cannot be deployed: a SQL catalog's SQLite file serves the processes of one "
+                                    "machine"),
+    ("iceberg.catalog.type", "rest", "rest .* is not built yet"),
+    ("iceberg.tables", "lake.sub.events", "a Glue table is `database.table`"),
+    ("iceberg.tables", "lake.Events", "'Events' is not a Glue name Athena can query"),
+    ("iceberg.tables", "sink_dev.${topic}", "is the environment's catalog.database"),
+    ("iceberg.catalog.warehouse", "s3://elsewhere/tables", "must be unset on AWS"),
+    ("iceberg.catalog.glue.endpoint", "https://glue.example.com", "must be unset on AWS"),
+    ("iceberg.catalog.s3.access-key-id", "AKIAEXAMPLE", "must be unset on AWS"),
+    ("iceberg.catalog.glue.id", "222222222222", "in this environment's account 111111111111"),
+    ("iceberg.catalog.glue.region", "us-east-1", "this environment deploys 'eu-west-1'"),
+    ("iceberg.tables.auto-create-props.write.data.path", "s3://elsewhere/data", "under the table's location only"),
+    ("iceberg.tables.auto-create-props.write.metadata.delete-after-commit.enabled", "true", "may not delete objects"),
+])
+def test_what_the_stacks_cannot_deploy_fails_naming_file_and_key(key, value, message, tmp_path):
+    extra = {"iceberg.catalog.uri": "sqlite:////tmp/catalog.db",
+             "iceberg.catalog.warehouse": "s3://lake/tables"} if value == "sql" else {}
+    with pytest.raises(ConnectorSpecError, match=f"dev/{NAME}.json, key '{key}'.*{message}"):
+        load_spec(tmp_path, iceberg_document(**{key: value, **extra}))
+
+
+def test_topics_dir_under_the_iceberg_prefix_is_reserved(tmp_path):
+    document = json.loads((DEV.connectors_dir / "orders.json").read_text())
+    document["config"]["topics.dir"] = "iceberg/objects"
+    with pytest.raises(ConnectorSpecError, match="key 'topics.dir'.*reserved"):
+        load_spec(tmp_path, document)
+
+
+@pytest.mark.parametrize("path, value, message", [
+    ("retention.dlq_prefix", "iceberg/", "where Iceberg tables lie"),
+    ("iceberg.maintenance_schedule", "daily", "does not match"),
+    ("iceberg.maintenance_schedule", "rate(1 hours)", "does not match"),
+    ("iceberg.connectors", {"orders-iceberg": "rate(1 day)"}, "must be a connector name mapped to"),
+    ("iceberg.connectors", {"orders-iceberg": {"maintenance_schedule": "cron(0 3 * *)"}}, "does not match"),
+])
+def test_malformed_iceberg_settings_are_named(path, value, message):
+    document = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
+    node = document
+    *parents, last = path.split(".")
+    for part in parents:
+        node = node[part]
+    node[last] = copy.deepcopy(value)
+    with pytest.raises(SettingsError, match=f"setting '{path}.*{message}"):
+        parse_settings("dev", document, "dev.json")
+
+
+def test_a_schedule_for_a_connector_that_is_not_an_iceberg_one_fails_synthesis(tmp_path):
+    settings = _settings(connectors={"orders-s3-sink": {"maintenance_schedule": "rate(1 day)"}})
+    with pytest.raises(SettingsError, match="'iceberg.connectors.orders-s3-sink'.*names no IcebergFormat connector"):
+        synthesize_with(tmp_path, [], settings)
