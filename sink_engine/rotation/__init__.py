@@ -1,1 +1,0 @@
-"""Scheduled rotation (schedule.py): the driver's decision, when it plans, to cut a range at its end."""
