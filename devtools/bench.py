@@ -24,7 +24,7 @@ from devtools.process_cpu import TreeCpu
 from devtools.producer import create_topic, produce_events
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
-from sink_engine.job import plan, run_job
+from sink_engine.driver.job import plan, run_job
 from sink_engine.offsets import OffsetStore, ensure_table
 from sink_engine.task.run import run_range
 
@@ -124,7 +124,7 @@ def main() -> None:
 
         print("starting Spark ...", flush=True)
         started, cpu_before = time.perf_counter(), cpu.sample()
-        from sink_engine.spark_runner import spark_session, warm_up
+        from sink_engine.driver.spark_runner import spark_session, warm_up
 
         spark = spark_session("sink-engine-bench")
         warm_up(spark, args.partitions)

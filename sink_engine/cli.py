@@ -9,13 +9,12 @@ import sys
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.aws import dynamodb_client, s3_client
-from sink_engine.config import SinkConfig
+from sink_engine.config import SinkConfig, load_config
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
 from sink_engine.iceberg import cli as iceberg_cli
-from sink_engine.validation import load_checked_config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
     try:
-        config = load_checked_config(args.config, resolve_secrets=args.command != "validate")
+        config = load_config(args.config, resolve_secrets=args.command != "validate")
         if args.command == "read":
             return _read(config, args.key, args.offset)
         if args.command == "dlq":
@@ -113,9 +112,9 @@ def _validate(config: SinkConfig) -> int:
 
 
 def _run(config: SinkConfig) -> int:
-    from sink_engine.job import run_job
+    from sink_engine.driver.job import run_job
+    from sink_engine.driver.spark_runner import spark_session
     from sink_engine.progress import ProgressBoard
-    from sink_engine.spark_runner import spark_session
 
     spark = spark_session(f"sink-engine-{config.name}")
     local = spark.sparkContext.master.startswith("local")  # the tasks can report through the driver's disk
@@ -133,9 +132,9 @@ def _run(config: SinkConfig) -> int:
 
 
 def _status(config: SinkConfig) -> int:
+    from sink_engine.driver.job import now_ms
+    from sink_engine.driver.status import partition_status
     from sink_engine.offsets import OffsetStore
-    from sink_engine.job import now_ms
-    from sink_engine.status import partition_status
 
     store = OffsetStore(dynamodb_client(config), config["offset.storage.dynamodb.table"], now_ms)
     print(f"{'topic-partition':<28} {'committed':>10} {'end':>10} {'lag':>8}  {'last commit (UTC)':<19}  last file")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from sink_engine.driver.job import now_ms, run_job
 from sink_engine.failpoints import ENV_VAR, SimulatedCrash
-from sink_engine.job import now_ms, run_job
 from sink_engine.model import CommittedOffset
 from sink_engine.offsets import OffsetStore
 from tests.conftest import TABLE

@@ -1,6 +1,6 @@
-"""Scheduled-rotation boundaries, as the engine computes them (sink_engine/rotation/schedule.py), without the engine.
+"""Scheduled-rotation boundaries, as the engine computes them (sink_engine/driver/wall_clock.py), without the engine.
 
-The trigger's code folder holds only `lambdas/`: importing `sink_engine.rotation.schedule` pulls in the config
+The trigger's code folder holds only `lambdas/`: importing `sink_engine.driver.wall_clock` pulls in the config
 registry, hence confluent-kafka's Schema Registry client and boto3 (0.47 s, and libraries the trigger's layer
 lacks). These few lines are the same rule; tests/lambdas/test_trigger_schedule.py checks that they agree with the
 engine's over many instants and zones (DST days included).

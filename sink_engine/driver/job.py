@@ -10,16 +10,16 @@ from typing import Callable
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
-from sink_engine.committer import commit_results
 from sink_engine.config import SinkConfig
+from sink_engine.driver.committer import commit_results
+from sink_engine.driver.planner import plan_ranges
+from sink_engine.driver.plans import PlanStore
+from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.errors import SinkError
 from sink_engine.failpoints import failpoint
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.offsets import LeaseKeeper, LeaseToken, Leases, OffsetStore, table_exists
-from sink_engine.offsets.plans import PlanStore
-from sink_engine.planner import plan_ranges, with_wall_clock
 from sink_engine.progress import ProgressBoard
-from sink_engine.rotation.schedule import WallClockCuts, needs_recorded_plan
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
 
@@ -108,7 +108,7 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
 
 def _write_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress: ProgressBoard | None
                   ) -> list[TaskResult]:
-    from sink_engine.spark_runner import run_ranges
+    from sink_engine.driver.spark_runner import run_ranges
 
     if progress is None:
         return run_ranges(spark, config, ranges)
@@ -117,16 +117,6 @@ def _write_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progr
         return run_ranges(spark, config, ranges, progress.directory)
     finally:
         progress.stop()
-
-
-def decide_wall_clock(config: SinkConfig, store: OffsetStore, plans: PlanStore, token: LeaseToken,
-                      ranges: list[PartitionRange], now: int) -> list[PartitionRange]:
-    """Repeat the recorded plan of a run that died before committing, else decide the wall-clock cut and
-    time now; record the decisions before any task runs (README, Exactly once, point 2)."""
-    decided = with_wall_clock(ranges, store.committed(config.name), plans.recorded(config.name), now,
-                              WallClockCuts.from_config(config).due)
-    plans.record(token, [r for r in decided if len(r)])
-    return decided
 
 
 def _release(leases: Leases, token: LeaseToken) -> None:

@@ -18,7 +18,7 @@ class SparkTaskError(SinkError):
     every attempt, an executor lost, ...). Nothing of this run was committed."""
 
 
-QUIET_LOGGING = Path(__file__).with_name("log4j2-quiet.properties").as_uri()
+QUIET_LOGGING = (Path(__file__).parents[1] / "log4j2-quiet.properties").as_uri()
 
 
 def spark_session(app_name: str):

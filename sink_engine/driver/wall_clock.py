@@ -1,4 +1,4 @@
-"""Wall-clock rotation of a bounded run: whether a range closes every open file at its end.
+"""The driver's wall-clock decision: whether a range closes every open file at its end, and its Wallclock time.
 
 The Confluent connector closes a topic-partition's files when the wall clock passes the next boundary of
 `rotate.schedule.interval.ms` (boundaries counted from local midnight in `timezone`, the last one of a day
@@ -7,14 +7,17 @@ whose partition was last committed before the boundary that has now passed (or n
 offset, so that records that stopped arriving still land within about one interval of a run. With the
 Wallclock extractor, `rotate.interval.ms` (the connector's wall-clock rotation) cuts a range whose partition
 was last committed at least that long ago. The decision is recorded with the plan before any upload and a
-rerun after a crash reuses it (offsets/plans.py), so a retry cuts at the same offset.
+rerun after a crash reuses it (plans.py), so a retry cuts at the same offset.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 
 from sink_engine.config import SinkConfig
+from sink_engine.driver.plans import PlanStore
+from sink_engine.model import CommittedOffset, PartitionRange, TopicPartition
+from sink_engine.offsets import LeaseToken, OffsetStore
 from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
 
 DAY_MS = 24 * 3_600_000
@@ -63,3 +66,37 @@ def needs_recorded_plan(config: SinkConfig) -> bool:
     wallclock_paths = config["partitioner.class"] in TIME_BASED and config["timestamp.extractor"] == "wallclock"
     return wallclock_paths or WallClockCuts.from_config(config).enabled
 
+
+
+def with_wall_clock(
+    ranges: list[PartitionRange],
+    committed: dict[TopicPartition, CommittedOffset],
+    recorded: dict[TopicPartition, PartitionRange],
+    now_ms: int,
+    cut_due,
+) -> list[PartitionRange]:
+    """Add the wall-clock decisions to planned ranges: a recorded plan whose run committed nothing (same
+    start, end not past the new end) is repeated as it was; other ranges get `now_ms` as their wall-clock
+    time and `cut_due(last_commit_ms, now_ms)` as their cut at the end."""
+    decided = []
+    for planned in ranges:
+        previous = recorded.get(planned.tp)
+        if previous is not None and previous.start_offset == planned.start_offset \
+                and previous.expected_committed == planned.expected_committed \
+                and previous.end_offset <= planned.end_offset:
+            decided.append(previous)
+            continue
+        last = committed.get(planned.tp)
+        cut = cut_due(None if last is None else last.committed_at_ms, now_ms)
+        decided.append(replace(planned, cut_at_end=cut, wallclock_ms=now_ms))
+    return decided
+
+
+def decide_wall_clock(config: SinkConfig, store: OffsetStore, plans: PlanStore, token: LeaseToken,
+                      ranges: list[PartitionRange], now: int) -> list[PartitionRange]:
+    """Repeat the recorded plan of a run that died before committing, else decide the wall-clock cut and
+    time now; record the decisions before any task runs (README, Exactly once, point 2)."""
+    decided = with_wall_clock(ranges, store.committed(config.name), plans.recorded(config.name), now,
+                              WallClockCuts.from_config(config).due)
+    plans.record(token, [r for r in decided if len(r)])
+    return decided

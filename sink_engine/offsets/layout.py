@@ -18,7 +18,7 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   `dead_letters.<error class>` per class of dead-lettered records (added to). Written by the job only, in a
   transaction with the lease check, conditional on `next_offset` being absent (first commit) or the run's
   planned start. Read by the job, `status`, the dead-letter topic destination and the trigger.
-- `PLAN#<topic>#<partition>`: a run's wall-clock decisions, recorded before any upload (`sink_engine.offsets
+- `PLAN#<topic>#<partition>`: a run's wall-clock decisions, recorded before any upload (`sink_engine.driver
   .plans`). `topic`, `partition`, `start_offset`, `end_offset`, `cut_at_end` (a scheduled cut at the range's
   end), `expected_committed` (the committed offset the plan started from; absent: none), `wallclock_ms`
   (Wallclock's time; absent: not used), `epoch`. Put by the job in a transaction with the lease check,

@@ -7,7 +7,7 @@ Any trigger closes every open file of the topic-partition, as in the Confluent c
 - `rotate.file.on.partition.change`: a record's encoded partition differs from the previous record's (on
   by itself with `rotate.interval.ms` and a time-based partitioner, as the connector does);
 - `partitioner.max.open.files`: a record would open one file more than the cap;
-- a schema change (task/schema_gate.py) and a scheduled cut at the end of a range (rotation/schedule.py).
+- a schema change (task/schema_gate.py) and a scheduled cut at the end of a range (driver/wall_clock.py).
 """
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 import orjson
 
 from devtools.producer import produce
-from sink_engine.job import now_ms
+from sink_engine.driver.job import now_ms
+from sink_engine.driver.status import partition_status
 from sink_engine.offsets import OffsetStore
-from sink_engine.status import partition_status
 from tests.conftest import TABLE
 from tests.runs import committed_offsets
 from tests.s3_reader import landed_by_key

@@ -12,8 +12,8 @@ import time
 import pytest
 
 from devtools.producer import create_topic
+from sink_engine.driver.job import now_ms, run_job
 from sink_engine.errors import CommitConflictError, LeaseHeldError
-from sink_engine.job import now_ms, run_job
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE
 from tests.faults.landed_once import check_exactly_once, produce_numbered

@@ -14,7 +14,7 @@ from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
 from lambdas.trigger.state import TriggerState
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
-from sink_engine.job import run_job
+from sink_engine.driver.job import run_job
 from tests.conftest import TABLE
 from tests.dlq_corpus import read_topic
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from devtools.faults.aws_proxy import Rule
-from sink_engine.job import now_ms
+from sink_engine.driver.job import now_ms
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE
 from tests.faults.aws_scenario import SMALL, assert_complete, expected_commits, landed, prepare, record_figures, run_cli

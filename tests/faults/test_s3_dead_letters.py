@@ -10,13 +10,13 @@ import pytest
 
 from devtools.faults.aws_proxy import Rule
 from devtools.producer import create_topic, produce
-from sink_engine.committer import commit_results
 from sink_engine.dlq.letter import STAGE_VALUE_CONVERTER, DeadLetter
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.replay_sources import from_s3
 from sink_engine.dlq.s3_destination import S3Destination
+from sink_engine.driver.committer import commit_results
+from sink_engine.driver.job import now_ms, run_job
 from sink_engine.errors import CommitConflictError
-from sink_engine.job import now_ms, run_job
 from sink_engine.model import PartitionRange
 from sink_engine.offsets import Leases, OffsetStore
 from sink_engine.task.run import run_range

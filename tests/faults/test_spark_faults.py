@@ -11,10 +11,10 @@ import pytest
 
 from devtools.producer import create_topic
 from sink_engine import cli
+from sink_engine.driver.job import now_ms
+from sink_engine.driver.spark_runner import LOCAL_TASK_ATTEMPTS
 from sink_engine.failpoints import arm_task_failpoint
-from sink_engine.job import now_ms
 from sink_engine.offsets import Leases
-from sink_engine.spark_runner import LOCAL_TASK_ATTEMPTS
 from tests.conftest import TABLE
 from tests.faults.kafka_behind_proxy import ProxiedBroker
 from tests.faults.landed_once import check_exactly_once, check_status, produce_numbered, write_config

@@ -7,9 +7,9 @@ import pytest
 
 from devtools.producer import create_topic
 from sink_engine import cli
-from sink_engine.job import run_job
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
+from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
 from tests.s3_reader import landed_records

@@ -14,7 +14,7 @@ import pytest
 from devtools.producer import create_topic
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
-from sink_engine.job import TaskFailedError, run_job
+from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
 from tests.s3_reader import landed_records, list_keys

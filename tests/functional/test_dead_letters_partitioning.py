@@ -6,7 +6,7 @@ import json
 import pytest
 
 from devtools.producer import create_topic
-from sink_engine.job import run_job
+from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
 from tests.s3_reader import list_keys, read_json_lines

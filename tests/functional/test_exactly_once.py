@@ -8,7 +8,7 @@ import pytest
 
 from devtools.producer import create_topic, produce, produce_events
 from sink_engine import cli
-from sink_engine.job import run_job
+from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.runs import committed_offsets, crash_at
 from tests.s3_reader import landed_records, list_keys, object_bodies, read_json_lines

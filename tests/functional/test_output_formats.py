@@ -14,8 +14,8 @@ import pytest
 
 from devtools.producer import create_topic, produce_events, sample_event
 from sink_engine import cli
+from sink_engine.driver.job import run_job
 from sink_engine.format.block_gzip_reader import read_chunk_at
-from sink_engine.job import run_job
 from tests.conftest import BUCKET
 from tests.functional.test_exactly_once import _raw
 from tests.runs import crash_at

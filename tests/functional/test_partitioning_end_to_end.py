@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from devtools.producer import REGIONS, create_topic, produce
-from sink_engine.job import TaskFailedError, run_job
+from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.runs import committed_offsets, crash_at
 from tests.s3_reader import landed_by_key, object_bodies

@@ -16,7 +16,7 @@ from confluent_kafka.serialization import MessageField
 
 from devtools.producer import create_topic, produce
 from sink_engine.convert.connect_json import to_json
-from sink_engine.job import run_job
+from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.registry_topics import JsonSchemaTopic, ProtobufTopic, created_at, order_fields
 from tests.runs import committed_offsets

@@ -5,7 +5,7 @@ import boto3
 import orjson
 
 from devtools.producer import create_topic, produce
-from sink_engine.job import run_job
+from sink_engine.driver.job import run_job
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import put_object
 from tests.conftest import BUCKET

@@ -17,7 +17,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from devtools.producer import create_topic, produce
-from sink_engine.job import TaskFailedError, run_job
+from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.s3_reader import list_keys, read_json_lines
 from tests.schema_registry_server import SchemaRegistryServer

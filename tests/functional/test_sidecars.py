@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import Producer
 
 from devtools.producer import create_topic
-from sink_engine.job import TaskFailedError, run_job
+from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.s3_reader import list_keys, read_json_lines
 from tests.runs import committed_offsets

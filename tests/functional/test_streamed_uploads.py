@@ -14,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from devtools.producer import create_topic, produce
-from sink_engine.job import run_job
+from sink_engine.driver.job import run_job
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.object_stream import ObjectStream
 from sink_engine.storage.uploader import Uploader

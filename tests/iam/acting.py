@@ -4,8 +4,9 @@ process and, with `spark`, in Spark's Python workers; with a `CallLog`, every ca
 boto3's default session caches the credentials it first resolved, so the body gets a fresh one (and the previous
 session is restored after). Spark workers take the principal's variables from `SparkContext.environment`, which
 PySpark sends with every task: a new set of variables starts new workers, which read them as the deployed job reads
-its role. To record the workers' calls, each task installs the log first (`sink_engine.spark_runner._task_function`
-is wrapped for the duration; the workers import this package from the repository root, put on their PYTHONPATH).
+its role. To record the workers' calls, each task installs the log first
+(`sink_engine.driver.spark_runner._task_function` is wrapped for the duration; the workers import this package from
+the repository root, put on their PYTHONPATH).
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def acting_as(principal: Principal, log: CallLog | None = None, spark=None):
 
 @contextmanager
 def _workers_as(spark, principal: Principal, log: CallLog | None):
-    from sink_engine import spark_runner
+    from sink_engine.driver import spark_runner
 
     worker_env = {name: principal.credentials.env.get(name) for name in _VARIABLES}
     if log:

@@ -8,9 +8,9 @@ from pathlib import Path
 import orjson
 from pyiceberg.table import Table
 
+from sink_engine.driver.job import run_job
 from sink_engine.iceberg import commit as table_commit
 from sink_engine.iceberg.catalog import open_catalog
-from sink_engine.job import run_job
 
 
 class CatalogGate:

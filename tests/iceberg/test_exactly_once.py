@@ -9,10 +9,10 @@ import pytest
 
 from devtools.producer import create_topic, produce_events
 from sink_engine import cli
+from sink_engine.driver.job import now_ms, run_job
 from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 from sink_engine.iceberg.errors import TableCommitConflictError
 from sink_engine.iceberg.settings import table_identifier
-from sink_engine.job import now_ms, run_job
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry, write_config
 from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, table_of
 from tests.runs import committed, committed_offsets, crash_at

@@ -6,7 +6,7 @@ import boto3
 import pytest
 
 from devtools.producer import create_topic, produce_events
-from sink_engine.job import run_job
+from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.iceberg.runs import wait_for_lease_expiry
 from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, table_of

@@ -7,9 +7,9 @@ import datetime
 import orjson
 
 from devtools.producer import create_topic, produce, produce_events
+from sink_engine.driver.job import run_job
 from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 from sink_engine.iceberg.settings import table_identifier
-from sink_engine.job import run_job
 from tests.iceberg.tables import ids, rows, table_of
 
 HOUR_MS = 3_600_000

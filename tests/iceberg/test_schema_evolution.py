@@ -6,9 +6,9 @@ import orjson
 import pytest
 
 from devtools.producer import create_topic, produce
+from sink_engine.driver.job import TaskFailedError, run_job
 from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 from sink_engine.iceberg.settings import table_identifier
-from sink_engine.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import read_dlq_s3
 from tests.iceberg.tables import rows, table_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 
 from devtools.producer import create_topic, produce_events
-from sink_engine.job import run_job
+from sink_engine.driver.job import run_job
 from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 from sink_engine.iceberg.settings import table_identifier
 from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, rows, table_of

@@ -46,7 +46,7 @@ def test_a_connector_may_write_only_its_own_prefixes_items_and_topics():
 
 
 def test_the_run_may_describe_the_table_and_delete_plans_in_batches():
-    """`job.py` checks the table with DescribeTable; `offsets/plans.py` deletes plans with BatchWriteItem."""
+    """`driver/job.py` checks the table with DescribeTable; `driver/plans.py` deletes plans with BatchWriteItem."""
     statements = _by_sid(ORDERS)
     assert statements["DescribeOffsetsTable"]["Action"] == ["dynamodb:DescribeTable"]
     assert "dynamodb:BatchWriteItem" in statements["OwnOffsetsLeaseAndPlans"]["Action"]

@@ -5,8 +5,8 @@ from datetime import datetime, timezone
 import pytest
 
 from lambdas.trigger.schedule import next_rotation_ms, parse_zone
+from sink_engine.driver.wall_clock import next_rotation_ms as engine_next_rotation_ms
 from sink_engine.partition.time_buckets import parse_zone as engine_zone
-from sink_engine.rotation.schedule import next_rotation_ms as engine_next_rotation_ms
 
 ZONES = ["UTC", "Europe/Paris", "America/New_York", "America/Sao_Paulo", "America/Havana", "America/Santiago",
          "Asia/Kolkata", "Asia/Tehran", "Australia/Lord_Howe", "Pacific/Chatham", "+05:30", "-03:00", "+14:00"]
