@@ -21,7 +21,7 @@ from devtools.stack import LocalStack
 from sink_engine.config import parse_config
 from sink_engine.convert import converter_for
 from sink_engine.format import format_for
-from sink_engine.partition import partitioner_for
+from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.naming import ObjectNaming
@@ -73,10 +73,11 @@ def write_all(config, data: list[RecordChunk], s3) -> tuple[float, int, int]:
     """Seconds to convert, partition, rotate, encode and upload every chunk; files closed; bytes traced
     (tracemalloc, when on) while the last records are still in open files, before the final close."""
     uploader = Uploader(s3, BUCKET)
-    extractor = extractor_for(config, 0)
+    partitioning = PartitionSettings.from_config(config)
+    extractor = extractor_for(partitioning, 0)
     writer = TopicPartitionWriter("bench", 0, 0, format_for(config), ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config, extractor), uploader)
-    converter, partitioner = converter_for(config, "value", "bench"), partitioner_for(config, extractor)
+    converter, partitioner = converter_for(config, "value", "bench"), partitioner_for(partitioning, extractor)
     started = time.perf_counter()
     for chunk in data:
         values = converter.convert(chunk)

@@ -39,6 +39,7 @@ from sink_engine.format import format_for
 from sink_engine.partition.fields import Escaper
 from sink_engine.partition.joda_format import _tokens as joda_tokens  # the engine's own reading of the pattern
 from sink_engine.partition.joda_format import compile_pattern, parse_locale
+from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_based import fixed_layout, time_buckets
 
 PARTITION_COLUMN = "partition"
@@ -236,7 +237,7 @@ def _finest(units: set[str], letters: set[str], joda: str, source: str) -> str:
 def time_projection(config: SinkConfig, start: date, source: str) -> TimeProjection:
     """The `date` projection of the connector's time path (see the module doc)."""
     try:
-        buckets = time_buckets(config)
+        buckets = time_buckets(PartitionSettings.from_config(config))
     except ConfigError as e:
         raise ConnectorSpecError(source, e.key, str(e)) from None
     pattern, finest = java_pattern(time_pattern(config), config["locale"], source)

@@ -1,9 +1,9 @@
 """FieldPartitioner: `<field>=<value>` for each name of `partition.field.name`, joined by `directory.delim`."""
 from __future__ import annotations
 
-from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 from sink_engine.partition.fields import MISSING, Escaper, FieldError, field_path, lookup, lookup_all, scalar_text
+from sink_engine.partition.settings import PartitionSettings
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 
 
@@ -19,11 +19,10 @@ class FieldPartitioner:
         self._seen: dict[str, str] = {}  # string value of the single field -> its segment
 
     @classmethod
-    def from_config(cls, config: SinkConfig) -> "FieldPartitioner":
-        names = config["partition.field.name"]
-        if not names:
+    def from_settings(cls, settings: PartitionSettings) -> "FieldPartitioner":
+        if not settings.field_names:
             raise ConfigError("partition.field.name", "is required by this partitioner: name one field or more")
-        return cls(names, config["directory.delim"])
+        return cls(settings.field_names, settings.directory_delim)
 
     def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
         documents = values.documents()

@@ -3,10 +3,10 @@
 pattern language)."""
 from __future__ import annotations
 
-from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 from sink_engine.partition.fields import FieldError
 from sink_engine.partition.joda_format import compile_pattern, parse_locale
+from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 
@@ -20,13 +20,13 @@ def fixed_layout(kind: str, delim: str) -> tuple[str, int]:
     return (days, DAY_MS) if kind == "daily" else (days + delim + "'hour'=HH", HOUR_MS)
 
 
-def time_buckets(config: SinkConfig) -> TimeBuckets:
+def time_buckets(settings: PartitionSettings) -> TimeBuckets:
     """The buckets of the configured time partitioner; ConfigError naming the key at fault."""
-    delim = config["directory.delim"]
-    if config["partitioner.class"] in ("daily", "hourly"):
-        pattern, duration = fixed_layout(config["partitioner.class"], delim)
+    delim = settings.directory_delim
+    if settings.partitioner in ("daily", "hourly"):
+        pattern, duration = fixed_layout(settings.partitioner, delim)
     else:
-        pattern, duration = config["path.format"] or "", config["partition.duration.ms"]
+        pattern, duration = settings.path_format or "", settings.duration_ms
         if duration <= 0:
             raise ConfigError("partition.duration.ms", "must be a positive number of milliseconds for this "
                                                        "partitioner, e.g. 3600000 for hourly buckets")
@@ -34,8 +34,8 @@ def time_buckets(config: SinkConfig) -> TimeBuckets:
             raise ConfigError("path.format", "is required by this partitioner, e.g. 'year'=YYYY/'month'=MM")
         if delim and pattern.endswith(delim):
             pattern = pattern[: -len(delim)]
-    zone = parse_zone(config["timezone"])
-    return TimeBuckets(duration, zone, compile_pattern(pattern, parse_locale(config["locale"])))
+    zone = parse_zone(settings.timezone)
+    return TimeBuckets(duration, zone, compile_pattern(pattern, parse_locale(settings.locale)))
 
 
 class TimeBasedPartitioner:

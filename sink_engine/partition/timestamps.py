@@ -16,8 +16,8 @@ import re
 import time
 from datetime import datetime, timedelta, timezone
 
-from sink_engine.config import SinkConfig
 from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all
+from sink_engine.partition.settings import PartitionSettings
 from sink_engine.records import RecordChunk, ValueColumn
 
 _DIGITS = re.compile(r"-?\d+")
@@ -99,11 +99,11 @@ def parse_timestamp(value) -> int | None:
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
-def extractor_for(config: SinkConfig, wallclock_ms: int | None = None):
+def extractor_for(settings: PartitionSettings, wallclock_ms: int | None = None):
     """The configured extractor; `wallclock_ms` is the range's planned time (now when unplanned)."""
-    kind = config["timestamp.extractor"]
+    kind = settings.extractor
     if kind == "record":
         return RecordTimestamps()
     if kind == "recordfield":
-        return FieldTimestamps(config["timestamp.field"])
+        return FieldTimestamps(settings.timestamp_field)
     return WallclockTimestamps(wallclock_ms if wallclock_ms is not None else int(time.time() * 1000))

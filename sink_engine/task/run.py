@@ -7,7 +7,7 @@ from sink_engine.dlq import router_for
 from sink_engine.errors import SinkError
 from sink_engine.format import format_for
 from sink_engine.model import PartitionRange, TaskResult
-from sink_engine.partition import partitioner_for
+from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.progress import TaskProgress
 from sink_engine.source.reader import read_range
@@ -31,7 +31,8 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
 
         return run_table_range(config, planned, client)
     uploader = Uploader(client or upload_client(config), config["s3.bucket.name"], ObjectOptions.from_config(config))
-    extractor = extractor_for(config, planned.wallclock_ms)
+    partitioning = PartitionSettings.from_config(config)
+    extractor = extractor_for(partitioning, planned.wallclock_ms)
     sidecars = Sidecars.from_config(config, planned.topic)
     writer = TopicPartitionWriter(planned.topic, planned.partition, planned.start_offset, format_for(config),
                                   ObjectNaming.from_config(config), RotationPolicy.from_config(config, extractor),
@@ -39,7 +40,7 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
                                   config["tombstone.encoded.partition"], sidecars)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     steps = RecordSteps(config["behavior.on.null.values"], sidecars.wrap(converter_for(config, "value", planned.topic)),
-                        partitioner_for(config, extractor))
+                        partitioner_for(partitioning, extractor))
     router, processed = router_for(config, planned, uploader), planned.start_offset
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
@@ -47,7 +48,7 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
             for processed in write_range(read_range(config, planned), writer, steps, router, result):
                 if progress:
                     progress.update(processed, result.records_read, len(writer.closed))
-            if planned.cut_at_end:  # wall-clock rotation decided with the plan (driver/wall_clock.py)
+            if planned.cut_at_end:  # wall-clock rotation decided with the plan (rotation/schedule.py)
                 writer.close_all(next_offset=planned.end_offset)
         except SinkError as e:
             result.error, result.error_class = str(e), type(e).__name__

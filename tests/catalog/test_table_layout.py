@@ -11,6 +11,7 @@ import pytest
 from infra.errors import ConnectorSpecError, SettingsError
 from infra.table_layout import layout, time_projection
 from sink_engine.config import parse_config
+from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_based import time_buckets
 
 BASE = {"name": "c", "topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "flush.size": 1,
@@ -54,7 +55,7 @@ TIME_LAYOUTS = {
 def test_every_engine_time_path_is_projected_once(java_time, name):
     cfg, first_day, days, step_minutes = TIME_LAYOUTS[name]
     projection = time_projection(cfg, first_day, "c.json").projection()
-    buckets = time_buckets(cfg)
+    buckets = time_buckets(PartitionSettings.from_config(cfg))
     start = datetime(first_day.year, first_day.month, first_day.day, tzinfo=buckets.zone) + timedelta(hours=1)
     end = start + timedelta(days=days)
     step_ms = int(step_minutes * 60_000)

@@ -14,7 +14,7 @@ from sink_engine.convert import converter_for
 from sink_engine.dlq.router import DeadLetterRouter
 from sink_engine.errors import ConversionError
 from sink_engine.format import format_for
-from sink_engine.partition import partitioner_for
+from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
@@ -43,7 +43,8 @@ def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, 
     writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
     router = DeadLetterRouter(config, None)
-    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"), partitioner_for(config))
+    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"),
+                        partitioner_for(PartitionSettings.from_config(config)))
     try:
         write_chunk(writer, steps, chunk, router)
     finally:
@@ -101,7 +102,8 @@ def test_values_parquet_cannot_hold_are_reported_once_across_interleaved_files(s
     writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
     router = DeadLetterRouter(config, None)
-    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"), partitioner_for(config))
+    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"),
+                        partitioner_for(PartitionSettings.from_config(config)))
     write_chunk(writer, steps, chunk, router)
     writer.close_all(40)
     uploader.drain()

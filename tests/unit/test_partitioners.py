@@ -6,12 +6,12 @@ from datetime import datetime, timezone
 import json
 import pytest
 
-from sink_engine.config import parse_config
 from sink_engine.errors import ConfigError
-from sink_engine.partition import partitioner_for
+from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.fields import FieldError
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.validation import parse_checked_config
 
 BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "flush.size": 10,
         "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
@@ -24,8 +24,9 @@ def ms(text: str) -> int:
 
 
 def encode(settings: dict, documents: list, timestamps: list | None = None, wallclock_ms: int | None = None):
-    config = parse_config({"name": "c", **BASE, **settings})
-    partitioner = partitioner_for(config, extractor_for(config, wallclock_ms))
+    config = parse_checked_config({"name": "c", **BASE, **settings})
+    partitioning = PartitionSettings.from_config(config)
+    partitioner = partitioner_for(partitioning, extractor_for(partitioning, wallclock_ms))
     offsets = list(range(100, 100 + len(documents)))
     values = [json.dumps(d).encode() for d in documents]
     chunk = RecordChunk("t", 3, offsets, values, keys=[None] * len(values),
@@ -247,5 +248,5 @@ def test_field_and_time_in_one_layout():
 ])
 def test_bad_partitioning_settings_name_the_key(settings, key, message):
     with pytest.raises(ConfigError) as caught:
-        parse_config({"name": "c", **BASE, **settings})
+        parse_checked_config({"name": "c", **BASE, **settings})
     assert caught.value.key == key and message in str(caught.value)

@@ -9,7 +9,7 @@ from moto import mock_aws
 
 from sink_engine.config import parse_config
 from sink_engine.format import format_for
-from sink_engine.partition import partitioner_for
+from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.storage.naming import ObjectNaming
@@ -38,11 +38,11 @@ def write(s3, settings: dict, records: list[tuple[dict, int]], chunk_size: int):
     """Write (document, timestamp) records at offsets 0.. in chunks; returns (files, next offset), files as
     (encoded partition, start offset, record count) read back from S3."""
     config = parse_config({"name": "c", **BASE, **settings})
-    extractor = extractor_for(config, 0)
+    extractor = extractor_for(PartitionSettings.from_config(config), 0)
     uploader = Uploader(s3, "lake")
     writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config, extractor), uploader)
-    partitioner = partitioner_for(config, extractor)
+    partitioner = partitioner_for(PartitionSettings.from_config(config), extractor)
     for start in range(0, len(records), chunk_size):
         batch = records[start:start + chunk_size]
         values = [orjson.dumps(document) for document, _ in batch]

@@ -1,0 +1,100 @@
+"""Checks of a parsed config that reach across seams: each builds what a run would build from its keys (the
+partitioner, the Kafka client's authentication, the ByteArray separator, the Iceberg table and its partition
+spec) or compares keys of different seams, so that `validate`, `run` and `cdk synth` refuse what a Spark task
+would refuse, naming the key at fault. `config.parse_config` only parses, applies defaults and checks what
+needs nothing above `config/`; every caller that accepts a config from a user calls `check_config` on it."""
+from __future__ import annotations
+
+from sink_engine.config import SinkConfig, load_config, parse_config
+from sink_engine.config.converters import check_converter_settings
+from sink_engine.errors import ConfigError
+from sink_engine.format.bytearray_format import unescape
+from sink_engine.iceberg.settings import is_iceberg, table_template
+from sink_engine.iceberg.spec import partition_fields
+from sink_engine.partition.joda_format import parse_locale
+from sink_engine.partition.registry import partitioner_for
+from sink_engine.partition.settings import PartitionSettings
+from sink_engine.partition.time_buckets import parse_zone
+from sink_engine.source.client_config import kafka_authentication
+
+# Credentials that come in pairs: one without the other is an error naming the missing one.
+CREDENTIAL_PAIRS = (("aws.access.key.id", "aws.secret.access.key"), ("kafka.api.key", "kafka.api.secret"))
+
+# Settings of the S3 object path that have no meaning for a table, with why.
+_NOT_FOR_TABLES = {
+    "behavior.on.null.values": ("write", "tombstones cannot be table rows; use fail or ignore"),
+    "store.kafka.keys": (True, "set iceberg.tables.kafka-metadata-enabled for a _kafka_metadata_key column"),
+    "store.kafka.headers": (True, "headers are not written to tables"),
+}
+
+
+def check_config(config: SinkConfig) -> SinkConfig:
+    """`config` itself when every check passes; otherwise ConfigError naming the key at fault."""
+    _check_output(config)
+    check_converter_settings(config)
+    _check_partitioning(config)
+    _check_connection(config)
+    _check_iceberg(config)
+    return config
+
+
+def parse_checked_config(document) -> SinkConfig:
+    """`config.parse_config`, then `check_config`."""
+    return check_config(parse_config(document))
+
+
+def load_checked_config(location: str, s3_client=None, resolve_secrets: bool = True,
+                        secrets_client_for=None) -> SinkConfig:
+    """`config.load_config`, then `check_config`."""
+    return check_config(load_config(location, s3_client, resolve_secrets, secrets_client_for))
+
+
+def _check_output(config: SinkConfig) -> None:
+    """The ByteArray separator's escapes must be valid; a KMS key needs KMS encryption."""
+    try:
+        unescape(config["format.bytearray.separator"])
+    except ValueError as e:
+        raise ConfigError("format.bytearray.separator", str(e)) from None
+    if config["s3.sse.kms.key.id"] and not config["s3.ssea.name"].startswith("aws:kms"):
+        raise ConfigError("s3.sse.kms.key.id", "is only used with s3.ssea.name=aws:kms (or aws:kms:dsse); set it")
+
+
+def _check_partitioning(config: SinkConfig) -> None:
+    """A bad `path.format`, `locale`, `timezone` or field list fails here rather than inside a Spark task."""
+    parse_zone(config["timezone"])
+    parse_locale(config["locale"])
+    partitioner_for(PartitionSettings.from_config(config))
+
+
+def _check_connection(config: SinkConfig) -> None:
+    """Credentials that come in pairs, and the Kafka client's authentication as a run builds it."""
+    for first, second in CREDENTIAL_PAIRS:
+        if bool(config[first]) != bool(config[second]):
+            missing = second if config[first] else first
+            raise ConfigError(missing, f"is required with {first if missing == second else second}")
+    kafka_authentication(config)
+
+
+def _check_iceberg(config: SinkConfig) -> None:
+    """`iceberg.*` keys only with IcebergFormat; with it, a table, a catalog, and no S3-object-only setting."""
+    iceberg_keys = sorted(k for k in (*config.explicit, *config.passthrough) if k.startswith("iceberg."))
+    if not is_iceberg(config):
+        if iceberg_keys:
+            raise ConfigError(iceberg_keys[0], "is only used with format.class=IcebergFormat")
+        return
+    table_template(config)
+    catalog = config["iceberg.catalog.type"]
+    if catalog is None:
+        raise ConfigError("iceberg.catalog.type", "is required with format.class=IcebergFormat (sql, glue or rest)")
+    if catalog == "rest":
+        raise ConfigError("iceberg.catalog.type", "rest (an Iceberg REST catalog such as S3 Tables' endpoint) is not "
+                                                  "built yet: there is no REST catalog to test it against here; use "
+                                                  "glue or sql")
+    if catalog == "sql" and not config["iceberg.catalog.uri"]:
+        raise ConfigError("iceberg.catalog.uri", f"is required with iceberg.catalog.type={catalog}")
+    if catalog == "sql" and not config["iceberg.catalog.warehouse"]:
+        raise ConfigError("iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql (s3://bucket/prefix)")
+    for key, (value, why) in _NOT_FOR_TABLES.items():
+        if config[key] == value:
+            raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
+    partition_fields(config)  # the partitioner must have an Iceberg partition spec
