@@ -19,6 +19,7 @@ from sink_engine.config import SinkConfig, parse_config
 from sink_engine.config.credentials import clear_text_credential
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import config_map
+from sink_engine.validation import check_config
 
 CONFIG_PREFIX = "_connectors/"
 
@@ -100,7 +101,8 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         _check_no_clear_credentials(source, document)
-        config = parse_config(document)  # unknown keys, refused values, malformed ${secrets:...} references
+        # unknown keys, refused values, malformed ${secrets:...} references, settings a run would refuse
+        config = check_config(parse_config(document))
     except json.JSONDecodeError as e:
         raise ConnectorSpecError(source, "(file)", f"is not valid JSON: {e}") from e
     except ConfigError as e:

@@ -119,7 +119,7 @@ def _kms_statements(key_id: str | None, names: JobPhysicalNames) -> list[dict]:
     return [_allow("UseOwnKmsKey", actions, [f"{keys}{key_id}"])]
 
 
-def glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, str, list[str]]:
+def _glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, str, list[str]]:
     """The ARNs of the Glue catalog, the database and each table of an Iceberg connector."""
     glue = f"arn:aws:glue:{names.region}:{names.account}"
     return (f"{glue}:catalog", f"{glue}:database/{tables.database}",
@@ -128,7 +128,7 @@ def glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, str,
 
 def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[dict]:
     """An Iceberg connector's Glue tables and their files (see the module docstring)."""
-    catalog, database, table_arns = glue_arns(tables, names)
+    catalog, database, table_arns = _glue_arns(tables, names)
     bucket = f"arn:aws:s3:::{names.bucket_name}"
     table_actions = ["glue:GetTable", "glue:UpdateTable"] + (["glue:CreateTable"] if tables.auto_create else [])
     return [

@@ -9,12 +9,13 @@ import sys
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.aws import dynamodb_client, s3_client
-from sink_engine.config import SinkConfig, load_config
+from sink_engine.config import SinkConfig
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
 from sink_engine.iceberg import cli as iceberg_cli
+from sink_engine.validation import load_checked_config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
     try:
-        config = load_config(args.config, resolve_secrets=args.command != "validate")
+        config = load_checked_config(args.config, resolve_secrets=args.command != "validate")
         if args.command == "read":
             return _read(config, args.key, args.offset)
         if args.command == "dlq":

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from sink_engine.config import SinkConfig, load_config
+from sink_engine.config import SinkConfig
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.errors import ConfigError
+from sink_engine.validation import load_checked_config
 
 
 class ReplayService:
@@ -17,7 +18,7 @@ class ReplayService:
     `get`: its copy, read again once it is older than the TTL)."""
 
     def __init__(self, config_uris: Callable[[], Mapping[str, str]], dynamodb, s3, clock: Callable[[], int],
-                 load: Callable[..., SinkConfig] = load_config):
+                 load: Callable[..., SinkConfig] = load_checked_config):
         self._config_uris, self._db, self._s3, self._clock, self._load = config_uris, dynamodb, s3, clock, load
 
     def handle(self, payload: dict) -> dict:

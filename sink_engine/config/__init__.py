@@ -1,4 +1,8 @@
-"""Connector config: parse the Confluent S3 sink JSON into a validated, typed `SinkConfig`."""
+"""Connector config: parse the Confluent S3 sink JSON into a typed `SinkConfig` with every default applied.
+
+Parsing checks each key's value and the combinations that need nothing above `config/` (the topics, the
+connector class, the dead-letter destination); the checks that build a seam's parts to judge its keys are
+`sink_engine.validation.check_config`'s, which every caller that takes a config from a user runs next."""
 from __future__ import annotations
 
 import json
@@ -17,13 +21,8 @@ from sink_engine.config.keys import (
     Key,
 )
 from sink_engine.config.cloud import CLOUD_CLASS, derive
-from sink_engine.config.connection import check_connection_settings
 from sink_engine.config.dead_letters import check_dead_letter_settings
 from sink_engine.config.key_policy import undeclared_keys
-from sink_engine.config.output_settings import check_output_settings
-from sink_engine.config.converters import check_converter_settings
-from sink_engine.config.iceberg import check_iceberg_settings
-from sink_engine.config.partitioning import check_partitioning_settings
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import config_map, default_client_for, references, resolve
 
@@ -97,7 +96,8 @@ def load_config(location: str, s3_client=None, resolve_secrets: bool = True, sec
 
 
 def parse_config(document: Mapping[str, Any]) -> SinkConfig:
-    """Accept `{"name": ..., "config": {...}}` or the flat map; validate every key, naming the one at fault."""
+    """Accept `{"name": ..., "config": {...}}` or the flat map; parse every key, naming the one at fault (the
+    checks across seams are `sink_engine.validation.check_config`'s)."""
     if not isinstance(document, Mapping):
         raise ConfigError("--config", "the connector config must be a JSON object")
     raw = dict(document["config"]) if isinstance(document.get("config"), Mapping) else dict(document)
@@ -218,8 +218,3 @@ def _check_combinations(config: SinkConfig) -> None:
         raise ConfigError("connector.class", f"{config['connector.class']} is not the S3 sink connector "
                                              f"(io.confluent.connect.s3.S3SinkConnector or {CLOUD_CLASS})")
     check_dead_letter_settings(config)
-    check_output_settings(config)
-    check_converter_settings(config)
-    check_partitioning_settings(config)
-    check_connection_settings(config)
-    check_iceberg_settings(config)

@@ -7,9 +7,9 @@ from typing import Callable
 
 from botocore.exceptions import ClientError
 
+import sink_engine.offsets.layout as layout
 from sink_engine import events
 from sink_engine.errors import LeaseHeldError
-from sink_engine.offsets import layout
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from typing import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+import sink_engine.offsets.layout as layout
 from sink_engine.errors import CommitConflictError, CommitFailedError
 from sink_engine.model import CommittedOffset, TopicPartition
-from sink_engine.offsets import layout
 from sink_engine.offsets.lease import LeaseToken
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from sink_engine.config import parse_config
 from sink_engine.errors import ConfigError
 from sink_engine.source.client_config import consumer_settings
+from sink_engine.validation import parse_checked_config
 
 BASE = {"name": "c", "topics": "t", "bootstrap.servers": "b-1:9098", "s3.bucket.name": "lake", "flush.size": 10,
         "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
@@ -13,7 +13,8 @@ HANDLER = "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler"
 
 
 def settings(**overrides) -> dict:
-    return consumer_settings(parse_config({**BASE, **{f"consumer.override.{k}": v for k, v in overrides.items()}}))
+    overrides = {f"consumer.override.{k}": v for k, v in overrides.items()}
+    return consumer_settings(parse_checked_config({**BASE, **overrides}))
 
 
 @pytest.mark.parametrize("overrides", [
@@ -53,7 +54,7 @@ def test_a_scram_jaas_config_reaches_the_client_as_username_and_password():
 
 
 def test_a_plain_jaas_config_at_the_top_level_works_as_under_consumer_override():
-    config = parse_config({**BASE, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+    config = parse_checked_config({**BASE, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
                            "sasl.jaas.config": f"{PLAIN} required username=alice password=secret;"})
     result = consumer_settings(config)
     assert (result["sasl.mechanisms"], result["sasl.username"], result["sasl.password"]) == ("PLAIN", "alice", "secret")
@@ -64,10 +65,10 @@ def test_confluent_cloud_api_keys_become_msk_sasl_scram():
     cloud = {"connector.class": "S3_SINK", "input.data.format": "JSON", "output.data.format": "JSON",
              "time.interval": "DAILY", "kafka.api.key": "KEY1", "kafka.api.secret": "SECRET1"}
     base = {k: v for k, v in BASE.items() if k not in ("format.class", "value.converter.schemas.enable")}
-    result = consumer_settings(parse_config({**base, **cloud}))
+    result = consumer_settings(parse_checked_config({**base, **cloud}))
     assert (result["security.protocol"], result["sasl.mechanisms"]) == ("SASL_SSL", "SCRAM-SHA-512")
     assert (result["sasl.username"], result["sasl.password"]) == ("KEY1", "SECRET1")
-    plain = consumer_settings(parse_config({**base, **cloud, "consumer.override.sasl.mechanism": "PLAIN"}))
+    plain = consumer_settings(parse_checked_config({**base, **cloud, "consumer.override.sasl.mechanism": "PLAIN"}))
     assert plain["sasl.mechanisms"] == "PLAIN"
 
 
@@ -107,4 +108,4 @@ def test_authentication_the_engine_cannot_do_is_an_error_naming_the_key(override
 
 def test_the_same_setting_given_twice_must_agree():
     with pytest.raises(ConfigError, match="'consumer.override.security.protocol': differs from security.protocol"):
-        parse_config({**BASE, "security.protocol": "SASL_SSL", "consumer.override.security.protocol": "SSL"})
+        parse_checked_config({**BASE, "security.protocol": "SASL_SSL", "consumer.override.security.protocol": "SSL"})

@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 import pytest
 
 from sink_engine import cli
-from sink_engine.config import parse_config
 from sink_engine.config.keys import CONVERTER_CLASSES, KEYS_BY_NAME
 from sink_engine.errors import ConfigError
 from sink_engine.partition.time_buckets import parse_zone
+from sink_engine.validation import parse_checked_config
 
 # The quick start's connector JSON of the seed page (001), placeholders filled in, plus the MSK address that a
 # Cloud config does not carry.
@@ -41,7 +41,7 @@ def cloud(**changes) -> dict:
 
 
 def test_the_quick_start_config_means_hourly_gzip_json_of_schemaless_values():
-    config = parse_config(QUICK_START)
+    config = parse_checked_config(QUICK_START)
     assert config["format.class"] == "json" and config["s3.compression.type"] == "gzip"
     assert config["s3.compression.level"] == 6
     assert config["value.converter"] == "json" and config["value.converter.schemas.enable"] is False
@@ -54,17 +54,17 @@ def test_the_quick_start_config_means_hourly_gzip_json_of_schemaless_values():
 
 
 def test_cloud_defaults_apply_to_what_the_file_leaves_out():
-    config = parse_config(cloud(flush_size=None))
+    config = parse_checked_config(cloud(flush_size=None))
     assert config["flush.size"] == 1000 and config.derived["flush.size"] == "connector.class"
     # a Cloud connector does not stop on a bad record: it goes to a dead-letter topic created for it, with headers
     assert config["errors.tolerance"] == "all"
     assert config["errors.deadletterqueue.topic.name"] == "dlq-confluent-s3-sink"
     assert config["errors.deadletterqueue.context.headers.enable"] is True
-    kept = parse_config(cloud(**{"errors.tolerance": "none"}))
+    kept = parse_checked_config(cloud(**{"errors.tolerance": "none"}))
     assert kept["errors.tolerance"] == "none" and kept["errors.deadletterqueue.topic.name"] == ""
     # the self-managed connector keeps its own defaults
     with pytest.raises(ConfigError, match="'flush.size': is required"):
-        parse_config({"name": "c", "topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake",
+        parse_checked_config({"name": "c", "topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake",
                       "format.class": "JsonFormat"})
 
 
@@ -76,7 +76,7 @@ def test_cloud_defaults_apply_to_what_the_file_leaves_out():
     ("json", "json", {}),
 ])
 def test_input_data_format_selects_the_value_converter(fmt, converter, extra):
-    config = parse_config(cloud(input_data_format=fmt, **extra))
+    config = parse_checked_config(cloud(input_data_format=fmt, **extra))
     assert config["value.converter"] == converter
 
 
@@ -88,10 +88,10 @@ def test_schema_registry_protobuf_and_json_schema_name_confluents_converters(fmt
     built = [c for c, spellings in CONVERTER_CLASSES.items() if class_name in spellings
              and c in KEYS_BY_NAME["value.converter"].built]
     if built:
-        assert parse_config(raw)["value.converter"] == built[0]
+        assert parse_checked_config(raw)["value.converter"] == built[0]
     else:
         with pytest.raises(ConfigError) as caught:
-            parse_config(raw)
+            parse_checked_config(raw)
         assert caught.value.key == "input.data.format" and class_name in str(caught.value)
 
 
@@ -106,13 +106,13 @@ def test_schema_registry_protobuf_and_json_schema_name_confluents_converters(fmt
     ("PARQUET", "PARQUET - none", "parquet.codec", "none"),
 ])
 def test_output_data_format_and_compression_codec_select_format_and_codec(fmt, codec, key, value):
-    config = parse_config(cloud(output_data_format=fmt, compression_codec=codec, input_data_format="STRING"))
+    config = parse_checked_config(cloud(output_data_format=fmt, compression_codec=codec, input_data_format="STRING"))
     assert config["format.class"] == {"BYTES": "bytearray"}.get(fmt, fmt.lower())
     assert config[key] == value and config.derived[key] == "compression.codec"
 
 
 def test_without_a_codec_each_format_keeps_its_default():
-    config = parse_config(cloud(output_data_format="PARQUET", compression_codec=None))
+    config = parse_checked_config(cloud(output_data_format="PARQUET", compression_codec=None))
     assert config["format.class"] == "parquet" and config["parquet.codec"] == "snappy"
 
 
@@ -139,12 +139,12 @@ def test_without_a_codec_each_format_keeps_its_default():
 ])
 def test_what_the_engine_cannot_do_is_an_error_naming_the_key(changes, key, message):
     with pytest.raises(ConfigError) as caught:
-        parse_config(cloud(**changes))
+        parse_checked_config(cloud(**changes))
     assert caught.value.key == key and message in str(caught.value)
 
 
 def test_a_self_managed_key_that_agrees_with_the_cloud_key_is_accepted():
-    config = parse_config(cloud(**{"format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+    config = parse_checked_config(cloud(**{"format.class": "io.confluent.connect.s3.format.json.JsonFormat",
                                    "partitioner.class": "TimeBasedPartitioner", "path.format": "'dt'=YYYY-MM-dd/'hr'=HH",
                                    "timestamp.field": "ts", "rotate.interval.ms": "600000"}))
     assert config["path.format"] == "'dt'=YYYY-MM-dd/'hr'=HH" and config["rotate.interval.ms"] == 600_000
@@ -152,13 +152,14 @@ def test_a_self_managed_key_that_agrees_with_the_cloud_key_is_accepted():
 
 
 def test_daily_interval():
-    config = parse_config(cloud(time_interval="DAILY"))
+    config = parse_checked_config(cloud(time_interval="DAILY"))
     assert config["partition.duration.ms"] == 86_400_000 and config["path.format"] == "'year'=YYYY/'month'=MM/'day'=dd"
 
 
 def test_cloud_keys_need_the_cloud_connector_class():
     with pytest.raises(ConfigError, match="'input.data.format': is a Confluent Cloud key"):
-        parse_config(cloud(**{"connector.class": "io.confluent.connect.s3.S3SinkConnector", "format.class": "json"}))
+        parse_checked_config(cloud(**{"connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                                      "format.class": "json"}))
 
 
 @pytest.mark.parametrize("zone, instant, offset_hours", [
@@ -174,12 +175,12 @@ def test_cloud_keys_need_the_cloud_connector_class():
 ])
 def test_java_short_zone_ids_map_as_java_maps_them(zone, instant, offset_hours):
     assert instant.astimezone(parse_zone(zone)).utcoffset().total_seconds() == offset_hours * 3600
-    assert parse_config(cloud(timezone=zone))["timezone"] == zone
+    assert parse_checked_config(cloud(timezone=zone))["timezone"] == zone
 
 
 def test_short_ids_are_case_sensitive_as_in_java():
     with pytest.raises(ConfigError, match="'timezone'"):
-        parse_config(cloud(timezone="pst"))
+        parse_checked_config(cloud(timezone="pst"))
 
 
 def test_validate_says_where_each_value_comes_from_and_masks_credentials(tmp_path, capsys):

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from sink_engine.config import load_config, parse_config
+from sink_engine.config import load_config
 from sink_engine.errors import ConfigError
+from sink_engine.validation import parse_checked_config
 
 BASE = {
     "topics": "a, b",
@@ -17,14 +18,14 @@ BASE = {
 
 
 def test_wrapped_and_flat_shapes_are_the_same():
-    wrapped = parse_config({"name": "c1", "config": BASE})
-    flat = parse_config({"name": "c1", **BASE})
+    wrapped = parse_checked_config({"name": "c1", "config": BASE})
+    flat = parse_checked_config({"name": "c1", **BASE})
     assert wrapped.values == flat.values
     assert wrapped.name == "c1" and wrapped["topics"] == ("a", "b") and wrapped["flush.size"] == 1000
 
 
 def test_defaults_follow_the_confluent_connector():
-    config = parse_config({"name": "c1", **BASE})
+    config = parse_checked_config({"name": "c1", **BASE})
     assert config["topics.dir"] == "topics"
     assert config["directory.delim"] == "/" and config["file.delim"] == "+"
     assert config["filename.offset.zero.pad.width"] == 10
@@ -39,7 +40,7 @@ def test_defaults_follow_the_confluent_connector():
     ("io.confluent.connect.s3.format.bytearray.ByteArrayFormat", "bytearray"), ("BlockGzipFormat", "blockgzip"),
 ])
 def test_format_class_names_and_short_names(spelling, canonical):
-    assert parse_config({"name": "c", **BASE, "format.class": spelling})["format.class"] == canonical
+    assert parse_checked_config({"name": "c", **BASE, "format.class": spelling})["format.class"] == canonical
 
 
 @pytest.mark.parametrize("key, value, message", [
@@ -71,28 +72,28 @@ def test_errors_name_the_key(key, value, message):
     else:
         raw[key] = value
     with pytest.raises(ConfigError) as caught:
-        parse_config(raw)
+        parse_checked_config(raw)
     assert caught.value.key == key
     assert f"'{key}'" in str(caught.value) and message in str(caught.value)
 
 
 def test_topics_and_regex_are_exclusive():
     with pytest.raises(ConfigError, match="exactly one of topics and topics.regex"):
-        parse_config({"name": "c", **BASE, "topics.regex": "a.*"})
+        parse_checked_config({"name": "c", **BASE, "topics.regex": "a.*"})
     regex = {k: v for k, v in BASE.items() if k != "topics"}
-    config = parse_config({"name": "c", **regex, "topics.regex": "events-.*"})
+    config = parse_checked_config({"name": "c", **regex, "topics.regex": "events-.*"})
     assert config.topic_matches("events-1") and not config.topic_matches("other")
 
 
 def test_harmless_keys_are_accepted_unknown_ones_refused_and_overrides_pass_through():
-    config = parse_config({"name": "c", **BASE, "s3.wan.mode": "false", "config.action.reload": "restart",
+    config = parse_checked_config({"name": "c", **BASE, "s3.wan.mode": "false", "config.action.reload": "restart",
                            "consumer.override.client.id": "sink"})
     assert config.unknown == ("config.action.reload", "s3.wan.mode")
     assert config.consumer_overrides() == {"client.id": "sink"}
     with pytest.raises(ConfigError, match="'s3.wan.mode': S3 Transfer Acceleration is not supported"):
-        parse_config({"name": "c", **BASE, "s3.wan.mode": "true"})
+        parse_checked_config({"name": "c", **BASE, "s3.wan.mode": "true"})
     with pytest.raises(ConfigError, match="'s3.wan.mod': is not a key this engine knows"):
-        parse_config({"name": "c", **BASE, "s3.wan.mod": "false"})
+        parse_checked_config({"name": "c", **BASE, "s3.wan.mod": "false"})
 
 
 def test_load_config_reports_unreadable_files(tmp_path):

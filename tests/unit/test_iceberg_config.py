@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from sink_engine.config import parse_config
 from sink_engine.errors import ConfigError
 from sink_engine.iceberg.settings import catalog_properties, table_identifier, table_properties
+from sink_engine.validation import parse_checked_config
 
 BASE = {
     "name": "orders-to-table",
@@ -22,7 +22,7 @@ BASE = {
 
 
 def test_iceberg_keys_and_their_defaults():
-    config = parse_config(BASE)
+    config = parse_checked_config(BASE)
     assert config["format.class"] == "iceberg"
     assert config["iceberg.tables"] == ("analytics.orders",)
     assert config["iceberg.catalog"] == "iceberg"
@@ -35,7 +35,7 @@ def test_iceberg_keys_and_their_defaults():
 def test_every_catalog_key_is_a_pyiceberg_property(monkeypatch):
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
-    config = parse_config({**BASE, "iceberg.catalog.s3.endpoint": "http://127.0.0.1:5000",
+    config = parse_checked_config({**BASE, "iceberg.catalog.s3.endpoint": "http://127.0.0.1:5000",
                            "iceberg.catalog.glue.id": "123456789012", "s3.region": "eu-west-1",
                            "iceberg.tables.auto-create-props.write.target-file-size-bytes": "1048576"})
     assert catalog_properties(config) == {
@@ -47,18 +47,20 @@ def test_every_catalog_key_is_a_pyiceberg_property(monkeypatch):
 
 def test_s3_endpoint_follows_the_engine(monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://moto:5000")
-    assert catalog_properties(parse_config(BASE))["s3.endpoint"] == "http://moto:5000"
-    assert catalog_properties(parse_config({**BASE, "store.url": "http://s3:9000"}))["s3.endpoint"] == "http://s3:9000"
+    assert catalog_properties(parse_checked_config(BASE))["s3.endpoint"] == "http://moto:5000"
+    assert catalog_properties(parse_checked_config({**BASE, "store.url": "http://s3:9000"}))["s3.endpoint"] == \
+        "http://s3:9000"
 
 
 def test_glue_region_follows_the_engine_unless_set():
     glue = {**BASE, "iceberg.catalog.type": "glue", "s3.region": "eu-west-1"}
     del glue["iceberg.catalog.uri"], glue["iceberg.catalog.warehouse"]
-    assert catalog_properties(parse_config(glue))["glue.region"] == "eu-west-1"
-    assert catalog_properties(parse_config({**glue, "iceberg.catalog.glue.region": "us-east-1"}))["glue.region"] == \
-        "us-east-1"
-    assert "glue.region" not in catalog_properties(parse_config({**glue, "iceberg.catalog.client.region": "us-east-1"}))
-    assert "glue.region" not in catalog_properties(parse_config(BASE))  # a SQL catalog has none
+    assert catalog_properties(parse_checked_config(glue))["glue.region"] == "eu-west-1"
+    glue_region = parse_checked_config({**glue, "iceberg.catalog.glue.region": "us-east-1"})
+    assert catalog_properties(glue_region)["glue.region"] == "us-east-1"
+    client_region = parse_checked_config({**glue, "iceberg.catalog.client.region": "us-east-1"})
+    assert "glue.region" not in catalog_properties(client_region)
+    assert "glue.region" not in catalog_properties(parse_checked_config(BASE))  # a SQL catalog has none
 
 
 @pytest.mark.parametrize("template, topic, table", [
@@ -67,7 +69,7 @@ def test_glue_region_follows_the_engine_unless_set():
     ("lake.bronze.${topic}", "clicks", "lake.bronze.clicks"),
 ])
 def test_table_per_topic(template, topic, table):
-    assert table_identifier(parse_config({**BASE, "iceberg.tables": template}), topic) == table
+    assert table_identifier(parse_checked_config({**BASE, "iceberg.tables": template}), topic) == table
 
 
 @pytest.mark.parametrize("overrides, key, message", [
@@ -90,13 +92,13 @@ def test_table_per_topic(template, topic, table):
 def test_errors_name_the_key(overrides, key, message):
     raw = {**BASE, **overrides}
     with pytest.raises(ConfigError) as caught:
-        parse_config({k: v for k, v in raw.items() if v is not None})
+        parse_checked_config({k: v for k, v in raw.items() if v is not None})
     assert caught.value.key == key and message in str(caught.value)
 
 
 def test_other_formats_are_untouched_by_iceberg_keys():
     raw = {k: v for k, v in BASE.items() if not k.startswith("iceberg.")} | {"format.class": "JsonFormat"}
-    config = parse_config(raw)
+    config = parse_checked_config(raw)
     assert config["iceberg.tables"] is None and config["iceberg.catalog.type"] is None
 
 
@@ -121,7 +123,7 @@ def test_other_formats_are_untouched_by_iceberg_keys():
 def test_partitioner_as_partition_spec(overrides, fields, extra):
     from sink_engine.iceberg.spec import extra_columns, partition_fields
 
-    config = parse_config({**BASE, **overrides})
+    config = parse_checked_config({**BASE, **overrides})
     assert partition_fields(config) == fields and extra_columns(config) == extra
 
 
@@ -134,5 +136,5 @@ def test_partitioner_as_partition_spec(overrides, fields, extra):
 ])
 def test_partitioners_without_a_partition_spec(overrides, key, message):
     with pytest.raises(ConfigError) as caught:
-        parse_config({**BASE, **overrides})
+        parse_checked_config({**BASE, **overrides})
     assert caught.value.key == key and message in str(caught.value)

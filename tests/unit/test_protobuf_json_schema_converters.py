@@ -13,13 +13,13 @@ from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegis
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from sink_engine.config import parse_config
 from sink_engine.convert import converter_for
 from sink_engine.convert.arrow_types import arrow_schema, struct_table
 from sink_engine.convert.confluent_json_schema_converter import ConfluentJsonSchemaConverter
 from sink_engine.convert.confluent_protobuf_converter import ConfluentProtobufConverter
 from sink_engine.errors import ConfigError, RecordError
 from sink_engine.records import RecordChunk
+from sink_engine.validation import parse_checked_config
 from tests.protobuf_compiler import message_classes
 from tests.registry_topics import ADDRESS_PROTO, ORDER_PROTO, JsonSchemaTopic, ProtobufTopic, created_at
 from tests.schema_registry_server import SchemaRegistryServer
@@ -234,7 +234,7 @@ def test_json_schemas_without_a_connect_schema_are_refused_naming_the_place(regi
 
 
 def test_converters_are_built_from_the_connector_config_for_values_and_keys(registry):
-    config = parse_config({
+    config = parse_checked_config({
         "name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b", "flush.size": 1,
         "format.class": "ParquetFormat", "value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
         "value.converter.schema.registry.url": registry.url, "value.converter.wrapper.for.nullables": "true",
@@ -250,6 +250,6 @@ def test_converters_are_built_from_the_connector_config_for_values_and_keys(regi
 @pytest.mark.parametrize("converter", ["ProtobufConverter", "io.confluent.connect.json.JsonSchemaConverter"])
 def test_a_registry_converter_needs_its_registry_url(converter):
     with pytest.raises(ConfigError) as caught:
-        parse_config({"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b",
+        parse_checked_config({"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b",
                       "flush.size": 1, "format.class": "JsonFormat", "value.converter": converter})
     assert caught.value.key == "value.converter.schema.registry.url"
