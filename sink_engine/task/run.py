@@ -48,7 +48,7 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
             for processed in write_range(read_range(config, planned), writer, steps, router, result):
                 if progress:
                     progress.update(processed, result.records_read, len(writer.closed))
-            if planned.cut_at_end:  # wall-clock rotation decided with the plan (rotation/schedule.py)
+            if planned.cut_at_end:  # wall-clock rotation decided with the plan (driver/wall_clock.py)
                 writer.close_all(next_offset=planned.end_offset)
         except SinkError as e:
             result.error, result.error_class = str(e), type(e).__name__
