@@ -42,7 +42,9 @@ def test_both_spellings_in_text_are_found_and_malformed_ones_name_their_key():
 
 
 @pytest.fixture
-def secrets():
+def secrets(monkeypatch):
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SECRETS_MANAGER"):  # the functional tests' stack sets them
+        monkeypatch.delenv(name, raising=False)
     with mock_aws():
         client = boto3.client("secretsmanager", region_name=REGION)
         client.create_secret(Name="msk/sink", SecretString=json.dumps({"username": "sink-user", "password": "pw1"}))
