@@ -60,7 +60,7 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
 
     from sink_engine.config import parse_config
     from sink_engine.convert import converter_for
-    from sink_engine.format import format_for
+    from sink_engine.format import FormatSettings, format_for
     from sink_engine.partition import PartitionSettings, partitioner_for
     from sink_engine.partition.timestamps import extractor_for
     from sink_engine.records import RecordChunk
@@ -83,7 +83,8 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     partitioning = PartitionSettings.from_config(config)
     partitioner = partitioner_for(partitioning, extractor_for(partitioning, 0))
     uploader = Uploader(s3, BUCKET, ObjectOptions.from_config(config))
-    writer = TopicPartitionWriter("bench", 0, 0, format_for(config), ObjectNaming.from_config(config),
+    writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
+                                  ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config, extractor_for(partitioning, 0)), uploader)
     before, started = _rss_bytes(), time.perf_counter()
     for first in range(0, records, CHUNK):

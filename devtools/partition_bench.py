@@ -20,7 +20,7 @@ from devtools.producer import sample_event
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
 from sink_engine.convert import converter_for
-from sink_engine.format import format_for
+from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk
@@ -75,7 +75,8 @@ def write_all(config, data: list[RecordChunk], s3) -> tuple[float, int, int]:
     uploader = Uploader(s3, BUCKET)
     partitioning = PartitionSettings.from_config(config)
     extractor = extractor_for(partitioning, 0)
-    writer = TopicPartitionWriter("bench", 0, 0, format_for(config), ObjectNaming.from_config(config),
+    writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
+                                  ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config, extractor), uploader)
     converter, partitioner = converter_for(config, "value", "bench"), partitioner_for(partitioning, extractor)
     started = time.perf_counter()

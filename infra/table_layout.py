@@ -35,7 +35,7 @@ from datetime import date, datetime, timedelta, timezone
 from infra.errors import ConnectorSpecError, SettingsError
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
-from sink_engine.format import format_for
+from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition.fields import Escaper
 from sink_engine.partition.joda_format import _tokens as joda_tokens  # the engine's own reading of the pattern
 from sink_engine.partition.joda_format import compile_pattern, parse_locale
@@ -134,7 +134,7 @@ def data_objects(config: SinkConfig) -> str:
     object and of no object beside it (`<stem>.index.json` of Block-GZIP, `<stem>.keys<ext>`, `<stem>.headers<ext>`):
     `<file.delim><partition><file.delim><offset><extension>` at the end."""
     delim = re.escape(config["file.delim"])
-    return f"{delim}[0-9]+{delim}[0-9]+{re.escape(format_for(config).extension)}$"
+    return f"{delim}[0-9]+{delim}[0-9]+{re.escape(format_for(FormatSettings.from_config(config)).extension)}$"
 
 
 def field_columns(names, source: str) -> dict[str, str]:

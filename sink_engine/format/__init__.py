@@ -3,8 +3,9 @@
 `format_for` is imported on first use: the registry imports every format (pyarrow, fastavro), which config
 parsing, and so the DLQ replay Lambda, must not need."""
 from sink_engine.format.base import Format
+from sink_engine.format.settings import FormatSettings
 
-__all__ = ["Format", "format_for"]
+__all__ = ["Format", "FormatSettings", "format_for"]
 
 
 def __getattr__(name: str):

@@ -51,6 +51,7 @@ class Format:
     """Base of the formats: `open` per file, and `encode` for a whole file at once (tests, tools)."""
 
     extension: str  # with the leading dot, e.g. ".json.gz"
+    writes_json = False  # whether its records are JSON text (sidecars then write keys and headers unwrapped)
 
     def open(self, context: FileContext, out: BinaryIO) -> FileEncoder:
         raise NotImplementedError

@@ -26,6 +26,7 @@ DEFAULT_BLOCK_SIZE = 64 * 1024 * 1024
 
 class BlockGzipFormat(Format):
     extension = ".json.gz"
+    writes_json = True
 
     def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, level: int = -1, decimal_format: str = "base64"):
         self.block_size, self.level = block_size, gzip_level(level)

@@ -24,6 +24,8 @@ def gzip_level(level: int) -> int:
 
 
 class JsonFormat(Format):
+    writes_json = True
+
     def __init__(self, compression: str = "none", level: int = -1, decimal_format: str = "base64"):
         self.compression = compression
         self.level = gzip_level(level)

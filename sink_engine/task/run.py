@@ -5,7 +5,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import SinkError
-from sink_engine.format import format_for
+from sink_engine.format import FormatSettings, format_for
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
@@ -34,7 +34,8 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
     partitioning = PartitionSettings.from_config(config)
     extractor = extractor_for(partitioning, planned.wallclock_ms)
     sidecars = Sidecars.from_config(config, planned.topic)
-    writer = TopicPartitionWriter(planned.topic, planned.partition, planned.start_offset, format_for(config),
+    writer = TopicPartitionWriter(planned.topic, planned.partition, planned.start_offset,
+                                  format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config), RotationPolicy.from_config(config, extractor),
                                   uploader, SchemaGate(config["schema.compatibility"], planned.topic, planned.partition),
                                   config["tombstone.encoded.partition"], sidecars)

@@ -11,7 +11,6 @@ as in the connector (the sidecars would no longer line up with the data).
 from __future__ import annotations
 
 import base64
-import dataclasses
 
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
@@ -33,9 +32,12 @@ class Sidecars:
     def from_config(cls, config, topic: str) -> "Sidecars":
         from sink_engine.convert.registry import converter_for
         from sink_engine.format.registry import format_for
+        from sink_engine.format.settings import FormatSettings
+
+        formats = FormatSettings.from_config(config)
 
         def fmt(key: str):
-            return format_for(dataclasses.replace(config, values={**config.values, "format.class": config[key]}))
+            return format_for(formats, config[key])
         keys, headers = config["store.kafka.keys"], config["store.kafka.headers"]
         return cls(converter_for(config, "key", topic) if keys else None,
                    fmt("keys.format.class") if keys else None, fmt("headers.format.class") if headers else None)
@@ -48,7 +50,7 @@ class Sidecars:
         if "keys" in self.formats:
             sidecars["keys"] = self._keys(chunk)
         if "headers" in self.formats:
-            sidecars["headers"] = _headers(chunk, self.formats["headers"].extension.startswith(".json"))
+            sidecars["headers"] = _headers(chunk, self.formats["headers"].writes_json)
         return values.with_sidecars(sidecars)
 
     def wrap(self, converter) -> "_AttachingConverter":
@@ -62,7 +64,7 @@ class Sidecars:
                                   "key cannot be null with store.kafka.keys=true")
         column = self._key_converter.convert(RecordChunk(chunk.topic, chunk.partition, chunk.offsets, chunk.keys,
                                                          keys=chunk.keys, timestamps=[0] * len(chunk)))
-        if self.formats["keys"].extension.startswith(".json") or column.kind not in ("string", "bytes", "struct"):
+        if self.formats["keys"].writes_json or column.kind not in ("string", "bytes", "struct"):
             return column
         schema = column.schema if column.kind == "struct" else _KEY_TYPES[column.kind]
         wrapper = Schema("struct", name="RecordKey", fields=(Field("key", schema),))

@@ -13,7 +13,7 @@ from sink_engine.config import parse_config
 from sink_engine.convert import converter_for
 from sink_engine.dlq.router import DeadLetterRouter
 from sink_engine.errors import ConversionError
-from sink_engine.format import format_for
+from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.naming import ObjectNaming
@@ -40,7 +40,8 @@ def s3(monkeypatch):
 
 def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, TopicPartitionWriter]:
     uploader = Uploader(s3, "routing-test")
-    writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
+    writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
+                                  ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
     router = DeadLetterRouter(config, None)
     steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"),
@@ -99,7 +100,8 @@ def test_values_parquet_cannot_hold_are_reported_once_across_interleaved_files(s
     chunk = RecordChunk("t", 0, list(range(40)), values, keys=[b"k"] * 40,
                         timestamps=[(i % 2) * 3_600_000 for i in range(40)])  # two files, records alternating
     uploader = Uploader(s3, "routing-test")
-    writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
+    writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
+                                  ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
     router = DeadLetterRouter(config, None)
     steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"),

@@ -8,7 +8,7 @@ import pytest
 from moto import mock_aws
 
 from sink_engine.config import parse_config
-from sink_engine.format import format_for
+from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
@@ -40,7 +40,8 @@ def write(s3, settings: dict, records: list[tuple[dict, int]], chunk_size: int):
     config = parse_config({"name": "c", **BASE, **settings})
     extractor = extractor_for(PartitionSettings.from_config(config), 0)
     uploader = Uploader(s3, "lake")
-    writer = TopicPartitionWriter("t", 0, 0, format_for(config), ObjectNaming.from_config(config),
+    writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
+                                  ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config, extractor), uploader)
     partitioner = partitioner_for(PartitionSettings.from_config(config), extractor)
     for start in range(0, len(records), chunk_size):

@@ -147,14 +147,15 @@ def test_avro_union_branches_with_one_connect_name_are_refused_clearly():
 def test_json_decimal_format_numeric_writes_decimals_as_numbers_with_their_scale():
     from sink_engine.config import parse_config
     from sink_engine.records import ValueColumn
-    from sink_engine.format import format_for
+    from sink_engine.format import FormatSettings, format_for
 
     column = EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD)))
     column = ValueColumn("struct", [{**column.items[0], "price": decimal.Decimal("2.55")}], None, column.schemas)
     config = {"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b", "s3.region": "r",
               "flush.size": 1, "format.class": "JsonFormat"}
-    base64_line = format_for(parse_config(config)).encode(column).body
-    numeric = format_for(parse_config({**config, "json.decimal.format": "NUMERIC"})).encode(column).body
+    base64_line = format_for(FormatSettings.from_config(parse_config(config))).encode(column).body
+    numeric_config = parse_config({**config, "json.decimal.format": "NUMERIC"})
+    numeric = format_for(FormatSettings.from_config(numeric_config)).encode(column).body
     assert orjson.loads(base64_line)["price"] == "AP8="
     assert b'"price":2.55,' in numeric and orjson.loads(numeric)["price"] == 2.55
     assert to_json({"d": decimal.Decimal("-0.10")}, numeric_decimals=True) == b'{"d":-0.10}'
