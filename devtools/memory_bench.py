@@ -59,7 +59,7 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     import pyarrow as pa
 
     from sink_engine.config import parse_config
-    from sink_engine.convert import converter_for
+    from sink_engine.convert import ConverterSettings, converter_for
     from sink_engine.format import FormatSettings, format_for
     from sink_engine.partition import PartitionSettings, partitioner_for
     from sink_engine.partition.timestamps import extractor_for
@@ -78,7 +78,7 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
         "value.converter.schemas.enable": str(envelope).lower(), "topics.dir": f"m{os.getpid()}",
         **(settings or {"format.class": "JsonFormat"})}})
     s3 = boto3.client("s3")
-    converter = converter_for(config, "value", "bench")
+    converter = converter_for(ConverterSettings.from_config(config), "bench")
     keyed = "partitioner.class" in (settings or {})
     partitioning = PartitionSettings.from_config(config)
     partitioner = partitioner_for(partitioning, extractor_for(partitioning, 0))

@@ -19,7 +19,7 @@ import orjson
 from devtools.producer import sample_event
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
-from sink_engine.convert import converter_for
+from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
@@ -78,7 +78,8 @@ def write_all(config, data: list[RecordChunk], s3) -> tuple[float, int, int]:
     writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config, extractor), uploader)
-    converter, partitioner = converter_for(config, "value", "bench"), partitioner_for(partitioning, extractor)
+    converter = converter_for(ConverterSettings.from_config(config), "bench")
+    partitioner = partitioner_for(partitioning, extractor)
     started = time.perf_counter()
     for chunk in data:
         values = converter.convert(chunk)

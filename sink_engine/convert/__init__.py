@@ -3,8 +3,9 @@
 `converter_for` is imported on first use: the registry imports every converter (fastavro, the Schema Registry
 client), which config parsing, and so the DLQ replay Lambda, must not need."""
 from sink_engine.convert.base import Converter
+from sink_engine.convert.settings import ConverterSettings
 
-__all__ = ["Converter", "converter_for"]
+__all__ = ["Converter", "ConverterSettings", "converter_for"]
 
 
 def __getattr__(name: str):

@@ -7,7 +7,7 @@ range's next offset is its end, or the record that stopped it.
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig
-from sink_engine.convert import converter_for
+from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import RecordError, SinkError
 from sink_engine.iceberg.table_writer import TableTarget, TableWriter
@@ -33,8 +33,8 @@ def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) ->
     uploader = Uploader(client or upload_client(config), config["s3.bucket.name"], ObjectOptions.from_config(config))
     writer = TableWriter(TableTarget.for_topic(config, planned.topic), planned.topic, planned.partition,
                          planned.start_offset)
-    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", planned.topic),
-                        _OnePartition())
+    converter = converter_for(ConverterSettings.from_config(config), planned.topic)
+    steps = RecordSteps(config["behavior.on.null.values"], converter, _OnePartition())
     router, handled = router_for(config, planned, uploader), planned.start_offset
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig
-from sink_engine.convert import converter_for
+from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import SinkError
 from sink_engine.format import FormatSettings, format_for
@@ -40,8 +40,8 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
                                   uploader, SchemaGate(config["schema.compatibility"], planned.topic, planned.partition),
                                   config["tombstone.encoded.partition"], sidecars)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
-    steps = RecordSteps(config["behavior.on.null.values"], sidecars.wrap(converter_for(config, "value", planned.topic)),
-                        partitioner_for(partitioning, extractor))
+    converter = sidecars.wrap(converter_for(ConverterSettings.from_config(config), planned.topic))
+    steps = RecordSteps(config["behavior.on.null.values"], converter, partitioner_for(partitioning, extractor))
     router, processed = router_for(config, planned, uploader), planned.start_offset
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:

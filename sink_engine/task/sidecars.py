@@ -31,6 +31,7 @@ class Sidecars:
     @classmethod
     def from_config(cls, config, topic: str) -> "Sidecars":
         from sink_engine.convert.registry import converter_for
+        from sink_engine.convert.settings import ConverterSettings
         from sink_engine.format.registry import format_for
         from sink_engine.format.settings import FormatSettings
 
@@ -39,7 +40,7 @@ class Sidecars:
         def fmt(key: str):
             return format_for(formats, config[key])
         keys, headers = config["store.kafka.keys"], config["store.kafka.headers"]
-        return cls(converter_for(config, "key", topic) if keys else None,
+        return cls(converter_for(ConverterSettings.from_config(config, "key"), topic) if keys else None,
                    fmt("keys.format.class") if keys else None, fmt("headers.format.class") if headers else None)
 
     def attach(self, chunk: RecordChunk, values: ValueColumn) -> ValueColumn:

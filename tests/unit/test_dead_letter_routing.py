@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 
 from sink_engine.config import parse_config
-from sink_engine.convert import converter_for
+from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.dlq.router import DeadLetterRouter
 from sink_engine.errors import ConversionError
 from sink_engine.format import FormatSettings, format_for
@@ -44,7 +44,7 @@ def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, 
                                   ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
     router = DeadLetterRouter(config, None)
-    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"),
+    steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
                         partitioner_for(PartitionSettings.from_config(config)))
     try:
         write_chunk(writer, steps, chunk, router)
@@ -104,7 +104,7 @@ def test_values_parquet_cannot_hold_are_reported_once_across_interleaved_files(s
                                   ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
     router = DeadLetterRouter(config, None)
-    steps = RecordSteps(config["behavior.on.null.values"], converter_for(config, "value", "t"),
+    steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
                         partitioner_for(PartitionSettings.from_config(config)))
     write_chunk(writer, steps, chunk, router)
     writer.close_all(40)

@@ -8,6 +8,7 @@ import pytest
 from sink_engine.config import parse_config
 from sink_engine.convert.json_converter import SchemalessJsonConverter
 from sink_engine.convert.registry import converter_for
+from sink_engine.convert.settings import ConverterSettings
 from sink_engine.format.base import FileContext
 from sink_engine.format.json_format import JsonFormat
 from sink_engine.format.parquet_format import ParquetFormat
@@ -58,5 +59,5 @@ def test_parsed_values_are_kept_only_where_a_step_reads_fields(settings, keeps):
         "format.class": "JsonFormat",
         "value.converter": "JsonConverter", "value.converter.schemas.enable": "false", "key.converter": "JsonConverter",
         "key.converter.schemas.enable": "false", **settings}})
-    assert converter_for(config, "value", "mixed").keep_documents is keeps
-    assert converter_for(config, "key", "mixed").keep_documents is False
+    assert converter_for(ConverterSettings.from_config(config, "value"), "mixed").keep_documents is keeps
+    assert converter_for(ConverterSettings.from_config(config, "key"), "mixed").keep_documents is False

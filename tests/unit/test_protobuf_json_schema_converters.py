@@ -13,7 +13,7 @@ from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegis
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from sink_engine.convert import converter_for
+from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.convert.arrow_types import arrow_schema, struct_table
 from sink_engine.convert.confluent_json_schema_converter import ConfluentJsonSchemaConverter
 from sink_engine.convert.confluent_protobuf_converter import ConfluentProtobufConverter
@@ -241,8 +241,9 @@ def test_converters_are_built_from_the_connector_config_for_values_and_keys(regi
         "key.converter": "JsonSchemaConverter", "key.converter.schema.registry.url": registry.url,
         "key.converter.json.fail.invalid.schema": "true"})
     key_topic = JsonSchemaTopic(registry.url, "t", MessageField.KEY)
-    keys = converter_for(config, "key", "t").convert(chunk("t", [key_topic.value(4)]))
-    values = converter_for(config, "value", "t").convert(chunk("t", [ProtobufTopic(registry.url, "t").value(1)]))
+    keys = converter_for(ConverterSettings.from_config(config, "key"), "t").convert(chunk("t", [key_topic.value(4)]))
+    values = converter_for(ConverterSettings.from_config(config, "value"), "t").convert(
+        chunk("t", [ProtobufTopic(registry.url, "t").value(1)]))
     assert keys.schema.describe() == "Order v1" and "t-key" in registry.subjects
     assert values.items[0]["discount"] == 1
 
