@@ -61,10 +61,14 @@ def iceberg_tables(config, topics: tuple[str, ...]) -> IcebergTables | None:
 def check_deployable(source: str, config, topics: tuple[str, ...], *, account: str, region: str,
                      reserved_database: str) -> None:
     """Refuse, naming file and key, what the stacks cannot deploy for an IcebergFormat connector: a catalog other
-    than Glue (`rest` is refused by the engine's parser already), a table that is not `database.table` with Glue
-    names, the database of the environment's Athena tables (`reserved_database`: the service stack owns it), a
-    warehouse (the stack sets the database's location), catalog properties that point elsewhere, table
-    properties that put files outside the table's location or delete files."""
+    than Glue (the engine runs `rest`, but the stacks neither grant nor create S3 Tables yet), a table that is not
+    `database.table` with Glue names, the database of the environment's Athena tables (`reserved_database`: the
+    service stack owns it), a warehouse (the stack sets the database's location), catalog properties that point
+    elsewhere, table properties that put files outside the table's location or delete files."""
+    if config["iceberg.catalog.type"] == "rest":
+        raise ConnectorSpecError(source, "iceberg.catalog.type", "rest (an Iceberg REST catalog such as S3 Tables') "
+                                 "is supported by the engine but not yet by the stacks, which grant and create Glue "
+                                 "databases only; deployed connectors use glue (the AWS Glue Data Catalog)")
     if config["iceberg.catalog.type"] != "glue":
         raise ConnectorSpecError(source, "iceberg.catalog.type", f"{config['iceberg.catalog.type']!r} cannot be "
                                  "deployed: a SQL catalog's SQLite file serves the processes of one machine; deployed "

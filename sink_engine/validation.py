@@ -9,7 +9,7 @@ from sink_engine.config import SinkConfig, load_config, parse_config
 from sink_engine.config.converters import check_converter_settings
 from sink_engine.errors import ConfigError
 from sink_engine.format.bytearray_format import unescape
-from sink_engine.iceberg.settings import is_iceberg, table_template
+from sink_engine.iceberg.settings import check_rest_catalog, is_iceberg, table_template
 from sink_engine.iceberg.spec import partition_fields
 from sink_engine.partition.joda_format import parse_locale
 from sink_engine.partition.registry import partitioner_for
@@ -87,9 +87,7 @@ def _check_iceberg(config: SinkConfig) -> None:
     if catalog is None:
         raise ConfigError("iceberg.catalog.type", "is required with format.class=IcebergFormat (sql, glue or rest)")
     if catalog == "rest":
-        raise ConfigError("iceberg.catalog.type", "rest (an Iceberg REST catalog such as S3 Tables' endpoint) is not "
-                                                  "built yet: there is no REST catalog to test it against here; use "
-                                                  "glue or sql")
+        check_rest_catalog(config)
     if catalog == "sql" and not config["iceberg.catalog.uri"]:
         raise ConfigError("iceberg.catalog.uri", f"is required with iceberg.catalog.type={catalog}")
     if catalog == "sql" and not config["iceberg.catalog.warehouse"]:

@@ -145,11 +145,13 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "_kafka_metadata_topic, _partition, _offset, _timestamp and _key (raw key bytes) to each row."),
     Key("iceberg.catalog", "string", "iceberg", "IcebergFormat: the catalog's name (pyiceberg's catalog name)."),
     Key("iceberg.catalog.type", "choice", None, "IcebergFormat: sql (SQLAlchemy URI in iceberg.catalog.uri, e.g. "
-        "a SQLite file; local stacks) or glue (AWS Glue Data Catalog); rest (an Iceberg REST catalog such as S3 "
-        "Tables') is not built yet. Required with IcebergFormat.", choices=("sql", "glue", "rest")),
-    Key("iceberg.catalog.uri", "string", None, "IcebergFormat: the catalog URI (sql: a SQLAlchemy URL)."),
+        "a SQLite file; local stacks), glue (AWS Glue Data Catalog) or rest (an Iceberg REST catalog such as S3 "
+        "Tables'). Required with IcebergFormat.", choices=("sql", "glue", "rest")),
+    Key("iceberg.catalog.uri", "string", None, "IcebergFormat: the catalog URI (sql: a SQLAlchemy URL; rest: the "
+        "endpoint, by default S3 Tables' in the region of a table bucket ARN warehouse)."),
     Key("iceberg.catalog.warehouse", "string", None, "IcebergFormat: where new tables are located, "
-        "s3://bucket/prefix (required with sql; with glue a table lies under its database's location, else here)."),
+        "s3://bucket/prefix (required with sql; with glue a table lies under its database's location, else here); "
+        "rest: the catalog's warehouse, for S3 Tables the table bucket's ARN (which brings its SigV4 defaults)."),
 )
 
 KEYS: tuple[Key, ...] = (

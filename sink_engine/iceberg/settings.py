@@ -19,6 +19,8 @@ TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN = (
     f"_kafka_metadata_{name}" for name in ("topic", "partition", "offset", "timestamp", "key"))
 METADATA_COLUMNS = (TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN)
 RECORD_TIME_COLUMN = "_record_timestamp"  # the time read from timestamp.field, for a time partition (spec.py)
+# an S3 table bucket's ARN, the warehouse of S3 Tables' Iceberg REST endpoint
+S3_TABLES_BUCKET_ARN = re.compile(r"arn:aws[a-z-]*:s3tables:(?P<region>[a-z0-9-]+):\d{12}:bucket/[a-z0-9][a-z0-9-]*")
 
 
 def is_iceberg(config) -> bool:
@@ -67,7 +69,30 @@ def catalog_properties(config) -> dict[str, str]:
     properties.setdefault("s3.region", config["s3.region"])
     if config["iceberg.catalog.type"] == "glue" and "client.region" not in properties:
         properties.setdefault("glue.region", config["s3.region"])
+    if config["iceberg.catalog.type"] == "rest":
+        for name, value in s3_tables_defaults(properties.get("warehouse")).items():
+            properties.setdefault(name, value)
     return properties
+
+
+def s3_tables_defaults(warehouse: str | None) -> dict[str, str]:
+    """With a table bucket's ARN as the REST catalog's warehouse, S3 Tables' catalog properties as AWS documents
+    them for pyiceberg: the region's Iceberg REST endpoint, requests signed with SigV4 as `s3tables` in the bucket's
+    region. Nothing for another warehouse (another REST catalog)."""
+    match = S3_TABLES_BUCKET_ARN.fullmatch(warehouse or "")
+    if not match:
+        return {}
+    region = match["region"]
+    return {"uri": f"https://s3tables.{region}.amazonaws.com/iceberg", "rest.sigv4-enabled": "true",
+            "rest.signing-name": "s3tables", "rest.signing-region": region}
+
+
+def check_rest_catalog(config) -> None:
+    """A REST catalog needs its endpoint: `iceberg.catalog.uri`, or a table bucket's ARN as the warehouse."""
+    if not config["iceberg.catalog.uri"] and not s3_tables_defaults(config["iceberg.catalog.warehouse"]):
+        raise ConfigError("iceberg.catalog.uri", "is required with iceberg.catalog.type=rest unless "
+                                                 "iceberg.catalog.warehouse is an S3 table bucket's ARN "
+                                                 "(arn:aws:s3tables:<region>:<account>:bucket/<name>)")
 
 
 def table_properties(config) -> dict[str, str]:

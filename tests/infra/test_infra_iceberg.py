@@ -130,7 +130,7 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
 @pytest.mark.parametrize("key, value, message", [
     ("iceberg.catalog.type", "sql", "cannot be deployed: a SQL catalog's SQLite file serves the processes of one "
                                     "machine"),
-    ("iceberg.catalog.type", "rest", "rest .* is not built yet"),
+    ("iceberg.catalog.type", "rest", "rest .* is supported by the engine but not yet by the stacks"),
     ("iceberg.tables", "lake.sub.events", "a Glue table is `database.table`"),
     ("iceberg.tables", "lake.Events", "'Events' is not a Glue name Athena can query"),
     ("iceberg.tables", "sink_dev.${topic}", "is the environment's catalog.database"),
@@ -143,8 +143,10 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
     ("iceberg.tables.auto-create-props.write.metadata.delete-after-commit.enabled", "true", "may not delete objects"),
 ])
 def test_what_the_stacks_cannot_deploy_fails_naming_file_and_key(key, value, message, tmp_path):
-    extra = {"iceberg.catalog.uri": "sqlite:////tmp/catalog.db",
-             "iceberg.catalog.warehouse": "s3://lake/tables"} if value == "sql" else {}
+    extra = {"sql": {"iceberg.catalog.uri": "sqlite:////tmp/catalog.db",
+                     "iceberg.catalog.warehouse": "s3://lake/tables"},
+             "rest": {"iceberg.catalog.warehouse": "arn:aws:s3tables:eu-west-1:111111111111:bucket/lake"},
+             }.get(value, {})
     with pytest.raises(ConnectorSpecError, match=f"dev/{NAME}.json, key '{key}'.*{message}"):
         load_spec(tmp_path, iceberg_document(**{key: value, **extra}))
 

@@ -63,6 +63,36 @@ def test_glue_region_follows_the_engine_unless_set():
     assert "glue.region" not in catalog_properties(parse_checked_config(BASE))  # a SQL catalog has none
 
 
+S3_TABLES = {**{k: v for k, v in BASE.items() if k != "iceberg.catalog.uri"}, "iceberg.catalog.type": "rest",
+             "s3.region": "eu-west-1",
+             "iceberg.catalog.warehouse": "arn:aws:s3tables:us-east-2:111122223333:bucket/lake-tables"}
+
+
+def test_a_table_bucket_arn_brings_s3_tables_rest_defaults():
+    """AWS's documented pyiceberg properties for S3 Tables: the region's endpoint, SigV4 signed as s3tables."""
+    properties = catalog_properties(parse_checked_config(S3_TABLES))
+    assert {k: properties[k] for k in ("type", "uri", "warehouse", "rest.sigv4-enabled", "rest.signing-name",
+                                       "rest.signing-region")} == {
+        "type": "rest", "uri": "https://s3tables.us-east-2.amazonaws.com/iceberg",
+        "warehouse": "arn:aws:s3tables:us-east-2:111122223333:bucket/lake-tables", "rest.sigv4-enabled": "true",
+        "rest.signing-name": "s3tables", "rest.signing-region": "us-east-2"}
+
+
+def test_rest_catalog_keys_override_the_s3_tables_defaults_and_pass_through():
+    config = parse_checked_config({**S3_TABLES, "iceberg.catalog.uri": "http://127.0.0.1:8181",
+                                   "iceberg.catalog.rest.signing-region": "us-west-2",
+                                   "iceberg.catalog.rest.sigv4.max-retries": "3"})
+    properties = catalog_properties(config)
+    assert properties["uri"] == "http://127.0.0.1:8181" and properties["rest.signing-region"] == "us-west-2"
+    assert properties["rest.signing-name"] == "s3tables" and properties["rest.sigv4.max-retries"] == "3"
+
+
+def test_another_rest_catalog_gets_no_s3_tables_defaults():
+    properties = catalog_properties(parse_checked_config({**BASE, "iceberg.catalog.type": "rest",
+                                                          "iceberg.catalog.uri": "https://catalog.example.com"}))
+    assert not any(k.startswith("rest.") for k in properties) and properties["uri"] == "https://catalog.example.com"
+
+
 @pytest.mark.parametrize("template, topic, table", [
     ("analytics.orders", "anything", "analytics.orders"),
     ("analytics.raw_${topic}", "Orders.EU-1", "analytics.raw_orders_eu_1"),
@@ -80,7 +110,9 @@ def test_table_per_topic(template, topic, table):
     ({"iceberg.catalog.type": None}, "iceberg.catalog.type", "is required"),
     ({"iceberg.catalog.type": "hive"}, "iceberg.catalog.type", "expected one of sql, glue, rest"),
     ({"iceberg.catalog.uri": None}, "iceberg.catalog.uri", "is required with iceberg.catalog.type=sql"),
-    ({"iceberg.catalog.type": "rest"}, "iceberg.catalog.type", "is not built yet"),
+    ({"iceberg.catalog.type": "rest", "iceberg.catalog.uri": None, "iceberg.catalog.warehouse": "s3://lake/w"},
+     "iceberg.catalog.uri", "is required with iceberg.catalog.type=rest unless iceberg.catalog.warehouse is an S3 "
+                            "table bucket's ARN"),
     ({"iceberg.catalog.warehouse": None}, "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql"),
     ({"behavior.on.null.values": "write"}, "behavior.on.null.values", "tombstones cannot be table rows"),
     ({"store.kafka.keys": "true"}, "store.kafka.keys", "kafka-metadata-enabled"),
