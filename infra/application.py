@@ -43,7 +43,10 @@ def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | Non
     where = Environment(account=settings.account, region=settings.region)
     data = DataStack(app, f"Sink-{settings.env}-Data", settings=settings, env=where,
                      topics_dirs=tuple(sorted({c.topics_dir for c in connectors if not c.iceberg})),
-                     iceberg_databases=tuple(sorted({c.iceberg.database for c in connectors if c.iceberg})),
+                     iceberg_databases=tuple(sorted({c.iceberg.database for c in connectors
+                                                     if c.iceberg and not c.iceberg.table_bucket_arn})),
+                     s3_tables_namespaces=tuple(sorted({c.iceberg.database for c in connectors
+                                                        if c.iceberg and c.iceberg.table_bucket_arn})),
                      description=f"Kafka-to-S3 sink ({settings.env}): data lake bucket and offsets table")
     service = ServiceStack(app, f"Sink-{settings.env}-Service", settings=settings, connectors=connectors, data=data,
                            env=where, description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, DLQ replay, alarms")

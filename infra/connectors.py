@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.errors import ConnectorSpecError
-from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables
+from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables, table_bucket_arn
 from infra.settings import Settings
 from sink_engine.config import SinkConfig, parse_config
 from sink_engine.config.credentials import clear_text_credential
@@ -34,7 +34,7 @@ class ConnectorSpec:
     document: dict[str, Any]
     dlq_topic: str | None = None  # errors.deadletterqueue.topic.name
     dlq_s3_prefix: str | None = None  # errors.deadletterqueue.s3.prefix, without slashes at either end
-    iceberg: IcebergTables | None = None  # IcebergFormat: its Glue database and tables
+    iceberg: IcebergTables | None = None  # IcebergFormat: its Glue database or S3 Tables namespace, and tables
 
     @property
     def group_id(self) -> str:
@@ -120,8 +120,11 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     _check_deployable(source, config)
     topics = _resolve_topics(source, config, settings)
     if config["format.class"] == "iceberg":
+        bucket = settings.iceberg.table_bucket
         check_deployable(source, config, topics, account=settings.account, region=settings.region,
-                         reserved_database=settings.catalog.database)
+                         reserved_database=settings.catalog.database,
+                         stack_table_bucket_arn=table_bucket_arn(settings.region, settings.account, bucket)
+                         if bucket else None)
     topics_dir = config["topics.dir"].strip("/")
     if (topics_dir == settings.retention.dlq_prefix.strip("/") or topics_dir + "/" == CONFIG_PREFIX
             or (topics_dir + "/").startswith(WAREHOUSE_PREFIX + "/")):

@@ -1,12 +1,16 @@
-"""IcebergFormat connectors in the stacks: the Glue tables a connector writes, where they lie in the data lake, and
-what a deployed Iceberg connector may not set.
+"""IcebergFormat connectors in the stacks: the tables a connector writes, where they lie, and what a deployed
+Iceberg connector may not set.
 
-Deployed tables are in the AWS Glue Data Catalog of the environment's account and region
-(`iceberg.catalog.type=glue`), in databases the data stack creates with the location
-`s3://<bucket>/iceberg/<database>`. pyiceberg's Glue catalog puts a new table at `<database location>/<table>`, its
-data files under `<table>/data/` and its metadata under `<table>/metadata/`; so the job role's S3 grants name
-`iceberg/<database>/<table>/` and nothing else, and no lifecycle rule of the bucket covers `iceberg/` (Athena cannot
-read archived objects).
+With `iceberg.catalog.type=glue` the tables are in the AWS Glue Data Catalog of the environment's account and
+region, in databases the data stack creates with the location `s3://<bucket>/iceberg/<database>`. pyiceberg's Glue
+catalog puts a new table at `<database location>/<table>`, its data files under `<table>/data/` and its metadata
+under `<table>/metadata/`; so the job role's S3 grants name `iceberg/<database>/<table>/` and nothing else, and no
+lifecycle rule of the bucket covers `iceberg/` (Athena cannot read archived objects).
+
+With `iceberg.catalog.type=rest` the tables are S3 Tables': in the table bucket the data stack creates
+(`iceberg.table_bucket` in the environment's settings), whose ARN the connector names as its
+`iceberg.catalog.warehouse`, in namespaces the data stack creates; the engine reaches it at S3 Tables' regional
+Iceberg REST endpoint, signed with the job role, and S3 Tables keeps the files.
 """
 from __future__ import annotations
 
@@ -27,20 +31,28 @@ _ELSEWHERE = ("endpoint", "access-key-id", "secret-access-key", "session-token",
 _OUTSIDE_LOCATION = ("write.data.path", "write.metadata.path", "write.object-storage.path",
                      "write.folder-storage.path")
 _DELETES = "write.metadata.delete-after-commit.enabled"
+_NAMESPACE = {"glue": "database", "rest": "namespace"}  # what the first part of `iceberg.tables` names, per catalog
 
 
 @dataclass(frozen=True)
 class IcebergTables:
-    """The Glue tables one Iceberg connector writes: `tables` (one per topic with `${topic}`, else one), all in
-    `database`; `auto_create` when the job may create them."""
+    """The tables one Iceberg connector writes: `tables` (one per topic with `${topic}`, else one), all in
+    `database` (a Glue database, or with `table_bucket_arn` a namespace of that S3 table bucket); `auto_create`
+    when the job may create them."""
 
     database: str
     tables: tuple[str, ...]
     auto_create: bool
+    table_bucket_arn: str | None = None  # S3 Tables (`iceberg.catalog.type=rest`); None: the Glue Data Catalog
 
     def table_prefix(self, table: str) -> str:
         """The key prefix of `table`'s data and metadata files in the data lake (its location, with a slash)."""
         return f"{WAREHOUSE_PREFIX}/{self.database}/{table}/"
+
+
+def table_bucket_arn(region: str, account: str, name: str) -> str:
+    """The ARN of the S3 table bucket `name` (the warehouse an S3 Tables connector names)."""
+    return f"arn:aws:s3tables:{region}:{account}:bucket/{name}"
 
 
 def database_location(bucket_name: str, database: str) -> str:
@@ -55,45 +67,51 @@ def iceberg_tables(config, topics: tuple[str, ...]) -> IcebergTables | None:
     identifiers = sorted({table_identifier(config, topic) for topic in topics})
     database = table_template(config).split(".")[0]
     return IcebergTables(database, tuple(i.split(".", 1)[1] for i in identifiers),
-                         bool(config["iceberg.tables.auto-create-enabled"]))
+                         bool(config["iceberg.tables.auto-create-enabled"]),
+                         config["iceberg.catalog.warehouse"] if config["iceberg.catalog.type"] == "rest" else None)
 
 
 def check_deployable(source: str, config, topics: tuple[str, ...], *, account: str, region: str,
-                     reserved_database: str) -> None:
-    """Refuse, naming file and key, what the stacks cannot deploy for an IcebergFormat connector: a catalog other
-    than Glue (the engine runs `rest`, but the stacks neither grant nor create S3 Tables yet), a table that is not
-    `database.table` with Glue names, the database of the environment's Athena tables (`reserved_database`: the
-    service stack owns it), a warehouse (the stack sets the database's location), catalog properties that point
-    elsewhere, table properties that put files outside the table's location or delete files."""
-    if config["iceberg.catalog.type"] == "rest":
-        raise ConnectorSpecError(source, "iceberg.catalog.type", "rest (an Iceberg REST catalog such as S3 Tables') "
-                                 "is supported by the engine but not yet by the stacks, which grant and create Glue "
-                                 "databases only; deployed connectors use glue (the AWS Glue Data Catalog)")
-    if config["iceberg.catalog.type"] != "glue":
-        raise ConnectorSpecError(source, "iceberg.catalog.type", f"{config['iceberg.catalog.type']!r} cannot be "
-                                 "deployed: a SQL catalog's SQLite file serves the processes of one machine; deployed "
-                                 "connectors use glue (the AWS Glue Data Catalog)")
+                     reserved_database: str, stack_table_bucket_arn: str | None) -> None:
+    """Refuse, naming file and key, what the stacks cannot deploy for an IcebergFormat connector: a SQL catalog; a
+    REST catalog other than the stack's S3 table bucket (`stack_table_bucket_arn`, None when the environment has
+    none) at S3 Tables' own endpoint; a table that is not `namespace.table` with names Glue and S3 Tables keep;
+    with Glue, the database of the environment's Athena tables (`reserved_database`: the service stack owns it) and
+    a warehouse (the stack sets the database's location); catalog properties that point elsewhere, table
+    properties that put files outside the table's location or delete files."""
+    catalog = config["iceberg.catalog.type"]
+    if catalog == "rest":
+        _check_stack_table_bucket(source, config, stack_table_bucket_arn)
+    elif catalog != "glue":
+        raise ConnectorSpecError(source, "iceberg.catalog.type", f"{catalog!r} cannot be deployed: a SQL catalog's "
+                                 "SQLite file serves the processes of one machine; deployed connectors use glue (the "
+                                 "AWS Glue Data Catalog) or rest (the stack's S3 table bucket)")
+    where = "a Glue table" if catalog == "glue" else "an S3 table"
     template = table_template(config)
     if template.count(".") != 1:
-        raise ConnectorSpecError(source, "iceberg.tables", f"{template!r}: a Glue table is `database.table` (Glue "
-                                 "has one level of namespaces)")
+        raise ConnectorSpecError(source, "iceberg.tables", f"{template!r}: {where} is `{_NAMESPACE[catalog]}.table` "
+                                 "(one level of namespaces)")
     tables = iceberg_tables(config, topics)
     for name in (tables.database, *tables.tables):
         if not re.fullmatch(_GLUE_NAME, name):
             raise ConnectorSpecError(source, "iceberg.tables", f"{name!r} is not a Glue name Athena can query: use "
                                      "lower-case letters, digits and _")
-    if tables.database == reserved_database:
+    if catalog == "glue" and tables.database == reserved_database:
         raise ConnectorSpecError(source, "iceberg.tables", f"database {tables.database!r} is the environment's "
                                  "catalog.database, whose Athena tables the service stack owns; name another one")
-    if config["iceberg.catalog.warehouse"]:
+    if catalog == "glue" and config["iceberg.catalog.warehouse"]:
         raise ConnectorSpecError(source, "iceberg.catalog.warehouse", "must be unset on AWS: a table lies under "
                                  "its Glue database's location, which the stack sets "
                                  f"(s3://<bucket_name>/{WAREHOUSE_PREFIX}/<database>)")
     properties = {k[len(CATALOG_PREFIX):]: v for k, v in config.passthrough.items() if k.startswith(CATALOG_PREFIX)}
     for name, value in sorted(properties.items()):
+        if catalog == "rest" and name.startswith("rest."):
+            raise ConnectorSpecError(source, CATALOG_PREFIX + name, "must be unset on AWS: the job signs its "
+                                     "requests to S3 Tables as the table bucket's ARN makes the engine sign them "
+                                     "(SigV4, s3tables, the bucket's region)")
         if name.rsplit(".", 1)[-1] in _ELSEWHERE:
             raise ConnectorSpecError(source, CATALOG_PREFIX + name, "must be unset on AWS: the job reaches the "
-                                     "environment's Glue and S3 with its own role")
+                                     "environment's catalog and S3 with its own role")
         if name == "glue.id" and value != account:
             raise ConnectorSpecError(source, CATALOG_PREFIX + name, f"is {value!r}; the stack creates the database "
                                      f"and grants the tables in this environment's account {account}")
@@ -109,3 +127,20 @@ def check_deployable(source: str, config, topics: tuple[str, ...], *, account: s
         if name == _DELETES and str(value).lower() == "true":
             raise ConnectorSpecError(source, TABLE_PROPS_PREFIX + name, "cannot be true on AWS: the job role may not "
                                      "delete objects (old metadata files are kept)")
+
+
+def _check_stack_table_bucket(source: str, config, stack_table_bucket_arn: str | None) -> None:
+    """A deployed REST catalog is the stack's S3 table bucket, named by ARN as the warehouse, at S3 Tables' endpoint
+    (which the engine derives from the ARN)."""
+    warehouse = config["iceberg.catalog.warehouse"]
+    if stack_table_bucket_arn is None:
+        raise ConnectorSpecError(source, "iceberg.catalog.type", "rest deploys to the environment's S3 table "
+                                 "bucket, and this environment has none: set iceberg.table_bucket in its settings "
+                                 "(the data stack creates it) and name its ARN as iceberg.catalog.warehouse")
+    if warehouse != stack_table_bucket_arn:
+        raise ConnectorSpecError(source, "iceberg.catalog.warehouse", f"is {warehouse!r}; a deployed rest catalog "
+                                 f"is the stack's S3 table bucket {stack_table_bucket_arn!r} (iceberg.table_bucket), "
+                                 "whose tables the job role is granted")
+    if config["iceberg.catalog.uri"]:
+        raise ConnectorSpecError(source, "iceberg.catalog.uri", "must be unset on AWS: the stack's table bucket is "
+                                 "reached at S3 Tables' regional endpoint, which its ARN gives")

@@ -32,6 +32,7 @@ _TOPIC = r"[A-Za-z0-9._-]{1,249}"
 _CAPACITY = {"cpu": r"\d+ ?vCPU", "memory": r"\d+ ?GB", "disk": r"\d+ ?GB"}
 _RELEASE = r"emr-7\.\d+\.\d+"
 # an EventBridge schedule expression: rate(1 hour), rate(6 hours), cron(0 3 * * ? *) (six fields, UTC)
+_TABLE_BUCKET = r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]"  # an S3 table bucket's name
 _SCHEDULE = r"rate\((1 (minute|hour|day)|([2-9]|[1-9]\d+) (minutes|hours|days))\)|cron\((\S+ ){5}\S+\)"
 _CONNECTOR = r"[A-Za-z0-9_-]{1,64}"
 
@@ -148,10 +149,12 @@ class CatalogSettings:
 @dataclass(frozen=True)
 class IcebergSettings:
     """When `sink-engine iceberg maintain` runs for each IcebergFormat connector: `maintenance_schedule` (an
-    EventBridge schedule expression), or the connector's own in `connector_schedules` (name -> expression)."""
+    EventBridge schedule expression), or the connector's own in `connector_schedules` (name -> expression); and
+    `table_bucket`, the name of the S3 table bucket the data stack creates for S3 Tables connectors (None: none)."""
 
     maintenance_schedule: str
     connector_schedules: dict[str, str]
+    table_bucket: str | None = None  # the S3 table bucket the data stack creates (`iceberg.catalog.type=rest`)
 
     def schedule_of(self, connector: str) -> str:
         return self.connector_schedules.get(connector, self.maintenance_schedule)
@@ -254,7 +257,8 @@ def _iceberg(r: "_Reader") -> IcebergSettings:
                 raise SettingsError(r.source, path, "must be a connector name mapped to {\"maintenance_schedule\": "
                                     "<schedule expression>}")
             schedules[name] = r.text(f"{path}.maintenance_schedule", _SCHEDULE)
-    return IcebergSettings(r.text("iceberg.maintenance_schedule", _SCHEDULE), schedules)
+    return IcebergSettings(r.text("iceberg.maintenance_schedule", _SCHEDULE), schedules,
+                           r.optional_text("iceberg.table_bucket", _TABLE_BUCKET))
 
 
 def _network(r: "_Reader") -> NetworkSettings:

@@ -14,6 +14,7 @@ GATEWAY_SERVICES = ("s3", "dynamodb")
 # log group), KMS, Secrets Manager, and Lambda + STS for the MSK event source's pollers (on-demand mode), which
 # run in the cluster's VPC and, without a NAT, need both endpoints there.
 INTERFACE_SERVICES = ("sts", "glue", "logs", "kms", "secretsmanager", "lambda")
+S3_TABLES_SERVICE = "s3tables"  # S3 Tables' Iceberg REST endpoint, when the settings name `iceberg.table_bucket`
 HTTPS = 443
 
 
@@ -26,10 +27,10 @@ class JobNetwork(Construct):
     `network.security_group_ids` and sending nothing; None with "nat").
 
     "endpoints": gateway endpoints for GATEWAY_SERVICES on `network.route_table_ids`, and interface endpoints with
-    private DNS for INTERFACE_SERVICES in `network.subnet_ids`. The VPC must have DNS support and DNS hostnames
-    enabled, the subnets must be in distinct Availability Zones (an interface endpoint takes one subnet per zone),
-    and the VPC must not already have an interface endpoint with private DNS for one of these services (use "nat"
-    and your own endpoints then). The MSK event source's pollers use the cluster's security groups: list them in
+    private DNS for `interface_services(settings)` in `network.subnet_ids`. The VPC must have DNS support and DNS
+    hostnames enabled, the subnets must be in distinct Availability Zones (an interface endpoint takes one subnet
+    per zone), and the VPC must not already have an interface endpoint with private DNS for one of these services
+    (use "nat" and your own endpoints then). The MSK event source's pollers use the cluster's security groups: list them in
     `network.security_group_ids` for the endpoints to admit them.
 
     "nat": nothing is created; the subnets must route 0.0.0.0/0 to a NAT gateway. Synthesis says so (an info
@@ -45,12 +46,12 @@ class JobNetwork(Construct):
             Annotations.of(self).add_info(
                 f"network.egress is 'nat': no VPC endpoints are created; subnets {', '.join(network.subnet_ids)} "
                 "must route to a NAT gateway to reach S3, DynamoDB, STS, Glue, CloudWatch Logs, KMS, Secrets "
-                "Manager and Lambda")
+                "Manager and Lambda" + (", and S3 Tables" if settings.iceberg.table_bucket else ""))
             summary = "nat: the subnets reach AWS APIs through a NAT gateway (no endpoints created)"
         else:
             self._endpoints(settings)
             summary = (f"endpoints: gateway {', '.join(GATEWAY_SERVICES)}; "
-                       f"interface {', '.join(INTERFACE_SERVICES)}")
+                       f"interface {', '.join(interface_services(settings))}")
         CfnOutput(self, "Egress", key="NetworkEgress", value=summary,
                   description="How the job and the replay Lambda reach AWS APIs (settings network.egress)")
 
@@ -72,8 +73,14 @@ class JobNetwork(Construct):
                 self, f"Gateway-{service}", vpc_id=network.vpc_id, vpc_endpoint_type="Gateway",
                 service_name=f"com.amazonaws.{settings.region}.{service}",
                 route_table_ids=list(network.route_table_ids))
-        for service in INTERFACE_SERVICES:
+        for service in interface_services(settings):
             self.endpoints[service] = ec2.CfnVPCEndpoint(
                 self, f"Interface-{service}", vpc_id=network.vpc_id, vpc_endpoint_type="Interface",
                 service_name=f"com.amazonaws.{settings.region}.{service}", private_dns_enabled=True,
                 subnet_ids=list(network.subnet_ids), security_group_ids=[self.security_group.attr_group_id])
+
+
+def interface_services(settings: Settings) -> tuple[str, ...]:
+    """The interface endpoints "endpoints" egress creates: INTERFACE_SERVICES, and S3 Tables' with a table bucket
+    (its tables' files are S3 objects, reached through the S3 gateway endpoint)."""
+    return INTERFACE_SERVICES + ((S3_TABLES_SERVICE,) if settings.iceberg.table_bucket else ())

@@ -1,7 +1,8 @@
 """IcebergFormat connectors deploy (issue 13): the data stack creates their Glue databases under the data lake and
 keeps them, their job role gets their Glue tables and the tables' files and nothing of `topics.dir`, and a schedule
-per connector invokes the trigger for its table upkeep; what the stacks cannot deploy (a SQL or REST catalog,
-names Glue or Athena refuse, requests or files elsewhere) fails synthesis naming the file and the key."""
+per connector invokes the trigger for its table upkeep; what the stacks cannot deploy (a SQL catalog, REST without
+the environment's table bucket, names Glue or Athena refuse, requests or files elsewhere) fails synthesis naming
+the file and the key. S3 Tables connectors (`iceberg.catalog.type=rest`): test_infra_s3_tables.py."""
 from __future__ import annotations
 
 import copy
@@ -130,7 +131,7 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
 @pytest.mark.parametrize("key, value, message", [
     ("iceberg.catalog.type", "sql", "cannot be deployed: a SQL catalog's SQLite file serves the processes of one "
                                     "machine"),
-    ("iceberg.catalog.type", "rest", "rest .* is supported by the engine but not yet by the stacks"),
+    ("iceberg.catalog.type", "rest", "this environment has none: set iceberg.table_bucket"),
     ("iceberg.tables", "lake.sub.events", "a Glue table is `database.table`"),
     ("iceberg.tables", "lake.Events", "'Events' is not a Glue name Athena can query"),
     ("iceberg.tables", "sink_dev.${topic}", "is the environment's catalog.database"),
