@@ -281,10 +281,12 @@ class _EventLog(logging.Handler):
 def _input_megabytes(config, dynamodb) -> float:
     """Size of the records' values, from the broker's own accounting of a full read."""
     from sink_engine.source.reader import read_range
+    from sink_engine.source.settings import SourceSettings
 
     total = 0
+    source = SourceSettings.from_config(config)
     for planned in plan(config, OffsetStore(dynamodb, TABLE, lambda: 0)):
-        for chunk in read_range(config, planned):
+        for chunk in read_range(source, planned):
             total += sum(len(v) for v in chunk.values)
     return total / 1e6
 

@@ -16,6 +16,7 @@ from sink_engine.partition.registry import partitioner_for
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import parse_zone
 from sink_engine.source.client_config import kafka_authentication
+from sink_engine.source.settings import SourceSettings
 
 # Credentials that come in pairs: one without the other is an error naming the missing one.
 CREDENTIAL_PAIRS = (("aws.access.key.id", "aws.secret.access.key"), ("kafka.api.key", "kafka.api.secret"))
@@ -72,7 +73,7 @@ def _check_connection(config: SinkConfig) -> None:
         if bool(config[first]) != bool(config[second]):
             missing = second if config[first] else first
             raise ConfigError(missing, f"is required with {first if missing == second else second}")
-    kafka_authentication(config)
+    kafka_authentication(SourceSettings.from_config(config))
 
 
 def _check_iceberg(config: SinkConfig) -> None:

@@ -15,6 +15,7 @@ from sink_engine.source.client_config import consumer_settings
 from sink_engine.source.consumer import make_consumer
 from sink_engine.source.metadata import watermarks
 from sink_engine.source.reader import read_range
+from sink_engine.source.settings import SourceSettings
 
 # The engine's own consumer-only settings; the connection and security settings are shared with producers.
 _CONSUMER_ONLY = frozenset({"group.id", "enable.auto.commit", "enable.partition.eof", "fetch.queue.backoff.ms",
@@ -24,7 +25,7 @@ MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 def client_settings(config: SinkConfig) -> dict:
     """Connection and security settings (including MSK IAM) for producers and admin clients."""
-    return {k: v for k, v in consumer_settings(config).items() if k not in _CONSUMER_ONLY}
+    return {k: v for k, v in consumer_settings(SourceSettings.from_config(config)).items() if k not in _CONSUMER_ONLY}
 
 
 def producer(config: SinkConfig, **extra) -> Producer:
@@ -59,7 +60,7 @@ def partition_for(source: TopicPartition, partitions: int) -> int:
 
 
 def end_offsets(config: SinkConfig, dlq: TopicPartition) -> tuple[int, int]:
-    consumer = make_consumer(config)
+    consumer = make_consumer(SourceSettings.from_config(config))
     try:
         return watermarks(consumer, [dlq])[dlq]
     finally:
@@ -71,7 +72,7 @@ def already_sent(config: SinkConfig, dlq: TopicPartition, start: int, end: int, 
     sent by this connector. Read committed: aborted attempts do not count."""
     scan = PartitionRange(dlq.topic, dlq.partition, start, end, None)
     found = set()
-    for chunk in read_range(config, scan):
+    for chunk in read_range(SourceSettings.from_config(config), scan):
         for key, value, headers in zip(chunk.keys, chunk.values, chunk.headers):
             letter = DeadLetter.from_kafka(key, value, headers)
             if (letter is not None and letter.connector == config.name and letter.topic == planned.topic

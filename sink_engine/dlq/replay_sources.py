@@ -12,6 +12,7 @@ from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.source.consumer import make_consumer
 from sink_engine.source.metadata import watermarks
 from sink_engine.source.reader import read_range
+from sink_engine.source.settings import SourceSettings
 
 
 def dead_letters(config: SinkConfig, request: ReplayRequest, s3_client) -> Iterator[DeadLetter]:
@@ -22,7 +23,8 @@ def dead_letters(config: SinkConfig, request: ReplayRequest, s3_client) -> Itera
 
 def from_topic(config: SinkConfig, topic: str) -> Iterator[DeadLetter]:
     """Dead letters of every partition of `topic`, partition by partition in offset order (read committed)."""
-    consumer = make_consumer(config)
+    source = SourceSettings.from_config(config)
+    consumer = make_consumer(source)
     try:
         metadata = consumer.list_topics(topic=topic, timeout=15).topics.get(topic)
         if metadata is None or metadata.error is not None:
@@ -33,7 +35,7 @@ def from_topic(config: SinkConfig, topic: str) -> Iterator[DeadLetter]:
         consumer.close()
     for tp in tps:
         low, high = marks[tp]
-        for chunk in read_range(config, PartitionRange(topic, tp.partition, low, high, None)):
+        for chunk in read_range(source, PartitionRange(topic, tp.partition, low, high, None)):
             for key, value, headers in zip(chunk.keys, chunk.values, chunk.headers):
                 letter = DeadLetter.from_kafka(key, value, headers)
                 if letter is not None and letter.connector == config.name:

@@ -22,6 +22,7 @@ from sink_engine.offsets import LeaseKeeper, LeaseToken, Leases, OffsetStore, ta
 from sink_engine.progress import ProgressBoard
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
+from sink_engine.source.settings import SourceSettings
 
 
 def now_ms() -> int:
@@ -54,8 +55,9 @@ class RunSummary:
 
 def plan(config: SinkConfig, store: OffsetStore) -> list[PartitionRange]:
     """Read committed offsets and Kafka's watermarks and plan this run's ranges."""
-    marks = partition_watermarks(config)
-    return plan_ranges(list(marks), store.committed(config.name), marks, auto_offset_reset(config),
+    source = SourceSettings.from_config(config)
+    marks = partition_watermarks(source)
+    return plan_ranges(list(marks), store.committed(config.name), marks, auto_offset_reset(source),
                        config["sink.run.max.records.per.partition"])
 
 

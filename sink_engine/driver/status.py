@@ -7,6 +7,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import OffsetStore
 from sink_engine.source.metadata import partition_watermarks
+from sink_engine.source.settings import SourceSettings
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class PartitionStatus:
 
 def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionStatus]:
     """Lag counts the records from the committed offset (or the low watermark when none) to the end."""
-    marks = partition_watermarks(config)
+    marks = partition_watermarks(SourceSettings.from_config(config))
     committed = store.committed(config.name)
     rows = []
     for tp in marks:

@@ -68,6 +68,7 @@ def connector_tables(config: SinkConfig) -> list[str]:
     topics = config["topics"]
     if topics is None:
         from sink_engine.source.metadata import partition_watermarks
+        from sink_engine.source.settings import SourceSettings
 
-        topics = {tp.topic for tp in partition_watermarks(config)}
+        topics = {tp.topic for tp in partition_watermarks(SourceSettings.from_config(config))}
     return sorted({table_identifier(config, topic) for topic in topics})

@@ -14,6 +14,7 @@ from sink_engine.iceberg.table_writer import TableTarget, TableWriter
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import Partitions, RecordChunk
 from sink_engine.source.reader import read_range
+from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
@@ -36,10 +37,11 @@ def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) ->
     converter = converter_for(ConverterSettings.from_config(config), planned.topic)
     steps = RecordSteps(config["behavior.on.null.values"], converter, _OnePartition())
     router, handled = router_for(config, planned, uploader), planned.start_offset
+    chunks = read_range(SourceSettings.from_config(config), planned)  # a generator: reads when iterated
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:
-            for handled in write_range(read_range(config, planned), writer, steps, router, result):
+            for handled in write_range(chunks, writer, steps, router, result):
                 pass  # each chunk written moves `handled` on
         except RecordError as e:  # every record before it is written or dead-lettered
             result.error, result.error_class, handled = str(e), type(e).__name__, e.offset

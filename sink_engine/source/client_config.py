@@ -1,4 +1,4 @@
-"""librdkafka settings from the connector config, including Java-client settings users bring along.
+"""librdkafka settings from the source settings, including Java-client settings users bring along.
 
 Users' connector JSON carries Java Kafka client settings under `consumer.override.*` (and the security ones,
 `security.protocol`, `sasl.mechanism`, `sasl.jaas.config`, at the top level too). Most have the same name in
@@ -7,9 +7,9 @@ mean something to the Java client and change nothing here, so they are left out.
 """
 from __future__ import annotations
 
-from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 from sink_engine.source.kafka_auth import AUTH_KEYS, Settings, authentication
+from sink_engine.source.settings import SourceSettings
 
 # Java client settings with no librdkafka meaning, none of which carries a credential or changes what is read:
 # deserializers and poll sizes are the engine's own; a JKS truststore is Java's (librdkafka trusts the system's CAs,
@@ -21,14 +21,13 @@ JAVA_ONLY = frozenset({
     "request.timeout.ms", "retry.backoff.ms", "security.providers",
 })
 ENGINE_OWNED = frozenset({"enable.auto.commit", "enable.partition.eof", "group.id", "auto.offset.reset"})
-TOP_LEVEL_CLIENT_KEYS = ("security.protocol", "sasl.mechanism", "sasl.jaas.config")
 
 
-def consumer_settings(config: SinkConfig) -> dict:
+def consumer_settings(source: SourceSettings) -> dict:
     """Settings for a confluent_kafka Consumer that reads assigned partitions (no group commits)."""
     settings = {
-        "bootstrap.servers": ",".join(config["bootstrap.servers"]),
-        "group.id": f"connect-{config.name}",
+        "bootstrap.servers": ",".join(source.bootstrap_servers),
+        "group.id": f"connect-{source.connector}",
         "enable.auto.commit": False,
         "enable.partition.eof": True,
         "fetch.queue.backoff.ms": 10,
@@ -36,23 +35,23 @@ def consumer_settings(config: SinkConfig) -> dict:
         "fetch.max.bytes": 52428800,
         "max.partition.fetch.bytes": 10485760,
     }
-    for key, value in config.consumer_overrides().items():
+    for key, value in source.consumer_overrides.items():
         if key not in JAVA_ONLY and key not in ENGINE_OWNED and key not in AUTH_KEYS:
             settings[key] = value
-    settings.update(kafka_authentication(config))
+    settings.update(kafka_authentication(source))
     return settings
 
 
-def kafka_authentication(config: SinkConfig) -> dict:
+def kafka_authentication(source: SourceSettings) -> dict:
     """The client's security settings (see source/kafka_auth.py); ConfigError naming the key at fault."""
-    return authentication(config, client_security_settings(config))
+    return authentication(source, client_security_settings(source))
 
 
-def client_security_settings(config: SinkConfig) -> Settings:
+def client_security_settings(source: SourceSettings) -> Settings:
     """The security settings by librdkafka-or-Java name, from the top level and `consumer.override.*`; the same
     setting given both ways with different values is an error."""
-    found = {key: (config[key], key) for key in TOP_LEVEL_CLIENT_KEYS if config[key] is not None}
-    for key, value in config.consumer_overrides().items():
+    found = {key: (value, key) for key, value in source.top_level_security.items()}
+    for key, value in source.consumer_overrides.items():
         if key not in AUTH_KEYS:
             continue
         if key in found and found[key][0] != value:
@@ -64,9 +63,9 @@ def client_security_settings(config: SinkConfig) -> Settings:
     return Settings(found)
 
 
-def auto_offset_reset(config: SinkConfig) -> str:
+def auto_offset_reset(source: SourceSettings) -> str:
     """Where a topic-partition with no committed offset starts: earliest (default) or latest."""
-    value = config.consumer_overrides().get("auto.offset.reset", "earliest").lower()
+    value = source.consumer_overrides.get("auto.offset.reset", "earliest").lower()
     if value not in ("earliest", "latest"):
         raise ConfigError("consumer.override.auto.offset.reset", f"{value!r}: expected earliest or latest")
     return value

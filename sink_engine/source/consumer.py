@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from confluent_kafka import Consumer, KafkaException
 
-from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 from sink_engine.source.client_config import consumer_settings
+from sink_engine.source.settings import SourceSettings
 
 
-def make_consumer(config: SinkConfig, **extra) -> Consumer:
-    settings = {**consumer_settings(config), **extra}
+def make_consumer(source: SourceSettings, **extra) -> Consumer:
+    settings = {**consumer_settings(source), **extra}
     try:
         return Consumer(settings)
     except (KafkaException, ValueError, TypeError) as e:

@@ -48,18 +48,18 @@ class Settings:
         return self._found[name][1] if name in self._found else f"consumer.override.{name}"
 
 
-def authentication(config, settings: Settings) -> dict:
-    """librdkafka's security settings for `config`; ConfigError naming the key at fault."""
+def authentication(source_settings, settings: Settings) -> dict:
+    """librdkafka's security settings for `source_settings` (a SourceSettings); ConfigError naming the key at fault."""
     mechanism_name = "sasl.mechanisms" if settings.value("sasl.mechanisms") else "sasl.mechanism"
     mechanism = (settings.value(mechanism_name) or "").strip().upper()
     jaas = _jaas(settings)
     if is_msk_iam(mechanism, [settings.value(k) or "" for k in HANDLER_KEYS], jaas):
-        return _msk_iam(config, settings, jaas)
+        return _msk_iam(source_settings, settings, jaas)
     for key in HANDLER_KEYS:
         if settings.value(key):
             raise ConfigError(settings.source(key), f"{settings.value(key)} is a Java class; only MSK IAM's callback "
                                                     f"handler ({MSK_IAM_PACKAGE}...) is understood")
-    credentials = _credentials(config, settings, jaas, mechanism)
+    credentials = _credentials(source_settings, settings, jaas, mechanism)
     protocol = (settings.value("security.protocol") or "").strip().upper()
     if credentials is None:
         if mechanism in PASSWORD_MECHANISMS:
@@ -102,7 +102,7 @@ def _jaas(settings: Settings) -> JaasLogin | None:
         raise ConfigError(settings.source("sasl.jaas.config"), f"is not a JAAS login: {e}") from None
 
 
-def _msk_iam(config, settings: Settings, jaas: JaasLogin | None) -> dict:
+def _msk_iam(source_settings, settings: Settings, jaas: JaasLogin | None) -> dict:
     source = settings.source("sasl.jaas.config")
     if jaas is not None:
         if jaas.module_name not in ("IAMLoginModule", "OAuthBearerLoginModule"):
@@ -113,21 +113,21 @@ def _msk_iam(config, settings: Settings, jaas: JaasLogin | None) -> dict:
             raise ConfigError(source, f"option {refused[0]} would change who signs; the job signs MSK IAM requests "
                                       "with its own credentials (its role): remove it")
     for other in ("kafka.api.key", "sasl.username"):
-        if (config[other] if other == "kafka.api.key" else settings.value(other)):
+        if (source_settings.kafka_api_key if other == "kafka.api.key" else settings.value(other)):
             raise ConfigError(other if other == "kafka.api.key" else settings.source(other),
                               "is a credential, but the config also asks for MSK IAM auth; use one of them")
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or config["s3.region"]
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or source_settings.region
     protocol = (settings.value("security.protocol") or "SASL_SSL").strip().upper()
     return {"security.protocol": protocol, "sasl.mechanisms": "OAUTHBEARER", "oauth_cb": MskIamToken(region)}
 
 
-def _credentials(config, settings: Settings, jaas: JaasLogin | None, mechanism: str):
+def _credentials(source_settings, settings: Settings, jaas: JaasLogin | None, mechanism: str):
     """((username, password), the key they came from), or None; ConfigError when two keys give credentials."""
     found = []
     if jaas is not None:
         found.append((_jaas_credentials(jaas, settings, mechanism), settings.source("sasl.jaas.config")))
-    if config["kafka.api.key"]:
-        found.append(((config["kafka.api.key"], config["kafka.api.secret"]), "kafka.api.key"))
+    if source_settings.kafka_api_key:
+        found.append(((source_settings.kafka_api_key, source_settings.kafka_api_secret), "kafka.api.key"))
     if settings.value("sasl.username") or settings.value("sasl.password"):
         found.append(((settings.value("sasl.username") or "", settings.value("sasl.password") or ""),
                       settings.source("sasl.username")))

@@ -5,26 +5,26 @@ import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition as KafkaTP
 
-from sink_engine.config import SinkConfig
 from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
 from sink_engine.source.consumer import make_consumer
+from sink_engine.source.settings import SourceSettings
 
 
-def list_partitions(consumer: Consumer, config: SinkConfig, timeout_s: float = 15.0) -> list[TopicPartition]:
-    """Every partition of the topics the config names or matches, sorted. Raises SourceError."""
+def list_partitions(consumer: Consumer, source: SourceSettings, timeout_s: float = 15.0) -> list[TopicPartition]:
+    """Every partition of the topics the source names or matches, sorted. Raises SourceError."""
     try:
         metadata = consumer.list_topics(timeout=timeout_s)
     except KafkaException as e:
-        raise SourceError(f"cannot list topics from {','.join(config['bootstrap.servers'])}: {e}") from e
+        raise SourceError(f"cannot list topics from {','.join(source.bootstrap_servers)}: {e}") from e
     found = [
         TopicPartition(name, p)
         for name, topic in metadata.topics.items()
-        if not name.startswith("__") and config.topic_matches(name) and topic.error is None
+        if not name.startswith("__") and source.topic_matches(name) and topic.error is None
         for p in topic.partitions
     ]
-    if config["topics"] is not None:
-        missing = sorted(set(config["topics"]) - {tp.topic for tp in found})
+    if source.topics is not None:
+        missing = sorted(set(source.topics) - {tp.topic for tp in found})
         if missing:
             raise SourceError(f"topics not found in Kafka: {', '.join(missing)}")
     return sorted(found)
@@ -73,20 +73,20 @@ def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], deadline: f
     return result
 
 
-def partition_watermarks(config: SinkConfig) -> dict[TopicPartition, tuple[int, int]]:
-    """Every partition the config reads, in order, with its (low, high) offsets, from one short-lived consumer,
+def partition_watermarks(source: SourceSettings) -> dict[TopicPartition, tuple[int, int]]:
+    """Every partition the source reads, in order, with its (low, high) offsets, from one short-lived consumer,
     all within `sink.kafka.timeout.ms`. Raises SourceError naming what Kafka did not answer."""
-    timeout_s = config["sink.kafka.timeout.ms"] / 1000
+    timeout_s = source.timeout_ms / 1000
     deadline = time.monotonic() + timeout_s
-    consumer = make_consumer(config)
+    consumer = make_consumer(source)
     try:
         try:
-            tps = list_partitions(consumer, config, timeout_s)
+            tps = list_partitions(consumer, source, timeout_s)
             return watermarks(consumer, tps, max(0.001, deadline - time.monotonic()))
         except SourceError as e:
             if not isinstance(e.__cause__, KafkaException):
                 raise
             raise SourceError(f"{e} (no answer within sink.kafka.timeout.ms="
-                              f"{config['sink.kafka.timeout.ms']})") from e.__cause__
+                              f"{source.timeout_ms})") from e.__cause__
     finally:
         consumer.close()

@@ -9,17 +9,17 @@ from typing import Iterator
 
 from confluent_kafka import KafkaError, Message, TopicPartition as KafkaTP
 
-from sink_engine.config import SinkConfig
 from sink_engine.errors import SourceError
 from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange
 from sink_engine.records import RecordChunk
 from sink_engine.source.consumer import make_consumer
+from sink_engine.source.settings import SourceSettings
 
 BATCH = 10_000
 
 
-def read_range(config: SinkConfig, planned: PartitionRange) -> Iterator[RecordChunk]:
+def read_range(source: SourceSettings, planned: PartitionRange) -> Iterator[RecordChunk]:
     """Yield the records with offsets in [start, end) in order, in chunks of up to BATCH records.
 
     Stops at the end offset or at the end of the partition (offsets may have gaps: compaction,
@@ -27,10 +27,10 @@ def read_range(config: SinkConfig, planned: PartitionRange) -> Iterator[RecordCh
     """
     if len(planned) == 0:
         return
-    consumer = make_consumer(config)
+    consumer = make_consumer(source)
     try:
         consumer.assign([KafkaTP(planned.topic, planned.partition, planned.start_offset)])
-        yield from _consume(consumer, config["sink.kafka.timeout.ms"] / 1000, planned)
+        yield from _consume(consumer, source.timeout_ms / 1000, planned)
     finally:
         consumer.close()
 

@@ -11,6 +11,7 @@ from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.progress import TaskProgress
 from sink_engine.source.reader import read_range
+from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import upload_client
@@ -43,10 +44,11 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
     converter = sidecars.wrap(converter_for(ConverterSettings.from_config(config), planned.topic))
     steps = RecordSteps(config["behavior.on.null.values"], converter, partitioner_for(partitioning, extractor))
     router, processed = router_for(config, planned, uploader), planned.start_offset
+    chunks = read_range(SourceSettings.from_config(config), planned)  # a generator: reads when iterated
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
         try:
-            for processed in write_range(read_range(config, planned), writer, steps, router, result):
+            for processed in write_range(chunks, writer, steps, router, result):
                 if progress:
                     progress.update(processed, result.records_read, len(writer.closed))
             if planned.cut_at_end:  # wall-clock rotation decided with the plan (driver/wall_clock.py)

@@ -27,6 +27,7 @@ from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.config import load_config
 from sink_engine.source.client_config import consumer_settings
+from sink_engine.source.settings import SourceSettings
 from tests.conftest import BUCKET, TABLE
 from tests.registry_topics import JsonSchemaTopic, ProtobufTopic
 from tests.runs import committed_offsets
@@ -115,7 +116,8 @@ def test_quick_start_config_validates_and_lands_hourly_gzip_json(stack, spark, s
     shown = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert shown["flush.size"].split()[1] == "1000" and "from output.data.format" in shown["format.class"]
     # and a run resolves its Kafka API key and secret into the client's SASL username and password
-    resolved = consumer_settings(load_config(write(tmp_path, local(config, stack, False))))
+    loaded = load_config(write(tmp_path, local(config, stack, False)))
+    resolved = consumer_settings(SourceSettings.from_config(loaded))
     assert (resolved["sasl.username"], resolved["sasl.password"]) == ("KAFKAKEY", "kfk-pw")
     assert (resolved["sasl.mechanisms"], resolved["security.protocol"]) == ("SCRAM-SHA-512", "SASL_SSL")
     # when 1,000 records (flush.size) reach each of its two topics and the sink runs

@@ -17,6 +17,7 @@ from confluent_kafka import Consumer, KafkaException
 from devtools.stack import LOOPBACK, free_port
 from sink_engine.config import parse_config
 from sink_engine.source.client_config import consumer_settings
+from sink_engine.source.settings import SourceSettings
 
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
@@ -46,7 +47,8 @@ def sasl_broker():
 def connection_errors(config) -> list[str]:
     """The errors a consumer with the engine's settings for `config` meets while asking for metadata."""
     errors: list[str] = []
-    consumer = Consumer({**consumer_settings(config), "error_cb": lambda e: errors.append(e.str())})
+    settings = consumer_settings(SourceSettings.from_config(config))
+    consumer = Consumer({**settings, "error_cb": lambda e: errors.append(e.str())})
     try:
         with pytest.raises(KafkaException):
             consumer.list_topics(timeout=3)

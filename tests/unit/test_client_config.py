@@ -5,6 +5,7 @@ import pytest
 
 from sink_engine.errors import ConfigError
 from sink_engine.source.client_config import consumer_settings
+from sink_engine.source.settings import SourceSettings
 from sink_engine.validation import parse_checked_config
 
 BASE = {"name": "c", "topics": "t", "bootstrap.servers": "b-1:9098", "s3.bucket.name": "lake", "flush.size": 10,
@@ -14,7 +15,7 @@ HANDLER = "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler"
 
 def settings(**overrides) -> dict:
     overrides = {f"consumer.override.{k}": v for k, v in overrides.items()}
-    return consumer_settings(parse_checked_config({**BASE, **overrides}))
+    return consumer_settings(SourceSettings.from_config(parse_checked_config({**BASE, **overrides})))
 
 
 @pytest.mark.parametrize("overrides", [
@@ -56,7 +57,7 @@ def test_a_scram_jaas_config_reaches_the_client_as_username_and_password():
 def test_a_plain_jaas_config_at_the_top_level_works_as_under_consumer_override():
     config = parse_checked_config({**BASE, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
                            "sasl.jaas.config": f"{PLAIN} required username=alice password=secret;"})
-    result = consumer_settings(config)
+    result = consumer_settings(SourceSettings.from_config(config))
     assert (result["sasl.mechanisms"], result["sasl.username"], result["sasl.password"]) == ("PLAIN", "alice", "secret")
     assert result["security.protocol"] == "SASL_PLAINTEXT"
 
@@ -65,10 +66,11 @@ def test_confluent_cloud_api_keys_become_msk_sasl_scram():
     cloud = {"connector.class": "S3_SINK", "input.data.format": "JSON", "output.data.format": "JSON",
              "time.interval": "DAILY", "kafka.api.key": "KEY1", "kafka.api.secret": "SECRET1"}
     base = {k: v for k, v in BASE.items() if k not in ("format.class", "value.converter.schemas.enable")}
-    result = consumer_settings(parse_checked_config({**base, **cloud}))
+    result = consumer_settings(SourceSettings.from_config(parse_checked_config({**base, **cloud})))
     assert (result["security.protocol"], result["sasl.mechanisms"]) == ("SASL_SSL", "SCRAM-SHA-512")
     assert (result["sasl.username"], result["sasl.password"]) == ("KEY1", "SECRET1")
-    plain = consumer_settings(parse_checked_config({**base, **cloud, "consumer.override.sasl.mechanism": "PLAIN"}))
+    plain = consumer_settings(SourceSettings.from_config(
+        parse_checked_config({**base, **cloud, "consumer.override.sasl.mechanism": "PLAIN"})))
     assert plain["sasl.mechanisms"] == "PLAIN"
 
 

@@ -86,10 +86,11 @@ def test_load_config_resolves_for_a_run_and_only_checks_for_validate(secrets, tm
                                 "sasl.jaas.config": f'{SCRAM} required username="sink-user" '
                                                     'password="${secrets:msk/sink:password}";'}))
     from sink_engine.source.client_config import consumer_settings
+    from sink_engine.source.settings import SourceSettings
 
-    run = consumer_settings(load_config(str(path), secrets_client_for=_client_for))
+    run = consumer_settings(SourceSettings.from_config(load_config(str(path), secrets_client_for=_client_for)))
     assert (run["sasl.username"], run["sasl.password"]) == ("sink-user", "pw1")
-    validate = consumer_settings(load_config(str(path), resolve_secrets=False))
+    validate = consumer_settings(SourceSettings.from_config(load_config(str(path), resolve_secrets=False)))
     assert validate["sasl.password"] == "${secrets:msk/sink:password}"
 
 

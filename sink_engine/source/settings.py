@@ -1,0 +1,38 @@
+"""The Kafka source's keys, read once from the config: what consumers, partition discovery and the range reader
+are built from."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+from sink_engine.config import SinkConfig
+
+TOP_LEVEL_CLIENT_KEYS = ("security.protocol", "sasl.mechanism", "sasl.jaas.config")
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    connector: str  # name: the consumer's group.id is connect-<name>
+    bootstrap_servers: tuple[str, ...]
+    topics: tuple[str, ...] | None  # topics, or None with topics.regex
+    topics_regex: str | None
+    timeout_ms: int  # sink.kafka.timeout.ms
+    consumer_overrides: Mapping[str, str]  # consumer.override.* without the prefix
+    top_level_security: Mapping[str, str]  # TOP_LEVEL_CLIENT_KEYS set at the top level
+    kafka_api_key: str | None  # Confluent Cloud's kafka.api.key / kafka.api.secret
+    kafka_api_secret: str | None
+    region: str  # s3.region: MSK IAM tokens' region when the environment names none
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> SourceSettings:
+        topics = config["topics"]
+        return cls(config.name, tuple(config["bootstrap.servers"]), None if topics is None else tuple(topics),
+                   config["topics.regex"], config["sink.kafka.timeout.ms"], config.consumer_overrides(),
+                   {key: config[key] for key in TOP_LEVEL_CLIENT_KEYS if config[key] is not None},
+                   config["kafka.api.key"], config["kafka.api.secret"], config["s3.region"])
+
+    def topic_matches(self, topic: str) -> bool:
+        if self.topics is not None:
+            return topic in self.topics
+        return re.fullmatch(self.topics_regex, topic) is not None
