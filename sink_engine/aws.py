@@ -5,16 +5,16 @@ import os
 
 import boto3
 
-from sink_engine.config import SinkConfig
-from sink_engine.storage.s3 import s3_client
+from sink_engine.storage.s3 import S3Access, s3_client
 
 
-def region(config: SinkConfig) -> str:
-    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or config["s3.region"]
+def region(configured: str) -> str:
+    """The environment's region (AWS_REGION, AWS_DEFAULT_REGION), else `configured` (s3.region)."""
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or configured
 
 
-def dynamodb_client(config: SinkConfig):
-    return boto3.client("dynamodb", region_name=region(config))
+def dynamodb_client(configured_region: str):
+    return boto3.client("dynamodb", region_name=region(configured_region))
 
 
-__all__ = ["dynamodb_client", "region", "s3_client"]
+__all__ = ["S3Access", "dynamodb_client", "region", "s3_client"]

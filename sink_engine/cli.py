@@ -8,7 +8,7 @@ import sys
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sink_engine.aws import dynamodb_client, s3_client
+from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.config import SinkConfig
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
@@ -79,10 +79,10 @@ def _init(config: SinkConfig) -> int:
     from sink_engine.storage.s3 import bucket_exists
 
     table = config["offset.storage.dynamodb.table"]
-    created = ensure_table(dynamodb_client(config), table)
+    created = ensure_table(dynamodb_client(config["s3.region"]), table)
     print(f"offsets table {table}: {'created' if created else 'exists'}")
     bucket = config["s3.bucket.name"]
-    if not bucket_exists(s3_client(config), bucket):
+    if not bucket_exists(s3_client(S3Access.from_config(config)), bucket):
         print(f"error: bucket {bucket} does not exist or is not reachable (s3.bucket.name)", file=sys.stderr)
         return 2
     print(f"bucket {bucket}: exists")
@@ -120,7 +120,7 @@ def _run(config: SinkConfig) -> int:
     spark = spark_session(f"sink-engine-{config.name}")
     local = spark.sparkContext.master.startswith("local")  # the tasks can report through the driver's disk
     board = ProgressBoard(sys.stdout) if local and sys.stdout.isatty() else None
-    summary = run_job(config, spark, dynamodb_client(config), progress=board)
+    summary = run_job(config, spark, dynamodb_client(config["s3.region"]), progress=board)
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{config['s3.bucket.name']}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
@@ -137,7 +137,7 @@ def _status(config: SinkConfig) -> int:
     from sink_engine.driver.status import partition_status
     from sink_engine.offsets import OffsetStore
 
-    store = OffsetStore(dynamodb_client(config), config["offset.storage.dynamodb.table"], now_ms)
+    store = OffsetStore(dynamodb_client(config["s3.region"]), config["offset.storage.dynamodb.table"], now_ms)
     print(f"{'topic-partition':<28} {'committed':>10} {'end':>10} {'lag':>8}  {'last commit (UTC)':<19}  last file")
     for row in partition_status(config, store):
         when = "-" if row.committed_at_ms is None else datetime.datetime.fromtimestamp(
@@ -155,7 +155,7 @@ READ_HELP = "print the record at a Kafka offset from a Block-GZIP object, fetchi
 def _read(config: SinkConfig, key: str, offset: int) -> int:
     from sink_engine.format.block_gzip_reader import read_chunk_at
 
-    chunk = read_chunk_at(s3_client(config), config["s3.bucket.name"], key, offset)
+    chunk = read_chunk_at(s3_client(S3Access.from_config(config)), config["s3.bucket.name"], key, offset)
     record = chunk.record(offset)
     if record is None:
         print(f"note: offsets in this chunk are not consecutive; printing its {len(chunk.lines)} records",

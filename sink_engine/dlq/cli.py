@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from sink_engine.aws import dynamodb_client, s3_client
+from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.config import SinkConfig
 
 HELP = "replay dead letters into Kafka, each at most once; prints the summary as JSON"
@@ -48,7 +48,8 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
     from sink_engine.dlq.replay_request import request_from_payload
 
     request = request_from_payload(payload_from_args(args, config.name), config)
-    summary = replay(config, request, dynamodb_client(config), s3_client(config))
+    s3 = s3_client(S3Access.from_config(config))
+    summary = replay(config, request, dynamodb_client(config["s3.region"]), s3)
     print(json.dumps(summary.to_dict(), indent=2))
     return 0
 

@@ -67,6 +67,6 @@ class TopicDestination:
         producer.commit_transaction(TIMEOUT_S)
 
     def _stored_scan_from(self) -> int | None:
-        store = OffsetStore(dynamodb_client(self._config), self._config["offset.storage.dynamodb.table"],
+        store = OffsetStore(dynamodb_client(self._config["s3.region"]), self._config["offset.storage.dynamodb.table"],
                             lambda: int(time.time() * 1000))
         return store.dlq_scan_from(self._config.name, self._planned.tp)

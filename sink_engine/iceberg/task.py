@@ -16,7 +16,7 @@ from sink_engine.records import Partitions, RecordChunk
 from sink_engine.source.reader import read_range
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.object_options import ObjectOptions
-from sink_engine.storage.s3 import upload_client
+from sink_engine.storage.s3 import S3Access, upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.steps import RecordSteps, write_range
 
@@ -31,7 +31,8 @@ class _OnePartition:
 def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskResult:
     """Write the range's records as data files of its table and report them (not committed). Never raises a
     SinkError: it is returned in the result, with the data files of the records before it."""
-    uploader = Uploader(client or upload_client(config), config["s3.bucket.name"], ObjectOptions.from_config(config))
+    uploader = Uploader(client or upload_client(S3Access.from_config(config)), config["s3.bucket.name"],
+                        ObjectOptions.from_config(config))
     writer = TableWriter(TableTarget.for_topic(config, planned.topic), planned.topic, planned.partition,
                          planned.start_offset)
     converter = converter_for(ConverterSettings.from_config(config), planned.topic)

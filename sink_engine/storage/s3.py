@@ -1,6 +1,8 @@
 """S3 client creation and object upload."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
@@ -15,24 +17,38 @@ _RETRIES = Config(retries={"max_attempts": 8, "mode": "standard"}, max_pool_conn
 _NO_SDK_RETRIES = Config(retries={"total_max_attempts": 1, "mode": "standard"}, max_pool_connections=16)
 
 
-def s3_client(config: SinkConfig):
+@dataclass(frozen=True)
+class S3Access:
+    """What the S3 clients are built from, read once from the config."""
+    region: str  # s3.region
+    endpoint_url: str | None  # store.url
+    access_key_id: str | None  # aws.access.key.id / aws.secret.access.key (both or neither)
+    secret_access_key: str | None
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> S3Access:
+        return cls(config["s3.region"], config["store.url"], config["aws.access.key.id"],
+                   config["aws.secret.access.key"])
+
+
+def s3_client(access: S3Access):
     """A client for the bucket's region; `store.url` overrides the endpoint, else boto3's own resolution
     (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, then the regional endpoint). `aws.access.key.id` and
     `aws.secret.access.key`, when set, are its credentials; else boto3's (the job's role)."""
-    return boto3.client("s3", region_name=config["s3.region"], endpoint_url=config["store.url"], config=_RETRIES,
-                        **_static_credentials(config))
+    return boto3.client("s3", region_name=access.region, endpoint_url=access.endpoint_url, config=_RETRIES,
+                        **_static_credentials(access))
 
 
-def upload_client(config: SinkConfig):
+def upload_client(access: S3Access):
     """Like `s3_client`, without the SDK's own retries: `put_object` retries as the config says."""
-    return boto3.client("s3", region_name=config["s3.region"], endpoint_url=config["store.url"],
-                        config=_NO_SDK_RETRIES, **_static_credentials(config))
+    return boto3.client("s3", region_name=access.region, endpoint_url=access.endpoint_url,
+                        config=_NO_SDK_RETRIES, **_static_credentials(access))
 
 
-def _static_credentials(config: SinkConfig) -> dict:
-    if not config["aws.access.key.id"]:
+def _static_credentials(access: S3Access) -> dict:
+    if not access.access_key_id:
         return {}
-    return {"aws_access_key_id": config["aws.access.key.id"], "aws_secret_access_key": config["aws.secret.access.key"]}
+    return {"aws_access_key_id": access.access_key_id, "aws_secret_access_key": access.secret_access_key}
 
 
 def put_object(client, bucket: str, key: str, body: bytes, options: ObjectOptions | None = None,

@@ -14,7 +14,7 @@ from sink_engine.source.reader import read_range
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
-from sink_engine.storage.s3 import upload_client
+from sink_engine.storage.s3 import S3Access, upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.rotation import RotationPolicy
 from sink_engine.task.schema_gate import SchemaGate
@@ -31,7 +31,8 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
         from sink_engine.iceberg.task import run_table_range
 
         return run_table_range(config, planned, client)
-    uploader = Uploader(client or upload_client(config), config["s3.bucket.name"], ObjectOptions.from_config(config))
+    uploader = Uploader(client or upload_client(S3Access.from_config(config)), config["s3.bucket.name"],
+                        ObjectOptions.from_config(config))
     partitioning = PartitionSettings.from_config(config)
     extractor = extractor_for(partitioning, planned.wallclock_ms)
     sidecars = Sidecars.from_config(config, planned.topic)
