@@ -9,6 +9,7 @@ from typing import Callable, Mapping
 from sink_engine.config import SinkConfig
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConfigError
 from sink_engine.validation import load_checked_config
 
@@ -28,9 +29,9 @@ class ReplayService:
         name, deployed = payload.get("connector"), self._config_uris()
         if name not in deployed:
             raise ConfigError("connector", f"{name!r} is not a deployed connector ({', '.join(sorted(deployed))})")
-        config = self._load(deployed[name], self._s3)
-        request = request_from_payload(payload, config)
-        summary = replay(config, request, self._db, self._s3, self._clock)
+        settings = DeadLetterSettings.from_config(self._load(deployed[name], self._s3))
+        request = request_from_payload(payload, settings)
+        summary = replay(settings, request, self._db, self._s3, self._clock)
         source = {"topic": request.source_topic} if request.source_topic else {"s3_prefix": request.source_s3_prefix}
         return {"connector": name, "source": source, **summary.to_dict()}
 

@@ -6,6 +6,7 @@ import json
 
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.config import SinkConfig
+from sink_engine.dlq.settings import DeadLetterSettings
 
 HELP = "replay dead letters into Kafka, each at most once; prints the summary as JSON"
 
@@ -47,9 +48,9 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
     from sink_engine.dlq.replay import replay
     from sink_engine.dlq.replay_request import request_from_payload
 
-    request = request_from_payload(payload_from_args(args, config.name), config)
-    s3 = s3_client(S3Access.from_config(config))
-    summary = replay(config, request, dynamodb_client(config["s3.region"]), s3)
+    settings = DeadLetterSettings.from_config(config)
+    request = request_from_payload(payload_from_args(args, config.name), settings)
+    summary = replay(settings, request, dynamodb_client(settings.region), s3_client(S3Access.from_config(config)))
     print(json.dumps(summary.to_dict(), indent=2))
     return 0
 

@@ -7,7 +7,6 @@ import zlib
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sink_engine.config import SinkConfig
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.errors import SourceError
 from sink_engine.model import PartitionRange, TopicPartition
@@ -23,13 +22,13 @@ _CONSUMER_ONLY = frozenset({"group.id", "enable.auto.commit", "enable.partition.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
-def client_settings(config: SinkConfig) -> dict:
+def client_settings(source: SourceSettings) -> dict:
     """Connection and security settings (including MSK IAM) for producers and admin clients."""
-    return {k: v for k, v in consumer_settings(SourceSettings.from_config(config)).items() if k not in _CONSUMER_ONLY}
+    return {k: v for k, v in consumer_settings(source).items() if k not in _CONSUMER_ONLY}
 
 
-def producer(config: SinkConfig, **extra) -> Producer:
-    settings = {**client_settings(config), "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+def producer(source: SourceSettings, **extra) -> Producer:
+    settings = {**client_settings(source), "enable.idempotence": True, "acks": "all", "linger.ms": 5,
                 "message.max.bytes": MAX_MESSAGE_BYTES, **extra}
     try:
         return Producer(settings)
@@ -37,9 +36,9 @@ def producer(config: SinkConfig, **extra) -> Producer:
         raise SourceError(f"cannot create a Kafka producer: {e}") from e
 
 
-def ensure_topic(config: SinkConfig, topic: str, replication_factor: int, timeout_s: float = 30.0) -> int:
+def ensure_topic(source: SourceSettings, topic: str, replication_factor: int, timeout_s: float = 30.0) -> int:
     """Create `topic` with one partition when missing (as Kafka Connect does); returns its partition count."""
-    admin = AdminClient(client_settings(config))
+    admin = AdminClient(client_settings(source))
     try:
         found = admin.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
         if found is not None and found.error is None:
@@ -59,23 +58,23 @@ def partition_for(source: TopicPartition, partitions: int) -> int:
     return zlib.crc32(f"{source.topic}\x00{source.partition}".encode()) % partitions
 
 
-def end_offsets(config: SinkConfig, dlq: TopicPartition) -> tuple[int, int]:
-    consumer = make_consumer(SourceSettings.from_config(config))
+def end_offsets(source: SourceSettings, dlq: TopicPartition) -> tuple[int, int]:
+    consumer = make_consumer(source)
     try:
         return watermarks(consumer, [dlq])[dlq]
     finally:
         consumer.close()
 
 
-def already_sent(config: SinkConfig, dlq: TopicPartition, start: int, end: int, planned: PartitionRange) -> set:
+def already_sent(source: SourceSettings, dlq: TopicPartition, start: int, end: int, planned: PartitionRange) -> set:
     """Source offsets of `planned` (at or after its start) found in the dead-letter partition in [start, end),
     sent by this connector. Read committed: aborted attempts do not count."""
     scan = PartitionRange(dlq.topic, dlq.partition, start, end, None)
     found = set()
-    for chunk in read_range(SourceSettings.from_config(config), scan):
+    for chunk in read_range(source, scan):
         for key, value, headers in zip(chunk.keys, chunk.values, chunk.headers):
             letter = DeadLetter.from_kafka(key, value, headers)
-            if (letter is not None and letter.connector == config.name and letter.topic == planned.topic
+            if (letter is not None and letter.connector == source.connector and letter.topic == planned.topic
                     and letter.partition == planned.partition and letter.offset >= planned.start_offset):
                 found.add(letter.offset)
     return found

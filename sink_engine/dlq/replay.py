@@ -15,13 +15,14 @@ from typing import Callable
 
 from confluent_kafka import KafkaException
 
-from sink_engine.config import SinkConfig
 from sink_engine.dlq import kafka_io
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.dlq.replay_progress import REPLAYED, ReplayProgress
 from sink_engine.dlq.replay_request import ReplayRequest
 from sink_engine.dlq.replay_sources import dead_letters
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import SourceError
+from sink_engine.source.settings import SourceSettings
 
 BATCH = 500
 
@@ -44,12 +45,12 @@ class ReplaySummary:
                 "totals": {name: sum(getattr(self, name).values()) for name in counts}}
 
 
-def replay(config: SinkConfig, request: ReplayRequest, dynamodb, s3_client,
+def replay(settings: DeadLetterSettings, request: ReplayRequest, dynamodb, s3_client,
            clock: Callable[[], int] = lambda: int(time.time() * 1000)) -> ReplaySummary:
-    progress = ReplayProgress(dynamodb, config["offset.storage.dynamodb.table"], config.name, clock)
+    progress = ReplayProgress(dynamodb, settings.offsets_table, settings.connector, clock)
     summary = ReplaySummary(request.dry_run)
-    sender = None if request.dry_run else _Sender(config)
-    for letter in dead_letters(config, request, s3_client):
+    sender = None if request.dry_run else _Sender(settings.source)
+    for letter in dead_letters(settings, request, s3_client):
         if not request.matches(letter):
             continue
         if request.max_records is not None and sum(summary.replayed.values()) >= request.max_records:
@@ -72,8 +73,8 @@ def replay(config: SinkConfig, request: ReplayRequest, dynamodb, s3_client,
 class _Sender:
     """An idempotent producer that confirms what it sent batch by batch; failures raise SourceError."""
 
-    def __init__(self, config: SinkConfig):
-        self._producer = kafka_io.producer(config)
+    def __init__(self, source: SourceSettings):
+        self._producer = kafka_io.producer(source)
         self._pending: list[DeadLetter] = []
         self._errors: list[str] = []
 

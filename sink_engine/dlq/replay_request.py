@@ -14,8 +14,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from sink_engine.config import SinkConfig
 from sink_engine.dlq.letter import DeadLetter
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConfigError
 
 
@@ -48,21 +48,21 @@ class ReplayRequest:
         return all(checks)
 
 
-def request_from_payload(payload: dict, config: SinkConfig) -> ReplayRequest:
-    """Validate a payload against the connector's config; ConfigError names the field at fault."""
-    if payload.get("connector") != config.name:
-        raise ConfigError("connector", f"{payload.get('connector')!r} is not the connector {config.name!r}")
+def request_from_payload(payload: dict, settings: DeadLetterSettings) -> ReplayRequest:
+    """Validate a payload against the connector's dead-letter settings; ConfigError names the field at fault."""
+    if payload.get("connector") != settings.connector:
+        raise ConfigError("connector", f"{payload.get('connector')!r} is not the connector {settings.connector!r}")
     source = _mapping(payload, "source")
     topic = source.get("topic") or None
     prefix = source.get("s3_prefix") or None
     if topic is None and prefix is None:
-        topic = config["errors.deadletterqueue.topic.name"] or None
-        prefix = config["errors.deadletterqueue.s3.prefix"] or None
+        topic = settings.topic or None
+        prefix = settings.s3_prefix or None
     if (topic is None) == (prefix is None):
         raise ConfigError("source", "name one dead-letter source: {\"topic\": ...} or {\"s3_prefix\": ...}")
     window, filters = _mapping(payload, "window"), _mapping(payload, "filters")
     return ReplayRequest(
-        connector=config.name, source_topic=topic, source_s3_prefix=prefix,
+        connector=settings.connector, source_topic=topic, source_s3_prefix=prefix,
         from_offset=_int(window, "from_offset"), to_offset=_int(window, "to_offset"),
         from_time_ms=_time_ms(window, "from_time"), to_time_ms=_time_ms(window, "to_time"),
         error_classes=tuple(filters.get("error_classes") or ()), topic=filters.get("topic"),

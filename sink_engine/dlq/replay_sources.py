@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from sink_engine.config import SinkConfig
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.dlq.replay_request import ReplayRequest
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import SourceError, StorageError
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.source.consumer import make_consumer
@@ -15,15 +15,14 @@ from sink_engine.source.reader import read_range
 from sink_engine.source.settings import SourceSettings
 
 
-def dead_letters(config: SinkConfig, request: ReplayRequest, s3_client) -> Iterator[DeadLetter]:
+def dead_letters(settings: DeadLetterSettings, request: ReplayRequest, s3_client) -> Iterator[DeadLetter]:
     if request.source_topic is not None:
-        return from_topic(config, request.source_topic)
-    return from_s3(config, request, s3_client)
+        return from_topic(settings.source, request.source_topic)
+    return from_s3(settings, request, s3_client)
 
 
-def from_topic(config: SinkConfig, topic: str) -> Iterator[DeadLetter]:
+def from_topic(source: SourceSettings, topic: str) -> Iterator[DeadLetter]:
     """Dead letters of every partition of `topic`, partition by partition in offset order (read committed)."""
-    source = SourceSettings.from_config(config)
     consumer = make_consumer(source)
     try:
         metadata = consumer.list_topics(topic=topic, timeout=15).topics.get(topic)
@@ -38,15 +37,15 @@ def from_topic(config: SinkConfig, topic: str) -> Iterator[DeadLetter]:
         for chunk in read_range(source, PartitionRange(topic, tp.partition, low, high, None)):
             for key, value, headers in zip(chunk.keys, chunk.values, chunk.headers):
                 letter = DeadLetter.from_kafka(key, value, headers)
-                if letter is not None and letter.connector == config.name:
+                if letter is not None and letter.connector == source.connector:
                     yield letter
 
 
-def from_s3(config: SinkConfig, request: ReplayRequest, s3_client) -> Iterator[DeadLetter]:
+def from_s3(settings: DeadLetterSettings, request: ReplayRequest, s3_client) -> Iterator[DeadLetter]:
     """Objects in key order, which is offset order within a topic-partition (zero-padded first offsets). Their
     offsets are disjoint (dlq/s3_destination.py) unless a rerun planned a shorter range than a crashed attempt
     of it (a lowered `sink.run.max.records.per.partition`): a source offset seen before is skipped."""
-    bucket, delim = config["s3.bucket.name"], config["directory.delim"]
+    bucket, delim = settings.bucket, settings.directory_delim
     prefix = request.source_s3_prefix.strip("/") + delim
     if request.topic is not None:
         prefix += request.topic + delim + (f"partition={request.partition}{delim}" if request.partition is not None
@@ -60,7 +59,7 @@ def from_s3(config: SinkConfig, request: ReplayRequest, s3_client) -> Iterator[D
         for line in body.splitlines():
             letter = DeadLetter.from_json_line(line)
             tp = (letter.topic, letter.partition)
-            if letter.connector == config.name and letter.offset > highest.get(tp, -1):
+            if letter.connector == settings.connector and letter.offset > highest.get(tp, -1):
                 highest[tp] = letter.offset
                 yield letter
 

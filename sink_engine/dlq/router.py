@@ -13,8 +13,8 @@ from collections import Counter
 from typing import Protocol
 
 from sink_engine import events
-from sink_engine.config import SinkConfig
 from sink_engine.dlq.letter import DeadLetter, b64
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import RecordError
 from sink_engine.model import PartitionRange
 from sink_engine.records import RecordChunk
@@ -29,10 +29,10 @@ class Destination(Protocol):
 
 
 class DeadLetterRouter:
-    def __init__(self, config: SinkConfig, destination: Destination | None):
-        self.tolerates = config["errors.tolerance"] == "all"
-        self._connector, self._destination = config.name, destination
-        self._log, self._log_messages = config["errors.log.enable"], config["errors.log.include.messages"]
+    def __init__(self, settings: DeadLetterSettings, destination: Destination | None):
+        self.tolerates = settings.tolerates
+        self._connector, self._destination = settings.connector, destination
+        self._log, self._log_messages = settings.log, settings.log_messages
         self._letters: list[DeadLetter] = []
 
     def report(self, chunk: RecordChunk, position: int, error: RecordError, stage: str, executing_class: str) -> None:
@@ -88,16 +88,16 @@ def log_failure(letter: DeadLetter, include_messages: bool, tolerated: bool) -> 
     events.emit(events.RECORD_FAILED, level=logging.WARNING if tolerated else logging.ERROR, **fields)
 
 
-def router_for(config: SinkConfig, planned: PartitionRange, uploader) -> DeadLetterRouter:
+def router_for(settings: DeadLetterSettings, planned: PartitionRange, uploader) -> DeadLetterRouter:
     """The range's router; its destination follows `errors.deadletterqueue.*` (only with tolerance all)."""
-    if config["errors.tolerance"] != "all":
-        return DeadLetterRouter(config, None)
-    if config["errors.deadletterqueue.s3.prefix"]:
+    if not settings.tolerates:
+        return DeadLetterRouter(settings, None)
+    if settings.s3_prefix:
         from sink_engine.dlq.s3_destination import S3Destination
 
-        return DeadLetterRouter(config, S3Destination.from_config(config, uploader))
-    if config["errors.deadletterqueue.topic.name"]:
+        return DeadLetterRouter(settings, S3Destination.from_settings(settings, uploader))
+    if settings.topic:
         from sink_engine.dlq.topic_destination import TopicDestination
 
-        return DeadLetterRouter(config, TopicDestination(config, planned))
-    return DeadLetterRouter(config, None)
+        return DeadLetterRouter(settings, TopicDestination(settings, planned))
+    return DeadLetterRouter(settings, None)

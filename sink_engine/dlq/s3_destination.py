@@ -17,8 +17,8 @@ from itertools import groupby
 import orjson
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sink_engine.config import SinkConfig
 from sink_engine.dlq.letter import DeadLetter
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import StorageError
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
@@ -33,9 +33,9 @@ class S3Destination:
         self._naming, self._uploader = naming, uploader
 
     @classmethod
-    def from_config(cls, config: SinkConfig, uploader) -> "S3Destination":
-        naming = ObjectNaming(config["errors.deadletterqueue.s3.prefix"].strip("/"), config["directory.delim"],
-                              config["file.delim"], config["filename.offset.zero.pad.width"])
+    def from_settings(cls, settings: DeadLetterSettings, uploader) -> "S3Destination":
+        naming = ObjectNaming(settings.s3_prefix.strip("/"), settings.directory_delim, settings.file_delim,
+                              settings.offset_pad_width)
         return cls(naming, uploader)
 
     def write(self, letters: list[DeadLetter]) -> None:

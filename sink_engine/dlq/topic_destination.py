@@ -18,9 +18,9 @@ import time
 from confluent_kafka import KafkaException
 
 from sink_engine.aws import dynamodb_client
-from sink_engine.config import SinkConfig
 from sink_engine.dlq import kafka_io
 from sink_engine.dlq.letter import DeadLetter
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import SourceError
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.offsets import OffsetStore
@@ -29,32 +29,31 @@ TIMEOUT_S = 60.0
 
 
 class TopicDestination:
-    def __init__(self, config: SinkConfig, planned: PartitionRange):
-        self._config, self._planned = config, planned
-        self._topic = config["errors.deadletterqueue.topic.name"]
+    def __init__(self, settings: DeadLetterSettings, planned: PartitionRange):
+        self._settings, self._planned = settings, planned
+        self._topic = settings.topic
         self.scan_from: int | None = None
 
     def write(self, letters: list[DeadLetter]) -> None:
-        config, planned = self._config, self._planned
-        partitions = kafka_io.ensure_topic(config, self._topic,
-                                           config["errors.deadletterqueue.topic.replication.factor"])
+        source, planned = self._settings.source, self._planned
+        partitions = kafka_io.ensure_topic(source, self._topic, self._settings.replication_factor)
         dlq = TopicPartition(self._topic, kafka_io.partition_for(planned.tp, partitions))
-        producer = kafka_io.producer(config, **{"transactional.id": self.transactional_id()})
+        producer = kafka_io.producer(source, **{"transactional.id": self.transactional_id()})
         try:
             producer.init_transactions(TIMEOUT_S)
-            low, end = kafka_io.end_offsets(config, dlq)
+            low, end = kafka_io.end_offsets(source, dlq)
             stored = self._stored_scan_from()
-            sent = kafka_io.already_sent(config, dlq, max(low, stored if stored is not None else low), end, planned)
+            sent = kafka_io.already_sent(source, dlq, max(low, stored if stored is not None else low), end, planned)
             self.scan_from = end
             self._produce(producer, dlq, [letter for letter in letters if letter.offset not in sent])
         except KafkaException as e:
             raise SourceError(f"dead letters of {planned.topic}-{planned.partition} to {self._topic}: {e}") from e
 
     def transactional_id(self) -> str:
-        return f"sink-engine-dlq.{self._config.name}.{self._planned.topic}.{self._planned.partition}"
+        return f"sink-engine-dlq.{self._settings.connector}.{self._planned.topic}.{self._planned.partition}"
 
     def _produce(self, producer, dlq: TopicPartition, letters: list[DeadLetter]) -> None:
-        with_context = self._config["errors.deadletterqueue.context.headers.enable"]
+        with_context = self._settings.context_headers
         producer.begin_transaction()
         for letter in letters:
             while True:
@@ -67,6 +66,6 @@ class TopicDestination:
         producer.commit_transaction(TIMEOUT_S)
 
     def _stored_scan_from(self) -> int | None:
-        store = OffsetStore(dynamodb_client(self._config["s3.region"]), self._config["offset.storage.dynamodb.table"],
+        store = OffsetStore(dynamodb_client(self._settings.region), self._settings.offsets_table,
                             lambda: int(time.time() * 1000))
-        return store.dlq_scan_from(self._config.name, self._planned.tp)
+        return store.dlq_scan_from(self._settings.connector, self._planned.tp)

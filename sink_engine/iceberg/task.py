@@ -9,6 +9,7 @@ from __future__ import annotations
 from sink_engine.config import SinkConfig
 from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.dlq import router_for
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import RecordError, SinkError
 from sink_engine.iceberg.table_writer import TableTarget, TableWriter
 from sink_engine.model import PartitionRange, TaskResult
@@ -37,7 +38,7 @@ def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) ->
                          planned.start_offset)
     converter = converter_for(ConverterSettings.from_config(config), planned.topic)
     steps = RecordSteps(config["behavior.on.null.values"], converter, _OnePartition())
-    router, handled = router_for(config, planned, uploader), planned.start_offset
+    router, handled = router_for(DeadLetterSettings.from_config(config), planned, uploader), planned.start_offset
     chunks = read_range(SourceSettings.from_config(config), planned)  # a generator: reads when iterated
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from sink_engine.config import SinkConfig
 from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.dlq import router_for
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import SinkError
 from sink_engine.format import FormatSettings, format_for
 from sink_engine.model import PartitionRange, TaskResult
@@ -44,7 +45,8 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     converter = sidecars.wrap(converter_for(ConverterSettings.from_config(config), planned.topic))
     steps = RecordSteps(config["behavior.on.null.values"], converter, partitioner_for(partitioning, extractor))
-    router, processed = router_for(config, planned, uploader), planned.start_offset
+    router = router_for(DeadLetterSettings.from_config(config), planned, uploader)
+    processed = planned.start_offset
     chunks = read_range(SourceSettings.from_config(config), planned)  # a generator: reads when iterated
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:

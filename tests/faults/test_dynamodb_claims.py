@@ -14,6 +14,7 @@ from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
 from lambdas.trigger.state import TriggerState
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.driver.job import run_job
 from tests.conftest import TABLE
 from tests.dlq_corpus import read_topic
@@ -35,7 +36,8 @@ def test_a_replay_claim_whose_answer_was_lost_is_replayed_once(stack, spark, s3,
     payload = {"connector": config.name, "target": {"topic": target}}
     clients = boto3.client("dynamodb"), boto3.client("s3")  # through the proxy
     # when the dead letters are replayed
-    summary = replay(config, request_from_payload(payload, config), *clients).to_dict()
+    settings = DeadLetterSettings.from_config(config)
+    summary = replay(settings, request_from_payload(payload, settings), *clients).to_dict()
     # then each was claimed by this invocation and replayed once, none is in doubt
     assert aws_faults.injected["drop_after"] >= 1, "the seed lost no claim: pick another"
     assert summary["totals"] == {"found": 5, "replayed": 5, "already_replayed": 0, "in_doubt": 0}, summary

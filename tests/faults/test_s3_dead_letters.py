@@ -14,6 +14,7 @@ from sink_engine.dlq.letter import STAGE_VALUE_CONVERTER, DeadLetter
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.replay_sources import from_s3
 from sink_engine.dlq.s3_destination import S3Destination
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.driver.committer import commit_results
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.errors import CommitConflictError
@@ -48,8 +49,9 @@ def dead_letter_offsets(s3, config) -> list[int]:
 
 
 def replayed_offsets(s3, config) -> list[int]:
-    request = request_from_payload({"connector": config.name}, config)
-    return [letter.offset for letter in from_s3(config, request, s3)]
+    settings = DeadLetterSettings.from_config(config)
+    request = request_from_payload({"connector": config.name}, settings)
+    return [letter.offset for letter in from_s3(settings, request, s3)]
 
 
 def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, spark, s3, dynamodb, connector,
@@ -114,7 +116,7 @@ def test_the_replay_reads_a_source_offset_once_when_objects_overlap(s3, connecto
     topic = config["topics"][0]
     letter = lambda offset: DeadLetter(config.name, topic, 0, offset, 0, None, b"x", (), "ConversionError",  # noqa
                                        STAGE_VALUE_CONVERTER, "bad")
-    destination = S3Destination.from_config(config, uploader=None)
+    destination = S3Destination.from_settings(DeadLetterSettings.from_config(config), uploader=None)
     crashed, next_run = [letter(o) for o in (5, 15, 25, 35)], [letter(o) for o in (25, 35, 45)]
     for key, body in destination.objects(crashed) + destination.objects(next_run):
         s3.put_object(Bucket=BUCKET, Key=key, Body=body)

@@ -9,6 +9,7 @@ from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
@@ -50,7 +51,8 @@ def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, spark, s3, d
     fixed = connector(**settings, **{"value.converter": "org.apache.kafka.connect.storage.StringConverter",
                                      "behavior.on.null.values": "ignore"})
     payload = {"connector": config.name, "filters": {"error_classes": ["ConversionError"]}}
-    dry = replay(fixed, request_from_payload({**payload, "dry_run": True}, fixed), dynamodb, s3)
+    fixed_settings = DeadLetterSettings.from_config(fixed)
+    dry = replay(fixed_settings, request_from_payload({**payload, "dry_run": True}, fixed_settings), dynamodb, s3)
     # then it finds the four conversion failures and changes nothing
     assert dry.to_dict()["found"] == {"ConversionError": 4} and dry.to_dict()["totals"]["replayed"] == 4
     assert end_offset(stack.bootstrap_servers, topic) == 11

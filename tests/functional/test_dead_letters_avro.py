@@ -14,6 +14,7 @@ import pytest
 from devtools.producer import create_topic
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
@@ -62,8 +63,9 @@ def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, sp
         assert committed(dynamodb, config)[0].next_offset == 6
         # when the missing schema is registered and the unknown-id records are replayed, then the sink runs
         registry.register("orders-value", json.dumps(LATER))
-        request = request_from_payload({"connector": config.name, "window": {"from_offset": 4}}, config)
-        assert replay(config, request, dynamodb, s3).to_dict()["totals"]["replayed"] == 1
+        settings = DeadLetterSettings.from_config(config)
+        request = request_from_payload({"connector": config.name, "window": {"from_offset": 4}}, settings)
+        assert replay(settings, request, dynamodb, s3).to_dict()["totals"]["replayed"] == 1
         run_job(config, spark, dynamodb)
         # then it landed once, after the others, and nothing new was dead-lettered
         assert [d["id"] for d in landed_records(s3, topic)] == [0, 2, 3, 9]

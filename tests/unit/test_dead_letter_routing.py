@@ -12,6 +12,7 @@ from moto import mock_aws
 from sink_engine.config import parse_config
 from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.dlq.router import DeadLetterRouter
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConversionError
 from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition import PartitionSettings, partitioner_for
@@ -43,7 +44,7 @@ def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, 
     writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
-    router = DeadLetterRouter(config, None)
+    router = DeadLetterRouter(DeadLetterSettings.from_config(config), None)
     steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
                         partitioner_for(PartitionSettings.from_config(config)))
     try:
@@ -103,7 +104,7 @@ def test_values_parquet_cannot_hold_are_reported_once_across_interleaved_files(s
     writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
                                   RotationPolicy.from_config(config), uploader)
-    router = DeadLetterRouter(config, None)
+    router = DeadLetterRouter(DeadLetterSettings.from_config(config), None)
     steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
                         partitioner_for(PartitionSettings.from_config(config)))
     write_chunk(writer, steps, chunk, router)

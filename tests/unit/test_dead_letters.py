@@ -7,6 +7,7 @@ from sink_engine.config import parse_config
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.s3_destination import WINDOW_OFFSETS, S3Destination
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConfigError
 
 BASE = {"topics": "orders", "bootstrap.servers": "k:9092", "s3.bucket.name": "b", "flush.size": 10,
@@ -48,7 +49,7 @@ def test_kafka_headers_carry_the_context_and_rebuild_the_letter():
 
 def test_s3_objects_are_one_per_offset_window_keyed_by_their_first_letter():
     config = parse_config({"name": "c", **BASE, "errors.deadletterqueue.s3.prefix": "/dead/"})
-    destination = S3Destination.from_config(config, uploader=None)
+    destination = S3Destination.from_settings(DeadLetterSettings.from_config(config), uploader=None)
     letters = [letter(5), letter(9), letter(WINDOW_OFFSETS + 3)]
     objects = destination.objects(letters)
     assert [key for key, _ in objects] == [
@@ -76,7 +77,8 @@ def test_replay_request_defaults_to_the_connectors_queue_and_reads_times():
     config = parse_config({"name": "c", **BASE, "errors.deadletterqueue.topic.name": "orders-dlq"})
     request = request_from_payload({"connector": "c", "window": {"from_time": "2023-11-14T22:13:20Z",
                                                                   "to_time": 1_700_000_000_001},
-                                    "filters": {"error_classes": ["ConversionError"], "partition": 2}}, config)
+                                    "filters": {"error_classes": ["ConversionError"], "partition": 2}},
+                                   DeadLetterSettings.from_config(config))
     assert request.source_topic == "orders-dlq" and request.source_s3_prefix is None
     assert request.matches(letter(1))
     assert not request.matches(letter(1, timestamp=1_700_000_000_001))
@@ -94,5 +96,5 @@ def test_replay_request_defaults_to_the_connectors_queue_and_reads_times():
 def test_replay_request_errors_name_the_field(payload, field):
     config = parse_config({"name": "c", **BASE, "errors.deadletterqueue.topic.name": "orders-dlq"})
     with pytest.raises(ConfigError) as caught:
-        request_from_payload(payload, config)
+        request_from_payload(payload, DeadLetterSettings.from_config(config))
     assert caught.value.key == field
