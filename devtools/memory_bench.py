@@ -67,7 +67,7 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     from sink_engine.storage.naming import ObjectNaming
     from sink_engine.storage.object_options import ObjectOptions
     from sink_engine.storage.uploader import Uploader
-    from sink_engine.task.rotation import RotationPolicy
+    from sink_engine.task.settings import rotation_policy
     from sink_engine.task.writer import TopicPartitionWriter
 
     settings, envelope = ROWS[name]
@@ -85,7 +85,7 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     uploader = Uploader(s3, BUCKET, ObjectOptions.from_config(config))
     writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
-                                  RotationPolicy.from_config(config, extractor_for(partitioning, 0)), uploader)
+                                  rotation_policy(config).with_extractor(extractor_for(partitioning, 0)), uploader)
     before, started = _rss_bytes(), time.perf_counter()
     for first in range(0, records, CHUNK):
         values = _values(first, min(CHUNK, records - first), record_bytes, envelope, keyed)

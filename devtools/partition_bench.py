@@ -26,7 +26,7 @@ from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.rotation import RotationPolicy
+from sink_engine.task.settings import rotation_policy
 from sink_engine.task.writer import TopicPartitionWriter
 
 BUCKET, CHUNK = "partition-bench", 10_000
@@ -77,7 +77,7 @@ def write_all(config, data: list[RecordChunk], s3) -> tuple[float, int, int]:
     extractor = extractor_for(partitioning, 0)
     writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
-                                  RotationPolicy.from_config(config, extractor), uploader)
+                                  rotation_policy(config).with_extractor(extractor), uploader)
     converter = converter_for(ConverterSettings.from_config(config), "bench")
     partitioner = partitioner_for(partitioning, extractor)
     started = time.perf_counter()

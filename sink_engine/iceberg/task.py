@@ -7,18 +7,16 @@ range's next offset is its end, or the record that stopped it.
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig
-from sink_engine.convert import ConverterSettings, converter_for
+from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
-from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import RecordError, SinkError
 from sink_engine.iceberg.table_writer import TableTarget, TableWriter
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import Partitions, RecordChunk
 from sink_engine.source.reader import read_range
-from sink_engine.source.settings import SourceSettings
-from sink_engine.storage.object_options import ObjectOptions
-from sink_engine.storage.s3 import S3Access, upload_client
+from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
+from sink_engine.task.settings import TaskSettings
 from sink_engine.task.steps import RecordSteps, write_range
 
 
@@ -32,14 +30,14 @@ class _OnePartition:
 def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskResult:
     """Write the range's records as data files of its table and report them (not committed). Never raises a
     SinkError: it is returned in the result, with the data files of the records before it."""
-    uploader = Uploader(client or upload_client(S3Access.from_config(config)), config["s3.bucket.name"],
-                        ObjectOptions.from_config(config))
+    settings = TaskSettings.from_config(config)
+    uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
     writer = TableWriter(TableTarget.for_topic(config, planned.topic), planned.topic, planned.partition,
                          planned.start_offset)
-    converter = converter_for(ConverterSettings.from_config(config), planned.topic)
-    steps = RecordSteps(config["behavior.on.null.values"], converter, _OnePartition())
-    router, handled = router_for(DeadLetterSettings.from_config(config), planned, uploader), planned.start_offset
-    chunks = read_range(SourceSettings.from_config(config), planned)  # a generator: reads when iterated
+    converter = converter_for(settings.values, planned.topic)
+    steps = RecordSteps(settings.null_values, converter, _OnePartition())
+    router, handled = router_for(settings.dead_letters, planned, uploader), planned.start_offset
+    chunks = read_range(settings.source, planned)  # a generator: reads when iterated
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:

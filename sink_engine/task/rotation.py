@@ -11,9 +11,8 @@ Any trigger closes every open file of the topic-partition, as in the Confluent c
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from sink_engine.config import SinkConfig
 from sink_engine.records import Partitions
 
 
@@ -25,15 +24,10 @@ class RotationPolicy:
     max_open_files: int = 0  # 0: no cap
     extractor: object = None  # partition.timestamps extractor; required when interval_ms > 0
 
-    @classmethod
-    def from_config(cls, config: SinkConfig, extractor=None) -> "RotationPolicy":
-        from sink_engine.partition.registry import TIME_BASED
-
-        interval = config["rotate.interval.ms"] if config["timestamp.extractor"] != "wallclock" else -1
-        time_based = config["partitioner.class"] in TIME_BASED
-        return cls(config["flush.size"], interval,
-                   config["rotate.file.on.partition.change"] or (interval > 0 and time_based),
-                   config["partitioner.max.open.files"], extractor if interval > 0 else None)
+    def with_extractor(self, extractor) -> "RotationPolicy":
+        """This policy reading record times with `extractor` when `rotate.interval.ms` is on (built from the
+        config by task/settings.py's rotation_policy)."""
+        return replace(self, extractor=extractor if self.interval_ms > 0 else None)
 
     def room(self, open_records: int) -> int:
         """How many more records the open files take before they must be closed."""

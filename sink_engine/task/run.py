@@ -2,23 +2,19 @@
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig
-from sink_engine.convert import ConverterSettings, converter_for
+from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
-from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import SinkError
-from sink_engine.format import FormatSettings, format_for
+from sink_engine.format import format_for
 from sink_engine.model import PartitionRange, TaskResult
-from sink_engine.partition import PartitionSettings, partitioner_for
+from sink_engine.partition import partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.progress import TaskProgress
 from sink_engine.source.reader import read_range
-from sink_engine.source.settings import SourceSettings
-from sink_engine.storage.naming import ObjectNaming
-from sink_engine.storage.object_options import ObjectOptions
-from sink_engine.storage.s3 import S3Access, upload_client
+from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.rotation import RotationPolicy
 from sink_engine.task.schema_gate import SchemaGate
+from sink_engine.task.settings import TaskSettings
 from sink_engine.task.sidecars import Sidecars
 from sink_engine.task.steps import RecordSteps, write_range
 from sink_engine.task.writer import TopicPartitionWriter
@@ -32,22 +28,25 @@ def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress
         from sink_engine.iceberg.task import run_table_range
 
         return run_table_range(config, planned, client)
-    uploader = Uploader(client or upload_client(S3Access.from_config(config)), config["s3.bucket.name"],
-                        ObjectOptions.from_config(config))
-    partitioning = PartitionSettings.from_config(config)
-    extractor = extractor_for(partitioning, planned.wallclock_ms)
-    sidecars = Sidecars.from_config(config, planned.topic)
+    return write_objects(TaskSettings.from_config(config), planned, client, progress_dir)
+
+
+def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
+                  progress_dir: str | None = None) -> TaskResult:
+    """`run_range` for the S3 objects of a range, from its settings."""
+    uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
+    extractor = extractor_for(settings.partitioning, planned.wallclock_ms)
+    sidecars = Sidecars.from_settings(settings.sidecars, settings.formats, planned.topic)
     writer = TopicPartitionWriter(planned.topic, planned.partition, planned.start_offset,
-                                  format_for(FormatSettings.from_config(config)),
-                                  ObjectNaming.from_config(config), RotationPolicy.from_config(config, extractor),
-                                  uploader, SchemaGate(config["schema.compatibility"], planned.topic, planned.partition),
-                                  config["tombstone.encoded.partition"], sidecars)
+                                  format_for(settings.formats), settings.naming,
+                                  settings.rotation.with_extractor(extractor), uploader,
+                                  SchemaGate(settings.schema_compatibility, planned.topic, planned.partition),
+                                  settings.tombstone_partition, sidecars)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
-    converter = sidecars.wrap(converter_for(ConverterSettings.from_config(config), planned.topic))
-    steps = RecordSteps(config["behavior.on.null.values"], converter, partitioner_for(partitioning, extractor))
-    router = router_for(DeadLetterSettings.from_config(config), planned, uploader)
-    processed = planned.start_offset
-    chunks = read_range(SourceSettings.from_config(config), planned)  # a generator: reads when iterated
+    converter = sidecars.wrap(converter_for(settings.values, planned.topic))
+    steps = RecordSteps(settings.null_values, converter, partitioner_for(settings.partitioning, extractor))
+    router, processed = router_for(settings.dead_letters, planned, uploader), planned.start_offset
+    chunks = read_range(settings.source, planned)  # a generator: reads when iterated
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
         try:

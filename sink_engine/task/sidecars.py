@@ -11,10 +11,15 @@ as in the connector (the sidecars would no longer line up with the data).
 from __future__ import annotations
 
 import base64
+from typing import TYPE_CHECKING
 
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
 from sink_engine.records import RecordChunk, ValueColumn
+
+if TYPE_CHECKING:
+    from sink_engine.format.settings import FormatSettings
+    from sink_engine.task.settings import SidecarSettings
 
 _HEADER = Schema("struct", fields=(Field("key", Schema("string")), Field("value", Schema("string", optional=True))))
 HEADERS_SCHEMA = Schema("struct", name="RecordHeaders", fields=(Field("headers", Schema("array", items=_HEADER)),))
@@ -29,19 +34,13 @@ class Sidecars:
         self.formats = {name: fmt for name, fmt in (("keys", key_format), ("headers", header_format)) if fmt}
 
     @classmethod
-    def from_config(cls, config, topic: str) -> "Sidecars":
+    def from_settings(cls, sidecars: SidecarSettings, formats: FormatSettings, topic: str) -> "Sidecars":
         from sink_engine.convert.registry import converter_for
-        from sink_engine.convert.settings import ConverterSettings
         from sink_engine.format.registry import format_for
-        from sink_engine.format.settings import FormatSettings
 
-        formats = FormatSettings.from_config(config)
-
-        def fmt(key: str):
-            return format_for(formats, config[key])
-        keys, headers = config["store.kafka.keys"], config["store.kafka.headers"]
-        return cls(converter_for(ConverterSettings.from_config(config, "key"), topic) if keys else None,
-                   fmt("keys.format.class") if keys else None, fmt("headers.format.class") if headers else None)
+        return cls(converter_for(sidecars.key_converter, topic) if sidecars.key_converter is not None else None,
+                   format_for(formats, sidecars.keys_format) if sidecars.keys_format is not None else None,
+                   format_for(formats, sidecars.headers_format) if sidecars.headers_format is not None else None)
 
     def attach(self, chunk: RecordChunk, values: ValueColumn) -> ValueColumn:
         """`values` with the sidecar columns of the same records."""

@@ -19,7 +19,7 @@ from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.rotation import RotationPolicy
+from sink_engine.task.settings import rotation_policy
 from sink_engine.task.steps import RecordSteps, write_chunk
 from sink_engine.task.writer import TopicPartitionWriter
 
@@ -43,7 +43,7 @@ def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, 
     uploader = Uploader(s3, "routing-test")
     writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
-                                  RotationPolicy.from_config(config), uploader)
+                                  rotation_policy(config), uploader)
     router = DeadLetterRouter(DeadLetterSettings.from_config(config), None)
     steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
                         partitioner_for(PartitionSettings.from_config(config)))
@@ -103,7 +103,7 @@ def test_values_parquet_cannot_hold_are_reported_once_across_interleaved_files(s
     uploader = Uploader(s3, "routing-test")
     writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
-                                  RotationPolicy.from_config(config), uploader)
+                                  rotation_policy(config), uploader)
     router = DeadLetterRouter(DeadLetterSettings.from_config(config), None)
     steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
                         partitioner_for(PartitionSettings.from_config(config)))

@@ -14,7 +14,7 @@ from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.rotation import RotationPolicy
+from sink_engine.task.settings import rotation_policy
 from sink_engine.task.writer import TopicPartitionWriter
 from tests.s3_reader import list_keys, read_json_lines
 
@@ -42,7 +42,7 @@ def write(s3, settings: dict, records: list[tuple[dict, int]], chunk_size: int):
     uploader = Uploader(s3, "lake")
     writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
-                                  RotationPolicy.from_config(config, extractor), uploader)
+                                  rotation_policy(config).with_extractor(extractor), uploader)
     partitioner = partitioner_for(PartitionSettings.from_config(config), extractor)
     for start in range(0, len(records), chunk_size):
         batch = records[start:start + chunk_size]
