@@ -1,8 +1,11 @@
-"""Running the job in tests: a run that dies at a failpoint, and what runs committed."""
+"""Running the job in tests: a run that dies at a failpoint, two runs started at once, and what runs committed."""
 from __future__ import annotations
+
+import threading
 
 import pytest
 
+from sink_engine import cli
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.failpoints import ENV_VAR, SimulatedCrash
 from sink_engine.model import CommittedOffset
@@ -16,6 +19,23 @@ def crash_at(failpoint: str, config, spark, dynamodb, **run_kwargs) -> None:
         patch.setenv(ENV_VAR, failpoint)
         with pytest.raises(SimulatedCrash):
             run_job(config, spark, dynamodb, **run_kwargs)
+
+
+def two_runs_at_once(config_file) -> list[int]:
+    """`sink-engine run` twice on the same connector file, started at the same moment in two threads: the exit
+    codes, sorted."""
+    codes, start = [], threading.Barrier(2)
+
+    def run():
+        start.wait()
+        codes.append(cli.main(["run", "--config", str(config_file)]))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sorted(codes)
 
 
 def committed(dynamodb, config) -> dict[int, CommittedOffset]:

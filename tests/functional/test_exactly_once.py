@@ -1,8 +1,6 @@
 """Exactly-once behaviour of the backbone against the real broker, moto's server and local Spark."""
 from __future__ import annotations
 
-import threading
-
 import orjson
 import pytest
 
@@ -10,7 +8,7 @@ from devtools.producer import create_topic, produce, produce_events
 from sink_engine import cli
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
-from tests.runs import committed_offsets, crash_at
+from tests.runs import committed_offsets, crash_at, two_runs_at_once
 from tests.s3_reader import landed_records, list_keys, object_bodies, read_json_lines
 
 
@@ -98,20 +96,9 @@ def test_concurrent_runs_have_one_winner(stack, spark, s3, dynamodb, connector, 
     create_topic(stack.bootstrap_servers, topic, 3)
     produce_events(stack.bootstrap_servers, topic, 270, 3)
     # when two runs start at the same moment
-    codes = []
-    start = threading.Barrier(2)
-
-    def run():
-        start.wait()
-        codes.append(cli.main(["run", "--config", str(config_file)]))
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    codes = two_runs_at_once(config_file)
     # then exactly one succeeds, the other exits non-zero (lease held) without committing
-    assert sorted(codes) == [0, 3]
+    assert codes == [0, 3]
     assert sorted(e["event_id"] for e in landed_records(s3, config["topics"][0])) == list(range(270))
     assert committed_offsets(dynamodb, config) == {0: 90, 1: 90, 2: 90}
 

@@ -2,20 +2,17 @@
 concurrent runs, a zombie whose lease was lost, and other writers committing to the table meanwhile."""
 from __future__ import annotations
 
-import threading
-
 import pyarrow as pa
 import pytest
 
 from devtools.producer import create_topic, produce_events
-from sink_engine import cli
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 from sink_engine.iceberg.errors import TableCommitConflictError
 from sink_engine.iceberg.settings import table_identifier
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry, write_config
 from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, table_of
-from tests.runs import committed, committed_offsets, crash_at
+from tests.runs import committed, committed_offsets, crash_at, two_runs_at_once
 
 LEASE_MS = 2000
 
@@ -82,18 +79,7 @@ def test_a_rerun_after_the_snapshot_crash_with_no_new_records_appends_nothing(st
 def test_concurrent_runs_have_one_winner(stack, spark, dynamodb, table_config, tmp_path):
     config = table_config
     config_file = write_config(config, tmp_path / "connector.json")
-    codes, start = [], threading.Barrier(2)
-
-    def run():
-        start.wait()
-        codes.append(cli.main(["run", "--config", str(config_file)]))
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(codes) == [0, 3]
+    assert two_runs_at_once(config_file) == [0, 3]
     assert ids(config) == list(range(300)) and len(connector_snapshots(config)) == 1
 
 

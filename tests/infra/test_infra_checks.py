@@ -7,20 +7,29 @@ import pytest
 CFN_LINT_IGNORED = ["W3005"]
 
 
-def test_cfn_lint_is_clean(each_env):
+def cfn_lint_findings(cdk_out, deployment) -> list[str]:
+    """cfn-lint's findings over the deployment's data and service templates synthesized into `cdk_out`."""
     from cfnlint.api import ManualArgs, lint_file
 
-    for which in ("data", "service"):
-        path = each_env.outdir / f"{getattr(each_env.deployment, which).stack_name}.template.json"
-        findings = lint_file(path, ManualArgs(regions=[each_env.deployment.settings.region],
-                                              ignore_checks=CFN_LINT_IGNORED))
-        assert [str(f) for f in findings] == []
+    findings = []
+    for stack in (deployment.data, deployment.service):
+        findings += lint_file(cdk_out / f"{stack.stack_name}.template.json",
+                              ManualArgs(regions=[deployment.settings.region], ignore_checks=CFN_LINT_IGNORED))
+    return [str(f) for f in findings]
+
+
+def nag_violations(cdk_out) -> list:
+    """cdk-nag's unacknowledged findings in the validation report synthesized into `cdk_out`."""
+    report = json.loads((cdk_out / "validation-report.json").read_text())
+    return [v for plugin in report["pluginReports"] for v in plugin.get("violations", [])]
+
+
+def test_cfn_lint_is_clean(each_env):
+    assert cfn_lint_findings(each_env.outdir, each_env.deployment) == []
 
 
 def test_nag_report_has_no_unacknowledged_finding(each_env):
-    report = json.loads((each_env.outdir / "validation-report.json").read_text())
-    failures = [r for plugin in report["pluginReports"] for r in plugin.get("violations", [])]
-    assert failures == []
+    assert nag_violations(each_env.outdir) == []
 
 
 def test_every_acknowledgement_has_a_reason(each_env):

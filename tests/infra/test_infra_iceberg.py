@@ -61,17 +61,11 @@ def test_the_data_stack_creates_and_keeps_each_iceberg_database_under_the_data_l
 
 
 def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
-    from cfnlint.api import ManualArgs, lint_file
-
-    from tests.infra.test_infra_checks import CFN_LINT_IGNORED
+    from tests.infra.test_infra_checks import cfn_lint_findings, nag_violations
 
     outdir, deployment, _ = synthesized
-    for stack in (deployment.data, deployment.service):
-        findings = lint_file(outdir / "cdk.out" / f"{stack.stack_name}.template.json",
-                             ManualArgs(regions=[DEV.region], ignore_checks=CFN_LINT_IGNORED))
-        assert [str(f) for f in findings] == []
-    report = json.loads((outdir / "cdk.out" / "validation-report.json").read_text())
-    assert [v for plugin in report["pluginReports"] for v in plugin.get("violations", [])] == []
+    assert cfn_lint_findings(outdir / "cdk.out", deployment) == []
+    assert nag_violations(outdir / "cdk.out") == []
 
 
 def test_the_job_role_gets_its_glue_tables_and_their_files_only(tmp_path):

@@ -85,17 +85,11 @@ def test_the_job_roles_get_their_table_bucket_in_the_template(synthesized):
 
 
 def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
-    from cfnlint.api import ManualArgs, lint_file
-
-    from tests.infra.test_infra_checks import CFN_LINT_IGNORED
+    from tests.infra.test_infra_checks import cfn_lint_findings, nag_violations
 
     outdir, deployment, _ = synthesized
-    for stack in (deployment.data, deployment.service):
-        findings = lint_file(outdir / "cdk.out" / f"{stack.stack_name}.template.json",
-                             ManualArgs(regions=[DEV.region], ignore_checks=CFN_LINT_IGNORED))
-        assert [str(f) for f in findings] == []
-    report = json.loads((outdir / "cdk.out" / "validation-report.json").read_text())
-    assert [v for plugin in report["pluginReports"] for v in plugin.get("violations", [])] == []
+    assert cfn_lint_findings(outdir / "cdk.out", deployment) == []
+    assert nag_violations(outdir / "cdk.out") == []
 
 
 def test_endpoints_egress_reaches_s3_tables_and_each_connector_is_maintained(synthesized):

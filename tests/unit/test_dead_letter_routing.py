@@ -39,7 +39,8 @@ def s3(monkeypatch):
         yield client
 
 
-def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, TopicPartitionWriter]:
+def pipeline(s3, config) -> tuple[Uploader, TopicPartitionWriter, DeadLetterRouter, RecordSteps]:
+    """The task's parts for topic-partition t-0, writing into the routing-test bucket."""
     uploader = Uploader(s3, "routing-test")
     writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
                                   ObjectNaming.from_config(config),
@@ -47,6 +48,11 @@ def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, 
     router = DeadLetterRouter(DeadLetterSettings.from_config(config), None)
     steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
                         partitioner_for(PartitionSettings.from_config(config)))
+    return uploader, writer, router, steps
+
+
+def route(s3, config, chunk: RecordChunk) -> tuple[list[int], DeadLetterRouter, TopicPartitionWriter]:
+    uploader, writer, router, steps = pipeline(s3, config)
     try:
         write_chunk(writer, steps, chunk, router)
     finally:
@@ -100,13 +106,7 @@ def test_values_parquet_cannot_hold_are_reported_once_across_interleaved_files(s
     values = [b"[1]" if i in bad else json.dumps({"n": i}).encode() for i in range(40)]
     chunk = RecordChunk("t", 0, list(range(40)), values, keys=[b"k"] * 40,
                         timestamps=[(i % 2) * 3_600_000 for i in range(40)])  # two files, records alternating
-    uploader = Uploader(s3, "routing-test")
-    writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
-                                  ObjectNaming.from_config(config),
-                                  rotation_policy(config), uploader)
-    router = DeadLetterRouter(DeadLetterSettings.from_config(config), None)
-    steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
-                        partitioner_for(PartitionSettings.from_config(config)))
+    uploader, writer, router, steps = pipeline(s3, config)
     write_chunk(writer, steps, chunk, router)
     writer.close_all(40)
     uploader.drain()
