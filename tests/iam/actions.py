@@ -20,6 +20,7 @@ class Facts:
     account: str
     partition_keys: Mapping[str, str]  # table name -> its partition key attribute (for dynamodb:LeadingKeys)
     bucket_keys: Mapping[str, str] = field(default_factory=dict)  # bucket -> ARN of its default SSE-KMS key
+    secret_arns: Mapping[str, str] = field(default_factory=dict)  # Secrets Manager secret name -> its ARN
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,13 @@ def _glue_table_action(action: str):
     return needed
 
 
+def _secret_value(call: Call, facts: Facts):
+    """AWS authorizes a read of a secret on the secret's ARN (its name, `-` and six characters), however the
+    request names it; a name the facts do not know raises KeyError."""
+    secret = call.params["SecretId"]
+    return [("secretsmanager:GetSecretValue", secret if secret.startswith("arn:") else facts.secret_arns[secret], {})]
+
+
 def _role_action(action: str):
     return lambda call, facts: [(action, f"arn:aws:iam::{facts.account}:role/{call.params['RoleName']}", {})]
 
@@ -240,6 +248,7 @@ _SERVICES = {
     "iam": {op: _role_action(f"iam:{op}") for op in ("GetRolePolicy", "PutRolePolicy", "DeleteRolePolicy",
                                                      "ListRolePolicies")},
     "sts": {"GetCallerIdentity": lambda call, facts: []},  # needs no permission
+    "secretsmanager": {"GetSecretValue": _secret_value},
     "glue": {"GetSchemaVersion": lambda call, facts: [("glue:GetSchemaVersion", "*", {})],
              "GetDatabase": _glue_database_action("glue:GetDatabase"),
              "CreateDatabase": _glue_database_action("glue:CreateDatabase"),

@@ -20,6 +20,7 @@ from tests.iam.policies import PolicyDocument
 # create_user, put_user_policy, create_access_key: the requests LocalStack(iam_free_requests=...) must leave free
 ADMIN_REQUESTS = 3
 ADMIN = "iam-test-admin"
+SESSION = "iam-test"  # the session name of every assumed role (the caller is assumed-role/<role>/<SESSION>)
 # moto checks a trust policy's principal literally (an account root does not cover the admin user)
 _TRUST = {"Version": "2012-10-17", "Statement": [
     {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{MOTO_ACCOUNT}:user/{ADMIN}"}, "Action": "sts:AssumeRole"}]}
@@ -84,7 +85,7 @@ class IamWorld:
             relaxations += relaxed
             iam.put_role_policy(RoleName=name, PolicyName=_policy_name(index, policy.source),
                                 PolicyDocument=json.dumps(copy))
-        assumed = self.admin.client("sts").assume_role(RoleArn=arn, RoleSessionName="iam-test")["Credentials"]
+        assumed = self.admin.client("sts").assume_role(RoleArn=arn, RoleSessionName=SESSION)["Credentials"]
         credentials = Credentials(assumed["AccessKeyId"], assumed["SecretAccessKey"], assumed["SessionToken"],
                                   self.endpoint, self.region)
         return Principal(name, arn, tuple(documents), tuple(relaxations), credentials)
