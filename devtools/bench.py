@@ -27,6 +27,7 @@ from sink_engine.config import parse_config
 from sink_engine.driver.job import plan, run_job
 from sink_engine.offsets import OffsetStore, ensure_table
 from sink_engine.task.run import run_range
+from sink_engine.task.settings import TaskSettings
 
 BUCKET, TABLE, TOPIC = "bench-lake", "bench-offsets", "bench-events"
 
@@ -69,7 +70,8 @@ def one_process_run(config, dynamodb) -> tuple[float, int, int]:
     started = time.perf_counter()
     ranges = plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))
     s3 = boto3.client("s3")
-    results = [run_range(config, r, client=s3) for r in ranges]
+    settings = TaskSettings.from_config(config)
+    results = [run_range(settings, r, client=s3) for r in ranges]
     failed = [r.error for r in results if r.error]
     if failed:
         raise RuntimeError(f"one-process run failed: {failed}")
@@ -232,6 +234,7 @@ def iceberg_row(stack, args, dynamodb, spark, cpu: TreeCpu) -> tuple[RunRow, flo
     """`sink-engine run` with IcebergFormat (Parquet/snappy data files, a SQL catalog in a temporary SQLite file,
     the warehouse in the bench bucket): its row, and the seconds of its snapshot commit (SNAPSHOT_COMMITTED)."""
     from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
+    from sink_engine.iceberg.settings import IcebergSettings
 
     _empty_bucket()
     print(f"iceberg: sink-engine run, tasks.max={args.partitions} ...", flush=True)
@@ -241,7 +244,7 @@ def iceberg_row(stack, args, dynamodb, spark, cpu: TreeCpu) -> tuple[RunRow, flo
         "iceberg.catalog.uri": f"sqlite:///{catalog_dir}/catalog.db",
         "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse", "iceberg.tables.auto-create-enabled": "true",
         "iceberg.tables.auto-create-props.write.parquet.compression-codec": "snappy"})
-    ensure_namespace(open_catalog(config), "bench.events")
+    ensure_namespace(open_catalog(IcebergSettings.from_config(config)), "bench.events")
     commits = _EventLog("SNAPSHOT_COMMITTED")
     before = cpu.sample()
     with commits:

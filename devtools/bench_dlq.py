@@ -19,6 +19,7 @@ from sink_engine.config import parse_config
 from sink_engine.driver.job import plan
 from sink_engine.offsets import OffsetStore, ensure_table
 from sink_engine.task.run import run_range
+from sink_engine.task.settings import TaskSettings
 
 BUCKET, TABLE = "bench-dlq-lake", "bench-dlq-offsets"
 
@@ -37,7 +38,8 @@ def measure(config, dynamodb) -> tuple[float, int, int]:
     """Seconds, records read and records dead-lettered, for every planned range in this process."""
     started = time.perf_counter()
     s3 = boto3.client("s3")
-    results = [run_range(config, r, client=s3) for r in plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))]
+    settings = TaskSettings.from_config(config)
+    results = [run_range(settings, r, client=s3) for r in plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))]
     if any(r.error for r in results):
         raise RuntimeError(f"range failed: {[r.error for r in results if r.error]}")
     read = sum(r.records_read for r in results)

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from infra.errors import ConnectorSpecError
-from sink_engine.iceberg.settings import CATALOG_PREFIX, TABLE_PROPS_PREFIX, table_identifier, table_template
+from sink_engine.iceberg.settings import CATALOG_PREFIX, TABLE_PROPS_PREFIX, IcebergSettings
 
 WAREHOUSE_PREFIX = "iceberg"  # key prefix of every Iceberg table in the data lake
 _GLUE_NAME = r"[a-z0-9_]{1,255}"  # a database or table name that Glue keeps as it is and Athena can query
@@ -64,8 +64,9 @@ def iceberg_tables(config, topics: tuple[str, ...]) -> IcebergTables | None:
     """The tables of a parsed connector config reading `topics`; None when its format is not IcebergFormat."""
     if config["format.class"] != "iceberg":
         return None
-    identifiers = sorted({table_identifier(config, topic) for topic in topics})
-    database = table_template(config).split(".")[0]
+    iceberg = IcebergSettings.from_config(config)
+    identifiers = sorted({iceberg.table_identifier(topic) for topic in topics})
+    database = iceberg.table_template.split(".")[0]
     return IcebergTables(database, tuple(i.split(".", 1)[1] for i in identifiers),
                          bool(config["iceberg.tables.auto-create-enabled"]),
                          config["iceberg.catalog.warehouse"] if config["iceberg.catalog.type"] == "rest" else None)
@@ -87,7 +88,8 @@ def check_deployable(source: str, config, topics: tuple[str, ...], *, account: s
                                  "SQLite file serves the processes of one machine; deployed connectors use glue (the "
                                  "AWS Glue Data Catalog) or rest (the stack's S3 table bucket)")
     where = "a Glue table" if catalog == "glue" else "an S3 table"
-    template = table_template(config)
+    iceberg = IcebergSettings.from_config(config)
+    template = iceberg.table_template
     if template.count(".") != 1:
         raise ConnectorSpecError(source, "iceberg.tables", f"{template!r}: {where} is `{_NAMESPACE[catalog]}.table` "
                                  "(one level of namespaces)")
@@ -118,9 +120,7 @@ def check_deployable(source: str, config, topics: tuple[str, ...], *, account: s
         if name in ("glue.region", "client.region", "s3.region") and value != region:
             raise ConnectorSpecError(source, CATALOG_PREFIX + name, f"is {value!r}; this environment deploys "
                                      f"{region!r}")
-    table_properties = {k[len(TABLE_PROPS_PREFIX):]: v for k, v in config.passthrough.items()
-                        if k.startswith(TABLE_PROPS_PREFIX)}
-    for name, value in sorted(table_properties.items()):
+    for name, value in sorted(iceberg.table_properties.items()):
         if name in _OUTSIDE_LOCATION:
             raise ConnectorSpecError(source, TABLE_PROPS_PREFIX + name, "must be unset on AWS: the job role may "
                                      "write under the table's location only")

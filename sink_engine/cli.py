@@ -88,11 +88,11 @@ def _init(config: SinkConfig) -> int:
     print(f"bucket {bucket}: exists")
     if config["format.class"] == "iceberg":
         from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-        from sink_engine.iceberg.settings import table_template
+        from sink_engine.iceberg.settings import IcebergSettings
 
-        namespace = table_template(config).rsplit(".", 1)[0]
-        created = ensure_namespace(open_catalog(config), table_template(config))
-        print(f"namespace {namespace} in catalog {config['iceberg.catalog']}: {'created' if created else 'exists'}")
+        iceberg = IcebergSettings.from_config(config)
+        created = ensure_namespace(open_catalog(iceberg), iceberg.table_template)
+        print(f"namespace {iceberg.namespace} in catalog {iceberg.catalog}: {'created' if created else 'exists'}")
     return 0
 
 

@@ -9,8 +9,7 @@ from sink_engine.config import SinkConfig, load_config, parse_config
 from sink_engine.config.converters import check_converter_settings
 from sink_engine.errors import ConfigError
 from sink_engine.format.bytearray_format import unescape
-from sink_engine.iceberg.settings import check_rest_catalog, is_iceberg, table_template
-from sink_engine.iceberg.spec import partition_fields
+from sink_engine.iceberg.settings import IcebergSettings, check_rest_catalog, is_iceberg, table_template
 from sink_engine.partition.joda_format import parse_locale
 from sink_engine.partition.registry import partitioner_for
 from sink_engine.partition.settings import PartitionSettings
@@ -96,4 +95,4 @@ def _check_iceberg(config: SinkConfig) -> None:
     for key, (value, why) in _NOT_FOR_TABLES.items():
         if config[key] == value:
             raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
-    partition_fields(config)  # the partitioner must have an Iceberg partition spec
+    IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec

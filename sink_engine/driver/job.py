@@ -136,8 +136,9 @@ def _table_commits(config: SinkConfig):
     if config["format.class"] != "iceberg":
         return None
     from sink_engine.iceberg.commit import TableCommits
+    from sink_engine.iceberg.settings import IcebergSettings
 
-    return TableCommits(config)
+    return TableCommits(IcebergSettings.from_config(config))
 
 
 def _unread(ranges: list[PartitionRange]) -> list[TaskResult]:

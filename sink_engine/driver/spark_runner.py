@@ -82,13 +82,17 @@ def _job_failure(error: Exception) -> str:
 
 
 def _task_function(config: SinkConfig, progress_dir: str | None = None):
+    """A task's work: its ranges, with settings built once where the task runs (an Iceberg catalog's S3 endpoint
+    defaults to the worker's AWS_ENDPOINT_URL)."""
     def process(groups):
         from sink_engine.task.run import run_range
+        from sink_engine.task.settings import TaskSettings
 
         settle_worker()
+        settings = TaskSettings.from_config(config)
         for group in groups:
             for planned in group:
-                yield run_range(config, planned, progress_dir=progress_dir)
+                yield run_range(settings, planned, progress_dir=progress_dir)
 
     return process
 

@@ -6,14 +6,14 @@ from pyiceberg.exceptions import CommitFailedException, NoSuchNamespaceError, No
 from pyiceberg.table import Table
 
 from sink_engine.iceberg.errors import TableError
-from sink_engine.iceberg.settings import catalog_properties, table_properties
+from sink_engine.iceberg.settings import IcebergSettings
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
 
 
-def open_catalog(config) -> Catalog:
+def open_catalog(settings: IcebergSettings) -> Catalog:
     """The catalog that `iceberg.catalog.*` describes."""
-    return load_catalog(config["iceberg.catalog"], **catalog_properties(config))
+    return load_catalog(settings.catalog, **settings.catalog_properties)
 
 
 def load_table(catalog: Catalog, identifier: str) -> Table | None:
@@ -34,15 +34,15 @@ def without_commit_retries(table: Table) -> Table:
     return Table(table.name(), metadata, table.metadata_location, table.io, table.catalog)
 
 
-def create_table(catalog: Catalog, identifier: str, schema, partition_fields: list, config) -> Table:
-    """Create the table with this (pyarrow) schema and partition fields [(source column, transform, name)], or
-    load it when another task created it first."""
+def create_table(catalog: Catalog, identifier: str, schema, settings: IcebergSettings) -> Table:
+    """Create the table with this (pyarrow) schema, the connector's partition fields and table properties, or load
+    it when another task created it first."""
     try:
         transaction = catalog.create_table_transaction(identifier, schema=schema,
-                                                       properties=table_properties(config))
-        if partition_fields:
+                                                       properties=settings.table_properties)
+        if settings.partition_fields:
             with transaction.update_spec() as spec:
-                for source, transform, name in partition_fields:
+                for source, transform, name in settings.partition_fields:
                     spec.add_field(source, transform, name)
         transaction.commit_transaction()
     except (TableAlreadyExistsError, CommitFailedException):  # the commit of a create asserts that none exists
@@ -52,7 +52,7 @@ def create_table(catalog: Catalog, identifier: str, schema, partition_fields: li
         return existing
     except NoSuchNamespaceError as e:
         raise TableError(f"cannot create table {identifier}: its namespace does not exist in catalog "
-                         f"'{config['iceberg.catalog']}' (`sink-engine init` creates it): {e}") from e
+                         f"'{settings.catalog}' (`sink-engine init` creates it): {e}") from e
     return catalog.load_table(identifier)
 
 

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
+from sink_engine.iceberg.settings import IcebergSettings
 
 HELP = ("rewrite each partition's small data files as target-size files and expire old snapshots of the connector's "
         "tables, safely while runs commit; prints what was done per table as JSON lines")
@@ -41,8 +42,9 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
 
     if config["format.class"] != "iceberg":
         raise ConfigError("format.class", "`iceberg maintain` needs format.class=IcebergFormat")
-    catalog = open_catalog(config)
-    for identifier in args.table or connector_tables(config):
+    iceberg = IcebergSettings.from_config(config)
+    catalog = open_catalog(iceberg)
+    for identifier in args.table or connector_tables(config, iceberg):
         for _ in range(ATTEMPTS):  # a commit that lost to a run's or another writer's: plan again on the new head
             upkeep = Upkeep(identifier)
             try:
@@ -61,14 +63,12 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
     return 0
 
 
-def connector_tables(config: SinkConfig) -> list[str]:
+def connector_tables(config: SinkConfig, iceberg: IcebergSettings) -> list[str]:
     """The tables of the connector's topics (topics.regex: the matching topics Kafka has now)."""
-    from sink_engine.iceberg.settings import table_identifier
-
     topics = config["topics"]
     if topics is None:
         from sink_engine.source.metadata import partition_watermarks
         from sink_engine.source.settings import SourceSettings
 
         topics = {tp.topic for tp in partition_watermarks(SourceSettings.from_config(config))}
-    return sorted({table_identifier(config, topic) for topic in topics})
+    return sorted({iceberg.table_identifier(topic) for topic in topics})

@@ -29,7 +29,7 @@ from pyiceberg.table.snapshots import Snapshot
 from sink_engine import events
 from sink_engine.iceberg.catalog import load_table, open_catalog, without_commit_retries
 from sink_engine.iceberg.errors import TableCommitConflictError, TableError
-from sink_engine.iceberg.settings import table_identifier
+from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.model import TaskResult, TopicPartition
 
 CONNECTOR, EPOCH, COMMIT_ID, OFFSETS = (f"sink-engine.{name}" for name in ("connector", "epoch", "commit-id", "offsets"))
@@ -50,22 +50,22 @@ def snapshot_offsets(snapshot: Snapshot) -> list[dict]:
 
 
 class TableCommits:
-    def __init__(self, config, catalog=None):
-        self._config, self._catalog = config, catalog
+    def __init__(self, settings: IcebergSettings, catalog=None):
+        self._settings, self._catalog = settings, catalog
         self._seen: dict[str, int | None] = {}  # table -> the connector's newest snapshot when the run planned
 
     @property
     def catalog(self):
-        self._catalog = self._catalog or open_catalog(self._config)
+        self._catalog = self._catalog or open_catalog(self._settings)
         return self._catalog
 
     def recover(self, store, token, topics) -> bool:
         """Move DynamoDB's offsets forward to the connector's newest snapshot in each table of `topics` where they
         are behind it; True when any moved (the run must plan again)."""
-        committed = {tp: c.next_offset for tp, c in store.committed(self._config.name).items()}
+        committed = {tp: c.next_offset for tp, c in store.committed(token.connector).items()}
         moved = False
-        for identifier in sorted({table_identifier(self._config, topic) for topic in topics}):
-            snapshot = newest_of_connector(load_table(self.catalog, identifier), self._config.name)
+        for identifier in sorted({self._settings.table_identifier(topic) for topic in topics}):
+            snapshot = newest_of_connector(load_table(self.catalog, identifier), token.connector)
             self._seen[identifier] = snapshot.snapshot_id if snapshot else None
             for entry in snapshot_offsets(snapshot) if snapshot else []:
                 moved |= self._forward(store, token, identifier, snapshot, entry, committed)
@@ -89,7 +89,7 @@ class TableCommits:
         files: dict[str, list] = defaultdict(list)
         entries: dict[str, list] = defaultdict(list)
         for result in sorted(results, key=lambda r: (r.range.topic, r.range.partition)):
-            identifier = table_identifier(self._config, result.range.topic)
+            identifier = self._settings.table_identifier(result.range.topic)
             files[identifier] += result.table_files
             if result.next_offset != result.range.expected_committed:
                 entries[identifier].append(_entry(result))

@@ -13,7 +13,7 @@ import pyarrow as pa
 from sink_engine.convert.arrow_types import struct_table
 from sink_engine.errors import FormatError
 from sink_engine.format.json_inference import block_schema, needs_python, read_block, rows_in_python
-from sink_engine.iceberg.settings import (
+from sink_engine.iceberg.spec import (
     KEY_COLUMN, OFFSET_COLUMN, PARTITION_COLUMN, RECORD_TIME_COLUMN, TIMESTAMP_COLUMN, TOPIC_COLUMN,
 )
 from sink_engine.records import RecordChunk, ValueColumn

@@ -1,33 +1,63 @@
-"""Pure IcebergFormat settings: which table a topic goes to, and the pyiceberg catalog properties.
+"""IcebergFormat's keys, read once from the config (IcebergSettings): which table a topic goes to, the pyiceberg
+catalog and its properties, what the writer may do to a table, the table's partition spec and extra columns.
 
-No pyiceberg import here: config parsing (and the DLQ replay Lambda, which parses configs) uses this module.
+No pyiceberg import here: config validation (and the DLQ replay Lambda, which validates configs) uses this module.
 """
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
+from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
+from sink_engine.iceberg.spec import RECORD_TIME_COLUMN, extra_columns, partition_fields
+from sink_engine.partition.settings import PartitionSettings
 
 TOPIC_PLACEHOLDER = "${topic}"
 CATALOG_PREFIX = "iceberg.catalog."
 TABLE_PROPS_PREFIX = "iceberg.tables.auto-create-props."
 _DECLARED_CATALOG_KEYS = ("type", "uri", "warehouse")
-# Kafka metadata columns of a row (iceberg.tables.kafka-metadata-enabled), named as the Iceberg sink's
-# KafkaMetadataTransform names them when not nested
-TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN = (
-    f"_kafka_metadata_{name}" for name in ("topic", "partition", "offset", "timestamp", "key"))
-METADATA_COLUMNS = (TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN)
-RECORD_TIME_COLUMN = "_record_timestamp"  # the time read from timestamp.field, for a time partition (spec.py)
 # an S3 table bucket's ARN, the warehouse of S3 Tables' Iceberg REST endpoint
 S3_TABLES_BUCKET_ARN = re.compile(r"arn:aws[a-z-]*:s3tables:(?P<region>[a-z0-9-]+):\d{12}:bucket/[a-z0-9][a-z0-9-]*")
 
 
-def is_iceberg(config) -> bool:
+@dataclass(frozen=True)
+class IcebergSettings:
+    catalog: str  # iceberg.catalog, the catalog's name
+    catalog_properties: dict[str, str]  # pyiceberg's, with the engine's defaults (`catalog_properties`)
+    table_template: str  # iceberg.tables, checked (`table_template`)
+    auto_create: bool  # iceberg.tables.auto-create-enabled
+    evolve_schema: bool  # iceberg.tables.evolve-schema-enabled
+    table_properties: dict[str, str]  # of an auto-created table: iceberg.tables.auto-create-props.*
+    partition_fields: tuple[tuple[str, str, str], ...]  # (source column, transform, partition field name)
+    extra_columns: tuple[str, ...]  # Kafka metadata, _record_timestamp (spec.extra_columns)
+    timestamp_field: str | None  # timestamp.field, read into _record_timestamp; None without that column
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> IcebergSettings:
+        """ConfigError naming the key when the table or the partitioner has no Iceberg meaning."""
+        partitioning = PartitionSettings.from_config(config)
+        extra = extra_columns(partitioning, config["iceberg.tables.kafka-metadata-enabled"])
+        return cls(config["iceberg.catalog"], catalog_properties(config), table_template(config),
+                   config["iceberg.tables.auto-create-enabled"], config["iceberg.tables.evolve-schema-enabled"],
+                   table_properties(config), tuple(partition_fields(partitioning)), extra,
+                   partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None)
+
+    def table_identifier(self, topic: str) -> str:
+        """The table that records of `topic` go to."""
+        return self.table_template.replace(TOPIC_PLACEHOLDER, topic_as_name(topic))
+
+    @property
+    def namespace(self) -> str:
+        return self.table_template.rsplit(".", 1)[0]
+
+
+def is_iceberg(config: SinkConfig) -> bool:
     return config["format.class"] == "iceberg"
 
 
-def table_template(config) -> str:
+def table_template(config: SinkConfig) -> str:
     """The `iceberg.tables` entry, checked: `namespace[.namespace...].table`, `${topic}` only in the table part."""
     tables = config["iceberg.tables"]
     if not tables:
@@ -44,17 +74,12 @@ def table_template(config) -> str:
     return template
 
 
-def table_identifier(config, topic: str) -> str:
-    """The table that records of `topic` go to."""
-    return table_template(config).replace(TOPIC_PLACEHOLDER, topic_as_name(topic))
-
-
 def topic_as_name(topic: str) -> str:
     """A topic as a table name: lower case, characters other than a-z, 0-9 and _ as _ (Glue's rule)."""
     return re.sub(r"[^a-z0-9_]", "_", topic.lower())
 
 
-def catalog_properties(config) -> dict[str, str]:
+def catalog_properties(config: SinkConfig) -> dict[str, str]:
     """pyiceberg catalog properties: every `iceberg.catalog.*` key without its prefix. The S3 endpoint and region
     of the data files default to the engine's own (`store.url`, else AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, as
     boto3 reads them; `s3.region`), and so does Glue's region (boto3 reads AWS_DEFAULT_REGION, not the
@@ -87,7 +112,7 @@ def s3_tables_defaults(warehouse: str | None) -> dict[str, str]:
             "rest.signing-name": "s3tables", "rest.signing-region": region}
 
 
-def check_rest_catalog(config) -> None:
+def check_rest_catalog(config: SinkConfig) -> None:
     """A REST catalog needs its endpoint: `iceberg.catalog.uri`, or a table bucket's ARN as the warehouse."""
     if not config["iceberg.catalog.uri"] and not s3_tables_defaults(config["iceberg.catalog.warehouse"]):
         raise ConfigError("iceberg.catalog.uri", "is required with iceberg.catalog.type=rest unless "
@@ -95,6 +120,6 @@ def check_rest_catalog(config) -> None:
                                                  "(arn:aws:s3tables:<region>:<account>:bucket/<name>)")
 
 
-def table_properties(config) -> dict[str, str]:
+def table_properties(config: SinkConfig) -> dict[str, str]:
     """Properties of an auto-created table: every `iceberg.tables.auto-create-props.*` key without its prefix."""
     return {k[len(TABLE_PROPS_PREFIX):]: v for k, v in config.passthrough.items() if k.startswith(TABLE_PROPS_PREFIX)}

@@ -9,56 +9,62 @@
   in UTC, so `timezone` must be UTC; `path.format` and `locale` play no part.
 - FieldAndTimeBasedPartitioner: the field partitions, then the time partition.
 
-Pure (no pyiceberg import): config checks use it.
+Pure (no pyiceberg import): IcebergSettings is built with it.
 """
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
 from sink_engine.errors import ConfigError
-from sink_engine.iceberg.settings import METADATA_COLUMNS, RECORD_TIME_COLUMN, TIMESTAMP_COLUMN
+from sink_engine.partition.registry import TIME_BASED
+from sink_engine.partition.settings import PartitionSettings
+from sink_engine.partition.time_buckets import parse_zone
+
+# Kafka metadata columns of a row (iceberg.tables.kafka-metadata-enabled), named as the Iceberg sink's
+# KafkaMetadataTransform names them when not nested
+TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN = (
+    f"_kafka_metadata_{name}" for name in ("topic", "partition", "offset", "timestamp", "key"))
+METADATA_COLUMNS = (TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN)
+RECORD_TIME_COLUMN = "_record_timestamp"  # the time read from timestamp.field, for a time partition
 
 HOUR_MS, DAY_MS = 3_600_000, 86_400_000
 _DURATIONS = {"daily": DAY_MS, "hourly": HOUR_MS}
 _TRANSFORMS = {HOUR_MS: "hour", DAY_MS: "day"}
 
 
-def partition_fields(config) -> list[tuple[str, str, str]]:
+def partition_fields(partitioning: PartitionSettings) -> list[tuple[str, str, str]]:
     """[(source column, transform, partition field name)] of an auto-created table; ConfigError naming the key
     when the partitioner has no Iceberg equivalent."""
-    partitioner = config["partitioner.class"]
     fields = []
-    if partitioner in ("field", "fieldtime"):
-        fields += [(name, "identity", name.replace(".", "_")) for name in config["partition.field.name"] or ()]
-    if partitioner in ("time", "daily", "hourly", "fieldtime"):
-        source, transform = time_column(config), _transform(config)
+    if partitioning.partitioner in ("field", "fieldtime"):
+        fields += [(name, "identity", name.replace(".", "_")) for name in partitioning.field_names or ()]
+    if partitioning.partitioner in TIME_BASED:
+        source, transform = time_column(partitioning), _transform(partitioning)
         fields.append((source, transform, f"{source.lstrip('_')}_{transform}"))
     return fields
 
 
-def time_column(config) -> str | None:
+def time_column(partitioning: PartitionSettings) -> str | None:
     """The column a time partition transforms (None without one)."""
-    if config["partitioner.class"] not in ("time", "daily", "hourly", "fieldtime"):
+    if partitioning.partitioner not in TIME_BASED:
         return None
-    extractor = config["timestamp.extractor"]
-    if extractor == "wallclock":
+    if partitioning.extractor == "wallclock":
         raise ConfigError("timestamp.extractor", "Wallclock cannot partition an Iceberg table (a row holds no "
                                                  "wall-clock time); use Record or RecordField")
-    _check_utc(config["timezone"])
-    return TIMESTAMP_COLUMN if extractor == "record" else RECORD_TIME_COLUMN
+    _check_utc(partitioning.timezone)
+    return TIMESTAMP_COLUMN if partitioning.extractor == "record" else RECORD_TIME_COLUMN
 
 
-def extra_columns(config) -> tuple[str, ...]:
-    """The Kafka metadata columns of each row (all, or only the time partition's source), and `_record_timestamp`
-    when a time partition reads the record's field."""
-    time_source = time_column(config)
-    metadata = METADATA_COLUMNS if config["iceberg.tables.kafka-metadata-enabled"] else \
-        tuple(c for c in METADATA_COLUMNS if c == time_source)
+def extra_columns(partitioning: PartitionSettings, kafka_metadata: bool) -> tuple[str, ...]:
+    """The Kafka metadata columns of each row (all with `kafka_metadata`, else only the time partition's source),
+    and `_record_timestamp` when a time partition reads the record's field."""
+    time_source = time_column(partitioning)
+    metadata = METADATA_COLUMNS if kafka_metadata else tuple(c for c in METADATA_COLUMNS if c == time_source)
     return metadata + ((RECORD_TIME_COLUMN,) if time_source == RECORD_TIME_COLUMN else ())
 
 
-def _transform(config) -> str:
-    duration = _DURATIONS.get(config["partitioner.class"], config["partition.duration.ms"])
+def _transform(partitioning: PartitionSettings) -> str:
+    duration = _DURATIONS.get(partitioning.partitioner, partitioning.duration_ms)
     if duration not in _TRANSFORMS:
         raise ConfigError("partition.duration.ms", f"{duration} has no Iceberg transform: with IcebergFormat a time "
                                                    f"partition is an hour ({HOUR_MS}) or a day ({DAY_MS})")
@@ -66,8 +72,6 @@ def _transform(config) -> str:
 
 
 def _check_utc(zone_text: str) -> None:
-    from sink_engine.partition.time_buckets import parse_zone
-
     zone = parse_zone(zone_text)
     instants = (datetime(2024, 1, 1, tzinfo=timezone.utc), datetime(2024, 7, 1, tzinfo=timezone.utc))
     if any(instant.astimezone(zone).utcoffset().total_seconds() for instant in instants):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from dataclasses import dataclass, field
 
 import pyarrow as pa
 from pyiceberg.exceptions import CommitFailedException
@@ -22,8 +21,10 @@ from sink_engine.iceberg.catalog import create_table, load_table, open_catalog
 from sink_engine.iceberg.errors import TableError, TableSchemaError
 from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
-from sink_engine.iceberg.settings import RECORD_TIME_COLUMN, table_identifier
+from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.iceberg.spec import RECORD_TIME_COLUMN
 from sink_engine.model import ClosedFile
+from sink_engine.partition.timestamps import FieldTimestamps
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.task.record_writer import RecordWriter
 
@@ -31,35 +32,15 @@ MAX_BUFFER_BYTES = 256 * 1024 * 1024  # rows held before data files are written,
 EVOLVE_ATTEMPTS = 10
 
 
-@dataclass
-class TableTarget:
-    """The table one topic's records go to, and what the connector allows the writer to do to it."""
-    config: object
-    identifier: str
-    auto_create: bool
-    evolve: bool
-    partition_fields: list = field(default_factory=list)  # [(source column, transform, partition field name)]
-    extra_columns: tuple[str, ...] = ()  # Kafka metadata, _record_timestamp (spec.extra_columns)
-    record_times: object = None  # timestamp.field's extractor, for _record_timestamp
-
-    @classmethod
-    def for_topic(cls, config, topic: str) -> "TableTarget":
-        from sink_engine.partition.timestamps import FieldTimestamps
-        from sink_engine.iceberg.spec import extra_columns, partition_fields
-
-        extra = extra_columns(config)
-        times = FieldTimestamps(config["timestamp.field"]).extract if RECORD_TIME_COLUMN in extra else None
-        return cls(config, table_identifier(config, topic), config["iceberg.tables.auto-create-enabled"],
-                   config["iceberg.tables.evolve-schema-enabled"], partition_fields(config), extra, times)
-
-
 class TableWriter(RecordWriter):
     """`write` adds records in offset order (RecordWriter); at a record the table cannot take it adds every record
     before it and raises TableSchemaError naming it. `finish` writes what is buffered; `data_files` and `closed`
     then describe every data file written."""
 
-    def __init__(self, target: TableTarget, topic: str, partition: int, start_offset: int):
-        self._target, self.topic, self.partition = target, topic, partition
+    def __init__(self, settings: IcebergSettings, topic: str, partition: int, start_offset: int):
+        self._settings, self.topic, self.partition = settings, topic, partition
+        self._identifier = settings.table_identifier(topic)
+        self._record_times = FieldTimestamps(settings.timestamp_field).extract if settings.timestamp_field else None
         self._catalog = None
         self._table: Table | None = None
         self._schema: pa.Schema | None = None
@@ -86,7 +67,7 @@ class TableWriter(RecordWriter):
             return
         if stop - start == 1:
             raise TableSchemaError(self.topic, self.partition, chunk.offsets[start],
-                                   f"table {self._target.identifier}: {fitted}")
+                                   f"table {self._identifier}: {fitted}")
         middle = (start + stop) // 2
         for low, high in ((start, middle), (middle, stop)):
             sub_chunk, sub_values = chunk.slice(low, high), values.slice(low, high)
@@ -94,13 +75,13 @@ class TableWriter(RecordWriter):
                 self._add(sub_chunk, sub_values, s, e, part)
 
     def _tables(self, chunk: RecordChunk, values: ValueColumn):
-        return record_tables(chunk, values, self._target.extra_columns, self._target.record_times)
+        return record_tables(chunk, values, self._settings.extra_columns, self._record_times)
 
     def _fitted(self, records: pa.Table) -> pa.Table | FitError:
         """The records in the table's schema (evolving the table first when they call for it), or why not."""
         if self._table is None:
             self._open(records.schema)
-        changes = evolution(self._schema, records.schema) if self._target.evolve else None
+        changes = evolution(self._schema, records.schema) if self._settings.evolve_schema else None
         try:
             if changes is not None:
                 fit(evolved(self._schema, changes), records)  # check first: only records that fit change the table
@@ -110,14 +91,13 @@ class TableWriter(RecordWriter):
             return e
 
     def _open(self, records: pa.Schema) -> None:
-        catalog = self._catalog = self._catalog or open_catalog(self._target.config)
-        table = load_table(catalog, self._target.identifier)
+        catalog = self._catalog = self._catalog or open_catalog(self._settings)
+        table = load_table(catalog, self._identifier)
         if table is None:
-            if not self._target.auto_create:
-                raise TableError(f"table {self._target.identifier} does not exist and "
+            if not self._settings.auto_create:
+                raise TableError(f"table {self._identifier} does not exist and "
                                  "iceberg.tables.auto-create-enabled is false")
-            table = create_table(catalog, self._target.identifier, table_schema_of(records),
-                                 self._target.partition_fields, self._target.config)
+            table = create_table(catalog, self._identifier, table_schema_of(records), self._settings)
         self._use(table)
 
     def _evolve(self, records: pa.Schema) -> None:
@@ -134,8 +114,8 @@ class TableWriter(RecordWriter):
                 self._use(self._table)
                 return
             except CommitFailedException:
-                self._use(self._catalog.load_table(self._target.identifier))
-        raise TableError(f"table {self._target.identifier}: schema change kept losing to concurrent changes")
+                self._use(self._catalog.load_table(self._identifier))
+        raise TableError(f"table {self._identifier}: schema change kept losing to concurrent changes")
 
     def _use(self, table: Table) -> None:
         self._table, self._schema = table, schema_to_pyarrow(table.schema())
@@ -162,7 +142,7 @@ class TableWriter(RecordWriter):
             written = list(_dataframe_to_data_files(self._table.metadata, rows, self._table.io, self._write_id,
                                                     self._counter))
         except OSError as e:
-            raise StorageError(f"writing data files of table {self._target.identifier} failed: {e}") from e
+            raise StorageError(f"writing data files of table {self._identifier} failed: {e}") from e
         spec, schema = self._table.spec(), self._table.schema()
         for data_file in written:
             self.data_files.append(data_file)

@@ -6,11 +6,10 @@ range's next offset is its end, or the record that stopped it.
 """
 from __future__ import annotations
 
-from sink_engine.config import SinkConfig
 from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import RecordError, SinkError
-from sink_engine.iceberg.table_writer import TableTarget, TableWriter
+from sink_engine.iceberg.table_writer import TableWriter
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import Partitions, RecordChunk
 from sink_engine.source.reader import read_range
@@ -27,13 +26,11 @@ class _OnePartition:
         return Partitions.one("")
 
 
-def run_table_range(config: SinkConfig, planned: PartitionRange, client=None) -> TaskResult:
-    """Write the range's records as data files of its table and report them (not committed). Never raises a
-    SinkError: it is returned in the result, with the data files of the records before it."""
-    settings = TaskSettings.from_config(config)
+def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None) -> TaskResult:
+    """Write the range's records as data files of its table (`settings.iceberg`) and report them (not committed).
+    Never raises a SinkError: it is returned in the result, with the data files of the records before it."""
     uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
-    writer = TableWriter(TableTarget.for_topic(config, planned.topic), planned.topic, planned.partition,
-                         planned.start_offset)
+    writer = TableWriter(settings.iceberg, planned.topic, planned.partition, planned.start_offset)
     converter = converter_for(settings.values, planned.topic)
     steps = RecordSteps(settings.null_values, converter, _OnePartition())
     router, handled = router_for(settings.dead_letters, planned, uploader), planned.start_offset

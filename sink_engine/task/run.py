@@ -1,7 +1,6 @@
 """One Spark task's work for one planned range: read, convert, partition, rotate, encode, upload."""
 from __future__ import annotations
 
-from sink_engine.config import SinkConfig
 from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import SinkError
@@ -20,15 +19,16 @@ from sink_engine.task.steps import RecordSteps, write_range
 from sink_engine.task.writer import TopicPartitionWriter
 
 
-def run_range(config: SinkConfig, planned: PartitionRange, client=None, progress_dir: str | None = None) -> TaskResult:
+def run_range(settings: TaskSettings, planned: PartitionRange, client=None,
+              progress_dir: str | None = None) -> TaskResult:
     """Write the closed files of a range and report them. Never raises a SinkError: it is returned in
     the result, with the files closed and uploaded before it, so the driver can commit that much.
     With `progress_dir`, reports how far it got there (progress.TaskProgress)."""
-    if config["format.class"] == "iceberg":  # data files of a table instead of objects (sink_engine/iceberg)
+    if settings.iceberg:  # data files of a table instead of objects (sink_engine/iceberg)
         from sink_engine.iceberg.task import run_table_range
 
-        return run_table_range(config, planned, client)
-    return write_objects(TaskSettings.from_config(config), planned, client, progress_dir)
+        return run_table_range(settings, planned, client)
+    return write_objects(settings, planned, client, progress_dir)
 
 
 def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,

@@ -1,5 +1,6 @@
 """Everything one task's range is built from, read once from the config: each seam's settings, the S3 objects'
-names and options, the rotation policy, and the few keys the record steps and the writer read themselves."""
+names and options (or IcebergFormat's table settings), the rotation policy, and the few keys the record steps and
+the writer read themselves."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,6 +9,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.convert.settings import ConverterSettings
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.format.settings import FormatSettings
+from sink_engine.iceberg.settings import IcebergSettings, is_iceberg
 from sink_engine.partition.registry import TIME_BASED
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.source.settings import SourceSettings
@@ -47,6 +49,7 @@ class TaskSettings:
     null_values: str  # behavior.on.null.values
     schema_compatibility: str
     tombstone_partition: str  # tombstone.encoded.partition
+    iceberg: IcebergSettings | None  # the table a range's records go to with IcebergFormat; None: S3 objects
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> TaskSettings:
@@ -55,7 +58,8 @@ class TaskSettings:
                    PartitionSettings.from_config(config), FormatSettings.from_config(config),
                    ConverterSettings.from_config(config), SidecarSettings.from_config(config), rotation_policy(config),
                    DeadLetterSettings.from_config(config), config["behavior.on.null.values"],
-                   config["schema.compatibility"], config["tombstone.encoded.partition"])
+                   config["schema.compatibility"], config["tombstone.encoded.partition"],
+                   IcebergSettings.from_config(config) if is_iceberg(config) else None)
 
 
 def rotation_policy(config: SinkConfig) -> RotationPolicy:

@@ -27,6 +27,7 @@ from infra.settings import ENVIRONMENTS_DIR, parse_settings
 from sink_engine.config import parse_config
 from sink_engine.model import PartitionRange
 from sink_engine.task.run import run_range
+from sink_engine.task.settings import TaskSettings
 from tests.catalog.athena import ProjectedTable
 from tests.conftest import BUCKET
 from tests.deployed.template import Templates
@@ -171,7 +172,7 @@ def landed(stack, registry, deployment, s3, tmp_path_factory):
     for spec in specs.values():
         config = spec.config
         for partition in range(PARTITIONS):
-            result = run_range(config, PartitionRange(spec.topics[0], partition, 0, COUNT // PARTITIONS, None))
+            result = run_range(TaskSettings.from_config(config), PartitionRange(spec.topics[0], partition, 0, COUNT // PARTITIONS, None))
             assert result.error is None and result.next_offset == COUNT // PARTITIONS, (spec.name, result.error)
     root = tmp_path_factory.mktemp("bucket")
     for key in list_keys(s3, BUCKET, f"athena-{SUFFIX}/"):

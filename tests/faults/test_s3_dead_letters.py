@@ -21,6 +21,7 @@ from sink_engine.errors import CommitConflictError
 from sink_engine.model import PartitionRange
 from sink_engine.offsets import Leases, OffsetStore
 from sink_engine.task.run import run_range
+from sink_engine.task.settings import TaskSettings
 from tests.conftest import BUCKET, TABLE
 from tests.dlq_corpus import read_dlq_s3
 from tests.faults.aws_scenario import run_cli
@@ -71,7 +72,7 @@ def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, sp
     assert dead_letter_offsets(s3, config) == list(range(5, 100, 10))
     committed = object_bodies(s3, BUCKET, dlq_prefix(config))
     # when the zombie wakes up, writes its range (files and dead letters) and tries to commit
-    result = run_range(config, zombie_range)
+    result = run_range(TaskSettings.from_config(config), zombie_range)
     assert result.error is None and result.dead_letters == {"ConversionError": 4}
     with pytest.raises(CommitConflictError):
         commit_results(OffsetStore(dynamodb, TABLE, now_ms), zombie, [result])

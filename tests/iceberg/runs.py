@@ -76,7 +76,7 @@ def gate_first_catalog(monkeypatch, gate: CatalogGate) -> None:
     def catalog(self):
         if not used:
             used.append(self)
-        return gate if self is used[0] else open_catalog(self._config)
+        return gate if self is used[0] else open_catalog(self._settings)
 
     def commit(self, *args, **kwargs):
         if self is used[0]:

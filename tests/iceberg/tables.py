@@ -1,14 +1,29 @@
 """Reading what landed in a table, as its readers would: pyiceberg scans to Arrow."""
 from __future__ import annotations
 
-from sink_engine.iceberg.catalog import load_table, open_catalog
+from sink_engine.iceberg.catalog import ensure_namespace, load_table, open_catalog
 from sink_engine.iceberg.commit import CONNECTOR, newest_of_connector, snapshot_offsets
-from sink_engine.iceberg.settings import table_identifier
+from sink_engine.iceberg.settings import IcebergSettings
+
+
+def catalog_of(config):
+    """The connector's catalog, opened as a run opens it."""
+    return open_catalog(IcebergSettings.from_config(config))
+
+
+def table_name(config, topic: str | None = None) -> str:
+    """The connector's table for `topic` (its first topic by default)."""
+    return IcebergSettings.from_config(config).table_identifier(topic or config["topics"][0])
+
+
+def create_namespace(config, topic: str | None = None) -> None:
+    """The namespace of the connector's table for `topic`, as `sink-engine init` creates it."""
+    ensure_namespace(catalog_of(config), table_name(config, topic))
 
 
 def table_of(config, topic: str | None = None):
     """The connector's table for `topic` (its first topic by default), freshly loaded; None when missing."""
-    return load_table(open_catalog(config), table_identifier(config, topic or config["topics"][0]))
+    return load_table(catalog_of(config), table_name(config, topic))
 
 
 def rows(config, topic: str | None = None, row_filter: str = "True") -> list[dict]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 from sink_engine import cli
-from sink_engine.iceberg.catalog import create_table, load_table, open_catalog
-from sink_engine.iceberg.settings import table_identifier
+from sink_engine.iceberg.catalog import create_table, load_table
+from sink_engine.iceberg.settings import IcebergSettings
 from tests.conftest import BUCKET
+from tests.iceberg.tables import catalog_of, table_name
 
 
 def test_init_creates_the_namespace_once(iceberg_connector, tmp_path, capsys, s3):
@@ -22,16 +23,17 @@ def test_init_creates_the_namespace_once(iceberg_connector, tmp_path, capsys, s3
 
 def test_a_created_table_keeps_its_metadata_in_the_warehouse(iceberg_connector, s3):
     config = iceberg_connector()
-    catalog = open_catalog(config)
-    identifier = table_identifier(config, config["topics"][0])
+    catalog = catalog_of(config)
+    identifier = table_name(config)
     catalog.create_namespace_if_not_exists(identifier.split(".")[0])
     assert load_table(catalog, identifier) is None
-    table = create_table(catalog, identifier, pa.schema([("n", pa.int64())]), [], config)
+    table = create_table(catalog, identifier, pa.schema([("n", pa.int64())]), IcebergSettings.from_config(config))
     assert table.location().startswith(config["iceberg.catalog.warehouse"])
     bucket, prefix = table.metadata_location[len("s3://"):].split("/", 1)
     assert bucket == BUCKET and s3.head_object(Bucket=bucket, Key=prefix)["ContentLength"] > 0
     # a second create (another task first) loads the same table
-    again = create_table(catalog, identifier, pa.schema([("other", pa.string())]), [], config)
+    again = create_table(catalog, identifier, pa.schema([("other", pa.string())]),
+                         IcebergSettings.from_config(config))
     assert again.metadata.table_uuid == table.metadata.table_uuid
 
 

@@ -7,11 +7,9 @@ import pytest
 
 from devtools.producer import create_topic, produce_events
 from sink_engine.driver.job import now_ms, run_job
-from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 from sink_engine.iceberg.errors import TableCommitConflictError
-from sink_engine.iceberg.settings import table_identifier
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry, write_config
-from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, table_of
+from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, newest_offsets, table_of
 from tests.runs import committed, committed_offsets, crash_at, two_runs_at_once
 
 LEASE_MS = 2000
@@ -22,7 +20,7 @@ def table_config(stack, iceberg_connector):
     """A connector whose table's namespace exists, on a 3-partition topic holding 300 events."""
     config = iceberg_connector(**{"sink.lease.duration.ms": LEASE_MS, "tasks.max": 3})
     topic = config["topics"][0]
-    ensure_namespace(open_catalog(config), table_identifier(config, topic))
+    create_namespace(config, topic)
     create_topic(stack.bootstrap_servers, topic, 3)
     produce_events(stack.bootstrap_servers, topic, 300, 3)
     return config
@@ -89,7 +87,7 @@ def test_a_zombie_whose_lease_was_lost_cannot_commit(stack, spark, dynamodb, tab
     read) while run B, whose clock is a lease period ahead, takes the lease and commits the same records. A then
     finds B's snapshot (parked before reading) or the catalog refuses its stale base and its lease is gone."""
     config = table_config
-    gate = CatalogGate(open_catalog(config), parked_at)
+    gate = CatalogGate(catalog_of(config), parked_at)
     gate_first_catalog(monkeypatch, gate)
     zombie = ParkedRun(config, spark, dynamodb, gate)
     winner = run_job(config, spark, dynamodb, clock=lambda: now_ms() + 2 * LEASE_MS)
@@ -107,7 +105,7 @@ def test_another_writers_commit_meanwhile_is_no_conflict(stack, spark, dynamodb,
     config = table_config
     run_job(config, spark, dynamodb)  # the table exists from here on
     produce_events(stack.bootstrap_servers, config["topics"][0], 30, 3, first_id=300)
-    gate = CatalogGate(open_catalog(config), "commit_table")
+    gate = CatalogGate(catalog_of(config), "commit_table")
     gate_first_catalog(monkeypatch, gate)
     parked = ParkedRun(config, spark, dynamodb, gate)
     other = table_of(config)

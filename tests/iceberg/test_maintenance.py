@@ -9,10 +9,8 @@ import pytest
 from devtools.producer import create_topic, produce_events
 from sink_engine import cli
 from sink_engine.driver.job import run_job
-from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-from sink_engine.iceberg.settings import table_identifier
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry, write_config
-from tests.iceberg.tables import connector_snapshots, ids, table_of
+from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, table_of
 from tests.runs import committed_offsets, crash_at
 
 
@@ -21,7 +19,7 @@ def twenty_files(stack, spark, dynamodb, iceberg_connector):
     """A connector whose first run wrote 200 events of 20 Kafka partitions as 20 small data files."""
     config = iceberg_connector(**{"sink.lease.duration.ms": 2000, "tasks.max": 4})
     topic = config["topics"][0]
-    ensure_namespace(open_catalog(config), table_identifier(config, topic))
+    create_namespace(config, topic)
     create_topic(stack.bootstrap_servers, topic, 20)
     produce_events(stack.bootstrap_servers, topic, 200, 20)
     run_job(config, spark, dynamodb)
@@ -43,7 +41,7 @@ def test_small_files_become_one_while_a_run_commits(stack, spark, dynamodb, twen
     before = table_of(config).scan().to_arrow().sort_by("event_id")
     produce_events(stack.bootstrap_servers, config["topics"][0], 40, 20, first_id=200)
     # given a run parked in its snapshot commit, its append built on the table as it was
-    gate = CatalogGate(open_catalog(config), "commit_table")
+    gate = CatalogGate(catalog_of(config), "commit_table")
     gate_first_catalog(monkeypatch, gate)
     parked = ParkedRun(config, spark, dynamodb, gate)
     # when maintenance rewrites the 20 small files meanwhile

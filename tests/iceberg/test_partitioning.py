@@ -8,9 +8,7 @@ import orjson
 
 from devtools.producer import create_topic, produce, produce_events
 from sink_engine.driver.job import run_job
-from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-from sink_engine.iceberg.settings import table_identifier
-from tests.iceberg.tables import ids, rows, table_of
+from tests.iceberg.tables import create_namespace, ids, rows, table_of
 
 HOUR_MS = 3_600_000
 T0 = 1_700_000_000_000 - 1_700_000_000_000 % HOUR_MS  # an hour's first millisecond (2023-11-14T22:00Z)
@@ -18,7 +16,7 @@ T0 = 1_700_000_000_000 - 1_700_000_000_000 % HOUR_MS  # an hour's first millisec
 
 def _topic(stack, config, partitions: int) -> str:
     topic = config["topics"][0]
-    ensure_namespace(open_catalog(config), table_identifier(config, topic))
+    create_namespace(config, topic)
     create_topic(stack.bootstrap_servers, topic, partitions)
     return topic
 

@@ -12,12 +12,11 @@ from pyiceberg.exceptions import CommitFailedException
 
 from devtools.producer import create_topic, produce_events
 from sink_engine.driver.job import now_ms, run_job
-from sink_engine.iceberg.catalog import ensure_namespace, open_catalog, without_commit_retries
+from sink_engine.iceberg.catalog import without_commit_retries
 from sink_engine.iceberg.errors import TableCommitConflictError
-from sink_engine.iceberg.settings import table_identifier
 from tests.conftest import BUCKET
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry
-from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, table_of
+from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, newest_offsets, table_name, table_of
 from tests.iceberg_rest_server import IcebergRestServer
 from tests.runs import committed_offsets, crash_at
 
@@ -42,7 +41,7 @@ def rest_config(stack, connector, rest_server, unique):
                           "iceberg.catalog.type": "rest", "iceberg.catalog.uri": rest_server.url,
                           "iceberg.catalog.warehouse": TABLE_BUCKET_ARN,
                           "iceberg.tables.auto-create-enabled": "true", "sink.lease.duration.ms": 2000})
-    ensure_namespace(open_catalog(config), table_identifier(config, config["topics"][0]))
+    create_namespace(config)
     create_topic(stack.bootstrap_servers, config["topics"][0], 2)
     produce_events(stack.bootstrap_servers, config["topics"][0], 100, 2)
     return config
@@ -65,7 +64,7 @@ def test_records_land_once_across_a_rerun(stack, spark, dynamodb, rest_server, r
     # the table lies where the catalog put it, in moto's S3, and the server's catalog holds the same head
     table = table_of(config)
     assert table.location().startswith(f"s3://{BUCKET}/rest-")
-    stored = rest_server.catalog.load_table(table_identifier(config, config["topics"][0]))
+    stored = rest_server.catalog.load_table(table_name(config))
     assert stored.metadata_location == table.metadata_location
 
 
@@ -100,7 +99,7 @@ def test_a_zombie_parked_with_its_append_built_cannot_commit(stack, spark, dynam
     """Run A is parked with its append built on the head it read while run B, a lease period ahead, takes the lease
     and commits the same records: the server refuses A's stale base (409) and A stops, its lease gone."""
     config = rest_config
-    gate = CatalogGate(open_catalog(config), "commit_table")
+    gate = CatalogGate(catalog_of(config), "commit_table")
     gate_first_catalog(monkeypatch, gate)
     zombie = ParkedRun(config, spark, dynamodb, gate)
     refused = len(rest_server.refused_commits)  # a create that lost to another task's is refused too

@@ -7,11 +7,9 @@ import pytest
 
 from devtools.producer import create_topic, produce
 from sink_engine.driver.job import TaskFailedError, run_job
-from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-from sink_engine.iceberg.settings import table_identifier
 from tests.conftest import BUCKET
 from tests.dlq_corpus import read_dlq_s3
-from tests.iceberg.tables import rows, table_of
+from tests.iceberg.tables import create_namespace, rows, table_name, table_of
 from tests.runs import committed_offsets
 
 
@@ -29,7 +27,7 @@ def evolving(stack, iceberg_connector):
         config = iceberg_connector(**{"value.converter.schemas.enable": "true",
                                       "iceberg.tables.evolve-schema-enabled": "true", **overrides})
         topic = config["topics"][0]
-        ensure_namespace(open_catalog(config), table_identifier(config, topic))
+        create_namespace(config, topic)
         create_topic(stack.bootstrap_servers, topic, 1)
         return config, lambda values: produce(stack.bootstrap_servers, topic, values, 1)
 
@@ -78,7 +76,7 @@ def test_an_incompatible_change_is_dead_lettered(spark, s3, dynamodb, evolving):
     assert sorted(r["id"] for r in rows(config)) == [1, 3]
     [letter] = read_dlq_s3(s3, BUCKET, f"iceberg-dlq/{topic}/")
     assert (letter["offset"], letter["error"]["class"]) == (1, "TableSchemaError")
-    assert "column item" in letter["error"]["message"] and table_identifier(config, topic) in \
+    assert "column item" in letter["error"]["message"] and table_name(config, topic) in \
         letter["error"]["message"]
     assert committed_offsets(dynamodb, config) == {0: 3}
 

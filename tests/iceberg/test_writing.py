@@ -6,15 +6,13 @@ import pyarrow.parquet as pq
 
 from devtools.producer import create_topic, produce_events
 from sink_engine.driver.job import run_job
-from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-from sink_engine.iceberg.settings import table_identifier
-from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, rows, table_of
+from tests.iceberg.tables import connector_snapshots, create_namespace, ids, newest_offsets, rows, table_of
 from tests.runs import committed_offsets
 
 
 def prepared(stack, config, partitions: int, events: int):
     topic = config["topics"][0]
-    ensure_namespace(open_catalog(config), table_identifier(config, topic))
+    create_namespace(config, topic)
     create_topic(stack.bootstrap_servers, topic, partitions)
     produce_events(stack.bootstrap_servers, topic, events, partitions)
     return topic

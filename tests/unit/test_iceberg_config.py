@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from sink_engine.errors import ConfigError
-from sink_engine.iceberg.settings import catalog_properties, table_identifier, table_properties
+from sink_engine.iceberg.settings import IcebergSettings, catalog_properties, table_properties
 from sink_engine.validation import parse_checked_config
 
 BASE = {
@@ -99,7 +99,8 @@ def test_another_rest_catalog_gets_no_s3_tables_defaults():
     ("lake.bronze.${topic}", "clicks", "lake.bronze.clicks"),
 ])
 def test_table_per_topic(template, topic, table):
-    assert table_identifier(parse_checked_config({**BASE, "iceberg.tables": template}), topic) == table
+    config = parse_checked_config({**BASE, "iceberg.tables": template})
+    assert IcebergSettings.from_config(config).table_identifier(topic) == table
 
 
 @pytest.mark.parametrize("overrides, key, message", [
@@ -153,10 +154,8 @@ def test_other_formats_are_untouched_by_iceberg_keys():
      ("_kafka_metadata_timestamp",)),
 ])
 def test_partitioner_as_partition_spec(overrides, fields, extra):
-    from sink_engine.iceberg.spec import extra_columns, partition_fields
-
-    config = parse_checked_config({**BASE, **overrides})
-    assert partition_fields(config) == fields and extra_columns(config) == extra
+    settings = IcebergSettings.from_config(parse_checked_config({**BASE, **overrides}))
+    assert list(settings.partition_fields) == fields and settings.extra_columns == extra
 
 
 @pytest.mark.parametrize("overrides, key, message", [
