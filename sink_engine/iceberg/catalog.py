@@ -1,6 +1,8 @@
 """The pyiceberg catalog of a connector and the tables it writes: open, load, create."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import CommitFailedException, NoSuchNamespaceError, NoSuchTableError, TableAlreadyExistsError
 from pyiceberg.table import Table
@@ -17,11 +19,22 @@ def open_catalog(settings: IcebergSettings) -> Catalog:
 
 
 def load_table(catalog: Catalog, identifier: str) -> Table | None:
-    """The table, or None when it does not exist."""
+    """The table, or None when it does not exist; TableError when its metadata cannot be read."""
+    with table_files(identifier, "reading its metadata"):
+        try:
+            return catalog.load_table(identifier)
+        except NoSuchTableError:
+            return None
+
+
+@contextmanager
+def table_files(identifier: str, doing: str):
+    """pyiceberg's file IO failing (an OSError of pyarrow's S3 filesystem: a missing metadata file, access
+    denied, S3 unreachable) as a TableError naming the table and what was being done."""
     try:
-        return catalog.load_table(identifier)
-    except NoSuchTableError:
-        return None
+        yield
+    except OSError as e:
+        raise TableError(f"table {identifier}: {doing} failed: {e}") from e
 
 
 def without_commit_retries(table: Table) -> Table:
@@ -44,7 +57,8 @@ def create_table(catalog: Catalog, identifier: str, schema, settings: IcebergSet
             with transaction.update_spec() as spec:
                 for source, transform, name in settings.partition_fields:
                     spec.add_field(source, transform, name)
-        transaction.commit_transaction()
+        with table_files(identifier, "writing its first metadata"):
+            transaction.commit_transaction()
     except (TableAlreadyExistsError, CommitFailedException):  # the commit of a create asserts that none exists
         existing = load_table(catalog, identifier)
         if existing is None:

@@ -36,7 +36,7 @@ def add_parser(commands) -> None:
 def run(config: SinkConfig, args: argparse.Namespace) -> int:
     from pyiceberg.exceptions import CommitFailedException, ValidationException
 
-    from sink_engine.iceberg.catalog import open_catalog
+    from sink_engine.iceberg.catalog import open_catalog, table_files
     from sink_engine.iceberg.errors import TableError
     from sink_engine.iceberg.maintain import Upkeep, expire_snapshots, rewrite_small_files
 
@@ -48,11 +48,12 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
         for _ in range(ATTEMPTS):  # a commit that lost to a run's or another writer's: plan again on the new head
             upkeep = Upkeep(identifier)
             try:
-                if not args.skip_rewrite:
-                    rewrite_small_files(catalog.load_table(identifier), upkeep, args.min_files)
-                if not args.skip_expire:
-                    expire_snapshots(catalog.load_table(identifier), upkeep, timedelta(hours=args.older_than_hours),
-                                     args.retain_last)
+                with table_files(identifier, "maintenance"):
+                    if not args.skip_rewrite:
+                        rewrite_small_files(catalog.load_table(identifier), upkeep, args.min_files)
+                    if not args.skip_expire:
+                        expire_snapshots(catalog.load_table(identifier), upkeep,
+                                         timedelta(hours=args.older_than_hours), args.retain_last)
                 break
             except (CommitFailedException, ValidationException):
                 continue

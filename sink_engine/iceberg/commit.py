@@ -27,7 +27,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from sink_engine import events
-from sink_engine.iceberg.catalog import load_table, open_catalog, without_commit_retries
+from sink_engine.iceberg.catalog import load_table, open_catalog, table_files, without_commit_retries
 from sink_engine.iceberg.errors import TableCommitConflictError, TableError
 from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.model import TaskResult, TopicPartition
@@ -104,14 +104,17 @@ class TableCommits:
             if not leases.renew(token, lease_ms):
                 raise TableCommitConflictError(token.connector, identifier, f"the run's lease (epoch {token.epoch}) "
                                                                             "is no longer held")
-            table = without_commit_retries(self.catalog.load_table(identifier))
+            with table_files(identifier, "reading its metadata"):
+                table = without_commit_retries(self.catalog.load_table(identifier))
             newest = newest_of_connector(table, token.connector)
             if newest is not None and newest.summary.get(COMMIT_ID) == commit_id:
                 return self._committed(identifier, newest.snapshot_id, data_files, token, started)  # answer lost
             if (newest.snapshot_id if newest else None) != self._seen.get(identifier):
                 raise TableCommitConflictError(token.connector, identifier, _changed(newest, self._seen.get(identifier)))
             try:
-                with table.transaction() as transaction:
+                # a file IO failure leaves at most an unreferenced file or an appended snapshot that the next
+                # run's `recover` finds by its summary: never records twice
+                with table_files(identifier, "the snapshot commit"), table.transaction() as transaction:
                     with transaction.update_snapshot(snapshot_properties=properties).fast_append() as append:
                         for data_file in data_files:
                             append.append_data_file(data_file)

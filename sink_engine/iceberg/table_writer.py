@@ -17,7 +17,7 @@ from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
 from pyiceberg.table import Table, TableProperties
 
 from sink_engine.errors import StorageError
-from sink_engine.iceberg.catalog import create_table, load_table, open_catalog
+from sink_engine.iceberg.catalog import create_table, load_table, open_catalog, table_files
 from sink_engine.iceberg.errors import TableError, TableSchemaError
 from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
@@ -109,12 +109,13 @@ class TableWriter(RecordWriter):
             if changes is None:
                 return
             try:
-                with self._table.update_schema() as update:
+                with table_files(self._identifier, "a schema change"), self._table.update_schema() as update:
                     update.union_by_name(changes)
                 self._use(self._table)
                 return
             except CommitFailedException:
-                self._use(self._catalog.load_table(self._identifier))
+                with table_files(self._identifier, "reading its metadata"):
+                    self._use(self._catalog.load_table(self._identifier))
         raise TableError(f"table {self._identifier}: schema change kept losing to concurrent changes")
 
     def _use(self, table: Table) -> None:

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from devtools.producer import create_topic, produce_events
 from sink_engine import cli
 from sink_engine.iceberg.catalog import create_table, load_table
 from sink_engine.iceberg.settings import IcebergSettings
 from tests.conftest import BUCKET
-from tests.iceberg.tables import catalog_of, table_name
+from tests.iceberg.runs import write_config
+from tests.iceberg.tables import catalog_of, create_namespace, table_name, table_of
+from tests.runs import committed_offsets
 
 
 def test_init_creates_the_namespace_once(iceberg_connector, tmp_path, capsys, s3):
@@ -43,3 +46,26 @@ def _json(config) -> str:
     values = {k: config[k] for k in config.explicit if k != "name"}
     flat = {k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}
     return orjson.dumps({"name": config.name, "config": {**flat, **config.passthrough}}).decode()
+
+
+def test_a_table_whose_metadata_cannot_be_read_stops_the_run_naming_it(stack, iceberg_connector, tmp_path, capsys,
+                                                                      s3, dynamodb):
+    """pyiceberg's file IO raises OSError (pyarrow's S3 filesystem); the run reports it as an error naming the
+    table, commits nothing, and lets the lease go (the next run meets the same error, not a held lease)."""
+    config = iceberg_connector()
+    topic = config["topics"][0]
+    create_namespace(config, topic)
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_events(stack.bootstrap_servers, topic, 20, 1)
+    config_file = write_config(config, tmp_path / "connector.json")
+    assert cli.main(["run", "--config", str(config_file)]) == 0
+    bucket, key = table_of(config).metadata_location[len("s3://"):].split("/", 1)
+    s3.delete_object(Bucket=bucket, Key=key)  # e.g. removed by a lifecycle rule or by hand
+    produce_events(stack.bootstrap_servers, topic, 20, 1, first_id=20)
+    capsys.readouterr()
+    for _ in range(2):
+        assert cli.main(["run", "--config", str(config_file)]) == 1
+        error = capsys.readouterr().err
+        assert error.startswith(f"error: table {table_name(config)}: reading its metadata failed: ") and \
+            key in error and "Traceback" not in error
+    assert committed_offsets(dynamodb, config) == {0: 20}
