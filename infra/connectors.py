@@ -142,15 +142,17 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
 
 def _check_no_clear_credentials(source: str, document: dict) -> None:
     """A deployed connector file is published to S3 and carried in the CloudFormation template, so a credential
-    in it must be a `${secrets:...}` reference (resolved by the job at run time, sink_engine/secrets.py)."""
+    in it must be a `${secrets:...}` or `${ssm:...}` reference (resolved by the job at run time,
+    sink_engine/secrets.py)."""
     if not isinstance(document, dict):
         return
     for key, value in config_map(document).items():
         if clear_text_credential(key, value):
             raise ConnectorSpecError(source, key, "holds a credential in clear text; a deployed connector file is "
                                      "published to S3 and carried in the CloudFormation template, so it must not. "
-                                     "Reference it as ${secrets:<secret name>:<json key>} (AWS Secrets Manager; the "
-                                     "job's role may read exactly the secrets its file references) or use MSK IAM auth")
+                                     "Reference it as ${secrets:<secret name>:<json key>} (AWS Secrets Manager) or "
+                                     "${ssm:<parameter name>} (a SecureString in SSM Parameter Store; the job's "
+                                     "role may read exactly what its file references) or use MSK IAM auth")
 
 
 def _check_deployable(source: str, config: SinkConfig) -> None:

@@ -21,6 +21,10 @@ The statements follow what the engine calls for this connector's config, and not
 - Secrets Manager: GetSecretValue on exactly the secrets its connector file references (`${secrets:...}`, resolved
   by the job when a run starts): a secret named by name as `<name>-??????` (Secrets Manager's suffix), by ARN as
   that ARN;
+- SSM Parameter Store: GetParameter on exactly the parameters it references (`${ssm:...}`), each as
+  `arn:aws:ssm:<region>:<account>:parameter/<name without its leading />` (by ARN: that ARN). A SecureString under
+  the AWS managed key `aws/ssm` needs no KMS grant; one under a customer managed key needs kms:Decrypt on that key,
+  which is not granted;
 - MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
   create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`;
 - IcebergFormat (pyiceberg's Glue catalog, infra/iceberg.py): glue:GetDatabase on its database (a table's default
@@ -50,7 +54,7 @@ from dataclasses import dataclass
 
 from infra.connectors import ConnectorSpec
 from infra.iceberg import IcebergTables
-from sink_engine.secrets import references
+from sink_engine.secrets import PARAMETER_STORE, SECRETS_MANAGER, references
 
 GLUE_CONVERTER = "glueavro"
 
@@ -103,15 +107,21 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     ]
     if GLUE_CONVERTER in (config["value.converter"], config["key.converter"]):
         statements.append(_allow("ReadGlueSchemaVersions", ["glue:GetSchemaVersion"], ["*"]))
-    secrets = secret_resources(spec, names.region, names.account)
-    if secrets:
-        statements.append(_allow("ReadOwnSecrets", ["secretsmanager:GetSecretValue"], secrets))
+    for action, resources in reference_reads(spec, names.region, names.account).items():
+        if resources:
+            statements.append(_allow(_READ_SIDS[action], [action], resources))
     return statements
 
 
-def secret_resources(spec: ConnectorSpec, region: str, account: str) -> list[str]:
-    """The IAM resources of the secrets `spec`'s connector file references, sorted, each once."""
-    return sorted({ref.arn_pattern(region, account) for ref in references(spec.document)})
+_READ_SIDS = {SECRETS_MANAGER.iam_action: "ReadOwnSecrets", PARAMETER_STORE.iam_action: "ReadOwnParameters"}
+
+
+def reference_reads(spec: ConnectorSpec, region: str, account: str) -> dict[str, list[str]]:
+    """The read action of each store (secretsmanager:GetSecretValue, ssm:GetParameter, in that order) -> the IAM
+    resources of what `spec`'s connector file references there, sorted, each once (empty: nothing)."""
+    refs = references(spec.document)
+    return {source.iam_action: sorted({r.arn_pattern(region, account) for r in refs if r.source == source})
+            for source in (SECRETS_MANAGER, PARAMETER_STORE)}
 
 
 def _kms_statements(key_id: str | None, names: JobPhysicalNames) -> list[dict]:

@@ -45,7 +45,7 @@ EMR_PYTHONS: dict[str, tuple[str, ...]] = {
 }
 
 # How the job (EMR Serverless) and the replay Lambda, in `network.subnet_ids`, reach S3, DynamoDB, STS, Glue,
-# CloudWatch Logs, KMS and Secrets Manager: through a NAT the subnets already route to, or VPC endpoints the stack
+# CloudWatch Logs, KMS, Secrets Manager and SSM: through a NAT the subnets already route to, or VPC endpoints the stack
 # creates (see infra/constructs/network.py).
 EGRESS = ("nat", "endpoints")
 

@@ -97,8 +97,8 @@ def _init(config: SinkConfig) -> int:
 
 
 def _validate(config: SinkConfig) -> int:
-    """Every key with its effective value (credentials masked, `${secrets:...}` references shown as written, not
-    read) and where it comes from; then the keys accepted as having no effect here."""
+    """Every key with its effective value (credentials masked, `${secrets:...}` and `${ssm:...}` references shown
+    as written, not read) and where it comes from; then the keys accepted as having no effect here."""
     from sink_engine.config.credentials import masked
     from sink_engine.config.key_policy import why_unused
 

@@ -8,7 +8,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from infra.connectors import INDEX_KEY, ConnectorSpec, index_uri
-from infra.job_policy import secret_resources
+from infra.job_policy import reference_reads
 from infra.constructs.lambda_function import LibrariesLayer, PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, XRAY_REASON, acknowledge
 from infra.settings import Settings
@@ -27,8 +27,8 @@ class DlqReplay(Construct):
     Its role may read the connector index and, only for the deployed connectors: read their published configs and
     their S3 dead letters (decrypting with the data key); get, put, update and query items under their keys in the
     offsets table (replay progress); read their dead-letter topics; write to their topics (the default replay
-    targets) over MSK IAM; read the secrets their files reference (the replay loads a connector's config as the job
-    does, references resolved). A payload naming another source or target is refused by IAM."""
+    targets) over MSK IAM; read the secrets and SSM parameters their files reference (the replay loads a connector's
+    config as the job does, references resolved). A payload naming another source or target is refused by IAM."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  data_key: kms.IKey, table_arn: str, layer: lambda_.ILayerVersion):
@@ -75,9 +75,12 @@ def replay_statements(settings: Settings, connectors: tuple[ConnectorSpec, ...],
         iam.PolicyStatement(actions=["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"],
                             resources=[msk.resource_arn("topic", t) for t in topics]),
     ]
-    secrets = sorted({s for c in connectors for s in secret_resources(c, settings.region, settings.account)})
-    if secrets:
-        statements.append(iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=secrets))
+    reads: dict[str, set[str]] = {}
+    for connector in connectors:
+        for action, resources in reference_reads(connector, settings.region, settings.account).items():
+            reads.setdefault(action, set()).update(resources)
+    statements += [iam.PolicyStatement(actions=[action], resources=sorted(resources))
+                   for action, resources in reads.items() if resources]
     if prefixes:
         statements.append(iam.PolicyStatement(actions=["s3:GetObject"], resources=[f"{bucket}/{p}/*" for p in prefixes]))
         statements.append(iam.PolicyStatement(actions=["s3:ListBucket"], resources=[bucket], conditions={

@@ -72,8 +72,9 @@ class SinkConfig:
 
 def load_config(location: str, s3_client=None, resolve_secrets: bool = True, secrets_client_for=None) -> SinkConfig:
     """Read a connector JSON file from a local path or an `s3://bucket/key` URI and parse it. With
-    `resolve_secrets`, `${secrets:...}` references are replaced by their values from AWS Secrets Manager first
-    (`secrets_client_for(region)` gives its clients; see sink_engine/secrets.py); without, they are only checked."""
+    `resolve_secrets`, `${secrets:...}` and `${ssm:...}` references are replaced by their values from AWS Secrets
+    Manager and SSM Parameter Store first (`secrets_client_for(service, region)` gives their clients; see
+    sink_engine/secrets.py); without, they are only checked."""
     if location.startswith("s3://"):
         import boto3
 
@@ -103,7 +104,7 @@ def parse_config(document: Mapping[str, Any]) -> SinkConfig:
     raw = dict(document["config"]) if isinstance(document.get("config"), Mapping) else dict(document)
     if "name" in document and "name" not in raw:
         raw["name"] = document["name"]
-    references(raw)  # a malformed ${secrets:...} reference fails here, naming its key
+    references(raw)  # a malformed ${secrets:...} or ${ssm:...} reference fails here, naming its key
     given = frozenset(raw)
     raw, derived = derive(raw)
     _reject_not_built(raw)

@@ -1,6 +1,6 @@
 """Which config values carry a credential: masked when `validate` shows them, and refused in clear text in a
 deployed connector file (which is published to S3 and carried in the CloudFormation template), where they must be
-`${secrets:...}` references (sink_engine/secrets.py)."""
+`${secrets:...}` or `${ssm:...}` references (sink_engine/secrets.py)."""
 from __future__ import annotations
 
 import re
@@ -21,7 +21,7 @@ MASK = "********"
 
 
 def clear_text_credential(key: str, value) -> bool:
-    """True when `value` of `key` holds a credential that is not a `${secrets:...}` reference."""
+    """True when `value` of `key` holds a credential that is not a `${secrets:...}` or `${ssm:...}` reference."""
     if value is None or str(value).strip() == "":
         return False
     text = str(value)

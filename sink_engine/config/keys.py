@@ -77,7 +77,7 @@ CONNECTION_KEYS: tuple[Key, ...] = (
     Key("aws.access.key.id", "string", None, "Static AWS access key id of the S3 client (with "
         "aws.secret.access.key); unset: boto3's credentials (the job's role). DynamoDB and Kafka are unaffected."),
     Key("aws.secret.access.key", "string", None, "Static AWS secret key of the S3 client, with aws.access.key.id; "
-        "use a ${secrets:...} reference."),
+        "use a ${secrets:...} or ${ssm:...} reference."),
 )
 # Confluent Cloud's own keys, with connector.class S3_SINK (see config/cloud.py for what each one means here).
 CLOUD_KEYS: tuple[Key, ...] = (
@@ -97,7 +97,7 @@ CLOUD_KEYS: tuple[Key, ...] = (
     Key("kafka.api.key", "string", None, "Confluent Cloud: Kafka API key, used as the SASL username (SCRAM-SHA-512 "
         "over SASL_SSL, as MSK's SASL/SCRAM; consumer.override.sasl.mechanism and .security.protocol change that)."),
     Key("kafka.api.secret", "string", None, "Confluent Cloud: Kafka API secret, the SASL password; use a "
-        "${secrets:...} reference."),
+        "${secrets:...} or ${ssm:...} reference."),
     Key("authentication.method", "string", None, "Confluent Cloud: Access Keys (aws.access.key.id and "
         "aws.secret.access.key) or IAM Roles (the job's own role)."),
     Key("schema.context.name", "string", None, "Confluent Cloud: Schema Registry context; only the default one."),

@@ -232,6 +232,15 @@ def _secret_value(call: Call, facts: Facts):
     return [("secretsmanager:GetSecretValue", secret if secret.startswith("arn:") else facts.secret_arns[secret], {})]
 
 
+def _parameter_value(call: Call, facts: Facts):
+    """AWS authorizes a read of a parameter on its ARN: `parameter/` and the name without its leading slash, in the
+    request's region and the caller's account, however the request names it."""
+    name = call.params["Name"]
+    if name.startswith("arn:"):
+        return [("ssm:GetParameter", name, {})]
+    return [("ssm:GetParameter", f"arn:aws:ssm:{call.region}:{facts.account}:parameter/{name.removeprefix('/')}", {})]
+
+
 def _role_action(action: str):
     return lambda call, facts: [(action, f"arn:aws:iam::{facts.account}:role/{call.params['RoleName']}", {})]
 
@@ -249,6 +258,7 @@ _SERVICES = {
                                                      "ListRolePolicies")},
     "sts": {"GetCallerIdentity": lambda call, facts: []},  # needs no permission
     "secretsmanager": {"GetSecretValue": _secret_value},
+    "ssm": {"GetParameter": _parameter_value},
     "glue": {"GetSchemaVersion": lambda call, facts: [("glue:GetSchemaVersion", "*", {})],
              "GetDatabase": _glue_database_action("glue:GetDatabase"),
              "CreateDatabase": _glue_database_action("glue:CreateDatabase"),

@@ -56,18 +56,21 @@ def iceberg_connector_document(bootstrap_servers: str) -> dict:
 
 SECRETS_CONNECTOR = "orders-secrets"
 REGISTRY_LOGIN_KEY = "value.converter.basic.auth.user.info"
+KEY_REGISTRY_LOGIN_KEY = "key.converter.basic.auth.user.info"
 
 
-def secrets_connector_document(bootstrap_servers: str, secret: str) -> dict:
+def secrets_connector_document(bootstrap_servers: str, secret: str, parameter: str) -> dict:
     """The deployed connector of `connector_document` under its own name and data prefix, whose Schema Registry
-    login (a credential: a deployed file must reference it) is `orders-sink:` and the field `password` of Secrets
-    Manager secret `secret`. Its JsonConverter reads no registry, so the value, resolved when a run starts, changes
-    nothing else in a run against the plaintext broker."""
+    logins (credentials: a deployed file must reference them) are `orders-sink:` and the field `password` of Secrets
+    Manager secret `secret` (value converter), and `orders-sink:` and the value of SSM parameter `parameter` (key
+    converter). Its converters read no registry, so the values, resolved when a run starts, change nothing else in a
+    run against the plaintext broker."""
     document = connector_document(bootstrap_servers)
     dlq = f"{load_settings(ENV).retention.dlq_prefix}{SECRETS_CONNECTOR}"
     return {"name": SECRETS_CONNECTOR, "config": {
         **document["config"], "topics.dir": SECRETS_CONNECTOR, "errors.deadletterqueue.s3.prefix": dlq,
-        REGISTRY_LOGIN_KEY: f"orders-sink:${{secrets:{secret}:password}}"}}
+        REGISTRY_LOGIN_KEY: f"orders-sink:${{secrets:{secret}:password}}",
+        KEY_REGISTRY_LOGIN_KEY: f"orders-sink:${{ssm:{parameter}}}"}}
 
 
 @dataclass(frozen=True)

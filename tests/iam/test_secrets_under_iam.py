@@ -1,10 +1,12 @@
-"""`${secrets:...}` references under enforced IAM: a connector whose file references a Secrets Manager secret,
-synthesized for the dev environment, runs as its own job role and resolves the secret with exactly the grant the
-stack gives it (`ReadOwnSecrets`: the name as `<name>-??????`), and so does the DLQ replay Lambda as its role; a
-secret the file does not reference is refused, and the engine names the config key it was resolving.
+"""`${secrets:...}` and `${ssm:...}` references under enforced IAM: a connector whose file references a Secrets
+Manager secret and an SSM Parameter Store SecureString, synthesized for the dev environment, runs as its own job
+role and resolves both with exactly the grants the stack gives it (`ReadOwnSecrets`: the name as `<name>-??????`;
+`ReadOwnParameters`: the parameter's ARN), and so does the DLQ replay Lambda as its role; a secret or parameter the
+file does not reference is refused, and the engine names the config key it was resolving.
 
-moto does not check which secret a role reads (docs/aws-fidelity.md): `secret_reads.aws_checks_secret_reads`
-checks each read as AWS does, and a test here shows that moto alone lets the read through."""
+moto does not check which secret or parameter a role reads (docs/aws-fidelity.md):
+`secret_reads.aws_checks_secret_reads` checks each read as AWS does, and tests here show that moto alone lets the
+reads through."""
 from __future__ import annotations
 
 import dataclasses
@@ -16,8 +18,8 @@ import pytest
 
 from tests.iam.acting import acting_as
 from tests.iam.actions import Facts, needs
-from tests.iam.deployment import (REGISTRY_LOGIN_KEY, SECRETS_CONNECTOR, Deployed, secrets_connector_document,
-                                  synthesize)
+from tests.iam.deployment import (KEY_REGISTRY_LOGIN_KEY, REGISTRY_LOGIN_KEY, SECRETS_CONNECTOR, Deployed,
+                                  secrets_connector_document, synthesize)
 from tests.iam.engine import run_cli
 from tests.iam.evaluate import allows
 from tests.iam.functions import HANDLERS, LambdaContext, as_function
@@ -28,6 +30,9 @@ from tests.iam.world import Principal
 
 REFERENCED, UNREFERENCED = "sink-dev/orders-registry", "sink-dev/payments-registry"
 PASSWORDS = {REFERENCED: "orders-registry-password", UNREFERENCED: "payments-registry-password"}
+# SecureString parameters (the AWS managed key aws/ssm)
+PARAMETER, OTHER_PARAMETER = "/sink-dev/orders/key-registry-password", "/sink-dev/payments/key-registry-password"
+PARAMETERS = {PARAMETER: "orders-key-registry-password", OTHER_PARAMETER: "payments-key-registry-password"}
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,8 @@ class SecretsDeployment:
 
 @pytest.fixture(scope="module")
 def secrets(iam_stack, world, engine_run, tmp_path_factory) -> SecretsDeployment:
-    """Both secrets, created by the admin; the connector referencing REFERENCED deployed next to the suite's one
+    """Both secrets and both parameters, created by the admin; the connector referencing REFERENCED and PARAMETER
+    deployed next to the suite's one
     (the suite's has run: the topics hold records): its published config, its job role and its DLQ replay role
     (under a name of its own: the suite's replay role has the same logical id). Its config is removed afterwards."""
     from infra.constructs.admin import RESOURCE_TYPE
@@ -51,7 +57,10 @@ def secrets(iam_stack, world, engine_run, tmp_path_factory) -> SecretsDeployment
     manager = world.admin.client("secretsmanager")
     arns = {name: manager.create_secret(Name=name, SecretString=json.dumps({"password": password}))["ARN"]
             for name, password in PASSWORDS.items()}
-    synthesized = synthesize(secrets_connector_document(iam_stack.bootstrap_servers, REFERENCED),
+    ssm = world.admin.client("ssm")
+    for name, password in PARAMETERS.items():
+        ssm.put_parameter(Name=name, Value=password, Type="SecureString", Overwrite=True)
+    synthesized = synthesize(secrets_connector_document(iam_stack.bootstrap_servers, REFERENCED, PARAMETER),
                              tmp_path_factory.mktemp("iam-secrets"))
     mine = Deployed.of(synthesized, {})
     template = synthesized.templates["service"]
@@ -74,13 +83,26 @@ def _secret_reads(call_log, principal: Principal) -> list[str]:
             if c.principal == principal.name and c.operation == "GetSecretValue"]
 
 
-def test_a_run_as_the_job_role_resolves_its_secret_with_the_stacks_grant(secrets, call_log, spark):
+def _parameter_reads(call_log, principal: Principal) -> list[str]:
+    return [c.params["Name"] for c in call_log.calls()
+            if c.principal == principal.name and c.operation == "GetParameter"]
+
+
+def _parameter_arn(secrets: SecretsDeployment, name: str) -> str:
+    return f"arn:aws:ssm:{secrets.deployed.synthesized.settings.region}:{secrets.facts.account}:parameter{name}"
+
+
+def test_a_run_as_the_job_role_resolves_its_secret_and_parameter_with_the_stacks_grants(secrets, call_log, spark):
     from sink_engine.validation import load_checked_config
 
-    # given the job role's documents as synthesized: GetSecretValue on the referenced secret's name-?????? only
+    # given the job role's documents as synthesized: GetSecretValue on the referenced secret's name-?????? only,
+    # GetParameter on the referenced parameter's ARN only
     (granted,) = [s["Resource"] for d in secrets.job.documents for s in d.statements
                   if s.get("Sid") == "ReadOwnSecrets"]
     assert granted == secrets.facts.secret_arns[REFERENCED][:-6] + "??????"  # one resource: a string, not a list
+    (parameters,) = [(s["Action"], s["Resource"]) for d in secrets.job.documents for s in d.statements
+                     if s.get("Sid") == "ReadOwnParameters"]
+    assert parameters == ("ssm:GetParameter", _parameter_arn(secrets, PARAMETER))
     # when the connector runs as that role, and loads its config as the run does
     with acting_as(secrets.job, call_log, spark), aws_checks_secret_reads(secrets.job, secrets.facts):
         run = run_cli("run", "--config", secrets.config_uri)
@@ -88,7 +110,9 @@ def test_a_run_as_the_job_role_resolves_its_secret_with_the_stacks_grant(secrets
     # then the run succeeds, having read the secret, and the reference resolves to the secret's field
     assert run.code == 0, run.err
     assert set(_secret_reads(call_log, secrets.job)) == {REFERENCED}
+    assert set(_parameter_reads(call_log, secrets.job)) == {PARAMETER}
     assert config[REGISTRY_LOGIN_KEY] == f"orders-sink:{PASSWORDS[REFERENCED]}"
+    assert config[KEY_REGISTRY_LOGIN_KEY] == f"orders-sink:{PARAMETERS[PARAMETER]}"  # decrypted
 
 
 def test_moto_alone_lets_the_job_role_read_a_secret_its_file_does_not_reference(secrets):
@@ -99,6 +123,17 @@ def test_moto_alone_lets_the_job_role_read_a_secret_its_file_does_not_reference(
     with acting_as(secrets.job):
         answer = boto3.client("secretsmanager").get_secret_value(SecretId=UNREFERENCED)
     assert json.loads(answer["SecretString"]) == {"password": PASSWORDS[UNREFERENCED]}
+
+
+def test_moto_alone_lets_the_job_role_read_a_parameter_its_file_does_not_reference(secrets):
+    # AWS evaluates the read against the parameter's ARN, which the role's documents do not name
+    region = secrets.deployed.synthesized.settings.region
+    call = Call(secrets.job.name, "ssm", "GetParameter", region, {"Name": OTHER_PARAMETER})
+    assert [allows(secrets.job.documents, n) for n in needs(call, secrets.facts)] == [False]
+    # moto checks the action only: the read succeeds (when it no longer does, secret_reads.py's SSM check can go)
+    with acting_as(secrets.job):
+        answer = boto3.client("ssm").get_parameter(Name=OTHER_PARAMETER, WithDecryption=True)
+    assert answer["Parameter"]["Value"] == PARAMETERS[OTHER_PARAMETER]
 
 
 def test_the_job_role_is_refused_a_secret_its_file_does_not_reference_naming_the_key(secrets, spark, tmp_path):
@@ -117,7 +152,23 @@ def test_the_job_role_is_refused_a_secret_its_file_does_not_reference_naming_the
     assert "AccessDeniedException" in result.err and "secretsmanager:GetSecretValue" in result.err, result.err
 
 
-def test_the_dlq_replay_resolves_the_connectors_secret_as_its_role(secrets, world, call_log):
+def test_the_job_role_is_refused_a_parameter_its_file_does_not_reference_naming_the_key(secrets, spark, tmp_path):
+    # given the published config edited to reference a parameter the deployed file does not
+    document = json.loads(secrets.published[secrets.config_uri.split("/", 3)[3]])
+    document["config"][KEY_REGISTRY_LOGIN_KEY] = f"orders-sink:${{ssm:{OTHER_PARAMETER}}}"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    # when the connector runs with it as its job role
+    with acting_as(secrets.job, spark=spark), aws_checks_secret_reads(secrets.job, secrets.facts):
+        result = run_cli("run", "--config", str(edited))
+    # then the read is refused, and the run fails before it reads a record, naming the key and the parameter
+    assert result.code == 1, result.out
+    assert (f"config key '{KEY_REGISTRY_LOGIN_KEY}': cannot read parameter '{OTHER_PARAMETER}' from AWS Systems "
+            "Manager Parameter Store: AccessDeniedException") in result.err, result.err
+    assert f"ssm:GetParameter on resource: {_parameter_arn(secrets, OTHER_PARAMETER)}" in result.err, result.err
+
+
+def test_the_dlq_replay_resolves_the_connectors_secret_and_parameter_as_its_role(secrets, world, call_log):
     # given the deployment's connector index published (the suite's is put back after)
     bucket, index_key = secrets.config_uri.removeprefix("s3://").split("/")[0], _index_key(secrets)
     s3 = world.admin.client("s3")
@@ -130,9 +181,10 @@ def test_the_dlq_replay_resolves_the_connectors_secret_as_its_role(secrets, worl
             answer = handler({"connector": SECRETS_CONNECTOR, "dry_run": True}, LambdaContext())
     finally:
         s3.put_object(Bucket=bucket, Key=index_key, Body=before)
-    # then it loaded the connector's config, resolving its secret as the replay role
+    # then it loaded the connector's config, resolving its secret and parameter as the replay role
     assert answer.get("connector") == SECRETS_CONNECTOR and answer["dry_run"] is True, answer
     assert _secret_reads(call_log, secrets.replay) == [REFERENCED]
+    assert _parameter_reads(call_log, secrets.replay) == [PARAMETER]
 
 
 def _index_key(secrets: SecretsDeployment) -> str:

@@ -51,7 +51,7 @@ def test_endpoints_give_the_subnets_every_service_the_job_calls(tmp_path):
             assert props["VpcEndpointType"] == "Interface" and props["PrivateDnsEnabled"] is True
             assert props["SubnetIds"] == list(network.subnet_ids)
             assert props["SecurityGroupIds"] == [{"Fn::GetAtt": [group, "GroupId"]}]
-    assert {"sts", "glue", "logs", "kms", "secretsmanager"} <= set(INTERFACE_SERVICES)
+    assert {"sts", "glue", "logs", "kms", "secretsmanager", "ssm"} <= set(INTERFACE_SERVICES)
     assert {"s3", "dynamodb"} == set(GATEWAY_SERVICES)
 
 

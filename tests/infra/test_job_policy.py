@@ -156,3 +156,28 @@ def test_the_secrets_a_connector_references_and_only_those_may_be_read():
     assert "secretsmanager:GetSecretValue" not in _actions(ORDERS)
     replay = [Stack().resolve(s.to_json()) for s in replay_statements(SETTINGS, (spec, AUDIT), "arn:table")]
     assert [s["Resource"] for s in replay if s["Action"] == "secretsmanager:GetSecretValue"] == [expected]
+
+
+def test_the_parameters_a_connector_references_and_only_those_may_be_read():
+    """The job resolves ${ssm:...} when a run starts: ssm:GetParameter on each referenced parameter's ARN
+    (`parameter/` and the name without its leading slash, or the ARN written), for the job role and the replay
+    Lambda; no KMS grant (a SecureString under aws/ssm needs none)."""
+    from aws_cdk import Stack
+
+    from infra.constructs.dlq_replay import replay_statements
+
+    arn = "arn:aws:ssm:eu-west-1:333333333333:parameter/shared/registry"
+    spec = _with(ORDERS, **{"value.converter.basic.auth.user.info": "reader:${ssm:/sink/orders/registry:password}",
+                            "key.converter.basic.auth.user.info": f"reader:${{aws:ssm:{arn}}}",
+                            "aws.access.key.id": "${ssm:s3-key-id}",
+                            "aws.secret.access.key": "${ssm:/sink/orders/registry:s3}"})
+    expected = [arn, "arn:aws:ssm:us-east-1:222222222222:parameter/s3-key-id",
+                "arn:aws:ssm:us-east-1:222222222222:parameter/sink/orders/registry"]
+    statements = _by_sid(spec)
+    assert statements["ReadOwnParameters"] == {"Sid": "ReadOwnParameters", "Effect": "Allow",
+                                               "Action": ["ssm:GetParameter"], "Resource": expected}
+    assert "ReadOwnSecrets" not in statements and "UseOwnKmsKey" not in statements
+    assert not any(a.startswith("ssm:") for a in _actions(ORDERS))
+    replay = [Stack().resolve(s.to_json()) for s in replay_statements(SETTINGS, (spec, AUDIT), "arn:table")]
+    assert [s["Resource"] for s in replay if s["Action"] == "ssm:GetParameter"] == [expected]
+    assert not any("secretsmanager" in json.dumps(s) for s in replay)
