@@ -49,7 +49,11 @@ class LambdaPackage:
 
 FUNCTIONS = {  # handler `lambdas.<function>.handler.handler` -> what the stack deploys it with
     "admin": LambdaPackage(),
-    "trigger": LambdaPackage(packages=("lambdas/shared", "sink_engine/offsets/layout.py")),
+    # the connector index reader; the table's items; the engine's time zones and rotation boundaries
+    "trigger": LambdaPackage(packages=("lambdas/shared", "sink_engine/offsets/layout.py", "sink_engine/errors.py",
+                                       "sink_engine/partition/java_zone_ids.py",
+                                       "sink_engine/partition/time_buckets.py")),
+    # the replay is the engine's (`sink_engine.dlq.replay`); the connector index reader
     "dlq_replay": LambdaPackage(packages=("sink_engine", "lambdas/shared"), layers=("libraries", "replay")),
 }
 _MACHINE = {"ARM64": "aarch64", "X86_64": "x86_64"}

@@ -14,7 +14,7 @@ class ConfigError(SinkError):
     exit_code = 2
 
     def __init__(self, key: str, message: str):
-        self.key = key
+        self.key, self.reason = key, message
         super().__init__(f"config key '{key}': {message}")
 
 

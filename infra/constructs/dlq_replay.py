@@ -14,7 +14,6 @@ from infra.constructs.nag import BASIC_EXECUTION, XRAY_REASON, acknowledge
 from infra.settings import Settings
 
 SERVICE = "sink-dlq-replay"
-PACKAGES = ("sink_engine", "lambdas/shared")  # the replay is the engine's (`sink_engine.dlq.replay`); the index reader
 TIMEOUT = Duration.minutes(15)  # Lambda's maximum; `max_records` keeps one invocation shorter
 MEMORY_MB = 1024
 
@@ -37,7 +36,7 @@ class DlqReplay(Construct):
                                    description="confluent-kafka, orjson, aws-msk-iam-sasl-signer-python").layer
         self.function = PythonLambda(
             self, "Lambda", name="dlq_replay", service=SERVICE, layer=layer, extra_layers=(libraries,),
-            packages=PACKAGES, network=settings.network, timeout=TIMEOUT, memory_mb=MEMORY_MB,
+            network=settings.network, timeout=TIMEOUT, memory_mb=MEMORY_MB,
             log_retention_days=settings.retention.log_retention_days,
             environment={"CONNECTORS_URI": index_uri(settings.bucket_name)}).function
         for statement in replay_statements(settings, connectors, table_arn):

@@ -9,7 +9,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra.errors import PackagingError
-from infra.packaging import assemble_code, lambda_layer_path
+from infra.packaging import FUNCTIONS, assemble_code, lambda_layer_path
 from infra.settings import NetworkSettings
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
@@ -38,19 +38,19 @@ VPC_ACCESS_ACTIONS = ["ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfac
 
 class PythonLambda(Construct):
     """Attribute: `function`. Handler `lambdas.<name>.handler.handler`, X-Ray tracing, Powertools settings, and a
-    log group with the environment's retention. `packages` go into the code folder (see `assemble_code`);
+    log group with the environment's retention. Its code folder holds what `packaging.FUNCTIONS[name]` lists;
     `layer` comes first, then `extra_layers`. With `network`, the function runs in those subnets and security
     groups (given as IDs, as the EMR application's) and its role may manage the network interfaces."""
 
     def __init__(self, scope: Construct, id: str, *, name: str, service: str, layer: lambda_.ILayerVersion,
                  environment: dict[str, str], log_retention_days: int, timeout: Duration, memory_mb: int = 256,
-                 packages: tuple[str, ...] = (), extra_layers: tuple[lambda_.ILayerVersion, ...] = (),
+                 extra_layers: tuple[lambda_.ILayerVersion, ...] = (),
                  network: NetworkSettings | None = None):
         super().__init__(scope, id)
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention(log_retention_days))
         self.function = lambda_.Function(
             self, "Function", runtime=RUNTIME, architecture=ARCHITECTURE,
-            code=lambda_.Code.from_asset(str(assemble_code(name, packages=packages))),
+            code=lambda_.Code.from_asset(str(assemble_code(name, packages=FUNCTIONS[name].packages))),
             handler=f"lambdas.{name}.handler.handler",
             layers=[layer, *extra_layers], timeout=timeout, memory_size=memory_mb, tracing=lambda_.Tracing.ACTIVE,
             log_group=self.log_group,

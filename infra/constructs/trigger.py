@@ -19,7 +19,6 @@ from infra.settings import Settings
 
 SERVICE = "sink-trigger"
 IDLE_FLUSH_INPUT = {"action": "idle-flush"}
-PACKAGES = ("lambdas/shared", "sink_engine/offsets/layout.py")  # the connector index reader, the table's items
 
 
 def trigger_group_id(env: str, topic: str) -> str:
@@ -48,7 +47,7 @@ class Trigger(Construct):
             "BACKOFF_BASE_MS": str(tuning.backoff_base_seconds * 1000),
             "BACKOFF_CAP_MS": str(tuning.backoff_cap_seconds * 1000),
         }
-        self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer, packages=PACKAGES,
+        self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.seconds(60), environment=environment).function
         self._grant(settings, connectors, job, table)

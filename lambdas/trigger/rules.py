@@ -25,7 +25,8 @@ from typing import Mapping
 
 from lambdas.trigger.errors import TriggerConfigError
 from lambdas.trigger.pending import Committed, Seen, TopicPartition
-from lambdas.trigger.schedule import next_rotation_ms, parse_zone
+from sink_engine.errors import ConfigError
+from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
 
 FLUSH_SIZE, SCHEDULED, WALLCLOCK_INTERVAL, RECORD_INTERVAL, FIRST_RUN = (
     "flush-size", "scheduled-rotation", "wallclock-interval", "record-interval", "first-run")
@@ -55,7 +56,10 @@ class Rotation:
             raise TriggerConfigError(connector, "flush.size", f"{flush_size} is not positive")
         if extractor not in EXTRACTORS:
             raise TriggerConfigError(connector, "timestamp.extractor", f"{extractor!r} is not one of {EXTRACTORS}")
-        return cls(flush_size, schedule, interval, extractor, parse_zone(zone, connector))
+        try:
+            return cls(flush_size, schedule, interval, extractor, parse_zone(zone))
+        except ConfigError as e:  # the engine's rule, so that the trigger reads `timezone` as a run does
+            raise TriggerConfigError(connector, e.key, e.reason) from None
 
 
 def partition_reason(rotation: Rotation, seen: Seen | None, committed: Committed | None, now_ms: int) -> str | None:

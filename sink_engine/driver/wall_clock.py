@@ -18,18 +18,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.driver.plans import PlanStore
 from sink_engine.model import CommittedOffset, PartitionRange, TopicPartition
 from sink_engine.offsets import LeaseToken, OffsetStore
-from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
-
-DAY_MS = 24 * 3_600_000
-
-
-def next_rotation_ms(now_ms: int, interval_ms: int, zone: tzinfo) -> int:
-    """The next boundary after `now_ms`: a multiple of the interval past local midnight, at most the next
-    midnight (the connector's DateTimeUtils.getNextTimeAdjustedByDay)."""
-    day = TimeBuckets(DAY_MS, zone, str)
-    start_of_day = day.bucket_start(now_ms)
-    next_offset = ((now_ms - start_of_day) // interval_ms + 1) * interval_ms
-    return start_of_day + min(next_offset, DAY_MS)
+from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from sink_engine.partition.java_zone_ids import SHORT_IDS
 
 _OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?")
 _SAMPLE_MS = 6 * 3600 * 1000  # no zone changes its offset twice within six hours
+DAY_MS = 24 * 3_600_000
 
 
 def parse_zone(text: str) -> tzinfo:
@@ -88,3 +89,12 @@ class TimeBuckets:
             return False
         samples = list(range(low + _SAMPLE_MS, high, _SAMPLE_MS)) + [high - 1]
         return all(self.offset_ms(t) == offset for t in samples)
+
+
+def next_rotation_ms(now_ms: int, interval_ms: int, zone: tzinfo) -> int:
+    """The next `rotate.schedule.interval.ms` boundary after `now_ms`: a multiple of the interval past local
+    midnight, at most the next midnight (the connector's DateTimeUtils.getNextTimeAdjustedByDay). The driver
+    (driver/wall_clock.py) and the trigger Lambda (which ships this module) decide with it."""
+    start_of_day = TimeBuckets(DAY_MS, zone, str).bucket_start(now_ms)
+    next_offset = ((now_ms - start_of_day) // interval_ms + 1) * interval_ms
+    return start_of_day + min(next_offset, DAY_MS)

@@ -1,5 +1,5 @@
 """Whether a run would close a file, per topic-partition: a table of cases over the connector's settings."""
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -62,6 +62,16 @@ def test_rotation_settings_come_from_the_connector_keys():
     rotation = Rotation.from_entry("orders", entry)
     assert (rotation.flush_size, rotation.schedule_ms, rotation.extractor) == (10_000, 600_000, "record")
     assert rotation.zone == ZoneInfo("Europe/Paris")
+
+
+@pytest.mark.parametrize("zone, january_offset_hours", [("PST", -8), ("EST", -5), ("+05:30", 5.5), ("UTC", 0),
+                                                          ("Europe/Paris", 1)])
+def test_the_timezone_is_read_as_a_run_reads_it(zone, january_offset_hours):
+    """Java's short ids (ZoneId.SHORT_IDS), IANA ids and offsets, as the engine reads `timezone`."""
+    entry = {"flush.size": 10, "rotate.schedule.interval.ms": 600_000, "rotate.interval.ms": -1,
+             "timestamp.extractor": "wallclock", "timezone": zone}
+    zone_read = Rotation.from_entry("orders", entry).zone
+    assert zone_read.utcoffset(datetime(2026, 1, 15)) == timedelta(hours=january_offset_hours)
 
 
 @pytest.mark.parametrize("key, value", [("flush.size", 0), ("timestamp.extractor", "Wallclock$"),
