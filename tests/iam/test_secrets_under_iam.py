@@ -136,36 +136,34 @@ def test_moto_alone_lets_the_job_role_read_a_parameter_its_file_does_not_referen
     assert answer["Parameter"]["Value"] == PARAMETERS[OTHER_PARAMETER]
 
 
-def test_the_job_role_is_refused_a_secret_its_file_does_not_reference_naming_the_key(secrets, spark, tmp_path):
-    # given the published config edited to reference a secret the deployed file does not (a grant is synthesized
-    # from the file: the edit is not deployed)
+# the key edited, its reference to what the deployed file does not name, what the error says, and the action
+# and resource AWS refuses
+REFUSED = [(REGISTRY_LOGIN_KEY, f"${{secrets:{UNREFERENCED}:password}}",
+            f"cannot read secret '{UNREFERENCED}' from AWS Secrets Manager: AccessDeniedException",
+            lambda secrets: f"secretsmanager:GetSecretValue on resource: {UNREFERENCED}"),
+           (KEY_REGISTRY_LOGIN_KEY, f"${{ssm:{OTHER_PARAMETER}}}",
+            f"cannot read parameter '{OTHER_PARAMETER}' from AWS Systems Manager Parameter Store: "
+            "AccessDeniedException",
+            lambda secrets: f"ssm:GetParameter on resource: {_parameter_arn(secrets, OTHER_PARAMETER)}")]
+
+
+@pytest.mark.parametrize("key, reference, refused, action", REFUSED, ids=["secret", "parameter"])
+def test_the_job_role_is_refused_what_its_file_does_not_reference_naming_the_key(secrets, spark, tmp_path, key,
+                                                                                   reference, refused, action):
+    # given the published config edited to reference a secret or parameter the deployed file does not (a grant
+    # is synthesized from the file: the edit is not deployed)
     document = json.loads(secrets.published[secrets.config_uri.split("/", 3)[3]])
-    document["config"][REGISTRY_LOGIN_KEY] = f"orders-sink:${{secrets:{UNREFERENCED}:password}}"
+    document["config"][key] = f"orders-sink:{reference}"
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(document))
     # when the connector runs with it as its job role
     with acting_as(secrets.job, spark=spark), aws_checks_secret_reads(secrets.job, secrets.facts):
         result = run_cli("run", "--config", str(edited))
-    # then the read is refused, and the run fails before it reads a record, naming the key and the secret
+    # then the read is refused, and the run fails before it reads a record, naming the key, what it references
+    # and the action refused
     assert result.code == 1, result.out
-    assert f"config key '{REGISTRY_LOGIN_KEY}': cannot read secret '{UNREFERENCED}'" in result.err, result.err
-    assert "AccessDeniedException" in result.err and "secretsmanager:GetSecretValue" in result.err, result.err
-
-
-def test_the_job_role_is_refused_a_parameter_its_file_does_not_reference_naming_the_key(secrets, spark, tmp_path):
-    # given the published config edited to reference a parameter the deployed file does not
-    document = json.loads(secrets.published[secrets.config_uri.split("/", 3)[3]])
-    document["config"][KEY_REGISTRY_LOGIN_KEY] = f"orders-sink:${{ssm:{OTHER_PARAMETER}}}"
-    edited = tmp_path / "edited.json"
-    edited.write_text(json.dumps(document))
-    # when the connector runs with it as its job role
-    with acting_as(secrets.job, spark=spark), aws_checks_secret_reads(secrets.job, secrets.facts):
-        result = run_cli("run", "--config", str(edited))
-    # then the read is refused, and the run fails before it reads a record, naming the key and the parameter
-    assert result.code == 1, result.out
-    assert (f"config key '{KEY_REGISTRY_LOGIN_KEY}': cannot read parameter '{OTHER_PARAMETER}' from AWS Systems "
-            "Manager Parameter Store: AccessDeniedException") in result.err, result.err
-    assert f"ssm:GetParameter on resource: {_parameter_arn(secrets, OTHER_PARAMETER)}" in result.err, result.err
+    assert f"config key '{key}': {refused}" in result.err, result.err
+    assert action(secrets) in result.err, result.err
 
 
 def test_the_dlq_replay_resolves_the_connectors_secret_and_parameter_as_its_role(secrets, world, call_log):
