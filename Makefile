@@ -3,10 +3,18 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+CDK_STAMP := node_modules/.installed
 
-.PHONY: venv demo test test-faults soak bench clean
+.PHONY: venv cdk-cli demo test test-faults soak bench clean
 
 venv: $(STAMP)
+
+# The AWS CDK CLI pinned in package.json (npx aws-cdk then runs it from node_modules).
+cdk-cli: $(CDK_STAMP)
+
+$(CDK_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(CDK_STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-infra.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +26,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-infra.txt pyproject
 demo: venv
 	$(PY) -m devtools.demo
 
-test: venv
+test: venv cdk-cli
 	$(PY) -m pytest -m "not fault_matrix and not soak"
 
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
@@ -33,7 +41,7 @@ bench: venv
 	$(PY) -m devtools.bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache node_modules
 
 # AWS deployment artifacts (see infra/packaging.py), under build/: the EMR job archive, each Lambda's code
 # folder and its layers, for the deployed platforms (ARM64; EMR Python 3.11, Lambda Python 3.14).

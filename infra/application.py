@@ -18,6 +18,10 @@ FEATURE_FLAGS = {
     "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
     "@aws-cdk/aws-iam:minimizePolicies": True,
     "@aws-cdk/core:target-partitions": ["aws"],
+    # the service stack imports the data stack's bucket, table and keys: keep CloudFormation exports (strong
+    # references, aws-cdk-lib's default) so that the data stack cannot drop what the service stack uses; said
+    # explicitly, as aws-cdk-lib 2.275 asks (without it every synth warns)
+    "@aws-cdk/core:defaultCrossStackReferences": "strong",
 }
 
 

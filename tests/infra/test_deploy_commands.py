@@ -1,12 +1,11 @@
-"""The README's deploy commands that can run here: `cdk synth -c env=<env>` runs `app.py` (cdk.json's `app`) with
-the context and output folder in CDK_CONTEXT_JSON and CDK_OUTDIR, as the CDK CLI does; a bad setting fails it
-naming the setting."""
+"""The README's deploy commands that can run here, as a user runs them: `npx aws-cdk synth -c env=<env>` with the CLI
+that package.json pins (`make cdk-cli`; npx resolves it from node_modules), which runs cdk.json's `app`; a bad
+setting fails it naming the setting."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _synth(env: str, outdir: Path) -> subprocess.CompletedProcess:
-    command = json.loads((ROOT / "cdk.json").read_text())["app"].split()
-    assert command[-1] == "app.py"
-    variables = {**os.environ, "CDK_CONTEXT_JSON": json.dumps({"env": env}), "CDK_OUTDIR": str(outdir),
-                 "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
-    return subprocess.run([sys.executable, "app.py"], cwd=ROOT, env=variables, capture_output=True, text=True,
+    variables = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+    return subprocess.run(["npx", "--no-install", "aws-cdk", "synth", "-c", f"env={env}", "--output", str(outdir),
+                           "--quiet", "--no-notices"], cwd=ROOT, env=variables, capture_output=True, text=True,
                           timeout=600)
+
+
+def test_npx_runs_the_pinned_cli_that_reads_this_cdk_libs_assemblies():
+    """An unpinned `npx aws-cdk` takes the registry's latest (3.0.0 when this was written), which refuses
+    aws-cdk-lib 2.275's cloud assembly (schema 55, it reads up to 43)."""
+    pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"]
+    done = subprocess.run(["npx", "--no-install", "aws-cdk", "--version"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.split()[0] == pinned, done.stderr
 
 
 @pytest.mark.parametrize("env", ["dev"])
@@ -30,6 +36,7 @@ def test_cdk_synth_writes_both_stacks(env, tmp_path):
     ensure_artifacts()
     done = _synth(env, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "WARNING" not in done.stderr, done.stderr[-3000:]  # every construct annotation acknowledged or fixed
     assert {p.name for p in tmp_path.glob("*.template.json")} == {f"Sink-{env}-Data.template.json",
                                                                   f"Sink-{env}-Service.template.json"}
 
