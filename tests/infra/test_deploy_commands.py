@@ -29,7 +29,7 @@ def test_npx_runs_the_pinned_cli_that_reads_this_cdk_libs_assemblies():
     assert done.returncode == 0 and done.stdout.split()[0] == pinned, done.stderr
 
 
-@pytest.mark.parametrize("env", ["dev"])
+@pytest.mark.parametrize("env", ["dev", "prod"])
 def test_cdk_synth_writes_both_stacks(env, tmp_path):
     from tests.infra.conftest import ensure_artifacts
 
