@@ -8,7 +8,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sink_engine.dlq.letter import DeadLetter
-from sink_engine.errors import SourceError
+from sink_engine.errors import ConfigError, SourceError
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.source.client_config import consumer_settings
 from sink_engine.source.consumer import make_consumer
@@ -16,6 +16,7 @@ from sink_engine.source.metadata import watermarks
 from sink_engine.source.reader import read_range
 from sink_engine.source.settings import SourceSettings
 
+REPLICATION_FACTOR_KEY = "errors.deadletterqueue.topic.replication.factor"
 # The engine's own consumer-only settings; the connection and security settings are shared with producers.
 _CONSUMER_ONLY = frozenset({"group.id", "enable.auto.commit", "enable.partition.eof", "fetch.queue.backoff.ms",
                             "queued.max.messages.kbytes", "fetch.max.bytes", "max.partition.fetch.bytes"})
@@ -37,12 +38,19 @@ def producer(source: SourceSettings, **extra) -> Producer:
 
 
 def ensure_topic(source: SourceSettings, topic: str, replication_factor: int, timeout_s: float = 30.0) -> int:
-    """Create `topic` with one partition when missing (as Kafka Connect does); returns its partition count."""
+    """Create `topic` with one partition when missing (as Kafka Connect does); returns its partition count.
+    ConfigError naming the replication factor's key when the cluster has fewer brokers (Kafka, and so MSK,
+    refuses such a topic; a 2-broker MSK cluster with the default 3 is the common case)."""
     admin = AdminClient(client_settings(source))
     try:
-        found = admin.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
+        cluster = admin.list_topics(timeout=timeout_s)  # all topics: naming one may auto-create it with the
+        found = cluster.topics.get(topic)               # broker's defaults where auto-creation is on
         if found is not None and found.error is None:
             return len(found.partitions)
+        if replication_factor > len(cluster.brokers):
+            raise ConfigError(REPLICATION_FACTOR_KEY, f"{replication_factor} is more than the {len(cluster.brokers)} "
+                              f"broker(s) of the cluster: the dead-letter topic {topic} cannot be created; set it to "
+                              f"at most {len(cluster.brokers)}, or create the topic beforehand")
         try:
             admin.create_topics([NewTopic(topic, 1, replication_factor)])[topic].result(timeout=timeout_s)
         except KafkaException as e:

@@ -6,6 +6,7 @@ import json
 import time
 
 import pytest
+from confluent_kafka.admin import AdminClient
 
 from devtools.producer import create_topic
 from sink_engine import cli
@@ -167,3 +168,19 @@ def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(
         (1, "FormatError", b"[1, 2]"), (3, "FormatError", b'"text"'), (5, "FormatError", b"7")]
     # and the commit is past the dead letters of the closed file; {"n": 3} waits in the tail
     assert committed(dynamodb, config)[0].next_offset == 6
+
+
+def test_a_dead_letter_topic_needing_more_brokers_than_the_cluster_has_names_the_key(stack, spark, dynamodb, connector,
+                                                                                     unique):
+    """Kafka, and so MSK, refuses a topic whose replication factor exceeds its brokers (Tansu creates it anyway:
+    docs/aws-fidelity.md); the engine checks first and names the key: the default 3 on the local single broker."""
+    dlq_topic = f"dlq-{unique}"
+    config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq_topic})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_samples(stack.bootstrap_servers, topic, {0: corpus(0)})
+    with pytest.raises(TaskFailedError, match=r"config key 'errors.deadletterqueue.topic.replication.factor': 3 is "
+                                              r"more than the 1 broker\(s\) of the cluster"):
+        run_job(config, spark, dynamodb)
+    assert committed(dynamodb, config)[0].next_offset == 0  # its dead letters were not sent: nothing is committed
+    assert dlq_topic not in AdminClient({"bootstrap.servers": stack.bootstrap_servers}).list_topics(timeout=10).topics
