@@ -11,50 +11,37 @@ import json
 import pytest
 
 from infra.errors import ConnectorSpecError, SettingsError
-from infra.job_policy import JobPhysicalNames, job_statements
-from infra.settings import ENVIRONMENTS_DIR, load_settings, parse_settings
-from tests.infra.iceberg_connector import DATABASE, NAME, iceberg_document, load_spec, synthesize_with
+from infra.job_policy import job_statements
+from infra.settings import ENVIRONMENTS_DIR, parse_settings
+from tests.infra.iceberg_connector import (
+    AUDIT_TABLE, DATABASE, DEV, NAME, NAMES, iceberg_document, load_spec, resources, settings_with, synthesize_with,
+)
 
-DEV = load_settings("dev")
-NAMES = JobPhysicalNames(DEV.bucket_name, "arn:aws:dynamodb:eu-west-1:111111111111:table/offsets",
-                         DEV.msk.cluster_arn, DEV.retention.dlq_prefix, DEV.region, DEV.account)
 AUDIT = "audit-iceberg"  # a second Iceberg connector: one table, no auto-create, a schedule of its own
 AUDIT_SCHEDULE = "rate(6 hours)"
 
 
-def _settings(**iceberg) -> object:
-    document = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
-    document["iceberg"].update(iceberg)
-    return parse_settings("dev", document, "dev.json")
-
-
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory):
-    settings = _settings(connectors={AUDIT: {"maintenance_schedule": AUDIT_SCHEDULE}})
-    audit = iceberg_document(AUDIT, **{"topics": "orders", "iceberg.tables": "audit.events",
-                                       "iceberg.tables.auto-create-enabled": None})
+    settings = settings_with(connectors={AUDIT: {"maintenance_schedule": AUDIT_SCHEDULE}})
     outdir = tmp_path_factory.mktemp("cdk-iceberg")
-    deployment, templates = synthesize_with(outdir, [iceberg_document(), audit], settings)
-    return outdir, deployment, templates
-
-
-def _resources(template: dict, kind: str) -> dict[str, dict]:
-    return {k: r for k, r in template["Resources"].items() if r["Type"] == kind}
+    return (outdir, *synthesize_with(outdir, [iceberg_document(), iceberg_document(AUDIT, **AUDIT_TABLE)], settings))
 
 
 def test_the_data_stack_creates_and_keeps_each_iceberg_database_under_the_data_lake(synthesized):
     _, _, templates = synthesized
     databases = {r["Properties"]["DatabaseInput"]["Name"]: r for r in
-                 _resources(templates["data"], "AWS::Glue::Database").values()}
+                 resources(templates["data"], "AWS::Glue::Database").values()}
     assert sorted(databases) == ["audit", DATABASE]
     for name, resource in databases.items():
         assert resource["Properties"]["DatabaseInput"]["LocationUri"] == f"s3://{DEV.bucket_name}/iceberg/{name}"
         assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
     # the Athena tables of the service stack stay the object connectors' (an Iceberg table is its own)
-    tables = [r["Properties"]["TableInput"]["Name"] for r in _resources(templates["service"], "AWS::Glue::Table").values()]
+    tables = [r["Properties"]["TableInput"]["Name"]
+              for r in resources(templates["service"], "AWS::Glue::Table").values()]
     assert tables and all(t.startswith("orders_s3_sink_") for t in tables)
     # and no lifecycle rule reaches iceberg/ (Athena cannot read archived objects)
-    (bucket,) = [r for r in _resources(templates["data"], "AWS::S3::Bucket").values()
+    (bucket,) = [r for r in resources(templates["data"], "AWS::S3::Bucket").values()
                  if r["Properties"].get("BucketName") == DEV.bucket_name]
     prefixes = [rule.get("Prefix", "") for rule in bucket["Properties"]["LifecycleConfiguration"]["Rules"]]
     assert not any(p.startswith("iceberg") for p in prefixes)
@@ -100,10 +87,10 @@ def test_without_auto_create_the_role_may_not_create_tables(tmp_path):
 def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_its_maintain_event(synthesized):
     _, _, templates = synthesized
     service = templates["service"]
-    (trigger,) = [k for k, r in _resources(service, "AWS::Lambda::Function").items()
+    (trigger,) = [k for k, r in resources(service, "AWS::Lambda::Function").items()
                   if r["Properties"]["Handler"] == "lambdas.trigger.handler.handler"]
     rules = {}
-    for resource in _resources(service, "AWS::Events::Rule").values():
+    for resource in resources(service, "AWS::Events::Rule").values():
         (target,) = resource["Properties"]["Targets"]
         transformer = target.get("InputTransformer")
         if transformer and '"maintain"' in transformer["InputTemplate"]:
@@ -116,7 +103,7 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
                {"action": "maintain", "connector": NAME, "time": "2026-03-02T02:30:00Z"}),
         AUDIT: (AUDIT_SCHEDULE, {"action": "maintain", "connector": AUDIT, "time": "2026-03-02T02:30:00Z"})}
     # EventBridge may invoke the trigger for each rule
-    permitted = [r["Properties"]["SourceArn"] for r in _resources(service, "AWS::Lambda::Permission").values()
+    permitted = [r["Properties"]["SourceArn"] for r in resources(service, "AWS::Lambda::Permission").values()
                  if r["Properties"]["Principal"] == "events.amazonaws.com"
                  and r["Properties"]["FunctionName"] == {"Fn::GetAtt": [trigger, "Arn"]}]
     assert len(permitted) == 3  # the idle-flush tick and the two connectors' upkeep
@@ -172,6 +159,6 @@ def test_malformed_iceberg_settings_are_named(path, value, message):
 
 
 def test_a_schedule_for_a_connector_that_is_not_an_iceberg_one_fails_synthesis(tmp_path):
-    settings = _settings(connectors={"orders-s3-sink": {"maintenance_schedule": "rate(1 day)"}})
+    settings = settings_with(connectors={"orders-s3-sink": {"maintenance_schedule": "rate(1 day)"}})
     with pytest.raises(SettingsError, match="'iceberg.connectors.orders-s3-sink'.*names no IcebergFormat connector"):
         synthesize_with(tmp_path, [], settings)

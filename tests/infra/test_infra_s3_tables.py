@@ -12,26 +12,18 @@ import json
 import pytest
 
 from infra.errors import ConnectorSpecError
-from infra.job_policy import JobPhysicalNames, job_statements
-from infra.settings import ENVIRONMENTS_DIR, load_settings, parse_settings
-from tests.infra.iceberg_connector import NAME, iceberg_document, load_spec, synthesize_with
+from infra.job_policy import job_statements
+from tests.infra.iceberg_connector import (
+    AUDIT_TABLE, DEV, NAME, NAMES, iceberg_document, load_spec, resources, settings_with, synthesize_with,
+)
 
-DEV = load_settings("dev")
-NAMES = JobPhysicalNames(DEV.bucket_name, "arn:aws:dynamodb:eu-west-1:111111111111:table/offsets",
-                         DEV.msk.cluster_arn, DEV.retention.dlq_prefix, DEV.region, DEV.account)
 TABLE_BUCKET = "sink-dev-tables"
 BUCKET_ARN = f"arn:aws:s3tables:{DEV.region}:{DEV.account}:bucket/{TABLE_BUCKET}"
 NAMESPACE = "lake"
 AUDIT = "audit-s3tables"  # a second connector in another namespace of the bucket, without auto-create
 
 
-def _settings(**iceberg):
-    document = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
-    document["iceberg"].update(iceberg)
-    return parse_settings("dev", document, "dev.json")
-
-
-WITH_BUCKET = _settings(table_bucket=TABLE_BUCKET)
+WITH_BUCKET = settings_with(table_bucket=TABLE_BUCKET)
 
 
 def s3_tables_document(name: str = NAME, **config) -> dict:
@@ -42,36 +34,30 @@ def s3_tables_document(name: str = NAME, **config) -> dict:
 
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory):
-    audit = s3_tables_document(AUDIT, **{"topics": "orders", "iceberg.tables": "audit.events",
-                                         "iceberg.tables.auto-create-enabled": None})
     outdir = tmp_path_factory.mktemp("cdk-s3tables")
-    deployment, templates = synthesize_with(outdir, [s3_tables_document(), audit], WITH_BUCKET)
-    return outdir, deployment, templates
-
-
-def _resources(template: dict, kind: str) -> dict[str, dict]:
-    return {k: r for k, r in template["Resources"].items() if r["Type"] == kind}
+    documents = [s3_tables_document(), s3_tables_document(AUDIT, **AUDIT_TABLE)]
+    return (outdir, *synthesize_with(outdir, documents, WITH_BUCKET))
 
 
 def test_the_data_stack_creates_and_keeps_the_table_bucket_and_each_namespace(synthesized):
     _, _, templates = synthesized
-    (bucket_id, bucket), = _resources(templates["data"], "AWS::S3Tables::TableBucket").items()
+    (bucket_id, bucket), = resources(templates["data"], "AWS::S3Tables::TableBucket").items()
     assert bucket["Properties"]["TableBucketName"] == TABLE_BUCKET
     namespaces = {r["Properties"]["Namespace"]: r
-                  for r in _resources(templates["data"], "AWS::S3Tables::Namespace").values()}
+                  for r in resources(templates["data"], "AWS::S3Tables::Namespace").values()}
     assert sorted(namespaces) == ["audit", NAMESPACE]
     for resource in (bucket, *namespaces.values()):
         assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
     for resource in namespaces.values():
         assert resource["Properties"]["TableBucketARN"] == {"Fn::GetAtt": [bucket_id, "TableBucketARN"]}
     # no Glue database for them: their catalog is S3 Tables'
-    assert _resources(templates["data"], "AWS::Glue::Database") == {}
+    assert resources(templates["data"], "AWS::Glue::Database") == {}
 
 
 def test_the_job_roles_get_their_table_bucket_in_the_template(synthesized):
     _, _, templates = synthesized
     documents = [r["Properties"]["PolicyDocument"]["Statement"]
-                 for r in _resources(templates["service"], "AWS::IAM::Policy").values()]
+                 for r in resources(templates["service"], "AWS::IAM::Policy").values()]
     s3tables = [s for statements in documents for s in statements
                 if any(a.startswith("s3tables:") for a in _list(s["Action"]))]
     granted = {(a, r) for s in s3tables for a in _list(s["Action"]) for r in _list(s["Resource"])}
@@ -95,10 +81,10 @@ def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
 def test_endpoints_egress_reaches_s3_tables_and_each_connector_is_maintained(synthesized):
     _, _, templates = synthesized
     services = [r["Properties"]["ServiceName"]
-                for r in _resources(templates["service"], "AWS::EC2::VPCEndpoint").values()]
+                for r in resources(templates["service"], "AWS::EC2::VPCEndpoint").values()]
     assert f"com.amazonaws.{DEV.region}.s3tables" in services
     maintained = {json.loads(t["InputTransformer"]["InputTemplate"].replace("<time>", '""'))["connector"]
-                  for r in _resources(templates["service"], "AWS::Events::Rule").values()
+                  for r in resources(templates["service"], "AWS::Events::Rule").values()
                   for t in r["Properties"]["Targets"]
                   if '"maintain"' in t.get("InputTransformer", {}).get("InputTemplate", "")}
     assert maintained == {NAME, AUDIT}
@@ -159,7 +145,7 @@ def test_a_malformed_table_bucket_setting_is_named():
     from infra.errors import SettingsError
 
     with pytest.raises(SettingsError, match="setting 'iceberg.table_bucket'.*does not match"):
-        _settings(table_bucket="Tables_Bucket")
+        settings_with(table_bucket="Tables_Bucket")
 
 
 def _list(value) -> list:
