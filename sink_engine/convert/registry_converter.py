@@ -50,6 +50,10 @@ def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
                           f"its value is {kinds[position]} after {kinds[0]} values in the same batch; "
                           "mixing struct and non-struct values in one topic-partition is not supported")
     if kinds[0] == "struct":
+        if None in items:  # a null of a nullable struct schema (e.g. a top-level ["null", record] Avro union)
+            raise RecordError(chunk.topic, chunk.partition, chunk.offsets[items.index(None)],
+                              "its value decodes to null under a struct schema: a null value is not written as a "
+                              "row (a Kafka null value, a tombstone, follows behavior.on.null.values)")
         return ValueColumn("struct", items, items, schemas)
     if kinds[0] in ("string", "bytes"):
         return ValueColumn(kinds[0], items)

@@ -59,3 +59,20 @@ def test_a_reference_missing_from_the_registry_names_it():
         value = b"\x00" + person_id.to_bytes(4, "big") + b"\x0e"
         with pytest.raises(RecordError, match="geo.Address .address-value version 3., which is not in the Schema"):
             converter.convert(RecordChunk("people", 0, [5], [value], keys=[None], timestamps=[0]))
+
+
+def test_a_value_that_decodes_to_null_under_a_struct_schema_is_a_record_error_naming_it():
+    """A nullable top-level union: the datum null has no row to become (Parquet and Avro could not encode it)."""
+    nullable = ["null", CITY]
+    with SchemaRegistryServer() as registry:
+        client = SchemaRegistryClient({"url": registry.url})
+        schema_id = client.register_schema("cities-value", Schema(json.dumps(nullable), "AVRO"))
+        values = []
+        for datum in ({"name": "Lyon"}, None, {"name": "Oslo"}):
+            out = io.BytesIO()
+            fastavro.schemaless_writer(out, fastavro.parse_schema(nullable), datum)
+            values.append(b"\x00" + schema_id.to_bytes(4, "big") + out.getvalue())
+        chunk = RecordChunk("cities", 0, [10, 11, 12], values, keys=[None] * 3, timestamps=[0] * 3)
+        with pytest.raises(RecordError, match="decodes to null under a struct schema") as caught:
+            ConfluentAvroConverter(client, "cities-value").convert(chunk)
+        assert caught.value.offset == 11
