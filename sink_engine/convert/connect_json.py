@@ -62,7 +62,19 @@ def compile_decoder(schema: Schema) -> Decoder:
             raise ValueError(f"{path or 'value'}: null for a required {label} field")
         return decode(value, path)
 
-    return decode_nullable
+    return _kept_as_is(schema, decode_nullable) if schema.name is None else decode_nullable
+
+
+def _kept_as_is(schema: Schema, decode: Decoder) -> Decoder:
+    """For a string, boolean or integer, `decode` with the common case in one call: a value of the right type
+    (and range) is the value itself; anything else (null, a wrong type) goes through `decode`."""
+    if schema.type in INTEGER_TYPES:
+        low, high = _int_range(schema.type)
+        return lambda value, path: value if type(value) is int and low <= value <= high else decode(value, path)
+    python_type = {"string": str, "boolean": bool}.get(schema.type)
+    if python_type is None:
+        return decode
+    return lambda value, path: value if type(value) is python_type else decode(value, path)
 
 
 def _structured(schema: Schema) -> Decoder | None:
@@ -110,7 +122,7 @@ def _one_of(schema: Schema) -> Decoder:
 def _primitive(schema: Schema) -> Decoder:
     kind = schema.type
     if kind in INTEGER_TYPES:
-        low, high = -(1 << (_INT_BITS[kind] - 1)), (1 << (_INT_BITS[kind] - 1)) - 1
+        low, high = _int_range(kind)
 
         def integer(value, path):
             _expect(type(value) is int and low <= value <= high, value, f"an {kind}", path)
@@ -158,6 +170,12 @@ def _logical(schema: Schema) -> Decoder | None:
                 raise ValueError(f"{path or 'value'}: {e}") from None
         return iso
     return None
+
+
+def _int_range(kind: str) -> tuple[int, int]:
+    """The values of a Connect integer type (int8 ... int64), both ends included."""
+    bits = _INT_BITS[kind]
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
 def _int(value: Any, path: str) -> int:

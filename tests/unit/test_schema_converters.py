@@ -78,11 +78,31 @@ def test_records_sharing_a_schema_share_one_schema_object():
     (envelope({k: v for k, v in PAYLOAD.items() if k != "day"}), "day: null for a required"),
     (envelope({**PAYLOAD, "blob": "!!"}), "blob: '!!' is not valid base64"),
     (b"not json", "not valid JSON"),
+    # after a first value in Connect's layout, its schema's text is known: what follows it must still be a payload
+    (envelope(PAYLOAD)[:-1] + b',"extra":1}', 'requires "schema" and "payload"'),
+    (envelope(PAYLOAD)[:-2] + b',}', "not valid JSON"),
 ])
 def test_bad_envelopes_name_the_record_and_the_field(value, message):
     with pytest.raises(RecordError) as caught:
         EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD), value))
     assert caught.value.offset == 1 and message in str(caught.value)
+
+
+def test_values_in_connects_layout_decode_as_a_full_parse_would():
+    """Once a schema's text is known, only payloads are parsed: a payload holding `,"payload":` itself, another
+    schema, and the same envelope written with spaces decode as when each value is read whole."""
+    other = {**SCHEMA, "name": "Other"}
+    nested = {"type": "struct", "fields": [{"field": "payload", "type": "struct", "fields": [
+        {"field": "payload", "type": "string"}]}]}
+    values = [envelope(PAYLOAD), envelope({**PAYLOAD, "id": 8}), envelope({**PAYLOAD, "id": 9}, other),
+              envelope({"payload": {"payload": ',"payload":'}}, nested),
+              envelope({"payload": {"payload": "x"}}, nested),
+              orjson.dumps({"schema": SCHEMA, "payload": {**PAYLOAD, "id": 10}}, option=orjson.OPT_INDENT_2)]
+    converter = EnvelopeJsonConverter()
+    items = [converter.convert(chunk_of(value)).items[0] for value in values]
+    assert items == [EnvelopeJsonConverter().convert(chunk_of(value)).items[0] for value in values]
+    assert [item["id"] for item in items[:3] + items[5:]] == [7, 8, 9, 10]
+    assert items[3] == {"payload": {"payload": ',"payload":'}} and items[4] == {"payload": {"payload": "x"}}
 
 
 def test_a_primitive_envelope_gives_json_text():
