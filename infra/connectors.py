@@ -73,13 +73,15 @@ def index_uri(bucket_name: str) -> str:
 def connector_index(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
                     role_arns: dict[str, str]) -> list[dict[str, Any]]:
     """The connector index the admin publishes at INDEX_KEY, which the trigger and the replay read: one entry per
-    connector, {name, topics, config_uri, rotation, role_arn}, `rotation` holding the connector's ROTATION_KEYS
-    as the engine parses them and `role_arn` its job runtime role (`role_arns`: name -> ARN, tokens allowed)."""
+    connector, {name, topics, config_uri, rotation, role_arn, tables}, `rotation` holding the connector's
+    ROTATION_KEYS as the engine parses them, `role_arn` its job runtime role (`role_arns`: name -> ARN, tokens
+    allowed) and `tables` whether it writes Iceberg tables (which `iceberg maintain` keeps up)."""
     described = []
     for c in connectors:
         config = c.config
         described.append({"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}",
-                          "rotation": {key: config[key] for key in ROTATION_KEYS}, "role_arn": role_arns[c.name]})
+                          "rotation": {key: config[key] for key in ROTATION_KEYS}, "role_arn": role_arns[c.name],
+                          "tables": c.iceberg is not None})
     return described
 
 

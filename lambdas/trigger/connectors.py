@@ -15,12 +15,13 @@ class Connector:
     config_uri: str
     rotation: Rotation
     role_arn: str  # the job runtime role its runs use (StartJobRun executionRoleArn)
+    tables: bool = True  # writes Iceberg tables (`iceberg maintain` applies); an index without the flag: assumed
 
 
 def connectors_from_entries(entries: list[dict], default_role_arn: str | None) -> list[Connector]:
     """Index entries {name, topics, config_uri, rotation: {flush.size, rotate.schedule.interval.ms,
-    rotate.interval.ms, timestamp.extractor, timezone}, role_arn?}; without `role_arn`, `default_role_arn`
-    (JOB_ROLE_ARN) is used, and one of the two is required."""
+    rotate.interval.ms, timestamp.extractor, timezone}, role_arn?, tables?}; without `role_arn`,
+    `default_role_arn` (JOB_ROLE_ARN) is used, and one of the two is required."""
     connectors = []
     for entry in entries:
         name = entry.get("name", "?")
@@ -31,5 +32,5 @@ def connectors_from_entries(entries: list[dict], default_role_arn: str | None) -
         if not role:
             raise TriggerConfigError(name, "role_arn", "absent from its index entry and no JOB_ROLE_ARN is set")
         connectors.append(Connector(name, tuple(entry["topics"]), entry["config_uri"],
-                                    Rotation.from_entry(name, entry["rotation"]), role))
+                                    Rotation.from_entry(name, entry["rotation"]), role, entry.get("tables", True)))
     return connectors

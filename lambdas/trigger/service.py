@@ -61,8 +61,13 @@ class TriggerService:
         return self._decide(self._deployed_one(name), None, forced=True)
 
     def maintain(self, name: str, scheduled_at: str | None) -> Outcome:
-        """Start the table upkeep of `name` (IcebergFormat) for the tick at `scheduled_at` (None: now)."""
-        return self._starter.start_maintenance(self._deployed_one(name), scheduled_at or str(self._clock()))
+        """Start the table upkeep of `name` (IcebergFormat) for the tick at `scheduled_at` (None: now);
+        UnknownRequestError for a connector that writes S3 objects (its job would fail on its config)."""
+        connector = self._deployed_one(name)
+        if not connector.tables:
+            raise UnknownRequestError(f"connector {name!r} writes S3 objects, not Iceberg tables: there is nothing "
+                                      "to maintain")
+        return self._starter.start_maintenance(connector, scheduled_at or str(self._clock()))
 
     def _deployed_one(self, name: str) -> Connector:
         connectors = self._connectors

@@ -28,7 +28,7 @@ CONNECTORS = [
      "role_arn": ORDERS_ROLE,
      "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": SCHEDULE_MS, "rotate.interval.ms": -1,
                   "timestamp.extractor": "wallclock", "timezone": "UTC"}},
-    {"name": CLICKS, "topics": ["clicks"], "config_uri": "s3://lake/_connectors/clicks-s3-sink.json",
+    {"name": CLICKS, "topics": ["clicks"], "config_uri": "s3://lake/_connectors/clicks-s3-sink.json", "tables": False,
      "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": -1, "rotate.interval.ms": 60_000,
                   "timestamp.extractor": "record", "timezone": "UTC"}},
 ]
@@ -391,8 +391,17 @@ def test_a_maintenance_tick_of_an_unknown_connector_names_it(app_id, context):
         trigger.handler({"action": "maintain", "connector": "gone", "time": "2026-03-02T02:30:00Z"}, context)
 
 
+def test_a_maintenance_request_for_a_connector_of_s3_objects_is_refused_naming_it(app_id, context):
+    # given a connector whose index entry says it writes no tables (ORDERS' entry, from an index written before
+    # the flag, is assumed to)
+    with pytest.raises(UnknownRequestError, match=f"connector '{CLICKS}' writes S3 objects, not Iceberg tables"):
+        trigger.handler({"action": "maintain", "connector": CLICKS}, context)
+    # then no job run started
+    assert _moto_runs(app_id) == []
+
+
 def _moto_runs(app_id: str) -> list:
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.emrserverless.models import emrserverless_backends
 
-    return emrserverless_backends[DEFAULT_ACCOUNT_ID]["eu-west-1"].job_runs[app_id]
+    return emrserverless_backends[DEFAULT_ACCOUNT_ID]["eu-west-1"].job_runs.get(app_id, [])
