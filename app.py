@@ -4,8 +4,8 @@ import os
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from infra.application import build, new_app  # noqa: E402
+from infra.application import build, check_template_sizes, new_app  # noqa: E402
 
 app = new_app()
 build(app, app.node.try_get_context("env"))
-app.synth()
+check_template_sizes(app.synth().directory)

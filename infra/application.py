@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from aws_cdk import App, Environment, Tags
 from aws_cdk import Validations
 from cdk_nag import AwsSolutionsChecks
 
 from infra.connectors import ConnectorSpec, load_connectors
+from infra.errors import TemplateSizeError
 from infra.settings import Settings, load_settings
 from infra.stacks.data import DataStack
 from infra.stacks.service import ServiceStack
@@ -23,6 +25,14 @@ FEATURE_FLAGS = {
     # explicitly, as aws-cdk-lib 2.275 asks (without it every synth warns)
     "@aws-cdk/core:defaultCrossStackReferences": "strong",
 }
+
+
+# CloudFormation's limit on a template read from S3 (1 MB), where `cdk deploy` puts templates over 50 KB
+TEMPLATE_LIMIT_BYTES = 1024 * 1024
+# what one connector adds to the service stack's template file (its job role, alarms, index entry): measured with
+# copies of dev's connector (1 connector 80,027 bytes, 30 connectors 579,605: about 17.2 KB each, so about 56
+# connectors fit; the 500 resources per stack, 5 per connector, would allow about 89)
+CONNECTOR_TEMPLATE_BYTES = 17_200
 
 
 def new_app(outdir: str | None = None) -> App:
@@ -60,3 +70,15 @@ def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | Non
         Tags.of(stack).add("environment", settings.env)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app, write_suppressions_to_cloud_formation=True))
     return Deployment(settings, connectors, data, service)
+
+
+def check_template_sizes(assembly_dir: str | Path, limit: int = TEMPLATE_LIMIT_BYTES) -> None:
+    """TemplateSizeError naming a stack of the synthesized cloud assembly whose template CloudFormation would
+    refuse for its size (cdk synth itself checks the 500 resources per stack, not the size)."""
+    for template in sorted(Path(assembly_dir).glob("*.template.json")):
+        size = template.stat().st_size
+        if size > limit:
+            stack = template.name.removesuffix(".template.json")
+            raise TemplateSizeError(
+                f"stack {stack}: its template is {size:,} bytes, over CloudFormation's {limit:,}; each connector "
+                f"adds about {CONNECTOR_TEMPLATE_BYTES:,} bytes: deploy some connectors in another environment")

@@ -18,5 +18,9 @@ class ConnectorSpecError(Exception):
         super().__init__(f"connector config {source}, key '{key}': {message}")
 
 
+class TemplateSizeError(Exception):
+    """A synthesized template is larger than CloudFormation takes; names the stack."""
+
+
 class PackagingError(Exception):
     """A build artifact (job archive, Lambda layer) is missing or could not be built."""

@@ -45,3 +45,13 @@ def test_cdk_synth_of_an_unknown_environment_names_it(tmp_path):
     done = _synth("nosuchenv", tmp_path)
     assert done.returncode != 0
     assert "nosuchenv" in done.stderr
+
+
+def test_a_template_too_large_for_cloudformation_fails_naming_its_stack(dev):
+    from infra.application import check_template_sizes
+    from infra.errors import TemplateSizeError
+
+    check_template_sizes(dev.outdir)  # dev's stacks are far under the limit
+    with pytest.raises(TemplateSizeError, match=r"stack Sink-dev-Service: its template is [\d,]+ bytes, over "
+                                                r"CloudFormation's 50,000; each connector adds about"):
+        check_template_sizes(dev.outdir, limit=50_000)
