@@ -20,11 +20,17 @@ def open_catalog(settings: IcebergSettings) -> Catalog:
 
 def load_table(catalog: Catalog, identifier: str) -> Table | None:
     """The table, or None when it does not exist; TableError when its metadata cannot be read."""
+    try:
+        return reload_table(catalog, identifier)
+    except NoSuchTableError:
+        return None
+
+
+def reload_table(catalog: Catalog, identifier: str) -> Table:
+    """The table as it is now (pyiceberg's NoSuchTableError when it does not exist); TableError when its metadata
+    cannot be read."""
     with table_files(identifier, "reading its metadata"):
-        try:
-            return catalog.load_table(identifier)
-        except NoSuchTableError:
-            return None
+        return catalog.load_table(identifier)
 
 
 @contextmanager
@@ -67,7 +73,7 @@ def create_table(catalog: Catalog, identifier: str, schema, settings: IcebergSet
     except NoSuchNamespaceError as e:
         raise TableError(f"cannot create table {identifier}: its namespace does not exist in catalog "
                          f"'{settings.catalog}' (`sink-engine init` creates it): {e}") from e
-    return catalog.load_table(identifier)
+    return reload_table(catalog, identifier)
 
 
 def ensure_namespace(catalog: Catalog, identifier: str) -> bool:

@@ -27,7 +27,9 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from sink_engine import events
-from sink_engine.iceberg.catalog import load_table, open_catalog, table_files, without_commit_retries
+from sink_engine.iceberg.catalog import (
+    load_table, open_catalog, reload_table, table_files, without_commit_retries,
+)
 from sink_engine.iceberg.errors import TableCommitConflictError, TableError
 from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.model import TaskResult, TopicPartition
@@ -104,8 +106,7 @@ class TableCommits:
             if not leases.renew(token, lease_ms):
                 raise TableCommitConflictError(token.connector, identifier, f"the run's lease (epoch {token.epoch}) "
                                                                             "is no longer held")
-            with table_files(identifier, "reading its metadata"):
-                table = without_commit_retries(self.catalog.load_table(identifier))
+            table = without_commit_retries(reload_table(self.catalog, identifier))
             newest = newest_of_connector(table, token.connector)
             if newest is not None and newest.summary.get(COMMIT_ID) == commit_id:
                 return self._committed(identifier, newest.snapshot_id, data_files, token, started)  # answer lost

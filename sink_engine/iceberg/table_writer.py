@@ -17,7 +17,7 @@ from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
 from pyiceberg.table import Table, TableProperties
 
 from sink_engine.errors import StorageError
-from sink_engine.iceberg.catalog import create_table, load_table, open_catalog, table_files
+from sink_engine.iceberg.catalog import create_table, load_table, open_catalog, reload_table, table_files
 from sink_engine.iceberg.errors import TableError, TableSchemaError
 from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
@@ -114,8 +114,7 @@ class TableWriter(RecordWriter):
                 self._use(self._table)
                 return
             except CommitFailedException:
-                with table_files(self._identifier, "reading its metadata"):
-                    self._use(self._catalog.load_table(self._identifier))
+                self._use(reload_table(self._catalog, self._identifier))
         raise TableError(f"table {self._identifier}: schema change kept losing to concurrent changes")
 
     def _use(self, table: Table) -> None:
