@@ -1,0 +1,1 @@
+"""Single message transforms (SMTs) between value conversion and partitioning (see base.py for the contract)."""
