@@ -12,9 +12,10 @@ _MISSING = object()
 @dataclass(frozen=True)
 class TransformOptions:
     """`prefix` is `transforms.<alias>.` or `predicates.<alias>.`; `values` the keys under it, prefix removed
-    (`type` included)."""
+    (`type` included); `role` "key" or "value" for a `$Key` / `$Value` class, None for a class without them."""
     prefix: str
     values: Mapping[str, Any]
+    role: str | None = None
 
     def key(self, name: str) -> str:
         """The full config key of option `name`, for errors."""
