@@ -18,6 +18,7 @@ RUN_FINISHED = "RUN_FINISHED"
 RECORD_FAILED = "RECORD_FAILED"
 SNAPSHOT_COMMITTED = "SNAPSHOT_COMMITTED"  # IcebergFormat: a run's data files appended to a table
 OFFSETS_RECOVERED = "OFFSETS_RECOVERED"  # IcebergFormat: DynamoDB moved forward to a snapshot's offsets
+TRANSACTION_RETRIED = "TRANSACTION_RETRIED"  # DynamoDB cancelled a transaction for a transient reason; sent again
 
 
 def emit(event: str, level: int = logging.INFO, **fields) -> None:

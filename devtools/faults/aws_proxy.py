@@ -9,6 +9,9 @@ matched against a rule table; the first rule that matches and fires decides its 
 - `drop_before`: the connection is closed before the request is forwarded (nothing happened);
 - `drop_after`: the request is forwarded, then the connection is closed instead of answering (the write
   happened, the client does not know);
+- `txn_conflict` (DynamoDB TransactWriteItems only): 400 TransactionCanceledException whose CancellationReasons
+  give `TransactionConflict` for the first item and `None` for the others, not forwarded: what DynamoDB answers
+  when another write touches an item of the transaction while it runs (moto never does);
 - `outage`: from the first matching request on (after `skip`), for `seconds`, every matching request is dropped
   unforwarded.
 
@@ -24,6 +27,7 @@ faults by kind, `forwarded` the requests that reached moto by (service, operatio
 from __future__ import annotations
 
 import http.client
+import json
 import random
 import socket
 import threading
@@ -33,7 +37,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-KINDS = ("slowdown", "internal", "throttle", "drop_before", "drop_after", "outage")
+KINDS = ("slowdown", "internal", "throttle", "drop_before", "drop_after", "outage", "txn_conflict")
 _HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
                "expect", "content-length"}
 _S3_ERRORS = {"slowdown": (503, "SlowDown", "Please reduce your request rate."),
@@ -217,6 +221,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             return self._drop()
         if fault in ("slowdown", "internal", "throttle"):
             return self._error(service, fault)
+        if fault == "txn_conflict":
+            return self._cancelled(body)
         headers = [(name, value) for name, value in self.headers.items() if name.lower() not in _HOP_BY_HOP]
         status, reason, answer_headers, answer = self.proxy.forward(self.command, self.path, headers, body)
         self.proxy.count_forwarded(service, operation)
@@ -255,6 +261,26 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+    def _cancelled(self, body: bytes) -> None:
+        """DynamoDB's TransactionCanceledException for a transaction that met a concurrent write, one reason per
+        item in request order (API_TransactWriteItems: CancellationReasons)."""
+        items = json.loads(body).get("TransactItems", [])
+        reasons = [{"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}]
+        reasons += [{"Code": "None"}] * (len(items) - 1)
+        codes = ", ".join(reason["Code"] for reason in reasons)
+        self._send_json(400, {"__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+                              "Message": f"Transaction cancelled, please refer cancellation reasons for specific "
+                                         f"reasons [{codes}]", "CancellationReasons": reasons})
+
+    def _send_json(self, status: int, document: dict) -> None:
+        answer = json.dumps(document).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("x-amzn-RequestId", "fault-proxy")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
 
     def _error(self, service: str, kind: str) -> None:
         if service == "s3":

@@ -7,14 +7,13 @@ its commits are done.
 """
 from __future__ import annotations
 
-import uuid
-
 from botocore.exceptions import ClientError
 
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.offsets import layout
 from sink_engine.offsets.lease import LeaseToken
+from sink_engine.offsets.transactions import transact_write
 
 _TRANSACTION_ITEMS = 100
 
@@ -45,7 +44,7 @@ class PlanStore:
         for batch in _batches(ranges, _TRANSACTION_ITEMS - 1):
             puts = [{"Put": {"TableName": self._table, "Item": _to_item(token, planned)}} for planned in batch]
             try:
-                self._db.transact_write_items(TransactItems=[check, *puts], ClientRequestToken=str(uuid.uuid4()))
+                transact_write(self._db, [check, *puts])
             except ClientError as e:
                 if e.response["Error"]["Code"] == "TransactionCanceledException":
                     raise CommitConflictError(token.connector, batch[0].topic, batch[0].partition,

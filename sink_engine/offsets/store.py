@@ -1,7 +1,7 @@
 """Committed offsets: read them, and commit one topic-partition under the lease's fencing token."""
 from __future__ import annotations
 
-import uuid
+import time
 from typing import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -10,6 +10,7 @@ import sink_engine.offsets.layout as layout
 from sink_engine.errors import CommitConflictError, CommitFailedError
 from sink_engine.model import CommittedOffset, TopicPartition
 from sink_engine.offsets.lease import LeaseToken
+from sink_engine.offsets.transactions import transact_write
 
 
 def _key(connector: str, tp: TopicPartition) -> dict:
@@ -17,8 +18,8 @@ def _key(connector: str, tp: TopicPartition) -> dict:
 
 
 class OffsetStore:
-    def __init__(self, dynamodb, table: str, clock: Callable[[], int]):
-        self._db, self._table, self._clock = dynamodb, table, clock
+    def __init__(self, dynamodb, table: str, clock: Callable[[], int], sleep: Callable[[float], None] = time.sleep):
+        self._db, self._table, self._clock, self._sleep = dynamodb, table, clock, sleep
 
     def committed(self, connector: str) -> dict[TopicPartition, CommittedOffset]:
         """Every committed offset of the connector (strongly consistent)."""
@@ -52,11 +53,12 @@ class OffsetStore:
         A retry of a transaction whose answer was lost carries the same ClientRequestToken (AWS then answers with
         the first try's outcome, for 10 minutes; moto ignores the token). Without that, the retry fails its
         condition against this run's own write: before reporting a conflict, the item is read back, and this
-        epoch with this next offset is this run's commit.
+        epoch with this next offset is this run's commit. A transaction DynamoDB cancels for a transient reason
+        (a concurrent lease renewal: TransactionConflict; throttling) is sent again first (offsets/transactions.py).
         """
         items = self._transaction(token, tp, expected, next_offset, last_file, dead_letters, dlq_scan_from)
         try:
-            self._db.transact_write_items(TransactItems=items, ClientRequestToken=str(uuid.uuid4()))
+            transact_write(self._db, items, self._sleep)
         except ClientError as e:
             if e.response["Error"]["Code"] != "TransactionCanceledException":
                 return self._confirm(token, tp, next_offset, e)

@@ -90,3 +90,19 @@ def test_a_failed_commit_is_reported_even_when_the_lease_release_fails_too(stack
     state = landed(s3, dynamodb, config)
     assert_complete(state, expected_commits(SMALL, config))
     record_figures(figures, aws_faults, [run, rerun], state)
+
+
+def test_a_commit_cancelled_by_a_concurrent_write_is_sent_again(stack, spark, s3, dynamodb, connector, aws_faults,
+                                                                figures, tmp_path):
+    config = prepare(stack, connector, SMALL)
+    # given DynamoDB cancels the first two commit transactions with TransactionConflict, as it does when the run's
+    # own lease renewal touches the lease item that every commit checks (moto never does)
+    aws_faults.add(Rule("txn_conflict", "dynamodb", "TransactWriteItems", where='"OFFSET#', times=2))
+    # when the run commits
+    run = run_cli(config, tmp_path)
+    # then the commits were sent again and went through: exit 0, every partition committed once
+    assert run.code == 0, run
+    assert aws_faults.injected["txn_conflict"] == 2
+    state = landed(s3, dynamodb, config)
+    assert_complete(state, expected_commits(SMALL, config))
+    record_figures(figures, aws_faults, [run], state)
