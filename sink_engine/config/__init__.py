@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from sink_engine.config.keys import (
     KEYS,
+    JAVA_LONG_MAX,
     KEYS_BY_NAME,
     NOT_BUILT_YET,
     OFF_VALUES,
@@ -80,13 +81,18 @@ def load_config(location: str, s3_client=None, resolve_secrets: bool = True, sec
 
         bucket, _, key = location[len("s3://"):].partition("/")
         client = s3_client or boto3.client("s3")
-        text = client.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
+        data = client.get_object(Bucket=bucket, Key=key)["Body"].read()
     else:
         try:
-            with open(location, encoding="utf-8") as f:
-                text = f.read()
+            with open(location, "rb") as f:
+                data = f.read()
         except OSError as e:
             raise ConfigError("--config", f"cannot read {location}: {e.strerror}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError("--config", f"{location} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r}); "
+                                      "JSON files are UTF-8 (RFC 8259): save it as UTF-8") from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as e:
@@ -157,8 +163,9 @@ def _parse_int(key: Key, value: Any) -> int:
     number = int(str(value).strip())
     if key.minimum is not None and number < key.minimum:
         raise ValueError(f"must be at least {key.minimum}")
-    if key.maximum is not None and number > key.maximum:
-        raise ValueError(f"must be at most {key.maximum}")
+    maximum = JAVA_LONG_MAX if key.maximum is None else key.maximum
+    if number > maximum:
+        raise ValueError(f"must be at most {maximum}")
     return number
 
 
@@ -206,7 +213,16 @@ _PARSERS = {
 }
 
 
+# DynamoDB's limit on a partition key value, which the connector's name is (offsets/layout.py):
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-partition-sort-keys
+MAX_NAME_BYTES = 2048
+
+
 def _check_combinations(config: SinkConfig) -> None:
+    name_bytes = len(config.name.encode("utf-8"))
+    if not config.name.strip() or name_bytes > MAX_NAME_BYTES:
+        raise ConfigError("name", f"must be 1 to {MAX_NAME_BYTES} bytes of UTF-8 (it is the DynamoDB partition key of "
+                                  f"the connector's offsets and lease); it is {name_bytes}")
     topics, regex = config["topics"], config["topics.regex"]
     if (topics is None) == (regex is None):
         raise ConfigError("topics", "set exactly one of topics and topics.regex")

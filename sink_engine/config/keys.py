@@ -10,6 +10,8 @@ from typing import Any
 
 REQUIRED = object()  # default of a key that must be set
 DEFAULT_PART_SIZE = 25 * 1024 * 1024  # of s3.part.size, and of ObjectOptions and formats built without a config
+# Confluent declares its integer keys as Java INT or LONG (ConfigDef.Type); a value past the type is refused there
+JAVA_INT_MAX, JAVA_LONG_MAX, JAVA_SHORT_MAX = 2 ** 31 - 1, 2 ** 63 - 1, 2 ** 15 - 1
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class Key:
     choices: tuple[str, ...] = ()
     minimum: int | None = None
     maximum: int | None = None
+    # kind == "int": unset `maximum` means Java's LONG range (Connect's type of the key when it is not INT)
     # for kind == "class": canonical short name -> accepted spellings (Confluent class names, short names)
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # for kind == "class": the canonical names built so far; others are a clear "not built yet" error
@@ -163,7 +166,8 @@ KEYS: tuple[Key, ...] = (
     Key("topics.regex", "string", None, "Regular expression of topics to sink (full match)."),
     Key("bootstrap.servers", "list", REQUIRED, "Kafka bootstrap servers, host:port, comma-separated."),
     *CONNECTION_KEYS,
-    Key("tasks.max", "int", 1, "Cap on the Spark tasks that read topic-partitions in parallel.", minimum=1),
+    Key("tasks.max", "int", 1, "Cap on the Spark tasks that read topic-partitions in parallel.", minimum=1,
+        maximum=JAVA_INT_MAX),
     Key("s3.bucket.name", "string", REQUIRED, "Bucket that receives the objects."),
     Key("s3.region", "string", "us-west-2", "Region of the bucket."),
     Key("store.url", "string", None,
@@ -172,9 +176,10 @@ KEYS: tuple[Key, ...] = (
     Key("directory.delim", "string", "/", "Delimiter between key path segments."),
     Key("file.delim", "string", "+", "Delimiter between topic, partition and start offset in file names."),
     Key("filename.offset.zero.pad.width", "int", 10, "Zero-padding width of the start offset in file names.",
-        minimum=0),
+        minimum=0, maximum=JAVA_INT_MAX),
     Key("flush.size", "int", REQUIRED,
-        "Records per topic-partition after which its open files are closed and uploaded.", minimum=1),
+        "Records per topic-partition after which its open files are closed and uploaded.", minimum=1,
+        maximum=JAVA_INT_MAX),
     Key("format.class", "class", REQUIRED, "Output format.", classes=FORMAT_CLASSES,
         built=("json", "parquet", "avro", "bytearray", "blockgzip", "iceberg")),
     Key("s3.compression.type", "choice", "none", "Compression of JsonFormat and ByteArrayFormat objects.",
@@ -193,7 +198,7 @@ KEYS: tuple[Key, ...] = (
         "ByteArrayFormat: written after every record; Java escapes (\\n, \\r, \\t, \\uXXXX) are unescaped."),
     Key("format.blockgzip.block.size", "int", 64 * 1024 * 1024,
         "BlockGzipFormat: uncompressed bytes after which the record that reaches them ends a gzip member.",
-        minimum=1),
+        minimum=1, maximum=JAVA_INT_MAX),
     Key("s3.ssea.name", "choice", "", "Server-side encryption of the objects: AES256 or aws:kms (unset: the "
         "bucket's default).", choices=("", "aes256", "aws:kms", "aws:kms:dsse")),
     Key("s3.sse.kms.key.id", "string", None, "KMS key (id, alias or ARN) for s3.ssea.name=aws:kms; unset: the "
@@ -204,9 +209,9 @@ KEYS: tuple[Key, ...] = (
     Key("s3.object.tagging", "bool", False, "Tag each data object with startOffset, endOffset and recordCount."),
     Key("s3.part.size", "int", DEFAULT_PART_SIZE, "Objects larger than this go up as a multipart upload in parts "
         "of this size (bytes), sent while the file is written; also a Parquet row group's Kafka value bytes and the "
-        "in-memory share of a schemaless-JSON Parquet/Avro file (the rest spills to local disk).", minimum=5 * 1024 * 1024, maximum=2 ** 31 - 1),
+        "in-memory share of a schemaless-JSON Parquet/Avro file (the rest spills to local disk).", minimum=5 * 1024 * 1024, maximum=JAVA_INT_MAX),
     Key("s3.part.retries", "int", 3, "Retries of a failed S3 request (put, part, complete), 0 for none.",
-        minimum=0),
+        minimum=0, maximum=JAVA_INT_MAX),
     Key("s3.retry.backoff.ms", "int", 200, "Wait before the first retry; each next one may wait twice as long "
         "(full jitter, at most 20 s).", minimum=0),
     Key("partitioner.class", "class", f"{_STORAGE}.partitioner.DefaultPartitioner", "Partitioner of object keys.",
@@ -230,7 +235,7 @@ KEYS: tuple[Key, ...] = (
         "RecordField extractor: the value's field (nested as a.b) holding epoch ms or an ISO-8601 time."),
     Key("partitioner.max.open.files", "int", 1000,
         "Cap on the open files of a topic-partition; a record that would open one more first closes them all "
-        "(0: no cap).", minimum=0),
+        "(0: no cap).", minimum=0, maximum=JAVA_INT_MAX),
     Key("rotate.interval.ms", "int", -1,
         "Close the open files when a record's time (timestamp.extractor Record or RecordField) is this far past "
         "the first open record's (-1: off).", minimum=-1),
@@ -275,7 +280,7 @@ KEYS: tuple[Key, ...] = (
         "Kafka topic that receives bad records with errors.tolerance=all (created when missing)."),
     Key("errors.deadletterqueue.topic.replication.factor", "int", 3,
         "Replication factor of the dead-letter topic when the sink creates it; at most the cluster's brokers.",
-        minimum=1),
+        minimum=1, maximum=JAVA_SHORT_MAX),
     Key("errors.deadletterqueue.context.headers.enable", "bool", False,
         "Add Kafka Connect's __connect.errors.* context headers to dead-letter topic records."),
     Key("errors.deadletterqueue.s3.prefix", "string", "",

@@ -64,6 +64,12 @@ def test_format_class_names_and_short_names(spelling, canonical):
     ("rotate.interval.ms", "-5", "at least -1"),
     ("key.converter.basic.auth.credentials.source", "SASL_INHERIT", "expected one of url, user_info"),
     ("bootstrap.servers", None, "is required"),
+    # past the key's Java type in Confluent's ConfigDef (flush.size is an INT, rotate.interval.ms a LONG)
+    ("flush.size", "99999999999999999999999", "at most 2147483647"),
+    ("rotate.interval.ms", "99999999999999999999999", "at most 9223372036854775807"),
+    # the DynamoDB partition key of the offsets and the lease holds at most 2,048 bytes
+    ("name", "\u00e9" * 1025, "must be 1 to 2048 bytes of UTF-8"),
+    ("name", "  ", "must be 1 to 2048 bytes of UTF-8"),
 ])
 def test_errors_name_the_key(key, value, message):
     raw = {"name": "c", **BASE}
@@ -103,3 +109,8 @@ def test_load_config_reports_unreadable_files(tmp_path):
     bad.write_text("{")
     with pytest.raises(ConfigError, match="not valid JSON"):
         load_config(str(bad))
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes('{"name": "caf\u00e9"}'.encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"latin1.json is not UTF-8 text \(byte 13: b'\\xe9'\)") as caught:
+        load_config(str(latin1))
+    assert caught.value.key == "--config"
