@@ -21,6 +21,13 @@ from infra.settings import Settings
 ARCHIVE_ALIAS = "environment"
 
 
+# Without log types EMR Serverless sends only the driver's STDOUT and STDERR (API_CloudWatchLoggingConfiguration,
+# logTypes: https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_CloudWatchLoggingConfiguration.html):
+# a failed task's traceback is in an executor's STDERR, so both worker types are sent.
+_LOG_TYPES = [emr.CfnApplication.LogTypeMapKeyValuePairProperty(key=worker, value=["STDOUT", "STDERR"])
+              for worker in ("SPARK_DRIVER", "SPARK_EXECUTOR")]
+
+
 class SinkJob(Construct):
     """Attributes: `application` (CfnApplication), `roles` (connector name -> its job runtime role),
     `entry_point` (S3 URI), `spark_parameters` (the spark-submit parameters wiring the archive's interpreter),
@@ -53,7 +60,7 @@ class SinkJob(Construct):
                 subnet_ids=list(settings.network.subnet_ids), security_group_ids=list(settings.network.security_group_ids)),
             monitoring_configuration=emr.CfnApplication.MonitoringConfigurationProperty(
                 cloud_watch_logging_configuration=emr.CfnApplication.CloudWatchLoggingConfigurationProperty(
-                    enabled=True, log_group_name=self.log_group.log_group_name)),
+                    enabled=True, log_group_name=self.log_group.log_group_name, log_type_map=_LOG_TYPES)),
         )
         self._artifacts = (archive, entry)
         stack = Stack.of(self)

@@ -172,3 +172,12 @@ def test_outputs_name_every_function_the_application_the_dashboard_and_job_roles
         assert name in outputs, name
     assert "--cli-read-timeout 900" in outputs["ReplayFunctionName"]["Description"]
     assert len([o for o in outputs if o.startswith("JobRole")]) == len(each_env.deployment.connectors)
+
+
+def test_driver_and_executor_logs_go_to_the_job_log_group(each_env):
+    # without logTypes EMR Serverless sends only the driver's: a failed task's traceback would be missing
+    each_env.template("service").has_resource_properties("AWS::EMRServerless::Application", {
+        "MonitoringConfiguration": {"CloudWatchLoggingConfiguration": {
+            "Enabled": True, "LogGroupName": Match.any_value(),
+            "LogTypeMap": [{"Key": "SPARK_DRIVER", "Value": ["STDOUT", "STDERR"]},
+                           {"Key": "SPARK_EXECUTOR", "Value": ["STDOUT", "STDERR"]}]}}})
