@@ -23,7 +23,10 @@ class DataLake(Construct):
     def __init__(self, scope: Construct, id: str, *, settings: Settings, topics_dirs: tuple[str, ...] = ()):
         super().__init__(scope, id)
         retention = settings.retention
-        keep = RemovalPolicy.RETAIN
+        # RetainExceptOnCreate: kept on delete and replacement, but removed when the stack's first create fails and
+        # rolls back, so that the fixed bucket name is free for the next create (CloudFormation DeletionPolicy:
+        # https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html)
+        keep = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
         self.key = kms.Key(self, "Key", alias=f"alias/sink-{settings.env}-data", enable_key_rotation=True,
                            description=f"Sink data lake ({settings.env})", removal_policy=keep)
         self.access_logs = s3.Bucket(

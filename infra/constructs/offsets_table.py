@@ -24,6 +24,7 @@ class OffsetsTable(Construct):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(point_in_time_recovery_enabled=True),
             deletion_protection=protect,
-            removal_policy=RemovalPolicy.RETAIN if protect else RemovalPolicy.DESTROY,
+            # RetainExceptOnCreate: a failed first create leaves no table behind to block the fixed name
+            removal_policy=RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if protect else RemovalPolicy.DESTROY,
             time_to_live_attribute="expiration",
         )

@@ -61,8 +61,9 @@ def test_table_has_engine_keys_and_pitr(each_env):
 
 
 def test_prod_table_is_retained_and_deletion_protected(prod):
+    # retained, except when the stack's first create fails: its fixed name must be free for the next create
     prod.template("data").has_resource("AWS::DynamoDB::Table", {
-        "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+        "DeletionPolicy": "RetainExceptOnCreate", "UpdateReplacePolicy": "Retain",
         "Properties": {"DeletionProtectionEnabled": True}})
 
 
@@ -71,6 +72,6 @@ def test_dev_table_can_be_torn_down(dev):
         "DeletionPolicy": "Delete", "Properties": {"DeletionProtectionEnabled": False}})
 
 
-def test_buckets_are_retained_everywhere(each_env):
+def test_buckets_are_retained_everywhere_except_after_a_failed_first_create(each_env):
     for bucket in each_env.template("data").find_resources("AWS::S3::Bucket").values():
-        assert bucket["DeletionPolicy"] == "Retain"
+        assert (bucket["DeletionPolicy"], bucket["UpdateReplacePolicy"]) == ("RetainExceptOnCreate", "Retain")
