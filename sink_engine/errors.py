@@ -46,6 +46,11 @@ class NullValueError(RecordError):
     """A record with a null value (tombstone) under behavior.on.null.values=fail."""
 
 
+class RunTimeoutError(SinkError):
+    """The run passed `sink.run.timeout.ms`: its ranges stopped (what their closed files hold is committed) or, when
+    a task did not stop, its Spark job was cancelled (nothing committed). The lease is released either way."""
+
+
 class SourceError(SinkError):
     """Kafka could not be reached or did not deliver the planned records."""
 

@@ -18,6 +18,7 @@ RUN_FINISHED = "RUN_FINISHED"
 RECORD_FAILED = "RECORD_FAILED"
 SNAPSHOT_COMMITTED = "SNAPSHOT_COMMITTED"  # IcebergFormat: a run's data files appended to a table
 OFFSETS_RECOVERED = "OFFSETS_RECOVERED"  # IcebergFormat: DynamoDB moved forward to a snapshot's offsets
+RUN_TIMED_OUT = "RUN_TIMED_OUT"  # sink.run.timeout.ms passed with a task still running: its Spark job is cancelled
 TRANSACTION_RETRIED = "TRANSACTION_RETRIED"  # DynamoDB cancelled a transaction for a transient reason; sent again
 
 

@@ -7,17 +7,20 @@ Names: `after_upload_before_commit` (all files uploaded, no offset committed),
 Spark workers do not see environment changes made after the session started, so a failpoint inside a task is
 armed with a file instead (`arm_task_failpoint`): `task_mid_range` kills the Python worker reading a
 topic-partition (`os._exit`) once its first chunk of records is written, in as many attempts as armed (one by
-default, so that Spark's retry of the task goes on).
+default, so that Spark's retry of the task goes on); `task_stall` makes it hang there instead (a task stuck outside
+Kafka, for `sink.run.timeout.ms`).
 """
 from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 ENV_VAR = "SINK_ENGINE_FAILPOINT"
 NAMES = ("after_upload_before_commit", "after_snapshot_before_commit", "after_first_commit")
-TASK_NAMES = ("task_mid_range",)
+TASK_NAMES = ("task_mid_range", "task_stall")
+STALL_SECONDS = 600
 KILLED_EXIT = 70
 
 
@@ -41,7 +44,8 @@ def arm_task_failpoint(name: str, scope: str, times: int = 1) -> Path:
 
 
 def task_failpoint(name: str, scope: str) -> None:
-    """Kill this process, without any cleanup, if `arm_task_failpoint(name, scope)` armed it; counts one down."""
+    """Kill this process without any cleanup (`task_stall`: hang for STALL_SECONDS) if `arm_task_failpoint(name,
+    scope)` armed it; counts one down."""
     assert name in TASK_NAMES, name
     path = _arm_file(name, scope)
     try:
@@ -52,6 +56,9 @@ def task_failpoint(name: str, scope: str) -> None:
         path.write_text(str(left - 1))
     else:
         path.unlink(missing_ok=True)
+    if name == "task_stall":
+        time.sleep(STALL_SECONDS)
+        return
     os._exit(KILLED_EXIT)
 
 

@@ -30,6 +30,8 @@ class PartitionRange:
     `expected_committed` is the committed next offset the plan started from (None: nothing committed yet);
     the commit is conditional on it still being there. `cut_at_end`: close every open file at the end offset
     (wall-clock rotation); `wallclock_ms`: the time the Wallclock extractor gives every record of the range.
+    `deadline_ms`: the epoch ms after which the range stops reading (`sink.run.timeout.ms`; set by the driver for
+    this run only, never recorded with a plan).
     Both are recorded with the plan before any upload, so that a rerun after a crash repeats them.
     """
 
@@ -40,6 +42,7 @@ class PartitionRange:
     expected_committed: int | None
     cut_at_end: bool = False
     wallclock_ms: int | None = None
+    deadline_ms: int | None = None
 
     @property
     def tp(self) -> TopicPartition:

@@ -296,6 +296,10 @@ KEYS: tuple[Key, ...] = (
     Key("sink.lease.duration.ms", "int", 120_000,
         "Lease time; a running job renews it every third of it, a crashed one's lease lapses after it.",
         minimum=1000),
+    Key("sink.run.timeout.ms", "int", 3_600_000,
+        "Time bound of a run from its start: its ranges then stop and commit what their closed files hold; a task "
+        "that does not stop within a grace (a quarter of it, 1 to 60 s) has its Spark job cancelled, nothing is "
+        "committed and the lease is released. 0: no bound.", minimum=0),
     Key("sink.kafka.timeout.ms", "int", 60_000,
         "How long a task waits for Kafka to deliver planned records before it fails the run.", minimum=1000),
     *CLOUD_KEYS,

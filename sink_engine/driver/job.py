@@ -14,8 +14,9 @@ from sink_engine.config import SinkConfig
 from sink_engine.driver.committer import commit_results
 from sink_engine.driver.planner import plan_ranges
 from sink_engine.driver.plans import PlanStore
+from sink_engine.driver.run_timeout import RunWatchdog
 from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
-from sink_engine.errors import SinkError
+from sink_engine.errors import RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.offsets import LeaseKeeper, LeaseToken, Leases, OffsetStore, table_exists
@@ -66,7 +67,7 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
     lost its lease), TaskFailedError (a record or upload failed; what came before it is committed).
     `progress` shows the tasks' progress while they run (local mode)."""
-    started = time.monotonic()
+    started, started_wall = time.monotonic(), time.time()
     table = config["offset.storage.dynamodb.table"]
     if not table_exists(dynamodb, table):
         raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
@@ -84,7 +85,9 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
                 ranges = decide_wall_clock(config, store, plans, token, ranges, clock())
             events.emit(events.RUN_PLANNED, connector=config.name, epoch=token.epoch,
                         ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges])
-            results = _write_ranges(spark, config, [r for r in ranges if len(r)], progress)
+            watchdog = RunWatchdog(spark, config.name, config["sink.run.timeout.ms"], started_wall)
+            results = _write_ranges(spark, config, watchdog.bounded([r for r in ranges if len(r)]), progress,
+                                    watchdog)
             summary = RunSummary(ranges, results)
             events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
                         records=summary.records_written, bytes=summary.bytes_written)
@@ -108,17 +111,26 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     return summary
 
 
-def _write_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress: ProgressBoard | None
-                  ) -> list[TaskResult]:
-    from sink_engine.driver.spark_runner import run_ranges
+def _write_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress: ProgressBoard | None,
+                  watchdog: RunWatchdog) -> list[TaskResult]:
+    """The ranges' results; RunTimeoutError when the watchdog had to cancel the Spark job."""
+    from sink_engine.driver.spark_runner import SparkTaskError, run_ranges
 
-    if progress is None:
-        return run_ranges(spark, config, ranges)
-    progress.start(ranges)
+    if progress is not None:
+        progress.start(ranges)
     try:
-        return run_ranges(spark, config, ranges, progress.directory)
+        with watchdog:
+            return run_ranges(spark, config, ranges, progress.directory if progress else None)
+    except SparkTaskError as e:
+        if not watchdog.fired:
+            raise
+        raise RunTimeoutError(f"run of connector '{config.name}' passed sink.run.timeout.ms="
+                              f"{config['sink.run.timeout.ms']} and a task was still running "
+                              f"{watchdog.grace_s:g}s later: its Spark job was cancelled, nothing was committed and "
+                              f"the next run goes on from the last commit") from e
     finally:
-        progress.stop()
+        if progress is not None:
+            progress.stop()
 
 
 def _release(leases: Leases, token: LeaseToken) -> None:

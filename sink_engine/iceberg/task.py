@@ -15,6 +15,7 @@ from sink_engine.records import Partitions, RecordChunk
 from sink_engine.source.reader import read_range
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
+from sink_engine.task.deadline import within_deadline
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.steps import RecordSteps, write_range
 
@@ -34,7 +35,7 @@ def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None
     converter = converter_for(settings.values, planned.topic)
     steps = RecordSteps(settings.null_values, converter, _OnePartition())
     router, handled = router_for(settings.dead_letters, planned, uploader), planned.start_offset
-    chunks = read_range(settings.source, planned)  # a generator: reads when iterated
+    chunks = within_deadline(read_range(settings.source, planned), planned)  # a generator: reads when iterated
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:

@@ -57,6 +57,7 @@ def _consume(consumer, timeout_s: float, planned: PartitionRange) -> Iterator[Re
             yield RecordChunk(planned.topic, planned.partition, offsets, list(map(Message.value, messages)),
                               messages=messages)
             task_failpoint("task_mid_range", f"{planned.topic}-{planned.partition}")
+            task_failpoint("task_stall", f"{planned.topic}-{planned.partition}")
         if done:
             return
 

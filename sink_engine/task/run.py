@@ -12,6 +12,7 @@ from sink_engine.progress import TaskProgress
 from sink_engine.source.reader import read_range
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
+from sink_engine.task.deadline import within_deadline
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.sidecars import Sidecars
@@ -46,7 +47,7 @@ def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
     converter = sidecars.wrap(converter_for(settings.values, planned.topic))
     steps = RecordSteps(settings.null_values, converter, partitioner_for(settings.partitioning, extractor))
     router, processed = router_for(settings.dead_letters, planned, uploader), planned.start_offset
-    chunks = read_range(settings.source, planned)  # a generator: reads when iterated
+    chunks = within_deadline(read_range(settings.source, planned), planned)  # a generator: reads when iterated
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
         try:
