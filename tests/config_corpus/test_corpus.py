@@ -1,0 +1,163 @@
+"""Published Confluent S3 sink connector configs (`configs/`, one row each in SOURCES.md), parsed and checked as
+`sink-engine validate` does: `config.load_config` without resolving `${secrets:...}` references, then
+`validation.check_config`; nothing reaches AWS, Kafka or a registry.
+
+Each config validates, or is refused naming a key:
+- EXPECTED_REFUSALS: the key Confluent's own connector (or the Connect worker) would also refuse, with the source
+  of that refusal;
+- NOT_YET_ACCEPTED: the key the engine refuses today where Confluent accepts the config. An entry's test fails
+  once the config stops failing for that key: then remove the entry (issue 20)."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sink_engine.config import load_config, parse_config
+from sink_engine.errors import ConfigError
+from sink_engine.validation import check_config
+
+CORPUS = Path(__file__).parent / "configs"
+SOURCES = Path(__file__).parent / "SOURCES.md"
+CONFIGS = sorted(path.name for path in CORPUS.glob("*.json"))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    key: str
+    reason: str
+
+
+EXPECTED_REFUSALS = {
+    "issue561-msk-parquet-avro.json": Refusal(
+        "value.converter",
+        "io.confluent.connect.avro.avroConverter (lower-case a) is no class: the worker's ConnectorConfig declares "
+        "value.converter as Type.CLASS and refuses a class it cannot load (apache/kafka, connect/runtime/.../"
+        "ConnectorConfig.java)"),
+    "quickstart-confluent-kafka-issue70-avro.json": Refusal(
+        "value.converter.schema.registry.url",
+        "AvroConverter without schema.registry.url: the task fails with ConfigException 'Missing required "
+        "configuration \"schema.registry.url\" which has no default value', as the issue's own trace shows "
+        "(aws-quickstart/quickstart-confluent-kafka#70)"),
+}
+
+_SCHEMA_GENERATOR = ("a key Confluent ignores since storage-common dropped it (3005ded7); the 2017 "
+                     "quickstart-s3.properties set it and many copies still do")
+
+NOT_YET_ACCEPTED = {
+    "aiven-docs-confluent-s3-bytearray.json": Refusal(
+        "s3.credentials.provider.access_key_id",
+        "a third-party credentials provider (AivenAWSCredentialsProvider) and its s3.credentials.provider.* keys"),
+    "aiven-docs-confluent-s3-students.json": Refusal(
+        "s3.credentials.provider.access_key_id",
+        "the Aiven provider's s3.credentials.provider.* keys, here without the provider class"),
+    "bclipp-jdbc-to-s3.json": Refusal("schema.generator.class", _SCHEMA_GENERATOR),
+    "canelmas-custom-field-time-partitioner.json": Refusal(
+        "partition.field",
+        "a third-party partitioner's key; behind it the partitioner class itself and locale 'US' (Java's "
+        "new Locale(\"US\") takes any language string)"),
+    "deephivemind-hourly-minio-avro.json": Refusal("schema.generator.class", _SCHEMA_GENERATOR),
+    "demo-scene-kafka-to-s3-insertfield.json": Refusal(
+        "schema.generator.class", _SCHEMA_GENERATOR + "; behind it transforms (InsertField$Value)"),
+    "demo-scene-rail-tiploc.json": Refusal("schema.generator.class", _SCHEMA_GENERATOR),
+    "demo-scene-rail-train-movements-timebased.json": Refusal("schema.generator.class", _SCHEMA_GENERATOR),
+    "demo-scene-smt-insert-and-format-timestamp.json": Refusal(
+        "schema.generator.class",
+        _SCHEMA_GENERATOR + "; behind it transforms (InsertField$Value, TimestampConverter$Value)"),
+    "demo-scene-smt-insert-timestamp.json": Refusal(
+        "schema.generator.class", _SCHEMA_GENERATOR + "; behind it transforms (InsertField$Value)"),
+    "demo-scene-smt-plain-json.json": Refusal("schema.generator.class", _SCHEMA_GENERATOR),
+    "examples-cloud-etl-s3-avro-legacy.json": Refusal(
+        "input.data.format", "the early Confluent Cloud key data.format (today input.data.format) is not read"),
+    "examples-cloud-etl-s3-bytes-legacy.json": Refusal(
+        "input.data.format", "the early Confluent Cloud key data.format (today input.data.format) is not read"),
+    "gist-garystafford-pagila-cdc-regex.json": Refusal(
+        "table.name.format", "a JDBC sink key Confluent's S3 sink ignores"),
+    "issue107-timebased-json.json": Refusal("schema.generator.class", _SCHEMA_GENERATOR),
+    "issue561-msk-parquet-avro.json": Refusal(
+        "offset.flush.interval.ms", "a worker key set in a connector config, which Connect ignores there"),
+    "jaehyeon-kafka-dev-docker-glue-avro.json": Refusal(
+        "value.converter.avroRecordType", "an AWSKafkaAvroConverter setting the engine does not declare"),
+    "kadekillary-poc-properties.json": Refusal(
+        "aws.secret.key",
+        "a misspelt key Confluent ignores; behind it aws.access.key.id without aws.secret.access.key, which "
+        "Confluent answers with the default credentials chain (S3SinkConnectorConfig.getCredentialsProvider)"),
+    "kafka-docker-playground-ccloud-provider-integration.json": Refusal(
+        "provider.integration.id",
+        "Confluent Cloud provider integration (authentication.method 'IAM Roles'); behind it no Schema Registry "
+        "URL for input.data.format AVRO"),
+    "kafka-docker-playground-ccloud-s3-avro.json": Refusal(
+        "value.converter.schema.registry.url",
+        "a Cloud config with input.data.format AVRO carries no Schema Registry URL (Cloud finds its own)"),
+    "kafka-docker-playground-s3-assume-role-config.json": Refusal(
+        "aws.secret.key.id",
+        "a misspelt key Confluent ignores; behind it AwsAssumeRoleCredentialsProvider and its "
+        "s3.credentials.provider.sts.* keys"),
+    "kafka-docker-playground-s3-proxy-basic-auth.json": Refusal(
+        "aws.secret.key.id", "a misspelt key Confluent ignores; behind it s3.proxy.url/.user/.password"),
+    "quickstart-confluent-kafka-issue70-avro.json": Refusal("schema.generator.class", _SCHEMA_GENERATOR),
+    "quickstart-s3-2017.json": Refusal("schema.generator.class", _SCHEMA_GENERATOR),
+    "terraform-confluent-s3-sink-service-account.json": Refusal(
+        "kafka.service.account.id", "Confluent Cloud kafka.auth.mode SERVICE_ACCOUNT"),
+}
+
+
+def validate(name: str):
+    """What `sink-engine validate --config <file>` checks, without reading secrets."""
+    return check_config(load_config(str(CORPUS / name), resolve_secrets=False))
+
+
+def refusal_today(name: str) -> Refusal | None:
+    return NOT_YET_ACCEPTED.get(name) or EXPECTED_REFUSALS.get(name)
+
+
+def connector_map(name: str) -> dict:
+    """The file's flat connector map (the `config` of a wrapped file, with its `name`)."""
+    document = json.loads((CORPUS / name).read_text(encoding="utf-8"))
+    if isinstance(document.get("config"), dict):
+        return {"name": document["name"], **document["config"]}
+    return document
+
+
+@pytest.mark.parametrize("name", [n for n in CONFIGS if refusal_today(n) is None])
+def test_published_config_validates(name):
+    # given a published config, as published; when validated; then it passes, named as it names itself
+    config = validate(name)
+    assert config.name == connector_map(name)["name"]
+
+
+@pytest.mark.parametrize("name", [n for n in CONFIGS if refusal_today(n) is not None])
+def test_published_config_is_refused_naming_the_key(name):
+    # given a config listed as refused (for now, or as Confluent would); when validated; then the error names the key
+    with pytest.raises(ConfigError) as raised:
+        validate(name)
+    assert raised.value.key == refusal_today(name).key
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_REFUSALS))
+def test_expected_refusal_holds_behind_a_key_not_yet_accepted(name):
+    # given a config Confluent would refuse, without the key the engine refuses first today
+    connector = connector_map(name)
+    blocker = NOT_YET_ACCEPTED.get(name)
+    if blocker is not None:
+        del connector[blocker.key]
+    # when parsed and checked; then the refusal names the key Confluent's connector refuses
+    with pytest.raises(ConfigError) as raised:
+        check_config(parse_config(connector))
+    assert raised.value.key == EXPECTED_REFUSALS[name].key
+
+
+def test_corpus_is_large_and_holds_confluents_quickstart():
+    assert len(CONFIGS) >= 30
+    assert "quickstart-s3.json" in CONFIGS
+
+
+def test_tables_and_sources_name_exactly_the_corpus_files():
+    # every table entry is a corpus file, and SOURCES.md has one row per file
+    assert set(EXPECTED_REFUSALS) <= set(CONFIGS)
+    assert set(NOT_YET_ACCEPTED) <= set(CONFIGS)
+    rows = re.findall(r"^\| `([^`]+\.json)` \|", SOURCES.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert sorted(rows) == CONFIGS
