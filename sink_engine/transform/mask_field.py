@@ -33,7 +33,7 @@ from sink_engine.transform.values import operand, require_map, require_struct, w
 
 PURPOSE = "mask fields"
 _UTC = datetime.timezone.utc
-_EPOCHS = {DATE: datetime.date(1970, 1, 1), TIME: datetime.time(0, tzinfo=None),
+_EPOCHS = {DATE: datetime.date(1970, 1, 1), TIME: datetime.time(0),
            TIMESTAMP: datetime.datetime(1970, 1, 1, tzinfo=_UTC)}
 _ISO = {ISO_TIMESTAMP: (parse_date_time, datetime.datetime(1970, 1, 1, tzinfo=_UTC)),
         ISO_DATE: (parse_date, datetime.date(1970, 1, 1))}
