@@ -1,9 +1,11 @@
 """HoistField (`$Key` / `$Value`): wraps the key or value in a struct (with a schema) or a map (without) under one
-field, `field`. As in Kafka a null is wrapped too (`{field: None}`), and the new struct schema is a plain required
-struct whose one field keeps the operand's schema."""
+field, `field`. As in Kafka a null is wrapped too (`{field: None}`), except a null of a required schema (Connect's
+Struct refuses it: a TransformError); the new struct schema is a plain required struct whose one field keeps the
+operand's schema."""
 from __future__ import annotations
 
 from sink_engine.convert.schema import Schema
+from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions
 from sink_engine.transform.record import TransformRecord
 from sink_engine.transform.schemas import SchemaCache, struct_of
@@ -21,6 +23,9 @@ class HoistField:
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         value, schema = operand(record, self.role)
+        if value is None and schema is not None and not schema.optional:
+            raise TransformError(f"invalid value: null used for required field {self.field!r}, schema type "
+                                 f"{schema.type}")
         wrapped = {self.field: value}
         return with_operand(record, self.role, wrapped, None if schema is None else self._schemas.get(schema))
 

@@ -1,7 +1,10 @@
 """HoistField, as Kafka's HoistFieldTest: the key wrapped in a map or a struct under `field`."""
 from __future__ import annotations
 
+import pytest
+
 from sink_engine.convert.schema import Field, Schema
+from sink_engine.transform.errors import TransformError
 from sink_engine.transform.hoist_field import HoistField
 from tests.unit.transform.field_records import options, record
 
@@ -53,3 +56,10 @@ def test_one_struct_schema_per_input_schema():
     second = hoist.apply(record(value=2, value_schema=Schema("int32"))).value_schema
 
     assert first is second
+
+
+def test_a_null_of_a_required_schema_is_refused_as_connect_struct_does():
+    hoist = HoistField.from_options(options("value", field="payload"))
+
+    with pytest.raises(TransformError, match="null used for required field 'payload'"):
+        hoist.apply(record(value=None, value_schema=INT32))
