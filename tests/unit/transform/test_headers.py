@@ -201,3 +201,4 @@ def test_header_from_rejects_an_unknown_operation():
 def test_header_from_needs_a_map_or_a_struct_with_the_field(value, schema):
     with pytest.raises(TransformError):
         header_from("value", "a", "h", "copy", True).apply(record(value=value, value_schema=schema))
+
