@@ -2,9 +2,10 @@
 back (English names, the default Locale of a Connect worker in most deployments).
 
 Pattern letters: G y M L d D E u a H k K h m s S z Z X, quoted literals ('T', '' for a quote); any other ASCII
-letter is an error, as in Java; the week letters Y w W F are valid in Java but not built here (an error naming
-them). Formatting is Java's: numbers zero-padded to the letter count, `yy` the last two digits, `MMM`/`MMMM`
-short/long month names, `S` the milliseconds (not a fraction), `z` UTC, `Z` +0000, `X` Z.
+letter is an error, as in Java. Formatting is Java's: numbers zero-padded to the letter count, `yy` the last two
+digits, `MMM`/`MMMM` short/long month names, `S` the milliseconds (not a fraction), `z` UTC, `Z` +0000, `X` Z;
+the week fields `Y` (week year, often written by mistake for `y`), `w`, `W` and `F` as in Java's default US
+week (weeks start on Sunday, week 1 holds January 1st). Parsing them is not built (an error for the record).
 
 Parsing is lenient like SimpleDateFormat's default: numbers may overflow into the next unit (month 13 is
 January of the next year), text after the pattern is ignored, a numeric field directly followed by another
@@ -18,8 +19,8 @@ import datetime
 import re
 
 _VALID = "GyYMLwWDdFEuaHkKhmsSzZX"
-_NOT_BUILT = "YwWF"
-_NUMERIC = set("yMLdDuHkKhmsS")
+_WEEK_LETTERS = "YwWF"
+_NUMERIC = set("yYMLwWdDFuHkKhmsS")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -73,8 +74,6 @@ def _tokenize(pattern: str) -> list:
         elif char.isascii() and char.isalpha():
             if char not in _VALID:
                 raise ValueError(f"illegal pattern character {char!r}")
-            if char in _NOT_BUILT:
-                raise ValueError(f"pattern letter {char!r} (week-based fields) is not supported by this engine")
             end = i
             while end < len(pattern) and pattern[end] == char:
                 end += 1
@@ -119,8 +118,9 @@ def _is_numeric(token: tuple[str, int]) -> bool:
 
 def _format_field(token: tuple[str, int], moment: datetime.datetime) -> str:
     letter, count = token
-    if letter == "y":
-        return f"{moment.year % 100:02d}" if count == 2 else str(moment.year).zfill(count)
+    if letter in "yY":
+        year = moment.year if letter == "y" else _week_year(moment.date())
+        return f"{year % 100:02d}" if count == 2 else str(year).zfill(count)
     if letter in "ML" and count >= 3:
         name = _MONTHS[moment.month - 1]
         return name if count >= 4 else name[:3]
@@ -134,12 +134,32 @@ def _format_field(token: tuple[str, int], moment: datetime.datetime) -> str:
     number = {"M": moment.month, "L": moment.month, "d": moment.day, "D": moment.timetuple().tm_yday,
               "u": moment.isoweekday(), "H": moment.hour, "k": moment.hour or 24, "K": moment.hour % 12,
               "h": moment.hour % 12 or 12, "m": moment.minute, "s": moment.second,
-              "S": moment.microsecond // 1000}[letter]
+              "S": moment.microsecond // 1000, "F": (moment.day - 1) // 7 + 1,
+              "w": _week_of_year(moment.date()), "W": _week_of_month(moment.date())}[letter]
     return str(number).zfill(count)
+
+
+def _week_start(day: datetime.date) -> datetime.date:
+    """The Sunday on or before `day`."""
+    return day - datetime.timedelta(days=(day.weekday() + 1) % 7)
+
+
+def _week_year(day: datetime.date) -> int:
+    return day.year + 1 if day >= _week_start(datetime.date(day.year + 1, 1, 1)) else day.year
+
+
+def _week_of_year(day: datetime.date) -> int:
+    return (day - _week_start(datetime.date(_week_year(day), 1, 1))).days // 7 + 1
+
+
+def _week_of_month(day: datetime.date) -> int:
+    return (day.day - 1 + (day.replace(day=1).weekday() + 1) % 7) // 7 + 1
 
 
 def _parse_field(token: tuple[str, int], text: str, pos: int, abutting: bool, fields: dict) -> int:
     letter, count = token
+    if letter in _WEEK_LETTERS:
+        raise ValueError(f"parsing the week field {letter!r} is not supported by this engine")
     if _is_numeric(token):
         while pos < len(text) and text[pos] in " \t":
             pos += 1

@@ -1,6 +1,8 @@
 """DateFormat formats and parses SimpleDateFormat patterns in UTC as Java does (outputs checked against Java's)."""
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from sink_engine.transform.date_format import DateFormat
@@ -54,7 +56,23 @@ def test_text_that_does_not_match_is_a_value_error(pattern, text):
         DateFormat(pattern).parse(text)
 
 
-@pytest.mark.parametrize("pattern", ["bad-format", "yyyy'T", "YYYY-ww"])
+@pytest.mark.parametrize("pattern", ["bad-format", "yyyy'T", "yyyy-MM-dd b"])
 def test_patterns_java_refuses_or_not_built_are_value_errors(pattern):
     with pytest.raises(ValueError):
         DateFormat(pattern)
+
+
+@pytest.mark.parametrize("day, text", [
+    ("2023-12-31", "2023 2024 01 6 5"),  # a Sunday: week 1 of week year 2024 (the classic YYYY mistake)
+    ("2024-12-28", "2024 2024 52 4 4"),
+    ("2024-12-29", "2024 2025 01 5 5"),
+    ("2023-11-14", "2023 2023 46 3 2"),
+])
+def test_week_fields_format_as_javas_us_weeks(day, text):
+    millis = (datetime.date.fromisoformat(day) - datetime.date(1970, 1, 1)).days * 86_400_000
+    assert DateFormat("yyyy YYYY ww W F").format(millis) == text
+
+
+def test_parsing_week_fields_is_not_built():
+    with pytest.raises(ValueError, match="week"):
+        DateFormat("YYYY-MM-dd").parse("2023-11-14")
