@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sink_engine.convert.schema import Field, Schema
+from sink_engine.convert.schema import Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform._schema_basics import field_value, struct_like
+from sink_engine.transform._schema_basics import field_value, struct_of
 from sink_engine.transform.debezium_fields import FieldReference, parse_references
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions
@@ -116,7 +116,7 @@ class ExtractNewRecordState:
             return state
         updated = self._deleted.get(schema)
         if updated is None:
-            updated = struct_like(schema, schema.fields + (Field(DELETED_FIELD, _OPTIONAL_STRING),))
+            updated = struct_of([(f.name, f.schema) for f in schema.fields] + [(DELETED_FIELD, _OPTIONAL_STRING)], schema)
             self._deleted[schema] = updated
         value = {f.name: field_value(state.value, f, self.replace_null_with_default) for f in schema.fields}
         return state.with_changes(value={**value, DELETED_FIELD: flag}, value_schema=updated)
@@ -141,8 +141,8 @@ class ExtractNewRecordState:
         key = (schema, envelope_schema, envelope.get("op"))
         updated = self._added.get(key)
         if updated is None:
-            added = tuple(Field(ref.new_name, ref.schema(envelope_schema)) for ref in present)
-            updated = struct_like(schema, schema.fields + added)
+            added = [(ref.new_name, ref.schema(envelope_schema)) for ref in present]
+            updated = struct_of([(f.name, f.schema) for f in schema.fields] + added, schema)
             self._added[key] = updated
         new_value = {f.name: value.get(f.name) for f in schema.fields}
         new_value.update((ref.new_name, ref.value(envelope_schema, envelope)) for ref in present)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sink_engine.convert.schema import Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform._schema_basics import field_value, struct_like
+from sink_engine.transform._schema_basics import field_value, struct_of
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.header_literals import parse_literal
 from sink_engine.transform.options import TransformOptions
@@ -104,6 +104,6 @@ class HeaderFrom:
     def _moved_schema(self, schema: Schema) -> Schema:
         moved = self._moved.get(schema)
         if moved is None:
-            moved = struct_like(schema, (f for f in schema.fields if f.name not in self._fields()))
+            moved = struct_of(((f.name, f.schema) for f in schema.fields if f.name not in self._fields()), schema)
             self._moved[schema] = moved
         return moved

@@ -14,9 +14,9 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from sink_engine.convert.schema import DATE, TIME, TIMESTAMP, Field, Schema
+from sink_engine.convert.schema import DATE, TIME, TIMESTAMP, Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform._schema_basics import field_value, struct_like
+from sink_engine.transform._schema_basics import field_value, struct_of
 from sink_engine.transform.date_format import DateFormat
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions
@@ -82,12 +82,10 @@ class TimestampConverter:
     def _updated_schema(self, schema: Schema) -> Schema:
         updated = self._schemas.get(schema)
         if updated is None:
-            fields = [Field(f.name, _target_schema(self.target, f.schema.optional)) if f.name == self.field else f
+            fields = [(f.name, _target_schema(self.target, f.schema.optional) if f.name == self.field else f.schema)
                       for f in schema.fields]
-            updated = struct_like(schema, fields, schema.optional)
-            if schema.default_value() is not None:
-                updated = struct_like(schema, fields, schema.optional,
-                                      self._convert_struct(schema.default_value(), schema))
+            default = self._convert_struct(schema.default_value(), schema)
+            updated = struct_of(fields, schema, optional=schema.optional, default=default)
             self._schemas[schema] = updated
         return updated
 

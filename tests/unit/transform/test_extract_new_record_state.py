@@ -7,6 +7,7 @@ import pytest
 
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import ConfigError
+from sink_engine.transform.errors import TransformError
 from sink_engine.transform.extract_new_record_state import ExtractNewRecordState
 from sink_engine.transform.record import Header
 from tests.unit.transform.more_records import options, record
@@ -276,3 +277,10 @@ def test_debezium_1_and_2_keys_when_the_new_mode_is_unset(values, tombstone_kept
         assert transformed.value is None
     else:
         assert transformed.value["__deleted"] == delete_value
+
+
+def test_a_row_that_already_has_deleted_is_a_bad_record_as_schemabuilder_refuses_the_duplicate():
+    row = Schema("struct", True, fields=(Field("id", Schema("int8")), Field("__deleted", OPTIONAL_STRING)))
+    with pytest.raises(TransformError, match="__deleted"):
+        unwrap(delete_tombstone_handling_mode="rewrite").apply(
+            event("c", after={"id": 1, "__deleted": None}, schema=envelope_schema(row)))
