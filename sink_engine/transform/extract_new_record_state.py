@@ -26,7 +26,7 @@ from typing import Any
 
 from sink_engine.convert.schema import Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform._schema_basics import field_value, struct_of
+from sink_engine.transform.schemas import field_value, struct_of
 from sink_engine.transform.debezium_fields import FieldReference, parse_references
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sink_engine.convert.schema import Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform._schema_basics import field_value, struct_of
+from sink_engine.transform.schemas import field_value, struct_of
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.header_literals import parse_literal
 from sink_engine.transform.options import TransformOptions

@@ -16,7 +16,7 @@ from typing import Any
 
 from sink_engine.convert.schema import DATE, TIME, TIMESTAMP, Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform._schema_basics import field_value, struct_of
+from sink_engine.transform.schemas import field_value, struct_of
 from sink_engine.transform.date_format import DateFormat
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions
