@@ -87,8 +87,9 @@ def test_a_schema_without_a_record_name_is_a_record_error_naming_the_strategy_ke
             "strings", Schema(json.dumps({"type": "string"}), "AVRO"))
         value = b"\x00" + schema_id.to_bytes(4, "big") + b"\x02a"
         # then the record fails naming its offset and the key (Confluent's RecordNameStrategy refuses it too)
-        with pytest.raises(RecordError, match=r"orders-0@0: AvroConverter: schema id 1: value.converter.value.subject.name.strategy "
-                                              "names subjects by the record's full name"):
+        with pytest.raises(RecordError, match=r"orders-0@0: AvroConverter: schema id 1: "
+                                              r"value.converter.value.subject.name.strategy names subjects by the "
+                                              "record's full name"):
             versions(registry.url, INPUTS["avro"][1], strategy, [value])
 
 
