@@ -154,8 +154,8 @@ def published_document(document: Any, registry: SchemaRegistrySettings | None) -
 
     Written into the published file rather than passed to each job run (an environment variable in StartJobRun's
     sparkSubmitParameters, `spark.emr-serverless.driverEnv.*`): the published file is what every reader of the
-    connector's config reads (each run the trigger starts, the DLQ replay Lambda, `iceberg maintain`,
-    `validate --config s3://...`), so none of them needs the setting passed again; and a `${secrets:...}` in
+    connector's config reads (each run the trigger starts, the DLQ replay Lambda, `validate --config s3://...`),
+    so none of them needs the setting passed again; and a `${secrets:...}` in
     `user_info` is then a reference of the connector's own file, which job_policy.reference_reads grants the job
     role (ReadOwnSecrets) like any other."""
     if registry is None or not isinstance(document, dict):
