@@ -16,7 +16,7 @@ import orjson
 
 from devtools.producer import sample_event
 from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter
-from sink_engine.convert.confluent_registry import registry_client
+from sink_engine.convert.confluent_registry import SubjectNames, registry_client
 from sink_engine.convert.envelope_json_converter import EnvelopeJsonConverter
 from sink_engine.convert.glue_converter import GlueSchemaRegistryConverter
 from sink_engine.convert.json_converter import SchemalessJsonConverter
@@ -78,7 +78,7 @@ def main() -> None:
         schema_id = registry.register("bench-value", json.dumps(AVRO))["id"]
         client = registry_client({"schema.registry.url": registry.url, "basic.auth.credentials.source": "url"})
         converters = [SchemalessJsonConverter, EnvelopeJsonConverter,
-                      lambda: ConfluentAvroConverter(client, "bench-value"),
+                      lambda: ConfluentAvroConverter(client, SubjectNames("bench")),
                       lambda: GlueSchemaRegistryConverter(_StaticGlue())]
         print(f"{'input (converter only, best of ' + str(args.repeat) + ')':<44} {'records/s':>12} {'MB/s':>8}")
         for (name, values), converter_of in zip(inputs(events, schema_id).items(), converters):

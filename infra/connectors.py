@@ -2,7 +2,9 @@
 
 A spec carries what the deployment needs of a connector: its name, the topics it reads (resolved against the
 environment's MSK topics), its S3 prefix, its consumer group, the S3 key its config is published under, and its
-dead-letter queue (a topic or an S3 prefix, when set), and with IcebergFormat the Glue tables it writes.
+dead-letter queue (a topic or an S3 prefix, when set), and with IcebergFormat the Glue tables it writes. Its
+`document` is the file as published: a Confluent Cloud file whose schema'd input names no Schema Registry gets
+the environment's `schema_registry` written into it (`published_document`).
 """
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from typing import Any
 
 from infra.errors import ConnectorSpecError
 from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables, table_bucket_arn
-from infra.settings import Settings
+from infra.settings import SchemaRegistrySettings, Settings
 from sink_engine.config import SinkConfig, parse_config
+from sink_engine.config.cloud import is_cloud
+from sink_engine.config.cloud_registry import RegistryDefault, registry_keys
 from sink_engine.config.credentials import clear_text_credential
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import config_map
@@ -103,6 +107,7 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         _check_no_clear_credentials(source, document)
+        document = published_document(document, settings.schema_registry)
         # unknown keys, refused values, malformed ${secrets:...} references, settings a run would refuse
         config = check_config(parse_config(document))
     except json.JSONDecodeError as e:
@@ -140,6 +145,29 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document,
                          dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix,
                          iceberg=iceberg_tables(config, topics))
+
+
+def published_document(document: Any, registry: SchemaRegistrySettings | None) -> Any:
+    """`document` with the Schema Registry keys a Confluent Cloud file takes from the environment's `registry`
+    (config/cloud_registry.py: the value or key converter's URL and USER_INFO credentials, when its input is
+    AVRO, PROTOBUF or JSON_SR and the file names no registry URL); any other document as it is.
+
+    Written into the published file rather than passed to each job run (an environment variable in StartJobRun's
+    sparkSubmitParameters, `spark.emr-serverless.driverEnv.*`): the published file is what every reader of the
+    connector's config reads (each run the trigger starts, the DLQ replay Lambda, `validate --config s3://...`),
+    so none of them needs the setting passed again; and a `${secrets:...}` in
+    `user_info` is then a reference of the connector's own file, which job_policy.reference_reads grants the job
+    role (ReadOwnSecrets) like any other."""
+    if registry is None or not isinstance(document, dict):
+        return document
+    config = config_map(document)
+    if not is_cloud(config):
+        return document
+    added = {key: value for key, (value, _) in
+             registry_keys(config, RegistryDefault(registry.url, registry.user_info)).items()}
+    if not added:
+        return document
+    return {**document, "config": {**config, **added}} if config is not document else {**document, **added}
 
 
 def _check_no_clear_credentials(source: str, document: dict) -> None:

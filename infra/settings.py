@@ -16,6 +16,9 @@ import fastavro
 from fastavro.schema import SchemaParseException
 
 from infra.errors import SettingsError
+from sink_engine.config.credentials import clear_text_credential
+from sink_engine.errors import ConfigError
+from sink_engine.secrets import references
 
 ENVIRONMENTS_DIR = Path(__file__).parent / "environments"
 
@@ -35,6 +38,8 @@ _RELEASE = r"emr-7\.\d+\.\d+"
 _TABLE_BUCKET = r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]"  # an S3 table bucket's name
 _SCHEDULE = r"rate\((1 (minute|hour|day)|([2-9]|[1-9]\d+) (minutes|hours|days))\)|cron\((\S+ ){5}\S+\)"
 _CONNECTOR = r"[A-Za-z0-9_-]{1,64}"
+# one Schema Registry URL, http(s), without credentials in it (they go in schema_registry.user_info)
+_REGISTRY_URL = r"https?://[A-Za-z0-9.-]+(:\d{1,5})?(/[^\s@,]*)?"
 
 # The Python interpreters (/usr/bin/python<version>) on the image of each EMR release this stack may deploy: the
 # "Python" row of the Amazon EMR Release Guide's "Application versions in Amazon EMR 7.x releases" (3.9 only on
@@ -161,6 +166,17 @@ class IcebergSettings:
 
 
 @dataclass(frozen=True)
+class SchemaRegistrySettings:
+    """The Schema Registry of the Confluent Cloud connector files (`connector.class` S3_SINK) whose AVRO, PROTOBUF
+    or JSON_SR input names none (Cloud finds its own): `url`, and `user_info`, the basic-auth `user:password` as a
+    `${secrets:...}` or `${ssm:...}` reference (the whole value, or the part after `user:`), or None. Synthesis
+    writes them into such a file as it publishes it (infra/connectors.py)."""
+
+    url: str
+    user_info: str | None
+
+
+@dataclass(frozen=True)
 class Settings:
     """One environment: where it deploys, what it reads and how it is sized and kept."""
 
@@ -180,6 +196,7 @@ class Settings:
     alarms: AlarmSettings
     catalog: CatalogSettings
     iceberg: IcebergSettings
+    schema_registry: SchemaRegistrySettings | None = None
 
     @property
     def connectors_dir(self) -> Path:
@@ -245,7 +262,27 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         catalog=CatalogSettings(r.text("catalog.database", r"[a-z0-9_]{1,255}"), r.day("catalog.time_range_start"),
                                 _tables(r, msk.topics)),
         iceberg=_iceberg(r),
+        schema_registry=_schema_registry(r),
     )
+
+
+def _schema_registry(r: "_Reader") -> SchemaRegistrySettings | None:
+    if not r.present("schema_registry"):
+        return None
+    unknown = sorted(set(r.mapping("schema_registry")) - {"url", "user_info"})
+    if unknown:
+        raise SettingsError(r.source, f"schema_registry.{unknown[0]}", "is not a setting (url, user_info)")
+    user_info = r.optional_text("schema_registry.user_info", r"[^:\s]+:.+|\$\{.+\}")
+    if user_info is not None:
+        try:
+            references({"user_info": user_info})
+        except ConfigError as e:
+            raise SettingsError(r.source, "schema_registry.user_info", e.reason) from None
+        if clear_text_credential("basic.auth.user.info", user_info):
+            raise SettingsError(r.source, "schema_registry.user_info", "holds a password in clear text; the settings "
+                                "are carried in the CloudFormation template: give user:${secrets:<secret name>:<json "
+                                "key>} or ${secrets:<secret name>:<json key>} (or ${ssm:<parameter name>})")
+    return SchemaRegistrySettings(r.text("schema_registry.url", _REGISTRY_URL), user_info)
 
 
 def _iceberg(r: "_Reader") -> IcebergSettings:

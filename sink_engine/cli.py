@@ -4,12 +4,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import logging
+import os
 import sys
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.config import SinkConfig
+from sink_engine.config.cloud_registry import from_environment
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.errors import AwsCallError, SinkError
@@ -23,7 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
     try:
-        config = load_checked_config(args.config, resolve_secrets=args.command != "validate")
+        # a Confluent Cloud config's Schema Registry, when the file names none: SINK_SCHEMA_REGISTRY_URL
+        config = load_checked_config(args.config, resolve_secrets=args.command != "validate",
+                                     registry=from_environment(os.environ))
         if args.command == "read":
             return _read(config, args.key, args.offset)
         if args.command == "dlq":

@@ -6,6 +6,7 @@ needs nothing above `config/`; every caller that accepts a config from a user ca
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig, load_config, parse_config
+from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.converters import check_converter_settings
 from sink_engine.errors import ConfigError
 from sink_engine.format.bytearray_format import unescape
@@ -44,9 +45,9 @@ def parse_checked_config(document) -> SinkConfig:
 
 
 def load_checked_config(location: str, s3_client=None, resolve_secrets: bool = True,
-                        secrets_client_for=None) -> SinkConfig:
+                        secrets_client_for=None, registry: RegistryDefault | None = None) -> SinkConfig:
     """`config.load_config`, then `check_config`."""
-    return check_config(load_config(location, s3_client, resolve_secrets, secrets_client_for))
+    return check_config(load_config(location, s3_client, resolve_secrets, secrets_client_for, registry))
 
 
 def _check_output(config: SinkConfig) -> None:

@@ -1,6 +1,7 @@
 """Protobuf and JSON Schema topics for tests: schemas with nesting, repeated fields, maps, oneofs, references,
 well-known and logical types, in two versions, and their records serialized by confluent-kafka's own
-ProtobufSerializer and JSONSerializer against the test registry."""
+ProtobufSerializer and JSONSerializer against the test registry; and a flat Avro topic of two versions
+(AvroSerializer)."""
 from __future__ import annotations
 
 import datetime
@@ -8,6 +9,7 @@ import decimal
 import json
 
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -46,6 +48,10 @@ message Order {
 }
 """
 ORDER_PROTO_V2_FIELD = "\n  string channel = 13;"
+
+ORDER_AVRO = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
+    {"name": "id", "type": "int"}, {"name": "item", "type": "string"}]}
+ORDER_AVRO_V2 = {**ORDER_AVRO, "fields": ORDER_AVRO["fields"] + [{"name": "note", "type": "string", "default": "none"}]}
 
 ADDRESS_JSON = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "Address", "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}}, "required": ["city"]}
@@ -87,15 +93,18 @@ def order_fields(i: int) -> dict:
 
 
 class ProtobufTopic:
-    """Serializes orders of schema v1 or v2 with confluent-kafka's ProtobufSerializer."""
+    """Serializes orders of schema v1 or v2 with confluent-kafka's ProtobufSerializer, registered under the
+    subject of `strategy` (its subject.name.strategy.type: TOPIC, RECORD or TOPIC_RECORD; record name
+    shop.Order)."""
 
-    def __init__(self, registry_url: str, topic: str, field: str = MessageField.VALUE):
+    def __init__(self, registry_url: str, topic: str, field: str = MessageField.VALUE, strategy: str = "TOPIC"):
         self.client = SchemaRegistryClient({"url": registry_url})
         self.context = SerializationContext(topic, field)
         self.classes = {version: message_classes({"geo/address.proto": ADDRESS_PROTO, "shop/order.proto":
                                                   ORDER_PROTO % (ORDER_PROTO_V2_FIELD if version == 2 else "")})
                         for version in (1, 2)}
-        self._serializers = {v: ProtobufSerializer(c["shop.Order"], self.client) for v, c in self.classes.items()}
+        conf = {"subject.name.strategy.type": strategy}
+        self._serializers = {v: ProtobufSerializer(c["shop.Order"], self.client, conf) for v, c in self.classes.items()}
 
     def message(self, i: int, version: int = 1):
         fields, order = order_fields(i), self.classes[version]["shop.Order"]()
@@ -124,14 +133,16 @@ class ProtobufTopic:
 
 
 class JsonSchemaTopic:
-    """Serializes orders of schema v1 or v2 with confluent-kafka's JSONSerializer (address.json referenced)."""
+    """Serializes orders of schema v1 or v2 with confluent-kafka's JSONSerializer (address.json referenced),
+    registered under the subject of `strategy` (as ProtobufTopic's; record name: the title, Order)."""
 
-    def __init__(self, registry_url: str, topic: str, field: str = MessageField.VALUE):
+    def __init__(self, registry_url: str, topic: str, field: str = MessageField.VALUE, strategy: str = "TOPIC"):
         self.client = SchemaRegistryClient({"url": registry_url})
         self.context = SerializationContext(topic, field)
         address = self.client.register_schema_full_response("address.json", Schema(json.dumps(ADDRESS_JSON), "JSON"))
         reference = [SchemaReference("address.json", "address.json", address.version)]
-        self._serializers = {v: JSONSerializer(Schema(json.dumps(s), "JSON", reference), self.client)
+        conf = {"subject.name.strategy.type": strategy}
+        self._serializers = {v: JSONSerializer(Schema(json.dumps(s), "JSON", reference), self.client, conf=conf)
                              for v, s in ((1, ORDER_JSON), (2, ORDER_JSON_V2))}
 
     @staticmethod
@@ -144,6 +155,25 @@ class JsonSchemaTopic:
         if version == 2:
             document["channel"] = "app"
         return document
+
+    def value(self, i: int, version: int = 1) -> bytes:
+        return self._serializers[version](self.document(i, version), self.context)
+
+
+class AvroTopic:
+    """Serializes flat orders ({id, item}; v2 adds note, default "none") of schema v1 or v2 with confluent-kafka's
+    AvroSerializer, registered under the subject of `strategy` (as ProtobufTopic's; record name shop.Order)."""
+
+    def __init__(self, registry_url: str, topic: str, field: str = MessageField.VALUE, strategy: str = "TOPIC"):
+        self.client = SchemaRegistryClient({"url": registry_url})
+        self.context = SerializationContext(topic, field)
+        conf = {"subject.name.strategy.type": strategy}
+        self._serializers = {v: AvroSerializer(self.client, json.dumps(s), conf=conf)
+                             for v, s in ((1, ORDER_AVRO), (2, ORDER_AVRO_V2))}
+
+    @staticmethod
+    def document(i: int, version: int = 1) -> dict:
+        return {"id": i, "item": f"i{i}", **({"note": f"n{i}"} if version == 2 else {})}
 
     def value(self, i: int, version: int = 1) -> bytes:
         return self._serializers[version](self.document(i, version), self.context)

@@ -22,6 +22,7 @@ from sink_engine.config.keys import (
     Key,
 )
 from sink_engine.config.cloud import CLOUD_CLASS, derive
+from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.dead_letters import check_dead_letter_settings
 from sink_engine.config.key_policy import undeclared_keys
 from sink_engine.errors import ConfigError
@@ -71,11 +72,12 @@ class SinkConfig:
         return f"from {self.derived[key]}" if key in self.derived else "default"
 
 
-def load_config(location: str, s3_client=None, resolve_secrets: bool = True, secrets_client_for=None) -> SinkConfig:
+def load_config(location: str, s3_client=None, resolve_secrets: bool = True, secrets_client_for=None,
+                registry: RegistryDefault | None = None) -> SinkConfig:
     """Read a connector JSON file from a local path or an `s3://bucket/key` URI and parse it. With
     `resolve_secrets`, `${secrets:...}` and `${ssm:...}` references are replaced by their values from AWS Secrets
     Manager and SSM Parameter Store first (`secrets_client_for(service, region)` gives their clients; see
-    sink_engine/secrets.py); without, they are only checked."""
+    sink_engine/secrets.py); without, they are only checked. `registry`: as parse_config's."""
     if location.startswith("s3://"):
         import boto3
 
@@ -99,12 +101,13 @@ def load_config(location: str, s3_client=None, resolve_secrets: bool = True, sec
         raise ConfigError("--config", f"{location} is not valid JSON: {e}") from e
     if resolve_secrets and isinstance(document, Mapping):
         document = resolve(document, secrets_client_for or default_client_for(config_map(document)))
-    return parse_config(document)
+    return parse_config(document, registry)
 
 
-def parse_config(document: Mapping[str, Any]) -> SinkConfig:
+def parse_config(document: Mapping[str, Any], registry: RegistryDefault | None = None) -> SinkConfig:
     """Accept `{"name": ..., "config": {...}}` or the flat map; parse every key, naming the one at fault (the
-    checks across seams are `sink_engine.validation.check_config`'s)."""
+    checks across seams are `sink_engine.validation.check_config`'s). `registry` is the Schema Registry of a
+    Confluent Cloud config whose file names none (config/cloud_registry.py)."""
     if not isinstance(document, Mapping):
         raise ConfigError("--config", "the connector config must be a JSON object")
     raw = dict(document["config"]) if isinstance(document.get("config"), Mapping) else dict(document)
@@ -112,7 +115,7 @@ def parse_config(document: Mapping[str, Any]) -> SinkConfig:
         raw["name"] = document["name"]
     references(raw)  # a malformed ${secrets:...} or ${ssm:...} reference fails here, naming its key
     given = frozenset(raw)
-    raw, derived = derive(raw)
+    raw, derived = derive(raw, registry)
     _reject_not_built(raw)
     unknown = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES)
     with _blaming(derived, raw):

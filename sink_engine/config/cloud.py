@@ -16,12 +16,15 @@ Semantics as Confluent Cloud documents them (Amazon S3 Sink Connector for Conflu
   defaulting to `'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH` or `'year'=YYYY/'month'=MM/'day'=dd`, the record's
   Kafka timestamp (or `timestamp.field` when set), and `rotate.interval.ms` defaulting to the interval;
 - defaults of a Cloud connector: `flush.size` 1000; bad records do not stop it (`errors.tolerance` all) and go to
-  a dead-letter topic created for it (`dlq-<name>` here; Cloud's is `dlq-<connector id>`) with error headers.
+  a dead-letter topic created for it (`dlq-<name>` here; Cloud's is `dlq-<connector id>`) with error headers;
+- the Schema Registry of AVRO, PROTOBUF and JSON_SR inputs, which Cloud finds itself: the caller's
+  RegistryDefault when the file names none (config/cloud_registry.py).
 """
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+from sink_engine.config.cloud_registry import RegistryDefault, registry_keys
 from sink_engine.config.keys import CONVERTER_CLASSES, FORMAT_CLASSES, KEYS_BY_NAME, PARTITIONER_CLASSES
 from sink_engine.errors import ConfigError
 
@@ -66,8 +69,9 @@ def is_cloud(raw: Mapping[str, Any]) -> bool:
     return str(raw.get("connector.class", "")).strip() == CLOUD_CLASS
 
 
-def derive(raw: Mapping[str, Any]) -> tuple[dict, dict[str, str]]:
-    """(raw with the implied self-managed keys, {derived key: the key it came from})."""
+def derive(raw: Mapping[str, Any], registry: RegistryDefault | None = None) -> tuple[dict, dict[str, str]]:
+    """(raw with the implied self-managed keys, {derived key: the key (or environment variable) it came from});
+    `registry` is the Schema Registry of a Cloud config whose file names none."""
     derived = _Derived(raw)
     if not is_cloud(raw):
         for key in CLOUD_ONLY:
@@ -77,6 +81,8 @@ def derive(raw: Mapping[str, Any]) -> tuple[dict, dict[str, str]]:
         return derived.raw, derived.sources
     _check_identity(raw)
     _formats(derived)
+    for key, (value, origin) in registry_keys(derived.given, registry).items():
+        derived.default(key, value, origin)
     _codec(derived)
     _time_interval(derived)
     _cloud_defaults(derived)

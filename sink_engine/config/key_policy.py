@@ -38,10 +38,6 @@ ACCEPTED_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
                                        "DefaultAWSCredentialsProviderChain"),
                                       "boto3's default credential chain (the job's role) is used; "
                                       "aws.access.key.id and aws.secret.access.key set static keys"),
-    **{f"{role}.converter.{role}.subject.name.strategy": (
-        ("io.confluent.kafka.serializers.subject.TopicNameStrategy", "TopicNameStrategy"),
-        f"schema versions are looked up under <topic>-{role}, as TopicNameStrategy names them")
-       for role in ("value", "key")},
 }
 # key -> the feature it turns on, which is not built: an error unless set to an off value
 REFUSED_UNLESS_OFF: dict[str, str] = {

@@ -67,6 +67,14 @@ CONVERTER_CLASSES = {
 SIDECAR_FORMATS = ("json", "parquet", "avro", "bytearray")
 BUILT_CONVERTERS = ("json", "string", "bytearray", "avro", "glueavro", "protobuf", "jsonschema")
 REGISTRY_CONVERTERS = ("avro", "protobuf", "jsonschema")  # read through a Confluent Schema Registry
+_SUBJECT = "io.confluent.kafka.serializers.subject"
+# How the Schema Registry converters name the subject a writer schema's version is looked up under
+# (convert/confluent_registry.py): <topic>-<role>, the record's full name, or <topic>-<record full name>.
+SUBJECT_NAME_STRATEGIES = {
+    "topic": (f"{_SUBJECT}.TopicNameStrategy", "TopicNameStrategy"),
+    "record": (f"{_SUBJECT}.RecordNameStrategy", "RecordNameStrategy"),
+    "topicrecord": (f"{_SUBJECT}.TopicRecordNameStrategy", "TopicRecordNameStrategy"),
+}
 
 # Kafka client and AWS credentials at the top level of the connector JSON (see source/client_config.py).
 CONNECTION_KEYS: tuple[Key, ...] = (
@@ -119,6 +127,11 @@ def _converter_keys(role: str) -> tuple[Key, ...]:
             choices=("url", "user_info")),
         Key(prefix + "basic.auth.user.info", "string", None,
             "Schema Registry converters: user:password for the registry with credentials source USER_INFO."),
+        Key(f"{prefix}{role}.subject.name.strategy", "class", SUBJECT_NAME_STRATEGIES["topic"][0],
+            f"Schema Registry converters: the subject under which a writer schema's version (schema.compatibility) "
+            f"is looked up: TopicNameStrategy <topic>-{role}, RecordNameStrategy the record's full name (Avro record, "
+            f"Protobuf message, JSON Schema title), TopicRecordNameStrategy <topic>-<full name>.",
+            classes=SUBJECT_NAME_STRATEGIES, built=tuple(SUBJECT_NAME_STRATEGIES)),
         Key(prefix + "wrapper.for.nullables", "bool", False,
             "ProtobufConverter: google.protobuf wrapper messages (Int32Value, ...) as their nullable primitive "
             "instead of a struct with one field value."),

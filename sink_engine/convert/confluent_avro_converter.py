@@ -3,8 +3,8 @@
 Wire format: magic byte 0, the schema id as 4 bytes big-endian, then the Avro binary datum. The writer
 schema comes from the registry by id, with the schemas it names through schema references (fetched by
 subject and version, recursively); its version (for `schema.compatibility`) is the version of that
-schema under the subject `<topic>-value` (`<topic>-key` for keys, see confluent_registry.py). Each id is
-fetched once per task.
+schema under its subject (`<topic>-value` by default; by a record's full name, namespace included, under the
+record name strategies: see confluent_registry.py). Each id is fetched once per task.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import orjson
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from sink_engine.convert.avro_schema import AvroDecoder
-from sink_engine.convert.confluent_registry import RegistryLookups
+from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
 
 MAGIC_BYTE = 0
@@ -21,10 +21,9 @@ MAGIC_BYTE = 0
 class ConfluentAvroConverter(SchemaRegistryConverter):
     label = "AvroConverter"
 
-    def __init__(self, client: SchemaRegistryClient, topic_subject: str):
-        """`topic_subject` is the subject of the TopicNameStrategy, e.g. `orders-value`."""
+    def __init__(self, client: SchemaRegistryClient, subjects: SubjectNames):
         super().__init__()
-        self._registry = RegistryLookups(client, topic_subject)
+        self._registry = RegistryLookups(client, subjects)
 
     def split(self, value: bytes) -> tuple[int, bytes]:
         if len(value) < 5 or value[0] != MAGIC_BYTE:
@@ -35,4 +34,14 @@ class ConfluentAvroConverter(SchemaRegistryConverter):
     def fetch(self, schema_id: int) -> AvroDecoder:
         schema = self._registry.schema(schema_id, "AVRO")
         referenced = [orjson.loads(s.schema_str) for _, s in self._registry.referenced(schema, schema_id)]
-        return AvroDecoder(schema.schema_str, self._registry.version(schema_id), referenced)
+        document = orjson.loads(schema.schema_str)
+        return AvroDecoder(document, self._registry.version(schema_id, record_name(document)), referenced)
+
+
+def record_name(document) -> str | None:
+    """The full name of an Avro record schema (its name when dotted, else namespace.name), None for other
+    schemas: Confluent's AvroSchema.name()."""
+    if not isinstance(document, dict) or document.get("type") != "record" or not document.get("name"):
+        return None
+    name, namespace = document["name"], document.get("namespace")
+    return name if "." in name or not namespace else f"{namespace}.{name}"

@@ -2,7 +2,8 @@
 
 The header (magic byte 0, schema id) is read by confluent-kafka's `SchemaId`. Per schema id, once per task,
 the writer schema and the schemas it refers to (schema references, by subject and version, recursively)
-come from the registry through confluent-kafka's client and are mapped to a Connect schema
+come from the registry through confluent-kafka's client (its version under its subject: confluent_registry.py,
+by the schema's `title` under the record name strategies) and are mapped to a Connect schema
 (json_schema_mapping.py); for that mapping `$ref`s resolve within them only, never over the network. Each
 payload is parsed as JSON and read as a value of that schema (connect_json.py), which checks every field's
 type. With `json.fail.invalid.schema` (Confluent's deserializer setting, false by default as there) each
@@ -16,7 +17,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
-from sink_engine.convert.confluent_registry import RegistryLookups, split_header
+from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames, split_header
 from sink_engine.convert.connect_json import compile_decoder
 from sink_engine.convert.json_schema_mapping import connect_schema, resource_registry
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
@@ -27,15 +28,14 @@ JSON = "JSON"
 class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
     label = "JsonSchemaConverter"
 
-    def __init__(self, client: SchemaRegistryClient, topic_subject: str, validate: bool = False):
-        """`topic_subject` is the subject of the TopicNameStrategy, e.g. `orders-value`; `validate` is
-        `json.fail.invalid.schema`."""
+    def __init__(self, client: SchemaRegistryClient, subjects: SubjectNames, validate: bool = False):
+        """`validate` is `json.fail.invalid.schema`."""
         super().__init__()
-        self._registry = RegistryLookups(client, topic_subject)
+        self._registry = RegistryLookups(client, subjects)
         self._validator = None
-        if validate:
-            topic, _, role = topic_subject.rpartition("-")
-            self._context = SerializationContext(topic, MessageField.KEY if role == "key" else MessageField.VALUE)
+        if validate:  # the deserializer validates against the writer schema by id: its subject name plays no part
+            field = MessageField.KEY if subjects.role == "key" else MessageField.VALUE
+            self._context = SerializationContext(subjects.topic, field)
             self._validator = JSONDeserializer(None, schema_registry_client=client,
                                                conf={"subject.name.strategy.type": "TOPIC"})
 
@@ -50,8 +50,9 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
         references = {name: _parsed(s.schema_str, f"{name} (referenced by schema id {schema_id})")
                       for name, s in self._registry.referenced(schema, schema_id)}
         document = _parsed(schema.schema_str, f"schema id {schema_id}")
+        version = self._registry.version(schema_id, _title(document))
         try:
-            mapped = connect_schema(document, self._registry.version(schema_id), resource_registry(references))
+            mapped = connect_schema(document, version, resource_registry(references))
         except ValueError as e:
             raise ValueError(f"schema id {schema_id} has no Connect schema: {e}") from None
         return _JsonSchemaDecoder(mapped)
@@ -73,6 +74,12 @@ class _JsonSchemaDecoder:
         except orjson.JSONDecodeError as e:
             raise ValueError(f"JSON payload is not valid JSON: {e}") from None
         return self._decode(document, "")
+
+
+def _title(document) -> str | None:
+    """Confluent's JsonSchema.name(): the schema's `title`."""
+    title = document.get("title") if isinstance(document, dict) else None
+    return title if isinstance(title, str) else None
 
 
 def _parsed(text: str, what: str):

@@ -8,7 +8,8 @@ imports through schema references (fetched the same way, recursively) and the we
 descriptor pool and finds the message the indexes name. The message class is built from that descriptor and
 parses each payload directly: the deserializer's own per-record call re-resolves the schema each time (about
 10 us a record, twenty times the parse). Values are mapped to Connect as ProtobufData maps them
-(protobuf_schema.py); the schema version is the one under the topic's subject (confluent_registry.py).
+(protobuf_schema.py); the schema version is the one under its subject (confluent_registry.py), named after
+that message's full name under the record name strategies.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 from confluent_kafka.serialization import SerializationError
 from google.protobuf import empty_pb2
 
-from sink_engine.convert.confluent_registry import RegistryLookups, split_header
+from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames, split_header
 from sink_engine.convert.protobuf_schema import ProtobufDecoder
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
 
@@ -29,11 +30,10 @@ PROTOBUF = "PROTOBUF"
 class ConfluentProtobufConverter(SchemaRegistryConverter):
     label = "ProtobufConverter"
 
-    def __init__(self, client: SchemaRegistryClient, topic_subject: str, wrapper_for_nullables: bool = False):
-        """`topic_subject` is the subject of the TopicNameStrategy, e.g. `orders-value`;
-        `wrapper_for_nullables` is ProtobufConverter's `wrapper.for.nullables`."""
+    def __init__(self, client: SchemaRegistryClient, subjects: SubjectNames, wrapper_for_nullables: bool = False):
+        """`wrapper_for_nullables` is ProtobufConverter's `wrapper.for.nullables`."""
         super().__init__()
-        self._registry = RegistryLookups(client, topic_subject)
+        self._registry = RegistryLookups(client, subjects)
         self._wrappers = wrapper_for_nullables
         # Used for its schema resolution only: the message type it is built with is never parsed.
         self._resolver = ProtobufDeserializer(empty_pb2.Empty, {"subject.name.strategy.type": "TOPIC"}, client)
@@ -54,4 +54,4 @@ class ConfluentProtobufConverter(SchemaRegistryConverter):
         except (SerializationError, binascii.Error, TypeError) as e:
             raise ValueError(f"{what} is not a Protobuf schema this converter can read (the registry must answer "
                              f"format=serialized with a FileDescriptorProto): {e}") from None
-        return ProtobufDecoder(descriptor, self._registry.version(schema_id), self._wrappers)
+        return ProtobufDecoder(descriptor, self._registry.version(schema_id, descriptor.full_name), self._wrappers)

@@ -1,16 +1,17 @@
 """What the Confluent Schema Registry converters share: the client, the wire header, lookups whose errors
-name what was looked up, referenced schemas, and a schema's version under the topic's subject.
+name what was looked up, referenced schemas, and a schema's version under its subject.
 
 Wire format (as confluent-kafka's serializers write it and its `SchemaId` reads it): magic byte 0, the schema
 id as 4 bytes big-endian, for Protobuf the message indexes (zigzag varints), then the datum. Schema GUIDs
 (magic byte 1) are not supported. The version of a schema (for `schema.compatibility`) is its version under
-the subject `<topic>-value` (`<topic>-key` for keys, the TopicNameStrategy), or its only version when it is
-registered under a single other subject.
+the subject that `<role>.converter.<role>.subject.name.strategy` names (SubjectNames), or its only version when
+it is registered under a single other subject.
 """
 from __future__ import annotations
 
 import io
 import struct
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -42,12 +43,34 @@ def split_header(value: bytes, schema_type: str) -> tuple[int, tuple[int, ...] |
     return schema_id.id, indexes, payload.read()
 
 
+@dataclass(frozen=True)
+class SubjectNames:
+    """The subject of a writer schema, as Confluent's subject name strategies name it (RecordNameStrategy and
+    TopicRecordNameStrategy in io.confluent.kafka.serializers.subject): `topic` (TopicNameStrategy)
+    `<topic>-<role>`; `record` the record's full name; `topicrecord` `<topic>-<record full name>`. The record
+    name is the schema's `name()` in Confluent's ParsedSchema: an Avro record's full name, the full name of the
+    Protobuf message the value's indexes name, a JSON Schema's `title`."""
+
+    topic: str
+    role: str = "value"  # value or key
+    strategy: str = "topic"  # config.keys.SUBJECT_NAME_STRATEGIES
+
+    def subject(self, record_name: str | None) -> str:
+        """The subject; ValueError when the strategy needs a record name and the schema has none."""
+        if self.strategy == "topic":
+            return f"{self.topic}-{self.role}"
+        if not record_name:
+            raise ValueError(f"{self.role}.converter.{self.role}.subject.name.strategy names subjects by the "
+                             "record's full name, and this schema has none (not an Avro record, or a JSON Schema "
+                             "without a title)")
+        return record_name if self.strategy == "record" else f"{self.topic}-{record_name}"
+
+
 class RegistryLookups:
     """Registry calls for one converter: 404 is a ValueError (the record is bad), anything else a SourceError."""
 
-    def __init__(self, client: SchemaRegistryClient, topic_subject: str):
-        """`topic_subject` is the subject of the TopicNameStrategy, e.g. `orders-value`."""
-        self.client, self.subject = client, topic_subject
+    def __init__(self, client: SchemaRegistryClient, subjects: SubjectNames):
+        self.client, self.subjects = client, subjects
 
     def call(self, what: str, lookup: Callable, *args, missing: str | None = None) -> Any:
         """`lookup(*args)`, with errors naming `what` (e.g. "schema id 7"); `missing` replaces the message of
@@ -70,9 +93,15 @@ class RegistryLookups:
             raise ValueError(f"schema id {schema_id} is a {schema.schema_type or 'AVRO'} schema, not {schema_type}")
         return schema
 
-    def version(self, schema_id: int) -> int | None:
+    def version(self, schema_id: int, record_name: str | None = None) -> int | None:
+        """The version of `schema_id` under its subject (`record_name`: the schema's record full name, which
+        RecordNameStrategy and TopicRecordNameStrategy name it by); ValueError when they need one it lacks."""
+        try:
+            subject = self.subjects.subject(record_name)
+        except ValueError as e:
+            raise ValueError(f"schema id {schema_id}: {e}") from None
         pairs = self.call(f"the versions of schema id {schema_id}", self.client.get_schema_versions, schema_id)
-        mine = [p.version for p in pairs if p.subject == self.subject]
+        mine = [p.version for p in pairs if p.subject == subject]
         if mine:
             return mine[0]
         return pairs[0].version if len(pairs) == 1 else None

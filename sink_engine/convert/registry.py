@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from sink_engine.convert.base import Converter
 from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter
-from sink_engine.convert.confluent_registry import registry_client
+from sink_engine.convert.confluent_registry import SubjectNames, registry_client
 from sink_engine.convert.envelope_json_converter import EnvelopeJsonConverter
 from sink_engine.convert.glue_converter import GlueSchemaRegistryConverter, glue_client
 from sink_engine.convert.json_converter import SchemalessJsonConverter
@@ -13,7 +13,8 @@ from sink_engine.convert.text_converters import ByteArrayConverter, StringConver
 
 def converter_for(settings: ConverterSettings, topic: str = "") -> Converter:
     """The converter of `settings.role` (value or key) for records of `topic` (the registry subject's topic)."""
-    name, options, subject = settings.name, settings.options, f"{topic}-{settings.role}"
+    name, options = settings.name, settings.options
+    subject = SubjectNames(topic, settings.role, options[f"{settings.role}.subject.name.strategy"])
     if name == "json":
         if options["schemas.enable"]:
             return EnvelopeJsonConverter()

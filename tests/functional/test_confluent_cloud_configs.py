@@ -237,6 +237,42 @@ def test_avro_input_from_a_registry_whose_password_is_a_secret(stack, spark, s3,
     assert [row for t in tables for row in t.to_pylist()] == orders
 
 
+def test_avro_input_as_exported_takes_its_registry_from_the_environment(stack, spark, s3, dynamodb, secrets, unique,
+                                                                       tmp_path, capsys, monkeypatch):
+    """input.data.format AVRO in a file that names no registry (Cloud finds its own): refused naming
+    input.data.format; with SINK_SCHEMA_REGISTRY_URL and SINK_SCHEMA_REGISTRY_USER_INFO it validates, saying where
+    the registry came from, and runs with the registry's basic auth."""
+    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "int"},
+                                                            {"name": "item", "type": "string"}]}
+    topic = f"cloudenv-{unique}"
+    with SchemaRegistryServer(user_info="sink:reg-pw") as registry:
+        serializer = AvroSerializer(SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": "sink:reg-pw"}),
+                                    json.dumps(schema))
+        context = SerializationContext(topic, MessageField.VALUE)
+        orders = [{"id": i, "item": f"item-{i}"} for i in range(6)]
+        produce_at(stack.bootstrap_servers, topic, [serializer(o, context) for o in orders],
+                   [NINE_AM_UTC + i for i in range(6)])
+        path = write(tmp_path, local({**quick_start(unique), "topics": topic, "input.data.format": "AVRO",
+                                      "output.data.format": "PARQUET", "compression.codec": "PARQUET - gzip",
+                                      "flush.size": "3"}, stack))
+        # given no registry anywhere: validate refuses naming input.data.format
+        monkeypatch.delenv("SINK_SCHEMA_REGISTRY_URL", raising=False)
+        assert cli.main(["validate", "--config", path]) == 2
+        assert "'input.data.format': AVRO is read through a Confluent Schema Registry" in capsys.readouterr().err
+        # when the environment names the registry and its credentials
+        monkeypatch.setenv("SINK_SCHEMA_REGISTRY_URL", registry.url)
+        monkeypatch.setenv("SINK_SCHEMA_REGISTRY_USER_INFO", "sink:reg-pw")
+        assert cli.main(["validate", "--config", path]) == 0
+        shown = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+        assert shown["value.converter.schema.registry.url"].split()[1:] == [registry.url, "(from",
+                                                                             "SINK_SCHEMA_REGISTRY_URL)"]
+        run(path, capsys)
+    # then the run read the records through it
+    keys = list_keys(s3, BUCKET, f"topics/{topic}/")
+    assert keys == [f"topics/{topic}/{HOUR_PATH}/{topic}+0+{s:010d}.gz.parquet" for s in (0, 3)]
+    assert [row for k in keys for row in pq.read_table(io.BytesIO(body(s3, k))).to_pylist()] == orders
+
+
 @pytest.mark.parametrize("input_format, topic_class, output_format, codec, extension", [
     ("PROTOBUF", ProtobufTopic, "PARQUET", "PARQUET - snappy", ".snappy.parquet"),
     ("JSON_SR", JsonSchemaTopic, "AVRO", "AVRO - snappy", ".avro"),

@@ -17,6 +17,7 @@ from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.convert.arrow_types import arrow_schema, struct_table
 from sink_engine.convert.confluent_json_schema_converter import ConfluentJsonSchemaConverter
 from sink_engine.convert.confluent_protobuf_converter import ConfluentProtobufConverter
+from sink_engine.convert.confluent_registry import SubjectNames
 from sink_engine.errors import ConfigError, RecordError
 from sink_engine.records import RecordChunk
 from sink_engine.validation import parse_checked_config
@@ -56,7 +57,7 @@ def test_protobuf_messages_map_to_connect_as_protobufdata_does(registry):
     topic = ProtobufTopic(registry.url, "orders")
     values = [topic.value(0), topic.value(1), topic.value(2, version=2)]
     # when the ProtobufConverter reads them
-    column = ConfluentProtobufConverter(client(registry), "orders-value").convert(chunk("orders", values))
+    column = ConfluentProtobufConverter(client(registry), SubjectNames("orders")).convert(chunk("orders", values))
     # then the schema is typed as Confluent's ProtobufData types it, all fields optional
     assert column.kind == "struct" and [s.describe() for s in column.schemas] == ["Order v1", "Order v1", "Order v2"]
     assert shape(column.schemas[0]) == {
@@ -103,7 +104,7 @@ def test_protobuf_registered_as_proto_text_with_references_is_read_the_same(regi
                                     {"auto.register.schemas": False, "use.latest.version": True})
     value = serializer(topic.message(3), SerializationContext("texts", MessageField.VALUE))
     # when it is read
-    column = ConfluentProtobufConverter(client(registry), "texts-value").convert(chunk("texts", [value]))
+    column = ConfluentProtobufConverter(client(registry), SubjectNames("texts")).convert(chunk("texts", [value]))
     # then it decodes as the serialized schema does
     assert column.schema.describe() == "Order v1" and column.items[0]["ship_to"]["street"] == "3 Main St"
     assert "GET /subjects/geo%2Faddress.proto/versions/1" in registry.requests
@@ -115,7 +116,7 @@ def test_protobuf_wrappers_as_nullables_and_nested_message_indexes(registry):
     line = ProtobufSerializer(topic.classes[1]["shop.Order.Line"], client(registry))(
         topic.classes[1]["shop.Order.Line"](sku="x", qty=2), topic.context)
     # when read with wrapper.for.nullables
-    converter = ConfluentProtobufConverter(client(registry), "lines-value", wrapper_for_nullables=True)
+    converter = ConfluentProtobufConverter(client(registry), SubjectNames("lines"), wrapper_for_nullables=True)
     lines = converter.convert(chunk("lines", [line]))
     orders = converter.convert(chunk("lines", [topic.value(1)]))
     # then the nested message is the record's type, and a wrapper is its optional primitive
@@ -130,13 +131,13 @@ def test_protobuf_enum_numbers_unsigned_and_recursion(registry):
     serialize = {name: ProtobufSerializer(classes[f"t.{name}"], client(registry)) for name in ("T", "Tree")}
     context = SerializationContext("t", MessageField.VALUE)
     value = serialize["T"](classes["t.T"](color=5, big=2 ** 64 - 2, small=2 ** 32 - 1), context)
-    converter = ConfluentProtobufConverter(client(registry), "t-value")
+    converter = ConfluentProtobufConverter(client(registry), SubjectNames("t"))
     # an unknown enum number is named as Java names it; a uint64 past 2^63 wraps as a Java long
     assert converter.convert(chunk("t", [value])).items == [{"color": "UNKNOWN_ENUM_VALUE_Color_5", "big": -2,
                                                              "small": 2 ** 32 - 1}]
     tree = serialize["Tree"](classes["t.Tree"](name="root"), SerializationContext("u", MessageField.VALUE))
     with pytest.raises(RecordError, match="message t.Tree contains itself"):
-        ConfluentProtobufConverter(client(registry), "u-value").convert(chunk("u", [tree]))
+        ConfluentProtobufConverter(client(registry), SubjectNames("u")).convert(chunk("u", [tree]))
 
 
 @pytest.mark.parametrize("value, message", [
@@ -148,7 +149,7 @@ def test_protobuf_enum_numbers_unsigned_and_recursion(registry):
 def test_protobuf_bad_values_name_the_record(registry, value, message):
     good = ProtobufTopic(registry.url, "bad").value(0)
     with pytest.raises(RecordError) as caught:
-        ConfluentProtobufConverter(client(registry), "bad-value").convert(chunk("bad", [good, value]))
+        ConfluentProtobufConverter(client(registry), SubjectNames("bad")).convert(chunk("bad", [good, value]))
     assert caught.value.offset == 1 and "ProtobufConverter" in str(caught.value)
     assert re.search(message, str(caught.value))
 
@@ -156,7 +157,7 @@ def test_protobuf_bad_values_name_the_record(registry, value, message):
 def test_protobuf_converter_refuses_another_schema_type_and_a_payload_that_does_not_parse(registry):
     avro_id = client(registry).register_schema("a-value", Schema('{"type": "string"}', "AVRO"))
     good = ProtobufTopic(registry.url, "bad").value(0)
-    converter = ConfluentProtobufConverter(client(registry), "bad-value")
+    converter = ConfluentProtobufConverter(client(registry), SubjectNames("bad"))
     with pytest.raises(RecordError, match="schema id 1 is a AVRO schema, not PROTOBUF"):
         converter.convert(chunk("bad", [b"\x00" + avro_id.to_bytes(4, "big") + b"\x00"]))
     with pytest.raises(RecordError, match="is not a shop.Order"):
@@ -168,7 +169,7 @@ def test_json_schema_documents_map_to_connect_and_keep_iso_text(registry):
     topic = JsonSchemaTopic(registry.url, "jorders")
     values = [topic.value(0), topic.value(1), topic.value(2, version=2)]
     # when the JsonSchemaConverter reads them
-    column = ConfluentJsonSchemaConverter(client(registry), "jorders-value").convert(chunk("jorders", values))
+    column = ConfluentJsonSchemaConverter(client(registry), SubjectNames("jorders")).convert(chunk("jorders", values))
     # then the schema follows JsonSchemaData, with the referenced schema inlined
     assert [s.describe() for s in column.schemas] == ["Order v1", "Order v1", "Order v2"]
     assert shape(column.schemas[0]) == {
@@ -200,7 +201,7 @@ def test_json_schema_documents_map_to_connect_and_keep_iso_text(registry):
 def test_json_schema_values_of_the_wrong_type_name_record_and_field(registry):
     good = JsonSchemaTopic(registry.url, "j").value(0)  # registers the schema under j-value
     header = b"\x00" + registry.subjects["j-value"][0].to_bytes(4, "big")
-    converter = ConfluentJsonSchemaConverter(client(registry), "j-value")
+    converter = ConfluentJsonSchemaConverter(client(registry), SubjectNames("j"))
     bad = {**JsonSchemaTopic.document(1), "lines": [{"sku": "a", "qty": "two"}]}
     with pytest.raises(RecordError, match=r"j-0@1: JsonSchemaConverter: lines\[0\].qty: expected an int64"):
         converter.convert(chunk("j", [good, header + json.dumps(bad).encode()]))
@@ -215,10 +216,10 @@ def test_json_fail_invalid_schema_validates_with_confluent_kafkas_deserializer(r
     header = b"\x00" + registry.subjects["v-value"][0].to_bytes(4, "big")
     value = header + json.dumps({**JsonSchemaTopic.document(1), "status": "LOST"}).encode()
     # then it passes by default, as with Confluent's deserializer, and fails with json.fail.invalid.schema
-    assert ConfluentJsonSchemaConverter(client(registry), "v-value").convert(chunk("v", [value])).items[0]["status"] \
-        == "LOST"
+    converter = ConfluentJsonSchemaConverter(client(registry), SubjectNames("v"))
+    assert converter.convert(chunk("v", [value])).items[0]["status"] == "LOST"
     with pytest.raises(RecordError, match="does not validate against schema id .*'LOST' is not one of"):
-        ConfluentJsonSchemaConverter(client(registry), "v-value", validate=True).convert(chunk("v", [value]))
+        ConfluentJsonSchemaConverter(client(registry), SubjectNames("v"), validate=True).convert(chunk("v", [value]))
 
 
 @pytest.mark.parametrize("schema, message", [
@@ -230,7 +231,7 @@ def test_json_schemas_without_a_connect_schema_are_refused_naming_the_place(regi
     schema_id = client(registry).register_schema("x-value", Schema(json.dumps(schema), "JSON"))
     value = b"\x00" + schema_id.to_bytes(4, "big") + b"{}"
     with pytest.raises(RecordError, match=f"schema id {schema_id} has no Connect schema: .*{message}"):
-        ConfluentJsonSchemaConverter(client(registry), "x-value").convert(chunk("x", [value]))
+        ConfluentJsonSchemaConverter(client(registry), SubjectNames("x")).convert(chunk("x", [value]))
 
 
 def test_converters_are_built_from_the_connector_config_for_values_and_keys(registry):

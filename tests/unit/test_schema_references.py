@@ -9,6 +9,7 @@ import pytest
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 
 from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter
+from sink_engine.convert.confluent_registry import SubjectNames
 from sink_engine.errors import RecordError
 from sink_engine.records import RecordChunk
 from tests.schema_registry_server import SchemaRegistryServer
@@ -41,7 +42,7 @@ def test_referenced_named_types_are_fetched_recursively_and_decoded():
         home = {"street": "1 Main St", "city": {"name": "Springfield"}}
         values = [wire(person_id, named, {"id": 7, "home": home, "work": None}),
                   wire(person_id, named, {"id": 8, "home": home, "work": home})]
-        converter = ConfluentAvroConverter(SchemaRegistryClient({"url": registry.url}), "people-value")
+        converter = ConfluentAvroConverter(SchemaRegistryClient({"url": registry.url}), SubjectNames("people"))
         column = converter.convert(RecordChunk("people", 0, [0, 1], values, keys=[None] * 2, timestamps=[0] * 2))
     assert column.kind == "struct" and column.schema.describe() == "crm.Person v1"
     address = column.schema.field("home").schema
@@ -55,7 +56,7 @@ def test_a_reference_missing_from_the_registry_names_it():
         client = SchemaRegistryClient({"url": registry.url})
         person_id = client.register_schema("people-value", Schema(json.dumps(PERSON), "AVRO", [
             SchemaReference("geo.Address", "address-value", 3)]))
-        converter = ConfluentAvroConverter(client, "people-value")
+        converter = ConfluentAvroConverter(client, SubjectNames("people"))
         value = b"\x00" + person_id.to_bytes(4, "big") + b"\x0e"
         with pytest.raises(RecordError, match="geo.Address .address-value version 3., which is not in the Schema"):
             converter.convert(RecordChunk("people", 0, [5], [value], keys=[None], timestamps=[0]))
@@ -74,5 +75,5 @@ def test_a_value_that_decodes_to_null_under_a_struct_schema_is_a_record_error_na
             values.append(b"\x00" + schema_id.to_bytes(4, "big") + out.getvalue())
         chunk = RecordChunk("cities", 0, [10, 11, 12], values, keys=[None] * 3, timestamps=[0] * 3)
         with pytest.raises(RecordError, match="decodes to null under a struct schema") as caught:
-            ConfluentAvroConverter(client, "cities-value").convert(chunk)
+            ConfluentAvroConverter(client, SubjectNames("cities")).convert(chunk)
         assert caught.value.offset == 11
