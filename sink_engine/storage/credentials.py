@@ -13,6 +13,7 @@ With the default chain or the environment provider, static keys when set replace
 connector (it configures only the assume-role provider with them). Only the S3 client uses these credentials."""
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import threading
@@ -21,7 +22,7 @@ from typing import Callable
 
 import boto3
 import botocore.session
-from botocore.credentials import CredentialProvider, CredentialResolver, DeferredRefreshableCredentials, _local_now
+from botocore.credentials import CredentialProvider, CredentialResolver, DeferredRefreshableCredentials
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.config import SinkConfig
@@ -86,17 +87,17 @@ def _assume_role(config: SinkConfig) -> AssumeRole:
                       (config[_STS + "region"] or "").strip() or None)
 
 
-def client_credentials(credentials: S3Credentials, region: str) -> dict:
-    """The keyword arguments of `boto3.client` for the S3 client: none (boto3's chain), static keys, or, for an
-    assumed role, `{"session": <a boto3 Session>}` (the caller creates its client from that session)."""
+def client_source(credentials: S3Credentials, region: str) -> tuple:
+    """(what to call `.client(...)` on, its credential keyword arguments) for the S3 client: boto3 itself with
+    none (its chain) or with static keys, or the assumed role's session."""
     if credentials.access_key_id and credentials.provider != "assumerole":
-        return {"aws_access_key_id": credentials.access_key_id,
-                "aws_secret_access_key": credentials.secret_access_key}
+        return boto3, {"aws_access_key_id": credentials.access_key_id,
+                       "aws_secret_access_key": credentials.secret_access_key}
     if credentials.provider == "environment":
-        return environment_keys(os.environ)
+        return boto3, environment_keys(os.environ)
     if credentials.provider == "assumerole":
-        return {"session": assumed_role_session(credentials, region)}
-    return {}
+        return assumed_role_session(credentials, region), {}
+    return boto3, {}
 
 
 def environment_keys(environ) -> dict:
@@ -119,8 +120,12 @@ _SESSIONS: dict[tuple, boto3.Session] = {}
 _LOCK = threading.Lock()
 
 
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
 def assumed_role_session(credentials: S3Credentials, region: str,
-                         clock: Callable = _local_now) -> boto3.Session:
+                         clock: Callable[[], datetime.datetime] = _now) -> boto3.Session:
     """A boto3 Session whose credentials are the assumed role's, refreshed before they expire; one per process
     for the same settings and the same base credentials (a task's clients share it)."""
     base = _base_session(credentials)
@@ -140,7 +145,9 @@ def _base_session(credentials: S3Credentials) -> boto3.Session:
     if credentials.access_key_id:
         return boto3.Session(aws_access_key_id=credentials.access_key_id,
                              aws_secret_access_key=credentials.secret_access_key)
-    return boto3._get_default_session()
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    return boto3.DEFAULT_SESSION
 
 
 def _region(configured: str) -> str:

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import StorageError
-from sink_engine.storage.credentials import S3Credentials, client_credentials
+from sink_engine.storage.credentials import S3Credentials, client_source
 from sink_engine.storage.multipart import upload_in_parts
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.proxy import proxies, proxy_url
@@ -47,10 +46,8 @@ def upload_client(access: S3Access):
 def _client(access: S3Access, config: Config):
     if access.proxy_url:
         config = config.merge(Config(proxies=proxies(access.proxy_url)))
-    arguments = client_credentials(access.credentials, access.region)
-    session = arguments.pop("session", boto3)
-    return session.client("s3", region_name=access.region, endpoint_url=access.endpoint_url, config=config,
-                          **arguments)
+    source, keys = client_source(access.credentials, access.region)
+    return source.client("s3", region_name=access.region, endpoint_url=access.endpoint_url, config=config, **keys)
 
 
 def put_object(client, bucket: str, key: str, body: bytes, options: ObjectOptions | None = None,

@@ -16,7 +16,8 @@ def assume_role_document() -> dict:
     """The shipped dev connector under its own name and prefixes, its S3 client assuming WRITER_ROLE."""
     document = json.loads((DEV.connectors_dir / "orders.json").read_text())
     return {"name": NAME, "config": {
-        **document["config"], "topics.dir": NAME, "errors.deadletterqueue.s3.prefix": f"{DEV.retention.dlq_prefix}{NAME}",
+        **document["config"], "topics.dir": NAME,
+        "errors.deadletterqueue.s3.prefix": f"{DEV.retention.dlq_prefix}{NAME}",
         "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
         "s3.credentials.provider.sts.role.arn": WRITER_ROLE,
         "s3.credentials.provider.sts.role.session.name": "orders-assume-sink",

@@ -105,7 +105,7 @@ def assume_role_calls(stack, monkeypatch):
     monkeypatch.setattr(module, "_SESSIONS", {})
     boto3.setup_default_session()
     calls = []
-    boto3._get_default_session().events.register(
+    boto3.DEFAULT_SESSION.events.register(
         "provide-client-params.sts.AssumeRole", lambda params, **_: calls.append(dict(params)))
     yield calls
     boto3.setup_default_session()
