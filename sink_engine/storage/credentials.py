@@ -26,7 +26,7 @@ from botocore.credentials import CredentialProvider, CredentialResolver, Deferre
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.config import SinkConfig
-from sink_engine.errors import ConfigError
+from sink_engine.errors import ConfigError, StorageError
 
 PROVIDER_KEY = "s3.credentials.provider.class"
 _STS = "s3.credentials.provider.sts."
@@ -116,6 +116,9 @@ def environment_keys(environ) -> dict:
             **({"aws_session_token": token} if token else {})}
 
 
+# AssumeRole answers that the settings or the deployment must change (others, e.g. throttling, are transient)
+_REFUSED = {"AccessDenied", "ValidationError", "MalformedPolicyDocument", "RegionDisabledException",
+            "InvalidClientTokenId"}
 _SESSIONS: dict[tuple, boto3.Session] = {}
 _LOCK = threading.Lock()
 
@@ -159,8 +162,12 @@ def _assume_role_fetcher(sts, assume: AssumeRole):
         try:
             answer = sts.assume_role(RoleArn=assume.role_arn, RoleSessionName=assume.session_name,
                                      ExternalId=assume.external_id)["Credentials"]
-        except (ClientError, BotoCoreError) as e:
-            raise ConfigError(_STS + "role.arn", f"AssumeRole of {assume.role_arn} failed: {e}") from e
+        except ClientError as e:
+            if e.response["Error"]["Code"] in _REFUSED:
+                raise ConfigError(_STS + "role.arn", f"AssumeRole of {assume.role_arn} failed: {e}") from e
+            raise StorageError(f"AssumeRole of {assume.role_arn} ({_STS}role.arn) failed: {e}") from e
+        except BotoCoreError as e:  # no base credentials, STS unreachable
+            raise StorageError(f"AssumeRole of {assume.role_arn} ({_STS}role.arn) failed: {e}") from e
         return {"access_key": answer["AccessKeyId"], "secret_key": answer["SecretAccessKey"],
                 "token": answer["SessionToken"], "expiry_time": answer["Expiration"].isoformat()}
     return fetch
