@@ -5,6 +5,10 @@ Each connector gets a role of its own (see `infra/constructs/job_role.py`), so i
 connector's runs cannot touch another's data, offsets or topics.
 
 The statements follow what the engine calls for this connector's config, and nothing more:
+- STS: with `s3.credentials.provider.class=AwsAssumeRoleCredentialsProvider`, AssumeRole on exactly
+  `s3.credentials.provider.sts.role.arn`; the S3 client then signs as that role, whose own policy (and trust
+  policy, naming this job role and the external id) must grant the object writes below, so the job role does not
+  get them (it keeps ReadOwnConfig: the job reads its config as itself);
 - S3: PutObject (PutObject, CreateMultipartUpload, UploadPart, CompleteMultipartUpload) and
   AbortMultipartUpload under `<topics.dir>/<topic>/` and the connector's dead-letter prefix;
   ListBucketMultipartUploads under its data prefixes (stray uploads of a completed key are aborted); PutObjectTagging
@@ -87,15 +91,20 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         object_actions.append("s3:PutObjectTagging")
     if config["s3.acl.canned"]:
         object_actions.append("s3:PutObjectAcl")
-    statements = [
+    assumed = assumed_role_arn(spec)
+    s3_client_statements = [
         _allow("WriteOwnPrefixes", object_actions, prefixes),
-        _allow("ReadOwnConfig", ["s3:GetObject"], [f"{bucket}/{spec.config_key}"]),
         # after completing a multipart object, the job aborts the key's stray uploads (storage/multipart.py)
         *([_allow("ListOwnUploads", ["s3:ListBucketMultipartUploads"], [bucket],
                   {"StringLike": {"s3:prefix": [f"{p}*" for p in spec.data_prefixes()]}})]
           if spec.data_prefixes() else []),
         *([_allow("ReadOwnDeadLetters", ["s3:GetObject"], [f"{bucket}/{names.dlq_prefix}{spec.name}/*"])]
           if spec.dlq_s3_prefix else []),
+    ]
+    statements = [
+        # the S3 client's objects: signed by the job role, or by the role it assumes (whose own policy grants them)
+        *([_allow("AssumeS3WriterRole", ["sts:AssumeRole"], [assumed])] if assumed else s3_client_statements),
+        _allow("ReadOwnConfig", ["s3:GetObject"], [f"{bucket}/{spec.config_key}"]),
         _allow("DescribeOffsetsTable", ["dynamodb:DescribeTable"], [names.table_arn]),
         _allow("OwnOffsetsLeaseAndPlans",
                ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
@@ -111,6 +120,14 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         if resources:
             statements.append(_allow(_READ_SIDS[action], [action], resources))
     return statements
+
+
+def assumed_role_arn(spec: ConnectorSpec) -> str | None:
+    """The role `spec`'s S3 client assumes (`s3.credentials.provider.sts.role.arn` with
+    AwsAssumeRoleCredentialsProvider), or None."""
+    config = spec.config
+    return config["s3.credentials.provider.sts.role.arn"] if config["s3.credentials.provider.class"] == "assumerole" \
+        else None
 
 
 _READ_SIDS = {SECRETS_MANAGER.iam_action: "ReadOwnSecrets", PARAMETER_STORE.iam_action: "ReadOwnParameters"}

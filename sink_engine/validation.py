@@ -17,6 +17,7 @@ from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import parse_zone
 from sink_engine.source.client_config import kafka_authentication
 from sink_engine.source.settings import SourceSettings
+from sink_engine.storage.s3 import S3Access
 
 # Credentials that come in pairs: one without the other is an error naming the missing one.
 CREDENTIAL_PAIRS = (("aws.access.key.id", "aws.secret.access.key"), ("kafka.api.key", "kafka.api.secret"))
@@ -68,12 +69,14 @@ def _check_partitioning(config: SinkConfig) -> None:
 
 
 def _check_connection(config: SinkConfig) -> None:
-    """Credentials that come in pairs, and the Kafka client's authentication as a run builds it."""
+    """Credentials that come in pairs, the Kafka client's authentication and the S3 client's credentials and proxy
+    as a run builds them."""
     for first, second in CREDENTIAL_PAIRS:
         if bool(config[first]) != bool(config[second]):
             missing = second if config[first] else first
             raise ConfigError(missing, f"is required with {first if missing == second else second}")
     kafka_authentication(SourceSettings.from_config(config))
+    S3Access.from_config(config)  # the S3 client's credentials provider and proxy
 
 
 def _check_iceberg(config: SinkConfig) -> None:

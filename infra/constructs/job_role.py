@@ -8,7 +8,7 @@ from constructs import Construct
 
 from infra.connectors import ConnectorSpec
 from infra.constructs.nag import KMS_FAMILIES, KMS_REASON, acknowledge
-from infra.job_policy import JobPhysicalNames, job_statements
+from infra.job_policy import JobPhysicalNames, assumed_role_arn, job_statements
 
 
 class ConnectorJobRole(Construct):
@@ -32,7 +32,8 @@ class ConnectorJobRole(Construct):
         for finding in KMS_FAMILIES:
             acknowledge(self.role, f"IAM5[{finding}]", KMS_REASON)
         bucket = f"arn:aws:s3:::{names.bucket_name}"
-        for prefix in (*spec.data_prefixes(), f"{names.dlq_prefix}{spec.name}/"):
+        # with an assumed role, the S3 client's objects are granted by that role's policy (job_policy.py)
+        for prefix in (*spec.data_prefixes(), f"{names.dlq_prefix}{spec.name}/") if not assumed_role_arn(spec) else ():
             acknowledge(self.role, f"IAM5[Resource::{bucket}/{prefix}*]",
                         "The job writes objects whose keys (partitions, offsets) are known only at run time, under "
                         "this connector's own prefixes.")

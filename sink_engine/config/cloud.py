@@ -15,6 +15,8 @@ Semantics as Confluent Cloud documents them (Amazon S3 Sink Connector for Conflu
 - `time.interval` HOURLY or DAILY: the TimeBasedPartitioner with one-hour or one-day buckets, `path.format`
   defaulting to `'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH` or `'year'=YYYY/'month'=MM/'day'=dd`, the record's
   Kafka timestamp (or `timestamp.field` when set), and `rotate.interval.ms` defaulting to the interval;
+- `provider.integration.id`: the IAM role of a Confluent provider integration, which Cloud's connector assumes;
+  here the S3 client uses the job's own role (`s3.credentials.provider.class` the default chain), the value is kept;
 - defaults of a Cloud connector: `flush.size` 1000; bad records do not stop it (`errors.tolerance` all) and go to
   a dead-letter topic created for it (`dlq-<name>` here; Cloud's is `dlq-<connector id>`) with error headers;
 - the Schema Registry of AVRO, PROTOBUF and JSON_SR inputs, which Cloud finds itself: the caller's
@@ -25,7 +27,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from sink_engine.config.cloud_registry import RegistryDefault, registry_keys
-from sink_engine.config.keys import CONVERTER_CLASSES, FORMAT_CLASSES, KEYS_BY_NAME, PARTITIONER_CLASSES
+from sink_engine.config.keys import (CONVERTER_CLASSES, CREDENTIALS_PROVIDER_CLASSES, FORMAT_CLASSES, KEYS_BY_NAME,
+                                     PARTITIONER_CLASSES)
 from sink_engine.errors import ConfigError
 
 CLOUD_CLASS = "S3_SINK"
@@ -80,6 +83,7 @@ def derive(raw: Mapping[str, Any], registry: RegistryDefault | None = None) -> t
                                        "(or use the self-managed connector's keys)")
         return derived.raw, derived.sources
     _check_identity(raw)
+    _provider_integration(derived)
     _formats(derived)
     for key, (value, origin) in registry_keys(derived.given, registry).items():
         derived.default(key, value, origin)
@@ -110,6 +114,16 @@ class _Derived:
         """A Cloud default of `key`, applied when the file does not set it."""
         if key not in self.given:
             self.raw[key], self.sources[key] = value, source
+
+
+def _provider_integration(d: _Derived) -> None:
+    """A provider integration is an IAM role Confluent Cloud assumes; here the S3 client uses the job's own role."""
+    if d.given.get("provider.integration.id") in (None, ""):
+        return
+    if d.given.get("aws.access.key.id") or d.given.get("aws.secret.access.key"):
+        raise ConfigError("provider.integration.id", "means the job's own role; remove aws.access.key.id and "
+                                                     "aws.secret.access.key")
+    d.set("s3.credentials.provider.class", "DefaultAWSCredentialsProviderChain", "provider.integration.id")
 
 
 def _formats(d: _Derived) -> None:
@@ -182,9 +196,6 @@ def _check_identity(raw: Mapping[str, Any]) -> None:
     if mode not in ("KAFKA_API_KEY", ""):
         raise ConfigError("kafka.auth.mode", f"{raw['kafka.auth.mode']!r}: expected KAFKA_API_KEY "
                                              "(SERVICE_ACCOUNT has no MSK meaning)")
-    if raw.get("provider.integration.id"):
-        raise ConfigError("provider.integration.id", "a Confluent provider integration has no meaning here: the job "
-                                                     "uses its own AWS role (remove the key)")
     method = str(raw.get("authentication.method", "Access Keys")).strip().lower()
     if method not in ("access keys", "iam roles", ""):
         raise ConfigError("authentication.method", f"{raw['authentication.method']!r}: expected Access Keys or "
@@ -203,7 +214,8 @@ def _same(key: str, given: Any, implied: Any) -> bool:
     spec = KEYS_BY_NAME.get(key)
     tables = {"format.class": FORMAT_CLASSES, "keys.format.class": FORMAT_CLASSES,
               "headers.format.class": FORMAT_CLASSES, "value.converter": CONVERTER_CLASSES,
-              "key.converter": CONVERTER_CLASSES, "partitioner.class": PARTITIONER_CLASSES}
+              "key.converter": CONVERTER_CLASSES, "partitioner.class": PARTITIONER_CLASSES,
+              "s3.credentials.provider.class": CREDENTIALS_PROVIDER_CLASSES}
     if key in tables:
         return _class_of(tables[key], given) == _class_of(tables[key], implied)
     a, b = str(given).strip().lower(), str(implied).strip().lower()

@@ -13,7 +13,7 @@ CREDENTIAL_KEY = re.compile(
     r"ssl\.key\.pem|ssl\.keystore\.key|sasl\.oauthbearer\.client\.secret|basic\.auth\.user\.info|bearer\.auth\.token|"
     r"aws\.secret\.access\.key|aws\.access\.key\.id|kafka\.api\.secret|s3\.proxy\.password|s3\.sse\.customer\.key|"
     r"s3\.sse\.key)$")
-_URL_KEY = re.compile(r"(^|\.)schema\.registry\.url$")
+_URL_KEY = re.compile(r"(^|\.)schema\.registry\.url$|^s3\.proxy\.url$")
 # JAAS options whose value is a secret (password="...", clientSecret="...", token="...")
 _JAAS_SECRET_OPTION = re.compile(r"""(\w*(?:password|secret|token)\w*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s;]+)""",
                                  re.IGNORECASE)

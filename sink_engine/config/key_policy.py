@@ -34,19 +34,12 @@ ACCEPTED_UNUSED: dict[str, str] = {
 # key -> (the values accepted, why): other values ask for something the engine does not do
 ACCEPTED_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
     "storage.class": (("io.confluent.connect.s3.storage.S3Storage",), "S3 is the only storage"),
-    "s3.credentials.provider.class": (("com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
-                                       "DefaultAWSCredentialsProviderChain"),
-                                      "boto3's default credential chain (the job's role) is used; "
-                                      "aws.access.key.id and aws.secret.access.key set static keys"),
 }
 # key -> the feature it turns on, which is not built: an error unless set to an off value
 REFUSED_UNLESS_OFF: dict[str, str] = {
     "transforms": "single message transforms (SMTs)",
     "predicates": "SMT predicates",
     "s3.wan.mode": "S3 Transfer Acceleration",
-    "s3.proxy.url": "an HTTP proxy for S3",
-    "s3.proxy.user": "an HTTP proxy for S3",
-    "s3.proxy.password": "an HTTP proxy for S3",
     "s3.sse.customer.key": "customer-provided encryption keys (SSE-C)",
     "s3.schema.partition.affix.type": "schema names in the object path",
     "hive.integration": "Hive metastore tables (the deployed stack declares Glue tables instead)",

@@ -76,6 +76,17 @@ SUBJECT_NAME_STRATEGIES = {
     "topicrecord": (f"{_SUBJECT}.TopicRecordNameStrategy", "TopicRecordNameStrategy"),
 }
 
+_AWS_AUTH, _AWS_AUTH_V2 = "com.amazonaws.auth", "software.amazon.awssdk.auth.credentials"
+# s3.credentials.provider.class: the Java SDK v1 and v2 spellings Confluent's connector versions accept
+CREDENTIALS_PROVIDER_CLASSES = {
+    "default": (f"{_AWS_AUTH}.DefaultAWSCredentialsProviderChain", "DefaultAWSCredentialsProviderChain",
+                f"{_AWS_AUTH_V2}.DefaultCredentialsProvider", "DefaultCredentialsProvider"),
+    "environment": (f"{_AWS_AUTH}.EnvironmentVariableCredentialsProvider", "EnvironmentVariableCredentialsProvider",
+                    f"{_AWS_AUTH_V2}.EnvironmentVariableCredentialsProvider"),
+    "accesskey": (f"{_S3}.auth.AwsAccessKeyCredentialsProvider", "AwsAccessKeyCredentialsProvider"),
+    "assumerole": (f"{_S3}.auth.AwsAssumeRoleCredentialsProvider", "AwsAssumeRoleCredentialsProvider"),
+}
+
 # Kafka client and AWS credentials at the top level of the connector JSON (see source/client_config.py).
 CONNECTION_KEYS: tuple[Key, ...] = (
     Key("security.protocol", "string", None, "Kafka client security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, "
@@ -89,6 +100,27 @@ CONNECTION_KEYS: tuple[Key, ...] = (
         "aws.secret.access.key); unset: boto3's credentials (the job's role). DynamoDB and Kafka are unaffected."),
     Key("aws.secret.access.key", "string", None, "Static AWS secret key of the S3 client, with aws.access.key.id; "
         "use a ${secrets:...} or ${ssm:...} reference."),
+    Key("s3.credentials.provider.class", "class", "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
+        "How the S3 client signs (DynamoDB and Kafka keep the job's own credentials): "
+        "DefaultAWSCredentialsProviderChain (boto3's chain, the job's role), EnvironmentVariableCredentialsProvider "
+        "(AWS_ACCESS_KEY_ID or AWS_ACCESS_KEY, AWS_SECRET_KEY or AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN of each "
+        "process), AwsAccessKeyCredentialsProvider (aws.access.key.id and aws.secret.access.key) or "
+        "AwsAssumeRoleCredentialsProvider (s3.credentials.provider.sts.*). With the first two, aws.access.key.id and "
+        "aws.secret.access.key, when set, are used instead, as the connector does.",
+        classes=CREDENTIALS_PROVIDER_CLASSES, built=tuple(CREDENTIALS_PROVIDER_CLASSES)),
+    Key("s3.credentials.provider.sts.role.arn", "string", None, "AwsAssumeRoleCredentialsProvider: the role the S3 "
+        "client assumes (required); the deployed job role may assume exactly this role."),
+    Key("s3.credentials.provider.sts.role.session.name", "string", None, "AwsAssumeRoleCredentialsProvider: the "
+        "session name of the assumed role (required, as the connector requires it)."),
+    Key("s3.credentials.provider.sts.role.external.id", "string", None, "AwsAssumeRoleCredentialsProvider: the "
+        "external id sent with AssumeRole (required, as the connector requires it)."),
+    Key("s3.credentials.provider.sts.region", "string", None, "AwsAssumeRoleCredentialsProvider: region of the STS "
+        "endpoint (unset: AWS_REGION / AWS_DEFAULT_REGION, else s3.region)."),
+    Key("s3.proxy.url", "string", None, "HTTP(S) proxy of the S3 client, http://host:port or https://host:port "
+        "(user:password@ in it allowed); STS, DynamoDB and Kafka do not use it."),
+    Key("s3.proxy.user", "string", None, "User of s3.proxy.url (instead of the URL's)."),
+    Key("s3.proxy.password", "string", None, "Password of s3.proxy.url (instead of the URL's); use a "
+        "${secrets:...} or ${ssm:...} reference."),
 )
 # Confluent Cloud's own keys, with connector.class S3_SINK (see config/cloud.py for what each one means here).
 CLOUD_KEYS: tuple[Key, ...] = (
@@ -111,6 +143,8 @@ CLOUD_KEYS: tuple[Key, ...] = (
         "${secrets:...} or ${ssm:...} reference."),
     Key("authentication.method", "string", None, "Confluent Cloud: Access Keys (aws.access.key.id and "
         "aws.secret.access.key) or IAM Roles (the job's own role)."),
+    Key("provider.integration.id", "string", None, "Confluent Cloud: the IAM role of a provider integration. Here "
+        "the S3 client uses the job's own role (boto3's default chain); the value is recorded, not used."),
     Key("schema.context.name", "string", None, "Confluent Cloud: Schema Registry context; only the default one."),
 )
 

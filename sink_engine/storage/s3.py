@@ -1,16 +1,17 @@
 """S3 client creation and object upload."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import StorageError
+from sink_engine.storage.credentials import S3Credentials, client_source
 from sink_engine.storage.multipart import upload_in_parts
 from sink_engine.storage.object_options import ObjectOptions
+from sink_engine.storage.proxy import proxies, proxy_url
 
 _RETRIES = Config(retries={"max_attempts": 8, "mode": "standard"}, max_pool_connections=16)
 # Uploads retry with `s3.part.retries` and `s3.retry.backoff.ms` (storage.retry), not in the SDK.
@@ -22,33 +23,31 @@ class S3Access:
     """What the S3 clients are built from, read once from the config."""
     region: str  # s3.region
     endpoint_url: str | None  # store.url
-    access_key_id: str | None  # aws.access.key.id / aws.secret.access.key (both or neither)
-    secret_access_key: str | None
+    credentials: S3Credentials = S3Credentials("default")  # s3.credentials.provider.class and its keys
+    proxy_url: str | None = field(default=None, repr=False)  # s3.proxy.url with .user and .password
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> S3Access:
-        return cls(config["s3.region"], config["store.url"], config["aws.access.key.id"],
-                   config["aws.secret.access.key"])
+        return cls(config["s3.region"], config["store.url"], S3Credentials.from_config(config), proxy_url(config))
 
 
 def s3_client(access: S3Access):
     """A client for the bucket's region; `store.url` overrides the endpoint, else boto3's own resolution
-    (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, then the regional endpoint). `aws.access.key.id` and
-    `aws.secret.access.key`, when set, are its credentials; else boto3's (the job's role)."""
-    return boto3.client("s3", region_name=access.region, endpoint_url=access.endpoint_url, config=_RETRIES,
-                        **_static_credentials(access))
+    (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, then the regional endpoint). It signs as storage/credentials.py
+    says and goes through `s3.proxy.url` when set."""
+    return _client(access, _RETRIES)
 
 
 def upload_client(access: S3Access):
     """Like `s3_client`, without the SDK's own retries: `put_object` retries as the config says."""
-    return boto3.client("s3", region_name=access.region, endpoint_url=access.endpoint_url,
-                        config=_NO_SDK_RETRIES, **_static_credentials(access))
+    return _client(access, _NO_SDK_RETRIES)
 
 
-def _static_credentials(access: S3Access) -> dict:
-    if not access.access_key_id:
-        return {}
-    return {"aws_access_key_id": access.access_key_id, "aws_secret_access_key": access.secret_access_key}
+def _client(access: S3Access, config: Config):
+    if access.proxy_url:
+        config = config.merge(Config(proxies=proxies(access.proxy_url)))
+    source, keys = client_source(access.credentials, access.region)
+    return source.client("s3", region_name=access.region, endpoint_url=access.endpoint_url, config=config, **keys)
 
 
 def put_object(client, bucket: str, key: str, body: bytes, options: ObjectOptions | None = None,

@@ -73,6 +73,23 @@ def secrets_connector_document(bootstrap_servers: str, secret: str, parameter: s
         KEY_REGISTRY_LOGIN_KEY: f"orders-sink:${{ssm:{parameter}}}"}}
 
 
+ASSUME_ROLE_CONNECTOR = "orders-assume"
+WRITER_SESSION, WRITER_EXTERNAL_ID = "orders-assume-sink", "ext-orders-assume"
+
+
+def assume_role_connector_document(bootstrap_servers: str, role_arn: str, external_id: str = WRITER_EXTERNAL_ID) -> dict:
+    """The deployed connector of `connector_document` under its own name, data prefix and dead-letter folder,
+    whose S3 client assumes `role_arn` (AwsAssumeRoleCredentialsProvider, session WRITER_SESSION)."""
+    document = connector_document(bootstrap_servers)
+    dlq = f"{load_settings(ENV).retention.dlq_prefix}{ASSUME_ROLE_CONNECTOR}"
+    return {"name": ASSUME_ROLE_CONNECTOR, "config": {
+        **document["config"], "topics.dir": ASSUME_ROLE_CONNECTOR, "errors.deadletterqueue.s3.prefix": dlq,
+        "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+        "s3.credentials.provider.sts.role.arn": role_arn,
+        "s3.credentials.provider.sts.role.session.name": WRITER_SESSION,
+        "s3.credentials.provider.sts.role.external.id": external_id}}
+
+
 @dataclass(frozen=True)
 class Synthesized:
     settings: Settings

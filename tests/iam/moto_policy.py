@@ -1,9 +1,10 @@
 """The test copy of a policy document for moto's IAM enforcement, and the list of what it relaxes.
 
-moto 5.2.5 authorizes S3 requests against the statement's resource ARNs but every other service with the
-resource `*` (a statement naming an ARN never matches there), and it asks `dynamodb:TransactWriteItems` /
-`TransactGetItems` where AWS authorizes a transaction by its item actions. So the copy:
-- keeps S3 actions with their resources, as deployed;
+moto 5.2.5 authorizes S3 requests against the statement's resource ARNs, and sts:AssumeRole against the role's
+ARN, but every other service with the resource `*` (a statement naming an ARN never matches there), and it asks
+`dynamodb:TransactWriteItems` / `TransactGetItems` where AWS authorizes a transaction by its item actions. So the
+copy:
+- keeps S3 actions and sts:AssumeRole with their resources, as deployed;
 - gives the other actions of a statement the resource `*` (their real ARNs are checked by test_policies.py and,
   against the calls actually made, by test_recorded_calls.py);
 - adds the transaction action next to the item actions that authorize a transaction on AWS.
@@ -21,6 +22,11 @@ TRANSACTION_ACTIONS = {
                                     "dynamodb:ConditionCheckItem"},
     "dynamodb:TransactGetItems": {"dynamodb:GetItem"},
 }
+
+
+def _by_resource(action: str) -> bool:
+    """Whether moto authorizes `action` against the statement's resources."""
+    return action.lower().startswith("s3:") or action.lower() == "sts:assumerole"
 
 
 @dataclass(frozen=True)
@@ -41,10 +47,10 @@ def for_moto(policy: PolicyDocument) -> tuple[dict, list[Relaxation]]:
             raise ValueError(f"{policy.source}: {sorted(unsupported)} is not supported by the moto copy")
         actions = _as_list(statement["Action"])
         resources = _as_list(statement["Resource"])
-        s3 = [a for a in actions if a.lower().startswith("s3:")]
-        other = [a for a in actions if not a.lower().startswith("s3:")]
-        if s3:
-            statements.append({**statement, "Action": s3})
+        kept = [a for a in actions if _by_resource(a)]
+        other = [a for a in actions if not _by_resource(a)]
+        if kept:
+            statements.append({**statement, "Action": kept})
         if not other:
             continue
         if statement["Effect"] != "Allow" and resources != ["*"]:

@@ -105,6 +105,13 @@ def test_the_moto_copy_keeps_s3_resources_and_relaxes_the_rest_with_a_record():
                                                       ("Mixed", ("dynamodb:TransactWriteItems",))]
 
 
+def test_the_moto_copy_keeps_the_role_an_assume_role_statement_names():
+    # moto authorizes sts:AssumeRole against the role's ARN, as AWS does: nothing to relax
+    policy = PolicyDocument("test", _statement(["sts:AssumeRole"], ["arn:aws:iam::1:role/writer"]))
+    copy, relaxed = for_moto(policy)
+    assert copy["Statement"] == policy.statements and relaxed == []
+
+
 def test_removing_an_action_removes_the_wildcards_granting_it_and_refuses_one_never_granted():
     policy = PolicyDocument("test", _statement(["kms:GenerateDataKey*", "kms:Decrypt"], "*"))
     assert without_action([policy], "kms:GenerateDataKey")[0].statements[0]["Action"] == ["kms:Decrypt"]

@@ -181,3 +181,21 @@ def test_the_parameters_a_connector_references_and_only_those_may_be_read():
     replay = [Stack().resolve(s.to_json()) for s in replay_statements(SETTINGS, (spec, AUDIT), "arn:table")]
     assert [s["Resource"] for s in replay if s["Action"] == "ssm:GetParameter"] == [expected]
     assert not any("secretsmanager" in json.dumps(s) for s in replay)
+
+
+WRITER_ROLE = "arn:aws:iam::333333333333:role/lake-writer"
+ASSUME_ROLE = {"s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+               "s3.credentials.provider.sts.role.arn": WRITER_ROLE,
+               "s3.credentials.provider.sts.role.session.name": "orders-sink",
+               "s3.credentials.provider.sts.role.external.id": "ext-orders"}
+
+
+def test_a_connector_whose_s3_client_assumes_a_role_may_assume_exactly_that_role():
+    """The S3 client signs as the assumed role, whose own policy grants the objects: the job role may assume it and
+    keeps reading its config, and gets no object grant of its own."""
+    statements = _by_sid(_with(dataclasses.replace(ORDERS, dlq_s3_prefix="dlq/orders-s3-sink"), **ASSUME_ROLE))
+    assert statements["AssumeS3WriterRole"] == {"Sid": "AssumeS3WriterRole", "Effect": "Allow",
+                                                "Action": ["sts:AssumeRole"], "Resource": [WRITER_ROLE]}
+    assert {"WriteOwnPrefixes", "ListOwnUploads", "ReadOwnDeadLetters"}.isdisjoint(statements)
+    assert "ReadOwnConfig" in statements
+    assert not any(a.startswith("sts:") for a in _actions(ORDERS))

@@ -130,7 +130,10 @@ def test_without_a_codec_each_format_keeps_its_default():
     ({"value.converter.schemas.enable": "true"}, "input.data.format", "value.converter.schemas.enable"),
     ({"kafka.auth.mode": "SERVICE_ACCOUNT"}, "kafka.auth.mode", "service accounts do not exist on MSK"),
     ({"kafka.service.account.id": "sa-123"}, "kafka.service.account.id", "service accounts do not exist on MSK"),
-    ({"provider.integration.id": "cspi-1"}, "provider.integration.id", "the job uses its own AWS role"),
+    ({"provider.integration.id": "cspi-1"}, "provider.integration.id", "remove aws.access.key.id"),
+    ({"provider.integration.id": "cspi-1", "aws.access.key.id": None, "aws.secret.access.key": None,
+      "s3.credentials.provider.class": "EnvironmentVariableCredentialsProvider"}, "provider.integration.id",
+     "the file sets s3.credentials.provider.class to EnvironmentVariableCredentialsProvider"),
     ({"authentication.method": "IAM Roles"}, "authentication.method", "remove aws.access.key.id"),
     ({"kafka.api.secret": None}, "kafka.api.secret", "is required with kafka.api.key"),
     ({"aws.access.key.id": None}, "aws.access.key.id", "is required with aws.secret.access.key"),
@@ -199,6 +202,23 @@ def test_validate_says_where_each_value_comes_from_and_masks_credentials(tmp_pat
 
 def test_validate_exits_2_naming_a_refused_key(tmp_path, capsys):
     path = tmp_path / "cloud.json"
-    path.write_text(json.dumps(cloud(**{"s3.proxy.url": "http://proxy:3128"})))
+    path.write_text(json.dumps(cloud(**{"s3.wan.mode": "true"})))
     assert cli.main(["validate", "--config", str(path)]) == 2
-    assert "config key 's3.proxy.url': an HTTP proxy for S3 is not supported" in capsys.readouterr().err
+    assert "config key 's3.wan.mode': S3 Transfer Acceleration is not supported" in capsys.readouterr().err
+
+
+def test_a_provider_integration_means_the_jobs_own_role_and_validate_says_so(tmp_path, capsys):
+    # given a Cloud connector with an IAM role integration instead of access keys
+    document = cloud(**{"provider.integration.id": "cspi-4xg7", "aws.access.key.id": None,
+                        "aws.secret.access.key": None, "authentication.method": "IAM Roles"})
+    # when it is parsed and validated
+    config = parse_checked_config(document)
+    path = tmp_path / "cloud.json"
+    path.write_text(json.dumps(document))
+    assert cli.main(["validate", "--config", str(path)]) == 0
+    # then the value is recorded, and the S3 client uses the default chain (the job's role), from that key
+    assert config["provider.integration.id"] == "cspi-4xg7"
+    assert config["s3.credentials.provider.class"] == "default"
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert lines["provider.integration.id"].split()[1:] == ["cspi-4xg7"]
+    assert lines["s3.credentials.provider.class"].split()[1:] == ["default", "(from", "provider.integration.id)"]
