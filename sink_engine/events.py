@@ -18,6 +18,7 @@ RUN_FINISHED = "RUN_FINISHED"
 RECORD_FAILED = "RECORD_FAILED"
 SNAPSHOT_COMMITTED = "SNAPSHOT_COMMITTED"  # IcebergFormat: a run's data files appended to a table
 OFFSETS_RECOVERED = "OFFSETS_RECOVERED"  # IcebergFormat: DynamoDB moved forward to a snapshot's offsets
+CONFIG_KEY_IGNORED = "CONFIG_KEY_IGNORED"  # a connector key no one knows, ignored (config/key_policy.py)
 
 
 def emit(event: str, level: int = logging.INFO, **fields) -> None:
