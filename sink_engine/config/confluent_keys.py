@@ -32,6 +32,7 @@ NO_EFFECT: dict[str, str] = {
     # Confluent Cloud consumer keys
     "max.poll.interval.ms": "Confluent Cloud's consumer poll interval; a run reads its planned ranges and ends",
     "max.poll.records": "Confluent Cloud's consumer batch size; the engine sizes its own fetches",
+    "csfle.onFailure": "used only with csfle.enabled, which is refused unless false",
     # StorageSinkConnectorConfig / AvroDataConfig
     "connect.meta.data": "Connect's connect.* properties in Avro schemas; the output carries the schema's name "
                          "and version either way",
