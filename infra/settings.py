@@ -161,6 +161,15 @@ class IcebergSettings:
 
 
 @dataclass(frozen=True)
+class ConnectorPolicy:
+    """How synthesis treats the connector files: with `refuse_ignored_keys`, a key the engine ignores (unknown to
+    the S3 sink, Kafka Connect and the engine; config/key_policy.py) fails `cdk synth` naming file and key instead
+    of being a warning."""
+
+    refuse_ignored_keys: bool = False
+
+
+@dataclass(frozen=True)
 class Settings:
     """One environment: where it deploys, what it reads and how it is sized and kept."""
 
@@ -180,6 +189,7 @@ class Settings:
     alarms: AlarmSettings
     catalog: CatalogSettings
     iceberg: IcebergSettings
+    connectors: ConnectorPolicy = ConnectorPolicy()
 
     @property
     def connectors_dir(self) -> Path:
@@ -245,7 +255,18 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         catalog=CatalogSettings(r.text("catalog.database", r"[a-z0-9_]{1,255}"), r.day("catalog.time_range_start"),
                                 _tables(r, msk.topics)),
         iceberg=_iceberg(r),
+        connectors=_connector_policy(r),
     )
+
+
+def _connector_policy(r: "_Reader") -> ConnectorPolicy:
+    """The optional `connectors` section: {"refuse_ignored_keys": true|false} (default false)."""
+    if not r.present("connectors"):
+        return ConnectorPolicy()
+    unknown = sorted(set(r.mapping("connectors")) - {"refuse_ignored_keys"})
+    if unknown:
+        raise SettingsError(r.source, f"connectors.{unknown[0]}", "is not a setting (known: refuse_ignored_keys)")
+    return ConnectorPolicy(r.boolean("connectors.refuse_ignored_keys"))
 
 
 def _iceberg(r: "_Reader") -> IcebergSettings:

@@ -141,10 +141,15 @@ def known_keys(declared: Mapping[str, Any]) -> frozenset[str]:
 
 
 def suggestion(key: str, declared: Mapping[str, Any]) -> str | None:
-    """The known key `key` stands for (LOOK_ALIKES) or most resembles (difflib), else None."""
+    """The known key `key` stands for (LOOK_ALIKES), ends with after a dot (`s3.sink.flush.size`: the longest), or
+    most resembles (difflib), else None."""
     if key in LOOK_ALIKES:
         return LOOK_ALIKES[key]
-    close = difflib.get_close_matches(key, sorted(known_keys(declared)), n=1, cutoff=0.8)
+    known = sorted(known_keys(declared))
+    endings = [k for k in known if key.endswith("." + k)]
+    if endings:
+        return max(endings, key=len)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
     return close[0] if close else None
 
 

@@ -91,6 +91,7 @@ def ignored(config) -> dict[str, str | None]:
     ("flush.count", "flush.size"),
     ("s3.wan.mod", "s3.wan.mode"),  # difflib: a typo of a known key
     ("rotate.intervall.ms", "rotate.interval.ms"),
+    ("connector.s3.bucket.name", "s3.bucket.name"),  # a known key after a prefix
     ("value.converter.schema.registry.ur", "value.converter.schema.registry.url"),
     ("frobnicate", None),
 ])
