@@ -58,6 +58,8 @@ NO_EFFECT_PREFIXES: dict[str, str] = {
     "log4j.": "a log4j logger setting of the Connect worker; the engine logs through Python's logging",
     "producer.override.": "the dead-letter producer here takes consumer.override.*'s connection settings",
     "admin.override.": "the admin client here (dead-letter topics) takes consumer.override.*'s connection settings",
+    "confluent.topic.": "the license topic of Confluent's licensed connectors; the S3 sink has none",
+    "confluent.license": "the license of Confluent's licensed connectors; the S3 sink needs none",
 }
 _SERIALIZER = "a serializer setting; the sink only deserializes"
 # converter option -> (Confluent's default, as text, lower case; what another value would ask for). Accepted (no

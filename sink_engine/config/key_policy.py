@@ -80,6 +80,7 @@ _OFF = {"", "-1", "false", "none", "null"}
 
 
 IGNORED = "unknown to the S3 sink, Kafka Connect and this engine (Kafka Connect ignores it too)"
+IGNORED_CONVERTER = "a converter setting this engine does not read (the Java converter may)"
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,8 @@ def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any], passthr
             feature = REFUSED_UNLESS_OFF.get(key) or REFUSED_UNLESS_OFF[key.split(".")[0]]
             raise ConfigError(key, f"{feature} is not supported; remove the key or set it to its off value")
         else:
-            ignored.append(IgnoredKey(key, IGNORED, suggestion(key, declared)))
+            reason = IGNORED_CONVERTER if converter_option(key) else IGNORED
+            ignored.append(IgnoredKey(key, reason, suggestion(key, declared)))
     return UndeclaredKeys(tuple(unused), tuple(ignored))
 
 
@@ -141,10 +143,12 @@ def known_keys(declared: Mapping[str, Any]) -> frozenset[str]:
 
 
 def suggestion(key: str, declared: Mapping[str, Any]) -> str | None:
-    """The known key `key` stands for (LOOK_ALIKES), ends with after a dot (`s3.sink.flush.size`: the longest), or
-    most resembles (difflib), else None."""
+    """The known key `key` stands for (LOOK_ALIKES; a worker's `consumer.<x>`: `consumer.override.<x>`), ends with
+    after a dot (`s3.sink.flush.size`: the longest), or most resembles (difflib), else None."""
     if key in LOOK_ALIKES:
         return LOOK_ALIKES[key]
+    if key.startswith("consumer."):
+        return "consumer.override." + key[len("consumer."):]
     known = sorted(known_keys(declared))
     endings = [k for k in known if key.endswith("." + k)]
     if endings:

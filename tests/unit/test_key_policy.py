@@ -11,7 +11,7 @@ import pytest
 from moto import mock_aws
 
 from sink_engine import cli
-from sink_engine.config.key_policy import IGNORED, known_keys, why_unused
+from sink_engine.config.key_policy import IGNORED, IGNORED_CONVERTER, known_keys, why_unused
 from sink_engine.config.keys import KEYS_BY_NAME
 from sink_engine.driver.job import run_job
 from sink_engine.errors import ConfigError, SinkError
@@ -92,6 +92,7 @@ def ignored(config) -> dict[str, str | None]:
     ("s3.wan.mod", "s3.wan.mode"),  # difflib: a typo of a known key
     ("rotate.intervall.ms", "rotate.interval.ms"),
     ("connector.s3.bucket.name", "s3.bucket.name"),  # a known key after a prefix
+    ("consumer.max.poll.records", "consumer.override.max.poll.records"),  # a worker's consumer setting
     ("value.converter.schema.registry.ur", "value.converter.schema.registry.url"),
     ("frobnicate", None),
 ])
@@ -99,7 +100,7 @@ def test_an_unknown_key_is_ignored_with_the_key_it_resembles(key, suggested):
     # given a key no one knows, when the config is parsed, then it is accepted and reported, not refused
     config = parse_checked_config({**BASE, key: "x"})
     assert ignored(config) == {key: suggested}
-    assert config.ignored[0].reason == IGNORED
+    assert config.ignored[0].reason == (IGNORED_CONVERTER if ".converter." in key else IGNORED)
     assert key not in config.unknown
 
 
@@ -117,6 +118,7 @@ def test_an_unknown_key_is_ignored_with_the_key_it_resembles(key, suggested):
     ("value.converter.connect.meta.data", "false", "writer schema"),
     ("value.converter.replace.null.with.default", "true", "Confluent's default (true)"),
     ("s3.path.style.access.enabled", "true", "boto3"),
+    ("confluent.topic.bootstrap.servers", "b:9092", "license topic"),
 ])
 def test_a_known_key_without_effect_is_accepted_with_why(key, value, reason):
     config = parse_checked_config({**BASE, key: value})
