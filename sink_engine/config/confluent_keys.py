@@ -3,8 +3,9 @@ options accepted only at Confluent's default; and the look-alike keys people wri
 
 Taken from the ConfigDef declarations of kafka-connect-storage-cloud (S3SinkConnectorConfig),
 kafka-connect-storage-common (StorageSinkConnectorConfig, StorageCommonConfig, PartitionerConfig, HiveConfig),
-Apache Kafka's ConnectorConfig / SinkConnectorConfig / WorkerConfig, Confluent's converters (AvroDataConfig,
-ProtobufDataConfig, JsonSchemaDataConfig, JsonConverterConfig) and Confluent Cloud's S3_SINK. The keys the engine
+Apache Kafka's ConnectorConfig / SinkConnectorConfig / WorkerConfig / JsonConverterConfig, schema-registry's
+converter configs (AvroDataConfig, ProtobufDataConfig, JsonSchemaDataConfig, AbstractDataConfig, the serde
+configs) and Confluent Cloud's S3_SINK documentation. The keys the engine
 honours are declared in config/keys.py; the keys whose feature is refused are in config/key_policy.py.
 """
 from __future__ import annotations
@@ -74,10 +75,11 @@ _CONVERTER_DEFAULT_ONLY: dict[str, tuple[str, str]] = {
     "generate.struct.for.nulls": ("false", "Protobuf null values as structs"),
     "wrapper.for.raw.primitives": ("true", "raw Protobuf primitives read without their wrappers"),
     "optional.for.nullables": ("false", "Protobuf nullables as optional fields"),
-    "optional.for.proto2": ("false", "proto2 optional fields as optional"),
     "flatten.unions": ("false", "flattened Protobuf oneofs"),
     "object.additional.properties": ("true", "JSON Schema objects closed to additional properties"),
     "use.optional.for.nonrequired": ("false", "non-required JSON Schema properties as optional fields"),
+    "ignore.modern.dialects": ("false", "JSON Schema's newer dialects read as draft 7"),
+    "preserve.additional.properties": ("false", "JSON Schema additionalProperties kept in the Connect schema"),
     "flatten.singleton.unions": ("true", "Avro singleton unions kept as unions"),
 }
 DEFAULT_ONLY: dict[str, tuple[str, str]] = {
@@ -88,9 +90,10 @@ DEFAULT_ONLY: dict[str, tuple[str, str]] = {
 # converter options that only serializers read, under value.converter. and key.converter.
 SERIALIZER_OPTIONS = ("auto.register.schemas", "use.latest.version", "latest.compatibility.strict",
                       "normalize.schemas", "use.schema.id", "id.compatibility.strict", "decimal.format",
-                      "json.write.dates.iso8601", "json.oneof.for.nullables", "json.fail.unknown.properties",
-                      "json.indent.output", "avro.remove.java.properties", "avro.reflection.allow.null",
-                      "avro.use.logical.type.converters", "reference.subject.name.strategy")
+                      "json.write.dates.iso8601", "json.oneof.for.nullables", "json.indent.output",
+                      "avro.remove.java.properties", "reference.subject.name.strategy")
+_JAVA_RECORDS = "an option of the Java serde's typed records (specific, reflect, POJO); Connect's converter reads " \
+                "generic ones"
 CONVERTER_NO_EFFECT: dict[str, str] = {
     **{key: _SERIALIZER for key in SERIALIZER_OPTIONS},
     "connect.meta.data": "whether Connect schemas keep the connect.* properties of Avro schemas; the engine reads "
@@ -98,7 +101,8 @@ CONVERTER_NO_EFFECT: dict[str, str] = {
     "schemas.cache.size": "the size of the converter's schema cache; the engine sizes its own",
     "schemas.cache.config": "the size of the converter's schema cache; the engine sizes its own",
     "latest.cache.ttl.sec": "a cache of the serializer's latest schema lookups",
-    "specific.avro.reader": "the deserializer's Java class choice; Connect's converter reads generic records",
+    **{key: _JAVA_RECORDS for key in ("specific.avro.reader", "avro.reflection.allow.null",
+                                      "avro.use.logical.type.converters", "json.fail.unknown.properties")},
 }
 
 # a key people write for one that exists -> that key

@@ -100,7 +100,8 @@ class UndeclaredKeys(NamedTuple):
     ignored: tuple[IgnoredKey, ...]  # unknown, ignored
 
 
-def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any], passthrough: tuple[str, ...]) -> UndeclaredKeys:
+def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any],
+                    passthrough: tuple[str, ...]) -> UndeclaredKeys:
     """The undeclared keys of `raw`, sorted: accepted and unused, or unknown and ignored. ConfigError names the first
     key that is refused."""
     unused, ignored = [], []
