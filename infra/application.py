@@ -4,11 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import App, Environment, Tags
+from aws_cdk import Annotations, App, Environment, Tags
 from aws_cdk import Validations
 from cdk_nag import AwsSolutionsChecks
 
-from infra.connectors import ConnectorSpec, load_connectors
+from infra.connectors import ConnectorSpec, ignored_key_warnings, load_connectors
 from infra.errors import TemplateSizeError
 from infra.settings import Settings, load_settings
 from infra.stacks.data import DataStack
@@ -65,6 +65,8 @@ def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | Non
     service = ServiceStack(app, f"Sink-{settings.env}-Service", settings=settings, connectors=connectors, data=data,
                            env=where, description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, DLQ replay, alarms")
     service.add_stack_dependency(data)
+    for warning in ignored_key_warnings(connectors):  # `cdk synth` prints them; the settings can refuse instead
+        Annotations.of(service).add_warning(warning)
     for stack in (data, service):
         Tags.of(stack).add("project", "kafka-s3-sink")
         Tags.of(stack).add("environment", settings.env)

@@ -21,6 +21,7 @@ from sink_engine.config import SinkConfig, parse_config
 from sink_engine.config.cloud import is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault, registry_keys
 from sink_engine.config.credentials import clear_text_credential
+from sink_engine.config.key_policy import IgnoredKey
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import config_map
 from sink_engine.validation import check_config
@@ -39,6 +40,7 @@ class ConnectorSpec:
     dlq_topic: str | None = None  # errors.deadletterqueue.topic.name
     dlq_s3_prefix: str | None = None  # errors.deadletterqueue.s3.prefix, without slashes at either end
     iceberg: IcebergTables | None = None  # IcebergFormat: its Glue database or S3 Tables namespace, and tables
+    ignored: tuple[IgnoredKey, ...] = ()  # keys no one knows, which the job ignores (a synth warning each)
 
     @property
     def group_id(self) -> str:
@@ -114,6 +116,10 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
         raise ConnectorSpecError(source, "(file)", f"is not valid JSON: {e}") from e
     except ConfigError as e:
         raise ConnectorSpecError(source, e.key, str(e)) from e
+    if config.ignored and settings.connectors.refuse_ignored_keys:
+        first = config.ignored[0]
+        raise ConnectorSpecError(source, first.key, f"is ignored ({first.describe()}); this environment refuses "
+                                 "ignored keys (connectors.refuse_ignored_keys in its settings): remove or fix it")
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", config.name):
         raise ConnectorSpecError(source, "name", "use 1-64 letters, digits, '-' or '_' (it names AWS resources)")
     if config.name.startswith("_"):
@@ -144,7 +150,14 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
                                  "which the job may write, the replay may read and the DLQ expiry covers")
     return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document,
                          dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix,
-                         iceberg=iceberg_tables(config, topics))
+                         iceberg=iceberg_tables(config, topics), ignored=config.ignored)
+
+
+def ignored_key_warnings(connectors: tuple[ConnectorSpec, ...]) -> list[str]:
+    """One warning per key a connector file carries that the job ignores, naming the file and the key."""
+    return [f"connector config {c.source}, key '{i.key}': ignored ({i.describe()}); set "
+            "connectors.refuse_ignored_keys in the environment's settings to refuse such keys"
+            for c in connectors for i in c.ignored]
 
 
 def published_document(document: Any, registry: SchemaRegistrySettings | None) -> Any:

@@ -177,6 +177,15 @@ class SchemaRegistrySettings:
 
 
 @dataclass(frozen=True)
+class ConnectorPolicy:
+    """How synthesis treats the connector files: with `refuse_ignored_keys`, a key the engine ignores (unknown to
+    the S3 sink, Kafka Connect and the engine; config/key_policy.py) fails `cdk synth` naming file and key instead
+    of being a warning."""
+
+    refuse_ignored_keys: bool = False
+
+
+@dataclass(frozen=True)
 class Settings:
     """One environment: where it deploys, what it reads and how it is sized and kept."""
 
@@ -197,6 +206,7 @@ class Settings:
     catalog: CatalogSettings
     iceberg: IcebergSettings
     schema_registry: SchemaRegistrySettings | None = None
+    connectors: ConnectorPolicy = ConnectorPolicy()
 
     @property
     def connectors_dir(self) -> Path:
@@ -263,6 +273,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
                                 _tables(r, msk.topics)),
         iceberg=_iceberg(r),
         schema_registry=_schema_registry(r),
+        connectors=_connector_policy(r),
     )
 
 
@@ -283,6 +294,16 @@ def _schema_registry(r: "_Reader") -> SchemaRegistrySettings | None:
                                 "are carried in the CloudFormation template: give user:${secrets:<secret name>:<json "
                                 "key>} or ${secrets:<secret name>:<json key>} (or ${ssm:<parameter name>})")
     return SchemaRegistrySettings(r.text("schema_registry.url", _REGISTRY_URL), user_info)
+
+
+def _connector_policy(r: "_Reader") -> ConnectorPolicy:
+    """The optional `connectors` section: {"refuse_ignored_keys": true|false} (default false)."""
+    if not r.present("connectors"):
+        return ConnectorPolicy()
+    unknown = sorted(set(r.mapping("connectors")) - {"refuse_ignored_keys"})
+    if unknown:
+        raise SettingsError(r.source, f"connectors.{unknown[0]}", "is not a setting (known: refuse_ignored_keys)")
+    return ConnectorPolicy(r.boolean("connectors.refuse_ignored_keys"))
 
 
 def _iceberg(r: "_Reader") -> IcebergSettings:

@@ -38,7 +38,7 @@ from sink_engine.errors import ConfigError
 from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition.fields import Escaper
 from sink_engine.partition.joda_format import _tokens as joda_tokens  # the engine's own reading of the pattern
-from sink_engine.partition.joda_format import compile_pattern, parse_locale
+from sink_engine.partition.joda_format import JavaRootLocale, compile_pattern, parse_locale
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_based import fixed_layout, time_buckets
 
@@ -170,7 +170,10 @@ def time_pattern(config: SinkConfig) -> str:
 
 
 def java_pattern(joda: str, locale: str, source: str) -> tuple[str, str]:
-    """The Java DateTimeFormatter pattern that formats as the Joda pattern does, and its finest unit."""
+    """The Java DateTimeFormatter pattern that formats as the Joda pattern does, and its finest unit. A `locale`
+    Java has no data for writes root names (joda_format.JavaRootLocale): abbreviations at every width, which
+    the Athena pattern then asks for."""
+    root = isinstance(parse_locale(locale), JavaRootLocale)
     parts, units, letters = [], set(), set()
     literal = ""
     try:
@@ -184,16 +187,19 @@ def java_pattern(joda: str, locale: str, source: str) -> tuple[str, str]:
         if literal:
             parts.append(_quoted(literal))
             literal = ""
-        parts.append(_java_field(text[0], len(text), source))
+        parts.append(_java_field(text[0], min(len(text), 3) if root and text[0] in "ME" else len(text), source))
         letters.add(text[0])
         if _LETTERS[text[0]][1]:
             units.add(_LETTERS[text[0]][1])
     if literal:
         parts.append(_quoted(literal))
     if (letters & set(_TEXT_LETTERS) or any(k == "field" and t[0] == "M" and len(t) >= 3 for k, t in tokens)) \
-            and not locale.lower().replace("-", "_").startswith("en"):
+            and parse_locale(locale).language != "en":  # English, or root names (English abbreviations)
         raise ConnectorSpecError(source, "locale", f"{locale!r}: path.format {joda!r} writes names, and Athena's "
                                  "date projection parses them in English only")
+    if root and "G" in letters:
+        raise ConnectorSpecError(source, "locale", f"{locale!r}: Java has no data for this language, so the era (G) "
+                                 "is written CE/BCE, which Athena's English date projection does not parse (AD/BC)")
     if letters & {"h", "K"} and "a" not in letters:
         raise ConnectorSpecError(source, "path.format", f"{joda!r}: a 12-hour field (h, K) without AM/PM (a) "
                                  "does not name one hour, so Athena cannot project it")

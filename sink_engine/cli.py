@@ -102,7 +102,8 @@ def _init(config: SinkConfig) -> int:
 
 def _validate(config: SinkConfig) -> int:
     """Every key with its effective value (credentials masked, `${secrets:...}` and `${ssm:...}` references shown
-    as written, not read) and where it comes from; then the keys accepted as having no effect here."""
+    as written, not read) and where it comes from; then the keys accepted as having no effect here, and the
+    unknown keys that are ignored, each with why and the known key it most resembles."""
     from sink_engine.config.credentials import masked
     from sink_engine.config.key_policy import why_unused
 
@@ -113,6 +114,10 @@ def _validate(config: SinkConfig) -> int:
         print(f"{key:<{width}}  {shown}{'' if origin == 'set' else f'  ({origin})'}")
     for key in config.unknown:
         print(f"{key:<{width}}  (accepted, no effect here: {why_unused(key)})")
+    if config.ignored:
+        print(f"ignored keys ({len(config.ignored)}):")
+        for ignored in config.ignored:
+            print(f"{ignored.key:<{width}}  (ignored: {ignored.describe()})")
     return 0
 
 

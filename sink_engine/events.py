@@ -20,6 +20,7 @@ SNAPSHOT_COMMITTED = "SNAPSHOT_COMMITTED"  # IcebergFormat: a run's data files a
 OFFSETS_RECOVERED = "OFFSETS_RECOVERED"  # IcebergFormat: DynamoDB moved forward to a snapshot's offsets
 RUN_TIMED_OUT = "RUN_TIMED_OUT"  # sink.run.timeout.ms passed with a task still running: its Spark job is cancelled
 TRANSACTION_RETRIED = "TRANSACTION_RETRIED"  # DynamoDB cancelled a transaction for a transient reason; sent again
+CONFIG_KEY_IGNORED = "CONFIG_KEY_IGNORED"  # a connector key no one knows, ignored (config/key_policy.py)
 
 
 def emit(event: str, level: int = logging.INFO, **fields) -> None:

@@ -11,7 +11,6 @@ from sink_engine.config.converters import check_converter_settings
 from sink_engine.errors import ConfigError
 from sink_engine.format.bytearray_format import unescape
 from sink_engine.iceberg.settings import IcebergSettings, check_rest_catalog, is_iceberg, table_template
-from sink_engine.partition.joda_format import parse_locale
 from sink_engine.partition.registry import partitioner_for
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import parse_zone
@@ -62,9 +61,9 @@ def _check_output(config: SinkConfig) -> None:
 
 
 def _check_partitioning(config: SinkConfig) -> None:
-    """A bad `path.format`, `locale`, `timezone` or field list fails here rather than inside a Spark task."""
+    """A bad `path.format`, `timezone` or field list fails here rather than inside a Spark task (any `locale` is
+    valid, as Java's `new Locale(value)` is)."""
     parse_zone(config["timezone"])
-    parse_locale(config["locale"])
     partitioner_for(PartitionSettings.from_config(config))
 
 

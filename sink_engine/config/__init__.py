@@ -24,7 +24,7 @@ from sink_engine.config.keys import (
 from sink_engine.config.cloud import CLOUD_CLASS, derive
 from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.dead_letters import check_dead_letter_settings
-from sink_engine.config.key_policy import undeclared_keys
+from sink_engine.config.key_policy import IgnoredKey, undeclared_keys
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import config_map, default_client_for, references, resolve
 
@@ -34,14 +34,16 @@ __all__ = ["SinkConfig", "parse_config", "load_config"]
 @dataclass(frozen=True)
 class SinkConfig:
     """Validated connector config. `values` holds every declared key with its typed effective value; `unknown`
-    the undeclared keys accepted as having no effect here (config/key_policy.py: any other undeclared key is an
-    error); `derived` the keys whose value another key implies (Confluent Cloud's, config/cloud.py), each with it."""
+    the undeclared keys known and accepted as having no effect here; `ignored` the keys no one knows, each with
+    why and a suggestion (config/key_policy.py; the other undeclared keys are refused); `derived` the keys whose
+    value another key implies (Confluent Cloud's, config/cloud.py), each with it."""
 
     values: Mapping[str, Any]
     explicit: frozenset[str]
     passthrough: Mapping[str, str]
     unknown: tuple[str, ...]
     derived: Mapping[str, str] = field(default_factory=dict)
+    ignored: tuple[IgnoredKey, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -117,11 +119,12 @@ def parse_config(document: Mapping[str, Any], registry: RegistryDefault | None =
     given = frozenset(raw)
     raw, derived = derive(raw, registry)
     _reject_not_built(raw)
-    unknown = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES)
+    unknown, ignored = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES)
     with _blaming(derived, raw):
         values = {k.name: _parse_value(k, raw.get(k.name)) for k in KEYS}
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
-    config = SinkConfig(values, frozenset(k for k in given if k in KEYS_BY_NAME), passthrough, unknown, derived)
+    config = SinkConfig(values, frozenset(k for k in given if k in KEYS_BY_NAME), passthrough, unknown, derived,
+                        ignored)
     with _blaming(derived, raw):
         _check_combinations(config)
     return config

@@ -1,19 +1,30 @@
-"""What happens to a key that config/keys.py does not declare: accepted as harmless, refused, or unknown.
+"""What happens to a key that config/keys.py does not declare: accepted as having no effect, refused, or ignored.
 
-A connector file carries Kafka Connect framework keys and converter settings that only serializers read; they
-change nothing that a run does here, so they are accepted, and `validate` lists them as having no effect. A key
-of a feature the engine does not have is refused unless set to its off value. Any other undeclared key is an
-error naming it: a key that asks for a behaviour the engine does not have never passes as a warning.
+A connector file carries Kafka Connect framework keys, worker keys and converter settings that change nothing a
+run does here; they are accepted, and `validate` lists them as having no effect (this module's tables and
+config/confluent_keys.py). A key whose value turns on a feature the engine does not have is refused unless set to
+its off value (or, for a converter option, Confluent's default). Any other key is unknown to Kafka Connect too,
+which logs it and runs on: it is ignored here as well and reported (`validate`, the CONFIG_KEY_IGNORED event, a
+`cdk synth` warning), with the known key it most resembles.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+import difflib
+from dataclasses import dataclass
+from typing import Any, Mapping, NamedTuple
 
+from sink_engine.config.confluent_keys import (
+    CONVERTER_NO_EFFECT,
+    DEFAULT_ONLY,
+    LOOK_ALIKES,
+    NO_EFFECT,
+    converter_option,
+    prefix_reason,
+)
 from sink_engine.config.keys import NOT_BUILT_YET
 from sink_engine.errors import ConfigError
 
 _NEXT_RUN = "a failed run here exits and the next run retries"
-_SERIALIZER = "a serializer setting; the sink only deserializes"
 
 # key -> why it has no effect here
 ACCEPTED_UNUSED: dict[str, str] = {
@@ -27,9 +38,7 @@ ACCEPTED_UNUSED: dict[str, str] = {
     "s3.path.style.access.enabled": "an addressing detail of the Java AWS SDK; boto3 chooses the style",
     "s3.elastic.buffer.enable": "the Java connector's buffer growth; files stream to S3 here (s3.part.size)",
     "s3.elastic.buffer.init.capacity": "the Java connector's buffer growth; files stream to S3 here (s3.part.size)",
-    **{f"{role}.converter.{key}": _SERIALIZER for role in ("value", "key")
-       for key in ("auto.register.schemas", "use.latest.version", "latest.compatibility.strict",
-                   "normalize.schemas")},
+    **NO_EFFECT,
 }
 # key -> (the values accepted, why): other values ask for something the engine does not do
 ACCEPTED_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
@@ -44,6 +53,12 @@ REFUSED_UNLESS_OFF: dict[str, str] = {
     "s3.schema.partition.affix.type": "schema names in the object path",
     "hive.integration": "Hive metastore tables (the deployed stack declares Glue tables instead)",
     "enhanced.avro.schema.support": "Avro enums and schema docs kept as such in the output",
+    "s3.object.tagging.key.value.pairs": "extra tags on every object",
+    "report.null.values.to.dlq": "skipped tombstones reported to the dead-letter queue",
+    "csfle.enabled": "client-side field level encryption (CSFLE)",
+    # set, config/cloud.py refuses them; empty, they are off
+    "kafka.service.account.id": "Confluent Cloud service accounts",
+    "provider.integration.id": "Confluent provider integrations",
     **{f"{role}.converter.{key}": feature for role in ("value", "key") for key, feature in (
         ("int.for.enums", "ProtobufConverter's enums as int32 (they are strings here, its default)"),
         ("generalized.sum.type.support", "generalized sum types for oneofs and unions"),
@@ -53,20 +68,48 @@ REFUSED_UNLESS_OFF: dict[str, str] = {
 _OFF = {"", "-1", "false", "none", "null"}
 
 
-def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any], passthrough: tuple[str, ...]) -> tuple[str, ...]:
-    """The undeclared keys of `raw` that are accepted and unused, sorted. ConfigError names the first key that is
-    refused or unknown."""
-    unused = []
+IGNORED = "unknown to the S3 sink, Kafka Connect and this engine (Kafka Connect ignores it too)"
+IGNORED_CONVERTER = "a converter setting this engine does not read (the Java converter may)"
+
+
+@dataclass(frozen=True)
+class IgnoredKey:
+    """An undeclared key no table knows: ignored, with why and the known key it most resembles (or None)."""
+
+    key: str
+    reason: str
+    suggestion: str | None
+
+    def describe(self) -> str:
+        return self.reason + (f"; did you mean `{self.suggestion}`?" if self.suggestion else "")
+
+
+class UndeclaredKeys(NamedTuple):
+    unused: tuple[str, ...]  # known, accepted, no effect here (why_unused says why)
+    ignored: tuple[IgnoredKey, ...]  # unknown, ignored
+
+
+def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any],
+                    passthrough: tuple[str, ...]) -> UndeclaredKeys:
+    """The undeclared keys of `raw`, sorted: accepted and unused, or unknown and ignored. ConfigError names the first
+    key that is refused."""
+    unused, ignored = [], []
     for key in sorted(raw):
         if key in declared or key.startswith(passthrough):
             continue
         value = str(raw[key]).strip()
-        if key in ACCEPTED_UNUSED:
+        if key in ACCEPTED_UNUSED or prefix_reason(key) or _converter_no_effect(key):
             unused.append(key)
         elif key in ACCEPTED_VALUES:
             accepted, why = ACCEPTED_VALUES[key]
             if value not in accepted:
                 raise ConfigError(key, f"{value!r} is not supported: {why} (accepted: {', '.join(accepted)})")
+            unused.append(key)
+        elif key in DEFAULT_ONLY:
+            default, feature = DEFAULT_ONLY[key]
+            if value.lower() != default:
+                raise ConfigError(key, f"{feature} is not supported; remove the key or set it to {default} "
+                                       "(Confluent's default)")
             unused.append(key)
         elif key in NOT_BUILT_YET:  # set to its off value: config/__init__.py refused the others
             unused.append(key)
@@ -77,15 +120,48 @@ def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any], passthr
             feature = REFUSED_UNLESS_OFF.get(key) or REFUSED_UNLESS_OFF[key.split(".")[0]]
             raise ConfigError(key, f"{feature} is not supported; remove the key or set it to its off value")
         else:
-            raise ConfigError(key, "is not a key this engine knows; a key that would be ignored is refused rather "
-                                   "than skipped (see `sink-engine validate` and the README's Configuration tables)")
-    return tuple(unused)
+            reason = IGNORED_CONVERTER if converter_option(key) else IGNORED
+            ignored.append(IgnoredKey(key, reason, suggestion(key, declared)))
+    return UndeclaredKeys(tuple(unused), tuple(ignored))
+
+
+def known_keys(declared: Mapping[str, Any]) -> frozenset[str]:
+    """Every key a connector file may carry that is not ignored: declared, or known to one of the tables."""
+    converter_options = (f"{role}.converter.{option}" for role in ("value", "key") for option in CONVERTER_NO_EFFECT)
+    return frozenset((*declared, *ACCEPTED_UNUSED, *ACCEPTED_VALUES, *DEFAULT_ONLY, *NOT_BUILT_YET,
+                      *REFUSED_UNLESS_OFF, *converter_options))
+
+
+def suggestion(key: str, declared: Mapping[str, Any]) -> str | None:
+    """The known key `key` stands for (LOOK_ALIKES; a worker's `consumer.<x>`: `consumer.override.<x>`), ends with
+    after a dot (`s3.sink.flush.size`: the longest), or most resembles (difflib), else None."""
+    if key in LOOK_ALIKES:
+        return LOOK_ALIKES[key]
+    if key.startswith("consumer."):
+        return "consumer.override." + key[len("consumer."):]
+    known = sorted(known_keys(declared))
+    endings = [k for k in known if key.endswith("." + k)]
+    if endings:
+        return max(endings, key=len)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def _converter_no_effect(key: str) -> bool:
+    option = converter_option(key)
+    return option is not None and option[1] in CONVERTER_NO_EFFECT
 
 
 def why_unused(key: str) -> str:
     """Why an accepted key changes nothing here."""
     if key in ACCEPTED_UNUSED:
         return ACCEPTED_UNUSED[key]
+    if prefix_reason(key):
+        return prefix_reason(key)
+    if _converter_no_effect(key):
+        return CONVERTER_NO_EFFECT[converter_option(key)[1]]
     if key in ACCEPTED_VALUES:
         return ACCEPTED_VALUES[key][1]
+    if key in DEFAULT_ONLY:
+        return f"set to Confluent's default ({DEFAULT_ONLY[key][0]}), which is how the engine reads"
     return "set to its off value"

@@ -271,7 +271,9 @@ KEYS: tuple[Key, ...] = (
         "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH."),
     Key("partition.duration.ms", "int", -1,
         "TimeBasedPartitioner and FieldAndTimeBasedPartitioner: length of a time bucket in milliseconds."),
-    Key("locale", "string", "en", "Time-based partitioners: locale of month and day names (en, en-US, fr_FR, ...)."),
+    Key("locale", "string", "en", "Time-based partitioners: locale of month and day names, read as Java's "
+        "new Locale(value): a language (en, fr, de); a value Java has no data for (en_US, fr-FR, US) gives root "
+        "names (Jan, Mon)."),
     Key("timezone", "string", "UTC",
         "Time-based partitioners and rotate.schedule.interval.ms: IANA zone id (Europe/Paris), UTC, or [+-]hh:mm."),
     Key("timestamp.extractor", "choice", "wallclock",

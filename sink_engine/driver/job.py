@@ -68,6 +68,7 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     lost its lease), TaskFailedError (a record or upload failed; what came before it is committed).
     `progress` shows the tasks' progress while they run (local mode)."""
     started, started_wall = time.monotonic(), time.time()
+    report_ignored_keys(config)
     table = config["offset.storage.dynamodb.table"]
     if not table_exists(dynamodb, table):
         raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
@@ -109,6 +110,13 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     if failed:
         raise TaskFailedError("; ".join(r.error for r in failed))
     return summary
+
+
+def report_ignored_keys(config: SinkConfig) -> None:
+    """One CONFIG_KEY_IGNORED warning per connector key no one knows (config.ignored)."""
+    for ignored in config.ignored:
+        events.emit(events.CONFIG_KEY_IGNORED, level=logging.WARNING, connector=config.name, key=ignored.key,
+                    reason=ignored.reason, suggestion=ignored.suggestion)
 
 
 def _write_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress: ProgressBoard | None,

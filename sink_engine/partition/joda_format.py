@@ -9,14 +9,17 @@ The pattern language of Joda's DateTimeFormat, as the Confluent connector uses i
     S fraction of second           z zone name      Z zone offset (Z: +0100, ZZ: +01:00, ZZZ: zone id)
 
 Numbers are zero-padded to the run length (`yy`, `YY` and `xx` give the two-digit year); texts are short
-below four letters and full from four. Names come from CLDR (babel) for the `locale`.
+below four letters and full from four. Names come from CLDR (babel) for the `locale`, read as the connector
+reads it (parse_locale).
 """
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Callable
 
-from babel import Locale, UnknownLocaleError
+import re
+
+from babel import Locale, localedata
 from babel.dates import get_timezone_name
 
 from sink_engine.errors import ConfigError
@@ -24,12 +27,48 @@ from sink_engine.errors import ConfigError
 Field = Callable[[datetime], str]
 
 
+# Java's Locale(language) maps these old ISO 639 codes to the current ones (Java 17).
+_OLD_LANGUAGES = {"iw": "he", "in": "id", "ji": "yi"}
+
+
+class JavaRootLocale(Locale):
+    """The names Java 9+ (CLDR locale data) formats with for a language it has no data for: the root locale's,
+    which the JDK ships as English abbreviations at every width (Jan, Mon), AM/PM, eras CE/BCE, English zone
+    names. Measured with Joda-Time 2.12 on OpenJDK 17 (`new Locale("en_us")`, `new Locale("fr_fr")`)."""
+
+    def __init__(self):
+        super().__init__("en")
+
+    @property
+    def months(self):
+        return _abbreviated_everywhere(super().months)
+
+    @property
+    def days(self):
+        return _abbreviated_everywhere(super().days)
+
+    @property
+    def eras(self):
+        return {width: {0: "BCE", 1: "CE"} for width in ("abbreviated", "wide", "narrow")}
+
+    def __repr__(self) -> str:
+        return "<JavaRootLocale>"
+
+
+def _abbreviated_everywhere(names) -> dict:
+    return {context: {width: names[context]["abbreviated"] for width in names[context]} for context in names}
+
+
 def parse_locale(text: str) -> Locale:
-    """`en`, `en-US` or `en_US`; ConfigError naming `locale` when CLDR does not know it."""
-    try:
-        return Locale.parse(text.strip().replace("-", "_"))
-    except (UnknownLocaleError, ValueError, TypeError) as e:
-        raise ConfigError("locale", f"{text!r} is not a known locale: {e}") from None
+    """The locale of month and day names as the connector builds it, `new Locale(text)`, which never fails: the
+    whole value is a language, lower-cased (`EN` is `en`, but `en_US`, `en-US` and `fr_FR` are the languages
+    `en_us`, `en-us`, `fr_fr`). A language CLDR has data for gives its names (`de`: März); any other value
+    (`US`, `en_US`, `fr-FR`, `xx`) gives JavaRootLocale's, as the connector writes them on Java 9+."""
+    language = text.lower()
+    language = _OLD_LANGUAGES.get(language, language)
+    if re.fullmatch(r"[a-z]{2,8}", language) and language != "root" and localedata.exists(language):
+        return Locale.parse(language)
+    return JavaRootLocale()
 
 
 def compile_pattern(pattern: str, locale: Locale) -> Callable[[datetime], str]:

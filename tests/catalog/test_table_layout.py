@@ -42,6 +42,9 @@ TIME_LAYOUTS = {
     "7 hours named by the hour": (time_config("YYYY-MM-dd/HH", 7 * 3_600_000, "+05:30"), date(2024, 1, 1), 4, 13),
     "daily, month names": (time_config("'year'=YYYY/'month'=MMM", 86_400_000, locale="en-US"), date(2024, 1, 20), 70,
                            600),
+    # new Locale("en_US") is a language Java has no data for: root names, abbreviated at every width
+    "daily, full names in the root locale": (time_config("YYYY/MMMM/dd/EEEE", 86_400_000, locale="en_US"),
+                                             date(2024, 1, 20), 70, 600),
     "hourly, day names and AM/PM": (time_config("YYYY-MM-dd/EEEE/hh-a", 3_600_000, "America/Los_Angeles"),
                                     date(2024, 3, 9), 3, 9),
     "daily, day of year": (time_config("yyyy/DDD", 86_400_000), date(2024, 12, 29), 5, 97),
@@ -106,7 +109,9 @@ def test_field_and_time_layout_puts_fields_first():
     ({"partitioner.class": "TimeBasedPartitioner", "path.format": "YYYY/MM/dd/hh", "partition.duration.ms": 3_600_000},
      "path.format", "without AM/PM"),
     ({"partitioner.class": "TimeBasedPartitioner", "path.format": "YYYY/MMM", "partition.duration.ms": 86_400_000,
-      "locale": "fr_FR"}, "locale", "English only"),
+      "locale": "fr"}, "locale", "English only"),
+    ({"partitioner.class": "TimeBasedPartitioner", "path.format": "YYYY/G", "partition.duration.ms": 86_400_000,
+      "locale": "en_US"}, "locale", "CE/BCE"),
     ({"partitioner.class": "FieldPartitioner", "partition.field.name": "a.b,a_b"}, "partition.field.name", "twice"),
 ])
 def test_layout_athena_cannot_project_is_refused_naming_the_key(keys, key, message):

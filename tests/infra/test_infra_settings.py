@@ -1,5 +1,6 @@
 """A bad or missing setting, or a connector config that does not fit its environment, fails naming the culprit."""
 import copy
+import dataclasses
 import json
 import shutil
 
@@ -7,7 +8,7 @@ import pytest
 
 from infra.connectors import load_connectors
 from infra.errors import ConnectorSpecError, SettingsError
-from infra.settings import ENVIRONMENTS_DIR, load_settings, parse_settings
+from infra.settings import ENVIRONMENTS_DIR, ConnectorPolicy, load_settings, parse_settings
 
 DEV = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
 
@@ -56,6 +57,8 @@ def test_missing_setting_is_named(path):
     ("catalog.tables", {"orders": {"schema": {"type": "array", "items": "long"}}}),
     ("catalog.tables", {"orders": {"columns": {"a": "long"}, "field_values": {"region": "eu"}}}),
     ("catalog.time_range_start", "2026-13-01"),
+    ("connectors.refuse_ignored_keys", "yes"),
+    ("connectors.refuse_unknown", True),
 ])
 def test_malformed_setting_is_named(path, value):
     with pytest.raises(SettingsError) as failed:
@@ -102,7 +105,6 @@ def scratch_env(tmp_path):
     ("value.converter.schema.registry.url", "https://reader:pw@registry:8081", "holds a credential in clear text"),
     ("s3.wan.mode", "true", "S3 Transfer Acceleration is not supported"),
     ("transforms", "unwrap", "single message transforms"),
-    ("s3.sink.flush.size", "10", "is not a key this engine knows"),
     ("value.converter.basic.auth.user.info", "user:${secrets:sr:}", "names no JSON key"),
     ("name", "_index", "reserved for the admin's own objects under _connectors/"),
 ])
@@ -156,3 +158,37 @@ def test_a_confluent_cloud_connector_with_secret_references_deploys(scratch_env,
     (spec,) = load_connectors(settings)
     assert (spec.format, spec.dlq_topic, spec.topics) == ("parquet", "dlq-cloud-s3-sink", ("orders",))
     assert spec.config["timezone"] == "PST" and spec.config["flush.size"] == 1000
+
+
+def _with_ignored_keys(folder) -> None:
+    path = folder / "orders.json"
+    document = json.loads(path.read_text())
+    document["config"].update({"s3.endpoint": "https://s3.eu-west-1.amazonaws.com", "s3.sink.flush.size": "10"})
+    path.write_text(json.dumps(document))
+
+
+def test_connector_keys_nobody_knows_are_carried_by_the_spec(scratch_env, monkeypatch):
+    # given an environment that does not refuse ignored keys and a connector file with two
+    settings, folder = scratch_env
+    assert settings.connectors == ConnectorPolicy(refuse_ignored_keys=False)
+    _with_ignored_keys(folder)
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    # when loaded, then it loads, carrying each with the key it resembles (synthesis warns about each)
+    (spec,) = load_connectors(settings)
+    assert [(i.key, i.suggestion) for i in spec.ignored] == [("s3.endpoint", "store.url"),
+                                                             ("s3.sink.flush.size", "flush.size")]
+
+
+def test_an_environment_that_refuses_ignored_keys_names_file_and_key(scratch_env, monkeypatch):
+    settings, folder = scratch_env
+    strict = dataclasses.replace(settings, connectors=ConnectorPolicy(refuse_ignored_keys=True))
+    _with_ignored_keys(folder)
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    with pytest.raises(ConnectorSpecError, match="dev/orders.json, key 's3.endpoint': is ignored .*did you mean "
+                                                 "`store.url`.*connectors.refuse_ignored_keys"):
+        load_connectors(strict)
+
+
+def test_prod_refuses_ignored_keys_and_dev_warns():
+    assert load_settings("prod").connectors.refuse_ignored_keys
+    assert not load_settings("dev").connectors.refuse_ignored_keys

@@ -81,12 +81,15 @@ TIME_CASES = [
     ("6-hour buckets in Kolkata", time_settings("dd/HH", 6 * H, "Asia/Kolkata"), "2024-01-15T00:29:00", "15/00"),
     ("6-hour buckets in Kolkata, next", time_settings("dd/HH", 6 * H, "Asia/Kolkata"), "2024-01-15T00:30:00",
      "15/06"),
-    ("French month names", time_settings("'mois'=MMMM/EEEE", D, "Europe/Paris", "fr-FR"), "2024-01-15T12:00:00",
+    ("French month names", time_settings("'mois'=MMMM/EEEE", D, "Europe/Paris", "fr"), "2024-01-15T12:00:00",
      "mois=janvier/lundi"),
-    ("German short names", time_settings("MMM/EEE", D, "Europe/Berlin", "de_DE"), "2024-03-15T12:00:00",
+    ("German short names", time_settings("MMM/EEE", D, "Europe/Berlin", "de"), "2024-03-15T12:00:00",
      "März/Fr."),
-    ("English, AM/PM and 12-hour clock", time_settings("MMM d, h a", H, "UTC", "en-US"), "2024-01-05T13:00:00",
+    ("English, AM/PM and 12-hour clock", time_settings("MMM d, h a", H, "UTC", "en"), "2024-01-05T13:00:00",
      "Jan 5, 1 PM"),
+    # Java's new Locale("fr_FR") is the language fr_fr, which it has no data for: root names at every width
+    ("a language Java does not know: root names", time_settings("MMMM/EEEE/G", D, "Europe/Paris", "fr_FR"),
+     "2024-01-15T12:00:00", "Jan/Mon/CE"),
     ("quoted literals and an escaped quote", time_settings("'it''s' yy-D '='w", D), "2024-02-01T00:00:00",
      "it's 24-32 =5"),
     ("week year at the turn of the year", time_settings("xxxx-'W'ww-e", D), "2024-12-30T08:00:00", "2025-W01-1"),
@@ -250,3 +253,29 @@ def test_bad_partitioning_settings_name_the_key(settings, key, message):
     with pytest.raises(ConfigError) as caught:
         parse_checked_config({"name": "c", **BASE, **settings})
     assert caught.value.key == key and message in str(caught.value)
+
+
+# Measured with Joda-Time 2.12.5 and OpenJDK 17: DateTimeFormat.forPattern("MMMM/MMM/EEEE/EEE/a")
+# .withLocale(new Locale(value)) on 2024-03-05T10:00Z, as TimeBasedPartitioner builds its locale.
+JAVA_LOCALES = [
+    ("en", "March/Mar/Tuesday/Tue/AM"),
+    ("EN", "March/Mar/Tuesday/Tue/AM"),
+    ("US", "Mar/Mar/Tue/Tue/AM"),
+    ("en-us", "Mar/Mar/Tue/Tue/AM"),
+    ("en_US", "Mar/Mar/Tue/Tue/AM"),
+    ("fr_FR", "Mar/Mar/Tue/Tue/AM"),
+    ("fr-FR", "Mar/Mar/Tue/Tue/AM"),
+    ("FR", "mars/mars/mardi/mar./AM"),
+    ("de", "März/März/Dienstag/Di./AM"),
+    ("de_DE", "Mar/Mar/Tue/Tue/AM"),
+    ("in", "Maret/Mar/Selasa/Sel/AM"),
+    ("zz-ZZ", "Mar/Mar/Tue/Tue/AM"),
+    ("C", "Mar/Mar/Tue/Tue/AM"),
+]
+
+
+@pytest.mark.parametrize("value, written", JAVA_LOCALES, ids=[v for v, _ in JAVA_LOCALES])
+def test_locale_is_read_as_javas_new_locale(value, written):
+    # given a locale as a connector file may carry it (Java's new Locale(value) refuses none), when a record of
+    # that day is partitioned, then the names are the ones the connector writes on Java 17
+    assert encode(time_settings("MMMM/MMM/EEEE/EEE/a", D, "UTC", value), [{}], [ms("2024-03-05T10:00:00")]) == [written]
