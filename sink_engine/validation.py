@@ -19,6 +19,7 @@ from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.s3 import S3Access
 
 # Credentials that come in pairs: one without the other is an error naming the missing one.
+# a self-managed config's half pair of S3 keys is ignored before this (config._lone_static_key), as Confluent does
 CREDENTIAL_PAIRS = (("aws.access.key.id", "aws.secret.access.key"), ("kafka.api.key", "kafka.api.secret"))
 
 # Settings of the S3 object path that have no meaning for a table, with why.

@@ -123,11 +123,28 @@ def parse_config(document: Mapping[str, Any], registry: RegistryDefault | None =
     with _blaming(derived, raw):
         values = {k.name: _parse_value(k, raw.get(k.name)) for k in KEYS}
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
+    values, lone_key = _lone_static_key(values)
     config = SinkConfig(values, frozenset(k for k in given if k in KEYS_BY_NAME), passthrough, unknown, derived,
-                        ignored)
+                        ignored + lone_key)
     with _blaming(derived, raw):
         _check_combinations(config)
     return config
+
+
+def _lone_static_key(values: dict[str, Any]) -> tuple[dict[str, Any], tuple[IgnoredKey, ...]]:
+    """One of `aws.access.key.id` / `aws.secret.access.key` without the other: Confluent's connector then uses the
+    default credentials chain (S3SinkConnectorConfig.getCredentialsProvider takes static keys only as a pair), and
+    so does the engine; the lone key is ignored and reported. With AwsAccessKeyCredentialsProvider, and in a
+    Confluent Cloud config (Access Keys), both stay required (storage/credentials.py, validation.py)."""
+    key_id, secret = values["aws.access.key.id"], values["aws.secret.access.key"]
+    if (bool(key_id) == bool(secret) or values["s3.credentials.provider.class"] == "accesskey"
+            or values["connector.class"] == CLOUD_CLASS):
+        return values, ()
+    lone, missing = ("aws.access.key.id", "aws.secret.access.key") if key_id else \
+        ("aws.secret.access.key", "aws.access.key.id")
+    reason = (f"{lone} without {missing}: the S3 client uses the default credentials chain, as Confluent's "
+              "connector does with half a pair")
+    return {**values, lone: None}, (IgnoredKey(lone, reason, missing),)
 
 
 @contextmanager

@@ -187,15 +187,17 @@ def _cloud_defaults(d: _Derived) -> None:
 
 
 def _check_identity(raw: Mapping[str, Any]) -> None:
-    """Confluent Cloud's own identities have no MSK meaning: a clear error, never a silent fallback."""
+    """Confluent Cloud's identities as this engine reads them. A service account (kafka.auth.mode SERVICE_ACCOUNT,
+    kafka.service.account.id) is the identity Cloud's connector reads Kafka as; here that is the job's own (MSK IAM
+    through its role, or the consumer.override.* security settings), as a provider integration's role is the job's
+    own role for S3. The value is recorded; given with an API key it is a contradiction."""
     mode = str(raw.get("kafka.auth.mode", "KAFKA_API_KEY")).strip().upper()
-    if mode == "SERVICE_ACCOUNT" or raw.get("kafka.service.account.id"):
+    if mode not in ("KAFKA_API_KEY", "SERVICE_ACCOUNT", ""):
+        raise ConfigError("kafka.auth.mode", f"{raw['kafka.auth.mode']!r}: expected KAFKA_API_KEY or SERVICE_ACCOUNT")
+    if (mode == "SERVICE_ACCOUNT" or raw.get("kafka.service.account.id")) and raw.get("kafka.api.key"):
         key = "kafka.service.account.id" if raw.get("kafka.service.account.id") else "kafka.auth.mode"
-        raise ConfigError(key, "Confluent Cloud service accounts do not exist on MSK; use kafka.api.key and "
-                               "kafka.api.secret (SASL/SCRAM) or MSK IAM auth (consumer.override.sasl.mechanism)")
-    if mode not in ("KAFKA_API_KEY", ""):
-        raise ConfigError("kafka.auth.mode", f"{raw['kafka.auth.mode']!r}: expected KAFKA_API_KEY "
-                                             "(SERVICE_ACCOUNT has no MSK meaning)")
+        raise ConfigError(key, "a service account (the job's own Kafka identity here) and kafka.api.key are two "
+                               "identities; keep one")
     method = str(raw.get("authentication.method", "Access Keys")).strip().lower()
     if method not in ("access keys", "iam roles", ""):
         raise ConfigError("authentication.method", f"{raw['authentication.method']!r}: expected Access Keys or "

@@ -56,9 +56,6 @@ REFUSED_UNLESS_OFF: dict[str, str] = {
     "s3.object.tagging.key.value.pairs": "extra tags on every object",
     "report.null.values.to.dlq": "skipped tombstones reported to the dead-letter queue",
     "csfle.enabled": "client-side field level encryption (CSFLE)",
-    # set, config/cloud.py refuses them; empty, they are off
-    "kafka.service.account.id": "Confluent Cloud service accounts",
-    "provider.integration.id": "Confluent provider integrations",
     **{f"{role}.converter.{key}": feature for role in ("value", "key") for key, feature in (
         ("int.for.enums", "ProtobufConverter's enums as int32 (they are strings here, its default)"),
         ("generalized.sum.type.support", "generalized sum types for oneofs and unions"),

@@ -135,8 +135,11 @@ CLOUD_KEYS: tuple[Key, ...] = (
         "AVRO - bzip2|deflate|snappy, BYTES - gzip, JSON - gzip, PARQUET - gzip|snappy, or '<FORMAT> - none'."),
     Key("time.interval", "string", None, "Confluent Cloud: HOURLY or DAILY time buckets of the record's time "
         "(TimeBasedPartitioner). Required with connector.class S3_SINK unless partitioner.class is set."),
-    Key("kafka.auth.mode", "string", None, "Confluent Cloud: KAFKA_API_KEY (kafka.api.key and kafka.api.secret); "
-        "SERVICE_ACCOUNT has no MSK meaning and is an error."),
+    Key("kafka.auth.mode", "string", None, "Confluent Cloud: KAFKA_API_KEY (kafka.api.key and kafka.api.secret) or "
+        "SERVICE_ACCOUNT (kafka.service.account.id): here the job's own Kafka identity (MSK IAM through its role, or "
+        "the consumer.override.* security settings)."),
+    Key("kafka.service.account.id", "string", None, "Confluent Cloud: the service account the connector reads Kafka "
+        "as; here the job's own Kafka identity. Recorded, not used."),
     Key("kafka.api.key", "string", None, "Confluent Cloud: Kafka API key, used as the SASL username (SCRAM-SHA-512 "
         "over SASL_SSL, as MSK's SASL/SCRAM; consumer.override.sasl.mechanism and .security.protocol change that)."),
     Key("kafka.api.secret", "string", None, "Confluent Cloud: Kafka API secret, the SASL password; use a "

@@ -128,8 +128,9 @@ def test_without_a_codec_each_format_keeps_its_default():
     ({"format.class": "AvroFormat"}, "output.data.format", "the file sets format.class to AvroFormat"),
     ({"partitioner.class": "FieldPartitioner"}, "time.interval", "sets partitioner.class to FieldPartitioner"),
     ({"value.converter.schemas.enable": "true"}, "input.data.format", "value.converter.schemas.enable"),
-    ({"kafka.auth.mode": "SERVICE_ACCOUNT"}, "kafka.auth.mode", "service accounts do not exist on MSK"),
-    ({"kafka.service.account.id": "sa-123"}, "kafka.service.account.id", "service accounts do not exist on MSK"),
+    ({"kafka.auth.mode": "SERVICE_ACCOUNT"}, "kafka.auth.mode", "two identities"),
+    ({"kafka.service.account.id": "sa-123"}, "kafka.service.account.id", "two identities"),
+    ({"kafka.auth.mode": "OAUTH"}, "kafka.auth.mode", "expected KAFKA_API_KEY or SERVICE_ACCOUNT"),
     ({"provider.integration.id": "cspi-1"}, "provider.integration.id", "remove aws.access.key.id"),
     ({"provider.integration.id": "cspi-1", "aws.access.key.id": None, "aws.secret.access.key": None,
       "s3.credentials.provider.class": "EnvironmentVariableCredentialsProvider"}, "provider.integration.id",
@@ -144,6 +145,15 @@ def test_what_the_engine_cannot_do_is_an_error_naming_the_key(changes, key, mess
     with pytest.raises(ConfigError) as caught:
         parse_checked_config(cloud(**changes))
     assert caught.value.key == key and message in str(caught.value)
+
+
+def test_a_service_account_is_the_jobs_own_kafka_identity():
+    # given a Cloud config that reads Kafka as a service account (no API key)
+    config = parse_checked_config(cloud(**{"kafka.auth.mode": "SERVICE_ACCOUNT", "kafka.service.account.id": "sa-1",
+                                           "kafka.api.key": None, "kafka.api.secret": None}))
+    # then it validates: the job's own identity reads Kafka, the value is recorded, no SASL login is derived
+    assert config["kafka.service.account.id"] == "sa-1"
+    assert "sasl.username" not in config.consumer_overrides()
 
 
 def test_a_self_managed_key_that_agrees_with_the_cloud_key_is_accepted():

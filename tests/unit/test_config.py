@@ -112,3 +112,22 @@ def test_load_config_reports_unreadable_files(tmp_path):
     with pytest.raises(ConfigError, match=r"latin1.json is not UTF-8 text \(byte 13: b'\\xe9'\)") as caught:
         load_config(str(latin1))
     assert caught.value.key == "--config"
+
+
+@pytest.mark.parametrize("given, lone, missing", [
+    ({"aws.access.key.id": "AKIAEXAMPLE"}, "aws.access.key.id", "aws.secret.access.key"),
+    ({"aws.access.key.id": "AKIAEXAMPLE", "aws.secret.key": "typo"}, "aws.access.key.id", "aws.secret.access.key"),
+    ({"aws.secret.access.key": "${secrets:s3:secret}"}, "aws.secret.access.key", "aws.access.key.id"),
+])
+def test_half_a_pair_of_static_keys_is_ignored_and_reported_as_confluent_uses_the_default_chain(given, lone, missing):
+    # given a self-managed config with one of the two static S3 keys (a typo in the other, say)
+    config = parse_checked_config({"name": "c", **BASE, **given})
+    # then it validates, the S3 client takes the default chain, and the lone key is reported as ignored
+    assert config["aws.access.key.id"] is None and config["aws.secret.access.key"] is None
+    reported = {ignored.key: ignored for ignored in config.ignored}
+    assert reported[lone].suggestion == missing and "default credentials chain" in reported[lone].reason
+    # but with AwsAccessKeyCredentialsProvider both are required
+    with pytest.raises(ConfigError) as caught:
+        parse_checked_config({"name": "c", **BASE, **given, "s3.credentials.provider.class":
+                              "io.confluent.connect.s3.auth.AwsAccessKeyCredentialsProvider"})
+    assert caught.value.key == missing
