@@ -4,8 +4,8 @@ request for it can carry.
 
 A request carries only those keys and the global `aws:*` ones: a condition on any other key never sees a value
 (`s3:prefix` is a key of ListBucket, not of ListBucketMultipartUploads). Key names compare case-insensitively, as
-IAM compares them; a placeholder of the SAR (`aws:ResourceTag/${TagKey}`, `s3:ExistingObjectTag/<key>`) stands for any
-text.
+IAM compares them; a placeholder of the SAR (`aws:ResourceTag/${TagKey}`, `s3:ExistingObjectTag/<key>`,
+`secretsmanager:ResourceTag/tag-key`) stands for any text.
 
 `statement_flaws` is the check every synthesized role's statements pass: each action is in the extract, each
 condition key is carried by one of the statement's actions. An action missing from the extract is an error naming
@@ -78,5 +78,5 @@ def statement_flaws(statement: dict) -> list[str]:
 
 @cache
 def _key_pattern(key: str) -> re.Pattern:
-    parts = re.split(r"\$\{[^}]*\}|<[^>]*>", key)
+    parts = re.split(r"\$\{[^}]*\}|<[^>]*>|(?<=/)tag-key$", key)
     return re.compile(".+".join(re.escape(p) for p in parts), re.IGNORECASE)

@@ -99,6 +99,8 @@ OLD_LIST_OWN_UPLOADS = {"Sid": "ListOwnUploads", "Effect": "Allow", "Action": ["
     ({"Action": "dynamodb:DescribeTable", "Condition": {"StringEquals": {"dynamodb:LeadingKeys": ["c"]}}},
      ["condition key dynamodb:LeadingKeys: no request for dynamodb:DescribeTable carries it (SAR)"]),
     ({"Action": "kms:Decrypt", "Condition": {"StringEquals": {"kms:EncryptionContext:tenant": "a"}}}, []),
+    ({"Action": "secretsmanager:GetSecretValue",  # the SAR's placeholders: ${TagKey}, <key>, tag-key
+      "Condition": {"StringEquals": {"secretsmanager:ResourceTag/team": "a"}}}, []),
     ({"Action": ["s3:GetObject", "s3:GetObjectRetention"]}, ["s3:GetObjectRetention is not in "
                                                              "service_authorization.json"]),
 ])
