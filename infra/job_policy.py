@@ -11,7 +11,9 @@ The statements follow what the engine calls for this connector's config, and not
   get them (it keeps ReadOwnConfig: the job reads its config as itself);
 - S3: PutObject (PutObject, CreateMultipartUpload, UploadPart, CompleteMultipartUpload) and
   AbortMultipartUpload under `<topics.dir>/<topic>/` and the connector's dead-letter prefix;
-  ListBucketMultipartUploads under its data prefixes (stray uploads of a completed key are aborted); PutObjectTagging
+  ListBucketMultipartUploads on the bucket (stray uploads of a completed key are aborted; the action carries no
+  `s3:prefix` key, so no condition can narrow it to the connector's prefixes: it lists the names of every
+  in-progress upload of the bucket, not their data); PutObjectTagging
   with `s3.object.tagging` (AWS checks it for a PutObject that carries tags, and the engine tags a multipart
   object after completing it); PutObjectAcl with `s3.acl.canned`; GetObject of its published config, and of
   its dead-letter objects with an S3 dead-letter prefix (dead letters are written once: a rerun reads the object
@@ -94,10 +96,12 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     assumed = assumed_role_arn(spec)
     s3_client_statements = [
         _allow("WriteOwnPrefixes", object_actions, prefixes),
-        # after completing a multipart object, the job aborts the key's stray uploads (storage/multipart.py)
-        *([_allow("ListOwnUploads", ["s3:ListBucketMultipartUploads"], [bucket],
-                  {"StringLike": {"s3:prefix": [f"{p}*" for p in spec.data_prefixes()]}})]
-          if spec.data_prefixes() else []),
+        # after completing a multipart object, the job lists the key's uploads and aborts the strays
+        # (storage/multipart.py). The SAR gives ListBucketMultipartUploads no s3:prefix key (only ListBucket and
+        # ListBucketVersions carry it): a prefix condition would deny every call, so the grant is the whole bucket.
+        # It shows the keys, upload ids, initiators and start times of all in-progress uploads of the bucket,
+        # none of their data; aborting stays limited to the connector's prefixes (WriteOwnPrefixes).
+        *([_allow("ListUploads", ["s3:ListBucketMultipartUploads"], [bucket])] if spec.data_prefixes() else []),
         *([_allow("ReadOwnDeadLetters", ["s3:GetObject"], [f"{bucket}/{names.dlq_prefix}{spec.name}/*"])]
           if spec.dlq_s3_prefix else []),
     ]

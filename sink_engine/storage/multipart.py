@@ -1,10 +1,12 @@
 """One S3 multipart upload: create, parts (each retried on its own), complete or abort."""
 from __future__ import annotations
 
+import logging
 import threading
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sink_engine import events
 from sink_engine.storage.object_options import ObjectOptions
 
 
@@ -48,11 +50,13 @@ class MultipartUpload:
         """The ids of the key's other incomplete uploads started no later than this one (S3's clock): a Create
         whose answer was lost (an upload the run never learned of), or the upload of an attempt that crashed or
         met an outage while aborting; once this one completes, the object holds the bytes they were writing.
-        Listed before the completion, while this upload is still listed. Best effort: what cannot be listed is
-        left to the bucket's lifecycle rule for incomplete uploads."""
+        Listed before the completion, while this upload is still listed. Best effort: what cannot be listed (S3
+        refused it: AccessDenied without s3:ListBucketMultipartUploads, or an outage past the retries) is left to
+        the bucket's lifecycle rule for incomplete uploads, with a MULTIPART_CLEANUP_FAILED warning."""
         try:
             listed = self._retry.call(lambda: self._client.list_multipart_uploads(Bucket=self.bucket, Prefix=self.key))
-        except (ClientError, BotoCoreError):
+        except (ClientError, BotoCoreError) as e:
+            self._cleanup_failed("list", e, prefix=self.key)
             return []
         uploads = [u for u in listed.get("Uploads", []) if u["Key"] == self.key]
         mine = [u["Initiated"] for u in uploads if u["UploadId"] == self.upload_id]
@@ -60,15 +64,23 @@ class MultipartUpload:
 
     def abort(self) -> None:
         """Drop the parts (retried like the other steps; a retry that finds the upload gone met its own first
-        try). An abort that fails for good is left to the bucket's lifecycle rule for incomplete uploads."""
+        try). An abort that fails for good is left to the bucket's lifecycle rule for incomplete uploads, with a
+        MULTIPART_CLEANUP_FAILED warning."""
         self._abort(self.upload_id)
 
     def _abort(self, upload_id: str) -> None:
         try:
             self._retry.call(lambda: self._client.abort_multipart_upload(Bucket=self.bucket, Key=self.key,
                                                                          UploadId=upload_id))
-        except (ClientError, BotoCoreError):
-            pass
+        except (ClientError, BotoCoreError) as e:
+            self._cleanup_failed("abort", e, upload_id=upload_id)
+
+    def _cleanup_failed(self, step: str, error: Exception, **fields) -> None:
+        """A clean-up S3 refused, which the upload itself survives: a WARNING event naming the bucket, the key, the
+        step (`list` or `abort`) and S3's error code (the exception's class for an error without an answer)."""
+        code = error.response["Error"]["Code"] if isinstance(error, ClientError) else type(error).__name__
+        events.emit(events.MULTIPART_CLEANUP_FAILED, level=logging.WARNING, bucket=self.bucket, key=self.key,
+                    step=step, error_code=code, error=str(error), **fields)
 
 
 def upload_in_parts(client, bucket: str, key: str, body: bytes, options: ObjectOptions, create_args: dict) -> None:

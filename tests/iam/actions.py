@@ -2,7 +2,9 @@
 keys (as the Service Authorization Reference lists them for the operations the engine and the Lambdas use).
 
 An operation without a mapping raises KeyError naming it: a new call in the code must be mapped here, so that
-the recorded-calls test keeps covering every call.
+the recorded-calls test keeps covering every call. A Need's action must be in the SAR extract
+(`service_authorization.py`) and its context may hold only keys the extract lists for that action (or global
+`aws:*` ones): ValueError otherwise, so that no mapping feeds a condition a key AWS would not send.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from tests.iam.recorder import Call
+from tests.iam.service_authorization import authorization
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,16 @@ class Need:
     resource: str
     context: Mapping[str, object]  # condition keys of the request, e.g. {"dynamodb:LeadingKeys": ["orders"]}
     call: Call
+
+    def __post_init__(self):
+        try:
+            entry = authorization(self.action)
+        except KeyError as e:
+            raise ValueError(e.args[0]) from None
+        foreign = sorted(key for key in self.context if not entry.carries(key))
+        if foreign:
+            raise ValueError(f"a request for {self.action} carries no {', '.join(foreign)} (SAR extract "
+                             "tests/iam/service_authorization.json)")
 
     def __str__(self) -> str:
         context = f" with {dict(self.context)}" if self.context else ""
@@ -81,7 +94,9 @@ def _s3_list(call: Call, facts: Facts):
 
 
 def _s3_list_uploads(call: Call, facts: Facts):
-    return [("s3:ListBucketMultipartUploads", _bucket(call), {"s3:prefix": call.params.get("Prefix", "")})]
+    """ListMultipartUploads: the SAR gives s3:ListBucketMultipartUploads no s3:prefix key, whatever Prefix the
+    request names; the bucket is the resource."""
+    return [("s3:ListBucketMultipartUploads", _bucket(call), {})]
 
 
 def _s3_object_action(action: str):

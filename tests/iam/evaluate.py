@@ -6,6 +6,11 @@ ArnEquals, ArnLike, each optionally ForAllValues: / ForAnyValue:. A single-value
 lacks does not match; ForAllValues on a missing key matches (AWS's rule, which is why a LeadingKeys condition
 does not restrict a request without keys). Any other operator raises NotImplementedError rather than being
 ignored (which is what moto does).
+
+The request context is the Need's: only the condition keys the SAR extract lists for its action
+(`service_authorization.json`, enforced by `actions.Need`) and global aws:* keys. So a condition on a key the
+action's requests never carry sees no value, as on AWS: the old job-role statement that conditioned
+ListBucketMultipartUploads on `s3:prefix` is false for every listing here too.
 """
 from __future__ import annotations
 

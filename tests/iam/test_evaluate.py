@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.iam.actions import Facts, needs
+from tests.iam.actions import Facts, Need, needs
 from tests.iam.evaluate import allows
 from tests.iam.policies import PolicyDocument
 from tests.iam.recorder import Call
@@ -77,6 +77,34 @@ def test_a_listing_needs_its_prefix_in_the_condition(prefix, allowed):
     statement = {"Action": "s3:ListBucket", "Resource": "arn:aws:s3:::lake",
                  "Condition": {"StringLike": {"s3:prefix": ["_connectors/*"]}}}
     assert _allows(statement, "s3", "ListObjectsV2", Bucket="lake", Prefix=prefix) is allowed
+
+
+LIST_UPLOADS = {"Action": "s3:ListBucketMultipartUploads", "Resource": "arn:aws:s3:::lake"}
+
+
+def test_a_multipart_listing_carries_no_prefix_so_a_prefix_condition_denies_it():
+    # the SAR lists s3:prefix for ListBucket and ListBucketVersions only: a ListMultipartUploads request naming a
+    # Prefix carries no such key
+    assert _need("s3", "ListMultipartUploads", Bucket="lake", Prefix="topics/a/x.json") == [
+        ("s3:ListBucketMultipartUploads", "arn:aws:s3:::lake", {})]
+    conditioned = {**LIST_UPLOADS, "Condition": {"StringLike": {"s3:prefix": ["topics/a/*"]}}}
+    assert not _allows(conditioned, "s3", "ListMultipartUploads", Bucket="lake", Prefix="topics/a/x.json")
+    assert _allows(LIST_UPLOADS, "s3", "ListMultipartUploads", Bucket="lake", Prefix="topics/a/x.json")
+
+
+@pytest.mark.parametrize("action, context, message", [
+    ("s3:ListBucketMultipartUploads", {"s3:prefix": "topics/"}, "carries no s3:prefix"),
+    ("dynamodb:DescribeTable", {"dynamodb:LeadingKeys": ["c1"]}, "carries no dynamodb:LeadingKeys"),
+    ("s3:GetObjectRetention", {}, "s3:GetObjectRetention is not in service_authorization.json"),
+])
+def test_a_need_holds_only_condition_keys_the_sar_lists_for_its_action(action, context, message):
+    with pytest.raises(ValueError, match=message):
+        Need(action, "arn:aws:s3:::lake", context, _call("s3", "GetObject"))
+
+
+def test_global_keys_and_the_sars_own_keys_are_accepted_in_any_case():
+    call = _call("s3", "ListObjectsV2")
+    assert Need("s3:ListBucket", "arn:aws:s3:::lake", {"s3:Prefix": "a/", "aws:SourceVpce": "v"}, call).context
 
 
 def test_a_deny_wins_and_an_unknown_operator_is_refused():

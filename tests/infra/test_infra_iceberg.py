@@ -71,7 +71,7 @@ def test_the_job_role_gets_its_glue_tables_and_their_files_only(tmp_path):
     assert statements["FindIcebergFiles"]["Resource"] == [bucket] and "Condition" not in statements["FindIcebergFiles"]
     # nothing under topics.dir: its S3 writes are its dead letters only, and no other Glue or delete action
     assert statements["WriteOwnPrefixes"]["Resource"] == [f"{bucket}/dlq/{NAME}/*"]
-    assert "ListOwnUploads" not in statements
+    assert "ListUploads" not in statements
     actions = {a for s in statements.values() for a in s["Action"]}
     assert {a for a in actions if a.startswith("glue:")} == {"glue:GetDatabase", "glue:GetTable", "glue:UpdateTable",
                                                              "glue:CreateTable"}

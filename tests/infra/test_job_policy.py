@@ -45,6 +45,15 @@ def test_a_connector_may_write_only_its_own_prefixes_items_and_topics():
     assert not any("audit" in json.dumps(s) for s in statements.values())
 
 
+def test_the_run_lists_the_buckets_uploads_unconditioned_and_aborts_only_under_its_own_prefixes():
+    """ListBucketMultipartUploads carries no s3:prefix key (SAR): the listing is granted on the bucket as a whole."""
+    statements = _by_sid(ORDERS)
+    bucket = f"arn:aws:s3:::{SETTINGS.bucket_name}"
+    assert statements["ListUploads"] == {"Sid": "ListUploads", "Effect": "Allow",
+                                         "Action": ["s3:ListBucketMultipartUploads"], "Resource": [bucket]}
+    assert [s["Sid"] for s in statements.values() if "s3:AbortMultipartUpload" in s["Action"]] == ["WriteOwnPrefixes"]
+
+
 def test_the_run_may_describe_the_table_and_delete_plans_in_batches():
     """`driver/job.py` checks the table with DescribeTable; `driver/plans.py` deletes plans with BatchWriteItem."""
     statements = _by_sid(ORDERS)
