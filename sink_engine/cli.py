@@ -98,9 +98,11 @@ def _init(config: SinkConfig) -> int:
 
 def _validate(config: SinkConfig) -> int:
     """Every key with its effective value (credentials masked, `${secrets:...}` and `${ssm:...}` references shown
-    as written, not read) and where it comes from; then the keys accepted as having no effect here."""
+    as written, not read) and where it comes from; then the keys accepted as having no effect here, and the chain of
+    transforms."""
     from sink_engine.config.credentials import masked
     from sink_engine.config.key_policy import why_unused
+    from sink_engine.transform.settings import TransformSettings
 
     rows = config.effective()
     width = max(len(key) for key, _, _ in rows)
@@ -109,6 +111,11 @@ def _validate(config: SinkConfig) -> int:
         print(f"{key:<{width}}  {shown}{'' if origin == 'set' else f'  ({origin})'}")
     for key in config.unknown:
         print(f"{key:<{width}}  (accepted, no effect here: {why_unused(key)})")
+    chain = TransformSettings.from_config(config).describe()
+    if chain:
+        print("transforms, in order:")
+        for line in chain:
+            print(f"  {line}")
     return 0
 
 

@@ -15,6 +15,7 @@ SOURCE_HEADER = "__sink_engine.dlq.source"
 # Kafka Connect stages of the records we dead-letter.
 STAGE_VALUE_CONVERTER = "VALUE_CONVERTER"
 STAGE_TASK_PUT = "TASK_PUT"
+STAGE_TRANSFORMATION = "TRANSFORMATION"
 
 
 @dataclass(frozen=True)
