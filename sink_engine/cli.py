@@ -136,6 +136,8 @@ def _run(config: SinkConfig) -> int:
           f"{len(summary.committed)} partitions committed")
     if config["errors.tolerance"] == "all":
         print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
+    if config["transforms"]:
+        print(f"dropped by transforms: {summary.records_dropped} records")
     return 0
 
 

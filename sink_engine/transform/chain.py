@@ -25,6 +25,7 @@ class ChainStep:
 class TransformChain:
     steps: tuple[ChainStep, ...]
     needs_keys: bool = False  # a transform reads or writes keys: they are converted with key.converter first
+    has_routers: bool = False  # a transform may change the topic
 
     def __bool__(self) -> bool:
         return bool(self.steps)

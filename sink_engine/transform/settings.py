@@ -75,7 +75,7 @@ class TransformSettings:
             options = {k: v for k, v in spec.options.items() if k not in _STEP_KEYS or k == "type"}
             transform = cls.from_options(TransformOptions(f"{TRANSFORMS_PREFIX}{spec.alias}.", options, role))
             steps.append(ChainStep(spec.alias, transform, built.get(spec.predicate), spec.negate))
-        return TransformChain(tuple(steps), self.key_converter is not None)
+        return TransformChain(tuple(steps), self.key_converter is not None, bool(self.routers))
 
     def describe(self) -> list[str]:
         """One line per transform, in order, for `validate`."""
