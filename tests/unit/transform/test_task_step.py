@@ -167,3 +167,18 @@ def test_without_tolerance_a_transform_error_stops_the_task(s3):
     keys = {"transforms": "day", "transforms.day.type": f"{KAFKA}.TimestampRouter"}
     with pytest.raises(TransformationError, match=r"a-0@0: transform 'day' failed"):
         write(s3, keys, chunk_of("a", [Message(b"k", b"{}", timestamp=(0, -1))]))
+
+
+def test_sidecars_hold_the_records_that_survive_the_chain(s3):
+    # given JSON keys and headers sidecars, and a Filter of records with header "drop"
+    keys = {"store.kafka.keys": "true", "store.kafka.headers": "true", "keys.format.class": "JsonFormat",
+            "headers.format.class": "JsonFormat", "transforms": "drop,route", "transforms.drop.type": f"{KAFKA}.Filter",
+            "transforms.drop.predicate": "marked", "predicates": "marked",
+            "predicates.marked.type": f"{KAFKA}.predicates.HasHeaderKey", "predicates.marked.name": "drop",
+            **{k: v for k, v in ROUTE_TO_X.items() if k != "transforms"}}
+    messages = [Message(b"k%d" % i, b'{"n": %d}' % i, [("drop" if i == 1 else "h", b"v%d" % i)]) for i in range(3)]
+    write(s3, keys, chunk_of("a", messages))
+    # then record i of each sidecar belongs to record i of the data object
+    stem = "topics/x/partition=0/a+0+0000000000"
+    assert objects(s3) == {f"{stem}.json": [{"n": 0}, {"n": 2}], f"{stem}.keys.json": ["k0", "k2"],
+                           f"{stem}.headers.json": [[{"key": "h", "value": "v0"}], [{"key": "h", "value": "v2"}]]}
