@@ -97,7 +97,8 @@ def _converted(chunk: RecordChunk, items: list, converter, stage: str) -> tuple[
     converted: list = [(None, None, None)] * len(items)
     if not present:
         return converted, None
-    part = RecordChunk(chunk.topic, chunk.partition, chunk.offsets, items, keys=items, timestamps=[0] * len(items))
+    part = chunk if items is chunk.values else RecordChunk(chunk.topic, chunk.partition, chunk.offsets, items,
+                                                           keys=chunk.keys, timestamps=chunk.timestamps)
     if len(present) < len(items):
         part = part.select(present)
     column_ = run_step(lambda: converter.convert(part), ConversionError, stage, converter)

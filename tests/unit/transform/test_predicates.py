@@ -13,7 +13,9 @@ from tests.unit.transform.helpers import options, record
     ("my-prefix-.*", "my-prefix-", True),
     ("my-prefix-.*", "my-prefix-foo", True),
     ("my-prefix-.*", "x-my-prefix-", False),  # a full match, not a search
+    ("my-prefix-.*", "x-my-prefix-foo", False),
     ("my-prefix-.*", "your-prefix-", False),
+    ("my-prefix-.*", "your-prefix-foo", False),
     ("(?<kind>orders)-.*", "orders-eu", True),
 ])
 def test_topic_name_matches_the_whole_current_topic(pattern, topic, matches):
@@ -21,7 +23,7 @@ def test_topic_name_matches_the_whole_current_topic(pattern, topic, matches):
     assert predicate.test(record(topic)) is matches
 
 
-@pytest.mark.parametrize("values", [{}, {"pattern": ""}, {"pattern": "["}])
+@pytest.mark.parametrize("values", [{}, {"pattern": ""}, {"pattern": "["}, {"pattern": "*"}])
 def test_topic_name_matches_needs_a_valid_pattern(values):
     with pytest.raises(ConfigError) as raised:
         TopicNameMatches.from_options(options(prefix="predicates.", **values))
@@ -30,18 +32,22 @@ def test_topic_name_matches_needs_a_valid_pattern(values):
 
 @pytest.mark.parametrize("headers, matches", [
     ((), False),
+    ((("foo", None),), False),
+    ((("foo", None), ("bar", None)), False),
     ((("other", b"1"),), False),
     ((("other", b"1"), ("my-header", None)), True),  # a header with a null value still counts
     ((("my-header", b"1"), ("my-header", b"2")), True),
 ])
 def test_has_header_key(headers, matches):
+    # HasHeaderKeyTest.testTest, with "my-header" for "foo"
     predicate = HasHeaderKey.from_options(options(prefix="predicates.", name="my-header"))
     assert predicate.test(record(headers=headers)) is matches
 
 
-def test_has_header_key_needs_a_name():
+@pytest.mark.parametrize("values", [{}, {"name": ""}])
+def test_has_header_key_needs_a_name(values):
     with pytest.raises(ConfigError) as raised:
-        HasHeaderKey.from_options(options(prefix="predicates."))
+        HasHeaderKey.from_options(options(prefix="predicates.", **values))
     assert raised.value.key == "predicates.t.name"
 
 

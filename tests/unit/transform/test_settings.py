@@ -75,3 +75,21 @@ def test_iceberg_refuses_a_router_that_splits_a_topic(keys, key):
     with pytest.raises(ConfigError) as raised:
         parse_checked_config({"name": "c1", **BASE, **ICEBERG, **keys})
     assert raised.value.key == key and "one table" in raised.value.reason
+
+
+def test_validate_prints_the_chain_in_order(tmp_path, capsys):
+    import json
+
+    from sink_engine import cli
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"name": "c1", "config": {
+        **BASE, "transforms": "route,drop", "predicates": "tomb",
+        "transforms.route.type": f"{KAFKA}.RegexRouter", "transforms.route.regex": "a",
+        "transforms.route.replacement": "b", "transforms.drop.type": f"{KAFKA}.Filter",
+        "transforms.drop.predicate": "tomb", "predicates.tomb.type": f"{KAFKA}.predicates.RecordIsTombstone"}}))
+    assert cli.main(["validate", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(f"transforms, in order:\n  route: {KAFKA}.RegexRouter\n"
+                        f"  drop: {KAFKA}.Filter if tomb ({KAFKA}.predicates.RecordIsTombstone)\n")
+    assert "transforms.route.regex" in out  # the options are listed with the other keys
