@@ -89,6 +89,6 @@ def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Side
 
 def _commit_point(writer: TopicPartitionWriter, processed: int) -> int:
     """The first offset not settled: the first record of an open file, else the first record not handled
-    (every record before it is in a closed file, dead-lettered or an ignored null)."""
+    (every record before it is in a closed file, dead-lettered, an ignored null or dropped by a transform)."""
     first_open = writer.first_open_offset
     return first_open if first_open is not None else max(writer.next_offset, processed)

@@ -81,8 +81,9 @@ class TransformStep:
     def _prepared(self, run: RecordChunk, records: list, kind: str, texts: list, key_kind: str | None, partitioner,
                   routed: list | None) -> PreparedRecords:
         values = run_step(lambda: column(records, kind, texts), TransformationError, STAGE_TRANSFORMATION, column)
-        if self._sidecars.formats:
-            values = values.with_sidecars(self._sidecars.transformed_columns(run, records, key_kind))
+        if self._sidecars.formats:  # a null key or no headers: a bad record, as without transforms
+            values = values.with_sidecars(run_step(lambda: self._sidecars.transformed_columns(run, records, key_kind),
+                                                   ConversionError, STAGE_VALUE_CONVERTER, self._sidecars))
         partitions = run_step(lambda: partitioner.encode(run, values), PartitioningError, STAGE_TASK_PUT,
                               partitioner)
         if routed is not None:

@@ -182,3 +182,14 @@ def test_sidecars_hold_the_records_that_survive_the_chain(s3):
     stem = "topics/x/partition=0/a+0+0000000000"
     assert objects(s3) == {f"{stem}.json": [{"n": 0}, {"n": 2}], f"{stem}.keys.json": ["k0", "k2"],
                            f"{stem}.headers.json": [[{"key": "h", "value": "v0"}], [{"key": "h", "value": "v2"}]]}
+
+
+def test_a_null_key_after_the_chain_is_a_bad_record_of_the_keys_sidecar(s3):
+    # given a keys sidecar, errors.tolerance=all, and a record without key among others
+    keys = {"store.kafka.keys": "true", "keys.format.class": "JsonFormat", "errors.tolerance": "all", **ROUTE_TO_X}
+    messages = [Message(None if i == 1 else b"k", b'{"n": %d}' % i) for i in range(3)]
+    [(_, router, _)] = write(s3, keys, chunk_of("a", messages))
+    # then it is dead-lettered as without transforms, and the others are written with their keys
+    assert [(letter.offset, letter.error_class) for letter in router._letters] == [(1, "ConversionError")]
+    assert objects(s3) == {"topics/x/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 2}],
+                           "topics/x/partition=0/a+0+0000000000.keys.json": ["k", "k"]}
