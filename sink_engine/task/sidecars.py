@@ -6,7 +6,8 @@ Keys are converted with `key.converter`; headers are written as a list of `{"key
 value as UTF-8 text (base64 when it is not UTF-8). In JSON the key is written as the converted value and
 the headers as that list; in the other formats they are wrapped in a struct (`RecordKey{key}`,
 `RecordHeaders{headers}`), as the connector does. A null key or a record without headers fails the run,
-as in the connector (the sidecars would no longer line up with the data).
+as in the connector (the sidecars would no longer line up with the data). With single message transforms the
+sidecars hold each record's key and headers as the transforms left them (`transformed_columns`).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import orjson
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
 from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.task.transforms import column, key_kind_of
 
 if TYPE_CHECKING:
     from sink_engine.format.settings import FormatSettings
@@ -63,8 +65,6 @@ class Sidecars:
         """The sidecar columns of records after single message transforms (task/transforms.py): their keys
         (converted by key.converter before the transforms: `key_kind` that column's kind) and their headers (a
         header a transform made as Connect's SimpleHeaderConverter serializes it)."""
-        from sink_engine.task.transforms import column, key_kind_of
-
         sidecars = {}
         if "keys" in self.formats:
             _check_keys(chunk, [record.key for record in records])
