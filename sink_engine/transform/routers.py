@@ -90,8 +90,8 @@ def java_replacement(text: str, regex: re.Pattern, key: str) -> list:
 
 class TimestampRouter:
     """`topic.format` (default `${topic}-${timestamp}`) with `${timestamp}` the record's timestamp in UTC formatted
-    by `timestamp.format` (default `yyyyMMdd`; the pattern letters SimpleDateFormat and Joda share: y M d H h k K
-    m s S a E D z Z and 'quoted' text). A record without a timestamp cannot be routed (TransformError)."""
+    by `timestamp.format` (default `yyyyMMdd`; the pattern letters that mean the same in Java's SimpleDateFormat and
+    Joda, `_SHARED_LETTERS`, and 'quoted' text). A record without a timestamp cannot be routed (TransformError)."""
 
     def __init__(self, topic_format: str, timestamp_format):
         self._topic_format, self._format = topic_format, timestamp_format
@@ -101,6 +101,7 @@ class TimestampRouter:
         topic_format = options.values.get("topic.format")
         pattern = options.values.get("timestamp.format")
         pattern = "yyyyMMdd" if pattern is None else str(pattern)
+        _check_letters(pattern, options.key("timestamp.format"))
         try:
             timestamp_format = compile_pattern(pattern, parse_locale("en_US"))
         except ConfigError as e:
@@ -114,3 +115,24 @@ class TimestampRouter:
         stamp = self._format(moment)
         return record.with_changes(topic=self._topic_format.replace("${topic}", record.topic)
                                    .replace("${timestamp}", stamp))
+
+
+_SHARED_LETTERS = set("GyMdHhkKmsaEDzZ")  # and S as SSS (milliseconds): S and SS differ between the two
+
+
+def _check_letters(pattern: str, key: str) -> None:
+    """ConfigError naming `key` for a letter of `pattern` (outside quotes) that SimpleDateFormat and Joda read
+    differently or that only one of them has (Y and w are week-based in SimpleDateFormat, u and X are not Joda's)."""
+    quoted, i = False, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "'":
+            quoted = not quoted
+        elif not quoted and char.isascii() and char.isalpha():
+            run = len(pattern[i:]) - len(pattern[i:].lstrip(char))
+            if char not in _SHARED_LETTERS and (char, run) != ("S", 3):
+                raise ConfigError(key, f"the pattern letter {char * run!r} is not supported here (supported: "
+                                       f"{' '.join(sorted(_SHARED_LETTERS))}, SSS and 'quoted' text)")
+            i += run
+            continue
+        i += 1

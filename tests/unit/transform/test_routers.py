@@ -69,7 +69,13 @@ def test_a_record_without_timestamp_cannot_be_routed_by_time():
         TimestampRouter.from_options(options()).apply(record("test", timestamp=None))
 
 
-def test_a_bad_timestamp_format_names_its_key():
+@pytest.mark.parametrize("pattern", ["yyyy-qq", "YYYY", "yyyy-ww", "HH:mm:ss.S", "u", "yyyyMMddX"])
+def test_a_timestamp_format_letter_read_otherwise_than_by_simple_date_format_names_its_key(pattern):
     with pytest.raises(ConfigError) as raised:
-        TimestampRouter.from_options(options(timestamp_format="yyyy-qq"))
+        TimestampRouter.from_options(options(timestamp_format=pattern))
     assert raised.value.key == "transforms.t.timestamp.format"
+
+
+def test_quoted_letters_are_text():
+    router = TimestampRouter.from_options(options(timestamp_format="'Y'yyyy'w'"))
+    assert router.apply(record("t", timestamp=1483425001864)).topic == "t-Y2017w"
