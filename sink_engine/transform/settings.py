@@ -41,7 +41,8 @@ class TransformSettings:
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> TransformSettings:
-        """ConfigError naming the key: an alias listed twice or without a type, a predicate not declared."""
+        """ConfigError naming the key: an alias listed twice or without a type, a predicate not declared, `negate`
+        without a predicate (as Connect refuses it)."""
         predicates = {alias: _typed(config, PREDICATES_PREFIX, alias) for alias in _aliases(config, "predicates")}
         specs = []
         for alias in _aliases(config, "transforms"):
@@ -51,6 +52,9 @@ class TransformSettings:
                 raise ConfigError(f"{TRANSFORMS_PREFIX}{alias}.predicate",
                                   f"{predicate!r} is not an alias listed in predicates")
             negate = TransformOptions(f"{TRANSFORMS_PREFIX}{alias}.", options).boolean("negate", False)
+            if "negate" in options and predicate is None:
+                raise ConfigError(f"{TRANSFORMS_PREFIX}{alias}.negate", f"is set but {TRANSFORMS_PREFIX}{alias}"
+                                                                      ".predicate names no predicate to negate")
             specs.append(TransformSpec(alias, type_name, options, predicate, negate))
         needs_keys = any(TRANSFORMS.get(s.type, (None, None, None))[2] == "key" or s.type in _KEY_WRITERS
                          for s in specs)
