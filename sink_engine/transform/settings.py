@@ -19,7 +19,7 @@ from sink_engine.transform.options import TransformOptions
 from sink_engine.transform.registry import TRANSFORMS, predicate_class, transform_class
 
 TRANSFORMS_PREFIX, PREDICATES_PREFIX = "transforms.", "predicates."
-_STEP_KEYS = ("type", "predicate", "negate")  # read by the chain, not passed to the transform
+_STEP_KEYS = ("predicate", "negate")  # the chain's, not passed to the transform (Connect removes them too)
 ROUTERS = frozenset(name for name, (module, _, _) in TRANSFORMS.items() if module == "routers")
 _KEY_WRITERS = frozenset(name for name, (module, _, _) in TRANSFORMS.items() if module == "value_to_key")
 
@@ -76,7 +76,7 @@ class TransformSettings:
         steps = []
         for spec in self.transforms:
             cls, role = transform_class(spec.type, f"{TRANSFORMS_PREFIX}{spec.alias}.type")
-            options = {k: v for k, v in spec.options.items() if k not in _STEP_KEYS or k == "type"}
+            options = {k: v for k, v in spec.options.items() if k not in _STEP_KEYS}
             transform = cls.from_options(TransformOptions(f"{TRANSFORMS_PREFIX}{spec.alias}.", options, role))
             steps.append(ChainStep(spec.alias, transform, built.get(spec.predicate), spec.negate))
         return TransformChain(tuple(steps), self.key_converter is not None, bool(self.routers))
