@@ -24,6 +24,7 @@ from sink_engine.config.credentials import clear_text_credential
 from sink_engine.config.key_policy import IgnoredKey
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import config_map
+from sink_engine.transform.settings import TransformSettings
 from sink_engine.validation import check_config
 
 CONFIG_PREFIX = "_connectors/"
@@ -200,7 +201,15 @@ def _check_no_clear_credentials(source: str, document: dict) -> None:
 
 def _check_deployable(source: str, config: SinkConfig) -> None:
     """What the deployed bucket forbids: ACLs other than bucket-owner-full-control (the bucket enforces
-    bucket-owner ownership, so S3 refuses any other ACL)."""
+    bucket-owner ownership, so S3 refuses any other ACL). What the stacks cannot declare: a router in an S3-object
+    connector (the job's write grants and the Athena tables are per source topic's prefix; an IcebergFormat
+    connector's tables are those of the routed names)."""
+    routers = TransformSettings.from_config(config).routers
+    if routers and config["format.class"] != "iceberg":
+        raise ConnectorSpecError(source, f"transforms.{routers[0].alias}.type",
+                                 "a router is not deployable for S3 objects: the stack grants the job writes under "
+                                 "<topics.dir>/<source topic>/ and declares the Athena tables there, while routed "
+                                 "records are written under the routed topic's prefix")
     acl = config["s3.acl.canned"]
     if acl and acl != "bucket-owner-full-control":
         raise ConnectorSpecError(source, "s3.acl.canned",

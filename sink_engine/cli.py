@@ -102,10 +102,11 @@ def _init(config: SinkConfig) -> int:
 
 def _validate(config: SinkConfig) -> int:
     """Every key with its effective value (credentials masked, `${secrets:...}` and `${ssm:...}` references shown
-    as written, not read) and where it comes from; then the keys accepted as having no effect here, and the
-    unknown keys that are ignored, each with why and the known key it most resembles."""
+    as written, not read) and where it comes from; then the keys accepted as having no effect here, the unknown
+    keys that are ignored (each with why and the known key it most resembles), and the chain of transforms.
     from sink_engine.config.credentials import masked
     from sink_engine.config.key_policy import why_unused
+    from sink_engine.transform.settings import TransformSettings
 
     rows = config.effective()
     width = max(len(key) for key, _, _ in rows)
@@ -118,6 +119,11 @@ def _validate(config: SinkConfig) -> int:
         print(f"ignored keys ({len(config.ignored)}):")
         for ignored in config.ignored:
             print(f"{ignored.key:<{width}}  (ignored: {ignored.describe()})")
+    chain = TransformSettings.from_config(config).describe()
+    if chain:
+        print("transforms, in order:")
+        for line in chain:
+            print(f"  {line}")
     return 0
 
 
@@ -138,6 +144,8 @@ def _run(config: SinkConfig) -> int:
           f"{len(summary.committed)} partitions committed")
     if config["errors.tolerance"] == "all":
         print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
+    if config["transforms"]:
+        print(f"dropped by transforms: {summary.records_dropped} records")
     return 0
 
 

@@ -42,6 +42,13 @@ class FormatError(RecordError):
     """A value the output format cannot hold (e.g. JSON that is not an object, for Parquet or Avro)."""
 
 
+class TransformationError(RecordError):
+    """A record a single message transform cannot transform; the cause names the transform's alias.
+    `executing_class` is the transform's class, for the dead letter."""
+
+    executing_class = ""
+
+
 class NullValueError(RecordError):
     """A record with a null value (tombstone) under behavior.on.null.values=fail."""
 

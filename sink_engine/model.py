@@ -71,6 +71,7 @@ class TaskResult:
     range: PartitionRange
     next_offset: int  # first offset not in a closed file; equals range.start_offset when nothing closed
     records_read: int = 0
+    records_dropped: int = 0  # by single message transforms (settled, not written)
     files: list[ClosedFile] = field(default_factory=list)
     error: str | None = None
     error_class: str | None = None

@@ -3,7 +3,8 @@
 `RecordChunk`: consecutive records of one topic-partition, in offset order, as read. Offsets and values are
 lists; keys and timestamps are read from the Kafka messages only when a step asks for them (most layouts never
 do, and touching them costs a per-record call each). `ValueColumn`: their values once converted. `Partitions`:
-the encoded partition of each. `PreparedRecords`: the three together, what a writer takes.
+the encoded partition of each. `PreparedRecords`: the three together, what a writer takes. `Transformed`: a
+chunk after single message transforms (task/transforms.py), as parts to write in order.
 """
 from __future__ import annotations
 
@@ -42,6 +43,14 @@ class RecordChunk:
     def timestamps(self) -> list:
         """Record timestamps in epoch milliseconds."""
         return [m.timestamp()[1] for m in self._messages]
+
+    @cached_property
+    def timestamp_types(self) -> list:
+        """Each record's timestamp type, Kafka's TimestampType code: 0 none, 1 CreateTime, 2 LogAppendTime (1
+        without Kafka messages)."""
+        if self._messages is None:
+            return [1] * len(self.offsets)
+        return [m.timestamp()[0] for m in self._messages]
 
     def slice(self, start: int, stop: int) -> "RecordChunk":
         return self._derive(lambda items: items[start:stop])
@@ -159,3 +168,19 @@ class PreparedRecords:
     def slice(self, start: int, stop: int) -> "PreparedRecords":
         return PreparedRecords(self.records.slice(start, stop), self.values.slice(start, stop),
                                self.partitions.slice(start, stop))
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstones:
+    """Records whose value is null after the transforms, written as tombstones (behavior.on.null.values=write);
+    `routed` each one's topic when the chain has routers, else None."""
+    records: RecordChunk
+    routed: list | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transformed:
+    """A chunk after single message transforms: what to write, in offset order (PreparedRecords and Tombstones),
+    and the offsets of the records the transforms dropped."""
+    parts: list
+    dropped: list

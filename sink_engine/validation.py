@@ -17,6 +17,7 @@ from sink_engine.partition.time_buckets import parse_zone
 from sink_engine.source.client_config import kafka_authentication
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.s3 import S3Access
+from sink_engine.transform.settings import TransformSettings
 
 # Credentials that come in pairs: one without the other is an error naming the missing one.
 # a self-managed config's half pair of S3 keys is ignored before this (config._lone_static_key), as Confluent does
@@ -37,6 +38,7 @@ def check_config(config: SinkConfig) -> SinkConfig:
     _check_partitioning(config)
     _check_connection(config)
     _check_iceberg(config)
+    _check_transforms(config)
     return config
 
 
@@ -100,3 +102,19 @@ def _check_iceberg(config: SinkConfig) -> None:
         if config[key] == value:
             raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
     IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec
+
+
+def _check_transforms(config: SinkConfig) -> None:
+    """Every transform and predicate is built from its options. With IcebergFormat a range's records go to one
+    table: a router that can route records of one topic apart (TimestampRouter, a router behind a predicate) is
+    refused."""
+    transforms = TransformSettings.from_config(config)
+    transforms.build()
+    if not is_iceberg(config):
+        return
+    for spec in transforms.routers:
+        if spec.predicate is not None or not spec.type.endswith(".RegexRouter"):
+            raise ConfigError(f"transforms.{spec.alias}.type" if spec.predicate is None else
+                              f"transforms.{spec.alias}.predicate",
+                              "with format.class=IcebergFormat a router must send every record of a topic to one "
+                              "table: only RegexRouter without a predicate is supported")

@@ -171,8 +171,8 @@ def _parse_value(key: Key, value: Any) -> Any:
         if key.default is REQUIRED:
             raise ConfigError(key.name, "is required")
         value = key.default
-        if value is None:
-            return None
+        if value is None or value == ():
+            return value
     try:
         parsed = _PARSERS[key.kind](key, value)
     except (TypeError, ValueError) as e:

@@ -46,8 +46,6 @@ ACCEPTED_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
 }
 # key -> the feature it turns on, which is not built: an error unless set to an off value
 REFUSED_UNLESS_OFF: dict[str, str] = {
-    "transforms": "single message transforms (SMTs)",
-    "predicates": "SMT predicates",
     "s3.wan.mode": "S3 Transfer Acceleration",
     "s3.sse.customer.key": "customer-provided encryption keys (SSE-C)",
     "s3.schema.partition.affix.type": "schema names in the object path",
@@ -110,12 +108,12 @@ def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any],
             unused.append(key)
         elif key in NOT_BUILT_YET:  # set to its off value: config/__init__.py refused the others
             unused.append(key)
-        elif key in REFUSED_UNLESS_OFF or key.startswith(("transforms.", "predicates.")):
-            if key in REFUSED_UNLESS_OFF and value.lower() in _OFF:
+        elif key in REFUSED_UNLESS_OFF:
+            if value.lower() in _OFF:
                 unused.append(key)
                 continue
-            feature = REFUSED_UNLESS_OFF.get(key) or REFUSED_UNLESS_OFF[key.split(".")[0]]
-            raise ConfigError(key, f"{feature} is not supported; remove the key or set it to its off value")
+            raise ConfigError(key, f"{REFUSED_UNLESS_OFF[key]} is not supported; remove the key or set it to its off "
+                                   "value")
         else:
             reason = IGNORED_CONVERTER if converter_option(key) else IGNORED
             ignored.append(IgnoredKey(key, reason, suggestion(key, declared)))

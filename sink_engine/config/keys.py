@@ -321,6 +321,10 @@ KEYS: tuple[Key, ...] = (
         classes=FORMAT_CLASSES, built=SIDECAR_FORMATS),
     Key("headers.format.class", "class", f"{_S3}.format.avro.AvroFormat", "Format of the headers sidecar objects.",
         classes=FORMAT_CLASSES, built=SIDECAR_FORMATS),
+    Key("transforms", "list", (), "Aliases of the single message transforms applied to each record, in order "
+        "(transforms.<alias>.type and options; README: Single message transforms)."),
+    Key("predicates", "list", (), "Aliases of the predicates transforms name in transforms.<alias>.predicate "
+        "(predicates.<alias>.type and options)."),
     Key("behavior.on.null.values", "choice", "fail", "What a record with a null value (tombstone) does: fail, "
         "ignore, or write (into files under tombstone.encoded.partition).", choices=("fail", "ignore", "write")),
     Key("tombstone.encoded.partition", "string", "tombstone",
@@ -372,5 +376,7 @@ OFF_VALUES = {"", "-1", "false", "none", "null"}
 
 KEYS_BY_NAME = {k.name: k for k in KEYS}
 # Keys under these prefixes are passed on (Kafka client settings, pyiceberg catalog properties, table properties
-# of auto-created tables); declared keys under them are parsed as declared.
-PASSTHROUGH_PREFIXES = ("consumer.override.", "iceberg.catalog.", "iceberg.tables.auto-create-props.")
+# of auto-created tables, the options of transforms and predicates: sink_engine/transform/settings.py); declared
+# keys under them are parsed as declared.
+PASSTHROUGH_PREFIXES = ("consumer.override.", "iceberg.catalog.", "iceberg.tables.auto-create-props.", "transforms.",
+                        "predicates.")

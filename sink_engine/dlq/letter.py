@@ -13,8 +13,10 @@ CONNECT_PREFIX = "__connect.errors."
 SOURCE_HEADER = "__sink_engine.dlq.source"
 
 # Kafka Connect stages of the records we dead-letter.
+STAGE_KEY_CONVERTER = "KEY_CONVERTER"
 STAGE_VALUE_CONVERTER = "VALUE_CONVERTER"
 STAGE_TASK_PUT = "TASK_PUT"
+STAGE_TRANSFORMATION = "TRANSFORMATION"
 
 
 @dataclass(frozen=True)
@@ -28,9 +30,9 @@ class DeadLetter:
     value: bytes | None
     headers: tuple  # ((name, bytes or None), ...) of the original record
     error_class: str  # ConversionError, PartitioningError, NullValueError or a subclass's name
-    stage: str  # Kafka Connect stage: VALUE_CONVERTER or TASK_PUT
+    stage: str  # Kafka Connect stage: KEY_CONVERTER, VALUE_CONVERTER, TRANSFORMATION or TASK_PUT
     message: str
-    executing_class: str = ""  # the step that failed (converter or partitioner class)
+    executing_class: str = ""  # the step that failed (converter, transform or partitioner class)
     stacktrace: str = ""
 
     @property

@@ -50,6 +50,11 @@ class RunSummary:
         return sum(f.record_count for f in self.files)
 
     @property
+    def records_dropped(self) -> int:
+        """Records the single message transforms dropped (settled: their offsets are committed)."""
+        return sum(r.records_dropped for r in self.results)
+
+    @property
     def bytes_written(self) -> int:
         return sum(f.size_bytes for f in self.files)
 
@@ -91,7 +96,7 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
                                     watchdog)
             summary = RunSummary(ranges, results)
             events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
-                        records=summary.records_written, bytes=summary.bytes_written)
+                        records=summary.records_written, dropped=summary.records_dropped, bytes=summary.bytes_written)
             failpoint("after_upload_before_commit")
             if tables:
                 tables.commit(results, leases, token, duration)
@@ -105,7 +110,7 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     _release(leases, token)
     summary.seconds = time.monotonic() - started
     events.emit(events.RUN_FINISHED, connector=config.name, seconds=round(summary.seconds, 3),
-                files=len(summary.files), records=summary.records_written)
+                files=len(summary.files), records=summary.records_written, dropped=summary.records_dropped)
     failed = [r for r in results if r.error]
     if failed:
         raise TaskFailedError("; ".join(r.error for r in failed))

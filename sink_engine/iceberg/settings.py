@@ -33,6 +33,7 @@ class IcebergSettings:
     partition_fields: tuple[tuple[str, str, str], ...]  # (source column, transform, partition field name)
     extra_columns: tuple[str, ...]  # Kafka metadata, _record_timestamp (spec.extra_columns)
     timestamp_field: str | None  # timestamp.field, read into _record_timestamp; None without that column
+    routers: tuple = ()  # the RegexRouters of `transforms`, in order: a topic's table is that of its routed name
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -42,15 +43,27 @@ class IcebergSettings:
         return cls(config["iceberg.catalog"], catalog_properties(config), table_template(config),
                    config["iceberg.tables.auto-create-enabled"], config["iceberg.tables.evolve-schema-enabled"],
                    table_properties(config), tuple(partition_fields(partitioning)), extra,
-                   partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None)
+                   partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None, _routers(config))
 
     def table_identifier(self, topic: str) -> str:
-        """The table that records of `topic` go to."""
+        """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it
+        (validation.py allows only RegexRouters without a predicate, which route every record of a topic alike)."""
+        for router in self.routers:
+            topic = router.route(topic)
         return self.table_template.replace(TOPIC_PLACEHOLDER, topic_as_name(topic))
 
     @property
     def namespace(self) -> str:
         return self.table_template.rsplit(".", 1)[0]
+
+
+def _routers(config: SinkConfig) -> tuple:
+    from sink_engine.transform.settings import TransformSettings
+
+    chain = TransformSettings.from_config(config)
+    if not chain.routers:
+        return ()
+    return tuple(step.transform for step in chain.build().steps if hasattr(step.transform, "route"))
 
 
 def is_iceberg(config: SinkConfig) -> bool:

@@ -1,12 +1,11 @@
 """One Spark task's work for one planned range of an IcebergFormat connector: read, convert, write data files.
 
-The same record steps as S3 objects (`sink_engine.task.steps`: tombstones, conversion, dead letters), then a
-TableWriter instead of object files. Every record of the range is written (a table has no open-file tail): the
+The same record steps as S3 objects (`sink_engine.task.steps`: tombstones, conversion, transforms, dead letters),
+then a TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files. Every record of the range is written (a table has no open-file tail): the
 range's next offset is its end, or the record that stopped it.
 """
 from __future__ import annotations
 
-from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import RecordError, SinkError
 from sink_engine.iceberg.table_writer import TableWriter
@@ -16,8 +15,9 @@ from sink_engine.source.reader import read_range
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.deadline import within_deadline
+from sink_engine.task.run import record_steps
 from sink_engine.task.settings import TaskSettings
-from sink_engine.task.steps import RecordSteps, write_range
+from sink_engine.task.steps import write_range
 
 
 class _OnePartition:
@@ -32,14 +32,13 @@ def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None
     Never raises a SinkError: it is returned in the result, with the data files of the records before it."""
     uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
     writer = TableWriter(settings.iceberg, planned.topic, planned.partition, planned.start_offset)
-    converter = converter_for(settings.values, planned.topic)
-    steps = RecordSteps(settings.null_values, converter, _OnePartition())
-    router, handled = router_for(settings.dead_letters, planned, uploader), planned.start_offset
+    steps = record_steps(settings, planned.topic, _OnePartition())
+    router, handled, dropped = router_for(settings.dead_letters, planned, uploader), planned.start_offset, []
     chunks = within_deadline(read_range(settings.source, planned), planned)  # a generator: reads when iterated
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:
-            for handled in write_range(chunks, writer, steps, router, result):
+            for handled in write_range(chunks, writer, steps, router, result, dropped):
                 pass  # each chunk written moves `handled` on
         except RecordError as e:  # every record before it is written or dead-lettered
             result.error, result.error_class, handled = str(e), type(e).__name__, e.offset
@@ -54,4 +53,5 @@ def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None
     finally:
         uploader.close()
     result.files, result.table_files, result.next_offset = writer.closed, writer.data_files, handled
+    result.records_dropped = sum(1 for offset in dropped if offset < handled)
     return result

@@ -1,8 +1,9 @@
 """The per-task engine: what one Spark task does with one planned range of a topic-partition.
 
 `run.run_range` reads the range and passes its records through the record steps (`steps`: tombstones, value
-conversion, partitioning, dead letters) to a `writer.TopicPartitionWriter`, which routes them into open files
-(sidecar objects beside them, `sidecars`), closes the files when the rotation policy (`rotation`) or a schema
-change (`schema_gate`) says so and uploads them under deterministic keys. All of it is built from one
+conversion, single message transforms (`transforms`), partitioning, dead letters) to a
+`writer.TopicPartitionWriter`, which routes them into open files (sidecar objects beside them, `sidecars`), closes
+the files when the rotation policy (`rotation`) or a schema change (`schema_gate`) says so and uploads them under
+deterministic keys. All of it is built from one
 `settings.TaskSettings`, read once from the config.
 """

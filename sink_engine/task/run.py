@@ -44,14 +44,13 @@ def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
                                   SchemaGate(settings.schema_compatibility, planned.topic, planned.partition),
                                   settings.tombstone_partition, sidecars)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
-    converter = sidecars.wrap(converter_for(settings.values, planned.topic))
-    steps = RecordSteps(settings.null_values, converter, partitioner_for(settings.partitioning, extractor))
-    router, processed = router_for(settings.dead_letters, planned, uploader), planned.start_offset
+    steps = record_steps(settings, planned.topic, partitioner_for(settings.partitioning, extractor), sidecars)
+    router, processed, dropped = router_for(settings.dead_letters, planned, uploader), planned.start_offset, []
     chunks = within_deadline(read_range(settings.source, planned), planned)  # a generator: reads when iterated
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
         try:
-            for processed in write_range(chunks, writer, steps, router, result):
+            for processed in write_range(chunks, writer, steps, router, result, dropped):
                 if progress:
                     progress.update(processed, result.records_read, len(writer.closed))
             if planned.cut_at_end:  # wall-clock rotation decided with the plan (driver/wall_clock.py)
@@ -70,11 +69,27 @@ def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
         if progress:
             progress.finish(processed, result.records_read, len(writer.closed))
     result.files, result.next_offset = writer.closed, next_offset
+    result.records_dropped = sum(1 for offset in dropped if offset < next_offset)  # the tail is read again
     return result
+
+
+def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Sidecars | None = None) -> RecordSteps:
+    """The record steps of a range of `topic`: with `transforms`, a TransformStep between conversion and
+    partitioning, which builds the sidecar columns from the transformed records."""
+    sidecars = sidecars or Sidecars()
+    converter = converter_for(settings.values, topic)
+    if not settings.transforms:
+        return RecordSteps(settings.null_values, sidecars.wrap(converter), partitioner)
+    from sink_engine.task.transforms import TransformStep
+
+    keys = settings.transforms.key_converter or settings.sidecars.key_converter
+    step = TransformStep(settings.transforms.build(), converter, converter_for(keys, topic) if keys else None,
+                         sidecars, settings.null_values)
+    return RecordSteps(settings.null_values, converter, partitioner, step)
 
 
 def _commit_point(writer: TopicPartitionWriter, processed: int) -> int:
     """The first offset not settled: the first record of an open file, else the first record not handled
-    (every record before it is in a closed file, dead-lettered or an ignored null)."""
+    (every record before it is in a closed file, dead-lettered, an ignored null or dropped by a transform)."""
     first_open = writer.first_open_offset
     return first_open if first_open is not None else max(writer.next_offset, processed)

@@ -17,6 +17,7 @@ from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import S3Access
 from sink_engine.task.rotation import RotationPolicy
+from sink_engine.transform.settings import TransformSettings
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class TaskSettings:
     schema_compatibility: str
     tombstone_partition: str  # tombstone.encoded.partition
     iceberg: IcebergSettings | None  # the table a range's records go to with IcebergFormat; None: S3 objects
+    transforms: TransformSettings  # transforms, predicates (empty: no transform step)
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> TaskSettings:
@@ -59,7 +61,8 @@ class TaskSettings:
                    ConverterSettings.from_config(config), SidecarSettings.from_config(config), rotation_policy(config),
                    DeadLetterSettings.from_config(config), config["behavior.on.null.values"],
                    config["schema.compatibility"], config["tombstone.encoded.partition"],
-                   IcebergSettings.from_config(config) if is_iceberg(config) else None)
+                   IcebergSettings.from_config(config) if is_iceberg(config) else None,
+                   TransformSettings.from_config(config))
 
 
 def rotation_policy(config: SinkConfig) -> RotationPolicy:

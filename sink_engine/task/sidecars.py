@@ -6,16 +6,20 @@ Keys are converted with `key.converter`; headers are written as a list of `{"key
 value as UTF-8 text (base64 when it is not UTF-8). In JSON the key is written as the converted value and
 the headers as that list; in the other formats they are wrapped in a struct (`RecordKey{key}`,
 `RecordHeaders{headers}`), as the connector does. A null key or a record without headers fails the run,
-as in the connector (the sidecars would no longer line up with the data).
+as in the connector (the sidecars would no longer line up with the data). With single message transforms the
+sidecars hold each record's key and headers as the transforms left them (`transformed_columns`).
 """
 from __future__ import annotations
 
 import base64
 from typing import TYPE_CHECKING
 
+import orjson
+
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
 from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.task.transforms import column, key_kind_of
 
 if TYPE_CHECKING:
     from sink_engine.format.settings import FormatSettings
@@ -50,20 +54,37 @@ class Sidecars:
         if "keys" in self.formats:
             sidecars["keys"] = self._keys(chunk)
         if "headers" in self.formats:
-            sidecars["headers"] = _headers(chunk, self.formats["headers"].writes_json)
+            sidecars["headers"] = _headers(chunk, chunk.headers, self.formats["headers"].writes_json)
         return values.with_sidecars(sidecars)
 
     def wrap(self, converter) -> "_AttachingConverter":
         """A converter that converts values with `converter` and attaches the sidecar columns."""
         return _AttachingConverter(converter, self)
 
+    def transformed_columns(self, chunk: RecordChunk, records: list, key_kind: str | None) -> dict:
+        """The sidecar columns of records after single message transforms (task/transforms.py): their keys
+        (converted by key.converter before the transforms: `key_kind` that column's kind) and their headers (a
+        header a transform made as Connect's SimpleHeaderConverter serializes it)."""
+        sidecars = {}
+        if "keys" in self.formats:
+            _check_keys(chunk, [record.key for record in records])
+            kinds = {key_kind_of(record, key_kind) for record in records}
+            if len(kinds) > 1:
+                raise RecordError(chunk.topic, chunk.partition, chunk.offsets[0], "the keys after transforms mix "
+                                  f"{' and '.join(sorted(kinds))} values; the keys sidecar takes one kind per file")
+            sidecars["keys"] = self._wrapped_keys(column(records, kinds.pop(), part="key"))
+        if "headers" in self.formats:
+            sidecars["headers"] = _headers(chunk, [[(h.name, header_bytes(h)) for h in record.headers]
+                                                   for record in records], self.formats["headers"].writes_json)
+        return sidecars
+
     def _keys(self, chunk: RecordChunk) -> ValueColumn:
-        for position, key in enumerate(chunk.keys):
-            if key is None:
-                raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
-                                  "key cannot be null with store.kafka.keys=true")
+        _check_keys(chunk, chunk.keys)
         column = self._key_converter.convert(RecordChunk(chunk.topic, chunk.partition, chunk.offsets, chunk.keys,
                                                          keys=chunk.keys, timestamps=[0] * len(chunk)))
+        return self._wrapped_keys(column)
+
+    def _wrapped_keys(self, column: ValueColumn) -> ValueColumn:
         if self.formats["keys"].writes_json or column.kind not in ("string", "bytes", "struct"):
             return column
         schema = column.schema if column.kind == "struct" else _KEY_TYPES[column.kind]
@@ -80,9 +101,30 @@ class _AttachingConverter:
         return self._sidecars.attach(chunk, self._converter.convert(chunk))
 
 
-def _headers(chunk: RecordChunk, as_json: bool) -> ValueColumn:
+def _check_keys(chunk: RecordChunk, keys: list) -> None:
+    for position, key in enumerate(keys):
+        if key is None:
+            raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
+                              "key cannot be null with store.kafka.keys=true")
+
+
+def header_bytes(header) -> bytes | None:
+    """A header's value as Kafka carries it: a header read from Kafka its bytes; one a transform made (it has a
+    schema) as Connect's SimpleHeaderConverter writes it: text as UTF-8, bytes as they are, numbers and
+    booleans as Java prints them, maps, arrays and structs as JSON."""
+    value = header.value
+    if header.schema is None or value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, bool):
+        return b"true" if value else b"false"
+    if isinstance(value, (int, float, str)):
+        return str(value).encode("utf-8")
+    return orjson.dumps(value, default=str)
+
+
+def _headers(chunk: RecordChunk, headers_of: list, as_json: bool) -> ValueColumn:
     items = []
-    for position, headers in enumerate(chunk.headers):
+    for position, headers in enumerate(headers_of):
         if not headers:
             raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
                               "headers cannot be empty with store.kafka.headers=true")

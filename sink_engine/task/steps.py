@@ -1,4 +1,5 @@
-"""The record steps of a task: null values (`behavior.on.null.values`, tombstones), value conversion and
+"""The record steps of a task: null values (`behavior.on.null.values`, tombstones), value conversion, single
+message transforms (`transforms`, task/transforms.py: with a chain, null values are handled after it) and
 partitioning, then a writer. A record a step fails goes to the dead-letter router, which tolerates it or stops
 the task (`errors.tolerance`)."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ from sink_engine.dlq.router import DeadLetterRouter, qualified_name
 from sink_engine.errors import ConversionError, NullValueError, PartitioningError, RecordError
 from sink_engine.model import TaskResult
 from sink_engine.partition.base import Partitioner
-from sink_engine.records import PreparedRecords, RecordChunk
+from sink_engine.records import PreparedRecords, RecordChunk, Transformed
 from sink_engine.task.record_writer import RecordWriter
 from sink_engine.task.tombstones import null_runs
 
@@ -25,17 +26,21 @@ class RecordSteps:
     null_behavior: str  # behavior.on.null.values: ignore, fail, or write (tombstone files)
     converter: Converter
     partitioner: Partitioner
+    transforms: object = None  # task/transforms.py's TransformStep; None without `transforms`
 
-    def prepare(self, chunk: RecordChunk) -> PreparedRecords | None:
-        """Nulls, conversion and partitioning of a chunk; None when no record is left (ignored nulls). Raises
-        StepFailed, with the RecordError classified by the step that raised it."""
-        kept = _run_step(lambda: _handle_nulls(chunk, self.null_behavior), NullValueError, STAGE_TASK_PUT,
+    def prepare(self, chunk: RecordChunk) -> PreparedRecords | Transformed | None:
+        """Nulls, conversion and partitioning of a chunk; None when no record is left (ignored nulls); with
+        transforms, what they made of it. Raises StepFailed, with the RecordError classified by the step that
+        raised it."""
+        if self.transforms is not None:
+            return self.transforms.prepare(chunk, self.partitioner)
+        kept = run_step(lambda: _handle_nulls(chunk, self.null_behavior), NullValueError, STAGE_TASK_PUT,
                          _handle_nulls)
         if not len(kept):
             return None
-        values = _run_step(lambda: self.converter.convert(kept), ConversionError, STAGE_VALUE_CONVERTER,
+        values = run_step(lambda: self.converter.convert(kept), ConversionError, STAGE_VALUE_CONVERTER,
                            self.converter)
-        partitions = _run_step(lambda: self.partitioner.encode(kept, values), PartitioningError, STAGE_TASK_PUT,
+        partitions = run_step(lambda: self.partitioner.encode(kept, values), PartitioningError, STAGE_TASK_PUT,
                                self.partitioner)
         return PreparedRecords(kept, values, partitions)
 
@@ -48,26 +53,30 @@ class StepFailed(Exception):
 
 
 def write_range(chunks: Iterable[RecordChunk], writer: RecordWriter, steps: RecordSteps, router: DeadLetterRouter,
-                result: TaskResult) -> Iterator[int]:
+                result: TaskResult, dropped: list | None = None) -> Iterator[int]:
     """Write each chunk (`write_chunk`), counted in `result.records_read` before it is written; yields the offset
-    after each chunk once it is written (every record before it handled)."""
+    after each chunk once it is written (every record before it handled). The offsets of records the transforms
+    dropped are added to `dropped`."""
+    dropped = [] if dropped is None else dropped
     for chunk in chunks:
         result.records_read += len(chunk)
-        write_chunk(writer, steps, chunk, router)
+        dropped += write_chunk(writer, steps, chunk, router)
         yield chunk.offsets[-1] + 1
 
 
-def write_chunk(writer: RecordWriter, steps: RecordSteps, chunk: RecordChunk, router: DeadLetterRouter) -> None:
-    """Filter nulls, convert, partition and write a chunk. On a bad record, the records before it are
-    written first, then the router takes it; the rest of the chunk follows if the router tolerates it,
-    else the RecordError propagates (everything before the bad record can still be committed)."""
-    if steps.null_behavior == "write" and None in chunk.values:
+def write_chunk(writer: RecordWriter, steps: RecordSteps, chunk: RecordChunk, router: DeadLetterRouter) -> list:
+    """Filter nulls, convert, transform, partition and write a chunk; returns the offsets of the records the
+    transforms dropped. On a bad record, the records before it are written first, then the router takes it; the
+    rest of the chunk follows if the router tolerates it, else the RecordError propagates (everything before the
+    bad record can still be committed)."""
+    dropped: list = []
+    if steps.transforms is None and steps.null_behavior == "write" and None in chunk.values:
         for run, tombstones in null_runs(chunk):
             if tombstones:
                 writer.write_tombstones(run)
             else:
                 write_chunk(writer, steps, run, router)
-        return
+        return dropped
     start, size = 0, len(chunk)
     while start < len(chunk):
         stop = min(len(chunk), start + size)
@@ -76,19 +85,31 @@ def write_chunk(writer: RecordWriter, steps: RecordSteps, chunk: RecordChunk, ro
             prepared = steps.prepare(piece)
         except StepFailed as failed:
             position = piece.offsets.index(failed.error.offset)
-            write_chunk(writer, steps, piece.slice(0, position), router)
+            dropped += write_chunk(writer, steps, piece.slice(0, position), router)
             router.report(piece, position, failed.error, failed.stage, failed.executing_class)
             if not router.tolerates:
                 raise failed.error from None
             # after a bad record, go on in small pieces, so that many bad records cost no more than few
             start, size = start + position + 1, RETRY_PIECE
             continue
-        if prepared is not None:
+        if isinstance(prepared, Transformed):
+            _write_parts(writer, prepared, router)
+            dropped += prepared.dropped
+        elif prepared is not None:
             writer.put(prepared, router)
         start, size = start + len(piece), size * 2
+    return dropped
 
 
-def _run_step(step, error_class: type, stage: str, owner: object):
+def _write_parts(writer: RecordWriter, transformed: Transformed, router: DeadLetterRouter) -> None:
+    for part in transformed.parts:
+        if isinstance(part, PreparedRecords):
+            writer.put(part, router)
+        else:
+            writer.write_tombstones(part.records, part.routed)
+
+
+def run_step(step, error_class: type, stage: str, owner: object):
     try:
         return step()
     except RecordError as e:

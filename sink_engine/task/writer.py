@@ -107,11 +107,14 @@ class TopicPartitionWriter(RecordWriter):
             if self._rotation.room(self._open_records) == 0:
                 self.close_all(next_offset=chunk.offsets[stop - 1] + 1)
 
-    def write_tombstones(self, chunk: RecordChunk) -> None:
-        """Tombstones (behavior.on.null.values=write): files under the tombstone partition, one JSON null per
-        record; their time for rotate.interval.ms is the Kafka record time."""
+    def write_tombstones(self, chunk: RecordChunk, routed: list | None = None) -> None:
+        """Tombstones (behavior.on.null.values=write): files under the tombstone partition (of each record's
+        `routed` topic when a router made them), one JSON null per record; their time for rotate.interval.ms is the
+        Kafka record time."""
         stamps = chunk.timestamps if self._rotation.interval_ms > 0 else None
-        self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), self._tombstones, stamps, [0] * len(chunk))
+        partitions = self._tombstones if routed is None else \
+            Partitions.per_record([(topic, self._tombstones.shared) for topic in routed])
+        self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), partitions, stamps, [0] * len(chunk))
 
     @property
     def first_open_offset(self) -> int | None:
@@ -170,8 +173,12 @@ class TopicPartitionWriter(RecordWriter):
             open_file.write(prepared, batch_offsets, batch_sizes)
             self._open[encoded] = open_file
 
-    def _new_file(self, encoded_partition: str, first_offset: int) -> OpenFile:
-        key = self._naming.key(self.topic, encoded_partition, self.partition, first_offset, self._fmt.extension)
+    def _new_file(self, encoded: str | tuple[str, str], first_offset: int) -> OpenFile:
+        """`encoded` the encoded partition, or (routed topic, encoded partition) when the transforms have routers
+        (storage/naming.py names the file for both topics)."""
+        topic, encoded_partition = encoded if isinstance(encoded, tuple) else (self.topic, encoded)
+        key = self._naming.key(topic, encoded_partition, self.partition, first_offset, self._fmt.extension,
+                               self.topic)
         stem, context = key[:-len(self._fmt.extension)], FileContext(self.topic, self.partition, first_offset)
         objects = [(stem, self._fmt, _whole)] + [  # store.kafka.keys / .headers: <stem>.keys<ext>, ...
             (f"{stem}.{name}", fmt, _sidecar(name)) for name, fmt in self._sidecars.formats.items()]

@@ -162,3 +162,13 @@ def test_a_schedule_for_a_connector_that_is_not_an_iceberg_one_fails_synthesis(t
     settings = settings_with(connectors={"orders-s3-sink": {"maintenance_schedule": "rate(1 day)"}})
     with pytest.raises(SettingsError, match="'iceberg.connectors.orders-s3-sink'.*names no IcebergFormat connector"):
         synthesize_with(tmp_path, [], settings)
+
+
+def test_an_iceberg_connector_with_a_regex_router_declares_the_routed_tables(tmp_path):
+    # given a RegexRouter that renames every topic to <topic>_routed
+    document = iceberg_document(**{"transforms": "route",
+                                   "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                                   "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1_routed"})
+    # when its spec is loaded, then its tables are those of the routed names, where the task writes
+    spec = load_spec(tmp_path, document)
+    assert spec.iceberg.tables == tuple(f"{topic}_routed" for topic in spec.topics)

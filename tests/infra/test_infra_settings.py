@@ -104,7 +104,6 @@ def scratch_env(tmp_path):
     ("aws.secret.access.key", "wJalrXUtnFEMI/K7MDENG", "holds a credential in clear text"),
     ("value.converter.schema.registry.url", "https://reader:pw@registry:8081", "holds a credential in clear text"),
     ("s3.wan.mode", "true", "S3 Transfer Acceleration is not supported"),
-    ("transforms", "unwrap", "single message transforms"),
     ("value.converter.basic.auth.user.info", "user:${secrets:sr:}", "names no JSON key"),
     ("name", "_index", "reserved for the admin's own objects under _connectors/"),
 ])
@@ -117,6 +116,34 @@ def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch
     monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
     with pytest.raises(ConnectorSpecError, match=f"dev/orders.json, key '{key}'.*{message}"):
         load_connectors(settings)
+
+
+@pytest.mark.parametrize("keys, key, message", [
+    ({"transforms": "unwrap"}, "transforms.unwrap.type", "is required"),
+    ({"transforms": "route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+      "transforms.route.regex": "(.*)", "transforms.route.replacement": "copy-$1"}, "transforms.route.type",
+     "a router is not deployable for S3 objects"),
+])
+def test_a_connector_whose_transforms_do_not_fit_names_file_and_key(scratch_env, monkeypatch, keys, key, message):
+    settings, folder = scratch_env
+    path = folder / "orders.json"
+    document = json.loads(path.read_text())
+    document["config"].update(keys)
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    with pytest.raises(ConnectorSpecError, match=f"dev/orders.json, key '{key}'.*{message}"):
+        load_connectors(settings)
+
+
+def test_a_filter_deploys(scratch_env, monkeypatch):
+    settings, folder = scratch_env
+    path = folder / "orders.json"
+    document = json.loads(path.read_text())
+    document["config"].update({"transforms": "drop",
+                               "transforms.drop.type": "org.apache.kafka.connect.transforms.Filter"})
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    assert [spec.name for spec in load_connectors(settings)] == [json.loads(path.read_text())["name"]]
 
 
 @pytest.mark.parametrize("key, value, expected", [

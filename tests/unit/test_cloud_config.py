@@ -139,7 +139,7 @@ def test_without_a_codec_each_format_keeps_its_default():
     ({"kafka.api.secret": None}, "kafka.api.secret", "is required with kafka.api.key"),
     ({"aws.access.key.id": None}, "aws.access.key.id", "is required with aws.secret.access.key"),
     ({"schema.context.name": "orders"}, "schema.context.name", "other than the default"),
-    ({"transforms": "mask", "transforms.mask.type": "x"}, "transforms", "single message transforms"),
+    ({"transforms": "mask", "transforms.mask.type": "x"}, "transforms.mask.type", "is not a transform class"),
 ])
 def test_what_the_engine_cannot_do_is_an_error_naming_the_key(changes, key, message):
     with pytest.raises(ConfigError) as caught:

@@ -1,0 +1,112 @@
+"""`transforms` / `predicates`: the chain of single message transforms a task applies, read once from the config.
+
+Connect's syntax: `transforms=a,b` lists aliases in order; `transforms.<alias>.type` names the class (registry.py)
+and the other `transforms.<alias>.*` keys are its options; `transforms.<alias>.predicate` names an alias of
+`predicates`, whose `predicates.<alias>.type` and options are read the same way; `transforms.<alias>.negate=true`
+applies the transform where the predicate does not match. Options a class does not read are ignored, as in
+Connect. The settings hold only text (they travel to Spark tasks); `build` makes the classes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from sink_engine.config import SinkConfig
+from sink_engine.convert.settings import ConverterSettings
+from sink_engine.errors import ConfigError
+from sink_engine.transform.chain import ChainStep, TransformChain
+from sink_engine.transform.options import TransformOptions
+from sink_engine.transform.registry import TRANSFORMS, predicate_class, transform_class
+
+TRANSFORMS_PREFIX, PREDICATES_PREFIX = "transforms.", "predicates."
+_STEP_KEYS = ("predicate", "negate")  # the chain's, not passed to the transform (Connect removes them too)
+ROUTERS = frozenset(name for name, (module, _, _) in TRANSFORMS.items() if module == "routers")
+_KEY_WRITERS = frozenset(name for name, (module, _, _) in TRANSFORMS.items() if module == "value_to_key")
+
+
+@dataclass(frozen=True)
+class TransformSpec:
+    alias: str
+    type: str
+    options: Mapping[str, str]  # every `transforms.<alias>.*` key, prefix removed (type included)
+    predicate: str | None  # an alias of `predicates`
+    negate: bool
+
+
+@dataclass(frozen=True)
+class TransformSettings:
+    transforms: tuple[TransformSpec, ...]
+    predicates: Mapping[str, tuple[str, Mapping[str, str]]]  # alias -> (type, options)
+    key_converter: ConverterSettings | None  # key.converter, when a transform reads or writes keys
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> TransformSettings:
+        """ConfigError naming the key: an alias listed twice or without a type, a predicate not declared, `negate`
+        without a predicate (as Connect refuses it)."""
+        predicates = {alias: _typed(config, PREDICATES_PREFIX, alias) for alias in _aliases(config, "predicates")}
+        specs = []
+        for alias in _aliases(config, "transforms"):
+            type_name, options = _typed(config, TRANSFORMS_PREFIX, alias)
+            predicate = (options.get("predicate") or "").strip() or None
+            if predicate is not None and predicate not in predicates:
+                raise ConfigError(f"{TRANSFORMS_PREFIX}{alias}.predicate",
+                                  f"{predicate!r} is not an alias listed in predicates")
+            negate = TransformOptions(f"{TRANSFORMS_PREFIX}{alias}.", options).boolean("negate", False)
+            if "negate" in options and predicate is None:
+                raise ConfigError(f"{TRANSFORMS_PREFIX}{alias}.negate", f"is set but {TRANSFORMS_PREFIX}{alias}"
+                                                                      ".predicate names no predicate to negate")
+            specs.append(TransformSpec(alias, type_name, options, predicate, negate))
+        needs_keys = any(TRANSFORMS.get(s.type, (None, None, None))[2] == "key" or s.type in _KEY_WRITERS
+                         for s in specs)
+        return cls(tuple(specs), predicates, ConverterSettings.from_config(config, "key") if needs_keys else None)
+
+    def __bool__(self) -> bool:
+        return bool(self.transforms)
+
+    @property
+    def routers(self) -> tuple[TransformSpec, ...]:
+        return tuple(spec for spec in self.transforms if spec.type in ROUTERS)
+
+    def build(self) -> TransformChain:
+        """The chain of built transforms; ConfigError naming the key of a bad type or option."""
+        built = {}
+        for alias, (type_name, options) in self.predicates.items():
+            cls, role = predicate_class(type_name, f"{PREDICATES_PREFIX}{alias}.type")
+            built[alias] = cls.from_options(TransformOptions(f"{PREDICATES_PREFIX}{alias}.", options, role))
+        steps = []
+        for spec in self.transforms:
+            cls, role = transform_class(spec.type, f"{TRANSFORMS_PREFIX}{spec.alias}.type")
+            options = {k: v for k, v in spec.options.items() if k not in _STEP_KEYS}
+            transform = cls.from_options(TransformOptions(f"{TRANSFORMS_PREFIX}{spec.alias}.", options, role))
+            steps.append(ChainStep(spec.alias, transform, built.get(spec.predicate), spec.negate))
+        return TransformChain(tuple(steps), self.key_converter is not None, bool(self.routers))
+
+    def describe(self) -> list[str]:
+        """One line per transform, in order, for `validate`."""
+        lines = []
+        for spec in self.transforms:
+            line = f"{spec.alias}: {spec.type}"
+            if spec.predicate:
+                kind = self.predicates[spec.predicate][0]
+                line += f" {'unless' if spec.negate else 'if'} {spec.predicate} ({kind})"
+            lines.append(line)
+        return lines
+
+
+def _aliases(config: SinkConfig, key: str) -> tuple[str, ...]:
+    aliases = config[key] or ()
+    for position, alias in enumerate(aliases):
+        if alias in aliases[:position]:
+            raise ConfigError(key, f"alias {alias!r} is listed twice")
+    return aliases
+
+
+def _typed(config: SinkConfig, prefix: str, alias: str) -> tuple[str, dict[str, str]]:
+    """(type, options) of an alias; ConfigError naming `<prefix><alias>.type` when it has none."""
+    head = f"{prefix}{alias}."
+    options = {k[len(head):]: v for k, v in config.passthrough.items() if k.startswith(head)}
+    type_name = (options.get("type") or "").strip()
+    if not type_name:
+        raise ConfigError(f"{head}type", "is required: the class of the alias listed in "
+                                         f"{prefix.rstrip('.')}")
+    return type_name, options
