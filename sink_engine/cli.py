@@ -103,7 +103,7 @@ def _init(config: SinkConfig) -> int:
 def _validate(config: SinkConfig) -> int:
     """Every key with its effective value (credentials masked, `${secrets:...}` and `${ssm:...}` references shown
     as written, not read) and where it comes from; then the keys accepted as having no effect here, the unknown
-    keys that are ignored (each with why and the known key it most resembles), and the chain of transforms.
+    keys that are ignored (each with why and the known key it most resembles), and the chain of transforms."""
     from sink_engine.config.credentials import masked
     from sink_engine.config.key_policy import why_unused
     from sink_engine.transform.settings import TransformSettings
