@@ -67,11 +67,7 @@ THIRD_PARTY_CLASSES = {
 }
 
 # Refused today where Confluent accepts the config; each entry's test fails once it is accepted (remove it then).
-NOT_YET_ACCEPTED: dict[str, Refusal] = {
-    **{name: Refusal("transforms", "single message transforms (InsertField$Value, TimestampConverter$Value)")
-       for name in ("demo-scene-kafka-to-s3-insertfield.json", "demo-scene-smt-insert-and-format-timestamp.json",
-                    "demo-scene-smt-insert-timestamp.json")},
-}
+NOT_YET_ACCEPTED: dict[str, Refusal] = {}
 
 
 @pytest.fixture(autouse=True)
