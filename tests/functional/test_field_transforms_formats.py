@@ -99,3 +99,60 @@ def test_a_chain_of_field_transforms_lands_in_every_format_and_reruns_byte_ident
         headers = [orjson.loads(line) for line in after[key[:-len(extension)] + ".headers.json"].splitlines()]
         assert headers == [[{"key": "pipeline", "value": "s3"}]] * FLUSH
     assert committed_offsets(dynamodb, config) == {0: COUNT}
+
+
+_ROW = {"type": "struct", "name": "dbserver1.inventory.customers.Value", "optional": True,
+        "fields": [{"field": "id", "type": "int32"}, {"field": "name", "type": "string"}]}
+_ENVELOPE = {"type": "struct", "name": "dbserver1.inventory.customers.Envelope", "fields": [
+    {**_ROW, "field": "before"}, {**_ROW, "field": "after"},
+    {"type": "struct", "name": "io.debezium.connector.postgresql.Source", "field": "source",
+     "fields": [{"field": "table", "type": "string"}, {"field": "ts_ms", "type": "int64"}]},
+    {"field": "op", "type": "string"}, {"field": "ts_ms", "type": "int64", "optional": True}]}
+
+# Debezium change events of one table (offsets 0-4): create, update, delete, Debezium's tombstone, create
+CHANGES = [("c", None, {"id": 1, "name": "a"}), ("u", {"id": 1, "name": "a"}, {"id": 1, "name": "b"}),
+           ("d", {"id": 2, "name": "x"}, None), None, ("c", None, {"id": 3, "name": "c"})]
+CDC_CHAIN = {
+    "transforms": "unwrap,key,meta,wrap",
+    "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+    "transforms.unwrap.delete.tombstone.handling.mode": "rewrite", "transforms.unwrap.add.fields": "op",
+    "transforms.key.type": f"{KAFKA}.ValueToKey", "transforms.key.fields": "id",
+    "transforms.meta.type": f"{KAFKA}.SetSchemaMetadata$Value", "transforms.meta.schema.name": "com.acme.Customer",
+    "transforms.wrap.type": f"{KAFKA}.HoistField$Value", "transforms.wrap.field": "customer",
+}
+
+
+def change_event(change) -> bytes | None:
+    if change is None:
+        return None
+    op, before, after = change
+    payload = {"before": before, "after": after, "source": {"table": "customers", "ts_ms": BASE_MS}, "op": op,
+               "ts_ms": BASE_MS}
+    return orjson.dumps({"schema": _ENVELOPE, "payload": payload})
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_debezium_change_events_unwrap_into_every_format(stack, spark, s3, dynamodb, connector, name):
+    overrides, extension = FORMATS[name]
+    # given Debezium's envelopes (Connect JSON with schemas) unwrapped with deletes rewritten, keyed by id,
+    # renamed and hoisted; keys written beside the data
+    config = connector(**{"flush.size": 2, "value.converter.schemas.enable": "true", "store.kafka.keys": "true",
+                          "keys.format.class": "JsonFormat", **CDC_CHAIN, **overrides})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce(stack.bootstrap_servers, topic, [change_event(c) for c in CHANGES], 1, keys=[b"k"] * len(CHANGES))
+    # when the sink runs
+    run_job(config, spark, dynamodb)
+    # then each change is its row state (the delete its before state, flagged), Debezium's tombstone is dropped
+    # (the commit point moves past it), and each key is the row's id
+    bodies = object_bodies(s3, BUCKET, f"topics/{topic}/")
+    rows, keys = [], []
+    for start in (0, 2):
+        stem = f"topics/{topic}/partition=0/{topic}+0+{start:010d}"
+        rows += read_back(bodies[stem + extension], extension)
+        keys += [orjson.loads(line) for line in bodies[stem + ".keys.json"].splitlines()]
+    flag = {"c": "false", "u": "false", "d": "true"}
+    assert rows == [{"customer": {**(after or before), "__op": op, "__deleted": flag[op]}}
+                    for op, before, after in (c for c in CHANGES if c is not None)]
+    assert keys == [{"id": 1}, {"id": 1}, {"id": 2}, {"id": 3}]
+    assert committed_offsets(dynamodb, config) == {0: len(CHANGES)}
