@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from infra.errors import ConnectorSpecError
 from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables, table_bucket_arn
@@ -42,6 +42,7 @@ class ConnectorSpec:
     dlq_s3_prefix: str | None = None  # errors.deadletterqueue.s3.prefix, without slashes at either end
     iceberg: IcebergTables | None = None  # IcebergFormat: its Glue database or S3 Tables namespace, and tables
     ignored: tuple[IgnoredKey, ...] = ()  # keys no one knows, which the job ignores (a synth warning each)
+    written: tuple[str, ...] = ()  # the topics its objects are written under: `topics` as its RegexRouters name them
 
     @property
     def group_id(self) -> str:
@@ -58,11 +59,12 @@ class ConnectorSpec:
         return parse_config(self.document)
 
     def data_prefixes(self) -> tuple[str, ...]:
-        """The key prefixes the job writes objects under: `<topics.dir>/<topic>/` for each topic (none with
-        IcebergFormat, whose files lie under its tables' locations: `iceberg`)."""
+        """The key prefixes the job writes objects under: `<topics.dir>/<topic>/` for each topic its records are
+        written under (`written`: routed by RegexRouters, else the source topics; none with IcebergFormat, whose
+        files lie under its tables' locations: `iceberg`)."""
         if self.iceberg:
             return ()
-        return tuple(f"{self.topics_dir}/{topic}/" for topic in self.topics)
+        return tuple(f"{self.topics_dir}/{topic}/" for topic in self.written or self.topics)
 
 
 # The settings that decide when a file closes, which the trigger reads to start only runs that close one.
@@ -131,7 +133,7 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     _expect(source, "offset.storage.dynamodb.table", config["offset.storage.dynamodb.table"], settings.table_name)
     if config["store.url"] is not None:
         raise ConnectorSpecError(source, "store.url", "must be unset on AWS (the regional endpoint is used)")
-    _check_deployable(source, config)
+    route = _check_deployable(source, config)
     topics = _resolve_topics(source, config, settings)
     if config["format.class"] == "iceberg":
         bucket = settings.iceberg.table_bucket
@@ -151,7 +153,8 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
                                  "which the job may write, the replay may read and the DLQ expiry covers")
     return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document,
                          dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix,
-                         iceberg=iceberg_tables(config, topics), ignored=config.ignored)
+                         iceberg=iceberg_tables(config, topics), ignored=config.ignored,
+                         written=tuple(dict.fromkeys(route(topic) for topic in topics)))
 
 
 def ignored_key_warnings(connectors: tuple[ConnectorSpec, ...]) -> list[str]:
@@ -199,23 +202,27 @@ def _check_no_clear_credentials(source: str, document: dict) -> None:
                                      "role may read exactly what its file references) or use MSK IAM auth")
 
 
-def _check_deployable(source: str, config: SinkConfig) -> None:
+def _check_deployable(source: str, config: SinkConfig) -> Callable[[str], str]:
     """What the deployed bucket forbids: ACLs other than bucket-owner-full-control (the bucket enforces
-    bucket-owner ownership, so S3 refuses any other ACL). What the stacks cannot declare: a router in an S3-object
-    connector (the job's write grants and the Athena tables are per source topic's prefix; an IcebergFormat
-    connector's tables are those of the routed names)."""
-    routers = TransformSettings.from_config(config).routers
-    if routers and config["format.class"] != "iceberg":
-        raise ConnectorSpecError(source, f"transforms.{routers[0].alias}.type",
-                                 "a router is not deployable for S3 objects: the stack grants the job writes under "
-                                 "<topics.dir>/<source topic>/ and declares the Athena tables there, while routed "
-                                 "records are written under the routed topic's prefix")
+    bucket-owner ownership, so S3 refuses any other ACL). What the stacks cannot declare: a router whose names depend
+    on the records (TimestampRouter, a router behind a predicate) in an S3-object connector, since the job's write
+    grants and the Athena tables are per written topic's prefix. Returns the topic each source topic is written
+    under (its RegexRouters applied)."""
+    transforms = TransformSettings.from_config(config)
+    route = transforms.topic_router()
+    if route is None and config["format.class"] != "iceberg":  # (validation refuses these routers for Iceberg)
+        spec = next(s for s in transforms.routers if s.predicate is not None or not s.type.endswith(".RegexRouter"))
+        raise ConnectorSpecError(source, f"transforms.{spec.alias}.type",
+                                 "this router names its topics by record (a TimestampRouter, or a router behind a "
+                                 "predicate), so the stack cannot grant the job its prefixes nor declare their "
+                                 "tables before the records exist; a RegexRouter without a predicate is deployable")
     acl = config["s3.acl.canned"]
     if acl and acl != "bucket-owner-full-control":
         raise ConnectorSpecError(source, "s3.acl.canned",
                                  f"{acl!r} cannot be set: the data-lake bucket disables ACLs (object ownership "
                                  "BucketOwnerEnforced) and S3 refuses a PUT with any ACL but "
                                  "'bucket-owner-full-control'; remove the key and grant access with policies")
+    return route
 
 
 def _expect(source: str, key: str, actual: Any, expected: Any) -> None:

@@ -50,7 +50,7 @@ class Catalog(Construct):
         for spec in connectors:
             if spec.iceberg:  # its tables are Iceberg tables in their own databases (the data stack's), made by the job
                 continue
-            for topic in spec.topics:
+            for topic in spec.written or spec.topics:  # the topics its objects lie under (routed)
                 declared = settings.catalog.tables.get(topic)
                 schema = declared.schema if declared else None
                 if table_storage(spec.config, topic, schema, settings.source) is None:

@@ -9,7 +9,7 @@ Connect. The settings hold only text (they travel to Spark tasks); `build` makes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from sink_engine.config import SinkConfig
 from sink_engine.convert.settings import ConverterSettings
@@ -66,6 +66,21 @@ class TransformSettings:
     @property
     def routers(self) -> tuple[TransformSpec, ...]:
         return tuple(spec for spec in self.transforms if spec.type in ROUTERS)
+
+    def topic_router(self) -> Callable[[str], str] | None:
+        """The topic the records of a topic are written under (the identity without routers), when every router
+        routes all records of a topic alike (RegexRouters without a predicate); None when one routes by record
+        (TimestampRouter, a router behind a predicate), so that the names cannot be known before the records."""
+        if any(spec.predicate is not None or not spec.type.endswith(".RegexRouter") for spec in self.routers):
+            return None
+        routers = [step.transform for step in self.build().steps if hasattr(step.transform, "route")]
+
+        def route(topic: str) -> str:
+            for router in routers:
+                topic = router.route(topic)
+            return topic
+
+        return route
 
     def build(self) -> TransformChain:
         """The chain of built transforms; ConfigError naming the key of a bad type or option."""

@@ -120,9 +120,13 @@ def test_connector_that_does_not_fit_names_file_and_key(scratch_env, monkeypatch
 
 @pytest.mark.parametrize("keys, key, message", [
     ({"transforms": "unwrap"}, "transforms.unwrap.type", "is required"),
-    ({"transforms": "route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+    ({"transforms": "daily", "transforms.daily.type": "org.apache.kafka.connect.transforms.TimestampRouter"},
+     "transforms.daily.type", "names its topics by record"),
+    ({"transforms": "route", "predicates": "p", "transforms.route.predicate": "p",
+      "predicates.p.type": "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
+      "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
       "transforms.route.regex": "(.*)", "transforms.route.replacement": "copy-$1"}, "transforms.route.type",
-     "a router is not deployable for S3 objects"),
+     "names its topics by record"),
 ])
 def test_a_connector_whose_transforms_do_not_fit_names_file_and_key(scratch_env, monkeypatch, keys, key, message):
     settings, folder = scratch_env
@@ -133,6 +137,22 @@ def test_a_connector_whose_transforms_do_not_fit_names_file_and_key(scratch_env,
     monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
     with pytest.raises(ConnectorSpecError, match=f"dev/orders.json, key '{key}'.*{message}"):
         load_connectors(settings)
+
+
+def test_a_regex_router_deploys_with_the_routed_prefixes(scratch_env, monkeypatch):
+    # given an S3-object connector whose RegexRouter routes its topic to copy-<topic>
+    settings, folder = scratch_env
+    path = folder / "orders.json"
+    document = json.loads(path.read_text())
+    document["config"].update({"transforms": "route",
+                               "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                               "transforms.route.regex": "(.*)", "transforms.route.replacement": "copy-$1"})
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    # then it deploys, and the job writes (and its tables lie) under the routed topics' prefixes
+    [spec] = [s for s in load_connectors(settings) if s.name == document["name"]]
+    assert spec.written == tuple(f"copy-{topic}" for topic in spec.topics)
+    assert spec.data_prefixes() == tuple(f"{spec.topics_dir}/copy-{topic}/" for topic in spec.topics)
 
 
 def test_a_filter_deploys(scratch_env, monkeypatch):
