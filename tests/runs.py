@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -19,6 +20,22 @@ def crash_at(failpoint: str, config, spark, dynamodb, **run_kwargs) -> None:
         patch.setenv(ENV_VAR, failpoint)
         with pytest.raises(SimulatedCrash):
             run_job(config, spark, dynamodb, **run_kwargs)
+
+
+def rewritten_after_crash(config, spark, dynamodb, s3, prefix: str) -> tuple[dict, dict]:
+    """A run that dies after its uploads (before any commit), its objects under `prefix` then deleted, and the job
+    run again once the dead run's lease (1.5 s in these tests) has lapsed: (the crashed run's objects, the
+    rerun's), key -> bytes."""
+    from tests.conftest import BUCKET
+    from tests.s3_reader import object_bodies
+
+    crash_at("after_upload_before_commit", config, spark, dynamodb)
+    crashed = object_bodies(s3, BUCKET, prefix)
+    if crashed:
+        s3.delete_objects(Bucket=BUCKET, Delete={"Objects": [{"Key": k} for k in crashed]})
+    time.sleep(2)
+    run_job(config, spark, dynamodb)
+    return crashed, object_bodies(s3, BUCKET, prefix)
 
 
 def two_runs_at_once(config_file) -> list[int]:

@@ -89,7 +89,10 @@ def _tokens(pattern: str):
     while i < n:
         char = pattern[i]
         if char == "'":
-            text, i = _quoted(pattern, i)
+            try:
+                text, i = quoted_literal(pattern, i)
+            except ValueError:
+                raise ConfigError("path.format", f"{pattern!r} has an unterminated quoted literal") from None
             yield "literal", text
         elif char.isascii() and char.isalpha():
             j = i
@@ -102,8 +105,9 @@ def _tokens(pattern: str):
             i += 1
 
 
-def _quoted(pattern: str, start: int) -> tuple[str, int]:
-    """The literal starting at the quote at `start`, and the index after its closing quote."""
+def quoted_literal(pattern: str, start: int) -> tuple[str, int]:
+    """The literal starting at the quote at `start` and the index after its closing quote, as Joda-Time and
+    java.text.SimpleDateFormat read quotes ('' is a quote); ValueError when the quote is not closed."""
     if pattern.startswith("''", start):
         return "'", start + 2
     text, i = [], start + 1
@@ -116,7 +120,7 @@ def _quoted(pattern: str, start: int) -> tuple[str, int]:
             return "".join(text), i + 1
         text.append(pattern[i])
         i += 1
-    raise ConfigError("path.format", f"{pattern!r} has an unterminated quoted literal")
+    raise ValueError("unterminated quote")
 
 
 def _number(get: Callable[[datetime], int], width: int) -> Field:

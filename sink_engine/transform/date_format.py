@@ -18,6 +18,8 @@ from __future__ import annotations
 import datetime
 import re
 
+from sink_engine.partition.joda_format import quoted_literal
+
 _VALID = "GyYMLwWDdFEuaHkKhmsSzZX"
 _WEEK_LETTERS = "YwWF"
 _NUMERIC = set("yYMLwWdDFuHkKhmsS")
@@ -69,7 +71,7 @@ def _tokenize(pattern: str) -> list:
     while i < len(pattern):
         char = pattern[i]
         if char == "'":
-            literal, i = _quoted(pattern, i)
+            literal, i = quoted_literal(pattern, i)
             tokens.append(literal)
         elif char.isascii() and char.isalpha():
             if char not in _VALID:
@@ -83,22 +85,6 @@ def _tokenize(pattern: str) -> list:
             tokens.append(char)
             i += 1
     return _merge_literals(tokens)
-
-
-def _quoted(pattern: str, start: int) -> tuple[str, int]:
-    if pattern.startswith("''", start):
-        return "'", start + 2
-    text, i = [], start + 1
-    while i < len(pattern):
-        if pattern[i] == "'":
-            if pattern.startswith("''", i):
-                text.append("'")
-                i += 2
-                continue
-            return "".join(text), i + 1
-        text.append(pattern[i])
-        i += 1
-    raise ValueError("unterminated quote")
 
 
 def _merge_literals(tokens: list) -> list:

@@ -4,7 +4,6 @@ ReplaceField, MaskField, Cast, TimestampConverter and InsertHeader on schemaless
 schema follows the transforms, and a rerun after a crash writes the same bytes (IcebergFormat: tests/iceberg)."""
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 
 import orjson
@@ -14,7 +13,7 @@ from devtools.producer import create_topic, produce
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.functional.test_transforms import FORMATS, read_back
-from tests.runs import committed_offsets, crash_at
+from tests.runs import committed_offsets, rewritten_after_crash
 from tests.s3_reader import object_bodies
 
 KAFKA = "org.apache.kafka.connect.transforms"
@@ -79,14 +78,9 @@ def test_a_chain_of_field_transforms_lands_in_every_format_and_reruns_byte_ident
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 1)
     produce(stack.bootstrap_servers, topic, [encode(i) for i in range(COUNT)], 1)
-    # given a run that dies after its uploads, before any commit
-    crash_at("after_upload_before_commit", config, spark, dynamodb)
-    crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
-    # when its objects are gone and the job runs again once the dead run's lease has lapsed
-    s3.delete_objects(Bucket=BUCKET, Delete={"Objects": [{"Key": k} for k in crashed]})
-    time.sleep(2)
-    run_job(config, spark, dynamodb)
-    after = object_bodies(s3, BUCKET, f"topics/{topic}/")
+    # given a run that dies after its uploads, before any commit; when its objects are gone and the job runs again
+    # once the dead run's lease has lapsed
+    crashed, after = rewritten_after_crash(config, spark, dynamodb, s3, f"topics/{topic}/")
     # then the same objects hold the same bytes
     assert after == crashed
     data = sorted(k for k in after if k.endswith(extension) and ".headers" not in k)

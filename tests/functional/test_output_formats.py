@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import time
 
 import boto3
 import fastavro
@@ -18,8 +17,7 @@ from sink_engine.driver.job import run_job
 from sink_engine.format.block_gzip_reader import read_chunk_at
 from tests.conftest import BUCKET
 from tests.functional.test_exactly_once import _raw
-from tests.runs import crash_at
-from tests.s3_reader import object_bodies
+from tests.runs import rewritten_after_crash
 
 FORMATS = {
     "json-gzip": ({"format.class": "JsonFormat", "s3.compression.type": "gzip"}, ".json.gz"),
@@ -50,15 +48,10 @@ def test_format_reads_back_and_rerun_after_crash_is_byte_identical(stack, spark,
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_events(stack.bootstrap_servers, topic, 90, 2)
-    # given a run that dies after its uploads, before any commit
-    crash_at("after_upload_before_commit", config, spark, dynamodb)
-    crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
-    # when its objects are gone and the job runs again once the dead run's lease has lapsed
-    s3.delete_objects(Bucket=BUCKET, Delete={"Objects": [{"Key": k} for k in crashed]})
-    time.sleep(2)
-    run_job(config, spark, dynamodb)
+    # given a run that dies after its uploads, before any commit; when its objects are gone and the job runs again
+    # once the dead run's lease has lapsed
+    crashed, after = rewritten_after_crash(config, spark, dynamodb, s3, f"topics/{topic}/")
     # then every object was written again byte for byte
-    after = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert after == crashed
     data_keys = [k for k in after if not k.endswith(".index.json")]
     assert sorted(data_keys) == sorted(f"topics/{topic}/partition={p}/{topic}+{p}+{s:010d}{extension}"

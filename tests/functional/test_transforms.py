@@ -4,7 +4,6 @@ reruns after a crash, the commit point past dropped records, and a transform's f
 from __future__ import annotations
 
 import io
-import time
 
 import fastavro
 import orjson
@@ -16,8 +15,8 @@ from devtools.producer import create_topic, produce_events, sample_event
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import read_dlq_s3
-from tests.runs import committed, committed_offsets, crash_at
-from tests.s3_reader import list_keys, object_bodies, read_json_lines
+from tests.runs import committed, committed_offsets, rewritten_after_crash
+from tests.s3_reader import list_keys, read_json_lines
 
 KAFKA = "org.apache.kafka.connect.transforms"
 
@@ -91,15 +90,10 @@ def test_a_regex_router_writes_the_routed_prefix_and_a_rerun_after_a_crash_write
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_events(stack.bootstrap_servers, topic, 40, 2)
     # given a run that dies after its uploads, before any commit
-    crash_at("after_upload_before_commit", config, spark, dynamodb)
-    crashed = object_bodies(s3, BUCKET, f"topics/{routed}/")
+    # (when its objects are gone and the job runs again once the dead run's lease has lapsed)
+    crashed, after = rewritten_after_crash(config, spark, dynamodb, s3, f"topics/{routed}/")
     assert crashed and not list_keys(s3, BUCKET, f"topics/{topic}/")
-    # when its objects are gone and the job runs again once the dead run's lease has lapsed
-    s3.delete_objects(Bucket=BUCKET, Delete={"Objects": [{"Key": k} for k in crashed]})
-    time.sleep(2)
-    run_job(config, spark, dynamodb)
     # then every object was written again byte for byte, under the routed topic, named by the source topic
-    after = object_bodies(s3, BUCKET, f"topics/{routed}/")
     assert after == crashed
     assert sorted(after) == sorted(f"topics/{routed}/partition={p}/{topic}+{p}+{s:010d}{extension}"
                                    for p in (0, 1) for s in (0, 10))
