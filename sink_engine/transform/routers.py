@@ -3,16 +3,13 @@ table, as in Connect (storage/naming.py keeps two source topics routed to one na
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
 
 from sink_engine.errors import ConfigError
-from sink_engine.partition.joda_format import compile_pattern, parse_locale
+from sink_engine.transform.date_format import DateFormat
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions
 from sink_engine.transform.predicates import java_regex
 from sink_engine.transform.record import TransformRecord
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class RegexRouter:
@@ -89,50 +86,30 @@ def java_replacement(text: str, regex: re.Pattern, key: str) -> list:
 
 
 class TimestampRouter:
-    """`topic.format` (default `${topic}-${timestamp}`) with `${timestamp}` the record's timestamp in UTC formatted
-    by `timestamp.format` (default `yyyyMMdd`; the pattern letters that mean the same in Java's SimpleDateFormat and
-    Joda, `_SHARED_LETTERS`, and 'quoted' text). A record without a timestamp cannot be routed (TransformError)."""
+    """`topic.format` (default `${topic}-${timestamp}`) with `${timestamp}` the record's timestamp formatted in UTC by
+    `timestamp.format` (default `yyyyMMdd`), a java.text.SimpleDateFormat pattern as Kafka's TimestampRouter reads
+    it (transform/date_format.py). A record without a timestamp cannot be routed (TransformError)."""
 
-    def __init__(self, topic_format: str, timestamp_format):
+    def __init__(self, topic_format: str, timestamp_format: DateFormat):
         self._topic_format, self._format = topic_format, timestamp_format
 
     @classmethod
     def from_options(cls, options: TransformOptions) -> "TimestampRouter":
         topic_format = options.values.get("topic.format")
         pattern = options.values.get("timestamp.format")
-        pattern = "yyyyMMdd" if pattern is None else str(pattern)
-        _check_letters(pattern, options.key("timestamp.format"))
         try:
-            timestamp_format = compile_pattern(pattern, parse_locale("en_US"))
-        except ConfigError as e:
-            raise ConfigError(options.key("timestamp.format"), e.reason) from None
+            timestamp_format = DateFormat("yyyyMMdd" if pattern is None else str(pattern))
+        except ValueError as e:
+            raise ConfigError(options.key("timestamp.format"), f"{pattern!r} is not a SimpleDateFormat pattern: {e}") \
+                from None
         return cls("${topic}-${timestamp}" if topic_format is None else str(topic_format), timestamp_format)
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         if record.timestamp is None:
             raise TransformError("the record has no timestamp to route by")
-        moment = _EPOCH + timedelta(milliseconds=record.timestamp)
-        stamp = self._format(moment)
+        try:
+            stamp = self._format.format(record.timestamp)
+        except ValueError as e:
+            raise TransformError(f"the record's timestamp cannot be formatted: {e}") from None
         return record.with_changes(topic=self._topic_format.replace("${topic}", record.topic)
                                    .replace("${timestamp}", stamp))
-
-
-_SHARED_LETTERS = set("GyMdHhkKmsaEDzZ")  # and S as SSS (milliseconds): S and SS differ between the two
-
-
-def _check_letters(pattern: str, key: str) -> None:
-    """ConfigError naming `key` for a letter of `pattern` (outside quotes) that SimpleDateFormat and Joda read
-    differently or that only one of them has (Y and w are week-based in SimpleDateFormat, u and X are not Joda's)."""
-    quoted, i = False, 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "'":
-            quoted = not quoted
-        elif not quoted and char.isascii() and char.isalpha():
-            run = len(pattern[i:]) - len(pattern[i:].lstrip(char))
-            if char not in _SHARED_LETTERS and (char, run) != ("S", 3):
-                raise ConfigError(key, f"the pattern letter {char * run!r} is not supported here (supported: "
-                                       f"{' '.join(sorted(_SHARED_LETTERS))}, SSS and 'quoted' text)")
-            i += run
-            continue
-        i += 1

@@ -69,11 +69,21 @@ def test_a_record_without_timestamp_cannot_be_routed_by_time():
         TimestampRouter.from_options(options()).apply(record("test", timestamp=None))
 
 
-@pytest.mark.parametrize("pattern", ["yyyy-qq", "YYYY", "yyyy-ww", "HH:mm:ss.S", "u", "yyyyMMddX"])
-def test_a_timestamp_format_letter_read_otherwise_than_by_simple_date_format_names_its_key(pattern):
+@pytest.mark.parametrize("pattern", ["yyyy-qq", "yyyy-bb", "'open"])
+def test_a_timestamp_format_java_refuses_names_its_key(pattern):
     with pytest.raises(ConfigError) as raised:
         TimestampRouter.from_options(options(timestamp_format=pattern))
     assert raised.value.key == "transforms.t.timestamp.format"
+
+
+@pytest.mark.parametrize("pattern, stamp", [
+    # 2017-01-03T06:30:01.864Z, a Tuesday: SimpleDateFormat's week year, week, one-letter milliseconds, day number
+    # of the week and ISO zone, as Kafka's TimestampRouter (a SimpleDateFormat in UTC) writes them
+    ("YYYY", "2017"), ("yyyy-ww", "2017-01"), ("HH:mm:ss.S", "06:30:01.864"), ("u", "2"), ("yyyyMMddX", "20170103Z"),
+])
+def test_timestamp_router_reads_every_simple_date_format_letter(pattern, stamp):
+    router = TimestampRouter.from_options(options(timestamp_format=pattern))
+    assert router.apply(record("t", timestamp=1483425001864)).topic == f"t-{stamp}"
 
 
 def test_quoted_letters_are_text():
