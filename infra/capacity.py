@@ -62,7 +62,8 @@ def run_footprint(parameters: str) -> Footprint:
     driver = _worker(conf, "driver")
     executor = _worker(conf, "executor")
     n = int(executors)
-    return Footprint(driver.cpu + n * executor.cpu, driver.memory + n * executor.memory, driver.disk + n * executor.disk)
+    return Footprint(driver.cpu + n * executor.cpu, driver.memory + n * executor.memory,
+                     driver.disk + n * executor.disk)
 
 
 def check_capacity(settings: Settings, parameters: str, connectors: int) -> Footprint:
@@ -75,7 +76,8 @@ def check_capacity(settings: Settings, parameters: str, connectors: int) -> Foot
     except ValueError as e:
         raise SettingsError(settings.source, "emr.max_executors_per_run", str(e)) from None
     emr = settings.emr
-    for resource, have, wanted, unit in (("cpu", emr.max_cpu, need.cpu, "vCPU"), ("memory", emr.max_memory, need.memory, "GB"),
+    for resource, have, wanted, unit in (("cpu", emr.max_cpu, need.cpu, "vCPU"),
+                                         ("memory", emr.max_memory, need.memory, "GB"),
                                          ("disk", emr.max_disk, need.disk, "GB")):
         if int(re.match(r"\d+", have)[0]) < wanted:
             raise SettingsError(settings.source, f"emr.max_capacity.{resource}", (
@@ -90,7 +92,8 @@ def _worker(conf: dict[str, str], role: str) -> Footprint:
     memory = _gb(conf[f"spark.{role}.memory"])
     overhead = conf.get(f"spark.{role}.memoryOverhead")
     memory += _gb(overhead) if overhead else max(0.375, 0.1 * memory)
-    return Footprint(int(conf[f"spark.{role}.cores"]), math.ceil(memory - 1e-9), math.ceil(_gb(conf[f"spark.emr-serverless.{role}.disk"])))
+    disk = _gb(conf[f"spark.emr-serverless.{role}.disk"])
+    return Footprint(int(conf[f"spark.{role}.cores"]), math.ceil(memory - 1e-9), math.ceil(disk))
 
 
 def _gb(size: str) -> float:

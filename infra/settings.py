@@ -329,7 +329,8 @@ def _emr(r: "_Reader") -> EmrSettings:
         max_cpu=r.text("emr.max_capacity.cpu", _CAPACITY["cpu"]), max_memory=r.text("emr.max_capacity.memory", _CAPACITY["memory"]),
         max_disk=r.text("emr.max_capacity.disk", _CAPACITY["disk"]),
         idle_timeout_minutes=r.integer("emr.idle_timeout_minutes", 1, 10_080), job_timeout_minutes=r.integer("emr.job_timeout_minutes", 5, 1440),
-        max_executors_per_run=r.integer("emr.max_executors_per_run", 1, 1000) if r.present("emr.max_executors_per_run") else 3,
+        max_executors_per_run=(r.integer("emr.max_executors_per_run", 1, 1000)
+                               if r.present("emr.max_executors_per_run") else 3),
         concurrent_runs=r.integer("emr.concurrent_runs", 1, 1000) if r.present("emr.concurrent_runs") else None,
     )
 

@@ -13,7 +13,9 @@ A plain Lambda-backed resource (as the admin's), not the Provider framework: one
 no framework functions; its 15 minutes hold a cancel and a stop (minutes). Its role: ListApplications (no
 resource-level permissions: it finds the application by name, since its id cannot be passed without a dependency
 cycle) and, in a policy that follows the application (on its ARN only), GetApplication, StopApplication,
-ListJobRuns and CancelJobRun.
+ListJobRuns and CancelJobRun. That policy exists only once the application does, so Create does nothing (a first
+deployment of this resource onto a stack whose running application also changes needs the application stopped by
+hand: infra/README.md, "Redeploys").
 """
 from __future__ import annotations
 
@@ -89,7 +91,8 @@ class ApplicationStop(Construct):
             actions=["emr-serverless:ListApplications"], resources=["*"]))
         # not the role's default policy: the function (and so the resource) must not depend on the application
         self.policy = iam.Policy(self, "ApplicationPolicy", roles=[self.function.role], statements=[
-            iam.PolicyStatement(actions=STOP_ACTIONS, resources=[application.attr_arn, f"{application.attr_arn}/jobruns/*"])])
+            iam.PolicyStatement(actions=STOP_ACTIONS,
+                                resources=[application.attr_arn, f"{application.attr_arn}/jobruns/*"])])
         self.resource = CustomResource(
             self, "Resource", service_token=self.function.function_arn, resource_type=RESOURCE_TYPE,
             service_timeout=Duration.minutes(16), properties={"ApplicationName": application.name})

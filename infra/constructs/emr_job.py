@@ -113,7 +113,8 @@ class SinkJob(Construct):
                 actions=["kms:Decrypt"], resources=[settings.cdk_bootstrap_kms_key_arn],
                 conditions={"StringEquals": {"kms:ViaService": f"s3.{settings.region}.amazonaws.com"}}))
         log_group = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:{self.log_group_name}"
-        finding = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:<{logical_id(self.log_group.node.default_child)}>"
+        group_id = logical_id(self.log_group.node.default_child)
+        finding = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:<{group_id}>"  # as cdk-nag shows it
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
             resources=[log_group, f"{log_group}:*"]))
