@@ -49,6 +49,8 @@ class LambdaPackage:
 
 FUNCTIONS = {  # handler `lambdas.<function>.handler.handler` -> what the stack deploys it with
     "admin": LambdaPackage(),
+    # the custom resource that stops the EMR application before an update; answers with the admin's cfn module
+    "app_stop": LambdaPackage(packages=("lambdas/admin/cfn.py",)),
     # the connector index reader; the table's items; the engine's time zones and rotation boundaries
     "trigger": LambdaPackage(packages=("lambdas/shared", "sink_engine/offsets/layout.py", "sink_engine/errors.py",
                                        "sink_engine/partition/java_zone_ids.py",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,8 @@ _VPC = r"vpc-[0-9a-f]{8,17}"
 _SUBNET = r"subnet-[0-9a-f]{8,17}"
 _SECURITY_GROUP = r"sg-[0-9a-f]{8,17}"
 _ROUTE_TABLE = r"rtb-[0-9a-f]{8,17}"
+_VPC_ENDPOINT = r"vpce-[0-9a-f]{8,17}"
+_KMS_KEY_ARN = r"arn:aws[a-z-]*:kms:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):key/[0-9a-f-]{36}"
 _BUCKET = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
 _TABLE = r"[A-Za-z0-9_.-]{3,255}"
 _TOPIC = r"[A-Za-z0-9._-]{1,249}"
@@ -53,6 +55,9 @@ EMR_PYTHONS: dict[str, tuple[str, ...]] = {
 # CloudWatch Logs, KMS, Secrets Manager and SSM: through a NAT the subnets already route to, or VPC endpoints the stack
 # creates (see infra/constructs/network.py).
 EGRESS = ("nat", "endpoints")
+# The gateway endpoints "endpoints" egress gives the route tables; `network.gateway_endpoint_ids` names existing ones
+# to reuse instead (a route table takes a service's prefix-list route from one endpoint only).
+GATEWAY_SERVICES = ("s3", "dynamodb")
 
 
 @dataclass(frozen=True)
@@ -77,13 +82,16 @@ class MskSettings:
 @dataclass(frozen=True)
 class NetworkSettings:
     """Where the job and the replay Lambda run; `egress` is one of EGRESS, `route_table_ids` (the subnets' route
-    tables, for the S3 and DynamoDB gateway endpoints) is set only with egress "endpoints"."""
+    tables, for the S3 and DynamoDB gateway endpoints the stack creates) is set only with egress "endpoints" and
+    at least one gateway endpoint to create; `gateway_endpoint_ids` (service of GATEWAY_SERVICES -> the id of an
+    existing gateway endpoint on those route tables, reused instead of created) only with egress "endpoints"."""
 
     vpc_id: str
     subnet_ids: tuple[str, ...]
     security_group_ids: tuple[str, ...]
     egress: str
     route_table_ids: tuple[str, ...]
+    gateway_endpoint_ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,10 @@ class EmrSettings:
     max_disk: str
     idle_timeout_minutes: int
     job_timeout_minutes: int
+    # the job's spark.dynamicAllocation.maxExecutors (a run's footprint: its driver and up to this many executors)
+    max_executors_per_run: int = 3
+    # how many runs max_capacity must hold at once (None: one per connector); see infra/capacity.py
+    concurrent_runs: int | None = None
 
     @property
     def interpreter(self) -> str:
@@ -207,6 +219,8 @@ class Settings:
     iceberg: IcebergSettings
     schema_registry: SchemaRegistrySettings | None = None
     connectors: ConnectorPolicy = ConnectorPolicy()
+    # the customer managed key of the account's CDK bootstrap (its asset bucket's SSE-KMS key), or None (SSE-S3)
+    cdk_bootstrap_kms_key_arn: str | None = None
 
     @property
     def connectors_dir(self) -> Path:
@@ -274,6 +288,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         iceberg=_iceberg(r),
         schema_registry=_schema_registry(r),
         connectors=_connector_policy(r),
+        cdk_bootstrap_kms_key_arn=_bootstrap_key(r, region, account),
     )
 
 
@@ -306,6 +321,18 @@ def _connector_policy(r: "_Reader") -> ConnectorPolicy:
     return ConnectorPolicy(r.boolean("connectors.refuse_ignored_keys"))
 
 
+def _bootstrap_key(r: "_Reader", region: str, account: str) -> str | None:
+    """`cdk_bootstrap_kms_key_arn`: the key `cdk bootstrap --bootstrap-kms-key-id` gave the asset bucket, which
+    the job roles must decrypt the job's archive and entry point with (absent: the bucket uses SSE-S3)."""
+    arn = r.optional_text("cdk_bootstrap_kms_key_arn", _KMS_KEY_ARN)
+    if arn is not None:
+        match = re.fullmatch(_KMS_KEY_ARN, arn)
+        if (match["region"], match["account"]) != (region, account):
+            raise SettingsError(r.source, "cdk_bootstrap_kms_key_arn", "must be a key of the environment's account "
+                                "and region (the bootstrap bucket's)")
+    return arn
+
+
 def _iceberg(r: "_Reader") -> IcebergSettings:
     schedules = {}
     if r.present("iceberg.connectors"):
@@ -321,16 +348,29 @@ def _iceberg(r: "_Reader") -> IcebergSettings:
 
 def _network(r: "_Reader") -> NetworkSettings:
     egress = r.choice("network.egress", EGRESS)
-    route_tables = "network.route_table_ids"
-    if egress == "endpoints":
+    route_tables, reused = "network.route_table_ids", "network.gateway_endpoint_ids"
+    gateway_ids = _gateway_endpoint_ids(r) if r.present(reused) else {}
+    if egress == "nat" and gateway_ids:
+        raise SettingsError(r.source, reused, "is used only with network.egress 'endpoints' (this says 'nat')")
+    if egress == "endpoints" and set(gateway_ids) != set(GATEWAY_SERVICES):
         route_table_ids = r.texts(route_tables, _ROUTE_TABLE)
     elif r.present(route_tables):
-        raise SettingsError(r.source, route_tables, "is used only with network.egress 'endpoints' (this says 'nat')")
+        raise SettingsError(r.source, route_tables, "is used only to create gateway endpoints: with network.egress "
+                            "'nat' or every one reused (network.gateway_endpoint_ids) the stack creates none")
     else:
         route_table_ids = ()
     return NetworkSettings(vpc_id=r.text("network.vpc_id", _VPC), subnet_ids=r.texts("network.subnet_ids", _SUBNET),
                            security_group_ids=r.texts("network.security_group_ids", _SECURITY_GROUP),
-                           egress=egress, route_table_ids=route_table_ids)
+                           egress=egress, route_table_ids=route_table_ids, gateway_endpoint_ids=gateway_ids)
+
+
+def _gateway_endpoint_ids(r: "_Reader") -> dict[str, str]:
+    path = "network.gateway_endpoint_ids"
+    ids = r.mapping(path)
+    if not ids or not set(ids) <= set(GATEWAY_SERVICES):
+        raise SettingsError(r.source, path, f"must map one or more of {', '.join(GATEWAY_SERVICES)} to the id "
+                            "(vpce-...) of an existing gateway endpoint of the subnets' route tables")
+    return {service: r.text(f"{path}.{service}", _VPC_ENDPOINT) for service in GATEWAY_SERVICES if service in ids}
 
 
 def _emr(r: "_Reader") -> EmrSettings:
@@ -347,6 +387,9 @@ def _emr(r: "_Reader") -> EmrSettings:
         max_cpu=r.text("emr.max_capacity.cpu", _CAPACITY["cpu"]), max_memory=r.text("emr.max_capacity.memory", _CAPACITY["memory"]),
         max_disk=r.text("emr.max_capacity.disk", _CAPACITY["disk"]),
         idle_timeout_minutes=r.integer("emr.idle_timeout_minutes", 1, 10_080), job_timeout_minutes=r.integer("emr.job_timeout_minutes", 5, 1440),
+        max_executors_per_run=(r.integer("emr.max_executors_per_run", 1, 1000)
+                               if r.present("emr.max_executors_per_run") else 3),
+        concurrent_runs=r.integer("emr.concurrent_runs", 1, 1000) if r.present("emr.concurrent_runs") else None,
     )
 
 

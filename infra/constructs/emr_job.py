@@ -9,10 +9,11 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3_assets as assets
 from constructs import Construct
 
+from infra.capacity import check_capacity
 from infra.connectors import ConnectorSpec
 from infra.constructs.job_role import ConnectorJobRole
 from infra.constructs.lambda_function import log_retention
-from infra.constructs.nag import acknowledge
+from infra.constructs.nag import acknowledge, logical_id
 from infra.errors import PackagingError
 from infra.packaging import ROOT, Target, job_archive_path
 from infra.job_policy import JobPhysicalNames
@@ -31,7 +32,13 @@ _LOG_TYPES = [emr.CfnApplication.LogTypeMapKeyValuePairProperty(key=worker, valu
 class SinkJob(Construct):
     """Attributes: `application` (CfnApplication), `roles` (connector name -> its job runtime role),
     `entry_point` (S3 URI), `spark_parameters` (the spark-submit parameters wiring the archive's interpreter),
-    `log_group`, `log_group_name`.
+    `log_group`, `log_group_name` (a token: CloudFormation names the group), `concurrent_footprint` (what the
+    runs that may be under way at once need, which `emr.max_capacity` holds: infra/capacity.py, checked here).
+
+    The log group's name is CloudFormation's, not a fixed one: it is retained when the stack is deleted (the runs'
+    logs outlive it), so a fixed name would make the next create of the stack (after a destroy, or a failed first
+    create rolled back) fail with "already exists"; a generated name differs at each creation. (Not
+    RetainExceptOnCreate with a fixed name: a destroyed stack's group would still be left behind.)
 
     Each connector's runs use its own role (`ConnectorJobRole`): its S3 prefixes, its DynamoDB items, its MSK
     topics and group, the data key, the job's artifacts and log group; never another connector's."""
@@ -45,9 +52,8 @@ class SinkJob(Construct):
             raise PackagingError(f"job archive {archive_file} is missing: run `make package` first")
         archive = assets.Asset(self, "Archive", path=str(archive_file))
         entry = assets.Asset(self, "EntryPoint", path=str(ROOT / "infra" / "job" / "entrypoint.py"))
-        self.log_group_name = f"/aws/emr-serverless/sink-{settings.env}"
-        self.log_group = logs.LogGroup(self, "Logs", log_group_name=self.log_group_name,
-                                       retention=log_retention(settings.retention.log_retention_days))
+        self.log_group = logs.LogGroup(self, "Logs", retention=log_retention(settings.retention.log_retention_days))
+        self.log_group_name = self.log_group.log_group_name
         self.application = emr.CfnApplication(
             self, "Application", name=f"sink-{settings.env}", release_label=emr_settings.release_label, type="SPARK",
             architecture=emr_settings.architecture,
@@ -81,7 +87,10 @@ class SinkJob(Construct):
             f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
             f"--conf spark.emr-serverless.driverEnv.AWS_REGION={settings.region}",
             f"--conf spark.executorEnv.AWS_REGION={settings.region}",
+            # bounds a run's footprint (EMR Serverless' default is no limit): see infra/capacity.py
+            f"--conf spark.dynamicAllocation.maxExecutors={emr_settings.max_executors_per_run}",
         ])
+        self.concurrent_footprint = check_capacity(settings, self.spark_parameters, len(connectors))
 
     @property
     def application_arn(self) -> str:
@@ -93,15 +102,23 @@ class SinkJob(Construct):
 
     def _grant_run(self, role: iam.IRole, settings: Settings) -> None:
         """What every run of the job needs, for a connector's job role: read the job's two artifacts (those
-        objects only, not the rest of the CDK asset bucket) and write its log group."""
+        objects only, not the rest of the CDK asset bucket), decrypting them with the bootstrap's key when the
+        settings name one (`cdk_bootstrap_kms_key_arn`: S3 needs only kms:Decrypt to serve an SSE-KMS object's
+        GetObject; scoped to requests S3 makes in the region), and write its log group."""
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["s3:GetObject"],
             resources=[f"arn:aws:s3:::{a.s3_bucket_name}/{a.s3_object_key}" for a in self._artifacts]))
+        if settings.cdk_bootstrap_kms_key_arn:
+            role.add_to_principal_policy(iam.PolicyStatement(
+                actions=["kms:Decrypt"], resources=[settings.cdk_bootstrap_kms_key_arn],
+                conditions={"StringEquals": {"kms:ViaService": f"s3.{settings.region}.amazonaws.com"}}))
         log_group = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:{self.log_group_name}"
+        group_id = logical_id(self.log_group.node.default_child)
+        finding = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:<{group_id}>"  # as cdk-nag shows it
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
             resources=[log_group, f"{log_group}:*"]))
         role.add_to_principal_policy(iam.PolicyStatement(actions=["logs:DescribeLogGroups"], resources=["*"]))
-        acknowledge(role, f"IAM5[Resource::{log_group}:*]", "The log streams of the job's own log group.")
+        acknowledge(role, f"IAM5[Resource::{finding}:*]", "The log streams of the job's own log group.")
         acknowledge(role, "IAM5[Resource::*]", "logs:DescribeLogGroups has no resource-level permissions; EMR "
                     "needs it to log.")

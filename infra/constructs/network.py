@@ -6,10 +6,10 @@ from aws_cdk import Annotations, CfnOutput
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from infra.settings import Settings
+from infra.settings import GATEWAY_SERVICES, Settings
 
-# S3 (data, configs, job artifacts) and DynamoDB (offsets) through gateway endpoints on the subnets' route tables.
-GATEWAY_SERVICES = ("s3", "dynamodb")
+# S3 (data, configs, job artifacts) and DynamoDB (offsets) through gateway endpoints on the subnets' route tables
+# (GATEWAY_SERVICES), created, or reused when `network.gateway_endpoint_ids` names one.
 # The rest through interface endpoints in the subnets: STS, the Glue Schema Registry, CloudWatch Logs (the job's
 # log group), KMS, Secrets Manager and SSM (`${secrets:...}` and `${ssm:...}` references), and Lambda + STS for the
 # MSK event source's pollers (on-demand mode), which run in the cluster's VPC and, without a NAT, need both
@@ -23,11 +23,16 @@ class JobNetwork(Construct):
     """Props: `settings` (its `region` and `network`: vpc_id, subnet_ids, security_group_ids, egress,
     route_table_ids).
 
-    Attributes: `egress` ("nat" or "endpoints"); `endpoints` (service name -> CfnVPCEndpoint, empty with "nat");
+    Attributes: `egress` ("nat" or "endpoints"); `endpoints` (service name -> CfnVPCEndpoint the stack creates,
+    empty with "nat"); `reused` (service name -> the id of an existing gateway endpoint the subnets use instead);
     `security_group` (the interface endpoints' CfnSecurityGroup, admitting HTTPS from each of
     `network.security_group_ids` and sending nothing; None with "nat").
 
-    "endpoints": gateway endpoints for GATEWAY_SERVICES on `network.route_table_ids`, and interface endpoints with
+    "endpoints": gateway endpoints for GATEWAY_SERVICES on `network.route_table_ids` (except those
+    `network.gateway_endpoint_ids` names: a route table takes a service's prefix-list route from one gateway
+    endpoint only, so creating a second for a route table that has one fails the stack; a reused endpoint must be
+    on the subnets' route tables and its policy must allow the job's calls, which synthesis cannot check), and
+    interface endpoints with
     private DNS for `interface_services(settings)` in `network.subnet_ids`. The VPC must have DNS support and DNS
     hostnames enabled, the subnets must be in distinct Availability Zones (an interface endpoint takes one subnet
     per zone), and the VPC must not already have an interface endpoint with private DNS for one of these services
@@ -42,6 +47,7 @@ class JobNetwork(Construct):
         network = settings.network
         self.egress = network.egress
         self.endpoints: dict[str, ec2.CfnVPCEndpoint] = {}
+        self.reused: dict[str, str] = dict(network.gateway_endpoint_ids)
         self.security_group: ec2.CfnSecurityGroup | None = None
         if network.egress == "nat":
             Annotations.of(self).add_info(
@@ -51,8 +57,8 @@ class JobNetwork(Construct):
             summary = "nat: the subnets reach AWS APIs through a NAT gateway (no endpoints created)"
         else:
             self._endpoints(settings)
-            summary = (f"endpoints: gateway {', '.join(GATEWAY_SERVICES)}; "
-                       f"interface {', '.join(interface_services(settings))}")
+            gateways = [f"{s} (reused {self.reused[s]})" if s in self.reused else s for s in GATEWAY_SERVICES]
+            summary = f"endpoints: gateway {', '.join(gateways)}; interface {', '.join(interface_services(settings))}"
         CfnOutput(self, "Egress", key="NetworkEgress", value=summary,
                   description="How the job and the replay Lambda reach AWS APIs (settings network.egress)")
 
@@ -69,7 +75,7 @@ class JobNetwork(Construct):
             security_group_egress=[ec2.CfnSecurityGroup.EgressProperty(
                 ip_protocol="icmp", from_port=252, to_port=86, cidr_ip="255.255.255.255/32",
                 description="Disallow all traffic")])
-        for service in GATEWAY_SERVICES:
+        for service in (s for s in GATEWAY_SERVICES if s not in network.gateway_endpoint_ids):
             self.endpoints[service] = ec2.CfnVPCEndpoint(
                 self, f"Gateway-{service}", vpc_id=network.vpc_id, vpc_endpoint_type="Gateway",
                 service_name=f"com.amazonaws.{settings.region}.{service}",

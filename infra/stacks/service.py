@@ -12,6 +12,7 @@ from constructs import Construct
 
 from infra.connectors import ConnectorSpec
 from infra.constructs.admin import Admin
+from infra.constructs.application_stop import ApplicationStop
 from infra.constructs.catalog import Catalog
 from infra.constructs.dlq_replay import DlqReplay
 from infra.constructs.emr_job import SinkJob
@@ -25,7 +26,7 @@ from infra.stacks.data import DataStack
 
 
 class ServiceStack(Stack):
-    """Attributes: `job`, `trigger`, `admin`, `network` (VPC endpoints or a stated NAT), `replay`, `monitoring`,
+    """Attributes: `job`, `application_stop`, `trigger`, `admin`, `network` (VPC endpoints or a stated NAT), `replay`, `monitoring`,
     `catalog`, `maintenance`. Outputs: `ReplayFunctionName`,
     `TriggerFunctionName`, `AdminFunctionName`, `ApplicationId`, `DashboardName` and `JobRole<Connector>` per
     connector (see `_outputs`)."""
@@ -37,6 +38,9 @@ class ServiceStack(Stack):
         layer = LibrariesLayer(self, "Libraries").layer
         self.job = SinkJob(self, "Job", settings=settings, data_key=key, connectors=connectors,
                            table_arn=table.table_arn)
+        # stops the application before CloudFormation updates it (UpdateApplication fails while it is STARTED)
+        self.application_stop = ApplicationStop(self, "ApplicationStop", settings=settings,
+                                                application=self.job.application, layer=layer)
         self.admin = Admin(self, "Admin", settings=settings, connectors=connectors, role_arns=self.job.role_arns(),
                            bucket=bucket, data_key=key, layer=layer)
         self.trigger = Trigger(self, "Trigger", settings=settings, connectors=connectors, job=self.job, table=table,

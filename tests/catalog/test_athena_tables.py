@@ -126,6 +126,7 @@ def deployment(stack, registry, tmp_path_factory):
     ensure_artifacts()
     doc = copy.deepcopy(json.loads((ENVIRONMENTS_DIR / "dev.json").read_text()))
     doc.update(bucket_name=BUCKET, kafka_partitions=PARTITIONS)
+    doc["emr"]["concurrent_runs"] = 1  # dev's capacity holds a few runs, not one per connector here: the rest queue
     doc["msk"]["topics"] = [CLICKS, ORDERS, LINES]
     doc["catalog"].update(time_range_start="2024-10-25", tables={
         CLICKS: {"columns": CLICK_COLUMNS, "field_values": {"region": list(REGIONS)}}, ORDERS: {"schema": ORDER}})

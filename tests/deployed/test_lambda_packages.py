@@ -97,6 +97,33 @@ def test_admin_answers_a_create_event_from_its_package(stack, artifacts, dev_tem
     assert {c.config_key for c in load_connectors(DEV)} | {INDEX_KEY} <= {o["Key"] for o in listed}
 
 
+def test_app_stop_stops_the_application_on_an_update_event_from_its_package(stack, artifacts, dev_templates,
+                                                                          cloudformation):
+    # given the dev stack's application STARTED (moto's state from creation) with a run behind it
+    values = {("AWS::Logs::LogGroup", "Ref"): "sink-dev-job-logs",
+              ("AWS::Lambda::Function", "Arn"): "arn:aws:lambda:us-east-1:123456789012:function:sink-app-stop"}
+    (stack_name, logical, resource), = dev_templates.resources("Custom::SinkApplicationStop")
+    properties = dev_templates.resolve(stack_name, resource["Properties"], values)
+    emr = boto3.client("emr-serverless")
+    application = emr.create_application(name=properties["ApplicationName"], releaseLabel=DEV.emr.release_label,
+                                         type="SPARK")["applicationId"]
+    emr.start_job_run(applicationId=application, clientToken=str(uuid.uuid4()), executionRoleArn=ROLE_ARN,
+                      jobDriver={"sparkSubmit": {"entryPoint": "s3://artifacts/entrypoint.py"}})
+    response_url, received = cloudformation
+    event = custom_resource_event(
+        "Update", response_url, properties, resource["Type"], str(uuid.uuid4()), logical_id=logical,
+        physical_id=f"sink-application-stop-{properties['ApplicationName']}",
+        stack_id=f"arn:aws:cloudformation:us-east-1:123456789012:stack/{stack_name}/{uuid.uuid4()}")
+    # when CloudFormation updates it (the application's properties changed)
+    answer = invoke(artifacts.lambda_layout("app_stop"), event, dev_templates.function_environment("app_stop", values),
+                    stack.env)
+    # then the application is stopped before CloudFormation updates it, and CloudFormation heard SUCCESS
+    assert answer["status"] == "SUCCESS", answer
+    assert [r["Status"] for r in received] == ["SUCCESS"]
+    assert emr.get_application(applicationId=application)["application"]["state"] == "STOPPED"
+    emr.delete_application(applicationId=application)
+
+
 def test_trigger_decides_on_an_msk_event_from_its_package(stack, artifacts, dev_templates, unique):
     # given the dev trigger's environment, with moto's table and an EMR application moto knows, and the dev
     # connectors' index where that environment points

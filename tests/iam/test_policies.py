@@ -129,7 +129,11 @@ def test_every_relaxed_resource_is_an_arn_of_this_deployment(principals, deploye
 
     application = f"arn:aws:emr-serverless:{settings.region}:{MOTO_ACCOUNT}:/applications/" + \
         deployed.environment(HANDLERS["trigger"])["APPLICATION_ID"]
-    log_group = f"arn:aws:logs:{settings.region}:{MOTO_ACCOUNT}:log-group:/aws/emr-serverless/sink-{ENV}"
+    # the job's log group is named by CloudFormation (the harness names it after its logical id)
+    (emr_application,) = [r for r in deployed.synthesized.templates["service"]["Resources"].values()
+                          if r["Type"] == "AWS::EMRServerless::Application"]
+    group = emr_application["Properties"]["MonitoringConfiguration"]["CloudWatchLoggingConfiguration"]["LogGroupName"]["Ref"]
+    log_group = f"arn:aws:logs:{settings.region}:{MOTO_ACCOUNT}:log-group:{group}"
     topics = ("orders", "payments")
     expected = {
         "dynamodb": {f"arn:aws:dynamodb:{settings.region}:{MOTO_ACCOUNT}:table/{settings.table_name}"},

@@ -3,6 +3,7 @@ connector, far under Lambda's 4 KB), and the trigger serves every one of them fr
 from the synthesized State (in-process moto)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -42,7 +43,9 @@ def thirty(tmp_path_factory):
         specs.append(_load(path, settings))
     outdir = tmp_path_factory.mktemp("cdk-thirty")
     app = new_app(str(outdir))
-    deployment = build(app, "dev", tuple(specs))
+    # dev's capacity holds a few runs, not thirty: they queue (emr.concurrent_runs, see infra/capacity.py)
+    queueing = dataclasses.replace(settings, emr=dataclasses.replace(settings.emr, concurrent_runs=1))
+    deployment = build(app, "dev", tuple(specs), settings=queueing)
     app.synth()
     template = json.loads((outdir / f"{deployment.service.stack_name}.template.json").read_text())
     return deployment, Template.from_json(template)

@@ -83,6 +83,41 @@ def test_endpoints_template_is_lint_clean(tmp_path):
     assert [str(f) for f in lint_file(tmp_path / "Net.template.json", ManualArgs(regions=[settings.region]))] == []
 
 
+@pytest.mark.parametrize("reused", [{"s3": "vpce-0a1b2c3d4e5f60708"}, {"dynamodb": "vpce-0b1c2d3e4f5a60718"},
+                                    {"s3": "vpce-0a1b2c3d4e5f60708", "dynamodb": "vpce-0b1c2d3e4f5a60718"}])
+def test_named_gateway_endpoints_are_reused_not_created(tmp_path, reused):
+    # given existing gateway endpoints on the subnets' route tables (a second one for a service would fail the stack)
+    settings = _settings(egress="endpoints", gateway_endpoint_ids=reused,
+                         route_table_ids=None if len(reused) == len(GATEWAY_SERVICES) else DEV["network"]["route_table_ids"])
+    # when synthesized
+    _, construct, template = _synth(settings, tmp_path)
+    # then only the others are created, the interface endpoints all are, and the output names the reused ids
+    gateways = [e["Properties"]["ServiceName"].rsplit(".", 1)[1] for e in
+                template.find_resources("AWS::EC2::VPCEndpoint", {"Properties": {"VpcEndpointType": "Gateway"}}).values()]
+    assert sorted(gateways) == sorted(set(GATEWAY_SERVICES) - set(reused))
+    assert construct.reused == reused and not set(reused) & set(construct.endpoints)
+    template.resource_count_is("AWS::EC2::VPCEndpoint", len(GATEWAY_SERVICES) - len(reused) + len(INTERFACE_SERVICES))
+    summary = template.to_json()["Outputs"]["NetworkEgress"]["Value"]
+    assert all(f"{service} (reused {endpoint})" in summary for service, endpoint in reused.items())
+
+
+@pytest.mark.parametrize("network, path", [
+    ({"gateway_endpoint_ids": {"s3": "vpce-XYZ"}}, "network.gateway_endpoint_ids.s3"),
+    ({"gateway_endpoint_ids": {"sts": "vpce-0a1b2c3d4e5f60708"}}, "network.gateway_endpoint_ids"),
+    ({"gateway_endpoint_ids": {}}, "network.gateway_endpoint_ids"),
+    ({"gateway_endpoint_ids": ["vpce-0a1b2c3d4e5f60708"]}, "network.gateway_endpoint_ids"),
+    # every gateway endpoint reused: no route table to give one
+    ({"gateway_endpoint_ids": {"s3": "vpce-0a1b2c3d4e5f60708", "dynamodb": "vpce-0b1c2d3e4f5a60718"}},
+     "network.route_table_ids"),
+    ({"egress": "nat", "route_table_ids": None, "gateway_endpoint_ids": {"s3": "vpce-0a1b2c3d4e5f60708"}},
+     "network.gateway_endpoint_ids"),
+])
+def test_malformed_reused_gateway_endpoints_are_named(network, path):
+    with pytest.raises(SettingsError) as failed:
+        _settings(**network)
+    assert failed.value.setting == path
+
+
 def test_shipped_environments_record_their_egress(synthesized):
     assert {env: s.deployment.settings.network.egress for env, s in synthesized.items()} == {"dev": "endpoints", "prod": "nat"}
 

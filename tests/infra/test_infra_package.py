@@ -39,7 +39,8 @@ def test_the_archive_key_keeps_an_extension_spark_unpacks(each_env):
 def test_the_synthesized_parameters_are_those_the_deployed_tests_run(each_env):
     parameters = _spark_parameters(each_env)
     archive_uri = _archives(parameters)[0].partition("#")[0]
-    assert parameters == sink_job_parameters(archive_uri, each_env.deployment.settings.region)
+    settings = each_env.deployment.settings
+    assert parameters == sink_job_parameters(archive_uri, settings.region, settings.emr.max_executors_per_run)
 
 
 def _top_level(folder: Path) -> set[str]:

@@ -106,7 +106,8 @@ def test_lambdas_run_arm_python_with_tracing_and_powertools_layer(each_env):
     template = each_env.template("service")
     functions = template.find_resources("AWS::Lambda::Function")
     assert sorted(fn["Properties"]["Handler"] for fn in functions.values()) == [
-        "lambdas.admin.handler.handler", "lambdas.dlq_replay.handler.handler", "lambdas.trigger.handler.handler"]
+        "lambdas.admin.handler.handler", "lambdas.app_stop.handler.handler", "lambdas.dlq_replay.handler.handler",
+        "lambdas.trigger.handler.handler"]
     layers = template.find_resources("AWS::Lambda::LayerVersion")
     powertools = next(k for k, v in layers.items() if v["Properties"]["Description"].startswith("aws-lambda-powertools"))
     for fn in functions.values():

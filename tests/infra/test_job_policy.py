@@ -123,7 +123,9 @@ def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
                         **{"name": f"connector-{i:02d}"}) for i in range(50))
     app = new_app(str(tmp_path))
     stack = Stack(app, "JobOnly", env=Environment(account=SETTINGS.account, region=SETTINGS.region))
-    SinkJob(stack, "Job", settings=SETTINGS, data_key=kms.Key(stack, "Key"), connectors=specs,
+    # prod's capacity holds a few runs, not fifty: they queue (emr.concurrent_runs, see infra/capacity.py)
+    queueing = dataclasses.replace(SETTINGS, emr=dataclasses.replace(SETTINGS.emr, concurrent_runs=1))
+    SinkJob(stack, "Job", settings=queueing, data_key=kms.Key(stack, "Key"), connectors=specs,
             table_arn=NAMES.table_arn)
     template = app.synth().get_stack_by_name("JobOnly").template
     sizes = {}

@@ -1,0 +1,1 @@
+"""Stops the EMR Serverless application before CloudFormation updates it (a custom resource)."""

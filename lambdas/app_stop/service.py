@@ -1,0 +1,90 @@
+"""Bring an EMR Serverless application to a state UpdateApplication accepts, for the deployment that updates it.
+
+UpdateApplication needs the application CREATED or STOPPED (EMR Serverless API Reference, UpdateApplication: "An
+application has to be in a stopped or created state in order to be updated"); CloudFormation's handler for
+AWS::EMRServerless::Application sends the update whatever changed, so a STARTED application fails it ("Only
+MaxConcurrentRuns from SchedulerConfiguration can be updated when application is in STARTED state":
+aws/aws-cdk#35488, aws-cloudformation/cloudformation-coverage-roadmap#2370). StopApplication needs the
+application STARTING or STARTED and every job run of it ended or cancelled (its STOPPING state: "All jobs have
+completed and the application is releasing its capacity", EMR Serverless User Guide, "Application states").
+
+So: cancel its active runs (CancelJobRun; a cancelled run commits nothing past what it committed, and the next
+run redoes the rest: exactly-once holds), wait for them to end, StopApplication, wait for STOPPED. Auto-start
+(autoStartConfiguration) starts it again at the next StartJobRun after the update. A run the trigger starts
+while this waits is cancelled in turn.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from botocore.exceptions import ClientError
+
+# states a job run is not over in (EMR Serverless API Reference, JobRun.state), and those CancelJobRun acts on
+ACTIVE_RUN_STATES = ["SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "CANCELLING", "QUEUED"]
+UPDATABLE = {"CREATED", "STOPPED"}
+STOPPABLE = {"STARTING", "STARTED"}
+
+
+class StopTimeout(Exception):
+    """The application was not stopped before the deadline (the deployment fails and rolls back)."""
+
+
+class ApplicationStopper:
+    """`emr`: a boto3 emr-serverless client; `clock` and `sleep` in seconds; `poll_seconds` between looks."""
+
+    def __init__(self, emr, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 poll_seconds: float = 10.0):
+        self._emr, self._clock, self._sleep, self._poll = emr, clock, sleep, poll_seconds
+
+    def find(self, name: str) -> list[str]:
+        """The ids of the applications named `name` that are not in a state UpdateApplication accepts (nor
+        TERMINATED): those to stop."""
+        ids = []
+        for page in self._emr.get_paginator("list_applications").paginate():
+            ids += [a["id"] for a in page["applications"]
+                    if a["name"] == name and a["state"] not in UPDATABLE | {"TERMINATED"}]
+        return ids
+
+    def stop(self, application_id: str, deadline: float) -> list[str]:
+        """Cancel the application's active runs and stop it; returns the ids of the runs cancelled. Returns at
+        once for an application already CREATED or STOPPED; StopTimeout past `deadline` (on `clock`)."""
+        cancelled: list[str] = []
+        while True:
+            state = self._emr.get_application(applicationId=application_id)["application"]["state"]
+            if state in UPDATABLE:
+                return cancelled
+            if state in STOPPABLE:
+                active = self._active_runs(application_id)
+                for run in active:
+                    if run["state"] != "CANCELLING":
+                        self._cancel(application_id, run["id"])
+                        cancelled.append(run["id"])
+                if not active:
+                    self._stop(application_id)
+            # CREATING, STOPPING, or runs ending: look again
+            if self._clock() + self._poll > deadline:
+                raise StopTimeout(f"application {application_id} is {state}, not stopped, at the deadline "
+                                  f"(cancelled runs: {', '.join(cancelled) or 'none'})")
+            self._sleep(self._poll)
+
+    def _active_runs(self, application_id: str) -> list[dict]:
+        runs = []
+        for page in self._emr.get_paginator("list_job_runs").paginate(applicationId=application_id,
+                                                                     states=ACTIVE_RUN_STATES):
+            runs += page["jobRuns"]
+        return runs
+
+    def _cancel(self, application_id: str, run_id: str) -> None:
+        try:
+            self._emr.cancel_job_run(applicationId=application_id, jobRunId=run_id)
+        except ClientError as e:  # the run ended meanwhile: nothing to cancel
+            if e.response["Error"]["Code"] != "ValidationException":
+                raise
+
+    def _stop(self, application_id: str) -> None:
+        try:
+            self._emr.stop_application(applicationId=application_id)
+        except ClientError as e:  # a run started, or the state moved, since the last look: look again
+            if e.response["Error"]["Code"] != "ValidationException":
+                raise

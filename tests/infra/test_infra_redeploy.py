@@ -1,0 +1,225 @@
+"""What a second deployment of the service stack meets on AWS: an update of the EMR application while it is
+STARTED (stopped first by the ApplicationStop custom resource), a re-create after a destroy (the job's log group
+is not left in the way), an asset bucket under the bootstrap's own KMS key, and max capacity for the runs."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+
+import pytest
+from aws_cdk import Environment, Stack, Tags
+from aws_cdk import aws_kms as kms
+
+from infra.application import new_app
+from infra.capacity import Footprint, check_capacity, run_footprint
+from infra.connectors import load_connectors
+from infra.constructs.application_stop import RESOURCE_TYPE, STOP_ACTIONS, ApplicationStop
+from infra.constructs.emr_job import SinkJob
+from infra.constructs.lambda_function import LibrariesLayer
+from infra.constructs.nag import logical_id
+from infra.errors import SettingsError
+from infra.settings import ENVIRONMENTS_DIR, parse_settings
+from tests.infra.conftest import ensure_artifacts
+
+DEV = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
+BOOTSTRAP_KEY = "arn:aws:kms:eu-west-1:111111111111:key/0a1b2c3d-4e5f-4a7b-8c9d-0e1f2a3b4c5d"
+
+
+def _settings(change=lambda doc: None):
+    doc = copy.deepcopy(DEV)
+    change(doc)
+    return parse_settings("dev", doc, "dev.json")
+
+
+def _job_template(tmp_path, settings, tags=None) -> dict:
+    """SinkJob and ApplicationStop alone in a stack of the environment, tagged `tags`, synthesized."""
+    ensure_artifacts()
+    app = new_app(str(tmp_path))
+    stack = Stack(app, "Job", env=Environment(account=settings.account, region=settings.region))
+    key = kms.Key(stack, "Key")
+    job = SinkJob(stack, "Job", settings=settings, data_key=key, connectors=load_connectors(settings),
+                  table_arn="arn:aws:dynamodb:eu-west-1:111111111111:table/offsets")
+    ApplicationStop(stack, "ApplicationStop", settings=settings, application=job.application,
+                    layer=LibrariesLayer(stack, "Libraries").layer)
+    for name, value in (tags or {"environment": "dev"}).items():
+        Tags.of(stack).add(name, value)
+    app.synth()
+    return json.loads((tmp_path / "Job.template.json").read_text())
+
+
+def _of_type(template: dict, kind: str) -> dict[str, dict]:
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def _stop_properties(template: dict) -> dict:
+    (resource,) = _of_type(template, RESOURCE_TYPE).values()
+    return resource["Properties"]
+
+
+# -- the application is stopped before CloudFormation updates it ------------------------------------------------
+
+def test_the_application_depends_on_the_stop_resource_which_names_it(each_env):
+    template = each_env.templates["service"]
+    (stop_id, stop), = _of_type(template, RESOURCE_TYPE).items()
+    (application,) = _of_type(template, "AWS::EMRServerless::Application").values()
+    assert stop_id in application["DependsOn"]
+    assert stop["Properties"]["ApplicationName"] == application["Properties"]["Name"]
+    assert len(stop["Properties"]["ConfigurationHash"]) == 64
+    # the log group's name is CloudFormation's: its reference rides along, rendered at deploy time
+    assert stop["Properties"]["References"] == [
+        application["Properties"]["MonitoringConfiguration"]["CloudWatchLoggingConfiguration"]["LogGroupName"]]
+
+
+def test_the_stop_function_may_stop_that_application_only(each_env):
+    template = each_env.templates["service"]
+    (stop,) = _of_type(template, RESOURCE_TYPE).values()
+    function_id = stop["Properties"]["ServiceToken"]["Fn::GetAtt"][0]
+    role_id = template["Resources"][function_id]["Properties"]["Role"]["Fn::GetAtt"][0]
+    application_id = next(iter(_of_type(template, "AWS::EMRServerless::Application")))
+    arn = {"Fn::GetAtt": [application_id, "Arn"]}
+    statements = [s for p in _of_type(template, "AWS::IAM::Policy").values()
+                  if {"Ref": role_id} in p["Properties"]["Roles"] for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    by_resource = {json.dumps(s["Resource"], sort_keys=True): sorted(s["Action"] if isinstance(s["Action"], list)
+                                                                     else [s["Action"]]) for s in statements}
+    assert by_resource == {
+        json.dumps([arn, {"Fn::Join": ["", [arn, "/jobruns/*"]]}], sort_keys=True): sorted(STOP_ACTIONS),
+        json.dumps("*"): ["emr-serverless:ListApplications", "xray:PutTelemetryRecords", "xray:PutTraceSegments"],
+    }
+    # the grant on the application is not something the function (so the resource) waits for: no cycle
+    policy_ids = [k for k, p in _of_type(template, "AWS::IAM::Policy").items() if "Fn::GetAtt" in json.dumps(p)
+                  and application_id in json.dumps(p) and {"Ref": role_id} in p["Properties"]["Roles"]]
+    assert policy_ids and not set(policy_ids) & set(template["Resources"][function_id].get("DependsOn", []))
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    return _stop_properties(_job_template(tmp_path_factory.mktemp("baseline"), _settings()))
+
+
+@pytest.mark.parametrize("change, tags, changes", [
+    (lambda doc: doc["emr"].update(idle_timeout_minutes=10), None, True),
+    (lambda doc: doc["emr"]["max_capacity"].update(cpu="48 vCPU"), None, True),
+    (lambda doc: doc["network"].update(security_group_ids=["sg-0f1e2d3c4b5a69788"]), None, True),
+    (lambda doc: None, {"environment": "dev", "owner": "data"}, True),  # a tag: CloudFormation updates it too
+    # not properties of the application: no stop
+    (lambda doc: doc["trigger"].update(batch_size=500), None, False),
+    (lambda doc: doc["emr"].update(job_timeout_minutes=90), None, False),
+    (lambda doc: doc["emr"].update(max_executors_per_run=2), None, False),
+], ids=["auto-stop", "capacity", "network", "tags", "trigger", "job-timeout", "executors"])
+def test_the_stop_fires_exactly_when_the_application_changes(tmp_path, baseline, change, tags, changes):
+    # given the environment synthesized once, when synthesized again with one setting changed
+    properties = _stop_properties(_job_template(tmp_path, _settings(change), tags))
+    # then the stop resource's properties change (CloudFormation sends it an Update) iff the application's do
+    assert (properties != baseline) is changes
+    assert (properties["ConfigurationHash"] != baseline["ConfigurationHash"]) is changes
+
+
+# -- a re-created stack does not meet its own log group ----------------------------------------------------------
+
+def test_the_job_log_group_has_a_generated_name_and_is_kept(each_env):
+    template = each_env.templates["service"]
+    (application,) = _of_type(template, "AWS::EMRServerless::Application").values()
+    group_id = application["Properties"]["MonitoringConfiguration"]["CloudWatchLoggingConfiguration"]["LogGroupName"]["Ref"]
+    group = template["Resources"][group_id]
+    assert "LogGroupName" not in group["Properties"]  # a fixed name, retained, made the next create fail
+    assert group["DeletionPolicy"] == "Retain"
+    assert group["Properties"]["RetentionInDays"] == each_env.deployment.settings.retention.log_retention_days
+    # each job role writes that group, whatever CloudFormation names it
+    prefix = f"arn:aws:logs:{each_env.deployment.settings.region}:{each_env.deployment.settings.account}:log-group:"
+    expected = [{"Fn::Join": ["", [prefix, {"Ref": group_id}, ":*"]]}, {"Fn::Join": ["", [prefix, {"Ref": group_id}]]}]
+    for role in each_env.deployment.service.job.roles.values():
+        policy = next(p for p in _of_type(template, "AWS::IAM::Policy").values()
+                      if {"Ref": logical_id(role.node.default_child)} in p["Properties"]["Roles"])
+        (logs,) = [s for s in policy["Properties"]["PolicyDocument"]["Statement"] if "logs:PutLogEvents" in s["Action"]]
+        assert sorted(logs["Resource"], key=json.dumps) == sorted(expected, key=json.dumps)
+
+
+# -- the bootstrap's customer managed key -------------------------------------------------------------------------
+
+def _kms_statements(template: dict) -> list[dict]:
+    return [s for p in _of_type(template, "AWS::IAM::Policy").values() if "JobRole" in json.dumps(p["Properties"]["Roles"])
+            for s in p["Properties"]["PolicyDocument"]["Statement"] if s["Resource"] == BOOTSTRAP_KEY]
+
+
+def test_job_roles_decrypt_with_the_bootstrap_key_through_s3_when_named(tmp_path):
+    settings = _settings(lambda doc: doc.update(cdk_bootstrap_kms_key_arn=BOOTSTRAP_KEY))
+    statements = _kms_statements(_job_template(tmp_path, settings))
+    assert statements == [{"Action": "kms:Decrypt", "Effect": "Allow", "Resource": BOOTSTRAP_KEY,
+                           "Condition": {"StringEquals": {"kms:ViaService": "s3.eu-west-1.amazonaws.com"}}}
+                          ] * len(load_connectors(settings))
+
+
+def test_job_roles_get_no_bootstrap_key_grant_without_one(each_env):
+    assert each_env.deployment.settings.cdk_bootstrap_kms_key_arn is None
+    assert "kms:ViaService" not in json.dumps(each_env.templates["service"])
+
+
+@pytest.mark.parametrize("arn", ["arn:aws:kms:eu-west-1:111111111111:alias/cdk", "key/0a1b2c3d",
+                                 "arn:aws:kms:us-east-1:111111111111:key/0a1b2c3d-4e5f-4a7b-8c9d-0e1f2a3b4c5d",
+                                 "arn:aws:kms:eu-west-1:999999999999:key/0a1b2c3d-4e5f-4a7b-8c9d-0e1f2a3b4c5d"])
+def test_a_bootstrap_key_that_is_not_a_key_of_the_environment_is_named(arn):
+    with pytest.raises(SettingsError) as failed:
+        _settings(lambda doc: doc.update(cdk_bootstrap_kms_key_arn=arn))
+    assert failed.value.setting == "cdk_bootstrap_kms_key_arn"
+
+
+# -- max capacity holds the runs that may be under way at once ----------------------------------------------------
+
+@pytest.mark.parametrize("parameters, footprint", [
+    # EMR Serverless' defaults: 4 vCPU and 14G (+10% overhead: a 16 GB worker), 20G disk, each
+    ("--conf spark.dynamicAllocation.maxExecutors=3", Footprint(16, 64, 80)),
+    ("--conf spark.dynamicAllocation.maxExecutors=1", Footprint(8, 32, 40)),
+    ("--conf spark.dynamicAllocation.enabled=false", Footprint(16, 64, 80)),  # spark.executor.instances=3
+    ("--conf spark.dynamicAllocation.maxExecutors=2 --conf spark.executor.cores=2 --conf spark.executor.memory=7g "
+     "--conf spark.driver.memory=4096m --conf spark.emr-serverless.executor.disk=50g", Footprint(8, 5 + 16, 120)),
+])
+def test_a_runs_footprint_is_read_from_its_spark_parameters(parameters, footprint):
+    assert run_footprint(parameters) == footprint
+
+
+def test_a_run_without_an_executor_limit_has_no_footprint():
+    with pytest.raises(ValueError, match="maxExecutors is unbounded"):
+        run_footprint("--conf spark.executor.cores=4")
+
+
+def test_the_shipped_environments_hold_one_run_per_connector(each_env):
+    job, settings = each_env.deployment.service.job, each_env.deployment.settings
+    assert f"spark.dynamicAllocation.maxExecutors={settings.emr.max_executors_per_run}" in job.spark_parameters
+    need = run_footprint(job.spark_parameters).times(len(each_env.deployment.connectors))
+    assert job.concurrent_footprint == need
+    assert need.cpu <= int(settings.emr.max_cpu.split()[0]) and need.memory <= int(settings.emr.max_memory.split()[0])
+
+
+@pytest.mark.parametrize("emr, connectors, setting", [
+    ({"max_capacity": {"cpu": "16 vCPU", "memory": "128 GB", "disk": "200 GB"}}, 3, "emr.max_capacity.cpu"),
+    ({"max_capacity": {"cpu": "64 vCPU", "memory": "64 GB", "disk": "200 GB"}}, 3, "emr.max_capacity.memory"),
+    ({"max_capacity": {"cpu": "64 vCPU", "memory": "256 GB", "disk": "100 GB"}}, 3, "emr.max_capacity.disk"),
+    ({"max_executors_per_run": 3}, 3, "emr.max_capacity.cpu"),  # dev's 32 vCPU: two runs of 16, not three
+])
+def test_a_capacity_that_cannot_hold_the_concurrent_runs_refuses_synthesis(emr, connectors, setting):
+    settings = _settings(lambda doc: doc["emr"].update(emr))
+    parameters = f"--conf spark.dynamicAllocation.maxExecutors={settings.emr.max_executors_per_run}"
+    with pytest.raises(SettingsError, match="emr.concurrent_runs") as failed:
+        check_capacity(settings, parameters, connectors)
+    assert failed.value.setting == setting
+    # accepting that runs queue: the capacity must hold as many as stated
+    queueing = dataclasses.replace(settings, emr=dataclasses.replace(settings.emr, concurrent_runs=1))
+    assert check_capacity(queueing, parameters, connectors) == run_footprint(parameters)
+
+
+def test_dev_holds_its_connectors_and_a_few_more():
+    settings = _settings()
+    parameters = f"--conf spark.dynamicAllocation.maxExecutors={settings.emr.max_executors_per_run}"
+    assert check_capacity(settings, parameters, 4) == Footprint(32, 128, 160)
+    with pytest.raises(SettingsError):
+        check_capacity(settings, parameters, 5)
+
+
+@pytest.mark.parametrize("emr, setting", [({"max_executors_per_run": 0}, "emr.max_executors_per_run"),
+                                          ({"concurrent_runs": "2"}, "emr.concurrent_runs"),
+                                          ({"concurrent_runs": 0}, "emr.concurrent_runs")])
+def test_malformed_run_settings_are_named(emr, setting):
+    with pytest.raises(SettingsError) as failed:
+        _settings(lambda doc: doc["emr"].update(emr))
+    assert failed.value.setting == setting
