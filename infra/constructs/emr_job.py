@@ -17,6 +17,7 @@ from infra.errors import PackagingError
 from infra.packaging import ROOT, Target, job_archive_path
 from infra.job_policy import JobPhysicalNames
 from infra.settings import Settings
+from sink_engine.driver.metrics import CLOUDWATCH, SETTING as METRICS_SETTING
 
 ARCHIVE_ALIAS = "environment"
 
@@ -81,6 +82,7 @@ class SinkJob(Construct):
             f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
             f"--conf spark.emr-serverless.driverEnv.AWS_REGION={settings.region}",
             f"--conf spark.executorEnv.AWS_REGION={settings.region}",
+            f"--conf spark.emr-serverless.driverEnv.{METRICS_SETTING}={CLOUDWATCH}",  # each run's metrics
         ])
 
     @property
