@@ -53,6 +53,7 @@ def sink_job_parameters(archive_uri: str, region: str) -> str:
         f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
         f"--conf spark.emr-serverless.driverEnv.AWS_REGION={region}",
         f"--conf spark.executorEnv.AWS_REGION={region}",
+        "--conf spark.emr-serverless.driverEnv.SINK_METRICS=cloudwatch",
     ])
 
 
