@@ -31,6 +31,9 @@ The statements follow what the engine calls for this connector's config, and not
   `arn:aws:ssm:<region>:<account>:parameter/<name without its leading />` (by ARN: that ARN). A SecureString under
   the AWS managed key `aws/ssm` needs no KMS grant; one under a customer managed key needs kms:Decrypt on that key,
   which is not granted;
+- CloudWatch: PutMetricData, only in the namespace `SinkEngine` (`cloudwatch:namespace`, the one condition key
+  the action carries; it has no resource-level permission in use, so Resource is `*`): each run publishes its
+  figures there (sink_engine/driver/metrics.py);
 - MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
   create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`;
 - IcebergFormat (pyiceberg's Glue catalog, infra/iceberg.py): glue:GetDatabase on its database (a table's default
@@ -60,6 +63,7 @@ from dataclasses import dataclass
 
 from infra.connectors import ConnectorSpec
 from infra.iceberg import IcebergTables
+from sink_engine.driver.metrics import NAMESPACE as METRICS_NAMESPACE
 from sink_engine.secrets import PARAMETER_STORE, SECRETS_MANAGER, references
 
 GLUE_CONVERTER = "glueavro"
@@ -115,6 +119,8 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
                 "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:BatchWriteItem"],
                [names.table_arn], {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [spec.name]}}),
         *_kms_statements(config["s3.sse.kms.key.id"], names),
+        _allow("PublishRunMetrics", ["cloudwatch:PutMetricData"], ["*"],
+               {"StringEquals": {"cloudwatch:namespace": METRICS_NAMESPACE}}),
         *_msk_statements(spec, names),
         *(_iceberg_statements(spec.iceberg, names) if spec.iceberg else []),
     ]

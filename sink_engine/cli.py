@@ -129,13 +129,15 @@ def _validate(config: SinkConfig) -> int:
 
 def _run(config: SinkConfig) -> int:
     from sink_engine.driver.job import run_job
+    from sink_engine.driver.metrics import publisher_from_environment
     from sink_engine.driver.spark_runner import spark_session
     from sink_engine.progress import ProgressBoard
 
+    metrics = publisher_from_environment(os.environ, config["s3.region"])  # SINK_METRICS=cloudwatch: deployed job
     spark = spark_session(f"sink-engine-{config.name}")
     local = spark.sparkContext.master.startswith("local")  # the tasks can report through the driver's disk
     board = ProgressBoard(sys.stdout) if local and sys.stdout.isatty() else None
-    summary = run_job(config, spark, dynamodb_client(config["s3.region"]), progress=board)
+    summary = run_job(config, spark, dynamodb_client(config["s3.region"]), progress=board, metrics=metrics)
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{config['s3.bucket.name']}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")

@@ -18,6 +18,7 @@ from infra.errors import PackagingError
 from infra.packaging import ROOT, Target, job_archive_path
 from infra.job_policy import JobPhysicalNames
 from infra.settings import Settings
+from sink_engine.driver.metrics import CLOUDWATCH, SETTING as METRICS_SETTING
 
 ARCHIVE_ALIAS = "environment"
 
@@ -89,6 +90,7 @@ class SinkJob(Construct):
             f"--conf spark.executorEnv.AWS_REGION={settings.region}",
             # bounds a run's footprint (EMR Serverless' default is no limit): see infra/capacity.py
             f"--conf spark.dynamicAllocation.maxExecutors={emr_settings.max_executors_per_run}",
+            f"--conf spark.emr-serverless.driverEnv.{METRICS_SETTING}={CLOUDWATCH}",  # each run's metrics
         ])
         self.concurrent_footprint = check_capacity(settings, self.spark_parameters, len(connectors))
 

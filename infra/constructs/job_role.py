@@ -47,7 +47,8 @@ class ConnectorJobRole(Construct):
                         "run time, under the table's location.")
         acknowledge(self.role, f"IAM5[Resource::{names.msk_arn('transactional-id', f'sink-engine-dlq.{spec.name}.*')}]",
                     "One transactional id per source topic-partition of this connector's dead letters.")
-        acknowledge(self.role, "IAM5[Resource::*]", "glue:GetSchemaVersion looks a schema up by its version id, "
+        acknowledge(self.role, "IAM5[Resource::*]", "cloudwatch:PutMetricData, limited to the SinkEngine namespace "
+                    "by cloudwatch:namespace; and glue:GetSchemaVersion, which looks a schema up by its version id, "
                     "which no registry or schema ARN can scope (only with the Glue Schema Registry converter).")
         acknowledge(self.role, f"IAM5[Resource::arn:aws:kms:{names.region}:{names.account}:key/*]",
                     "A connector's own SSE-KMS key named by alias, scoped with kms:ResourceAliases.")

@@ -1,5 +1,6 @@
 """Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), lag, DLQ
-growth, broken MSK event source mappings, trigger, admin and replay failures."""
+growth, broken MSK event source mappings, trigger, admin and replay failures, and each connector's run metrics
+(what its job runs wrote and left, sink_engine/driver/metrics.py)."""
 from __future__ import annotations
 
 from aws_cdk import Duration
@@ -21,8 +22,9 @@ from infra.constructs.nag import acknowledge
 from infra.constructs.trigger import SERVICE as TRIGGER_SERVICE
 from infra.settings import Settings
 from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
+from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
+from sink_engine.driver.metrics import NAMESPACE  # the trigger's and admin's Powertools metrics share it
 
-NAMESPACE = "SinkEngine"
 FIVE_MINUTES = Duration.minutes(5)
 # A job run that ends in one of these states is reported, one notification per run.
 FAILED_STATES = ("FAILED", "CANCELLED")
@@ -39,6 +41,32 @@ def connector_metric(name: str, connector: str, statistic: str = "Maximum") -> c
     """A metric the trigger publishes per connector (Powertools adds the `service` dimension)."""
     return cw.Metric(namespace=NAMESPACE, metric_name=name, statistic=statistic, period=FIVE_MINUTES,
                      dimensions_map={"Connector": connector, "service": TRIGGER_SERVICE})
+
+
+# The job's run metrics on the dashboard: (title, [(metric, statistic)]), one line per connector and metric.
+# Counts add up over the runs of a period; a run's duration and the lag it left are the period's largest.
+RUN_WIDGETS = (
+    ("Records written (job runs)", [("RecordsWritten", "Sum")]),
+    ("Bytes written (job runs)", [("BytesWritten", "Sum")]),
+    ("Files written (job runs)", [("FilesWritten", "Sum")]),
+    ("Dead letters and records dropped by transforms", [("DeadLetters", "Sum"), ("RecordsDropped", "Sum")]),
+    ("Run duration (s)", [("RunSeconds", "Maximum")]),
+    ("Lag after a run (records left)", [("Lag", "Maximum")]),
+)
+
+
+def run_metric(name: str, connector: str, statistic: str) -> cw.Metric:
+    """A metric each job run publishes for its connector (PutMetricData, dimension Connector only)."""
+    return cw.Metric(namespace=NAMESPACE, metric_name=name, statistic=statistic, period=FIVE_MINUTES,
+                     dimensions_map={RUN_DIMENSION: connector}, label=f"{connector} {name}")
+
+
+def run_metric_widgets(connectors: tuple[ConnectorSpec, ...]) -> list[list[cw.GraphWidget]]:
+    """RUN_WIDGETS in rows of three."""
+    widgets = [cw.GraphWidget(title=title, width=8, left=[run_metric(name, c.name, statistic)
+                                                          for name, statistic in metrics for c in connectors])
+               for title, metrics in RUN_WIDGETS]
+    return [widgets[i:i + 3] for i in range(0, len(widgets), 3)]
 
 
 def job_run_failed_pattern(application_id: str) -> events.EventPattern:
@@ -118,6 +146,7 @@ class Monitoring(Construct):
             [cw.GraphWidget(title="DLQ puts", left=[dlq_puts], width=8),
              cw.GraphWidget(title="Admin", left=admin_metrics, width=8),
              cw.GraphWidget(title="DLQ replay", left=[replay.metric_invocations(), replay.metric_errors()], width=8)],
+            *run_metric_widgets(connectors),
         ])
 
     def _job_run_rule(self, application_id: str) -> events.Rule:

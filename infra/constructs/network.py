@@ -11,10 +11,10 @@ from infra.settings import GATEWAY_SERVICES, Settings
 # S3 (data, configs, job artifacts) and DynamoDB (offsets) through gateway endpoints on the subnets' route tables
 # (GATEWAY_SERVICES), created, or reused when `network.gateway_endpoint_ids` names one.
 # The rest through interface endpoints in the subnets: STS, the Glue Schema Registry, CloudWatch Logs (the job's
-# log group), KMS, Secrets Manager and SSM (`${secrets:...}` and `${ssm:...}` references), and Lambda + STS for the
-# MSK event source's pollers (on-demand mode), which run in the cluster's VPC and, without a NAT, need both
-# endpoints there.
-INTERFACE_SERVICES = ("sts", "glue", "logs", "kms", "secretsmanager", "ssm", "lambda")
+# log group), CloudWatch (`monitoring`: each run's metrics, PutMetricData), KMS, Secrets Manager and SSM
+# (`${secrets:...}` and `${ssm:...}` references), and Lambda + STS for the MSK event source's pollers (on-demand
+# mode), which run in the cluster's VPC and, without a NAT, need both endpoints there.
+INTERFACE_SERVICES = ("sts", "glue", "logs", "monitoring", "kms", "secretsmanager", "ssm", "lambda")
 S3_TABLES_SERVICE = "s3tables"  # S3 Tables' Iceberg REST endpoint, when the settings name `iceberg.table_bucket`
 HTTPS = 443
 
@@ -52,8 +52,8 @@ class JobNetwork(Construct):
         if network.egress == "nat":
             Annotations.of(self).add_info(
                 f"network.egress is 'nat': no VPC endpoints are created; subnets {', '.join(network.subnet_ids)} "
-                "must route to a NAT gateway to reach S3, DynamoDB, STS, Glue, CloudWatch Logs, KMS, Secrets "
-                "Manager, SSM and Lambda" + (", and S3 Tables" if settings.iceberg.table_bucket else ""))
+                "must route to a NAT gateway to reach S3, DynamoDB, STS, Glue, CloudWatch Logs, CloudWatch, KMS, "
+                "Secrets Manager, SSM and Lambda" + (", and S3 Tables" if settings.iceberg.table_bucket else ""))
             summary = "nat: the subnets reach AWS APIs through a NAT gateway (no endpoints created)"
         else:
             self._endpoints(settings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -12,13 +12,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sink_engine import events
 from sink_engine.config import SinkConfig
 from sink_engine.driver.committer import commit_results
+from sink_engine.driver.metrics import MetricsPublisher, RunMetrics
 from sink_engine.driver.planner import plan_ranges
 from sink_engine.driver.plans import PlanStore
 from sink_engine.driver.run_timeout import RunWatchdog
 from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.errors import RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
-from sink_engine.model import PartitionRange, TaskResult
+from sink_engine.model import PartitionRange, TaskResult, TopicPartition
 from sink_engine.offsets import LeaseKeeper, LeaseToken, Leases, OffsetStore, table_exists
 from sink_engine.progress import ProgressBoard
 from sink_engine.source.client_config import auto_offset_reset
@@ -40,6 +41,7 @@ class RunSummary:
     results: list[TaskResult]
     committed: list[TaskResult] = field(default_factory=list)
     seconds: float = 0.0
+    end_offsets: dict[TopicPartition, int] = field(default_factory=dict)  # high watermarks at planning
 
     @property
     def files(self):
@@ -58,20 +60,42 @@ class RunSummary:
     def bytes_written(self) -> int:
         return sum(f.size_bytes for f in self.files)
 
+    @property
+    def dead_letters(self) -> int:
+        """Records of the committed results sent to the dead-letter queue."""
+        return sum(n for r in self.committed for n in r.dead_letters.values())
 
-def plan(config: SinkConfig, store: OffsetStore) -> list[PartitionRange]:
-    """Read committed offsets and Kafka's watermarks and plan this run's ranges."""
+    @property
+    def lag(self) -> int:
+        """Records left after the run: per planned partition, its end offset less its committed next offset
+        (this run's commit, else the start the plan read from)."""
+        position = {r.range.tp: r.next_offset for r in self.committed}
+        return sum(max(0, self.end_offsets.get(r.tp, r.end_offset) - position.get(r.tp, r.start_offset))
+                   for r in self.ranges)
+
+    def metrics(self) -> RunMetrics:
+        return RunMetrics(records=self.records_written, bytes=self.bytes_written, files=len(self.files),
+                          dead_letters=self.dead_letters, dropped=self.records_dropped, seconds=self.seconds,
+                          lag=self.lag)
+
+
+def plan(config: SinkConfig, store: OffsetStore) -> tuple[list[PartitionRange], dict[TopicPartition, int]]:
+    """Read committed offsets and Kafka's watermarks and plan this run's ranges; with each partition's end offset
+    (high watermark)."""
     source = SourceSettings.from_config(config)
     marks = partition_watermarks(source)
-    return plan_ranges(list(marks), store.committed(config.name), marks, auto_offset_reset(source),
-                       config["sink.run.max.records.per.partition"])
+    ranges = plan_ranges(list(marks), store.committed(config.name), marks, auto_offset_reset(source),
+                         config["sink.run.max.records.per.partition"])
+    return ranges, {tp: high for tp, (_, high) in marks.items()}
 
 
 def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_ms,
-            owner: str | None = None, progress: ProgressBoard | None = None) -> RunSummary:
+            owner: str | None = None, progress: ProgressBoard | None = None,
+            metrics: MetricsPublisher | None = None) -> RunSummary:
     """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
     lost its lease), TaskFailedError (a record or upload failed; what came before it is committed).
-    `progress` shows the tasks' progress while they run (local mode)."""
+    `progress` shows the tasks' progress while they run (local mode); `metrics` publishes the run's figures once its
+    commits are done, also before a TaskFailedError."""
     started, started_wall = time.monotonic(), time.time()
     report_ignored_keys(config)
     table = config["offset.storage.dynamodb.table"]
@@ -83,9 +107,9 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     tables = _table_commits(config)
     try:
         with LeaseKeeper(leases, token, duration):
-            ranges = plan(config, store)
+            ranges, ends = plan(config, store)
             if tables and tables.recover(store, token, {r.topic for r in ranges}):
-                ranges = plan(config, store)  # DynamoDB caught up with a snapshot committed before a crash
+                ranges, ends = plan(config, store)  # DynamoDB caught up with a snapshot committed before a crash
             plans = PlanStore(dynamodb, table) if needs_recorded_plan(config) else None
             if plans:
                 ranges = decide_wall_clock(config, store, plans, token, ranges, clock())
@@ -94,7 +118,7 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
             watchdog = RunWatchdog(spark, config.name, config["sink.run.timeout.ms"], started_wall)
             results = _write_ranges(spark, config, watchdog.bounded([r for r in ranges if len(r)]), progress,
                                     watchdog)
-            summary = RunSummary(ranges, results)
+            summary = RunSummary(ranges, results, end_offsets=ends)
             events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
                         records=summary.records_written, dropped=summary.records_dropped, bytes=summary.bytes_written)
             failpoint("after_upload_before_commit")
@@ -109,8 +133,10 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
         raise
     _release(leases, token)
     summary.seconds = time.monotonic() - started
-    events.emit(events.RUN_FINISHED, connector=config.name, seconds=round(summary.seconds, 3),
-                files=len(summary.files), records=summary.records_written, dropped=summary.records_dropped)
+    figures = summary.metrics()
+    events.emit(events.RUN_FINISHED, connector=config.name, **{**asdict(figures), "seconds": round(figures.seconds, 3)})
+    if metrics:
+        metrics.publish(config.name, figures, clock())
     failed = [r for r in results if r.error]
     if failed:
         raise TaskFailedError("; ".join(r.error for r in failed))

@@ -54,6 +54,7 @@ def sink_job_parameters(archive_uri: str, region: str, max_executors: int = 1) -
         f"--conf spark.emr-serverless.driverEnv.AWS_REGION={region}",
         f"--conf spark.executorEnv.AWS_REGION={region}",
         f"--conf spark.dynamicAllocation.maxExecutors={max_executors}",
+        "--conf spark.emr-serverless.driverEnv.SINK_METRICS=cloudwatch",
     ])
 
 

@@ -278,4 +278,7 @@ _SERVICES = {
              "GetDatabase": _glue_database_action("glue:GetDatabase"),
              "CreateDatabase": _glue_database_action("glue:CreateDatabase"),
              **{op: _glue_table_action(f"glue:{op}") for op in ("GetTable", "CreateTable", "UpdateTable")}},
+    # a run's metrics: no resource-level permission in use; the request carries its namespace
+    "cloudwatch": {"PutMetricData": lambda call, facts: [
+        ("cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": call.params["Namespace"]})]},
 }

@@ -1,9 +1,12 @@
 """What moto cannot evaluate, checked against the calls actually made: every AWS call recorded while the engine,
 the admin, the trigger and the replay ran under their roles (conftest.py) is granted by that role's documents as
 deployed, with resource ARNs of every service and conditions (dynamodb:LeadingKeys, s3:prefix,
-iam:PassedToService) evaluated; and each permission those calls use is needed (removing it leaves a call denied).
+iam:PassedToService, cloudwatch:namespace) evaluated; and each permission those calls use is needed (removing it
+leaves a call denied).
 """
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -32,9 +35,9 @@ def test_every_role_made_calls_and_the_engine_calls_were_recorded_in_its_workers
     assert {n.call.principal for n in found} == set(documents)
     job = principals["job"].name
     operations = {(n.call.service, n.call.operation) for n in found if n.call.principal == job}
-    # the driver's (config, table check, plans) and the Spark tasks' (uploads) calls
+    # the driver's (config, table check, plans, the run's metrics) and the Spark tasks' (uploads) calls
     assert {("s3", "GetObject"), ("dynamodb", "DescribeTable"), ("dynamodb", "TransactWriteItems"),
-            ("dynamodb", "BatchWriteItem"), ("s3", "PutObject")} <= operations
+            ("dynamodb", "BatchWriteItem"), ("s3", "PutObject"), ("cloudwatch", "PutMetricData")} <= operations
 
 
 def test_every_recorded_call_is_granted_by_its_roles_documents_as_deployed(recorded):
@@ -69,6 +72,15 @@ def test_a_leading_keys_condition_naming_another_connector_fails_the_check(recor
     assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
             "dynamodb:BatchWriteItem"} <= denied
     assert "dynamodb:DescribeTable" not in denied  # a table-level action has no leading keys
+
+
+def test_the_run_metrics_are_granted_in_their_namespace_only(recorded, principals):
+    documents, found = recorded
+    name = principals["job"].name
+    published = [n for n in found if n.call.principal == name and n.action == "cloudwatch:PutMetricData"]
+    assert published and all(allows(documents[name], n) for n in published)
+    elsewhere = [dataclasses.replace(n, context={"cloudwatch:namespace": "AnotherNamespace"}) for n in published]
+    assert not any(allows(documents[name], n) for n in elsewhere)
 
 
 def _with_leading_keys(document: dict, keys: list[str]) -> dict:

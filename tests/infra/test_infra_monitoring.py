@@ -6,6 +6,9 @@ from aws_cdk.assertions import Match
 
 from infra.constructs.monitoring import FAILED_STATES, JOB_RUN_STATE_CHANGE, UNHEALTHY_TICKS
 from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
+from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
+from sink_engine.driver.metrics import METRICS as RUN_METRICS
+from sink_engine.driver.metrics import NAMESPACE as RUN_NAMESPACE
 
 
 def _only(resources: dict) -> dict:
@@ -111,3 +114,27 @@ def test_dashboard_shows_every_alarm_and_job_runs_by_state(each_env):
     for state in ("Running", "Success", "Failed", "Cancelled"):
         assert f"{state}Jobs" in body
     assert "{AWS/EMRServerless,ApplicationId,ApplicationName}" in body  # emr-7.12.0 publishes these dimensions
+
+
+def _dashboard_widgets(template) -> list[dict]:
+    """The dashboard's widgets, its body's tokens (ARNs, names) read as the text TOKEN."""
+    body = _only(template.find_resources("AWS::CloudWatch::Dashboard"))["DashboardBody"]
+    separator, parts = body["Fn::Join"]
+    return json.loads(separator.join(p if isinstance(p, str) else "TOKEN" for p in parts))["widgets"]
+
+
+def test_dashboard_graphs_each_connectors_run_metrics_with_their_statistics(each_env):
+    # given the synthesized dashboard
+    widgets = _dashboard_widgets(each_env.template("service"))
+    # then every metric a job run publishes is graphed, per connector of the environment, on the run metrics'
+    # namespace and dimension, summed for counts and at its largest for the run's duration and lag
+    graphed = {}
+    for widget in widgets:
+        for metric in widget["properties"].get("metrics", []):
+            if metric[:1] == [RUN_NAMESPACE] and metric[1] in RUN_METRICS:
+                (dimension, connector), options = metric[2:4], metric[4]
+                assert dimension == RUN_DIMENSION
+                graphed[(metric[1], connector)] = options["stat"]
+    connectors = {c.name for c in each_env.deployment.connectors}
+    assert graphed == {(name, c): "Maximum" if name in ("RunSeconds", "Lag") else "Sum"
+                       for name in RUN_METRICS for c in connectors}
