@@ -53,17 +53,22 @@ class Check:
     applies: Callable[[object], bool] = lambda config: True
 
     def __call__(self, context) -> Result:
+        """The probe's Result; its message on one line (AWS's messages may hold an XML body)."""
+        status, message = self._outcome(context)
+        return Result(self.name, status, " ".join(message.split()))
+
+    def _outcome(self, context) -> tuple[str, str]:
         try:
-            return Result(self.name, OK, self.probe(context))
+            return OK, self.probe(context)
         except Skipped as e:
-            return Result(self.name, SKIPPED, str(e))
+            return SKIPPED, str(e)
         except Failed as e:
-            return Result(self.name, FAILED, str(e))
+            return FAILED, str(e)
         except ClientError as e:
-            return Result(self.name, FAILED, grants.describe(e, self.service, self.resource, self.grantor))
+            return FAILED, grants.describe(e, self.service, self.resource, self.grantor)
         except BotoCoreError as e:
-            return Result(self.name, FAILED, f"AWS request failed: {e}")
+            return FAILED, f"AWS request failed: {e}"
         except SinkError as e:
-            return Result(self.name, FAILED, str(e))
+            return FAILED, str(e)
         except Exception as e:  # noqa: BLE001 - a broken dependency is reported, never a traceback
-            return Result(self.name, FAILED, f"{type(e).__name__}: {e}")
+            return FAILED, f"{type(e).__name__}: {e}"

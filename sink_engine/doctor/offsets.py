@@ -13,6 +13,8 @@ while AccessDeniedException shows it is not. A failed conditional write still co
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from botocore.exceptions import ClientError
 
 import sink_engine.offsets.layout as layout
@@ -24,7 +26,8 @@ from sink_engine.doctor.checks import Check, Failed
 def table(context) -> str:
     name = context.config["offset.storage.dynamodb.table"]
     try:
-        described = _client(context).describe_table(TableName=name)["Table"]
+        with _named(context, "table"):
+            described = _client(context).describe_table(TableName=name)["Table"]
     except ClientError as e:
         if grants.error_code(e) == "ResourceNotFoundException":
             raise Failed(f"table {name} does not exist (offset.storage.dynamodb.table); `sink-engine init` or the "
@@ -38,8 +41,9 @@ def table(context) -> str:
 
 def lease(context) -> str:
     config = context.config
-    item = _client(context).get_item(TableName=config["offset.storage.dynamodb.table"], ConsistentRead=True,
-                                     Key=layout.key(config.name, layout.LEASE_SK)).get("Item")
+    with _named(context, "lease item"):
+        item = _client(context).get_item(TableName=config["offset.storage.dynamodb.table"], ConsistentRead=True,
+                                         Key=layout.key(config.name, layout.LEASE_SK)).get("Item")
     if item is None:
         return f"no lease item for {config.name}: no run has started yet"
     return f"lease of {config.name}: epoch {item['epoch']['N']}, owner {item['owner']['S']}, " \
@@ -49,17 +53,32 @@ def lease(context) -> str:
 def conditional_write(context) -> str:
     config = context.config
     try:
-        _client(context).update_item(
-            TableName=config["offset.storage.dynamodb.table"], Key=layout.key(config.name, layout.LEASE_SK),
-            UpdateExpression="SET #probe = :never", ConditionExpression="#pk = :never",
-            ExpressionAttributeNames={"#pk": layout.PK, "#probe": "doctor_probe"},
-            ExpressionAttributeValues={":never": {"S": f"{config.name}#doctor"}})
+        with _named(context, "lease item"):
+            _client(context).update_item(
+                TableName=config["offset.storage.dynamodb.table"], Key=layout.key(config.name, layout.LEASE_SK),
+                UpdateExpression="SET #probe = :never", ConditionExpression="#pk = :never",
+                ExpressionAttributeNames={"#pk": layout.PK, "#probe": "doctor_probe"},
+                ExpressionAttributeValues={":never": {"S": f"{config.name}#doctor"}})
     except ClientError as e:
         if grants.error_code(e) == "ConditionalCheckFailedException":
             return "UpdateItem of the lease item is allowed (its condition is false by construction: nothing written)"
         raise
     raise Failed(f"UpdateItem of {config.name}'s lease item succeeded where its condition cannot hold: "
                  "the table is not DynamoDB as the engine knows it")
+
+
+@contextmanager
+def _named(context, what: str):
+    """A refused call as Failed naming the table (and the item: the grant is per partition key)."""
+    config = context.config
+    try:
+        yield
+    except ClientError as e:
+        if not grants.is_denied(e):
+            raise
+        item = f" ({what} of {layout.PK}={config.name})" if what != "table" else ""
+        raise Failed(grants.describe(e, "dynamodb", f"table {config['offset.storage.dynamodb.table']}{item}")) \
+            from None
 
 
 def _client(context):
