@@ -3,14 +3,15 @@ table of the connector's topics exists or will be created by the first run (`ice
 Loading a table reads its metadata file, so the table's files are reached as a commit reaches them."""
 from __future__ import annotations
 
-from pyiceberg.exceptions import NoSuchNamespaceError
-
 from sink_engine.doctor.checks import Check, Failed
-from sink_engine.iceberg.catalog import load_table, open_catalog
 from sink_engine.iceberg.settings import IcebergSettings, is_iceberg
 
 
 def tables(context) -> str:
+    from pyiceberg.exceptions import NoSuchNamespaceError  # pyiceberg only for IcebergFormat (`libraries` checks it)
+
+    from sink_engine.iceberg.catalog import load_table, open_catalog
+
     settings = IcebergSettings.from_config(context.config)
     catalog = open_catalog(settings)
     try:
