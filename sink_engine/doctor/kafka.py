@@ -55,14 +55,18 @@ def dead_letter_topic(context) -> str:
 
 
 def _metadata(source: SourceSettings):
-    """(the cluster's metadata, the consumer that read it: the caller closes it); Failed naming the brokers."""
-    consumer = make_consumer(source)
+    """(the cluster's metadata, the consumer that read it: the caller closes it); Failed naming the brokers and
+    what the client reported meanwhile (a refused connection, a failed SASL authentication)."""
+    reported: list[str] = []
+    consumer = make_consumer(source, error_cb=lambda error: reported.append(error.str()))
     try:
         return consumer.list_topics(timeout=source.timeout_ms / 1000), consumer
     except KafkaException as e:
         consumer.close()
+        seen = list(dict.fromkeys(reported))[-3:]  # the last distinct ones
         raise Failed(f"no answer from bootstrap.servers={','.join(source.bootstrap_servers)} ({_auth(source)}) "
-                     f"within sink.kafka.timeout.ms={source.timeout_ms}: {e.args[0]}") from None
+                     f"within sink.kafka.timeout.ms={source.timeout_ms}: {e.args[0].str()}"
+                     + (f"; the client reported: {'; '.join(seen)}" if seen else "")) from None
 
 
 def _auth(source: SourceSettings) -> str:

@@ -12,6 +12,7 @@ from devtools.stack import free_port
 from sink_engine import events
 from sink_engine.cli import main
 from tests.conftest import BUCKET, TABLE
+from tests.functional.test_sasl_broker import SCRAM, sasl_broker  # noqa: F401 - the fixture
 from tests.schema_registry_server import SchemaRegistryServer
 
 AVRO_VALUE = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]})
@@ -84,7 +85,9 @@ def test_a_healthy_connector_passes_every_check_and_writes_only_its_probe(health
 BROKEN = {
     "kafka unreachable": ({"bootstrap.servers": "127.0.0.1:{port}", "sink.kafka.timeout.ms": "3000"},
                           {"kafka topics": "no answer from bootstrap.servers=127.0.0.1:{port} (PLAINTEXT) within "
-                                           "sink.kafka.timeout.ms=3000"}),
+                                           "sink.kafka.timeout.ms=3000: Failed to get metadata: Local: Broker "
+                                           "transport failure; the client reported: 127.0.0.1:{port}/bootstrap: "
+                                           "Connect to ipv4#127.0.0.1:{port} failed: Connection refused"}),
     "topic missing": ({"topics": "absent-{unique}"},
                       {"kafka topics": "topics not found in Kafka: absent-{unique} (topics)"}),
     "bucket missing": ({"s3.bucket.name": "absent-{unique}"},
@@ -122,3 +125,20 @@ def test_each_broken_dependency_is_named_and_fails_the_doctor(broken, healthy, t
     assert verdict == f"doctor: {len(failed)} of {len(rows)} checks failed: {', '.join(failed)}"
     # and every other check still ran and passed
     assert all(status == "ok" for name, (status, _) in rows.items() if name not in failed)
+
+
+def test_a_kafka_login_the_broker_refuses_is_named_with_the_configured_authentication(sasl_broker, healthy, tmp_path,
+                                                                                      capsys):
+    # given the connector pointed at a broker that requires SASL, with SCRAM credentials it does not know (Tansu
+    # keeps no SCRAM users: tests/functional/test_sasl_broker.py)
+    document = {**healthy, "config": {
+        **healthy["config"], "bootstrap.servers": sasl_broker, "sink.kafka.timeout.ms": "3000",
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": f'{SCRAM} required username="sink-user" password="pw";'}}
+    # when the doctor checks it
+    code, rows, _ = _doctor(document, tmp_path, capsys)
+    # then the Kafka check fails, saying how it authenticated and what the broker answered
+    assert code == 1 and rows["kafka topics"][0] == "FAILED"
+    message = rows["kafka topics"][1]
+    assert f"bootstrap.servers={sasl_broker} (SASL_PLAINTEXT SCRAM-SHA-512)" in message
+    assert "SASL SCRAM authentication failed: broker responded with unknown-user" in message
