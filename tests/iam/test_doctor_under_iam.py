@@ -30,7 +30,8 @@ def connector(iam_stack, world, tmp_path_factory) -> dict:
     unique = uuid.uuid4().hex[:8]
     name, topic, bucket, table = f"doctor-{unique}", f"doctor-{unique}", f"doctor-lake-{unique}", f"doctor-{unique}"
     create_topic(iam_stack.bootstrap_servers, topic, 1)
-    world.admin.client("s3").create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": world.region})
+    world.admin.client("s3").create_bucket(Bucket=bucket,
+                                           CreateBucketConfiguration={"LocationConstraint": world.region})
     ensure_table(world.admin.client("dynamodb"), table)
     document = {"name": name, "config": {
         "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": topic,
