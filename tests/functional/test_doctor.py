@@ -142,3 +142,25 @@ def test_a_kafka_login_the_broker_refuses_is_named_with_the_configured_authentic
     message = rows["kafka topics"][1]
     assert f"bootstrap.servers={sasl_broker} (SASL_PLAINTEXT SCRAM-SHA-512)" in message
     assert "SASL SCRAM authentication failed: broker responded with unknown-user" in message
+
+
+def test_a_resolved_reference_is_shown_and_its_value_used(healthy, tmp_path, capsys, unique):
+    # given the registry login in Secrets Manager, referenced from the config
+    import boto3
+
+    boto3.client("secretsmanager").create_secret(Name=f"registry-{unique}", SecretString='{"login": "sink:pw"}')
+    document = {**healthy, "config": {**healthy["config"], "value.converter.basic.auth.credentials.source": "USER_INFO",
+                                      "value.converter.basic.auth.user.info": f"${{secrets:registry-{unique}:login}}"}}
+    # when the doctor checks it, then the reference resolved and every check passed
+    code, rows, _ = _doctor(document, tmp_path, capsys)
+    assert code == 0, rows
+    assert rows["secrets"] == ("ok", f"resolved 1 reference(s): secret 'registry-{unique}' "
+                                     "(value.converter.basic.auth.user.info)")
+
+
+def test_a_config_that_cannot_be_read_is_the_only_finding(tmp_path, capsys):
+    code = main(["doctor", "--config", str(tmp_path / "absent.json")])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert out[0].split()[:2] == ["config", "FAILED"] and "config key '--config': cannot read" in out[0]
+    assert out[1:] == ["doctor: 1 of 1 checks failed: config"]
