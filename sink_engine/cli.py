@@ -1,4 +1,4 @@
-"""`sink-engine` / `python -m sink_engine`: init, validate, run, status."""
+"""`sink-engine` / `python -m sink_engine`: init, validate, doctor, run, status, read, dlq, iceberg."""
 from __future__ import annotations
 
 import argparse
@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
+    if args.command == "doctor":  # loads the config itself: a config or secret that fails is one of its findings
+        from sink_engine.doctor import doctor
+
+        return doctor(args.config, from_environment(os.environ))
     try:
         # a Confluent Cloud config's Schema Registry, when the file names none: SINK_SCHEMA_REGISTRY_URL
         config = load_checked_config(args.config, resolve_secrets=args.command != "validate",
@@ -63,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     helps = {
         "init": "create the DynamoDB offsets table if missing and check that the bucket exists",
         "validate": "print the effective config with defaults; exit 2 naming the key at fault",
+        "doctor": "reach everything a run needs (Kafka, schema registry, S3, DynamoDB, secrets, Iceberg catalog) as "
+                  "the run would; exit 1 naming each failure",
         "run": "one bounded run: plan, write, commit",
         "status": "committed offset, end offset, lag, last commit and last file per topic-partition",
     }

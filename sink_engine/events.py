@@ -23,6 +23,7 @@ OFFSETS_RECOVERED = "OFFSETS_RECOVERED"  # IcebergFormat: DynamoDB moved forward
 RUN_TIMED_OUT = "RUN_TIMED_OUT"  # sink.run.timeout.ms passed with a task still running: its Spark job is cancelled
 TRANSACTION_RETRIED = "TRANSACTION_RETRIED"  # DynamoDB cancelled a transaction for a transient reason; sent again
 CONFIG_KEY_IGNORED = "CONFIG_KEY_IGNORED"  # a connector key no one knows, ignored (config/key_policy.py)
+DOCTOR_CHECK = "DOCTOR_CHECK"  # one check of `sink-engine doctor`: its name, status (ok, FAILED) and message
 
 
 def emit(event: str, level: int = logging.INFO, **fields) -> None:

@@ -173,4 +173,6 @@ def _route(registry: SchemaRegistryServer, method: str, path: str, params: dict,
         if not 0 < version <= len(versions):
             return NOT_FOUND
         return 200, registry.registered(unquote(m.group(1)), version, fmt)
+    if method == "GET" and path == "/subjects":
+        return 200, sorted(registry.subjects)
     return 404, {"error_code": 404, "message": f"{method} {path} is not implemented by the test registry"}

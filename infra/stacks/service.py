@@ -74,6 +74,9 @@ class ServiceStack(Stack):
             CfnOutput(self, name, value=function.function_name, description=how)
         CfnOutput(self, "ApplicationId", value=self.job.application.attr_application_id,
                   description="EMR Serverless application of the sink job (aws emr-serverless list-job-runs)")
+        CfnOutput(self, "JobLogGroupName", value=self.job.log_group.log_group_name,
+                  description="CloudWatch log group of the job runs (driver and executor STDOUT/STDERR, doctor "
+                              "output); named by CloudFormation")
         CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name,
                   description=f"CloudWatch dashboard (console: CloudWatch > Dashboards, region {settings.region})")
         for name, role in self.job.roles.items():

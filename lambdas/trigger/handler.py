@@ -5,8 +5,9 @@ Events: the MSK event (`eventSource` "aws:kafka", `records` grouped under "<topi
 partition, offset and timestamp are read, never the base64 key or value); `{"action": "idle-flush"}`;
 `{"action": "run", "connector": "<name>"}` (start a run now unless one is active, ignoring the rules and the
 backoff); `{"action": "maintain", "connector": "<name>", "time": "<the schedule's event time>"}` (start an EMR
-job run of `sink-engine iceberg maintain` for it; see runs.py). The tick also reports the health of the
-function's MSK event source mappings (esm_health.py).
+job run of `sink-engine iceberg maintain` for it; see runs.py); `{"action": "doctor", "connector": "<name>"}` (start
+an EMR job run of `sink-engine doctor` for it, as its job role: its table lands in the job's logs). The tick also
+reports the health of the function's MSK event source mappings (esm_health.py).
 Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes, read on first use and again
 after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
 without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, RUN_CLAIM_MS, BACKOFF_BASE_MS,
@@ -73,7 +74,8 @@ def decide(event: dict) -> list[Decision]:
         return [_service().force(event.get("connector"))]
     raise UnknownRequestError(f"unknown trigger event: action {action!r} (expected an MSK event, "
                               '{"action": "idle-flush"}, {"action": "run", "connector": "<name>"} or '
-                              '{"action": "maintain", "connector": "<name>"})')
+                              '{"action": "maintain", "connector": "<name>"} or {"action": "doctor", "connector": '
+                              '"<name>"})')
 
 
 def maintain(event: dict) -> dict:
@@ -85,11 +87,21 @@ def maintain(event: dict) -> dict:
             "job_run_id": outcome.job_run_id}
 
 
+def doctor(event: dict) -> dict:
+    connector = event.get("connector")
+    outcome = _service().doctor(connector, event.get("time"))
+    logger.info("DOCTOR_RUN_STARTED", extra={"connector": connector, "job_run_id": outcome.job_run_id})
+    return {"connector": connector, "action": outcome.action, "reason": outcome.reason,
+            "job_run_id": outcome.job_run_id}
+
+
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def handler(event: dict, context) -> dict:
     if event.get("action") == "maintain":
         return {"maintenance": maintain(event)}
+    if event.get("action") == "doctor":
+        return {"doctor": doctor(event)}
     decisions = decide(event)
     for decision in decisions:
         _report(decision)

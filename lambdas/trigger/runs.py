@@ -13,7 +13,8 @@ without a run id that has not expired is resumed with the same client token: Sta
 Table upkeep (`start_maintenance`, IcebergFormat) takes neither lease nor claim: `sink-engine iceberg maintain`
 commits safely while the connector's runs commit (README, Iceberg tables: Upkeep), and a second one at once only
 finds less to do. Its token derives from (connector, the schedule's event time), so a tick delivered twice, or an
-invocation retried, starts one run.
+invocation retried, starts one run. A doctor run (`start_doctor`: `sink-engine doctor`, which writes only its
+probes) takes neither either; its token derives from (connector, the request's time).
 """
 from __future__ import annotations
 
@@ -78,6 +79,15 @@ def maintenance_arguments(config_uri: str) -> list[str]:
     return ["iceberg", "maintain", "--config", config_uri]
 
 
+def doctor_token(connector: str, requested_at: str) -> str:
+    return hashlib.sha256(f"{connector}#doctor#{requested_at}".encode()).hexdigest()[:64]
+
+
+def doctor_arguments(config_uri: str) -> list[str]:
+    """The engine CLI's arguments of a connector's doctor run."""
+    return ["doctor", "--config", config_uri]
+
+
 class RunStarter:
     def __init__(self, state: TriggerState, emr, job: JobSpec, claim_ms: int, backoff: Backoff):
         self._state, self._emr, self._job, self._claim_ms, self._backoff = state, emr, job, claim_ms, backoff
@@ -134,6 +144,14 @@ class RunStarter:
             connector, maintenance_arguments(connector.config_uri), maintenance_token(connector.name, scheduled_at),
             f"{connector.name}-maintain", {"action": "maintain"}))
         return Outcome("started", "maintenance", answer["jobRunId"])
+
+    def start_doctor(self, connector: Connector, requested_at: str) -> Outcome:
+        """Start `sink-engine doctor` for `connector` as its job role (see the module docstring); `requested_at`
+        names the request. A refused StartJobRun raises."""
+        answer = self._emr.start_job_run(**self._job.start_request(
+            connector, doctor_arguments(connector.config_uri), doctor_token(connector.name, requested_at),
+            f"{connector.name}-doctor", {"action": "doctor"}))
+        return Outcome("started", "doctor", answer["jobRunId"])
 
     def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
         try:

@@ -69,6 +69,11 @@ class TriggerService:
                                       "to maintain")
         return self._starter.start_maintenance(connector, scheduled_at or str(self._clock()))
 
+    def doctor(self, name: str, requested_at: str | None) -> Outcome:
+        """Start a `sink-engine doctor` run of `name` (requested at `requested_at`; None: now), whatever its lease:
+        the doctor reads the lease and writes only its probes."""
+        return self._starter.start_doctor(self._deployed_one(name), requested_at or str(self._clock()))
+
     def _deployed_one(self, name: str) -> Connector:
         connectors = self._connectors
         if name not in connectors:

@@ -169,7 +169,8 @@ def test_glue_tables_project_kafka_partitions(each_env):
 
 def test_outputs_name_every_function_the_application_the_dashboard_and_job_roles(each_env):
     outputs = each_env.templates["service"]["Outputs"]
-    for name in ("ReplayFunctionName", "TriggerFunctionName", "AdminFunctionName", "ApplicationId", "DashboardName"):
+    for name in ("ReplayFunctionName", "TriggerFunctionName", "AdminFunctionName", "ApplicationId", "DashboardName",
+                 "JobLogGroupName"):
         assert name in outputs, name
     assert "--cli-read-timeout 900" in outputs["ReplayFunctionName"]["Description"]
     assert len([o for o in outputs if o.startswith("JobRole")]) == len(each_env.deployment.connectors)

@@ -405,3 +405,31 @@ def _moto_runs(app_id: str) -> list:
     from moto.emrserverless.models import emrserverless_backends
 
     return emrserverless_backends[DEFAULT_ACCOUNT_ID]["eu-west-1"].job_runs.get(app_id, [])
+
+
+@pytest.mark.parametrize("connector, config_uri, role", [
+    (ORDERS, "s3://lake/_connectors/orders-s3-sink.json", ORDERS_ROLE),
+    (CLICKS, "s3://lake/_connectors/clicks-s3-sink.json", DEFAULT_ROLE),  # objects, not tables: doctor applies too
+])
+def test_a_doctor_request_starts_a_doctor_run_of_the_connector_as_its_job_role(app_id, table, context, clock,
+                                                                                connector, config_uri, role):
+    # given a run of the connector holding its lease (the doctor only reads it)
+    _hold_lease(table, connector, expires_at_ms=clock() + 600_000)
+    # when the deploy guide's request arrives
+    answer = trigger.handler({"action": "doctor", "connector": connector}, context)["doctor"]
+    # then one job run of `sink-engine doctor` starts with the connector's config, as its job role
+    assert (answer["action"], answer["reason"]) == ("started", "doctor")
+    detail = _run_detail(app_id, answer["job_run_id"])
+    assert detail["jobDriver"]["sparkSubmit"]["entryPointArguments"] == ["doctor", "--config", config_uri]
+    assert detail["executionRole"] == role
+    assert detail["tags"] == {"connector": connector, "action": "doctor"}
+    assert detail["name"] == f"{connector}-doctor"
+    # and no run claim was taken: the connector's runs go on as before
+    assert "Item" not in boto3.client("dynamodb").get_item(TableName=table, Key={"pk": {"S": connector},
+                                                                              "sk": {"S": "RUN"}})
+
+
+def test_a_doctor_request_for_an_unknown_connector_names_it(app_id, context):
+    with pytest.raises(UnknownRequestError, match="connector 'gone' is not deployed"):
+        trigger.handler({"action": "doctor", "connector": "gone"}, context)
+    assert _moto_runs(app_id) == []

@@ -1,0 +1,89 @@
+"""Kafka as a run first reaches it: the cluster's metadata with the configured authentication, every partition of
+the connector's topics and their low and high watermarks (source/metadata.py's `watermarks`, as the driver plans),
+all within `sink.kafka.timeout.ms`; and the dead-letter topic, when one is configured."""
+from __future__ import annotations
+
+from confluent_kafka import KafkaError, KafkaException
+
+from sink_engine.doctor.checks import Check, Failed
+from sink_engine.doctor.grants import grant_hint
+from sink_engine.model import TopicPartition
+from sink_engine.source.client_config import kafka_authentication
+from sink_engine.source.consumer import make_consumer
+from sink_engine.source.metadata import watermarks
+from sink_engine.source.settings import SourceSettings
+
+
+def topics(context) -> str:
+    """Every topic the config names exists with partitions; their watermarks are read. Records the topics found
+    on `context.topics` (the S3 probe writes under them with `topics.regex`)."""
+    source = SourceSettings.from_config(context.config)
+    metadata, consumer = _metadata(source)
+    try:
+        found = {name: topic for name, topic in metadata.topics.items()
+                 if not name.startswith("__") and source.topic_matches(name)}
+        named = source.topics if source.topics is not None else tuple(sorted(found))
+        if not named:
+            raise Failed(f"no topic matches topics.regex={source.topics_regex}")
+        missing = [t for t in named if t not in found]
+        if missing:
+            raise Failed(f"topics not found in Kafka: {', '.join(missing)} (topics)")
+        refused = [t for t in named if found[t].error is not None]
+        if refused:
+            raise Failed("; ".join(_topic_error(t, found[t].error) for t in refused))
+        tps = sorted(TopicPartition(t, p) for t in named for p in found[t].partitions)
+        marks = watermarks(consumer, tps, source.timeout_ms / 1000)
+    finally:
+        consumer.close()
+    context.topics = tuple(named)
+    records = sum(high - low for low, high in marks.values())
+    return (f"{_auth(source)}: {len(tps)} partitions of {', '.join(named)}, {records} records between their "
+            f"watermarks")
+
+
+def dead_letter_topic(context) -> str:
+    topic = context.config["errors.deadletterqueue.topic.name"]
+    metadata, consumer = _metadata(SourceSettings.from_config(context.config))
+    consumer.close()
+    found = metadata.topics.get(topic)
+    if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
+        return (f"{topic} does not exist yet: the first dead letter creates it (with MSK IAM it "
+                f"{grant_hint('kafka-cluster:CreateTopic', f'topic {topic}')})")
+    if found.error is not None:
+        raise Failed(_topic_error(topic, found.error))
+    return f"{topic}: {len(found.partitions)} partition(s)"
+
+
+def _metadata(source: SourceSettings):
+    """(the cluster's metadata, the consumer that read it: the caller closes it); Failed naming the brokers and
+    what the client reported meanwhile (a refused connection, a failed SASL authentication)."""
+    reported: list[str] = []
+    consumer = make_consumer(source, error_cb=lambda error: reported.append(error.str()))
+    try:
+        return consumer.list_topics(timeout=source.timeout_ms / 1000), consumer
+    except KafkaException as e:
+        consumer.close()
+        seen = list(dict.fromkeys(reported))[-3:]  # the last distinct ones
+        raise Failed(f"no answer from bootstrap.servers={','.join(source.bootstrap_servers)} ({_auth(source)}) "
+                     f"within sink.kafka.timeout.ms={source.timeout_ms}: {e.args[0].str()}"
+                     + (f"; the client reported: {'; '.join(seen)}" if seen else "")) from None
+
+
+def _auth(source: SourceSettings) -> str:
+    settings = kafka_authentication(source)
+    protocol = settings.get("security.protocol", "PLAINTEXT")
+    mechanism = settings.get("sasl.mechanisms")
+    iam = " (MSK IAM)" if "oauth_cb" in settings else ""
+    return f"{protocol}" + (f" {mechanism}{iam}" if mechanism else "")
+
+
+def _topic_error(topic: str, error: KafkaError) -> str:
+    if error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+        return (f"topic {topic}: not authorized to describe it (with MSK IAM the job "
+                f"{grant_hint('kafka-cluster:DescribeTopic', f'topic {topic}')}; otherwise the cluster's ACLs)")
+    return f"topic {topic}: {error}"
+
+
+CHECKS = (Check("kafka topics", topics),
+          Check("kafka dead-letter topic", dead_letter_topic,
+                applies=lambda config: bool(config["errors.deadletterqueue.topic.name"])))

@@ -1,0 +1,90 @@
+"""DynamoDB as a run uses it: the offsets table's description (the run checks the table first), a consistent read
+of the connector's lease item (a run's first read), and a write that proves UpdateItem without changing anything.
+
+The write is an UpdateItem of the lease item conditioned on `pk = :never`, where `:never` is not the connector's
+name: the item under the connector's key has that name as `pk`, or does not exist (a comparison with a missing
+attribute is false), so the condition is false by construction and DynamoDB answers
+ConditionalCheckFailedException, writing nothing ("Condition expressions", Amazon DynamoDB Developer Guide:
+https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html). The
+request is authorized before its condition is evaluated, so ConditionalCheckFailed shows dynamodb:UpdateItem is
+allowed on this key (the job role's grant is limited to the connector's partition key, `dynamodb:LeadingKeys`),
+while AccessDeniedException shows it is not. A failed conditional write still consumes write capacity
+(https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html): one unit.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from botocore.exceptions import ClientError
+
+import sink_engine.offsets.layout as layout
+from sink_engine.aws import dynamodb_client
+from sink_engine.doctor import grants
+from sink_engine.doctor.checks import Check, Failed
+
+
+def table(context) -> str:
+    name = context.config["offset.storage.dynamodb.table"]
+    try:
+        with _named(context, "table"):
+            described = _client(context).describe_table(TableName=name)["Table"]
+    except ClientError as e:
+        if grants.error_code(e) == "ResourceNotFoundException":
+            raise Failed(f"table {name} does not exist (offset.storage.dynamodb.table); `sink-engine init` or the "
+                         "stack creates it") from None
+        raise
+    keys = {k["AttributeName"]: k["KeyType"] for k in described["KeySchema"]}
+    if keys != {layout.PK: "HASH", layout.SK: "RANGE"}:
+        raise Failed(f"table {name} has keys {keys}, not the offsets table's ({layout.PK} HASH, {layout.SK} RANGE)")
+    return f"table {name}: {described['TableStatus']}"
+
+
+def lease(context) -> str:
+    config = context.config
+    with _named(context, "lease item"):
+        item = _client(context).get_item(TableName=config["offset.storage.dynamodb.table"], ConsistentRead=True,
+                                         Key=layout.key(config.name, layout.LEASE_SK)).get("Item")
+    if item is None:
+        return f"no lease item for {config.name}: no run has started yet"
+    return f"lease of {config.name}: epoch {item['epoch']['N']}, owner {item['owner']['S']}, " \
+           f"expires at epoch ms {item['expires_at_ms']['N']}"
+
+
+def conditional_write(context) -> str:
+    config = context.config
+    try:
+        with _named(context, "lease item"):
+            _client(context).update_item(
+                TableName=config["offset.storage.dynamodb.table"], Key=layout.key(config.name, layout.LEASE_SK),
+                UpdateExpression="SET #probe = :never", ConditionExpression="#pk = :never",
+                ExpressionAttributeNames={"#pk": layout.PK, "#probe": "doctor_probe"},
+                ExpressionAttributeValues={":never": {"S": f"{config.name}#doctor"}})
+    except ClientError as e:
+        if grants.error_code(e) == "ConditionalCheckFailedException":
+            return "UpdateItem of the lease item is allowed (its condition is false by construction: nothing written)"
+        raise
+    raise Failed(f"UpdateItem of {config.name}'s lease item succeeded where its condition cannot hold: "
+                 "the table is not DynamoDB as the engine knows it")
+
+
+@contextmanager
+def _named(context, what: str):
+    """A refused call as Failed naming the table (and the item: the grant is per partition key)."""
+    config = context.config
+    try:
+        yield
+    except ClientError as e:
+        if not grants.is_denied(e):
+            raise
+        item = f" ({what} of {layout.PK}={config.name})" if what != "table" else ""
+        raise Failed(grants.describe(e, "dynamodb", f"table {config['offset.storage.dynamodb.table']}{item}")) \
+            from None
+
+
+def _client(context):
+    return dynamodb_client(context.config["s3.region"])
+
+
+CHECKS = (Check("dynamodb table", table, service="dynamodb"),
+          Check("dynamodb lease", lease, service="dynamodb"),
+          Check("dynamodb conditional write", conditional_write, service="dynamodb"))
