@@ -125,6 +125,24 @@ def test_the_dockerfile_starts_from_the_release_image_and_checks_the_archives_in
     assert instructions[-1] == ("USER", "hadoop:hadoop")
 
 
+def _run_instruction() -> str:
+    """The Dockerfile's RUN command as its shell gets it (Docker passes build arguments as environment variables)."""
+    (run,) = re.findall(r"^RUN (.*)$", re.sub(r"\\\n\s*", " ", DOCKERFILE.read_text()), re.M)
+    return run
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3.11").is_file(), reason="needs an interpreter at /usr/bin/python3.11")
+@pytest.mark.parametrize("python, passes", [("3.11", True), ("3", False)])
+def test_the_image_build_fails_on_an_interpreter_of_another_version(python, passes):
+    # given this machine's /usr/bin/python3.11 (and python3, a link to it) standing in for the image's: the RUN
+    # step finds it (no dnf) and checks its version against the build argument
+    done = subprocess.run(["/bin/sh", "-c", _run_instruction()], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PYTHON_VERSION": python})
+    # then the build goes on with 3.11 and fails on "3" (python3 is not version "3")
+    assert (done.returncode == 0) is passes, done.stderr
+    assert passes or "AssertionError" in done.stderr
+
+
 # -- the release's image as it is ---------------------------------------------------------------------------------
 
 def _job_template(tmp_path: Path, settings) -> tuple[dict, dict]:
