@@ -18,7 +18,7 @@ from infra.constructs.nag import acknowledge, logical_id
 from infra.errors import PackagingError
 from infra.packaging import ROOT, Target, job_archive_path
 from infra.job_policy import JobPhysicalNames
-from infra.settings import Settings
+from infra.settings import EmrSettings, Settings
 
 ARCHIVE_ALIAS = "environment"
 IMAGE_DIR = ROOT / "infra" / "job" / "image"
@@ -103,7 +103,7 @@ class SinkJob(Construct):
         ])
         self.concurrent_footprint = check_capacity(settings, self.spark_parameters, len(connectors))
 
-    def _image(self, emr_settings) -> ecr_assets.DockerImageAsset:
+    def _image(self, emr_settings: EmrSettings) -> ecr_assets.DockerImageAsset:
         """The application's image (infra/job/image/Dockerfile) for its release, interpreter and architecture.
         `cdk deploy` builds it with Docker and pushes it to the CDK bootstrap's container asset repository, which
         EMR Serverless may pull from only with bootstrap version EMR_PULL_BOOTSTRAP_VERSION or later: the stack's
