@@ -51,6 +51,12 @@ EMR_PYTHONS: dict[str, tuple[str, ...]] = {
     **{f"emr-7.{minor}.0": ("3.9", "3.11") for minor in range(1, 14)},
 }
 
+# Where the job's interpreter (/usr/bin/python<emr.python>, which the job archive's bin/python links to) comes from,
+# `emr.interpreter`: "image", an image the stack builds from the release's EMR Serverless image with that interpreter
+# installed (infra/job/image/Dockerfile; Docker at `cdk deploy`), or "system", the release's own image as it is (no
+# AWS document confirms the path on EMR Serverless images: for those who checked their release's image).
+INTERPRETERS = ("image", "system")
+
 # How the job (EMR Serverless) and the replay Lambda, in `network.subnet_ids`, reach S3, DynamoDB, STS, Glue,
 # CloudWatch Logs, KMS, Secrets Manager and SSM: through a NAT the subnets already route to, or VPC endpoints the stack
 # creates (see infra/constructs/network.py).
@@ -108,9 +114,12 @@ class EmrSettings:
     max_executors_per_run: int = 3
     # how many runs max_capacity must hold at once (None: one per connector); see infra/capacity.py
     concurrent_runs: int | None = None
+    # `emr.interpreter`: one of INTERPRETERS
+    interpreter_source: str = "image"
 
     @property
     def interpreter(self) -> str:
+        """The interpreter the job archive's bin/python links to, on the application's image."""
         return f"/usr/bin/python{self.python}"
 
 
@@ -390,6 +399,7 @@ def _emr(r: "_Reader") -> EmrSettings:
         max_executors_per_run=(r.integer("emr.max_executors_per_run", 1, 1000)
                                if r.present("emr.max_executors_per_run") else 3),
         concurrent_runs=r.integer("emr.concurrent_runs", 1, 1000) if r.present("emr.concurrent_runs") else None,
+        interpreter_source=r.choice("emr.interpreter", INTERPRETERS) if r.present("emr.interpreter") else "image",
     )
 
 

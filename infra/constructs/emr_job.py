@@ -1,7 +1,8 @@
 """The EMR Serverless application that runs the sink job, its uploaded artifacts and one runtime role per connector."""
 from __future__ import annotations
 
-from aws_cdk import Stack
+from aws_cdk import CfnRule, CfnRuleAssertion, Fn, Stack
+from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_emrserverless as emr
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -17,10 +18,16 @@ from infra.constructs.nag import acknowledge, logical_id
 from infra.errors import PackagingError
 from infra.packaging import ROOT, Target, job_archive_path
 from infra.job_policy import JobPhysicalNames
-from infra.settings import Settings
+from infra.settings import EmrSettings, Settings
 from sink_engine.driver.metrics import CLOUDWATCH, SETTING as METRICS_SETTING
 
 ARCHIVE_ALIAS = "environment"
+IMAGE_DIR = ROOT / "infra" / "job" / "image"
+_PLATFORMS = {"ARM64": ecr_assets.Platform.LINUX_ARM64, "X86_64": ecr_assets.Platform.LINUX_AMD64}
+# The first CDK bootstrap template whose container asset repository lets EMR Serverless pull (its statement
+# EmrServerlessImageRetrievalPolicy: ecr:BatchGetImage, GetDownloadUrlForLayer, DescribeImages for
+# emr-serverless.amazonaws.com from the account's applications; aws/aws-cdk-cli#112, CLI aws-cdk@2.1003.0).
+EMR_PULL_BOOTSTRAP_VERSION = 27
 
 
 # Without log types EMR Serverless sends only the driver's STDOUT and STDERR (API_CloudWatchLoggingConfiguration,
@@ -33,6 +40,7 @@ _LOG_TYPES = [emr.CfnApplication.LogTypeMapKeyValuePairProperty(key=worker, valu
 class SinkJob(Construct):
     """Attributes: `application` (CfnApplication), `roles` (connector name -> its job runtime role),
     `entry_point` (S3 URI), `spark_parameters` (the spark-submit parameters wiring the archive's interpreter),
+    `image` (the DockerImageAsset of the application's image with `emr.interpreter` "image", else None),
     `log_group`, `log_group_name` (a token: CloudFormation names the group), `concurrent_footprint` (what the
     runs that may be under way at once need, which `emr.max_capacity` holds: infra/capacity.py, checked here).
 
@@ -55,9 +63,12 @@ class SinkJob(Construct):
         entry = assets.Asset(self, "EntryPoint", path=str(ROOT / "infra" / "job" / "entrypoint.py"))
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention(settings.retention.log_retention_days))
         self.log_group_name = self.log_group.log_group_name
+        self.image = self._image(emr_settings) if emr_settings.interpreter_source == "image" else None
         self.application = emr.CfnApplication(
             self, "Application", name=f"sink-{settings.env}", release_label=emr_settings.release_label, type="SPARK",
             architecture=emr_settings.architecture,
+            image_configuration=emr.CfnApplication.ImageConfigurationInputProperty(image_uri=self.image.image_uri)
+            if self.image else None,
             maximum_capacity=emr.CfnApplication.MaximumAllowedResourcesProperty(
                 cpu=emr_settings.max_cpu, memory=emr_settings.max_memory, disk=emr_settings.max_disk),
             auto_start_configuration=emr.CfnApplication.AutoStartConfigurationProperty(enabled=True),
@@ -93,6 +104,22 @@ class SinkJob(Construct):
             f"--conf spark.emr-serverless.driverEnv.{METRICS_SETTING}={CLOUDWATCH}",  # each run's metrics
         ])
         self.concurrent_footprint = check_capacity(settings, self.spark_parameters, len(connectors))
+
+    def _image(self, emr_settings: EmrSettings) -> ecr_assets.DockerImageAsset:
+        """The application's image (infra/job/image/Dockerfile) for its release, interpreter and architecture.
+        `cdk deploy` builds it with Docker and pushes it to the CDK bootstrap's container asset repository, which
+        EMR Serverless may pull from only with bootstrap version EMR_PULL_BOOTSTRAP_VERSION or later: the stack's
+        rule fails the deployment before any change otherwise."""
+        image = ecr_assets.DockerImageAsset(
+            self, "Image", directory=str(IMAGE_DIR), platform=_PLATFORMS[emr_settings.architecture],
+            build_args={"RELEASE_LABEL": emr_settings.release_label, "PYTHON_VERSION": emr_settings.python})
+        older = [str(v) for v in range(1, EMR_PULL_BOOTSTRAP_VERSION)]
+        CfnRule(Stack.of(self), "CheckBootstrapVersionForEmrImage", assertions=[CfnRuleAssertion(
+            assert_=Fn.condition_not(Fn.condition_contains(older, Fn.ref("BootstrapVersion"))),
+            assert_description=f"emr.interpreter 'image' needs CDK bootstrap version {EMR_PULL_BOOTSTRAP_VERSION} or "
+                               "later (its container asset repository lets EMR Serverless pull the job's image): "
+                               "run `npx aws-cdk bootstrap` with this project's CLI")])
+        return image
 
     @property
     def application_arn(self) -> str:

@@ -66,8 +66,10 @@ def test_the_application_depends_on_the_stop_resource_which_names_it(each_env):
     assert stop_id in application["DependsOn"]
     assert stop["Properties"]["ApplicationName"] == application["Properties"]["Name"]
     assert len(stop["Properties"]["ConfigurationHash"]) == 64
-    # the log group's name is CloudFormation's: its reference rides along, rendered at deploy time
+    # the image's URI (its domain's ${AWS::URLSuffix}) and the log group's name (CloudFormation's) are
+    # intrinsics: their references ride along, rendered at deploy time
     assert stop["Properties"]["References"] == [
+        application["Properties"]["ImageConfiguration"]["ImageUri"],
         application["Properties"]["MonitoringConfiguration"]["CloudWatchLoggingConfiguration"]["LogGroupName"]]
 
 
@@ -102,11 +104,12 @@ def baseline(tmp_path_factory):
     (lambda doc: doc["emr"]["max_capacity"].update(cpu="48 vCPU"), None, True),
     (lambda doc: doc["network"].update(security_group_ids=["sg-0f1e2d3c4b5a69788"]), None, True),
     (lambda doc: None, {"environment": "dev", "owner": "data"}, True),  # a tag: CloudFormation updates it too
+    (lambda doc: doc["emr"].update(interpreter="system"), None, True),  # the image configuration goes
     # not properties of the application: no stop
     (lambda doc: doc["trigger"].update(batch_size=500), None, False),
     (lambda doc: doc["emr"].update(job_timeout_minutes=90), None, False),
     (lambda doc: doc["emr"].update(max_executors_per_run=2), None, False),
-], ids=["auto-stop", "capacity", "network", "tags", "trigger", "job-timeout", "executors"])
+], ids=["auto-stop", "capacity", "network", "tags", "interpreter", "trigger", "job-timeout", "executors"])
 def test_the_stop_fires_exactly_when_the_application_changes(tmp_path, baseline, change, tags, changes):
     # given the environment synthesized once, when synthesized again with one setting changed
     properties = _stop_properties(_job_template(tmp_path, _settings(change), tags))
