@@ -14,6 +14,9 @@ Table upkeep (`start_maintenance`, IcebergFormat) takes neither lease nor claim:
 commits safely while the connector's runs commit (README, Iceberg tables: Upkeep), and a second one at once only
 finds less to do. Its token derives from (connector, the schedule's event time), so a tick delivered twice, or an
 invocation retried, starts one run.
+
+Each run's workers are sized (sizing.py): a data run's to the offsets pending when it starts, table upkeep's to a
+small fixed plan; their `--conf`s follow the infrastructure's spark parameters.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from lambdas.trigger.connectors import Connector
+from lambdas.trigger.pending import Pending
+from lambdas.trigger.sizing import UPKEEP, Capacity, Plan, plan_run
 from lambdas.trigger.state import FAILED, IDLE, SUCCEEDED, RunClaim, TriggerState
 
 TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED ... CANCELLING) is active
@@ -30,21 +35,29 @@ TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED 
 
 @dataclass(frozen=True)
 class JobSpec:
-    """How to start the sink job on EMR Serverless (the role comes with each connector)."""
+    """How to start the sink job on EMR Serverless (the role comes with each connector); `capacity` is the
+    application's maximum, which no run's workers exceed."""
 
     application_id: str
     entry_point: str
     spark_parameters: str
     timeout_minutes: int
+    capacity: Capacity
 
     def start_request(self, connector: Connector, arguments: list[str], token: str, name: str,
-                      tags: dict[str, str]) -> dict:
-        """The StartJobRun request of a run of the job's entry point with `arguments`, as `connector`'s role."""
+                      tags: dict[str, str], plan: Plan | None = None) -> dict:
+        """The StartJobRun request of a run of the job's entry point with `arguments`, as `connector`'s role, on
+        `plan`'s workers (None: EMR's default sizes)."""
+        parameters = self.spark_parameters + (f" {plan.spark_parameters()}" if plan else "")
         return {"applicationId": self.application_id, "clientToken": token, "executionRoleArn": connector.role_arn,
                 "name": name, "executionTimeoutMinutes": self.timeout_minutes,
                 "jobDriver": {"sparkSubmit": {"entryPoint": self.entry_point, "entryPointArguments": arguments,
-                                              "sparkSubmitParameters": self.spark_parameters}},
+                                              "sparkSubmitParameters": parameters}},
                 "tags": {"connector": connector.name, **tags}}
+
+    def plan(self, connector: Connector, pending: Pending | None) -> Plan:
+        """The workers of a run of `connector` that finds `pending` (None: nothing known pending)."""
+        return plan_run(connector.shape, pending.behind if pending else (), self.capacity, connector.tables)
 
 
 @dataclass(frozen=True)
@@ -83,10 +96,11 @@ class RunStarter:
         self._state, self._emr, self._job, self._claim_ms, self._backoff = state, emr, job, claim_ms, backoff
 
     def start(self, connector: Connector, reason: str, now_ms: int, last_commit_ms: int,
-              forced: bool = False) -> Outcome:
+              forced: bool = False, pending: Pending | None = None) -> Outcome:
         """Start a run unless one holds the lease or its claim's run is active, or (unless `forced`) the backoff
         after failed runs has not elapsed. `last_commit_ms`: the newest committed_at_ms of the connector's
-        offsets. Safe to call again with the same arguments."""
+        offsets; `pending`: what the run will find, which sizes its workers. Safe to call again with the same
+        arguments."""
         name = connector.name
         lease = self._state.lease(name)
         if lease and lease.held(now_ms):
@@ -98,7 +112,7 @@ class RunStarter:
             if verdict == "active":
                 return Outcome("skipped", "run-active", claim.job_run_id)
             if verdict == "resume":
-                return self._submit(connector, claim, "resumed", reason)
+                return self._submit(connector, claim, "resumed", reason, pending)
             claim = self._state.settle(name, claim, verdict, now_ms)
             if claim is None:
                 return Outcome("skipped", "claimed-concurrently")
@@ -111,7 +125,7 @@ class RunStarter:
                          failures_before=failures)
         if not self._state.put_claim(name, fresh, claim.attempt if claim else None):
             return Outcome("skipped", "claimed-concurrently")
-        return self._submit(connector, fresh, "started", reason)
+        return self._submit(connector, fresh, "started", reason, pending)
 
     def _verdict(self, claim: RunClaim, epoch: int, now_ms: int, last_commit_ms: int) -> str:
         """active | resume | succeeded | idle | failed, for a claim not settled yet."""
@@ -132,14 +146,16 @@ class RunStarter:
         tick. A refused StartJobRun raises (the invocation is retried, with the same token)."""
         answer = self._emr.start_job_run(**self._job.start_request(
             connector, maintenance_arguments(connector.config_uri), maintenance_token(connector.name, scheduled_at),
-            f"{connector.name}-maintain", {"action": "maintain"}))
+            f"{connector.name}-maintain", {"action": "maintain"}, UPKEEP))
         return Outcome("started", "maintenance", answer["jobRunId"])
 
-    def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
+    def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str,
+                pending: Pending | None) -> Outcome:
+        plan = self._job.plan(connector, pending)
         try:
             answer = self._emr.start_job_run(**self._job.start_request(
                 connector, ["run", "--config", connector.config_uri], client_token(connector.name, claim.attempt),
-                f"{connector.name}-{claim.attempt}", {"attempt": str(claim.attempt)}))
+                f"{connector.name}-{claim.attempt}", {"attempt": str(claim.attempt)}, plan))
         except ClientError as e:  # the claim stays: the next call resumes it, or it expires as a failed run
             return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
         self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])
