@@ -25,6 +25,7 @@ from lambdas.trigger.sizing import STARTUP_S, Capacity, Plan, RunShape, plan_run
 
 VCPU_HOUR, GB_HOUR = 0.042094, 0.004628
 FIREHOSE_GB = {"json": 0.055, "parquet": 0.055 + 0.018}
+LABELS = {"json": "JSON", "parquet": "Parquet"}
 MINIMUM_S = 60  # billed seconds per worker at least
 PROD_CAPACITY = Capacity(64, 256, 1000)
 PARTITIONS = 64
@@ -69,7 +70,7 @@ def table(gigabytes: list[float], record_bytes: int, tasks_max: int) -> list[str
         for size in gigabytes:
             cost = run_cost(output, size, record_bytes, tasks_max)
             d, e = cost.plan.driver, cost.plan.executor
-            lines.append(f"| {output} | {size:g} | {d.vcpu} vCPU / {d.memory_gb} GB | {cost.plan.executors} x "
+            lines.append(f"| {LABELS[output]} | {size:g} | {d.vcpu} vCPU / {d.memory_gb} GB | {cost.plan.executors} x "
                          f"{e.vcpu} vCPU / {e.memory_gb} GB | {math.ceil(cost.seconds)} | {cost.usd:.5f} | "
                          f"{cost.usd_per_gb:.5f} | {cost.firehose_per_gb:.3f} | "
                          f"{cost.firehose_per_gb / cost.usd_per_gb:.0f}x |")

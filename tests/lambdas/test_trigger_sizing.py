@@ -155,4 +155,4 @@ def test_bigger_runs_cost_less_per_gb_and_the_table_has_a_row_per_output_and_siz
     assert costs == sorted(costs, reverse=True)
     rows = table([1, 100], 224, 64)
     assert len(rows) == 2 + 2 * len(FIREHOSE_GB)
-    assert rows[2].startswith("| json | 1 | 1 vCPU / 2 GB | 1 x 1 vCPU / 2 GB | 45 | 0.00171 |")
+    assert rows[2].startswith("| JSON | 1 | 1 vCPU / 2 GB | 1 x 1 vCPU / 2 GB | 45 | 0.00171 |")
