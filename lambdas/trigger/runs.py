@@ -15,19 +15,20 @@ commits safely while the connector's runs commit (README, Iceberg tables: Upkeep
 finds less to do. Its token derives from (connector, the schedule's event time), so a tick delivered twice, or an
 invocation retried, starts one run.
 
-Each run's workers are sized (sizing.py): a data run's to the offsets pending when it starts, table upkeep's to a
-small fixed plan; their `--conf`s follow the infrastructure's spark parameters.
+Each run's workers are sized (sizing.py): a data run's to the offsets pending when it is claimed (the claim keeps
+the sizes, so a resumed StartJobRun sends the same request), table upkeep's to a small fixed plan; their
+`--conf`s follow the infrastructure's spark parameters.
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from botocore.exceptions import ClientError
 
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.pending import Pending
-from lambdas.trigger.sizing import UPKEEP, Capacity, Plan, plan_run
+from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run
 from lambdas.trigger.state import FAILED, IDLE, SUCCEEDED, RunClaim, TriggerState
 
 TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED ... CANCELLING) is active
@@ -45,19 +46,20 @@ class JobSpec:
     capacity: Capacity
 
     def start_request(self, connector: Connector, arguments: list[str], token: str, name: str,
-                      tags: dict[str, str], plan: Plan | None = None) -> dict:
+                      tags: dict[str, str], sizes: str = "") -> dict:
         """The StartJobRun request of a run of the job's entry point with `arguments`, as `connector`'s role, on
-        `plan`'s workers (None: EMR's default sizes)."""
-        parameters = self.spark_parameters + (f" {plan.spark_parameters()}" if plan else "")
+        the workers `sizes` names (a Plan's `spark_parameters()`; empty: EMR's default sizes)."""
+        parameters = f"{self.spark_parameters} {sizes}" if sizes else self.spark_parameters
         return {"applicationId": self.application_id, "clientToken": token, "executionRoleArn": connector.role_arn,
                 "name": name, "executionTimeoutMinutes": self.timeout_minutes,
                 "jobDriver": {"sparkSubmit": {"entryPoint": self.entry_point, "entryPointArguments": arguments,
                                               "sparkSubmitParameters": parameters}},
                 "tags": {"connector": connector.name, **tags}}
 
-    def plan(self, connector: Connector, pending: Pending | None) -> Plan:
-        """The workers of a run of `connector` that finds `pending` (None: nothing known pending)."""
-        return plan_run(connector.shape, pending.behind if pending else (), self.capacity, connector.tables)
+    def sizes(self, connector: Connector, pending: Pending | None) -> str:
+        """The `--conf`s of the workers of a run of `connector` that finds `pending` (None: nothing known)."""
+        return plan_run(connector.shape, pending.behind if pending else (), self.capacity,
+                        connector.tables).spark_parameters()
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,9 @@ class RunStarter:
             if verdict == "active":
                 return Outcome("skipped", "run-active", claim.job_run_id)
             if verdict == "resume":
-                return self._submit(connector, claim, "resumed", reason, pending)
+                if claim.sizes is None:
+                    claim = replace(claim, sizes=self._job.sizes(connector, pending))
+                return self._submit(connector, claim, "resumed", reason)
             claim = self._state.settle(name, claim, verdict, now_ms)
             if claim is None:
                 return Outcome("skipped", "claimed-concurrently")
@@ -122,10 +126,10 @@ class RunStarter:
             if now_ms < retry_at:
                 return Outcome("skipped", "backoff", claim.job_run_id, retry_at)
         fresh = RunClaim((claim.attempt if claim else 0) + 1, epoch, now_ms, now_ms + self._claim_ms,
-                         failures_before=failures)
+                         failures_before=failures, sizes=self._job.sizes(connector, pending))
         if not self._state.put_claim(name, fresh, claim.attempt if claim else None):
             return Outcome("skipped", "claimed-concurrently")
-        return self._submit(connector, fresh, "started", reason, pending)
+        return self._submit(connector, fresh, "started", reason)
 
     def _verdict(self, claim: RunClaim, epoch: int, now_ms: int, last_commit_ms: int) -> str:
         """active | resume | succeeded | idle | failed, for a claim not settled yet."""
@@ -146,16 +150,14 @@ class RunStarter:
         tick. A refused StartJobRun raises (the invocation is retried, with the same token)."""
         answer = self._emr.start_job_run(**self._job.start_request(
             connector, maintenance_arguments(connector.config_uri), maintenance_token(connector.name, scheduled_at),
-            f"{connector.name}-maintain", {"action": "maintain"}, UPKEEP))
+            f"{connector.name}-maintain", {"action": "maintain"}, UPKEEP.spark_parameters()))
         return Outcome("started", "maintenance", answer["jobRunId"])
 
-    def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str,
-                pending: Pending | None) -> Outcome:
-        plan = self._job.plan(connector, pending)
+    def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
         try:
             answer = self._emr.start_job_run(**self._job.start_request(
                 connector, ["run", "--config", connector.config_uri], client_token(connector.name, claim.attempt),
-                f"{connector.name}-{claim.attempt}", {"attempt": str(claim.attempt)}, plan))
+                f"{connector.name}-{claim.attempt}", {"attempt": str(claim.attempt)}, claim.sizes or ""))
         except ClientError as e:  # the claim stays: the next call resumes it, or it expires as a failed run
             return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
         self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])

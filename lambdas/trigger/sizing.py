@@ -191,6 +191,6 @@ def fit(driver: Worker, executor: Worker, count: int, capacity: Capacity) -> Pla
 
 
 # `sink-engine iceberg maintain` works in the driver alone (pyiceberg: it reads a partition's small files into
-# Arrow and writes target-size ones, 512 MB by default): the largest 1-vCPU driver, one idle smallest executor
-# (Spark's minimum here) that the run never uses.
+# Arrow and writes target-size ones, 512 MB by default): the largest 1-vCPU driver. It starts no SparkContext, so
+# no executor should start; the one named is the smallest, in case EMR starts it all the same.
 UPKEEP = Plan(Worker(1, 8), smallest(1), 1)

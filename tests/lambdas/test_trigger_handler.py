@@ -11,6 +11,7 @@ import shlex
 from datetime import datetime, timezone
 
 import boto3
+from botocore.exceptions import ClientError
 import pytest
 from tests.connector_index import publish_index
 from tests.lambdas.conftest import EVENTS, msk_event
@@ -463,3 +464,27 @@ def test_a_connector_indexed_without_sizing_runs_one_task_on_one_small_executor(
     # then, whatever is pending, one 1-vCPU executor and the smallest driver
     confs = _spark_confs(app_id, decision["job_run_id"])
     assert {k: confs[k] for k in SMALLEST} == SMALLEST
+
+
+def test_a_resumed_start_repeats_the_sizes_of_its_claim(app_id, table, context, clock, committed, monkeypatch):
+    # given a run claimed for one file's worth whose StartJobRun was refused (the claim stays, with its sizes)
+    emr = trigger._service()._starter._emr
+    real, refusals = emr.start_job_run, []
+
+    def refuse_once(**request):
+        if not refusals:
+            refusals.append(request)
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "StartJobRun")
+        return real(**request)
+
+    monkeypatch.setattr(emr, "start_job_run", refuse_once)
+    (first,) = _batch(context, _records("orders", [5], 0, FLUSH_SIZE, clock()))
+    assert (first["action"], first["reason"]) == ("skipped", "start-failed: ThrottlingException")
+    # when a batch far behind arrives before the claim expires
+    clock.advance(10_000)
+    (resumed,) = _batch(context, [("orders", p, 50_000_000, clock()) for p in range(24)])
+    # then the claim's run starts with the same request as the refused one: the sizes of one file's worth
+    assert resumed["action"] == "resumed"
+    confs = _spark_confs(app_id, resumed["job_run_id"])
+    assert {k: confs[k] for k in SMALLEST} == {**SMALLEST, "spark.driver.memoryOverhead": "3g"}
+    assert refusals[0]["jobDriver"] == _run_detail(app_id, resumed["job_run_id"])["jobDriver"]
