@@ -69,6 +69,8 @@ class ConnectorSpec:
 
 # The settings that decide when a file closes, which the trigger reads to start only runs that close one.
 ROTATION_KEYS = ("flush.size", "rotate.schedule.interval.ms", "rotate.interval.ms", "timestamp.extractor", "timezone")
+# The settings that size a run's workers (lambdas/trigger/sizing.py): its tasks, its CPU per record, its reach.
+SIZING_KEYS = ("tasks.max", "format.class", "sink.run.max.records.per.partition")
 
 
 INDEX_KEY = f"{CONFIG_PREFIX}_index.json"
@@ -82,14 +84,16 @@ def index_uri(bucket_name: str) -> str:
 def connector_index(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
                     role_arns: dict[str, str]) -> list[dict[str, Any]]:
     """The connector index the admin publishes at INDEX_KEY, which the trigger and the replay read: one entry per
-    connector, {name, topics, config_uri, rotation, role_arn, tables}, `rotation` holding the connector's
-    ROTATION_KEYS as the engine parses them, `role_arn` its job runtime role (`role_arns`: name -> ARN, tokens
-    allowed) and `tables` whether it writes Iceberg tables (which `iceberg maintain` keeps up)."""
+    connector, {name, topics, config_uri, rotation, sizing, role_arn, tables}, `rotation` and `sizing` holding the
+    connector's ROTATION_KEYS and SIZING_KEYS as the engine parses them, `role_arn` its job runtime role
+    (`role_arns`: name -> ARN, tokens allowed) and `tables` whether it writes Iceberg tables (which
+    `iceberg maintain` keeps up)."""
     described = []
     for c in connectors:
         config = c.config
         described.append({"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}",
-                          "rotation": {key: config[key] for key in ROTATION_KEYS}, "role_arn": role_arns[c.name],
+                          "rotation": {key: config[key] for key in ROTATION_KEYS},
+                          "sizing": {key: config[key] for key in SIZING_KEYS}, "role_arn": role_arns[c.name],
                           "tables": c.iceberg is not None})
     return described
 

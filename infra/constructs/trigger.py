@@ -43,6 +43,8 @@ class Trigger(Construct):
             "APPLICATION_ID": job.application.attr_application_id,
             "ENTRY_POINT": job.entry_point, "SPARK_PARAMETERS": job.spark_parameters,
             "JOB_TIMEOUT_MINUTES": str(settings.emr.job_timeout_minutes),
+            # the application's maximum capacity, which the trigger keeps each run's workers within
+            "MAX_CPU": settings.emr.max_cpu, "MAX_MEMORY": settings.emr.max_memory, "MAX_DISK": settings.emr.max_disk,
             "RUN_CLAIM_MS": str(tuning.run_claim_minutes * 60_000),
             "BACKOFF_BASE_MS": str(tuning.backoff_base_seconds * 1000),
             "BACKOFF_CAP_MS": str(tuning.backoff_cap_seconds * 1000),

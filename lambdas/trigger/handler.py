@@ -10,8 +10,9 @@ an EMR job run of `sink-engine doctor` for it, as its job role: its table lands 
 reports the health of the function's MSK event source mappings (esm_health.py).
 Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes, read on first use and again
 after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
-without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, RUN_CLAIM_MS, BACKOFF_BASE_MS,
-BACKOFF_CAP_MS, and Powertools' variables.
+without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, MAX_CPU, MAX_MEMORY, MAX_DISK (the
+application's maximum capacity, "16 vCPU", "64 GB", "200 GB": no run's workers exceed it), RUN_CLAIM_MS,
+BACKOFF_BASE_MS, BACKOFF_CAP_MS, and Powertools' variables.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from lambdas.trigger.connectors import connectors_from_entries
 from lambdas.trigger.errors import UnknownRequestError
 from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
 from lambdas.trigger.service import Decision, TriggerService
+from lambdas.trigger.sizing import Capacity
 from lambdas.trigger.state import TriggerState
 
 logger = Logger()
@@ -45,7 +47,9 @@ def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerSe
     """The service of the environment's settings, with AWS clients of the current session; `clock` (ms) also ages
     the connector index."""
     state = TriggerState(boto3.client("dynamodb"), env["TABLE_NAME"])
-    job = JobSpec(env["APPLICATION_ID"], env["ENTRY_POINT"], env["SPARK_PARAMETERS"], int(env["JOB_TIMEOUT_MINUTES"]))
+    capacity = Capacity.parse(env.get("MAX_CPU"), env.get("MAX_MEMORY"), env.get("MAX_DISK"))
+    job = JobSpec(env["APPLICATION_ID"], env["ENTRY_POINT"], env["SPARK_PARAMETERS"], int(env["JOB_TIMEOUT_MINUTES"]),
+                  capacity)
     backoff = Backoff(int(env["BACKOFF_BASE_MS"]), int(env["BACKOFF_CAP_MS"]))
     starter = RunStarter(state, boto3.client("emr-serverless"), job, int(env["RUN_CLAIM_MS"]), backoff)
     default_role = env.get("JOB_ROLE_ARN")

@@ -34,10 +34,12 @@ class Committed:
 
 @dataclass(frozen=True)
 class Pending:
-    """A connector's backlog as far as the trigger knows: offsets past the committed ones, oldest timestamp."""
+    """A connector's backlog as far as the trigger knows: offsets past the committed ones, oldest timestamp, and
+    the offsets past the committed one in each topic-partition that has some (what sizes a run: sizing.py)."""
 
     records: int
     oldest_ts_ms: int | None
+    behind: tuple[int, ...] = ()
 
     def age_ms(self, now_ms: int) -> int:
         return 0 if self.oldest_ts_ms is None else max(0, now_ms - self.oldest_ts_ms)
@@ -90,14 +92,15 @@ def merge(stored: Seen | None, batch: Seen | None, committed: int) -> Seen | Non
 
 
 def backlog(seen: Mapping[TopicPartition, Seen], committed: Mapping[TopicPartition, Committed]) -> Pending:
-    """Offsets past the committed ones and the oldest pending timestamp over all partitions (for metrics)."""
-    records, oldest = 0, None
-    for tp, s in seen.items():
+    """Offsets past the committed ones, in all and per partition, and the oldest pending timestamp over all
+    partitions."""
+    behind, oldest = [], None
+    for tp, s in sorted(seen.items()):
         done = committed.get(tp)
-        behind = s.next_offset - (done.next_offset if done else 0)
-        if behind <= 0:
+        ahead = s.next_offset - (done.next_offset if done else 0)
+        if ahead <= 0:
             continue
-        records += behind
+        behind.append(ahead)
         if s.first_ts_ms is not None:
             oldest = s.first_ts_ms if oldest is None else min(oldest, s.first_ts_ms)
-    return Pending(records, oldest)
+    return Pending(sum(behind), oldest, tuple(behind))

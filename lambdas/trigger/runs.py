@@ -15,15 +15,22 @@ commits safely while the connector's runs commit (README, Iceberg tables: Upkeep
 finds less to do. Its token derives from (connector, the schedule's event time), so a tick delivered twice, or an
 invocation retried, starts one run. A doctor run (`start_doctor`: `sink-engine doctor`, which writes only its
 probes) takes neither either; its token derives from (connector, the request's time).
+
+Each run's workers are sized (sizing.py): a data run's to the offsets pending when it is claimed (the claim keeps
+the sizes, so a resumed StartJobRun sends the same request), table upkeep's and the doctor's to a small fixed
+plan; their
+`--conf`s follow the infrastructure's spark parameters.
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from botocore.exceptions import ClientError
 
 from lambdas.trigger.connectors import Connector
+from lambdas.trigger.pending import Pending
+from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run
 from lambdas.trigger.state import FAILED, IDLE, SUCCEEDED, RunClaim, TriggerState
 
 TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED ... CANCELLING) is active
@@ -31,21 +38,30 @@ TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED 
 
 @dataclass(frozen=True)
 class JobSpec:
-    """How to start the sink job on EMR Serverless (the role comes with each connector)."""
+    """How to start the sink job on EMR Serverless (the role comes with each connector); `capacity` is the
+    application's maximum, which no run's workers exceed."""
 
     application_id: str
     entry_point: str
     spark_parameters: str
     timeout_minutes: int
+    capacity: Capacity
 
     def start_request(self, connector: Connector, arguments: list[str], token: str, name: str,
-                      tags: dict[str, str]) -> dict:
-        """The StartJobRun request of a run of the job's entry point with `arguments`, as `connector`'s role."""
+                      tags: dict[str, str], sizes: str = "") -> dict:
+        """The StartJobRun request of a run of the job's entry point with `arguments`, as `connector`'s role, on
+        the workers `sizes` names (a Plan's `spark_parameters()`; empty: EMR's default sizes)."""
+        parameters = f"{self.spark_parameters} {sizes}" if sizes else self.spark_parameters
         return {"applicationId": self.application_id, "clientToken": token, "executionRoleArn": connector.role_arn,
                 "name": name, "executionTimeoutMinutes": self.timeout_minutes,
                 "jobDriver": {"sparkSubmit": {"entryPoint": self.entry_point, "entryPointArguments": arguments,
-                                              "sparkSubmitParameters": self.spark_parameters}},
+                                              "sparkSubmitParameters": parameters}},
                 "tags": {"connector": connector.name, **tags}}
+
+    def sizes(self, connector: Connector, pending: Pending | None) -> str:
+        """The `--conf`s of the workers of a run of `connector` that finds `pending` (None: nothing known)."""
+        return plan_run(connector.shape, pending.behind if pending else (), self.capacity,
+                        connector.tables).spark_parameters()
 
 
 @dataclass(frozen=True)
@@ -93,10 +109,11 @@ class RunStarter:
         self._state, self._emr, self._job, self._claim_ms, self._backoff = state, emr, job, claim_ms, backoff
 
     def start(self, connector: Connector, reason: str, now_ms: int, last_commit_ms: int,
-              forced: bool = False) -> Outcome:
+              forced: bool = False, pending: Pending | None = None) -> Outcome:
         """Start a run unless one holds the lease or its claim's run is active, or (unless `forced`) the backoff
         after failed runs has not elapsed. `last_commit_ms`: the newest committed_at_ms of the connector's
-        offsets. Safe to call again with the same arguments."""
+        offsets; `pending`: what the run will find, which sizes its workers. Safe to call again with the same
+        arguments."""
         name = connector.name
         lease = self._state.lease(name)
         if lease and lease.held(now_ms):
@@ -108,6 +125,8 @@ class RunStarter:
             if verdict == "active":
                 return Outcome("skipped", "run-active", claim.job_run_id)
             if verdict == "resume":
+                if claim.sizes is None:
+                    claim = replace(claim, sizes=self._job.sizes(connector, pending))
                 return self._submit(connector, claim, "resumed", reason)
             claim = self._state.settle(name, claim, verdict, now_ms)
             if claim is None:
@@ -118,7 +137,7 @@ class RunStarter:
             if now_ms < retry_at:
                 return Outcome("skipped", "backoff", claim.job_run_id, retry_at)
         fresh = RunClaim((claim.attempt if claim else 0) + 1, epoch, now_ms, now_ms + self._claim_ms,
-                         failures_before=failures)
+                         failures_before=failures, sizes=self._job.sizes(connector, pending))
         if not self._state.put_claim(name, fresh, claim.attempt if claim else None):
             return Outcome("skipped", "claimed-concurrently")
         return self._submit(connector, fresh, "started", reason)
@@ -142,7 +161,7 @@ class RunStarter:
         tick. A refused StartJobRun raises (the invocation is retried, with the same token)."""
         answer = self._emr.start_job_run(**self._job.start_request(
             connector, maintenance_arguments(connector.config_uri), maintenance_token(connector.name, scheduled_at),
-            f"{connector.name}-maintain", {"action": "maintain"}))
+            f"{connector.name}-maintain", {"action": "maintain"}, UPKEEP.spark_parameters()))
         return Outcome("started", "maintenance", answer["jobRunId"])
 
     def start_doctor(self, connector: Connector, requested_at: str) -> Outcome:
@@ -150,14 +169,14 @@ class RunStarter:
         names the request. A refused StartJobRun raises."""
         answer = self._emr.start_job_run(**self._job.start_request(
             connector, doctor_arguments(connector.config_uri), doctor_token(connector.name, requested_at),
-            f"{connector.name}-doctor", {"action": "doctor"}))
+            f"{connector.name}-doctor", {"action": "doctor"}, UPKEEP.spark_parameters()))
         return Outcome("started", "doctor", answer["jobRunId"])
 
     def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
         try:
             answer = self._emr.start_job_run(**self._job.start_request(
                 connector, ["run", "--config", connector.config_uri], client_token(connector.name, claim.attempt),
-                f"{connector.name}-{claim.attempt}", {"attempt": str(claim.attempt)}))
+                f"{connector.name}-{claim.attempt}", {"attempt": str(claim.attempt)}, claim.sizes or ""))
         except ClientError as e:  # the claim stays: the next call resumes it, or it expires as a failed run
             return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
         self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])

@@ -99,5 +99,5 @@ class TriggerService:
             return Decision(connector.name, now, pending, Outcome("skipped", "nothing-closes"))
         reason, where = found
         last_commit = max((c.committed_at_ms for c in committed.values()), default=0)
-        outcome = self._starter.start(connector, reason, now, last_commit, forced)
+        outcome = self._starter.start(connector, reason, now, last_commit, forced, pending)
         return Decision(connector.name, now, pending, outcome, where)

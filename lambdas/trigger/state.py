@@ -31,7 +31,8 @@ class RunClaim:
     """A run the trigger asked for: attempt number (the client token's seed), the lease epoch it saw, when it was
     claimed and until when, the EMR job run id once StartJobRun answered, the consecutive failed runs before it,
     and once its run ended, the outcome (succeeded | failed | idle: took the lease but committed nothing) and
-    when the trigger saw it."""
+    when the trigger saw it; `sizes`, the `--conf`s of the run's workers (sizing.py), so that a resumed
+    StartJobRun repeats the first one's request (None: a claim written before runs were sized)."""
 
     attempt: int
     lease_epoch: int
@@ -41,6 +42,7 @@ class RunClaim:
     failures_before: int = 0
     outcome: str | None = None
     settled_at_ms: int | None = None
+    sizes: str | None = None
 
     @property
     def failures(self) -> int:
@@ -89,7 +91,7 @@ class TriggerState:
         return RunClaim(_number(item, "attempt"), _number(item, "lease_epoch"), _number(item, "claimed_at_ms", 0),
                         _number(item, "expires_at_ms"), item.get("job_run_id", {}).get("S"),
                         _number(item, "failures_before", 0), item.get("outcome", {}).get("S"),
-                        _number(item, "settled_at_ms"))
+                        _number(item, "settled_at_ms"), item.get("sizes", {}).get("S"))
 
     def put_claim(self, connector: str, claim: RunClaim, previous_attempt: int | None) -> bool:
         """Write a new claim if the stored attempt is still `previous_attempt` (None: no claim). False if raced."""
@@ -97,7 +99,8 @@ class TriggerState:
         values = {} if previous_attempt is None else {":previous": {"N": str(previous_attempt)}}
         item = {**layout.key(connector, layout.RUN_SK), "attempt": {"N": str(claim.attempt)},
                 "lease_epoch": {"N": str(claim.lease_epoch)}, "claimed_at_ms": {"N": str(claim.claimed_at_ms)},
-                "expires_at_ms": {"N": str(claim.expires_at_ms)}, "failures_before": {"N": str(claim.failures_before)}}
+                "expires_at_ms": {"N": str(claim.expires_at_ms)}, "failures_before": {"N": str(claim.failures_before)},
+                **({"sizes": {"S": claim.sizes}} if claim.sizes is not None else {})}
         written = self._conditional(lambda: self._db.put_item(
             TableName=self._table, Item=item, ConditionExpression=condition,
             **({"ExpressionAttributeValues": values} if values else {})))

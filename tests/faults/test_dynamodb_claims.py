@@ -11,6 +11,7 @@ from devtools.producer import create_topic, produce
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.rules import Rotation
 from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
+from lambdas.trigger.sizing import Capacity
 from lambdas.trigger.state import TriggerState
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
@@ -50,7 +51,8 @@ def test_a_replay_claim_whose_answer_was_lost_is_replayed_once(stack, spark, s3,
 def test_a_trigger_claim_whose_answer_was_lost_starts_one_run(stack, aws_faults, figures, unique):
     emr = boto3.client("emr-serverless")
     application = emr.create_application(name=f"faults-{unique}", releaseLabel="emr-7.12.0", type="SPARK")
-    job = JobSpec(application["applicationId"], "s3://assets/entrypoint.py", "--conf spark.executor.cores=1", 60)
+    job = JobSpec(application["applicationId"], "s3://assets/entrypoint.py", "--conf spark.executor.cores=1", 60,
+                  Capacity(16, 64, 200))
     state = TriggerState(boto3.client("dynamodb"), TABLE)
     starter = RunStarter(state, emr, job, claim_ms=900_000, backoff=Backoff(60_000, 3_600_000))
     rotation = Rotation.from_entry("c", {"flush.size": 100, "rotate.schedule.interval.ms": -1,

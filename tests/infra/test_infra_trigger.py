@@ -3,7 +3,7 @@ publishes, the index's URI in its environment (and nothing that grows with the c
 permissions its index read, its MSK event sources and its marker writes need."""
 import json
 
-from infra.connectors import INDEX_KEY, ROTATION_KEYS, index_uri
+from infra.connectors import INDEX_KEY, ROTATION_KEYS, SIZING_KEYS, index_uri
 from sink_engine.config import parse_config
 from tests.infra.test_infra_service import _actions, _env_vars, _rendered, _statements
 
@@ -14,13 +14,14 @@ def _index(env) -> list[dict]:
     return json.loads(_rendered(resource["Properties"]["State"]))["index"]
 
 
-def test_each_connector_entry_carries_its_rotation_settings_and_its_job_role(each_env):
+def test_each_connector_entry_carries_its_rotation_and_sizing_settings_and_its_job_role(each_env):
     specs = {s.name: s for s in each_env.deployment.connectors}
     index = _index(each_env)
     assert [entry["name"] for entry in index] == list(specs)
     for entry in index:
         config = parse_config(specs[entry["name"]].document)
         assert entry["rotation"] == {key: config[key] for key in ROTATION_KEYS}
+        assert entry["sizing"] == {key: config[key] for key in SIZING_KEYS}
         assert entry["role_arn"].startswith("<") and entry["role_arn"].endswith(".Arn>")
 
 
@@ -65,3 +66,10 @@ def test_trigger_role_describes_the_cluster_configuration_and_batch_writes_marke
     assert by_action["kafka-cluster:DescribeClusterDynamicConfiguration"]["Resource"] == \
         each_env.deployment.settings.msk.cluster_arn
     assert "dynamodb:BatchWriteItem" in by_action
+
+
+def test_trigger_knows_the_applications_maximum_capacity_which_bounds_each_runs_workers(each_env):
+    emr = each_env.deployment.settings.emr
+    variables = _env_vars(each_env.template("service"), "sink-trigger")
+    assert (variables["MAX_CPU"], variables["MAX_MEMORY"], variables["MAX_DISK"]) == (
+        emr.max_cpu, emr.max_memory, emr.max_disk)

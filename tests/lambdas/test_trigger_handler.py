@@ -7,9 +7,11 @@ The connectors come from the index published in (mocked) S3, re-read after its T
 from __future__ import annotations
 
 import json
+import shlex
 from datetime import datetime, timezone
 
 import boto3
+from botocore.exceptions import ClientError
 import pytest
 from tests.connector_index import publish_index
 from tests.lambdas.conftest import EVENTS, msk_event
@@ -17,17 +19,20 @@ from tests.lambdas.conftest import EVENTS, msk_event
 from lambdas.shared.connector_index import INDEX_TTL_MS, ConnectorIndexError
 from lambdas.trigger import handler as trigger
 from lambdas.trigger.errors import UnknownRequestError
+from lambdas.trigger.sizing import UPKEEP
 
 ORDERS, CLICKS = "orders-s3-sink", "clicks-s3-sink"
 ORDERS_ROLE, DEFAULT_ROLE = "arn:aws:iam::123456789012:role/orders-job", "arn:aws:iam::123456789012:role/job"
 FLUSH_SIZE, SCHEDULE_MS, CLAIM_MS, BASE_MS, CAP_MS = 1_000, 600_000, 900_000, 60_000, 3_600_000
 T0 = int(datetime(2026, 3, 2, 10, 3, tzinfo=timezone.utc).timestamp() * 1000)  # schedule boundaries at 10:00, 10:10
 INDEX_URI = "s3://lake/_connectors/_index.json"
+INFRA_PARAMETERS = "--conf spark.archives=s3://assets/env.tar.gz#environment"
 CONNECTORS = [
     {"name": ORDERS, "topics": ["orders", "payments"], "config_uri": "s3://lake/_connectors/orders-s3-sink.json",
      "role_arn": ORDERS_ROLE,
      "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": SCHEDULE_MS, "rotate.interval.ms": -1,
-                  "timestamp.extractor": "wallclock", "timezone": "UTC"}},
+                  "timestamp.extractor": "wallclock", "timezone": "UTC"},
+     "sizing": {"tasks.max": 8, "format.class": "json", "sink.run.max.records.per.partition": 10_000_000}},
     {"name": CLICKS, "topics": ["clicks"], "config_uri": "s3://lake/_connectors/clicks-s3-sink.json", "tables": False,
      "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": -1, "rotate.interval.ms": 60_000,
                   "timestamp.extractor": "record", "timezone": "UTC"}},
@@ -57,7 +62,8 @@ def environment(table, monkeypatch) -> dict[str, str]:
     application = emr.create_application(name="sink-test", releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
     env = {"TABLE_NAME": table, "APPLICATION_ID": application, "JOB_ROLE_ARN": DEFAULT_ROLE,
            "ENTRY_POINT": "s3://assets/entrypoint.py",
-           "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tar.gz#environment", "JOB_TIMEOUT_MINUTES": "60",
+           "SPARK_PARAMETERS": INFRA_PARAMETERS, "JOB_TIMEOUT_MINUTES": "60",
+           "MAX_CPU": "16 vCPU", "MAX_MEMORY": "64 GB", "MAX_DISK": "200 GB",
            "RUN_CLAIM_MS": str(CLAIM_MS), "BACKOFF_BASE_MS": str(BASE_MS), "BACKOFF_CAP_MS": str(CAP_MS),
            "POWERTOOLS_SERVICE_NAME": "sink-trigger", "CONNECTORS_URI": INDEX_URI}
     for name, value in env.items():
@@ -378,6 +384,8 @@ def test_a_maintenance_tick_starts_the_connectors_iceberg_maintain_run_once_per_
         "iceberg", "maintain", "--config", "s3://lake/_connectors/orders-s3-sink.json"]
     assert detail["executionRole"] == ORDERS_ROLE
     assert detail["tags"] == {"connector": ORDERS, "action": "maintain"}
+    assert detail["jobDriver"]["sparkSubmit"]["sparkSubmitParameters"] == \
+        f"{INFRA_PARAMETERS} {UPKEEP.spark_parameters()}"  # the driver does the upkeep: small fixed workers
     # and the retried tick carries the same client token (moto does not dedupe by it; EMR Serverless does)
     tokens = {r.client_token for r in _moto_runs(app_id)}
     assert len(tokens) == 1 and again["job_run_id"]
@@ -433,3 +441,78 @@ def test_a_doctor_request_for_an_unknown_connector_names_it(app_id, context):
     with pytest.raises(UnknownRequestError, match="connector 'gone' is not deployed"):
         trigger.handler({"action": "doctor", "connector": "gone"}, context)
     assert _moto_runs(app_id) == []
+
+
+# --- run sizes ----------------------------------------------------------------------------------------------------
+
+def _spark_confs(app_id: str, job_run_id: str) -> dict[str, str]:
+    parameters = _run_detail(app_id, job_run_id)["jobDriver"]["sparkSubmit"]["sparkSubmitParameters"]
+    assert parameters.startswith(f"{INFRA_PARAMETERS} --conf ")  # the infrastructure's first, the run's after
+    words = shlex.split(parameters)
+    return dict(w.split("=", 1) for w in words[1::2])
+
+
+SMALLEST = {"spark.driver.cores": "1", "spark.driver.memory": "1g", "spark.driver.memoryOverhead": "1g",
+            "spark.executor.cores": "1", "spark.executor.memory": "1g", "spark.executor.memoryOverhead": "1g",
+            "spark.executor.instances": "1", "spark.dynamicAllocation.enabled": "false"}
+
+
+def test_a_run_of_one_file_gets_the_smallest_workers(app_id, table, context, clock, committed):
+    # given one partition a file past its commit (1,000 offsets)
+    (decision,) = _batch(context, _records("orders", [5], 0, FLUSH_SIZE, clock()))
+    # then its run asks for a 1-vCPU driver and one 1-vCPU executor, dynamic allocation off; the driver has 4 GB
+    # (3 GB beside its heap), as the entry is assumed to write Iceberg tables (it predates the `tables` flag)
+    assert decision["action"] == "started"
+    confs = _spark_confs(app_id, decision["job_run_id"])
+    assert {k: confs[k] for k in SMALLEST} == {**SMALLEST, "spark.driver.memoryOverhead": "3g"}
+    assert confs["spark.archives"] == "s3://assets/env.tar.gz#environment"
+
+
+def test_a_run_far_behind_gets_more_and_larger_executors_within_its_tasks_and_the_capacity(
+        app_id, table, context, clock, committed):
+    # given the event source delivered records 50 million offsets past every orders partition's commit (the
+    # trigger counts offsets): 24 partitions, each read up to 10 million per run (its sizing), tasks.max 8
+    (decision,) = _batch(context, [("orders", p, 50_000_000, clock()) for p in range(24)])
+    assert (decision["action"], decision["pending_records"]) == ("started", 24 * 50_000_001)
+    # then 240 million JSON records (800 vCPU-s) run on two 4-vCPU executors of 8 GB beside the smallest driver
+    confs = _spark_confs(app_id, decision["job_run_id"])
+    assert {k: confs[k] for k in ("spark.executor.instances", "spark.executor.cores", "spark.executor.memory",
+                                  "spark.executor.memoryOverhead", "spark.driver.cores")} == {
+        "spark.executor.instances": "2", "spark.executor.cores": "4", "spark.executor.memory": "2g",
+        "spark.executor.memoryOverhead": "6g", "spark.driver.cores": "1"}
+
+
+def test_a_connector_indexed_without_sizing_runs_one_task_on_one_small_executor(app_id, table, context, clock,
+                                                                                 committed):
+    # given the clicks entry (S3 objects) carries no sizing (an index published before it): the engine's tasks.max 1
+    first = T0 - 3_600_000
+    (decision,) = _batch(context, [("clicks", p, 40_000_000, first + 60_000 * p) for p in (0, 1)],
+                         [("clicks", 0, 40_000_001, first + 60_000)])
+    assert (decision["connector"], decision["action"]) == (CLICKS, "started")
+    # then, whatever is pending, one 1-vCPU executor and the smallest driver
+    confs = _spark_confs(app_id, decision["job_run_id"])
+    assert {k: confs[k] for k in SMALLEST} == SMALLEST
+
+
+def test_a_resumed_start_repeats_the_sizes_of_its_claim(app_id, table, context, clock, committed, monkeypatch):
+    # given a run claimed for one file's worth whose StartJobRun was refused (the claim stays, with its sizes)
+    emr = trigger._service()._starter._emr
+    real, refusals = emr.start_job_run, []
+
+    def refuse_once(**request):
+        if not refusals:
+            refusals.append(request)
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "StartJobRun")
+        return real(**request)
+
+    monkeypatch.setattr(emr, "start_job_run", refuse_once)
+    (first,) = _batch(context, _records("orders", [5], 0, FLUSH_SIZE, clock()))
+    assert (first["action"], first["reason"]) == ("skipped", "start-failed: ThrottlingException")
+    # when a batch far behind arrives before the claim expires
+    clock.advance(10_000)
+    (resumed,) = _batch(context, [("orders", p, 50_000_000, clock()) for p in range(24)])
+    # then the claim's run starts with the same request as the refused one: the sizes of one file's worth
+    assert resumed["action"] == "resumed"
+    confs = _spark_confs(app_id, resumed["job_run_id"])
+    assert {k: confs[k] for k in SMALLEST} == {**SMALLEST, "spark.driver.memoryOverhead": "3g"}
+    assert refusals[0]["jobDriver"] == _run_detail(app_id, resumed["job_run_id"])["jobDriver"]

@@ -1,0 +1,158 @@
+"""Run sizing, pure: the workers a run gets for the offsets pending, within the application's maximum capacity,
+each on a size EMR Serverless allows, and the cost table built from those plans (devtools/emr_cost.py)."""
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from devtools.emr_cost import FIREHOSE_GB, run_cost, table
+from lambdas.trigger.errors import TriggerConfigError
+from lambdas.trigger.sizing import UPKEEP, Capacity, Plan, RunShape, Worker, plan_run
+
+DEV, PROD = Capacity(16, 64, 200), Capacity(64, 256, 1000)
+WIDE = RunShape(tasks_max=64, format="json", max_records_per_partition=10**12)
+# "Supported worker configurations" (EMR Serverless User Guide): vCPU -> memory GB allowed
+ALLOWED_GB = {1: range(2, 9), 2: range(4, 17), 4: range(8, 31), 8: range(16, 61, 4), 16: range(32, 121, 8)}
+
+
+def _confs(plan: Plan) -> dict[str, str]:
+    words = shlex.split(plan.spark_parameters())
+    assert words[::2] == ["--conf"] * (len(words) // 2)
+    return dict(w.split("=", 1) for w in words[1::2])
+
+
+def _gb(value: str) -> int:
+    assert value.endswith("g"), value
+    return int(value[:-1])
+
+
+def test_a_small_run_gets_the_smallest_driver_and_one_smallest_executor():
+    plan = plan_run(WIDE, [1_000, 20, 3], DEV)
+    assert plan == Plan(Worker(1, 2), Worker(1, 2), 1)
+    assert _confs(plan) == {
+        "spark.driver.cores": "1", "spark.driver.memory": "1g", "spark.driver.memoryOverhead": "1g",
+        "spark.emr-serverless.driver.disk": "20G", "spark.executor.cores": "1", "spark.executor.memory": "1g",
+        "spark.executor.memoryOverhead": "1g", "spark.emr-serverless.executor.disk": "20G",
+        "spark.dynamicAllocation.enabled": "false", "spark.executor.instances": "1"}
+
+
+@pytest.mark.parametrize("behind", [(), (0, 0)])
+def test_a_run_with_nothing_known_pending_still_has_one_executor(behind):
+    # Spark runs tasks only on executors: a first or forced run finds what the trigger never saw
+    assert plan_run(WIDE, behind, DEV) == Plan(Worker(1, 2), Worker(1, 2), 1)
+
+
+@pytest.mark.parametrize("records, executor, count", [
+    (4_464_285, Worker(1, 2), 1),       # 1 GB of 224-byte JSON records: 15 vCPU-s of work
+    (20_000_000, Worker(2, 4), 1),      # 67 vCPU-s: two vCPUs
+    (44_642_857, Worker(4, 8), 1),      # 10 GB
+    (446_428_571, Worker(4, 8), 2),     # 100 GB: 1,488 vCPU-s, 8 vCPUs
+    (4_464_285_714, Worker(4, 8), 6),   # 1 TB
+])
+def test_executors_grow_with_the_work_up_to_emrs_default_worker_size(records, executor, count):
+    plan = plan_run(WIDE, [records // 64] * 64, PROD)
+    assert (plan.driver, plan.executor, plan.executors) == (Worker(1, 2), executor, count)
+
+
+def test_a_run_gets_no_more_executor_vcpus_than_it_has_tasks():
+    huge = [10**9] * 64
+    assert plan_run(RunShape(1, "json", 10**12), huge, PROD) == Plan(Worker(1, 2), Worker(1, 2), 1)
+    assert plan_run(RunShape(64, "json", 10**12), [10**9] * 2, PROD).executor == Worker(2, 4)  # 2 partitions
+
+
+def test_the_per_partition_cap_bounds_the_work_sized_for():
+    # 64 partitions far behind, but a run reads at most 1,000 records of each
+    assert plan_run(RunShape(64, "json", 1_000), [10**9] * 64, PROD) == Plan(Worker(1, 2), Worker(1, 2), 1)
+
+
+def test_slower_formats_get_more_executors_for_the_same_records():
+    behind = [3_000_000] * 64
+    assert [plan_run(RunShape(64, fmt, 10**12), behind, PROD).executors for fmt in ("json", "avro")] == [2, 3]
+
+
+@pytest.mark.parametrize("capacity", [Capacity(2, 6, 40), Capacity(4, 8, 60), Capacity(6, 16, 200), DEV,
+                                      Capacity(64, 20, 1000), Capacity(64, 256, 60), PROD])
+@pytest.mark.parametrize("tables", [False, True])
+def test_no_plan_exceeds_the_applications_maximum_capacity(capacity, tables):
+    plan = plan_run(WIDE, [10**9] * 64, capacity, tables)
+    assert sum(w.vcpu for w in plan.workers) <= capacity.vcpu
+    assert sum(w.memory_gb for w in plan.workers) <= capacity.memory_gb
+    assert sum(w.disk_gb for w in plan.workers) <= capacity.disk_gb
+    assert plan.executors >= 1
+
+
+def test_a_capacity_that_cannot_hold_a_driver_and_an_executor_is_refused_naming_the_setting():
+    with pytest.raises(TriggerConfigError, match="emr.max_capacity"):
+        plan_run(WIDE, [10], Capacity(1, 64, 200))
+    with pytest.raises(TriggerConfigError, match="emr.max_capacity"):  # an Iceberg driver takes 4 GB
+        plan_run(WIDE, [10], Capacity(2, 5, 200), tables=True)
+
+
+@pytest.mark.parametrize("records", [0, 10**6, 10**8, 10**9, 10**11])
+@pytest.mark.parametrize("tables", [False, True])
+def test_each_worker_covers_heap_and_overhead_on_an_allowed_size(records, tables):
+    plan = plan_run(WIDE, [records // 64] * 64, PROD, tables)
+    confs = _confs(plan)
+    for role, worker in (("driver", plan.driver), ("executor", plan.executor)):
+        assert int(confs[f"spark.{role}.cores"]) == worker.vcpu
+        heap, overhead = _gb(confs[f"spark.{role}.memory"]), _gb(confs[f"spark.{role}.memoryOverhead"])
+        assert heap >= 1 and overhead >= 1  # Spark's default overhead is 384 MB at least; the Python work lives there
+        assert heap + overhead == worker.memory_gb and worker.memory_gb in ALLOWED_GB[worker.vcpu]
+    assert plan.driver.memory_gb == (4 if tables else 2)
+
+
+@pytest.mark.parametrize("vcpu, memory_gb", [(1, 1), (1, 9), (2, 3), (4, 31), (8, 18), (16, 36), (3, 6)])
+def test_a_worker_size_emr_does_not_allow_is_refused(vcpu, memory_gb):
+    with pytest.raises((ValueError, KeyError)):
+        Worker(vcpu, memory_gb)
+
+
+def test_table_upkeep_runs_on_a_fixed_small_plan_that_fits_dev():
+    assert UPKEEP.driver == Worker(1, 8) and (UPKEEP.executor, UPKEEP.executors) == (Worker(1, 2), 1)
+    assert DEV.fits(UPKEEP.workers)
+
+
+@pytest.mark.parametrize("cpu, memory, disk, expected", [
+    ("16 vCPU", "64 GB", "200 GB", Capacity(16, 64, 200)), ("64vCPU", "256GB", "1000GB", Capacity(64, 256, 1000)),
+    ("8", "32", "100", Capacity(8, 32, 100))])
+def test_the_maximum_capacity_reads_as_the_settings_write_it(cpu, memory, disk, expected):
+    assert Capacity.parse(cpu, memory, disk) == expected
+
+
+@pytest.mark.parametrize("cpu, memory, disk, key", [
+    ("lots", "64 GB", "200 GB", "MAX_CPU"), ("16 vCPU", "64 TB", "200 GB", "MAX_MEMORY"),
+    ("16 vCPU", "64 GB", None, "MAX_DISK")])
+def test_a_malformed_capacity_is_refused_naming_its_variable(cpu, memory, disk, key):
+    with pytest.raises(TriggerConfigError, match=key):
+        Capacity.parse(cpu, memory, disk)
+
+
+def test_an_index_entry_without_sizing_gets_the_engines_defaults_and_a_bad_one_names_it():
+    assert RunShape.from_entry("c", None) == RunShape(1, "json", 1_000_000)
+    assert RunShape.from_entry("c", {"tasks.max": 4, "format.class": "parquet",
+                                     "sink.run.max.records.per.partition": 500}) == RunShape(4, "parquet", 500)
+    with pytest.raises(TriggerConfigError, match="'c', sizing"):
+        RunShape.from_entry("c", {"tasks.max": "four", "format.class": "json",
+                                  "sink.run.max.records.per.partition": 1})
+    with pytest.raises(TriggerConfigError, match="'c', sizing"):
+        RunShape.from_entry("c", {"tasks.max": 0, "format.class": "json", "sink.run.max.records.per.partition": 1})
+
+
+# --- the cost table ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("output", list(FIREHOSE_GB))
+def test_a_1_gb_run_costs_at_most_a_thirtieth_of_firehoses_price_per_gb(output):
+    cost = run_cost(output, 1)
+    assert cost.plan == Plan(Worker(1, 2), Worker(1, 2), 1)
+    assert cost.seconds < 60  # the one-minute minimum of the two smallest workers is the whole bill
+    assert cost.usd == pytest.approx(2 * (0.042094 + 2 * 0.004628) / 60)
+    assert cost.usd_per_gb <= cost.firehose_per_gb / 30
+
+
+def test_bigger_runs_cost_less_per_gb_and_the_table_has_a_row_per_output_and_size():
+    costs = [run_cost("json", size).usd_per_gb for size in (1, 10, 100)]
+    assert costs == sorted(costs, reverse=True)
+    rows = table([1, 100], 224, 64)
+    assert len(rows) == 2 + 2 * len(FIREHOSE_GB)
+    assert rows[2].startswith("| JSON | 1 | 1 vCPU / 2 GB | 1 x 1 vCPU / 2 GB | 45 | 0.00171 |")
