@@ -18,8 +18,7 @@ probes) takes neither either; its token derives from (connector, the request's t
 
 Each run's workers are sized (sizing.py): a data run's to the offsets pending when it is claimed (the claim keeps
 the sizes, so a resumed StartJobRun sends the same request), table upkeep's and the doctor's to a small fixed
-plan; their
-`--conf`s follow the infrastructure's spark parameters.
+plan; their `--conf`s follow the infrastructure's spark parameters.
 """
 from __future__ import annotations
 
