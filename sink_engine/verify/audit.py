@@ -1,0 +1,52 @@
+"""Gather a connector's objects, dead letters and commits per topic-partition and check each one's coverage."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sink_engine.model import CommittedOffset, TopicPartition
+from sink_engine.verify.coverage import Commit, Coverage, Entry, check
+from sink_engine.verify.counters import Counter
+from sink_engine.verify.listing import Lister
+from sink_engine.verify.settings import VerifySettings
+
+
+@dataclass(frozen=True)
+class Audit:
+    partitions: dict[TopicPartition, Coverage]
+    requests: int  # S3 requests made
+    objects: int  # data objects listed
+
+
+def audit(settings: VerifySettings, s3, committed: dict[TopicPartition, CommittedOffset],
+          earliest: dict[TopicPartition, int] | None = None, topic: str | None = None,
+          partition: int | None = None) -> Audit:
+    """Check every committed topic-partition (or those of `topic`, `partition`), and the partitions that have
+    objects but no commit. `earliest`: the topic's earliest retained offsets (`--kafka`), the lowest offset to
+    check where the commit does not know its first offset."""
+    lister = Lister(s3, settings.bucket)
+    counter = Counter(s3, settings.bucket, settings.formats, settings.tagged)
+    wanted = (lambda tp: (topic is None or tp.topic == topic) and (partition is None or tp.partition == partition))
+    committed = {tp: c for tp, c in committed.items() if wanted(tp)}
+    topics = sorted({tp.topic for tp in committed} | ({topic} if topic else set()))
+    objects: dict[TopicPartition, list] = {}
+    letters: dict[TopicPartition, list] = {}
+    for name in topics:
+        for obj in lister.data_objects(settings.naming, settings.folder_of(name), settings.extension):
+            if obj.topic == name and wanted(TopicPartition(name, obj.partition)):
+                objects.setdefault(TopicPartition(name, obj.partition), []).append(obj)
+        if settings.letters is not None:
+            for letter_topic, letter_partition, letter in lister.letters(settings.letters, name):
+                tp = TopicPartition(letter_topic, letter_partition)
+                if letter_topic == name and wanted(tp):
+                    letters.setdefault(tp, []).append(letter)
+    found = {}
+    for tp in sorted(set(committed) | set(objects) | set(letters)):
+        entry = committed.get(tp) or CommittedOffset(0, 0, None, first_offset=0)
+        commit = Commit(entry.next_offset, entry.first_offset, sum(entry.dead_letters.values()),
+                        sum(entry.skipped.values()))
+        entries = [counter.entry(obj) if obj.start_offset < commit.next_offset else
+                   Entry(obj.key, obj.start_offset, 0) for obj in objects.get(tp, [])]
+        readable = settings.letters is not None or not settings.letters_elsewhere
+        found[tp] = check(entries, letters.get(tp, []) if readable else None, commit, settings.contiguous,
+                          (earliest or {}).get(tp))
+    return Audit(found, lister.requests + counter.requests, sum(len(v) for v in objects.values()))
