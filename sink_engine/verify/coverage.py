@@ -197,8 +197,8 @@ def _span_findings(spans: list[_Span], letters: list[Letter], unplaced: int, low
             where = f"offsets {first}..{span.stop - 1}" if located else \
                 f"{unexplained} of the offsets {span.start}..{span.stop - 1}"
             found.append(Finding("gap", first, span.stop - 1,
-                                 f"{where} in no object or dead letter (after {what}); "
-                                 f"{total - unplaced} such offsets in all, {unplaced} skipped by the commits"))
+                                 f"{where} in no object or dead letter (after {what}); in all {total} offsets "
+                                 f"lack one, the commits skipped {unplaced}: {total - unplaced} missing"))
     elif total < unplaced:
         found.append(Finding("overlap", low, high - 1, f"the commits skipped {unplaced} offsets without an object or "
                                                        f"dead letter, but only {total} offsets lack one: objects "
