@@ -78,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help=VERIFY_HELP, description=VERIFY_HELP)
     verify.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
     verify.add_argument("--kafka", action="store_true",
-                        help="also ask Kafka for the earliest retained offsets (where a commit does not know its first)")
+                        help="also read from Kafka the earliest retained offsets (where a commit does not know its "
+                        "first) and the dead letters of errors.deadletterqueue.topic.name")
     verify.add_argument("--topic", help="only this topic")
     verify.add_argument("--partition", type=int, help="only this partition")
     dlq_cli.add_parser(commands)
@@ -203,14 +204,17 @@ def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int |
 
     settings = VerifySettings.from_config(config)
     store = OffsetStore(dynamodb_client(config["s3.region"]), config["offset.storage.dynamodb.table"], now_ms)
-    earliest = None
+    earliest = letters = None
     if kafka:
+        from sink_engine.dlq.replay_sources import from_topic
         from sink_engine.source.metadata import partition_watermarks
         from sink_engine.source.settings import SourceSettings
 
-        earliest = {tp: low for tp, (low, _) in partition_watermarks(SourceSettings.from_config(config)).items()}
+        source = SourceSettings.from_config(config)
+        earliest = {tp: low for tp, (low, _) in partition_watermarks(source).items()}
+        letters = from_topic(source, settings.letters_topic) if settings.letters_topic else None
     result = audit(settings, s3_client(S3Access.from_config(config)), store.committed(config.name), earliest,
-                   topic, partition)
+                   topic, partition, letters)
     return print_report(result, sys.stdout)
 
 

@@ -12,8 +12,9 @@ What is stored, and what it proves:
   `skipped.ignored`: ignored tombstones and offsets Kafka holds no record at, such as transaction markers), and
   `first_offset`, where the partition's first committed range began. All are written in the commit's
   transaction, so they describe exactly the committed range [first_offset, next_offset).
-- Dead letters under `errors.deadletterqueue.s3.prefix` are JSON lines that carry their source offsets; a
-  dead-letter topic is not read (its letters are counted, not placed).
+- Dead letters under `errors.deadletterqueue.s3.prefix` are JSON lines that carry their source offsets, and so
+  do the records of a dead-letter topic (header `__sink_engine.dlq.source`), read with `--kafka`; without it a
+  topic's letters are counted (the commits' counters), not placed.
 
 Records skipped inside an object's range (dead letters, ignored tombstones, transforms' drops) mean that start
 + count does not give the end. Two cases:

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
+from sink_engine.dlq.letter import DeadLetter
 from sink_engine.model import CommittedOffset, TopicPartition
-from sink_engine.verify.coverage import Commit, Coverage, Entry, check
+from sink_engine.verify.coverage import Commit, Coverage, Entry, Letter, check
 from sink_engine.verify.counters import Counter
 from sink_engine.verify.listing import Lister
 from sink_engine.verify.settings import VerifySettings
@@ -19,10 +21,11 @@ class Audit:
 
 def audit(settings: VerifySettings, s3, committed: dict[TopicPartition, CommittedOffset],
           earliest: dict[TopicPartition, int] | None = None, topic: str | None = None,
-          partition: int | None = None) -> Audit:
+          partition: int | None = None, topic_letters: Iterable[DeadLetter] | None = None) -> Audit:
     """Check every committed topic-partition (or those of `topic`, `partition`), and the partitions that have
-    objects but no commit. `earliest`: the topic's earliest retained offsets (`--kafka`), the lowest offset to
-    check where the commit does not know its first offset."""
+    objects but no commit. With `--kafka`: `earliest`, the topics' earliest retained offsets, the lowest offset
+    to check where the commit does not know its first offset; `topic_letters`, the connector's dead letters read
+    from its dead-letter topic."""
     lister = Lister(s3, settings.bucket)
     counter = Counter(s3, settings.bucket, settings.formats, settings.tagged)
     wanted = (lambda tp: (topic is None or tp.topic == topic) and (partition is None or tp.partition == partition))
@@ -39,6 +42,10 @@ def audit(settings: VerifySettings, s3, committed: dict[TopicPartition, Committe
                 tp = TopicPartition(letter_topic, letter_partition)
                 if letter_topic == name and wanted(tp):
                     letters.setdefault(tp, []).append(letter)
+    for dead in topic_letters or []:
+        tp = TopicPartition(dead.topic, dead.partition)
+        if wanted(tp):
+            letters.setdefault(tp, []).append(Letter(f"topic {settings.letters_topic}", dead.offset))
     found = {}
     for tp in sorted(set(committed) | set(objects) | set(letters)):
         entry = committed.get(tp) or CommittedOffset(0, 0, None, first_offset=0)
@@ -46,7 +53,7 @@ def audit(settings: VerifySettings, s3, committed: dict[TopicPartition, Committe
                         sum(entry.skipped.values()))
         entries = [counter.entry(obj) if obj.start_offset < commit.next_offset else
                    Entry(obj.key, obj.start_offset, 0) for obj in objects.get(tp, [])]
-        readable = settings.letters is not None or not settings.letters_elsewhere
+        readable = settings.letters is not None or not settings.letters_topic or topic_letters is not None
         found[tp] = check(entries, letters.get(tp, []) if readable else None, commit, settings.contiguous,
                           (earliest or {}).get(tp))
     return Audit(found, lister.requests + counter.requests, sum(len(v) for v in objects.values()))

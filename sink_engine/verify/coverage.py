@@ -193,11 +193,12 @@ def _span_findings(spans: list[_Span], letters: list[Letter], unplaced: int, low
     if total > unplaced:
         for span, unexplained, inside, what in open_spans:
             located = exact and not inside
+            after = f"after {what}" if span.keys else "before the first object"
             first = span.start + span.count if located else span.start
             where = f"offsets {first}..{span.stop - 1}" if located else \
                 f"{unexplained} of the offsets {span.start}..{span.stop - 1}"
             found.append(Finding("gap", first, span.stop - 1,
-                                 f"{where} in no object or dead letter (after {what}); in all {total} offsets "
+                                 f"{where} in no object or dead letter ({after}); in all {total} offsets "
                                  f"lack one, the commits skipped {unplaced}: {total - unplaced} missing"))
     elif total < unplaced:
         found.append(Finding("overlap", low, high - 1, f"the commits skipped {unplaced} offsets without an object or "

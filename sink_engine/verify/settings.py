@@ -22,7 +22,7 @@ class VerifySettings:
     contiguous: bool  # one file stream per topic-partition: DefaultPartitioner, tombstones not in their own files
     folder_of: Callable[[str], str]  # the topic whose folder holds a topic's objects (RegexRouters)
     letters: ObjectNaming | None  # errors.deadletterqueue.s3.prefix, when dead letters are objects
-    letters_elsewhere: bool  # errors.deadletterqueue.topic.name: letters are counted, not placed
+    letters_topic: str | None  # errors.deadletterqueue.topic.name: read with --kafka, else counted, not placed
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> VerifySettings:
@@ -43,4 +43,4 @@ class VerifySettings:
         return cls(config.name, config["s3.bucket.name"], naming, formats, format_for(formats).extension,
                    config["s3.object.tagging"],
                    config["partitioner.class"] == "default" and config["behavior.on.null.values"] != "write",
-                   router, letters, bool(config["errors.deadletterqueue.topic.name"]))
+                   router, letters, config["errors.deadletterqueue.topic.name"] or None)

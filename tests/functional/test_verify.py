@@ -110,3 +110,25 @@ def test_verify_accounts_for_ignored_tombstones_counted_by_the_commits(stack, sp
     code, out = verify(config, tmp_path, capsys)
     assert code == 1 and f"GAP {topic}-0 offsets 0..11: 7 of the offsets 0..11" in out, out
     assert "in all 8 offsets lack one, the commits skipped 3: 5 missing" in out, out
+
+
+def test_verify_reads_the_dead_letter_topic_with_kafka(stack, spark, s3, dynamodb, connector, unique, tmp_path,
+                                                       capsys):
+    # given bad records at offsets 2 and 7 dead-lettered to a topic
+    config = connector(**{"flush.size": 4, "errors.tolerance": "all", "errors.deadletterqueue.topic.name":
+                          f"dlq-{unique}", "errors.deadletterqueue.topic.replication.factor": 1})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce(stack.bootstrap_servers, topic, [b"{not json" if i in (2, 7) else json.dumps({"n": i}).encode()
+                                             for i in range(12)], 1)
+    run_job(config, spark, dynamodb)
+    # when verify runs without Kafka, then the committed count stands in for the letters; with it, they are placed
+    code, out = verify(config, tmp_path, capsys)
+    assert code == 0 and f"{topic}-0" in out, out
+    code, out = verify(config, tmp_path, capsys, "--kafka")
+    rows = [line.split() for line in out.splitlines() if line.startswith(topic)]
+    assert code == 0 and [(row[1], row[4]) for row in rows] == [("0..9", "2")], out
+    # and an object deleted is still named by its offsets
+    s3.delete_object(Bucket=BUCKET, Key=f"topics/{topic}/partition=0/{topic}+0+0000000000.json")
+    code, out = verify(config, tmp_path, capsys, "--kafka")
+    assert code == 1 and f"GAP {topic}-0 offsets 0..4: 4 of the offsets 0..4 in no object or dead letter (before the first object)" in out, out
