@@ -7,7 +7,7 @@ from typing import Iterable
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.model import CommittedOffset, TopicPartition
 from sink_engine.verify.coverage import Commit, Coverage, Entry, Letter, check
-from sink_engine.verify.counters import Counter
+from sink_engine.verify.counters import RecordCounter
 from sink_engine.verify.listing import Lister
 from sink_engine.verify.settings import VerifySettings
 
@@ -26,11 +26,30 @@ def audit(settings: VerifySettings, s3, committed: dict[TopicPartition, Committe
     objects but no commit. With `--kafka`: `earliest`, the topics' earliest retained offsets, the lowest offset
     to check where the commit does not know its first offset; `topic_letters`, the connector's dead letters read
     from its dead-letter topic."""
+    def wanted(tp: TopicPartition) -> bool:
+        return (topic is None or tp.topic == topic) and (partition is None or tp.partition == partition)
+
     lister = Lister(s3, settings.bucket)
-    counter = Counter(s3, settings.bucket, settings.formats, settings.tagged)
-    wanted = (lambda tp: (topic is None or tp.topic == topic) and (partition is None or tp.partition == partition))
+    counter = RecordCounter(s3, settings.bucket, settings.formats, settings.tagged)
     committed = {tp: c for tp, c in committed.items() if wanted(tp)}
     topics = sorted({tp.topic for tp in committed} | ({topic} if topic else set()))
+    objects, letters = _stored(settings, lister, topics, topic_letters, wanted)
+    readable = settings.letters is not None or not settings.letters_topic or topic_letters is not None
+    found = {}
+    for tp in sorted(set(committed) | set(objects) | set(letters)):
+        entry = committed.get(tp) or CommittedOffset(0, 0, None, first_offset=0)  # no commit: nothing to check
+        commit = Commit(entry.next_offset, entry.first_offset, sum(entry.dead_letters.values()),
+                        sum(entry.skipped.values()))
+        entries = [counter.entry(obj) if obj.start_offset < commit.next_offset else
+                   Entry(obj.key, obj.start_offset, 0) for obj in objects.get(tp, [])]
+        found[tp] = check(entries, letters.get(tp, []) if readable else None, commit, settings.contiguous,
+                          (earliest or {}).get(tp))
+    return Audit(found, lister.requests + counter.requests, sum(len(v) for v in objects.values()))
+
+
+def _stored(settings: VerifySettings, lister: Lister, topics: list[str], topic_letters: Iterable[DeadLetter] | None,
+            wanted) -> tuple[dict, dict]:
+    """The data objects and the dead letters of the wanted topic-partitions, by topic-partition."""
     objects: dict[TopicPartition, list] = {}
     letters: dict[TopicPartition, list] = {}
     for name in topics:
@@ -39,21 +58,10 @@ def audit(settings: VerifySettings, s3, committed: dict[TopicPartition, Committe
                 objects.setdefault(TopicPartition(name, obj.partition), []).append(obj)
         if settings.letters is not None:
             for letter_topic, letter_partition, letter in lister.letters(settings.letters, name):
-                tp = TopicPartition(letter_topic, letter_partition)
-                if letter_topic == name and wanted(tp):
-                    letters.setdefault(tp, []).append(letter)
+                if letter_topic == name and wanted(TopicPartition(name, letter_partition)):
+                    letters.setdefault(TopicPartition(name, letter_partition), []).append(letter)
     for dead in topic_letters or []:
-        tp = TopicPartition(dead.topic, dead.partition)
-        if wanted(tp):
-            letters.setdefault(tp, []).append(Letter(f"topic {settings.letters_topic}", dead.offset))
-    found = {}
-    for tp in sorted(set(committed) | set(objects) | set(letters)):
-        entry = committed.get(tp) or CommittedOffset(0, 0, None, first_offset=0)
-        commit = Commit(entry.next_offset, entry.first_offset, sum(entry.dead_letters.values()),
-                        sum(entry.skipped.values()))
-        entries = [counter.entry(obj) if obj.start_offset < commit.next_offset else
-                   Entry(obj.key, obj.start_offset, 0) for obj in objects.get(tp, [])]
-        readable = settings.letters is not None or not settings.letters_topic or topic_letters is not None
-        found[tp] = check(entries, letters.get(tp, []) if readable else None, commit, settings.contiguous,
-                          (earliest or {}).get(tp))
-    return Audit(found, lister.requests + counter.requests, sum(len(v) for v in objects.values()))
+        if wanted(TopicPartition(dead.topic, dead.partition)):
+            letters.setdefault(TopicPartition(dead.topic, dead.partition), []).append(
+                Letter(f"topic {settings.letters_topic}", dead.offset))
+    return objects, letters

@@ -26,7 +26,7 @@ _STREAM_PIECE = 1024 * 1024
 
 
 @dataclass
-class Counter:
+class RecordCounter:
     """Counts objects of one format; `requests` adds up the S3 requests made."""
     client: object
     bucket: str

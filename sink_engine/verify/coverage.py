@@ -72,9 +72,11 @@ def check(entries: list[Entry], letters: list[Letter] | None, commit: Commit, co
     dead-letter topic), so the committed count is taken as skipped offsets. `contiguous`: one file stream per
     partition (files follow each other)."""
     high = commit.next_offset
-    stored = [e.start for e in entries] + [x.offset for x in letters or []]
-    low = commit.first_offset if commit.first_offset is not None else min(
-        [o for o in ([low] if low is not None else []) + stored] + [high])
+    if commit.first_offset is not None:
+        low = commit.first_offset
+    else:
+        stored = [e.start for e in entries] + [x.offset for x in letters or []] + [high]
+        low = min(stored + ([low] if low is not None else []))
     objects = sorted((e for e in entries if low <= e.start < high), key=lambda e: e.start)
     placed = sorted((x for x in letters or [] if low <= x.offset < high), key=lambda x: x.offset)
     findings = _outside(entries, letters or [], low) + _duplicates(objects, placed) + _metadata(objects)
@@ -174,19 +176,9 @@ def _span_findings(spans: list[_Span], letters: list[Letter], unplaced: int, low
         if span.stop <= span.start and not span.keys:
             continue
         inside = sum(1 for x in letters if span.start <= x.offset < span.stop)
-        length, what = span.stop - span.start, ", ".join(span.keys) or "no object"
-        if span.last is not None and span.last >= span.stop:
-            found.append(Finding("overlap", span.stop, span.last, f"{what} ends at {span.last}, past the start of "
-                                                                  f"the next object at {span.stop}"))
-        if span.count > length:
-            found.append(Finding("overlap", span.stop, span.start + span.count - 1,
-                                 f"{what} holds {span.count} records from offset {span.start}, but the next object "
-                                 f"starts at {span.stop}"))
-        elif span.count + inside > length:
-            found.append(Finding("overlap", span.start, span.stop - 1,
-                                 f"{what} and the {inside} dead letters among offsets {span.start}..{span.stop - 1} "
-                                 f"hold {span.count + inside - length} records more than those offsets"))
-        unexplained = length - span.count - inside
+        what = ", ".join(span.keys)
+        found += _overfull(span, inside, what)
+        unexplained = span.stop - span.start - span.count - inside
         if unexplained > 0:
             open_spans.append((span, unexplained, inside, what))
             total += unexplained
@@ -204,6 +196,24 @@ def _span_findings(spans: list[_Span], letters: list[Letter], unplaced: int, low
         found.append(Finding("overlap", low, high - 1, f"the commits skipped {unplaced} offsets without an object or "
                                                        f"dead letter, but only {total} offsets lack one: objects "
                                                        f"hold {unplaced - total} records more than committed"))
+    return found
+
+
+def _overfull(span: _Span, inside: int, what: str) -> list[Finding]:
+    """A span whose objects (with `inside` dead letters among its offsets) hold more than its offsets."""
+    found, length = [], span.stop - span.start
+    if span.last is not None and span.last >= span.stop:
+        found.append(Finding("overlap", span.stop, span.last, f"{what} ends at {span.last}, past the start of the "
+                                                              f"next object at {span.stop}"))
+    if span.count > length:
+        found.append(Finding("overlap", span.stop, span.start + span.count - 1,
+                             f"{what} holds {span.count} records from offset {span.start}, but the next object "
+                             f"starts at {span.stop}"))
+    elif span.count + inside > length:
+        found.append(Finding("overlap", span.start, span.stop - 1,
+                             f"{what or 'no object'} and the {inside} dead letters among offsets "
+                             f"{span.start}..{span.stop - 1} hold {span.count + inside - length} records more than "
+                             "those offsets"))
     return found
 
 

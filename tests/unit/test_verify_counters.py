@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sink_engine.format.settings import FormatSettings
-from sink_engine.verify.counters import AVRO_WINDOW, Counter
+from sink_engine.verify.counters import AVRO_WINDOW, RecordCounter
 from sink_engine.verify.listing import StoredObject
 
 
@@ -33,7 +33,7 @@ class RangedObjects:
 def count(format_class: str, body: bytes) -> tuple[int, RangedObjects]:
     client = RangedObjects({"k": body})
     formats = FormatSettings(format_class, "none", -1, "BASE64", "snappy", "null", 1 << 20, ".bin", "\n", 1 << 20)
-    entry = Counter(client, "b", formats, tagged=False).entry(StoredObject("k", "t", 0, 0, len(body)))
+    entry = RecordCounter(client, "b", formats, tagged=False).entry(StoredObject("k", "t", 0, 0, len(body)))
     return entry.count, client
 
 
