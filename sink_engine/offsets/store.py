@@ -118,9 +118,9 @@ class OffsetStore:
         names = {"#p": "partition"}
         added = sorted(counters.items())
         for i, (name, count) in enumerate(added):
-            names[f"#dl{i}"], values[f":dl{i}"] = name, {"N": str(count)}
+            names[f"#c{i}"], values[f":c{i}"] = name, {"N": str(count)}
         if added:
-            update += " ADD " + ", ".join(f"#dl{i} :dl{i}" for i in range(len(added)))
+            update += " ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(added)))
         return [
             token.fencing_check(self._table),
             {"Update": {
