@@ -1,4 +1,4 @@
-"""`sink-engine` / `python -m sink_engine`: init, validate, doctor, run, status, read, dlq, iceberg."""
+"""`sink-engine` / `python -m sink_engine`: init, validate, doctor, run, status, verify, read, dlq, iceberg."""
 from __future__ import annotations
 
 import argparse
@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
             return dlq_cli.run(config, args)
         if args.command == "iceberg":
             return iceberg_cli.run(config, args)
+        if args.command == "verify":
+            return _verify(config, args.kafka, args.topic, args.partition)
         return COMMANDS[args.command](config)
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -79,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
     read.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
     read.add_argument("--key", required=True, help="key of a Block-GZIP object in s3.bucket.name")
     read.add_argument("--offset", required=True, type=int, help="Kafka offset of the record")
+    verify = commands.add_parser("verify", help=VERIFY_HELP, description=VERIFY_HELP)
+    verify.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    verify.add_argument("--kafka", action="store_true",
+                        help="also read from Kafka the earliest retained offsets (where a commit does not know its "
+                        "first) and the dead letters of errors.deadletterqueue.topic.name")
+    verify.add_argument("--topic", help="only this topic")
+    verify.add_argument("--partition", type=int, help="only this partition")
     dlq_cli.add_parser(commands)
     iceberg_cli.add_parser(commands)
     return parser
@@ -188,6 +197,33 @@ def _read(config: SinkConfig, key: str, offset: int) -> int:
     for line in [record] if record is not None else chunk.lines:
         print(line.decode("utf-8"))
     return 0
+
+
+VERIFY_HELP = ("check that every committed offset is in exactly one data object or dead letter, or was skipped and "
+               "counted; exit 1 naming each gap or overlap")
+
+
+def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None) -> int:
+    from sink_engine.driver.job import now_ms
+    from sink_engine.offsets import OffsetStore
+    from sink_engine.verify.audit import audit
+    from sink_engine.verify.report import print_report
+    from sink_engine.verify.settings import VerifySettings
+
+    settings = VerifySettings.from_config(config)
+    store = OffsetStore(dynamodb_client(config["s3.region"]), config["offset.storage.dynamodb.table"], now_ms)
+    earliest = letters = None
+    if kafka:
+        from sink_engine.dlq.replay_sources import from_topic
+        from sink_engine.source.metadata import partition_watermarks
+        from sink_engine.source.settings import SourceSettings
+
+        source = SourceSettings.from_config(config)
+        earliest = {tp: low for tp, (low, _) in partition_watermarks(source).items()}
+        letters = from_topic(source, settings.letters_topic) if settings.letters_topic else None
+    result = audit(settings, s3_client(S3Access.from_config(config)), store.committed(config.name), earliest,
+                   topic, partition, letters)
+    return print_report(result, sys.stdout)
 
 
 COMMANDS = {"init": _init, "validate": _validate, "run": _run, "status": _status}

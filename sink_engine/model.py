@@ -21,6 +21,8 @@ class CommittedOffset:
     committed_at_ms: int
     last_file: str | None
     dead_letters: dict = field(default_factory=dict)  # error class -> records sent to the DLQ, all runs
+    skipped: dict = field(default_factory=dict)  # reason -> offsets in no object and no dead letter, all runs
+    first_offset: int | None = None  # where the first committed range started (None: committed before it was kept)
 
 
 @dataclass(frozen=True)
@@ -78,3 +80,7 @@ class TaskResult:
     dead_letters: dict = field(default_factory=dict)  # error class -> records before next_offset sent to the DLQ
     dlq_scan_from: int | None = None  # dead-letter topic position to scan from on the next run (see sink_engine.dlq)
     table_files: list = field(default_factory=list)  # IcebergFormat: the pyiceberg DataFiles of `files`
+    # offsets before next_offset in no closed file and no dead letter, by reason: `transforms` (dropped by a
+    # transform) and `ignored` (ignored tombstones, and offsets Kafka holds no record at: compacted away,
+    # transaction markers, aborted transactions' records); what `sink-engine verify` accounts with
+    skipped: dict = field(default_factory=dict)

@@ -21,7 +21,7 @@ def commit_results(store: OffsetStore, token: LeaseToken, results: list[TaskResu
         last_file = result.files[-1].key if result.files else None
         try:
             store.commit(token, planned.tp, planned.expected_committed, result.next_offset, last_file,
-                         result.dead_letters, result.dlq_scan_from)
+                         result.dead_letters, result.dlq_scan_from, result.skipped, planned.start_offset)
         except CommitConflictError as e:
             events.emit(events.COMMIT_CONFLICT, connector=token.connector, topic=planned.topic,
                         partition=planned.partition, expected=planned.expected_committed, epoch=token.epoch)

@@ -14,8 +14,10 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
 - `OFFSET#<topic>#<partition>`: the committed offset (`sink_engine.offsets.store`). `topic`, `partition`,
   `next_offset` (the first record not yet landed), `epoch` (of the committing run), `committed_at_ms`,
   `last_file` (key of the last closed file, when the commit closed one), `dlq_scan_from` (the dead-letter
-  topic's position to scan from next time, see `sink_engine.dlq.topic_destination`), and a counter
-  `dead_letters.<error class>` per class of dead-lettered records (added to). Written by the job only, in a
+  topic's position to scan from next time, see `sink_engine.dlq.topic_destination`), a counter
+  `dead_letters.<error class>` per class of dead-lettered records (added to), counters `skipped.<reason>` of
+  offsets committed past without an object or a dead letter (added to; reasons in `sink_engine.model.TaskResult`),
+  and `first_offset` (the first offset of the partition's first committed range, set by that commit only). Written by the job only, in a
   transaction with the lease check, conditional on `next_offset` being absent (first commit) or the run's
   planned start. Read by the job, `status`, the dead-letter topic destination and the trigger.
 - `PLAN#<topic>#<partition>`: a run's wall-clock decisions, recorded before any upload (`sink_engine.driver
@@ -51,6 +53,7 @@ PLAN_PREFIX = "PLAN#"
 REPLAY_PREFIX = "REPLAY#"
 TRIGGER_PREFIX = "TRIGGER#"
 DEAD_LETTERS_PREFIX = "dead_letters."  # OFFSET# attributes counting dead letters by error class
+SKIPPED_PREFIX = "skipped."  # OFFSET# attributes counting offsets settled in no object and no dead letter
 
 
 def key(connector: str, sk: str) -> dict:

@@ -30,8 +30,9 @@ class OffsetStore:
                 next_offset=int(item["next_offset"]["N"]),
                 committed_at_ms=int(item["committed_at_ms"]["N"]),
                 last_file=item.get("last_file", {}).get("S"),
-                dead_letters={name[len(layout.DEAD_LETTERS_PREFIX):]: int(value["N"]) for name, value in item.items()
-                              if name.startswith(layout.DEAD_LETTERS_PREFIX)},
+                dead_letters=_counters(item, layout.DEAD_LETTERS_PREFIX),
+                skipped=_counters(item, layout.SKIPPED_PREFIX),
+                first_offset=int(item["first_offset"]["N"]) if "first_offset" in item else None,
             )
         return found
 
@@ -42,13 +43,16 @@ class OffsetStore:
 
     def commit(
         self, token: LeaseToken, tp: TopicPartition, expected: int | None, next_offset: int, last_file: str | None,
-        dead_letters: dict | None = None, dlq_scan_from: int | None = None,
+        dead_letters: dict | None = None, dlq_scan_from: int | None = None, skipped: dict | None = None,
+        start_offset: int | None = None,
     ) -> None:
         """Set next_offset if the lease epoch is still ours and the committed offset is still `expected`.
 
         `expected=None` means nothing was committed for this topic-partition. Raises CommitConflictError, or
         CommitFailedError when DynamoDB did not answer for good and the commit did not happen (or cannot be told).
-        `dead_letters` (error class -> count) are added to the item's counters in the same transaction.
+        `dead_letters` (error class -> count) and `skipped` (reason -> offsets settled in no object and no dead
+        letter) are added to the item's counters in the same transaction; `start_offset`, the range's first offset,
+        is stored as `first_offset` by the first commit (`expected=None`) only.
 
         A retry of a transaction whose answer was lost carries the same ClientRequestToken (AWS then answers with
         the first try's outcome, for 10 minutes; moto ignores the token). Without that, the retry fails its
@@ -56,7 +60,10 @@ class OffsetStore:
         epoch with this next offset is this run's commit. A transaction DynamoDB cancels for a transient reason
         (a concurrent lease renewal: TransactionConflict; throttling) is sent again first (offsets/transactions.py).
         """
-        items = self._transaction(token, tp, expected, next_offset, last_file, dead_letters, dlq_scan_from)
+        counters = {f"{layout.DEAD_LETTERS_PREFIX}{name}": n for name, n in (dead_letters or {}).items()}
+        counters.update({f"{layout.SKIPPED_PREFIX}{name}": n for name, n in (skipped or {}).items()})
+        first = start_offset if expected is None else None
+        items = self._transaction(token, tp, expected, next_offset, last_file, counters, dlq_scan_from, first)
         try:
             transact_write(self._db, items, self._sleep)
         except ClientError as e:
@@ -88,7 +95,8 @@ class OffsetStore:
         return self._db.get_item(TableName=self._table, Key=_key(connector, tp), ConsistentRead=True).get("Item", {})
 
     def _transaction(self, token: LeaseToken, tp: TopicPartition, expected: int | None, next_offset: int,
-                     last_file: str | None, dead_letters: dict | None, dlq_scan_from: int | None) -> list[dict]:
+                     last_file: str | None, counters: dict, dlq_scan_from: int | None,
+                     first_offset: int | None) -> list[dict]:
         """The lease check and the conditional update of the offsets item."""
         offset_condition = "attribute_not_exists(next_offset)" if expected is None else "next_offset = :expected"
         values = {
@@ -104,12 +112,15 @@ class OffsetStore:
         if dlq_scan_from is not None:
             values[":scan"] = {"N": str(dlq_scan_from)}
             update += ", dlq_scan_from = :scan"
+        if first_offset is not None:
+            values[":first"] = {"N": str(first_offset)}
+            update += ", first_offset = :first"
         names = {"#p": "partition"}
-        counters = sorted((dead_letters or {}).items())
-        for i, (error_class, count) in enumerate(counters):
-            names[f"#dl{i}"], values[f":dl{i}"] = f"{layout.DEAD_LETTERS_PREFIX}{error_class}", {"N": str(count)}
-        if counters:
-            update += " ADD " + ", ".join(f"#dl{i} :dl{i}" for i in range(len(counters)))
+        added = sorted(counters.items())
+        for i, (name, count) in enumerate(added):
+            names[f"#c{i}"], values[f":c{i}"] = name, {"N": str(count)}
+        if added:
+            update += " ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(added)))
         return [
             token.fencing_check(self._table),
             {"Update": {
@@ -121,3 +132,8 @@ class OffsetStore:
                 "ExpressionAttributeValues": values,
             }},
         ]
+
+
+def _counters(item: dict, prefix: str) -> dict[str, int]:
+    """The item's counters named `<prefix><name>`, by name."""
+    return {name[len(prefix):]: int(value["N"]) for name, value in item.items() if name.startswith(prefix)}

@@ -70,7 +70,17 @@ def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
             progress.finish(processed, result.records_read, len(writer.closed))
     result.files, result.next_offset = writer.closed, next_offset
     result.records_dropped = sum(1 for offset in dropped if offset < next_offset)  # the tail is read again
+    result.skipped = skipped_offsets(result)
     return result
+
+
+def skipped_offsets(result: TaskResult) -> dict[str, int]:
+    """The offsets of the committed part of the range in no closed file and no dead letter, by reason (see
+    TaskResult.skipped): what is neither written, dead-lettered nor dropped by a transform was ignored."""
+    settled = result.next_offset - result.range.start_offset
+    ignored = (settled - sum(f.record_count for f in result.files) - sum(result.dead_letters.values())
+               - result.records_dropped)
+    return {reason: n for reason, n in (("transforms", result.records_dropped), ("ignored", ignored)) if n}
 
 
 def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Sidecars | None = None) -> RecordSteps:

@@ -1,0 +1,46 @@
+"""The keys verify reads, once, from the connector's config."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from sink_engine.config import SinkConfig
+from sink_engine.errors import ConfigError
+from sink_engine.format.registry import format_for
+from sink_engine.format.settings import FormatSettings
+from sink_engine.storage.naming import ObjectNaming
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    connector: str  # name
+    bucket: str  # s3.bucket.name
+    naming: ObjectNaming  # topics.dir, directory.delim, file.delim, filename.offset.zero.pad.width
+    formats: FormatSettings
+    extension: str  # the data objects' extension
+    tagged: bool  # s3.object.tagging
+    contiguous: bool  # one file stream per topic-partition: DefaultPartitioner, tombstones not in their own files
+    folder_of: Callable[[str], str]  # the topic whose folder holds a topic's objects (RegexRouters)
+    letters: ObjectNaming | None  # errors.deadletterqueue.s3.prefix, when dead letters are objects
+    letters_topic: str | None  # errors.deadletterqueue.topic.name: read with --kafka, else counted, not placed
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> VerifySettings:
+        """Raises ConfigError for what verify cannot read: IcebergFormat, routers that route by record."""
+        from sink_engine.transform.settings import TransformSettings
+
+        if config["format.class"] == "iceberg":
+            raise ConfigError("format.class", "verify reads S3 objects; an Iceberg table's snapshots are its record")
+        router = TransformSettings.from_config(config).topic_router()
+        if router is None:
+            raise ConfigError("transforms", "a router that routes by record (TimestampRouter, a predicate) writes "
+                                            "under folders verify cannot name")
+        naming = ObjectNaming.from_config(config)
+        formats = FormatSettings.from_config(config)
+        prefix = config["errors.deadletterqueue.s3.prefix"]
+        letters = ObjectNaming(prefix.strip("/"), naming.directory_delim, naming.file_delim, naming.pad_width) \
+            if prefix else None
+        return cls(config.name, config["s3.bucket.name"], naming, formats, format_for(formats).extension,
+                   config["s3.object.tagging"],
+                   config["partitioner.class"] == "default" and config["behavior.on.null.values"] != "write",
+                   router, letters, config["errors.deadletterqueue.topic.name"] or None)
