@@ -127,7 +127,7 @@ class TopicPartitionWriter(RecordWriter):
                 if stop == position:  # a schema change closes the open files (schema.compatibility)
                     self.close_all(next_offset=chunk.offsets[position])
                     continue
-            self._add({key: list(range(position, stop))}, chunk.offsets, admitted, partitions, timestamps, sizes,
+            self._add({key: range(position, stop)}, chunk.offsets, admitted, partitions, timestamps, sizes,
                       position)
             position = stop
             if self._rotation.room(self._lanes[key].records) == 0:
@@ -214,21 +214,28 @@ class TopicPartitionWriter(RecordWriter):
 
     def _add(self, lanes: dict, offsets: list, values: ValueColumn, partitions: Partitions, timestamps: list | None,
              sizes: list, start: int) -> None:
-        """Add records (positions of the chunk by lane; `values` from position `start` on). All or nothing: every
-        file checks its records before any is written, and a file is opened only with its first record (so that
-        its key names that record's offset)."""
+        """Add records (the chunk's positions by lane, in order; `values` from position `start` on). All or
+        nothing: every file checks its records before any is written, and a file is opened only with its first
+        record (so that its key names that record's offset)."""
         each, staged, lanes_taken = partitions.each, [], []
         for key, positions in lanes.items():
             lane = self._lanes.get(key) or OpenState({})
-            groups: dict[str, list[int]] = {}
-            for i in positions:
-                groups.setdefault(partitions.shared if each is None else each[i], []).append(i)
+            groups: dict[str, list[int] | range] = {partitions.shared: positions}
+            if each is not None:
+                groups = {}
+                for i in positions:
+                    groups.setdefault(each[i], []).append(i)
             for encoded, group in groups.items():
-                batch_offsets = [offsets[i] for i in group]
-                batch_values = values.select([i - start for i in group]) if len(group) < len(values) else values
+                first, stop = group[0], group[-1] + 1
+                if stop - first == len(group):  # consecutive records
+                    batch_offsets, batch_sizes = offsets[first:stop], sizes[first:stop]
+                    batch_values = values if len(group) == len(values) else values.slice(first - start, stop - start)
+                else:
+                    batch_offsets, batch_sizes = [offsets[i] for i in group], [sizes[i] for i in group]
+                    batch_values = values.select([i - start for i in group])
                 open_file = lane.open_partitions.get(encoded) or self._new_file(encoded, batch_offsets[0])
                 staged.append((lane, encoded, open_file, open_file.prepare(batch_offsets, batch_values),
-                               batch_offsets, [sizes[i] for i in group]))
+                               batch_offsets, batch_sizes))
             lanes_taken.append((key, lane, positions))
         for lane, encoded, open_file, prepared, batch_offsets, batch_sizes in staged:
             open_file.write(prepared, batch_offsets, batch_sizes)
