@@ -309,7 +309,8 @@ KEYS: tuple[Key, ...] = (
         "JsonConverter for keys: keys carry a {schema, payload} envelope (Kafka Connect's default, true)."),
     *_converter_keys("key"),
     Key("schema.compatibility", "choice", "none",
-        "Schema evolution within a topic-partition's open files: NONE rotates on any schema change; BACKWARD and "
+        "Schema evolution within a topic-partition's open files: NONE rotates on any schema change (with "
+        "sink.schema.files=rotate; by default each schema has its own files); BACKWARD and "
         "FULL rotate on a newer schema version and project older records to the current schema; FORWARD rotates "
         "on an older version and projects newer records to the current schema.",
         choices=("none", "backward", "forward", "full")),
