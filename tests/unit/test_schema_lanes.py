@@ -11,6 +11,7 @@ from moto import mock_aws
 
 from sink_engine.config import parse_config
 from sink_engine.convert.schema import Field, Schema
+from sink_engine.errors import ConfigError
 from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.partition.timestamps import extractor_for
@@ -21,6 +22,8 @@ from sink_engine.task.run import _commit_point
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.settings import rotation_policy
 from sink_engine.task.writer import TopicPartitionWriter
+from sink_engine.task.settings import TaskSettings
+from sink_engine.validation import parse_checked_config
 from tests.s3_reader import list_keys, object_bodies, read_json_lines
 
 BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.region": "us-east-1", "format.class": "JsonFormat",
@@ -42,6 +45,18 @@ def s3(monkeypatch):
         for bucket in ("lake", "whole"):
             client.create_bucket(Bucket=bucket)
         yield client
+
+
+@pytest.mark.parametrize("value, expected", [(None, "separate"), ("rotate", "rotate"), ("SEPARATE", "separate")])
+def test_sink_schema_files_is_read_once_with_the_task_settings(value, expected):
+    raw = {"name": "c", **BASE, "flush.size": 3, **({"sink.schema.files": value} if value else {})}
+    assert TaskSettings.from_config(parse_checked_config(raw)).schema_files == expected
+
+
+def test_another_sink_schema_files_is_refused_naming_the_key():
+    with pytest.raises(ConfigError) as caught:
+        parse_checked_config({"name": "c", **BASE, "flush.size": 3, "sink.schema.files": "per-schema"})
+    assert caught.value.key == "sink.schema.files" and "separate" in str(caught.value)
 
 
 def record(offset: int, schema: Schema, region: str = "eu") -> tuple[dict, Schema, int]:
