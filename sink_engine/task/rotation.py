@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from sink_engine.records import Partitions
 
 ALL = "*"  # lane_cut: close the files of every lane
-SPAN_FACTOR = 2  # span_limit: records per flush.size and per lane that the oldest open file may span
+SPAN_FACTOR = 2  # span_limit: records taken since no file was open, per flush.size and per lane
 
 
 @dataclass(frozen=True)
