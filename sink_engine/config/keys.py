@@ -309,10 +309,16 @@ KEYS: tuple[Key, ...] = (
         "JsonConverter for keys: keys carry a {schema, payload} envelope (Kafka Connect's default, true)."),
     *_converter_keys("key"),
     Key("schema.compatibility", "choice", "none",
-        "Schema evolution within a topic-partition's open files: NONE rotates on any schema change; BACKWARD and "
+        "Schema evolution within a topic-partition's open files: NONE rotates on any schema change (with "
+        "sink.schema.files=rotate; by default each schema has its own files); BACKWARD and "
         "FULL rotate on a newer schema version and project older records to the current schema; FORWARD rotates "
         "on an older version and projects newer records to the current schema.",
         choices=("none", "backward", "forward", "full")),
+    Key("sink.schema.files", "choice", "separate",
+        "With schema.compatibility=NONE: separate gives each schema of a topic-partition's struct values its own "
+        "open files, each rotating on its own flush.size, so a schema change closes no file; rotate closes every "
+        "open file at each schema change, as the Confluent connector does (its file boundaries).",
+        choices=("separate", "rotate")),
     Key("store.kafka.keys", "bool", False,
         "Write the record keys of each data object to <stem>.keys<ext> beside it (key.converter, keys.format.class)."),
     Key("store.kafka.headers", "bool", False,

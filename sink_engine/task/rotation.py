@@ -8,12 +8,22 @@ Any trigger closes every open file of the topic-partition, as in the Confluent c
   by itself with `rotate.interval.ms` and a time-based partitioner, as the connector does);
 - `partitioner.max.open.files`: a record would open one file more than the cap;
 - a schema change (task/schema_gate.py) and a scheduled cut at the end of a range (driver/wall_clock.py).
+
+With files separated by schema (`sink.schema.files=separate` under `schema.compatibility=NONE`: `lane_cut`), the
+open files of each schema (a lane) close on their own when the lane's records reach `flush.size`. Every other
+trigger closes the files of every lane, as above (`rotate.interval.ms` from the first record taken since no file
+was open, a partition change from the previous record of any lane, the cap counting every lane's files), and so
+does a span bound (`span_limit`): these keep the moments when no file is open, where a run can start, close
+together.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from sink_engine.records import Partitions
+
+ALL = "*"  # lane_cut: close the files of every lane
+SPAN_FACTOR = 2  # span_limit: records taken since no file was open, per flush.size and per lane
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,45 @@ class RotationPolicy:
             last, records = partition, records + 1
         return stop
 
+    def span_limit(self, lanes: int) -> int:
+        """Records taken since no file was open at which the files of every lane are closed, `lanes` lanes having
+        taken records since then (lanes interleaved evenly fill their files well within it; one lane alone never
+        reaches it)."""
+        return SPAN_FACTOR * self.flush_size * lanes
+
+    def lane_cut(self, lanes: dict, window: "Window", keys: list, partitions: Partitions, timestamps: list | None,
+                 taken: int, start: int, stop: int) -> tuple[int, str | None, bool]:
+        """The first trigger among records [start, stop), `keys` giving each record's lane, `lanes` the lanes
+        holding open records (lane key -> OpenState), `window` the records taken since no file was open (neither
+        is changed) and `taken` the records taken so far. Returns (end, close, after): add records [start, end),
+        then close the files of lane `close` (of every lane when ALL), after record end - 1 when `after`, else
+        before record `end`; `close` is None when no trigger fires (end == stop)."""
+        shared, each = partitions.shared, partitions.each
+        views: dict = {}
+        files = sum(len(state.open_partitions) for state in lanes.values())
+        first, base, last, seen = window.first, window.base, window.last, set(window.lanes)
+        for i in range(start, stop):
+            key, partition = keys[i], shared if each is None else each[i]
+            view = views.get(key)
+            if view is None:
+                view = views[key] = _LaneView(lanes.get(key))
+            if first is not None and (
+                    timestamps is not None and timestamps[i] - base >= self.interval_ms or
+                    self.on_partition_change and partition != last or
+                    taken - first >= self.span_limit(len(seen) + (key not in seen))):
+                return i, ALL, False
+            opens = not view.holds(partition)
+            if opens and self.max_open_files and files >= self.max_open_files:
+                return i, ALL, False
+            view.add(partition, opens)
+            if first is None:
+                first, base = taken, None if timestamps is None else timestamps[i]
+            files, taken, last = files + opens, taken + 1, partition
+            seen.add(key)
+            if view.records >= self.flush_size:
+                return i + 1, key, True
+        return stop, None, False
+
     def _fires(self, state: "OpenState", partition: str, last: str, base, timestamps, i: int, added: set) -> bool:
         if timestamps is not None and timestamps[i] - base >= self.interval_ms:
             return True
@@ -82,12 +131,44 @@ class OpenState:
     base_timestamp: int | None = None
     last_partition: str | None = None
 
-    def added(self, partitions: Partitions, timestamps: list | None, start: int, stop: int) -> None:
-        """Records [start, stop) went into the open files."""
-        self.records += stop - start
+    def added(self, partitions: Partitions, timestamps: list | None, first: int, last: int, count: int) -> None:
+        """`count` records, the first at position `first` and the last at `last`, went into the open files."""
+        self.records += count
         if timestamps is not None and self.base_timestamp is None:
-            self.base_timestamp = timestamps[start]
-        self.last_partition = partitions.at(stop - 1)
+            self.base_timestamp = timestamps[first]
+        self.last_partition = partitions.at(last)
 
-    def reset(self) -> None:
-        self.records, self.base_timestamp, self.last_partition = 0, None, None
+
+@dataclass
+class Window:
+    """The records a writer took since no file was open (`lane_cut`): the count of records taken before the first
+    of them, the first's time (with rotate.interval.ms), the last's encoded partition, and their lanes."""
+    first: int | None = None
+    base: int | None = None
+    last: str | None = None
+    lanes: set = field(default_factory=set)
+
+    def took(self, taken: int, base: int | None, last: str, lanes) -> None:
+        """Records went to `lanes`: `taken` were taken before them, the first at time `base`, the last in `last`."""
+        if self.first is None:
+            self.first, self.base = taken, base
+        self.last = last
+        self.lanes.update(lanes)
+
+
+class _LaneView:
+    """`lane_cut`'s view of a lane: its OpenState (None for a lane without open files) and what it would add
+    before the first trigger."""
+    __slots__ = ("state", "records", "added")
+
+    def __init__(self, state: OpenState | None):
+        self.state, self.added = state, set()
+        self.records = state.records if state is not None else 0
+
+    def holds(self, partition: str) -> bool:
+        return partition in self.added or self.state is not None and partition in self.state.open_partitions
+
+    def add(self, partition: str, opens: bool) -> None:
+        if opens:
+            self.added.add(partition)
+        self.records += 1

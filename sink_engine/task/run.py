@@ -41,7 +41,8 @@ def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
     writer = TopicPartitionWriter(planned.topic, planned.partition, planned.start_offset,
                                   format_for(settings.formats), settings.naming,
                                   settings.rotation.with_extractor(extractor), uploader,
-                                  SchemaGate(settings.schema_compatibility, planned.topic, planned.partition),
+                                  SchemaGate(settings.schema_compatibility, planned.topic, planned.partition,
+                                             settings.schema_files),
                                   settings.tombstone_partition, sidecars)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     steps = record_steps(settings, planned.topic, partitioner_for(settings.partitioning, extractor), sidecars)
@@ -99,7 +100,8 @@ def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Side
 
 
 def _commit_point(writer: TopicPartitionWriter, processed: int) -> int:
-    """The first offset not settled: the first record of an open file, else the first record not handled
-    (every record before it is in a closed file, dead-lettered, an ignored null or dropped by a transform)."""
+    """The first offset not settled: while a file is open the writer's `first_open_offset`, else the first record
+    not handled (every record before it is in a closed file, dead-lettered, an ignored null or dropped by a
+    transform)."""
     first_open = writer.first_open_offset
     return first_open if first_open is not None else max(writer.next_offset, processed)

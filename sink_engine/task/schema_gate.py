@@ -9,6 +9,10 @@ projected to the current schema. A schema changes the schema:
   BACKWARD, FULL:  when its version is newer (older records are projected up to the current schema);
   FORWARD:         when its version is older (newer records are projected down to the current schema).
 BACKWARD, FORWARD and FULL need schema versions (registry versions, or `version` in a JSON envelope).
+
+`sink.schema.files`: under NONE, `rotate` is the connector's behaviour above; `separate` (the default) gives each
+schema its own open files instead (`lanes`: the writer's lanes, task/rotation.py), so that a schema change closes
+nothing.
 Values without a schema ("json", "string", "bytes" columns) pass through; switching between them and
 schema'd values while files are open is an error, as in the connector.
 """
@@ -19,6 +23,7 @@ from sink_engine.errors import RecordError
 from sink_engine.records import Partitions, ValueColumn
 
 MODES = ("none", "backward", "forward", "full")
+FILES = ("separate", "rotate")  # sink.schema.files
 
 
 def changes_schema(mode: str, schema, current) -> bool:
@@ -37,10 +42,27 @@ class SchemaGate:
     """Per topic-partition state of the current schemas. `admit` is called before records are appended;
     `reset` when the writer has closed every open file."""
 
-    def __init__(self, mode: str, topic: str, partition: int):
+    def __init__(self, mode: str, topic: str, partition: int, files: str = "separate"):
         self.mode, self.topic, self.partition = mode, topic, partition
+        self.separates = mode == "none" and files == "separate"
         self._current: dict[str, object] = {}
         self._kind: bool | None = None
+        self._lane_keys: dict = {}  # schema -> its lane's number
+
+    def lanes(self, offset: int, values: ValueColumn, has_open: bool) -> list | None:
+        """With files separated by schema and struct values, the lane of each value: a number per schema (equal
+        schemas share one); else None (one lane, `admit` decides). `offset` is the first value's record."""
+        if not self.separates or values.kind != "struct":
+            return None
+        self._check_kind(offset, values.kind, has_open)
+        by_id: dict[int, object] = {}
+        keys = []
+        for schema in values.schemas:
+            key = by_id.get(id(schema))
+            if key is None:
+                key = by_id[id(schema)] = self._lane_keys.setdefault(schema, len(self._lane_keys))
+            keys.append(key)
+        return keys
 
     def reset(self) -> None:
         self._current.clear()

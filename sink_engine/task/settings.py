@@ -49,6 +49,7 @@ class TaskSettings:
     dead_letters: DeadLetterSettings
     null_values: str  # behavior.on.null.values
     schema_compatibility: str
+    schema_files: str  # sink.schema.files
     tombstone_partition: str  # tombstone.encoded.partition
     iceberg: IcebergSettings | None  # the table a range's records go to with IcebergFormat; None: S3 objects
     transforms: TransformSettings  # transforms, predicates (empty: no transform step)
@@ -60,7 +61,7 @@ class TaskSettings:
                    PartitionSettings.from_config(config), FormatSettings.from_config(config),
                    ConverterSettings.from_config(config), SidecarSettings.from_config(config), rotation_policy(config),
                    DeadLetterSettings.from_config(config), config["behavior.on.null.values"],
-                   config["schema.compatibility"], config["tombstone.encoded.partition"],
+                   config["schema.compatibility"], config["sink.schema.files"], config["tombstone.encoded.partition"],
                    IcebergSettings.from_config(config) if is_iceberg(config) else None,
                    TransformSettings.from_config(config))
 

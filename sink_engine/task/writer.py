@@ -15,7 +15,7 @@ from sink_engine.storage.object_options import file_tags
 from sink_engine.storage.object_stream import ObjectStream
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.record_writer import RecordWriter
-from sink_engine.task.rotation import OpenState, RotationPolicy
+from sink_engine.task.rotation import ALL, OpenState, RotationPolicy, Window
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.sidecars import Sidecars
 
@@ -67,7 +67,13 @@ class OpenFile:
 
 class TopicPartitionWriter(RecordWriter):
     """Contract: after `write` (or `put`) calls in offset order, `closed` lists the uploaded files and
-    `next_offset` is the first offset not in any of them (records from there on are not written)."""
+    `first_open_offset` (else `next_offset`) is the first offset the next run must read again.
+
+    The open files are grouped in lanes (lane key -> OpenState over the lane's files by encoded partition): one
+    lane (key None) holds them all, except with files separated by schema (`SchemaGate.separates`), where each
+    schema of struct values has its own lane (task/rotation.py). `next_offset` is the last offset at which no file
+    was open; files closed after it (only lanes make those) are written again, with the same keys and bytes, by a
+    run that starts there, since every decision of the writer depends only on the records taken since then."""
 
     def __init__(self, topic: str, partition: int, start_offset: int, fmt: Format, naming: ObjectNaming,
                  rotation: RotationPolicy, uploader: Uploader, schema_gate: SchemaGate | None = None,
@@ -79,33 +85,74 @@ class TopicPartitionWriter(RecordWriter):
         self.next_offset = start_offset
         self.closed: list[ClosedFile] = []
         self._fmt, self._naming, self._rotation, self._uploader = fmt, naming, rotation, uploader
-        self._open: dict[str, OpenFile] = {}
-        self._open_records = 0
-        self._state = OpenState(self._open)
+        self._lanes: dict[object, OpenState] = {}  # the lanes holding open records
+        self._taken = 0  # records taken, for the span bound
+        self._last_added = start_offset - 1
+        self._reread_from: int | None = None  # first offset of the files closed since `next_offset`
+        self._window = Window()  # the records taken since no file was open
 
     def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions, timestamps: list | None = None,
               sizes: list | None = None) -> None:
         """Add converted records (RecordWriter.write); `timestamps` (record times for rotate.interval.ms) default
         to the rotation policy's extractor, `sizes` (for row-group cuts) to the records' Kafka value sizes."""
-        position = 0
         timestamps = timestamps if timestamps is not None else self._rotation.timestamps(chunk, values)
         sizes = sizes if sizes is not None else list(map(len, chunk.values))
+        keys = self._gate.lanes(chunk.offsets[0], values, bool(self._lanes)) if len(chunk) else None
+        if keys is None:
+            self._write_lane(None, chunk, values, partitions, timestamps, sizes, gated=True)
+        elif keys.count(keys[0]) == len(keys) and self._alone(keys[0]):
+            self._write_lane(keys[0], chunk, values, partitions, timestamps, sizes, gated=False)
+        else:
+            self._write_lanes(keys, chunk, values, partitions, timestamps, sizes)
+
+    def _alone(self, key) -> bool:
+        """Whether every record taken since no file was open went to lane `key` (rotating it alone is then
+        rotating it with the other lanes)."""
+        return not self._lanes or self._window.lanes == {key}
+
+    def _write_lane(self, key, chunk: RecordChunk, values: ValueColumn, partitions: Partitions,
+                    timestamps: list | None, sizes: list, gated: bool) -> None:
+        """Records that all go to lane `key`, no other lane holding open records: as the connector rotates them."""
+        position = 0
         while position < len(chunk):
-            stop = min(len(chunk), position + self._rotation.room(self._open_records))
-            stop = self._rotation.first_cut(self._state, partitions, timestamps, position, stop)
+            lane = self._lanes.get(key) or OpenState({})
+            stop = min(len(chunk), position + self._rotation.room(lane.records))
+            stop = self._rotation.first_cut(lane, partitions, timestamps, position, stop)
             if stop == position:  # record time, partition change or the open-file cap closes the open files
                 self.close_all(next_offset=chunk.offsets[position])
                 continue
-            stop, admitted = self._gate.admit(chunk.offsets, values, partitions, position, stop, self._open_records > 0)
-            if stop == position:  # a schema change closes the open files (schema.compatibility)
-                self.close_all(next_offset=chunk.offsets[position])
-                continue
-            self._add(chunk.offsets[position:stop], admitted, partitions, sizes[position:stop], position, stop)
-            self._state.added(partitions, timestamps, position, stop)
-            self._open_records += stop - position
+            admitted = values.slice(position, stop)
+            if gated:
+                stop, admitted = self._gate.admit(chunk.offsets, values, partitions, position, stop, lane.records > 0)
+                if stop == position:  # a schema change closes the open files (schema.compatibility)
+                    self.close_all(next_offset=chunk.offsets[position])
+                    continue
+            self._add({key: range(position, stop)}, chunk.offsets, admitted, partitions, timestamps, sizes,
+                      position)
             position = stop
-            if self._rotation.room(self._open_records) == 0:
+            if self._rotation.room(self._lanes[key].records) == 0:
                 self.close_all(next_offset=chunk.offsets[stop - 1] + 1)
+
+    def _write_lanes(self, keys: list, chunk: RecordChunk, values: ValueColumn, partitions: Partitions,
+                     timestamps: list | None, sizes: list) -> None:
+        """Records of several lanes: each lane's records between two triggers are added at once."""
+        position = 0
+        while position < len(chunk):
+            stop, close, after = self._rotation.lane_cut(self._lanes, self._window, keys, partitions, timestamps,
+                                                         self._taken, position, len(chunk))
+            if stop > position:
+                lanes: dict[object, list[int]] = {}
+                for i in range(position, stop):
+                    lanes.setdefault(keys[i], []).append(i)
+                self._add(lanes, chunk.offsets, values.slice(position, stop), partitions, timestamps, sizes,
+                          position)
+            if close is not None:
+                next_offset = chunk.offsets[stop - 1] + 1 if after else chunk.offsets[stop]
+                if close == ALL:
+                    self.close_all(next_offset)
+                else:
+                    self._close_lane(close, next_offset)
+            position = stop
 
     def write_tombstones(self, chunk: RecordChunk, routed: list | None = None) -> None:
         """Tombstones (behavior.on.null.values=write): files under the tombstone partition (of each record's
@@ -118,60 +165,88 @@ class TopicPartitionWriter(RecordWriter):
 
     @property
     def first_open_offset(self) -> int | None:
-        """Offset of the first record in an open (unwritten) file; None when no file is open."""
-        return min((f.start_offset for f in self._open.values()), default=None)
+        """The first offset the next run must read again while a file is open: the first record of an open file,
+        or of a file closed since `next_offset` (then written again by that run); None when no file is open."""
+        starts = [f.start_offset for lane in self._lanes.values() for f in lane.open_partitions.values()]
+        if not starts:
+            return None
+        return min(starts) if self._reread_from is None else min(min(starts), self._reread_from)
 
     @property
     def last_added_offset(self) -> int:
         """Offset of the last record added (open or closed files); below it every record written was added."""
-        return max((f.last_offset for f in self._open.values()), default=self.next_offset - 1)
+        return self._last_added
 
     def close_all(self, next_offset: int) -> None:
         """End every open file and queue the rest of its upload; records before `next_offset` are then all in
         closed files (in S3 once the uploader has drained)."""
-        for open_file in self._open.values():
+        for key in list(self._lanes):
+            self._close_lane(key, next_offset)
+        self._settle(next_offset)
+
+    def _close_lane(self, key, next_offset: int) -> None:
+        """End the files of lane `key` (before record `next_offset`)."""
+        for open_file in self._lanes.pop(key).open_partitions.values():
             size = open_file.finish(self._uploader)
             closed = ClosedFile(open_file.key, open_file.encoded_partition, open_file.start_offset,
                                 open_file.last_offset, open_file.record_count, size)
             self.closed.append(closed)
             events.emit(events.FILE_CLOSED, key=closed.key, records=closed.record_count, bytes=closed.size_bytes)
-        self._forget_open(next_offset)
+            self._reread_from = min(closed.start_offset, self._reread_from if self._reread_from is not None
+                                    else closed.start_offset)
+        if not self._lanes:
+            self._settle(next_offset)
 
     def abandon_open(self) -> None:
         """Drop the open files (the unwritten tail, read again by the next run): none of their objects appears,
         and their started multipart uploads are aborted. `first_open_offset` is None afterwards."""
-        for open_file in self._open.values():
-            open_file.abandon()
-        self._forget_open(self.next_offset)
+        for lane in self._lanes.values():
+            for open_file in lane.open_partitions.values():
+                open_file.abandon()
+        self._lanes.clear()
+        self._settle(self.next_offset)
 
-    def _forget_open(self, next_offset: int) -> None:
-        self._open.clear()
-        self._open_records = 0
-        self._state.reset()
+    def _settle(self, next_offset: int) -> None:
+        """No file is open: a run may start at `next_offset`."""
         self._gate.reset()
+        self._reread_from, self._window = None, Window()
         self.next_offset = next_offset
 
-    def _add(self, offsets: list, values: ValueColumn, partitions: Partitions, sizes: list, start: int,
-             stop: int) -> None:
-        """All or nothing: every file checks its records before any is written, and a file is opened only
-        with its first record (so that its key names that record's offset)."""
-        each = partitions.each
-        if each is None:
-            batches = [(partitions.shared, offsets, values, sizes)]
-        else:
-            groups: dict[str, list[int]] = {}
-            for i in range(start, stop):
-                groups.setdefault(each[i], []).append(i - start)
-            batches = [(encoded, [offsets[i] for i in positions], values.select(positions),
-                        [sizes[i] for i in positions]) for encoded, positions in groups.items()]
-        staged = []
-        for encoded, batch_offsets, batch_values, batch_sizes in batches:
-            open_file = self._open.get(encoded) or self._new_file(encoded, batch_offsets[0])
-            staged.append((encoded, open_file, open_file.prepare(batch_offsets, batch_values), batch_offsets,
-                           batch_sizes))
-        for encoded, open_file, prepared, batch_offsets, batch_sizes in staged:
+    def _add(self, lanes: dict, offsets: list, values: ValueColumn, partitions: Partitions, timestamps: list | None,
+             sizes: list, start: int) -> None:
+        """Add records (the chunk's positions by lane, in order; `values` from position `start` on). All or
+        nothing: every file checks its records before any is written, and a file is opened only with its first
+        record (so that its key names that record's offset)."""
+        each, staged, lanes_taken = partitions.each, [], []
+        for key, positions in lanes.items():
+            lane = self._lanes.get(key) or OpenState({})
+            groups: dict[str, list[int] | range] = {partitions.shared: positions}
+            if each is not None:
+                groups = {}
+                for i in positions:
+                    groups.setdefault(each[i], []).append(i)
+            for encoded, group in groups.items():
+                first, stop = group[0], group[-1] + 1
+                if stop - first == len(group):  # consecutive records
+                    batch_offsets, batch_sizes = offsets[first:stop], sizes[first:stop]
+                    batch_values = values if len(group) == len(values) else values.slice(first - start, stop - start)
+                else:
+                    batch_offsets, batch_sizes = [offsets[i] for i in group], [sizes[i] for i in group]
+                    batch_values = values.select([i - start for i in group])
+                open_file = lane.open_partitions.get(encoded) or self._new_file(encoded, batch_offsets[0])
+                staged.append((lane, encoded, open_file, open_file.prepare(batch_offsets, batch_values),
+                               batch_offsets, batch_sizes))
+            lanes_taken.append((key, lane, positions))
+        for lane, encoded, open_file, prepared, batch_offsets, batch_sizes in staged:
             open_file.write(prepared, batch_offsets, batch_sizes)
-            self._open[encoded] = open_file
+            lane.open_partitions[encoded] = open_file
+        for key, lane, positions in lanes_taken:
+            lane.added(partitions, timestamps, positions[0], positions[-1], len(positions))
+            self._lanes[key] = lane
+        first, last = min(p[0] for p in lanes.values()), max(p[-1] for p in lanes.values())
+        self._window.took(self._taken, None if timestamps is None else timestamps[first], partitions.at(last), lanes)
+        self._taken += sum(map(len, lanes.values()))
+        self._last_added = max(self._last_added, offsets[last])
 
     def _new_file(self, encoded: str | tuple[str, str], first_offset: int) -> OpenFile:
         """`encoded` the encoded partition, or (routed topic, encoded partition) when the transforms have routers
