@@ -19,7 +19,8 @@ class VerifySettings:
     formats: FormatSettings
     extension: str  # the data objects' extension
     tagged: bool  # s3.object.tagging
-    contiguous: bool  # one file stream per topic-partition: DefaultPartitioner, tombstones not in their own files
+    contiguous: bool  # one file stream per topic-partition: DefaultPartitioner, tombstones not in their own files,
+    # and values of several schemas never open at once (`_one_stream`)
     folder_of: Callable[[str], str]  # the topic whose folder holds a topic's objects (RegexRouters)
     letters: ObjectNaming | None  # errors.deadletterqueue.s3.prefix, when dead letters are objects
     letters_topic: str | None  # errors.deadletterqueue.topic.name: read with --kafka, else counted, not placed
@@ -42,5 +43,16 @@ class VerifySettings:
             if prefix else None
         return cls(config.name, config["s3.bucket.name"], naming, formats, format_for(formats).extension,
                    config["s3.object.tagging"],
-                   config["partitioner.class"] == "default" and config["behavior.on.null.values"] != "write",
-                   router, letters, config["errors.deadletterqueue.topic.name"] or None)
+                   _one_stream(config), router, letters, config["errors.deadletterqueue.topic.name"] or None)
+
+
+def _one_stream(config: SinkConfig) -> bool:
+    """Whether a topic-partition's files follow each other (each owns the offsets up to the next one's start): the
+    DefaultPartitioner, tombstones not in files of their own, and no open files per schema (values with a schema
+    under schema.compatibility NONE and sink.schema.files separate keep a file open per schema, whose offsets
+    interleave with the others')."""
+    schemas = config["value.converter"] != "json" or config["value.converter.schemas.enable"]
+    per_schema = schemas and config["value.converter"] not in ("string", "bytearray") and \
+        config["schema.compatibility"] == "none" and config["sink.schema.files"] == "separate"
+    return config["partitioner.class"] == "default" and config["behavior.on.null.values"] != "write" and \
+        not per_schema

@@ -1,0 +1,24 @@
+"""Which layouts verify proves span by span: a topic-partition's files follow each other only with the
+DefaultPartitioner, tombstones not in files of their own, and no open file per schema."""
+from __future__ import annotations
+
+import pytest
+
+from sink_engine.validation import parse_checked_config
+from sink_engine.verify.settings import VerifySettings
+
+BASE = {"name": "c", "topics": "t", "bootstrap.servers": "127.0.0.1:9092", "s3.bucket.name": "lake",
+        "flush.size": "10", "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+
+
+@pytest.mark.parametrize("changes, contiguous", [
+    ({}, True),  # schemaless JSON: one stream
+    ({"value.converter.schemas.enable": "true"}, False),  # Connect envelopes: a file per schema at once
+    ({"value.converter.schemas.enable": "true", "sink.schema.files": "rotate"}, True),  # Confluent's boundaries
+    ({"value.converter.schemas.enable": "true", "schema.compatibility": "BACKWARD"}, True),  # projected, one file
+    ({"value.converter": "StringConverter"}, True),
+    ({"partitioner.class": "FieldPartitioner", "partition.field.name": "a"}, False),
+    ({"behavior.on.null.values": "write"}, False),
+])
+def test_files_follow_each_other_only_in_one_stream(changes, contiguous):
+    assert VerifySettings.from_config(parse_checked_config({**BASE, **changes})).contiguous is contiguous
