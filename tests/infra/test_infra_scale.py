@@ -95,6 +95,8 @@ def test_every_template_is_within_cloudformation_quotas(large):
     templates = _templates(outdir)
     nested = [p for p in templates if p.name.endswith(".nested.template.json")]
     assert 1 < len(nested) <= STACKS
+    for path in (max(nested, key=lambda p: p.stat().st_size), *(p for p in templates if p not in nested)):
+        print(f"\n{path.name}: {path.stat().st_size:,} bytes, {len(templates[path]['Resources'])} resources")
     for path, template in templates.items():
         assert path.stat().st_size < TEMPLATE_BYTES, path.name  # as uploaded for CloudFormation to read from S3
         assert len(template["Resources"]) <= RESOURCES, path.name
