@@ -7,7 +7,7 @@ cloudformation-limits.html): 500 resources, 200 outputs, 200 parameters, 200 map
 of 1 MB read from S3 (cdk deploy uploads templates over 50 KB). IAM ("IAM and AWS STS quotas"): a role's inline
 policies 10,240 characters in all, a managed policy 6,144, 10 managed policies per role (default). Lambda: the
 CreateEventSourceMapping request model (botocore's, AWS's own API model) bounds Topics, BatchSize, the batching window
-and the consumer group id."""
+and the consumer group id. CloudWatch ("CloudWatch service quotas"): 500 metrics per dashboard widget."""
 from __future__ import annotations
 
 import dataclasses
@@ -28,6 +28,7 @@ CONNECTORS, TOPICS, STACKS = 500, 10, 80
 TEMPLATE_BYTES = 1024 * 1024
 RESOURCES, OUTPUTS, PARAMETERS, MAPPINGS = 500, 200, 200, 200
 ROLE_INLINE_CHARS, MANAGED_POLICY_CHARS, MANAGED_POLICIES_PER_ROLE = 10_240, 6_144, 10
+WIDGET_METRICS = 500  # CloudWatch service quotas: up to 500 metrics per dashboard widget
 PARQUET = "io.confluent.connect.s3.format.parquet.ParquetFormat"
 STRINGS = "org.apache.kafka.connect.storage.StringConverter"
 
@@ -169,6 +170,15 @@ def test_one_msk_event_source_mapping_per_topic_within_lambdas_api(large):
         assert properties["MaximumBatchingWindowInSeconds"] <= window_max
         assert properties["StartingPosition"] == "LATEST"
         assert _rendered(properties["FunctionName"]).startswith("<referenceto")  # the trigger, passed in
+
+
+@pytest.mark.xfail(strict=True, reason="the dashboard's graphs list a metric per connector (infra/README.md, "
+                                      "Many connectors, 'Not handled here')")
+def test_each_dashboard_widget_is_within_cloudwatchs_quota(large):
+    deployment, outdir, _ = large
+    (dashboard,) = _resources(outdir, "AWS::CloudWatch::Dashboard").values()
+    body = json.loads(_rendered(dashboard["Properties"]["DashboardBody"]))
+    assert all(len(w["properties"].get("metrics", [])) <= WIDGET_METRICS for w in body["widgets"])
 
 
 def test_the_admin_state_carries_every_connector_packed(large):
