@@ -63,7 +63,8 @@ class Catalog(Construct):
                                    time_range_start=settings.catalog.time_range_start, settings_source=settings.source)
                 storage = table_storage(spec.config, topic, schema, settings.source, _partitioning_fields(projected))
                 _check_names(settings.source, topic, storage, projected)
-                table = self._table(placement.scope(self, spec.name), settings, spec, topic, storage, projected, account)
+                table = self._table(placement.scope(self, spec.name), settings, spec, topic, storage, projected,
+                                    account)
                 table.node.add_dependency(self.database)
                 self.tables[table_name(spec.name, topic)] = table
 

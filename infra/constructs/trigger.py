@@ -68,15 +68,16 @@ class Trigger(Construct):
         self.function.role.add_to_principal_policy(iam.PolicyStatement(
             actions=["s3:GetObject"], resources=[f"arn:aws:s3:::{bucket_name}/{INDEX_KEY}"]))
         data_key.grant_decrypt(self.function.role)
-        self.mappings = self._mappings(settings, connectors, placement)
+        self._add_mappings(settings, connectors, placement)
         self.schedule = events.Rule(self, "IdleFlush", schedule=events.Schedule.rate(Duration.minutes(tuning.idle_flush_minutes)),
                                     description="Idle flush: start the runs a scheduled rotation or a first run makes due",
                                     targets=[targets.LambdaFunction(self.function, event=events.RuleTargetInput.from_object(IDLE_FLUSH_INPUT))])
 
-    def _mappings(self, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                  placement: ConnectorStacks) -> dict[str, lambda_.CfnEventSourceMapping]:
-        """Topic -> its MSK event source mapping (in the service stack: as ManagedKafkaEventSource adds them;
-        in nested stacks: the same mapping, and ManagedKafkaEventSource's grants added once here)."""
+    def _add_mappings(self, settings: Settings, connectors: tuple[ConnectorSpec, ...],
+                      placement: ConnectorStacks) -> None:
+        """Each topic's MSK event source mapping: in the service stack as ManagedKafkaEventSource adds them; in
+        nested stacks the same mapping (L1: one call into CDK's node process per topic), and the grants
+        ManagedKafkaEventSource adds, once here."""
         tuning, msk = settings.trigger, settings.msk
         readers = {}
         for spec in sorted(connectors, key=lambda c: c.name):
@@ -86,22 +87,23 @@ class Trigger(Construct):
             for topic in sorted(readers):
                 self.function.add_event_source(sources.ManagedKafkaEventSource(
                     cluster_arn=msk.cluster_arn, topic=topic, starting_position=lambda_.StartingPosition.LATEST,
-                    batch_size=tuning.batch_size, max_batching_window=Duration.seconds(tuning.max_batching_window_seconds),
+                    batch_size=tuning.batch_size,
+                    max_batching_window=Duration.seconds(tuning.max_batching_window_seconds),
                     consumer_group_id=trigger_group_id(settings.env, topic)))
-            return {}
+            return
         self.function.add_to_role_policy(iam.PolicyStatement(
             actions=["kafka:DescribeCluster", "kafka:GetBootstrapBrokers", "kafka:ListScramSecrets"],
             resources=[msk.cluster_arn]))
         self.function.role.add_managed_policy(
             iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AWSLambdaMSKExecutionRole"))
-        function_name = self.function.function_name  # the L1 mapping: one call into CDK's node process per topic
-        return {topic: lambda_.CfnEventSourceMapping(
-            placement.scope(self, reader), f"KafkaEventSource-{topic}", function_name=function_name,
-            event_source_arn=msk.cluster_arn, topics=[topic], starting_position="LATEST",
-            batch_size=tuning.batch_size, maximum_batching_window_in_seconds=tuning.max_batching_window_seconds,
-            amazon_managed_kafka_event_source_config=lambda_.CfnEventSourceMapping.AmazonManagedKafkaEventSourceConfigProperty(
-                consumer_group_id=trigger_group_id(settings.env, topic)))
-            for topic, reader in sorted(readers.items())}
+        function_name = self.function.function_name
+        kafka = lambda_.CfnEventSourceMapping.AmazonManagedKafkaEventSourceConfigProperty
+        for topic, reader in sorted(readers.items()):
+            lambda_.CfnEventSourceMapping(
+                placement.scope(self, reader), f"KafkaEventSource-{topic}", function_name=function_name,
+                event_source_arn=msk.cluster_arn, topics=[topic], starting_position="LATEST",
+                batch_size=tuning.batch_size, maximum_batching_window_in_seconds=tuning.max_batching_window_seconds,
+                amazon_managed_kafka_event_source_config=kafka(consumer_group_id=trigger_group_id(settings.env, topic)))
 
     def _grant(self, settings: Settings, connectors, job: SinkJob, table: dynamodb.ITable,
                placement: ConnectorStacks) -> None:
@@ -112,7 +114,8 @@ class Trigger(Construct):
             actions=["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:TagResource"],
             resources=[job.application_arn, f"{job.application_arn}/jobruns/*"]))
         # the named job roles of nested stacks: their path (a list of hundreds of ARNs would exceed IAM's quotas)
-        passed = [job_role_arn(settings.account, settings.env, "*")] if placement.grouped else list(job.role_arns().values())
+        passed = ([job_role_arn(settings.account, settings.env, "*")] if placement.grouped
+                  else list(job.role_arns().values()))
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["iam:PassRole"], resources=passed,
             conditions={"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}}))
