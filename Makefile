@@ -29,8 +29,8 @@ demo: venv
 test: venv cdk-cli
 	$(PY) -m pytest -m "not fault_matrix and not soak and not scale"
 
-# 500 connectors of 10 topics in one environment (tests/infra/test_infra_scale.py): minutes of synthesis, run by CI
-# after `make test` as test-faults is.
+# 500 connectors of 10 topics in one environment (tests/infra/test_infra_scale.py): a minute of synthesis, two on a
+# shared machine; run by CI after `make test` as test-faults is.
 test-scale: venv
 	$(PY) -m pytest tests/infra/test_infra_scale.py -m scale -s
 
