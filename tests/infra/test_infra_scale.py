@@ -1,6 +1,6 @@
 """500 connectors of 10 topics each in one environment, in nested stacks (`connector_stacks`): every template within
 CloudFormation's quotas, every role's policies within IAM's, and one MSK event source mapping per topic within what
-Lambda's API takes. The synthesis takes minutes on a small machine: marked `scale` (make test-scale).
+Lambda's API takes. The synthesis takes one to two minutes on a 2-core machine: marked `scale` (make test-scale).
 
 Quotas: CloudFormation ("Understand CloudFormation quotas", docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/
 cloudformation-limits.html): 500 resources, 200 outputs, 200 parameters, 200 mappings per template, a template body
