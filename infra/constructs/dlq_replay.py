@@ -8,7 +8,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from infra.connectors import CONFIG_PREFIX, INDEX_KEY, ConnectorSpec, index_uri
-from infra.constructs.trigger import ARN_LIST_BUDGET, listed_or_wildcard
+from infra.arn_lists import listed_or_wildcard, over_budget
 from infra.job_policy import reference_reads
 from infra.constructs.lambda_function import LibrariesLayer, PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, XRAY_REASON, acknowledge
@@ -29,8 +29,8 @@ class DlqReplay(Construct):
     offsets table (replay progress); read their dead-letter topics; write to their topics (the default replay
     targets) over MSK IAM; read the secrets and SSM parameters their files reference (the replay loads a connector's
     config as the job does, references resolved). A payload naming another source or target is refused by IAM.
-    Lists longer than ARN_LIST_BUDGET (hundreds of connectors) become a wildcard, as IAM's policy size quotas
-    require: the published configs (the config prefix), the topics and dead-letter topics and groups (the
+    Lists longer than `infra.arn_lists.ARN_LIST_BUDGET` (hundreds of connectors) become a wildcard, as IAM's
+    policy size quotas require: the published configs (the config prefix), the topics and dead-letter topics and groups (the
     cluster's), the dead-letter prefixes (`retention.dlq_prefix`, when every connector's lies under it), and the
     offsets table's items (no dynamodb:LeadingKeys condition)."""
 
@@ -67,7 +67,7 @@ def replay_statements(settings: Settings, connectors: tuple[ConnectorSpec, ...],
     """The replay role's statements beyond logs, tracing, VPC access and KMS decrypt (see `DlqReplay`)."""
     bucket, msk = f"arn:aws:s3:::{settings.bucket_name}", settings.msk
     prefixes = sorted({c.dlq_s3_prefix for c in connectors if c.dlq_s3_prefix})
-    if _over_budget(prefixes) and all(f"{p}/".startswith(settings.retention.dlq_prefix) for p in prefixes):
+    if over_budget(prefixes) and all(f"{p}/".startswith(settings.retention.dlq_prefix) for p in prefixes):
         prefixes = [settings.retention.dlq_prefix.rstrip("/")]
     dlq_connectors = [c for c in connectors if c.dlq_topic]
     topics = sorted({t for c in connectors for t in c.topics})
@@ -75,10 +75,10 @@ def replay_statements(settings: Settings, connectors: tuple[ConnectorSpec, ...],
     names = sorted(c.name for c in connectors)
     statements = [
         iam.PolicyStatement(actions=["s3:GetObject"], resources=[
-            f"{bucket}/{INDEX_KEY}", *([f"{bucket}/{CONFIG_PREFIX}*"] if _over_budget(configs) else configs)]),
+            f"{bucket}/{INDEX_KEY}", *([f"{bucket}/{CONFIG_PREFIX}*"] if over_budget(configs) else configs)]),
         iam.PolicyStatement(
             actions=["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"],
-            resources=[table_arn], conditions=None if _over_budget(names) else {
+            resources=[table_arn], conditions=None if over_budget(names) else {
                 "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": names}}),
         iam.PolicyStatement(actions=["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"],
                             resources=[msk.cluster_arn]),
@@ -104,7 +104,3 @@ def replay_statements(settings: Settings, connectors: tuple[ConnectorSpec, ...],
             actions=["kafka-cluster:DescribeGroup"],
             resources=listed_or_wildcard(msk, "group", sorted({c.group_id for c in dlq_connectors}), "*")))
     return statements
-
-
-def _over_budget(resources: list[str]) -> bool:
-    return sum(len(r) for r in resources) > ARN_LIST_BUDGET

@@ -30,6 +30,7 @@ def job_role_name(env: str, connector: str) -> str:
 
 
 def job_role_arn(account: str, env: str, connector: str) -> str:
+    """The named job role's ARN (connector `*`: the pattern of every named job role of `env`)."""
     return f"arn:aws:iam::{account}:role{job_role_path(env)}{job_role_name(env, connector)}"
 
 

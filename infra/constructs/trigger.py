@@ -11,31 +11,22 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
+from infra.arn_lists import listed_or_wildcard
 from infra.connectors import INDEX_KEY, ConnectorSpec, index_uri
 from infra.constructs.emr_job import SinkJob
 from infra.constructs.job_role import job_role_arn
 from infra.constructs.lambda_function import PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, MSK_EXECUTION, XRAY_REASON, acknowledge, logical_id
-from infra.settings import MskSettings, Settings
+from infra.settings import Settings
 from infra.stacks.connectors import ConnectorStacks
 
 SERVICE = "sink-trigger"
 IDLE_FLUSH_INPUT = {"action": "idle-flush"}
-# Above this many characters of topic (or group) ARNs, the trigger's role names the cluster's topics (its own
-# groups) by one wildcard: a role's inline policies hold 10,240 characters and each managed policy 6,144 (IAM
-# quotas), which the ARNs of a few hundred topics exceed.
-ARN_LIST_BUDGET = 2_500
 
 
 def trigger_group_id(env: str, topic: str) -> str:
     """Consumer group of the trigger's event source mapping for `topic` (apart from the job's groups)."""
     return f"sink-trigger-{env}-{topic}"
-
-
-def listed_or_wildcard(msk: MskSettings, kind: str, names: list[str], wildcard: str) -> list[str]:
-    """The ARNs of MSK `kind` (topic, group) `names`, or the one ARN of `wildcard` when they exceed ARN_LIST_BUDGET."""
-    arns = [msk.resource_arn(kind, n) for n in names]
-    return arns if sum(len(a) for a in arns) <= ARN_LIST_BUDGET else [msk.resource_arn(kind, wildcard)]
 
 
 class Trigger(Construct):
