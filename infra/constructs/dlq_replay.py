@@ -30,9 +30,9 @@ class DlqReplay(Construct):
     targets) over MSK IAM; read the secrets and SSM parameters their files reference (the replay loads a connector's
     config as the job does, references resolved). A payload naming another source or target is refused by IAM.
     Lists longer than `infra.arn_lists.ARN_LIST_BUDGET` (hundreds of connectors) become a wildcard, as IAM's
-    policy size quotas require: the published configs (the config prefix), the topics and dead-letter topics and groups (the
-    cluster's), the dead-letter prefixes (`retention.dlq_prefix`, when every connector's lies under it), and the
-    offsets table's items (no dynamodb:LeadingKeys condition)."""
+    policy size quotas require: the published configs (the config prefix), the topics and dead-letter topics and
+    groups (the cluster's), the dead-letter prefixes (`retention.dlq_prefix`, when every connector's lies under
+    it), and the offsets table's items (no dynamodb:LeadingKeys condition)."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  data_key: kms.IKey, table_arn: str, layer: lambda_.ILayerVersion):
