@@ -21,7 +21,7 @@ COPIES, STACKS = 5, 3
 @pytest.fixture(scope="module")
 def grouped(tmp_path_factory):
     """dev's stacks with `connector_stacks` STACKS, for dev's connector and COPIES renamed copies of it:
-    (deployment, {template file name: template})."""
+    (deployment, {template file name: template}, output folder)."""
     from infra.application import build, new_app
     from tests.infra.conftest import ensure_artifacts
 
@@ -43,7 +43,7 @@ def grouped(tmp_path_factory):
     app = new_app(str(outdir))
     deployment = build(app, "dev", tuple(specs), settings=settings)
     app.synth()
-    return deployment, {p.name: json.loads(p.read_text()) for p in outdir.glob("*.template.json")}
+    return deployment, {p.name: json.loads(p.read_text()) for p in outdir.glob("*.template.json")}, outdir
 
 
 def _service(templates: dict) -> dict:
@@ -87,7 +87,7 @@ def _statements(template: dict, role_id: str, parameters: dict | None = None) ->
 
 
 def test_each_connector_lies_in_the_nested_stack_its_name_hashes_to(grouped):
-    deployment, templates = grouped
+    deployment, templates, _ = grouped
     nested = _nested(templates)
     assert 1 < len(nested) <= STACKS
     for spec in deployment.connectors:  # its role there, whose id is Connectors<index>NestedStack...
@@ -101,7 +101,7 @@ def test_each_connector_lies_in_the_nested_stack_its_name_hashes_to(grouped):
 
 
 def test_a_nested_job_role_grants_what_the_service_stack_one_does(grouped, dev):
-    deployment, templates = grouped
+    deployment, templates, _ = grouped
     name = dev.deployment.connectors[0].name
     flat_id, _ = _job_role(dev.templates["service"], name)
     expected = [s.replace(flat_id, "<role>") for s in _statements(dev.templates["service"], flat_id)]
@@ -118,7 +118,7 @@ def test_a_nested_job_role_grants_what_the_service_stack_one_does(grouped, dev):
 
 
 def test_the_trigger_may_pass_each_named_role_and_the_index_names_them(grouped):
-    deployment, templates = grouped
+    deployment, templates, _ = grouped
     service = _service(templates)
     (state,) = [r["Properties"]["State"] for r in service["Resources"].values()
                 if r["Type"] == "Custom::SinkConnectors"]
@@ -144,7 +144,7 @@ def test_the_trigger_may_pass_each_named_role_and_the_index_names_them(grouped):
 
 
 def test_each_topic_is_read_by_one_mapping_of_the_trigger_in_a_nested_stack(grouped):
-    deployment, templates = grouped
+    deployment, templates, _ = grouped
     service = _service(templates)
     (trigger,) = [k for k, r in service["Resources"].items() if r["Type"] == "AWS::Lambda::Function"
                   and r["Properties"]["Handler"].startswith("lambdas.trigger.")]
@@ -154,3 +154,17 @@ def test_each_topic_is_read_by_one_mapping_of_the_trigger_in_a_nested_stack(grou
             assert _resolved(mapping["Properties"]["FunctionName"], parameters) == {"Ref": trigger}
             topics += mapping["Properties"]["Topics"]
     assert sorted(topics) == sorted({t for s in deployment.connectors for t in s.topics})
+
+
+
+def test_a_nested_template_too_large_for_cloudformation_fails_naming_its_stack(grouped, tmp_path):
+    from infra.application import check_template_sizes
+    from infra.errors import TemplateSizeError
+
+    deployment, templates, outdir = grouped
+    check_template_sizes(outdir)
+    nested = next(outdir.glob("*.nested.template.json"))
+    (tmp_path / nested.name).write_bytes(nested.read_bytes())  # an assembly whose only template is a nested one
+    with pytest.raises(TemplateSizeError, match=rf"stack {nested.name.removesuffix('.template.json')}: .* set or "
+                                                r"raise the setting connector_stacks"):
+        check_template_sizes(tmp_path, limit=nested.stat().st_size - 1)
