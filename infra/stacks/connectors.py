@@ -28,7 +28,9 @@ class ConnectorStacks:
     def __init__(self, service: Stack, count: int):
         self._service, self._count = service, count
         self.nested: dict[int, NestedStack] = {}
-        self._parts: dict[tuple[int, str], Construct] = {}  # kept here: each construct lookup is a call into node
+        # kept here: each construct lookup is a call into CDK's node process, thousands of them per synthesis
+        self._parts: dict[tuple[int, str], Construct] = {}
+        self._owner_ids: dict[int, str] = {}
 
     @property
     def grouped(self) -> bool:
@@ -39,7 +41,10 @@ class ConnectorStacks:
         `owner` in the connector's nested stack (so that ids stay those of one service stack)."""
         if not self.grouped:
             return owner
-        index, part = connector_stack_index(connector, self._count), owner.node.id
+        if id(owner) not in self._owner_ids:
+            self._owner_ids[id(owner)] = owner.node.id
+        part = self._owner_ids[id(owner)]
+        index = connector_stack_index(connector, self._count)
         if (index, part) not in self._parts:
             self._parts[index, part] = Construct(self.stack_of(connector), part)
         return self._parts[index, part]
