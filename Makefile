@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli demo test test-faults soak bench clean
+.PHONY: venv cdk-cli demo test test-faults test-scale soak bench clean
 
 venv: $(STAMP)
 
@@ -27,7 +27,12 @@ demo: venv
 	$(PY) -m devtools.demo
 
 test: venv cdk-cli
-	$(PY) -m pytest -m "not fault_matrix and not soak"
+	$(PY) -m pytest -m "not fault_matrix and not soak and not scale"
+
+# 500 connectors of 10 topics in one environment (tests/infra/test_infra_scale.py): a minute of synthesis, two on a
+# shared machine; run by CI after `make test` as test-faults is.
+test-scale: venv
+	$(PY) -m pytest tests/infra/test_infra_scale.py -m scale -s
 
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
 test-faults: venv

@@ -29,9 +29,10 @@ FEATURE_FLAGS = {
 
 # CloudFormation's limit on a template read from S3 (1 MB), where `cdk deploy` puts templates over 50 KB
 TEMPLATE_LIMIT_BYTES = 1024 * 1024
-# what one connector adds to the service stack's template file (its job role, alarms, index entry): measured with
-# copies of dev's connector (1 connector 80,027 bytes, 30 connectors 579,605: about 17.2 KB each, so about 56
-# connectors fit; the 500 resources per stack, 5 per connector, would allow about 89)
+# what one connector adds to the template file of the stack holding it (its job role, alarms, index entry, and per
+# topic an event source mapping and maybe a Glue table): measured with copies of dev's connector of two topics
+# (1 connector 80,027 bytes, 30 connectors 579,605: about 17.2 KB each, 56 connectors in the service stack); of
+# ten topics with a table each, about 38 KB and 24 resources (tests/infra/test_infra_scale.py)
 CONNECTOR_TEMPLATE_BYTES = 17_200
 
 
@@ -75,12 +76,14 @@ def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | Non
 
 
 def check_template_sizes(assembly_dir: str | Path, limit: int = TEMPLATE_LIMIT_BYTES) -> None:
-    """TemplateSizeError naming a stack of the synthesized cloud assembly whose template CloudFormation would
-    refuse for its size (cdk synth itself checks the 500 resources per stack, not the size)."""
+    """TemplateSizeError naming a stack of the synthesized cloud assembly, nested stacks included, whose template
+    CloudFormation would refuse for its size (cdk synth itself checks the 500 resources per stack, not the size)."""
     for template in sorted(Path(assembly_dir).glob("*.template.json")):
         size = template.stat().st_size
         if size > limit:
             stack = template.name.removesuffix(".template.json")
             raise TemplateSizeError(
                 f"stack {stack}: its template is {size:,} bytes, over CloudFormation's {limit:,}; each connector "
-                f"adds about {CONNECTOR_TEMPLATE_BYTES:,} bytes: deploy some connectors in another environment")
+                f"adds about {CONNECTOR_TEMPLATE_BYTES:,} bytes (two topics) to the stack holding it: set or raise "
+                "the setting connector_stacks (nested stacks holding the connectors, infra/README.md \"Many "
+                "connectors\")")

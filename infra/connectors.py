@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -53,9 +54,10 @@ class ConnectorSpec:
     def config_key(self) -> str:
         return f"{CONFIG_PREFIX}{self.name}.json"
 
-    @property
+    @cached_property
     def config(self) -> SinkConfig:
-        """The connector's parsed config (validated when the spec was loaded)."""
+        """The connector's parsed config (validated when the spec was loaded), parsed once: synthesis reads it for
+        each of the connector's resources."""
         return parse_config(self.document)
 
     def data_prefixes(self) -> tuple[str, ...]:

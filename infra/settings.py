@@ -23,6 +23,8 @@ from sink_engine.secrets import references
 ENVIRONMENTS_DIR = Path(__file__).parent / "environments"
 
 _ACCOUNT = r"\d{12}"
+# each nested stack is a stack of the account (CloudFormation's stack quota) and a resource of the service stack
+MAX_CONNECTOR_STACKS = 200
 _REGION = r"[a-z]{2}(-gov)?-[a-z]+-\d"
 _CLUSTER_ARN = r"arn:aws[a-z-]*:kafka:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):cluster/(?P<name>[A-Za-z0-9-]+)/(?P<uuid>[A-Za-z0-9-]+)"
 _VPC = r"vpc-[0-9a-f]{8,17}"
@@ -230,6 +232,9 @@ class Settings:
     connectors: ConnectorPolicy = ConnectorPolicy()
     # the customer managed key of the account's CDK bootstrap (its asset bucket's SSE-KMS key), or None (SSE-S3)
     cdk_bootstrap_kms_key_arn: str | None = None
+    # how many nested stacks of the service stack hold the connectors' own resources (infra/stacks/connectors.py);
+    # 0: the service stack holds them
+    connector_stacks: int = 0
 
     @property
     def connectors_dir(self) -> Path:
@@ -298,6 +303,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         schema_registry=_schema_registry(r),
         connectors=_connector_policy(r),
         cdk_bootstrap_kms_key_arn=_bootstrap_key(r, region, account),
+        connector_stacks=r.integer("connector_stacks", 0, MAX_CONNECTOR_STACKS) if r.present("connector_stacks") else 0,
     )
 
 

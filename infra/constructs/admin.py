@@ -2,6 +2,10 @@
 directly and daily."""
 from __future__ import annotations
 
+import base64
+import gzip
+import json
+
 from aws_cdk import CustomResource, Duration, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -20,27 +24,43 @@ SERVICE = "sink-admin"
 RESOURCE_TYPE = "Custom::SinkConnectors"
 
 
-def desired_state(settings: Settings, connectors: tuple[ConnectorSpec, ...], role_arns: dict[str, str]) -> dict:
+def desired_state(settings: Settings, connectors: tuple[ConnectorSpec, ...], role_arns: dict[str, str],
+                  packed: bool = False) -> dict:
     """The document `lambdas.admin.desired.DesiredState` reads: the connector configs, and the connector index
-    (`connector_index`, with each connector's job role from `role_arns`) to publish at INDEX_KEY."""
-    return {"bucket": settings.bucket_name, "config_prefix": CONFIG_PREFIX,
-            "connectors": [{"name": c.name, "config_key": c.config_key, "document": c.document} for c in connectors],
-            "index_key": INDEX_KEY, "index": connector_index(connectors, settings.bucket_name, role_arns)}
+    (`connector_index`, with each connector's job role from `role_arns`) to publish at INDEX_KEY. `packed`: both
+    as `connectors_gzip` and `index_gzip` (base64 of the gzipped JSON list), a twentieth of their size in the
+    template (hundreds of connectors would fill CloudFormation's 1 MB alone); then `role_arns` must be literal (no
+    CloudFormation token: the nested stacks' named roles)."""
+    configs = [{"name": c.name, "config_key": c.config_key, "document": c.document} for c in connectors]
+    index = connector_index(connectors, settings.bucket_name, role_arns)
+    if packed:
+        return {"bucket": settings.bucket_name, "config_prefix": CONFIG_PREFIX, "connectors_gzip": _packed(configs),
+                "index_key": INDEX_KEY, "index_gzip": _packed(index)}
+    return {"bucket": settings.bucket_name, "config_prefix": CONFIG_PREFIX, "connectors": configs,
+            "index_key": INDEX_KEY, "index": index}
+
+
+def _packed(items: list) -> str:
+    """Base64 of the gzipped compact JSON of `items` (no gzip time stamp: the same items give the same text)."""
+    return base64.b64encode(gzip.compress(json.dumps(items, sort_keys=True, separators=(",", ":")).encode(),
+                                          mtime=0)).decode()
 
 
 class Admin(Construct):
     """Attributes: `function`, `resource` (the custom resource whose `State` property is the desired state, its
-    role ARNs rendered by CloudFormation). `role_arns`: connector name -> its job runtime role's ARN."""
+    role ARNs rendered by CloudFormation). `role_arns`: connector name -> its job runtime role's ARN; `packed`: see
+    `desired_state`."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 role_arns: dict[str, str], bucket: s3.IBucket, data_key: kms.IKey, layer: lambda_.ILayerVersion):
+                 role_arns: dict[str, str], bucket: s3.IBucket, data_key: kms.IKey, layer: lambda_.ILayerVersion,
+                 packed: bool = False):
         super().__init__(scope, id)
         self.function = PythonLambda(self, "Lambda", name="admin", service=SERVICE, layer=layer,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.minutes(2), environment={
             "BUCKET": bucket.bucket_name, "CONFIG_PREFIX": CONFIG_PREFIX}).function
         self._grant(settings, bucket, data_key)
-        state = desired_state(settings, connectors, role_arns)
+        state = desired_state(settings, connectors, role_arns, packed)
         # service_timeout: if the function dies before answering, CloudFormation fails the resource after this
         # long instead of waiting an hour
         self.resource = CustomResource(self, "Connectors", service_token=self.function.function_arn,

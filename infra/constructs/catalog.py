@@ -10,6 +10,7 @@ from constructs import Construct
 from infra.connectors import ConnectorSpec
 from infra.errors import SettingsError
 from infra.settings import Settings
+from infra.stacks.connectors import ConnectorStacks
 from infra.table_columns import TableStorage, table_storage
 from infra.table_layout import Layout, data_objects, layout
 
@@ -39,7 +40,8 @@ class Catalog(Construct):
     tabular and its columns are known (see infra/table_columns.py): a declared schema in `catalog.tables`, or
     String/ByteArray values in Parquet or Avro."""
 
-    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...]):
+    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
+                 placement: ConnectorStacks):
         super().__init__(scope, id)
         account = Stack.of(self).account
         name = settings.catalog.database
@@ -61,14 +63,16 @@ class Catalog(Construct):
                                    time_range_start=settings.catalog.time_range_start, settings_source=settings.source)
                 storage = table_storage(spec.config, topic, schema, settings.source, _partitioning_fields(projected))
                 _check_names(settings.source, topic, storage, projected)
-                table = self._table(settings, spec, topic, storage, projected, account)
+                table = self._table(placement.scope(self, spec.name), settings, spec, topic, storage, projected,
+                                    account)
                 table.node.add_dependency(self.database)
                 self.tables[table_name(spec.name, topic)] = table
 
-    def _table(self, settings: Settings, spec: ConnectorSpec, topic: str, storage: TableStorage, projected: Layout,
-               account: str) -> glue.CfnTable:
+    @staticmethod
+    def _table(scope: Construct, settings: Settings, spec: ConnectorSpec, topic: str, storage: TableStorage,
+               projected: Layout, account: str) -> glue.CfnTable:
         name = table_name(spec.name, topic)
-        return glue.CfnTable(self, f"Table-{name}", catalog_id=account, database_name=settings.catalog.database,
+        return glue.CfnTable(scope, f"Table-{name}", catalog_id=account, database_name=settings.catalog.database,
                              table_input=glue.CfnTable.TableInputProperty(
             name=name, table_type="EXTERNAL_TABLE",
             description=f"{topic} as written by connector {spec.name}. {sidecar_note(spec)}".strip(),

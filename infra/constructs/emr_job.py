@@ -1,7 +1,7 @@
 """The EMR Serverless application that runs the sink job, its uploaded artifacts and one runtime role per connector."""
 from __future__ import annotations
 
-from aws_cdk import CfnRule, CfnRuleAssertion, Fn, Stack
+from aws_cdk import CfnRule, CfnRuleAssertion, Fn, Names, Stack
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_emrserverless as emr
 from aws_cdk import aws_iam as iam
@@ -12,13 +12,14 @@ from constructs import Construct
 
 from infra.capacity import check_capacity
 from infra.connectors import ConnectorSpec
-from infra.constructs.job_role import ConnectorJobRole
+from infra.constructs.job_role import ConnectorJobRole, job_role_arn
 from infra.constructs.lambda_function import log_retention
 from infra.constructs.nag import acknowledge, logical_id
 from infra.errors import PackagingError
 from infra.packaging import ROOT, Target, job_archive_path
 from infra.job_policy import JobPhysicalNames
 from infra.settings import EmrSettings, Settings
+from infra.stacks.connectors import ConnectorStacks
 from sink_engine.driver.metrics import CLOUDWATCH, SETTING as METRICS_SETTING
 
 ARCHIVE_ALIAS = "environment"
@@ -50,10 +51,11 @@ class SinkJob(Construct):
     RetainExceptOnCreate with a fixed name: a destroyed stack's group would still be left behind.)
 
     Each connector's runs use its own role (`ConnectorJobRole`): its S3 prefixes, its DynamoDB items, its MSK
-    topics and group, the data key, the job's artifacts and log group; never another connector's."""
+    topics and group, the data key, the job's artifacts and log group; never another connector's. The roles lie
+    where `placement` puts the connector's resources; in nested stacks they are named (`job_role_arn`)."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, data_key: kms.IKey,
-                 connectors: tuple[ConnectorSpec, ...], table_arn: str):
+                 connectors: tuple[ConnectorSpec, ...], table_arn: str, placement: ConnectorStacks):
         super().__init__(scope, id)
         emr_settings = settings.emr
         archive_file = job_archive_path(Target(emr_settings.python, emr_settings.architecture))
@@ -85,9 +87,10 @@ class SinkJob(Construct):
         names = JobPhysicalNames(settings.bucket_name, table_arn, settings.msk.cluster_arn,
                                  settings.retention.dlq_prefix, stack.region, stack.account)
         self.roles: dict[str, iam.Role] = {}
+        self._named, self._account, self._env = placement.grouped, settings.account, settings.env
         for spec in connectors:
-            role = ConnectorJobRole(self, f"Role-{spec.name}", spec=spec, names=names, data_key=data_key,
-                                    env=settings.env).role
+            role = ConnectorJobRole(placement.scope(self, spec.name), f"Role-{spec.name}", spec=spec, names=names,
+                                    data_key=data_key, env=settings.env, named=self._named).role
             self._grant_run(role, settings)
             self.roles[spec.name] = role
         self.entry_point = entry.s3_object_url
@@ -126,7 +129,9 @@ class SinkJob(Construct):
         return self.application.attr_arn
 
     def role_arns(self) -> dict[str, str]:
-        """Connector name -> the ARN of its job runtime role."""
+        """Connector name -> the ARN of its job runtime role (the named roles': literal, no cross-stack reference)."""
+        if self._named:
+            return {name: job_role_arn(self._account, self._env, name) for name in self.roles}
         return {name: role.role_arn for name, role in self.roles.items()}
 
     def _grant_run(self, role: iam.IRole, settings: Settings) -> None:
@@ -142,8 +147,10 @@ class SinkJob(Construct):
                 actions=["kms:Decrypt"], resources=[settings.cdk_bootstrap_kms_key_arn],
                 conditions={"StringEquals": {"kms:ViaService": f"s3.{settings.region}.amazonaws.com"}}))
         log_group = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:{self.log_group_name}"
-        group_id = logical_id(self.log_group.node.default_child)
-        finding = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:<{group_id}>"  # as cdk-nag shows it
+        group = self.log_group.node.default_child
+        # as cdk-nag shows it: the group's Ref, or in a nested stack the parameter CDK passes it in
+        shown = (logical_id(group) if Stack.of(role) is Stack.of(self) else f"referenceto{Names.unique_id(group)}Ref")
+        finding = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:<{shown}>"
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
             resources=[log_group, f"{log_group}:*"]))

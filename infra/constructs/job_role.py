@@ -1,6 +1,8 @@
 """The EMR job runtime role of one connector: what its runs may do, and nothing of another connector's."""
 from __future__ import annotations
 
+import zlib
+
 from aws_cdk import Stack, Tags
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -11,20 +13,44 @@ from infra.constructs.nag import KMS_FAMILIES, KMS_REASON, acknowledge
 from infra.job_policy import JobPhysicalNames, assumed_role_arn, job_statements
 
 
+ROLE_NAME_LIMIT = 64  # IAM's limit on a role name
+
+
+def job_role_path(env: str) -> str:
+    """The path of the named job roles of environment `env` (what the trigger may pass: `<path>*`)."""
+    return f"/sink-jobs/{env}/"
+
+
+def job_role_name(env: str, connector: str) -> str:
+    """`sink-<env>-<connector>`, or when longer than IAM allows, its head and a hash of the whole (unique)."""
+    name = f"sink-{env}-{connector}"
+    if len(name) <= ROLE_NAME_LIMIT:
+        return name
+    return f"{name[:ROLE_NAME_LIMIT - 9]}-{zlib.crc32(name.encode()):08x}"
+
+
+def job_role_arn(account: str, env: str, connector: str) -> str:
+    """The named job role's ARN (connector `*`: the pattern of every named job role of `env`)."""
+    return f"arn:aws:iam::{account}:role{job_role_path(env)}{job_role_name(env, connector)}"
+
+
 class ConnectorJobRole(Construct):
     """Attribute: `role`, assumed by EMR Serverless (this account's applications only), tagged `connector`.
 
     Its policy is `infra.job_policy.job_statements` for `spec`, plus what every run needs: the data key
-    (encrypt/decrypt), and what `SinkJob` adds (the job's two artifacts and its log group)."""
+    (encrypt/decrypt), and what `SinkJob` adds (the job's two artifacts and its log group). `named`: the role
+    gets `job_role_name` under `job_role_path` (its ARN known without a reference to its stack), else a name
+    CloudFormation generates."""
 
     def __init__(self, scope: Construct, id: str, *, spec: ConnectorSpec, names: JobPhysicalNames,
-                 data_key: kms.IKey, env: str):
+                 data_key: kms.IKey, env: str, named: bool = False):
         super().__init__(scope, id)
         stack = Stack.of(self)
         self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("emr-serverless.amazonaws.com", conditions={
             "StringEquals": {"aws:SourceAccount": stack.account},
             "ArnLike": {"aws:SourceArn": f"arn:{stack.partition}:emr-serverless:{stack.region}:{stack.account}:/applications/*"},
-        }), description=f"Sink job runtime role of connector {spec.name} ({env})")
+        }), description=f"Sink job runtime role of connector {spec.name} ({env})",
+            role_name=job_role_name(env, spec.name) if named else None, path=job_role_path(env) if named else None)
         Tags.of(self.role).add("connector", spec.name)
         for statement in job_statements(spec, names):
             self.role.add_to_policy(iam.PolicyStatement.from_json(statement))

@@ -11,6 +11,7 @@ from constructs import Construct
 from infra.connectors import ConnectorSpec
 from infra.errors import SettingsError
 from infra.settings import Settings
+from infra.stacks.connectors import ConnectorStacks
 
 
 def maintenance_input(connector: str) -> dict:
@@ -20,10 +21,11 @@ def maintenance_input(connector: str) -> dict:
 
 class IcebergMaintenance(Construct):
     """Attribute: `rules` (connector name -> its schedule rule), at `iceberg.maintenance_schedule`, or the
-    connector's `iceberg.connectors.<name>.maintenance_schedule`."""
+    connector's `iceberg.connectors.<name>.maintenance_schedule`; each where `placement` puts its connector's
+    resources."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 function: lambda_.IFunction):
+                 function: lambda_.IFunction, placement: ConnectorStacks):
         super().__init__(scope, id)
         iceberg = {spec.name for spec in connectors if spec.iceberg}
         for name in settings.iceberg.connector_schedules:
@@ -33,7 +35,7 @@ class IcebergMaintenance(Construct):
         self.rules: dict[str, events.Rule] = {}
         for name in sorted(iceberg):
             self.rules[name] = events.Rule(
-                self, f"Maintain-{name}", schedule=events.Schedule.expression(settings.iceberg.schedule_of(name)),
+                placement.scope(self, name), f"Maintain-{name}", schedule=events.Schedule.expression(settings.iceberg.schedule_of(name)),
                 description=f"sink-engine iceberg maintain of connector {name}: rewrite small files, expire snapshots",
                 targets=[targets.LambdaFunction(function,
                                                 event=events.RuleTargetInput.from_object(maintenance_input(name)))])

@@ -3,7 +3,7 @@ growth, broken MSK event source mappings, trigger, admin and replay failures, an
 (what its job runs wrote and left, sink_engine/driver/metrics.py)."""
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_events as events
@@ -21,6 +21,7 @@ from infra.constructs.data_lake import DLQ_METRICS_ID
 from infra.constructs.nag import acknowledge
 from infra.constructs.trigger import SERVICE as TRIGGER_SERVICE
 from infra.settings import Settings
+from infra.stacks.connectors import ConnectorStacks
 from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
 from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
 from sink_engine.driver.metrics import NAMESPACE  # the trigger's and admin's Powertools metrics share it
@@ -92,12 +93,15 @@ class Monitoring(Construct):
     Attributes: `topic` (notifications, KMS-encrypted), `alarms` (name -> Alarm), `job_run_failed` (the EventBridge
     rule publishing each failed or cancelled run of the application to `topic`), `dashboard`.
 
+    Each connector's alarms lie where `placement` puts its resources; the dashboard's alarm status shows those of
+    the service stack (another stack's would each be a cross-stack reference).
+
     The trigger's role is granted lambda:ListEventSourceMappings here: its idle-flush tick publishes
     UNHEALTHY_MAPPINGS (lambdas/trigger/esm_health.py), which the `EventSourceMappings` alarm watches."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  application_id: str, bucket_name: str, trigger: lambda_.IFunction,
-                 replay: lambda_.IFunction, admin: lambda_.IFunction):
+                 replay: lambda_.IFunction, admin: lambda_.IFunction, placement: ConnectorStacks):
         super().__init__(scope, id)
         key = kms.Key(self, "TopicKey", enable_key_rotation=True, description=f"Sink alarm topic ({settings.env})")
         for publisher in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):  # alarms, and the job run rule
@@ -125,15 +129,18 @@ class Monitoring(Construct):
                     "A DLQ replay invocation failed; records it claimed are reported in doubt by the next one")
         admin_metrics = self._admin_alarms(admin)
         for spec in connectors:
+            scope = placement.scope(self, spec.name)
             self._alarm(f"Lag-{spec.name}", connector_metric("PendingRecords", spec.name), settings.alarms.pending_records,
-                        f"Connector {spec.name} has too many records pending")
+                        f"Connector {spec.name} has too many records pending", scope=scope)
             self._alarm(f"Age-{spec.name}", connector_metric("OldestPendingAgeSeconds", spec.name),
-                        settings.alarms.pending_age_seconds, f"Connector {spec.name}'s oldest pending record is too old")
+                        settings.alarms.pending_age_seconds, f"Connector {spec.name}'s oldest pending record is too old",
+                        scope=scope)
         started = [connector_metric("JobRunsStarted", c.name, statistic="Sum") for c in connectors]
         by_state = [emr_jobs(state, settings.emr.release_label, application_id)
                     for state in ("Running", "Success", "Failed", "Cancelled")]
         self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=f"sink-{settings.env}", widgets=[
-            [cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=24)],
+            [cw.AlarmStatusWidget(title="Alarms", width=24, alarms=[
+                a for a in self.alarms.values() if Stack.of(a) is Stack.of(self)])],
             [cw.GraphWidget(title="Job runs: started (trigger), failed or cancelled (EventBridge)",
                             left=[*started, failed_runs.with_(label="failed or cancelled"),
                                   undelivered.with_(label="notifications not delivered")], width=12),
@@ -188,8 +195,8 @@ class Monitoring(Construct):
         return metric
 
     def _alarm(self, name: str, metric: cw.IMetric, threshold: float, description: str, *, notify: bool = True,
-               evaluation_periods: int = 1) -> None:
-        alarm = cw.Alarm(self, name, metric=metric, threshold=threshold, evaluation_periods=evaluation_periods,
+               evaluation_periods: int = 1, scope: Construct | None = None) -> None:
+        alarm = cw.Alarm(scope or self, name, metric=metric, threshold=threshold, evaluation_periods=evaluation_periods,
                          comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                          treat_missing_data=cw.TreatMissingData.NOT_BREACHING, alarm_description=description)
         if notify:

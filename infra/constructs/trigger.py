@@ -11,11 +11,14 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
+from infra.arn_lists import listed_or_wildcard
 from infra.connectors import INDEX_KEY, ConnectorSpec, index_uri
 from infra.constructs.emr_job import SinkJob
+from infra.constructs.job_role import job_role_arn
 from infra.constructs.lambda_function import PythonLambda
 from infra.constructs.nag import BASIC_EXECUTION, MSK_EXECUTION, XRAY_REASON, acknowledge, logical_id
 from infra.settings import Settings
+from infra.stacks.connectors import ConnectorStacks
 
 SERVICE = "sink-trigger"
 IDLE_FLUSH_INPUT = {"action": "idle-flush"}
@@ -28,13 +31,15 @@ def trigger_group_id(env: str, topic: str) -> str:
 
 class Trigger(Construct):
     """Attributes: `function`, `schedule`. One ManagedKafkaEventSource per topic of `msk.topics` read by a
-    connector, starting at LATEST (the trigger counts what arrives; the job reads from committed offsets).
+    connector, starting at LATEST (the trigger counts what arrives; the job reads from committed offsets); a
+    Lambda MSK mapping reads one topic (CreateEventSourceMapping's `Topics` holds exactly one). A topic's mapping
+    lies where `placement` puts the resources of the first connector (by name) reading it.
     The connectors come from the index the admin publishes (CONNECTORS_URI; its role may read that object only,
     decrypting with the data key), so the environment is the same size whatever their number."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  job: SinkJob, table: dynamodb.ITable, layer: lambda_.ILayerVersion, bucket_name: str,
-                 data_key: kms.IKey):
+                 data_key: kms.IKey, placement: ConnectorStacks):
         super().__init__(scope, id)
         tuning = settings.trigger
         environment = {
@@ -52,29 +57,60 @@ class Trigger(Construct):
         self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.seconds(60), environment=environment).function
-        self._grant(settings, connectors, job, table)
+        self._grant(settings, connectors, job, table, placement)
         self.function.role.add_to_principal_policy(iam.PolicyStatement(
             actions=["s3:GetObject"], resources=[f"arn:aws:s3:::{bucket_name}/{INDEX_KEY}"]))
         data_key.grant_decrypt(self.function.role)
-        topics = sorted({t for c in connectors for t in c.topics})
-        for topic in topics:
-            self.function.add_event_source(sources.ManagedKafkaEventSource(
-                cluster_arn=settings.msk.cluster_arn, topic=topic, starting_position=lambda_.StartingPosition.LATEST,
-                batch_size=tuning.batch_size, max_batching_window=Duration.seconds(tuning.max_batching_window_seconds),
-                consumer_group_id=trigger_group_id(settings.env, topic)))
+        self._add_mappings(settings, connectors, placement)
         self.schedule = events.Rule(self, "IdleFlush", schedule=events.Schedule.rate(Duration.minutes(tuning.idle_flush_minutes)),
                                     description="Idle flush: start the runs a scheduled rotation or a first run makes due",
                                     targets=[targets.LambdaFunction(self.function, event=events.RuleTargetInput.from_object(IDLE_FLUSH_INPUT))])
 
-    def _grant(self, settings: Settings, connectors, job: SinkJob, table: dynamodb.ITable) -> None:
+    def _add_mappings(self, settings: Settings, connectors: tuple[ConnectorSpec, ...],
+                      placement: ConnectorStacks) -> None:
+        """Each topic's MSK event source mapping: in the service stack as ManagedKafkaEventSource adds them; in
+        nested stacks the same mapping (L1: one call into CDK's node process per topic), and the grants
+        ManagedKafkaEventSource adds, once here."""
+        tuning, msk = settings.trigger, settings.msk
+        readers = {}
+        for spec in sorted(connectors, key=lambda c: c.name):
+            for topic in spec.topics:
+                readers.setdefault(topic, spec.name)
+        if not placement.grouped:
+            for topic in sorted(readers):
+                self.function.add_event_source(sources.ManagedKafkaEventSource(
+                    cluster_arn=msk.cluster_arn, topic=topic, starting_position=lambda_.StartingPosition.LATEST,
+                    batch_size=tuning.batch_size,
+                    max_batching_window=Duration.seconds(tuning.max_batching_window_seconds),
+                    consumer_group_id=trigger_group_id(settings.env, topic)))
+            return
+        self.function.add_to_role_policy(iam.PolicyStatement(
+            actions=["kafka:DescribeCluster", "kafka:GetBootstrapBrokers", "kafka:ListScramSecrets"],
+            resources=[msk.cluster_arn]))
+        self.function.role.add_managed_policy(
+            iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AWSLambdaMSKExecutionRole"))
+        function_name = self.function.function_name
+        kafka = lambda_.CfnEventSourceMapping.AmazonManagedKafkaEventSourceConfigProperty
+        for topic, reader in sorted(readers.items()):
+            lambda_.CfnEventSourceMapping(
+                placement.scope(self, reader), f"KafkaEventSource-{topic}", function_name=function_name,
+                event_source_arn=msk.cluster_arn, topics=[topic], starting_position="LATEST",
+                batch_size=tuning.batch_size, maximum_batching_window_in_seconds=tuning.max_batching_window_seconds,
+                amazon_managed_kafka_event_source_config=kafka(consumer_group_id=trigger_group_id(settings.env, topic)))
+
+    def _grant(self, settings: Settings, connectors, job: SinkJob, table: dynamodb.ITable,
+               placement: ConnectorStacks) -> None:
         role, msk = self.function.role, settings.msk
         table.grant(role, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
                     "dynamodb:BatchWriteItem")
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:TagResource"],
             resources=[job.application_arn, f"{job.application_arn}/jobruns/*"]))
+        # the named job roles of nested stacks: their path (a list of hundreds of ARNs would exceed IAM's quotas)
+        passed = ([job_role_arn(settings.account, settings.env, "*")] if placement.grouped
+                  else list(job.role_arns().values()))
         role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["iam:PassRole"], resources=list(job.role_arns().values()),
+            actions=["iam:PassRole"], resources=passed,
             conditions={"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}}))
         # what the event source mappings need for MSK with IAM, beyond what CDK adds (Lambda's "Configuring Lambda
         # permissions for Amazon MSK event source mappings" lists DescribeClusterDynamicConfiguration for IAM auth)
@@ -83,12 +119,13 @@ class Trigger(Construct):
             actions=["kafka:DescribeClusterV2", "kafka:DescribeCluster", "kafka:GetBootstrapBrokers",
                      "kafka-cluster:Connect", "kafka-cluster:DescribeCluster",
                      "kafka-cluster:DescribeClusterDynamicConfiguration"], resources=[msk.cluster_arn]))
+        topic_arns = listed_or_wildcard(msk, "topic", topics, "*")
+        group_arns = listed_or_wildcard(msk, "group", [trigger_group_id(settings.env, t) for t in topics],
+                                        trigger_group_id(settings.env, "*"))
         role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
-            resources=[msk.resource_arn("topic", t) for t in topics]))
+            actions=["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], resources=topic_arns))
         role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"],
-            resources=[msk.resource_arn("group", trigger_group_id(settings.env, t)) for t in topics]))
+            actions=["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"], resources=group_arns))
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DeleteNetworkInterface",
                      "ec2:DescribeVpcs", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"], resources=["*"]))
@@ -100,3 +137,11 @@ class Trigger(Construct):
                     "actions of the MSK event source.")
         acknowledge(function, f"IAM5[Resource::<{logical_id(job.application)}.Arn>/jobruns/*]",
                     "GetJobRun on the runs of the sink application only; run IDs exist only after StartJobRun.")
+        for arn, reason in ((topic_arns[0], "The cluster's topics: the ARNs of this many topics exceed IAM's policy "
+                             "size quotas; the mappings read only the connectors' topics."),
+                            (group_arns[0], "The trigger's own consumer groups (sink-trigger-<env>-<topic>), too "
+                             "many to list within IAM's policy size quotas."),
+                            (passed[0], "The environment's named job roles (their path), too many to list within "
+                             "IAM's policy size quotas; passed to EMR Serverless only.")):
+            if arn.endswith("*"):
+                acknowledge(function, f"IAM5[Resource::{arn}]", reason)

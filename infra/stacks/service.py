@@ -22,43 +22,48 @@ from infra.constructs.monitoring import Monitoring
 from infra.constructs.network import JobNetwork
 from infra.constructs.trigger import Trigger
 from infra.settings import Settings
+from infra.stacks.connectors import ConnectorStacks
 from infra.stacks.data import DataStack
 
 
 class ServiceStack(Stack):
     """Attributes: `job`, `application_stop`, `trigger`, `admin`, `network` (VPC endpoints or a stated NAT), `replay`, `monitoring`,
-    `catalog`, `maintenance`. Outputs: `ReplayFunctionName`,
+    `catalog`, `maintenance`, `placement` (ConnectorStacks: where each connector's own resources lie, the service
+    stack or its nested stacks). Outputs: `ReplayFunctionName`,
     `TriggerFunctionName`, `AdminFunctionName`, `ApplicationId`, `DashboardName` and `JobRole<Connector>` per
-    connector (see `_outputs`)."""
+    connector (see `_outputs`; with nested stacks, each connector's is its nested stack's)."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  data: DataStack, **kwargs):
         super().__init__(scope, id, **kwargs)
         bucket, key, table = data.lake.bucket, data.lake.key, data.offsets.table
         layer = LibrariesLayer(self, "Libraries").layer
+        self.placement = placement = ConnectorStacks(self, settings.connector_stacks)
         self.job = SinkJob(self, "Job", settings=settings, data_key=key, connectors=connectors,
-                           table_arn=table.table_arn)
+                           table_arn=table.table_arn, placement=placement)
         # stops the application before CloudFormation updates it (UpdateApplication fails while it is STARTED)
         self.application_stop = ApplicationStop(self, "ApplicationStop", settings=settings,
                                                 application=self.job.application, layer=layer)
         self.admin = Admin(self, "Admin", settings=settings, connectors=connectors, role_arns=self.job.role_arns(),
-                           bucket=bucket, data_key=key, layer=layer)
+                           bucket=bucket, data_key=key, layer=layer, packed=placement.grouped)
         self.trigger = Trigger(self, "Trigger", settings=settings, connectors=connectors, job=self.job, table=table,
-                               layer=layer, bucket_name=settings.bucket_name, data_key=key)
+                               layer=layer, bucket_name=settings.bucket_name, data_key=key, placement=placement)
         # runs start once the connector configs and the index the trigger reads are published
         self.trigger.node.add_dependency(self.admin.resource)
         self.network = JobNetwork(self, "Network", settings=settings)
         self.trigger.node.add_dependency(self.network)  # MSK event source pollers and the first runs need the endpoints
         self.maintenance = IcebergMaintenance(self, "IcebergMaintenance", settings=settings, connectors=connectors,
-                                              function=self.trigger.function)
+                                              function=self.trigger.function, placement=placement)
         self.maintenance.node.add_dependency(self.admin.resource)  # the trigger finds connectors in the index
         self.replay = DlqReplay(self, "DlqReplay", settings=settings, connectors=connectors, data_key=key,
                                 table_arn=table.table_arn, layer=layer)
         self.monitoring = Monitoring(self, "Monitoring", settings=settings, connectors=connectors,
                                      application_id=self.job.application.attr_application_id,
                                      bucket_name=settings.bucket_name, trigger=self.trigger.function,
-                                     replay=self.replay.function, admin=self.admin.function)
-        self.catalog = Catalog(self, "Catalog", settings=settings, connectors=connectors)
+                                     replay=self.replay.function, admin=self.admin.function, placement=placement)
+        self.catalog = Catalog(self, "Catalog", settings=settings, connectors=connectors, placement=placement)
+        for nested in placement.nested.values():  # as the trigger and the upkeep rules: after the index, endpoints
+            nested.node.add_dependency(self.admin.resource, self.network)
         self._outputs(settings)
 
     def _outputs(self, settings: Settings) -> None:
@@ -79,8 +84,9 @@ class ServiceStack(Stack):
                               "output); named by CloudFormation")
         CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name,
                   description=f"CloudWatch dashboard (console: CloudWatch > Dashboards, region {settings.region})")
-        for name, role in self.job.roles.items():
-            CfnOutput(self, f"JobRole{_output_id(name)}", value=role.role_arn,
+        for name, arn in self.job.role_arns().items():
+            scope = self.placement.stack_of(name) if self.placement.grouped else self
+            CfnOutput(scope, f"JobRole{_output_id(name)}", value=arn,
                       description=f"EMR job runtime role of connector {name}")
 
 

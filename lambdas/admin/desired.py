@@ -7,6 +7,8 @@ and the bucket's lifecycle rules are CloudFormation's (one owner each).
 """
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -31,9 +33,14 @@ class DesiredState:
 
     @classmethod
     def from_json(cls, text: str) -> "DesiredState":
+        """The configs are `connectors` and the index `index`, or packed as `connectors_gzip` and `index_gzip`
+        (base64 of the gzipped JSON list: the stacks pack them for environments of hundreds of connectors,
+        infra/constructs/admin.py)."""
         doc = json.loads(text)
-        connectors = tuple(ConnectorState(c["name"], c["config_key"], c["document"]) for c in doc["connectors"])
-        return cls(doc["bucket"], doc["config_prefix"], connectors, doc.get("index_key"), tuple(doc.get("index", ())))
+        connectors = tuple(ConnectorState(c["name"], c["config_key"], c["document"])
+                           for c in _listed(doc, "connectors", None))
+        return cls(doc["bucket"], doc["config_prefix"], connectors, doc.get("index_key"),
+                   tuple(_listed(doc, "index", ())))
 
     @property
     def state_key(self) -> str:
@@ -46,3 +53,10 @@ class DesiredState:
         if self.index_key is not None:
             objects[self.index_key] = json.dumps(list(self.index), indent=2, sort_keys=True).encode()
         return objects
+
+
+def _listed(doc: dict, key: str, default) -> Any:
+    """`doc[key]`, or the list packed in `doc[key + "_gzip"]`; `default` when neither is there (None: KeyError)."""
+    if f"{key}_gzip" in doc:
+        return json.loads(gzip.decompress(base64.b64decode(doc[f"{key}_gzip"])))
+    return doc[key] if default is None else doc.get(key, default)

@@ -16,6 +16,7 @@ from infra.capacity import Footprint, check_capacity, run_footprint
 from infra.connectors import load_connectors
 from infra.constructs.application_stop import RESOURCE_TYPE, STOP_ACTIONS, ApplicationStop
 from infra.constructs.emr_job import SinkJob
+from infra.stacks.connectors import ConnectorStacks
 from infra.constructs.lambda_function import LibrariesLayer
 from infra.constructs.nag import logical_id
 from infra.errors import SettingsError
@@ -39,7 +40,8 @@ def _job_template(tmp_path, settings, tags=None) -> dict:
     stack = Stack(app, "Job", env=Environment(account=settings.account, region=settings.region))
     key = kms.Key(stack, "Key")
     job = SinkJob(stack, "Job", settings=settings, data_key=key, connectors=load_connectors(settings),
-                  table_arn="arn:aws:dynamodb:eu-west-1:111111111111:table/offsets")
+                  table_arn="arn:aws:dynamodb:eu-west-1:111111111111:table/offsets",
+                  placement=ConnectorStacks(stack, 0))
     ApplicationStop(stack, "ApplicationStop", settings=settings, application=job.application,
                     layer=LibrariesLayer(stack, "Libraries").layer)
     for name, value in (tags or {"environment": "dev"}).items():

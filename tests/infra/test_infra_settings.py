@@ -59,6 +59,9 @@ def test_missing_setting_is_named(path):
     ("catalog.time_range_start", "2026-13-01"),
     ("connectors.refuse_ignored_keys", "yes"),
     ("connectors.refuse_unknown", True),
+    ("connector_stacks", -1),
+    ("connector_stacks", 201),
+    ("connector_stacks", "4"),
 ])
 def test_malformed_setting_is_named(path, value):
     with pytest.raises(SettingsError) as failed:

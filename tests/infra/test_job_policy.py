@@ -115,6 +115,7 @@ def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
 
     from infra.application import new_app
     from infra.constructs.emr_job import SinkJob
+    from infra.stacks.connectors import ConnectorStacks
     from tests.infra.conftest import ensure_artifacts
 
     ensure_artifacts()
@@ -126,7 +127,7 @@ def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
     # prod's capacity holds a few runs, not fifty: they queue (emr.concurrent_runs, see infra/capacity.py)
     queueing = dataclasses.replace(SETTINGS, emr=dataclasses.replace(SETTINGS.emr, concurrent_runs=1))
     SinkJob(stack, "Job", settings=queueing, data_key=kms.Key(stack, "Key"), connectors=specs,
-            table_arn=NAMES.table_arn)
+            table_arn=NAMES.table_arn, placement=ConnectorStacks(stack, 0))
     template = app.synth().get_stack_by_name("JobOnly").template
     sizes = {}
     for policy in template["Resources"].values():
