@@ -56,16 +56,22 @@ RUN_WIDGETS = (
 )
 
 
-def run_metric(name: str, connector: str, statistic: str) -> cw.Metric:
-    """A metric each job run publishes for its connector (PutMetricData, dimension Connector only)."""
-    return cw.Metric(namespace=NAMESPACE, metric_name=name, statistic=statistic, period=FIVE_MINUTES,
-                     dimensions_map={RUN_DIMENSION: connector}, label=f"{connector} {name}")
+def every_connector(name: str, statistic: str, service: str | None = None) -> cw.MathExpression:
+    """One line per connector of a metric with the Connector dimension (and `service`, the trigger's), found by a
+    SEARCH: a dashboard widget lists one expression whatever the number of connectors, where a metric per
+    connector would pass CloudWatch's 500 metrics per widget (CloudWatch service quotas) at 500 connectors."""
+    schema, match = f"{{{NAMESPACE},{RUN_DIMENSION}}}", f'MetricName="{name}"'
+    if service is not None:
+        schema, match = f"{{{NAMESPACE},{RUN_DIMENSION},service}}", f'{match} service="{service}"'
+    return cw.MathExpression(expression=f"SEARCH('{schema} {match}', '{statistic}', {int(FIVE_MINUTES.to_seconds())})",
+                             using_metrics={}, label=name, period=FIVE_MINUTES)
 
 
-def run_metric_widgets(connectors: tuple[ConnectorSpec, ...]) -> list[list[cw.GraphWidget]]:
-    """RUN_WIDGETS in rows of three."""
-    widgets = [cw.GraphWidget(title=title, width=8, left=[run_metric(name, c.name, statistic)
-                                                          for name, statistic in metrics for c in connectors])
+def run_metric_widgets() -> list[list[cw.GraphWidget]]:
+    """RUN_WIDGETS in rows of three: the metrics each job run publishes for its connector (PutMetricData,
+    dimension Connector only), every connector's."""
+    widgets = [cw.GraphWidget(title=title, width=8, left=[every_connector(name, statistic)
+                                                          for name, statistic in metrics])
                for title, metrics in RUN_WIDGETS]
     return [widgets[i:i + 3] for i in range(0, len(widgets), 3)]
 
@@ -135,7 +141,7 @@ class Monitoring(Construct):
             self._alarm(f"Age-{spec.name}", connector_metric("OldestPendingAgeSeconds", spec.name),
                         settings.alarms.pending_age_seconds, f"Connector {spec.name}'s oldest pending record is too old",
                         scope=scope)
-        started = [connector_metric("JobRunsStarted", c.name, statistic="Sum") for c in connectors]
+        started = [every_connector("JobRunsStarted", "Sum", TRIGGER_SERVICE)]
         by_state = [emr_jobs(state, settings.emr.release_label, application_id)
                     for state in ("Running", "Success", "Failed", "Cancelled")]
         self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=f"sink-{settings.env}", widgets=[
@@ -145,15 +151,17 @@ class Monitoring(Construct):
                             left=[*started, failed_runs.with_(label="failed or cancelled"),
                                   undelivered.with_(label="notifications not delivered")], width=12),
              cw.GraphWidget(title="Job runs by state (EMR Serverless counters)", left=by_state, width=12)],
-            [cw.GraphWidget(title="Pending records", left=[connector_metric("PendingRecords", c.name) for c in connectors], width=12),
-             cw.GraphWidget(title="Oldest pending (s)", left=[connector_metric("OldestPendingAgeSeconds", c.name) for c in connectors], width=12)],
+            [cw.GraphWidget(title="Pending records", left=[every_connector("PendingRecords", "Maximum", TRIGGER_SERVICE)],
+                            width=12),
+             cw.GraphWidget(title="Oldest pending (s)",
+                            left=[every_connector("OldestPendingAgeSeconds", "Maximum", TRIGGER_SERVICE)], width=12)],
             [cw.GraphWidget(title="Trigger", left=[trigger.metric_invocations(), trigger.metric_errors()],
                             right=[trigger.metric_duration()], width=12),
              cw.GraphWidget(title="Unhealthy MSK event source mappings", left=[mappings], width=12)],
             [cw.GraphWidget(title="DLQ puts", left=[dlq_puts], width=8),
              cw.GraphWidget(title="Admin", left=admin_metrics, width=8),
              cw.GraphWidget(title="DLQ replay", left=[replay.metric_invocations(), replay.metric_errors()], width=8)],
-            *run_metric_widgets(connectors),
+            *run_metric_widgets(),
         ])
 
     def _job_run_rule(self, application_id: str) -> events.Rule:

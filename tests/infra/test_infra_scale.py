@@ -172,8 +172,6 @@ def test_one_msk_event_source_mapping_per_topic_within_lambdas_api(large):
         assert _rendered(properties["FunctionName"]).startswith("<referenceto")  # the trigger, passed in
 
 
-@pytest.mark.xfail(strict=True, reason="the dashboard's graphs list a metric per connector (infra/README.md, "
-                                      "Many connectors, 'Not handled here')")
 def test_each_dashboard_widget_is_within_cloudwatchs_quota(large):
     deployment, outdir, _ = large
     (dashboard,) = _resources(outdir, "AWS::CloudWatch::Dashboard").values()
