@@ -2,26 +2,16 @@
 
 The value converter is not run, so that a value no converter could read is still backed up, and a tombstone is a
 record like any other (behavior.on.null.values does not apply: config validation refuses it with this format).
-Only when the layout reads fields of the value (`reads_value_fields`: FieldPartitioner,
-FieldAndTimeBasedPartitioner, or RecordField times for a time-based partitioner or rotate.interval.ms) does the
-converter run, for partitioning only: a value it cannot read, a tombstone included (it has no fields), is then a
-bad record of the value converter's stage, dead-lettered or fatal per errors.tolerance.
+Only when the layout reads fields of the value (convert/settings.py's `reads_value_fields`: FieldPartitioner,
+FieldAndTimeBasedPartitioner, or timestamp.extractor=RecordField) does the converter run, for partitioning and
+rotation only: a value it cannot read, a tombstone included (it has no fields), is then a bad record of the value
+converter's stage, dead-lettered or fatal per errors.tolerance.
 """
 from __future__ import annotations
 
 from sink_engine.errors import RecordError
 from sink_engine.format.envelope_schema import envelope_column
 from sink_engine.records import RecordChunk, ValueColumn
-
-FIELD_PARTITIONERS = ("field", "fieldtime")
-TIME_PARTITIONERS = ("time", "daily", "hourly", "fieldtime")
-
-
-def reads_value_fields(partitioner: str, extractor: str, rotate_interval_ms: int) -> bool:
-    """Whether records must be converted to be partitioned or rotated (canonical `partitioner.class` and
-    `timestamp.extractor`, and `rotate.interval.ms`)."""
-    field_times = extractor == "recordfield" and (partitioner in TIME_PARTITIONERS or rotate_interval_ms > 0)
-    return partitioner in FIELD_PARTITIONERS or field_times
 
 
 class EnvelopeConverter:

@@ -13,7 +13,7 @@ from sink_engine.source.reader import read_range
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.deadline import within_deadline
-from sink_engine.task.envelope import EnvelopeConverter, reads_value_fields
+from sink_engine.task.envelope import EnvelopeConverter
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.sidecars import Sidecars
@@ -106,9 +106,8 @@ def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Side
 def envelope_converter(settings: TaskSettings, topic: str) -> EnvelopeConverter:
     """EnvelopeFormat's conversion: the value converter is built and run only for a layout that reads fields of
     the values."""
-    layout = settings.partitioning
-    reads = reads_value_fields(layout.partitioner, layout.extractor, settings.rotation.interval_ms)
-    return EnvelopeConverter(converter_for(settings.values, topic) if reads else None)
+    reads_fields = settings.values.keep_documents
+    return EnvelopeConverter(converter_for(settings.values, topic) if reads_fields else None)
 
 
 def _commit_point(writer: TopicPartitionWriter, processed: int) -> int:
