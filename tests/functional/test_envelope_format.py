@@ -108,7 +108,8 @@ def test_every_record_is_backed_up_whole_and_rerun_after_crash_is_byte_identical
     assert rows == expected(topic, records, 2)
 
 
-def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(stack, spark, s3, dynamodb, connector, unique):
+def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(stack, spark, s3, dynamodb, connector,
+                                                                     unique):
     # given JSON values with a region, and between them one value that is not JSON (tolerated: a bad record)
     config = connector(**{"flush.size": 3, "format.class": "EnvelopeFormat", "format.envelope.encoding": "json",
                           "partitioner.class": "FieldPartitioner", "partition.field.name": "region",
