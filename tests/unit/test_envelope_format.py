@@ -18,12 +18,15 @@ from sink_engine.errors import ConfigError, ConversionError
 from sink_engine.format.base import FileContext
 from sink_engine.format.envelope_format import EnvelopeFormat
 from sink_engine.format.envelope_schema import envelope_column
+from sink_engine.format.settings import FormatSettings
 from sink_engine.partition.field import FieldPartitioner
 from sink_engine.partition.default import DefaultPartitioner
 from sink_engine.records import RecordChunk
 from sink_engine.task.envelope import EnvelopeConverter
 from sink_engine.task.steps import RecordSteps, StepFailed
 from sink_engine.validation import parse_checked_config
+from sink_engine.verify.counters import RecordCounter
+from sink_engine.verify.listing import StoredObject
 
 
 class Message:
@@ -196,3 +199,27 @@ def test_encoding_is_read_and_only_with_the_envelope():
     with pytest.raises(ConfigError) as caught:
         parse_checked_config({**BASE, "format.class": "JsonFormat", "format.envelope.encoding": "json"})
     assert caught.value.key == "format.envelope.encoding"
+
+
+class WholeObjects:
+    """An S3 client's GetObject over one object in memory (ranges honoured)."""
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+    def get_object(self, Bucket: str, Key: str, Range: str | None = None) -> dict:
+        body = self.body
+        if Range:
+            first, last = Range[len("bytes="):].split("-")
+            body = body[-int(last):] if not first else body[int(first):int(last) + 1]
+        return {"Body": io.BytesIO(body)}
+
+
+@pytest.mark.parametrize("encoding", READERS)
+def test_verify_counts_envelope_objects_as_their_encoding(encoding):
+    body = EnvelopeFormat(encoding).encode(envelope_column(chunk_of(MESSAGES * 2)), CONTEXT).body
+    formats = FormatSettings("envelope", "none", -1, "base64", "snappy", "null", 1 << 20, ".bin", "\n", 1 << 20,
+                             encoding)
+    entry = RecordCounter(WholeObjects(body), "b", formats, tagged=False).entry(StoredObject("k", "t", 0, 40,
+                                                                                             len(body)))
+    assert entry.count == 2 * len(MESSAGES)
