@@ -17,6 +17,7 @@ from confluent_kafka import Producer
 from devtools.producer import REGIONS, create_topic
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
+from tests.functional.test_verify import verify
 from tests.runs import rewritten_after_crash
 from tests.s3_reader import object_bodies
 
@@ -131,3 +132,20 @@ def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(stack, spar
     # and the value the converter cannot read went to the dead letters, not to the backup
     letters = object_bodies(s3, BUCKET, config["errors.deadletterqueue.s3.prefix"])
     assert len(letters) == 1 and b"not json" not in b"".join(landed.values())
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_verify_proves_an_envelope_backup(stack, spark, s3, dynamodb, connector, tmp_path, capsys, encoding):
+    # given a backup of 2 partitions in files of 10 records, tombstones included, 5 records per partition unwritten
+    config = connector(**{"flush.size": 10, "format.class": "EnvelopeFormat", "format.envelope.encoding": encoding,
+                          **ENCODINGS[encoding][0]})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 2)
+    noise = random.Random(3)
+    produce_records(stack.bootstrap_servers, topic, [record(i, noise) for i in range(50)], 2)
+    run_job(config, spark, dynamodb)
+    # when verify checks the bucket, then every committed offset is proven to be in one object
+    code, out = verify(config, tmp_path, capsys)
+    assert code == 0, out
+    rows = [line.split() for line in out.splitlines() if line.startswith(topic)]
+    assert [(row[0], row[1], row[3]) for row in rows] == [(f"{topic}-{p}", "0..19", "20") for p in (0, 1)]
