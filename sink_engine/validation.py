@@ -39,6 +39,7 @@ def check_config(config: SinkConfig) -> SinkConfig:
     _check_connection(config)
     _check_iceberg(config)
     _check_transforms(config)
+    _check_envelope(config)
     return config
 
 
@@ -118,3 +119,25 @@ def _check_transforms(config: SinkConfig) -> None:
                               f"transforms.{spec.alias}.predicate",
                               "with format.class=IcebergFormat a router must send every record of a topic to one "
                               "table: only RegexRouter without a predicate is supported")
+
+
+# Keys that would change or move EnvelopeFormat's records, with why they are refused when set.
+_NOT_FOR_ENVELOPES = {
+    "behavior.on.null.values": "tombstones are backed up as records with a null value, in their place",
+    "tombstone.encoded.partition": "tombstones are backed up as records with a null value, in their place",
+    "transforms": "a backup holds the records as Kafka has them",
+    "store.kafka.keys": "each envelope holds the record's key",
+    "store.kafka.headers": "each envelope holds the record's headers",
+}
+
+
+def _check_envelope(config: SinkConfig) -> None:
+    """`format.envelope.encoding` only with EnvelopeFormat; with it, none of the keys that would change or move
+    records (set explicitly: their defaults change nothing for this format)."""
+    if config["format.class"] != "envelope":
+        if "format.envelope.encoding" in config.explicit:
+            raise ConfigError("format.envelope.encoding", "is only used with format.class=EnvelopeFormat")
+        return
+    for key, why in _NOT_FOR_ENVELOPES.items():
+        if key in config.explicit and config[key] not in ((), False):
+            raise ConfigError(key, f"does not apply with format.class=EnvelopeFormat ({why}); remove it")

@@ -43,6 +43,8 @@ FORMAT_CLASSES = {
     "blockgzip": ("BlockGzipFormat", "blockgzip"),
     # this engine's own: records appended to an Apache Iceberg table (iceberg.* keys, sink_engine/iceberg)
     "iceberg": ("IcebergFormat", "iceberg"),
+    # this engine's own: each Kafka record whole (topic, partition, offset, timestamp, key, value, headers), a backup
+    "envelope": ("EnvelopeFormat", "envelope"),
 }
 PARTITIONER_CLASSES = {
     "default": (f"{_STORAGE}.partitioner.DefaultPartitioner", "DefaultPartitioner", "default"),
@@ -231,17 +233,18 @@ KEYS: tuple[Key, ...] = (
         "Records per topic-partition after which its open files are closed and uploaded.", minimum=1,
         maximum=JAVA_INT_MAX),
     Key("format.class", "class", REQUIRED, "Output format.", classes=FORMAT_CLASSES,
-        built=("json", "parquet", "avro", "bytearray", "blockgzip", "iceberg")),
-    Key("s3.compression.type", "choice", "none", "Compression of JsonFormat and ByteArrayFormat objects.",
+        built=("json", "parquet", "avro", "bytearray", "blockgzip", "iceberg", "envelope")),
+    Key("s3.compression.type", "choice", "none", "Compression of JsonFormat and ByteArrayFormat objects "
+        "(and EnvelopeFormat's json encoding).",
         choices=("none", "gzip")),
     Key("json.decimal.format", "choice", "base64", "How JsonFormat and BlockGzipFormat write Decimal values of records "
         "with a schema: base64 (of the unscaled value, Connect's default) or numeric (a JSON number with the "
         "decimal's scale).", choices=("base64", "numeric")),
     Key("s3.compression.level", "int", -1, "gzip level (JSON, ByteArray, Block-GZIP), -1 (default, 6) or 0-9.",
         minimum=-1, maximum=9),
-    Key("parquet.codec", "choice", "snappy", "ParquetFormat compression codec.",
+    Key("parquet.codec", "choice", "snappy", "ParquetFormat (and EnvelopeFormat's parquet) compression codec.",
         choices=("none", "snappy", "gzip", "lz4", "zstd", "brotli")),
-    Key("avro.codec", "choice", "null", "AvroFormat compression codec.",
+    Key("avro.codec", "choice", "null", "AvroFormat (and EnvelopeFormat's avro) compression codec.",
         choices=("null", "deflate", "snappy", "bzip2", "zstandard", "xz")),
     Key("format.bytearray.extension", "string", ".bin", "ByteArrayFormat file extension."),
     Key("format.bytearray.separator", "string", "\\n",
@@ -249,6 +252,10 @@ KEYS: tuple[Key, ...] = (
     Key("format.blockgzip.block.size", "int", 64 * 1024 * 1024,
         "BlockGzipFormat: uncompressed bytes after which the record that reaches them ends a gzip member.",
         minimum=1, maximum=JAVA_INT_MAX),
+    Key("format.envelope.encoding", "choice", "parquet", "EnvelopeFormat: how each record's envelope is written: "
+        "parquet (.envelope<codec>.parquet, parquet.codec), avro (.envelope.avro, avro.codec) or json "
+        "(.envelope.json, .envelope.json.gz with s3.compression.type=gzip; bytes as base64).",
+        choices=("parquet", "avro", "json")),
     Key("s3.ssea.name", "choice", "", "Server-side encryption of the objects: AES256 or aws:kms (unset: the "
         "bucket's default).", choices=("", "aes256", "aws:kms", "aws:kms:dsse")),
     Key("s3.sse.kms.key.id", "string", None, "KMS key (id, alias or ARN) for s3.ssea.name=aws:kms; unset: the "

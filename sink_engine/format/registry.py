@@ -7,6 +7,7 @@ from sink_engine.format.avro_format import AvroFormat
 from sink_engine.format.base import Format
 from sink_engine.format.block_gzip_format import BlockGzipFormat
 from sink_engine.format.bytearray_format import ByteArrayFormat
+from sink_engine.format.envelope_format import EnvelopeFormat
 from sink_engine.format.json_format import JsonFormat
 from sink_engine.format.parquet_format import ParquetFormat
 from sink_engine.format.settings import FormatSettings
@@ -18,6 +19,8 @@ _FORMATS: dict[str, Callable[[FormatSettings], Format]] = {
     "bytearray": lambda s: ByteArrayFormat(s.bytearray_extension, s.bytearray_separator, s.compression,
                                            s.compression_level),
     "blockgzip": lambda s: BlockGzipFormat(s.blockgzip_block_size, s.compression_level, s.json_decimal_format),
+    "envelope": lambda s: EnvelopeFormat(s.envelope_encoding, s.parquet_codec, s.avro_codec, s.compression,
+                                         s.compression_level, s.part_size),
 }
 
 

@@ -18,10 +18,11 @@ class FormatSettings:
     bytearray_extension: str
     bytearray_separator: str
     blockgzip_block_size: int
+    envelope_encoding: str = "parquet"  # format.envelope.encoding
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> FormatSettings:
         return cls(config["format.class"], config["s3.compression.type"], config["s3.compression.level"],
                    config["json.decimal.format"], config["parquet.codec"], config["avro.codec"], config["s3.part.size"],
                    config["format.bytearray.extension"], config["format.bytearray.separator"],
-                   config["format.blockgzip.block.size"])
+                   config["format.blockgzip.block.size"], config["format.envelope.encoding"])

@@ -13,6 +13,7 @@ from sink_engine.source.reader import read_range
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.deadline import within_deadline
+from sink_engine.task.envelope import EnvelopeConverter
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.sidecars import Sidecars
@@ -86,7 +87,10 @@ def skipped_offsets(result: TaskResult) -> dict[str, int]:
 
 def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Sidecars | None = None) -> RecordSteps:
     """The record steps of a range of `topic`: with `transforms`, a TransformStep between conversion and
-    partitioning, which builds the sidecar columns from the transformed records."""
+    partitioning, which builds the sidecar columns from the transformed records; with EnvelopeFormat, the records
+    whole (task/envelope.py), null values kept."""
+    if settings.formats.format_class == "envelope":  # records whole; no transforms (config validation)
+        return RecordSteps("keep", envelope_converter(settings, topic), partitioner)
     sidecars = sidecars or Sidecars()
     converter = converter_for(settings.values, topic)
     if not settings.transforms:
@@ -97,6 +101,13 @@ def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Side
     step = TransformStep(settings.transforms.build(), converter, converter_for(keys, topic) if keys else None,
                          sidecars, settings.null_values)
     return RecordSteps(settings.null_values, converter, partitioner, step)
+
+
+def envelope_converter(settings: TaskSettings, topic: str) -> EnvelopeConverter:
+    """EnvelopeFormat's conversion: the value converter is built and run only for a layout that reads fields of
+    the values."""
+    reads_fields = settings.values.keep_documents
+    return EnvelopeConverter(converter_for(settings.values, topic) if reads_fields else None)
 
 
 def _commit_point(writer: TopicPartitionWriter, processed: int) -> int:

@@ -23,7 +23,8 @@ RETRY_PIECE = 32  # records tried at once after a bad record; doubles after each
 @dataclass(frozen=True)
 class RecordSteps:
     """What is done to a chunk's records before a writer takes them, in this order."""
-    null_behavior: str  # behavior.on.null.values: ignore, fail, or write (tombstone files)
+    null_behavior: str  # behavior.on.null.values: ignore, fail, or write (tombstone files); keep (EnvelopeFormat:
+    # a null value goes to the converter as any other)
     converter: Converter
     partitioner: Partitioner
     transforms: object = None  # task/transforms.py's TransformStep; None without `transforms`
@@ -121,7 +122,7 @@ def run_step(step, error_class: type, stage: str, owner: object):
 
 def _handle_nulls(chunk: RecordChunk, behavior: str) -> RecordChunk:
     """Apply `behavior.on.null.values` to records with a null value (tombstones)."""
-    if None not in chunk.values:
+    if behavior == "keep" or None not in chunk.values:
         return chunk
     nulls = [i for i, value in enumerate(chunk.values) if value is None]
     if behavior == "fail":

@@ -96,7 +96,7 @@ class TopicPartitionWriter(RecordWriter):
         """Add converted records (RecordWriter.write); `timestamps` (record times for rotate.interval.ms) default
         to the rotation policy's extractor, `sizes` (for row-group cuts) to the records' Kafka value sizes."""
         timestamps = timestamps if timestamps is not None else self._rotation.timestamps(chunk, values)
-        sizes = sizes if sizes is not None else list(map(len, chunk.values))
+        sizes = sizes if sizes is not None else _value_sizes(chunk.values)
         keys = self._gate.lanes(chunk.offsets[0], values, bool(self._lanes)) if len(chunk) else None
         if keys is None:
             self._write_lane(None, chunk, values, partitions, timestamps, sizes, gated=True)
@@ -262,6 +262,14 @@ class TopicPartitionWriter(RecordWriter):
             stream = ObjectStream(self._uploader, object_stem + fmt.extension)
             outputs.append(_Output(object_stem, stream, fmt.open(context, stream), column))
         return OpenFile(key, encoded_partition, first_offset, outputs)
+
+
+def _value_sizes(values: list) -> list:
+    """Kafka value sizes in bytes; a null value (EnvelopeFormat keeps tombstones) counts 0."""
+    try:
+        return list(map(len, values))
+    except TypeError:
+        return [0 if value is None else len(value) for value in values]
 
 
 def _whole(values: ValueColumn) -> ValueColumn:

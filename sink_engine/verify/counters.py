@@ -42,6 +42,8 @@ class RecordCounter:
                 return Entry(obj.key, obj.start_offset, int(tags["recordCount"]), int(tags["startOffset"]),
                              int(tags["endOffset"]))
         name = self.formats.format_class
+        if name == "envelope":  # counted as objects of its encoding
+            name = self.formats.envelope_encoding
         if name == "parquet":
             return Entry(obj.key, obj.start_offset, self._parquet_rows(obj))
         if name == "avro":
