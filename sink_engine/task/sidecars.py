@@ -109,11 +109,12 @@ def _check_keys(chunk: RecordChunk, keys: list) -> None:
 
 
 def header_bytes(header) -> bytes | None:
-    """A header's value as Kafka carries it: a header read from Kafka its bytes; one a transform made (it has a
-    schema) as Connect's SimpleHeaderConverter writes it: text as UTF-8, bytes as they are, numbers and
-    booleans as Java prints them, maps, arrays and structs as JSON."""
+    """A header's value as Kafka carries it: a header read from Kafka its bytes; one a transform made (with a
+    schema, or a schemaless field's value: HeaderFrom on schemaless values) as Connect's SimpleHeaderConverter
+    writes it: text as UTF-8, bytes as they are, numbers and booleans as Java prints them, maps, arrays and
+    structs as JSON."""
     value = header.value
-    if header.schema is None or value is None or isinstance(value, bytes):
+    if value is None or isinstance(value, bytes):
         return value
     if isinstance(value, bool):
         return b"true" if value else b"false"
