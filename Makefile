@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli demo test test-faults soak bench clean
+.PHONY: venv cdk-cli demo test test-faults test-many-partitions soak bench clean
 
 venv: $(STAMP)
 
@@ -27,11 +27,15 @@ demo: venv
 	$(PY) -m devtools.demo
 
 test: venv cdk-cli
-	$(PY) -m pytest -m "not fault_matrix and not soak"
+	$(PY) -m pytest -m "not fault_matrix and not soak and not many_partitions"
 
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
 test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
+
+# A run over 1,000 partitions end to end (tests/faults/test_many_partitions.py; about a minute on 2 cores).
+test-many-partitions: venv
+	$(PY) -m pytest tests/faults/test_many_partitions.py -m many_partitions
 
 # Long soaks (SIGKILL loops over millions of records), not in CI.
 soak: venv

@@ -31,7 +31,6 @@ def consumer_settings(source: SourceSettings) -> dict:
         "enable.auto.commit": False,
         "enable.partition.eof": True,
         "fetch.queue.backoff.ms": 10,
-        "fetch.wait.max.ms": 10,
         "queued.max.messages.kbytes": 65536,
         "fetch.max.bytes": 52428800,
         "max.partition.fetch.bytes": 10485760,

@@ -3,7 +3,8 @@
 A consumer costs its connections to the brokers (on MSK a TCP and TLS handshake each and a SASL, IAM-signed,
 authentication) and its threads, so a task's ranges share one: each range is `assign()`ed in turn, without a
 group (no coordination). The end of a range is found without waiting: a fetch asks for no more records than the
-range has left, and the end-of-partition event or the first offset past the range ends it.
+range has left, the broker answers a fetch at a partition's end within FETCH_WAIT_MS, and the end-of-partition event
+or the first offset past the range ends it.
 """
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ from sink_engine.source.settings import SourceSettings
 
 BATCH = 10_000
 POLL_S = 0.1  # one consume call's wait: what a range whose last offsets are gaps (compaction, markers) waits once
+FETCH_WAIT_MS = 10  # librdkafka's fetch.wait.max.ms for ranges (its default 500; `consumer.override.` sets another)
+
+
+def range_consumer(source: SourceSettings) -> Consumer:
+    """A consumer for ranges read one after another: the broker holds a fetch at a partition's end for at most
+    FETCH_WAIT_MS (the next range's first fetch waits behind it on the same connection; 500 ms by default)."""
+    own = "fetch.wait.max.ms" in source.consumer_overrides
+    return make_consumer(source, **({} if own else {"fetch.wait.max.ms": FETCH_WAIT_MS}))
 
 
 class RangeReader:
@@ -32,7 +41,7 @@ class RangeReader:
     No record of another range is ever yielded: a range's partition is the consumer's only assignment while it is
     read, and each fetched message is checked for its topic, partition and offset."""
 
-    def __init__(self, source: SourceSettings, consumer_factory: Callable[[SourceSettings], Consumer] = make_consumer):
+    def __init__(self, source: SourceSettings, consumer_factory: Callable[[SourceSettings], Consumer] = range_consumer):
         self._source, self._factory, self._consumer = source, consumer_factory, None
 
     def read(self, planned: PartitionRange) -> Iterator[RecordChunk]:
