@@ -14,7 +14,7 @@ from itertools import repeat
 from operator import is_not
 from typing import Callable, Iterator
 
-from confluent_kafka import Consumer, KafkaError, Message, TopicPartition as KafkaTP
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition as KafkaTP
 
 from sink_engine.errors import SourceError
 from sink_engine.failpoints import task_failpoint
@@ -39,10 +39,13 @@ class RangeReader:
     """Reads ranges one after another through one consumer, created on the first range and kept until `close()`.
 
     No record of another range is ever yielded: a range's partition is the consumer's only assignment while it is
-    read, and each fetched message is checked for its topic, partition and offset."""
+    read, each fetched message is checked for its topic and partition and for an offset not before the range's
+    next, and a topic-partition read a second time gets a new consumer (the offset check cannot tell what an earlier
+    assignment of the same partition fetched ahead from the range's own records; a run reads each partition once)."""
 
     def __init__(self, source: SourceSettings, consumer_factory: Callable[[SourceSettings], Consumer] = range_consumer):
         self._source, self._factory, self._consumer = source, consumer_factory, None
+        self._read: set[tuple[str, int]] = set()  # the topic-partitions the current consumer was assigned
 
     def read(self, planned: PartitionRange) -> Iterator[RecordChunk]:
         """Yield the records with offsets in [start, end) in order, in chunks of up to BATCH records.
@@ -51,18 +54,28 @@ class RangeReader:
         markers). Raises SourceError when Kafka delivers nothing for `sink.kafka.timeout.ms`."""
         if len(planned) == 0:
             return
+        if (planned.topic, planned.partition) in self._read:
+            self.close()
         if self._consumer is None:
             self._consumer = self._factory(self._source)
+        self._read.add((planned.topic, planned.partition))
         self._consumer.assign([KafkaTP(planned.topic, planned.partition, planned.start_offset)])
         try:
             yield from _consume(self._consumer, self._source.timeout_ms / 1000, planned)
         finally:
-            self._consumer.unassign()  # stops prefetching this partition past the range
+            self._release()
+
+    def _release(self) -> None:
+        """Unassign the range's partition (no prefetching past it); a consumer that refuses is replaced."""
+        try:
+            self._consumer.unassign()
+        except KafkaException:
+            self.close()
 
     def close(self) -> None:
-        if self._consumer is not None:
-            self._consumer.close()
-            self._consumer = None
+        consumer, self._consumer, self._read = self._consumer, None, set()
+        if consumer is not None:
+            consumer.close()
 
     def __enter__(self) -> RangeReader:
         return self

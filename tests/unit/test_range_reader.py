@@ -113,3 +113,21 @@ def test_an_error_event_of_the_consumer_as_a_whole_is_not_taken_for_another_rang
     # when the range is read, then the error stops it
     with pytest.raises(SourceError, match="b-0"):
         read(RangeReader(SOURCE, lambda _: consumer), PartitionRange("b", 0, 0, 5, None))
+
+
+def test_a_partition_read_again_gets_a_new_consumer():
+    # given a reader that read b-0 [0, 5) while its consumer fetched on to offset 9
+    made = []
+
+    def factory(source):
+        made.append(FakeConsumer([record("b", 0, n) for n in range(10)] if not made else
+                                 [record("b", 0, n) for n in range(3, 6)]))
+        return made[-1]
+
+    with RangeReader(SOURCE, factory) as reader:
+        first = read(reader, PartitionRange("b", 0, 0, 5, None))
+        # when b-0 [3, 6) is read with it (what the first consumer holds, offsets 5 to 9, would pass for records)
+        again = read(reader, PartitionRange("b", 0, 3, 6, None))
+    # then the second read went through a consumer of its own, and the first was closed
+    assert (first, again) == ([f"b-0@{n}" for n in range(5)], [f"b-0@{n}" for n in range(3, 6)])
+    assert len(made) == 2 and all(c.closed for c in made)
