@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli demo test test-faults test-scale soak bench clean
+.PHONY: venv cdk-cli demo test test-faults test-scale test-many-partitions soak bench clean
 
 venv: $(STAMP)
 
@@ -27,7 +27,7 @@ demo: venv
 	$(PY) -m devtools.demo
 
 test: venv cdk-cli
-	$(PY) -m pytest -m "not fault_matrix and not soak and not scale"
+	$(PY) -m pytest -m "not fault_matrix and not soak and not scale and not many_partitions"
 
 # 500 connectors of 10 topics in one environment (tests/infra/test_infra_scale.py): a minute of synthesis, two on a
 # shared machine; run by CI after `make test` as test-faults is.
@@ -37,6 +37,10 @@ test-scale: venv
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
 test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
+
+# A run over 1,000 partitions end to end (tests/faults/test_many_partitions.py; about a minute on 2 cores).
+test-many-partitions: venv
+	$(PY) -m pytest tests/faults/test_many_partitions.py -m many_partitions
 
 # Long soaks (SIGKILL loops over millions of records), not in CI.
 soak: venv

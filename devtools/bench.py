@@ -1,11 +1,13 @@
 """`make bench`: the run phase of `sink-engine run` (Kafka -> S3, offsets committed, on local Spark) beside a
 plain one-process pipeline in the same run (devtools/plain_pipeline.py), for JSON and Parquet output, and the run
 phase with IcebergFormat (records/s beside Parquet files, and the time of its snapshot commit); CPU per
-record of the engine's process tree; scaling from tasks.max 1 to 2; then every output format and partitioner
-through one range at a time in one process (the engine's task code without Spark).
+record of the engine's process tree; scaling from tasks.max 1 to 2; the run phase over the same small input
+spread over 16 and over 256 partitions (what a partition costs on its own, issue 22); then every output format and
+partitioner through one range at a time in one process (the engine's task code without Spark).
 
 Prints tables. Spark start-up is measured apart from the run. Usage:
     python -m devtools.bench [--records 2000000] [--partitions 4] [--flush-size 50000] [--formats none] [--no-iceberg]
+                             [--partition-counts 16,256|none]
 """
 from __future__ import annotations
 
@@ -109,6 +111,9 @@ def main() -> None:
                         help="comma-separated names from FORMAT_MATRIX to measure, 'all' or 'none'")
     parser.add_argument("--partitioners", default="all",
                         help="comma-separated names from PARTITIONER_MATRIX to measure, 'all' or 'none'")
+    parser.add_argument("--partition-counts", default="16,256",
+                        help="partition counts of the partition-count rows (25,600 records, flush.size 50, tasks.max 4), "
+                             "or 'none'")
     parser.add_argument("--no-iceberg", dest="iceberg", action="store_false",
                         help="skip the IcebergFormat run (SQL catalog, warehouse in the S3 emulator)")
     args = parser.parse_args()
@@ -134,6 +139,7 @@ def main() -> None:
         runs = run_phase_rows(stack, args, dynamodb, spark, cpu)
         iceberg = iceberg_row(stack, args, dynamodb, spark, cpu) if args.iceberg else None
         scaling = scaling_rows(stack, args, dynamodb, spark, cpu)
+        counts = partition_count_rows(stack, dynamodb, spark, cpu, args.partition_counts)
         spark.stop()
         formats = format_rows(stack, args, dynamodb, total_mb)
         partitioners = format_rows(stack, args, dynamodb, total_mb, "partitioner")
@@ -161,6 +167,12 @@ def main() -> None:
     print("\nScaling, JSON, the same input")
     print("\n".join(row.line() for row in scaling))
     print(f"tasks.max 2 / tasks.max 1: {scaling[1].records_per_s / scaling[0].records_per_s:.2f}x")
+    if counts:
+        print(f"\nPartition count: {COUNT_RECORDS:,} JSON records, flush.size {COUNT_FLUSH}, tasks.max 4, spread over "
+              "each count of partitions (run phase: plan, write, commit)")
+        print("\n".join(row.line() for row in counts))
+        print(f"{counts[-1].pipeline} / {counts[0].pipeline}: {counts[-1].seconds / counts[0].seconds:.2f}x the "
+              "seconds (target at most 2x)")
     if formats:
         print("\nOutput formats, single process (consume, convert, encode, put; MB/s of input values; the last "
               "column counts this process's CPU time only, not the broker's or the S3 emulator's)")
@@ -217,6 +229,28 @@ def run_phase_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> li
 
 def scaling_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[RunRow]:
     return [_engine_row(stack, args, dynamodb, spark, cpu, "json", {}, tasks) for tasks in (1, 2)]
+
+
+COUNT_RECORDS, COUNT_FLUSH = 25_600, 50
+
+
+def partition_count_rows(stack: LocalStack, dynamodb, spark, cpu: TreeCpu, counts: str) -> list[RunRow]:
+    """The run phase over COUNT_RECORDS records in a topic of each partition count (`16,256`), same records, flush.size
+    COUNT_FLUSH, tasks.max 4: what every partition costs beyond its records (its range, its commit)."""
+    rows = []
+    for partitions in [] if counts == "none" else [int(n) for n in counts.split(",")]:
+        _empty_bucket()
+        topic = f"{TOPIC}-{partitions}p"
+        create_topic(stack.bootstrap_servers, topic, partitions)
+        produce_events(stack.bootstrap_servers, topic, COUNT_RECORDS, partitions, padding=95)
+        print(f"json: sink-engine run over {partitions} partitions ...", flush=True)
+        args = argparse.Namespace(flush_size=COUNT_FLUSH, partitions=4, records=COUNT_RECORDS)
+        config = bench_config(stack, args, f"run-{partitions}p", "counts", {"topics": topic})
+        before = cpu.sample()
+        summary = run_job(config, spark, dynamodb)
+        rows.append(RunRow("json", f"{partitions} partitions, tasks.max=4", summary.seconds, summary.records_written,
+                           TreeCpu.spent(before, cpu.sample())))
+    return rows
 
 
 def _engine_row(stack, args, dynamodb, spark, cpu: TreeCpu, name: str, overrides: dict, tasks: int) -> RunRow:

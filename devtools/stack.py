@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -81,11 +80,13 @@ class LocalStack:
             url = f"tcp://{LOOPBACK}:{self.kafka_port}"
             self._spawn([str(tansu), "broker", "--listener-url", url, "--advertised-listener-url", url],
                         self.kafka_port, "Kafka broker (tansu)")
-            moto = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or "moto_server"
-            moto_env = None
+            root = str(Path(__file__).resolve().parents[1])  # this checkout's devtools, wherever the stack starts
+            moto_env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
             if self.enforces_iam:
-                moto_env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": str(self.iam_free_requests)}
-            self._spawn([moto, "-H", LOOPBACK, "-p", str(self.aws_port)], self.aws_port, "moto server", moto_env)
+                moto_env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(self.iam_free_requests)
+            # moto's server with its per-item table copies in TransactWriteItems taken out (devtools/moto_server.py)
+            self._spawn([sys.executable, "-m", "devtools.moto_server", "-H", LOOPBACK, "-p", str(self.aws_port)],
+                        self.aws_port, "moto server", moto_env)
         except BaseException:
             self.stop()
             raise

@@ -83,16 +83,21 @@ def _job_failure(error: Exception) -> str:
 
 def _task_function(config: SinkConfig, progress_dir: str | None = None):
     """A task's work: its ranges, with settings built once where the task runs (an Iceberg catalog's S3 endpoint
-    defaults to the worker's AWS_ENDPOINT_URL)."""
+    defaults to the worker's AWS_ENDPOINT_URL), and one Kafka consumer and one S3 client for all of them: a
+    range pays neither connections nor authentication of its own."""
     def process(groups):
+        from sink_engine.source.reader import RangeReader
+        from sink_engine.storage.s3 import upload_client
         from sink_engine.task.run import run_range
         from sink_engine.task.settings import TaskSettings
 
         settle_worker()
         settings = TaskSettings.from_config(config)
-        for group in groups:
-            for planned in group:
-                yield run_range(settings, planned, progress_dir=progress_dir)
+        client = upload_client(settings.s3)
+        with RangeReader(settings.source) as reader:
+            for group in groups:
+                for planned in group:
+                    yield run_range(settings, planned, client, progress_dir, reader)
 
     return process
 

@@ -11,11 +11,11 @@ from sink_engine.errors import RecordError, SinkError
 from sink_engine.iceberg.table_writer import TableWriter
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import Partitions, RecordChunk
-from sink_engine.source.reader import read_range
+from sink_engine.source.reader import RangeReader
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.deadline import within_deadline
-from sink_engine.task.run import record_steps
+from sink_engine.task.run import read_records, record_steps
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.steps import write_range
 
@@ -27,14 +27,16 @@ class _OnePartition:
         return Partitions.one("")
 
 
-def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None) -> TaskResult:
+def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None,
+                    reader: RangeReader | None = None) -> TaskResult:
     """Write the range's records as data files of its table (`settings.iceberg`) and report them (not committed).
-    Never raises a SinkError: it is returned in the result, with the data files of the records before it."""
+    Never raises a SinkError: it is returned in the result, with the data files of the records before it. The
+    task's `client` and `reader` as in `sink_engine.task.run.run_range`."""
     uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
     writer = TableWriter(settings.iceberg, planned.topic, planned.partition, planned.start_offset)
     steps = record_steps(settings, planned.topic, _OnePartition())
     router, handled, dropped = router_for(settings.dead_letters, planned, uploader), planned.start_offset, []
-    chunks = within_deadline(read_range(settings.source, planned), planned)  # a generator: reads when iterated
+    chunks = within_deadline(read_records(settings, planned, reader), planned)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:

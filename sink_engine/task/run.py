@@ -9,7 +9,7 @@ from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.partition import partitioner_for
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.progress import TaskProgress
-from sink_engine.source.reader import read_range
+from sink_engine.source.reader import RangeReader, read_range
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.deadline import within_deadline
@@ -22,19 +22,20 @@ from sink_engine.task.writer import TopicPartitionWriter
 
 
 def run_range(settings: TaskSettings, planned: PartitionRange, client=None,
-              progress_dir: str | None = None) -> TaskResult:
+              progress_dir: str | None = None, reader: RangeReader | None = None) -> TaskResult:
     """Write the closed files of a range and report them. Never raises a SinkError: it is returned in
     the result, with the files closed and uploaded before it, so the driver can commit that much.
-    With `progress_dir`, reports how far it got there (progress.TaskProgress)."""
+    With `progress_dir`, reports how far it got there (progress.TaskProgress). A task's ranges share its S3
+    `client` and its `reader` (one Kafka consumer); without them, the range makes its own."""
     if settings.iceberg:  # data files of a table instead of objects (sink_engine/iceberg)
         from sink_engine.iceberg.task import run_table_range
 
-        return run_table_range(settings, planned, client)
-    return write_objects(settings, planned, client, progress_dir)
+        return run_table_range(settings, planned, client, reader)
+    return write_objects(settings, planned, client, progress_dir, reader)
 
 
 def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
-                  progress_dir: str | None = None) -> TaskResult:
+                  progress_dir: str | None = None, reader: RangeReader | None = None) -> TaskResult:
     """`run_range` for the S3 objects of a range, from its settings."""
     uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
     extractor = extractor_for(settings.partitioning, planned.wallclock_ms)
@@ -48,7 +49,7 @@ def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     steps = record_steps(settings, planned.topic, partitioner_for(settings.partitioning, extractor), sidecars)
     router, processed, dropped = router_for(settings.dead_letters, planned, uploader), planned.start_offset, []
-    chunks = within_deadline(read_range(settings.source, planned), planned)  # a generator: reads when iterated
+    chunks = within_deadline(read_records(settings, planned, reader), planned)  # a generator: reads when iterated
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
         try:
@@ -108,6 +109,11 @@ def envelope_converter(settings: TaskSettings, topic: str) -> EnvelopeConverter:
     the values."""
     reads_fields = settings.values.keep_documents
     return EnvelopeConverter(converter_for(settings.values, topic) if reads_fields else None)
+
+
+def read_records(settings: TaskSettings, planned: PartitionRange, reader: RangeReader | None):
+    """The range's chunks, through the task's `reader` when there is one (a generator: reads when iterated)."""
+    return reader.read(planned) if reader is not None else read_range(settings.source, planned)
 
 
 def _commit_point(writer: TopicPartitionWriter, processed: int) -> int:
