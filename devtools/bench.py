@@ -70,7 +70,7 @@ def bench_config(stack: LocalStack, args, name: str, topics_dir: str, overrides:
 def one_process_run(config, dynamodb) -> tuple[float, int, int]:
     """The same per-range work, one range after another in this process: seconds, records, output bytes."""
     started = time.perf_counter()
-    ranges = plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))
+    ranges, _ = plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))
     s3 = boto3.client("s3")
     settings = TaskSettings.from_config(config)
     results = [run_range(settings, r, client=s3) for r in ranges]
@@ -322,7 +322,7 @@ def _input_megabytes(config, dynamodb) -> float:
 
     total = 0
     source = SourceSettings.from_config(config)
-    for planned in plan(config, OffsetStore(dynamodb, TABLE, lambda: 0)):
+    for planned in plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))[0]:
         for chunk in read_range(source, planned):
             total += sum(len(v) for v in chunk.values)
     return total / 1e6

@@ -39,7 +39,7 @@ def measure(config, dynamodb) -> tuple[float, int, int]:
     started = time.perf_counter()
     s3 = boto3.client("s3")
     settings = TaskSettings.from_config(config)
-    results = [run_range(settings, r, client=s3) for r in plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))]
+    results = [run_range(settings, r, client=s3) for r in plan(config, OffsetStore(dynamodb, TABLE, lambda: 0))[0]]
     if any(r.error for r in results):
         raise RuntimeError(f"range failed: {[r.error for r in results if r.error]}")
     read = sum(r.records_read for r in results)
