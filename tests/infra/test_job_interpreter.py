@@ -23,6 +23,7 @@ from infra.constructs.emr_job import EMR_PULL_BOOTSTRAP_VERSION, IMAGE_DIR, Sink
 from infra.errors import SettingsError
 from infra.job.entrypoint import interpreter_problem
 from infra.settings import ENVIRONMENTS_DIR, parse_settings
+from infra.stacks.connectors import ConnectorStacks
 from tests.deployed.artifacts import BASE_PYTHON
 from tests.infra.conftest import ensure_artifacts
 
@@ -151,7 +152,7 @@ def _job_template(tmp_path: Path, settings) -> tuple[dict, dict]:
     app = new_app(str(tmp_path))
     stack = Stack(app, "Job", env=Environment(account=settings.account, region=settings.region))
     SinkJob(stack, "Job", settings=settings, data_key=kms.Key(stack, "Key"), connectors=load_connectors(settings),
-            table_arn="arn:aws:dynamodb:eu-west-1:111111111111:table/offsets")
+            table_arn="arn:aws:dynamodb:eu-west-1:111111111111:table/offsets", placement=ConnectorStacks(stack, 0))
     app.synth()
     return (json.loads((tmp_path / "Job.template.json").read_text()),
             json.loads((tmp_path / "Job.assets.json").read_text()))
