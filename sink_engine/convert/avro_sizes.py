@@ -79,4 +79,4 @@ def _valid(array: pa.Array) -> np.ndarray:
 def _varint_sizes(values: np.ndarray) -> np.ndarray:
     """Bytes of the zig-zag varint of each int64."""
     zigzag = ((values << 1) ^ (values >> 63)).astype(np.uint64)
-    return 1 + (zigzag[:, None] >= _VARINT_LIMITS[None, :]).sum(axis=1)
+    return 1 + np.searchsorted(_VARINT_LIMITS, zigzag, side="right")

@@ -178,3 +178,22 @@ def test_a_selection_of_a_columnar_column_builds_from_its_values(monkeypatch):
     fast, slow = columnar.convert(chunk).select([7, 2, 3]), general.convert(chunk).select([7, 2, 3])
     # then it encodes the same bytes as the general path
     assert encoded(ParquetFormat(), fast) == encoded(ParquetFormat(), slow)
+
+
+BOUNDARIES = {"type": "record", "name": "B", "fields": [
+    {"name": "l", "type": "long"}, {"name": "i", "type": "int"}, {"name": "s", "type": "string"},
+    {"name": "a", "type": {"type": "array", "items": "boolean"}}]}
+LONGS = [0, -1, 63, 64, -64, -65, 8191, 8192, -8193, 2 ** 31 - 1, -2 ** 31, 2 ** 35, 2 ** 63 - 1, -2 ** 63]
+
+
+def test_values_at_every_varint_length_are_read_columnarly_with_the_same_values(monkeypatch):
+    # given longs, ints, string lengths and array counts on both sides of each varint length
+    version = uuid.uuid4().bytes
+    SCHEMAS[version] = BOUNDARIES
+    columnar, _ = converters(monkeypatch)
+    values = [{"l": n, "i": max(-2 ** 31, min(2 ** 31 - 1, n)), "s": "s" * (abs(n) % 20_000),
+               "a": [True] * (abs(n) % 200)} for n in LONGS + [127, 128, 16_383, 16_384]]
+    # when converted, then each datum's length was matched (else the general path would have taken the chunk)
+    column = columnar.convert(chunk_of([glue_value(version, BOUNDARIES, value) for value in values]))
+    assert isinstance(column, ArrowStructColumn)
+    assert column.arrow_table().to_pylist() == values == column.items
