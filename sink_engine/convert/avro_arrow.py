@@ -61,8 +61,7 @@ class ArrowAvroReader:
         if read.num_rows != len(payloads):
             return None
         lengths = np.fromiter(map(len, payloads), dtype=np.int64, count=len(payloads))
-        sizes = datum_sizes(read, self._document)
-        if sizes is None or not np.array_equal(sizes, lengths):
+        if not np.array_equal(datum_sizes(read, self._document), lengths):
             return None
         return _cast(read, self._target)
 

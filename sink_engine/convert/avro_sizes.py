@@ -4,7 +4,7 @@ Canonical means as Avro's and fastavro's binary encoders write it: minimal zig-z
 block of all its items then 0 (or 0 alone when empty). A datum's length equal to its row's canonical length,
 for every row, proves that a reader of the datums back to back read each datum exactly: canonical is the
 shortest encoding of a value, so no row could have read past its datum's end without another row reading
-less than its own. Covers the schemas `avro_arrow` reads; None for anything else.
+less than its own. Covers the schemas `avro_arrow` reads.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _FIXED = {"boolean": 1, "float": 4, "double": 8}
 _VARINT_LIMITS = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
 
 
-def datum_sizes(table: pa.Table, record: dict) -> np.ndarray | None:
+def datum_sizes(table: pa.Table, record: dict) -> np.ndarray:
     """Each row's encoded length in bytes, for a table read with the Avro record schema `record`."""
     total = np.zeros(table.num_rows, dtype=np.int64)
     for column, field in zip(table.columns, record["fields"]):
