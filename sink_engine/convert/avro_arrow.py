@@ -11,11 +11,12 @@ rejects the block, or when a datum is not exactly one canonically encoded value 
 has no datum boundaries, so each datum's length is checked against the length of what was read for it).
 
 Covered schemas (`arrow_reader` answers None for others): a top-level record without schema references, of
-boolean, int, long, float, double, string, bytes, enum (as a field of the top-level record, not in a union), nested records, arrays and unions of null and one
-of these; logical types timestamp-millis, timestamp-micros, date, local-timestamp-millis and
-local-timestamp-micros. Maps, fixed, decimal, time, multi-branch unions, schema references and
-a named type used again by its name take the general path (polars' reader lacks maps, general unions and
-named-type references; the others are not checked byte for byte here).
+boolean, int, long, float, double, string, bytes, nested records, arrays, unions of null and one of these, and
+enums as fields of the top-level record (polars 2.1 panics on an enum in a union, an array or a nested record);
+logical types timestamp-millis, timestamp-micros, date, local-timestamp-millis and local-timestamp-micros.
+Maps, fixed, decimal, time, unions of several types, schema references and a named type used again by its
+name take the general path (polars' reader lacks maps, general unions and named-type references; the others
+are not checked byte for byte here).
 """
 from __future__ import annotations
 

@@ -41,8 +41,8 @@ CLICK = {"type": "record", "name": "Click", "namespace": "bench", "fields": [
 # a second schema id of the same subject: a field fewer, one more
 CLICK_V2 = {**CLICK, "fields": [f for f in CLICK["fields"] if f["name"] != "ratio"] + [{"name": "n", "type": "int"}]}
 WITH_MAP = {"type": "record", "name": "M", "fields": [{"name": "m", "type": {"type": "map", "values": "long"}}]}
-REUSED = {"type": "record", "name": "R", "fields": [{"name": "a", "type": {"type": "enum", "name": "E", "symbols": ["x"]}},
-                                                    {"name": "b", "type": "E"}]}
+REUSED = {"type": "record", "name": "R", "fields": [
+    {"name": "a", "type": {"type": "enum", "name": "E", "symbols": ["x"]}}, {"name": "b", "type": "E"}]}
 ENUM_ITEMS = {"type": "record", "name": "A", "fields": [
     {"name": "a", "type": {"type": "array", "items": {"type": "enum", "name": "E", "symbols": ["x", "y"]}}},
     {"name": "r", "type": {"type": "record", "name": "B", "fields": [{"name": "e", "type": "E"}]}},
@@ -53,10 +53,12 @@ KINDS = ("click", "view", "purchase")
 def click(i: int, large: bool = False) -> dict:
     return {"id": i * 7_919 - 2 ** 40 * (i % 2), "kind": KINDS[i % 3], "at": 1_700_000_000_000 + i * 1_001,
             "at_us": -5 + i * 10 ** 9, "local": i * 3_600_000, "day": 19_000 + i - 400 * (i % 2),
-            "price": None if i % 4 == 0 else i * 0.25, "mode": "dcba"[i % 4], "ratio": None if i % 5 == 0 else 1 / (i + 1),
+            "price": None if i % 4 == 0 else i * 0.25, "mode": "dcba"[i % 4],
+            "ratio": None if i % 5 == 0 else 1 / (i + 1),
             "ok": i % 2 == 0, "tags": ["x" * (200_000 if large else 3), "ünï-ⓒ-😀"][: i % 3],
             "maybe_tags": None if i % 3 == 0 else [None, f"t{i}"][: i % 3],
-            "device": {"os": ("ios", "android", "")[i % 3], "version": -i, "ints": [[i] * (i % 3), [-i, 2 ** 31 - 1]][: i % 3]},
+            "device": {"os": ("ios", "android", "")[i % 3], "version": -i,
+                       "ints": [[i] * (i % 3), [-i, 2 ** 31 - 1]][: i % 3]},
             "owner": None if i % 2 else {"name": "名前" * (i % 4), "blob": bytes(range(i % 256))},
             "user": f"user-{i % 997:04d}", "n": i}
 
@@ -88,8 +90,8 @@ def converters(monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(avro_arrow, "polars", None)
         general = GlueSchemaRegistryConverter(StaticGlue(SCHEMAS))
-        general.convert(RecordChunk("t", 0, [0, 1], [glue_value(V1, CLICK, click(0)), glue_value(V2, CLICK_V2, click(0))],
-                                    keys=[], timestamps=[]))  # fetches both decoders while polars is hidden
+        first = [glue_value(V1, CLICK, click(0)), glue_value(V2, CLICK_V2, click(0))]
+        general.convert(chunk_of(first))  # fetches both decoders while polars is hidden
     return columnar, general
 
 
@@ -134,29 +136,34 @@ def test_several_schema_ids_in_one_batch_give_one_table_per_schema_and_the_same_
     assert fast.schemas == slow.schemas
 
 
-@pytest.mark.parametrize("bad", [
-    pytest.param(lambda datum: datum[:-3], id="truncated"),
-    pytest.param(lambda datum: datum + b"\x02\x02", id="trailing-bytes"),
-    pytest.param(lambda datum: datum[:8] + b"\x7f" + datum[9:], id="enum-index-out-of-range"),
+ID_BYTES = len(avro_arrow._long(click(5)["id"]))  # the enum's index follows the id
+
+
+@pytest.mark.parametrize("bad, refused", [
+    pytest.param(lambda datum: datum[:-3], True, id="truncated"),
+    pytest.param(lambda datum: datum[:ID_BYTES] + b"\x0e" + datum[ID_BYTES + 1:], True, id="enum-index-7-of-3"),
+    pytest.param(lambda datum: datum + b"\x02\x02", False, id="trailing-bytes"),
 ])
-def test_a_bad_datum_in_the_middle_takes_the_general_path(monkeypatch, bad):
+def test_a_bad_datum_in_the_middle_takes_the_general_path(monkeypatch, bad, refused):
     # given a bad datum at offset 105 among good ones
     columnar, general = converters(monkeypatch)
     values = [glue_value(V1, CLICK, click(i)) for i in range(12)]
     values[5] = values[5][:18] + bad(values[5][18:])
     chunk = chunk_of(values)
-    # when converted, then the columnar converter gives what the general path gives: the error naming offset 105,
-    # or (bytes after a complete datum, which fastavro ignores) the same values from the general path
-    try:
-        expected = general.convert(chunk)
-    except RecordError as e:
+    if refused:
+        # when converted, then both converters name offset 105 with the same cause (what the dead-letter queue takes)
+        with pytest.raises(RecordError) as expected:
+            general.convert(chunk)
         with pytest.raises(RecordError) as raised:
             columnar.convert(chunk)
-        assert (raised.value.offset, raised.value.cause) == (e.offset, e.cause) and e.offset == 105
+        assert (raised.value.offset, raised.value.cause) == (expected.value.offset, expected.value.cause)
+        assert raised.value.offset == 105
     else:
+        # when converted, then bytes after a complete datum (which fastavro ignores) send the chunk down the general
+        # path, and the values are the general path's
         got = columnar.convert(chunk)
         assert not isinstance(got, ArrowStructColumn)
-        assert encoded(ParquetFormat(), got) == encoded(ParquetFormat(), expected)
+        assert encoded(ParquetFormat(), got) == encoded(ParquetFormat(), general.convert(chunk))
 
 
 @pytest.mark.parametrize("version, schema, value", [(VM, WITH_MAP, {"m": {"a": 1}}), (VR, REUSED, {"a": "x", "b": "x"}),
