@@ -47,19 +47,19 @@ class SchemaRegistryConverter:
 
     def _split_all(self, chunk: RecordChunk) -> tuple[list, list]:
         """Each record's decoder and payload; RecordError at the first header or schema that fails."""
-        decoders, payloads = [], []
+        decoders, payloads, split, known = [], [], self.split, self._decoders
+        add_decoder, add_payload = decoders.append, payloads.append
         for offset, value in zip(chunk.offsets, chunk.values):
             try:
-                schema_ref, payload = self.split(value)
-                decoder = self._decoders.get(schema_ref)
+                schema_ref, payload = split(value)
+                decoder = known.get(schema_ref)
                 if decoder is None:
-                    decoder = self._decoders[schema_ref] = self.fetch(schema_ref)
+                    decoder = known[schema_ref] = self.fetch(schema_ref)
             except ValueError as e:
                 raise RecordError(chunk.topic, chunk.partition, offset, f"{self.label}: {e}") from None
-            decoders.append(decoder)
-            payloads.append(payload)
+            add_decoder(decoder)
+            add_payload(payload)
         return decoders, payloads
-
 
 def _read_runs(decoders: list, payloads: list) -> list | None:
     """One Arrow table per run of records of one decoder, or None when a run's reader does not take it."""
