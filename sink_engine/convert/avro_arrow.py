@@ -31,10 +31,8 @@ import pyarrow.compute as pc
 from sink_engine.convert.arrow_types import arrow_schema
 from sink_engine.convert.avro_sizes import datum_sizes
 
-try:  # optional: without polars every batch takes the general path
-    import polars
-except ImportError:  # pragma: no cover - depends on the installation
-    polars = None
+_UNLOADED = object()
+polars = _UNLOADED  # the module once an Avro schema asks for it (its import takes ~0.3 s); None if not installed
 
 _SYNC = bytes(16)
 _PLAIN = {"boolean", "int", "long", "float", "double", "string", "bytes"}
@@ -69,11 +67,23 @@ class ArrowAvroReader:
 
 def arrow_reader(document: Any, connect_schema, references: list | None) -> ArrowAvroReader | None:
     """The columnar reader of a writer schema, or None when polars is missing or the schema is not covered."""
-    if polars is None or references or not isinstance(document, dict) or document.get("type") != "record":
+    if references or not isinstance(document, dict) or document.get("type") != "record":
         return None
-    if not _covered(document, top=True):
+    if not _covered(document, top=True) or _load_polars() is None:
         return None
     return ArrowAvroReader(document, connect_schema)
+
+
+def _load_polars():
+    """polars, imported on first use; None without it (every batch then takes the general path)."""
+    global polars
+    if polars is _UNLOADED:
+        try:
+            import polars as module
+        except ImportError:
+            module = None
+        polars = module
+    return polars
 
 
 def _covered(avro: Any, top: bool = False, nested: bool = False) -> bool:

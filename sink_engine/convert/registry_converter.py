@@ -61,6 +61,7 @@ class SchemaRegistryConverter:
             add_payload(payload)
         return decoders, payloads
 
+
 def _read_runs(decoders: list, payloads: list) -> list | None:
     """One Arrow table per run of records of one decoder, or None when a run's reader does not take it."""
     runs, start = [], 0
