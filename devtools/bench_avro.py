@@ -3,6 +3,7 @@ events of devtools/avro_events.py. Rows: the engine's columnar path (convert/avr
 (fastavro per datum, Table.from_pylist; polars hidden), and the plain code of the issue (strip the header,
 fastavro.schemaless_reader, Table.from_pylist, Parquet). Prints records/s and CPU µs per record. Usage:
     python -m devtools.bench_avro [--records 200000] [--batch 10000] [--repeat 3]
+Needs the dev dependencies (tests.schema_registry_server).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from devtools.avro_events import CLICK, registry_values
 from sink_engine.convert import avro_arrow
 from sink_engine.convert.confluent_avro_converter import ConfluentAvroConverter
 from sink_engine.convert.confluent_registry import SubjectNames, registry_client
+from sink_engine.format.base import FileContext
 from sink_engine.format.parquet_format import ParquetFormat
 from sink_engine.records import RecordChunk
 from tests.schema_registry_server import SchemaRegistryServer
@@ -32,7 +34,7 @@ def engine(client, values: list, batch: int, columnar: bool) -> None:
     try:
         converter = ConfluentAvroConverter(client, SubjectNames("bench"))
         out = io.BytesIO()
-        encoder = ParquetFormat("snappy").open(_context(), out)
+        encoder = ParquetFormat("snappy").open(FileContext("bench", 0, 0), out)
         for start in range(0, len(values), batch):
             chunk = RecordChunk("bench", 0, list(range(start, start + batch)), values[start:start + batch],
                                 keys=[], timestamps=[])
@@ -47,12 +49,6 @@ def plain(values: list) -> None:
     parsed = fastavro.parse_schema(CLICK)
     rows = [fastavro.schemaless_reader(io.BytesIO(value[5:]), parsed, None) for value in values]
     pq.write_table(pa.Table.from_pylist(rows), io.BytesIO(), compression="snappy")
-
-
-def _context():
-    from sink_engine.format.base import FileContext
-
-    return FileContext("bench", 0, 0)
 
 
 def measure(run, repeat: int) -> tuple[float, float]:
