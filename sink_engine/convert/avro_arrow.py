@@ -8,10 +8,14 @@ datum, `Table.from_pylist`) builds from the same datums.
 Contract of `ArrowAvroReader.read`: a table equal to the general path's, or None (the caller then takes the
 general path, which names a bad datum by its offset). None when polars is not installed, when the reader
 rejects the block, or when a datum is not exactly one canonically encoded value (`avro_sizes`: the block
-has no datum boundaries, so each datum's length is checked against the length of what was read for it).
+has no datum boundaries, so each datum's length is checked against the length of what was read for it), or
+when a boolean byte is not 0 or 1, a union index is not the branch read, or an int or long overflows its 32 or 64
+bits (polars reads any other boolean byte as false, any non-zero index as the second branch and wraps an overflow,
+where fastavro reads true, fails or wraps around the branches, and keeps the big integer).
 
 Covered schemas (`arrow_reader` answers None for others): a top-level record without schema references, of
-boolean, int, long, float, double, string, bytes, nested records, arrays, unions of null and one of these, and
+boolean, int, long, float, double, string, bytes, nested records, arrays, unions of null and one of these (not
+booleans, ints, longs or unions inside an array: their bytes could not be checked), and
 enums as fields of the top-level record (polars 2.1 panics on an enum in a union, an array or a nested record);
 logical types timestamp-millis, timestamp-micros, date, local-timestamp-millis and local-timestamp-micros.
 Maps, fixed, decimal, time, unions of several types, schema references and a named type used again by its
@@ -29,13 +33,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sink_engine.convert.arrow_types import arrow_schema
-from sink_engine.convert.avro_sizes import datum_sizes
+from sink_engine.convert.avro_sizes import datum_sizes, markers_hold
 
 _UNLOADED = object()
 polars = _UNLOADED  # the module once an Avro schema asks for it (its import takes ~0.3 s); None if not installed
 
 _SYNC = bytes(16)
 _PLAIN = {"boolean", "int", "long", "float", "double", "string", "bytes"}
+_MARKED = {"boolean", "int", "long"}  # types whose bytes markers_hold checks (so not taken inside arrays)
 _LOGICAL = {"timestamp-millis": "long", "timestamp-micros": "long", "local-timestamp-millis": "long",
             "local-timestamp-micros": "long", "date": "int"}
 
@@ -47,6 +52,7 @@ class ArrowAvroReader:
         self._document = document
         self._header = _header(orjson.dumps(document))
         self._target = arrow_schema(connect_schema)
+        self._markers = _has_markers(document)  # booleans or unions: their bytes are checked (markers_hold)
 
     def read(self, payloads: list) -> pa.Table | None:
         body = b"".join(payloads)
@@ -61,6 +67,8 @@ class ArrowAvroReader:
             return None
         lengths = np.fromiter(map(len, payloads), dtype=np.int64, count=len(payloads))
         if not np.array_equal(datum_sizes(read, self._document), lengths):
+            return None
+        if self._markers and not markers_hold(read, self._document, lengths, body):
             return None
         return _cast(read, self._target)
 
@@ -86,24 +94,38 @@ def _load_polars():
     return polars
 
 
-def _covered(avro: Any, top: bool = False, nested: bool = False) -> bool:
+def _covered(avro: Any, top: bool = False, nested: bool = False, in_array: bool = False) -> bool:
+    """Whether polars reads `avro` as the general path does. `nested`: below a top-level field (polars 2.1 panics
+    on an enum there); `in_array`: inside an array, where booleans, ints, longs and union indexes, which the
+    reader takes more leniently than fastavro, could not be checked byte by byte (avro_sizes.markers_hold)."""
     if isinstance(avro, str):
-        return avro in _PLAIN
+        return avro in _PLAIN and not (in_array and avro in _MARKED)
     if isinstance(avro, list):
         branches = [b for b in avro if b != "null"]
-        return len(avro) == 2 and len(branches) == 1 and not top and _covered(branches[0], nested=True)
+        return (len(avro) == 2 and len(branches) == 1 and not top and not in_array
+                and _covered(branches[0], nested=True))
     kind, logical = avro.get("type"), avro.get("logicalType")
     if isinstance(kind, (dict, list)):
-        return logical is None and _covered(kind, nested=nested)
+        return logical is None and _covered(kind, nested=nested, in_array=in_array)
     if logical is not None:
-        return _LOGICAL.get(logical) == kind
+        return _LOGICAL.get(logical) == kind and not in_array
     if kind == "record":
-        return all(_covered(f["type"], nested=not top) for f in avro["fields"])
+        return all(_covered(f["type"], nested=not top, in_array=in_array) for f in avro["fields"])
     if kind == "enum":
-        return not nested  # polars 2.1 panics on enums in arrays, unions, nested records
+        return not nested
     if kind == "array":
-        return _covered(avro["items"], nested=True)
-    return kind in _PLAIN
+        return _covered(avro["items"], nested=True, in_array=True)
+    return _covered(kind, in_array=in_array)
+
+
+def _has_markers(avro: Any) -> bool:
+    if isinstance(avro, list):
+        return True
+    if isinstance(avro, str):
+        return avro in _MARKED
+    return any(_has_markers(child) for child in (avro.get("type"), avro.get("items"), *[f["type"] for f in
+                                                                                       avro.get("fields", ())])
+               if isinstance(child, (str, list, dict)))
 
 
 def _cast(table: pa.Table, target: pa.Schema) -> pa.Table:

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 _FIXED = {"boolean": 1, "float": 4, "double": 8}
+_WIDEST = {"int": (5, 0x0F), "long": (10, 0x01)}  # the longest zig-zag varint of each, and its last byte's largest
 _VARINT_LIMITS = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
 
 
@@ -80,3 +81,46 @@ def _varint_sizes(values: np.ndarray) -> np.ndarray:
     """Bytes of the zig-zag varint of each int64."""
     zigzag = ((values << 1) ^ (values >> 63)).astype(np.uint64)
     return 1 + np.searchsorted(_VARINT_LIMITS, zigzag, side="right")
+
+
+def markers_hold(table: pa.Table, record: dict, lengths: np.ndarray, body: bytes) -> bool:
+    """Whether every boolean byte is 0 or 1, every union index byte the branch the row holds and every int or long
+    within its bits, in `body` (the datums back to back, of `lengths`), outside arrays (where `avro_arrow` takes
+    none of them). Datum lengths must already match `datum_sizes`: each field's byte is found from the sizes of
+    the fields before it."""
+    data = np.frombuffer(body, dtype=np.uint8)
+    at = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    present = np.ones(table.num_rows, dtype=bool)
+    return _fields_hold(table.columns, record["fields"], at, present, data)
+
+
+def _fields_hold(columns: list, fields: list, at: np.ndarray, present: np.ndarray, data: np.ndarray) -> bool:
+    for position, (column, field) in enumerate(zip(columns, fields)):
+        array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        if not _holds(array, field["type"], at, present, data):
+            return False
+        if position < len(fields) - 1:
+            at = at + _sizes(array, field["type"])
+    return True
+
+
+def _holds(array: pa.Array, avro: Any, at: np.ndarray, present: np.ndarray, data: np.ndarray) -> bool:
+    if isinstance(avro, list):  # the index byte: zig-zag of the null branch's or the value branch's position
+        null_index = avro.index("null")
+        valid = _valid(array)
+        expected = np.where(valid, 2 * (1 - null_index), 2 * null_index)
+        if not np.array_equal(data[at[present]], expected[present]):
+            return False
+        return _holds(array, avro[1 - null_index], at + 1, present & valid, data)
+    if isinstance(avro, dict) and isinstance(avro["type"], (dict, list)):
+        return _holds(array, avro["type"], at, present, data)
+    kind = avro if isinstance(avro, str) else avro["type"]
+    if kind == "boolean":
+        return bool(np.all(data[at[present]] <= 1))
+    if kind in _WIDEST:  # a varint of the widest length: its last byte keeps the value within 32 or 64 bits
+        length, top = _WIDEST[kind]
+        widest = present & (_varint_sizes(_integers(array)) == length)
+        return bool(np.all(data[at[widest] + length - 1] <= top))
+    if kind == "record":
+        return _fields_hold(array.flatten(), avro["fields"], at, present, data)
+    return True

@@ -31,10 +31,10 @@ CLICK = {"type": "record", "name": "Click", "namespace": "bench", "fields": [
     {"name": "ratio", "type": ["float", "null"]},
     {"name": "ok", "type": "boolean"},
     {"name": "tags", "type": {"type": "array", "items": "string"}},
-    {"name": "maybe_tags", "type": ["null", {"type": "array", "items": ["null", "string"]}]},
+    {"name": "maybe_tags", "type": ["null", {"type": "array", "items": "string"}]},
     {"name": "device", "type": {"type": "record", "name": "Device", "fields": [
         {"name": "os", "type": "string"}, {"name": "version", "type": "int"},
-        {"name": "ints", "type": {"type": "array", "items": {"type": "array", "items": "int"}}}]}},
+        {"name": "grid", "type": {"type": "array", "items": {"type": "array", "items": "double"}}}]}},
     {"name": "owner", "type": ["null", {"type": "record", "name": "Owner", "fields": [
         {"name": "name", "type": "string"}, {"name": "blob", "type": "bytes"}]}]},
     {"name": "user", "type": "string"}]}
@@ -56,9 +56,9 @@ def click(i: int, large: bool = False) -> dict:
             "price": None if i % 4 == 0 else i * 0.25, "mode": "dcba"[i % 4],
             "ratio": None if i % 5 == 0 else 1 / (i + 1),
             "ok": i % 2 == 0, "tags": ["x" * (200_000 if large else 3), "ünï-ⓒ-😀"][: i % 3],
-            "maybe_tags": None if i % 3 == 0 else [None, f"t{i}"][: i % 3],
+            "maybe_tags": None if i % 3 == 0 else ["", f"t{i}"][: i % 3],
             "device": {"os": ("ios", "android", "")[i % 3], "version": -i,
-                       "ints": [[i] * (i % 3), [-i, 2 ** 31 - 1]][: i % 3]},
+                       "grid": [[i / 3] * (i % 3), [-i, 1e300]][: i % 3]},
             "owner": None if i % 2 else {"name": "名前" * (i % 4), "blob": bytes(range(i % 256))},
             "user": f"user-{i % 997:04d}", "n": i}
 
@@ -80,8 +80,11 @@ def glue_value(version: bytes, schema: dict, value: dict) -> bytes:
     return b"\x03\x00" + version + out.getvalue()
 
 
-V1, V2, VM, VR, VE = (uuid.uuid4().bytes for _ in range(5))
-SCHEMAS = {V1: CLICK, V2: CLICK_V2, VM: WITH_MAP, VR: REUSED, VE: ENUM_ITEMS}
+IN_ARRAY = {"type": "record", "name": "Ar", "fields": [
+    {"name": "flags", "type": {"type": "array", "items": "boolean"}},
+    {"name": "maybe", "type": {"type": "array", "items": ["null", "string"]}}]}
+V1, V2, VM, VR, VE, VA = (uuid.uuid4().bytes for _ in range(6))
+SCHEMAS = {V1: CLICK, V2: CLICK_V2, VM: WITH_MAP, VR: REUSED, VE: ENUM_ITEMS, VA: IN_ARRAY}
 
 
 def converters(monkeypatch):
@@ -167,8 +170,9 @@ def test_a_bad_datum_in_the_middle_takes_the_general_path(monkeypatch, bad, refu
 
 
 @pytest.mark.parametrize("version, schema, value", [(VM, WITH_MAP, {"m": {"a": 1}}), (VR, REUSED, {"a": "x", "b": "x"}),
-                                                    (VE, ENUM_ITEMS, {"a": ["y", "x"], "r": {"e": "y"}, "u": "x"})],
-                         ids=["map", "named-type-reused", "nested-enums"])
+                                                    (VE, ENUM_ITEMS, {"a": ["y", "x"], "r": {"e": "y"}, "u": "x"}),
+                                                    (VA, IN_ARRAY, {"flags": [True], "maybe": [None, "a"]})],
+                         ids=["map", "named-type-reused", "nested-enums", "booleans-and-unions-in-arrays"])
 def test_schemas_the_reader_does_not_cover_take_the_general_path(monkeypatch, version, schema, value):
     # given values of a schema polars' reader does not take
     columnar, _ = converters(monkeypatch)
@@ -189,7 +193,7 @@ def test_a_selection_of_a_columnar_column_builds_from_its_values(monkeypatch):
 
 BOUNDARIES = {"type": "record", "name": "B", "fields": [
     {"name": "l", "type": "long"}, {"name": "i", "type": "int"}, {"name": "s", "type": "string"},
-    {"name": "a", "type": {"type": "array", "items": "boolean"}}]}
+    {"name": "a", "type": {"type": "array", "items": "string"}}]}
 LONGS = [0, -1, 63, 64, -64, -65, 8191, 8192, -8193, 2 ** 31 - 1, -2 ** 31, 2 ** 35, 2 ** 63 - 1, -2 ** 63]
 
 
@@ -199,8 +203,63 @@ def test_values_at_every_varint_length_are_read_columnarly_with_the_same_values(
     SCHEMAS[version] = BOUNDARIES
     columnar, _ = converters(monkeypatch)
     values = [{"l": n, "i": max(-2 ** 31, min(2 ** 31 - 1, n)), "s": "s" * (abs(n) % 20_000),
-               "a": [True] * (abs(n) % 200)} for n in LONGS + [127, 128, 16_383, 16_384]]
+               "a": ["é"] * (abs(n) % 200)} for n in LONGS + [127, 128, 16_383, 16_384]]
     # when converted, then each datum's length was matched (else the general path would have taken the chunk)
     column = columnar.convert(chunk_of([glue_value(version, BOUNDARIES, value) for value in values]))
     assert isinstance(column, ArrowStructColumn)
     assert column.arrow_table().to_pylist() == values == column.items
+
+
+MARKED = {"type": "record", "name": "Mk", "fields": [
+    {"name": "n", "type": "long"}, {"name": "b", "type": "boolean"},
+    {"name": "inner", "type": {"type": "record", "name": "In", "fields": [
+        {"name": "s", "type": "string"}, {"name": "u", "type": ["long", "null"]}]}}]}
+
+
+@pytest.mark.parametrize("datum", [
+    pytest.param(b"\x02\x02\x00\x02", id="boolean-byte-2"),
+    pytest.param(b"\x02\xff\x00\x02", id="boolean-byte-ff"),
+    pytest.param(b"\x02\x01\x00\x04\x02", id="union-index-2-of-2"),
+    pytest.param(b"\x02\x01\x00\x03\x02", id="union-index-negative"),
+])
+def test_bytes_polars_reads_more_leniently_than_fastavro_take_the_general_path(monkeypatch, datum):
+    # given a datum whose boolean byte or union index the general path reads otherwise than polars (or refuses)
+    version = uuid.uuid4().bytes
+    SCHEMAS[version] = MARKED
+    columnar, _ = converters(monkeypatch)
+    with monkeypatch.context() as patch:
+        patch.setattr(avro_arrow, "polars", None)
+        general = GlueSchemaRegistryConverter(StaticGlue(SCHEMAS))
+    good = glue_value(version, MARKED, {"n": 1, "b": True, "inner": {"s": "", "u": 1}})
+    chunk = chunk_of([good, b"\x03\x00" + version + datum, good])
+    # when converted, then the columnar converter gives the general path's values or its error
+    try:
+        expected = general.convert(chunk)
+    except RecordError as e:
+        with pytest.raises(RecordError) as raised:
+            columnar.convert(chunk)
+        assert raised.value.offset == e.offset == 101
+    else:
+        got = columnar.convert(chunk)
+        assert not isinstance(got, ArrowStructColumn) and got.items == expected.items
+
+
+def test_booleans_and_unions_in_well_formed_datums_are_read_columnarly(monkeypatch):
+    version = uuid.uuid4().bytes
+    SCHEMAS[version] = MARKED
+    columnar, _ = converters(monkeypatch)
+    values = [{"n": i, "b": i % 2 == 0, "inner": {"s": "x" * i, "u": None if i % 3 else -i}} for i in range(9)]
+    column = columnar.convert(chunk_of([glue_value(version, MARKED, value) for value in values]))
+    assert isinstance(column, ArrowStructColumn) and column.arrow_table().to_pylist() == values
+
+
+@pytest.mark.parametrize("number", [2 ** 33 + 2 ** 30, -(2 ** 34) - 7], ids=["positive", "negative"])
+def test_an_int_past_32_bits_takes_the_general_path(monkeypatch, number):
+    # given an `int` field whose varint holds more than 32 bits, wrapping to a value of the same varint length
+    version = uuid.uuid4().bytes
+    SCHEMAS[version] = {**MARKED, "fields": [{"name": "n", "type": "int"}] + MARKED["fields"][1:]}
+    columnar, _ = converters(monkeypatch)
+    datum = avro_arrow._long(number) + b"\x00\x00\x02"  # n, b false, inner {s "", u null}
+    # when converted, then the general path reads it (keeping the big integer), as before
+    column = columnar.convert(chunk_of([b"\x03\x00" + version + datum]))
+    assert not isinstance(column, ArrowStructColumn) and column.items[0]["n"] == number
