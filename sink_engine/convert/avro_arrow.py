@@ -123,9 +123,8 @@ def _has_markers(avro: Any) -> bool:
         return True
     if isinstance(avro, str):
         return avro in _MARKED
-    return any(_has_markers(child) for child in (avro.get("type"), avro.get("items"), *[f["type"] for f in
-                                                                                       avro.get("fields", ())])
-               if isinstance(child, (str, list, dict)))
+    children = [avro.get("type"), avro.get("items")] + [field["type"] for field in avro.get("fields", ())]
+    return any(_has_markers(child) for child in children if child is not None)
 
 
 def _cast(table: pa.Table, target: pa.Schema) -> pa.Table:
