@@ -1,9 +1,11 @@
 """`make bench`: the run phase of `sink-engine run` (Kafka -> S3, offsets committed, on local Spark) beside a
 plain one-process pipeline in the same run (devtools/plain_pipeline.py), for JSON and Parquet output, and the run
-phase with IcebergFormat (records/s beside Parquet files, and the time of its snapshot commit); CPU per
-record of the engine's process tree; scaling from tasks.max 1 to 2; the run phase over the same small input
-spread over 16 and over 256 partitions (what a partition costs on its own, issue 22); then every output format and
-partitioner through one range at a time in one process (the engine's task code without Spark).
+phase with IcebergFormat (records/s beside Parquet files, and the time of its snapshot commit); the run phase of
+Avro values through a Schema Registry (AvroConverter, the click events of devtools/avro_events.py) to Parquet
+beside the plain Avro pipeline and beside the same events as schemaless JSON; CPU per record of the engine's
+process tree; scaling from tasks.max 1 to 2; the run phase over the same small input spread over 16 and over 256
+partitions (what a partition costs on its own, issue 22); then every output format and partitioner through one
+range at a time in one process (the engine's task code without Spark).
 
 Prints tables. Spark start-up is measured apart from the run. Usage:
     python -m devtools.bench [--records 2000000] [--partitions 4] [--flush-size 50000] [--formats none] [--no-iceberg]
@@ -19,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 import boto3
+import orjson
 import psutil
 
 from devtools import plain_pipeline
@@ -114,6 +117,8 @@ def main() -> None:
     parser.add_argument("--partition-counts", default="16,256",
                         help="partition counts of the partition-count rows (25,600 records, flush.size 50, tasks.max 4), "
                              "or 'none'")
+    parser.add_argument("--no-avro", dest="avro", action="store_false",
+                        help="skip the Avro+registry rows (AvroConverter to Parquet, the plain Avro pipeline)")
     parser.add_argument("--no-iceberg", dest="iceberg", action="store_false",
                         help="skip the IcebergFormat run (SQL catalog, warehouse in the S3 emulator)")
     args = parser.parse_args()
@@ -137,6 +142,7 @@ def main() -> None:
         warm_up(spark, args.partitions)
         startup = (time.perf_counter() - started, sum(TreeCpu.spent(cpu_before, cpu.sample()).values()))
         runs = run_phase_rows(stack, args, dynamodb, spark, cpu)
+        avro = avro_rows(stack, args, dynamodb, spark, cpu) if args.avro else None
         iceberg = iceberg_row(stack, args, dynamodb, spark, cpu) if args.iceberg else None
         scaling = scaling_rows(stack, args, dynamodb, spark, cpu)
         counts = partition_count_rows(stack, dynamodb, spark, cpu, args.partition_counts)
@@ -156,6 +162,13 @@ def main() -> None:
         plain, engine = [row for row in runs if row.format == name]
         print(f"{name}: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain pipeline (target 0.9x); "
               f"CPU per record {engine.cpu_us / plain.cpu_us:.2f}x (target at most 1.5x)")
+    if avro:
+        print("\nAvro through a Schema Registry (AvroConverter) to Parquet/snappy; the same events as schemaless JSON")
+        print("\n".join(row.line() for row in avro))
+        plain, engine, as_json = avro
+        print(f"avro+registry: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain Avro pipeline "
+              f"(target at least 2x); CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as "
+              f"schemaless JSON (target at most 1x)")
     if iceberg:
         row_, commit_seconds = iceberg
         parquet = next(r for r in runs if r.format == "parquet/snappy" and r.pipeline.startswith("sink-engine"))
@@ -224,6 +237,40 @@ def run_phase_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> li
                            {"python": time.process_time() - cpu_started}))
         _empty_bucket()
         rows.append(_engine_row(stack, args, dynamodb, spark, cpu, name, overrides, args.partitions))
+    return rows
+
+
+AVRO_TOPIC, AVRO_JSON_TOPIC = "bench-avro", "bench-avro-json"
+
+
+def avro_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[RunRow]:
+    """The plain Avro pipeline, `run` with AvroConverter to Parquet/snappy, and `run` of the same events as
+    schemaless JSON to Parquet/snappy (each on an empty bucket)."""
+    from devtools.avro_events import CLICK, click_event, registry_values
+    from devtools.producer import produce
+    from tests.schema_registry_server import SchemaRegistryServer
+
+    parquet = {"format.class": "ParquetFormat", "parquet.codec": "snappy"}
+    with SchemaRegistryServer() as registry:
+        schema_id = registry.register(f"{AVRO_TOPIC}-value", json.dumps(CLICK))["id"]
+        print(f"producing {args.records:,} Avro click events (and the same as JSON) ...", flush=True)
+        for topic in (AVRO_TOPIC, AVRO_JSON_TOPIC):
+            create_topic(stack.bootstrap_servers, topic, args.partitions)
+        produce(stack.bootstrap_servers, AVRO_TOPIC, registry_values(args.records, schema_id), args.partitions)
+        produce(stack.bootstrap_servers, AVRO_JSON_TOPIC,
+                (orjson.dumps(click_event(i)) for i in range(args.records)), args.partitions)
+        _empty_bucket()
+        print("avro+registry: plain pipeline ...", flush=True)
+        started, cpu_started = time.perf_counter(), time.process_time()
+        plain = plain_pipeline.run(stack.bootstrap_servers, AVRO_TOPIC, args.partitions, BUCKET, "plain",
+                                   "avro+registry/parquet", args.flush_size)
+        rows = [RunRow("avro+registry", "plain: 1 process", time.perf_counter() - started, plain.records,
+                       {"python": time.process_time() - cpu_started})]
+        avro = {**parquet, "topics": AVRO_TOPIC, "value.converter": "io.confluent.connect.avro.AvroConverter",
+                "value.converter.schema.registry.url": registry.url}
+        rows.append(_engine_row(stack, args, dynamodb, spark, cpu, "avro+registry", avro, args.partitions))
+    as_json = {**parquet, "topics": AVRO_JSON_TOPIC}
+    rows.append(_engine_row(stack, args, dynamodb, spark, cpu, "same as json", as_json, args.partitions))
     return rows
 
 

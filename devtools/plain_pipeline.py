@@ -6,6 +6,8 @@ S3 takes an object, as anyone would write it); records after the last full objec
 engine leaves the tail of a run for the next one). Two encodings, as a user would write them by hand:
   json:    orjson validates each value; the values are joined into JSON lines
   parquet: the values are joined and parsed by `pyarrow.json`; the table is written as Parquet
+  avro+registry/parquet: Confluent Schema Registry Avro values (devtools/avro_events.py): the 5-byte header
+           stripped, each datum read by fastavro.schemaless_reader, `Table.from_pylist`, Parquet/snappy
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import boto3
+import fastavro
 import orjson
 import pyarrow as pa
 import pyarrow.json as pa_json
@@ -47,8 +50,19 @@ def parquet_snappy(values: list) -> bytes:
     return out.getvalue()
 
 
+def avro_registry_parquet_snappy(values: list) -> bytes:
+    from devtools.avro_events import CLICK
+
+    parsed, read = fastavro.parse_schema(CLICK), fastavro.schemaless_reader
+    rows = [read(io.BytesIO(value[5:]), parsed, None) for value in values]
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), out, compression="snappy")
+    return out.getvalue()
+
+
 ENCODERS: dict[str, tuple[Callable[[list], bytes], str]] = {
-    "json": (json_lines, ".json"), "parquet/snappy": (parquet_snappy, ".snappy.parquet")}
+    "json": (json_lines, ".json"), "parquet/snappy": (parquet_snappy, ".snappy.parquet"),
+    "avro+registry/parquet": (avro_registry_parquet_snappy, ".snappy.parquet")}
 
 
 def run(bootstrap: str, topic: str, partitions: int, bucket: str, prefix: str, encoding: str,

@@ -23,6 +23,7 @@ from typing import Any
 import fastavro
 import orjson
 
+from sink_engine.convert.avro_arrow import arrow_reader
 from sink_engine.convert.schema import (DATE, DECIMAL, LOCAL_TIMESTAMP_MICROS, LOCAL_TIMESTAMP_MILLIS, TIME,
                                         TIME_MICROS, TIMESTAMP, TIMESTAMP_MICROS, Field, Schema)
 
@@ -36,7 +37,8 @@ _INTEGER_LOGICAL = {"timestamp-micros": TIMESTAMP_MICROS, "time-micros": TIME_MI
 
 
 class AvroDecoder:
-    """Decodes Avro binary written with one writer schema into the values of its Connect schema."""
+    """Decodes Avro binary written with one writer schema into the values of its Connect schema; `arrow` reads
+    many datums at once into Arrow when the schema allows (avro_arrow.py), else it is None."""
 
     def __init__(self, avro_schema: Any, version: int | None, references: list | None = None):
         """`avro_schema` is the parsed JSON of an Avro schema (or its text); `version` its registry version;
@@ -51,6 +53,7 @@ class AvroDecoder:
         self.schema = connect_schema(_inline(expanded, named), version)
         self._reader = fastavro.parse_schema(_base_types(document), reading)
         self._unions = _has_union(self.schema)  # values then need reshaping (named branches come as tuples)
+        self.arrow = arrow_reader(document, self.schema, references)  # None: no columnar reading (avro_arrow)
 
     def decode(self, payload: bytes) -> Any:
         """The value of one Avro binary datum; ValueError when it does not match the schema."""

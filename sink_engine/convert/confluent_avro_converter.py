@@ -25,13 +25,15 @@ class ConfluentAvroConverter(SchemaRegistryConverter):
         super().__init__()
         self._registry = RegistryLookups(client, subjects)
 
-    def split(self, value: bytes) -> tuple[int, bytes]:
+    def split(self, value: bytes) -> tuple[bytes, bytes]:
+        """(the 4 bytes of the schema id, the datum): the id is read once per schema, in `fetch`."""
         if len(value) < 5 or value[0] != MAGIC_BYTE:
             raise ValueError(f"unknown magic byte {value[:1].hex() or 'none'}: not in the Schema Registry wire "
                              "format (magic byte 0, 4-byte schema id)")
-        return int.from_bytes(value[1:5], "big"), value[5:]
+        return value[1:5], value[5:]
 
-    def fetch(self, schema_id: int) -> AvroDecoder:
+    def fetch(self, id_bytes: bytes) -> AvroDecoder:
+        schema_id = int.from_bytes(id_bytes, "big")
         schema = self._registry.schema(schema_id, "AVRO")
         referenced = [orjson.loads(s.schema_str) for _, s in self._registry.referenced(schema, schema_id)]
         document = orjson.loads(schema.schema_str)

@@ -2,12 +2,18 @@
 
 A subclass implements `split(value) -> (schema_ref, payload)` (the registry's wire header) and
 `fetch(schema_ref) -> decoder` (a registry lookup, done once per schema reference and cached). A decoder
-has `schema` (a Connect Schema, or None for schemaless JSON payloads) and `decode(payload)`.
+has `schema` (a Connect Schema, or None for schemaless JSON payloads) and `decode(payload)`; it may have
+`arrow`, a columnar reader (convert/avro_arrow.py) or None.
+
+Columnar path: when every record's decoder has a reader, each run of one schema is read at once into Arrow
+(an ArrowStructColumn, whose Python values are decoded only if a step reads them). Any run the reader does
+not take sends the whole chunk down the general path, one datum at a time, which names a bad record.
 """
 from __future__ import annotations
 
 from typing import Any, Hashable
 
+from sink_engine.convert.arrow_column import ArrowStructColumn
 from sink_engine.convert.connect_json import to_json
 from sink_engine.errors import RecordError
 from sink_engine.records import RecordChunk, ValueColumn
@@ -26,18 +32,48 @@ class SchemaRegistryConverter:
         raise NotImplementedError
 
     def convert(self, chunk: RecordChunk) -> ValueColumn:
-        items, schemas = [], []
-        for offset, value in zip(chunk.offsets, chunk.values):
+        decoders, payloads = self._split_all(chunk)
+        if all(getattr(decoder, "arrow", None) is not None for decoder in decoders):
+            runs = _read_runs(decoders, payloads)
+            if runs is not None:
+                return ArrowStructColumn(runs, payloads, decoders, [decoder.schema for decoder in decoders])
+        items = []
+        for offset, decoder, payload in zip(chunk.offsets, decoders, payloads):
             try:
-                schema_ref, payload = self.split(value)
-                decoder = self._decoders.get(schema_ref)
-                if decoder is None:
-                    decoder = self._decoders[schema_ref] = self.fetch(schema_ref)
                 items.append(decoder.decode(payload))
             except ValueError as e:
                 raise RecordError(chunk.topic, chunk.partition, offset, f"{self.label}: {e}") from None
-            schemas.append(decoder.schema)
-        return column_of(items, schemas, chunk)
+        return column_of(items, [decoder.schema for decoder in decoders], chunk)
+
+    def _split_all(self, chunk: RecordChunk) -> tuple[list, list]:
+        """Each record's decoder and payload; RecordError at the first header or schema that fails."""
+        decoders, payloads, split, known = [], [], self.split, self._decoders
+        add_decoder, add_payload = decoders.append, payloads.append
+        for offset, value in zip(chunk.offsets, chunk.values):
+            try:
+                schema_ref, payload = split(value)
+                decoder = known.get(schema_ref)
+                if decoder is None:
+                    decoder = known[schema_ref] = self.fetch(schema_ref)
+            except ValueError as e:
+                raise RecordError(chunk.topic, chunk.partition, offset, f"{self.label}: {e}") from None
+            add_decoder(decoder)
+            add_payload(payload)
+        return decoders, payloads
+
+
+def _read_runs(decoders: list, payloads: list) -> list | None:
+    """One Arrow table per run of records of one decoder, or None when a run's reader does not take it."""
+    runs, start = [], 0
+    for stop in range(1, len(decoders) + 1):
+        if stop < len(decoders) and decoders[stop] is decoders[start]:
+            continue
+        table = decoders[start].arrow.read(payloads[start:stop])
+        if table is None:
+            return None
+        runs.append(table)
+        start = stop
+    return runs
 
 
 def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:

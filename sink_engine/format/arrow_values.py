@@ -11,6 +11,7 @@ from typing import Callable
 
 import pyarrow as pa
 
+from sink_engine.convert.arrow_column import ArrowStructColumn
 from sink_engine.convert.arrow_types import struct_table
 from sink_engine.records import ValueColumn
 
@@ -23,6 +24,12 @@ def to_arrow_table(values: ValueColumn) -> pa.Table:
     return builder(values)
 
 
+def _struct_table(values: ValueColumn) -> pa.Table:
+    """Struct values: the table an ArrowStructColumn read columnarly (the same table), else built from items."""
+    table = values.arrow_table() if isinstance(values, ArrowStructColumn) else None
+    return table if table is not None else struct_table(values)
+
+
 def _single_column(arrow_type: pa.DataType) -> Callable[[ValueColumn], pa.Table]:
     """StringConverter / ByteArrayConverter values: one column named `value`."""
     return lambda values: pa.table({"value": pa.array(values.items, type=arrow_type)})
@@ -31,5 +38,5 @@ def _single_column(arrow_type: pa.DataType) -> Callable[[ValueColumn], pa.Table]
 _BUILDERS: dict[str, Callable[[ValueColumn], pa.Table]] = {
     "string": _single_column(pa.string()),
     "bytes": _single_column(pa.binary()),
-    "struct": struct_table,
+    "struct": _struct_table,
 }

@@ -45,6 +45,7 @@ class _ParquetEncoder(ColumnarEncoder):
         self._writer: pq.ParquetWriter | None = None
         self._pending: list[pa.Table] = []
         self._pending_sizes: list[int] = []
+        self._pending_bytes = 0  # sum of _pending_sizes
 
     def _prepare_table(self, table: pa.Table, offsets: list) -> pa.Table:
         return table
@@ -52,15 +53,17 @@ class _ParquetEncoder(ColumnarEncoder):
     def _write_prepared(self, table: pa.Table, sizes: list) -> None:
         self._pending.append(table)
         self._pending_sizes.extend(sizes)
-        ends = list(itertools.accumulate(self._pending_sizes))
-        if ends[-1] < self._fmt.row_group_bytes:
+        self._pending_bytes += sum(sizes)
+        if self._pending_bytes < self._fmt.row_group_bytes:  # no cut yet: no running sums over the pending records
             return
+        ends = list(itertools.accumulate(self._pending_sizes))
         rows, start, base = pa.concat_tables(self._pending), 0, 0
         while (full := bisect.bisect_left(ends, base + self._fmt.row_group_bytes, lo=start)) < len(ends):
             self._write_row_group(rows.slice(start, full + 1 - start))
             start, base = full + 1, ends[full]
         self._pending = [rows.slice(start)] if start < len(ends) else []
         self._pending_sizes = self._pending_sizes[start:]
+        self._pending_bytes = ends[-1] - base
 
     def _write_spooled(self, table: pa.Table, rows) -> None:
         """Rows per group from the average size of the table's rows in memory."""

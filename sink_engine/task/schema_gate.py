@@ -92,8 +92,10 @@ class SchemaGate:
             raise RecordError(self.topic, self.partition, offset, str(e)) from None
 
     def _project(self, offsets, values: ValueColumn, partitions: Partitions, start: int, stop: int) -> ValueColumn:
-        items, schemas = values.items[start:stop], values.schemas[start:stop]
         shared, each = partitions.shared, partitions.each
+        if all(values.schemas[i] is self._current[shared if each is None else each[i]] for i in range(start, stop)):
+            return values.slice(start, stop)  # nothing to project: the column as it is (a columnar one stays so)
+        items, schemas = values.items[start:stop], values.schemas[start:stop]
         for j, schema in enumerate(schemas):
             current = self._current[shared if each is None else each[start + j]]
             if schema is current:
