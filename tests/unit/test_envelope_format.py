@@ -27,25 +27,8 @@ from sink_engine.task.steps import RecordSteps, StepFailed
 from sink_engine.validation import parse_checked_config
 from sink_engine.verify.counters import RecordCounter
 from sink_engine.verify.listing import StoredObject
+from tests.kafka_message import Message
 
-
-class Message:
-    """What RecordChunk reads of a confluent_kafka Message."""
-
-    def __init__(self, key, value, headers, timestamp):
-        self._key, self._value, self._headers, self._timestamp = key, value, headers, timestamp
-
-    def key(self):
-        return self._key
-
-    def value(self):
-        return self._value
-
-    def headers(self):
-        return self._headers
-
-    def timestamp(self):
-        return self._timestamp
 
 
 RANDOM = os.urandom(64)

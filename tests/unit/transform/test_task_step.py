@@ -21,6 +21,7 @@ from sink_engine.task.sidecars import Sidecars
 from sink_engine.task.steps import write_chunk
 from sink_engine.task.writer import TopicPartitionWriter
 from tests.unit.test_dead_letter_routing import s3  # noqa: F401 (fixture)
+from tests.kafka_message import Message
 
 KAFKA = "org.apache.kafka.connect.transforms"
 BASE = {"topics": "a,b", "bootstrap.servers": "k:9092", "s3.bucket.name": "routing-test", "s3.region": "us-east-1",
@@ -29,24 +30,6 @@ BASE = {"topics": "a,b", "bootstrap.servers": "k:9092", "s3.bucket.name": "routi
 ROUTE_TO_X = {"transforms": "route", "transforms.route.type": f"{KAFKA}.RegexRouter",
               "transforms.route.regex": "a|b", "transforms.route.replacement": "x"}
 
-
-class Message:
-    """What RecordChunk reads of a confluent_kafka Message."""
-
-    def __init__(self, key, value, headers=None, timestamp=(1, 1483425001864)):
-        self._key, self._value, self._headers, self._timestamp = key, value, headers, timestamp
-
-    def key(self):
-        return self._key
-
-    def value(self):
-        return self._value
-
-    def headers(self):
-        return self._headers
-
-    def timestamp(self):
-        return self._timestamp
 
 
 def chunk_of(topic: str, messages: list[Message], first: int = 0) -> RecordChunk:
