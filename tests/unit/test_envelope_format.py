@@ -30,7 +30,6 @@ from sink_engine.verify.listing import StoredObject
 from tests.kafka_message import Message
 
 
-
 RANDOM = os.urandom(64)
 # (key, value, headers as confluent_kafka gives them, (timestamp type code, timestamp)), at offsets 40, 41, ...
 MESSAGES = [

@@ -31,7 +31,6 @@ ROUTE_TO_X = {"transforms": "route", "transforms.route.type": f"{KAFKA}.RegexRou
               "transforms.route.regex": "a|b", "transforms.route.replacement": "x"}
 
 
-
 def chunk_of(topic: str, messages: list[Message], first: int = 0) -> RecordChunk:
     return RecordChunk(topic, 0, list(range(first, first + len(messages))), [m.value() for m in messages],
                        messages=messages)
