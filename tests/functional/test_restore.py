@@ -61,3 +61,64 @@ def test_round_trip_then_a_rerun_produces_nothing(stack, spark, dynamodb, connec
     assert code == 0, out
     assert counts(out) == {p: (PER_PARTITION, PER_PARTITION, 0) for p in range(PARTITIONS)}
     assert_restored_whole(stack, source, target, topic)
+
+
+def test_an_offset_range_and_a_time_range(stack, spark, dynamodb, connector, unique, tmp_path, capsys):
+    # given an envelope backup; record i is at offset i // 3 of partition i % 3, with timestamp BASE_MS + i
+    config, source = backed_up(stack, spark, dynamodb, connector, "parquet")
+    topic = config["topics"][0]
+    # when offsets 4..12 of partitions 0 and 2 are restored
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"offsets-{unique}", "--create-target",
+                                             "--partitions", "0,2", "--from-offset", "4", "--to-offset", "12"))
+    # then those records are there, in order, and nothing else
+    assert code == 0, out
+    assert counts(out) == {0: (9, 0, 9), 2: (9, 0, 9)}
+    found = restored(stack.bootstrap_servers, f"offsets-{unique}")
+    assert {p: [r["origin"][2] for r in rs] for p, rs in found.items()} == {0: list(range(4, 13)), 1: [],
+                                                                            2: list(range(4, 13))}
+    # when the records stamped from BASE_MS + 10 to BASE_MS + 30 (both included) are restored, as ISO and epoch ms
+    base = source[0][0]["timestamp"][1]
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"times-{unique}", "--create-target",
+                                             "--from-time", "2024-01-15T00:00:00.010Z", "--to-time", str(base + 30)))
+    # then exactly the records of that time range are there, in order per partition
+    assert code == 0, out
+    found = restored(stack.bootstrap_servers, f"times-{unique}")
+    assert {p: [r["timestamp"][1] - base for r in rs] for p, rs in found.items()} == {
+        p: [i for i in range(10, 31) if i % PARTITIONS == p] for p in range(PARTITIONS)}
+    assert all(r["origin"] == (topic, p, (r["timestamp"][1] - base) // PARTITIONS)
+               for p, rs in found.items() for r in rs)
+
+
+def test_a_target_with_another_partition_count_goes_through_the_partitioner(stack, spark, dynamodb, connector,
+                                                                            unique, tmp_path, capsys):
+    # given a backup of 3 partitions and an existing target of 2
+    config, source = backed_up(stack, spark, dynamodb, connector, "avro")
+    topic, target = config["topics"][0], f"fewer-{unique}"
+    create_topic(stack.bootstrap_servers, target, 2)
+    # when it is restored, then the output says the records go through the partitioner
+    code, out = restore(capsys, restore_argv(config, tmp_path, target))
+    assert code == 0, out
+    assert f"through the partitioner: {topic} has 3 partitions, {target} 2" in out
+    # and every record is there once, a key's records in their order
+    found = [r for rs in restored(stack.bootstrap_servers, target).values() for r in rs]
+    assert sorted(r["origin"] for r in found) == sorted((topic, p, r["offset"]) for p, rs in source.items()
+                                                        for r in rs)
+    for partition in range(2):
+        by_key: dict = {}
+        for r in restored(stack.bootstrap_servers, target)[partition]:
+            by_key.setdefault((r["origin"][1], r["key"]), []).append(r["origin"][2])
+        assert all(offsets == sorted(offsets) for offsets in by_key.values())
+    # and a rerun scans every target partition and produces nothing
+    code, out = restore(capsys, restore_argv(config, tmp_path, target))
+    assert code == 0 and sum(c[2] for c in counts(out).values()) == 0, out
+
+
+def test_refusals_name_the_option(stack, spark, dynamodb, connector, unique, tmp_path, capsys):
+    config, _ = backed_up(stack, spark, dynamodb, connector, "json")
+    # a missing target without --create-target
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}"))
+    assert code == 2 and f"option --target-topic: missing-{unique} does not exist" in out
+    # a time that has no zone
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}", "--from-time",
+                                             "2024-01-15T00:00:00"))
+    assert code == 2 and "option --from-time: '2024-01-15T00:00:00' has no zone" in out
