@@ -4,6 +4,7 @@ Tansu stamps CreateTime only (docs/aws-fidelity.md): LogAppendTime rows are unit
 (tests/unit/test_restore_objects.py)."""
 from __future__ import annotations
 
+import base64
 import random
 
 import pytest
@@ -167,8 +168,9 @@ def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, connector, 
     produce_records(stack.bootstrap_servers, topic, sidecar_records(16, case == "json"), 2)
     run_job(config, spark, dynamodb)
     source = topic_records(stack.bootstrap_servers, topic)
-    # when the backup is restored
-    code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--create-target"))
+    # when the backup is restored, the header `trace` named binary
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--create-target",
+                                             "--binary-headers", "trace"))
     # then each record's key, value and headers are back, in order per partition (these objects keep no
     # timestamps: the restore's produce time stamps them)
     assert code == 0, out
@@ -178,6 +180,11 @@ def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, connector, 
         assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == \
             [(r["key"], r["value"], r["headers"]) for r in records]
         assert [r["origin"] for r in found[partition]] == [(topic, partition, r["offset"]) for r in records]
+    # and restored without naming it binary, its values that were not UTF-8 come back as the base64 text stored
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"text-{unique}", "--create-target"))
+    assert code == 0, out
+    first = restored(stack.bootstrap_servers, f"text-{unique}")[0][0]
+    assert first["headers"] == [("trace", base64.b64encode(source[0][0]["headers"][0][1]))]
     # and a time range is refused: these objects hold no timestamps
     code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--to-time", "1"))
     assert code == 2 and "option --to-time: " in out and "EnvelopeFormat" in out
