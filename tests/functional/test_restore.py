@@ -75,9 +75,10 @@ def test_an_offset_range_and_a_time_range(stack, spark, dynamodb, connector, uni
     # given an envelope backup; record i is at offset i // 3 of partition i % 3, with timestamp BASE_MS + i
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet")
     topic = config["topics"][0]
-    # when offsets 4..12 of partitions 0 and 2 are restored
+    # when offsets 4..12 of partitions 0 and 2 are restored (to a cluster named on the command line)
     code, out = restore(capsys, restore_argv(config, tmp_path, f"offsets-{unique}", "--create-target",
-                                             "--partitions", "0,2", "--from-offset", "4", "--to-offset", "12"))
+                                             "--partitions", "0,2", "--from-offset", "4", "--to-offset", "12",
+                                             "--target-bootstrap-servers", stack.bootstrap_servers))
     # then those records are there, in order, and nothing else
     assert code == 0, out
     assert counts(out) == {0: (9, 0, 9), 2: (9, 0, 9)}

@@ -14,6 +14,7 @@ from sink_engine.format.envelope_format import EnvelopeFormat
 from sink_engine.format.envelope_schema import envelope_column
 from sink_engine.restore import engine
 from sink_engine.restore.objects import ObjectReader
+from sink_engine.restore.progress import PartitionCounts, render
 from sink_engine.restore.request import RestoreRequest, parse_partitions, parse_time
 from sink_engine.restore.selection import PartitionPlan, selected
 from sink_engine.restore.settings import RestoreSettings
@@ -169,7 +170,8 @@ def test_times_in_epoch_ms_or_iso_with_a_zone(text, expected):
     (lambda: parse_time("--to-time", "yesterday"), "option --to-time: 'yesterday': expected epoch milliseconds"),
     (lambda: parse_partitions("--partitions", "0,x"), "option --partitions: '0,x': expected partition numbers"),
     (lambda: RestoreRequest(config(), "other", "t"), "option --topic: other is not one of the connector's topics"),
-    (lambda: RestoreRequest(config(), "orders", "t", from_offset=9, to_offset=3), "option --from-offset/--to-offset: the range is empty"),
+    (lambda: RestoreRequest(config(), "orders", "t", from_offset=9, to_offset=3),
+     "option --from-offset/--to-offset: the range is empty"),
     (lambda: RestoreSettings.from_config(config(**{"format.class": "ParquetFormat"})),
      "config key 'format.class': parquet objects cannot be restored"),
     (lambda: RestoreSettings.from_config(config(**{"format.class": "JsonFormat", "value.converter": "AvroConverter",
@@ -179,3 +181,9 @@ def test_times_in_epoch_ms_or_iso_with_a_zone(text, expected):
 def test_refusals_name_the_option_or_key(call, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         call()
+
+
+def test_the_board_shows_counts_per_partition_and_totals():
+    lines = render({0: PartitionCounts(10, 4, 6), 1: PartitionCounts(3, 0, 3)}, 2.0)
+    assert lines[1].split() == ["0", "10", "4", "6"] and lines[2].split() == ["1", "3", "0", "3"]
+    assert lines[-1] == "2 partitions: 13 read, 4 already present, 9 produced; 6 records/s, 2 s"
