@@ -14,7 +14,7 @@ from sink_engine.format.envelope_format import EnvelopeFormat
 from sink_engine.format.envelope_schema import envelope_column
 from sink_engine.restore import engine
 from sink_engine.restore.objects import ObjectReader
-from sink_engine.restore.progress import PartitionCounts, render
+from sink_engine.restore.progress import PartitionCounts, RestoreBoard, render
 from sink_engine.restore.request import RestoreRequest, parse_partitions, parse_time
 from sink_engine.restore.selection import PartitionPlan, selected
 from sink_engine.restore.settings import RestoreSettings
@@ -187,3 +187,13 @@ def test_the_board_shows_counts_per_partition_and_totals():
     lines = render({0: PartitionCounts(10, 4, 6), 1: PartitionCounts(3, 0, 3)}, 2.0)
     assert lines[1].split() == ["0", "10", "4", "6"] and lines[2].split() == ["1", "3", "0", "3"]
     assert lines[-1] == "2 partitions: 13 read, 4 already present, 9 produced; 6 records/s, 2 s"
+
+
+def test_the_board_draws_the_last_counts_when_stopped():
+    out = io.StringIO()
+    board = RestoreBoard(out)
+    counts = {0: PartitionCounts()}
+    board.start(counts)
+    counts[0].read = counts[0].produced = 5
+    board.stop()
+    assert out.getvalue().splitlines()[-2].split() == ["0", "5", "0", "5"]
