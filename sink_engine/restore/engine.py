@@ -54,18 +54,8 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
                  OffsetStore(dynamodb, settings.offsets_table, clock).committed(settings.connector).items()
                  if tp.topic == request.topic}
     plans = plan(request, objects, committed, settings.one_stream)
-    counts = kafka.partition_counts(target, [request.target_topic, request.topic])
-    in_backup = {o.partition for o in objects} | set(committed)
-    source_partitions = counts.get(request.topic) or (max(in_backup) + 1 if in_backup else 1)
-    created = request.target_topic not in counts
-    if created:
-        if not request.create_target:
-            raise OptionError("--target-topic", f"{request.target_topic} does not exist on "
-                              f"{','.join(target.bootstrap_servers)}; create it, or pass --create-target to create "
-                              f"it with the source's {source_partitions} partitions")
-        kafka.create_topic(target, request.target_topic, source_partitions)
-    summary = RestoreSummary(source_partitions, counts.get(request.target_topic, source_partitions),
-                             counts.get(request.target_topic, source_partitions) == source_partitions, created,
+    source_partitions, target_partitions, created = _partitions(request, target, objects, committed)
+    summary = RestoreSummary(source_partitions, target_partitions, target_partitions == source_partitions, created,
                              {p.partition: PartitionCounts() for p in plans})
     reader = ObjectReader(s3, settings, request.binary_headers)
     lease = RestoreLease(dynamodb, settings.offsets_table, request.target_topic, settings.lease_ms, clock)
@@ -97,6 +87,22 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
     summary.s3_requests = lister.requests + reader.requests
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _partitions(request: RestoreRequest, target, objects: list, committed: dict) -> tuple[int, int, bool]:
+    """The source's partition count (the source topic's on the target cluster, else the backup's highest partition
+    + 1), the target's, and whether the target was created now (`--create-target`)."""
+    counts = kafka.partition_counts(target, [request.target_topic, request.topic])
+    in_backup = {o.partition for o in objects} | set(committed)
+    source_partitions = counts.get(request.topic) or (max(in_backup) + 1 if in_backup else 1)
+    if request.target_topic in counts:
+        return source_partitions, counts[request.target_topic], False
+    if not request.create_target:
+        raise OptionError("--target-topic", f"{request.target_topic} does not exist on "
+                          f"{','.join(target.bootstrap_servers)}; create it, or pass --create-target to create it "
+                          f"with the source's {source_partitions} partitions")
+    kafka.create_topic(target, request.target_topic, source_partitions)
+    return source_partitions, source_partitions, True
 
 
 def _present(request: RestoreRequest, target, lease: RestoreLease, token, summary: RestoreSummary) -> dict:
