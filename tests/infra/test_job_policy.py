@@ -211,3 +211,43 @@ def test_a_connector_whose_s3_client_assumes_a_role_may_assume_exactly_that_role
     assert {"WriteOwnPrefixes", "ListOwnUploads", "ReadOwnDeadLetters"}.isdisjoint(statements)
     assert "ReadOwnConfig" in statements
     assert not any(a.startswith("sts:") for a in _actions(ORDERS))
+
+
+RESTORED = dataclasses.replace(ORDERS, restore_targets=("orders.restored", "payments.restored*"))
+
+
+def test_without_restore_targets_the_job_role_cannot_read_its_objects_back_nor_write_a_topic():
+    statements = _by_sid(ORDERS)
+    assert {"ListOwnBackups", "ReadOwnBackups", "RestoreLease", "WriteRestoreTargets"}.isdisjoint(statements)
+    assert "s3:ListBucket" not in _actions(ORDERS) and "kafka-cluster:WriteData" not in _actions(ORDERS)
+
+
+def test_restore_targets_bring_reading_the_prefixes_the_lease_of_each_target_and_writing_exactly_the_targets():
+    statements = _by_sid(RESTORED)
+    bucket = f"arn:aws:s3:::{SETTINGS.bucket_name}"
+    assert statements["ListOwnBackups"] == {
+        "Sid": "ListOwnBackups", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [bucket],
+        "Condition": {"StringLike": {"s3:prefix": [f"topics/{t}/*" for t in ORDERS.topics]}}}
+    assert statements["ReadOwnBackups"]["Resource"] == [f"{bucket}/topics/{t}/*" for t in ORDERS.topics]
+    assert statements["RestoreLease"]["Condition"] == {"ForAllValues:StringLike": {
+        "dynamodb:LeadingKeys": ["restore#orders.restored", "restore#payments.restored*"]}}
+    assert "dynamodb:Query" not in statements["RestoreLease"]["Action"]
+    msk = SETTINGS.msk
+    assert statements["WriteRestoreTargets"] == {
+        "Sid": "WriteRestoreTargets", "Effect": "Allow",
+        "Action": ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:WriteData"],
+        "Resource": [msk.resource_arn("topic", "orders.restored"), msk.resource_arn("topic", "payments.restored*")]}
+    assert statements["WriteIdempotently"]["Resource"] == [msk.cluster_arn]
+    assert "kafka-cluster:CreateTopic" not in _actions(RESTORED)
+
+
+def test_restore_and_a_dead_letter_topic_share_one_idempotent_write_grant():
+    statements = job_statements(dataclasses.replace(RESTORED, dlq_topic="orders-dlq"), NAMES)
+    sids = [s["Sid"] for s in statements]
+    assert len(sids) == len(set(sids)) and "WriteIdempotently" in sids
+
+
+def test_with_an_assumed_s3_role_the_restore_reads_are_that_roles_to_grant():
+    statements = _by_sid(_with(RESTORED, **ASSUME_ROLE))
+    assert {"ListOwnBackups", "ReadOwnBackups"}.isdisjoint(statements)
+    assert {"RestoreLease", "WriteRestoreTargets"} <= set(statements)
