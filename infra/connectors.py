@@ -19,7 +19,8 @@ from typing import Any, Callable
 from infra.errors import ConnectorSpecError
 from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables, table_bucket_arn
 from infra.errors import SettingsError
-from infra.settings import SchemaRegistrySettings, Settings, target_allowed
+from infra.settings import SchemaRegistrySettings, Settings
+from lambdas.trigger.restore import target_allowed
 from sink_engine.config import SinkConfig, parse_config
 from sink_engine.config.cloud import is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault, registry_keys

@@ -202,11 +202,6 @@ class RestoreSettings:
         return self.target_topics.get(connector, ())
 
 
-def target_allowed(patterns: tuple[str, ...], topic: str) -> bool:
-    """Whether `topic` is one of `patterns` (names, or prefixes ending in `*`), as MSK matches a topic ARN."""
-    return any(topic.startswith(p[:-1]) if p.endswith("*") else topic == p for p in patterns)
-
-
 @dataclass(frozen=True)
 class SchemaRegistrySettings:
     """The Schema Registry of the Confluent Cloud connector files (`connector.class` S3_SINK) whose AVRO, PROTOBUF

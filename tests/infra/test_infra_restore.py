@@ -10,7 +10,8 @@ import pytest
 
 from infra.connectors import connector_index, load_connectors
 from infra.errors import SettingsError
-from infra.settings import ENVIRONMENTS_DIR, load_settings, parse_settings, target_allowed
+from infra.settings import ENVIRONMENTS_DIR, load_settings, parse_settings
+from lambdas.trigger.restore import target_allowed
 
 DEV = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
 
