@@ -1,4 +1,4 @@
-"""`sink-engine` / `python -m sink_engine`: init, validate, doctor, run, status, verify, read, dlq, iceberg."""
+"""`sink-engine` / `python -m sink_engine`: init, validate, doctor, run, status, verify, read, dlq, iceberg, restore."""
 from __future__ import annotations
 
 import argparse
@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
             return iceberg_cli.run(config, args)
         if args.command == "verify":
             return _verify(config, args.kafka, args.topic, args.partition)
+        if args.command == "restore":
+            return _restore(config, args)
         return COMMANDS[args.command](config)
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -90,6 +92,21 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--partition", type=int, help="only this partition")
     dlq_cli.add_parser(commands)
     iceberg_cli.add_parser(commands)
+    restore = commands.add_parser("restore", help=RESTORE_HELP, description=RESTORE_HELP)
+    restore.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    restore.add_argument("--topic", required=True, help="the source topic whose backup is read")
+    restore.add_argument("--target-topic", required=True, help="the topic to produce into")
+    restore.add_argument("--partitions", help="only these source partitions, e.g. 0,3,5")
+    restore.add_argument("--from-offset", type=int, help="original offsets from (inclusive)")
+    restore.add_argument("--to-offset", type=int, help="... to (inclusive)")
+    restore.add_argument("--from-time", help="record timestamps from: epoch ms or ISO-8601 with a zone (inclusive; "
+                         "EnvelopeFormat backups)")
+    restore.add_argument("--to-time", help="... to (inclusive)")
+    restore.add_argument("--target-bootstrap-servers",
+                         help="produce to this cluster, plain connection (default: the connector's cluster and client "
+                         "settings)")
+    restore.add_argument("--create-target", action="store_true",
+                         help="create a missing target topic with the source's partition count")
     return parser
 
 
@@ -224,6 +241,52 @@ def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int |
     result = audit(settings, s3_client(S3Access.from_config(config)), store.committed(config.name), earliest,
                    topic, partition, letters)
     return print_report(result, sys.stdout)
+
+
+RESTORE_HELP = ("produce a connector's backed-up records of a topic into a target topic, each exactly once across "
+                "kills and reruns, with keys, headers and timestamps; prints counts per partition")
+
+
+def _restore(config: SinkConfig, args) -> int:
+    from sink_engine.restore import RestoreRequest, restore
+    from sink_engine.restore.progress import RestoreBoard
+    from sink_engine.restore.request import parse_partitions, parse_time
+
+    request = RestoreRequest(config, args.topic, args.target_topic, parse_partitions("--partitions", args.partitions),
+                             args.from_offset, args.to_offset, parse_time("--from-time", args.from_time),
+                             parse_time("--to-time", args.to_time), args.target_bootstrap_servers, args.create_target)
+    board = RestoreBoard(sys.stdout) if sys.stdout.isatty() else None
+
+    def started(summary) -> None:
+        if summary.created_target:
+            print(f"created {args.target_topic} with {summary.target_partitions} partitions")
+        if summary.partition_for_partition:
+            print(f"partition for partition: {args.topic} and {args.target_topic} have {summary.target_partitions}")
+        else:
+            print(f"through the partitioner: {args.topic} has {summary.source_partitions} partitions, "
+                  f"{args.target_topic} {summary.target_partitions}; records go by their keys' murmur2 hash (null keys "
+                  "at random), so a partition's order holds per key only")
+        sys.stdout.flush()
+        if board is not None:
+            board.start(summary.counts)
+
+    def waiting(owner: str, until_ms: int) -> None:
+        print(f"waiting: restore {owner} holds the lease of {args.target_topic} until epoch ms {until_ms}", flush=True)
+
+    try:
+        summary = restore(request, dynamodb_client(config["s3.region"]), s3_client(S3Access.from_config(config)),
+                          on_start=started, on_wait=waiting)
+    finally:
+        if board is not None:
+            board.stop()
+    print(f"{'partition':>9}  {'read':>10}  {'present':>10}  {'produced':>10}")
+    for partition, counts in sorted(summary.counts.items()):
+        print(f"{partition:>9}  {counts.read:>10}  {counts.present:>10}  {counts.produced:>10}")
+    counts = summary.counts.values()
+    print(f"restore finished in {summary.seconds:.1f}s: {sum(c.read for c in counts)} records read from "
+          f"{summary.objects} objects ({summary.s3_requests} S3 requests), {sum(c.present for c in counts)} already "
+          f"present ({summary.scanned} target records scanned), {sum(c.produced for c in counts)} produced")
+    return 0
 
 
 COMMANDS = {"init": _init, "validate": _validate, "run": _run, "status": _status}

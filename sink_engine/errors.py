@@ -18,6 +18,14 @@ class ConfigError(SinkError):
         super().__init__(f"config key '{key}': {message}")
 
 
+class OptionError(ConfigError):
+    """A command-line option that is malformed or contradicts the config (exit code 2, as a config error)."""
+
+    def __init__(self, option: str, message: str):
+        SinkError.__init__(self, f"option {option}: {message}")
+        self.key, self.reason = option, message
+
+
 class RecordError(SinkError):
     """A Kafka record that cannot be converted, partitioned or written."""
 

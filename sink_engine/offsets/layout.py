@@ -40,6 +40,17 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   Written by the trigger only: a new claim is put if absent (`attribute_not_exists(sk)`) or if `attempt` is
   still the one read; `job_run_id` is set if `attempt` is the claim's; the outcome once
   (`attempt = :attempt AND attribute_not_exists(outcome)`).
+
+A restore (`sink_engine.restore`) keeps its items under `pk` = `restore#<target topic>` (RESTORE_PK_PREFIX), not
+a connector's name, so that two restores into one topic meet whatever connectors they read:
+- `LEASE`: the restore lease, the run lease's item and protocol (`sink_engine.offsets.lease`) under that `pk`.
+  Held while a restore produces; a rerun or a second restore waits until it is released or lapses.
+- `RESTORED#<source topic>`: where the target's records restored from that topic begin
+  (`sink_engine.restore.lease`). `scan_from` (a map of target partition, as a string, to the target's end
+  offset when the first restore of the source topic into the target began), `epoch` (of the restore lease that
+  wrote it), `created_at_ms`. Put once, if absent, in a transaction with the restore lease's epoch check; a
+  restore scans the target from there for the origins already present. Deleted by no one (delete it, with the
+  target topic, to restore into a recreated topic of the same name).
 """
 from __future__ import annotations
 
@@ -53,7 +64,9 @@ PLAN_PREFIX = "PLAN#"
 REPLAY_PREFIX = "REPLAY#"
 TRIGGER_PREFIX = "TRIGGER#"
 DEAD_LETTERS_PREFIX = "dead_letters."  # OFFSET# attributes counting dead letters by error class
-SKIPPED_PREFIX = "skipped."  # OFFSET# attributes counting offsets settled in no object and no dead letter
+SKIPPED_PREFIX = "skipped."
+RESTORE_PK_PREFIX = "restore#"  # the pk of a restore's items: restore#<target topic>
+RESTORED_PREFIX = "RESTORED#"  # OFFSET# attributes counting offsets settled in no object and no dead letter
 
 
 def key(connector: str, sk: str) -> dict:
@@ -75,6 +88,14 @@ def trigger_sk(topic: str, partition: int) -> str:
 
 def replay_sk(topic: str, partition: int, offset: int) -> str:
     return f"{REPLAY_PREFIX}{topic}#{partition}#{offset:020d}"
+
+
+def restore_pk(target_topic: str) -> str:
+    return f"{RESTORE_PK_PREFIX}{target_topic}"
+
+
+def restored_sk(source_topic: str) -> str:
+    return f"{RESTORED_PREFIX}{source_topic}"
 
 
 def topic_partition(sk: str) -> tuple[str, int]:

@@ -1,0 +1,158 @@
+"""One restore, start to end: select, lease, scan the target, produce what is missing, confirm."""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+from confluent_kafka import KafkaException
+
+from sink_engine.errors import OptionError, SourceError
+from sink_engine.offsets import LeaseKeeper, OffsetStore
+from sink_engine.restore import target as kafka
+from sink_engine.restore.lease import RestoreLease, RestoreLeaseLost
+from sink_engine.restore.objects import ObjectReader
+from sink_engine.restore.progress import PartitionCounts
+from sink_engine.restore.request import RestoreRequest
+from sink_engine.restore.selection import plan, selected
+from sink_engine.restore.settings import RestoreSettings
+from sink_engine.restore.stored import StoredRecord, origin_header, origin_of
+from sink_engine.verify.listing import Lister
+
+CONFIRM_EVERY = 10_000  # records produced between checks that every earlier one was acknowledged
+
+
+@dataclass
+class RestoreSummary:
+    source_partitions: int
+    target_partitions: int
+    partition_for_partition: bool  # else through the target's partitioner
+    created_target: bool
+    counts: dict[int, PartitionCounts] = field(default_factory=dict)
+    objects: int = 0  # data objects read
+    s3_requests: int = 0  # ListObjectsV2 and GetObject requests
+    scanned: int = 0  # target records read to find what is present
+    seconds: float = 0.0
+
+
+def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSummary], None] = lambda s: None,
+            on_wait: Callable[[str, int], None] = lambda owner, until: None,
+            clock: Callable[[], int] = lambda: int(time.time() * 1000)) -> RestoreSummary:
+    """Raises OptionError / ConfigError (exit 2) for a request the backup or the target cannot serve, LeaseHeldError
+    when another restore into the target holds on past the wait, SourceError / StorageError on Kafka or S3."""
+    started = time.monotonic()
+    settings = RestoreSettings.from_config(request.config)
+    if request.selects_time and settings.formats.format_class != "envelope":
+        raise OptionError("--from-time" if request.from_time is not None else "--to-time",
+                          f"{settings.formats.format_class} objects hold no record timestamps; a time range needs "
+                          "an EnvelopeFormat backup")
+    target = settings.target_source(request.target_bootstrap_servers)
+    lister = Lister(s3, settings.bucket)
+    objects = list(lister.data_objects(settings.naming, request.topic, settings.extension))
+    committed = {tp.partition: c.next_offset for tp, c in
+                 OffsetStore(dynamodb, settings.offsets_table, clock).committed(settings.connector).items()
+                 if tp.topic == request.topic}
+    plans = plan(request, objects, committed, settings.one_stream)
+    counts = kafka.partition_counts(target, [request.target_topic, request.topic])
+    in_backup = {o.partition for o in objects} | set(committed)
+    source_partitions = counts.get(request.topic) or (max(in_backup) + 1 if in_backup else 1)
+    created = request.target_topic not in counts
+    if created:
+        if not request.create_target:
+            raise OptionError("--target-topic", f"{request.target_topic} does not exist on "
+                              f"{','.join(target.bootstrap_servers)}; create it, or pass --create-target to create "
+                              f"it with the source's {source_partitions} partitions")
+        kafka.create_topic(target, request.target_topic, source_partitions)
+    summary = RestoreSummary(source_partitions, counts.get(request.target_topic, source_partitions),
+                             counts.get(request.target_topic, source_partitions) == source_partitions, created,
+                             {p.partition: PartitionCounts() for p in plans})
+    reader = ObjectReader(s3, settings)
+    lease = RestoreLease(dynamodb, settings.offsets_table, request.target_topic, settings.lease_ms, clock)
+    token = lease.acquire(uuid.uuid4().hex, on_wait)
+    on_start(summary)
+    sender = None
+    try:
+        with LeaseKeeper(lease.leases, token, settings.lease_ms) as keeper:
+            found = _present(request, target, lease, token, summary)
+            sender = _Sender(target, request.target_topic, request.topic, settings.lease_ms // 2)
+            for partition_plan in plans:
+                p = partition_plan.partition
+                have, tally = found.get(p), summary.counts[p]
+                for record in selected(request, partition_plan, reader):
+                    tally.read += 1
+                    if have is not None and record.offset in have:
+                        tally.present += 1
+                        continue
+                    if keeper.lost:
+                        raise RestoreLeaseLost(f"the restore lease {lease.name} was lost at "
+                                               f"{request.topic}-{p}@{record.offset}; a rerun goes on from there")
+                    sender.send(record, p if summary.partition_for_partition else -1)
+                    tally.produced += 1
+                summary.objects += len(partition_plan.objects)
+            sender.confirm()
+    finally:
+        if sender is None or sender.settled:  # else in-flight records may still land: the lease lapses instead
+            lease.leases.release(token)
+    summary.s3_requests = lister.requests + reader.requests
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _present(request: RestoreRequest, target, lease: RestoreLease, token, summary: RestoreSummary) -> dict:
+    """The original offsets already in the target, by source partition: scanned from the `RESTORED#` checkpoint
+    (recorded now, at the target's ends, by the first restore of the source topic into the target)."""
+    marks = kafka.end_offsets(target, request.target_topic, summary.target_partitions)
+    scan_from = lease.scan_from(request.topic)
+    if scan_from is None:
+        lease.record_scan_from(token, request.topic, {p: high for p, (_, high) in marks.items()})
+        return {}
+    ranges = {p: (max(low, min(scan_from.get(p, low), high)), high) for p, (low, high) in marks.items()}
+    found, summary.scanned = kafka.present(target, request.target_topic, ranges, request.topic)
+    return found
+
+
+class _Sender:
+    """Produces with the origin header; every CONFIRM_EVERY records, and at the end, waits for the
+    acknowledgements and raises SourceError naming the first record Kafka refused."""
+
+    def __init__(self, target, topic: str, source_topic: str, message_timeout_ms: int):
+        self._topic, self._source_topic = topic, source_topic
+        self._failed: list[tuple[str, str]] = []
+        self._producer = kafka.producer(target, message_timeout_ms, self._delivered)
+        self._timeout_s = message_timeout_ms / 1000 + 30
+        self._unconfirmed = 0
+
+    def send(self, record: StoredRecord, partition: int) -> None:
+        headers = [*(record.headers or []), origin_header(self._source_topic, record.partition, record.offset)]
+        while True:
+            try:
+                self._producer.produce(self._topic, value=record.value, key=record.key, partition=partition,
+                                       headers=headers, timestamp=record.timestamp or 0)
+                break
+            except BufferError:
+                self._producer.poll(0.1)
+            except KafkaException as e:
+                raise SourceError(f"cannot produce {self._source_topic}-{record.partition}@{record.offset} to "
+                                  f"{self._topic}: {e}") from e
+        self._unconfirmed += 1
+        if self._unconfirmed >= CONFIRM_EVERY:
+            self.confirm()
+
+    def confirm(self) -> None:
+        left = self._producer.flush(self._timeout_s)
+        if left or self._failed:
+            where, error = self._failed[0] if self._failed else ("?", f"{left} records unacknowledged")
+            raise SourceError(f"Kafka did not take {where} into {self._topic}: {error}; a rerun produces what is "
+                              "missing")
+        self._unconfirmed = 0
+
+    @property
+    def settled(self) -> bool:
+        """Whether nothing produced is still queued or in flight."""
+        return len(self._producer) == 0
+
+    def _delivered(self, error, message) -> None:
+        if error is not None:
+            origin = origin_of(message.headers())
+            self._failed.append((f"{origin[0]}-{origin[1]}@{origin[2]}" if origin else "a record", str(error)))

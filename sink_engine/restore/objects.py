@@ -1,0 +1,156 @@
+"""Records back from the objects of a backup: one GET per object (and one per sidecar beside it).
+
+- EnvelopeFormat: every field from the object (pyarrow for Parquet, fastavro for Avro, orjson for JSON lines
+  with base64 bytes), the offsets as stored.
+- ByteArrayFormat (values split at `format.bytearray.separator`) and JsonFormat (one value per line), with their
+  keys and headers from the `.keys` / `.headers` sidecars when the connector stores them (sidecar_values.py).
+  These objects hold no offsets and no timestamps: record i of an object is given the offset start + i (exact
+  when the partition's offsets have no gaps: no transaction markers, compaction, dead letters or dropped
+  records), and no timestamp (the producer stamps the restore's time). A value that contains the separator
+  cannot be told apart from two values: the sidecars' counts then disagree and the object is refused.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import zlib
+
+import fastavro
+import orjson
+import pyarrow.parquet as pq
+
+from sink_engine.errors import StorageError
+from sink_engine.format.bytearray_format import unescape
+from sink_engine.restore.settings import RestoreSettings
+from sink_engine.restore.sidecar_values import converted_bytes, headers_of
+from sink_engine.restore.stored import StoredRecord
+from sink_engine.verify.listing import StoredObject
+
+
+class ObjectReader:
+    """Reads objects of one backup; `requests` adds up the GETs made."""
+
+    def __init__(self, client, settings: RestoreSettings):
+        self._client, self._settings = client, settings
+        self.requests = 0
+
+    def records(self, obj: StoredObject) -> list[StoredRecord]:
+        """The object's records in stored order. Raises StorageError naming the object when it cannot be read."""
+        body = self._get(obj.key)
+        try:
+            if self._settings.formats.format_class == "envelope":
+                return _envelope(body, self._settings.formats.envelope_encoding, obj)
+            return self._with_sidecars(obj, body)
+        except StorageError:
+            raise
+        except (OSError, EOFError, ValueError, KeyError, TypeError, zlib.error, orjson.JSONDecodeError) as e:
+            raise StorageError(f"s3://{self._settings.bucket}/{obj.key} cannot be read back: {e}") from e
+
+    def _with_sidecars(self, obj: StoredObject, body: bytes) -> list[StoredRecord]:
+        s = self._settings
+        if s.formats.format_class == "bytearray":
+            values = _split(_plain(body, obj.key), unescape(s.formats.bytearray_separator).encode("utf-8"), obj.key)
+        else:
+            values = [_json_item(line, s.value_converter) for line in _lines(_plain(body, obj.key))]
+        stem = obj.key[:-len(s.extension)]
+        keys = headers = None
+        if s.keys_extension is not None:
+            keys = [_key(item, s.keys_format, s.key_converter)
+                    for item in self._sidecar(f"{stem}.keys{s.keys_extension}", s.keys_format, "key")]
+        if s.headers_extension is not None:
+            headers = [headers_of(item) for item in
+                       self._sidecar(f"{stem}.headers{s.headers_extension}", s.headers_format, "headers")]
+        for name, column in (("keys", keys), ("headers", headers)):
+            if column is not None and len(column) != len(values):
+                raise StorageError(f"s3://{s.bucket}/{obj.key} holds {len(values)} records but its {name} sidecar "
+                                   f"{len(column)}: they no longer line up")
+        return [StoredRecord(obj.partition, obj.start_offset + i, None, None, keys[i] if keys else None, value,
+                             headers[i] if headers else None) for i, value in enumerate(values)]
+
+    def _sidecar(self, key: str, format_class: str, field: str) -> list:
+        """The sidecar's items: JSON lines parsed (keys as `_JsonLine`s), Parquet/Avro rows' wrapped field, or
+        ByteArray keys' raw bytes."""
+        body = _plain(self._get(key), key)
+        if format_class == "json":
+            return [_JsonLine(line) if field == "key" else orjson.loads(line) for line in _lines(body)]
+        if format_class == "parquet":
+            return [row[field] for row in pq.read_table(io.BytesIO(body), use_threads=False).to_pylist()]
+        if format_class == "avro":
+            return [row[field] for row in fastavro.reader(io.BytesIO(body))]
+        return [_RawBytes(item) for item in
+                _split(body, unescape(self._settings.formats.bytearray_separator).encode("utf-8"), key)]
+
+    def _get(self, key: str) -> bytes:
+        self.requests += 1
+        try:
+            return self._client.get_object(Bucket=self._settings.bucket, Key=key)["Body"].read()
+        except self._client.exceptions.NoSuchKey:
+            raise StorageError(f"s3://{self._settings.bucket}/{key} is missing (a restore reads it)") from None
+
+
+class _JsonLine(bytes):
+    """A JSON sidecar line not parsed yet: its converter decides."""
+
+
+class _RawBytes(bytes):
+    """A ByteArray sidecar's key: the bytes as written."""
+
+
+def _key(item, format_class: str, converter: str) -> bytes | None:
+    if isinstance(item, _RawBytes):
+        return bytes(item)
+    if isinstance(item, _JsonLine):
+        return _json_item(bytes(item), converter)
+    return converted_bytes(item, converter, from_json=False)
+
+
+def _json_item(line: bytes, converter: str) -> bytes | None:
+    """A JSON line's record bytes: JsonConverter's values are their text as written; strings and base64 bytes are
+    decoded; `null` is a null key or value."""
+    if line == b"null":
+        return None
+    if converter == "json":
+        return line
+    return converted_bytes(orjson.loads(line), converter, from_json=True)
+
+
+def _plain(body: bytes, key: str) -> bytes:
+    return gzip.decompress(body) if key.endswith(".gz") else body
+
+
+def _lines(body: bytes) -> list[bytes]:
+    return body.split(b"\n")[:-1] if body.endswith(b"\n") else body.split(b"\n") if body else []
+
+
+def _split(body: bytes, separator: bytes, key: str) -> list[bytes]:
+    if not separator:
+        raise StorageError(f"{key}: values cannot be told apart without a separator "
+                           "(format.bytearray.separator is empty)")
+    if not body:
+        return []
+    if not body.endswith(separator):
+        raise StorageError(f"{key} does not end with format.bytearray.separator: it is cut short")
+    return body[:-len(separator)].split(separator)
+
+
+def _envelope(body: bytes, encoding: str, obj: StoredObject) -> list[StoredRecord]:
+    if encoding == "parquet":
+        table = pq.read_table(io.BytesIO(body), use_threads=False)
+        rows = zip(*(table.column(name).to_pylist() for name in
+                     ("partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers")))
+        return [StoredRecord(p, o, t, tt, k, v, [(h["key"], h["value"]) for h in hs]) for p, o, t, tt, k, v, hs in rows]
+    if encoding == "avro":
+        return [StoredRecord(r["partition"], r["offset"], r["timestamp"], r["timestamp_type"], r["key"], r["value"],
+                             [(h["key"], h["value"]) for h in r["headers"]]) for r in fastavro.reader(io.BytesIO(body))]
+    records = []
+    for line in _lines(_plain(body, obj.key)):
+        r = orjson.loads(line)
+        records.append(StoredRecord(r["partition"], r["offset"], r["timestamp"], r["timestamp_type"],
+                                    _unbase64(r["key"]), _unbase64(r["value"]),
+                                    [(h["key"], _unbase64(h["value"])) for h in r["headers"]]))
+    return records
+
+
+def _unbase64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text, validate=True)

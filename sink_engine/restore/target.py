@@ -1,0 +1,108 @@
+"""The target topic: its partitions, its creation (`--create-target`), the producer, and the scan that finds which
+original records are already in it.
+
+The producer is idempotent (`enable.idempotence`, acks=all, at most 5 requests in flight): within one producer
+each partition gets the records in the order produced, none twice. Across producers (a killed restore and its
+rerun) the origin headers found by `present` say what is there. Records go partition for partition when the
+target has as many partitions as the source; otherwise through the partitioner Java clients use by default
+(murmur2 of the key; a null key to a random partition), and a source partition's order then holds per key.
+"""
+from __future__ import annotations
+
+import bisect
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from sink_engine.dlq.kafka_io import MAX_MESSAGE_BYTES, client_settings
+from sink_engine.errors import OptionError, SourceError
+from sink_engine.model import PartitionRange, TopicPartition
+from sink_engine.restore.stored import origin_of
+from sink_engine.source.consumer import make_consumer
+from sink_engine.source.metadata import watermarks
+from sink_engine.source.reader import read_range
+from sink_engine.source.settings import SourceSettings
+
+TIMEOUT_S = 30.0
+
+
+def partition_counts(source: SourceSettings, topics: list[str]) -> dict[str, int]:
+    """The partition count of each of `topics` that exists (all topics are listed: naming a missing one may create
+    it where the broker auto-creates topics)."""
+    admin = AdminClient(client_settings(source))
+    try:
+        listed = admin.list_topics(timeout=TIMEOUT_S).topics
+    except KafkaException as e:
+        raise SourceError(f"cannot list topics of {','.join(source.bootstrap_servers)}: {e}") from e
+    return {name: len(listed[name].partitions) for name in topics
+            if name in listed and listed[name].error is None}
+
+
+def create_topic(source: SourceSettings, topic: str, partitions: int) -> None:
+    """Create the target with the cluster's default replication factor (-1: the broker's
+    default.replication.factor)."""
+    admin = AdminClient(client_settings(source))
+    try:
+        admin.create_topics([NewTopic(topic, partitions, -1)])[topic].result(timeout=TIMEOUT_S)
+    except KafkaException as e:
+        if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise OptionError("--create-target", f"cannot create {topic}: {e}") from e
+
+
+def end_offsets(source: SourceSettings, topic: str, partitions: int) -> dict[int, tuple[int, int]]:
+    consumer = make_consumer(source)
+    try:
+        marks = watermarks(consumer, [TopicPartition(topic, p) for p in range(partitions)], TIMEOUT_S)
+    finally:
+        consumer.close()
+    return {tp.partition: marks[tp] for tp in marks}
+
+
+class Present:
+    """Original offsets found in the target, per source partition: runs of consecutive offsets, with a set for
+    any that came out of order."""
+
+    def __init__(self):
+        self._starts: list[int] = []
+        self._ends: list[int] = []  # inclusive
+        self._others: set[int] = set()
+
+    def add(self, offset: int) -> None:
+        if self._ends and offset == self._ends[-1] + 1:
+            self._ends[-1] = offset
+        elif not self._ends or offset > self._ends[-1]:
+            self._starts.append(offset)
+            self._ends.append(offset)
+        elif offset not in self:
+            self._others.add(offset)
+
+    def __contains__(self, offset: int) -> bool:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        return (i >= 0 and offset <= self._ends[i]) or offset in self._others
+
+
+def present(source: SourceSettings, topic: str, ranges: dict[int, tuple[int, int]],
+            source_topic: str) -> tuple[dict[int, Present], int]:
+    """The original offsets of `source_topic`'s records found in the target's partitions' [start, end) `ranges`,
+    by source partition; and the number of target records read."""
+    found: dict[int, Present] = {}
+    read = 0
+    for partition, (start, end) in sorted(ranges.items()):
+        for chunk in read_range(source, PartitionRange(topic, partition, start, end, None)):
+            read += len(chunk)
+            for headers in chunk.headers:
+                origin = origin_of(headers)
+                if origin is not None and origin[0] == source_topic:
+                    found.setdefault(origin[1], Present()).add(origin[2])
+    return found, read
+
+
+def producer(source: SourceSettings, message_timeout_ms: int, on_delivery) -> Producer:
+    settings = {**client_settings(source), "enable.idempotence": True, "acks": "all",
+                "max.in.flight.requests.per.connection": 5, "linger.ms": 20, "partitioner": "murmur2_random",
+                "message.max.bytes": MAX_MESSAGE_BYTES, "message.timeout.ms": message_timeout_ms,
+                "on_delivery": on_delivery}
+    try:
+        return Producer(settings)
+    except (KafkaException, ValueError, TypeError) as e:
+        raise SourceError(f"cannot create a Kafka producer for the target: {e}") from e

@@ -1,0 +1,176 @@
+"""`sink-engine restore` end to end (real broker, moto's server, local Spark): a backup produced back into a new
+topic, every record equal and in order per partition; reruns, ranges, sidecars, partition-count mismatch.
+Tansu stamps CreateTime only (docs/aws-fidelity.md): LogAppendTime rows are unit-tested
+(tests/unit/test_restore_objects.py)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from devtools.producer import create_topic
+from sink_engine.driver.job import run_job
+from tests.functional.test_envelope_format import ENCODINGS, produce_records, record
+from tests.restore_runs import counts, restore, restore_argv, restored, topic_records
+
+PARTITIONS = 3
+PER_PARTITION = 20
+
+
+def backed_up(stack, spark, dynamodb, connector, encoding: str, seed: int = 5, **overrides):
+    """A topic of PARTITIONS partitions with the issue's record mix, backed up with EnvelopeFormat in `encoding`:
+    (config, the topic's records by partition)."""
+    config = connector(**{"flush.size": 5, "format.class": "EnvelopeFormat", "format.envelope.encoding": encoding,
+                          "sink.lease.duration.ms": 3000, **ENCODINGS[encoding][0], **overrides})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, PARTITIONS)
+    noise = random.Random(seed)
+    produce_records(stack.bootstrap_servers, topic, [record(i, noise) for i in range(PARTITIONS * PER_PARTITION)],
+                    PARTITIONS)
+    run_job(config, spark, dynamodb)
+    return config, topic_records(stack.bootstrap_servers, topic)
+
+
+def assert_restored_whole(stack, source: dict, target: str, topic: str) -> None:
+    """Every record of `source` in `target`, same partition, same order, equal key, value, headers, timestamp, and
+    its origin header naming its coordinates."""
+    found = restored(stack.bootstrap_servers, target)
+    assert sorted(found) == sorted(source)
+    for partition, records in source.items():
+        assert [(r["key"], r["value"], r["headers"], r["timestamp"]) for r in found[partition]] == \
+            [(r["key"], r["value"], r["headers"], r["timestamp"]) for r in records]
+        assert [r["origin"] for r in found[partition]] == [(topic, partition, r["offset"]) for r in records]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_round_trip_then_a_rerun_produces_nothing(stack, spark, dynamodb, connector, unique, tmp_path, capsys,
+                                                  encoding):
+    # given an envelope backup of 3 partitions: null and empty keys and values, tombstones, repeated binary headers
+    config, source = backed_up(stack, spark, dynamodb, connector, encoding)
+    topic, target = config["topics"][0], f"restored-{unique}"
+    # when it is restored into a new topic
+    argv = restore_argv(config, tmp_path, target, "--create-target")
+    code, out = restore(capsys, argv)
+    # then every record is there, equal and in order per partition, and the counts say so
+    assert code == 0, out
+    assert f"created {target} with {PARTITIONS} partitions" in out and "partition for partition" in out
+    assert counts(out) == {p: (PER_PARTITION, 0, PER_PARTITION) for p in range(PARTITIONS)}
+    assert_restored_whole(stack, source, target, topic)
+    # when the same restore runs again, then it finds every record present and produces none
+    code, out = restore(capsys, argv)
+    assert code == 0, out
+    assert counts(out) == {p: (PER_PARTITION, PER_PARTITION, 0) for p in range(PARTITIONS)}
+    assert_restored_whole(stack, source, target, topic)
+
+
+def test_an_offset_range_and_a_time_range(stack, spark, dynamodb, connector, unique, tmp_path, capsys):
+    # given an envelope backup; record i is at offset i // 3 of partition i % 3, with timestamp BASE_MS + i
+    config, source = backed_up(stack, spark, dynamodb, connector, "parquet")
+    topic = config["topics"][0]
+    # when offsets 4..12 of partitions 0 and 2 are restored
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"offsets-{unique}", "--create-target",
+                                             "--partitions", "0,2", "--from-offset", "4", "--to-offset", "12"))
+    # then those records are there, in order, and nothing else
+    assert code == 0, out
+    assert counts(out) == {0: (9, 0, 9), 2: (9, 0, 9)}
+    found = restored(stack.bootstrap_servers, f"offsets-{unique}")
+    assert {p: [r["origin"][2] for r in rs] for p, rs in found.items()} == {0: list(range(4, 13)), 1: [],
+                                                                            2: list(range(4, 13))}
+    # when the records stamped from BASE_MS + 10 to BASE_MS + 30 (both included) are restored, as ISO and epoch ms
+    base = source[0][0]["timestamp"][1]
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"times-{unique}", "--create-target",
+                                             "--from-time", "2024-01-15T00:00:00.010Z", "--to-time", str(base + 30)))
+    # then exactly the records of that time range are there, in order per partition
+    assert code == 0, out
+    found = restored(stack.bootstrap_servers, f"times-{unique}")
+    assert {p: [r["timestamp"][1] - base for r in rs] for p, rs in found.items()} == {
+        p: [i for i in range(10, 31) if i % PARTITIONS == p] for p in range(PARTITIONS)}
+    assert all(r["origin"] == (topic, p, (r["timestamp"][1] - base) // PARTITIONS)
+               for p, rs in found.items() for r in rs)
+
+
+def test_a_target_with_another_partition_count_goes_through_the_partitioner(stack, spark, dynamodb, connector,
+                                                                            unique, tmp_path, capsys):
+    # given a backup of 3 partitions and an existing target of 2
+    config, source = backed_up(stack, spark, dynamodb, connector, "avro")
+    topic, target = config["topics"][0], f"fewer-{unique}"
+    create_topic(stack.bootstrap_servers, target, 2)
+    # when it is restored, then the output says the records go through the partitioner
+    code, out = restore(capsys, restore_argv(config, tmp_path, target))
+    assert code == 0, out
+    assert f"through the partitioner: {topic} has 3 partitions, {target} 2" in out
+    # and every record is there once, a key's records in their order
+    found = [r for rs in restored(stack.bootstrap_servers, target).values() for r in rs]
+    assert sorted(r["origin"] for r in found) == sorted((topic, p, r["offset"]) for p, rs in source.items()
+                                                        for r in rs)
+    for partition in range(2):
+        by_key: dict = {}
+        for r in restored(stack.bootstrap_servers, target)[partition]:
+            by_key.setdefault((r["origin"][1], r["key"]), []).append(r["origin"][2])
+        assert all(offsets == sorted(offsets) for offsets in by_key.values())
+    # and a rerun scans every target partition and produces nothing
+    code, out = restore(capsys, restore_argv(config, tmp_path, target))
+    assert code == 0 and sum(c[2] for c in counts(out).values()) == 0, out
+
+
+def test_refusals_name_the_option(stack, spark, dynamodb, connector, unique, tmp_path, capsys):
+    config, _ = backed_up(stack, spark, dynamodb, connector, "json")
+    # a missing target without --create-target
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}"))
+    assert code == 2 and f"option --target-topic: missing-{unique} does not exist" in out
+    # a time that has no zone
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}", "--from-time",
+                                             "2024-01-15T00:00:00"))
+    assert code == 2 and "option --from-time: '2024-01-15T00:00:00' has no zone" in out
+
+
+def sidecar_records(count: int, json_values: bool) -> list:
+    """(key, value, headers, timestamp) with keys and headers on every record (the sidecars require them): empty
+    keys and values, bytes that are not UTF-8 (but no newline, the objects' separator), repeated header names,
+    binary and null header values."""
+    noise = random.Random(11)
+    rows = []
+    for i in range(count):
+        key = b"" if i % 7 == 0 else f"k{i % 4}".encode()
+        if json_values:
+            value = b'{"n":%d,"s":"v%d"}' % (i, i)
+        else:
+            value = b"" if i % 5 == 0 else bytes(noise.choice([b for b in range(256) if b != 10]) for _ in range(12))
+        headers = [("trace", bytes([0xff, i])), ("trace", f"t{i}".encode()), ("none", None)][:1 + i % 3]
+        rows.append((key, value, headers, 1_705_276_800_000 + i))
+    return rows
+
+
+SIDECAR_CASES = {
+    "bytearray": {"format.class": "ByteArrayFormat", "value.converter": "ByteArrayConverter",
+                  "key.converter": "ByteArrayConverter", "keys.format.class": "JsonFormat"},
+    "json": {"format.class": "JsonFormat", "value.converter": "JsonConverter",
+             "value.converter.schemas.enable": "false", "key.converter": "StringConverter",
+             "keys.format.class": "ParquetFormat", "headers.format.class": "JsonFormat"},
+}
+
+
+@pytest.mark.parametrize("case", SIDECAR_CASES)
+def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, connector, unique, tmp_path, capsys, case):
+    # given values in ByteArray or JSON objects, their keys and headers in sidecars, 2 partitions
+    config = connector(**{"flush.size": 4, "store.kafka.keys": "true", "store.kafka.headers": "true",
+                          "sink.lease.duration.ms": 3000, **SIDECAR_CASES[case]})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 2)
+    produce_records(stack.bootstrap_servers, topic, sidecar_records(16, case == "json"), 2)
+    run_job(config, spark, dynamodb)
+    source = topic_records(stack.bootstrap_servers, topic)
+    # when the backup is restored
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--create-target"))
+    # then each record's key, value and headers are back, in order per partition (these objects keep no
+    # timestamps: the restore's produce time stamps them)
+    assert code == 0, out
+    assert counts(out) == {0: (8, 0, 8), 1: (8, 0, 8)}
+    found = restored(stack.bootstrap_servers, f"sidecars-{unique}")
+    for partition, records in source.items():
+        assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == \
+            [(r["key"], r["value"], r["headers"]) for r in records]
+        assert [r["origin"] for r in found[partition]] == [(topic, partition, r["offset"]) for r in records]
+    # and a time range is refused: these objects hold no timestamps
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--to-time", "1"))
+    assert code == 2 and "option --to-time: " in out and "EnvelopeFormat" in out
