@@ -40,8 +40,9 @@ The statements follow what the engine calls for this connector's config, and not
   environment's settings; see the README, Backup and restore): ListBucket on the bucket with `s3:prefix` under the
   connector's `<topics.dir>/<topic>/` prefixes and GetObject below them (the objects and their key and header
   sidecars; with an assumed S3 role, that role's policy must grant them instead, as the writes); the item actions of
-  the restore lease on the offsets table, only under the leading keys `restore#<target topic>` of its targets
-  (sink_engine/offsets/layout.py); and on the MSK cluster DescribeTopic, ReadData (the tail scan that finds what
+  the restore lease and its `RESTORED#` checkpoint on the offsets table, only under the leading keys
+  `restore#<target topic>` of its targets (sink_engine/offsets/layout.py; the connector's committed offsets it
+  reads are under its own key, granted above); and on the MSK cluster DescribeTopic, ReadData (the tail scan that finds what
   an earlier attempt produced) and WriteData on exactly the target topics' ARNs (a prefix `<name>*` is an ARN
   ending in `*`, which MSK matches as a wildcard), and WriteDataIdempotently on the cluster. No CreateTopic: a
   target topic must exist. Without the setting none of these is granted: the job role cannot read its own
@@ -178,7 +179,10 @@ def _backup_reads(spec: ConnectorSpec, bucket: str) -> list[dict]:
 def _restore_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     """The restore lease of each target, and the target topics written idempotently (see the module docstring)."""
     statements = [
-        _allow("RestoreLease", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"],
+        # the lease (put, read, renewed and released by updates) and the RESTORED# checkpoint (read; put in a
+        # transaction with a check of the lease's epoch)
+        _allow("RestoreLease", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                                "dynamodb:ConditionCheckItem"],
                [names.table_arn], {"ForAllValues:StringLike": {
                    "dynamodb:LeadingKeys": [f"{RESTORE_LEASE_PREFIX}{t}" for t in spec.restore_targets]}}),
         _allow("WriteRestoreTargets", ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData",

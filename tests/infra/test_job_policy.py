@@ -231,7 +231,8 @@ def test_restore_targets_bring_reading_the_prefixes_the_lease_of_each_target_and
     assert statements["ReadOwnBackups"]["Resource"] == [f"{bucket}/topics/{t}/*" for t in ORDERS.topics]
     assert statements["RestoreLease"]["Condition"] == {"ForAllValues:StringLike": {
         "dynamodb:LeadingKeys": ["restore#orders.restored", "restore#payments.restored*"]}}
-    assert "dynamodb:Query" not in statements["RestoreLease"]["Action"]
+    assert statements["RestoreLease"]["Action"] == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                                                    "dynamodb:ConditionCheckItem"]
     msk = SETTINGS.msk
     assert statements["WriteRestoreTargets"] == {
         "Sid": "WriteRestoreTargets", "Effect": "Allow",
