@@ -106,8 +106,8 @@ def test_a_dead_letter_topic_is_written_in_the_connectors_own_transactions():
 
 
 def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
-    """The job of 50 connectors x 10 topics, synthesized: 50 roles, and each role's inline policies stay under
-    10,240 characters (intrinsic functions counted as 100-character ARNs, more than any real one).
+    """The job of 50 connectors x 10 topics (each with a restore target), synthesized: 50 roles, and each role's
+    inline policies stay under 10,240 characters (intrinsic functions counted as 100-character ARNs, more than any real one).
     (The whole service stack of such a deployment would pass CloudFormation's 500 resources per stack with one
     MSK event source mapping per topic: that is the trigger's limit, not the job role's.)"""
     from aws_cdk import Environment, Stack
@@ -120,7 +120,9 @@ def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
 
     ensure_artifacts()
     specs = tuple(_with(dataclasses.replace(ORDERS, name=f"connector-{i:02d}",
-                                            topics=tuple(f"topic-{i:02d}-{t}.events" for t in range(10))),
+                                            topics=tuple(f"topic-{i:02d}-{t}.events" for t in range(10)),
+                                            restore_targets=tuple(f"topic-{i:02d}-{t}.events.restored*"
+                                                                  for t in range(10))),
                         **{"name": f"connector-{i:02d}"}) for i in range(50))
     app = new_app(str(tmp_path))
     stack = Stack(app, "JobOnly", env=Environment(account=SETTINGS.account, region=SETTINGS.region))
