@@ -107,6 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                          "settings)")
     restore.add_argument("--create-target", action="store_true",
                          help="create a missing target topic with the source's partition count")
+    restore.add_argument("--binary-headers", help="header names whose values a headers sidecar may hold as base64 "
+                         "(bytes that were not UTF-8): restored as bytes; other header values as their UTF-8 text")
     return parser
 
 
@@ -250,11 +252,12 @@ RESTORE_HELP = ("produce a connector's backed-up records of a topic into a targe
 def _restore(config: SinkConfig, args) -> int:
     from sink_engine.restore import RestoreRequest, restore
     from sink_engine.restore.progress import RestoreBoard
-    from sink_engine.restore.request import parse_partitions, parse_time
+    from sink_engine.restore.request import parse_names, parse_partitions, parse_time
 
     request = RestoreRequest(config, args.topic, args.target_topic, parse_partitions("--partitions", args.partitions),
                              args.from_offset, args.to_offset, parse_time("--from-time", args.from_time),
-                             parse_time("--to-time", args.to_time), args.target_bootstrap_servers, args.create_target)
+                             parse_time("--to-time", args.to_time), args.target_bootstrap_servers, args.create_target,
+                             parse_names(args.binary_headers))
     board = RestoreBoard(sys.stdout) if sys.stdout.isatty() else None
 
     def started(summary) -> None:

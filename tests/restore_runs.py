@@ -83,3 +83,32 @@ def restored(bootstrap: str, topic: str) -> dict[int, list[dict]]:
             record["origin"] = origin_of(record["headers"])
             record["headers"] = record["headers"][:-1] if record["origin"] else record["headers"]
     return found
+
+
+def killed_at_random(argv: list[str], stack, seed: int, kills: int, longest_s: float = 1.0) -> list[float]:
+    """Start the restore `kills` times, each SIGKILLed a seeded random delay after it took its lease (the line
+    saying how records go to partitions); the delays."""
+    import random
+    import signal
+    import time
+
+    chance = random.Random(seed)
+    delays = []
+    for _ in range(kills):
+        delay = chance.uniform(0.0, longest_s)
+        child = restore_process(argv, stack)
+        for line in child.stdout:
+            if line.startswith((b"partition for partition", b"through the partitioner")):
+                break
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        delays.append(delay)
+    return delays
+
+
+def at_once(argv: list[str], stack, n: int = 2) -> list[tuple[int, str]]:
+    """The restore started `n` times at the same moment: (exit code, output) of each."""
+    children = [restore_process(argv, stack) for _ in range(n)]
+    return [(child.wait(timeout=300), child.stdout.read().decode()) for child in children]

@@ -15,7 +15,8 @@ What exactly once rests on:
 Tansu (the local broker) shows aborted transactional records to read_committed readers, and a non-transactional
 producer needs no read_committed to be right, so no transaction is used. A restore that stalls past its lease
 while another has taken over could still append records (no fencing of a non-transactional producer): the lease
-keeper stops producing once it fails to renew, and the producer gives up unsent records after half the lease.
+keeper stops producing once a renewal finds the lease taken, and the producer gives up unsent records after half
+the lease.
 """
 from sink_engine.restore.engine import RestoreSummary, restore
 from sink_engine.restore.request import RestoreRequest

@@ -67,7 +67,7 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
     summary = RestoreSummary(source_partitions, counts.get(request.target_topic, source_partitions),
                              counts.get(request.target_topic, source_partitions) == source_partitions, created,
                              {p.partition: PartitionCounts() for p in plans})
-    reader = ObjectReader(s3, settings)
+    reader = ObjectReader(s3, settings, request.binary_headers)
     lease = RestoreLease(dynamodb, settings.offsets_table, request.target_topic, settings.lease_ms, clock)
     token = lease.acquire(uuid.uuid4().hex, on_wait)
     on_start(summary)

@@ -31,8 +31,8 @@ from sink_engine.verify.listing import StoredObject
 class ObjectReader:
     """Reads objects of one backup; `requests` adds up the GETs made."""
 
-    def __init__(self, client, settings: RestoreSettings):
-        self._client, self._settings = client, settings
+    def __init__(self, client, settings: RestoreSettings, binary_headers: frozenset = frozenset()):
+        self._client, self._settings, self._binary = client, settings, binary_headers
         self.requests = 0
 
     def records(self, obj: StoredObject) -> list[StoredRecord]:
@@ -59,7 +59,7 @@ class ObjectReader:
             keys = [_key(item, s.keys_format, s.key_converter)
                     for item in self._sidecar(f"{stem}.keys{s.keys_extension}", s.keys_format, "key")]
         if s.headers_extension is not None:
-            headers = [headers_of(item) for item in
+            headers = [headers_of(item, self._binary) for item in
                        self._sidecar(f"{stem}.headers{s.headers_extension}", s.headers_format, "headers")]
         for name, column in (("keys", keys), ("headers", headers)):
             if column is not None and len(column) != len(values):

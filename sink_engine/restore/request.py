@@ -21,6 +21,7 @@ class RestoreRequest:
     to_time: int | None = None
     target_bootstrap_servers: str | None = None  # None: the connector's cluster and client settings
     create_target: bool = False  # create a missing target topic (the source's partition count)
+    binary_headers: frozenset = frozenset()  # header names whose sidecar values may be base64 (sidecar_values.py)
 
     def __post_init__(self):
         if self.config["topics"] is not None and self.topic not in self.config["topics"]:
@@ -62,6 +63,11 @@ def parse_partitions(option: str, text: str | None) -> tuple[int, ...] | None:
         return tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
     except ValueError:
         raise OptionError(option, f"{text!r}: expected partition numbers separated by commas") from None
+
+
+def parse_names(text: str | None) -> frozenset:
+    """`trace,span` -> {"trace", "span"}."""
+    return frozenset(name.strip() for name in (text or "").split(",") if name.strip())
 
 
 def parse_time(option: str, text: str | None) -> int | None:

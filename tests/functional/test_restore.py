@@ -4,20 +4,28 @@ Tansu stamps CreateTime only (docs/aws-fidelity.md): LogAppendTime rows are unit
 (tests/unit/test_restore_objects.py)."""
 from __future__ import annotations
 
+import base64
 import random
 
 import pytest
 
 from devtools.producer import create_topic
 from sink_engine.driver.job import run_job
-from tests.functional.test_envelope_format import ENCODINGS, produce_records, record
-from tests.restore_runs import counts, restore, restore_argv, restored, topic_records
+from tests.functional.test_envelope_format import BASE_MS, ENCODINGS, produce_records, record
+from tests.restore_runs import at_once, counts, killed_at_random, restore, restore_argv, restored, topic_records
 
 PARTITIONS = 3
 PER_PARTITION = 20
 
 
-def backed_up(stack, spark, dynamodb, connector, encoding: str, seed: int = 5, **overrides):
+def mixed(i: int, noise: random.Random) -> tuple:
+    """test_envelope_format's record mix (its header bytes repeat every 256 records), stamped BASE_MS + i."""
+    key, value, headers, _ = record(i % 256, noise)
+    return key, value, headers, BASE_MS + i
+
+
+def backed_up(stack, spark, dynamodb, connector, encoding: str, seed: int = 5, per_partition: int = PER_PARTITION,
+              **overrides):
     """A topic of PARTITIONS partitions with the issue's record mix, backed up with EnvelopeFormat in `encoding`:
     (config, the topic's records by partition)."""
     config = connector(**{"flush.size": 5, "format.class": "EnvelopeFormat", "format.envelope.encoding": encoding,
@@ -25,7 +33,7 @@ def backed_up(stack, spark, dynamodb, connector, encoding: str, seed: int = 5, *
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, PARTITIONS)
     noise = random.Random(seed)
-    produce_records(stack.bootstrap_servers, topic, [record(i, noise) for i in range(PARTITIONS * PER_PARTITION)],
+    produce_records(stack.bootstrap_servers, topic, [mixed(i, noise) for i in range(PARTITIONS * per_partition)],
                     PARTITIONS)
     run_job(config, spark, dynamodb)
     return config, topic_records(stack.bootstrap_servers, topic)
@@ -67,9 +75,10 @@ def test_an_offset_range_and_a_time_range(stack, spark, dynamodb, connector, uni
     # given an envelope backup; record i is at offset i // 3 of partition i % 3, with timestamp BASE_MS + i
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet")
     topic = config["topics"][0]
-    # when offsets 4..12 of partitions 0 and 2 are restored
+    # when offsets 4..12 of partitions 0 and 2 are restored (to a cluster named on the command line)
     code, out = restore(capsys, restore_argv(config, tmp_path, f"offsets-{unique}", "--create-target",
-                                             "--partitions", "0,2", "--from-offset", "4", "--to-offset", "12"))
+                                             "--partitions", "0,2", "--from-offset", "4", "--to-offset", "12",
+                                             "--target-bootstrap-servers", stack.bootstrap_servers))
     # then those records are there, in order, and nothing else
     assert code == 0, out
     assert counts(out) == {0: (9, 0, 9), 2: (9, 0, 9)}
@@ -160,8 +169,9 @@ def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, connector, 
     produce_records(stack.bootstrap_servers, topic, sidecar_records(16, case == "json"), 2)
     run_job(config, spark, dynamodb)
     source = topic_records(stack.bootstrap_servers, topic)
-    # when the backup is restored
-    code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--create-target"))
+    # when the backup is restored, the header `trace` named binary
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--create-target",
+                                             "--binary-headers", "trace"))
     # then each record's key, value and headers are back, in order per partition (these objects keep no
     # timestamps: the restore's produce time stamps them)
     assert code == 0, out
@@ -171,6 +181,39 @@ def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, connector, 
         assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == \
             [(r["key"], r["value"], r["headers"]) for r in records]
         assert [r["origin"] for r in found[partition]] == [(topic, partition, r["offset"]) for r in records]
+    # and restored without naming it binary, its values that were not UTF-8 come back as the base64 text stored
+    code, out = restore(capsys, restore_argv(config, tmp_path, f"text-{unique}", "--create-target"))
+    assert code == 0, out
+    first = restored(stack.bootstrap_servers, f"text-{unique}")[0][0]
+    assert first["headers"] == [("trace", base64.b64encode(source[0][0]["headers"][0][1]))]
     # and a time range is refused: these objects hold no timestamps
     code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--to-time", "1"))
     assert code == 2 and "option --to-time: " in out and "EnvelopeFormat" in out
+
+
+def assert_each_record_once_in_order(stack, source: dict, target: str, topic: str) -> None:
+    found = restored(stack.bootstrap_servers, target)
+    for partition, records in source.items():
+        assert [r["origin"] for r in found[partition]] == [(topic, partition, r["offset"]) for r in records]
+        assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == \
+            [(r["key"], r["value"], r["headers"]) for r in records]
+
+
+def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(stack, spark, dynamodb, connector,
+                                                                                unique, tmp_path):
+    # given an envelope backup, and a restore SIGKILLed at two random moments (seeded)
+    config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
+    topic, target = config["topics"][0], f"killed-{unique}"
+    create_topic(stack.bootstrap_servers, target, PARTITIONS)
+    argv = restore_argv(config, tmp_path, target)
+    killed_at_random(argv, stack, seed=23, kills=2)
+    assert sum(len(r) for r in topic_records(stack.bootstrap_servers, target).values()) < PARTITIONS * 400
+    # when two restores then start at once
+    results = at_once(argv, stack)
+    # then both succeed, one after the other (the second waited for the lease), and each record is in the
+    # target once, in order per partition
+    assert [code for code, _ in results] == [0, 0], results
+    assert any("waiting: restore" in out for _, out in results), results
+    produced = [sum(c[2] for c in counts(out).values()) for _, out in results]
+    assert 0 in produced, results
+    assert_each_record_once_in_order(stack, source, target, topic)

@@ -1,0 +1,75 @@
+"""Restore under process kills: `python -m sink_engine restore` SIGKILLed at seeded random moments (during start-up,
+while it produces), sometimes with a second restore started beside it, round after round; then a clean restore.
+Every record of the backup is then in the target exactly once, in order per partition (partition for partition),
+or once each with each key's records in order (through the partitioner). The fast subset is in
+tests/functional/test_restore.py."""
+from __future__ import annotations
+
+import random
+import signal
+import time
+
+import pytest
+
+from devtools.producer import create_topic
+from tests.functional.test_restore import PARTITIONS, assert_each_record_once_in_order, backed_up
+from tests.restore_runs import counts, restore_argv, restore_process, restored
+
+pytestmark = pytest.mark.fault_matrix
+PER_PARTITION = 600
+ROUNDS = 8
+STARTED = (b"partition for partition", b"through the partitioner")
+
+
+def kill_rounds(argv: list[str], stack, seed: int) -> list[str]:
+    """ROUNDS restores, each killed in start-up (0.2-2.5 s after its start) or while producing (0-1.5 s after its
+    lease), a second one started beside it every third round (left to finish); what each round did."""
+    chance = random.Random(seed)
+    done = []
+    for round_number in range(ROUNDS):
+        beside = restore_process(argv, stack) if round_number % 3 == 2 else None
+        child = restore_process(argv, stack)
+        if chance.random() < 0.3:
+            delay, phase = chance.uniform(0.2, 2.5), "start-up"
+        else:
+            for line in child.stdout:
+                if line.startswith(STARTED):
+                    break
+            delay, phase = chance.uniform(0.0, 1.5), "producing"
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        if beside is not None:
+            assert beside.wait(timeout=300) == 0, beside.stdout.read().decode()
+            beside.stdout.close()
+        done.append(f"{phase} +{delay:.2f}s{' (with a second restore)' if beside else ''}")
+    return done
+
+
+@pytest.mark.parametrize("target_partitions", [PARTITIONS, 2])
+def test_killed_restores_then_a_clean_one_write_each_record_once(stack, spark, dynamodb, connector, unique, tmp_path,
+                                                                 seed, target_partitions):
+    # given an envelope backup of 3 partitions and a target of 3 (partition for partition) or 2 (partitioner)
+    config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=PER_PARTITION)
+    topic, target = config["topics"][0], f"kills-{unique}"
+    create_topic(stack.bootstrap_servers, target, target_partitions)
+    argv = restore_argv(config, tmp_path, target)
+    # when restores are killed round after round, then one runs to its end
+    rounds = kill_rounds(argv, stack, seed)
+    clean = restore_process(argv, stack)
+    assert clean.wait(timeout=300) == 0, (rounds, clean.stdout.read().decode())
+    out = clean.stdout.read().decode()
+    # then it read every record, and every record is in the target once
+    assert sum(c[0] for c in counts(out).values()) == PARTITIONS * PER_PARTITION, (rounds, out)
+    if target_partitions == PARTITIONS:
+        assert_each_record_once_in_order(stack, source, target, topic)
+        return
+    found = [r for records in restored(stack.bootstrap_servers, target).values() for r in records]
+    assert sorted(r["origin"] for r in found) == sorted((topic, p, r["offset"]) for p, rs in source.items()
+                                                        for r in rs), rounds
+    for records in restored(stack.bootstrap_servers, target).values():
+        by_key: dict = {}
+        for r in records:
+            by_key.setdefault((r["origin"][1], r["key"]), []).append(r["origin"][2])
+        assert all(offsets == sorted(offsets) for offsets in by_key.values()), rounds

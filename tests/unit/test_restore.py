@@ -1,0 +1,189 @@
+"""The restore's pieces without a broker: envelope objects read back (every timestamp type), what is produced for
+a record (LogAppendTime kept as CreateTime's value), header values from sidecars, the merge of overlapping
+objects, the original offsets found in a target, the options' parsing."""
+from __future__ import annotations
+
+import base64
+import io
+import re
+
+import pytest
+
+from sink_engine.errors import ConfigError
+from sink_engine.format.envelope_format import EnvelopeFormat
+from sink_engine.format.envelope_schema import envelope_column
+from sink_engine.restore import engine
+from sink_engine.restore.objects import ObjectReader
+from sink_engine.restore.progress import PartitionCounts, render
+from sink_engine.restore.request import RestoreRequest, parse_partitions, parse_time
+from sink_engine.restore.selection import PartitionPlan, selected
+from sink_engine.restore.settings import RestoreSettings
+from sink_engine.restore.sidecar_values import header_value
+from sink_engine.restore.stored import ORIGIN_HEADER, StoredRecord, origin_of
+from sink_engine.restore.target import Present
+from sink_engine.validation import parse_checked_config
+from sink_engine.verify.listing import StoredObject
+from tests.unit.test_envelope_format import CONTEXT, MESSAGES, TYPES, chunk_of
+
+
+class Bucket:
+    """A stand-in for an S3 client's get_object over a dict of key -> bytes."""
+
+    class exceptions:
+        NoSuchKey = KeyError
+
+    def __init__(self, objects: dict):
+        self.objects = objects
+
+    def get_object(self, Bucket, Key):
+        return {"Body": io.BytesIO(self.objects[Key])}
+
+
+def config(**overrides):
+    raw = {"topics": "orders", "bootstrap.servers": "localhost:9092", "s3.bucket.name": "b", "s3.region": "us-east-1",
+           "flush.size": 10, "format.class": "EnvelopeFormat", "offset.storage.dynamodb.table": "t", **overrides}
+    return parse_checked_config({"name": "c", "config": raw})
+
+
+ENCODINGS = {"parquet": {}, "avro": {"avro.codec": "deflate"}, "json": {"s3.compression.type": "gzip"}}
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_envelope_rows_read_back_with_every_timestamp_type(encoding):
+    # given an envelope object of records stamped CreateTime, LogAppendTime and NoTimestampType
+    settings = RestoreSettings.from_config(config(**{"format.envelope.encoding": encoding, **ENCODINGS[encoding]}))
+    fmt = EnvelopeFormat(encoding, avro_codec="deflate", compression="gzip" if encoding == "json" else "none")
+    key = f"topics/orders/partition=3/orders+3+0000000040{settings.extension}"
+    body = fmt.encode(envelope_column(chunk_of(MESSAGES)), CONTEXT).body
+    # when a restore reads it
+    records = ObjectReader(Bucket({key: body}), settings).records(StoredObject(key, "orders", 3, 40, len(body)))
+    # then each record comes back whole, its timestamp and type as stored
+    assert records == [StoredRecord(3, 40 + i, None if stamp == -1 else stamp, TYPES[kind], k, v, headers or [])
+                       for i, (k, v, headers, (kind, stamp)) in enumerate(MESSAGES)]
+
+
+class FakeProducer:
+    def __init__(self):
+        self.produced = []
+
+    def produce(self, topic, **kwargs):
+        self.produced.append(kwargs)
+
+    def flush(self, timeout):
+        return 0
+
+    def __len__(self):
+        return 0
+
+
+def test_a_log_append_time_record_is_produced_with_its_time_as_create_time(monkeypatch):
+    # given envelope rows stamped LogAppendTime and NoTimestampType
+    fake = FakeProducer()
+    monkeypatch.setattr(engine.kafka, "producer", lambda *args: fake)
+    sender = engine._Sender(None, "restored", "orders", 60_000)
+    # when they are sent
+    sender.send(StoredRecord(3, 41, 1_700_000_000_005, "LogAppendTime", None, b"v", [("h", b"\xff")]), 3)
+    sender.send(StoredRecord(3, 44, None, "NoTimestampType", b"k", None, []), -1)
+    sender.confirm()
+    # then the first carries its LogAppendTime (a producer can only set CreateTime), the second none (0: the
+    # producer stamps it), each its headers then the origin header
+    assert [(p["timestamp"], p["partition"], p["key"], p["value"]) for p in fake.produced] == [
+        (1_700_000_000_005, 3, None, b"v"), (0, -1, b"k", None)]
+    assert fake.produced[0]["headers"][:-1] == [("h", b"\xff")]
+    assert [origin_of(p["headers"]) for p in fake.produced] == [("orders", 3, 41), ("orders", 3, 44)]
+
+
+def test_the_last_origin_header_is_the_restores_own():
+    headers = [(ORIGIN_HEADER, b'{"topic":"old","partition":0,"offset":1}'),
+               (ORIGIN_HEADER, b'{"topic":"orders","partition":2,"offset":9}')]
+    assert origin_of(headers) == ("orders", 2, 9)
+    assert origin_of([("x", b"1")]) is None and origin_of([(ORIGIN_HEADER, b"not json")]) is None
+
+
+@pytest.mark.parametrize("text, binary, restored", [
+    (None, True, None),
+    ("", True, b""),
+    ("plain text", True, b"plain text"),  # not base64
+    (base64.b64encode(b"\xff\x00\x10").decode(), True, b"\xff\x00\x10"),  # written as base64: not UTF-8
+    ("abcd", True, base64.b64decode("abcd")),  # the ambiguity: text of a binary header that spells base64 of non-UTF-8
+    ("dHJ1ZQ==", True, b"dHJ1ZQ=="),  # base64 of b"true": valid UTF-8, so the sink would have written "true"
+    ("/wA=", False, b"/wA="),  # a header not named binary: its text, always
+    ("abcd", False, b"abcd"),
+])
+def test_header_values_from_sidecars(text, binary, restored):
+    assert header_value(text, binary) == restored
+
+
+def object_of(offsets: list[int]) -> StoredObject:
+    return StoredObject(f"o{offsets[0]}-{len(offsets)}", "orders", 0, offsets[0], 1)
+
+
+class Objects:
+    """An ObjectReader stand-in: each object's records, and the order objects were read in."""
+
+    def __init__(self, contents: dict):
+        self.contents, self.read = contents, []
+
+    def records(self, obj):
+        self.read.append(obj.key)
+        return [StoredRecord(0, o, 1000 + o, "CreateTime", None, b"%d" % o, []) for o in self.contents[obj.key]]
+
+
+def test_overlapping_objects_are_merged_by_offset_each_offset_once_below_the_commit():
+    # given objects of one partition that interleave (two files open at once), one repeating an offset, and a
+    # commit at 12
+    contents = {"o0-4": [0, 2, 4, 6], "o1-3": [1, 3, 5], "o7-3": [7, 8, 9], "o5-1": [5], "o10-3": [10, 11, 12]}
+    objects = sorted((object_of(v) for v in contents.values()), key=lambda o: o.start_offset)
+    reader = Objects(contents)
+    request = RestoreRequest(config(), "orders", "restored", from_offset=2)
+    # when the partition's records are selected from offset 2
+    found = [r.offset for r in selected(request, PartitionPlan(0, tuple(objects), 12), reader)]
+    # then they come in offset order, each once, none at or past the commit
+    assert found == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    # and an object was opened only once the records before its first offset were out
+    assert reader.read == ["o0-4", "o1-3", "o5-1", "o7-3", "o10-3"]
+
+
+def test_a_time_range_selects_by_record_timestamp():
+    contents = {"o0-5": [0, 1, 2, 3, 4]}
+    request = RestoreRequest(config(), "orders", "restored", from_time=1001, to_time=1003)
+    plan = PartitionPlan(0, (object_of(contents["o0-5"]),), 100)
+    assert [r.offset for r in selected(request, plan, Objects(contents))] == [1, 2, 3]
+
+
+def test_present_offsets_in_runs_and_out_of_order():
+    present = Present()
+    for offset in [5, 6, 7, 9, 10, 3, 8]:
+        present.add(offset)
+    assert [o for o in range(12) if o in present] == [3, 5, 6, 7, 8, 9, 10]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1705276800000", 1_705_276_800_000), ("2024-01-15T00:00:00Z", 1_705_276_800_000),
+    ("2024-01-15T02:00:00.250+02:00", 1_705_276_800_250),
+])
+def test_times_in_epoch_ms_or_iso_with_a_zone(text, expected):
+    assert parse_time("--from-time", text) == expected
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: parse_time("--to-time", "yesterday"), "option --to-time: 'yesterday': expected epoch milliseconds"),
+    (lambda: parse_partitions("--partitions", "0,x"), "option --partitions: '0,x': expected partition numbers"),
+    (lambda: RestoreRequest(config(), "other", "t"), "option --topic: other is not one of the connector's topics"),
+    (lambda: RestoreRequest(config(), "orders", "t", from_offset=9, to_offset=3),
+     "option --from-offset/--to-offset: the range is empty"),
+    (lambda: RestoreSettings.from_config(config(**{"format.class": "ParquetFormat"})),
+     "config key 'format.class': parquet objects cannot be restored"),
+    (lambda: RestoreSettings.from_config(config(**{"format.class": "JsonFormat", "value.converter": "AvroConverter",
+                                                   "value.converter.schema.registry.url": "http://r"})),
+     "config key 'value.converter': JsonFormat objects of avro values"),
+])
+def test_refusals_name_the_option_or_key(call, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        call()
+
+
+def test_the_board_shows_counts_per_partition_and_totals():
+    lines = render({0: PartitionCounts(10, 4, 6), 1: PartitionCounts(3, 0, 3)}, 2.0)
+    assert lines[1].split() == ["0", "10", "4", "6"] and lines[2].split() == ["1", "3", "0", "3"]
+    assert lines[-1] == "2 partitions: 13 read, 4 already present, 9 produced; 6 records/s, 2 s"
