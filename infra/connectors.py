@@ -16,9 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
-from infra.errors import ConnectorSpecError
+from infra.errors import ConnectorSpecError, SettingsError
 from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables, table_bucket_arn
-from infra.errors import SettingsError
 from infra.settings import SchemaRegistrySettings, Settings
 from lambdas.trigger.restore import target_allowed
 from sink_engine.config import SinkConfig, parse_config

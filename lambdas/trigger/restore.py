@@ -3,8 +3,8 @@
 
 The event: `{"action": "restore", "connector": "<name>", "topic": "<a topic of the connector>", "target_topic":
 "<a topic its restore_targets allow>", "partitions": [0, 3]?, "from_offset": N?, "to_offset": N? (inclusive),
-"from_time": T?, "to_time": T?, "time": "<names the request>"?}`, T an ISO-8601 time with its zone or epoch
-milliseconds. Each field is checked here (RestoreRequestError names the one at fault); what needs the connector's
+"from_time": T?, "to_time": T?, "binary_headers": ["<header name>"]?, "time": "<names the request>"?}`, T an
+ISO-8601 time with its zone or epoch milliseconds. Each field is checked here (RestoreRequestError names the one at fault); what needs the connector's
 objects (a time range needs envelope objects) is the engine's to refuse.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from datetime import datetime
 from lambdas.trigger.errors import TriggerError
 
 FIELDS = ("action", "connector", "topic", "target_topic", "partitions", "from_offset", "to_offset", "from_time",
-          "to_time", "time")
+          "to_time", "binary_headers", "time")
 _TOPIC = r"[A-Za-z0-9._-]{1,249}"
 
 
@@ -44,6 +44,7 @@ class RestoreRequest:
     to_offset: int | None = None
     from_time: str | None = None  # as given: ISO-8601 with its zone, or epoch milliseconds
     to_time: str | None = None
+    binary_headers: tuple[str, ...] = ()  # header names a headers sidecar may hold as base64 (--binary-headers)
 
     @classmethod
     def from_event(cls, event: dict, connector: str, topics: tuple[str, ...],
@@ -72,7 +73,7 @@ class RestoreRequest:
         if from_time and to_time and from_time[1] > to_time[1]:
             raise RestoreRequestError("to_time", f"{to_time[0]} is before from_time {from_time[0]}")
         return cls(topic, target, _partitions(event), from_offset, to_offset, from_time and from_time[0],
-                   to_time and to_time[0])
+                   to_time and to_time[0], _header_names(event))
 
     def arguments(self, config_uri: str) -> list[str]:
         """The engine CLI's arguments of this restore of the connector whose config is at `config_uri`."""
@@ -83,6 +84,8 @@ class RestoreRequest:
                               ("--from-time", self.from_time), ("--to-time", self.to_time)):
             if value is not None:
                 arguments += [option, str(value)]
+        if self.binary_headers:
+            arguments += ["--binary-headers", ",".join(self.binary_headers)]
         return arguments
 
     def token(self, connector: str, requested_at: str) -> str:
@@ -137,3 +140,14 @@ def _partitions(event: dict) -> tuple[int, ...] | None:
     if len(set(value)) != len(value):
         raise RestoreRequestError("partitions", f"{value!r} names a partition twice")
     return tuple(sorted(value))
+
+
+def _header_names(event: dict) -> tuple[str, ...]:
+    value = event.get("binary_headers")
+    if value is None:
+        return ()
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(n, str) and n.strip() == n and n and "," not in n for n in value)):
+        raise RestoreRequestError("binary_headers", f"{value!r} is not a non-empty list of header names (without "
+                                  "commas or surrounding spaces)")
+    return tuple(sorted(set(value)))

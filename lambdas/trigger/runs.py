@@ -19,8 +19,9 @@ probes) takes neither either; its token derives from (connector, the request's t
 where an earlier attempt stopped); its token derives from (connector, the request, the request's time).
 
 Each run's workers are sized (sizing.py): a data run's to the offsets pending when it is claimed (the claim keeps
-the sizes, so a resumed StartJobRun sends the same request), table upkeep's and the doctor's to a small fixed
-plan (a restore too: its driver reads the objects and produces, with no executor work); their `--conf`s follow the infrastructure's spark parameters.
+the sizes, so a resumed StartJobRun sends the same request), table upkeep's, the doctor's and a restore's (its
+driver reads the objects and produces, with no executor work) to a small fixed plan; their `--conf`s follow the
+infrastructure's spark parameters.
 """
 from __future__ import annotations
 

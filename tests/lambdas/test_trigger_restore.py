@@ -37,6 +37,8 @@ def _restore(context, **fields) -> dict:
       "to_offset": 99}, ["--partitions", "0,3,5", "--from-offset", "10", "--to-offset", "99"]),
     ({"topic": "orders", "target_topic": "orders.restored.2026-11-25", "from_time": "2026-11-25T10:00:00Z",
       "to_time": 1795604400000}, ["--from-time", "2026-11-25T10:00:00Z", "--to-time", "1795604400000"]),
+    ({"topic": "orders", "target_topic": "orders.restored", "binary_headers": ["trace", "span", "trace"]},
+     ["--binary-headers", "span,trace"]),
 ])
 def test_a_restore_request_starts_a_restore_run_as_the_connectors_job_role(app_id, table, context, fields, arguments):
     # when a restore of one of the connector's topics into a target its settings allow is requested
@@ -92,6 +94,10 @@ def test_the_same_request_retried_carries_one_token_and_another_request_another(
     ({"topic": "orders", "target_topic": "orders.restored", "from_time": "2026-11-25T11:00:00+01:00",
       "to_time": "2026-11-25T09:59:59Z"}, "to_time", "before from_time"),
     ({"topic": "orders", "target_topic": "orders.restored", "from_ofset": 1}, "from_ofset", "not a field"),
+    ({"topic": "orders", "target_topic": "orders.restored", "binary_headers": ["a,b"]}, "binary_headers",
+     "header names"),
+    ({"topic": "orders", "target_topic": "orders.restored", "binary_headers": "trace"}, "binary_headers",
+     "header names"),
 ])
 def test_a_malformed_request_is_refused_naming_its_field_before_any_run(app_id, context, fields, field, message):
     with pytest.raises(RestoreRequestError, match=f"restore request, {field}: .*{message}"):
