@@ -9,9 +9,8 @@ job run of `sink-engine iceberg maintain` for it; see runs.py); `{"action": "doc
 an EMR job run of `sink-engine doctor` for it, as its job role: its table lands in the job's logs);
 `{"action": "restore", "connector": "<name>", "topic": "<its topic>", "target_topic": "<name>", "partitions": [0, 3]?,
 "from_offset": N?, "to_offset": N?, "from_time": T?, "to_time": T?, "binary_headers": [...]?, "time": "<names the
-request>"?}` (checked, then
-an EMR job run of `sink-engine restore` for it, as its job role; see restore.py). The tick also reports the health
-of the function's MSK event source mappings (esm_health.py).
+request>"?}` (checked, then an EMR job run of `sink-engine restore` for it, as its job role; see restore.py). The
+tick also reports the health of the function's MSK event source mappings (esm_health.py).
 Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes, read on first use and again
 after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
 without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, MAX_CPU, MAX_MEMORY, MAX_DISK (the
