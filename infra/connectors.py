@@ -2,7 +2,8 @@
 
 A spec carries what the deployment needs of a connector: its name, the topics it reads (resolved against the
 environment's MSK topics), its S3 prefix, its consumer group, the S3 key its config is published under, and its
-dead-letter queue (a topic or an S3 prefix, when set), and with IcebergFormat the Glue tables it writes. Its
+dead-letter queue (a topic or an S3 prefix, when set), with IcebergFormat the Glue tables it writes, and the topics
+`sink-engine restore` may produce its objects' records into (the environment's `restore` settings). Its
 `document` is the file as published: a Confluent Cloud file whose schema'd input names no Schema Registry gets
 the environment's `schema_registry` written into it (`published_document`).
 """
@@ -15,9 +16,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
-from infra.errors import ConnectorSpecError
+from infra.errors import ConnectorSpecError, SettingsError
 from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables, table_bucket_arn
 from infra.settings import SchemaRegistrySettings, Settings
+from lambdas.trigger.restore import target_allowed
 from sink_engine.config import SinkConfig, parse_config
 from sink_engine.config.cloud import is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault, registry_keys
@@ -44,6 +46,8 @@ class ConnectorSpec:
     iceberg: IcebergTables | None = None  # IcebergFormat: its Glue database or S3 Tables namespace, and tables
     ignored: tuple[IgnoredKey, ...] = ()  # keys no one knows, which the job ignores (a synth warning each)
     written: tuple[str, ...] = ()  # the topics its objects are written under: `topics` as its RegexRouters name them
+    # restore.connectors.<name>.target_topics: names, or prefixes ending in `*` (empty: restore not deployed)
+    restore_targets: tuple[str, ...] = ()
 
     @property
     def group_id(self) -> str:
@@ -86,17 +90,18 @@ def index_uri(bucket_name: str) -> str:
 def connector_index(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
                     role_arns: dict[str, str]) -> list[dict[str, Any]]:
     """The connector index the admin publishes at INDEX_KEY, which the trigger and the replay read: one entry per
-    connector, {name, topics, config_uri, rotation, sizing, role_arn, tables}, `rotation` and `sizing` holding the
-    connector's ROTATION_KEYS and SIZING_KEYS as the engine parses them, `role_arn` its job runtime role
-    (`role_arns`: name -> ARN, tokens allowed) and `tables` whether it writes Iceberg tables (which
-    `iceberg maintain` keeps up)."""
+    connector, {name, topics, config_uri, rotation, sizing, role_arn, tables, restore_targets}, `rotation` and
+    `sizing` holding the connector's ROTATION_KEYS and SIZING_KEYS as the engine parses them, `role_arn` its job
+    runtime role (`role_arns`: name -> ARN, tokens allowed), `tables` whether it writes Iceberg tables (which
+    `iceberg maintain` keeps up) and `restore_targets` the topics a restore of its objects may produce into (names,
+    or prefixes ending in `*`; empty: none)."""
     described = []
     for c in connectors:
         config = c.config
         described.append({"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}",
                           "rotation": {key: config[key] for key in ROTATION_KEYS},
                           "sizing": {key: config[key] for key in SIZING_KEYS}, "role_arn": role_arns[c.name],
-                          "tables": c.iceberg is not None})
+                          "tables": c.iceberg is not None, "restore_targets": list(c.restore_targets)})
     return described
 
 
@@ -110,6 +115,10 @@ def load_connectors(settings: Settings) -> tuple[ConnectorSpec, ...]:
     for name in names:
         if names.count(name) > 1:
             raise ConnectorSpecError(settings.connectors_dir.name, "name", f"{name!r} is used by two files")
+    for name in settings.restore.target_topics:
+        if name not in names:
+            raise SettingsError(settings.source, f"restore.connectors.{name}",
+                                f"names no connector of {settings.connectors_dir.name}/ ({', '.join(names)})")
     return specs
 
 
@@ -157,10 +166,29 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
         raise ConnectorSpecError(source, "errors.deadletterqueue.s3.prefix",
                                  f"must be {own_dlq!r}: the connector's own folder under retention.dlq_prefix, "
                                  "which the job may write, the replay may read and the DLQ expiry covers")
+    dlq_topic = config["errors.deadletterqueue.topic.name"] or None
+    restore_targets = _restore_targets(settings, config.name, dlq_topic)
+    if restore_targets and config["format.class"] == "iceberg":
+        raise SettingsError(settings.source, f"restore.connectors.{config.name}", "names an IcebergFormat connector: "
+                            "restore reads the S3 objects of the other formats, not Iceberg tables")
     return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document,
-                         dlq_topic=config["errors.deadletterqueue.topic.name"] or None, dlq_s3_prefix=dlq_s3_prefix,
+                         dlq_topic=dlq_topic, dlq_s3_prefix=dlq_s3_prefix,
                          iceberg=iceberg_tables(config, topics), ignored=config.ignored,
-                         written=tuple(dict.fromkeys(route(topic) for topic in topics)))
+                         written=tuple(dict.fromkeys(route(topic) for topic in topics)),
+                         restore_targets=restore_targets)
+
+
+def _restore_targets(settings: Settings, name: str, dlq_topic: str | None) -> tuple[str, ...]:
+    """The connector's restore targets, none of which may take in a topic a connector of the environment reads
+    (`msk.topics`: its sink would store the restored records again, under new offsets) or its dead-letter topic."""
+    targets = settings.restore.targets_of(name)
+    for topic in (*settings.msk.topics, *([dlq_topic] if dlq_topic else [])):
+        if target_allowed(targets, topic):
+            whose = "is its dead-letter topic" if topic == dlq_topic else "a connector reads (msk.topics)"
+            raise SettingsError(settings.source, f"restore.connectors.{name}.target_topics",
+                                f"takes in {topic!r}, which {whose}: restore into a topic of its own (e.g. "
+                                "'<topic>.restored')")
+    return targets
 
 
 def ignored_key_warnings(connectors: tuple[ConnectorSpec, ...]) -> list[str]:

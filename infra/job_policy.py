@@ -36,6 +36,17 @@ The statements follow what the engine calls for this connector's config, and not
   figures there (sink_engine/driver/metrics.py);
 - MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
   create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`;
+- Restore (`sink-engine restore`, only for a connector with `restore.connectors.<name>.target_topics` in the
+  environment's settings; see the README, Backup and restore): ListBucket on the bucket with `s3:prefix` under the
+  connector's `<topics.dir>/<topic>/` prefixes and GetObject below them (the objects and their key and header
+  sidecars; with an assumed S3 role, that role's policy must grant them instead, as the writes); the item actions of
+  the restore lease and its `RESTORED#` checkpoint on the offsets table, only under the leading keys
+  `restore#<target topic>` of its targets (sink_engine/offsets/layout.py; the connector's committed offsets it
+  reads are under its own key, granted above); and on the MSK cluster DescribeTopic, ReadData (the tail scan that finds what
+  an earlier attempt produced) and WriteData on exactly the target topics' ARNs (a prefix `<name>*` is an ARN
+  ending in `*`, which MSK matches as a wildcard), and WriteDataIdempotently on the cluster. No CreateTopic: a
+  target topic must exist. Without the setting none of these is granted: the job role cannot read its own
+  objects back.
 - IcebergFormat (pyiceberg's Glue catalog, infra/iceberg.py): glue:GetDatabase on its database (a table's default
   location, and whether the database is S3 Tables', asked at every create and commit); GetTable, UpdateTable (a
   commit) and, with auto-create, CreateTable on its tables; the files under each table's location (GetObject,
@@ -108,6 +119,7 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         *([_allow("ListUploads", ["s3:ListBucketMultipartUploads"], [bucket])] if spec.data_prefixes() else []),
         *([_allow("ReadOwnDeadLetters", ["s3:GetObject"], [f"{bucket}/{names.dlq_prefix}{spec.name}/*"])]
           if spec.dlq_s3_prefix else []),
+        *(_backup_reads(spec, bucket) if spec.restore_targets else []),
     ]
     statements = [
         # the S3 client's objects: signed by the job role, or by the role it assumes (whose own policy grants them)
@@ -122,6 +134,7 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         _allow("PublishRunMetrics", ["cloudwatch:PutMetricData"], ["*"],
                {"StringEquals": {"cloudwatch:namespace": METRICS_NAMESPACE}}),
         *_msk_statements(spec, names),
+        *(_restore_statements(spec, names) if spec.restore_targets else []),
         *(_iceberg_statements(spec.iceberg, names) if spec.iceberg else []),
     ]
     if GLUE_CONVERTER in (config["value.converter"], config["key.converter"]):
@@ -149,6 +162,36 @@ def reference_reads(spec: ConnectorSpec, region: str, account: str) -> dict[str,
     refs = references(spec.document)
     return {source.iam_action: sorted({r.arn_pattern(region, account) for r in refs if r.source == source})
             for source in (SECRETS_MANAGER, PARAMETER_STORE)}
+
+
+RESTORE_LEASE_PREFIX = "restore#"  # the leading key of a restore's lease: restore#<target topic>
+
+
+def _backup_reads(spec: ConnectorSpec, bucket: str) -> list[dict]:
+    """What a restore reads of the connector's objects: its data prefixes, listed and read."""
+    prefixes = spec.data_prefixes()
+    return [
+        _allow("ListOwnBackups", ["s3:ListBucket"], [bucket], {"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}}),
+        _allow("ReadOwnBackups", ["s3:GetObject"], [f"{bucket}/{p}*" for p in prefixes]),
+    ]
+
+
+def _restore_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
+    """The restore lease of each target, and the target topics written idempotently (see the module docstring)."""
+    statements = [
+        # the lease (put, read, renewed and released by updates) and the RESTORED# checkpoint (read; put in a
+        # transaction with a check of the lease's epoch)
+        _allow("RestoreLease", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                                "dynamodb:ConditionCheckItem"],
+               [names.table_arn], {"ForAllValues:StringLike": {
+                   "dynamodb:LeadingKeys": [f"{RESTORE_LEASE_PREFIX}{t}" for t in spec.restore_targets]}}),
+        _allow("WriteRestoreTargets", ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData",
+                                       "kafka-cluster:WriteData"],
+               [names.msk_arn("topic", t) for t in spec.restore_targets]),
+    ]
+    if not spec.dlq_topic:  # the dead-letter topic's statements grant it already
+        statements.append(_allow("WriteIdempotently", ["kafka-cluster:WriteDataIdempotently"], [names.cluster_arn]))
+    return statements
 
 
 def _kms_statements(key_id: str | None, names: JobPhysicalNames) -> list[dict]:

@@ -42,6 +42,8 @@ _RELEASE = r"emr-7\.\d+\.\d+"
 _TABLE_BUCKET = r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]"  # an S3 table bucket's name
 _SCHEDULE = r"rate\((1 (minute|hour|day)|([2-9]|[1-9]\d+) (minutes|hours|days))\)|cron\((\S+ ){5}\S+\)"
 _CONNECTOR = r"[A-Za-z0-9_-]{1,64}"
+# a restore target: a topic name, or a prefix of topic names ending in `*` (an MSK IAM topic ARN's wildcard)
+_TARGET_TOPIC = r"[A-Za-z0-9._-]{1,249}\*?"
 # one Schema Registry URL, http(s), without credentials in it (they go in schema_registry.user_info)
 _REGISTRY_URL = r"https?://[A-Za-z0-9.-]+(:\d{1,5})?(/[^\s@,]*)?"
 
@@ -189,6 +191,18 @@ class IcebergSettings:
 
 
 @dataclass(frozen=True)
+class RestoreSettings:
+    """Where `sink-engine restore` may produce, per connector (`restore.connectors.<name>.target_topics`): topic
+    names, or prefixes ending in `*`. A connector without an entry has no restore deployed: its job role gets no
+    read of its objects and no write to any topic, and the trigger refuses its restore requests."""
+
+    target_topics: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def targets_of(self, connector: str) -> tuple[str, ...]:
+        return self.target_topics.get(connector, ())
+
+
+@dataclass(frozen=True)
 class SchemaRegistrySettings:
     """The Schema Registry of the Confluent Cloud connector files (`connector.class` S3_SINK) whose AVRO, PROTOBUF
     or JSON_SR input names none (Cloud finds its own): `url`, and `user_info`, the basic-auth `user:password` as a
@@ -230,6 +244,7 @@ class Settings:
     iceberg: IcebergSettings
     schema_registry: SchemaRegistrySettings | None = None
     connectors: ConnectorPolicy = ConnectorPolicy()
+    restore: RestoreSettings = RestoreSettings()
     # the customer managed key of the account's CDK bootstrap (its asset bucket's SSE-KMS key), or None (SSE-S3)
     cdk_bootstrap_kms_key_arn: str | None = None
     # how many nested stacks of the service stack hold the connectors' own resources (infra/stacks/connectors.py);
@@ -302,6 +317,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         iceberg=_iceberg(r),
         schema_registry=_schema_registry(r),
         connectors=_connector_policy(r),
+        restore=_restore(r),
         cdk_bootstrap_kms_key_arn=_bootstrap_key(r, region, account),
         connector_stacks=r.integer("connector_stacks", 0, MAX_CONNECTOR_STACKS) if r.present("connector_stacks") else 0,
     )
@@ -334,6 +350,23 @@ def _connector_policy(r: "_Reader") -> ConnectorPolicy:
     if unknown:
         raise SettingsError(r.source, f"connectors.{unknown[0]}", "is not a setting (known: refuse_ignored_keys)")
     return ConnectorPolicy(r.boolean("connectors.refuse_ignored_keys"))
+
+
+def _restore(r: "_Reader") -> RestoreSettings:
+    """The optional `restore` section: {"connectors": {"<name>": {"target_topics": ["<topic>", "<prefix>*"]}}}."""
+    if not r.present("restore"):
+        return RestoreSettings()
+    unknown = sorted(set(r.mapping("restore")) - {"connectors"})
+    if unknown:
+        raise SettingsError(r.source, f"restore.{unknown[0]}", "is not a setting (known: connectors)")
+    targets = {}
+    for name, entry in r.mapping("restore.connectors").items():
+        path = f"restore.connectors.{name}"
+        if not re.fullmatch(_CONNECTOR, name) or not isinstance(entry, dict) or set(entry) != {"target_topics"}:
+            raise SettingsError(r.source, path, "must be a connector name mapped to {\"target_topics\": [<topic "
+                                "name or prefix ending in *>, ...]}")
+        targets[name] = r.texts(f"{path}.target_topics", _TARGET_TOPIC)
+    return RestoreSettings(targets)
 
 
 def _bootstrap_key(r: "_Reader", region: str, account: str) -> str | None:

@@ -73,6 +73,10 @@ class ConnectorJobRole(Construct):
                         "run time, under the table's location.")
         acknowledge(self.role, f"IAM5[Resource::{names.msk_arn('transactional-id', f'sink-engine-dlq.{spec.name}.*')}]",
                     "One transactional id per source topic-partition of this connector's dead letters.")
+        for target in (t for t in spec.restore_targets if t.endswith("*")):
+            acknowledge(self.role, f"IAM5[Resource::{names.msk_arn('topic', target)}]",
+                        "The restore target topics the environment's settings allow this connector "
+                        "(restore.connectors.<name>.target_topics), a prefix of topic names.")
         acknowledge(self.role, "IAM5[Resource::*]", "cloudwatch:PutMetricData, limited to the SinkEngine namespace "
                     "by cloudwatch:namespace; and glue:GetSchemaVersion, which looks a schema up by its version id, "
                     "which no registry or schema ARN can scope (only with the Glue Schema Registry converter).")

@@ -18,12 +18,13 @@ class Connector:
     role_arn: str  # the job runtime role its runs use (StartJobRun executionRoleArn)
     tables: bool = True  # writes Iceberg tables (`iceberg maintain` applies); an index without the flag: assumed
     shape: RunShape = RunShape()  # what sizes its runs (sizing.py); an index without it: the engine's defaults
+    restore_targets: tuple[str, ...] = ()  # the topics a restore may produce into (names, prefixes*); none: no restore
 
 
 def connectors_from_entries(entries: list[dict], default_role_arn: str | None) -> list[Connector]:
     """Index entries {name, topics, config_uri, rotation: {flush.size, rotate.schedule.interval.ms,
     rotate.interval.ms, timestamp.extractor, timezone}, role_arn?, tables?, sizing?: {tasks.max, format.class,
-    sink.run.max.records.per.partition}}; without `role_arn`,
+    sink.run.max.records.per.partition}, restore_targets?}; without `role_arn`,
     `default_role_arn` (JOB_ROLE_ARN) is used, and one of the two is required."""
     connectors = []
     for entry in entries:
@@ -36,5 +37,6 @@ def connectors_from_entries(entries: list[dict], default_role_arn: str | None) -
             raise TriggerConfigError(name, "role_arn", "absent from its index entry and no JOB_ROLE_ARN is set")
         connectors.append(Connector(name, tuple(entry["topics"]), entry["config_uri"],
                                     Rotation.from_entry(name, entry["rotation"]), role, entry.get("tables", True),
-                                    RunShape.from_entry(name, entry.get("sizing"))))
+                                    RunShape.from_entry(name, entry.get("sizing")),
+                                    tuple(entry.get("restore_targets") or ())))
     return connectors

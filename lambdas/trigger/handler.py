@@ -6,8 +6,11 @@ partition, offset and timestamp are read, never the base64 key or value); `{"act
 `{"action": "run", "connector": "<name>"}` (start a run now unless one is active, ignoring the rules and the
 backoff); `{"action": "maintain", "connector": "<name>", "time": "<the schedule's event time>"}` (start an EMR
 job run of `sink-engine iceberg maintain` for it; see runs.py); `{"action": "doctor", "connector": "<name>"}` (start
-an EMR job run of `sink-engine doctor` for it, as its job role: its table lands in the job's logs). The tick also
-reports the health of the function's MSK event source mappings (esm_health.py).
+an EMR job run of `sink-engine doctor` for it, as its job role: its table lands in the job's logs);
+`{"action": "restore", "connector": "<name>", "topic": "<its topic>", "target_topic": "<name>", "partitions": [0, 3]?,
+"from_offset": N?, "to_offset": N?, "from_time": T?, "to_time": T?, "binary_headers": [...]?, "time": "<names the
+request>"?}` (checked, then an EMR job run of `sink-engine restore` for it, as its job role; see restore.py). The
+tick also reports the health of the function's MSK event source mappings (esm_health.py).
 Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes, read on first use and again
 after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
 without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, MAX_CPU, MAX_MEMORY, MAX_DISK (the
@@ -79,7 +82,8 @@ def decide(event: dict) -> list[Decision]:
     raise UnknownRequestError(f"unknown trigger event: action {action!r} (expected an MSK event, "
                               '{"action": "idle-flush"}, {"action": "run", "connector": "<name>"} or '
                               '{"action": "maintain", "connector": "<name>"} or {"action": "doctor", "connector": '
-                              '"<name>"})')
+                              '"<name>"} or {"action": "restore", "connector": "<name>", "topic": ..., '
+                              '"target_topic": ...})')
 
 
 def maintain(event: dict) -> dict:
@@ -99,6 +103,14 @@ def doctor(event: dict) -> dict:
             "job_run_id": outcome.job_run_id}
 
 
+def restore(event: dict) -> dict:
+    request, outcome = _service().restore(event)
+    logger.info("RESTORE_RUN_STARTED", extra={"connector": event.get("connector"), "job_run_id": outcome.job_run_id,
+                                              "topic": request.topic, "target_topic": request.target_topic})
+    return {"connector": event.get("connector"), "action": outcome.action, "reason": outcome.reason,
+            "job_run_id": outcome.job_run_id, "topic": request.topic, "target_topic": request.target_topic}
+
+
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def handler(event: dict, context) -> dict:
@@ -106,6 +118,8 @@ def handler(event: dict, context) -> dict:
         return {"maintenance": maintain(event)}
     if event.get("action") == "doctor":
         return {"doctor": doctor(event)}
+    if event.get("action") == "restore":
+        return {"restore": restore(event)}
     decisions = decide(event)
     for decision in decisions:
         _report(decision)

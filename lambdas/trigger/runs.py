@@ -14,11 +14,14 @@ Table upkeep (`start_maintenance`, IcebergFormat) takes neither lease nor claim:
 commits safely while the connector's runs commit (README, Iceberg tables: Upkeep), and a second one at once only
 finds less to do. Its token derives from (connector, the schedule's event time), so a tick delivered twice, or an
 invocation retried, starts one run. A doctor run (`start_doctor`: `sink-engine doctor`, which writes only its
-probes) takes neither either; its token derives from (connector, the request's time).
+probes) takes neither either; its token derives from (connector, the request's time). Nor does a restore
+(`start_restore`: `sink-engine restore`, which takes a lease of its own, keyed by its target topic, and resumes
+where an earlier attempt stopped); its token derives from (connector, the request, the request's time).
 
 Each run's workers are sized (sizing.py): a data run's to the offsets pending when it is claimed (the claim keeps
-the sizes, so a resumed StartJobRun sends the same request), table upkeep's and the doctor's to a small fixed
-plan; their `--conf`s follow the infrastructure's spark parameters.
+the sizes, so a resumed StartJobRun sends the same request), table upkeep's, the doctor's and a restore's (its
+driver reads the objects and produces, with no executor work) to a small fixed plan; their `--conf`s follow the
+infrastructure's spark parameters.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from botocore.exceptions import ClientError
 
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.pending import Pending
+from lambdas.trigger.restore import RestoreRequest
 from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run
 from lambdas.trigger.state import FAILED, IDLE, SUCCEEDED, RunClaim, TriggerState
 
@@ -170,6 +174,15 @@ class RunStarter:
             connector, doctor_arguments(connector.config_uri), doctor_token(connector.name, requested_at),
             f"{connector.name}-doctor", {"action": "doctor"}, UPKEEP.spark_parameters()))
         return Outcome("started", "doctor", answer["jobRunId"])
+
+    def start_restore(self, connector: Connector, request: RestoreRequest, requested_at: str) -> Outcome:
+        """Start `sink-engine restore` of `request` for `connector` as its job role (see the module docstring);
+        `requested_at` names the request. A refused StartJobRun raises."""
+        answer = self._emr.start_job_run(**self._job.start_request(
+            connector, request.arguments(connector.config_uri), request.token(connector.name, requested_at),
+            f"{connector.name}-restore", {"action": "restore", "target_topic": request.target_topic},
+            UPKEEP.spark_parameters()))
+        return Outcome("started", "restore", answer["jobRunId"])
 
     def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
         try:

@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Mapping
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.errors import UnknownRequestError
 from lambdas.trigger.pending import Pending, Seen, backlog, merge, summarize
+from lambdas.trigger.restore import RestoreRequest
 from lambdas.trigger.rules import closing, worth_saving
 from lambdas.trigger.runs import Outcome, RunStarter
 from lambdas.trigger.state import TriggerState
@@ -73,6 +74,14 @@ class TriggerService:
         """Start a `sink-engine doctor` run of `name` (requested at `requested_at`; None: now), whatever its lease:
         the doctor reads the lease and writes only its probes."""
         return self._starter.start_doctor(self._deployed_one(name), requested_at or str(self._clock()))
+
+    def restore(self, event: dict) -> tuple[RestoreRequest, Outcome]:
+        """Start a `sink-engine restore` run of a restore request (lambdas/trigger/restore.py), checked first:
+        UnknownRequestError for a connector not deployed, RestoreRequestError naming a field the connector's index
+        entry does not allow; the engine's own lease keeps two restores into one target apart."""
+        connector = self._deployed_one(event.get("connector"))
+        request = RestoreRequest.from_event(event, connector.name, connector.topics, connector.restore_targets)
+        return request, self._starter.start_restore(connector, request, event.get("time") or str(self._clock()))
 
     def _deployed_one(self, name: str) -> Connector:
         connectors = self._connectors

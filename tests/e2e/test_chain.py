@@ -2,8 +2,10 @@
 broker -> the MSK event Lambda's event source would deliver for them -> the packaged trigger (trigger role) ->
 StartJobRun -> the job run from exactly that request with spark-submit and the packaged archive (the connector's
 job role) -> objects in S3 and offsets in DynamoDB -> `status`; then the run's dead letters replayed by the
-packaged replay Lambda (replay role), each once; and a retried MSK batch starts no second job and duplicates
-nothing. `make e2e` runs this file alone.
+packaged replay Lambda (replay role), each once; a retried MSK batch starts no second job and duplicates
+nothing; and a restore of the run's objects asked of the packaged trigger (`{"action": "restore", ...}`) runs from
+exactly the StartJobRun it sent, as the job role, and puts each backed-up record into the target topic once.
+`make e2e` runs this file alone.
 
 Stand-ins, each written down in docs/aws-fidelity.md: moto's server for AWS (its EMR Serverless runs go straight
 to SUCCESS; the test runs the request itself), the Tansu broker for MSK (plaintext, no IAM auth), this machine's
@@ -34,6 +36,7 @@ from tests.iam.functions import HANDLERS
 from tests.iam.template import custom_resource_property
 
 FLUSH = int(TEST_SETTINGS["flush.size"])
+RESTORE_TARGET = "orders.restored"  # within the dev settings' restore.connectors.orders-s3-sink.target_topics
 BAD_VALUES = (b"{not json", b"[1, 2")  # dead-lettered by the JsonConverter, on orders partition 1
 
 
@@ -107,6 +110,22 @@ def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, tmp
             "replays": replays, "bootstrap": bootstrap, "principals": principals}
 
 
+@pytest.fixture(scope="module")
+def restored(chain, world, deployed, principals, artifacts, tmp_path_factory) -> dict:
+    """After the run: a restore of its `orders` objects asked of the packaged trigger (trigger role), and the job
+    run from exactly the StartJobRun it sent (the job role); the target topic read back."""
+    bootstrap, creds = chain["bootstrap"], {name: p.credentials.env for name, p in principals.items()}
+    create_topic(bootstrap, RESTORE_TARGET, PARTITIONS["orders"])
+    event = {"action": "restore", "connector": deployed.synthesized.connector, "topic": "orders",
+             "target_topic": RESTORE_TARGET}
+    answer = invoke(artifacts.lambda_layout("trigger"), event, deployed.environment(HANDLERS["trigger"]),
+                    creds["trigger"])["restore"]
+    (run,) = [r for r in _job_runs(world) if r["id"] == answer["job_run_id"]]
+    job = run_job_run(_as_get_job_run(run), principals["job"].credentials.client("s3"),
+                      tmp_path_factory.mktemp("emr-restore"), creds["job"])
+    return {"run": run, "job": job, "target": read_topic(bootstrap, RESTORE_TARGET)}
+
+
 def _produce(bootstrap: str, topic: str, by_partition: dict[int, list[bytes]]) -> None:
     producer = Producer({"bootstrap.servers": bootstrap})
     for partition, values in by_partition.items():
@@ -173,3 +192,13 @@ def test_the_replay_lambda_replays_each_dead_letter_once(chain):
     assert again["totals"]["replayed"] == 0 and again["totals"]["already_replayed"] == len(BAD_VALUES), again
     values = [r["value"] for r in read_topic(chain["bootstrap"], "orders") if r["partition"] == 1]
     assert values == list(BAD_VALUES) * 2  # the originals, then each replayed once
+
+
+def test_a_restore_through_the_trigger_puts_each_backed_up_record_into_the_target_once(restored, chain):
+    assert restored["run"]["execution_role_arn"] == chain["principals"]["job"].arn
+    assert restored["run"]["job_driver"]["sparkSubmit"]["entryPointArguments"][:1] == ["restore"]
+    assert restored["job"].returncode == 0, restored["job"].stderr[-4000:]
+    # orders-0's file, partition for partition, each record with its origin; orders-1 held only dead letters
+    assert sorted(json.loads(r["value"])["n"] for r in restored["target"]) == list(range(FLUSH))
+    assert {r["partition"] for r in restored["target"]} == {0}
+    assert all(any(name == "sink.restore.origin" for name, _ in r["headers"]) for r in restored["target"])

@@ -140,6 +140,7 @@ def test_every_relaxed_resource_is_an_arn_of_this_deployment(principals, deploye
         "kms": set(deployed.facts().bucket_keys.values()),
         "kafka": {deployed.in_moto(msk.cluster_arn)},
         "kafka-cluster": {deployed.in_moto(msk.cluster_arn)} | kafka("topic", topics)
+        | kafka("topic", settings.restore.targets_of(connector))
         | kafka("group", [f"connect-{connector}", *(trigger_group_id(ENV, t) for t in topics)]),
         "emr-serverless": {application, f"{application}/jobruns/*"},
         "iam": {principals["job"].arn},
@@ -151,8 +152,11 @@ def test_every_relaxed_resource_is_an_arn_of_this_deployment(principals, deploye
     assert not [r for p in principals.values() for r in p.relaxations if any(a.startswith("s3:") for a in r.actions)]
 
 
-def test_leading_keys_conditions_name_only_the_connector(principals, deployed):
+def test_leading_keys_conditions_name_only_the_connector_and_its_restore_targets_leases(principals, deployed):
     statements = [s for p in principals.values() for d in p.documents for s in d.statements]
-    conditions = [values["dynamodb:LeadingKeys"] for s in statements for values in s.get("Condition", {}).values()
-                  if "dynamodb:LeadingKeys" in values]
-    assert conditions and all(keys == [deployed.synthesized.connector] for keys in conditions)
+    conditions = [(s.get("Sid"), values["dynamodb:LeadingKeys"]) for s in statements
+                  for values in s.get("Condition", {}).values() if "dynamodb:LeadingKeys" in values]
+    connector = deployed.synthesized.connector
+    targets = deployed.synthesized.settings.restore.targets_of(connector)
+    assert targets and ("RestoreLease", [f"restore#{t}" for t in targets]) in conditions
+    assert all(keys == [connector] for sid, keys in conditions if sid != "RestoreLease")

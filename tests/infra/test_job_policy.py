@@ -106,8 +106,8 @@ def test_a_dead_letter_topic_is_written_in_the_connectors_own_transactions():
 
 
 def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
-    """The job of 50 connectors x 10 topics, synthesized: 50 roles, and each role's inline policies stay under
-    10,240 characters (intrinsic functions counted as 100-character ARNs, more than any real one).
+    """The job of 50 connectors x 10 topics (each with a restore target), synthesized: 50 roles, and each role's
+    inline policies stay under 10,240 characters (intrinsic functions counted as 100-character ARNs, more than any real one).
     (The whole service stack of such a deployment would pass CloudFormation's 500 resources per stack with one
     MSK event source mapping per topic: that is the trigger's limit, not the job role's.)"""
     from aws_cdk import Environment, Stack
@@ -120,7 +120,9 @@ def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
 
     ensure_artifacts()
     specs = tuple(_with(dataclasses.replace(ORDERS, name=f"connector-{i:02d}",
-                                            topics=tuple(f"topic-{i:02d}-{t}.events" for t in range(10))),
+                                            topics=tuple(f"topic-{i:02d}-{t}.events" for t in range(10)),
+                                            restore_targets=tuple(f"topic-{i:02d}-{t}.events.restored*"
+                                                                  for t in range(10))),
                         **{"name": f"connector-{i:02d}"}) for i in range(50))
     app = new_app(str(tmp_path))
     stack = Stack(app, "JobOnly", env=Environment(account=SETTINGS.account, region=SETTINGS.region))
@@ -211,3 +213,44 @@ def test_a_connector_whose_s3_client_assumes_a_role_may_assume_exactly_that_role
     assert {"WriteOwnPrefixes", "ListOwnUploads", "ReadOwnDeadLetters"}.isdisjoint(statements)
     assert "ReadOwnConfig" in statements
     assert not any(a.startswith("sts:") for a in _actions(ORDERS))
+
+
+RESTORED = dataclasses.replace(ORDERS, restore_targets=("orders.restored", "payments.restored*"))
+
+
+def test_without_restore_targets_the_job_role_cannot_read_its_objects_back_nor_write_a_topic():
+    statements = _by_sid(ORDERS)
+    assert {"ListOwnBackups", "ReadOwnBackups", "RestoreLease", "WriteRestoreTargets"}.isdisjoint(statements)
+    assert "s3:ListBucket" not in _actions(ORDERS) and "kafka-cluster:WriteData" not in _actions(ORDERS)
+
+
+def test_restore_targets_bring_reading_the_prefixes_the_lease_of_each_target_and_writing_exactly_the_targets():
+    statements = _by_sid(RESTORED)
+    bucket = f"arn:aws:s3:::{SETTINGS.bucket_name}"
+    assert statements["ListOwnBackups"] == {
+        "Sid": "ListOwnBackups", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [bucket],
+        "Condition": {"StringLike": {"s3:prefix": [f"topics/{t}/*" for t in ORDERS.topics]}}}
+    assert statements["ReadOwnBackups"]["Resource"] == [f"{bucket}/topics/{t}/*" for t in ORDERS.topics]
+    assert statements["RestoreLease"]["Condition"] == {"ForAllValues:StringLike": {
+        "dynamodb:LeadingKeys": ["restore#orders.restored", "restore#payments.restored*"]}}
+    assert statements["RestoreLease"]["Action"] == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                                                    "dynamodb:ConditionCheckItem"]
+    msk = SETTINGS.msk
+    assert statements["WriteRestoreTargets"] == {
+        "Sid": "WriteRestoreTargets", "Effect": "Allow",
+        "Action": ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:WriteData"],
+        "Resource": [msk.resource_arn("topic", "orders.restored"), msk.resource_arn("topic", "payments.restored*")]}
+    assert statements["WriteIdempotently"]["Resource"] == [msk.cluster_arn]
+    assert "kafka-cluster:CreateTopic" not in _actions(RESTORED)
+
+
+def test_restore_and_a_dead_letter_topic_share_one_idempotent_write_grant():
+    statements = job_statements(dataclasses.replace(RESTORED, dlq_topic="orders-dlq"), NAMES)
+    sids = [s["Sid"] for s in statements]
+    assert len(sids) == len(set(sids)) and "WriteIdempotently" in sids
+
+
+def test_with_an_assumed_s3_role_the_restore_reads_are_that_roles_to_grant():
+    statements = _by_sid(_with(RESTORED, **ASSUME_ROLE))
+    assert {"ListOwnBackups", "ReadOwnBackups"}.isdisjoint(statements)
+    assert {"RestoreLease", "WriteRestoreTargets"} <= set(statements)
