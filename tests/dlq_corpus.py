@@ -78,6 +78,7 @@ def read_dlq_s3(s3, bucket: str, prefix: str) -> list[dict]:
 
 
 def raw_config(config) -> dict:
-    """A parsed config back as the flat connector map of the keys that were set (for config files)."""
+    """A parsed config back as the flat connector map of the keys that were set, and the keys passed through as
+    given (transforms.*, predicates.*): for config files."""
     values = {k: config[k] for k in config.explicit if k != "name"}
-    return {k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}
+    return {**{k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}, **config.passthrough}

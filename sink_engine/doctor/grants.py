@@ -30,7 +30,8 @@ JOB_ROLE_SIDS = {
 }
 _DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "403")
 # botocore operations whose IAM action is not `<service>:<operation>`
-_ACTIONS = {("s3", "ListMultipartUploads"): "s3:ListBucketMultipartUploads", ("s3", "HeadBucket"): "s3:ListBucket"}
+_ACTIONS = {("s3", "ListMultipartUploads"): "s3:ListBucketMultipartUploads", ("s3", "HeadBucket"): "s3:ListBucket",
+            ("s3", "ListObjectsV2"): "s3:ListBucket"}
 
 
 def error_code(e: ClientError) -> str:

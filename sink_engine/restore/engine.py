@@ -6,13 +6,15 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+from botocore.exceptions import ClientError
 from confluent_kafka import KafkaException
 
-from sink_engine.errors import OptionError, SourceError
+from sink_engine.doctor.grants import describe
+from sink_engine.errors import OptionError, SourceError, StorageError
 from sink_engine.offsets import LeaseKeeper, OffsetStore
 from sink_engine.restore import target as kafka
 from sink_engine.restore.lease import RestoreLease, RestoreLeaseLost
-from sink_engine.restore.objects import ObjectReader
+from sink_engine.restore.objects import LIST_SID, ObjectReader
 from sink_engine.restore.progress import PartitionCounts
 from sink_engine.restore.request import RestoreRequest
 from sink_engine.restore.selection import plan, selected
@@ -49,7 +51,7 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
                           "an EnvelopeFormat backup")
     target = settings.target_source(request.target_bootstrap_servers)
     lister = Lister(s3, settings.bucket)
-    objects = list(lister.data_objects(settings.naming, request.topic, settings.extension))
+    objects = _listed(lister, settings, request.topic)
     committed = {tp.partition: c.next_offset for tp, c in
                  OffsetStore(dynamodb, settings.offsets_table, clock).committed(settings.connector).items()
                  if tp.topic == request.topic}
@@ -87,6 +89,16 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
     summary.s3_requests = lister.requests + reader.requests
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _listed(lister: Lister, settings: RestoreSettings, topic: str) -> list:
+    """The topic's data objects; StorageError naming the grant when S3 refuses the listing."""
+    folder = settings.folder_of(topic)
+    try:
+        return list(lister.data_objects(settings.naming, folder, settings.extension))
+    except ClientError as e:
+        raise StorageError(f"the objects of {topic} in s3://{settings.bucket} cannot be listed: "
+                           f"{describe(e, 's3', sid=LIST_SID)}") from None
 
 
 def _partitions(request: RestoreRequest, target, objects: list, committed: dict) -> tuple[int, int, bool]:

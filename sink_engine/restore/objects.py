@@ -19,13 +19,18 @@ import zlib
 import fastavro
 import orjson
 import pyarrow.parquet as pq
+from botocore.exceptions import ClientError
 
+from sink_engine.doctor.grants import describe
 from sink_engine.errors import StorageError
 from sink_engine.format.bytearray_format import unescape
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.sidecar_values import converted_bytes, headers_of
 from sink_engine.restore.stored import StoredRecord
 from sink_engine.verify.listing import StoredObject
+
+# The job role's statements (infra/job_policy.py) that let a deployed restore list and read the backup.
+LIST_SID, READ_SID = "ListOwnBackups", "ReadOwnBackups"
 
 
 class ObjectReader:
@@ -87,6 +92,9 @@ class ObjectReader:
             return self._client.get_object(Bucket=self._settings.bucket, Key=key)["Body"].read()
         except self._client.exceptions.NoSuchKey:
             raise StorageError(f"s3://{self._settings.bucket}/{key} is missing (a restore reads it)") from None
+        except ClientError as e:
+            raise StorageError(f"s3://{self._settings.bucket}/{key} cannot be read: "
+                               f"{describe(e, 's3', sid=READ_SID)}") from None
 
 
 class _JsonLine(bytes):

@@ -3,6 +3,7 @@ commits are, and which Kafka cluster and client settings the target gets."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
@@ -10,6 +11,7 @@ from sink_engine.format.registry import format_for
 from sink_engine.format.settings import FormatSettings
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.naming import ObjectNaming
+from sink_engine.verify.settings import folder_router, one_file_stream
 
 # What a restore reads back: the envelope (every field), and ByteArray or JSON values with their sidecars.
 READABLE_FORMATS = ("envelope", "bytearray", "json")
@@ -34,8 +36,8 @@ class RestoreSettings:
     region: str  # s3.region
     lease_ms: int  # sink.lease.duration.ms: the restore's lease too
     source: SourceSettings  # the connector's Kafka cluster and client settings (the default target)
-    one_stream: bool  # the DefaultPartitioner, tombstones not in files of their own: a partition's objects follow
-    # each other in offsets
+    one_stream: bool  # a partition's objects follow each other in offsets (verify.settings.one_file_stream)
+    folder_of: Callable[[str], str]  # the topic whose folder holds a topic's objects (RegexRouters)
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> RestoreSettings:
@@ -48,10 +50,14 @@ class RestoreSettings:
         if name == "json" and config["value.converter"] not in TEXT_CONVERTERS:
             raise ConfigError("value.converter", f"JsonFormat objects of {config['value.converter']} values hold "
                               "decoded values, which a restore cannot encode back; back up with EnvelopeFormat")
-        if name != "envelope" and config["partitioner.class"] != "default":
-            raise ConfigError("partitioner.class", f"{name} objects hold no offsets, so a restore counts a record's "
-                              "offset from its object's first offset, which needs one file stream per partition "
-                              "(the DefaultPartitioner); back up with EnvelopeFormat")
+        one_stream = one_file_stream(config)
+        if name != "envelope" and not one_stream:
+            key = "partitioner.class" if config["partitioner.class"] != "default" else "behavior.on.null.values" \
+                if config["behavior.on.null.values"] == "write" else "sink.schema.files"
+            raise ConfigError(key, f"{name} objects hold no offsets, so a restore counts a record's offset from its "
+                              "object's first offset, which needs one file stream per partition (the "
+                              "DefaultPartitioner, tombstones not in files of their own, no file open per value schema); "
+                              "back up with EnvelopeFormat")
         keys = config["store.kafka.keys"] and name != "envelope"
         headers = config["store.kafka.headers"] and name != "envelope"
         if keys and config["key.converter"] not in TEXT_CONVERTERS:
@@ -67,7 +73,7 @@ class RestoreSettings:
                    config["keys.format.class"] if keys else None, config["headers.format.class"] if headers else None,
                    config["key.converter"], config["value.converter"], config["offset.storage.dynamodb.table"],
                    config["s3.region"], config["sink.lease.duration.ms"], SourceSettings.from_config(config),
-                   config["partitioner.class"] == "default" and config["behavior.on.null.values"] != "write")
+                   one_stream, folder_router(config, "a restore"))
 
     def target_source(self, bootstrap_servers: str | None) -> SourceSettings:
         """The Kafka settings of the target: the connector's, or a plain connection to `bootstrap_servers`

@@ -20,7 +20,7 @@ class VerifySettings:
     extension: str  # the data objects' extension
     tagged: bool  # s3.object.tagging
     contiguous: bool  # one file stream per topic-partition: DefaultPartitioner, tombstones not in their own files,
-    # and values of several schemas never open at once (`_one_stream`)
+    # and values of several schemas never open at once (`one_file_stream`)
     folder_of: Callable[[str], str]  # the topic whose folder holds a topic's objects (RegexRouters)
     letters: ObjectNaming | None  # errors.deadletterqueue.s3.prefix, when dead letters are objects
     letters_topic: str | None  # errors.deadletterqueue.topic.name: read with --kafka, else counted, not placed
@@ -28,14 +28,9 @@ class VerifySettings:
     @classmethod
     def from_config(cls, config: SinkConfig) -> VerifySettings:
         """Raises ConfigError for what verify cannot read: IcebergFormat, routers that route by record."""
-        from sink_engine.transform.settings import TransformSettings
-
         if config["format.class"] == "iceberg":
             raise ConfigError("format.class", "verify reads S3 objects; an Iceberg table's snapshots are its record")
-        router = TransformSettings.from_config(config).topic_router()
-        if router is None:
-            raise ConfigError("transforms", "a router that routes by record (TimestampRouter, a predicate) writes "
-                                            "under folders verify cannot name")
+        router = folder_router(config, "verify")
         naming = ObjectNaming.from_config(config)
         formats = FormatSettings.from_config(config)
         prefix = config["errors.deadletterqueue.s3.prefix"]
@@ -43,10 +38,22 @@ class VerifySettings:
             if prefix else None
         return cls(config.name, config["s3.bucket.name"], naming, formats, format_for(formats).extension,
                    config["s3.object.tagging"],
-                   _one_stream(config), router, letters, config["errors.deadletterqueue.topic.name"] or None)
+                   one_file_stream(config), router, letters, config["errors.deadletterqueue.topic.name"] or None)
 
 
-def _one_stream(config: SinkConfig) -> bool:
+def folder_router(config: SinkConfig, reader: str) -> Callable[[str], str]:
+    """The topic whose folder holds a topic's objects (RegexRouters; the identity without routers). ConfigError
+    naming `transforms` when a router routes by record: `reader` (a command) could not name the folders."""
+    from sink_engine.transform.settings import TransformSettings
+
+    router = TransformSettings.from_config(config).topic_router()
+    if router is None:
+        raise ConfigError("transforms", "a router that routes by record (TimestampRouter, a predicate) writes "
+                                        f"under folders {reader} cannot name")
+    return router
+
+
+def one_file_stream(config: SinkConfig) -> bool:
     """Whether a topic-partition's files follow each other (each owns the offsets up to the next one's start): the
     DefaultPartitioner, tombstones not in files of their own, and no open files per schema (values with a schema
     under schema.compatibility NONE and sink.schema.files separate keep a file open per schema, whose offsets

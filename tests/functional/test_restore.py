@@ -12,9 +12,10 @@ import pytest
 from devtools.producer import create_topic
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.offsets import Leases
-from tests.conftest import TABLE
+from tests.conftest import BUCKET, TABLE
 from tests.functional.test_envelope_format import BASE_MS, ENCODINGS, produce_records, record
 from tests.restore_runs import at_once, counts, killed_at_random, restore, restore_argv, restored, topic_records
+from tests.s3_reader import list_keys
 
 PARTITIONS = 3
 PER_PARTITION = 20
@@ -165,10 +166,15 @@ SIDECAR_CASES = {
              "value.converter.schemas.enable": "false", "key.converter": "StringConverter",
              "keys.format.class": "ParquetFormat", "headers.format.class": "JsonFormat"},
 }
+# the objects of a topic a RegexRouter writes under another folder: the restore lists that folder
+SIDECAR_CASES["bytearray-routed"] = {**SIDECAR_CASES["bytearray"], "transforms": "route",
+                                     "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                                     "transforms.route.regex": "(.*)", "transforms.route.replacement": "backup-$1"}
 
 
 @pytest.mark.parametrize("case", SIDECAR_CASES)
-def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, connector, unique, tmp_path, capsys, case):
+def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, s3, connector, unique, tmp_path, capsys,
+                                             case):
     # given values in ByteArray or JSON objects, their keys and headers in sidecars, 2 partitions
     config = connector(**{"flush.size": 4, "store.kafka.keys": "true", "store.kafka.headers": "true",
                           "sink.lease.duration.ms": 3000, **SIDECAR_CASES[case]})
@@ -176,6 +182,7 @@ def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, connector, 
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_records(stack.bootstrap_servers, topic, sidecar_records(16, case == "json"), 2)
     run_job(config, spark, dynamodb)
+    assert case != "bytearray-routed" or list_keys(s3, BUCKET, f"topics/backup-{topic}/")
     source = topic_records(stack.bootstrap_servers, topic)
     # when the backup is restored, the header `trace` named binary
     code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--create-target",

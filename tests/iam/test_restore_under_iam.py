@@ -112,5 +112,5 @@ def test_without_a_read_grant_the_restore_fails_naming_the_refused_call(sid, ope
         result = run_cli("restore", "--config", config_uri, "--topic", TOPIC, "--target-topic", target)
     # then it fails naming the call S3 refused, and produced nothing
     assert result.code != 0, result.out
-    assert "AccessDenied" in result.err and operation in result.err, result.err
+    assert "AccessDenied" in result.err and operation in result.err and sid in result.err, result.err
     assert not any(topic_records(iam_stack.bootstrap_servers, target).values())

@@ -11,6 +11,7 @@ from pyiceberg.table import Table
 from sink_engine.driver.job import run_job
 from sink_engine.iceberg import commit as table_commit
 from sink_engine.iceberg.catalog import open_catalog
+from tests.dlq_corpus import raw_config
 
 
 class CatalogGate:
@@ -85,11 +86,6 @@ def gate_first_catalog(monkeypatch, gate: CatalogGate) -> None:
 
     monkeypatch.setattr(table_commit.TableCommits, "catalog", property(catalog))
     monkeypatch.setattr(table_commit.TableCommits, "commit", commit)
-
-
-def raw_config(config) -> dict:
-    values = {k: config[k] for k in config.explicit if k != "name"}
-    return {**{k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}, **config.passthrough}
 
 
 def wait_for_lease_expiry(config) -> None:
