@@ -20,6 +20,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 from confluent_kafka.serialization import SerializationError
 from google.protobuf import empty_pb2
 
+from sink_engine.convert import protobuf_arrow
 from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames, split_header
 from sink_engine.convert.protobuf_schema import ProtobufDecoder
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
@@ -54,4 +55,6 @@ class ConfluentProtobufConverter(SchemaRegistryConverter):
         except (SerializationError, binascii.Error, TypeError) as e:
             raise ValueError(f"{what} is not a Protobuf schema this converter can read (the registry must answer "
                              f"format=serialized with a FileDescriptorProto): {e}") from None
-        return ProtobufDecoder(descriptor, self._registry.version(schema_id, descriptor.full_name), self._wrappers)
+        decoder = ProtobufDecoder(descriptor, self._registry.version(schema_id, descriptor.full_name), self._wrappers)
+        decoder.arrow = protobuf_arrow.arrow_reader(descriptor, decoder.schema, self._wrappers)
+        return decoder
