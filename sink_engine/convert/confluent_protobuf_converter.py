@@ -39,12 +39,15 @@ class ConfluentProtobufConverter(SchemaRegistryConverter):
         # Used for its schema resolution only: the message type it is built with is never parsed.
         self._resolver = ProtobufDeserializer(empty_pb2.Empty, {"subject.name.strategy.type": "TOPIC"}, client)
 
-    def split(self, value: bytes) -> tuple[tuple, bytes]:
-        schema_id, indexes, payload = split_header(value, PROTOBUF)
-        return (schema_id, indexes), payload
+    def split(self, value: bytes) -> tuple[bytes, bytes]:
+        """(the header: magic byte, schema id and message indexes, read once per header in `fetch`; the payload)."""
+        if len(value) > 5 and value[0] == 0 and value[5] == 0:  # indexes [0] (the first message) are one 0 byte
+            return value[:6], value[6:]
+        _, _, payload = split_header(value, PROTOBUF)
+        return value[:len(value) - len(payload)], payload
 
-    def fetch(self, schema_ref: tuple) -> ProtobufDecoder:
-        schema_id, indexes = schema_ref
+    def fetch(self, header: bytes) -> ProtobufDecoder:
+        schema_id, indexes, _ = split_header(header, PROTOBUF)
         what = f"schema id {schema_id}"
         writer = self._registry.schema(schema_id, PROTOBUF, "serialized")
         resolver = self._resolver

@@ -1,26 +1,28 @@
-"""Columnar decoding of Protobuf messages: the payloads of one message type parsed by upb in one call, then read
-field by field into Arrow arrays (no Python value per record, no dict per message).
+"""Columnar decoding of Protobuf messages: the payloads of one message type read by ptars (Rust, straight from the
+wire format into Arrow), then shaped into the Arrow types of the message's Connect schema, so that the table is the
+one the general path (protobuf_schema.ProtobufDecoder per message, `Table.from_pylist`) builds from the same payloads.
 
-The payloads are framed as the repeated field of a wrapper message (`_Batch`: tag, length, payload, each) and
-parsed at once; each field is then read across all messages (`map(attrgetter(name), messages)` at C speed) into
-a numpy or Arrow array of the type `arrow_types` gives its Connect schema, so that the table is the one the
-general path (protobuf_schema.ProtobufDecoder per message, `Table.from_pylist`) builds from the same payloads.
+Shaping: uint32 and fixed32 to int64, uint64 and fixed64 wrapped to int64 (a Java long); enum numbers to their
+names (`UNKNOWN_ENUM_VALUE_<Enum>_<n>` for a number the schema does not know); google.protobuf.Timestamp from
+nanoseconds to milliseconds, floored as the general path floors them; wrappers, which ptars reads as their nullable
+primitive, back to a struct `{value}` unless `wrapper.for.nullables`; the members of a oneof into its union struct;
+map entries sorted by key; every field nullable as the Connect schema makes it.
 
 Contract of `ArrowProtobufReader.read`: a table equal to the general path's, or None (the caller then takes the
-general path, which names a bad payload by its offset): None when upb rejects the framed payloads or a
-google.protobuf.Timestamp is outside the years 1 to 9999 (the general path's datetime then fails as before).
+general path, which names a bad payload by its offset). None when ptars is not installed; when upb, the general
+path's parser, refuses a payload (the payloads are framed as the repeated field of a wrapper message and parsed in
+one call, to check them, not to read them); when ptars refuses one (or panics: a Timestamp outside the years 1677
+to 2262, which nanoseconds cannot hold); or where ptars reads valid bytes otherwise than upb: two members of one
+oneof set (upb keeps the last) or a map key twice (upb keeps the last entry).
 
-Covered schemas (`arrow_reader` answers None for others): messages of proto3 files whose fields are scalars,
-enums (unknown numbers named as the general path names them), nested messages, google.protobuf.Timestamp,
-wrappers (as structs, or their nullable primitive under `wrapper.for.nullables`), proto3 `optional` fields,
-oneofs, repeated fields of these, and maps. google.type.Date, google.type.TimeOfDay, confluent.type.Decimal and
-proto2 or editions files (closed enums, required fields) take the general path.
+Covered schemas (`arrow_reader` answers None for others): messages of proto3 files with at least one field, of
+scalars, enums, nested messages, google.protobuf.Timestamp, wrappers, proto3 `optional` fields, oneofs, maps, and
+repeated fields of these. google.type.Date, google.type.TimeOfDay, google.protobuf.Duration,
+confluent.type.Decimal, messages without fields and proto2 or editions files take the general path.
 """
 from __future__ import annotations
 
-import datetime
 from itertools import chain
-from operator import attrgetter, methodcaller
 from typing import Callable
 
 import numpy as np
@@ -32,33 +34,28 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
 from sink_engine.convert.arrow_types import arrow_schema, arrow_type
-from sink_engine.convert.connect_json import EPOCH
 from sink_engine.convert.protobuf_schema import WRAPPERS, synthetic_oneofs
-from sink_engine.convert.schema import DECIMAL
+from sink_engine.convert.schema import Schema
 
-Build = Callable[[list], pa.Array]  # the messages holding a field -> the field's Arrow array
+_UNLOADED = object()
+ptars = _UNLOADED  # the module once a Protobuf schema asks for it; None if not installed
 
-_NUMPY = {
-    FieldDescriptor.TYPE_INT32: np.int32, FieldDescriptor.TYPE_SINT32: np.int32, FieldDescriptor.TYPE_SFIXED32: np.int32,
-    FieldDescriptor.TYPE_INT64: np.int64, FieldDescriptor.TYPE_SINT64: np.int64, FieldDescriptor.TYPE_SFIXED64: np.int64,
-    FieldDescriptor.TYPE_UINT32: np.int64, FieldDescriptor.TYPE_FIXED32: np.int64,
-    FieldDescriptor.TYPE_UINT64: np.uint64, FieldDescriptor.TYPE_FIXED64: np.uint64,  # viewed as int64: Java's wrap
-    FieldDescriptor.TYPE_FLOAT: np.float32, FieldDescriptor.TYPE_DOUBLE: np.float64, FieldDescriptor.TYPE_BOOL: np.bool_,
-}
-_OBJECTS = {FieldDescriptor.TYPE_STRING: pa.string(), FieldDescriptor.TYPE_BYTES: pa.binary()}
+Shape = Callable[[pa.Array], pa.Array]  # what ptars read for a field -> the array of the field's Connect type
+_NOT_COVERED = {"google.type.Date", "google.type.TimeOfDay", "google.protobuf.Duration", "confluent.type.Decimal"}
+_WRAPPED_64 = (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64)
 _TIMESTAMP_MS = pa.timestamp("ms", tz="UTC")
-_MIN_MS = int((datetime.datetime.min.replace(tzinfo=datetime.timezone.utc) - EPOCH).total_seconds()) * 1000
-_MAX_MS = int((datetime.datetime.max.replace(tzinfo=datetime.timezone.utc) - EPOCH).total_seconds()) * 1000
 
 
 class _Refused(Exception):
-    """A value the general path reads otherwise (or fails on): the batch takes the general path."""
+    """Values ptars reads otherwise than upb: the run takes the general path."""
 
 
 class ArrowProtobufReader:
     """Reads payloads of one message type into the Arrow table of its Connect schema (module docstring)."""
 
-    def __init__(self, descriptor: Descriptor, connect_schema, columns: list[Build]):
+    def __init__(self, descriptor: Descriptor, connect_schema: Schema, columns: Callable):
+        config = ptars.PtarsConfig(timestamp_unit="ns")
+        self._handler = ptars.HandlerPool([descriptor.file], config=config).get_for_message(descriptor)
         self._batch = _batch_class(descriptor)
         self._columns = columns
         self._target = arrow_schema(connect_schema)
@@ -67,158 +64,164 @@ class ArrowProtobufReader:
     def read(self, payloads: list) -> pa.Table | None:
         framed = b"".join(chain.from_iterable(zip(map(self._prefixes.__getitem__, map(len, payloads)), payloads)))
         try:
-            messages = list(self._batch.FromString(framed).rows)
-            arrays = [build(messages) for build in self._columns]
-        except (DecodeError, _Refused):
+            self._batch.FromString(framed)
+        except DecodeError:
             return None
-        return pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=self._target)])
+        try:
+            read = self._handler.list_to_record_batch(payloads)
+        except BaseException as e:  # noqa: BLE001 - a Rust panic arrives as pyo3's PanicException(BaseException)
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            return None
+        try:
+            columns = self._columns(read.to_struct_array())
+        except _Refused:
+            return None
+        return pa.Table.from_batches([pa.RecordBatch.from_arrays(columns, schema=self._target)])
 
 
-def arrow_reader(descriptor: Descriptor, connect_schema, wrapper_for_nullables: bool) -> ArrowProtobufReader | None:
-    """The columnar reader of a message type, or None when the schema is not covered (module docstring)."""
-    columns = _Compiler(wrapper_for_nullables).fields(descriptor, connect_schema)
-    return None if columns is None else ArrowProtobufReader(descriptor, connect_schema, columns)
+def arrow_reader(descriptor: Descriptor, connect_schema: Schema, wrapper_for_nullables: bool,
+                 ) -> ArrowProtobufReader | None:
+    """The columnar reader of a message type, or None when ptars is missing or the schema is not covered."""
+    columns = _Shaper(wrapper_for_nullables).message(descriptor, connect_schema)
+    if columns is None or _load_ptars() is None:
+        return None
+    return ArrowProtobufReader(descriptor, connect_schema, columns)
 
 
-class _Compiler:
-    """Column builders of a message's Connect fields (protobuf_schema's, in its order); None when not covered."""
+def _load_ptars():
+    """ptars, imported on first use; None without it (every batch then takes the general path)."""
+    global ptars
+    if ptars is _UNLOADED:
+        try:
+            import ptars as module
+        except ImportError:
+            module = None
+        ptars = module
+    return ptars
+
+
+class _Shaper:
+    """Shapes of a message's Connect fields (protobuf_schema's, in its order); None when not covered."""
 
     def __init__(self, wrapper_for_nullables: bool):
         self._wrappers = wrapper_for_nullables
 
-    def fields(self, descriptor: Descriptor, schema) -> list[Build] | None:
-        if not _proto3(descriptor):
+    def message(self, descriptor: Descriptor, schema: Schema) -> Callable[[pa.StructArray], list] | None:
+        if not descriptor.fields or not _proto3(descriptor):
             return None
-        builds, synthetic, seen, connect = [], synthetic_oneofs(descriptor), set(), iter(schema.fields)
+        parts, synthetic, seen, connect = [], synthetic_oneofs(descriptor), set(), iter(schema.fields)
         for fd in descriptor.fields:
             oneof = fd.containing_oneof
             if oneof is not None and oneof.index not in synthetic:
                 if oneof.index in seen:
                     continue
                 seen.add(oneof.index)
-                build = self._oneof(oneof, next(connect).schema)
+                part = self._oneof(oneof, next(connect).schema)
             else:
-                build = self._field(fd, next(connect).schema)
-            if build is None:
+                shape = self._field(fd, next(connect).schema)
+                part = None if shape is None else _child(fd.name, shape)
+            if part is None:
                 return None
-            builds.append(build)
-        return builds
+            parts.append(part)
+        return lambda struct: [part(struct) for part in parts]
 
-    def _field(self, fd: FieldDescriptor, schema) -> Build | None:
-        get = attrgetter(fd.name)
+    def _field(self, fd: FieldDescriptor, schema: Schema) -> Shape | None:
         if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-            return self._map(fd, schema)
-        values = self._values(fd, schema.items if fd.is_repeated else schema)
-        if values is None:
+            return self._map(fd.message_type, schema)
+        if not fd.is_repeated:
+            return self._value(fd, schema)
+        items, type_ = self._value(fd, schema.items), arrow_type(schema)
+        if items is None:
             return None
-        if fd.is_repeated:
-            return _repeated(get, values, arrow_type(schema))
-        if fd.has_presence:
-            has = methodcaller("HasField", fd.name)
-            return lambda messages: values(list(map(get, messages)), _absent(has, messages))
-        return lambda messages: values(list(map(get, messages)), None)
+        return lambda lists: pa.ListArray.from_arrays(lists.offsets, items(lists.values), type=type_)
 
-    def _oneof(self, oneof, schema) -> Build | None:
-        members = [(fd.name, attrgetter(fd.name), self._values(fd, schema.field(fd.name).schema))
-                   for fd in oneof.fields]
-        if any(values is None for _, _, values in members):
+    def _oneof(self, oneof, schema: Schema):
+        members = [(fd.name, self._value(fd, schema.field(fd.name).schema)) for fd in oneof.fields]
+        if any(shape is None for _, shape in members):
             return None
-        which, fields = methodcaller("WhichOneof", oneof.name), list(arrow_type(schema))
+        fields = list(arrow_type(schema))
 
-        def build(messages: list) -> pa.Array:
-            chosen = np.array(list(map(which, messages)), dtype=object)
-            children = [values(list(map(get, messages)), chosen != name) for name, get, values in members]
-            return pa.StructArray.from_arrays(children, fields=fields, mask=pa.array(chosen == None))  # noqa: E711
-        return build
+        def part(struct: pa.StructArray) -> pa.Array:
+            read = [struct.field(name) for name, _ in members]
+            set_ = np.sum([array.is_valid().to_numpy(zero_copy_only=False) for array in read], axis=0)
+            if set_.max(initial=0) > 1:
+                raise _Refused()
+            return pa.StructArray.from_arrays([shape(array) for (_, shape), array in zip(members, read)],
+                                              fields=fields, mask=pa.array(set_ == 0))
+        return part
 
-    def _map(self, fd: FieldDescriptor, schema) -> Build | None:
-        entry = fd.message_type
-        keys = self._values(entry.fields_by_name["key"], schema.keys)
-        values = self._values(entry.fields_by_name["value"], schema.values)
+    def _map(self, entry: Descriptor, schema: Schema) -> Shape | None:
+        keys = self._value(entry.fields_by_name["key"], schema.keys)
+        values = self._value(entry.fields_by_name["value"], schema.values)
         if keys is None or values is None:
             return None
-        get, type_ = attrgetter(fd.name), arrow_type(schema)
+        type_ = arrow_type(schema)
 
-        def build(messages: list) -> pa.Array:
-            entries = [sorted(found.items()) for found in map(get, messages)]
-            flat = list(chain.from_iterable(entries))
-            return pa.MapArray.from_arrays(_offsets(entries), keys([key for key, _ in flat], None),
-                                           values([value for _, value in flat], None), type=type_)
-        return build
+        def shape(maps: pa.MapArray) -> pa.Array:
+            found, items = maps.keys, maps.items
+            if len(found):
+                rows = pc.list_parent_indices(maps)
+                order = pc.sort_indices(pa.table({"row": rows, "key": found}),
+                                        sort_keys=[("row", "ascending"), ("key", "ascending")])
+                rows, found, items = rows.take(order), found.take(order), items.take(order)
+                if pc.any(pc.and_(pc.equal(rows[1:], rows[:-1]), pc.equal(found[1:], found[:-1]))).as_py():
+                    raise _Refused()
+            return pa.MapArray.from_arrays(maps.offsets, keys(found), values(items), type=type_)
+        return shape
 
-    def _values(self, fd: FieldDescriptor, schema):
-        """`(values, nulls) -> Arrow array` of the field's (or its items') values, `schema` their Connect
-        schema; None when not covered."""
+    def _value(self, fd: FieldDescriptor, schema: Schema) -> Shape | None:
+        """The shape of one value of the field (an item when it is repeated), `schema` its Connect schema."""
         message = fd.message_type
         if message is None:
-            return _scalar(fd)
+            return _enum(fd.enum_type) if fd.type == FieldDescriptor.TYPE_ENUM else _scalar(fd, schema)
         name = message.full_name
         if name == "google.protobuf.Timestamp":
             return _timestamps
-        if self._wrappers and name in WRAPPERS:
-            inner, get = _scalar(message.fields_by_name["value"]), attrgetter("value")
-            return lambda values, nulls: inner(list(map(get, values)), nulls)
-        if schema.type != "struct" or schema.name == DECIMAL:  # Date, TimeOfDay, Decimal
+        if name in WRAPPERS:
+            inner = _scalar(message.fields_by_name["value"], schema if self._wrappers else schema.fields[0].schema)
+            return inner if self._wrappers else _struct(lambda values: [inner(values)], arrow_type(schema))
+        if name in _NOT_COVERED:
             return None
-        fields = self.fields(message, schema)
-        if fields is None:
-            return None
-        type_fields = list(arrow_type(schema))
-        return lambda values, nulls: pa.StructArray.from_arrays(
-            [build(values) for build in fields], fields=type_fields, mask=None if nulls is None else pa.array(nulls))
+        children = self.message(message, schema)
+        return None if children is None else _struct(children, arrow_type(schema))
 
 
-def _scalar(fd: FieldDescriptor):
-    if fd.type == FieldDescriptor.TYPE_ENUM:
-        return _enum(fd.enum_type)
-    if fd.type in _OBJECTS:
-        arrow = _OBJECTS[fd.type]
-        return lambda values, nulls: pa.array(values, arrow, mask=nulls)
-    dtype = _NUMPY[fd.type]
-    wrap = dtype is np.uint64
-
-    def read(values: list, nulls) -> pa.Array:
-        array = np.fromiter(values, dtype, len(values))
-        return pa.array(array.view(np.int64) if wrap else array, mask=nulls)
-    return read
+def _child(name: str, shape: Shape) -> Callable[[pa.StructArray], pa.Array]:
+    return lambda struct: shape(struct.field(name))
 
 
-def _enum(enum):
-    numbers = sorted(enum.values_by_number)
-    known = {number: enum.values_by_number[number].name for number in numbers}
+def _struct(children: Callable, type_: pa.DataType) -> Shape:
+    fields = list(type_)
+    return lambda array: pa.StructArray.from_arrays(children(array), fields=fields,
+                                                    mask=pc.is_null(array) if array.null_count else None)
+
+
+def _scalar(fd: FieldDescriptor, schema: Schema) -> Shape:
+    target = arrow_type(schema)
+    if fd.type in _WRAPPED_64:
+        return lambda array: pc.cast(array, target, safe=False)
+    return lambda array: array.cast(target)
+
+
+def _enum(enum) -> Shape:
+    known = {number: value.name for number, value in enum.values_by_number.items()}
     unknown = f"UNKNOWN_ENUM_VALUE_{enum.name}_"
 
-    def read(values: list, nulls) -> pa.Array:
-        found = np.fromiter(values, np.int64, len(values))
-        codes = sorted(set(np.unique(found).tolist()) | set(numbers))
-        names = pa.array([known.get(code) or f"{unknown}{code}" for code in codes], pa.string())
-        return pc.take(names, pa.array(np.searchsorted(codes, found), mask=nulls))
-    return read
+    def shape(array: pa.Array) -> pa.Array:
+        numbers = array.fill_null(0).to_numpy(zero_copy_only=False)
+        codes = np.unique(numbers)
+        names = pa.array([known.get(code) or f"{unknown}{code}" for code in codes.tolist()], pa.string())
+        nulls = pc.is_null(array).to_numpy(zero_copy_only=False) if array.null_count else None
+        return pc.take(names, pa.array(np.searchsorted(codes, numbers), mask=nulls))
+    return shape
 
 
-def _timestamps(values: list, nulls) -> pa.Array:
-    """Milliseconds since the epoch, as the general path's datetime (nanos floored to milliseconds)."""
-    seconds = np.fromiter(map(attrgetter("seconds"), values), np.int64, len(values))
-    nanos = np.fromiter(map(attrgetter("nanos"), values), np.int64, len(values))
-    millis = seconds * 1000 + nanos // 1_000_000
-    if len(millis) and (seconds.min() < _MIN_MS // 1000 or seconds.max() > _MAX_MS // 1000
-                        or millis.min() < _MIN_MS or millis.max() > _MAX_MS):
-        raise _Refused()
-    return pa.array(millis, _TIMESTAMP_MS, mask=nulls)
-
-
-def _repeated(get, values, type_: pa.DataType) -> Build:
-    def build(messages: list) -> pa.Array:
-        lists = list(map(get, messages))
-        return pa.ListArray.from_arrays(_offsets(lists), values(list(chain.from_iterable(lists)), None), type=type_)
-    return build
-
-
-def _offsets(lists: list) -> pa.Array:
-    lengths = np.fromiter(map(len, lists), np.int32, len(lists))
-    offsets = np.zeros(len(lists) + 1, np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    return pa.array(offsets)
+def _timestamps(array: pa.Array) -> pa.Array:
+    """Nanoseconds to milliseconds, floored as the general path floors a Timestamp's nanos."""
+    nanos = array.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    nulls = pc.is_null(array).to_numpy(zero_copy_only=False) if array.null_count else None
+    return pa.array(np.floor_divide(nanos, 1_000_000), _TIMESTAMP_MS, mask=nulls)
 
 
 def _proto3(descriptor: Descriptor) -> bool:
@@ -226,10 +229,6 @@ def _proto3(descriptor: Descriptor) -> bool:
     proto = descriptor_pb2.FileDescriptorProto()
     descriptor.file.CopyToProto(proto)
     return proto.syntax == "proto3"
-
-
-def _absent(has, messages: list) -> np.ndarray:
-    return ~np.fromiter(map(has, messages), np.bool_, len(messages))
 
 
 class _Prefixes(dict):
@@ -247,16 +246,15 @@ class _Prefixes(dict):
 
 def _batch_class(descriptor: Descriptor):
     """A message class with one field, `repeated <descriptor> rows = 1`, in the descriptor's own pool."""
-    pool = descriptor.file.pool
-    name = f"sink_engine_batch.{descriptor.full_name}"
+    pool, package = descriptor.file.pool, f"sink_engine_batch.{descriptor.full_name}"
     try:
-        return GetMessageClass(pool.FindMessageTypeByName(f"{name}.Batch"))
+        return GetMessageClass(pool.FindMessageTypeByName(f"{package}.Batch"))
     except KeyError:
         pass
-    proto = descriptor_pb2.FileDescriptorProto(name=f"{name}.proto", package=name, syntax="proto3",
+    proto = descriptor_pb2.FileDescriptorProto(name=f"{package}.proto", package=package, syntax="proto3",
                                                dependency=[descriptor.file.name])
     proto.message_type.add(name="Batch").field.add(
         name="rows", number=1, label=FieldDescriptor.LABEL_REPEATED, type=FieldDescriptor.TYPE_MESSAGE,
         type_name=f".{descriptor.full_name}")
     pool.Add(proto)
-    return GetMessageClass(pool.FindMessageTypeByName(f"{name}.Batch"))
+    return GetMessageClass(pool.FindMessageTypeByName(f"{package}.Batch"))
