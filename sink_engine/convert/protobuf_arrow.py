@@ -9,11 +9,11 @@ primitive, back to a struct `{value}` unless `wrapper.for.nullables`; the member
 map entries sorted by key; every field nullable as the Connect schema makes it.
 
 Contract of `ArrowProtobufReader.read`: a table equal to the general path's, or None (the caller then takes the
-general path, which names a bad payload by its offset). None when ptars is not installed; when upb, the general
-path's parser, refuses a payload (the payloads are framed as the repeated field of a wrapper message and parsed in
-one call, to check them, not to read them); when ptars refuses one (or panics: a Timestamp outside the years 1677
-to 2262, which nanoseconds cannot hold); or where ptars reads valid bytes otherwise than upb: two members of one
-oneof set (upb keeps the last) or a map key twice (upb keeps the last entry).
+general path, which names a bad payload by its offset). None when upb, the general path's parser, refuses a payload
+(the payloads are framed as the repeated field of a wrapper message and parsed in one call, to check them, not to
+read them); when ptars refuses one (or panics); when a Timestamp is outside the years 1677 to 2262, which ptars'
+nanoseconds cannot hold; or where ptars reads valid bytes otherwise than upb: two members of one oneof set (upb
+keeps the last) or a map key twice (upb keeps the last entry).
 
 Covered schemas (`arrow_reader` answers None for others): messages of proto3 files with at least one field, of
 scalars, enums, nested messages, google.protobuf.Timestamp, wrappers, proto3 `optional` fields, oneofs, maps, and
@@ -44,6 +44,7 @@ Shape = Callable[[pa.Array], pa.Array]  # what ptars read for a field -> the arr
 _NOT_COVERED = {"google.type.Date", "google.type.TimeOfDay", "google.protobuf.Duration", "confluent.type.Decimal"}
 _WRAPPED_64 = (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64)
 _TIMESTAMP_MS = pa.timestamp("ms", tz="UTC")
+_INT64 = np.iinfo(np.int64)
 
 
 class _Refused(Exception):
@@ -161,7 +162,7 @@ class _Shaper:
         def shape(maps: pa.MapArray) -> pa.Array:
             found, items = maps.keys, maps.items
             if len(found):
-                rows = pc.list_parent_indices(maps)
+                rows = pa.array(np.repeat(np.arange(len(maps)), np.diff(maps.offsets.to_numpy())))
                 order = pc.sort_indices(pa.table({"row": rows, "key": found}),
                                         sort_keys=[("row", "ascending"), ("key", "ascending")])
                 rows, found, items = rows.take(order), found.take(order), items.take(order)
@@ -218,8 +219,11 @@ def _enum(enum) -> Shape:
 
 
 def _timestamps(array: pa.Array) -> pa.Array:
-    """Nanoseconds to milliseconds, floored as the general path floors a Timestamp's nanos."""
+    """Nanoseconds to milliseconds, floored as the general path floors a Timestamp's nanos. ptars saturates a
+    Timestamp that nanoseconds cannot hold (outside 1677-09-21 to 2262-04-11) to the int64 bounds: refused."""
     nanos = array.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    if len(nanos) and (nanos.min() == _INT64.min or nanos.max() == _INT64.max):
+        raise _Refused()
     nulls = pc.is_null(array).to_numpy(zero_copy_only=False) if array.null_count else None
     return pa.array(np.floor_divide(nanos, 1_000_000), _TIMESTAMP_MS, mask=nulls)
 

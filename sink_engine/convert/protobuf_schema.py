@@ -44,8 +44,8 @@ _SCALARS = {
     FieldDescriptor.TYPE_STRING: "string", FieldDescriptor.TYPE_BYTES: "bytes",
 }
 WRAPPERS = {"google.protobuf.DoubleValue", "google.protobuf.FloatValue", "google.protobuf.Int64Value",
-             "google.protobuf.UInt64Value", "google.protobuf.Int32Value", "google.protobuf.UInt32Value",
-             "google.protobuf.BoolValue", "google.protobuf.StringValue", "google.protobuf.BytesValue"}
+            "google.protobuf.UInt64Value", "google.protobuf.Int32Value", "google.protobuf.UInt32Value",
+            "google.protobuf.BoolValue", "google.protobuf.StringValue", "google.protobuf.BytesValue"}
 _UNSIGNED_64 = (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64)
 _EXACT = decimal.Context(prec=decimal.MAX_PREC)
 
