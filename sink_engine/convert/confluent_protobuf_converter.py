@@ -2,10 +2,10 @@
 
 The header (schema id and message indexes) is read by confluent-kafka's `SchemaId`, once per distinct header
 (`split` only cuts it off; the usual one, indexes [0], by slicing). Per schema id and message, once per task: the
-writer schema comes from the registry through confluent-kafka's client as a serialized FileDescriptorProto (`format=serialized`: the registry parses the .proto text), and
-confluent-kafka's ProtobufDeserializer resolves it as it does for its own reads: it adds the files the schema
-imports through schema references (fetched the same way, recursively) and the well-known types to a
-descriptor pool and finds the message the indexes name. The message class is built from that descriptor and
+writer schema comes from the registry through confluent-kafka's client as a serialized FileDescriptorProto
+(`format=serialized`: the registry parses the .proto text), and confluent-kafka's ProtobufDeserializer resolves it
+as it does for its own reads: it adds the files the schema imports through schema references (fetched the same
+way, recursively) and the well-known types to a descriptor pool and finds the message the indexes name. The message class is built from that descriptor and
 parses each payload directly: the deserializer's own per-record call re-resolves the schema each time (about
 10 us a record, twenty times the parse). Values are mapped to Connect as ProtobufData maps them
 (protobuf_schema.py); the schema version is the one under its subject (confluent_registry.py), named after
