@@ -7,10 +7,11 @@ writer schema comes from the registry through confluent-kafka's client as a seri
 as it does for its own reads: it adds the files the schema imports through schema references (fetched the same
 way, recursively) and the well-known types to a descriptor pool and finds the message the indexes name. The
 message class is built from that descriptor and parses each payload directly: the deserializer's own per-record
-call re-resolves the schema each time (about 10 us a record, twenty times the parse). Values are mapped to Connect as ProtobufData maps them
-(protobuf_schema.py); the schema version is the one under its subject (confluent_registry.py), named after
-that message's full name under the record name strategies. When ptars is installed and covers the message, runs of
-records are read columnarly instead (protobuf_arrow.py; registry_converter.py).
+call re-resolves the schema each time (about 10 us a record, twenty times the parse). Values are mapped to
+Connect as ProtobufData maps them (protobuf_schema.py); the schema version is the one under its subject
+(confluent_registry.py), named after that message's full name under the record name strategies. When ptars is
+installed and covers the message, runs of records are read columnarly instead (protobuf_arrow.py,
+registry_converter.py).
 """
 from __future__ import annotations
 
