@@ -83,11 +83,17 @@ class ArrowProtobufReader:
 
 def arrow_reader(descriptor: Descriptor, connect_schema: Schema, wrapper_for_nullables: bool,
                  ) -> ArrowProtobufReader | None:
-    """The columnar reader of a message type, or None when ptars is missing or the schema is not covered."""
+    """The columnar reader of a message type, or None when ptars is missing, the schema is not covered or ptars
+    cannot build a handler for it."""
     columns = _Shaper(wrapper_for_nullables).message(descriptor, connect_schema)
     if columns is None or _load_ptars() is None:
         return None
-    return ArrowProtobufReader(descriptor, connect_schema, columns)
+    try:
+        return ArrowProtobufReader(descriptor, connect_schema, columns)
+    except BaseException as e:  # noqa: BLE001 - a schema ptars cannot take (an error or a panic): the general path
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        return None
 
 
 def _load_ptars():
