@@ -234,3 +234,13 @@ def test_a_selection_of_a_columnar_column_builds_from_its_values(registry, monke
     fast, slow = columnar.convert(chunk).select([7, 2, 3]), general.convert(chunk).select([7, 2, 3])
     # then it encodes the same bytes as the general path
     assert encoded(ParquetFormat(), fast) == encoded(ParquetFormat(), slow)
+
+
+def test_without_ptars_every_batch_takes_the_general_path(registry, monkeypatch):
+    # given ptars is not installed (a Python 3.9 job archive carries no requirements-columnar.txt)
+    server, ids = registry
+    monkeypatch.setattr(protobuf_arrow, "ptars", None)
+    converter = ConfluentProtobufConverter(SchemaRegistryClient({"url": server.url}), SubjectNames("t"))
+    # when events are converted, then they are decoded one by one, as before
+    column = converter.convert(chunk_of([value(ids, event(i)) for i in range(3)]))
+    assert not isinstance(column, ArrowStructColumn) and column.items[1]["id"] == 7_919 - 2 ** 40
