@@ -47,7 +47,9 @@ message Event {
   map<int32, Device> by_slot = 20;
   google.protobuf.StringValue note = 21;
   repeated google.protobuf.Timestamp seen = 22;
-  optional Kind maybe_kind = 23;%s
+  optional Kind maybe_kind = 23;
+  repeated google.protobuf.Int64Value scores = 25;
+  map<uint64, google.protobuf.StringValue> labels = 26;%s
 }
 message Other { string name = 1; repeated sfixed64 values = 2; }
 """
@@ -67,7 +69,8 @@ def event(i: int, version: int = 1, large: bool = False):
         counts=dict([("b", i), ("a", -1), ("ü", 2 ** 40)][: i % 4]),
         big=2 ** 64 - 1 - i if i % 2 else i, small=2 ** 32 - 1 - i, delta=-i, ratio=1 / (i + 1), ok=i % 2 == 0,
         blob=bytes(range(i % 256)), history=[1, 7, 0][: i % 4], devices=[device] * (i % 3),
-        by_slot={i % 5: device, -1: {"os": "x"}} if i % 2 else {})
+        by_slot={i % 5: device, -1: {"os": "x"}} if i % 2 else {}, scores=[{"value": i}, {}][: i % 3],
+        labels={2 ** 64 - 1 - i: {"value": UNICODE}, i: {}} if i % 2 else {})
     if i % 7 != 3:
         message.at.seconds, message.at.nanos = (-86_400 * i - 1, 999_999_999) if i % 5 == 0 else (1_700_000_000 + i, i)
     if i % 4:
