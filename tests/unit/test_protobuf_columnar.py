@@ -67,7 +67,8 @@ def event(i: int, version: int = 1, large: bool = False):
         id=i * 7_919 - 2 ** 40 * (i % 2), kind=9 if i % 11 == 10 else i % 3,
         tags=["x" * (300_000 if large else 3), UNICODE][: i % 3],
         counts=dict([("b", i), ("a", -1), ("ü", 2 ** 40)][: i % 4]),
-        big=2 ** 64 - 1 - i if i % 2 else i, small=2 ** 32 - 1 - i, delta=-i, ratio=1 / (i + 1), ok=i % 2 == 0,
+        big=2 ** 64 - 1 - i if i % 2 else i, small=2 ** 32 - 1 - i, delta=-i, ok=i % 2 == 0,
+        ratio=(-0.0, float("inf"))[i % 13 - 11] if i % 13 >= 11 else 1 / (i + 1),
         blob=bytes(range(i % 256)), history=[1, 7, 0][: i % 4], devices=[device] * (i % 3),
         by_slot={i % 5: device, -1: {"os": "x"}} if i % 2 else {}, scores=[{"value": i}, {}][: i % 3],
         labels={2 ** 64 - 1 - i: {"value": UNICODE}, i: {}} if i % 2 else {})
@@ -247,3 +248,16 @@ def test_without_ptars_every_batch_takes_the_general_path(registry, monkeypatch)
     # when events are converted, then they are decoded one by one, as before
     column = converter.convert(chunk_of([value(ids, event(i)) for i in range(3)]))
     assert not isinstance(column, ArrowStructColumn) and column.items[1]["id"] == 7_919 - 2 ** 40
+
+
+@pytest.mark.parametrize("fmt", FORMATS[::2], ids=["parquet/snappy", "avro"])
+def test_nan_is_written_the_same(registry, monkeypatch, fmt):
+    # given events with NaN ratios (not equal to themselves, so compared as bytes only)
+    columnar, general = converters(registry, monkeypatch)
+    messages = [event(i) for i in range(6)]
+    for message in messages[::2]:
+        message.ratio = float("nan")
+    chunk = chunk_of([value(registry[1], message) for message in messages])
+    # when both convert them, then the files are the same bytes
+    fast = columnar.convert(chunk)
+    assert isinstance(fast, ArrowStructColumn) and encoded(fmt, fast) == encoded(fmt, general.convert(chunk))
