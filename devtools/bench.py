@@ -2,14 +2,15 @@
 plain one-process pipeline in the same run (devtools/plain_pipeline.py), for JSON and Parquet output, and the run
 phase with IcebergFormat (records/s beside Parquet files, and the time of its snapshot commit); the run phase of
 Avro values through a Schema Registry (AvroConverter, the click events of devtools/avro_events.py) to Parquet
-beside the plain Avro pipeline and beside the same events as schemaless JSON; CPU per record of the engine's
+beside the plain Avro pipeline and beside the same events as schemaless JSON, and the same events as Protobuf
+through the registry (ProtobufConverter, devtools/protobuf_events.py) to Parquet; CPU per record of the engine's
 process tree; scaling from tasks.max 1 to 2; the run phase over the same small input spread over 16 and over 256
 partitions (what a partition costs on its own, issue 22); then every output format and partitioner through one
 range at a time in one process (the engine's task code without Spark).
 
 Prints tables. Spark start-up is measured apart from the run. Usage:
     python -m devtools.bench [--records 2000000] [--partitions 4] [--flush-size 50000] [--formats none] [--no-iceberg]
-                             [--partition-counts 16,256|none]
+                             [--partition-counts 16,256|none] [--no-avro] [--no-protobuf]
 """
 from __future__ import annotations
 
@@ -119,6 +120,8 @@ def main() -> None:
                              "or 'none'")
     parser.add_argument("--no-avro", dest="avro", action="store_false",
                         help="skip the Avro+registry rows (AvroConverter to Parquet, the plain Avro pipeline)")
+    parser.add_argument("--no-protobuf", dest="protobuf", action="store_false",
+                        help="skip the Protobuf+registry row (ProtobufConverter to Parquet)")
     parser.add_argument("--no-iceberg", dest="iceberg", action="store_false",
                         help="skip the IcebergFormat run (SQL catalog, warehouse in the S3 emulator)")
     args = parser.parse_args()
@@ -143,6 +146,7 @@ def main() -> None:
         startup = (time.perf_counter() - started, sum(TreeCpu.spent(cpu_before, cpu.sample()).values()))
         runs = run_phase_rows(stack, args, dynamodb, spark, cpu)
         avro = avro_rows(stack, args, dynamodb, spark, cpu) if args.avro else None
+        protobuf = protobuf_row(stack, args, dynamodb, spark, cpu) if args.protobuf else None
         iceberg = iceberg_row(stack, args, dynamodb, spark, cpu) if args.iceberg else None
         scaling = scaling_rows(stack, args, dynamodb, spark, cpu)
         counts = partition_count_rows(stack, dynamodb, spark, cpu, args.partition_counts)
@@ -169,6 +173,10 @@ def main() -> None:
         print(f"avro+registry: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain Avro pipeline "
               f"(target at least 2x); CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as "
               f"schemaless JSON (target at most 1x)")
+    if protobuf:
+        print(protobuf.line())
+        against = f"{protobuf.cpu_us / avro[2].cpu_us:.2f}x the" if avro else "(no row with --no-avro) against the"
+        print(f"protobuf+registry: CPU per record {against} same events as schemaless JSON (target at most 1.5x)")
     if iceberg:
         row_, commit_seconds = iceberg
         parquet = next(r for r in runs if r.format == "parquet/snappy" and r.pipeline.startswith("sink-engine"))
@@ -272,6 +280,27 @@ def avro_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[Ru
     as_json = {**parquet, "topics": AVRO_JSON_TOPIC}
     rows.append(_engine_row(stack, args, dynamodb, spark, cpu, "same as json", as_json, args.partitions))
     return rows
+
+
+PROTOBUF_TOPIC = "bench-protobuf"
+
+
+def protobuf_row(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> RunRow:
+    """`run` with ProtobufConverter to Parquet/snappy on the click events as Protobuf (devtools/protobuf_events.py);
+    the same events as schemaless JSON are avro_rows' last row."""
+    from devtools.producer import produce
+    from devtools.protobuf_events import CLICK_PROTO, registry_values
+    from tests.schema_registry_server import SchemaRegistryServer
+
+    with SchemaRegistryServer() as registry:
+        schema_id = registry.register(f"{PROTOBUF_TOPIC}-value", CLICK_PROTO, schema_type="PROTOBUF")["id"]
+        print(f"producing {args.records:,} Protobuf click events ...", flush=True)
+        create_topic(stack.bootstrap_servers, PROTOBUF_TOPIC, args.partitions)
+        produce(stack.bootstrap_servers, PROTOBUF_TOPIC, registry_values(args.records, schema_id), args.partitions)
+        protobuf = {"format.class": "ParquetFormat", "parquet.codec": "snappy", "topics": PROTOBUF_TOPIC,
+                    "value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
+                    "value.converter.schema.registry.url": registry.url}
+        return _engine_row(stack, args, dynamodb, spark, cpu, "protobuf+registry", protobuf, args.partitions)
 
 
 def scaling_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[RunRow]:

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 LAMBDA_PYTHON = "3.14"
 LAMBDA_ARCHITECTURE = "ARM64"
-COLUMNAR_PYTHON = (3, 11)  # requirements-columnar.txt (polars) goes into job archives for this Python and later
+COLUMNAR_PYTHON = (3, 11)  # requirements-columnar.txt (polars, ptars) goes into job archives for this Python and later
 LAYERS = {  # layer name -> requirements file
     "libraries": ROOT / "lambdas" / "requirements.txt",
     "replay": ROOT / "lambdas" / "dlq_replay" / "requirements.txt",

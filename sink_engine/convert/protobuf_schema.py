@@ -43,9 +43,9 @@ _SCALARS = {
     FieldDescriptor.TYPE_FLOAT: "float32", FieldDescriptor.TYPE_DOUBLE: "float64", FieldDescriptor.TYPE_BOOL: "boolean",
     FieldDescriptor.TYPE_STRING: "string", FieldDescriptor.TYPE_BYTES: "bytes",
 }
-_WRAPPERS = {"google.protobuf.DoubleValue", "google.protobuf.FloatValue", "google.protobuf.Int64Value",
-             "google.protobuf.UInt64Value", "google.protobuf.Int32Value", "google.protobuf.UInt32Value",
-             "google.protobuf.BoolValue", "google.protobuf.StringValue", "google.protobuf.BytesValue"}
+WRAPPERS = {"google.protobuf.DoubleValue", "google.protobuf.FloatValue", "google.protobuf.Int64Value",
+            "google.protobuf.UInt64Value", "google.protobuf.Int32Value", "google.protobuf.UInt32Value",
+            "google.protobuf.BoolValue", "google.protobuf.StringValue", "google.protobuf.BytesValue"}
 _UNSIGNED_64 = (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64)
 _EXACT = decimal.Context(prec=decimal.MAX_PREC)
 
@@ -59,6 +59,7 @@ class ProtobufDecoder:
         schema, self._read = _Compiler(wrapper_for_nullables).message(descriptor)
         self.schema = Schema(**{**schema.__dict__, "optional": False, "version": version})
         self._message_class = GetMessageClass(descriptor)
+        self.arrow = None  # a columnar reader (protobuf_arrow.py), set by the converter when the schema is covered
 
     def decode(self, payload: bytes) -> dict:
         """The value of one message; ValueError when the bytes are not a message of this type."""
@@ -94,7 +95,7 @@ class _Compiler:
         return Schema("struct", True, name=descriptor.name, fields=tuple(fields)), read
 
     def _fields(self, descriptor: Descriptor) -> tuple[list[Field], list[tuple[str, Reader]]]:
-        fields, readers, synthetic, seen = [], [], _synthetic_oneofs(descriptor), set()
+        fields, readers, synthetic, seen = [], [], synthetic_oneofs(descriptor), set()
         for fd in descriptor.fields:
             oneof = fd.containing_oneof
             if oneof is not None and oneof.index not in synthetic:
@@ -177,7 +178,7 @@ def _well_known(descriptor: Descriptor, wrappers: bool) -> tuple[Schema, Reader]
         return Schema("int32", True, name=TIME), _time_of_day
     if name == "confluent.type.Decimal":
         return Schema("bytes", True, name=DECIMAL), _decimal
-    if wrappers and name in _WRAPPERS:
+    if wrappers and name in WRAPPERS:
         schema, convert = _scalar(descriptor.fields_by_name["value"])
         return schema, lambda message: convert(message.value)
     return None
@@ -232,7 +233,7 @@ def _scaled(read: Reader, fd: FieldDescriptor, schema: Schema) -> Reader:
     return scaled
 
 
-def _synthetic_oneofs(descriptor: Descriptor) -> set[int]:
+def synthetic_oneofs(descriptor: Descriptor) -> set[int]:
     """Indexes of the oneofs protoc makes for proto3 `optional` fields (not unions)."""
     proto = descriptor_pb2.DescriptorProto()
     descriptor.CopyToProto(proto)
