@@ -8,7 +8,9 @@ by the schema's `title` under the record name strategies) and are mapped to a Co
 payload is parsed as JSON and read as a value of that schema (connect_json.py), which checks every field's
 type. With `json.fail.invalid.schema` (Confluent's deserializer setting, false by default as there) each
 value is also validated against the writer schema by confluent-kafka's JSONDeserializer (jsonschema, its
-references resolved as that deserializer resolves them), which costs about 60 us per record.
+references resolved as that deserializer resolves them), which costs about 60 us per record. Values of the
+schemas json_schema_arrow.py covers are read columnarly, a run of one schema id at a time, after that validation
+(registry_converter.py).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext, Se
 
 from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames, split_header
 from sink_engine.convert.connect_json import compile_decoder
+from sink_engine.convert.json_schema_arrow import arrow_reader
 from sink_engine.convert.json_schema_mapping import connect_schema, resource_registry
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
 
@@ -66,7 +69,7 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
 
 class _JsonSchemaDecoder:
     def __init__(self, schema):
-        self.schema, self._decode = schema, compile_decoder(schema)
+        self.schema, self._decode, self.arrow = schema, compile_decoder(schema), arrow_reader(schema)
 
     def decode(self, payload: bytes):
         try:
