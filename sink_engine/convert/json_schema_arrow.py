@@ -48,7 +48,7 @@ class ArrowJsonReader:
 
     def __init__(self, schema: Schema):
         self._fields = schema.fields
-        self._read_schema = pa.schema([pa.field(f.name, _read_type(f.schema)) for f in schema.fields])
+        self._read_schema = pa.schema([pa.field(f.name, _read_type(f.schema, top=True)) for f in schema.fields])
         self._target = arrow_schema(schema)
 
     def read(self, payloads: list) -> pa.Table | None:
