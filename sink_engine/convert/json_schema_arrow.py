@@ -62,8 +62,6 @@ class ArrowJsonReader:
                                       parse_options=self._parse_options())
         except (orjson.JSONDecodeError, pa.ArrowInvalid):
             return None
-        if table.num_rows != len(payloads):
-            return None
         columns = []
         for field, column in zip(self._fields, table.columns):
             array = _filled(column.combine_chunks(), field.schema)
