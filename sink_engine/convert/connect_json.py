@@ -188,7 +188,8 @@ def _after_epoch(epoch, unit: str, value: Any, path: str):
     try:
         return epoch + datetime.timedelta(**{unit: _int(value, path)})
     except OverflowError:
-        raise ValueError(f"{path or 'value'}: {value} {unit} from the epoch is past year 9999 or before year 1") from None
+        raise ValueError(f"{path or 'value'}: {value} {unit} from the epoch is past year 9999 or before year 1") \
+            from None
 
 
 def _base64(value: Any, path: str) -> bytes:

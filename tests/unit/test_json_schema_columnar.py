@@ -62,8 +62,9 @@ KINDS = ("click", "view", "purchase")
 def mixed(i: int, large: bool = False) -> dict:
     """Nulls, missing optional fields, unicode, boundaries of each integer type, extra fields."""
     value = {
-        "id": i * 7_919 - 2 ** 62 * (i % 2), "kind": KINDS[i % 3], "at": 1_700_000_000_000 + i * 1_001 - 2 ** 40 * (i % 2),
-        "day": None if i % 5 == 0 else 19_000 - 400 * i, "small": (-128, 127, 0)[i % 3], "mid": (-32_768, 32_767)[i % 2],
+        "id": i * 7_919 - 2 ** 62 * (i % 2), "kind": KINDS[i % 3],
+        "at": 1_700_000_000_000 + i * 1_001 - 2 ** 40 * (i % 2), "day": None if i % 5 == 0 else 19_000 - 400 * i,
+        "small": (-128, 127, 0)[i % 3], "mid": (-32_768, 32_767)[i % 2],
         "i32": (-2 ** 31, 2 ** 31 - 1, i)[i % 3], "price": None if i % 4 == 0 else (i * 0.25, i, 1e300, -0.0)[i % 4],
         "ratio": 1 / (i + 1), "ok": i % 2 == 0, "note": None if i % 3 else "ünï-ⓒ-😀 \"quoted\" \\ /\t\n",
         "tags": ["x" * (200_000 if large else 3), "ünï-ⓒ-😀", ""][: i % 4],
@@ -183,7 +184,8 @@ def _without(path: str):
 GOOD = orjson.dumps(mixed(4))
 # a payload at offset 105 that one of the two readers might take otherwise than the other
 CASES = {
-    "int-with-fraction": _set("id", b"1.0"), "int-with-exponent": _set("id", b"1e2"), "int-as-string": _set("id", b'"1"'),
+    "int-with-fraction": _set("id", b"1.0"), "int-with-exponent": _set("id", b"1e2"),
+    "int-as-string": _set("id", b'"1"'),
     "int-as-boolean": _set("id", b"true"), "int64-overflow": _set("id", b"9223372036854775808"),
     "int-past-64-bits": _set("id", b"123456789012345678901234567890"), "int8-overflow": _set("small", b"128"),
     "int16-underflow": _set("mid", b"-32769"), "int32-overflow": _set("i32", b"2147483648"),
@@ -199,16 +201,19 @@ CASES = {
     "required-null-under-a-null-parent": _set("owner", b"null"),
     "required-struct-null": _set("device", b"null"), "struct-as-array": _set("device", b"[]"),
     "array-as-object": _set("tags", b"{}"), "null-array-item": _set("tags", b'["a", null]'),
-    "null-in-nested-array": _set("grid", b"[[1.0, null]]"), "required-in-array-item-missing": _set("lines", b'[{"sku":"a"}]'),
+    "null-in-nested-array": _set("grid", b"[[1.0, null]]"),
+    "required-in-array-item-missing": _set("lines", b'[{"sku":"a"}]'),
     "default-null": _set("channel", b"null"), "default-missing": _without("channel"),
     "timestamp-past-9999": _set("at", b"253402300800000"), "timestamp-far-past": _set("at", b"-100000000000000000"),
     "timestamp-last-ms": _set("at", b"253402300799999"), "date-before-year-1": _set("owner.since", b"-719163"),
     "date-first-day": _set("owner.since", b"-719162"), "date-past-int32": _set("day", b"2147483648"),
-    "duplicate-key": lambda: GOOD[:-1] + b',"kind":"view"}', "duplicate-key-in-extra": lambda: GOOD[:-1] + b',"u":{"a":1,"a":2}}',
+    "duplicate-key": lambda: GOOD[:-1] + b',"kind":"view"}',
+    "duplicate-key-in-extra": lambda: GOOD[:-1] + b',"u":{"a":1,"a":2}}',
     "escaped-key": lambda: GOOD.replace(b'"kind"', b'"\\u006bind"'),
     "surrogate-pair": _set("note", b'"\\ud83d\\ude00"'), "lone-surrogate": _set("note", b'"\\ud800"'),
     "raw-control-character": _set("note", b'"a\x01b"'), "invalid-utf8-in-extra": lambda: GOOD[:-1] + b',"u":"\xff"}',
-    "utf8-surrogate-in-extra": lambda: GOOD[:-1] + b',"u":"\xed\xa0\x80"}', "deep-extra": lambda: GOOD[:-1] + b',"u":' + b"[" * 1100 + b"]" * 1100 + b"}",
+    "utf8-surrogate-in-extra": lambda: GOOD[:-1] + b',"u":"\xed\xa0\x80"}',
+    "deep-extra": lambda: GOOD[:-1] + b',"u":' + b"[" * 1100 + b"]" * 1100 + b"}",
     "two-objects": lambda: GOOD + GOOD, "trailing-comma": lambda: GOOD[:-1] + b",}", "empty": lambda: b"",
     "blank": lambda: b"  ", "leading-space": lambda: b" " + GOOD, "trailing-space": lambda: GOOD + b" \t",
     "pretty-printed": lambda: json.dumps(mixed(4), indent=2).encode(), "carriage-return": lambda: GOOD + b"\r",
@@ -278,8 +283,8 @@ UNCOVERED = {
     "map": {"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "integer"}}}},
     "one-of": {"type": "object", "properties": {"p": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}},
     "bytes": {"type": "object", "properties": {"b": {"type": "string", "connect.type": "bytes"}}},
-    "decimal": {"type": "object", "properties": {"d": {"type": "number", "title": "org.apache.kafka.connect.data.Decimal",
-                                                       "connect.parameters": {"scale": "2"}}}},
+    "decimal": {"type": "object", "properties": {"d": {
+        "type": "number", "title": "org.apache.kafka.connect.data.Decimal", "connect.parameters": {"scale": "2"}}}},
     "date-time": {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"}}},
     "time": {"type": "object", "properties": {"t": {"type": "integer", "title": "org.apache.kafka.connect.data.Time",
                                                     "connect.type": "int32"}}},
@@ -305,7 +310,7 @@ def test_values_validated_by_json_fail_invalid_schema_are_still_read_columnarly(
     # given json.fail.invalid.schema, and a value outside the schema's enum at offset 103
     client, schema_ids = ids
     columnar, general = converters(client, validate=True)
-    values = [value_of(schema_ids["v1"], payload(mixed(2 * i))) for i in range(6)]  # odd ones hold nulls the schema refuses
+    values = [value_of(schema_ids["v1"], payload(mixed(2 * i))) for i in range(6)]  # odd i: nulls the schema refuses
     # when the valid values are converted, then they are read columnarly, the same as the general path
     fast = columnar.convert(chunk_of(values))
     assert isinstance(fast, ArrowStructColumn)
