@@ -78,16 +78,15 @@ def arrow_reader(schema: Schema) -> ArrowJsonReader | None:
     """The columnar reader of a Connect schema mapped from JSON Schema, or None when it is not covered."""
     if schema.type != "struct" or schema.name == ONE_OF or not schema.fields:
         return None
-    for field in schema.fields:
-        nested_default = field.schema.type in ("struct", "array") and field.schema.default is not None
-        if nested_default or _read_type(field.schema, top=True) is None:
-            return None
+    if any(_read_type(field.schema, top=True) is None for field in schema.fields):
+        return None
     return ArrowJsonReader(schema)
 
 
 def _read_type(schema: Schema, top: bool = False) -> pa.DataType | None:
-    """The Arrow type pyarrow's reader reads a value of `schema` as (every field nullable), None if not covered."""
-    if schema.default is not None and not top:
+    """The Arrow type pyarrow's reader reads a value of `schema` as (every field nullable), None if not covered.
+    `top`: a field of the top-level struct, where a primitive type's default is covered."""
+    if schema.default is not None and (not top or schema.type in ("struct", "array")):
         return None
     if schema.name in _READ_AS:
         return _READ_AS[schema.name]
@@ -121,7 +120,7 @@ def _holds(array: pa.Array, schema: Schema, valid: pa.Array | None, body: bytes)
         nulls = pc.is_null(array) if valid is None else pc.and_(pc.is_null(array), valid)
         if pc.any(nulls).as_py():
             return False
-    if schema.type == "struct" and schema.name not in _READ_AS:
+    if schema.type == "struct":
         inner = pc.is_valid(array) if valid is None else pc.and_(valid, pc.is_valid(array))
         inner = None if array.null_count == 0 and valid is None else inner
         return all(_holds(array.field(i), f.schema, inner, body) for i, f in enumerate(schema.fields))

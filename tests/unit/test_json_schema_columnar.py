@@ -290,9 +290,14 @@ UNCOVERED = {
                                                     "connect.type": "int32"}}},
     "nested-default": {"type": "object", "properties": {"o": {"type": "object", "properties": {
         "s": {"type": "string", "default": "x"}}}}},
+    "object-default": {"type": "object", "properties": {"o": {"type": "object", "properties": {
+        "s": {"type": "string"}}, "default": {"s": "x"}}}},
+    "array-default": {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"},
+                                                             "default": [1]}}},
 }
 UNCOVERED_VALUES = {"map": {"m": {"a": 1}}, "one-of": {"p": 3}, "bytes": {"b": "AAE="}, "decimal": {"d": 1.25},
-                    "date-time": {"t": "2024-01-15T10:00:00Z"}, "time": {"t": 1000}, "nested-default": {"o": {}}}
+                    "date-time": {"t": "2024-01-15T10:00:00Z"}, "time": {"t": 1000}, "nested-default": {"o": {}},
+                    "object-default": {}, "array-default": {}}
 
 
 @pytest.mark.parametrize("name", list(UNCOVERED))
