@@ -11,13 +11,14 @@ out of its type's range or written with a fraction or exponent, and a key given 
 is not valid JSON to orjson (pyarrow's parser also takes NaN, Infinity, invalid UTF-8 and nesting past orjson's
 1024 levels), does not start with `{` or holds a line break (one line per payload, so one row per payload), when
 a required field without a default is missing or null, a Timestamp or Date is out of Python's datetime range, or
-a number column holds a negative zero while the text has an integer `-0` (the general path reads 0.0).
+a number column holds a negative zero while the text has an integer `-0` (the general path reads 0.0), or the
+run's text passes the reader's 2 GiB block.
 
 Covered schemas (`arrow_reader` answers None for others): a top-level struct of int8..int64, float32, float64,
 boolean, string, Connect Timestamp and Date (integers, as JsonSchemaData writes them), nested structs and arrays
-of these, optional or not; a default on a top-level field of a primitive type. Not covered: bytes and Decimal
-(base64 text), Time, ISO date-time / date strings (parsed by Python's `fromisoformat`), maps, oneOf structs,
-defaults on nested fields, structs without fields.
+of these, optional or not; a default on a top-level field of a primitive type. Not covered: bytes (base64 text),
+Decimal (base64 text or a number), Time, ISO date-time / date strings (parsed by Python's `fromisoformat`), maps,
+oneOf structs, defaults on nested fields and on objects and arrays, structs without fields.
 """
 from __future__ import annotations
 
