@@ -305,7 +305,7 @@ def json_schema_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu, as_
         overrides = {**parquet, "topics": JSON_SCHEMA_TOPIC,
                      "value.converter": "io.confluent.connect.json.JsonSchemaConverter",
                      "value.converter.schema.registry.url": registry.url}
-        rows = [_engine_row(stack, args, dynamodb, spark, cpu, "jsonschema+registry", overrides, args.partitions)]
+        rows = [_engine_row(stack, args, dynamodb, spark, cpu, "jsonschema+reg", overrides, args.partitions)]
     if as_json is None:
         create_topic(stack.bootstrap_servers, AVRO_JSON_TOPIC, args.partitions)
         produce(stack.bootstrap_servers, AVRO_JSON_TOPIC, (orjson.dumps(click_event(i)) for i in range(args.records)),
@@ -320,7 +320,7 @@ def print_json_schema_rows(rows: list[RunRow]) -> None:
     print("\nJSON Schema through a Schema Registry (JsonSchemaConverter) to Parquet/snappy; the same events as "
           "schemaless JSON")
     print("\n".join(row.line() for row in rows))
-    print(f"jsonschema+registry: CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as schemaless "
+    print(f"jsonschema+reg: CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as schemaless "
           f"JSON (target at most 1.5x); run phase {engine.records_per_s / as_json.records_per_s:.2f}x its records/s")
 
 
