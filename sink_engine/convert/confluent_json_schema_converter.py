@@ -1,6 +1,7 @@
 """JsonSchemaConverter: JSON values in the Confluent Schema Registry wire format, read with confluent-kafka.
 
-The header (magic byte 0, schema id) is read by confluent-kafka's `SchemaId`. Per schema id, once per task,
+The header is magic byte 0 and the schema id (4 bytes, big-endian); a value without it is read by confluent-kafka's
+`SchemaId`, which names what is wrong (magic byte 1, a schema GUID, is not supported). Per schema id, once per task,
 the writer schema and the schemas it refers to (schema references, by subject and version, recursively)
 come from the registry through confluent-kafka's client (its version under its subject: confluent_registry.py,
 by the schema's `title` under the record name strategies) and are mapped to a Connect schema
@@ -42,13 +43,17 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
             self._validator = JSONDeserializer(None, schema_registry_client=client,
                                                conf={"subject.name.strategy.type": "TOPIC"})
 
-    def split(self, value: bytes) -> tuple[int, bytes]:
-        schema_id, _, payload = split_header(value, JSON)
+    def split(self, value: bytes) -> tuple[bytes, bytes]:
+        """(the 4 bytes of the schema id, the payload): the id is read once per schema, in `fetch`. A value
+        not in the wire format is read by confluent-kafka's SchemaId, whose error names what is wrong."""
+        if value[:1] != b"\x00" or len(value) < 5:
+            split_header(value, JSON)  # raises ValueError (magic byte 1: schema GUIDs are not supported)
         if self._validator is not None:
-            self._validate(value, schema_id)
-        return schema_id, payload
+            self._validate(value, int.from_bytes(value[1:5], "big"))
+        return value[1:5], value[5:]
 
-    def fetch(self, schema_id: int) -> "_JsonSchemaDecoder":
+    def fetch(self, id_bytes: bytes) -> "_JsonSchemaDecoder":
+        schema_id = int.from_bytes(id_bytes, "big")
         schema = self._registry.schema(schema_id, JSON)
         references = {name: _parsed(s.schema_str, f"{name} (referenced by schema id {schema_id})")
                       for name, s in self._registry.referenced(schema, schema_id)}

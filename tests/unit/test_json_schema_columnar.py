@@ -335,3 +335,16 @@ def test_a_selection_of_a_columnar_column_builds_from_its_values(ids):
     fast, slow = columnar.convert(chunk).select([7, 2, 3]), general.convert(chunk).select([7, 2, 3])
     # then it encodes the same bytes as the general path
     assert encoded(ParquetFormat(), fast) == encoded(ParquetFormat(), slow)
+
+
+@pytest.mark.parametrize("value, message", [
+    (b"\x01" + bytes(16) + b"{}", "schema GUIDs .magic byte 1. are not supported"),
+    (b"\x00\x00\x01", "not in the Schema Registry wire format"),
+    (b'{"id": 1}', "not in the Schema Registry wire format"),
+])
+def test_a_value_not_in_the_wire_format_is_named_by_its_offset(ids, value, message):
+    client, schema_ids = ids
+    columnar, _ = converters(client)
+    values = [value_of(schema_ids["v1"], payload(mixed(0))), value]
+    with pytest.raises(RecordError, match=f"t-0@101: JsonSchemaConverter: {message}"):
+        columnar.convert(chunk_of(values))
