@@ -214,6 +214,7 @@ CASES = {
     "raw-control-character": _set("note", b'"a\x01b"'), "invalid-utf8-in-extra": lambda: GOOD[:-1] + b',"u":"\xff"}',
     "utf8-surrogate-in-extra": lambda: GOOD[:-1] + b',"u":"\xed\xa0\x80"}',
     "deep-extra": lambda: GOOD[:-1] + b',"u":' + b"[" * 1100 + b"]" * 1100 + b"}",
+    "huge-integer-in-extra": lambda: GOOD[:-1] + b',"u":' + b"9" * 400 + b"}",
     "two-objects": lambda: GOOD + GOOD, "trailing-comma": lambda: GOOD[:-1] + b",}", "empty": lambda: b"",
     "blank": lambda: b"  ", "leading-space": lambda: b" " + GOOD, "trailing-space": lambda: GOOD + b" \t",
     "pretty-printed": lambda: json.dumps(mixed(4), indent=2).encode(), "carriage-return": lambda: GOOD + b"\r",
