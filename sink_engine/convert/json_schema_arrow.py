@@ -50,6 +50,8 @@ class ArrowJsonReader:
     def __init__(self, schema: Schema):
         self._fields = schema.fields
         self._read_schema = pa.schema([pa.field(f.name, _read_type(f.schema, top=True)) for f in schema.fields])
+        self._parse_options = pa_json.ParseOptions(explicit_schema=self._read_schema,
+                                                   unexpected_field_behavior="ignore")
         self._target = arrow_schema(schema)
 
     def read(self, payloads: list) -> pa.Table | None:
@@ -60,7 +62,7 @@ class ArrowJsonReader:
         try:
             deque(map(orjson.loads, payloads), maxlen=0)  # parsed and dropped at C speed
             table = pa_json.read_json(pa.BufferReader(body), read_options=_options(len(body)),
-                                      parse_options=self._parse_options())
+                                      parse_options=self._parse_options)
         except (orjson.JSONDecodeError, pa.ArrowInvalid):
             return None
         columns = []
@@ -70,9 +72,6 @@ class ArrowJsonReader:
                 return None
             columns.append(array)
         return _cast(pa.Table.from_arrays(columns, schema=self._read_schema), self._target)
-
-    def _parse_options(self) -> pa_json.ParseOptions:
-        return pa_json.ParseOptions(explicit_schema=self._read_schema, unexpected_field_behavior="ignore")
 
 
 def arrow_reader(schema: Schema) -> ArrowJsonReader | None:
