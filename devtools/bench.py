@@ -3,14 +3,15 @@ plain one-process pipeline in the same run (devtools/plain_pipeline.py), for JSO
 phase with IcebergFormat (records/s beside Parquet files, and the time of its snapshot commit); the run phase of
 Avro values through a Schema Registry (AvroConverter, the click events of devtools/avro_events.py) to Parquet
 beside the plain Avro pipeline and beside the same events as schemaless JSON, and the same events as Protobuf
-through the registry (ProtobufConverter, devtools/protobuf_events.py) to Parquet; CPU per record of the engine's
+through the registry (ProtobufConverter, devtools/protobuf_events.py) and as JSON Schema values
+(JsonSchemaConverter, devtools/json_schema_events.py) to Parquet; CPU per record of the engine's
 process tree; scaling from tasks.max 1 to 2; the run phase over the same small input spread over 16 and over 256
 partitions (what a partition costs on its own, issue 22); then every output format and partitioner through one
 range at a time in one process (the engine's task code without Spark).
 
 Prints tables. Spark start-up is measured apart from the run. Usage:
     python -m devtools.bench [--records 2000000] [--partitions 4] [--flush-size 50000] [--formats none] [--no-iceberg]
-                             [--partition-counts 16,256|none] [--no-avro] [--no-protobuf]
+                             [--partition-counts 16,256|none] [--no-avro] [--no-protobuf] [--no-json-schema]
 """
 from __future__ import annotations
 
@@ -122,6 +123,8 @@ def main() -> None:
                         help="skip the Avro+registry rows (AvroConverter to Parquet, the plain Avro pipeline)")
     parser.add_argument("--no-protobuf", dest="protobuf", action="store_false",
                         help="skip the Protobuf+registry row (ProtobufConverter to Parquet)")
+    parser.add_argument("--no-json-schema", dest="json_schema", action="store_false",
+                        help="skip the JSON Schema+registry row (JsonSchemaConverter to Parquet)")
     parser.add_argument("--no-iceberg", dest="iceberg", action="store_false",
                         help="skip the IcebergFormat run (SQL catalog, warehouse in the S3 emulator)")
     args = parser.parse_args()
@@ -147,6 +150,8 @@ def main() -> None:
         runs = run_phase_rows(stack, args, dynamodb, spark, cpu)
         avro = avro_rows(stack, args, dynamodb, spark, cpu) if args.avro else None
         protobuf = protobuf_row(stack, args, dynamodb, spark, cpu) if args.protobuf else None
+        json_schema = (json_schema_rows(stack, args, dynamodb, spark, cpu, avro[-1] if avro else None)
+                       if args.json_schema else None)
         iceberg = iceberg_row(stack, args, dynamodb, spark, cpu) if args.iceberg else None
         scaling = scaling_rows(stack, args, dynamodb, spark, cpu)
         counts = partition_count_rows(stack, dynamodb, spark, cpu, args.partition_counts)
@@ -177,6 +182,8 @@ def main() -> None:
         print(protobuf.line())
         against = f"{protobuf.cpu_us / avro[2].cpu_us:.2f}x the" if avro else "(no row with --no-avro) against the"
         print(f"protobuf+registry: CPU per record {against} same events as schemaless JSON (target at most 1.5x)")
+    if json_schema:
+        print_json_schema_rows(json_schema)
     if iceberg:
         row_, commit_seconds = iceberg
         parquet = next(r for r in runs if r.format == "parquet/snappy" and r.pipeline.startswith("sink-engine"))
@@ -301,6 +308,46 @@ def protobuf_row(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> RunR
                     "value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
                     "value.converter.schema.registry.url": registry.url}
         return _engine_row(stack, args, dynamodb, spark, cpu, "protobuf+registry", protobuf, args.partitions)
+JSON_SCHEMA_TOPIC = "bench-jsonschema"
+
+
+def json_schema_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu, as_json: RunRow | None) -> list[RunRow]:
+    """`run` with JsonSchemaConverter to Parquet/snappy on the click events as JSON Schema values
+    (devtools/json_schema_events.py), then the same events as schemaless JSON: `as_json` (the Avro rows' run of
+    them), or a run of its own when the Avro rows were skipped."""
+    from devtools.avro_events import click_event
+    from devtools.json_schema_events import CLICK_JSON_SCHEMA, json_schema_values
+    from devtools.producer import produce
+    from tests.schema_registry_server import SchemaRegistryServer
+
+    parquet = {"format.class": "ParquetFormat", "parquet.codec": "snappy"}
+    with SchemaRegistryServer() as registry:
+        schema_id = registry.register(f"{JSON_SCHEMA_TOPIC}-value", json.dumps(CLICK_JSON_SCHEMA),
+                                      schema_type="JSON")["id"]
+        print(f"producing {args.records:,} JSON Schema click events ...", flush=True)
+        create_topic(stack.bootstrap_servers, JSON_SCHEMA_TOPIC, args.partitions)
+        produce(stack.bootstrap_servers, JSON_SCHEMA_TOPIC, json_schema_values(args.records, schema_id),
+                args.partitions)
+        overrides = {**parquet, "topics": JSON_SCHEMA_TOPIC,
+                     "value.converter": "io.confluent.connect.json.JsonSchemaConverter",
+                     "value.converter.schema.registry.url": registry.url}
+        rows = [_engine_row(stack, args, dynamodb, spark, cpu, "jsonschema+reg", overrides, args.partitions)]
+    if as_json is None:
+        create_topic(stack.bootstrap_servers, AVRO_JSON_TOPIC, args.partitions)
+        produce(stack.bootstrap_servers, AVRO_JSON_TOPIC, (orjson.dumps(click_event(i)) for i in range(args.records)),
+                args.partitions)
+        as_json = _engine_row(stack, args, dynamodb, spark, cpu, "same as json",
+                              {**parquet, "topics": AVRO_JSON_TOPIC}, args.partitions)
+    return rows + [as_json]
+
+
+def print_json_schema_rows(rows: list[RunRow]) -> None:
+    engine, as_json = rows
+    print("\nJSON Schema through a Schema Registry (JsonSchemaConverter) to Parquet/snappy; the same events as "
+          "schemaless JSON")
+    print("\n".join(row.line() for row in rows))
+    print(f"jsonschema+reg: CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as schemaless "
+          f"JSON (target at most 1.5x); run phase {engine.records_per_s / as_json.records_per_s:.2f}x its records/s")
 
 
 def scaling_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[RunRow]:

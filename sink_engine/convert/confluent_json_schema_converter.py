@@ -1,6 +1,7 @@
 """JsonSchemaConverter: JSON values in the Confluent Schema Registry wire format, read with confluent-kafka.
 
-The header (magic byte 0, schema id) is read by confluent-kafka's `SchemaId`. Per schema id, once per task,
+The header is magic byte 0 and the schema id (4 bytes, big-endian); a value without it is read by confluent-kafka's
+`SchemaId`, which names what is wrong (magic byte 1, a schema GUID, is not supported). Per schema id, once per task,
 the writer schema and the schemas it refers to (schema references, by subject and version, recursively)
 come from the registry through confluent-kafka's client (its version under its subject: confluent_registry.py,
 by the schema's `title` under the record name strategies) and are mapped to a Connect schema
@@ -8,7 +9,9 @@ by the schema's `title` under the record name strategies) and are mapped to a Co
 payload is parsed as JSON and read as a value of that schema (connect_json.py), which checks every field's
 type. With `json.fail.invalid.schema` (Confluent's deserializer setting, false by default as there) each
 value is also validated against the writer schema by confluent-kafka's JSONDeserializer (jsonschema, its
-references resolved as that deserializer resolves them), which costs about 60 us per record.
+references resolved as that deserializer resolves them), which costs about 60 us per record. Values of the
+schemas json_schema_arrow.py covers are read columnarly, a run of one schema id at a time, after that validation
+(registry_converter.py).
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext, Se
 
 from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames, split_header
 from sink_engine.convert.connect_json import compile_decoder
+from sink_engine.convert.json_schema_arrow import arrow_reader
 from sink_engine.convert.json_schema_mapping import connect_schema, resource_registry
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
 
@@ -39,13 +43,17 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
             self._validator = JSONDeserializer(None, schema_registry_client=client,
                                                conf={"subject.name.strategy.type": "TOPIC"})
 
-    def split(self, value: bytes) -> tuple[int, bytes]:
-        schema_id, _, payload = split_header(value, JSON)
+    def split(self, value: bytes) -> tuple[bytes, bytes]:
+        """(the 4 bytes of the schema id, the payload): the id is read once per schema, in `fetch`. A value
+        not in the wire format is read by confluent-kafka's SchemaId, whose error names what is wrong."""
+        if value[:1] != b"\x00" or len(value) < 5:
+            split_header(value, JSON)  # raises ValueError (magic byte 1: schema GUIDs are not supported)
         if self._validator is not None:
-            self._validate(value, schema_id)
-        return schema_id, payload
+            self._validate(value, int.from_bytes(value[1:5], "big"))
+        return value[1:5], value[5:]
 
-    def fetch(self, schema_id: int) -> "_JsonSchemaDecoder":
+    def fetch(self, id_bytes: bytes) -> "_JsonSchemaDecoder":
+        schema_id = int.from_bytes(id_bytes, "big")
         schema = self._registry.schema(schema_id, JSON)
         references = {name: _parsed(s.schema_str, f"{name} (referenced by schema id {schema_id})")
                       for name, s in self._registry.referenced(schema, schema_id)}
@@ -66,7 +74,7 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
 
 class _JsonSchemaDecoder:
     def __init__(self, schema):
-        self.schema, self._decode = schema, compile_decoder(schema)
+        self.schema, self._decode, self.arrow = schema, compile_decoder(schema), arrow_reader(schema)
 
     def decode(self, payload: bytes):
         try:

@@ -154,11 +154,11 @@ def _logical(schema: Schema) -> Decoder | None:
             return decimal.Decimal(unscaled).scaleb(-scale)
         return to_decimal
     if schema.name == DATE:
-        return lambda value, path: EPOCH.date() + datetime.timedelta(days=_int(value, path))
+        return lambda value, path: _after_epoch(EPOCH.date(), "days", value, path)
     if schema.name == TIME:
-        return lambda value, path: (EPOCH + datetime.timedelta(milliseconds=_int(value, path))).time()
+        return lambda value, path: _after_epoch(EPOCH, "milliseconds", value, path).time()
     if schema.name == TIMESTAMP:
-        return lambda value, path: EPOCH + datetime.timedelta(milliseconds=_int(value, path))
+        return lambda value, path: _after_epoch(EPOCH, "milliseconds", value, path)
     if schema.name in (ISO_TIMESTAMP, ISO_DATE):
         parse = parse_date_time if schema.name == ISO_TIMESTAMP else parse_date
 
@@ -181,6 +181,15 @@ def _int_range(kind: str) -> tuple[int, int]:
 def _int(value: Any, path: str) -> int:
     _expect(type(value) is int, value, "an integer", path)
     return value
+
+
+def _after_epoch(epoch, unit: str, value: Any, path: str):
+    """`epoch` plus `value` `unit`s; ValueError past what Python's date and datetime hold (years 1 to 9999)."""
+    try:
+        return epoch + datetime.timedelta(**{unit: _int(value, path)})
+    except OverflowError:
+        raise ValueError(f"{path or 'value'}: {value} {unit} from the epoch is past year 9999 or before year 1") \
+            from None
 
 
 def _base64(value: Any, path: str) -> bytes:

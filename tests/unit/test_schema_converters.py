@@ -77,6 +77,8 @@ def test_records_sharing_a_schema_share_one_schema_object():
     (envelope({**PAYLOAD, "qty": 70000}), "qty: expected an int16"),
     (envelope({k: v for k, v in PAYLOAD.items() if k != "day"}), "day: null for a required"),
     (envelope({**PAYLOAD, "blob": "!!"}), "blob: '!!' is not valid base64"),
+    (envelope({**PAYLOAD, "day": 3_000_000}), "day: 3000000 days from the epoch is past year 9999"),
+    (envelope({**PAYLOAD, "at": -10 ** 17}), "at: -100000000000000000 milliseconds from the epoch is past year 9999"),
     (b"not json", "not valid JSON"),
     # after a first value in Connect's layout, its schema's text is known: what follows it must still be a payload
     (envelope(PAYLOAD)[:-1] + b',"extra":1}', 'requires "schema" and "payload"'),
