@@ -12,10 +12,8 @@ from sink_engine.convert import avro_arrow
 from sink_engine.convert.arrow_column import ArrowStructColumn
 from sink_engine.convert.glue_converter import GlueSchemaRegistryConverter
 from sink_engine.errors import RecordError
-from sink_engine.format.avro_format import AvroFormat
-from sink_engine.format.base import FileContext
 from sink_engine.format.parquet_format import ParquetFormat
-from sink_engine.records import RecordChunk
+from tests.columnar import FORMATS, FORMAT_IDS, assert_same_output, chunk_of, encoded
 
 pytest.importorskip("polars")
 
@@ -98,18 +96,7 @@ def converters(monkeypatch):
     return columnar, general
 
 
-def chunk_of(values: list) -> RecordChunk:
-    return RecordChunk("t", 0, list(range(100, 100 + len(values))), values, keys=[], timestamps=[])
-
-
-def encoded(fmt, column) -> bytes:
-    return fmt.encode(column, FileContext("t", 0, 100)).body
-
-
-FORMATS = [ParquetFormat("snappy"), ParquetFormat("none", row_group_bytes=1), AvroFormat("null")]
-
-
-@pytest.mark.parametrize("fmt", FORMATS, ids=["parquet/snappy", "parquet/row-group-per-record", "avro"])
+@pytest.mark.parametrize("fmt", FORMATS, ids=FORMAT_IDS)
 @pytest.mark.parametrize("large", [False, True], ids=["small", "large-values"])
 def test_columnar_values_encode_to_the_same_bytes_as_the_general_path(monkeypatch, fmt, large):
     # given mixed click events of one schema id (nulls, enums, logical types, nested records, arrays, unicode)
@@ -118,10 +105,7 @@ def test_columnar_values_encode_to_the_same_bytes_as_the_general_path(monkeypatc
     # when both convert them
     fast, slow = columnar.convert(chunk), general.convert(chunk)
     # then the columnar column came from Arrow, and every format writes the same bytes from both
-    assert isinstance(fast, ArrowStructColumn) and fast.arrow_table() is not None
-    assert not isinstance(slow, ArrowStructColumn)
-    assert encoded(fmt, fast) == encoded(fmt, slow)
-    assert fast.items == slow.items  # what partitioners and transforms read
+    assert_same_output(fmt, fast, slow)
 
 
 def test_several_schema_ids_in_one_batch_give_one_table_per_schema_and_the_same_files(monkeypatch):
