@@ -2,10 +2,7 @@
 (s3:ListBucketMultipartUploads on the bucket) and aborts the older ones (s3:AbortMultipartUpload under its own
 prefixes). moto ignores conditions, so the calls the clean-up made are also evaluated as AWS would: with the
 condition keys the SAR gives each action (no s3:prefix for ListBucketMultipartUploads), against the role's
-documents as deployed, and against the statement the role had before (a prefix condition), which denies the listing.
-
-This file runs after test_lambdas_under_iam.py on purpose: once this moto has served a multipart upload, its state
-API (`/moto-api/data.json`, through which those tests read job runs back) answers 500 (docs/aws-fidelity.md)."""
+documents as deployed, and against the statement the role had before (a prefix condition), which denies the listing."""
 from __future__ import annotations
 
 import pytest
