@@ -175,7 +175,8 @@ def main() -> None:
         print(row_.line())
         print(f"iceberg: run phase {row_.records_per_s / parquet.records_per_s:.2f}x Parquet/snappy files; one "
               f"snapshot commit (lease check, load, append) {commit_seconds:.3f} s")
-    print(f"Spark start-up (session, {args.partitions} Python workers, imports): {startup[0]:.1f} s, "
+    imports = "imports, pyiceberg's too" if args.iceberg else "imports"
+    print(f"Spark start-up (session, {args.partitions} Python workers, {imports}): {startup[0]:.1f} s, "
           f"{startup[1]:.1f} CPU s")
     print("\nScaling, JSON, the same input")
     print("\n".join(row.line() for row in scaling))
