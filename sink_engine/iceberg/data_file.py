@@ -52,7 +52,7 @@ class StreamedDataFile:
         batches = [_to_requested_schema(requested_schema=self._file_schema, file_schema=rows_schema, batch=batch,
                                         downcast_ns_timestamp_to_us=self._downcast, include_field_ids=True,
                                         format_model=self._model)
-                   for batch in rows.combine_chunks().to_batches()]
+                   for batch in rows.to_batches()]
         self._writer.write(pa.Table.from_batches(batches))
         self.records, self.bytes = self.records + rows.num_rows, self.bytes + rows.nbytes
 
