@@ -101,8 +101,10 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
         converted = converter.convert(chunk)
         if settings is not None:
             writer.write(chunk, converted, partitioner.encode(chunk, converted))
-    if settings is not None:
-        writer.finish() if config["format.class"] == "iceberg" else writer.close_all(records)
+    if config["format.class"] == "iceberg":
+        writer.finish()
+    elif settings is not None:
+        writer.close_all(records)
     uploader.drain()
     uploader.close()
     seconds = time.perf_counter() - started

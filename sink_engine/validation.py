@@ -102,7 +102,7 @@ def _check_iceberg(config: SinkConfig) -> None:
     for key, (value, why) in _NOT_FOR_TABLES.items():
         if config[key] == value:
             raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
-    IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec
+    IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec, a router one table
 
 
 def _check_transforms(config: SinkConfig) -> None:

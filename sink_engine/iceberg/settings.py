@@ -44,7 +44,7 @@ class IcebergSettings:
         return cls(config["iceberg.catalog"], catalog_properties(config), table_template(config),
                    config["iceberg.tables.auto-create-enabled"], config["iceberg.tables.evolve-schema-enabled"],
                    table_properties(config), tuple(partition_fields(partitioning)), extra,
-                   partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None, topic_route(config))
+                   partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None, _topic_route(config))
 
     def table_identifier(self, topic: str) -> str:
         """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it."""
@@ -55,7 +55,7 @@ class IcebergSettings:
         return self.table_template.rsplit(".", 1)[0]
 
 
-def topic_route(config: SinkConfig) -> Callable[[str], str]:
+def _topic_route(config: SinkConfig) -> Callable[[str], str]:
     """`transforms`' routing of a topic (TransformSettings.topic_router); a range's records go to one table, so a
     router that routes by record (TimestampRouter, a router behind a predicate) is a ConfigError naming it."""
     from sink_engine.transform.settings import TransformSettings
