@@ -1,7 +1,8 @@
 """Memory of one large open file, per format: the extra resident memory (peak RSS over the RSS before any
 record) of writing one file of `--megabytes` of Kafka values with `s3.part.size` 5 MiB, against moto's server;
 and of one task holding 1,000 open Parquet files (a FieldPartitioner over a field with 1,000 values, the same
-bytes in all).
+bytes in all); and of the same records as one range into an unpartitioned Iceberg table (a SQL catalog, the
+warehouse in the emulator), whose data file is written a row group at a time.
 
 Each row runs in its own process, so that one row's peak does not hide the next. The first row converts the
 same records without writing them: the floor that the input itself costs (one chunk of records at a time).
@@ -33,6 +34,9 @@ ROWS = {  # name -> (connector keys, values with a schema envelope)
     "avro/deflate, JSON with schema": ({"format.class": "AvroFormat", "avro.codec": "deflate"}, True),
     f"parquet/snappy, {OPEN_FILES:,} open files": ({"format.class": "ParquetFormat", "partitioner.class":
                                                   "FieldPartitioner", "partition.field.name": "k"}, False),
+    "iceberg, schemaless JSON": ({"format.class": "IcebergFormat", "iceberg.tables": "bench.memory",
+                                  "iceberg.catalog.type": "sql", "iceberg.tables.auto-create-enabled": "true",
+                                  "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse"}, False),
 }
 _SCHEMA = {"type": "struct", "name": "Event", "optional": False, "fields": [
     {"field": "n", "type": "int64", "optional": False}, {"field": "blob", "type": "string", "optional": False}]}
@@ -76,16 +80,19 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
         "topics": "bench", "bootstrap.servers": "127.0.0.1:9", "s3.bucket.name": BUCKET, "s3.region": "us-east-1",
         "flush.size": records + 1, "s3.part.size": 5 * MIB, "value.converter": "JsonConverter",
         "value.converter.schemas.enable": str(envelope).lower(), "topics.dir": f"m{os.getpid()}",
-        **(settings or {"format.class": "JsonFormat"})}})
+        **(settings or {"format.class": "JsonFormat"}), **_catalog(settings)}})
     s3 = boto3.client("s3")
     converter = converter_for(ConverterSettings.from_config(config), "bench")
     keyed = "partitioner.class" in (settings or {})
     partitioning = PartitionSettings.from_config(config)
     partitioner = partitioner_for(partitioning, extractor_for(partitioning, 0))
     uploader = Uploader(s3, BUCKET, ObjectOptions.from_config(config))
-    writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
-                                  ObjectNaming.from_config(config),
-                                  rotation_policy(config).with_extractor(extractor_for(partitioning, 0)), uploader)
+    if config["format.class"] == "iceberg":
+        writer = _table_writer(config)
+    else:
+        writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
+                                      ObjectNaming.from_config(config),
+                                      rotation_policy(config).with_extractor(extractor_for(partitioning, 0)), uploader)
     before, started = _rss_bytes(), time.perf_counter()
     for first in range(0, records, CHUNK):
         values = _values(first, min(CHUNK, records - first), record_bytes, envelope, keyed)
@@ -94,7 +101,9 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
         converted = converter.convert(chunk)
         if settings is not None:
             writer.write(chunk, converted, partitioner.encode(chunk, converted))
-    if settings is not None:
+    if config["format.class"] == "iceberg":
+        writer.finish()
+    elif settings is not None:
         writer.close_all(records)
     uploader.drain()
     uploader.close()
@@ -103,6 +112,26 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     size = sum(f.size_bytes for f in writer.closed)
     return {"extra_mb": (peak - before) / 1e6, "arrow_mb": pa.default_memory_pool().max_memory() / 1e6,
             "object_mb": size / 1e6, "seconds": seconds, "records": records, "files": len(writer.closed)}
+
+
+def _catalog(settings: dict | None) -> dict:
+    """The Iceberg row's SQL catalog: a SQLite file of this process (its warehouse is in the bench bucket)."""
+    import tempfile
+
+    if (settings or {}).get("format.class") != "IcebergFormat":
+        return {}
+    return {"iceberg.catalog.uri": f"sqlite:///{tempfile.mkdtemp(prefix='memory-bench-')}/catalog.db"}
+
+
+def _table_writer(config):
+    """The Iceberg row's writer, of a table it auto-creates (unpartitioned)."""
+    from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
+    from sink_engine.iceberg.settings import IcebergSettings
+    from sink_engine.iceberg.table_writer import TableWriter
+
+    settings = IcebergSettings.from_config(config)
+    ensure_namespace(open_catalog(settings), settings.table_template)
+    return TableWriter(settings, "bench", 0, 0)
 
 
 def main() -> None:

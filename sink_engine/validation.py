@@ -102,23 +102,13 @@ def _check_iceberg(config: SinkConfig) -> None:
     for key, (value, why) in _NOT_FOR_TABLES.items():
         if config[key] == value:
             raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
-    IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec
+    IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec, a router one table
 
 
 def _check_transforms(config: SinkConfig) -> None:
-    """Every transform and predicate is built from its options. With IcebergFormat a range's records go to one
-    table: a router that can route records of one topic apart (TimestampRouter, a router behind a predicate) is
-    refused."""
-    transforms = TransformSettings.from_config(config)
-    transforms.build()
-    if not is_iceberg(config):
-        return
-    for spec in transforms.routers:
-        if spec.predicate is not None or not spec.type.endswith(".RegexRouter"):
-            raise ConfigError(f"transforms.{spec.alias}.type" if spec.predicate is None else
-                              f"transforms.{spec.alias}.predicate",
-                              "with format.class=IcebergFormat a router must send every record of a topic to one "
-                              "table: only RegexRouter without a predicate is supported")
+    """Every transform and predicate is built from its options (with IcebergFormat, `_check_iceberg` has refused
+    a router that routes by record: IcebergSettings.from_config)."""
+    TransformSettings.from_config(config).build()
 
 
 # Keys that would change or move EnvelopeFormat's records, with why they are refused when set.

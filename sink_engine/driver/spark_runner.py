@@ -102,15 +102,19 @@ def _task_function(config: SinkConfig, progress_dir: str | None = None):
     return process
 
 
-def warm_up(spark, tasks: int) -> None:
-    """Start `tasks` Python workers, import the engine and load S3's service model in them, so that later runs
-    find them ready."""
+def warm_up(spark, tasks: int, modules: tuple[str, ...] = ()) -> None:
+    """Start `tasks` Python workers, import the engine (and `modules`) and load S3's service model in them, so
+    that later runs find them ready."""
 
     def imports(numbers):
+        import importlib
+
         import boto3
 
         import sink_engine.task.run  # noqa: F401  (the import is the work)
 
+        for module in modules:
+            importlib.import_module(module)
         boto3.client("s3", region_name="us-east-1")  # the first client of a process reads the model: 0.14 CPU s
         settle_worker()
         return numbers

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
@@ -33,37 +34,41 @@ class IcebergSettings:
     partition_fields: tuple[tuple[str, str, str], ...]  # (source column, transform, partition field name)
     extra_columns: tuple[str, ...]  # Kafka metadata, _record_timestamp (spec.extra_columns)
     timestamp_field: str | None  # timestamp.field, read into _record_timestamp; None without that column
-    routers: tuple = ()  # the RegexRouters of `transforms`, in order: a topic's table is that of its routed name
+    route: Callable[[str], str]  # the topic `transforms` routes a topic's records to: a table is the routed name's
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
-        """ConfigError naming the key when the table or the partitioner has no Iceberg meaning."""
+        """ConfigError naming the key when the table, the partitioner or a router has no Iceberg meaning."""
         partitioning = PartitionSettings.from_config(config)
         extra = extra_columns(partitioning, config["iceberg.tables.kafka-metadata-enabled"])
         return cls(config["iceberg.catalog"], catalog_properties(config), table_template(config),
                    config["iceberg.tables.auto-create-enabled"], config["iceberg.tables.evolve-schema-enabled"],
                    table_properties(config), tuple(partition_fields(partitioning)), extra,
-                   partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None, _routers(config))
+                   partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None, _topic_route(config))
 
     def table_identifier(self, topic: str) -> str:
-        """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it
-        (validation.py allows only RegexRouters without a predicate, which route every record of a topic alike)."""
-        for router in self.routers:
-            topic = router.route(topic)
-        return self.table_template.replace(TOPIC_PLACEHOLDER, topic_as_name(topic))
+        """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it."""
+        return self.table_template.replace(TOPIC_PLACEHOLDER, topic_as_name(self.route(topic)))
 
     @property
     def namespace(self) -> str:
         return self.table_template.rsplit(".", 1)[0]
 
 
-def _routers(config: SinkConfig) -> tuple:
+def _topic_route(config: SinkConfig) -> Callable[[str], str]:
+    """`transforms`' routing of a topic (TransformSettings.topic_router); a range's records go to one table, so a
+    router that routes by record (TimestampRouter, a router behind a predicate) is a ConfigError naming it."""
     from sink_engine.transform.settings import TransformSettings
 
-    chain = TransformSettings.from_config(config)
-    if not chain.routers:
-        return ()
-    return tuple(step.transform for step in chain.build().steps if hasattr(step.transform, "route"))
+    transforms = TransformSettings.from_config(config)
+    route = transforms.topic_router()
+    if route is None:
+        spec = transforms.record_routers[0]
+        raise ConfigError(f"transforms.{spec.alias}.type" if spec.predicate is None else
+                          f"transforms.{spec.alias}.predicate",
+                          "with format.class=IcebergFormat a router must send every record of a topic to one "
+                          "table: only RegexRouter without a predicate is supported")
+    return route
 
 
 def is_iceberg(config: SinkConfig) -> bool:

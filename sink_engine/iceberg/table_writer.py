@@ -2,9 +2,12 @@
 
 Rows are fitted to the table's schema (`schema_fit`), evolving it first when the records call for it and
 `iceberg.tables.evolve-schema-enabled` is on (a metadata commit of its own, retried when another task changed the
-table meanwhile), and buffered; a full buffer, and the end of the range, write data files with pyiceberg: the
-table's field ids, its partition spec (one file per partition and flush) and `write.target-file-size-bytes`,
-under the table's location. Nothing is committed here: the data files are returned to the driver.
+table meanwhile), and buffered. An unpartitioned table's buffer becomes a row group of the open data file at
+ROW_GROUP_BYTES (`data_file.StreamedDataFile`: its parts upload while the task reads on; a file closes at
+`write.target-file-size-bytes` of Arrow bytes, at a schema change and at the end of the range). A partitioned
+table's buffer is written by pyiceberg at the target size (or MAX_BUFFER_BYTES) and at the end: one file per
+partition and flush. Data files have the table's field ids and lie under its location. Nothing is committed here:
+the data files are returned to the driver.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pyiceberg.table import Table, TableProperties
 
 from sink_engine.errors import StorageError
 from sink_engine.iceberg.catalog import create_table, load_table, open_catalog, reload_table, table_files
+from sink_engine.iceberg.data_file import StreamedDataFile
 from sink_engine.iceberg.errors import TableError, TableSchemaError
 from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
@@ -29,6 +33,7 @@ from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.task.record_writer import RecordWriter
 
 MAX_BUFFER_BYTES = 256 * 1024 * 1024  # rows held before data files are written, whatever the target file size
+ROW_GROUP_BYTES = 32 * 1024 * 1024  # Arrow bytes of an unpartitioned table's row group
 EVOLVE_ATTEMPTS = 10
 
 
@@ -46,6 +51,8 @@ class TableWriter(RecordWriter):
         self._schema: pa.Schema | None = None
         self._buffer: list[pa.Table] = []
         self._buffered = (0, None, None)  # bytes, first offset, last offset
+        self._file: StreamedDataFile | None = None  # an unpartitioned table's open data file
+        self._file_offsets = (None, None)  # first and last offset in the open data file
         self._write_id, self._counter = uuid.uuid4(), itertools.count()
         self.data_files: list = []
         self.closed: list[ClosedFile] = []
@@ -56,7 +63,7 @@ class TableWriter(RecordWriter):
             self._add(chunk, values, start, stop, records)
 
     def finish(self) -> None:
-        self._flush()
+        self._finish_files()
 
     def _add(self, chunk: RecordChunk, values: ValueColumn, start: int, stop: int, records: pa.Table) -> None:
         """Add records [start, stop) of one schema; when they do not fit, add them in halves down to the first
@@ -103,7 +110,7 @@ class TableWriter(RecordWriter):
     def _evolve(self, records: pa.Schema) -> None:
         """Apply the records' changes to the table; another task's change meanwhile is read and the changes
         computed again (they may be none by then)."""
-        self._flush()  # buffered rows are in the schema they were fitted to
+        self._finish_files()  # buffered rows and the open file are in the schema they were fitted to
         for _ in range(EVOLVE_ATTEMPTS):
             changes = evolution(self._schema, records)
             if changes is None:
@@ -128,23 +135,64 @@ class TableWriter(RecordWriter):
         if self._buffered[0] >= self._buffer_limit():
             self._flush()
 
-    def _buffer_limit(self) -> int:
+    def _target_bytes(self) -> int:
         target = self._table.metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
-        return min(int(target or TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT), MAX_BUFFER_BYTES)
+        return int(target or TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)
+
+    def _buffer_limit(self) -> int:
+        if self._table.spec().is_unpartitioned():
+            return min(self._target_bytes(), ROW_GROUP_BYTES)
+        return min(self._target_bytes(), MAX_BUFFER_BYTES)
 
     def _flush(self) -> None:
+        """Write the buffered rows: a row group of the open data file (unpartitioned), else pyiceberg's files."""
         if not self._buffer:
             return
         rows = pa.concat_tables(self._buffer)
         _, first, last = self._buffered
         self._buffer, self._buffered = [], (0, None, None)
+        if self._table.spec().is_unpartitioned():
+            self._stream(rows, first, last)
+            return
+        written = self._storing(lambda: list(_dataframe_to_data_files(self._table.metadata, rows, self._table.io,
+                                                                       self._write_id, self._counter)))
+        for data_file in written:
+            self._closed(data_file, first, last)
+
+    def _stream(self, rows: pa.Table, first: int, last: int) -> None:
+        """The rows into the open data file, closing it at the target size: rows past it go to the next file (cut
+        by the rows' average size, as pyiceberg cuts). A file's offsets are those of the buffers it holds rows of."""
+        target, row_bytes, start = self._target_bytes(), rows.nbytes / max(1, rows.num_rows), 0
+        while start < rows.num_rows:
+            if self._file is None:
+                self._file = self._storing(lambda: StreamedDataFile(self._table, self._write_id, next(self._counter)))
+                self._file_offsets = (first, None)
+            part = rows.slice(start, max(1, int((target - self._file.bytes) / row_bytes)) if row_bytes else None)
+            self._storing(lambda: self._file.write(part))
+            self._file_offsets, start = (self._file_offsets[0], last), start + part.num_rows
+            if self._file.bytes >= target:
+                self._close_file()
+
+    def _finish_files(self) -> None:
+        self._flush()
+        self._close_file()
+
+    def _close_file(self) -> None:
+        if self._file is None:
+            return
+        data_file, (first, last) = self._storing(self._file.close), self._file_offsets
+        self._file, self._file_offsets = None, (None, None)
+        self._closed(data_file, first, last)
+
+    def _storing(self, write):
+        """`write()`, pyiceberg's file IO failing as a StorageError naming the table."""
         try:
-            written = list(_dataframe_to_data_files(self._table.metadata, rows, self._table.io, self._write_id,
-                                                    self._counter))
+            return write()
         except OSError as e:
             raise StorageError(f"writing data files of table {self._identifier} failed: {e}") from e
+
+    def _closed(self, data_file, first: int, last: int) -> None:
+        self.data_files.append(data_file)
         spec, schema = self._table.spec(), self._table.schema()
-        for data_file in written:
-            self.data_files.append(data_file)
-            self.closed.append(ClosedFile(data_file.file_path, spec.partition_to_path(data_file.partition, schema),
-                                          first, last, data_file.record_count, data_file.file_size_in_bytes))
+        self.closed.append(ClosedFile(data_file.file_path, spec.partition_to_path(data_file.partition, schema),
+                                      first, last, data_file.record_count, data_file.file_size_in_bytes))

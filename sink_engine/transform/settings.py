@@ -67,11 +67,18 @@ class TransformSettings:
     def routers(self) -> tuple[TransformSpec, ...]:
         return tuple(spec for spec in self.transforms if spec.type in ROUTERS)
 
+    @property
+    def record_routers(self) -> tuple[TransformSpec, ...]:
+        """The routers that may route records of one topic apart (TimestampRouter, any router behind a predicate):
+        every router but a RegexRouter without a predicate."""
+        return tuple(spec for spec in self.routers
+                     if spec.predicate is not None or not spec.type.endswith(".RegexRouter"))
+
     def topic_router(self) -> Callable[[str], str] | None:
         """The topic the records of a topic are written under (the identity without routers), when every router
-        routes all records of a topic alike (RegexRouters without a predicate); None when one routes by record
-        (TimestampRouter, a router behind a predicate), so that the names cannot be known before the records."""
-        if any(spec.predicate is not None or not spec.type.endswith(".RegexRouter") for spec in self.routers):
+        routes all records of a topic alike; None when one routes by record (`record_routers`), so that the
+        names cannot be known before the records."""
+        if self.record_routers:
             return None
         routers = [step.transform for step in self.build().steps if hasattr(step.transform, "route")]
 

@@ -103,6 +103,25 @@ def test_table_per_topic(template, topic, table):
     assert IcebergSettings.from_config(config).table_identifier(topic) == table
 
 
+ROUTER = "org.apache.kafka.connect.transforms.RegexRouter"
+
+
+@pytest.mark.parametrize("routers, table", [
+    ({"transforms": "a", "transforms.a.type": ROUTER, "transforms.a.regex": "orders-(.*)",
+      "transforms.a.replacement": "o-$1"}, "analytics.raw_o_eu"),
+    ({"transforms": "a,b", "transforms.a.type": ROUTER, "transforms.a.regex": "orders-(.*)",
+      "transforms.a.replacement": "o-$1", "transforms.b.type": ROUTER, "transforms.b.regex": "o-(.*)",
+      "transforms.b.replacement": "$1-orders"}, "analytics.raw_eu_orders"),
+    ({"transforms": "a", "transforms.a.type": ROUTER, "transforms.a.regex": "clicks",
+      "transforms.a.replacement": "c"}, "analytics.raw_orders_eu"),
+])
+def test_a_topics_table_is_that_of_its_routed_name(routers, table):
+    # given RegexRouters in order (the last one matching nothing), when a topic's table is named, then it is the
+    # table of the name every router in turn makes of it
+    config = parse_checked_config({**BASE, "iceberg.tables": "analytics.raw_${topic}", **routers})
+    assert IcebergSettings.from_config(config).table_identifier("orders-eu") == table
+
+
 @pytest.mark.parametrize("overrides, key, message", [
     ({"iceberg.tables": None}, "iceberg.tables", "is required with format.class=IcebergFormat"),
     ({"iceberg.tables": "orders"}, "iceberg.tables", "is not `namespace.table`"),
