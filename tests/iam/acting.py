@@ -3,7 +3,7 @@ process and, with `spark`, in Spark's Python workers; with a `CallLog`, every ca
 
 boto3's default session caches the credentials it first resolved, so the body gets a fresh one (and the previous
 session is restored after); its EMR Serverless requests sign their payload hash, which an IAM-enforcing moto needs
-(`_sign_payload_hash`). Spark workers take the principal's variables from `SparkContext.environment`, which
+(`world.sign_payload_hash`). Spark workers take the principal's variables from `SparkContext.environment`, which
 PySpark sends with every task: a new set of variables starts new workers, which read them as the deployed job reads
 its role. To record the workers' calls, each task installs the log first
 (`sink_engine.driver.spark_runner._task_function` is wrapped for the duration; the workers import this package from
@@ -11,7 +11,6 @@ the repository root, put on their PYTHONPATH).
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import boto3
 
 from tests.iam.recorder import CallLog
-from tests.iam.world import Principal
+from tests.iam.world import Principal, sign_payload_hash
 
 ROOT = Path(__file__).resolve().parents[2]
 _VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION",
@@ -33,7 +32,7 @@ def acting_as(principal: Principal, log: CallLog | None = None, spark=None):
     saved_session = boto3.DEFAULT_SESSION
     _set(os.environ, {name: env.get(name) for name in _VARIABLES})
     boto3.setup_default_session()
-    boto3.DEFAULT_SESSION.events.register("before-sign.emr-serverless", _sign_payload_hash)
+    boto3.DEFAULT_SESSION.events.register("before-sign.emr-serverless", sign_payload_hash)
     if log:
         log.install(principal.name)
     try:
@@ -82,15 +81,6 @@ def _recording_tasks(original, log: CallLog, principal: str):
         return recorded
 
     return task_function
-
-
-def _sign_payload_hash(request, **_) -> None:
-    """Sign an EMR Serverless request's payload hash as a header (`X-Amz-Content-SHA256`, the hash of its body, which
-    SigV4 lets a request sign). An IAM-enforcing moto recomputes the signature of a request without a body (GET
-    ListJobRuns, GetApplication; POST StopApplication) over its headers sent as a form body, and refuses it; with the
-    header signed, it takes the hash from the header, as SigV4 does."""
-    body = request.body or b""
-    request.headers["X-Amz-Content-SHA256"] = hashlib.sha256(body.encode() if isinstance(body, str) else body).hexdigest()
 
 
 def _set(target, values: dict) -> None:

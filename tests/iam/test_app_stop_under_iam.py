@@ -1,5 +1,6 @@
 """The application stop (`Custom::SinkApplicationStop`) under enforced IAM: CloudFormation's Update, as it sends it
-(the resource's properties from the synthesized template, the ResponseURL answered by a local endpoint), handled by
+(the resource's ApplicationName and ConfigurationHash from the synthesized template, the old properties with another
+hash, the ResponseURL answered by a local endpoint), handled by
 the packaged function as its role (documents from the synthesized template), against an EMR Serverless application
 with active job runs started with the request the trigger made in this session, as the trigger's role.
 
@@ -117,8 +118,8 @@ def _properties(deployed: Deployed) -> dict:
 
 
 def _update_event(deployed: Deployed, url: str) -> dict:
-    """CloudFormation's Update of the resource: its properties as the template sets them, the old ones with
-    another configuration hash (what makes CloudFormation send the Update)."""
+    """CloudFormation's Update of the resource: the properties the function reads (and the hash) as the template
+    sets them, the old ones with another configuration hash (what makes CloudFormation send the Update)."""
     (logical_id,) = [k for k, r in deployed.synthesized.templates["service"]["Resources"].items()
                      if r["Type"] == RESOURCE_TYPE]
     properties = {"ServiceToken": "arn:aws:lambda:eu-west-1:123456789012:function:app-stop", **_properties(deployed)}
@@ -195,12 +196,14 @@ def test_every_call_is_granted_by_the_roles_documents_on_the_services_arns(stopp
 
 def test_the_stop_waits_for_the_cancelled_runs_to_end_and_is_asked_once(stopped):
     # AWS refuses StopApplication while a run is not over (and the function would ask again): asked once, it was
-    # asked after the runs had ended; the application was looked at while STOPPING (emr_lifecycle's looks)
+    # asked after the runs had ended; then the application is looked at until it is no longer STOPPING (one look
+    # sees STOPPING, the next STOPPED: emr_lifecycle's looks)
     operations = [n.call.operation for n in stopped.needs]
     assert operations.count("StopApplication") == 1
     assert operations.count("CancelJobRun") == RUNS
-    assert operations.index("StopApplication") > max(i for i, o in enumerate(operations) if o == "CancelJobRun")
-    assert operations[-1] == "GetApplication" and operations.count("GetApplication") >= 3
+    stop = operations.index("StopApplication")
+    assert stop > max(i for i, o in enumerate(operations) if o == "CancelJobRun")
+    assert operations[stop + 1:] == ["GetApplication", "GetApplication"]
 
 
 def test_the_role_grants_the_function_nothing_it_does_not_call(stopped):
