@@ -10,7 +10,7 @@ exactly the StartJobRun it sent, as the job role, and puts each backed-up record
 Stand-ins, each written down in docs/aws-fidelity.md: moto's server for AWS (its EMR Serverless runs go straight
 to SUCCESS; the test runs the request itself), the Tansu broker for MSK (plaintext, no IAM auth), this machine's
 archive and Lambda packages under the keys and layouts of the deployed ones, and a job run read back through
-moto's own API (an IAM-enforcing moto refuses GET requests of EMR Serverless's API).
+moto's own state API (which authorizes nothing).
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 process and, with `spark`, in Spark's Python workers; with a `CallLog`, every call they make is recorded.
 
 boto3's default session caches the credentials it first resolved, so the body gets a fresh one (and the previous
-session is restored after). Spark workers take the principal's variables from `SparkContext.environment`, which
+session is restored after); its EMR Serverless requests sign their payload hash, which an IAM-enforcing moto needs
+(`world.sign_payload_hash`). Spark workers take the principal's variables from `SparkContext.environment`, which
 PySpark sends with every task: a new set of variables starts new workers, which read them as the deployed job reads
 its role. To record the workers' calls, each task installs the log first
 (`sink_engine.driver.spark_runner._task_function` is wrapped for the duration; the workers import this package from
@@ -17,7 +18,7 @@ from pathlib import Path
 import boto3
 
 from tests.iam.recorder import CallLog
-from tests.iam.world import Principal
+from tests.iam.world import Principal, sign_payload_hash
 
 ROOT = Path(__file__).resolve().parents[2]
 _VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION",
@@ -31,6 +32,7 @@ def acting_as(principal: Principal, log: CallLog | None = None, spark=None):
     saved_session = boto3.DEFAULT_SESSION
     _set(os.environ, {name: env.get(name) for name in _VARIABLES})
     boto3.setup_default_session()
+    boto3.DEFAULT_SESSION.events.register("before-sign.emr-serverless", sign_payload_hash)
     if log:
         log.install(principal.name)
     try:

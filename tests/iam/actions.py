@@ -217,6 +217,10 @@ def _start_job_run(call: Call, facts: Facts):
     return found
 
 
+def _application_action(action: str):
+    return lambda call, facts: [(action, _application(call, facts), {})]
+
+
 def _job_run_action(action: str):
     return lambda call, facts: [(action, f"{_application(call, facts)}/jobruns/{call.params['jobRunId']}", {})]
 
@@ -267,7 +271,10 @@ _SERVICES = {
         "StartJobRun": _start_job_run,
         "GetJobRun": _job_run_action("emr-serverless:GetJobRun"),
         "CancelJobRun": _job_run_action("emr-serverless:CancelJobRun"),
-        "ListJobRuns": lambda call, facts: [("emr-serverless:ListJobRuns", _application(call, facts), {})],
+        "ListJobRuns": _application_action("emr-serverless:ListJobRuns"),
+        "GetApplication": _application_action("emr-serverless:GetApplication"),
+        "StopApplication": _application_action("emr-serverless:StopApplication"),
+        "ListApplications": lambda call, facts: [("emr-serverless:ListApplications", "*", {})],  # no resource type
     },
     "iam": {op: _role_action(f"iam:{op}") for op in ("GetRolePolicy", "PutRolePolicy", "DeleteRolePolicy",
                                                      "ListRolePolicies")},

@@ -18,7 +18,8 @@ from tests.iam.actions import needs
 from tests.iam.engine import PARTITIONS, CliResult, run_cli
 from tests.iam.evaluate import allows
 from tests.iam.functions import HANDLERS, LambdaContext, as_function
-from tests.iam.policies import PolicyDocument
+from tests.iam.physical import MOTO_ACCOUNT
+from tests.iam.policies import PolicyDocument, without_action
 from tests.iam.recorder import CallLog
 from tests.restore_runs import counts, topic_records
 
@@ -33,27 +34,28 @@ def restore_log(tmp_path_factory) -> CallLog:
 @pytest.fixture(scope="module")
 def requested(engine_run, deployed, principals, iam_stack, world, restore_log) -> dict:
     """The restore of the engine run's `orders` objects asked of the trigger, as the trigger role: the job run it
-    started (moto's model)."""
+    started (GetJobRun: moto's state API answers 500 once test_multipart_under_iam.py ran)."""
     create_topic(iam_stack.bootstrap_servers, TARGET, PARTITIONS[TOPIC])
     event = {"action": "restore", "connector": deployed.synthesized.connector, "topic": TOPIC, "target_topic": TARGET}
     with as_function(deployed, principals["trigger"], HANDLERS["trigger"], restore_log) as handler:
         answer = handler(event, LambdaContext())["restore"]
     assert answer["action"] == "started", answer
-    (run,) = [r for r in world.models("emrserverless")["JobRun"] if r["id"] == answer["job_run_id"]]
-    return run
+    application = deployed.environment(HANDLERS["trigger"])["APPLICATION_ID"]
+    emr = world.admin.client("emr-serverless")
+    return emr.get_job_run(applicationId=application, jobRunId=answer["job_run_id"])["jobRun"]
 
 
 @pytest.fixture(scope="module")
 def restored(requested, principals, restore_log) -> tuple[CliResult, CliResult]:
     """The job run's arguments run as the job role (the job's entry point calls the CLI with them), twice."""
-    arguments = requested["job_driver"]["sparkSubmit"]["entryPointArguments"]
+    arguments = requested["jobDriver"]["sparkSubmit"]["entryPointArguments"]
     with acting_as(principals["job"], restore_log):
         return run_cli(*arguments), run_cli(*arguments)
 
 
 def test_the_trigger_starts_the_restore_as_the_connectors_job_role(requested, principals, config_uri):
-    assert requested["execution_role_arn"] == principals["job"].arn
-    assert requested["job_driver"]["sparkSubmit"]["entryPointArguments"] == [
+    assert requested["executionRole"] == principals["job"].arn
+    assert requested["jobDriver"]["sparkSubmit"]["entryPointArguments"] == [
         "restore", "--config", config_uri, "--topic", TOPIC, "--target-topic", TARGET]
 
 
@@ -83,6 +85,27 @@ def test_every_call_of_the_trigger_and_the_restore_is_granted_with_its_condition
     assert {n.context.get("s3:prefix") for n in job if n.action == "s3:ListBucket"} == {f"topics/{TOPIC}/"}
     assert {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:ConditionCheckItem"} <= {
         n.action for n in job if n.context.get("dynamodb:LeadingKeys") == [f"restore#{TARGET}"]}
+
+
+def test_the_restore_start_needs_each_of_the_triggers_run_grants_and_no_other(requested, restore_log, principals,
+                                                                              deployed):
+    # the trigger's StartJobRun of the restore: the run on the application, passing the job role, tagged
+    trigger = principals["trigger"]
+    started = [n for n in _needs(restore_log, trigger, deployed) if n.call.operation == "StartJobRun"]
+    application = (f"arn:aws:emr-serverless:{deployed.synthesized.settings.region}:{MOTO_ACCOUNT}:/applications/"
+                   + deployed.environment(HANDLERS["trigger"])["APPLICATION_ID"])
+    assert {(n.action, n.resource) for n in started} == {
+        ("emr-serverless:StartJobRun", application), ("iam:PassRole", principals["job"].arn),
+        ("emr-serverless:TagResource", f"{application}/jobruns/*")}
+    # each grant is needed: without it the start is denied
+    assert all(allows(trigger.documents, n) and not allows(without_action(list(trigger.documents), n.action), n)
+               for n in started)
+    # and the trigger is granted nothing else on EMR Serverless or IAM but GetJobRun, which it calls to learn the
+    # state of the run of a claim (lambdas/trigger/runs.py `_job_state`)
+    granted = {a for d in trigger.documents for s in d.statements if s["Effect"] == "Allow"
+               for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+               if a.startswith(("emr-serverless:", "iam:"))}
+    assert granted == {n.action for n in started} | {"emr-serverless:GetJobRun"}
 
 
 def _without_statement(documents: list[PolicyDocument], sid: str) -> list[PolicyDocument]:
