@@ -20,7 +20,8 @@ from sink_engine.restore.selection import PartitionPlan, selected
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.sidecar_values import header_value
 from sink_engine.restore.stored import ORIGIN_HEADER, StoredRecord, origin_of
-from sink_engine.restore.target import Present
+from sink_engine.restore.lease import MAX_CHECKPOINT_BYTES, Checkpoint, _item_bytes
+from sink_engine.restore.present import Present
 from sink_engine.validation import parse_checked_config
 from sink_engine.verify.listing import StoredObject
 from tests.unit.test_envelope_format import CONTEXT, MESSAGES, TYPES, chunk_of
@@ -80,7 +81,7 @@ def test_a_log_append_time_record_is_produced_with_its_time_as_create_time(monke
     # given envelope rows stamped LogAppendTime and NoTimestampType
     fake = FakeProducer()
     monkeypatch.setattr(engine.kafka, "producer", lambda *args: fake)
-    sender = engine._Sender(None, "restored", "orders", 60_000)
+    sender = engine._Sender(None, "restored", "orders", 60_000, lambda: None)
     # when they are sent
     sender.send(StoredRecord(3, 41, 1_700_000_000_005, "LogAppendTime", None, b"v", [("h", b"\xff")]), 3)
     sender.send(StoredRecord(3, 44, None, "NoTimestampType", b"k", None, []), -1)
@@ -151,11 +152,43 @@ def test_a_time_range_selects_by_record_timestamp():
     assert [r.offset for r in selected(request, plan, Objects(contents))] == [1, 2, 3]
 
 
-def test_present_offsets_in_runs_and_out_of_order():
+@pytest.mark.parametrize("added, intervals", [
+    ([5, 6, 7, 9, 10, 3, 8], [(3, 3), (5, 10)]),  # in order, then below: merged where adjacent
+    ([1, 1, 2, 2, 0], [(0, 2)]),  # repeats change nothing
+    ([10, 20, 30, 15, 25, 11, 19], [(10, 11), (15, 15), (19, 20), (25, 25), (30, 30)]),
+    ([(0, 4), (10, 14), (5, 9)], [(0, 14)]),  # a range bridging two
+    ([(0, 4), (10, 14), (3, 11)], [(0, 14)]),  # a range overlapping two
+    ([(5, 9), (0, 20), (30, 31)], [(0, 20), (30, 31)]),  # a range covering one
+])
+def test_present_offsets_are_kept_as_merged_intervals(added, intervals):
+    # given offsets and ranges added in any order
     present = Present()
-    for offset in [5, 6, 7, 9, 10, 3, 8]:
-        present.add(offset)
-    assert [o for o in range(12) if o in present] == [3, 5, 6, 7, 8, 9, 10]
+    for item in added:
+        present.add_range(*item) if isinstance(item, tuple) else present.add(item)
+    # then they are disjoint intervals, adjacent ones merged, each offset in them present and no other
+    assert present.intervals() == intervals
+    covered = {o for s, e in intervals for o in range(s, e + 1)}
+    assert {o for o in range(40) if o in present} == covered
+    # and the checkpoint's text gives them back
+    assert Present.from_text(present.text()).intervals() == intervals
+
+
+def test_present_of_scanned_offsets_out_of_order():
+    # given a source partition's offsets as a scan through the partitioner meets them (spread over target partitions)
+    offsets = [o for stride in range(3) for o in range(stride, 3000, 3)] + [7, 7]
+    # then they make one interval
+    assert Present.of(offsets).intervals() == [(0, 2999)]
+
+
+def test_the_checkpoint_of_thousands_of_partitions_stays_under_the_bound():
+    # given 4,096 target partitions at 10-digit offsets and 4,096 source partitions of 2 intervals each
+    present = {p: Present([(1_000_000_000 + i * 10, 1_000_000_005 + i * 10) for i in range(2)]) for p in range(4096)}
+    attributes = Checkpoint({p: 9_999_999_999 for p in range(4096)}, present).attributes()
+    # then the estimate bounds DynamoDB's size rule and stays under the limit the checkpoint keeps to
+    assert _item_bytes(attributes) < MAX_CHECKPOINT_BYTES < 400 * 1024
+    # and a checkpoint of one interval per offset would not fit
+    scattered = Checkpoint({0: 1}, {0: Present((o, o) for o in range(1_000_000_000, 1_000_100_000, 2))}).attributes()
+    assert _item_bytes(scattered) > MAX_CHECKPOINT_BYTES
 
 
 @pytest.mark.parametrize("text, expected", [
