@@ -64,15 +64,21 @@ def selected(request: RestoreRequest, partition_plan: PartitionPlan, reader: Obj
 
 
 def _merged(objects: tuple[StoredObject, ...], reader: ObjectReader) -> Iterator[StoredRecord]:
+    """The objects' records by offset; an object that overlaps nothing held or pending is passed through whole."""
     heap: list = []
     pending = list(objects)
     while heap or pending:
         while pending and (not heap or pending[0].start_offset <= heap[0][0]):
             obj = pending.pop(0)
-            _push(heap, iter(reader.records(obj)))
-        _, _, record, records = heapq.heappop(heap)
-        yield record
-        _push(heap, records)
+            records = reader.records(obj)
+            if not heap and records and (not pending or pending[0].start_offset > records[-1].offset):
+                yield from records
+                continue
+            _push(heap, iter(records))
+        if heap:
+            _, _, record, records = heapq.heappop(heap)
+            yield record
+            _push(heap, records)
 
 
 def _push(heap: list, records: Iterator[StoredRecord]) -> None:
