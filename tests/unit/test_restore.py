@@ -230,3 +230,48 @@ def test_the_board_draws_the_last_counts_when_stopped():
     counts[0].read = counts[0].produced = 5
     board.stop()
     assert out.getvalue().splitlines()[-2].split() == ["0", "5", "0", "5"]
+
+
+class CheckpointLease:
+    """A RestoreLease stand-in holding one checkpoint."""
+
+    def __init__(self, checkpoint):
+        self.stored, self.recorded = checkpoint, []
+
+    def checkpoint(self, source_topic):
+        return self.stored
+
+    def record(self, token, source_topic, checkpoint, first=False):
+        self.recorded.append((checkpoint, first))
+        return True
+
+
+@pytest.mark.parametrize("stored, ranges, known", [
+    # the first restore: the target's ends recorded, nothing scanned, nothing present
+    (None, None, {}),
+    # a rerun: the intervals taken as present, the target scanned from the recorded offsets only
+    (Checkpoint({0: 40, 1: 30}, {0: Present([(0, 69)]), 2: Present([(5, 9)])}), {0: (40, 50), 1: (30, 35)},
+     {0: [(0, 79)], 2: [(5, 9)]}),
+    # a target partition ending before its recorded offset (recreated): the intervals void, all scanned from low
+    (Checkpoint({0: 60, 1: 30}, {0: Present([(0, 69)])}), {0: (10, 50), 1: (0, 35)}, {0: [(70, 79)]}),
+])
+def test_what_is_present_comes_from_the_checkpoint_and_the_tail_scan(monkeypatch, stored, ranges, known):
+    # given a target of 2 partitions ending at 50 and 35 (partition 0 starting at 10), whose scan finds the
+    # origins 70-79 of source partition 0
+    monkeypatch.setattr(engine.kafka, "end_offsets", lambda target, topic, partitions: {0: (10, 50), 1: (0, 35)})
+    scans = []
+
+    def scan(target, topic, asked, source_topic):
+        scans.append(asked)
+        return {0: Present([(70, 79)])}, 15
+
+    monkeypatch.setattr(engine.kafka, "present", scan)
+    lease = CheckpointLease(stored)
+    summary = engine.RestoreSummary(2, 2, True, False)
+    # when a restore looks for what is present
+    found, ends = engine._present(RestoreRequest(config(), "orders", "restored"), None, lease, None, summary)
+    # then the intervals and the scanned tail are present, and the scan went over the expected ranges only
+    assert {p: offsets.intervals() for p, offsets in found.items()} == known
+    assert ends == {0: 50, 1: 35}
+    assert scans == ([ranges] if ranges else [])
+    assert lease.recorded == ([] if stored else [(Checkpoint({0: 50, 1: 35}, {}), True)])
