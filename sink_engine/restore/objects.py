@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import zlib
@@ -145,22 +146,24 @@ def _split(body: bytes, separator: bytes, key: str) -> list[bytes]:
 def _envelope(body: bytes, encoding: str, obj: StoredObject) -> list[StoredRecord]:
     if encoding == "parquet":
         table = pq.read_table(io.BytesIO(body), columns=list(_PARQUET_COLUMNS), use_threads=False)
-        return list(map(StoredRecord, *(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[:3]),
-                        _repeated_strings(table.column("timestamp_type").combine_chunks()),
-                        *(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[4:6]),
-                        _header_lists(table.column("headers"))))
+        columns = zip(*(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[:3]),
+                      _repeated_strings(table.column("timestamp_type").combine_chunks()),
+                      *(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[4:6]),
+                      _header_lists(table.column("headers")))
+        return list(map(_stored_record, columns))
     if encoding == "avro":
         return [StoredRecord(r["partition"], r["offset"], r["timestamp"], r["timestamp_type"], r["key"], r["value"],
                              [(h["key"], h["value"]) for h in r["headers"]]) for r in fastavro.reader(io.BytesIO(body))]
-    records = []
+    records, loads = [], orjson.loads
     for line in _lines(_plain(body, obj.key)):
-        r = orjson.loads(line)
-        records.append(StoredRecord(r["partition"], r["offset"], r["timestamp"], r["timestamp_type"],
-                                    _unbase64(r["key"]), _unbase64(r["value"]),
-                                    [(h["key"], _unbase64(h["value"])) for h in r["headers"]]))
+        r = loads(line)
+        records.append(_stored_record((r["partition"], r["offset"], r["timestamp"], r["timestamp_type"],
+                                       _unbase64(r["key"]), _unbase64(r["value"]),
+                                       [(h["key"], _unbase64(h["value"])) for h in r["headers"]])))
     return records
 
 
+_stored_record = functools.partial(tuple.__new__, StoredRecord)  # from a 7-tuple in C (StoredRecord(...) is Python)
 _PARQUET_COLUMNS = ("partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers")
 
 
