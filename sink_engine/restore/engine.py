@@ -69,8 +69,8 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
         with LeaseKeeper(lease.leases, token, settings.lease_ms) as keeper:
             found, scanned_to = _present(request, target, lease, token, summary)
             sender = _Sender(target, request.target_topic, request.topic, settings.lease_ms // 2,
-                             lambda: lease.record(token, request.topic, Checkpoint({**scanned_to, **sender.ends},
-                                                                                   found)))
+                             lambda acknowledged: lease.record(token, request.topic,
+                                                               Checkpoint({**scanned_to, **acknowledged}, found)))
             for partition_plan in plans:
                 p = partition_plan.partition
                 have, tally = found.setdefault(p, Present()), summary.counts[p]
@@ -149,14 +149,14 @@ def _present(request: RestoreRequest, target, lease: RestoreLease, token,
 
 class _Sender:
     """Produces with the origin header; every CONFIRM_EVERY records, and at the end, waits for the
-    acknowledgements and raises SourceError naming the first record Kafka refused, else calls `on_confirmed`.
-    `ends`: per target partition, the offset after the last record acknowledged."""
+    acknowledgements and raises SourceError naming the first record Kafka refused, else calls `on_confirmed` with,
+    per target partition, the offset after the last record acknowledged (every record sent is then in Kafka)."""
 
     def __init__(self, target, topic: str, source_topic: str, message_timeout_ms: int,
-                 on_confirmed: Callable[[], object]):
+                 on_confirmed: Callable[[dict[int, int]], object]):
         self._topic, self._source_topic = topic, source_topic
         self._on_confirmed = on_confirmed
-        self.ends: dict[int, int] = {}
+        self._ends: dict[int, int] = {}
         self._failed: list[tuple[str, str]] = []
         self._producer = kafka.producer(target, message_timeout_ms, self._delivered)
         self._timeout_s = message_timeout_ms / 1000 + 30
@@ -185,7 +185,7 @@ class _Sender:
             raise SourceError(f"Kafka did not take {where} into {self._topic}: {error}; a rerun produces what is "
                               "missing")
         self._unconfirmed = 0
-        self._on_confirmed()
+        self._on_confirmed(self._ends)
 
     @property
     def settled(self) -> bool:
@@ -194,7 +194,7 @@ class _Sender:
 
     def _delivered(self, error, message) -> None:
         if error is None:
-            self.ends[message.partition()] = message.offset() + 1  # in order per partition (idempotence)
+            self._ends[message.partition()] = message.offset() + 1  # in order per partition (idempotence)
         else:
             origin = origin_of(message.headers())
             self._failed.append((f"{origin[0]}-{origin[1]}@{origin[2]}" if origin else "a record", str(error)))

@@ -81,7 +81,7 @@ def test_a_log_append_time_record_is_produced_with_its_time_as_create_time(monke
     # given envelope rows stamped LogAppendTime and NoTimestampType
     fake = FakeProducer()
     monkeypatch.setattr(engine.kafka, "producer", lambda *args: fake)
-    sender = engine._Sender(None, "restored", "orders", 60_000, lambda: None)
+    sender = engine._Sender(None, "restored", "orders", 60_000, lambda ends: None)
     # when they are sent
     sender.send(StoredRecord(3, 41, 1_700_000_000_005, "LogAppendTime", None, b"v", [("h", b"\xff")]), 3)
     sender.send(StoredRecord(3, 44, None, "NoTimestampType", b"k", None, []), -1)
