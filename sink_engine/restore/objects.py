@@ -184,7 +184,7 @@ def _repeated_strings(array) -> list:
     if encoded.null_count:
         return array.to_pylist()
     distinct = encoded.dictionary.to_pylist()
-    return [distinct[i] for i in encoded.indices.to_pylist()]
+    return list(map(distinct.__getitem__, encoded.indices.to_pylist()))
 
 
 def _unbase64(text: str | None) -> bytes | None:
