@@ -18,7 +18,7 @@ from sink_engine.restore.objects import LIST_SID, ObjectReader
 from sink_engine.restore.present import Present
 from sink_engine.restore.progress import PartitionCounts
 from sink_engine.restore.request import RestoreRequest
-from sink_engine.restore.selection import plan, selected
+from sink_engine.restore.selection import plan, selected, without_present
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.stored import StoredRecord, origin_header, origin_of
 from sink_engine.verify.listing import Lister
@@ -33,7 +33,7 @@ class RestoreSummary:
     partition_for_partition: bool  # else through the target's partitioner
     created_target: bool
     counts: dict[int, PartitionCounts] = field(default_factory=dict)
-    objects: int = 0  # data objects read
+    objects: int = 0  # data objects read (not those whose selected offsets were all present)
     s3_requests: int = 0  # ListObjectsV2 and GetObject requests
     scanned: int = 0  # target records read to find what is present
     seconds: float = 0.0
@@ -74,6 +74,9 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
             for partition_plan in plans:
                 p = partition_plan.partition
                 have, tally = found.setdefault(p, Present()), summary.counts[p]
+                partition_plan, known = without_present(request, partition_plan, have, settings.one_stream)
+                tally.read += known
+                tally.present += known
                 for record in selected(request, partition_plan, reader):
                     tally.read += 1
                     if record.offset in have:

@@ -47,6 +47,11 @@ class Present:
         i = bisect.bisect_right(self._starts, offset) - 1
         return i >= 0 and offset <= self._ends[i]
 
+    def covers(self, start: int, end: int) -> bool:
+        """Whether every offset of [start, end] is present."""
+        i = bisect.bisect_right(self._starts, start) - 1
+        return i >= 0 and end <= self._ends[i]
+
     def __len__(self) -> int:
         """The number of intervals."""
         return len(self._starts)

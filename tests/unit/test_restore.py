@@ -16,7 +16,7 @@ from sink_engine.restore import engine
 from sink_engine.restore.objects import ObjectReader
 from sink_engine.restore.progress import PartitionCounts, RestoreBoard, render
 from sink_engine.restore.request import RestoreRequest, parse_partitions, parse_time
-from sink_engine.restore.selection import PartitionPlan, selected
+from sink_engine.restore.selection import PartitionPlan, selected, without_present
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.sidecar_values import header_value
 from sink_engine.restore.stored import ORIGIN_HEADER, StoredRecord, origin_of
@@ -189,6 +189,32 @@ def test_the_checkpoint_of_thousands_of_partitions_stays_under_the_bound():
     # and a checkpoint of one interval per offset would not fit
     scattered = Checkpoint({0: 1}, {0: Present((o, o) for o in range(1_000_000_000, 1_000_100_000, 2))}).attributes()
     assert _item_bytes(scattered) > MAX_CHECKPOINT_BYTES
+
+
+@pytest.mark.parametrize("options, one_stream, read, known", [
+    ({}, True, ["o20-10", "o30-5"], 20),  # the first two objects' offsets are all present
+    ({"from_offset": 5}, True, ["o20-10", "o30-5"], 15),  # only the selected offsets count
+    ({"to_offset": 14}, True, [], 15),  # the second object's selected part is present
+    ({"from_time": 0}, True, ["o0-10", "o10-10", "o20-10", "o30-5"], 0),  # a time range: read to know
+    ({}, False, ["o0-10", "o10-10", "o20-10", "o30-5"], 0),  # objects that may overlap: read
+])
+def test_objects_whose_selected_offsets_are_all_present_are_not_read(options, one_stream, read, known):
+    # given one partition's objects from 0, 10, 20 and 30, a commit at 35, and offsets 0-24 present in the target
+    contents = {f"o{s}-{n}": list(range(s, s + n)) for s, n in ((0, 10), (10, 10), (20, 10), (30, 5))}
+    objects = tuple(object_of(v) for v in contents.values())
+    request = RestoreRequest(config(), "orders", "restored", **options)
+    wanted = [o for o in objects if o.start_offset <= options.get("to_offset", 99)]
+    # when the objects wholly present are left out
+    kept, counted = without_present(request, PartitionPlan(0, tuple(wanted), 35), Present([(0, 24)]), one_stream)
+    # then only the others are read, and the left-out offsets are counted
+    assert [o.key for o in kept.objects] == read
+    assert counted == known
+    # and the records selected from what is read are the ones not counted
+    reader = Objects(contents)
+    records = [r.offset for r in selected(request, kept, reader)]
+    everything = [r.offset for r in selected(request, PartitionPlan(0, tuple(wanted), 35), Objects(contents))]
+    assert len(records) + counted == len(everything)
+    assert set(everything) - set(records) <= set(range(25))
 
 
 @pytest.mark.parametrize("text, expected", [
