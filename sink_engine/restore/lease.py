@@ -30,7 +30,8 @@ from sink_engine.restore.present import Present
 POLL_S = 0.5
 # The checkpoint's attributes at most (DynamoDB's item limit is 400 KB): one text of intervals per source partition,
 # one number per target partition. 4,096 partitions on each side at 10-digit offsets, two intervals per source
-# partition, take ~260 KB; in all ~15,000 intervals fit (a source whose restored offsets are scattered does not).
+# partition, take ~265 KB; ~15,000 intervals fit in all (~12,500 beside 4,096 target partitions); a source whose
+# restored offsets are scattered does not fit.
 MAX_CHECKPOINT_BYTES = 350_000
 
 
@@ -48,13 +49,14 @@ class Checkpoint:
 
 
 def _item_bytes(attributes: dict) -> int:
-    """An upper bound of the attributes' size as DynamoDB counts it (names and values as UTF-8, a number as at
-    most its decimal text, 3 bytes per map and 1 per map entry)."""
+    """An upper bound of the attributes' size as DynamoDB counts it: names and strings as UTF-8, a number as at
+    most its decimal text + 1, 3 bytes per map and 1 per map entry. The item's key and other attributes are left
+    to the margin between MAX_CHECKPOINT_BYTES and 400 KB."""
     size = 0
     for name, value in attributes.items():
         size += len(name.encode()) + 3
         for key, entry in value["M"].items():
-            size += len(key.encode()) + 1 + len(next(iter(entry.values())).encode())
+            size += len(key.encode()) + 2 + len(next(iter(entry.values())).encode())
     return size
 
 
