@@ -259,8 +259,9 @@ def test_a_rerun_after_a_late_crash_scans_only_what_came_after_the_last_confirm(
     assert code == 0, out
     assert "530 already present (30 target records scanned), 670 produced" in out, out
     assert_each_record_once_in_order(stack, source, target, topic)
-    # and a third restore finds everything present and scans nothing
+    # and a third restore finds everything present from the checkpoint: it scans nothing and reads no object
     code, out = restore(capsys, argv)
+    assert "1200 records read from 0 objects" in out, out
     assert "1200 already present (0 target records scanned), 0 produced" in out, out
 
 
