@@ -3,10 +3,11 @@
 costs).
 
 Records: keys, 200-byte values, two headers each; the backup's values through ByteArrayConverter (one file stream
-per partition, so a rerun leaves out the objects wholly present). Rows: seconds, records/s, CPU µs per record of this process
-tree (the restore runs in this process: Python and librdkafka's threads; the broker and the S3 emulator are not
-counted), and the target records the restore scanned. Usage:
-    python -m devtools.bench_restore [--records 1000000] [--partitions 4] [--flush-size 50000] [--encodings parquet,json]
+per partition, so a rerun leaves out the objects wholly present). Rows: seconds, records/s, CPU µs per record of
+this process tree (the restore runs in this process: Python and librdkafka's threads; the broker and the S3
+emulator are not counted), and the target records the restore scanned. Usage:
+    python -m devtools.bench_restore [--records 1000000] [--partitions 4] [--flush-size 50000]
+                                     [--encodings parquet,json]
 """
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ def restore_row(config, dynamodb, cpu: TreeCpu, name: str, target: str) -> str:
     spent = sum(TreeCpu.spent(before, cpu.sample()).values())
     read = sum(c.read for c in summary.counts.values())
     produced = sum(c.produced for c in summary.counts.values())
-    return (f"| {name:<28} | {summary.seconds:>8.2f} | {read:>10,} | {produced:>10,} | {read / summary.seconds:>10,.0f} "
-            f"| {spent / read * 1e6:>8.2f} | {summary.scanned:>10,} |")
+    return (f"| {name:<28} | {summary.seconds:>8.2f} | {read:>10,} | {produced:>10,} "
+            f"| {read / summary.seconds:>10,.0f} | {spent / read * 1e6:>8.2f} | {summary.scanned:>10,} |")
 
 
 def main() -> None:
