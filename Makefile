@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli demo test test-faults test-scale test-many-partitions soak bench clean
+.PHONY: venv cdk-cli demo test test-faults test-scale test-many-partitions soak bench bench-restore clean
 
 venv: $(STAMP)
 
@@ -48,6 +48,10 @@ soak: venv
 
 bench: venv
 	$(PY) -m devtools.bench
+
+# sink-engine restore of an envelope backup (Parquet, JSON) of 1M records, and its rerun (not part of make test).
+bench-restore: venv
+	$(PY) -m devtools.bench_restore
 
 clean:
 	rm -rf $(VENV) .pytest_cache node_modules

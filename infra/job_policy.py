@@ -179,8 +179,8 @@ def _backup_reads(spec: ConnectorSpec, bucket: str) -> list[dict]:
 def _restore_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     """The restore lease of each target, and the target topics written idempotently (see the module docstring)."""
     statements = [
-        # the lease (put, read, renewed and released by updates) and the RESTORED# checkpoint (read; put in a
-        # transaction with a check of the lease's epoch)
+        # the lease (put, read, renewed and released by updates) and the RESTORED# checkpoint (read; put at each
+        # confirm in a transaction with a check of the lease's epoch)
         _allow("RestoreLease", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
                                 "dynamodb:ConditionCheckItem"],
                [names.table_arn], {"ForAllValues:StringLike": {

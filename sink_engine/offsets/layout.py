@@ -45,12 +45,17 @@ A restore (`sink_engine.restore`) keeps its items under `pk` = `restore#<target 
 a connector's name, so that two restores into one topic meet whatever connectors they read:
 - `LEASE`: the restore lease, the run lease's item and protocol (`sink_engine.offsets.lease`) under that `pk`.
   Held while a restore produces; a rerun or a second restore waits until it is released or lapses.
-- `RESTORED#<source topic>`: where the target's records restored from that topic begin
-  (`sink_engine.restore.lease`). `scan_from` (a map of target partition, as a string, to the target's end
-  offset when the first restore of the source topic into the target began), `epoch` (of the restore lease that
-  wrote it), `created_at_ms`. Put once, if absent, in a transaction with the restore lease's epoch check; a
-  restore scans the target from there for the origins already present. Deleted by no one (delete it, with the
-  target topic, to restore into a recreated topic of the same name).
+- `RESTORED#<source topic>`: the restore checkpoint, what is known to be in the target of the records restored
+  from that topic (`sink_engine.restore.lease`). `scan_from` (a map of target partition, as a string, to the
+  target offset from which a restore scans for origins: the target's end when the first restore began, then
+  the offset after the last acknowledged record of the latest confirm), `present` (a map of source partition, as
+  a string, to the original offsets confirmed in the target as text, `"0-9999,10001-10500"`: inclusive ranges by
+  start, adjacent ones merged; absent in items of older restores: nothing), `epoch` (of the restore lease that
+  wrote it), `recorded_at_ms` (`created_at_ms` in items of older restores). Put in a transaction with the
+  restore lease's epoch check: if absent by the first restore of the topic into the target, then replaced at
+  each confirm (every 10,000 records and at the end); kept under 350 KB (a checkpoint that would pass it is not
+  written). Deleted by no one (delete it, with the target topic, to restore into a recreated topic of the same
+  name whose partitions have grown past the recorded offsets).
 """
 from __future__ import annotations
 

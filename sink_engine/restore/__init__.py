@@ -5,12 +5,22 @@ What exactly once rests on:
   (stored.py), after its own headers.
 - One restore into a target topic at a time: the restore lease (lease.py), which a rerun after a kill waits out;
   by then the killed restore's produce requests are settled.
-- The first restore of a source topic into a target records the target's end offsets (`RESTORED#<topic>`, under
-  the lease). Every restore then reads the target from there to its end and collects the origins present
-  (target.py `present`), and produces only the selected records not among them. This holds for reruns of the
-  same range, for overlapping ranges, for two restores of one range one after the other, and through the
-  partitioner (a source partition spread over several target partitions): all target partitions are scanned.
-  The price: each restore reads back what earlier restores of the topic put into the target.
+- A checkpoint per source topic and target (`RESTORED#<topic>`, lease.py), written under the lease: what is known
+  present in the target (the original offsets confirmed, as intervals per source partition, present.py) and the
+  target offsets from which the rest must be scanned. The first restore of the topic into the target records the
+  target's end offsets (nothing present); every confirm (each CONFIRM_EVERY records acknowledged, and the end)
+  records what is known present then: the intervals so far, plus every record produced, all acknowledged, and as
+  scan start the offset after the last acknowledged record per target partition (the scan ends at start where
+  nothing was produced). Every restore takes the intervals as present without reading them, scans the target from
+  the checkpoint's offsets to its end for the origins there (target.py `present`: what a killed restore wrote after
+  its last confirm, or what was produced before the checkpoint existed), and produces only the selected records not
+  among them. A rerun after a kill thus scans the records of one confirm window at most (and what other producers
+  put into the target), and a rerun of a finished restore scans nothing, as long as the checkpoint fits its bound
+  (lease.py MAX_CHECKPOINT_BYTES; past it the last one recorded stands). This holds for reruns of the same range,
+  for overlapping ranges, for two restores of one range one after the other (all under the lease), and through the
+  partitioner (a source partition spread over several target partitions): the intervals are by source partition and
+  all target partitions are scanned. A target partition that now ends before the checkpoint's offset (the topic was
+  recreated or truncated) voids the intervals: the whole target is scanned.
 - An idempotent producer: within one restore no record is written twice or out of order by retries.
 Tansu (the local broker) shows aborted transactional records to read_committed readers, and a non-transactional
 producer needs no read_committed to be right, so no transaction is used. A restore that stalls past its lease

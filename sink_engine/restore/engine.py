@@ -13,16 +13,17 @@ from sink_engine.doctor.grants import describe
 from sink_engine.errors import OptionError, SourceError, StorageError
 from sink_engine.offsets import LeaseKeeper, OffsetStore
 from sink_engine.restore import target as kafka
-from sink_engine.restore.lease import RestoreLease, RestoreLeaseLost
+from sink_engine.restore.lease import Checkpoint, RestoreLease, RestoreLeaseLost
 from sink_engine.restore.objects import LIST_SID, ObjectReader
+from sink_engine.restore.present import Present
 from sink_engine.restore.progress import PartitionCounts
 from sink_engine.restore.request import RestoreRequest
-from sink_engine.restore.selection import plan, selected
+from sink_engine.restore.selection import plan, selected, without_present
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.stored import StoredRecord, origin_header, origin_of
 from sink_engine.verify.listing import Lister
 
-CONFIRM_EVERY = 10_000  # records produced between checks that every earlier one was acknowledged
+CONFIRM_EVERY = 10_000  # records produced between checks that every earlier one was acknowledged (and checkpoints)
 
 
 @dataclass
@@ -32,7 +33,7 @@ class RestoreSummary:
     partition_for_partition: bool  # else through the target's partitioner
     created_target: bool
     counts: dict[int, PartitionCounts] = field(default_factory=dict)
-    objects: int = 0  # data objects read
+    objects: int = 0  # data objects read (not those whose selected offsets were all present)
     s3_requests: int = 0  # ListObjectsV2 and GetObject requests
     scanned: int = 0  # target records read to find what is present
     seconds: float = 0.0
@@ -66,19 +67,25 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
     sender = None
     try:
         with LeaseKeeper(lease.leases, token, settings.lease_ms) as keeper:
-            found = _present(request, target, lease, token, summary)
-            sender = _Sender(target, request.target_topic, request.topic, settings.lease_ms // 2)
+            found, scanned_to = _present(request, target, lease, token, summary)
+            sender = _Sender(target, request.target_topic, request.topic, settings.lease_ms // 2,
+                             lambda acknowledged: lease.record(token, request.topic,
+                                                               Checkpoint({**scanned_to, **acknowledged}, found)))
             for partition_plan in plans:
                 p = partition_plan.partition
-                have, tally = found.get(p), summary.counts[p]
+                have, tally = found.setdefault(p, Present()), summary.counts[p]
+                partition_plan, known = without_present(request, partition_plan, have, settings.one_stream)
+                tally.read += known
+                tally.present += known
                 for record in selected(request, partition_plan, reader):
                     tally.read += 1
-                    if have is not None and record.offset in have:
+                    if record.offset in have:
                         tally.present += 1
                         continue
                     if keeper.lost:
                         raise RestoreLeaseLost(f"the restore lease {lease.name} was lost at "
                                                f"{request.topic}-{p}@{record.offset}; a rerun goes on from there")
+                    have.add(record.offset)  # known present once the next confirm has its acknowledgement
                     sender.send(record, p if summary.partition_for_partition else -1)
                     tally.produced += 1
                 summary.objects += len(partition_plan.objects)
@@ -117,25 +124,42 @@ def _partitions(request: RestoreRequest, target, objects: list, committed: dict)
     return source_partitions, source_partitions, True
 
 
-def _present(request: RestoreRequest, target, lease: RestoreLease, token, summary: RestoreSummary) -> dict:
-    """The original offsets already in the target, by source partition: scanned from the `RESTORED#` checkpoint
-    (recorded now, at the target's ends, by the first restore of the source topic into the target)."""
+def _present(request: RestoreRequest, target, lease: RestoreLease, token,
+             summary: RestoreSummary) -> tuple[dict[int, Present], dict[int, int]]:
+    """The original offsets already in the target, by source partition, and the target's end offsets now (up to
+    which it was scanned). Known present: the `RESTORED#` checkpoint's intervals, and what a scan of the target
+    from the checkpoint's offsets finds (what a killed restore wrote after its last confirm). The first restore of
+    the source topic into the target records the target's ends as the checkpoint and finds nothing. A target
+    partition now ending before the checkpoint's offset (the topic was recreated or truncated) voids the
+    intervals: the whole target is scanned."""
     marks = kafka.end_offsets(target, request.target_topic, summary.target_partitions)
-    scan_from = lease.scan_from(request.topic)
-    if scan_from is None:
-        lease.record_scan_from(token, request.topic, {p: high for p, (_, high) in marks.items()})
-        return {}
-    ranges = {p: (max(low, min(scan_from.get(p, low), high)), high) for p, (low, high) in marks.items()}
-    found, summary.scanned = kafka.present(target, request.target_topic, ranges, request.topic)
-    return found
+    ends = {p: high for p, (_, high) in marks.items()}
+    checkpoint = lease.checkpoint(request.topic)
+    if checkpoint is None:
+        lease.record(token, request.topic, Checkpoint(ends, {}), first=True)
+        return {}, ends
+    if any(ends.get(p, 0) < offset for p, offset in checkpoint.scan_from.items()):
+        checkpoint = Checkpoint({}, {})
+    ranges = {p: (max(low, checkpoint.scan_from.get(p, low)), high) for p, (low, high) in marks.items()}
+    scanned, summary.scanned = kafka.present(target, request.target_topic, ranges, request.topic)
+    found = checkpoint.present
+    for p, offsets in scanned.items():
+        known = found.setdefault(p, Present())
+        for start, end in offsets.intervals():
+            known.add_range(start, end)
+    return found, ends
 
 
 class _Sender:
     """Produces with the origin header; every CONFIRM_EVERY records, and at the end, waits for the
-    acknowledgements and raises SourceError naming the first record Kafka refused."""
+    acknowledgements and raises SourceError naming the first record Kafka refused, else calls `on_confirmed` with,
+    per target partition, the offset after the last record acknowledged (every record sent is then in Kafka)."""
 
-    def __init__(self, target, topic: str, source_topic: str, message_timeout_ms: int):
+    def __init__(self, target, topic: str, source_topic: str, message_timeout_ms: int,
+                 on_confirmed: Callable[[dict[int, int]], object]):
         self._topic, self._source_topic = topic, source_topic
+        self._on_confirmed = on_confirmed
+        self._ends: dict[int, int] = {}
         self._failed: list[tuple[str, str]] = []
         self._producer = kafka.producer(target, message_timeout_ms, self._delivered)
         self._timeout_s = message_timeout_ms / 1000 + 30
@@ -164,6 +188,7 @@ class _Sender:
             raise SourceError(f"Kafka did not take {where} into {self._topic}: {error}; a rerun produces what is "
                               "missing")
         self._unconfirmed = 0
+        self._on_confirmed(self._ends)
 
     @property
     def settled(self) -> bool:
@@ -171,6 +196,8 @@ class _Sender:
         return len(self._producer) == 0
 
     def _delivered(self, error, message) -> None:
-        if error is not None:
+        if error is None:
+            self._ends[message.partition()] = message.offset() + 1  # in order per partition (idempotence)
+        else:
             origin = origin_of(message.headers())
             self._failed.append((f"{origin[0]}-{origin[1]}@{origin[2]}" if origin else "a record", str(error)))

@@ -11,10 +11,11 @@
 """
 from __future__ import annotations
 
-import base64
+import functools
 import gzip
 import io
 import zlib
+from binascii import a2b_base64  # binascii.Error is a ValueError
 
 import fastavro
 import orjson
@@ -144,21 +145,47 @@ def _split(body: bytes, separator: bytes, key: str) -> list[bytes]:
 
 def _envelope(body: bytes, encoding: str, obj: StoredObject) -> list[StoredRecord]:
     if encoding == "parquet":
-        table = pq.read_table(io.BytesIO(body), use_threads=False)
-        rows = zip(*(table.column(name).to_pylist() for name in
-                     ("partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers")))
-        return [StoredRecord(p, o, t, tt, k, v, [(h["key"], h["value"]) for h in hs]) for p, o, t, tt, k, v, hs in rows]
+        table = pq.read_table(io.BytesIO(body), columns=list(_PARQUET_COLUMNS), use_threads=False)
+        columns = zip(*(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[:3]),
+                      _repeated_strings(table.column("timestamp_type").combine_chunks()),
+                      *(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[4:6]),
+                      _header_lists(table.column("headers")))
+        return list(map(_stored_record, columns))
     if encoding == "avro":
         return [StoredRecord(r["partition"], r["offset"], r["timestamp"], r["timestamp_type"], r["key"], r["value"],
                              [(h["key"], h["value"]) for h in r["headers"]]) for r in fastavro.reader(io.BytesIO(body))]
-    records = []
+    records, loads = [], orjson.loads
     for line in _lines(_plain(body, obj.key)):
-        r = orjson.loads(line)
-        records.append(StoredRecord(r["partition"], r["offset"], r["timestamp"], r["timestamp_type"],
-                                    _unbase64(r["key"]), _unbase64(r["value"]),
-                                    [(h["key"], _unbase64(h["value"])) for h in r["headers"]]))
+        r = loads(line)
+        records.append(_stored_record((r["partition"], r["offset"], r["timestamp"], r["timestamp_type"],
+                                       _unbase64(r["key"]), _unbase64(r["value"]),
+                                       [(h["key"], _unbase64(h["value"])) for h in r["headers"]])))
     return records
 
 
+_stored_record = functools.partial(tuple.__new__, StoredRecord)  # from a 7-tuple in C (StoredRecord(...) is Python)
+_PARQUET_COLUMNS = ("partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers")
+
+
+def _header_lists(column) -> list[list[tuple]]:
+    """Each row's [(name, value)] from the list-of-struct column: the names and values converted once, flat, then
+    cut at the list offsets (a struct per header made into a dict and back costs twice as much)."""
+    lists = column.combine_chunks()
+    names, values = lists.flatten().flatten()
+    pairs = list(zip(_repeated_strings(names), values.to_pylist()))
+    offsets = lists.offsets.to_pylist()
+    base = offsets[0]
+    return [pairs[start - base:end - base] for start, end in zip(offsets, offsets[1:])]
+
+
+def _repeated_strings(array) -> list:
+    """A string array of few distinct values as a list: each distinct string made once."""
+    encoded = array.dictionary_encode()
+    if encoded.null_count:
+        return array.to_pylist()
+    distinct = encoded.dictionary.to_pylist()
+    return list(map(distinct.__getitem__, encoded.indices.to_pylist()))
+
+
 def _unbase64(text: str | None) -> bytes | None:
-    return None if text is None else base64.b64decode(text, validate=True)
+    return None if text is None else a2b_base64(text, strict_mode=True)

@@ -8,15 +8,17 @@ an object is not read either when the next one starts at or before `--from-offse
 
 Within a partition, objects can overlap in offsets (several files open at once: field and time partitioners);
 records are merged by offset, an object opened only once the records before its first offset are out, so only
-overlapping objects are held at once. An offset seen twice is produced once.
+overlapping objects are held at once. An offset seen twice is produced once. With one file stream per partition,
+an object whose selected offsets are all present in the target already is not read (`without_present`).
 """
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from sink_engine.restore.objects import ObjectReader
+from sink_engine.restore.present import Present
 from sink_engine.restore.request import RestoreRequest
 from sink_engine.restore.stored import StoredRecord
 from sink_engine.verify.listing import StoredObject
@@ -52,6 +54,29 @@ def plan(request: RestoreRequest, objects: list[StoredObject], committed: dict[i
     return plans
 
 
+def without_present(request: RestoreRequest, partition_plan: PartitionPlan, have: Present,
+                    one_stream: bool) -> tuple[PartitionPlan, int]:
+    """The plan without the objects whose selected offsets are all in `have`, and how many offsets those span.
+    With one file stream per partition an object's records lie below the next object's start (as `plan` assumes
+    too), so its span is known without reading it; an offset of the span that the backup lacks is in `have` only
+    when another backup of the topic restored it (then the count is one too many). Otherwise (objects that
+    overlap, a time range: which records it selects is in the objects) every object is read."""
+    if not one_stream or request.selects_time:
+        return partition_plan, 0
+    end = partition_plan.committed if request.to_offset is None else \
+        min(partition_plan.committed, request.to_offset + 1)
+    objects = partition_plan.objects
+    kept, known = [], 0
+    for i, obj in enumerate(objects):
+        start = max(obj.start_offset, request.from_offset or 0)
+        stop = min(objects[i + 1].start_offset, end) if i + 1 < len(objects) else end
+        if start < stop and have.covers(start, stop - 1):
+            known += stop - start
+        else:
+            kept.append(obj)
+    return replace(partition_plan, objects=tuple(kept)), known
+
+
 def selected(request: RestoreRequest, partition_plan: PartitionPlan, reader: ObjectReader) -> Iterator[StoredRecord]:
     """The partition's selected records in offset order, each offset once."""
     last = -1
@@ -64,15 +89,21 @@ def selected(request: RestoreRequest, partition_plan: PartitionPlan, reader: Obj
 
 
 def _merged(objects: tuple[StoredObject, ...], reader: ObjectReader) -> Iterator[StoredRecord]:
+    """The objects' records by offset; an object that overlaps nothing held or pending is passed through whole."""
     heap: list = []
     pending = list(objects)
     while heap or pending:
         while pending and (not heap or pending[0].start_offset <= heap[0][0]):
             obj = pending.pop(0)
-            _push(heap, iter(reader.records(obj)))
-        _, _, record, records = heapq.heappop(heap)
-        yield record
-        _push(heap, records)
+            records = reader.records(obj)
+            if not heap and records and (not pending or pending[0].start_offset > records[-1].offset):
+                yield from records
+                continue
+            _push(heap, iter(records))
+        if heap:
+            _, _, record, records = heapq.heappop(heap)
+            yield record
+            _push(heap, records)
 
 
 def _push(heap: list, records: Iterator[StoredRecord]) -> None:

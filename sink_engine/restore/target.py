@@ -9,14 +9,13 @@ target has as many partitions as the source; otherwise through the partitioner J
 """
 from __future__ import annotations
 
-import bisect
-
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sink_engine.dlq.kafka_io import MAX_MESSAGE_BYTES, client_settings
 from sink_engine.errors import OptionError, SourceError
 from sink_engine.model import PartitionRange, TopicPartition
+from sink_engine.restore.present import Present
 from sink_engine.restore.stored import origin_of
 from sink_engine.source.consumer import make_consumer
 from sink_engine.source.metadata import watermarks
@@ -58,34 +57,11 @@ def end_offsets(source: SourceSettings, topic: str, partitions: int) -> dict[int
     return {tp.partition: marks[tp] for tp in marks}
 
 
-class Present:
-    """Original offsets found in the target, per source partition: runs of consecutive offsets, with a set for
-    any that came out of order."""
-
-    def __init__(self):
-        self._starts: list[int] = []
-        self._ends: list[int] = []  # inclusive
-        self._others: set[int] = set()
-
-    def add(self, offset: int) -> None:
-        if self._ends and offset == self._ends[-1] + 1:
-            self._ends[-1] = offset
-        elif not self._ends or offset > self._ends[-1]:
-            self._starts.append(offset)
-            self._ends.append(offset)
-        elif offset not in self:
-            self._others.add(offset)
-
-    def __contains__(self, offset: int) -> bool:
-        i = bisect.bisect_right(self._starts, offset) - 1
-        return (i >= 0 and offset <= self._ends[i]) or offset in self._others
-
-
 def present(source: SourceSettings, topic: str, ranges: dict[int, tuple[int, int]],
             source_topic: str) -> tuple[dict[int, Present], int]:
     """The original offsets of `source_topic`'s records found in the target's partitions' [start, end) `ranges`,
     by source partition; and the number of target records read."""
-    found: dict[int, Present] = {}
+    found: dict[int, list[int]] = {}
     read = 0
     for partition, (start, end) in sorted(ranges.items()):
         for chunk in read_range(source, PartitionRange(topic, partition, start, end, None)):
@@ -93,8 +69,8 @@ def present(source: SourceSettings, topic: str, ranges: dict[int, tuple[int, int
             for headers in chunk.headers:
                 origin = origin_of(headers)
                 if origin is not None and origin[0] == source_topic:
-                    found.setdefault(origin[1], Present()).add(origin[2])
-    return found, read
+                    found.setdefault(origin[1], []).append(origin[2])
+    return {p: Present.of(offsets) for p, offsets in found.items()}, read
 
 
 def producer(source: SourceSettings, message_timeout_ms: int, on_delivery) -> Producer:

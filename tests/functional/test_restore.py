@@ -11,7 +11,10 @@ import pytest
 
 from devtools.producer import create_topic
 from sink_engine.driver.job import now_ms, run_job
+from sink_engine.failpoints import SimulatedCrash
 from sink_engine.offsets import Leases
+from sink_engine.restore import engine
+from sink_engine.restore.lease import RestoreLease
 from tests.conftest import BUCKET, TABLE
 from tests.functional.test_envelope_format import BASE_MS, ENCODINGS, produce_records, record
 from tests.restore_runs import at_once, counts, killed_at_random, restore, restore_argv, restored, topic_records
@@ -232,3 +235,55 @@ def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(
     produced = [sum(c[2] for c in counts(out).values()) for _, out in results]
     assert 0 in produced, results
     assert_each_record_once_in_order(stack, source, target, topic)
+
+
+def test_a_rerun_after_a_late_crash_scans_only_what_came_after_the_last_confirm(stack, spark, dynamodb, connector,
+                                                                                unique, tmp_path, capsys,
+                                                                                monkeypatch):
+    # given an envelope backup of 1,200 records, and a restore that confirms every 100 records and dies 30
+    # acknowledged records after its 5th confirm (the checkpoint of 500 records)
+    config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
+    topic, target = config["topics"][0], f"late-{unique}"
+    create_topic(stack.bootstrap_servers, target, PARTITIONS)
+    argv = restore_argv(config, tmp_path, target)
+    with monkeypatch.context() as patched:
+        patched.setattr(engine, "CONFIRM_EVERY", 100)
+        crash_after(patched, checkpoints=5, records=30)
+        code, out = restore(capsys, argv)
+    assert code == 70, out
+    assert sum(len(r) for r in topic_records(stack.bootstrap_servers, target).values()) == 530
+    # when it is rerun
+    code, out = restore(capsys, argv)
+    # then the rerun takes the checkpoint's 500 as present without reading them, scans only the 30 after it, and
+    # produces the rest: every record once, in order
+    assert code == 0, out
+    assert "530 already present (30 target records scanned), 670 produced" in out, out
+    assert_each_record_once_in_order(stack, source, target, topic)
+    # and a third restore finds everything present from the checkpoint: it scans nothing and reads no object
+    code, out = restore(capsys, argv)
+    assert "1200 records read from 0 objects" in out, out
+    assert "1200 already present (0 target records scanned), 0 produced" in out, out
+
+
+def crash_after(patched, checkpoints: int, records: int) -> None:
+    """The restore dies (SimulatedCrash) once `records` more records are acknowledged after its `checkpoints`-th
+    checkpoint past the first."""
+    recorded, sent = [], []
+    record, send = RestoreLease.record, engine._Sender.send
+
+    def counted_record(self, token, source_topic, checkpoint, first=False):
+        if not first:
+            recorded.append(checkpoint)
+        return record(self, token, source_topic, checkpoint, first)
+
+    def counted_send(self, stored, partition):
+        after = len(recorded) >= checkpoints
+        send(self, stored, partition)
+        if after:
+            sent.append(stored.offset)
+            if len(sent) == records:
+                assert self._producer.flush(30) == 0
+                raise SimulatedCrash(f"{records} records after checkpoint {checkpoints}")
+
+    patched.setattr(RestoreLease, "record", counted_record)
+    patched.setattr(engine._Sender, "send", counted_send)

@@ -16,11 +16,12 @@ from sink_engine.restore import engine
 from sink_engine.restore.objects import ObjectReader
 from sink_engine.restore.progress import PartitionCounts, RestoreBoard, render
 from sink_engine.restore.request import RestoreRequest, parse_partitions, parse_time
-from sink_engine.restore.selection import PartitionPlan, selected
+from sink_engine.restore.selection import PartitionPlan, selected, without_present
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.sidecar_values import header_value
 from sink_engine.restore.stored import ORIGIN_HEADER, StoredRecord, origin_of
-from sink_engine.restore.target import Present
+from sink_engine.restore.lease import MAX_CHECKPOINT_BYTES, Checkpoint, _item_bytes
+from sink_engine.restore.present import Present
 from sink_engine.validation import parse_checked_config
 from sink_engine.verify.listing import StoredObject
 from tests.unit.test_envelope_format import CONTEXT, MESSAGES, TYPES, chunk_of
@@ -80,7 +81,7 @@ def test_a_log_append_time_record_is_produced_with_its_time_as_create_time(monke
     # given envelope rows stamped LogAppendTime and NoTimestampType
     fake = FakeProducer()
     monkeypatch.setattr(engine.kafka, "producer", lambda *args: fake)
-    sender = engine._Sender(None, "restored", "orders", 60_000)
+    sender = engine._Sender(None, "restored", "orders", 60_000, lambda ends: None)
     # when they are sent
     sender.send(StoredRecord(3, 41, 1_700_000_000_005, "LogAppendTime", None, b"v", [("h", b"\xff")]), 3)
     sender.send(StoredRecord(3, 44, None, "NoTimestampType", b"k", None, []), -1)
@@ -151,11 +152,69 @@ def test_a_time_range_selects_by_record_timestamp():
     assert [r.offset for r in selected(request, plan, Objects(contents))] == [1, 2, 3]
 
 
-def test_present_offsets_in_runs_and_out_of_order():
+@pytest.mark.parametrize("added, intervals", [
+    ([5, 6, 7, 9, 10, 3, 8], [(3, 3), (5, 10)]),  # in order, then below: merged where adjacent
+    ([1, 1, 2, 2, 0], [(0, 2)]),  # repeats change nothing
+    ([10, 20, 30, 15, 25, 11, 19], [(10, 11), (15, 15), (19, 20), (25, 25), (30, 30)]),
+    ([(0, 4), (10, 14), (5, 9)], [(0, 14)]),  # a range bridging two
+    ([(0, 4), (10, 14), (3, 11)], [(0, 14)]),  # a range overlapping two
+    ([(5, 9), (0, 20), (30, 31)], [(0, 20), (30, 31)]),  # a range covering one
+])
+def test_present_offsets_are_kept_as_merged_intervals(added, intervals):
+    # given offsets and ranges added in any order
     present = Present()
-    for offset in [5, 6, 7, 9, 10, 3, 8]:
-        present.add(offset)
-    assert [o for o in range(12) if o in present] == [3, 5, 6, 7, 8, 9, 10]
+    for item in added:
+        present.add_range(*item) if isinstance(item, tuple) else present.add(item)
+    # then they are disjoint intervals, adjacent ones merged, each offset in them present and no other
+    assert present.intervals() == intervals
+    covered = {o for s, e in intervals for o in range(s, e + 1)}
+    assert {o for o in range(40) if o in present} == covered
+    # and the checkpoint's text gives them back
+    assert Present.from_text(present.text()).intervals() == intervals
+
+
+def test_present_of_scanned_offsets_out_of_order():
+    # given a source partition's offsets as a scan through the partitioner meets them (spread over target partitions)
+    offsets = [o for stride in range(3) for o in range(stride, 3000, 3)] + [7, 7]
+    # then they make one interval
+    assert Present.of(offsets).intervals() == [(0, 2999)]
+
+
+def test_the_checkpoint_of_thousands_of_partitions_stays_under_the_bound():
+    # given 4,096 target partitions at 10-digit offsets and 4,096 source partitions of 2 intervals each
+    present = {p: Present([(1_000_000_000 + i * 10, 1_000_000_005 + i * 10) for i in range(2)]) for p in range(4096)}
+    attributes = Checkpoint({p: 9_999_999_999 for p in range(4096)}, present).attributes()
+    # then the estimate bounds DynamoDB's size rule and stays under the limit the checkpoint keeps to
+    assert _item_bytes(attributes) < MAX_CHECKPOINT_BYTES < 400 * 1024
+    # and a checkpoint of one interval per offset would not fit
+    scattered = Checkpoint({0: 1}, {0: Present((o, o) for o in range(1_000_000_000, 1_000_100_000, 2))}).attributes()
+    assert _item_bytes(scattered) > MAX_CHECKPOINT_BYTES
+
+
+@pytest.mark.parametrize("options, one_stream, read, known", [
+    ({}, True, ["o20-10", "o30-5"], 20),  # the first two objects' offsets are all present
+    ({"from_offset": 5}, True, ["o20-10", "o30-5"], 15),  # only the selected offsets count
+    ({"to_offset": 14}, True, [], 15),  # the second object's selected part is present
+    ({"from_time": 0}, True, ["o0-10", "o10-10", "o20-10", "o30-5"], 0),  # a time range: read to know
+    ({}, False, ["o0-10", "o10-10", "o20-10", "o30-5"], 0),  # objects that may overlap: read
+])
+def test_objects_whose_selected_offsets_are_all_present_are_not_read(options, one_stream, read, known):
+    # given one partition's objects from 0, 10, 20 and 30, a commit at 35, and offsets 0-24 present in the target
+    contents = {f"o{s}-{n}": list(range(s, s + n)) for s, n in ((0, 10), (10, 10), (20, 10), (30, 5))}
+    objects = tuple(object_of(v) for v in contents.values())
+    request = RestoreRequest(config(), "orders", "restored", **options)
+    wanted = [o for o in objects if o.start_offset <= options.get("to_offset", 99)]
+    # when the objects wholly present are left out
+    kept, counted = without_present(request, PartitionPlan(0, tuple(wanted), 35), Present([(0, 24)]), one_stream)
+    # then only the others are read, and the left-out offsets are counted
+    assert [o.key for o in kept.objects] == read
+    assert counted == known
+    # and the records selected from what is read are the ones not counted
+    reader = Objects(contents)
+    records = [r.offset for r in selected(request, kept, reader)]
+    everything = [r.offset for r in selected(request, PartitionPlan(0, tuple(wanted), 35), Objects(contents))]
+    assert len(records) + counted == len(everything)
+    assert set(everything) - set(records) <= set(range(25))
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -197,3 +256,48 @@ def test_the_board_draws_the_last_counts_when_stopped():
     counts[0].read = counts[0].produced = 5
     board.stop()
     assert out.getvalue().splitlines()[-2].split() == ["0", "5", "0", "5"]
+
+
+class CheckpointLease:
+    """A RestoreLease stand-in holding one checkpoint."""
+
+    def __init__(self, checkpoint):
+        self.stored, self.recorded = checkpoint, []
+
+    def checkpoint(self, source_topic):
+        return self.stored
+
+    def record(self, token, source_topic, checkpoint, first=False):
+        self.recorded.append((checkpoint, first))
+        return True
+
+
+@pytest.mark.parametrize("stored, ranges, known", [
+    # the first restore: the target's ends recorded, nothing scanned, nothing present
+    (None, None, {}),
+    # a rerun: the intervals taken as present, the target scanned from the recorded offsets only
+    (Checkpoint({0: 40, 1: 30}, {0: Present([(0, 69)]), 2: Present([(5, 9)])}), {0: (40, 50), 1: (30, 35)},
+     {0: [(0, 79)], 2: [(5, 9)]}),
+    # a target partition ending before its recorded offset (recreated): the intervals void, all scanned from low
+    (Checkpoint({0: 60, 1: 30}, {0: Present([(0, 69)])}), {0: (10, 50), 1: (0, 35)}, {0: [(70, 79)]}),
+])
+def test_what_is_present_comes_from_the_checkpoint_and_the_tail_scan(monkeypatch, stored, ranges, known):
+    # given a target of 2 partitions ending at 50 and 35 (partition 0 starting at 10), whose scan finds the
+    # origins 70-79 of source partition 0
+    monkeypatch.setattr(engine.kafka, "end_offsets", lambda target, topic, partitions: {0: (10, 50), 1: (0, 35)})
+    scans = []
+
+    def scan(target, topic, asked, source_topic):
+        scans.append(asked)
+        return {0: Present([(70, 79)])}, 15
+
+    monkeypatch.setattr(engine.kafka, "present", scan)
+    lease = CheckpointLease(stored)
+    summary = engine.RestoreSummary(2, 2, True, False)
+    # when a restore looks for what is present
+    found, ends = engine._present(RestoreRequest(config(), "orders", "restored"), None, lease, None, summary)
+    # then the intervals and the scanned tail are present, and the scan went over the expected ranges only
+    assert {p: offsets.intervals() for p, offsets in found.items()} == known
+    assert ends == {0: 50, 1: 35}
+    assert scans == ([ranges] if ranges else [])
+    assert lease.recorded == ([] if stored else [(Checkpoint({0: 50, 1: 35}, {}), True)])
