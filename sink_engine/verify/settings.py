@@ -57,8 +57,9 @@ def one_file_stream(config: SinkConfig) -> bool:
     """Whether a topic-partition's files follow each other (each owns the offsets up to the next one's start): the
     DefaultPartitioner, tombstones not in files of their own, and no open files per schema (values with a schema
     under schema.compatibility NONE and sink.schema.files separate keep a file open per schema, whose offsets
-    interleave with the others')."""
-    schemas = config["value.converter"] != "json" or config["value.converter.schemas.enable"]
+    interleave with the others'; EnvelopeFormat converts no value, so it has none)."""
+    schemas = config["format.class"] != "envelope" and \
+        (config["value.converter"] != "json" or config["value.converter.schemas.enable"])
     per_schema = schemas and config["value.converter"] not in ("string", "bytearray") and \
         config["schema.compatibility"] == "none" and config["sink.schema.files"] == "separate"
     return config["partitioner.class"] == "default" and config["behavior.on.null.values"] != "write" and \

@@ -17,6 +17,7 @@ BASE = {"name": "c", "topics": "t", "bootstrap.servers": "127.0.0.1:9092", "s3.b
     ({"value.converter.schemas.enable": "true", "sink.schema.files": "rotate"}, True),  # Confluent's boundaries
     ({"value.converter.schemas.enable": "true", "schema.compatibility": "BACKWARD"}, True),  # projected, one file
     ({"value.converter": "StringConverter"}, True),
+    ({"format.class": "EnvelopeFormat", "value.converter.schemas.enable": "true"}, True),  # no value converted
     ({"partitioner.class": "FieldPartitioner", "partition.field.name": "a"}, False),
     ({"behavior.on.null.values": "write"}, False),
 ])
