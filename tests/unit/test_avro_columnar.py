@@ -13,7 +13,8 @@ from sink_engine.convert.arrow_column import ArrowStructColumn
 from sink_engine.convert.glue_converter import GlueSchemaRegistryConverter
 from sink_engine.errors import RecordError
 from sink_engine.format.parquet_format import ParquetFormat
-from tests.columnar import FORMATS, FORMAT_IDS, assert_same_output, chunk_of, encoded
+from tests.columnar import (FORMATS, FORMAT_IDS, assert_runs_encode_alike, assert_same_output,
+                            assert_same_record_error, chunk_of, encoded)
 
 pytest.importorskip("polars")
 
@@ -115,11 +116,7 @@ def test_several_schema_ids_in_one_batch_give_one_table_per_schema_and_the_same_
               for i in range(30)]
     fast, slow = columnar.convert(chunk_of(values)), general.convert(chunk_of(values))
     # when each run of one schema is encoded (as the schema gate cuts files), then the bytes match
-    assert fast.arrow_table() is None  # schemas differ across the column
-    for start in range(0, 30, 5):
-        part = fast.slice(start, start + 5)
-        assert part.arrow_table() is not None
-        assert encoded(ParquetFormat(), part) == encoded(ParquetFormat(), slow.slice(start, start + 5))
+    assert_runs_encode_alike(fast, slow, 5)
     assert fast.schemas == slow.schemas
 
 
@@ -139,12 +136,7 @@ def test_a_bad_datum_in_the_middle_takes_the_general_path(monkeypatch, bad, refu
     chunk = chunk_of(values)
     if refused:
         # when converted, then both converters name offset 105 with the same cause (what the dead-letter queue takes)
-        with pytest.raises(RecordError) as expected:
-            general.convert(chunk)
-        with pytest.raises(RecordError) as raised:
-            columnar.convert(chunk)
-        assert (raised.value.offset, raised.value.cause) == (expected.value.offset, expected.value.cause)
-        assert raised.value.offset == 105
+        assert_same_record_error(columnar, general, chunk, 105)
     else:
         # when converted, then bytes after a complete datum (which fastavro ignores) send the chunk down the general
         # path, and the values are the general path's

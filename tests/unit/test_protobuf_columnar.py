@@ -9,9 +9,9 @@ from sink_engine.convert.arrow_column import ArrowStructColumn
 from sink_engine.convert.arrow_types import struct_table
 from sink_engine.convert.confluent_protobuf_converter import ConfluentProtobufConverter
 from sink_engine.convert.confluent_registry import SubjectNames
-from sink_engine.errors import RecordError
 from sink_engine.format.parquet_format import ParquetFormat
-from tests.columnar import FORMATS, FORMAT_IDS, assert_same_output, chunk_of, encoded
+from tests.columnar import (FORMATS, FORMAT_IDS, assert_runs_encode_alike, assert_same_output,
+                            assert_same_record_error, chunk_of, encoded)
 from tests.protobuf_compiler import message_classes
 from tests.schema_registry_server import SchemaRegistryServer
 
@@ -147,11 +147,7 @@ def test_several_schema_ids_and_messages_in_one_batch_give_one_table_per_run_and
     values = [makers[(i // 5) % 3](i) for i in range(30)]
     fast, slow = columnar.convert(chunk_of(values)), general.convert(chunk_of(values))
     # when each run of one schema is encoded (as the schema gate cuts files), then the bytes match
-    assert isinstance(fast, ArrowStructColumn) and fast.arrow_table() is None  # schemas differ across the column
-    for start in range(0, 30, 5):
-        part = fast.slice(start, start + 5)
-        assert part.arrow_table() is not None
-        assert encoded(ParquetFormat(), part) == encoded(ParquetFormat(), slow.slice(start, start + 5))
+    assert_runs_encode_alike(fast, slow, 5)
     assert [s.describe() for s in fast.schemas] == [s.describe() for s in slow.schemas]
 
 
@@ -167,12 +163,7 @@ def test_a_bad_payload_in_the_middle_is_named_by_its_offset(registry, monkeypatc
     values[5] = values[5][:6] + bad(values[5][6:])
     chunk = chunk_of(values)
     # when converted, then both converters name offset 105 with the same cause (what the dead-letter queue takes)
-    with pytest.raises(RecordError) as expected:
-        general.convert(chunk)
-    with pytest.raises(RecordError) as raised:
-        columnar.convert(chunk)
-    assert (raised.value.offset, raised.value.cause) == (expected.value.offset, expected.value.cause)
-    assert raised.value.offset == 105
+    assert_same_record_error(columnar, general, chunk, 105)
 
 
 def far_future(message):
