@@ -326,9 +326,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
 def _schema_registry(r: "_Reader") -> SchemaRegistrySettings | None:
     if not r.present("schema_registry"):
         return None
-    unknown = sorted(set(r.mapping("schema_registry")) - {"url", "user_info"})
-    if unknown:
-        raise SettingsError(r.source, f"schema_registry.{unknown[0]}", "is not a setting (url, user_info)")
+    r.section("schema_registry", ("url", "user_info"))
     user_info = r.optional_text("schema_registry.user_info", r"[^:\s]+:.+|\$\{.+\}")
     if user_info is not None:
         try:
@@ -346,9 +344,7 @@ def _connector_policy(r: "_Reader") -> ConnectorPolicy:
     """The optional `connectors` section: {"refuse_ignored_keys": true|false} (default false)."""
     if not r.present("connectors"):
         return ConnectorPolicy()
-    unknown = sorted(set(r.mapping("connectors")) - {"refuse_ignored_keys"})
-    if unknown:
-        raise SettingsError(r.source, f"connectors.{unknown[0]}", "is not a setting (known: refuse_ignored_keys)")
+    r.section("connectors", ("refuse_ignored_keys",))
     return ConnectorPolicy(r.boolean("connectors.refuse_ignored_keys"))
 
 
@@ -356,9 +352,7 @@ def _restore(r: "_Reader") -> RestoreSettings:
     """The optional `restore` section: {"connectors": {"<name>": {"target_topics": ["<topic>", "<prefix>*"]}}}."""
     if not r.present("restore"):
         return RestoreSettings()
-    unknown = sorted(set(r.mapping("restore")) - {"connectors"})
-    if unknown:
-        raise SettingsError(r.source, f"restore.{unknown[0]}", "is not a setting (known: connectors)")
+    r.section("restore", ("connectors",))
     targets = {}
     for name, entry in r.mapping("restore.connectors").items():
         path = f"restore.connectors.{name}"
@@ -545,6 +539,14 @@ class _Reader:
         value = self._get(path)
         if not isinstance(value, dict):
             raise self._fail(path, "must be a JSON object")
+        return value
+
+    def section(self, path: str, known: tuple[str, ...]) -> dict:
+        """The JSON object at `path`, refused naming the first key that is not one of `known`."""
+        value = self.mapping(path)
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise self._fail(f"{path}.{unknown[0]}", f"is not a setting (known: {', '.join(known)})")
         return value
 
     def boolean(self, path: str) -> bool:
