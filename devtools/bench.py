@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import boto3
 import orjson
-import psutil
 
 from devtools import plain_pipeline
 from devtools.process_cpu import TreeCpu
@@ -32,7 +31,7 @@ from devtools.producer import create_topic, produce_events
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
 from sink_engine.driver.job import plan, run_job
-from sink_engine.offsets import OffsetStore, ensure_table
+from sink_engine.offsets import OffsetStore
 from sink_engine.task.run import run_range
 from sink_engine.task.settings import TaskSettings
 
@@ -130,10 +129,8 @@ def main() -> None:
     args = parser.parse_args()
     with LocalStack() as stack:
         stack.apply_env()
-        cpu = TreeCpu(excluded_pids={p.pid for p in psutil.Process().children()})  # the broker and moto
-        boto3.client("s3").create_bucket(Bucket=BUCKET)
-        dynamodb = boto3.client("dynamodb")
-        ensure_table(dynamodb, TABLE)
+        cpu = TreeCpu.without_children_so_far()  # the broker and moto left out
+        dynamodb = stack.create_store(BUCKET, TABLE)
         create_topic(stack.bootstrap_servers, TOPIC, args.partitions)
         print(f"producing {args.records:,} events of about 220 bytes to {args.partitions} partitions ...",
               flush=True)

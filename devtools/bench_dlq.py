@@ -17,7 +17,7 @@ from devtools.producer import create_topic, produce, sample_event
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
 from sink_engine.driver.job import plan
-from sink_engine.offsets import OffsetStore, ensure_table
+from sink_engine.offsets import OffsetStore
 from sink_engine.task.run import run_range
 from sink_engine.task.settings import TaskSettings
 
@@ -65,9 +65,7 @@ def main() -> None:
     rows = []
     with LocalStack() as stack:
         stack.apply_env()
-        boto3.client("s3").create_bucket(Bucket=BUCKET)
-        dynamodb = boto3.client("dynamodb")
-        ensure_table(dynamodb, TABLE)
+        dynamodb = stack.create_store(BUCKET, TABLE)
         for share in shares:
             topic = f"bench-dlq-{share:g}".replace(".", "_")
             create_topic(stack.bootstrap_servers, topic, args.partitions)

