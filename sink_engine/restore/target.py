@@ -12,7 +12,8 @@ from __future__ import annotations
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sink_engine.dlq.kafka_io import MAX_MESSAGE_BYTES, client_settings
+from sink_engine.dlq import kafka_io
+from sink_engine.dlq.kafka_io import client_settings
 from sink_engine.errors import OptionError, SourceError
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.restore.present import Present
@@ -74,11 +75,8 @@ def present(source: SourceSettings, topic: str, ranges: dict[int, tuple[int, int
 
 
 def producer(source: SourceSettings, message_timeout_ms: int, on_delivery) -> Producer:
-    settings = {**client_settings(source), "enable.idempotence": True, "acks": "all",
-                "max.in.flight.requests.per.connection": 5, "linger.ms": 20, "partitioner": "murmur2_random",
-                "message.max.bytes": MAX_MESSAGE_BYTES, "message.timeout.ms": message_timeout_ms,
-                "on_delivery": on_delivery}
-    try:
-        return Producer(settings)
-    except (KafkaException, ValueError, TypeError) as e:
-        raise SourceError(f"cannot create a Kafka producer for the target: {e}") from e
+    """kafka_io's idempotent producer, with at most 5 requests in flight, the Java clients' default partitioner,
+    and unsent records given up after `message_timeout_ms`."""
+    return kafka_io.producer(source, **{"max.in.flight.requests.per.connection": 5, "linger.ms": 20,
+                                        "partitioner": "murmur2_random", "message.timeout.ms": message_timeout_ms,
+                                        "on_delivery": on_delivery})
