@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sink_engine.config import SinkConfig
+from sink_engine.format.bytearray_format import unescape
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,11 @@ class FormatSettings:
     bytearray_separator: str
     blockgzip_block_size: int
     envelope_encoding: str = "parquet"  # format.envelope.encoding
+
+    @property
+    def separator(self) -> bytes:
+        """format.bytearray.separator as ByteArrayFormat writes it (Java escapes unescaped): what readers split on."""
+        return unescape(self.bytearray_separator).encode("utf-8")
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> FormatSettings:

@@ -24,7 +24,6 @@ from botocore.exceptions import ClientError
 
 from sink_engine.doctor.grants import describe
 from sink_engine.errors import StorageError
-from sink_engine.format.bytearray_format import unescape
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.sidecar_values import converted_bytes, headers_of
 from sink_engine.restore.stored import StoredRecord
@@ -56,7 +55,7 @@ class ObjectReader:
     def _with_sidecars(self, obj: StoredObject, body: bytes) -> list[StoredRecord]:
         s = self._settings
         if s.formats.format_class == "bytearray":
-            values = _split(_plain(body, obj.key), unescape(s.formats.bytearray_separator).encode("utf-8"), obj.key)
+            values = _split(_plain(body, obj.key), s.formats.separator, obj.key)
         else:
             values = [_json_item(line, s.value_converter) for line in _lines(_plain(body, obj.key))]
         stem = obj.key[:-len(s.extension)]
@@ -84,8 +83,7 @@ class ObjectReader:
             return [row[field] for row in pq.read_table(io.BytesIO(body), use_threads=False).to_pylist()]
         if format_class == "avro":
             return [row[field] for row in fastavro.reader(io.BytesIO(body))]
-        return [_RawBytes(item) for item in
-                _split(body, unescape(self._settings.formats.bytearray_separator).encode("utf-8"), key)]
+        return [_RawBytes(item) for item in _split(body, self._settings.formats.separator, key)]
 
     def _get(self, key: str) -> bytes:
         self.requests += 1

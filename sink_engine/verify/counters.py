@@ -53,7 +53,7 @@ class RecordCounter:
             return Entry(obj.key, obj.start_offset, sum(c["num_records"] for c in chunks),
                          chunks[0]["first_record_offset"] if chunks else None,
                          chunks[-1]["last_record_offset"] if chunks else None)
-        separator = b"\n" if name == "json" else self.formats.bytearray_separator.encode()
+        separator = b"\n" if name == "json" else self.formats.separator
         return Entry(obj.key, obj.start_offset, self._lines(obj.key, separator))
 
     def _tags(self, key: str) -> dict[str, str]:

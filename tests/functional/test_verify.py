@@ -18,6 +18,7 @@ FORMATS = {
     "parquet": {"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat"},
     "avro": {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat", "avro.codec": "deflate"},
     "blockgzip": {"format.class": "BlockGzipFormat", "format.blockgzip.block.size": 400},
+    "bytearray": {"format.class": "ByteArrayFormat", "value.converter": "ByteArrayConverter"},
     "json-fields-tagged": {"format.class": "JsonFormat", "s3.object.tagging": "true",
                            "partitioner.class": "FieldPartitioner", "partition.field.name": "region"},
 }
