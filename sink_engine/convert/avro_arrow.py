@@ -34,6 +34,7 @@ import pyarrow as pa
 from sink_engine.convert.arrow_cast import cast_to
 from sink_engine.convert.arrow_types import arrow_schema
 from sink_engine.convert.avro_sizes import datum_sizes, markers_hold
+from sink_engine.convert.native import import_optional, or_none
 
 _UNLOADED = object()
 polars = _UNLOADED  # the module once an Avro schema asks for it (its import takes ~0.3 s); None if not installed
@@ -57,13 +58,8 @@ class ArrowAvroReader:
     def read(self, payloads: list) -> pa.Table | None:
         body = b"".join(payloads)
         block = b"".join((self._header, _long(len(payloads)), _long(len(body)), body, _SYNC))
-        try:
-            read = polars.read_avro(io.BytesIO(block)).to_arrow()
-        except BaseException as e:  # noqa: BLE001 - a Rust panic arrives as pyo3's PanicException(BaseException)
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            return None
-        if read.num_rows != len(payloads):
+        read = or_none(lambda: polars.read_avro(io.BytesIO(block)).to_arrow())
+        if read is None or read.num_rows != len(payloads):
             return None
         lengths = np.fromiter(map(len, payloads), dtype=np.int64, count=len(payloads))
         if not np.array_equal(datum_sizes(read, self._document), lengths):
@@ -86,11 +82,7 @@ def _load_polars():
     """polars, imported on first use; None without it (every batch then takes the general path)."""
     global polars
     if polars is _UNLOADED:
-        try:
-            import polars as module
-        except ImportError:
-            module = None
-        polars = module
+        polars = import_optional("polars")
     return polars
 
 

@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
 from sink_engine.convert.arrow_types import arrow_schema, arrow_type
+from sink_engine.convert.native import import_optional, or_none
 from sink_engine.convert.protobuf_schema import WRAPPERS, synthetic_oneofs
 from sink_engine.convert.schema import Schema
 
@@ -68,11 +69,8 @@ class ArrowProtobufReader:
             self._batch.FromString(framed)
         except DecodeError:
             return None
-        try:
-            read = self._handler.list_to_record_batch(payloads)
-        except BaseException as e:  # noqa: BLE001 - a Rust panic arrives as pyo3's PanicException(BaseException)
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
+        read = or_none(self._handler.list_to_record_batch, payloads)
+        if read is None:
             return None
         try:
             columns = self._columns(read.to_struct_array())
@@ -88,23 +86,14 @@ def arrow_reader(descriptor: Descriptor, connect_schema: Schema, wrapper_for_nul
     columns = _Shaper(wrapper_for_nullables).message(descriptor, connect_schema)
     if columns is None or _load_ptars() is None:
         return None
-    try:
-        return ArrowProtobufReader(descriptor, connect_schema, columns)
-    except BaseException as e:  # noqa: BLE001 - a schema ptars cannot take (an error or a panic): the general path
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        return None
+    return or_none(ArrowProtobufReader, descriptor, connect_schema, columns)  # None: a schema ptars cannot take
 
 
 def _load_ptars():
     """ptars, imported on first use; None without it (every batch then takes the general path)."""
     global ptars
     if ptars is _UNLOADED:
-        try:
-            import ptars as module
-        except ImportError:
-            module = None
-        ptars = module
+        ptars = import_optional("ptars")
     return ptars
 
 
