@@ -8,14 +8,14 @@ record name strategies: see confluent_registry.py). Each id is fetched once per 
 """
 from __future__ import annotations
 
+from functools import partial
+
 import orjson
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from sink_engine.convert.avro_schema import AvroDecoder
-from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames
+from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames, split_schema_id
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
-
-MAGIC_BYTE = 0
 
 
 class ConfluentAvroConverter(SchemaRegistryConverter):
@@ -25,12 +25,8 @@ class ConfluentAvroConverter(SchemaRegistryConverter):
         super().__init__()
         self._registry = RegistryLookups(client, subjects)
 
-    def split(self, value: bytes) -> tuple[bytes, bytes]:
-        """(the 4 bytes of the schema id, the datum): the id is read once per schema, in `fetch`."""
-        if len(value) < 5 or value[0] != MAGIC_BYTE:
-            raise ValueError(f"unknown magic byte {value[:1].hex() or 'none'}: not in the Schema Registry wire "
-                             "format (magic byte 0, 4-byte schema id)")
-        return value[1:5], value[5:]
+    # (the 4 bytes of the schema id, the datum): the id is read once per schema, in `fetch`; one call per record
+    split = staticmethod(partial(split_schema_id, schema_type="AVRO"))
 
     def fetch(self, id_bytes: bytes) -> AvroDecoder:
         schema_id = int.from_bytes(id_bytes, "big")

@@ -20,7 +20,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
-from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames, split_header
+from sink_engine.convert.confluent_registry import RegistryLookups, SubjectNames, split_schema_id
 from sink_engine.convert.connect_json import compile_decoder
 from sink_engine.convert.json_schema_arrow import arrow_reader
 from sink_engine.convert.json_schema_mapping import connect_schema, resource_registry
@@ -46,11 +46,10 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
     def split(self, value: bytes) -> tuple[bytes, bytes]:
         """(the 4 bytes of the schema id, the payload): the id is read once per schema, in `fetch`. A value
         not in the wire format is read by confluent-kafka's SchemaId, whose error names what is wrong."""
-        if value[:1] != b"\x00" or len(value) < 5:
-            split_header(value, JSON)  # raises ValueError (magic byte 1: schema GUIDs are not supported)
+        id_bytes, payload = split_schema_id(value, JSON)
         if self._validator is not None:
-            self._validate(value, int.from_bytes(value[1:5], "big"))
-        return value[1:5], value[5:]
+            self._validate(value, int.from_bytes(id_bytes, "big"))
+        return id_bytes, payload
 
     def fetch(self, id_bytes: bytes) -> "_JsonSchemaDecoder":
         schema_id = int.from_bytes(id_bytes, "big")

@@ -43,6 +43,15 @@ def split_header(value: bytes, schema_type: str) -> tuple[int, tuple[int, ...] |
     return schema_id.id, indexes, payload.read()
 
 
+def split_schema_id(value: bytes, schema_type: str) -> tuple[bytes, bytes]:
+    """(the 4 bytes of the schema id, the payload) of an Avro or JSON Schema value, cut off by slicing: the id is
+    read once per schema. A value not in the wire format is read by confluent-kafka's SchemaId (`split_header`),
+    whose ValueError names what is wrong (magic byte 1: schema GUIDs are not supported)."""
+    if value[:1] != b"\x00" or len(value) < 5:
+        split_header(value, schema_type)
+    return value[1:5], value[5:]
+
+
 @dataclass(frozen=True)
 class SubjectNames:
     """The subject of a writer schema, as Confluent's subject name strategies name it (RecordNameStrategy and
