@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import threading
 import time
-from typing import TextIO
+from typing import Callable, TextIO
 
 from sink_engine.model import PartitionRange, TopicPartition
 
@@ -41,39 +41,56 @@ class TaskProgress:
         os.replace(temporary, self._path)
 
 
-class ProgressBoard:
-    """Redraws a block of lines on `out` (a terminal) once a second while tasks run, from their reports."""
+class TerminalBoard:
+    """Redraws the block of lines `lines()` gives on `out` (a terminal) once a second from `start` to `stop`, and
+    once more at `stop`."""
 
-    def __init__(self, out: TextIO):
-        self.directory = tempfile.mkdtemp(prefix="sink-engine-progress-")
-        self._out, self._ranges, self._lines = out, [], 0
+    def __init__(self, out: TextIO, lines: Callable[[], list[str]]):
+        self._out, self._lines, self._drawn = out, lines, 0
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
-        self._started = 0.0
 
-    def start(self, ranges: list[PartitionRange]) -> None:
-        self._ranges, self._started = [r for r in ranges if len(r)], time.monotonic()
+    def start(self) -> None:
         self._thread = threading.Thread(target=self._redraw_until_stopped, name="progress", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        """Draw the last state and remove the reports."""
+        """Draw the last state (when started)."""
         if self._thread is not None:
             self._stopped.set()
             self._thread.join()
             self._draw()
-        shutil.rmtree(self.directory, ignore_errors=True)
 
     def _redraw_until_stopped(self) -> None:
         while not self._stopped.wait(1.0):
             self._draw()
 
     def _draw(self) -> None:
-        lines = render(self._ranges, self._reports(), time.monotonic() - self._started)
-        erase = f"\x1b[{self._lines}F\x1b[J" if self._lines else ""
+        lines = self._lines()
+        erase = f"\x1b[{self._drawn}F\x1b[J" if self._drawn else ""
         self._out.write(erase + "\n".join(lines) + "\n")
         self._out.flush()
-        self._lines = len(lines)
+        self._drawn = len(lines)
+
+
+class ProgressBoard:
+    """A run's board: one line per partition from the tasks' reports in `directory` (TerminalBoard)."""
+
+    def __init__(self, out: TextIO):
+        self.directory = tempfile.mkdtemp(prefix="sink-engine-progress-")
+        self._ranges: list[PartitionRange] = []
+        self._started = 0.0
+        self._screen = TerminalBoard(out, lambda: render(self._ranges, self._reports(),
+                                                          time.monotonic() - self._started))
+
+    def start(self, ranges: list[PartitionRange]) -> None:
+        self._ranges, self._started = [r for r in ranges if len(r)], time.monotonic()
+        self._screen.start()
+
+    def stop(self) -> None:
+        """Draw the last state and remove the reports."""
+        self._screen.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
     def _reports(self) -> dict[TopicPartition, dict]:
         reports = {}

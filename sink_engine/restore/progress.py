@@ -1,10 +1,11 @@
 """A restore's progress on a person's terminal (redrawn once a second), and its counts at the end."""
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from typing import TextIO
+
+from sink_engine.progress import TerminalBoard
 
 SHOWN_PARTITIONS = 12
 
@@ -17,35 +18,19 @@ class PartitionCounts:
 
 
 class RestoreBoard:
-    """Redraws the per-partition counts on `out` (a terminal) while the restore runs."""
+    """Redraws the per-partition counts on `out` (a terminal) while the restore runs (TerminalBoard)."""
 
     def __init__(self, out: TextIO):
-        self._out, self._lines = out, 0
         self._counts: dict[int, PartitionCounts] = {}
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="restore-progress", daemon=True)
         self._started = time.monotonic()
+        self._screen = TerminalBoard(out, lambda: render(self._counts, time.monotonic() - self._started))
 
     def start(self, counts: dict[int, PartitionCounts]) -> None:
         self._counts = counts
-        self._thread.start()
+        self._screen.start()
 
     def stop(self) -> None:
-        if self._thread.is_alive():
-            self._stopped.set()
-            self._thread.join()
-            self._draw()
-
-    def _loop(self) -> None:
-        while not self._stopped.wait(1.0):
-            self._draw()
-
-    def _draw(self) -> None:
-        lines = render(self._counts, time.monotonic() - self._started)
-        erase = f"\x1b[{self._lines}F\x1b[J" if self._lines else ""
-        self._out.write(erase + "\n".join(lines) + "\n")
-        self._out.flush()
-        self._lines = len(lines)
+        self._screen.stop()
 
 
 def render(counts: dict[int, PartitionCounts], seconds: float) -> list[str]:
