@@ -60,15 +60,9 @@ def _topic_route(config: SinkConfig) -> Callable[[str], str]:
     router that routes by record (TimestampRouter, a router behind a predicate) is a ConfigError naming it."""
     from sink_engine.transform.settings import TransformSettings
 
-    transforms = TransformSettings.from_config(config)
-    route = transforms.topic_router()
-    if route is None:
-        spec = transforms.record_routers[0]
-        raise ConfigError(f"transforms.{spec.alias}.type" if spec.predicate is None else
-                          f"transforms.{spec.alias}.predicate",
-                          "with format.class=IcebergFormat a router must send every record of a topic to one "
-                          "table: only RegexRouter without a predicate is supported")
-    return route
+    return TransformSettings.from_config(config).required_topic_router(
+        "with format.class=IcebergFormat a router must send every record of a topic to one table: only RegexRouter "
+        "without a predicate is supported")
 
 
 def is_iceberg(config: SinkConfig) -> bool:

@@ -89,6 +89,16 @@ class TransformSettings:
 
         return route
 
+    def required_topic_router(self, why: str) -> Callable[[str], str]:
+        """`topic_router()`; when a router routes by record, a ConfigError naming the first such router's
+        predicate (or its type, without one), with `why`."""
+        route = self.topic_router()
+        if route is None:
+            spec = self.record_routers[0]
+            raise ConfigError(f"transforms.{spec.alias}.type" if spec.predicate is None else
+                              f"transforms.{spec.alias}.predicate", why)
+        return route
+
     def build(self) -> TransformChain:
         """The chain of built transforms; ConfigError naming the key of a bad type or option."""
         built = {}

@@ -43,14 +43,12 @@ class VerifySettings:
 
 def folder_router(config: SinkConfig, reader: str) -> Callable[[str], str]:
     """The topic whose folder holds a topic's objects (RegexRouters; the identity without routers). ConfigError
-    naming `transforms` when a router routes by record: `reader` (a command) could not name the folders."""
+    naming the router when one routes by record: `reader` (a command) could not name the folders."""
     from sink_engine.transform.settings import TransformSettings
 
-    router = TransformSettings.from_config(config).topic_router()
-    if router is None:
-        raise ConfigError("transforms", "a router that routes by record (TimestampRouter, a predicate) writes "
-                                        f"under folders {reader} cannot name")
-    return router
+    return TransformSettings.from_config(config).required_topic_router(
+        f"routes by record (a TimestampRouter, or a router behind a predicate), so {reader} cannot name the "
+        "folders it writes under")
 
 
 def one_file_stream(config: SinkConfig) -> bool:

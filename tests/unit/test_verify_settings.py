@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sink_engine.errors import ConfigError
 from sink_engine.validation import parse_checked_config
 from sink_engine.verify.settings import VerifySettings
 
@@ -23,3 +24,11 @@ BASE = {"name": "c", "topics": "t", "bootstrap.servers": "127.0.0.1:9092", "s3.b
 ])
 def test_files_follow_each_other_only_in_one_stream(changes, contiguous):
     assert VerifySettings.from_config(parse_checked_config({**BASE, **changes})).contiguous is contiguous
+
+
+def test_a_router_that_routes_by_record_is_refused_naming_it():
+    config = parse_checked_config({**BASE, "transforms": "byDay",
+                                   "transforms.byDay.type": "org.apache.kafka.connect.transforms.TimestampRouter"})
+    with pytest.raises(ConfigError, match="config key 'transforms.byDay.type': routes by record .* so verify cannot "
+                                          "name the folders"):
+        VerifySettings.from_config(config)
