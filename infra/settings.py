@@ -353,14 +353,8 @@ def _restore(r: "_Reader") -> RestoreSettings:
     if not r.present("restore"):
         return RestoreSettings()
     r.section("restore", ("connectors",))
-    targets = {}
-    for name, entry in r.mapping("restore.connectors").items():
-        path = f"restore.connectors.{name}"
-        if not re.fullmatch(_CONNECTOR, name) or not isinstance(entry, dict) or set(entry) != {"target_topics"}:
-            raise SettingsError(r.source, path, "must be a connector name mapped to {\"target_topics\": [<topic "
-                                "name or prefix ending in *>, ...]}")
-        targets[name] = r.texts(f"{path}.target_topics", _TARGET_TOPIC)
-    return RestoreSettings(targets)
+    entries = r.connector_entries("restore.connectors", "target_topics", "[<topic name or prefix ending in *>, ...]")
+    return RestoreSettings({name: r.texts(path, _TARGET_TOPIC) for name, path in entries.items()})
 
 
 def _bootstrap_key(r: "_Reader", region: str, account: str) -> str | None:
@@ -378,12 +372,8 @@ def _bootstrap_key(r: "_Reader", region: str, account: str) -> str | None:
 def _iceberg(r: "_Reader") -> IcebergSettings:
     schedules = {}
     if r.present("iceberg.connectors"):
-        for name, entry in r.mapping("iceberg.connectors").items():
-            path = f"iceberg.connectors.{name}"
-            if not re.fullmatch(_CONNECTOR, name) or not isinstance(entry, dict) or set(entry) != {"maintenance_schedule"}:
-                raise SettingsError(r.source, path, "must be a connector name mapped to {\"maintenance_schedule\": "
-                                    "<schedule expression>}")
-            schedules[name] = r.text(f"{path}.maintenance_schedule", _SCHEDULE)
+        entries = r.connector_entries("iceberg.connectors", "maintenance_schedule", "<schedule expression>")
+        schedules = {name: r.text(path, _SCHEDULE) for name, path in entries.items()}
     return IcebergSettings(r.text("iceberg.maintenance_schedule", _SCHEDULE), schedules,
                            r.optional_text("iceberg.table_bucket", _TABLE_BUCKET))
 
@@ -548,6 +538,17 @@ class _Reader:
         if unknown:
             raise self._fail(f"{path}.{unknown[0]}", f"is not a setting (known: {', '.join(known)})")
         return value
+
+    def connector_entries(self, path: str, key: str, value: str) -> dict[str, str]:
+        """`path`'s map of connector names to `{key: <value>}`: each name's path to its `key`; an entry otherwise
+        shaped is refused naming it (`value` describes what `key` takes)."""
+        entries = {}
+        for name, entry in self.mapping(path).items():
+            where = f"{path}.{name}"
+            if not re.fullmatch(_CONNECTOR, name) or not isinstance(entry, dict) or set(entry) != {key}:
+                raise self._fail(where, f"must be a connector name mapped to {{\"{key}\": {value}}}")
+            entries[name] = f"{where}.{key}"
+        return entries
 
     def boolean(self, path: str) -> bool:
         value = self._get(path)
