@@ -164,25 +164,34 @@ def _validate(config: SinkConfig) -> int:
 def _run(config: SinkConfig) -> int:
     from sink_engine.driver.job import run_job
     from sink_engine.driver.metrics import publisher_from_environment
-    from sink_engine.driver.spark_runner import spark_session
+    from sink_engine.driver.spark_runner import spark_session, tasks_share_driver_process
     from sink_engine.progress import ProgressBoard
 
     metrics = publisher_from_environment(os.environ, config["s3.region"])  # SINK_METRICS=cloudwatch: deployed job
     spark = spark_session(f"sink-engine-{config.name}")
-    local = spark.sparkContext.master.startswith("local")  # the tasks can report through the driver's disk
-    board = ProgressBoard(sys.stdout) if local and sys.stdout.isatty() else None
+    # the tasks can report through the driver's disk only when they run in its process
+    board = ProgressBoard(sys.stdout) if tasks_share_driver_process(spark) and sys.stdout.isatty() else None
     summary = run_job(config, spark, dynamodb_client(config["s3.region"]), progress=board, metrics=metrics)
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{config['s3.bucket.name']}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
     print(f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
           f"{summary.records_written} records, {summary.bytes_written} bytes; "
-          f"{len(summary.committed)} partitions committed")
+          f"{len(summary.committed)} partitions committed{_where_tasks_ran(summary.executors)}")
     if config["errors.tolerance"] == "all":
         print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
     if config["transforms"]:
         print(f"dropped by transforms: {summary.records_dropped} records")
     return 0
+
+
+def _where_tasks_ran(executors: tuple[str, ...]) -> str:
+    """The end of the run's summary line: which Spark executors ran its tasks (none when it wrote nothing)."""
+    if not executors:
+        return ""
+    if executors == ("driver",):
+        return "; tasks ran in the driver (local Spark)"
+    return f"; tasks ran on executors {', '.join(executors)}"
 
 
 def _status(config: SinkConfig) -> int:

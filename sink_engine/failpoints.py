@@ -39,6 +39,7 @@ def arm_task_failpoint(name: str, scope: str, times: int = 1) -> Path:
     """Arm a task failpoint for the next `times` attempts in one scope (`topic-partition`); returns its file."""
     assert name in TASK_NAMES and times > 0, (name, times)
     path = _arm_file(name, scope)
+    _fired_file(path).unlink(missing_ok=True)
     path.write_text(str(times))
     return path
 
@@ -52,6 +53,7 @@ def task_failpoint(name: str, scope: str) -> None:
         left = int(path.read_text() or "1")
     except FileNotFoundError:
         return
+    _fired_file(path).write_text(str(os.getpid()))
     if left > 1:
         path.write_text(str(left - 1))
     else:
@@ -60,6 +62,19 @@ def task_failpoint(name: str, scope: str) -> None:
         time.sleep(STALL_SECONDS)
         return
     os._exit(KILLED_EXIT)
+
+
+def task_failpoint_fired(name: str, scope: str) -> int | None:
+    """The process id of the Python worker in which the armed task failpoint last fired, None before it fired
+    (a test kills that worker's executor while the task stalls there, for example)."""
+    try:
+        return int(_fired_file(_arm_file(name, scope)).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _fired_file(armed: Path) -> Path:
+    return armed.with_name(armed.name + ".fired")
 
 
 def _arm_file(name: str, scope: str) -> Path:

@@ -16,6 +16,7 @@ from sink_engine.driver.metrics import MetricsPublisher, RunMetrics
 from sink_engine.driver.planner import plan_ranges
 from sink_engine.driver.plans import PlanStore
 from sink_engine.driver.run_timeout import RunWatchdog
+from sink_engine.driver.spark_runner import RangesRun
 from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.errors import RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
@@ -42,6 +43,7 @@ class RunSummary:
     committed: list[TaskResult] = field(default_factory=list)
     seconds: float = 0.0
     end_offsets: dict[TopicPartition, int] = field(default_factory=dict)  # high watermarks at planning
+    executors: tuple[str, ...] = ()  # Spark executors whose tasks succeeded ("driver": in the driver's process)
 
     @property
     def files(self):
@@ -76,7 +78,8 @@ class RunSummary:
     def metrics(self) -> RunMetrics:
         return RunMetrics(records=self.records_written, bytes=self.bytes_written, files=len(self.files),
                           dead_letters=self.dead_letters, dropped=self.records_dropped, seconds=self.seconds,
-                          lag=self.lag)
+                          lag=self.lag, executors=len(self.executors),
+                          tasks_in_driver="driver" in self.executors)
 
 
 def plan(config: SinkConfig, store: OffsetStore) -> tuple[list[PartitionRange], dict[TopicPartition, int]]:
@@ -116,9 +119,10 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
             events.emit(events.RUN_PLANNED, connector=config.name, epoch=token.epoch,
                         ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges])
             watchdog = RunWatchdog(spark, config.name, config["sink.run.timeout.ms"], started_wall)
-            results = _write_ranges(spark, config, watchdog.bounded([r for r in ranges if len(r)]), progress,
+            written = _write_ranges(spark, config, watchdog.bounded([r for r in ranges if len(r)]), progress,
                                     watchdog)
-            summary = RunSummary(ranges, results, end_offsets=ends)
+            results = written.results
+            summary = RunSummary(ranges, results, end_offsets=ends, executors=written.executors)
             events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
                         records=summary.records_written, dropped=summary.records_dropped, bytes=summary.bytes_written)
             failpoint("after_upload_before_commit")
@@ -151,8 +155,8 @@ def report_ignored_keys(config: SinkConfig) -> None:
 
 
 def _write_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress: ProgressBoard | None,
-                  watchdog: RunWatchdog) -> list[TaskResult]:
-    """The ranges' results; RunTimeoutError when the watchdog had to cancel the Spark job."""
+                  watchdog: RunWatchdog) -> RangesRun:
+    """The ranges' results and where they ran; RunTimeoutError when the watchdog had to cancel the Spark job."""
     from sink_engine.driver.spark_runner import SparkTaskError, run_ranges
 
     if progress is not None:

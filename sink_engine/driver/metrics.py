@@ -36,6 +36,8 @@ METRICS = {
     "RecordsDropped": ("dropped", "Count"),
     "RunSeconds": ("seconds", "Seconds"),
     "Lag": ("lag", "Count"),
+    "Executors": ("executors", "Count"),
+    "TasksInDriver": ("tasks_in_driver", "Count"),  # 1 when a task ran inside the driver's process
 }
 
 
@@ -43,7 +45,9 @@ METRICS = {
 class RunMetrics:
     """One run's figures: records, bytes and files it wrote; records it sent to the dead-letter queue and records
     the transforms dropped (both committed); its duration; and `lag`, the records left in Kafka after its commits
-    (each partition's end offset at planning less its committed next offset)."""
+    (each partition's end offset at planning less its committed next offset); `executors`, how many Spark
+    executors ran its tasks, and `tasks_in_driver`, whether any task ran inside the driver's process (a local
+    master: on EMR, the run would not use the executors it is billed for)."""
 
     records: int
     bytes: int
@@ -52,6 +56,8 @@ class RunMetrics:
     dropped: int
     seconds: float
     lag: int
+    executors: int = 0
+    tasks_in_driver: bool = False
 
 
 def metric_data(connector: str, metrics: RunMetrics, timestamp_ms: int) -> list[dict]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from sink_engine.config import SinkConfig
@@ -21,19 +23,32 @@ class SparkTaskError(SinkError):
 QUIET_LOGGING = (Path(__file__).parents[1] / "log4j2-quiet.properties").as_uri()
 
 
-def spark_session(app_name: str):
-    """The active session, or a new one; `local[*,4]` when no master is configured (spark-submit sets one).
+def launched_by_spark_submit() -> bool:
+    """Whether spark-submit started this Python process as the driver of an application (EMR Serverless starts
+    every job so). spark-submit's PythonRunner starts the JVM first and hands it to the driver through
+    `PYSPARK_GATEWAY_PORT`, so this is known before any JVM call. The obvious test is wrong:
+    `SparkConf().contains("spark.master")` reads a plain Python dict until a SparkContext exists (no JVM behind
+    it yet), so it is False under spark-submit too, and a master set by the builder would then override
+    spark-submit's `--master` (every deployed run worked inside its driver that way)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def spark_session(app_name: str, master: str | None = None):
+    """The active session, or a new one. Under spark-submit (`launched_by_spark_submit`), Spark's own settings
+    decide everything, `--master` included. Started directly (the CLI, tests, benchmarks), it runs on `master`,
+    default `local[*,4]`, bound to loopback, with the quiet logging of a terminal tool.
 
     The `,4` is `spark.task.maxFailures` for local mode (which otherwise never retries a task): a task whose
-    Python worker dies is run again, up to 4 attempts, as on a cluster, where Spark's default is 4 too."""
-    from pyspark import SparkConf
+    Python worker dies is run again, up to 4 attempts, as on a cluster, where Spark's default is 4 too. A
+    `local-cluster[executors,cores,MB]` master runs executors as separate JVMs (Spark's own test mode), which
+    retry failed tasks by that default."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
-    if not SparkConf().contains("spark.master"):
+    if not launched_by_spark_submit():
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (builder.master(f"local[*,{LOCAL_TASK_ATTEMPTS}]").config("spark.ui.enabled", "false")
+        builder = (builder.master(master or f"local[*,{LOCAL_TASK_ATTEMPTS}]").config("spark.ui.enabled", "false")
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.sql.shuffle.partitions", "8")
                    # no stage bars and no JVM start-up notices on the run's terminal
@@ -42,6 +57,13 @@ def spark_session(app_name: str):
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def tasks_share_driver_process(spark) -> bool:
+    """Whether tasks run inside the driver's JVM (a `local` master): only then do they share its machine,
+    working directory and environment."""
+    master = spark.sparkContext.master
+    return master == "local" or master.startswith("local[")
 
 
 def assign_tasks(ranges: list[PartitionRange], tasks: int) -> list[list[PartitionRange]]:
@@ -55,23 +77,64 @@ def assign_tasks(ranges: list[PartitionRange], tasks: int) -> list[list[Partitio
     return groups
 
 
+@dataclass(frozen=True)
+class RangesRun:
+    """What the Spark job of a run's ranges gave: every range's result, and the ids of the executors whose tasks
+    succeeded (`driver`: tasks that ran inside the driver's process; empty when Spark's status store could not be
+    read)."""
+
+    results: list[TaskResult]
+    executors: tuple[str, ...] = ()
+
+
 def run_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress_dir: str | None = None
-               ) -> list[TaskResult]:
-    """One Spark task per group of ranges (at most `tasks.max`); returns every range's result. Tasks report
-    their progress in `progress_dir` when given (a directory of the driver's machine: local mode only).
+               ) -> RangesRun:
+    """One Spark task per group of ranges (at most `tasks.max`); returns every range's result and where the tasks
+    ran. Tasks report their progress in `progress_dir` when given (a directory of the driver's machine: only for
+    a master whose tasks share the driver's process, `tasks_share_driver_process`).
 
     The groups are the elements of an RDD with one partition each: one stage, no shuffle, and nothing but the
     ranges and their results crosses the JVM (a DataFrame with `mapInArrow` cost a shuffle stage and Arrow
     round-trips: an empty 4-task job took 0.7-0.9 JVM and 0.9 Python CPU s that way, 0.34 and 0.3 this way)."""
     if not ranges:
-        return []
+        return RangesRun([])
     groups = assign_tasks(ranges, config["tasks.max"])
+    group_id = f"sink-engine-{config.name}-{uuid.uuid4().hex[:12]}"
+    context = spark.sparkContext
+    context.setJobGroup(group_id, f"write {len(ranges)} ranges of connector {config.name}")
     try:
-        results = spark.sparkContext.parallelize(groups, len(groups)).mapPartitions(
+        results = context.parallelize(groups, len(groups)).mapPartitions(
             _task_function(config, progress_dir)).collect()
     except Exception as e:  # Py4JJavaError or pyspark's captured exceptions: the job was aborted
         raise SparkTaskError(f"the Spark job of connector '{config.name}' failed: {_job_failure(e)}") from e
-    return results
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    return RangesRun(results, executors_of_job_group(spark, group_id))
+
+
+def executors_of_job_group(spark, group_id: str) -> tuple[str, ...]:
+    """The sorted ids of the executors on which tasks of the jobs of `group_id` succeeded, read from the driver's
+    status store (the store Spark's UI and REST API read; it exists with the UI off). `driver` stands for the
+    driver's own process (a local master). Empty when the store cannot be read: its Scala API is Spark's
+    internals, reached through py4j."""
+    context = spark.sparkContext
+    try:
+        store = context._jsc.sc().statusStore()
+        executors = set()
+        for job_id in context.statusTracker().getJobIdsForGroup(group_id):
+            job = context.statusTracker().getJobInfo(job_id)
+            for stage_id in job.stageIds if job else ():
+                stage = context.statusTracker().getStageInfo(stage_id)
+                attempts = range(stage.currentAttemptId + 1) if stage else range(1)
+                for attempt in attempts:
+                    tasks = store.taskList(stage_id, attempt, 2**31 - 1).iterator()
+                    while tasks.hasNext():
+                        task = tasks.next()
+                        if task.status() == "SUCCESS":
+                            executors.add(task.executorId())
+        return tuple(sorted(executors))
+    except Exception:  # noqa: BLE001 - where tasks ran is a figure of the run, never its failure
+        return ()
 
 
 def _job_failure(error: Exception) -> str:

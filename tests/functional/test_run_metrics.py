@@ -78,10 +78,11 @@ def test_a_run_with_nothing_new_publishes_zeros_and_the_same_lag(stack, spark, d
     run_job(config, spark, dynamodb)
     # when a second run, with metrics, finds nothing to close
     run_job(config, spark, dynamodb, metrics=publisher_from_environment(CLOUDWATCH, "us-east-1"))
-    # then it publishes once: nothing written, 10 records left
+    # then it publishes once: nothing written, 10 records left (read by one task, in the driver: local Spark)
     values = _one_run(_published(config.name))
     assert {name: v for name, v in values.items() if name != "RunSeconds"} == {
-        "RecordsWritten": 0, "BytesWritten": 0, "FilesWritten": 0, "DeadLetters": 0, "RecordsDropped": 0, "Lag": 10}
+        "RecordsWritten": 0, "BytesWritten": 0, "FilesWritten": 0, "DeadLetters": 0, "RecordsDropped": 0, "Lag": 10,
+        "Executors": 1, "TasksInDriver": 1}
 
 
 def test_a_run_failing_after_commits_publishes_what_it_committed(stack, spark, s3, dynamodb, connector):

@@ -18,12 +18,13 @@ from sink_engine.driver.metrics import (DIMENSION, METRICS, NAMESPACE, MetricsPu
 from sink_engine.errors import SinkError
 from sink_engine.model import ClosedFile, PartitionRange, TaskResult, TopicPartition
 
-FIGURES = RunMetrics(records=600, bytes=81_234, files=6, dead_letters=3, dropped=7, seconds=12.5, lag=150)
+FIGURES = RunMetrics(records=600, bytes=81_234, files=6, dead_letters=3, dropped=7, seconds=12.5, lag=150,
+                     executors=3, tasks_in_driver=False)
 AT_MS = 1_764_000_000_123
 EXPECTED = {  # metric -> (value, unit)
     "RecordsWritten": (600, "Count"), "BytesWritten": (81_234, "Bytes"), "FilesWritten": (6, "Count"),
     "DeadLetters": (3, "Count"), "RecordsDropped": (7, "Count"), "RunSeconds": (12.5, "Seconds"),
-    "Lag": (150, "Count"),
+    "Lag": (150, "Count"), "Executors": (3, "Count"), "TasksInDriver": (0, "Count"),
 }
 
 
@@ -80,6 +81,17 @@ def test_written_figures_count_every_closed_file_and_dead_letters_only_committed
     # then
     assert summary.metrics() == RunMetrics(records=8, bytes=220, files=2, dead_letters=2, dropped=1, seconds=3.25,
                                            lag=10)
+
+
+@pytest.mark.parametrize("executors, expected", [((), (0, False)), (("driver",), (1, True)),
+                                                 (("0", "1", "3"), (3, False))])
+def test_where_the_tasks_ran_is_a_figure_of_the_run(executors, expected):
+    # given the executors Spark's status store named for the run's tasks ("driver": a local master)
+    ranges = [PartitionRange("t", 0, 0, 10, None)]
+    summary = RunSummary(ranges, [TaskResult(ranges[0], 10)], executors=executors)
+    # then the run's figures count them, and say whether any task ran inside the driver
+    figures = summary.metrics()
+    assert (figures.executors, figures.tasks_in_driver) == expected
 
 
 def test_a_run_that_read_nothing_has_all_zero_figures():
