@@ -8,31 +8,36 @@ for the EMR image's Spark.
   `.jar` are unpacked, anything else is copied as it is (so `./environment/bin/python` exists only then);
 - turns `spark.emr-serverless.driverEnv.X=v` into the driver's environment and passes every other `--conf` on
   (`spark-defaults` properties of `configurationOverrides` first, `sparkSubmitParameters` winning);
-- starts `.venv/bin/spark-submit --master local[2]` there: the driver's Python is whatever the request names
+- starts `.venv/bin/spark-submit --master <master>` there: the driver's Python is whatever the request names
   (the archive's `./environment/bin/python`); nothing of the development venv is on its path, only pyspark and
   py4j from spark-submit's own PYTHONPATH, as on EMR. `aws` (credentials, AWS_ENDPOINT_URL of moto's server)
-  stands in for the job role's credentials and the network path.
+  stands in for the job role's credentials and the network path: the driver's environment, and each executor's
+  through `spark.executorEnv.*` (on EMR the executors get both from their container, not from the driver).
+- On a master whose executors are other processes (a `StandaloneCluster` of tests/spark_cluster.py, whose workers
+  have no environment of the test's), every `spark.archives` entry goes to spark-submit as the downloaded local
+  file, so that Spark ships it and each executor unpacks it in its own working directory, as on EMR; executors
+  see the request's `spark.executorEnv.*` and nothing else of the driver.
 """
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
 import shlex
 import shutil
 import subprocess
-import sys
 import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from tests.spark_cluster import spark_env, spark_submit_command
+
 ARCHIVE_ALIAS = "environment"
 SPARK_UNPACKS = (".tar.gz", ".tgz", ".tar", ".zip", ".jar")  # Spark 3.5 Utils.unpack; anything else is copied
 DRIVER_ENV = "spark.emr-serverless.driverEnv."
-# What stands in for the EMR image: local Spark with two task slots, bound to loopback, no UI.
-LOCAL_SPARK = ("--master", "local[2]", "--conf", "spark.ui.enabled=false")
+EXECUTOR_ENV = "spark.executorEnv."
+# What stands in for the EMR image by default: local Spark with two task slots (tasks in the driver's process).
+LOCAL_MASTER = "local[2]"
 
 
 @dataclass(frozen=True)
@@ -78,29 +83,41 @@ def spark_confs(job_run: Mapping) -> dict[str, str]:
     return confs
 
 
-def run_job_run(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], timeout_s: int = 600) -> JobRunResult:
-    """Run `job_run` (see the module docstring) in the empty folder `workdir`; returns spark-submit's exit code
-    and output."""
+def run_job_run(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], timeout_s: int = 600,
+                master: str = LOCAL_MASTER, event_log_dir: Path | None = None) -> JobRunResult:
+    """Run `job_run` (see the module docstring) in the empty folder `workdir` on `master`, Spark's event log in
+    `event_log_dir` when given; returns spark-submit's exit code and output."""
     driver = job_run["jobDriver"]["sparkSubmit"]
     confs = spark_confs(job_run)
-    for entry in filter(None, confs.pop("spark.archives", "").split(",")):
-        localize_archive(s3, entry.strip(), workdir)
+    shipped = [_shipped(s3, entry.strip(), workdir) for entry in filter(None, confs.pop("spark.archives", "").split(","))]
+    if shipped:
+        confs["spark.archives"] = ",".join(shipped)  # the downloaded files: Spark ships them to the executors
     entry_point = _download(s3, driver["entryPoint"], workdir / Path(driver["entryPoint"]).name)
     driver_env = {k[len(DRIVER_ENV):]: v for k, v in confs.items() if k.startswith(DRIVER_ENV)}
     remote = sorted(k for k, v in confs.items() if "s3://" in v)
     if remote:
         raise ValueError(f"Spark properties {remote} name S3 objects, which local Spark cannot read")
-    command = [str(Path(sys.executable).parent / "spark-submit"), *LOCAL_SPARK,
-               *(arg for k, v in confs.items() if not k.startswith(DRIVER_ENV) for arg in ("--conf", f"{k}={v}")),
-               str(entry_point), *driver.get("entryPointArguments", [])]
+    settings = {**{k: v for k, v in confs.items() if not k.startswith(DRIVER_ENV)},
+                **{f"{EXECUTOR_ENV}{k}": v for k, v in aws.items()}}
+    command = spark_submit_command(master, entry_point, list(driver.get("entryPointArguments", [])),
+                                   event_log_dir, settings)
+    if event_log_dir is not None:
+        event_log_dir.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout_s,
-                          env={**_spark_env(), **aws, **driver_env})
+                          env={**spark_env(), **aws, **driver_env})
     return JobRunResult(done.returncode, done.stdout, done.stderr)
 
 
-def localize_archive(s3, entry: str, workdir: Path) -> Path:
+def _shipped(s3, entry: str, workdir: Path) -> str:
+    """`entry` (`uri[#alias]`) localized for the driver, as the local file Spark ships to the executors."""
+    _, downloaded = localize_archive(s3, entry, workdir)
+    alias = entry.partition("#")[2]
+    return downloaded.as_uri() + (f"#{alias}" if alias else "")
+
+
+def localize_archive(s3, entry: str, workdir: Path) -> tuple[Path, Path]:
     """Download `uri[#alias]` into `workdir` and unpack it under `alias` as Spark does (copied as it is when its
-    name has no extension Spark unpacks); returns `workdir/alias`."""
+    name has no extension Spark unpacks); returns `workdir/alias` and the downloaded file."""
     uri, _, alias = entry.partition("#")
     name = uri.rsplit("/", 1)[-1]
     into = workdir / (alias or name)
@@ -114,7 +131,7 @@ def localize_archive(s3, entry: str, workdir: Path) -> Path:
     else:
         with tarfile.open(downloaded) as tar:
             tar.extractall(into, filter="tar")
-    return into
+    return into, downloaded
 
 
 def _download(s3, uri: str, into: Path) -> Path:
@@ -124,19 +141,6 @@ def _download(s3, uri: str, into: Path) -> Path:
     into.parent.mkdir(parents=True, exist_ok=True)
     s3.download_file(bucket, key, str(into))
     return into
-
-
-def _spark_env() -> dict[str, str]:
-    """The JVM's environment: Java, SPARK_HOME (the venv's pyspark), loopback; no PYTHONPATH or venv."""
-    java = shutil.which("java")
-    if java is None:
-        raise RuntimeError("java is not on PATH: spark-submit needs Java 17")
-    spark_home = Path(importlib.util.find_spec("pyspark").origin).parent
-    env = {"PATH": f"{Path(java).resolve().parent}:/usr/bin:/bin", "SPARK_HOME": str(spark_home),
-           "SPARK_LOCAL_IP": "127.0.0.1", "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
-    if "JAVA_HOME" in os.environ:
-        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
-    return env
 
 
 def upload_asset(s3, bucket: str, path: Path) -> str:

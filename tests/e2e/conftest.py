@@ -3,6 +3,17 @@ instantiated here apart from tests/iam's session), the dev stacks synthesized fo
 artifacts built from this tree (tests/deployed's)."""
 from __future__ import annotations
 
+import pytest
+
 from tests.deployed.conftest import artifacts  # noqa: F401 (fixtures shared by import)
 from tests.iam.conftest import (  # noqa: F401
     call_log, cloudformation, deployed, iam_stack, iam_synthesized, principals, role_ids, world)
+from tests.spark_cluster import StandaloneCluster
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A standalone Spark master and two workers, each with its own work directory and none of the test's
+    environment: the job's executors are separate processes that unpack the archive themselves, as on EMR."""
+    with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster")) as cluster:
+        yield cluster

@@ -34,6 +34,7 @@ from tests.iam.deployment import TEST_SETTINGS
 from tests.iam.engine import PARTITIONS
 from tests.iam.functions import HANDLERS
 from tests.iam.template import custom_resource_property
+from tests.spark_cluster import task_ends
 
 FLUSH = int(TEST_SETTINGS["flush.size"])
 RESTORE_TARGET = "orders.restored"  # within the dev settings' restore.connectors.orders-s3-sink.target_topics
@@ -56,7 +57,7 @@ def _as_get_job_run(run: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, tmp_path_factory) -> dict:
+def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, spark_cluster, tmp_path_factory) -> dict:
     admin, connector = world.admin, deployed.synthesized.connector
     creds = {name: principal.credentials.env for name, principal in principals.items()}
     # deploy: the admin's Create (packaged, its role) publishes the connector config
@@ -91,8 +92,9 @@ def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, tmp
     started = invoke(trigger, first, trigger_env, creds["trigger"])
     runs = _job_runs(world)
     # the job, from exactly the request the trigger sent, as the job role
-    workdir = tmp_path_factory.mktemp("emr-driver")
-    job = run_job_run(_as_get_job_run(runs[0]), principals["job"].credentials.client("s3"), workdir, creds["job"])
+    workdir, event_log = tmp_path_factory.mktemp("emr-driver"), tmp_path_factory.mktemp("emr-events")
+    job = run_job_run(_as_get_job_run(runs[0]), principals["job"].credentials.client("s3"), workdir, creds["job"],
+                      master=spark_cluster.master_url, event_log_dir=event_log)
     (entry,) = read_index(trigger_env["CONNECTORS_URI"], s3)  # the connector index the admin's Create published
     config_uri = entry["config_uri"]
     entry_point = workdir / Path(runs[0]["job_driver"]["sparkSubmit"]["entryPoint"]).name  # as EMR fetched it
@@ -105,13 +107,14 @@ def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, tmp
     replay = artifacts.lambda_layout("dlq_replay")
     replay_env = deployed.environment(HANDLERS["replay"])
     replays = [invoke(replay, {"connector": connector}, replay_env, creds["replay"], timeout_s=300) for _ in range(2)]
-    return {"started": started, "runs": runs, "job": job, "status": status, "landed": landed_after_run,
+    return {"started": started, "runs": runs, "job": job, "tasks": task_ends(event_log), "status": status,
+            "landed": landed_after_run, "cluster": spark_cluster,
             "after": after, "runs_after": _job_runs(world), "landed_after": _landed(admin, deployed),
             "replays": replays, "bootstrap": bootstrap, "principals": principals}
 
 
 @pytest.fixture(scope="module")
-def restored(chain, world, deployed, principals, artifacts, tmp_path_factory) -> dict:
+def restored(chain, world, deployed, principals, artifacts, spark_cluster, tmp_path_factory) -> dict:
     """After the run: a restore of its `orders` objects asked of the packaged trigger (trigger role), and the job
     run from exactly the StartJobRun it sent (the job role); the target topic read back."""
     bootstrap, creds = chain["bootstrap"], {name: p.credentials.env for name, p in principals.items()}
@@ -122,7 +125,7 @@ def restored(chain, world, deployed, principals, artifacts, tmp_path_factory) ->
                     creds["trigger"])["restore"]
     (run,) = [r for r in _job_runs(world) if r["id"] == answer["job_run_id"]]
     job = run_job_run(_as_get_job_run(run), principals["job"].credentials.client("s3"),
-                      tmp_path_factory.mktemp("emr-restore"), creds["job"])
+                      tmp_path_factory.mktemp("emr-restore"), creds["job"], master=spark_cluster.master_url)
     return {"run": run, "job": job, "target": read_topic(bootstrap, RESTORE_TARGET)}
 
 
@@ -171,6 +174,16 @@ def test_the_run_from_that_request_lands_every_record_once_and_commits(chain):
     assert landed["offsets"] == {"OFFSET#orders#0": FLUSH, "OFFSET#orders#1": len(BAD_VALUES), "OFFSET#payments#0": 0}
     letters = [json.loads(line) for lines in landed["dead_letters"].values() for line in lines]
     assert sorted((d["partition"], d["offset"]) for d in letters) == [(1, 0), (1, 1)]
+
+
+def test_the_runs_tasks_ran_on_the_workers_executors_from_the_archive_they_unpacked(chain):
+    # Spark's event log: every task of the run on one of the standalone workers' executors, none in the driver
+    tasks = chain["tasks"]
+    assert tasks and all(t.succeeded and t.executor != "driver" for t in tasks), tasks
+    # each executor ran the archive's interpreter from its own working directory, where Spark unpacked the archive
+    unpacked = [d for worker in chain["cluster"].worker_dirs() for d in worker.glob("app-*/*/environment/bin/python")]
+    assert unpacked, "no executor unpacked the job archive"
+    assert "tasks ran on executors" in chain["job"].stdout, chain["job"].stdout[-2000:]
 
 
 def test_status_from_the_archive_shows_no_lag(chain):
