@@ -152,3 +152,18 @@ def _executor_of(python_worker: int) -> psutil.Process:
         if ancestor.name() == "java":
             return ancestor
     raise AssertionError(f"Python worker {python_worker} has no JVM among its parents")
+
+
+@pytest.mark.parametrize("master, status, says", [
+    (LOCAL_CLUSTER, "ok", "ran on executors 0, 1 (master local-cluster"),
+    ("local[2]", "FAILED", "ran inside the driver (master local[2]): every run would do its work in its driver"),
+])
+def test_the_doctor_under_spark_submit_names_the_executors_that_ran_its_stage(master, status, says, numbered):
+    # given a connector, and the doctor started as EMR starts it, on two executor processes or forced local
+    config, path = numbered()
+    job = spark_submit(master, ["doctor", "--config", path])
+    out, _ = job.communicate(timeout=300)
+    # then its Spark check ran a stage and says where: on executors (ok), or in the driver (failed, naming why)
+    (row,) = [line for line in out.splitlines() if line.startswith("spark executors ")]
+    assert row.split()[2] == status and says in row, row
+    assert job.returncode == (0 if status == "ok" else 1), out[-3000:]
