@@ -126,6 +126,9 @@ def main() -> None:
                         help="skip the JSON Schema+registry row (JsonSchemaConverter to Parquet)")
     parser.add_argument("--no-iceberg", dest="iceberg", action="store_false",
                         help="skip the IcebergFormat run (SQL catalog, warehouse in the S3 emulator)")
+    parser.add_argument("--master", default=None,
+                        help="Spark master of the engine's runs: default local[*,4] (tasks in the driver's JVM); "
+                             "local-cluster[2,1,1024] runs two executor JVMs as separate processes, as EMR does")
     args = parser.parse_args()
     with LocalStack() as stack:
         stack.apply_env()
@@ -141,7 +144,7 @@ def main() -> None:
         started, cpu_before = time.perf_counter(), cpu.sample()
         from sink_engine.driver.spark_runner import spark_session, warm_up
 
-        spark = spark_session("sink-engine-bench")
+        spark = spark_session("sink-engine-bench", args.master)
         warm_up(spark, args.partitions, ICEBERG_IMPORTS if args.iceberg else ())
         startup = (time.perf_counter() - started, sum(TreeCpu.spent(cpu_before, cpu.sample()).values()))
         runs = run_phase_rows(stack, args, dynamodb, spark, cpu)
@@ -158,7 +161,8 @@ def main() -> None:
 
     print()
     print(f"{args.records:,} records in {args.partitions} partitions, {total_mb:.0f} MB of values, "
-          f"flush.size {args.flush_size:,}, {_cores()} cores (the broker and the S3 emulator share them)")
+          f"flush.size {args.flush_size:,}, {_cores()} cores (the broker and the S3 emulator share them), Spark "
+          f"master {args.master or 'local[*,4]'}")
     print("\nRun phase against a plain one-process pipeline (devtools/plain_pipeline.py) on the same input. CPU counts "
           "the engine's whole process tree (driver, JVM, Python workers); the plain pipeline is one process.")
     print(f"| {'format':<15} | {'pipeline':<34} | seconds |  records/s | CPU µs/rec | JVM µs/rec |")
