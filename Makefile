@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli demo test test-faults test-scale test-many-partitions soak bench bench-restore clean
+.PHONY: venv cdk-cli lint format demo test test-faults test-scale test-many-partitions soak bench bench-restore clean
 
 venv: $(STAMP)
 
@@ -22,6 +22,17 @@ $(STAMP): requirements.txt requirements-columnar.txt requirements-dev.txt requir
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# Lint, format check and type check of sink_engine/, lambdas/, infra/, devtools/ and app.py (pyproject.toml's
+# [tool.ruff] and [tool.mypy]); `make format` applies ruff's safe fixes and its formatting.
+lint: venv
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/ruff format --check
+	$(VENV)/bin/mypy
+
+format: venv
+	$(VENV)/bin/ruff check --fix
+	$(VENV)/bin/ruff format
 
 demo: venv
 	$(PY) -m devtools.demo
