@@ -1,8 +1,9 @@
 """Uploads objects on a small thread pool so that reading Kafka and uploading overlap.
 
 Submissions wait while `threads + 1` uploads are queued or running, so the bytes in flight stay bounded
-(at most that many parts or objects; every thread stays busy). Completing or aborting a multipart upload is queued after its parts:
-the pool runs tasks in submission order, so the parts a completion waits for are already running or done.
+(at most that many parts or objects; every thread stays busy). Completing or aborting a multipart upload is queued
+after its parts: the pool runs tasks in submission order, so the parts a completion waits for are already running or
+done.
 """
 from __future__ import annotations
 
