@@ -26,6 +26,7 @@ faults by kind, `forwarded` the requests that reached moto by (service, operatio
 """
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import random
@@ -257,10 +258,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     def _drop(self) -> None:
         """Close the connection without a byte of answer."""
         self.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
     def _cancelled(self, body: bytes) -> None:
         """DynamoDB's TransactionCanceledException for a transaction that met a concurrent write, one reason per

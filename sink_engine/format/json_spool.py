@@ -2,11 +2,11 @@
 
 The file's schema is inferred from all of its records (json_inference), so nothing can be encoded before
 the last one. The text stays in memory up to `s3.part.size` bytes (as the pieces written, joined once when the
-file closes), then moves to a temporary file on local disk. When the file closes, its schema is inferred block by block (blocks of about one part), then each
-block is read with it and handed to the format: one block in memory at a time, unless a field's values
-conflict (the Python path reads the whole file). Values are checked when they arrive, so that a value the
-file cannot hold is a RecordError that the dead-letter queue can take: a file holds JSON objects, or only
-nulls (a tombstone file).
+file closes), then moves to a temporary file on local disk. When the file closes, its schema is inferred block by
+block (blocks of about one part), then each block is read with it and handed to the format: one block in memory at
+a time, unless a field's values conflict (the Python path reads the whole file). Values are checked when they
+arrive, so that a value the file cannot hold is a RecordError that the dead-letter queue can take: a file holds
+JSON objects, or only nulls (a tombstone file).
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class JsonSpool:
         self._size += len(text) + 1
         self.records += len(lines)
         if self._file is None and self._size > self._block_bytes:
-            self._file = tempfile.TemporaryFile()
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open across write() calls until close()
             self._file.writelines(self._pieces)
             self._pieces = []
 

@@ -115,10 +115,13 @@ class TableCommits:
             try:
                 # a file IO failure leaves at most an unreferenced file or an appended snapshot that the next
                 # run's `recover` finds by its summary: never records twice
-                with table_files(identifier, "the snapshot commit"), table.transaction() as transaction:
-                    with transaction.update_snapshot(snapshot_properties=properties).fast_append() as append:
-                        for data_file in data_files:
-                            append.append_data_file(data_file)
+                with (
+                    table_files(identifier, "the snapshot commit"),
+                    table.transaction() as transaction,
+                    transaction.update_snapshot(snapshot_properties=properties).fast_append() as append,
+                ):
+                    for data_file in data_files:
+                        append.append_data_file(data_file)
                 return self._committed(identifier, append.snapshot_id, data_files, token, started)
             except (CommitFailedException, CommitStateUnknownException):
                 continue  # look again: a concurrent commit, or this one's answer lost

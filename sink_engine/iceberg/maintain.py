@@ -58,13 +58,14 @@ def rewrite_small_files(table: Table, upkeep: Upkeep, min_files: int = 2) -> Non
         replaced += [t.file for t in tasks]
         written += list(_dataframe_to_data_files(table.metadata, rows, table.io))
         upkeep.rows_rewritten += rows.num_rows
-    with table.transaction() as transaction:
-        with transaction.update_snapshot(snapshot_properties={MAINTENANCE: "rewrite-small-files"}).overwrite() \
-                as overwrite:
-            for data_file in replaced:
-                overwrite.delete_data_file(data_file)
-            for data_file in written:
-                overwrite.append_data_file(data_file)
+    with (
+        table.transaction() as transaction,
+        transaction.update_snapshot(snapshot_properties={MAINTENANCE: "rewrite-small-files"}).overwrite() as overwrite,
+    ):
+        for data_file in replaced:
+            overwrite.delete_data_file(data_file)
+        for data_file in written:
+            overwrite.append_data_file(data_file)
     upkeep.files_rewritten, upkeep.files_written = len(replaced), len(written)
 
 

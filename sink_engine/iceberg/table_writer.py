@@ -26,7 +26,6 @@ from sink_engine.iceberg.errors import TableError, TableSchemaError
 from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
 from sink_engine.iceberg.settings import IcebergSettings
-from sink_engine.iceberg.spec import RECORD_TIME_COLUMN
 from sink_engine.model import ClosedFile
 from sink_engine.partition.timestamps import FieldTimestamps
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
@@ -168,7 +167,7 @@ class TableWriter(RecordWriter):
                 self._file = self._storing(lambda: StreamedDataFile(self._table, self._write_id, next(self._counter)))
                 self._file_offsets = (first, None)
             part = rows.slice(start, max(1, int((target - self._file.bytes) / row_bytes)) if row_bytes else None)
-            self._storing(lambda: self._file.write(part))
+            self._storing(lambda part=part: self._file.write(part))
             self._file_offsets, start = (self._file_offsets[0], last), start + part.num_rows
             if self._file.bytes >= target:
                 self._close_file()

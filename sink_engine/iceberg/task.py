@@ -1,8 +1,9 @@
 """One Spark task's work for one planned range of an IcebergFormat connector: read, convert, write data files.
 
 The same record steps as S3 objects (`sink_engine.task.steps`: tombstones, conversion, transforms, dead letters),
-then a TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files. Every record of the range is written (a table has no open-file tail): the
-range's next offset is its end, or the record that stopped it.
+then a TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files. Every
+record of the range is written (a table has no open-file tail): the range's next offset is its end, or the record
+that stopped it.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:
-            for handled in write_range(chunks, writer, steps, router, result, dropped):
+            for handled in write_range(chunks, writer, steps, router, result, dropped):  # noqa: B007 - read after
                 pass  # each chunk written moves `handled` on
         except RecordError as e:  # every record before it is written or dead-lettered
             result.error, result.error_class, handled = str(e), type(e).__name__, e.offset
