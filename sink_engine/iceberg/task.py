@@ -34,9 +34,11 @@ def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None
     Never raises a SinkError: it is returned in the result, with the data files of the records before it. The
     task's `client` and `reader` as in `sink_engine.task.run.run_range`."""
     uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
+    assert settings.iceberg is not None  # an IcebergFormat connector's task
     writer = TableWriter(settings.iceberg, planned.topic, planned.partition, planned.start_offset)
     steps = record_steps(settings, planned.topic, _OnePartition())
-    router, handled, dropped = router_for(settings.dead_letters, planned, uploader), planned.start_offset, []
+    router, handled = router_for(settings.dead_letters, planned, uploader), planned.start_offset
+    dropped: list[int] = []
     chunks = within_deadline(read_records(settings, planned, reader), planned)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
