@@ -285,10 +285,10 @@ def _restore(config: SinkConfig, args) -> int:
     print(f"{'partition':>9}  {'read':>10}  {'present':>10}  {'produced':>10}")
     for partition, counts in sorted(summary.counts.items()):
         print(f"{partition:>9}  {counts.read:>10}  {counts.present:>10}  {counts.produced:>10}")
-    counts = summary.counts.values()
-    print(f"restore finished in {summary.seconds:.1f}s: {sum(c.read for c in counts)} records read from "
-          f"{summary.objects} objects ({summary.s3_requests} S3 requests), {sum(c.present for c in counts)} already "
-          f"present ({summary.scanned} target records scanned), {sum(c.produced for c in counts)} produced")
+    totals = summary.counts.values()
+    print(f"restore finished in {summary.seconds:.1f}s: {sum(c.read for c in totals)} records read from "
+          f"{summary.objects} objects ({summary.s3_requests} S3 requests), {sum(c.present for c in totals)} already "
+          f"present ({summary.scanned} target records scanned), {sum(c.produced for c in totals)} produced")
     return 0
 
 
