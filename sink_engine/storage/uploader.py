@@ -45,7 +45,7 @@ class Uploader:
     def drain(self) -> None:
         """Wait for every submitted upload; raises the first StorageError after all have finished."""
         pending, self._pending = self._pending, []
-        errors = [f.exception() for f in pending if f.exception() is not None]
+        errors = [error for f in pending if (error := f.exception()) is not None]
         if errors:
             raise errors[0]
 
@@ -83,7 +83,7 @@ class StreamedUpload:
 
     def _complete(self, tags) -> None:
         wait(self._parts)
-        failed = [f.exception() for f in self._parts if f.exception() is not None]
+        failed = [error for f in self._parts if (error := f.exception()) is not None]
         if failed:
             self._upload.abort()
             raise failed[0]
