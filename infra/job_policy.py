@@ -71,6 +71,7 @@ the calls the engine makes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from infra.connectors import ConnectorSpec
 from infra.iceberg import IcebergTables
@@ -265,7 +266,7 @@ def _msk_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
 
 
 def _allow(sid: str, actions: list[str], resources: list[str], condition: dict | None = None) -> dict:
-    statement = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+    statement: dict[str, Any] = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
     if condition:
         statement["Condition"] = condition
     return statement
