@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import io
 import struct
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from confluent_kafka.schema_registry import SchemaRegistryClient

@@ -15,8 +15,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 

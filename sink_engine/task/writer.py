@@ -3,8 +3,8 @@ them on rotation. Closed files are uploaded under deterministic keys; the tail s
 refuses goes to the dead-letter router (`RecordWriter.put`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Callable
 
 from sink_engine import events
