@@ -183,6 +183,7 @@ class KafkaProxy:
             self._selector.modify(sock, events)
 
     def _accept(self) -> None:
+        assert self._listener is not None  # the selector found it readable
         try:
             client, _ = self._listener.accept()
         except (BlockingIOError, OSError):
