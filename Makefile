@@ -16,7 +16,8 @@ $(CDK_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(CDK_STAMP)
 
-$(STAMP): requirements.txt requirements-columnar.txt requirements-dev.txt requirements-infra.txt pyproject.toml
+$(STAMP): requirements.txt requirements-columnar.txt requirements-spark.txt requirements-dev.txt requirements-infra.txt \
+    pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip==25.3
 	$(PY) -m pip install --quiet -r requirements-dev.txt
