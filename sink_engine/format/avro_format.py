@@ -8,6 +8,7 @@ block after the record that fills it, so blocks do not depend on how records wer
 from __future__ import annotations
 
 import hashlib
+from typing import IO, cast
 
 import fastavro
 import pyarrow as pa
@@ -70,7 +71,7 @@ class _AvroEncoder(ColumnarEncoder):
     def _start(self) -> fastavro.write.Writer:
         """The file's writer, once its schema is known (`_prepare_table` or `_write_spooled` found it)."""
         assert self._schema is not None
-        # fastavro's annotation asks for IO; it calls write, flush, tell and seekable, which both sinks have
-        self._writer = fastavro.write.Writer(self._out, fastavro.parse_schema(self._schema[0]),  # type: ignore[arg-type]
-                                             codec=self._fmt.codec, sync_marker=sync_marker(self._context))
+        out = cast(IO, self._out)  # fastavro's annotation asks for IO; it calls write, flush, tell and seekable
+        self._writer = fastavro.write.Writer(out, fastavro.parse_schema(self._schema[0]), codec=self._fmt.codec,
+                                             sync_marker=sync_marker(self._context))
         return self._writer

@@ -12,6 +12,8 @@ this format instead of converting the values (task/run.py).
 """
 from __future__ import annotations
 
+from typing import IO, cast
+
 import fastavro
 
 from sink_engine.config.keys import DEFAULT_PART_SIZE
@@ -57,9 +59,8 @@ class _EnvelopeAvroEncoder:
     do not depend on how records were batched."""
 
     def __init__(self, context: FileContext, out: BinarySink, codec: str):
-        # fastavro's annotation asks for IO; it calls write, flush, tell and seekable, which both sinks have
-        self._writer = fastavro.write.Writer(out, _PARSED_AVRO_SCHEMA, codec=codec,  # type: ignore[arg-type]
-                                             sync_marker=sync_marker(context))
+        fo = cast(IO, out)  # fastavro's annotation asks for IO; it calls write, flush, tell and seekable
+        self._writer = fastavro.write.Writer(fo, _PARSED_AVRO_SCHEMA, codec=codec, sync_marker=sync_marker(context))
 
     def prepare(self, values: ValueColumn, offsets: list) -> list:
         return [avro_row(row) for row in check_kind(values)]
