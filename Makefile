@@ -66,7 +66,7 @@ bench-restore: venv
 	$(PY) -m devtools.bench_restore
 
 clean:
-	rm -rf $(VENV) .pytest_cache node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache node_modules
 
 # AWS deployment artifacts (see infra/packaging.py), under build/: the EMR job archive, each Lambda's code
 # folder and its layers, for the deployed platforms (ARM64; EMR Python 3.11, Lambda Python 3.14).
