@@ -45,7 +45,9 @@ def imported() -> tuple[set[str], set[str]]:
 
     for path in (ROOT / "sink_engine").rglob("*.py"):
         visit(ast.parse(path.read_text()), False)
-    third_party = lambda modules: {m for m in modules if m not in sys.stdlib_module_names and m != "sink_engine"}  # noqa: E731
+    def third_party(modules: set[str]) -> set[str]:
+        return {m for m in modules if m not in sys.stdlib_module_names and m != "sink_engine"}
+
     return third_party(at_load), third_party(in_functions - at_load)
 
 
