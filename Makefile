@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli demo test test-faults test-scale test-many-partitions soak bench bench-restore clean
+.PHONY: venv cdk-cli lint format demo test test-faults test-scale test-many-partitions soak bench bench-restore clean
 
 venv: $(STAMP)
 
@@ -16,12 +16,24 @@ $(CDK_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(CDK_STAMP)
 
-$(STAMP): requirements.txt requirements-columnar.txt requirements-dev.txt requirements-infra.txt pyproject.toml
+$(STAMP): requirements.txt requirements-columnar.txt requirements-spark.txt requirements-dev.txt requirements-infra.txt \
+    pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip==25.3
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# Lint, format check and type check of sink_engine/, lambdas/, infra/, devtools/ and app.py (pyproject.toml's
+# [tool.ruff] and [tool.mypy]); `make format` applies ruff's safe fixes and its formatting.
+lint: venv
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/ruff format --check
+	$(VENV)/bin/mypy
+
+format: venv
+	$(VENV)/bin/ruff check --fix
+	$(VENV)/bin/ruff format
 
 demo: venv
 	$(PY) -m devtools.demo
@@ -54,7 +66,7 @@ bench-restore: venv
 	$(PY) -m devtools.bench_restore
 
 clean:
-	rm -rf $(VENV) .pytest_cache node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache node_modules
 
 # AWS deployment artifacts (see infra/packaging.py), under build/: the EMR job archive, each Lambda's code
 # folder and its layers, for the deployed platforms (ARM64; EMR Python 3.11, Lambda Python 3.14).

@@ -39,7 +39,7 @@ BUCKET, TABLE, TOPIC = "bench-lake", "bench-offsets", "bench-events"
 
 
 # Output formats measured one by one (single process, same input): name -> connector keys.
-FORMAT_MATRIX = {
+FORMAT_MATRIX: dict[str, dict] = {
     "json": {}, "json/gzip": {"s3.compression.type": "gzip"},
     **{f"parquet/{c}": {"format.class": "ParquetFormat", "parquet.codec": c}
        for c in ("snappy", "none", "gzip", "lz4", "zstd", "brotli")},
@@ -48,7 +48,7 @@ FORMAT_MATRIX = {
     "bytearray": {"format.class": "ByteArrayFormat"}, "blockgzip": {"format.class": "BlockGzipFormat"},
 }
 # Partitioners measured the same way (JSON output): name -> connector keys. Events are 1 s apart.
-PARTITIONER_MATRIX = {
+PARTITIONER_MATRIX: dict[str, dict] = {
     "field/region": {"partitioner.class": "FieldPartitioner", "partition.field.name": "region"},
     "field/user_id": {"partitioner.class": "FieldPartitioner", "partition.field.name": "user_id"},
     "hourly/recordfield": {"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "RecordField"},
@@ -423,7 +423,8 @@ class _EventLog(logging.Handler):
 
     def __init__(self, name: str):
         super().__init__(logging.INFO)
-        self.name_, self.events = name, []
+        self.name_ = name
+        self.events: list[dict] = []
         self._logger = logging.getLogger("sink_engine")
 
     def emit(self, record: logging.LogRecord) -> None:

@@ -51,7 +51,7 @@ def _values(first: int, count: int, record_bytes: int, envelope: bool, keyed: bo
     """JSON records of about `record_bytes`; `keyed` adds the field `k` (n modulo OPEN_FILES) first."""
     out = []
     for n in range(first, first + count):
-        payload = {"k": n % OPEN_FILES} if keyed else {}
+        payload: dict[str, object] = {"k": n % OPEN_FILES} if keyed else {}
         payload.update({"n": n, "blob": os.urandom(record_bytes // 2).hex()[:record_bytes - 20]})
         out.append(json.dumps({"schema": _SCHEMA, "payload": payload} if envelope else payload).encode())
     return out

@@ -54,7 +54,8 @@ def _model_data(self, request, full_url, headers):
 
     results = {}
     for service, models in sorted(model_data.items()):
-        results[service] = {name: [_json_attributes(instance) for instance in model.instances_tracked]
+        # moto types its registry's values as object; they are model classes tracking their instances
+        results[service] = {name: [_json_attributes(instance) for instance in model.instances_tracked]  # type: ignore[attr-defined]
                             for name, model in sorted(models.items())}
     return 200, {"Content-Type": "application/javascript"}, json.dumps(results)
 
@@ -74,10 +75,13 @@ def _json_attributes(instance) -> dict:
 
 
 def patch() -> None:
-    MotoAPIResponse.model_data = _model_data
+    """Patch moto's server in this process (what the module docstring lists): its data endpoint, and DynamoDB's
+    copies of tables."""
+    MotoAPIResponse.model_data = _model_data  # type: ignore[method-assign]
     shim = _OneCopyPerTable()
-    dynamodb_models.copy = shim
-    DynamoDBBackend.transact_write_items = shim.transaction(DynamoDBBackend.transact_write_items)
+    dynamodb_models.copy = shim  # type: ignore[assignment]  # the module's `copy` global, replaced by the shim
+    DynamoDBBackend.transact_write_items = shim.transaction(  # type: ignore[method-assign]
+        DynamoDBBackend.transact_write_items)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from sink_engine.task.settings import rotation_policy
 from sink_engine.task.writer import TopicPartitionWriter
 
 BUCKET, CHUNK = "partition-bench", 10_000
-PARTITIONERS = {
+PARTITIONERS: dict[str, dict] = {
     "DefaultPartitioner": {},
     "FieldPartitioner (region, 3 values)": {"partitioner.class": "FieldPartitioner",
                                             "partition.field.name": "region"},

@@ -93,14 +93,17 @@ def _objects(bootstrap: str, topic: str, partition: int, encode, flush_size: int
     values, first_offset, at_end = [], 0, False
     while not at_end:
         for message in consumer.consume(10_000, 1.0):
-            if message.error() is not None:
-                if message.error().code() != KafkaError._PARTITION_EOF:
-                    raise RuntimeError(f"plain pipeline: {message.error()}")
+            error = message.error()
+            if error is not None:
+                if error.code() != KafkaError._PARTITION_EOF:
+                    raise RuntimeError(f"plain pipeline: {error}")
                 at_end = True
                 break
             values.append(message.value())
             if len(values) == flush_size:
                 yield encode(values), f"{topic}/partition={partition}/{topic}+{partition}+{first_offset:010d}"
-                values, first_offset = [], message.offset() + 1
+                offset = message.offset()
+                assert offset is not None  # a record's
+                values, first_offset = [], offset + 1
     consumer.close()
 

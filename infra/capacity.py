@@ -79,7 +79,9 @@ def check_capacity(settings: Settings, parameters: str, connectors: int) -> Foot
     for resource, have, wanted, unit in (("cpu", emr.max_cpu, need.cpu, "vCPU"),
                                          ("memory", emr.max_memory, need.memory, "GB"),
                                          ("disk", emr.max_disk, need.disk, "GB")):
-        if int(re.match(r"\d+", have)[0]) < wanted:
+        number = re.match(r"\d+", have)
+        assert number is not None  # settings.py's _CAPACITY patterns start with digits
+        if int(number[0]) < wanted:
             raise SettingsError(settings.source, f"emr.max_capacity.{resource}", (
                 f"{have} cannot hold {runs} concurrent run(s) ({why}) of {wanted // runs} {unit} each ({wanted} "
                 f"{unit}: a driver and up to emr.max_executors_per_run={emr.max_executors_per_run} executors per "

@@ -256,6 +256,7 @@ def _check_deployable(source: str, config: SinkConfig) -> Callable[[str], str]:
                                  f"{acl!r} cannot be set: the data-lake bucket disables ACLs (object ownership "
                                  "BucketOwnerEnforced) and S3 refuses a PUT with any ACL but "
                                  "'bucket-owner-full-control'; remove the key and grant access with policies")
+    assert route is not None  # (validation refuses these routers for Iceberg too)
     return route
 
 

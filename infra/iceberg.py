@@ -94,6 +94,7 @@ def check_deployable(source: str, config, topics: tuple[str, ...], *, account: s
         raise ConnectorSpecError(source, "iceberg.tables", f"{template!r}: {where} is `{_NAMESPACE[catalog]}.table` "
                                  "(one level of namespaces)")
     tables = iceberg_tables(config, topics)
+    assert tables is not None  # an IcebergFormat config (IcebergSettings read it)
     for name in (tables.database, *tables.tables):
         if not re.fullmatch(_GLUE_NAME, name):
             raise ConnectorSpecError(source, "iceberg.tables", f"{name!r} is not a Glue name Athena can query: use "

@@ -42,8 +42,8 @@ The statements follow what the engine calls for this connector's config, and not
   sidecars; with an assumed S3 role, that role's policy must grant them instead, as the writes); the item actions of
   the restore lease and its `RESTORED#` checkpoint on the offsets table, only under the leading keys
   `restore#<target topic>` of its targets (sink_engine/offsets/layout.py; the connector's committed offsets it
-  reads are under its own key, granted above); and on the MSK cluster DescribeTopic, ReadData (the tail scan that finds what
-  an earlier attempt produced) and WriteData on exactly the target topics' ARNs (a prefix `<name>*` is an ARN
+  reads are under its own key, granted above); and on the MSK cluster DescribeTopic, ReadData (the tail scan that
+  finds what an earlier attempt produced) and WriteData on exactly the target topics' ARNs (a prefix `<name>*` is an ARN
   ending in `*`, which MSK matches as a wildcard), and WriteDataIdempotently on the cluster. No CreateTopic: a
   target topic must exist. Without the setting none of these is granted: the job role cannot read its own
   objects back.
@@ -71,6 +71,7 @@ the calls the engine makes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from infra.connectors import ConnectorSpec
 from infra.iceberg import IcebergTables
@@ -265,7 +266,7 @@ def _msk_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
 
 
 def _allow(sid: str, actions: list[str], resources: list[str], condition: dict | None = None) -> dict:
-    statement = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+    statement: dict[str, Any] = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
     if condition:
         statement["Condition"] = condition
     return statement

@@ -277,6 +277,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
     account = r.text("account", _ACCOUNT)
     msk = MskSettings(r.text("msk.cluster_arn", _CLUSTER_ARN), r.texts("msk.topics", _TOPIC))
     match = re.fullmatch(_CLUSTER_ARN, msk.cluster_arn)
+    assert match is not None  # r.text checked it
     if (match["region"], match["account"]) != (region, account):
         raise SettingsError(source, "msk.cluster_arn", "must be in the environment's account and region")
     glacier = r.integer("retention.glacier_after_days", 1)
@@ -363,6 +364,7 @@ def _bootstrap_key(r: "_Reader", region: str, account: str) -> str | None:
     arn = r.optional_text("cdk_bootstrap_kms_key_arn", _KMS_KEY_ARN)
     if arn is not None:
         match = re.fullmatch(_KMS_KEY_ARN, arn)
+        assert match is not None  # r.optional_text checked it
         if (match["region"], match["account"]) != (region, account):
             raise SettingsError(r.source, "cdk_bootstrap_kms_key_arn", "must be a key of the environment's account "
                                 "and region (the bootstrap bucket's)")

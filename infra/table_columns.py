@@ -117,7 +117,7 @@ def _json_written(schema: Schema, decimal_format: str) -> Schema:
             else Schema("string", True)
     if schema.type == "bytes":
         return Schema("string", True)
-    if schema.type == "map" and schema.keys.type != "string":
+    if schema.type == "map" and schema.keys is not None and schema.keys.type != "string":
         raise TypeError("a map with non-string keys is written to JSON as an array of pairs; declare string keys")
     return _rebuild(schema, lambda child, name: _json_written(child, decimal_format))
 

@@ -174,7 +174,8 @@ def java_pattern(joda: str, locale: str, source: str) -> tuple[str, str]:
     Java has no data for writes root names (joda_format.JavaRootLocale): abbreviations at every width, which
     the Athena pattern then asks for."""
     root = isinstance(parse_locale(locale), JavaRootLocale)
-    parts, units, letters = [], set(), set()
+    parts, letters = [], set()
+    units: set[str] = set()
     literal = ""
     try:
         tokens = list(joda_tokens(joda))
@@ -189,8 +190,8 @@ def java_pattern(joda: str, locale: str, source: str) -> tuple[str, str]:
             literal = ""
         parts.append(_java_field(text[0], min(len(text), 3) if root and text[0] in "ME" else len(text), source))
         letters.add(text[0])
-        if _LETTERS[text[0]][1]:
-            units.add(_LETTERS[text[0]][1])
+        if unit := _LETTERS[text[0]][1]:
+            units.add(unit)
     if literal:
         parts.append(_quoted(literal))
     if (letters & set(_TEXT_LETTERS) or any(k == "field" and t[0] == "M" and len(t) >= 3 for k, t in tokens)) \
@@ -268,6 +269,8 @@ def max_offset_seconds(zone, since: date) -> int:
     day, until, largest = since, max(date.today(), since) + timedelta(days=366), 0
     while day <= until:
         moment = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc).astimezone(zone)
-        largest = max(largest, int(moment.utcoffset().total_seconds()))
+        offset = moment.utcoffset()
+        assert offset is not None  # an aware time
+        largest = max(largest, int(offset.total_seconds()))
         day += timedelta(days=7)  # offsets change at most twice a year and last for months
     return largest

@@ -6,9 +6,11 @@ import datetime
 import logging
 import os
 import sys
+from importlib import metadata
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+import sink_engine
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import from_environment
@@ -64,8 +66,18 @@ def aws_call_error(e: ClientError) -> AwsCallError:
     return AwsCallError(e.operation_name, str(error.get("Code", "?")), error.get("Message", str(e)))
 
 
+def package_version() -> str:
+    """The installed distribution's version, else the source's (the EMR job archive copies sink_engine/ without
+    its package metadata)."""
+    try:
+        return metadata.version("sink-engine")
+    except metadata.PackageNotFoundError:
+        return sink_engine.__version__
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sink-engine", description="Exactly-once Kafka-to-S3 sink on Spark.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log structured events to stderr")
     commands = parser.add_subparsers(dest="command", required=True)
     helps = {
@@ -294,10 +306,10 @@ def _restore(config: SinkConfig, args) -> int:
     print(f"{'partition':>9}  {'read':>10}  {'present':>10}  {'produced':>10}")
     for partition, counts in sorted(summary.counts.items()):
         print(f"{partition:>9}  {counts.read:>10}  {counts.present:>10}  {counts.produced:>10}")
-    counts = summary.counts.values()
-    print(f"restore finished in {summary.seconds:.1f}s: {sum(c.read for c in counts)} records read from "
-          f"{summary.objects} objects ({summary.s3_requests} S3 requests), {sum(c.present for c in counts)} already "
-          f"present ({summary.scanned} target records scanned), {sum(c.produced for c in counts)} produced")
+    totals = summary.counts.values()
+    print(f"restore finished in {summary.seconds:.1f}s: {sum(c.read for c in totals)} records read from "
+          f"{summary.objects} objects ({summary.s3_requests} S3 requests), {sum(c.present for c in totals)} already "
+          f"present ({summary.scanned} target records scanned), {sum(c.produced for c in totals)} produced")
     return 0
 
 

@@ -92,7 +92,7 @@ class CommitConflictError(SinkError):
 
     exit_code = 4
 
-    def __init__(self, connector: str, topic: str, partition: int, expected_start: int):
+    def __init__(self, connector: str, topic: str, partition: int, expected_start: int | None):
         self.connector, self.topic, self.partition = connector, topic, partition
         self.expected_start = expected_start
         super().__init__(

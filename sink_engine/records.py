@@ -8,6 +8,7 @@ chunk after single message transforms (task/transforms.py), as parts to write in
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -30,6 +31,7 @@ class RecordChunk:
 
     @cached_property
     def keys(self) -> list:
+        assert self._messages is not None  # else given to __init__, which shadows this property
         return [m.key() for m in self._messages]
 
     @cached_property
@@ -42,6 +44,7 @@ class RecordChunk:
     @cached_property
     def timestamps(self) -> list:
         """Record timestamps in epoch milliseconds."""
+        assert self._messages is not None  # else given to __init__, which shadows this property
         return [m.timestamp()[1] for m in self._messages]
 
     @cached_property
@@ -73,6 +76,10 @@ class RecordChunk:
 #   "bytes":  bytes
 #   "struct": dicts of a Connect schema (convert/schema.py); `schemas` holds each record's Schema
 KINDS = ("json", "string", "bytes", "struct")
+
+# A record's encoded partition: the partitioner's path, or (routed topic, path) once the transforms' routers gave
+# records their topics (task/transforms.py); writers group a chunk's records into files by it.
+EncodedPartition = str | tuple[str, str]
 
 
 class ValueColumn:
@@ -121,9 +128,12 @@ class ValueColumn:
     def concat(cls, columns: list["ValueColumn"]) -> "ValueColumn":
         """One column of all items, in order (documents are not carried: files keep only items)."""
         items: list = []
+        schemas: list | None = None if columns[0].schemas is None else []
         for column in columns:
             items.extend(column.items)
-        schemas = None if columns[0].schemas is None else [s for c in columns for s in c.schemas]
+            if schemas is not None:
+                assert column.schemas is not None  # the columns of one file are of one kind
+                schemas.extend(column.schemas)
         sidecars = {name: cls.concat([c.sidecars[name] for c in columns]) for name in columns[0].sidecars}
         return cls(columns[0].kind, items, None, schemas, sidecars)
 
@@ -131,23 +141,23 @@ class ValueColumn:
 @dataclass(frozen=True, slots=True)
 class Partitions:
     """The encoded partition of each record of a chunk: `shared` when every record has the same one (the fast
-    path: nothing held or looked up per record), else `each`, one per record. Hot loops read the two fields
-    once and test `each is None` rather than calling `at`."""
-    shared: str | None = None
-    each: list[str] | None = None
+    path: nothing held or looked up per record), else `each`, one per record (and `shared` unused). Hot loops read
+    the two fields once and test `each is None` rather than calling `at`."""
+    shared: EncodedPartition = ""
+    each: Sequence[EncodedPartition] | None = None
 
     @classmethod
-    def one(cls, encoded: str) -> "Partitions":
+    def one(cls, encoded: EncodedPartition) -> "Partitions":
         return cls(shared=encoded)
 
     @classmethod
-    def per_record(cls, encoded: list[str]) -> "Partitions":
+    def per_record(cls, encoded: Sequence[EncodedPartition]) -> "Partitions":
         return cls(each=encoded)
 
-    def at(self, position: int) -> str:
+    def at(self, position: int) -> EncodedPartition:
         return self.shared if self.each is None else self.each[position]
 
-    def as_list(self, count: int) -> list[str]:
+    def as_list(self, count: int) -> Sequence[EncodedPartition]:
         """One encoded partition per record, for `count` records."""
         return [self.shared] * count if self.each is None else self.each
 

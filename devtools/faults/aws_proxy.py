@@ -26,6 +26,7 @@ faults by kind, `forwarded` the requests that reached moto by (service, operatio
 """
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import random
@@ -121,6 +122,7 @@ class AwsFaultProxy:
 
     def __init__(self, upstream: str, seed: int = 0, port: int = 0, host: str = "127.0.0.1"):
         parts = urlsplit(upstream)
+        assert parts.hostname is not None, f"{upstream} names no host"
         self._upstream = (parts.hostname, parts.port or 80)
         self.rules: list[Rule] = []
         self.injected: Counter = Counter()
@@ -133,7 +135,7 @@ class AwsFaultProxy:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
+        host, port = self._server.socket.getsockname()[:2]  # the bound address (server_address after bind)
         return f"http://{host}:{port}"
 
     def add(self, *rules: Rule) -> None:
@@ -243,7 +245,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:
@@ -257,10 +259,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     def _drop(self) -> None:
         """Close the connection without a byte of answer."""
         self.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
     def _cancelled(self, body: bytes) -> None:
         """DynamoDB's TransactionCanceledException for a transaction that met a concurrent write, one reason per

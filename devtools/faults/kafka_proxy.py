@@ -13,6 +13,7 @@ number of bytes to the clients (a point mid-run that does not depend on timing):
 from __future__ import annotations
 
 import collections
+import contextlib
 import selectors
 import socket
 import struct
@@ -182,6 +183,7 @@ class KafkaProxy:
             self._selector.modify(sock, events)
 
     def _accept(self) -> None:
+        assert self._listener is not None  # the selector found it readable
         try:
             client, _ = self._listener.accept()
         except (BlockingIOError, OSError):
@@ -277,16 +279,12 @@ class KafkaProxy:
             self._open_listener()
 
     def _wake(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._wake_w.send(b"x")
-        except OSError:
-            pass
 
 
 def _reset(sock: socket.socket) -> None:
     """Close with an RST (linger 0), as a crashed peer would, not with an orderly FIN."""
-    try:
+    with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError:
-        pass
     sock.close()

@@ -30,7 +30,8 @@ def _cell(value) -> str:
 def totals(rows: list[dict]) -> dict:
     """One row adding up the others: faults by kind, runs, exit codes by code, records, duplicates, missing,
     scenarios with leftover uploads, seconds."""
-    faults, codes = Counter(), Counter()
+    faults: Counter[str] = Counter()
+    codes: Counter[str] = Counter()
     for row in rows:
         faults.update(row.get("faults") or {})
         codes.update(str(code).split(" ", 1)[0] for code in row.get("exit_codes") or [])

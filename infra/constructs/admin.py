@@ -16,7 +16,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra.connectors import CONFIG_PREFIX, INDEX_KEY, ConnectorSpec, connector_index
-from infra.constructs.lambda_function import PythonLambda
+from infra.constructs.lambda_function import PythonLambda, execution_role
 from infra.constructs.nag import BASIC_EXECUTION, KMS_FAMILIES, KMS_REASON, XRAY_REASON, acknowledge
 from infra.settings import Settings
 
@@ -71,7 +71,7 @@ class Admin(Construct):
                     targets=[targets.LambdaFunction(self.function, event=events.RuleTargetInput.from_object({"action": "apply"}))])
 
     def _grant(self, settings: Settings, bucket: s3.IBucket, data_key: kms.IKey) -> None:
-        role = self.function.role
+        role = execution_role(self.function)
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
             conditions={"StringLike": {"s3:prefix": [f"{CONFIG_PREFIX}*"]}}))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import cast
 
 import jsii
 from aws_cdk import AspectPriority, Aspects, CfnResource, CustomResource, Duration, IAspect, Stack
@@ -29,7 +30,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from infra.constructs.lambda_function import PythonLambda
+from infra.constructs.lambda_function import PythonLambda, execution_role
 from infra.constructs.nag import BASIC_EXECUTION, XRAY_REASON, acknowledge, logical_id
 from infra.settings import Settings
 
@@ -87,17 +88,18 @@ class ApplicationStop(Construct):
         self.function = PythonLambda(self, "Lambda", name="app_stop", service=SERVICE, layer=layer,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.minutes(15), environment={}).function
-        self.function.role.add_to_principal_policy(iam.PolicyStatement(
+        execution_role(self.function).add_to_principal_policy(iam.PolicyStatement(
             actions=["emr-serverless:ListApplications"], resources=["*"]))
         # not the role's default policy: the function (and so the resource) must not depend on the application
-        self.policy = iam.Policy(self, "ApplicationPolicy", roles=[self.function.role], statements=[
+        self.policy = iam.Policy(self, "ApplicationPolicy", roles=[execution_role(self.function)], statements=[
             iam.PolicyStatement(actions=STOP_ACTIONS,
                                 resources=[application.attr_arn, f"{application.attr_arn}/jobruns/*"])])
         self.resource = CustomResource(
             self, "Resource", service_token=self.function.function_arn, resource_type=RESOURCE_TYPE,
             service_timeout=Duration.minutes(16), properties={"ApplicationName": application.name})
         # the hash is taken after the stack's Tags aspects (MUTATING) reached the application
-        Aspects.of(self.resource).add(_Fingerprint(self.resource.node.default_child, application),
+        resource = cast(CfnResource, self.resource.node.default_child)  # a CustomResource's L1 resource
+        Aspects.of(self.resource).add(_Fingerprint(resource, application),
                                       priority=AspectPriority.READONLY)
         application.node.add_dependency(self.resource)
         acknowledge(self.function, f"IAM4[{BASIC_EXECUTION}]", "Lets the function write its own logs; nothing more.")

@@ -62,6 +62,7 @@ class Catalog(Construct):
                                    field_values=declared.field_values if declared else {},
                                    time_range_start=settings.catalog.time_range_start, settings_source=settings.source)
                 storage = table_storage(spec.config, topic, schema, settings.source, _partitioning_fields(projected))
+                assert storage is not None  # tabular (above)
                 _check_names(settings.source, topic, storage, projected)
                 table = self._table(placement.scope(self, spec.name), settings, spec, topic, storage, projected,
                                     account)

@@ -6,7 +6,6 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.constructs.nag import acknowledge
 from infra.settings import Settings
 
 DLQ_METRICS_ID = "dlq"

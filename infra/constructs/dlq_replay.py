@@ -10,7 +10,7 @@ from constructs import Construct
 from infra.connectors import CONFIG_PREFIX, INDEX_KEY, ConnectorSpec, index_uri
 from infra.arn_lists import listed_or_wildcard, over_budget
 from infra.job_policy import reference_reads
-from infra.constructs.lambda_function import LibrariesLayer, PythonLambda
+from infra.constructs.lambda_function import LibrariesLayer, PythonLambda, execution_role
 from infra.constructs.nag import BASIC_EXECUTION, XRAY_REASON, acknowledge
 from infra.settings import Settings
 
@@ -46,8 +46,8 @@ class DlqReplay(Construct):
             environment={"CONNECTORS_URI": index_uri(settings.bucket_name)}).function
         statements = replay_statements(settings, connectors, table_arn)
         for statement in statements:
-            self.function.role.add_to_principal_policy(statement)
-        data_key.grant_decrypt(self.function.role)
+            execution_role(self.function).add_to_principal_policy(statement)
+        data_key.grant_decrypt(execution_role(self.function))
         self._acknowledge(statements)
 
     def _acknowledge(self, statements: list[iam.PolicyStatement]) -> None:
@@ -98,7 +98,8 @@ def replay_statements(settings: Settings, connectors: tuple[ConnectorSpec, ...],
     if dlq_connectors:
         statements.append(iam.PolicyStatement(
             actions=["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
-            resources=listed_or_wildcard(msk, "topic", sorted({c.dlq_topic for c in dlq_connectors}), "*")))
+            resources=listed_or_wildcard(msk, "topic", sorted({c.dlq_topic for c in dlq_connectors if c.dlq_topic}),
+                                         "*")))
         # the engine's consumers carry the connector's group.id (no commits): the coordinator lookup needs Describe
         statements.append(iam.PolicyStatement(
             actions=["kafka-cluster:DescribeGroup"],

@@ -1,6 +1,8 @@
 """The EMR Serverless application that runs the sink job, its uploaded artifacts and one runtime role per connector."""
 from __future__ import annotations
 
+from typing import cast
+
 from aws_cdk import CfnRule, CfnRuleAssertion, Fn, Names, Stack
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_emrserverless as emr
@@ -147,7 +149,7 @@ class SinkJob(Construct):
                 actions=["kms:Decrypt"], resources=[settings.cdk_bootstrap_kms_key_arn],
                 conditions={"StringEquals": {"kms:ViaService": f"s3.{settings.region}.amazonaws.com"}}))
         log_group = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:{self.log_group_name}"
-        group = self.log_group.node.default_child
+        group = cast(logs.CfnLogGroup, self.log_group.node.default_child)  # a LogGroup's L1 resource
         # as cdk-nag shows it: the group's Ref, or in a nested stack the parameter CDK passes it in
         shown = (logical_id(group) if Stack.of(role) is Stack.of(self) else f"referenceto{Names.unique_id(group)}Ref")
         finding = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:<{shown}>"

@@ -67,10 +67,11 @@ class ConnectorJobRole(Construct):
             acknowledge(self.role, f"IAM5[Resource::{spec.iceberg.table_bucket_arn}/table/*]",
                         "The tables of the stack's S3 table bucket: a table's ARN ends in an id S3 Tables assigns "
                         "when the table is created, so no ARN can name one table by its name.")
-        for table in spec.iceberg.tables if spec.iceberg and not spec.iceberg.table_bucket_arn else ():
-            acknowledge(self.role, f"IAM5[Resource::{bucket}/{spec.iceberg.table_prefix(table)}*]",
-                        "The data and metadata files of this connector's own Iceberg table, named by pyiceberg at "
-                        "run time, under the table's location.")
+        if spec.iceberg and not spec.iceberg.table_bucket_arn:
+            for table in spec.iceberg.tables:
+                acknowledge(self.role, f"IAM5[Resource::{bucket}/{spec.iceberg.table_prefix(table)}*]",
+                            "The data and metadata files of this connector's own Iceberg table, named by pyiceberg at "
+                            "run time, under the table's location.")
         acknowledge(self.role, f"IAM5[Resource::{names.msk_arn('transactional-id', f'sink-engine-dlq.{spec.name}.*')}]",
                     "One transactional id per source topic-partition of this connector's dead letters.")
         for target in (t for t in spec.restore_targets if t.endswith("*")):

@@ -2,6 +2,8 @@
 the engine, top-level packages such as `sink_engine/`), libraries from layers."""
 from __future__ import annotations
 
+from typing import cast
+
 from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -58,9 +60,18 @@ class PythonLambda(Construct):
                          "POWERTOOLS_LOG_LEVEL": "INFO", **environment},
         )
         if network is not None:
-            self.function.role.add_to_principal_policy(iam.PolicyStatement(actions=VPC_ACCESS_ACTIONS, resources=["*"]))
-            self.function.node.default_child.vpc_config = lambda_.CfnFunction.VpcConfigProperty(
+            execution_role(self.function).add_to_principal_policy(
+                iam.PolicyStatement(actions=VPC_ACCESS_ACTIONS, resources=["*"]))
+            resource = cast(lambda_.CfnFunction, self.function.node.default_child)  # a Function's L1 resource
+            resource.vpc_config = lambda_.CfnFunction.VpcConfigProperty(
                 subnet_ids=list(network.subnet_ids), security_group_ids=list(network.security_group_ids))
+
+
+def execution_role(function: lambda_.IFunction) -> iam.IRole:
+    """The role of a function this app creates (CDK types `role` as optional: an imported function may have none)."""
+    role = function.role
+    assert role is not None
+    return role
 
 
 _RETENTION = {

@@ -18,6 +18,7 @@ from constructs import Construct
 from infra.connectors import ConnectorSpec
 from infra.constructs.admin import SERVICE as ADMIN_SERVICE
 from infra.constructs.data_lake import DLQ_METRICS_ID
+from infra.constructs.lambda_function import execution_role
 from infra.constructs.nag import acknowledge
 from infra.constructs.trigger import SERVICE as TRIGGER_SERVICE
 from infra.settings import Settings
@@ -188,7 +189,7 @@ class Monitoring(Construct):
 
     def _mappings_alarm(self, settings: Settings, trigger: lambda_.IFunction) -> cw.Metric:
         """Grant the trigger the mapping check and alarm on its result; returns the metric."""
-        policy = iam.Policy(self, "TriggerReadsItsMappings", roles=[trigger.role], statements=[iam.PolicyStatement(
+        policy = iam.Policy(self, "TriggerReadsItsMappings", roles=[execution_role(trigger)], statements=[iam.PolicyStatement(
             actions=["lambda:ListEventSourceMappings"], resources=["*"])])
         acknowledge(policy, "IAM5[Resource::*]", "lambda:ListEventSourceMappings has no resource-level permissions; "
                     "the trigger lists its own mappings (FunctionName filter) to report their health.")

@@ -1,7 +1,7 @@
 """cdk-nag acknowledgements (v3: CDK's native `Validations`), each with the reason it is acceptable here."""
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment, CfnElement, Stack, Validations
 from constructs import IConstruct
 
 
@@ -10,7 +10,7 @@ def acknowledge(scope: IConstruct, finding: str, reason: str) -> None:
     Validations.of(scope).acknowledge(Acknowledgment(id=f"AwsSolutions-{finding}", reason=reason))
 
 
-def logical_id(construct: IConstruct) -> str:
+def logical_id(construct: CfnElement) -> str:
     """The CloudFormation logical ID of an L1 construct, as cdk-nag names it in token findings (`<Id.Arn>`)."""
     stack = Stack.of(construct)
     return stack.resolve(stack.get_logical_id(construct))

@@ -36,8 +36,8 @@ class JobNetwork(Construct):
     private DNS for `interface_services(settings)` in `network.subnet_ids`. The VPC must have DNS support and DNS
     hostnames enabled, the subnets must be in distinct Availability Zones (an interface endpoint takes one subnet
     per zone), and the VPC must not already have an interface endpoint with private DNS for one of these services
-    (use "nat" and your own endpoints then). The MSK event source's pollers use the cluster's security groups: list them in
-    `network.security_group_ids` for the endpoints to admit them.
+    (use "nat" and your own endpoints then). The MSK event source's pollers use the cluster's security groups: list
+    them in `network.security_group_ids` for the endpoints to admit them.
 
     "nat": nothing is created; the subnets must route 0.0.0.0/0 to a NAT gateway. Synthesis says so (an info
     annotation that `cdk synth` prints), and both modes are recorded in the stack output `NetworkEgress`."""

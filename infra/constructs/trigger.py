@@ -15,7 +15,7 @@ from infra.arn_lists import listed_or_wildcard
 from infra.connectors import INDEX_KEY, ConnectorSpec, index_uri
 from infra.constructs.emr_job import SinkJob
 from infra.constructs.job_role import job_role_arn
-from infra.constructs.lambda_function import PythonLambda
+from infra.constructs.lambda_function import PythonLambda, execution_role
 from infra.constructs.nag import BASIC_EXECUTION, MSK_EXECUTION, XRAY_REASON, acknowledge, logical_id
 from infra.settings import Settings
 from infra.stacks.connectors import ConnectorStacks
@@ -58,9 +58,9 @@ class Trigger(Construct):
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.seconds(60), environment=environment).function
         self._grant(settings, connectors, job, table, placement)
-        self.function.role.add_to_principal_policy(iam.PolicyStatement(
+        execution_role(self.function).add_to_principal_policy(iam.PolicyStatement(
             actions=["s3:GetObject"], resources=[f"arn:aws:s3:::{bucket_name}/{INDEX_KEY}"]))
-        data_key.grant_decrypt(self.function.role)
+        data_key.grant_decrypt(execution_role(self.function))
         self._add_mappings(settings, connectors, placement)
         self.schedule = events.Rule(self, "IdleFlush", schedule=events.Schedule.rate(Duration.minutes(tuning.idle_flush_minutes)),
                                     description="Idle flush: start the runs a scheduled rotation or a first run makes due",
@@ -72,7 +72,7 @@ class Trigger(Construct):
         nested stacks the same mapping (L1: one call into CDK's node process per topic), and the grants
         ManagedKafkaEventSource adds, once here."""
         tuning, msk = settings.trigger, settings.msk
-        readers = {}
+        readers: dict[str, str] = {}  # topic -> the connector whose mapping reads it
         for spec in sorted(connectors, key=lambda c: c.name):
             for topic in spec.topics:
                 readers.setdefault(topic, spec.name)
@@ -87,7 +87,7 @@ class Trigger(Construct):
         self.function.add_to_role_policy(iam.PolicyStatement(
             actions=["kafka:DescribeCluster", "kafka:GetBootstrapBrokers", "kafka:ListScramSecrets"],
             resources=[msk.cluster_arn]))
-        self.function.role.add_managed_policy(
+        execution_role(self.function).add_managed_policy(
             iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AWSLambdaMSKExecutionRole"))
         function_name = self.function.function_name
         kafka = lambda_.CfnEventSourceMapping.AmazonManagedKafkaEventSourceConfigProperty
@@ -100,7 +100,7 @@ class Trigger(Construct):
 
     def _grant(self, settings: Settings, connectors, job: SinkJob, table: dynamodb.ITable,
                placement: ConnectorStacks) -> None:
-        role, msk = self.function.role, settings.msk
+        role, msk = execution_role(self.function), settings.msk
         table.grant(role, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
                     "dynamodb:BatchWriteItem")
         role.add_to_principal_policy(iam.PolicyStatement(

@@ -27,9 +27,9 @@ from infra.stacks.data import DataStack
 
 
 class ServiceStack(Stack):
-    """Attributes: `job`, `application_stop`, `trigger`, `admin`, `network` (VPC endpoints or a stated NAT), `replay`, `monitoring`,
-    `catalog`, `maintenance`, `placement` (ConnectorStacks: where each connector's own resources lie, the service
-    stack or its nested stacks). Outputs: `ReplayFunctionName`,
+    """Attributes: `job`, `application_stop`, `trigger`, `admin`, `network` (VPC endpoints or a stated NAT), `replay`,
+    `monitoring`, `catalog`, `maintenance`, `placement` (ConnectorStacks: where each connector's own resources lie,
+    the service stack or its nested stacks). Outputs: `ReplayFunctionName`,
     `TriggerFunctionName`, `AdminFunctionName`, `ApplicationId`, `DashboardName` and `JobRole<Connector>` per
     connector (see `_outputs`; with nested stacks, each connector's is its nested stack's)."""
 

@@ -38,10 +38,8 @@ def _custom_resource(event: dict) -> dict:
     physical_id = event.get("PhysicalResourceId") or f"sink-connectors-{os.environ['BUCKET']}"
     try:
         desired = DesiredState.from_json(event["ResourceProperties"]["State"])
-        if event["RequestType"] == "Delete":
-            changes = _service().remove(desired)
-        else:
-            changes = _service().apply(desired).changes
+        delete = event["RequestType"] == "Delete"
+        changes = _service().remove(desired) if delete else _service().apply(desired).changes
         logger.info("CONNECTORS_RECONCILED", extra={"request": event["RequestType"], "changes": changes})
         metrics.add_metric(name="ReconcileChanges", unit=MetricUnit.Count, value=len(changes))
         cfn.send(event, "SUCCESS", physical_id, data={"Changes": len(changes)})

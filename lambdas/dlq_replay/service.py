@@ -27,7 +27,7 @@ class ReplayService:
         Kafka, S3 or DynamoDB failures raise (SinkError): what was claimed before them is reported in doubt
         by the next invocation, nothing is replayed twice."""
         name, deployed = payload.get("connector"), self._config_uris()
-        if name not in deployed:
+        if name is None or name not in deployed:
             raise ConfigError("connector", f"{name!r} is not a deployed connector ({', '.join(sorted(deployed))})")
         settings = DeadLetterSettings.from_config(self._load(deployed[name], self._s3))
         request = request_from_payload(payload, settings)

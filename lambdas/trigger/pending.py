@@ -7,7 +7,7 @@ run for the backoff (runs.py), so an overcount cannot start runs back to back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Container, Iterable, Mapping
+from typing import Container, Iterable, Mapping, overload
 
 TopicPartition = tuple[str, int]
 
@@ -70,6 +70,28 @@ def summarize(records: Iterable[Mapping], committed: Mapping[TopicPartition, int
     return {tp: Seen(s[2] + 1, s[0], s[1], s[3]) for tp, s in acc.items()}
 
 
+def _first(seen: Seen) -> int:
+    assert seen.first_offset is not None  # a marker with a pending record
+    return seen.first_offset
+
+
+def _newest(seen: Seen) -> int:
+    assert seen.newest_ts_ms is not None  # set with first_offset
+    return seen.newest_ts_ms
+
+
+@overload
+def merge(stored: Seen | None, batch: Seen, committed: int) -> Seen: ...
+
+
+@overload
+def merge(stored: Seen, batch: Seen | None, committed: int) -> Seen: ...
+
+
+@overload
+def merge(stored: Seen | None, batch: Seen | None, committed: int) -> Seen | None: ...
+
+
 def merge(stored: Seen | None, batch: Seen | None, committed: int) -> Seen | None:
     """Combine the stored marker with a batch (whose records are all at or past `committed`), dropping what the
     committed offset covers. When the commit passed every record known by offset, the older first record is
@@ -81,12 +103,12 @@ def merge(stored: Seen | None, batch: Seen | None, committed: int) -> Seen | Non
     if next_offset <= committed:
         return Seen(next_offset)
     known = [s for s in candidates if s.first_offset is not None]
-    live = [s for s in known if s.first_offset >= committed]
+    live = [s for s in known if _first(s) >= committed]
     if live:
-        first = min(live, key=lambda s: s.first_offset)
-        return Seen(next_offset, first.first_offset, first.first_ts_ms, max(s.newest_ts_ms for s in live))
+        first = min(live, key=_first)
+        return Seen(next_offset, first.first_offset, first.first_ts_ms, max(map(_newest, live)))
     if known:
-        first = min(known, key=lambda s: s.first_offset)
+        first = min(known, key=_first)
         return Seen(next_offset, first.first_offset, first.first_ts_ms, first.newest_ts_ms)
     return Seen(next_offset)
 

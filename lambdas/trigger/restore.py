@@ -4,8 +4,8 @@
 The event: `{"action": "restore", "connector": "<name>", "topic": "<a topic of the connector>", "target_topic":
 "<a topic its restore_targets allow>", "partitions": [0, 3]?, "from_offset": N?, "to_offset": N? (inclusive),
 "from_time": T?, "to_time": T?, "binary_headers": ["<header name>"]?, "time": "<names the request>"?}`, T an
-ISO-8601 time with its zone or epoch milliseconds. Each field is checked here (RestoreRequestError names the one at fault); what needs the connector's
-objects (a time range needs envelope objects) is the engine's to refuse.
+ISO-8601 time with its zone or epoch milliseconds. Each field is checked here (RestoreRequestError names the one at
+fault); what needs the connector's objects (a time range needs envelope objects) is the engine's to refuse.
 """
 from __future__ import annotations
 

@@ -80,6 +80,7 @@ def partition_reason(rotation: Rotation, seen: Seen | None, committed: Committed
         return WALLCLOCK_INTERVAL
     if rotation.interval_ms > 0 and rotation.extractor == "record" and seen.first_offset is not None \
             and seen.first_offset >= committed.next_offset \
+            and seen.newest_ts_ms is not None and seen.first_ts_ms is not None \
             and seen.newest_ts_ms - seen.first_ts_ms >= rotation.interval_ms:
         return RECORD_INTERVAL
     return None

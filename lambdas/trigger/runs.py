@@ -136,6 +136,7 @@ class RunStarter:
                 return Outcome("skipped", "claimed-concurrently")
         failures = claim.failures if claim else 0
         if failures and not forced:
+            assert claim is not None and claim.settled_at_ms is not None  # failures count settled claims
             retry_at = claim.settled_at_ms + self._backoff.delay_ms(failures)
             if now_ms < retry_at:
                 return Outcome("skipped", "backoff", claim.job_run_id, retry_at)

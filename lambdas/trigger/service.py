@@ -57,11 +57,11 @@ class TriggerService:
         """The idle flush: decide for every connector from what is stored."""
         return [self._decide(c, None) for c in self._connectors.values()]
 
-    def force(self, name: str) -> Decision:
+    def force(self, name: str | None) -> Decision:
         """Start a run of `name` now unless one is active, whatever the rules and the backoff say."""
         return self._decide(self._deployed_one(name), None, forced=True)
 
-    def maintain(self, name: str, scheduled_at: str | None) -> Outcome:
+    def maintain(self, name: str | None, scheduled_at: str | None) -> Outcome:
         """Start the table upkeep of `name` (IcebergFormat) for the tick at `scheduled_at` (None: now);
         UnknownRequestError for a connector that writes S3 objects (its job would fail on its config)."""
         connector = self._deployed_one(name)
@@ -70,7 +70,7 @@ class TriggerService:
                                       "to maintain")
         return self._starter.start_maintenance(connector, scheduled_at or str(self._clock()))
 
-    def doctor(self, name: str, requested_at: str | None) -> Outcome:
+    def doctor(self, name: str | None, requested_at: str | None) -> Outcome:
         """Start a `sink-engine doctor` run of `name` (requested at `requested_at`; None: now), whatever its lease:
         the doctor reads the lease and writes only its probes."""
         return self._starter.start_doctor(self._deployed_one(name), requested_at or str(self._clock()))
@@ -83,9 +83,10 @@ class TriggerService:
         request = RestoreRequest.from_event(event, connector.name, connector.topics, connector.restore_targets)
         return request, self._starter.start_restore(connector, request, event.get("time") or str(self._clock()))
 
-    def _deployed_one(self, name: str) -> Connector:
+    def _deployed_one(self, name: str | None) -> Connector:
+        """The deployed connector `name` (an event's, None when it names none); UnknownRequestError otherwise."""
         connectors = self._connectors
-        if name not in connectors:
+        if name is None or name not in connectors:
             raise UnknownRequestError(f"connector {name!r} is not deployed ({', '.join(sorted(connectors))})")
         return connectors[name]
 

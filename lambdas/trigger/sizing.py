@@ -85,7 +85,7 @@ class Capacity:
     disk_gb: int
 
     @classmethod
-    def parse(cls, cpu: str, memory: str, disk: str) -> "Capacity":
+    def parse(cls, cpu: str | None, memory: str | None, disk: str | None) -> "Capacity":
         values = []
         for key, text, unit in (("MAX_CPU", cpu, "vCPU"), ("MAX_MEMORY", memory, "GB"), ("MAX_DISK", disk, "GB")):
             found = re.fullmatch(rf"\s*(\d+)\s*(?:{unit})?\s*", text or "", re.IGNORECASE)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import overload
 
 from botocore.exceptions import ClientError
 
@@ -88,8 +89,8 @@ class TriggerState:
         item = self._get(connector, layout.RUN_SK)
         if not item:
             return None
-        return RunClaim(_number(item, "attempt"), _number(item, "lease_epoch"), _number(item, "claimed_at_ms", 0),
-                        _number(item, "expires_at_ms"), item.get("job_run_id", {}).get("S"),
+        return RunClaim(int(item["attempt"]["N"]), int(item["lease_epoch"]["N"]), _number(item, "claimed_at_ms", 0),
+                        int(item["expires_at_ms"]["N"]), item.get("job_run_id", {}).get("S"),
                         _number(item, "failures_before", 0), item.get("outcome", {}).get("S"),
                         _number(item, "settled_at_ms"), item.get("sizes", {}).get("S"))
 
@@ -141,6 +142,14 @@ class TriggerState:
             if e.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 return False
             raise
+
+
+@overload
+def _number(item: dict, name: str) -> int | None: ...
+
+
+@overload
+def _number(item: dict, name: str, default: int) -> int: ...
 
 
 def _number(item: dict, name: str, default: int | None = None) -> int | None:

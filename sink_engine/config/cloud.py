@@ -95,7 +95,8 @@ def derive(raw: Mapping[str, Any], registry: RegistryDefault | None = None) -> t
 
 class _Derived:
     def __init__(self, raw: Mapping[str, Any]):
-        self.given, self.raw, self.sources = dict(raw), dict(raw), {}
+        self.given, self.raw = dict(raw), dict(raw)
+        self.sources: dict[str, str] = {}  # key -> the Cloud key that set it
 
     def upper(self, key: str) -> str | None:
         value = self.given.get(key)
@@ -214,7 +215,7 @@ def _check_identity(raw: Mapping[str, Any]) -> None:
 def _same(key: str, given: Any, implied: Any) -> bool:
     """Whether a value in the file says what the Cloud key implies (class spellings compared by class)."""
     spec = KEYS_BY_NAME.get(key)
-    tables = {"format.class": FORMAT_CLASSES, "keys.format.class": FORMAT_CLASSES,
+    tables: dict[str, dict] = {"format.class": FORMAT_CLASSES, "keys.format.class": FORMAT_CLASSES,
               "headers.format.class": FORMAT_CLASSES, "value.converter": CONVERTER_CLASSES,
               "key.converter": CONVERTER_CLASSES, "partitioner.class": PARTITIONER_CLASSES,
               "s3.credentials.provider.class": CREDENTIALS_PROVIDER_CLASSES}

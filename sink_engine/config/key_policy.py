@@ -151,10 +151,10 @@ def why_unused(key: str) -> str:
     """Why an accepted key changes nothing here."""
     if key in ACCEPTED_UNUSED:
         return ACCEPTED_UNUSED[key]
-    if prefix_reason(key):
-        return prefix_reason(key)
-    if _converter_no_effect(key):
-        return CONVERTER_NO_EFFECT[converter_option(key)[1]]
+    if reason := prefix_reason(key):
+        return reason
+    if (option := converter_option(key)) is not None and option[1] in CONVERTER_NO_EFFECT:
+        return CONVERTER_NO_EFFECT[option[1]]
     if key in ACCEPTED_VALUES:
         return ACCEPTED_VALUES[key][1]
     if key in DEFAULT_ONLY:

@@ -5,6 +5,7 @@ Keys this engine adds are prefixed `sink.`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ class Key:
     maximum: int | None = None
     # kind == "int": unset `maximum` means Java's LONG range (Connect's type of the key when it is not INT)
     # for kind == "class": canonical short name -> accepted spellings (Confluent class names, short names)
-    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    classes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # for kind == "class": the canonical names built so far; others are a clear "not built yet" error
     built: tuple[str, ...] = ()
 

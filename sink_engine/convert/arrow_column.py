@@ -15,13 +15,16 @@ from sink_engine.records import ValueColumn
 
 
 class ArrowStructColumn(ValueColumn):
-    def __init__(self, runs: list, payloads: list, decoders: list, schemas: list, sidecars: dict | None = None):
+    schemas: list  # every record's (a struct column's)
+
+    def __init__(self, runs: list | None, payloads: list, decoders: list, schemas: list,
+                 sidecars: dict | None = None):
         """`runs` None: no table (a selection across schemas); `decoders[i].decode(payloads[i])` is item i."""
         self.kind, self._documents, self.schemas, self.sidecars = "struct", None, schemas, sidecars or {}
         self._runs, self._payloads, self._decoders = runs, payloads, decoders
 
     @cached_property
-    def items(self) -> list:
+    def items(self) -> list:  # type: ignore[override]  # mypy takes it for read-only; it is writable as the attribute is
         return [decoder.decode(payload) for decoder, payload in zip(self._decoders, self._payloads)]
 
     def __len__(self) -> int:
@@ -37,13 +40,15 @@ class ArrowStructColumn(ValueColumn):
 
     def _derive(self, pick) -> "ArrowStructColumn":
         positions = pick(range(len(self)))
-        runs = self._sliced(positions) if isinstance(positions, range) and positions.step == 1 else None
+        contiguous = isinstance(positions, range) and positions.step == 1
+        runs = self._sliced(self._runs, positions) if self._runs is not None and contiguous else None
         return ArrowStructColumn(runs, pick(self._payloads), pick(self._decoders), pick(self.schemas),
                                  {name: column._derive(pick) for name, column in self.sidecars.items()})
 
-    def _sliced(self, positions: range) -> list:
+    @staticmethod
+    def _sliced(tables: list, positions: range) -> list:
         runs, base = [], 0
-        for table in self._runs:
+        for table in tables:
             start, stop = max(positions.start - base, 0), min(positions.stop - base, table.num_rows)
             if start < stop:
                 runs.append(table.slice(start, stop - start))

@@ -50,8 +50,10 @@ def arrow_type(schema: Schema) -> pa.DataType:
     if schema.type == "struct":
         return pa.struct([_field(f.name, f.schema) for f in schema.fields])
     if schema.type == "array":
+        assert schema.items is not None
         return pa.list_(_field("element", schema.items))
     if schema.type == "map":
+        assert schema.keys is not None and schema.values is not None
         return pa.map_(pa.field("key", arrow_type(schema.keys), nullable=False), _field("value", schema.values))
     return _PRIMITIVES[schema.type]
 
@@ -65,7 +67,7 @@ def _logical(schema: Schema) -> pa.DataType | None:
         precision = int(schema.parameter("connect.decimal.precision", str(DEFAULT_DECIMAL_PRECISION)))
         scale = int(schema.parameter("scale", "0"))
         return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
-    return _LOGICAL.get(schema.name)
+    return _LOGICAL.get(schema.name) if schema.name is not None else None
 
 
 def struct_table(values) -> pa.Table:
@@ -94,9 +96,11 @@ def _converter(schema: Schema) -> Callable | None:
         return lambda value: None if value is None else {
             name: (convert(value.get(name)) if convert else value.get(name)) for name, convert in fields}
     if schema.type == "array":
+        assert schema.items is not None
         item = _converter(schema.items)
         return None if item is None else lambda value: None if value is None else [item(v) for v in value]
     if schema.type == "map":
+        assert schema.keys is not None and schema.values is not None
         key, val = _converter(schema.keys), _converter(schema.values)
         if key is None and val is None:
             return None

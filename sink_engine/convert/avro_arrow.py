@@ -37,7 +37,7 @@ from sink_engine.convert.avro_sizes import datum_sizes, markers_hold
 from sink_engine.convert.native import import_optional, or_none
 
 _UNLOADED = object()
-polars = _UNLOADED  # the module once an Avro schema asks for it (its import takes ~0.3 s); None if not installed
+polars: Any = _UNLOADED  # the module once an Avro schema asks for it (its import takes ~0.3 s); None if not installed
 
 _SYNC = bytes(16)
 _PLAIN = {"boolean", "int", "long", "float", "double", "string", "bytes"}

@@ -45,7 +45,8 @@ class AvroDecoder:
         `references` the parsed schemas whose named types it uses (schema references), each one after the
         schemas it refers to itself."""
         document = orjson.loads(avro_schema) if isinstance(avro_schema, str) else avro_schema
-        named, reading = {}, {}
+        named: dict[str, Any] = {}
+        reading: dict[str, Any] = {}
         for reference in references or []:
             fastavro.parse_schema(reference, named, _write_hint=False)
             fastavro.parse_schema(_base_types(reference), reading)
@@ -85,7 +86,7 @@ def connect_schema(avro: Any, version: int | None = None, optional: bool = False
     if kind == "map":
         return Schema("map", optional, version=version, keys=Schema("string"), values=connect_schema(avro["values"]))
     name = _LOGICAL.get(logical) or (_INTEGER_LOGICAL.get(logical) if kind == "long" else None)
-    parameters = ()
+    parameters: tuple[tuple[str, str], ...] = ()
     if name == DECIMAL:
         parameters = (("connect.decimal.precision", str(avro.get("precision", 38))), ("scale", str(avro.get("scale", 0))))
     return Schema(_PRIMITIVES[kind], optional, None, name, version, parameters)
@@ -167,8 +168,10 @@ def _with_unions(schema: Schema, value: Any) -> Any:
     if schema.type == "struct":
         return {f.name: _with_unions(f.schema, value.get(f.name)) for f in schema.fields}
     if schema.type == "array":
+        assert schema.items is not None
         return [_with_unions(schema.items, item) for item in value]
     if schema.type == "map":
+        assert schema.values is not None
         return {key: _with_unions(schema.values, item) for key, item in value.items()}
     return value
 

@@ -65,6 +65,7 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
         return _JsonSchemaDecoder(mapped)
 
     def _validate(self, value: bytes, schema_id: int) -> None:
+        assert self._validator is not None  # split validates only with one
         try:
             self._registry.call(f"schema id {schema_id}", self._validator, value, self._context)
         except SerializationError as e:

@@ -50,6 +50,7 @@ class ConfluentProtobufConverter(SchemaRegistryConverter):
 
     def fetch(self, header: bytes) -> ProtobufDecoder:
         schema_id, indexes, _ = split_header(header, PROTOBUF)
+        assert indexes is not None  # a Protobuf header has its message indexes
         what = f"schema id {schema_id}"
         writer = self._registry.schema(schema_id, PROTOBUF, "serialized")
         resolver = self._resolver

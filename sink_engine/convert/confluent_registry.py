@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -22,7 +23,7 @@ from confluent_kafka.serialization import SerializationError
 from sink_engine.errors import SourceError
 
 
-def registry_client(settings: dict) -> SchemaRegistryClient:
+def registry_client(settings: Mapping[str, Any]) -> SchemaRegistryClient:
     """A client from the `<role>.converter.*` settings (validated by config.converters)."""
     conf = {"url": settings["schema.registry.url"]}
     if settings["basic.auth.credentials.source"] == "user_info":

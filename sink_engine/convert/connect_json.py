@@ -88,6 +88,7 @@ def _structured(schema: Schema) -> Decoder | None:
             return {name: decode(value.get(name), f"{path}.{name}" if path else name) for name, decode in fields}
         return struct
     if schema.type == "array":
+        assert schema.items is not None
         item = compile_decoder(schema.items)
 
         def array(value, path):
@@ -95,6 +96,7 @@ def _structured(schema: Schema) -> Decoder | None:
             return [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
         return array
     if schema.type == "map":
+        assert schema.keys is not None and schema.values is not None
         key, val = compile_decoder(schema.keys), compile_decoder(schema.values)
 
         def mapping(value, path):
@@ -224,7 +226,10 @@ def _encode_logical(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, decimal.Decimal):
-        unscaled = int(value.scaleb(-value.as_tuple().exponent))
+        exponent = value.as_tuple().exponent
+        if not isinstance(exponent, int):  # NaN or infinity
+            raise TypeError(f"{value} is not a Connect decimal")
+        unscaled = int(value.scaleb(-exponent))
         return base64.b64encode(unscaled.to_bytes(_signed_length(unscaled), "big", signed=True)).decode("ascii")
     if isinstance(value, datetime.datetime):
         return (value - EPOCH) // datetime.timedelta(milliseconds=1)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import uuid
 import zlib
+from collections.abc import Mapping
+from typing import Any
 
 import boto3
 import orjson
@@ -76,6 +78,6 @@ class _JsonDocument:
             raise ValueError(f"JSON payload is not valid JSON: {e}") from None
 
 
-def glue_client(settings: dict):
+def glue_client(settings: Mapping[str, Any]):
     """A Glue client for `region` (else boto3's default region) and `endpoint` (else boto3's resolution)."""
     return boto3.client("glue", region_name=settings.get("region"), endpoint_url=settings.get("endpoint"))

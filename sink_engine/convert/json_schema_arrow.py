@@ -96,6 +96,7 @@ def _read_type(schema: Schema, top: bool = False) -> pa.DataType | None:
         fields = [(f.name, _read_type(f.schema)) for f in schema.fields]
         return None if any(t is None for _, t in fields) else pa.struct(fields)
     if schema.type == "array":
+        assert schema.items is not None
         item = _read_type(schema.items)
         return None if item is None else pa.list_(item)
     if schema.name is not None:
@@ -125,6 +126,7 @@ def _holds(array: pa.Array, schema: Schema, valid: pa.Array | None, body: bytes)
         inner = None if array.null_count == 0 and valid is None else inner
         return all(_holds(array.field(i), f.schema, inner, body) for i, f in enumerate(schema.fields))
     if schema.type == "array":
+        assert schema.items is not None
         return _holds(array.flatten(), schema.items, None, body)
     if schema.name in _RANGES:
         low, high = _RANGES[schema.name]

@@ -27,8 +27,10 @@ def project(value: Any, source: Schema, target: Schema, path: str = "") -> Any:
     if target.type == "struct":
         return {f.name: _project_field(value, source, f, _join(path, f.name)) for f in target.fields}
     if target.type == "array":
+        assert source.items is not None and target.items is not None  # two arrays (_check_compatible)
         return [project(v, source.items, target.items, f"{path}[{i}]") for i, v in enumerate(value)]
     if target.type == "map":
+        assert source.keys and source.values and target.keys and target.values  # two maps (_check_compatible)
         return {project(k, source.keys, target.keys, path): project(v, source.values, target.values, f"{path}[{k}]")
                 for k, v in value.items()}
     if target.type in FLOAT_TYPES and source.type not in FLOAT_TYPES:

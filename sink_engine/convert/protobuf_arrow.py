@@ -23,7 +23,7 @@ confluent.type.Decimal, messages without fields and proto2 or editions files tak
 from __future__ import annotations
 
 from itertools import chain
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -39,7 +39,7 @@ from sink_engine.convert.protobuf_schema import WRAPPERS, synthetic_oneofs
 from sink_engine.convert.schema import Schema
 
 _UNLOADED = object()
-ptars = _UNLOADED  # the module once a Protobuf schema asks for it; None if not installed
+ptars: Any = _UNLOADED  # the module once a Protobuf schema asks for it; None if not installed
 
 Shape = Callable[[pa.Array], pa.Array]  # what ptars read for a field -> the array of the field's Connect type
 _NOT_COVERED = {"google.type.Date", "google.type.TimeOfDay", "google.protobuf.Duration", "confluent.type.Decimal"}
@@ -127,15 +127,21 @@ class _Shaper:
             return self._map(fd.message_type, schema)
         if not fd.is_repeated:
             return self._value(fd, schema)
+        assert schema.items is not None  # a repeated field's array
         items, type_ = self._value(fd, schema.items), arrow_type(schema)
         if items is None:
             return None
         return lambda lists: pa.ListArray.from_arrays(lists.offsets, items(lists.values), type=type_)
 
     def _oneof(self, oneof, schema: Schema):
-        members = [(fd.name, self._value(fd, schema.field(fd.name).schema)) for fd in oneof.fields]
-        if any(shape is None for _, shape in members):
-            return None
+        members: list[tuple[str, Shape]] = []
+        for fd in oneof.fields:
+            field = schema.field(fd.name)
+            assert field is not None  # protobuf_schema gives the oneof's struct a field per member
+            shape = self._value(fd, field.schema)
+            if shape is None:
+                return None
+            members.append((fd.name, shape))
         fields = list(arrow_type(schema))
 
         def part(struct: pa.StructArray) -> pa.Array:
@@ -148,6 +154,7 @@ class _Shaper:
         return part
 
     def _map(self, entry: Descriptor, schema: Schema) -> Shape | None:
+        assert schema.keys is not None and schema.values is not None
         keys = self._value(entry.fields_by_name["key"], schema.keys)
         values = self._value(entry.fields_by_name["value"], schema.values)
         if keys is None or values is None:

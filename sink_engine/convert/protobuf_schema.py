@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from confluent_kafka.schema_registry.confluent import meta_pb2
 from google.protobuf import descriptor_pb2
@@ -33,6 +33,9 @@ from google.protobuf.message_factory import GetMessageClass
 
 from sink_engine.convert.connect_json import EPOCH
 from sink_engine.convert.schema import DATE, DECIMAL, TIME, TIMESTAMP, Field, Schema
+
+if TYPE_CHECKING:  # protobuf_arrow imports this module
+    from sink_engine.convert.protobuf_arrow import ArrowProtobufReader
 
 UNION_PREFIX = "io.confluent.connect.protobuf.Union."
 _SCALARS = {
@@ -59,7 +62,8 @@ class ProtobufDecoder:
         schema, self._read = _Compiler(wrapper_for_nullables).message(descriptor)
         self.schema = Schema(**{**schema.__dict__, "optional": False, "version": version})
         self._message_class = GetMessageClass(descriptor)
-        self.arrow = None  # a columnar reader (protobuf_arrow.py), set by the converter when the schema is covered
+        # a columnar reader (protobuf_arrow.py), set by the converter when the schema is covered
+        self.arrow: ArrowProtobufReader | None = None
 
     def decode(self, payload: bytes) -> dict:
         """The value of one message; ValueError when the bytes are not a message of this type."""
@@ -210,7 +214,8 @@ def _decimal(message) -> decimal.Decimal:
 def _decimal_parameters(fd: FieldDescriptor, schema: Schema) -> tuple:
     if schema.name != DECIMAL:
         return schema.parameters
-    params = dict(fd.GetOptions().Extensions[meta_pb2.field_meta].params)
+    # field_meta is made by protobuf's generated-code builder at import (confluent-kafka ships no meta_pb2.pyi)
+    params = dict(fd.GetOptions().Extensions[meta_pb2.field_meta].params)  # type: ignore[attr-defined]
     found = {"scale": params.get("scale", "0")}
     if "precision" in params:
         found["connect.decimal.precision"] = params["precision"]
@@ -221,14 +226,15 @@ def _scaled(read: Reader, fd: FieldDescriptor, schema: Schema) -> Reader:
     """A Decimal reader that gives values at the schema's scale (exactly, else ValueError)."""
     if schema.name != DECIMAL:
         return read
-    exponent = decimal.Decimal(1).scaleb(-int(dict(_decimal_parameters(fd, schema))["scale"]))
+    scale = int(dict(_decimal_parameters(fd, schema))["scale"])
+    exponent = decimal.Decimal(1).scaleb(-scale)
 
     def scaled(message):
         value = read(message)
         fitted = value.quantize(exponent, context=_EXACT)
         if fitted != value:
             raise ValueError(f"{fd.name}: decimal {value} has more digits after the point than the field's scale "
-                             f"({-exponent.as_tuple().exponent}; set (confluent.field_meta).params scale)")
+                             f"({scale}; set (confluent.field_meta).params scale)")
         return fitted
     return scaled
 

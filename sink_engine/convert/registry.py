@@ -31,4 +31,5 @@ def converter_for(settings: ConverterSettings, topic: str = "") -> Converter:
         return ConfluentJsonSchemaConverter(registry_client(options), subject, options["json.fail.invalid.schema"])
     if name == "glueavro":
         return GlueSchemaRegistryConverter(glue_client(options))
-    return {"string": StringConverter, "bytearray": ByteArrayConverter}[name]()
+    plain: dict[str, type[Converter]] = {"string": StringConverter, "bytearray": ByteArrayConverter}
+    return plain[name]()

@@ -11,7 +11,7 @@ not take sends the whole chunk down the general path, one datum at a time, which
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Any
 
 from sink_engine.convert.arrow_column import ArrowStructColumn
 from sink_engine.convert.connect_json import to_json
@@ -23,12 +23,12 @@ class SchemaRegistryConverter:
     label = "converter"  # names the converter in record errors
 
     def __init__(self):
-        self._decoders: dict[Hashable, Any] = {}
+        self._decoders: dict[bytes, Any] = {}
 
-    def split(self, value: bytes) -> tuple[Hashable, bytes]:
+    def split(self, value: bytes) -> tuple[bytes, Any]:
         raise NotImplementedError
 
-    def fetch(self, schema_ref: Hashable):
+    def fetch(self, schema_ref: bytes):
         raise NotImplementedError
 
     def convert(self, chunk: RecordChunk) -> ValueColumn:
@@ -47,7 +47,9 @@ class SchemaRegistryConverter:
 
     def _split_all(self, chunk: RecordChunk) -> tuple[list, list]:
         """Each record's decoder and payload; RecordError at the first header or schema that fails."""
-        decoders, payloads, split, known = [], [], self.split, self._decoders
+        decoders: list = []
+        payloads: list = []
+        split, known = self.split, self._decoders
         add_decoder, add_payload = decoders.append, payloads.append
         for offset, value in zip(chunk.offsets, chunk.values):
             try:

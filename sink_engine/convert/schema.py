@@ -16,7 +16,7 @@ columns while JSON output stays what Kafka Connect writes (the base value):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 DATE = "org.apache.kafka.connect.data.Date"
@@ -69,6 +69,12 @@ class Schema:
             if candidate.name == name:
                 return candidate
         return None
+
+    @overload
+    def parameter(self, name: str) -> str | None: ...
+
+    @overload
+    def parameter(self, name: str, fallback: str) -> str: ...
 
     def parameter(self, name: str, fallback: str | None = None) -> str | None:
         return dict(self.parameters).get(name, fallback)

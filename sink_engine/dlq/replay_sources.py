@@ -46,6 +46,7 @@ def from_s3(settings: DeadLetterSettings, request: ReplayRequest, s3_client) -> 
     offsets are disjoint (dlq/s3_destination.py) unless a rerun planned a shorter range than a crashed attempt
     of it (a lowered `sink.run.max.records.per.partition`): a source offset seen before is skipped."""
     bucket, delim = settings.bucket, settings.directory_delim
+    assert request.source_s3_prefix is not None  # a replay from S3
     prefix = request.source_s3_prefix.strip("/") + delim
     if request.topic is not None:
         prefix += request.topic + delim + (f"partition={request.partition}{delim}" if request.partition is not None

@@ -27,13 +27,14 @@ WINDOW_OFFSETS = 10_000
 
 
 class S3Destination:
-    scan_from = None
+    scan_from: int | None = None  # no position to store with the commit (router.Destination)
 
     def __init__(self, naming: ObjectNaming, uploader):
         self._naming, self._uploader = naming, uploader
 
     @classmethod
     def from_settings(cls, settings: DeadLetterSettings, uploader) -> "S3Destination":
+        assert settings.s3_prefix is not None  # the S3 destination's settings
         naming = ObjectNaming(settings.s3_prefix.strip("/"), settings.directory_delim, settings.file_delim,
                               settings.offset_pad_width)
         return cls(naming, uploader)

@@ -31,6 +31,7 @@ TIMEOUT_S = 60.0
 class TopicDestination:
     def __init__(self, settings: DeadLetterSettings, planned: PartitionRange):
         self._settings, self._planned = settings, planned
+        assert settings.topic is not None  # the topic destination's settings
         self._topic = settings.topic
         self.scan_from: int | None = None
 

@@ -9,12 +9,16 @@ own errors (SinkError) their message; anything else its type and message.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.doctor import grants
 from sink_engine.errors import SinkError
+
+if TYPE_CHECKING:  # the runner imports this module
+    from sink_engine.config import SinkConfig
+    from sink_engine.doctor.runner import Context
 
 OK, FAILED, SKIPPED = "ok", "FAILED", "skipped"
 
@@ -46,11 +50,11 @@ class Check:
     whether a run of that config needs what it probes (the runner leaves the others out)."""
 
     name: str
-    probe: Callable[[object], str]
+    probe: Callable[[Context], str]
     service: str = ""
     resource: str | None = None
     grantor: str | None = None
-    applies: Callable[[object], bool] = lambda config: True
+    applies: Callable[[SinkConfig], bool] = lambda config: True
 
     def __call__(self, context) -> Result:
         """The probe's Result; its message on one line (AWS's messages may hold an XML body)."""

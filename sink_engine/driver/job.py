@@ -141,9 +141,9 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     events.emit(events.RUN_FINISHED, connector=config.name, **{**asdict(figures), "seconds": round(figures.seconds, 3)})
     if metrics:
         metrics.publish(config.name, figures, clock())
-    failed = [r for r in results if r.error]
-    if failed:
-        raise TaskFailedError("; ".join(r.error for r in failed))
+    errors = [r.error for r in results if r.error]
+    if errors:
+        raise TaskFailedError("; ".join(errors))
     return summary
 
 

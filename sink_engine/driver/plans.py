@@ -55,7 +55,7 @@ class PlanStore:
         """Delete the plans of these partitions (after their run's commits)."""
         for batch in _batches(tps, 25):
             requests = [{"DeleteRequest": {"Key": _key(connector, tp)}} for tp in batch]
-            pending = {self._table: requests}
+            pending: dict | None = {self._table: requests}
             while pending:
                 pending = self._db.batch_write_item(RequestItems=pending).get("UnprocessedItems") or None
 
@@ -81,6 +81,6 @@ def _to_item(token: LeaseToken, planned: PartitionRange) -> dict:
 
 def _from_item(item: dict) -> PartitionRange:
     number = lambda name: int(item[name]["N"]) if name in item else None  # noqa: E731
-    return PartitionRange(item["topic"]["S"], int(item["partition"]["N"]), number("start_offset"),
-                          number("end_offset"), number("expected_committed"), item["cut_at_end"]["BOOL"],
+    return PartitionRange(item["topic"]["S"], int(item["partition"]["N"]), int(item["start_offset"]["N"]),
+                          int(item["end_offset"]["N"]), number("expected_committed"), item["cut_at_end"]["BOOL"],
                           number("wallclock_ms"))

@@ -8,14 +8,14 @@ block after the record that fills it, so blocks do not depend on how records wer
 from __future__ import annotations
 
 import hashlib
-from typing import BinaryIO
+from typing import IO, cast
 
 import fastavro
 import pyarrow as pa
 
 from sink_engine.config.keys import DEFAULT_PART_SIZE
 from sink_engine.format.avro_schema import avro_schema, renamed_rows
-from sink_engine.format.base import FileContext, Format
+from sink_engine.format.base import BinarySink, FileContext, Format
 from sink_engine.format.columnar import ColumnarEncoder
 
 CODECS = ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")
@@ -32,12 +32,12 @@ class AvroFormat(Format):
     def __init__(self, codec: str = "null", spool_bytes: int = DEFAULT_PART_SIZE):
         self.codec, self.spool_bytes = codec, spool_bytes
 
-    def open(self, context: FileContext, out: BinaryIO) -> "_AvroEncoder":
+    def open(self, context: FileContext, out: BinarySink) -> "_AvroEncoder":
         return _AvroEncoder(self, context, out)
 
 
 class _AvroEncoder(ColumnarEncoder):
-    def __init__(self, fmt: AvroFormat, context: FileContext, out: BinaryIO):
+    def __init__(self, fmt: AvroFormat, context: FileContext, out: BinarySink):
         super().__init__(context, fmt.spool_bytes)
         self._fmt, self._out = fmt, out
         self._schema: tuple | None = None  # (Avro schema, whether field names were renamed)
@@ -49,16 +49,16 @@ class _AvroEncoder(ColumnarEncoder):
         return renamed_rows(rows, schema) if renamed else rows
 
     def _write_prepared(self, rows: list, sizes: list) -> None:
-        if self._writer is None:
-            self._start(self._schema)
+        writer = self._writer if self._writer is not None else self._start()
         for row in rows:
-            self._writer.write(row)
+            writer.write(row)
 
     def _write_spooled(self, table: pa.Table, rows) -> None:
         schema, renamed = self._schema or self._schema_of(table, self._context.start_offset)
         self._write_prepared(renamed_rows(table.to_pylist(), schema) if renamed else rows(), [])
 
     def _close(self) -> None:
+        assert self._writer is not None  # a file has a record
         self._writer.flush()
 
     def _schema_of(self, table: pa.Table, offset: int) -> tuple:
@@ -68,6 +68,10 @@ class _AvroEncoder(ColumnarEncoder):
             raise self._context.record_error(offset, f"cannot be written as Avro: {e}") from None
         return self._schema
 
-    def _start(self, schema: tuple) -> None:
-        self._writer = fastavro.write.Writer(self._out, fastavro.parse_schema(schema[0]), codec=self._fmt.codec,
+    def _start(self) -> fastavro.write.Writer:
+        """The file's writer, once its schema is known (`_prepare_table` or `_write_spooled` found it)."""
+        assert self._schema is not None
+        out = cast(IO, self._out)  # fastavro's annotation asks for IO; it calls write, flush, tell and seekable
+        self._writer = fastavro.write.Writer(out, fastavro.parse_schema(self._schema[0]), codec=self._fmt.codec,
                                              sync_marker=sync_marker(self._context))
+        return self._writer

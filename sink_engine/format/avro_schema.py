@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -64,13 +65,13 @@ def avro_schema(schema: pa.Schema) -> tuple[dict, bool]:
 
 
 def _record(fields: list[pa.Field], namer: _Namer) -> dict:
-    record = {"type": "record", "name": namer.record_name(), "fields": []}
+    record: dict[str, Any] = {"type": "record", "name": namer.record_name(), "fields": []}
     names = avro_names([f.name for f in fields])
     for arrow_field, name in zip(fields, names):
         if name != arrow_field.name:
             namer.renamed.append(arrow_field.name)
         avro_type = _field_type(arrow_field.type, arrow_field.nullable, namer)
-        entry = {"name": name, "type": avro_type}
+        entry: dict[str, Any] = {"name": name, "type": avro_type}
         if isinstance(avro_type, list):
             entry["default"] = None
         record["fields"].append(entry)
@@ -117,7 +118,7 @@ def _map(arrow_type: pa.MapType, namer: _Namer) -> dict:
     values = _field_type(item.type, item.nullable, namer)
     if pa.types.is_string(arrow_type.key_type) or pa.types.is_large_string(arrow_type.key_type):
         return {"type": "map", "values": values}
-    entry = {"type": "record", "name": namer.record_name(), "fields": [
+    entry: dict[str, Any] = {"type": "record", "name": namer.record_name(), "fields": [
         {"name": "key", "type": _type(arrow_type.key_type, namer)}, {"name": "value", "type": values}]}
     if isinstance(values, list):
         entry["fields"][1]["default"] = None

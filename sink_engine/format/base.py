@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import BinaryIO, Protocol
+from typing import Any, Protocol
 
 from sink_engine.errors import FormatError
 from sink_engine.records import ValueColumn
@@ -35,12 +35,22 @@ class EncodedFile:
     companions: dict[str, bytes] = field(default_factory=dict)
 
 
-class FileEncoder(Protocol):
-    def prepare(self, values: ValueColumn, offsets: list) -> object:
-        """Check and convert values for this file without writing anything; raises RecordError naming the
-        first value this format cannot hold (so that a caller can route it and keep the rest)."""
+class BinarySink(Protocol):
+    """Where an encoder writes its object: an ObjectStream (storage/object_stream.py, parts uploaded as they fill)
+    or a BytesIO. pyarrow's and fastavro's writers also call flush() and seekable() and read `closed`."""
 
-    def write(self, prepared: object, sizes: list) -> None:
+    def write(self, data: bytes, /) -> int: ...
+
+    def tell(self) -> int: ...
+
+
+class FileEncoder(Protocol):
+    def prepare(self, values: ValueColumn, offsets: list) -> Any:
+        """Check and convert values for this file without writing anything (what it returns is the encoder's own,
+        for its `write`); raises RecordError naming the first value this format cannot hold (so that a caller can
+        route it and keep the rest)."""
+
+    def write(self, prepared: Any, sizes: list) -> None:
         """Append prepared values; `sizes` are the records' Kafka value sizes in bytes (row-group cuts)."""
 
     def finish(self) -> dict[str, bytes]:
@@ -53,7 +63,7 @@ class Format:
     extension: str  # with the leading dot, e.g. ".json.gz"
     writes_json = False  # whether its records are JSON text (sidecars then write keys and headers unwrapped)
 
-    def open(self, context: FileContext, out: BinaryIO) -> FileEncoder:
+    def open(self, context: FileContext, out: BinarySink) -> FileEncoder:
         raise NotImplementedError
 
     def encode(self, values: ValueColumn, context: FileContext | None = None,

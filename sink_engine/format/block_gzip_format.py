@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from typing import BinaryIO
 
 import orjson
 
-from sink_engine.format.base import FileContext, Format
+from sink_engine.format.base import BinarySink, FileContext, Format
 from sink_engine.format.gzip_stream import GzipStream
 from sink_engine.format.json_format import gzip_level, json_lines_writer
 from sink_engine.records import ValueColumn
@@ -32,12 +31,12 @@ class BlockGzipFormat(Format):
         self.block_size, self.level = block_size, gzip_level(level)
         self.to_lines = json_lines_writer(decimal_format)
 
-    def open(self, context: FileContext, out: BinaryIO) -> "_BlockGzipEncoder":
+    def open(self, context: FileContext, out: BinarySink) -> "_BlockGzipEncoder":
         return _BlockGzipEncoder(out, self.block_size, self.level, self.to_lines)
 
 
 class _BlockGzipEncoder:
-    def __init__(self, out: BinaryIO, block_size: int, level: int, to_lines):
+    def __init__(self, out: BinarySink, block_size: int, level: int, to_lines):
         self._out, self._block_size, self._level, self._to_lines = out, block_size, level, to_lines
         self._chunks: list[dict] = []
         self._member: GzipStream | None = None
@@ -76,6 +75,7 @@ class _BlockGzipEncoder:
         self._member.write(raw)
 
     def _end_member(self) -> None:
+        assert self._member is not None  # called with a member open
         self._member.finish()
         self._member = None
         chunk = self._chunks[-1]

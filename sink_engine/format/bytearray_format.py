@@ -5,9 +5,7 @@ Values from ByteArrayConverter are written as they are, strings as UTF-8, JSON v
 """
 from __future__ import annotations
 
-from typing import BinaryIO
-
-from sink_engine.format.base import FileContext, Format
+from sink_engine.format.base import BinarySink, FileContext, Format
 from sink_engine.format.delimited import DelimitedEncoder
 from sink_engine.format.json_format import gzip_level
 from sink_engine.records import ValueColumn
@@ -45,7 +43,7 @@ class ByteArrayFormat(Format):
         self.compression, self.level = compression, gzip_level(level)
         self.extension = extension + (".gz" if compression == "gzip" else "")
 
-    def open(self, context: FileContext, out: BinaryIO) -> DelimitedEncoder:
+    def open(self, context: FileContext, out: BinarySink) -> DelimitedEncoder:
         return DelimitedEncoder(out, _raw_bytes, self.separator, self.level if self.compression == "gzip" else None)
 
 

@@ -12,13 +12,13 @@ this format instead of converting the values (task/run.py).
 """
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import IO, cast
 
 import fastavro
 
 from sink_engine.config.keys import DEFAULT_PART_SIZE
 from sink_engine.format.avro_format import sync_marker
-from sink_engine.format.base import FileContext, Format
+from sink_engine.format.base import BinarySink, FileContext, Format
 from sink_engine.format.delimited import DelimitedEncoder
 from sink_engine.format.envelope_schema import AVRO_SCHEMA, arrow_table, avro_row, check_kind, json_line
 from sink_engine.format.json_format import gzip_level
@@ -39,7 +39,7 @@ class EnvelopeFormat(Format):
         self.extension = ".envelope" + {"parquet": self._parquet.extension, "avro": ".avro",
                                         "json": ".json.gz" if self._gzip is not None else ".json"}[encoding]
 
-    def open(self, context: FileContext, out: BinaryIO):
+    def open(self, context: FileContext, out: BinarySink):
         if self.encoding == "parquet":
             return _EnvelopeParquetEncoder(self._parquet, context, out)
         if self.encoding == "avro":
@@ -58,8 +58,9 @@ class _EnvelopeAvroEncoder:
     """Rows of AVRO_SCHEMA appended as they come; fastavro ends a block after the record that fills it, so blocks
     do not depend on how records were batched."""
 
-    def __init__(self, context: FileContext, out: BinaryIO, codec: str):
-        self._writer = fastavro.write.Writer(out, _PARSED_AVRO_SCHEMA, codec=codec, sync_marker=sync_marker(context))
+    def __init__(self, context: FileContext, out: BinarySink, codec: str):
+        fo = cast(IO, out)  # fastavro's annotation asks for IO; it calls write, flush, tell and seekable
+        self._writer = fastavro.write.Writer(fo, _PARSED_AVRO_SCHEMA, codec=codec, sync_marker=sync_marker(context))
 
     def prepare(self, values: ValueColumn, offsets: list) -> list:
         return [avro_row(row) for row in check_kind(values)]

@@ -89,7 +89,7 @@ def check_kind(values: ValueColumn) -> list:
 
 def arrow_table(rows: list) -> pa.Table:
     """The rows as a table of ARROW_SCHEMA."""
-    columns = list(zip(*rows)) if rows else [[] for _ in ARROW_SCHEMA]
+    columns: list = list(zip(*rows)) if rows else [[] for _ in ARROW_SCHEMA]
     header_offsets, names, data = [0], [], []
     for headers in columns[7]:
         for name, value in headers:

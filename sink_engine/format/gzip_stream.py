@@ -8,16 +8,17 @@ level, mtime=0)` gives for the same bytes.
 from __future__ import annotations
 
 import zlib
-from typing import BinaryIO
+
+from sink_engine.format.base import BinarySink
 
 UNIT = 1 << 20
 
 
 class GzipStream:
-    def __init__(self, out: BinaryIO, level: int):
+    def __init__(self, out: BinarySink, level: int):
         self._out, self._level = out, level
         self._pending = bytearray()
-        self._compressor = None
+        self._compressor: zlib._Compress | None = None
 
     def write(self, data: bytes) -> None:
         self._pending += data
@@ -34,7 +35,7 @@ class GzipStream:
         self._out.write(compressor.compress(self._pending) + compressor.flush())
         self._pending, self._compressor = bytearray(), None
 
-    def _started(self):
+    def _started(self) -> zlib._Compress:
         if self._compressor is None:
             self._compressor = zlib.compressobj(self._level, zlib.DEFLATED, 31)  # 31: gzip header, mtime 0
         return self._compressor

@@ -6,12 +6,12 @@ base64 JSON string; JSON values are written as their compact text.
 from __future__ import annotations
 
 import base64
-from typing import BinaryIO, Callable
+from typing import Callable
 
 import orjson
 
 from sink_engine.convert import connect_json
-from sink_engine.format.base import FileContext, Format
+from sink_engine.format.base import BinarySink, FileContext, Format
 from sink_engine.format.delimited import DelimitedEncoder
 from sink_engine.records import ValueColumn
 
@@ -32,7 +32,7 @@ class JsonFormat(Format):
         self.extension = ".json.gz" if compression == "gzip" else ".json"
         self.to_lines = json_lines_writer(decimal_format)
 
-    def open(self, context: FileContext, out: BinaryIO) -> DelimitedEncoder:
+    def open(self, context: FileContext, out: BinarySink) -> DelimitedEncoder:
         return DelimitedEncoder(out, self.to_lines, b"\n", self.level if self.compression == "gzip" else None)
 
 

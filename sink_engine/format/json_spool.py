@@ -2,16 +2,16 @@
 
 The file's schema is inferred from all of its records (json_inference), so nothing can be encoded before
 the last one. The text stays in memory up to `s3.part.size` bytes (as the pieces written, joined once when the
-file closes), then moves to a temporary file on local disk. When the file closes, its schema is inferred block by block (blocks of about one part), then each
-block is read with it and handed to the format: one block in memory at a time, unless a field's values
-conflict (the Python path reads the whole file). Values are checked when they arrive, so that a value the
-file cannot hold is a RecordError that the dead-letter queue can take: a file holds JSON objects, or only
-nulls (a tombstone file).
+file closes), then moves to a temporary file on local disk. When the file closes, its schema is inferred block by
+block (blocks of about one part), then each block is read with it and handed to the format: one block in memory at
+a time, unless a field's values conflict (the Python path reads the whole file). Values are checked when they
+arrive, so that a value the file cannot hold is a RecordError that the dead-letter queue can take: a file holds
+JSON objects, or only nulls (a tombstone file).
 """
 from __future__ import annotations
 
 import tempfile
-from typing import Iterator
+from typing import IO, Iterator
 
 import orjson
 import pyarrow as pa
@@ -29,7 +29,7 @@ class JsonSpool:
     def __init__(self, context: FileContext, memory_bytes: int):
         self._context = context
         self._pieces: list[bytes] = []  # the text while it fits in memory_bytes
-        self._file = None  # a temporary file once it does not
+        self._file: IO[bytes] | None = None  # a temporary file once it does not
         self._size = 0
         self._block_bytes = memory_bytes
         self._holds: str | None = None  # _OBJECT or _NULL once the first value is in
@@ -64,7 +64,7 @@ class JsonSpool:
         self._size += len(text) + 1
         self.records += len(lines)
         if self._file is None and self._size > self._block_bytes:
-            self._file = tempfile.TemporaryFile()
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open across write() calls until close()
             self._file.writelines(self._pieces)
             self._pieces = []
 
@@ -98,9 +98,11 @@ class JsonSpool:
     def _blocks(self) -> Iterator[bytes]:
         """The text of a file on disk in blocks of whole lines, each ending at the first line end past
         `block_bytes`."""
-        self._file.seek(0)
-        while block := self._file.read(self._block_bytes):
-            yield block + (self._file.readline() if not block.endswith(b"\n") else b"")
+        file = self._file
+        assert file is not None  # the text moved to disk
+        file.seek(0)
+        while block := file.read(self._block_bytes):
+            yield block + (file.readline() if not block.endswith(b"\n") else b"")
 
     def _whole_text(self) -> bytes:
         if self._file is None:

@@ -15,13 +15,12 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from typing import BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sink_engine.config.keys import DEFAULT_PART_SIZE
-from sink_engine.format.base import FileContext, Format
+from sink_engine.format.base import BinarySink, FileContext, Format
 from sink_engine.format.columnar import ColumnarEncoder
 
 CODECS = ("none", "snappy", "gzip", "lz4", "zstd", "brotli")
@@ -34,12 +33,12 @@ class ParquetFormat(Format):
         self.codec, self.row_group_bytes = codec, row_group_bytes
         self.extension = _EXTENSIONS[codec] + ".parquet"
 
-    def open(self, context: FileContext, out: BinaryIO) -> "_ParquetEncoder":
+    def open(self, context: FileContext, out: BinarySink) -> "_ParquetEncoder":
         return _ParquetEncoder(self, context, out)
 
 
 class _ParquetEncoder(ColumnarEncoder):
-    def __init__(self, fmt: ParquetFormat, context: FileContext, out: BinaryIO):
+    def __init__(self, fmt: ParquetFormat, context: FileContext, out: BinarySink):
         super().__init__(context, fmt.row_group_bytes)
         self._fmt, self._out = fmt, out
         self._writer: pq.ParquetWriter | None = None
@@ -74,6 +73,7 @@ class _ParquetEncoder(ColumnarEncoder):
     def _close(self) -> None:
         if self._pending:
             self._write_row_group(pa.concat_tables(self._pending))
+        assert self._writer is not None  # a file has a record, so a row group
         self._writer.close()
 
     def _write_row_group(self, table: pa.Table) -> None:

@@ -24,7 +24,7 @@ from collections import defaultdict
 
 from pyiceberg.exceptions import CommitFailedException, CommitStateUnknownException
 from pyiceberg.table import Table
-from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.table.snapshots import Snapshot, Summary
 
 from sink_engine import events
 from sink_engine.iceberg.catalog import (
@@ -42,13 +42,21 @@ def newest_of_connector(table: Table | None, connector: str) -> Snapshot | None:
     """The connector's snapshot with the highest sequence number that the table's metadata still holds."""
     ours = [s for s in (table.metadata.snapshots if table else []) if s.summary and
             s.summary.get(CONNECTOR) == connector]
-    return max(ours, key=lambda s: s.sequence_number, default=None)
+    return max(ours, key=lambda s: s.sequence_number or 0, default=None)  # None: pyiceberg's initial, 0
 
 
 def snapshot_offsets(snapshot: Snapshot) -> list[dict]:
     """The topic-partitions a snapshot committed: topic, partition, start (None: first commit), next, dead_letters
     (error class -> count) and dlq_scan_from, as the offsets commit after it would have written them."""
-    return json.loads(snapshot.summary[OFFSETS])
+    offsets = _summary(snapshot)[OFFSETS]
+    assert offsets is not None  # every commit of the connector writes them
+    return json.loads(offsets)
+
+
+def _summary(snapshot: Snapshot) -> Summary:
+    """The summary of one of the connector's snapshots (every one has one: newest_of_connector finds them by it)."""
+    assert snapshot.summary is not None
+    return snapshot.summary
 
 
 class TableCommits:
@@ -69,7 +77,9 @@ class TableCommits:
         for identifier in sorted({self._settings.table_identifier(topic) for topic in topics}):
             snapshot = newest_of_connector(load_table(self.catalog, identifier), token.connector)
             self._seen[identifier] = snapshot.snapshot_id if snapshot else None
-            for entry in snapshot_offsets(snapshot) if snapshot else []:
+            if snapshot is None:
+                continue
+            for entry in snapshot_offsets(snapshot):
                 moved |= self._forward(store, token, identifier, snapshot, entry, committed)
         return moved
 
@@ -108,17 +118,20 @@ class TableCommits:
                                                                             "is no longer held")
             table = without_commit_retries(reload_table(self.catalog, identifier))
             newest = newest_of_connector(table, token.connector)
-            if newest is not None and newest.summary.get(COMMIT_ID) == commit_id:
+            if newest is not None and _summary(newest).get(COMMIT_ID) == commit_id:
                 return self._committed(identifier, newest.snapshot_id, data_files, token, started)  # answer lost
             if (newest.snapshot_id if newest else None) != self._seen.get(identifier):
                 raise TableCommitConflictError(token.connector, identifier, _changed(newest, self._seen.get(identifier)))
             try:
                 # a file IO failure leaves at most an unreferenced file or an appended snapshot that the next
                 # run's `recover` finds by its summary: never records twice
-                with table_files(identifier, "the snapshot commit"), table.transaction() as transaction:
-                    with transaction.update_snapshot(snapshot_properties=properties).fast_append() as append:
-                        for data_file in data_files:
-                            append.append_data_file(data_file)
+                with (
+                    table_files(identifier, "the snapshot commit"),
+                    table.transaction() as transaction,
+                    transaction.update_snapshot(snapshot_properties=properties).fast_append() as append,
+                ):
+                    for data_file in data_files:
+                        append.append_data_file(data_file)
                 return self._committed(identifier, append.snapshot_id, data_files, token, started)
             except (CommitFailedException, CommitStateUnknownException):
                 continue  # look again: a concurrent commit, or this one's answer lost
@@ -143,5 +156,5 @@ def _entry(result: TaskResult) -> dict:
 def _changed(newest: Snapshot | None, seen: int | None) -> str:
     if newest is None:
         return f"the connector's snapshot {seen} is no longer in the table's metadata"
-    return (f"snapshot {newest.snapshot_id} of the connector (epoch {newest.summary.get(EPOCH)}) was committed after "
+    return (f"snapshot {newest.snapshot_id} of the connector (epoch {_summary(newest).get(EPOCH)}) was committed after "
             "this run planned")

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
-from pyiceberg.table import Table, TableProperties
+from pyiceberg.table import FileScanTask, Table, TableProperties
 
 from sink_engine.iceberg.commit import CONNECTOR
 
@@ -42,11 +42,12 @@ def rewrite_small_files(table: Table, upkeep: Upkeep, min_files: int = 2) -> Non
     """Rewrite each partition's small files (at least `min_files` of them) as target-size files, in one snapshot."""
     target = int(table.metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
                                                TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT))
-    groups = defaultdict(list)
+    small: defaultdict[tuple, list[FileScanTask]] = defaultdict(list)
     for task in table.scan().plan_files():
         if task.file.file_size_in_bytes < target * SMALL_SHARE and task.file.spec_id == table.spec().spec_id:
-            groups[tuple(task.file.partition)].append(task)
-    groups = {key: tasks for key, tasks in groups.items() if len(tasks) >= min_files}
+            # pyiceberg's Record has no __iter__ in its type; it iterates by __getitem__ and __len__
+            small[tuple(task.file.partition)].append(task)  # type: ignore[arg-type]
+    groups = {key: tasks for key, tasks in small.items() if len(tasks) >= min_files}
     upkeep.partitions_skipped = sum(1 for tasks in groups.values() if any(t.delete_files for t in tasks))
     groups = {key: tasks for key, tasks in groups.items() if not any(t.delete_files for t in tasks)}
     if not groups:
@@ -58,19 +59,20 @@ def rewrite_small_files(table: Table, upkeep: Upkeep, min_files: int = 2) -> Non
         replaced += [t.file for t in tasks]
         written += list(_dataframe_to_data_files(table.metadata, rows, table.io))
         upkeep.rows_rewritten += rows.num_rows
-    with table.transaction() as transaction:
-        with transaction.update_snapshot(snapshot_properties={MAINTENANCE: "rewrite-small-files"}).overwrite() \
-                as overwrite:
-            for data_file in replaced:
-                overwrite.delete_data_file(data_file)
-            for data_file in written:
-                overwrite.append_data_file(data_file)
+    with (
+        table.transaction() as transaction,
+        transaction.update_snapshot(snapshot_properties={MAINTENANCE: "rewrite-small-files"}).overwrite() as overwrite,
+    ):
+        for data_file in replaced:
+            overwrite.delete_data_file(data_file)
+        for data_file in written:
+            overwrite.append_data_file(data_file)
     upkeep.files_rewritten, upkeep.files_written = len(replaced), len(written)
 
 
 def expire_snapshots(table: Table, upkeep: Upkeep, older_than: timedelta, retain_last: int) -> None:
     """Expire snapshots older than `older_than`, keeping those the module docstring names."""
-    snapshots = sorted(table.metadata.snapshots, key=lambda s: s.sequence_number)
+    snapshots = sorted(table.metadata.snapshots, key=lambda s: s.sequence_number or 0)  # None: pyiceberg's initial, 0
     kept = {s.snapshot_id for s in snapshots[-retain_last:]} if retain_last else set()
     kept |= {ref.snapshot_id for ref in table.metadata.refs.values()}
     newest_by_connector = {}

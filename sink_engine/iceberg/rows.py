@@ -19,13 +19,20 @@ from sink_engine.iceberg.spec import (
 from sink_engine.records import RecordChunk, ValueColumn
 
 RecordTimes = Callable[[RecordChunk, ValueColumn], list]  # epoch ms of each record (a timestamp extractor's)
-_EXTRA: dict[str, Callable[[RecordChunk, ValueColumn, RecordTimes], pa.Array]] = {
+
+
+def _record_times(chunk: RecordChunk, values: ValueColumn, times: RecordTimes | None) -> pa.Array:
+    assert times is not None  # given with the column (IcebergSettings.timestamp_field)
+    return pa.array(times(chunk, values), pa.timestamp("ms", tz="UTC"))
+
+
+_EXTRA: dict[str, Callable[[RecordChunk, ValueColumn, RecordTimes | None], pa.Array]] = {
     TOPIC_COLUMN: lambda chunk, values, times: pa.array([chunk.topic] * len(chunk), pa.string()),
     PARTITION_COLUMN: lambda chunk, values, times: pa.array([chunk.partition] * len(chunk), pa.int32()),
     OFFSET_COLUMN: lambda chunk, values, times: pa.array(chunk.offsets, pa.int64()),
     TIMESTAMP_COLUMN: lambda chunk, values, times: pa.array(chunk.timestamps, pa.timestamp("ms", tz="UTC")),
     KEY_COLUMN: lambda chunk, values, times: pa.array(chunk.keys, pa.binary()),
-    RECORD_TIME_COLUMN: lambda chunk, values, times: pa.array(times(chunk, values), pa.timestamp("ms", tz="UTC")),
+    RECORD_TIME_COLUMN: _record_times,
 }
 
 
@@ -49,9 +56,10 @@ def _runs(values: ValueColumn) -> Iterator[tuple[int, int]]:
     if values.kind != "struct":
         yield 0, len(values)
         return
-    start = 0
+    start, schemas = 0, values.schemas
+    assert schemas is not None  # a struct column's
     for i in range(1, len(values)):
-        if values.schemas[i] is not values.schemas[start] and values.schemas[i] != values.schemas[start]:
+        if schemas[i] is not schemas[start] and schemas[i] != schemas[start]:
             yield start, i
             start = i
     yield start, len(values)

@@ -13,7 +13,7 @@ Pure (no pyiceberg import): IcebergSettings is built with it.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from sink_engine.errors import ConfigError
 from sink_engine.partition.registry import TIME_BASED
@@ -40,6 +40,7 @@ def partition_fields(partitioning: PartitionSettings) -> list[tuple[str, str, st
         fields += [(name, "identity", name.replace(".", "_")) for name in partitioning.field_names or ()]
     if partitioning.partitioner in TIME_BASED:
         source, transform = time_column(partitioning), _transform(partitioning)
+        assert source is not None  # a time-based partitioner's
         fields.append((source, transform, f"{source.lstrip('_')}_{transform}"))
     return fields
 
@@ -74,6 +75,6 @@ def _transform(partitioning: PartitionSettings) -> str:
 def _check_utc(zone_text: str) -> None:
     zone = parse_zone(zone_text)
     instants = (datetime(2024, 1, 1, tzinfo=timezone.utc), datetime(2024, 7, 1, tzinfo=timezone.utc))
-    if any(instant.astimezone(zone).utcoffset().total_seconds() for instant in instants):
+    if any(instant.astimezone(zone).utcoffset() != timedelta(0) for instant in instants):
         raise ConfigError("timezone", f"{zone_text} is not UTC: Iceberg's hour and day partitions are UTC hours and "
                                       "days; set timezone UTC")

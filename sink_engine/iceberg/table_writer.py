@@ -15,6 +15,7 @@ import itertools
 import uuid
 
 import pyarrow as pa
+from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
 from pyiceberg.table import Table, TableProperties
@@ -26,7 +27,6 @@ from sink_engine.iceberg.errors import TableError, TableSchemaError
 from sink_engine.iceberg.rows import record_tables
 from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, table_schema_of
 from sink_engine.iceberg.settings import IcebergSettings
-from sink_engine.iceberg.spec import RECORD_TIME_COLUMN
 from sink_engine.model import ClosedFile
 from sink_engine.partition.timestamps import FieldTimestamps
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
@@ -46,13 +46,14 @@ class TableWriter(RecordWriter):
         self._settings, self.topic, self.partition = settings, topic, partition
         self._identifier = settings.table_identifier(topic)
         self._record_times = FieldTimestamps(settings.timestamp_field).extract if settings.timestamp_field else None
-        self._catalog = None
-        self._table: Table | None = None
+        self._catalog: Catalog | None = None
+        self._table: Table | None = None  # opened by the first records (`_fitted`)
         self._schema: pa.Schema | None = None
         self._buffer: list[pa.Table] = []
-        self._buffered = (0, None, None)  # bytes, first offset, last offset
+        self._buffered: tuple[int, int | None, int | None] = (0, None, None)  # bytes, first offset, last offset
         self._file: StreamedDataFile | None = None  # an unpartitioned table's open data file
-        self._file_offsets = (None, None)  # first and last offset in the open data file
+        # first and last offset in the open data file
+        self._file_offsets: tuple[int | None, int | None] = (None, None)
         self._write_id, self._counter = uuid.uuid4(), itertools.count()
         self.data_files: list = []
         self.closed: list[ClosedFile] = []
@@ -115,17 +116,24 @@ class TableWriter(RecordWriter):
             changes = evolution(self._schema, records)
             if changes is None:
                 return
+            table = self._opened
             try:
-                with table_files(self._identifier, "a schema change"), self._table.update_schema() as update:
+                with table_files(self._identifier, "a schema change"), table.update_schema() as update:
                     update.union_by_name(changes)
-                self._use(self._table)
+                self._use(table)
                 return
             except CommitFailedException:
+                assert self._catalog is not None  # opened with the table
                 self._use(reload_table(self._catalog, self._identifier))
         raise TableError(f"table {self._identifier}: schema change kept losing to concurrent changes")
 
     def _use(self, table: Table) -> None:
         self._table, self._schema = table, schema_to_pyarrow(table.schema())
+
+    @property
+    def _opened(self) -> Table:
+        assert self._table is not None  # records were fitted to it
+        return self._table
 
     def _append(self, fitted: pa.Table, first: int, last: int) -> None:
         size, start, _ = self._buffered
@@ -136,11 +144,11 @@ class TableWriter(RecordWriter):
             self._flush()
 
     def _target_bytes(self) -> int:
-        target = self._table.metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
+        target = self._opened.metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
         return int(target or TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)
 
     def _buffer_limit(self) -> int:
-        if self._table.spec().is_unpartitioned():
+        if self._opened.spec().is_unpartitioned():
             return min(self._target_bytes(), ROW_GROUP_BYTES)
         return min(self._target_bytes(), MAX_BUFFER_BYTES)
 
@@ -150,12 +158,13 @@ class TableWriter(RecordWriter):
             return
         rows = pa.concat_tables(self._buffer)
         _, first, last = self._buffered
-        self._buffer, self._buffered = [], (0, None, None)
-        if self._table.spec().is_unpartitioned():
+        assert first is not None and last is not None  # set with the first buffered rows
+        self._buffer, self._buffered, table = [], (0, None, None), self._opened
+        if table.spec().is_unpartitioned():
             self._stream(rows, first, last)
             return
-        written = self._storing(lambda: list(_dataframe_to_data_files(self._table.metadata, rows, self._table.io,
-                                                                       self._write_id, self._counter)))
+        written = self._storing(lambda: list(_dataframe_to_data_files(table.metadata, rows, table.io, self._write_id,
+                                                                       self._counter)))
         for data_file in written:
             self._closed(data_file, first, last)
 
@@ -165,10 +174,10 @@ class TableWriter(RecordWriter):
         target, row_bytes, start = self._target_bytes(), rows.nbytes / max(1, rows.num_rows), 0
         while start < rows.num_rows:
             if self._file is None:
-                self._file = self._storing(lambda: StreamedDataFile(self._table, self._write_id, next(self._counter)))
+                self._file = self._storing(lambda: StreamedDataFile(self._opened, self._write_id, next(self._counter)))
                 self._file_offsets = (first, None)
             part = rows.slice(start, max(1, int((target - self._file.bytes) / row_bytes)) if row_bytes else None)
-            self._storing(lambda: self._file.write(part))
+            self._storing(lambda part=part: self._file.write(part))
             self._file_offsets, start = (self._file_offsets[0], last), start + part.num_rows
             if self._file.bytes >= target:
                 self._close_file()
@@ -181,6 +190,7 @@ class TableWriter(RecordWriter):
         if self._file is None:
             return
         data_file, (first, last) = self._storing(self._file.close), self._file_offsets
+        assert first is not None and last is not None  # the file holds rows
         self._file, self._file_offsets = None, (None, None)
         self._closed(data_file, first, last)
 
@@ -193,6 +203,6 @@ class TableWriter(RecordWriter):
 
     def _closed(self, data_file, first: int, last: int) -> None:
         self.data_files.append(data_file)
-        spec, schema = self._table.spec(), self._table.schema()
+        spec, schema = self._opened.spec(), self._opened.schema()
         self.closed.append(ClosedFile(data_file.file_path, spec.partition_to_path(data_file.partition, schema),
                                       first, last, data_file.record_count, data_file.file_size_in_bytes))

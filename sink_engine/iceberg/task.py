@@ -1,8 +1,9 @@
 """One Spark task's work for one planned range of an IcebergFormat connector: read, convert, write data files.
 
 The same record steps as S3 objects (`sink_engine.task.steps`: tombstones, conversion, transforms, dead letters),
-then a TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files. Every record of the range is written (a table has no open-file tail): the
-range's next offset is its end, or the record that stopped it.
+then a TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files. Every
+record of the range is written (a table has no open-file tail): the range's next offset is its end, or the record
+that stopped it.
 """
 from __future__ import annotations
 
@@ -33,14 +34,16 @@ def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None
     Never raises a SinkError: it is returned in the result, with the data files of the records before it. The
     task's `client` and `reader` as in `sink_engine.task.run.run_range`."""
     uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
+    assert settings.iceberg is not None  # an IcebergFormat connector's task
     writer = TableWriter(settings.iceberg, planned.topic, planned.partition, planned.start_offset)
     steps = record_steps(settings, planned.topic, _OnePartition())
-    router, handled, dropped = router_for(settings.dead_letters, planned, uploader), planned.start_offset, []
+    router, handled = router_for(settings.dead_letters, planned, uploader), planned.start_offset
+    dropped: list[int] = []
     chunks = within_deadline(read_records(settings, planned, reader), planned)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     try:
         try:
-            for handled in write_range(chunks, writer, steps, router, result, dropped):
+            for handled in write_range(chunks, writer, steps, router, result, dropped):  # noqa: B007 - read after
                 pass  # each chunk written moves `handled` on
         except RecordError as e:  # every record before it is written or dead-lettered
             result.error, result.error_class, handled = str(e), type(e).__name__, e.offset

@@ -17,9 +17,9 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   topic's position to scan from next time, see `sink_engine.dlq.topic_destination`), a counter
   `dead_letters.<error class>` per class of dead-lettered records (added to), counters `skipped.<reason>` of
   offsets committed past without an object or a dead letter (added to; reasons in `sink_engine.model.TaskResult`),
-  and `first_offset` (the first offset of the partition's first committed range, set by that commit only). Written by the job only, in a
-  transaction with the lease check, conditional on `next_offset` being absent (first commit) or the run's
-  planned start. Read by the job, `status`, the dead-letter topic destination and the trigger.
+  and `first_offset` (the first offset of the partition's first committed range, set by that commit only). Written
+  by the job only, in a transaction with the lease check, conditional on `next_offset` being absent (first commit) or
+  the run's planned start. Read by the job, `status`, the dead-letter topic destination and the trigger.
 - `PLAN#<topic>#<partition>`: a run's wall-clock decisions, recorded before any upload (`sink_engine.driver
   .plans`). `topic`, `partition`, `start_offset`, `end_offset`, `cut_at_end` (a scheduled cut at the range's
   end), `expected_committed` (the committed offset the plan started from; absent: none), `wallclock_ms`

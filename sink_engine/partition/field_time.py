@@ -5,6 +5,8 @@ time bucket is computed as by TimeBasedPartitioner (`partition.duration.ms`, `ti
 `timestamp.extractor`)."""
 from __future__ import annotations
 
+from typing import cast
+
 from sink_engine.partition.field import FieldPartitioner
 from sink_engine.partition.time_based import TimeBasedPartitioner
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
@@ -19,7 +21,8 @@ class FieldAndTimeBasedPartitioner:
         return self._times.extractor
 
     def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
-        fields = self._fields.encode(chunk, values).as_list(len(chunk))
-        times = self._times.encode(chunk, values).as_list(len(chunk))
+        # both partitioners encode paths (str): no topic is routed before the transforms
+        fields = cast(list[str], self._fields.encode(chunk, values).as_list(len(chunk)))
+        times = cast(list[str], self._times.encode(chunk, values).as_list(len(chunk)))
         delim = self._delim
         return Partitions.per_record([field + delim + time for field, time in zip(fields, times)])

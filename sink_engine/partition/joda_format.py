@@ -196,7 +196,9 @@ def _zone_offset(count: int) -> Field:
 
 
 def _offset_text(moment: datetime, separator: str) -> str:
-    seconds = int(moment.utcoffset().total_seconds())
+    offset = moment.utcoffset()
+    assert offset is not None  # formatted times are aware
+    seconds = int(offset.total_seconds())
     sign = "-" if seconds < 0 else "+"
     hours, minutes = divmod(abs(seconds) // 60, 60)
     return f"{sign}{hours:02d}{separator}{minutes:02d}"

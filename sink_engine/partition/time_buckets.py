@@ -66,8 +66,9 @@ class TimeBuckets:
 
     def offset_ms(self, instant_ms: int) -> int:
         """The zone's offset from UTC at an instant."""
-        moment = datetime.fromtimestamp(instant_ms / 1000, self.zone)
-        return int(moment.utcoffset().total_seconds() * 1000)
+        offset = datetime.fromtimestamp(instant_ms / 1000, self.zone).utcoffset()
+        assert offset is not None  # an aware time
+        return int(offset.total_seconds() * 1000)
 
     def local_to_utc(self, local_ms: int) -> int:
         """Joda's `convertLocalToUTC(local, false)`."""

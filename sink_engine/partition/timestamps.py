@@ -24,7 +24,7 @@ _DIGITS = re.compile(r"-?\d+")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-class _Memo:
+class TimestampExtractor:
     """Extract once per chunk: the partitioner and the rotation policy ask for the same chunk."""
 
     _chunk = None
@@ -39,7 +39,7 @@ class _Memo:
         raise NotImplementedError
 
 
-class RecordTimestamps(_Memo):
+class RecordTimestamps(TimestampExtractor):
     field = "timestamp (Kafka record timestamp)"
 
     def _extract(self, chunk: RecordChunk, values: ValueColumn) -> list[int]:
@@ -50,7 +50,7 @@ class RecordTimestamps(_Memo):
         return stamps
 
 
-class FieldTimestamps(_Memo):
+class FieldTimestamps(TimestampExtractor):
     def __init__(self, name: str):
         self.field, self._path = name, field_path(name)
 
@@ -69,7 +69,7 @@ class FieldTimestamps(_Memo):
         return stamps
 
 
-class WallclockTimestamps(_Memo):
+class WallclockTimestamps(TimestampExtractor):
     field = "wallclock"
 
     def __init__(self, wallclock_ms: int):
@@ -99,7 +99,7 @@ def parse_timestamp(value) -> int | None:
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
-def extractor_for(settings: PartitionSettings, wallclock_ms: int | None = None):
+def extractor_for(settings: PartitionSettings, wallclock_ms: int | None = None) -> TimestampExtractor:
     """The configured extractor; `wallclock_ms` is the range's planned time (now when unplanned)."""
     kind = settings.extractor
     if kind == "record":

@@ -16,6 +16,7 @@ import gzip
 import io
 import zlib
 from binascii import a2b_base64  # binascii.Error is a ValueError
+from collections.abc import Iterator, Sequence
 
 import fastavro
 import orjson
@@ -54,6 +55,7 @@ class ObjectReader:
 
     def _with_sidecars(self, obj: StoredObject, body: bytes) -> list[StoredRecord]:
         s = self._settings
+        values: Sequence[bytes | None]
         if s.formats.format_class == "bytearray":
             values = _split(_plain(body, obj.key), s.formats.separator, obj.key)
         else:
@@ -61,9 +63,11 @@ class ObjectReader:
         stem = obj.key[:-len(s.extension)]
         keys = headers = None
         if s.keys_extension is not None:
-            keys = [_key(item, s.keys_format, s.key_converter)
+            assert s.keys_format is not None  # set with keys_extension
+            keys = [_key(item, s.key_converter)
                     for item in self._sidecar(f"{stem}.keys{s.keys_extension}", s.keys_format, "key")]
         if s.headers_extension is not None:
+            assert s.headers_format is not None  # set with headers_extension
             headers = [headers_of(item, self._binary) for item in
                        self._sidecar(f"{stem}.headers{s.headers_extension}", s.headers_format, "headers")]
         for name, column in (("keys", keys), ("headers", headers)):
@@ -82,7 +86,7 @@ class ObjectReader:
         if format_class == "parquet":
             return [row[field] for row in pq.read_table(io.BytesIO(body), use_threads=False).to_pylist()]
         if format_class == "avro":
-            return [row[field] for row in fastavro.reader(io.BytesIO(body))]
+            return [row[field] for row in _avro_records(body)]
         return [_RawBytes(item) for item in _split(body, self._settings.formats.separator, key)]
 
     def _get(self, key: str) -> bytes:
@@ -104,7 +108,12 @@ class _RawBytes(bytes):
     """A ByteArray sidecar's key: the bytes as written."""
 
 
-def _key(item, format_class: str, converter: str) -> bytes | None:
+def _avro_records(body: bytes) -> Iterator[dict]:
+    """The records of an Avro object container file whose schema is a record's (the backup's and the sidecars')."""
+    return fastavro.reader(io.BytesIO(body))  # type: ignore[return-value]  # fastavro types them as any Avro value
+
+
+def _key(item, converter: str) -> bytes | None:
     if isinstance(item, _RawBytes):
         return bytes(item)
     if isinstance(item, _JsonLine):
@@ -151,7 +160,7 @@ def _envelope(body: bytes, encoding: str, obj: StoredObject) -> list[StoredRecor
         return list(map(_stored_record, columns))
     if encoding == "avro":
         return [StoredRecord(r["partition"], r["offset"], r["timestamp"], r["timestamp_type"], r["key"], r["value"],
-                             [(h["key"], h["value"]) for h in r["headers"]]) for r in fastavro.reader(io.BytesIO(body))]
+                             [(h["key"], h["value"]) for h in r["headers"]]) for r in _avro_records(body)]
     records, loads = [], orjson.loads
     for line in _lines(_plain(body, obj.key)):
         r = loads(line)

@@ -41,9 +41,6 @@ class RestoreRequest:
     def selects_time(self) -> bool:
         return self.from_time is not None or self.to_time is not None
 
-    def wants(self, partition: int) -> bool:
-        return self.partitions is None or partition in self.partitions
-
     def wants_offset(self, offset: int) -> bool:
         return (self.from_offset is None or offset >= self.from_offset) and \
             (self.to_offset is None or offset <= self.to_offset)

@@ -22,7 +22,7 @@ class StoredRecord(NamedTuple):
     timestamp_type: str | None
     key: bytes | None
     value: bytes | None
-    headers: list  # [(name, bytes or None)] in Kafka's order; None when the backup does not hold them
+    headers: list | None  # [(name, bytes or None)] in Kafka's order; None when the backup does not hold them
 
 
 def origin_header(topic: str, partition: int, offset: int) -> tuple[str, bytes]:

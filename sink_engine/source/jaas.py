@@ -54,6 +54,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
         if not match or match.end() == position:
             raise ValueError(f"cannot read it from position {position}")
         kind = match.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         value = match.group(kind)
         tokens.append((kind, _unquote(value) if kind == "quoted" else value))
         position = match.end()

@@ -12,7 +12,7 @@ import bisect
 import time
 from itertools import repeat
 from operator import is_not
-from typing import Callable, Iterator
+from typing import Callable, Iterator, cast
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition as KafkaTP
 
@@ -44,7 +44,8 @@ class RangeReader:
     assignment of the same partition fetched ahead from the range's own records; a run reads each partition once)."""
 
     def __init__(self, source: SourceSettings, consumer_factory: Callable[[SourceSettings], Consumer] = range_consumer):
-        self._source, self._factory, self._consumer = source, consumer_factory, None
+        self._source, self._factory = source, consumer_factory
+        self._consumer: Consumer | None = None
         self._read: set[tuple[str, int]] = set()  # the topic-partitions the current consumer was assigned
 
     def read(self, planned: PartitionRange) -> Iterator[RecordChunk]:
@@ -67,8 +68,10 @@ class RangeReader:
 
     def _release(self) -> None:
         """Unassign the range's partition (no prefetching past it); a consumer that refuses is replaced."""
+        consumer = self._consumer
+        assert consumer is not None  # read() made it
         try:
-            self._consumer.unassign()
+            consumer.unassign()
         except KafkaException:
             self.close()
 
@@ -105,7 +108,7 @@ def _consume(consumer: Consumer, timeout_s: float, planned: PartitionRange) -> I
             continue
         idle_since = time.monotonic()
         messages, done = _records_only(messages, planned)
-        offsets = list(map(Message.offset, messages))
+        offsets = cast(list[int], list(map(Message.offset, messages)))  # records' (Message.offset: int | None)
         if offsets and offsets[-1] >= last_wanted:
             keep = bisect.bisect_right(offsets, last_wanted)
             messages, offsets, done = messages[:keep], offsets[:keep], True
@@ -135,7 +138,10 @@ def _belongs(message: Message, planned: PartitionRange, next_offset: int) -> boo
         return True  # an error of the consumer as a whole (all brokers down, ...)
     if message.topic() != planned.topic or message.partition() != planned.partition:
         return False
-    return message.error() is not None or message.offset() >= next_offset
+    if message.error() is not None:
+        return True
+    offset = message.offset()  # a record's is set (confluent-kafka types it int | None)
+    return offset is not None and offset >= next_offset
 
 
 def _records_only(messages: list, planned: PartitionRange) -> tuple[list, bool]:
@@ -145,6 +151,7 @@ def _records_only(messages: list, planned: PartitionRange) -> tuple[list, bool]:
         return messages, False
     position = next(i for i, error in enumerate(errors) if error is not None)
     error = errors[position]
+    assert error is not None  # found so
     if error.code() != KafkaError._PARTITION_EOF:
         raise SourceError(f"fetch from {planned.topic}-{planned.partition} failed: {error}")
     return messages[:position], True

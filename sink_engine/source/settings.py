@@ -35,4 +35,5 @@ class SourceSettings:
     def topic_matches(self, topic: str) -> bool:
         if self.topics is not None:
             return topic in self.topics
+        assert self.topics_regex is not None  # config validation requires topics or topics.regex
         return re.fullmatch(self.topics_regex, topic) is not None

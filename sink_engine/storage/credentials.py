@@ -131,6 +131,7 @@ def assumed_role_session(credentials: S3Credentials, region: str,
                          clock: Callable[[], datetime.datetime] = _now) -> boto3.Session:
     """A boto3 Session whose credentials are the assumed role's, refreshed before they expire; one per process
     for the same settings and the same base credentials (a task's clients share it)."""
+    assert credentials.assume is not None  # provider assumerole
     base = _base_session(credentials)
     frozen = base.get_credentials()
     key = (credentials, frozen.access_key if frozen else None, clock)

@@ -1,8 +1,9 @@
 """Uploads objects on a small thread pool so that reading Kafka and uploading overlap.
 
 Submissions wait while `threads + 1` uploads are queued or running, so the bytes in flight stay bounded
-(at most that many parts or objects; every thread stays busy). Completing or aborting a multipart upload is queued after its parts:
-the pool runs tasks in submission order, so the parts a completion waits for are already running or done.
+(at most that many parts or objects; every thread stays busy). Completing or aborting a multipart upload is queued
+after its parts: the pool runs tasks in submission order, so the parts a completion waits for are already running or
+done.
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ class Uploader:
     def drain(self) -> None:
         """Wait for every submitted upload; raises the first StorageError after all have finished."""
         pending, self._pending = self._pending, []
-        errors = [f.exception() for f in pending if f.exception() is not None]
+        errors = [error for f in pending if (error := f.exception()) is not None]
         if errors:
             raise errors[0]
 
@@ -82,7 +83,7 @@ class StreamedUpload:
 
     def _complete(self, tags) -> None:
         wait(self._parts)
-        failed = [f.exception() for f in self._parts if f.exception() is not None]
+        failed = [error for f in self._parts if (error := f.exception()) is not None]
         if failed:
             self._upload.abort()
             raise failed[0]

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sink_engine.records import Partitions
+from sink_engine.partition.timestamps import TimestampExtractor
+from sink_engine.records import EncodedPartition, Partitions
 
 ALL = "*"  # lane_cut: close the files of every lane
 SPAN_FACTOR = 2  # span_limit: records taken since no file was open, per flush.size and per lane
@@ -32,9 +33,9 @@ class RotationPolicy:
     interval_ms: int = -1
     on_partition_change: bool = False
     max_open_files: int = 0  # 0: no cap
-    extractor: object = None  # partition.timestamps extractor; required when interval_ms > 0
+    extractor: TimestampExtractor | None = None  # required when interval_ms > 0
 
-    def with_extractor(self, extractor) -> "RotationPolicy":
+    def with_extractor(self, extractor: TimestampExtractor) -> "RotationPolicy":
         """This policy reading record times with `extractor` when `rotate.interval.ms` is on (built from the
         config by task/settings.py's rotation_policy)."""
         return replace(self, extractor=extractor if self.interval_ms > 0 else None)
@@ -45,25 +46,29 @@ class RotationPolicy:
 
     def timestamps(self, chunk, values) -> list | None:
         """Record times for `rotate.interval.ms`; None when it is off."""
-        return self.extractor.extract(chunk, values) if self.interval_ms > 0 else None
+        if self.interval_ms <= 0:
+            return None
+        assert self.extractor is not None, "rotate.interval.ms reads record times with an extractor"
+        return self.extractor.extract(chunk, values)
 
     def first_cut(self, state: "OpenState", partitions: Partitions, timestamps: list | None, start: int,
                   stop: int) -> int:
         """The first position in [start, stop) before which the open files must be closed; `stop` when none.
         `state` describes the open files and is not changed."""
         shared, each = partitions.shared, partitions.each
-        single = each is None
         if timestamps is None and not self.on_partition_change and not self.max_open_files:
             return stop
-        if single and timestamps is None:
-            fires = state.records and self._fires(state, shared, state.last_partition, None, None, start, set())
-            return start if fires else stop
-        if timestamps is None and not self.on_partition_change and \
-                len(state.open_partitions.keys() | set(each[start:stop])) <= self.max_open_files:
-            return stop  # only the cap could fire, and these records stay under it
-        base, last, records, added = state.base_timestamp, state.last_partition, state.records, set()
+        if timestamps is None:
+            if each is None:
+                fires = state.records and self._fires(state, shared, state.last_partition, None, None, start, set())
+                return start if fires else stop
+            if not self.on_partition_change and \
+                    len(state.open_partitions.keys() | set(each[start:stop])) <= self.max_open_files:
+                return stop  # only the cap could fire, and these records stay under it
+        base, last, records = state.base_timestamp, state.last_partition, state.records
+        added: set[EncodedPartition] = set()
         for i in range(start, stop):
-            partition = shared if single else each[i]
+            partition = shared if each is None else each[i]
             if records and self._fires(state, partition, last, base, timestamps, i, added):
                 return i
             if timestamps is not None and base is None:
@@ -112,7 +117,8 @@ class RotationPolicy:
                 return i + 1, key, True
         return stop, None, False
 
-    def _fires(self, state: "OpenState", partition: str, last: str, base, timestamps, i: int, added: set) -> bool:
+    def _fires(self, state: "OpenState", partition: EncodedPartition, last: EncodedPartition | None, base,
+               timestamps, i: int, added: set) -> bool:
         if timestamps is not None and timestamps[i] - base >= self.interval_ms:
             return True
         if self.on_partition_change and partition != last:
@@ -129,7 +135,7 @@ class OpenState:
     open_partitions: dict  # encoded partition -> open file (the writer's own map)
     records: int = 0
     base_timestamp: int | None = None
-    last_partition: str | None = None
+    last_partition: EncodedPartition | None = None
 
     def added(self, partitions: Partitions, timestamps: list | None, first: int, last: int, count: int) -> None:
         """`count` records, the first at position `first` and the last at `last`, went into the open files."""
@@ -145,10 +151,10 @@ class Window:
     of them, the first's time (with rotate.interval.ms), the last's encoded partition, and their lanes."""
     first: int | None = None
     base: int | None = None
-    last: str | None = None
+    last: EncodedPartition | None = None
     lanes: set = field(default_factory=set)
 
-    def took(self, taken: int, base: int | None, last: str, lanes) -> None:
+    def took(self, taken: int, base: int | None, last: EncodedPartition, lanes) -> None:
         """Records went to `lanes`: `taken` were taken before them, the first at time `base`, the last in `last`."""
         if self.first is None:
             self.first, self.base = taken, base
@@ -162,13 +168,14 @@ class _LaneView:
     __slots__ = ("state", "records", "added")
 
     def __init__(self, state: OpenState | None):
-        self.state, self.added = state, set()
+        self.state = state
+        self.added: set[EncodedPartition] = set()
         self.records = state.records if state is not None else 0
 
-    def holds(self, partition: str) -> bool:
+    def holds(self, partition: EncodedPartition) -> bool:
         return partition in self.added or self.state is not None and partition in self.state.open_partitions
 
-    def add(self, partition: str, opens: bool) -> None:
+    def add(self, partition: EncodedPartition, opens: bool) -> None:
         if opens:
             self.added.add(partition)
         self.records += 1

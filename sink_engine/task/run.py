@@ -48,7 +48,8 @@ def write_objects(settings: TaskSettings, planned: PartitionRange, client=None,
                                   settings.tombstone_partition, sidecars)
     result = TaskResult(range=planned, next_offset=planned.start_offset)
     steps = record_steps(settings, planned.topic, partitioner_for(settings.partitioning, extractor), sidecars)
-    router, processed, dropped = router_for(settings.dead_letters, planned, uploader), planned.start_offset, []
+    router, processed = router_for(settings.dead_letters, planned, uploader), planned.start_offset
+    dropped: list[int] = []
     chunks = within_deadline(read_records(settings, planned, reader), planned)  # a generator: reads when iterated
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:

@@ -19,8 +19,9 @@ schema'd values while files are open is an error, as in the connector.
 from __future__ import annotations
 
 from sink_engine.convert.projection import ProjectionError, project
+from sink_engine.convert.schema import Schema
 from sink_engine.errors import RecordError
-from sink_engine.records import Partitions, ValueColumn
+from sink_engine.records import EncodedPartition, Partitions, ValueColumn
 
 MODES = ("none", "backward", "forward", "full")
 FILES = ("separate", "rotate")  # sink.schema.files
@@ -45,7 +46,7 @@ class SchemaGate:
     def __init__(self, mode: str, topic: str, partition: int, files: str = "separate"):
         self.mode, self.topic, self.partition = mode, topic, partition
         self.separates = mode == "none" and files == "separate"
-        self._current: dict[str, object] = {}
+        self._current: dict[EncodedPartition, Schema] = {}
         self._kind: bool | None = None
         self._lane_keys: dict = {}  # schema -> its lane's number
 
@@ -55,6 +56,7 @@ class SchemaGate:
         if not self.separates or values.kind != "struct":
             return None
         self._check_kind(offset, values.kind, has_open)
+        assert values.schemas is not None  # a struct column's
         by_id: dict[int, object] = {}
         keys = []
         for schema in values.schemas:
@@ -76,6 +78,7 @@ class SchemaGate:
         if values.kind != "struct":
             return stop, values.slice(start, stop)
         schemas, shared, each = values.schemas, partitions.shared, partitions.each
+        assert schemas is not None  # a struct column's
         for i in range(start, stop):
             encoded = shared if each is None else each[i]
             current = self._current.setdefault(encoded, schemas[i])
@@ -92,10 +95,11 @@ class SchemaGate:
             raise RecordError(self.topic, self.partition, offset, str(e)) from None
 
     def _project(self, offsets, values: ValueColumn, partitions: Partitions, start: int, stop: int) -> ValueColumn:
-        shared, each = partitions.shared, partitions.each
-        if all(values.schemas[i] is self._current[shared if each is None else each[i]] for i in range(start, stop)):
+        shared, each, column_schemas = partitions.shared, partitions.each, values.schemas
+        assert column_schemas is not None  # a struct column's
+        if all(column_schemas[i] is self._current[shared if each is None else each[i]] for i in range(start, stop)):
             return values.slice(start, stop)  # nothing to project: the column as it is (a columnar one stays so)
-        items, schemas = values.items[start:stop], values.schemas[start:stop]
+        items, schemas = values.items[start:stop], column_schemas[start:stop]
         for j, schema in enumerate(schemas):
             current = self._current[shared if each is None else each[start + j]]
             if schema is current:

@@ -71,8 +71,11 @@ class Sidecars:
             kinds = {key_kind_of(record, key_kind) for record in records}
             if len(kinds) > 1:
                 raise RecordError(chunk.topic, chunk.partition, chunk.offsets[0], "the keys after transforms mix "
-                                  f"{' and '.join(sorted(kinds))} values; the keys sidecar takes one kind per file")
-            sidecars["keys"] = self._wrapped_keys(column(records, kinds.pop(), part="key"))
+                                  f"{' and '.join(sorted(map(str, kinds)))} values; the keys sidecar takes one kind per "
+                                  "file")
+            kind = kinds.pop()
+            assert kind is not None  # _check_keys refused null keys
+            sidecars["keys"] = self._wrapped_keys(column(records, kind, part="key"))
         if "headers" in self.formats:
             sidecars["headers"] = _headers(chunk, [[(h.name, header_bytes(h)) for h in record.headers]
                                                    for record in records], self.formats["headers"].writes_json)

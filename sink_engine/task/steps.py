@@ -5,7 +5,7 @@ the task (`errors.tolerance`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from sink_engine.convert.base import Converter
 from sink_engine.dlq.letter import STAGE_TASK_PUT, STAGE_VALUE_CONVERTER
@@ -17,6 +17,9 @@ from sink_engine.records import PreparedRecords, RecordChunk, Transformed
 from sink_engine.task.record_writer import RecordWriter
 from sink_engine.task.tombstones import null_runs
 
+if TYPE_CHECKING:  # transforms.py imports this module
+    from sink_engine.task.transforms import TransformStep
+
 RETRY_PIECE = 32  # records tried at once after a bad record; doubles after each clean piece
 
 
@@ -27,7 +30,7 @@ class RecordSteps:
     # a null value goes to the converter as any other)
     converter: Converter
     partitioner: Partitioner
-    transforms: object = None  # task/transforms.py's TransformStep; None without `transforms`
+    transforms: TransformStep | None = None  # None without `transforms`
 
     def prepare(self, chunk: RecordChunk) -> PreparedRecords | Transformed | None:
         """Nulls, conversion and partitioning of a chunk; None when no record is left (ignored nulls); with

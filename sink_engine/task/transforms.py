@@ -10,7 +10,7 @@ encoded partition is the pair (routed topic, encoded partition): the writer open
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -40,10 +40,11 @@ class TransformStep:
         values, value_kind = _converted(chunk, chunk.values, self._converter, STAGE_VALUE_CONVERTER)
         keys, key_kind = (_converted(chunk, chunk.keys, self._key_converter, STAGE_KEY_CONVERTER)
                           if self._key_converter is not None else ([(key, None, None) for key in chunk.keys], None))
-        out, positions, kinds, texts, dropped = [], [], [], [], []
-        for position, record in enumerate(_records(chunk, values, keys)):
+        out, positions, kinds, texts = [], [], [], []
+        dropped: list[int] = []
+        for position, read in enumerate(_records(chunk, values, keys)):
             try:
-                record = self._chain.apply(record)
+                record = self._chain.apply(read)
             except TransformationError as e:
                 raise StepFailed(e, STAGE_TRANSFORMATION, e.executing_class) from None
             if record is None:
@@ -64,17 +65,19 @@ class TransformStep:
             kinds.append(kind)
             document, text = values[position][0], values[position][2]
             texts.append(text if text is not None and record.value is document else None)
-        parts, start = [], 0
+        parts: list[PreparedRecords | Tombstones] = []
+        start = 0
         for stop in range(1, len(out) + 1):
             if stop < len(out) and kinds[stop] == kinds[start]:
                 continue
             run = chunk.select(positions[start:stop])
             routed = [r.topic for r in out[start:stop]] if self._chain.has_routers else None
-            if kinds[start] is None:
+            kind = kinds[start]
+            if kind is None:
                 parts.append(Tombstones(run, routed))
             else:
-                parts.append(self._prepared(run, out[start:stop], kinds[start], texts[start:stop], key_kind,
-                                            partitioner, routed))
+                parts.append(self._prepared(run, out[start:stop], kind, texts[start:stop], key_kind, partitioner,
+                                            routed))
             start = stop
         return Transformed(parts, dropped)
 
@@ -87,7 +90,8 @@ class TransformStep:
         partitions = run_step(lambda: partitioner.encode(run, values), PartitioningError, STAGE_TASK_PUT,
                               partitioner)
         if routed is not None:
-            partitions = Partitions.per_record(list(zip(routed, partitions.as_list(len(run)))))
+            paths = cast(list[str], partitions.as_list(len(run)))  # the partitioner's, not routed yet
+            partitions = Partitions.per_record(list(zip(routed, paths)))
         return PreparedRecords(run, values, partitions)
 
 

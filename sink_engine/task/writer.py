@@ -3,13 +3,14 @@ them on rotation. Closed files are uploaded under deterministic keys; the tail s
 refuses goes to the dead-letter router (`RecordWriter.put`)."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
 from sink_engine import events
 from sink_engine.format.base import FileContext, FileEncoder, Format
 from sink_engine.model import ClosedFile
-from sink_engine.records import Partitions, RecordChunk, ValueColumn
+from sink_engine.records import EncodedPartition, Partitions, RecordChunk, ValueColumn
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import file_tags
 from sink_engine.storage.object_stream import ObjectStream
@@ -80,6 +81,7 @@ class TopicPartitionWriter(RecordWriter):
                  tombstone_partition: str = "tombstone", sidecars: Sidecars | None = None):
         self.topic, self.partition = topic, partition
         self._sidecars = sidecars or Sidecars()
+        self._tombstone_partition = tombstone_partition
         self._tombstones = Partitions.one(tombstone_partition)
         self._gate = schema_gate or SchemaGate("none", topic, partition)
         self.next_offset = start_offset
@@ -87,7 +89,8 @@ class TopicPartitionWriter(RecordWriter):
         self._fmt, self._naming, self._rotation, self._uploader = fmt, naming, rotation, uploader
         self._lanes: dict[object, OpenState] = {}  # the lanes holding open records
         self._taken = 0  # records taken, for the span bound
-        self._last_added = start_offset - 1
+        # offset of the last record added (open or closed files); below it every record written was added
+        self.last_added_offset = start_offset - 1
         self._reread_from: int | None = None  # first offset of the files closed since `next_offset`
         self._window = Window()  # the records taken since no file was open
 
@@ -160,7 +163,7 @@ class TopicPartitionWriter(RecordWriter):
         Kafka record time."""
         stamps = chunk.timestamps if self._rotation.interval_ms > 0 else None
         partitions = self._tombstones if routed is None else \
-            Partitions.per_record([(topic, self._tombstones.shared) for topic in routed])
+            Partitions.per_record([(topic, self._tombstone_partition) for topic in routed])
         self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), partitions, stamps, [0] * len(chunk))
 
     @property
@@ -171,11 +174,6 @@ class TopicPartitionWriter(RecordWriter):
         if not starts:
             return None
         return min(starts) if self._reread_from is None else min(min(starts), self._reread_from)
-
-    @property
-    def last_added_offset(self) -> int:
-        """Offset of the last record added (open or closed files); below it every record written was added."""
-        return self._last_added
 
     def close_all(self, next_offset: int) -> None:
         """End every open file and queue the rest of its upload; records before `next_offset` are then all in
@@ -220,11 +218,12 @@ class TopicPartitionWriter(RecordWriter):
         each, staged, lanes_taken = partitions.each, [], []
         for key, positions in lanes.items():
             lane = self._lanes.get(key) or OpenState({})
-            groups: dict[str, list[int] | range] = {partitions.shared: positions}
+            groups: Mapping[EncodedPartition, Sequence[int]] = {partitions.shared: positions}
             if each is not None:
-                groups = {}
+                grouped: dict[EncodedPartition, list[int]] = {}
                 for i in positions:
-                    groups.setdefault(each[i], []).append(i)
+                    grouped.setdefault(each[i], []).append(i)
+                groups = grouped
             for encoded, group in groups.items():
                 first, stop = group[0], group[-1] + 1
                 if stop - first == len(group):  # consecutive records
@@ -246,9 +245,9 @@ class TopicPartitionWriter(RecordWriter):
         first, last = min(p[0] for p in lanes.values()), max(p[-1] for p in lanes.values())
         self._window.took(self._taken, None if timestamps is None else timestamps[first], partitions.at(last), lanes)
         self._taken += sum(map(len, lanes.values()))
-        self._last_added = max(self._last_added, offsets[last])
+        self.last_added_offset = max(self.last_added_offset, offsets[last])
 
-    def _new_file(self, encoded: str | tuple[str, str], first_offset: int) -> OpenFile:
+    def _new_file(self, encoded: EncodedPartition, first_offset: int) -> OpenFile:
         """`encoded` the encoded partition, or (routed topic, encoded partition) when the transforms have routers
         (storage/naming.py names the file for both topics)."""
         topic, encoded_partition = encoded if isinstance(encoded, tuple) else (self.topic, encoded)

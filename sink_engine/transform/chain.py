@@ -38,13 +38,14 @@ class TransformChain:
             if not step.applies_to(record):
                 continue
             try:
-                record = step.transform.apply(record)
+                result = step.transform.apply(record)
             except TransformError as e:
                 error = TransformationError(record.source_topic or record.topic, record.partition, record.offset,
                                             f"transform {step.alias!r} failed: {e.reason}")
                 cls = type(step.transform)
                 error.executing_class = f"{cls.__module__}.{cls.__qualname__}"
                 raise error from e
-            if record is None:
+            if result is None:
                 return None
+            record = result
         return record

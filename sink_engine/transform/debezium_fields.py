@@ -54,7 +54,7 @@ class FieldReference:
         return envelope.get(self.field)
 
     def _field(self, envelope: Schema) -> Field | None:
-        parent = envelope
+        parent: Schema | None = envelope
         if self.struct is not None:
             holder = envelope.field(self.struct)
             parent = holder.schema if holder is not None else None

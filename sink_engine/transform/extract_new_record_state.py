@@ -137,11 +137,12 @@ class ExtractNewRecordState:
             raise TransformError(f"only a struct is supported for source field insertion, found "
                                  f"{schema.type if schema is not None else type(value).__name__}")
         envelope_schema, envelope = record.value_schema, record.value
+        assert envelope_schema is not None  # an envelope's (apply)
         present = [ref for ref in self.fields if ref.schema(envelope_schema) is not None]
         key = (schema, envelope_schema, envelope.get("op"))
         updated = self._added.get(key)
         if updated is None:
-            added = [(ref.new_name, ref.schema(envelope_schema)) for ref in present]
+            added = [(ref.new_name, found) for ref in present if (found := ref.schema(envelope_schema)) is not None]
             updated = struct_of([(f.name, f.schema) for f in schema.fields] + added, schema)
             self._added[key] = updated
         new_value = {f.name: value.get(f.name) for f in schema.fields}
@@ -151,15 +152,18 @@ class ExtractNewRecordState:
     def _headers(self, schema: Schema | None, envelope: dict | None) -> tuple[Header, ...]:
         if envelope is None:
             return tuple(Header(ref.new_name, "d", Schema("string")) for ref in self.headers if ref.field == "op")
+        assert schema is not None  # an envelope's (apply)
         return tuple(Header(ref.new_name, ref.value(schema, envelope), ref.schema(schema))
                      for ref in self.headers if ref.schema(schema) is not None)
 
 
 def _part(record: TransformRecord, name: str) -> tuple[Any, Schema]:
     """Kafka's ExtractField$Value of the envelope's `before` or `after`."""
-    field = record.value_schema.field(name)
+    envelope_schema = record.value_schema
+    assert envelope_schema is not None  # an envelope's (apply)
+    field = envelope_schema.field(name)
     if field is None:
-        raise TransformError(f"the envelope {record.value_schema.describe()} has no field {name!r}")
+        raise TransformError(f"the envelope {envelope_schema.describe()} has no field {name!r}")
     return record.value.get(name), field.schema
 
 

@@ -50,7 +50,8 @@ class FieldPath:
     def value_in(self, value: dict, schema: Schema | None, with_default: bool = True) -> Any:
         """The value at the path in a map (schema None) or a struct of `schema`; intermediate struct fields read
         with their defaults, the last one as `with_default` says."""
-        current, current_schema = value, schema
+        current: Any = value
+        current_schema = schema
         for step in self.steps[:-1]:
             if current_schema is None:
                 current = current.get(step)

@@ -61,7 +61,9 @@ def _temporal(text: str) -> tuple[Any, Schema] | None:
 
 
 def _number(number: decimal.Decimal) -> tuple[Any, Schema]:
-    scale = -number.as_tuple().exponent
+    exponent = number.as_tuple().exponent
+    assert isinstance(exponent, int)  # _NUMBER's text: a finite number
+    scale = -exponent
     if number == number.to_integral_value():
         integral = int(number)
         for kind, bits in _INTEGERS:

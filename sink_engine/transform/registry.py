@@ -4,8 +4,10 @@ variant. Modules are imported when a config names them. A name not listed here i
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from sink_engine.errors import ConfigError
+from sink_engine.transform.base import Predicate, Transform
 
 _KAFKA = "org.apache.kafka.connect.transforms"
 _CONFLUENT = "io.confluent.connect.transforms"
@@ -44,16 +46,16 @@ PREDICATES: dict[str, tuple[str, str, str | None]] = {
 }
 
 
-def transform_class(type_name: str, key: str) -> tuple[type, str | None]:
+def transform_class(type_name: str, key: str) -> tuple[type[Transform], str | None]:
     """The class and role of a transform class name; ConfigError naming `key` when it is not built."""
     return _load(TRANSFORMS, type_name, key, "transform")
 
 
-def predicate_class(type_name: str, key: str) -> tuple[type, str | None]:
+def predicate_class(type_name: str, key: str) -> tuple[type[Predicate], str | None]:
     return _load(PREDICATES, type_name, key, "predicate")
 
 
-def _load(table: dict, type_name: str, key: str, what: str) -> tuple[type, str | None]:
+def _load(table: dict, type_name: str, key: str, what: str) -> tuple[Any, str | None]:
     entry = table.get(type_name.strip())
     if entry is None:
         raise ConfigError(key, f"{type_name!r} is not a {what} class this engine has (built: "

@@ -22,7 +22,7 @@ def basics(source: Schema, type_: str | None = None, **changes: Any) -> Schema:
     an array keeps its element schema. `changes` set the other attributes (optional, default, fields, ...)."""
     type_ = type_ or source.type
     items = source.items if type_ == "array" and source.type == "array" else None
-    attributes = {"name": source.name, "version": source.version, "parameters": source.parameters, "items": items}
+    attributes: dict[str, Any] = {"name": source.name, "version": source.version, "parameters": source.parameters, "items": items}
     attributes.update(changes)
     return Schema(type_, **attributes)
 

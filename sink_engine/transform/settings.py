@@ -103,14 +103,15 @@ class TransformSettings:
         """The chain of built transforms; ConfigError naming the key of a bad type or option."""
         built = {}
         for alias, (type_name, options) in self.predicates.items():
-            cls, role = predicate_class(type_name, f"{PREDICATES_PREFIX}{alias}.type")
-            built[alias] = cls.from_options(TransformOptions(f"{PREDICATES_PREFIX}{alias}.", options, role))
+            predicate_cls, role = predicate_class(type_name, f"{PREDICATES_PREFIX}{alias}.type")
+            built[alias] = predicate_cls.from_options(TransformOptions(f"{PREDICATES_PREFIX}{alias}.", options, role))
         steps = []
         for spec in self.transforms:
             cls, role = transform_class(spec.type, f"{TRANSFORMS_PREFIX}{spec.alias}.type")
             options = {k: v for k, v in spec.options.items() if k not in _STEP_KEYS}
             transform = cls.from_options(TransformOptions(f"{TRANSFORMS_PREFIX}{spec.alias}.", options, role))
-            steps.append(ChainStep(spec.alias, transform, built.get(spec.predicate), spec.negate))
+            predicate = built.get(spec.predicate) if spec.predicate is not None else None
+            steps.append(ChainStep(spec.alias, transform, predicate, spec.negate))
         return TransformChain(tuple(steps), self.key_converter is not None, bool(self.routers))
 
     def describe(self) -> list[str]:

@@ -118,7 +118,8 @@ def _exact(options: TransformOptions, name: str, choices: tuple[str, ...], defau
 
 def _kind_of_schema(schema: Schema) -> str:
     """Connect's timestampTypeFromSchema: the logical name, else string or int64."""
-    kind = _LOGICAL.get(schema.name) or {"string": STRING, "int64": UNIX}.get(schema.type)
+    kind = (_LOGICAL.get(schema.name) if schema.name is not None else None) or \
+        {"string": STRING, "int64": UNIX}.get(schema.type)
     if kind is None:
         raise TransformError(f"schema {schema.describe()} does not correspond to a known timestamp type format")
     return kind
@@ -180,6 +181,7 @@ def _date_like_millis(value: Any, kind: str) -> int:
 
 def _from_millis(millis: int, target: str, converter: TimestampConverter, with_schema: bool) -> Any:
     if target == STRING:
+        assert converter.format is not None  # from_options requires format with target.type string
         try:
             return converter.format.format(millis)
         except ValueError as error:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -28,7 +29,7 @@ _STREAM_PIECE = 1024 * 1024
 @dataclass
 class RecordCounter:
     """Counts objects of one format; `requests` adds up the S3 requests made."""
-    client: object
+    client: Any  # a boto3 S3 client
     bucket: str
     formats: FormatSettings
     tagged: bool  # s3.object.tagging: read the tags first

@@ -154,12 +154,16 @@ def _spans(objects: list[Entry], contiguous: bool) -> tuple[list[_Span] | None, 
     if any(e.last is None for e in objects):
         return None, COUNTS_ONLY
     spans: list[_Span] = []
+    reach = 0  # the last offset of spans[-1]
     for e in objects:
-        if spans and e.start <= spans[-1].last:
-            s = spans[-1]
-            spans[-1] = _Span(s.start, s.stop, s.count + e.count, s.keys + (e.key,), max(s.last, e.last))
+        last = e.last
+        assert last is not None  # every one is known (above)
+        if spans and e.start <= reach:
+            s, reach = spans[-1], max(reach, last)
+            spans[-1] = _Span(s.start, s.stop, s.count + e.count, s.keys + (e.key,), reach)
         else:
-            spans.append(_Span(e.start, e.start, e.count, (e.key,), e.last))
+            reach = last
+            spans.append(_Span(e.start, e.start, e.count, (e.key,), last))
     return spans, PROVEN
 
 

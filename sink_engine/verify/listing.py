@@ -4,7 +4,7 @@ Block-GZIP `.index.json` files are not data objects. One ListObjectsV2 request p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import orjson
 
@@ -24,7 +24,7 @@ class StoredObject:
 
 @dataclass
 class Lister:
-    client: object
+    client: Any  # a boto3 S3 client
     bucket: str
     requests: int = 0
 
