@@ -92,7 +92,7 @@ class TableCommits:
         entries: dict[str, list] = defaultdict(list)
         for result in sorted(results, key=lambda r: (r.range.topic, r.range.partition)):
             identifier = self._settings.table_identifier(result.range.topic)
-            files[identifier] += result.table_files
+            files[identifier] += result.target_result.data_files if result.target_result else ()
             if result.next_offset != result.range.expected_committed:
                 entries[identifier].append(_entry(result))
         return {identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token,
