@@ -19,6 +19,7 @@ from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
 from sink_engine.iceberg import cli as iceberg_cli
+from sink_engine.target import target_for
 from sink_engine.validation import load_checked_config
 
 
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
     if args.command == "doctor":  # loads the config itself: a config or secret that fails is one of its findings
-        from sink_engine.doctor import doctor
+        from sink_engine.doctor.runner import doctor
 
         return doctor(args.config, from_environment(os.environ))
     try:
@@ -136,13 +137,8 @@ def _init(config: SinkConfig) -> int:
         print(f"error: bucket {bucket} does not exist or is not reachable (s3.bucket.name)", file=sys.stderr)
         return 2
     print(f"bucket {bucket}: exists")
-    if config["format.class"] == "iceberg":
-        from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-        from sink_engine.iceberg.settings import IcebergSettings
-
-        iceberg = IcebergSettings.from_config(config)
-        created = ensure_namespace(open_catalog(iceberg), iceberg.table_template)
-        print(f"namespace {iceberg.namespace} in catalog {iceberg.catalog}: {'created' if created else 'exists'}")
+    for line in target_for(config).init():
+        print(line)
     return 0
 
 
@@ -246,24 +242,9 @@ VERIFY_HELP = ("check that every committed offset is in exactly one data object 
 def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None) -> int:
     from sink_engine.driver.job import now_ms
     from sink_engine.offsets import OffsetStore
-    from sink_engine.verify.audit import audit
-    from sink_engine.verify.report import print_report
-    from sink_engine.verify.settings import VerifySettings
 
-    settings = VerifySettings.from_config(config)
     store = OffsetStore(dynamodb_client(config["s3.region"]), config["offset.storage.dynamodb.table"], now_ms)
-    earliest = letters = None
-    if kafka:
-        from sink_engine.dlq.replay_sources import from_topic
-        from sink_engine.source.metadata import partition_watermarks
-        from sink_engine.source.settings import SourceSettings
-
-        source = SourceSettings.from_config(config)
-        earliest = {tp: low for tp, (low, _) in partition_watermarks(source).items()}
-        letters = from_topic(source, settings.letters_topic) if settings.letters_topic else None
-    result = audit(settings, s3_client(S3Access.from_config(config)), store.committed(config.name), earliest,
-                   topic, partition, letters)
-    return print_report(result, sys.stdout)
+    return target_for(config).verify(store, kafka, topic, partition, sys.stdout)
 
 
 RESTORE_HELP = ("produce a connector's backed-up records of a topic into a target topic, each exactly once across "

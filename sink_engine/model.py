@@ -68,7 +68,8 @@ class ClosedFile:
 
 @dataclass
 class TaskResult:
-    """What a task returns for one range: closed files, the offset to commit, and the error that stopped it."""
+    """What a task returns for one range: closed files, the offset to commit, the error that stopped it, and what
+    its target's commit takes beyond the offsets (`target_result`, e.g. a table's data files)."""
 
     range: PartitionRange
     next_offset: int  # first offset not in a closed file; equals range.start_offset when nothing closed
@@ -79,7 +80,7 @@ class TaskResult:
     error_class: str | None = None
     dead_letters: dict = field(default_factory=dict)  # error class -> records before next_offset sent to the DLQ
     dlq_scan_from: int | None = None  # dead-letter topic position to scan from on the next run (see sink_engine.dlq)
-    table_files: list = field(default_factory=list)  # IcebergFormat: the pyiceberg DataFiles of `files`
+    target_result: object = None  # the target's own immutable result of the range, for its commit (None: nothing)
     # offsets before next_offset in no closed file and no dead letter, by reason: `transforms` (dropped by a
     # transform) and `ignored` (ignored tombstones, and offsets Kafka holds no record at: compacted away,
     # transaction markers, aborted transactions' records); what `sink-engine verify` accounts with

@@ -1,8 +1,9 @@
 """Checks of a parsed config that reach across seams: each builds what a run would build from its keys (the
-partitioner, the Kafka client's authentication, the ByteArray separator, the Iceberg table and its partition
-spec) or compares keys of different seams, so that `validate`, `run` and `cdk synth` refuse what a Spark task
-would refuse, naming the key at fault. `config.parse_config` only parses, applies defaults and checks what
-needs nothing above `config/`; every caller that accepts a config from a user calls `check_config` on it."""
+partitioner, the Kafka client's authentication, the ByteArray separator, the target's own settings such as an
+Iceberg table and its partition spec) or compares keys of different seams, so that `validate`, `run` and `cdk
+synth` refuse what a Spark task would refuse, naming the key at fault. `config.parse_config` only parses, applies
+defaults and checks what needs nothing above `config/`; every caller that accepts a config from a user calls
+`check_config` on it."""
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig, load_config, parse_config
@@ -10,25 +11,18 @@ from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.converters import check_converter_settings
 from sink_engine.errors import ConfigError
 from sink_engine.format.bytearray_format import unescape
-from sink_engine.iceberg.settings import IcebergSettings, check_rest_catalog, is_iceberg, table_template
 from sink_engine.partition.registry import partitioner_for
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import parse_zone
 from sink_engine.source.client_config import kafka_authentication
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.s3 import S3Access
+from sink_engine.target.registry import check_keys, target_for
 from sink_engine.transform.settings import TransformSettings
 
 # Credentials that come in pairs: one without the other is an error naming the missing one.
 # a self-managed config's half pair of S3 keys is ignored before this (config._lone_static_key), as Confluent does
 CREDENTIAL_PAIRS = (("aws.access.key.id", "aws.secret.access.key"), ("kafka.api.key", "kafka.api.secret"))
-
-# Settings of the S3 object path that have no meaning for a table, with why.
-_NOT_FOR_TABLES = {
-    "behavior.on.null.values": ("write", "tombstones cannot be table rows; use fail or ignore"),
-    "store.kafka.keys": (True, "set iceberg.tables.kafka-metadata-enabled for a _kafka_metadata_key column"),
-    "store.kafka.headers": (True, "headers are not written to tables"),
-}
 
 
 def check_config(config: SinkConfig) -> SinkConfig:
@@ -37,7 +31,7 @@ def check_config(config: SinkConfig) -> SinkConfig:
     check_converter_settings(config)
     _check_partitioning(config)
     _check_connection(config)
-    _check_iceberg(config)
+    _check_target(config)
     _check_transforms(config)
     _check_envelope(config)
     return config
@@ -82,32 +76,16 @@ def _check_connection(config: SinkConfig) -> None:
     S3Access.from_config(config)  # the S3 client's credentials provider and proxy
 
 
-def _check_iceberg(config: SinkConfig) -> None:
-    """`iceberg.*` keys only with IcebergFormat; with it, a table, a catalog, and no S3-object-only setting."""
-    iceberg_keys = sorted(k for k in (*config.explicit, *config.passthrough) if k.startswith("iceberg."))
-    if not is_iceberg(config):
-        if iceberg_keys:
-            raise ConfigError(iceberg_keys[0], "is only used with format.class=IcebergFormat")
-        return
-    table_template(config)
-    catalog = config["iceberg.catalog.type"]
-    if catalog is None:
-        raise ConfigError("iceberg.catalog.type", "is required with format.class=IcebergFormat (sql, glue or rest)")
-    if catalog == "rest":
-        check_rest_catalog(config)
-    if catalog == "sql" and not config["iceberg.catalog.uri"]:
-        raise ConfigError("iceberg.catalog.uri", f"is required with iceberg.catalog.type={catalog}")
-    if catalog == "sql" and not config["iceberg.catalog.warehouse"]:
-        raise ConfigError("iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql (s3://bucket/prefix)")
-    for key, (value, why) in _NOT_FOR_TABLES.items():
-        if config[key] == value:
-            raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
-    IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec, a router one table
+def _check_target(config: SinkConfig) -> None:
+    """No key that only another target reads; then the target's own checks (target/base.py `validate`)."""
+    target = target_for(config)
+    check_keys(config, target)
+    target.validate()
 
 
 def _check_transforms(config: SinkConfig) -> None:
-    """Every transform and predicate is built from its options (with IcebergFormat, `_check_iceberg` has refused
-    a router that routes by record: IcebergSettings.from_config)."""
+    """Every transform and predicate is built from its options (a target may have refused some before:
+    `_check_target`, e.g. Iceberg tables a router that routes by record)."""
     TransformSettings.from_config(config).build()
 
 

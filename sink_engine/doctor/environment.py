@@ -9,7 +9,6 @@ import sys
 from importlib import metadata
 
 from sink_engine.doctor.checks import Check, Failed
-from sink_engine.iceberg.settings import is_iceberg
 
 # distribution name -> module a run imports
 ALWAYS = {"pyarrow": "pyarrow", "confluent-kafka": "confluent_kafka", "boto3": "boto3", "botocore": "botocore",
@@ -22,7 +21,7 @@ def interpreter(_context) -> str:
 
 
 def libraries(context) -> str:
-    required = dict(ALWAYS, **({"pyiceberg": "pyiceberg"} if is_iceberg(context.config) else {}))
+    required = dict(ALWAYS, **context.target.libraries)
     found, missing = [], []
     for distribution, module in required.items():
         version = _version(distribution, module)

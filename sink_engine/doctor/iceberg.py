@@ -1,10 +1,11 @@
 """IcebergFormat: the catalog the run commits to (`iceberg.catalog.*`) is reachable, its namespace exists, and each
 table of the connector's topics exists or will be created by the first run (`iceberg.tables.auto-create-enabled`).
-Loading a table reads its metadata file, so the table's files are reached as a commit reaches them."""
+Loading a table reads its metadata file, so the table's files are reached as a commit reaches them. The Iceberg
+target's check (target/iceberg_tables.py)."""
 from __future__ import annotations
 
 from sink_engine.doctor.checks import Check, Failed
-from sink_engine.iceberg.settings import IcebergSettings, is_iceberg
+from sink_engine.iceberg.settings import IcebergSettings
 
 
 def tables(context) -> str:
@@ -30,4 +31,4 @@ def tables(context) -> str:
             + (f", {len(absent)} created by the first run: {', '.join(absent)}" if absent else ""))
 
 
-CHECKS = (Check("iceberg catalog", tables, service="glue", applies=is_iceberg),)
+CHECKS = (Check("iceberg catalog", tables, service="glue"),)

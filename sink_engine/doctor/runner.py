@@ -18,21 +18,27 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sink_engine import events
 from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import RegistryDefault
-from sink_engine.doctor import environment, grants, iceberg, kafka, offsets, registry, s3, spark
-from sink_engine.doctor.checks import FAILED, OK, Result
+from sink_engine.doctor import environment, grants, kafka, offsets, registry, s3, spark
+from sink_engine.doctor.checks import FAILED, OK, Check, Result
 from sink_engine.errors import SinkError
 from sink_engine.secrets import Reference, references
+from sink_engine.target import Target, target_for
 from sink_engine.validation import load_checked_config
 
-CHECKS = (*environment.CHECKS, *spark.CHECKS, *kafka.CHECKS, *registry.CHECKS, *s3.CHECKS, *offsets.CHECKS,
-          *iceberg.CHECKS)
+
+def checks_of(target: Target) -> tuple[Check, ...]:
+    """Every check, the target's own (what it writes to) after the schema registry's."""
+    return (*environment.CHECKS, *spark.CHECKS, *kafka.CHECKS, *registry.CHECKS, *target.doctor_checks(),
+            *s3.CHECKS, *offsets.CHECKS)
 
 
 @dataclass
 class Context:
-    """What the checks share: the config, and the topics the Kafka check found (None until it found them)."""
+    """What the checks share: the config, its target, and the topics the Kafka check found (None until it found
+    them)."""
 
     config: SinkConfig
+    target: Target
     topics: tuple[str, ...] | None = None
 
 
@@ -41,8 +47,8 @@ def doctor(location: str, registry_default: RegistryDefault | None = None, out: 
     standard output); see the module docstring."""
     results, config = _load(location, registry_default)
     if config is not None:
-        context = Context(config)
-        results += [check(context) for check in CHECKS if check.applies(config)]
+        context = Context(config, target_for(config))
+        results += [check(context) for check in checks_of(context.target) if check.applies(config)]
     name = config.name if config is not None else None
     for result in results:
         events.emit(events.DOCTOR_CHECK, logging.WARNING if result.failed else logging.INFO, connector=name,

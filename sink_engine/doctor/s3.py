@@ -18,7 +18,6 @@ from botocore.exceptions import ClientError
 
 from sink_engine.doctor import grants
 from sink_engine.doctor.checks import Check, Failed, Skipped
-from sink_engine.iceberg.settings import is_iceberg
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import S3Access, s3_client
 from sink_engine.transform.settings import TransformSettings
@@ -104,11 +103,7 @@ def _signer(config) -> str:
     return f"signed as {grantor}" if grantor else f"credentials: {config['s3.credentials.provider.class']}"
 
 
-def _writes_objects(config) -> bool:
-    return not is_iceberg(config)
-
-
-CHECKS = (Check("s3 write", write, service="s3", applies=_writes_objects),
-          Check("s3 incomplete uploads", uploads, service="s3", applies=_writes_objects),
-          Check("s3 dead letters", dead_letters, service="s3",
-                applies=lambda config: bool(config["errors.deadletterqueue.s3.prefix"])))
+# the S3 objects target's (target/s3_objects.py)
+OBJECT_CHECKS = (Check("s3 write", write, service="s3"), Check("s3 incomplete uploads", uploads, service="s3"))
+CHECKS = (Check("s3 dead letters", dead_letters, service="s3",
+                applies=lambda config: bool(config["errors.deadletterqueue.s3.prefix"])),)

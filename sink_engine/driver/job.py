@@ -26,6 +26,7 @@ from sink_engine.progress import ProgressBoard
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
 from sink_engine.source.settings import SourceSettings
+from sink_engine.target import Target, target_for
 
 
 def now_ms() -> int:
@@ -107,28 +108,26 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
     leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
     duration = config["sink.lease.duration.ms"]
     token = leases.acquire(config.name, owner or uuid.uuid4().hex, duration)
-    tables = _table_commits(config)
+    target = target_for(config)
     try:
         with LeaseKeeper(leases, token, duration):
             ranges, ends = plan(config, store)
-            if tables and tables.recover(store, token, {r.topic for r in ranges}):
-                ranges, ends = plan(config, store)  # DynamoDB caught up with a snapshot committed before a crash
+            if target.recover(store, token, {r.topic for r in ranges}):
+                ranges, ends = plan(config, store)  # DynamoDB caught up with what the target committed before a crash
             plans = PlanStore(dynamodb, table) if needs_recorded_plan(config) else None
             if plans:
                 ranges = decide_wall_clock(config, store, plans, token, ranges, clock())
             events.emit(events.RUN_PLANNED, connector=config.name, epoch=token.epoch,
                         ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges])
             watchdog = RunWatchdog(spark, config.name, config["sink.run.timeout.ms"], started_wall)
-            written = _write_ranges(spark, config, watchdog.bounded([r for r in ranges if len(r)]), progress,
+            written = _write_ranges(spark, target, watchdog.bounded([r for r in ranges if len(r)]), progress,
                                     watchdog)
             results = written.results
             summary = RunSummary(ranges, results, end_offsets=ends, executors=written.executors)
             events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
                         records=summary.records_written, dropped=summary.records_dropped, bytes=summary.bytes_written)
             failpoint("after_upload_before_commit")
-            if tables:
-                tables.commit(results, leases, token, duration)
-                failpoint("after_snapshot_before_commit")
+            target.commit(results, leases, token, duration)
             summary.committed = commit_results(store, token, results + _unread(ranges))
             if plans:
                 plans.forget(config.name, [r.tp for r in ranges])
@@ -154,16 +153,17 @@ def report_ignored_keys(config: SinkConfig) -> None:
                     reason=ignored.reason, suggestion=ignored.suggestion)
 
 
-def _write_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress: ProgressBoard | None,
+def _write_ranges(spark, target: Target, ranges: list[PartitionRange], progress: ProgressBoard | None,
                   watchdog: RunWatchdog) -> RangesRun:
     """The ranges' results and where they ran; RunTimeoutError when the watchdog had to cancel the Spark job."""
     from sink_engine.driver.spark_runner import SparkTaskError, run_ranges
 
+    config = target.config
     if progress is not None:
         progress.start(ranges)
     try:
         with watchdog:
-            return run_ranges(spark, config, ranges, progress.directory if progress else None)
+            return run_ranges(spark, target, ranges, progress.directory if progress else None)
     except SparkTaskError as e:
         if not watchdog.fired:
             raise
@@ -184,16 +184,6 @@ def _release(leases: Leases, token: LeaseToken) -> None:
     except (ClientError, BotoCoreError) as e:
         events.emit(events.LEASE_RELEASE_FAILED, level=logging.WARNING, connector=token.connector, epoch=token.epoch,
                     error=str(e))
-
-
-def _table_commits(config: SinkConfig):
-    """IcebergFormat's snapshot commits (sink_engine/iceberg/commit.py), None for object formats."""
-    if config["format.class"] != "iceberg":
-        return None
-    from sink_engine.iceberg.commit import TableCommits
-    from sink_engine.iceberg.settings import IcebergSettings
-
-    return TableCommits(IcebergSettings.from_config(config))
 
 
 def _unread(ranges: list[PartitionRange]) -> list[TaskResult]:

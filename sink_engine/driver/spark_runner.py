@@ -8,9 +8,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from sink_engine.config import SinkConfig
 from sink_engine.errors import SinkError
 from sink_engine.model import PartitionRange, TaskResult
+from sink_engine.target import Target
 
 LOCAL_TASK_ATTEMPTS = 4
 
@@ -87,24 +87,26 @@ class RangesRun:
     executors: tuple[str, ...] = ()
 
 
-def run_ranges(spark, config: SinkConfig, ranges: list[PartitionRange], progress_dir: str | None = None
+def run_ranges(spark, target: Target, ranges: list[PartitionRange], progress_dir: str | None = None
                ) -> RangesRun:
-    """One Spark task per group of ranges (at most `tasks.max`); returns every range's result and where the tasks
-    ran. Tasks report their progress in `progress_dir` when given (a directory of the driver's machine: only for
-    a master whose tasks share the driver's process, `tasks_share_driver_process`).
+    """One Spark task per group of ranges (at most `tasks.max`), each writing its ranges to `target`; returns
+    every range's result and where the tasks ran. Tasks report their progress in `progress_dir` when given (a
+    directory of the driver's machine: only for a master whose tasks share the driver's process,
+    `tasks_share_driver_process`).
 
     The groups are the elements of an RDD with one partition each: one stage, no shuffle, and nothing but the
     ranges and their results crosses the JVM (a DataFrame with `mapInArrow` cost a shuffle stage and Arrow
     round-trips: an empty 4-task job took 0.7-0.9 JVM and 0.9 Python CPU s that way, 0.34 and 0.3 this way)."""
     if not ranges:
         return RangesRun([])
+    config = target.config
     groups = assign_tasks(ranges, config["tasks.max"])
     group_id = f"sink-engine-{config.name}-{uuid.uuid4().hex[:12]}"
     context = spark.sparkContext
     context.setJobGroup(group_id, f"write {len(ranges)} ranges of connector {config.name}")
     try:
         results = context.parallelize(groups, len(groups)).mapPartitions(
-            _task_function(config, progress_dir)).collect()
+            _task_function(target, progress_dir)).collect()
     except Exception as e:  # Py4JJavaError or pyspark's captured exceptions: the job was aborted
         raise SparkTaskError(f"the Spark job of connector '{config.name}' failed: {_job_failure(e)}") from e
     finally:
@@ -144,23 +146,22 @@ def _job_failure(error: Exception) -> str:
     return (aborted or lines or [type(error).__name__])[0][:600]
 
 
-def _task_function(config: SinkConfig, progress_dir: str | None = None):
-    """A task's work: its ranges, with settings built once where the task runs (an Iceberg catalog's S3 endpoint
-    defaults to the worker's AWS_ENDPOINT_URL), and one Kafka consumer and one S3 client for all of them: a
-    range pays neither connections nor authentication of its own."""
+def _task_function(target: Target, progress_dir: str | None = None):
+    """A task's work: its ranges, written to `target`, with settings built once where the task runs (the target
+    too: an Iceberg catalog's S3 endpoint defaults to the worker's AWS_ENDPOINT_URL), and one Kafka consumer and
+    one S3 client for all of them: a range pays neither connections nor authentication of its own."""
     def process(groups):
         from sink_engine.source.reader import RangeReader
         from sink_engine.storage.s3 import upload_client
-        from sink_engine.task.run import run_range
         from sink_engine.task.settings import TaskSettings
 
         settle_worker()
-        settings = TaskSettings.from_config(config)
+        settings = TaskSettings.from_config(target.config)
         client = upload_client(settings.s3)
         with RangeReader(settings.source) as reader:
             for group in groups:
                 for planned in group:
-                    yield run_range(settings, planned, client, progress_dir, reader)
+                    yield target.write_range(settings, planned, client, progress_dir, reader)
 
     return process
 

@@ -32,6 +32,7 @@ from sink_engine.iceberg.catalog import (
 )
 from sink_engine.iceberg.errors import TableCommitConflictError, TableError
 from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.iceberg.task import TableFiles
 from sink_engine.model import TaskResult, TopicPartition
 
 CONNECTOR, EPOCH, COMMIT_ID, OFFSETS = (f"sink-engine.{name}" for name in ("connector", "epoch", "commit-id", "offsets"))
@@ -102,7 +103,8 @@ class TableCommits:
         entries: dict[str, list] = defaultdict(list)
         for result in sorted(results, key=lambda r: (r.range.topic, r.range.partition)):
             identifier = self._settings.table_identifier(result.range.topic)
-            files[identifier] += result.table_files
+            if isinstance(result.target_result, TableFiles):
+                files[identifier] += result.target_result.data_files
             if result.next_offset != result.range.expected_committed:
                 entries[identifier].append(_entry(result))
         return {identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token,

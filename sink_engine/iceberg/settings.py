@@ -65,10 +65,6 @@ def _topic_route(config: SinkConfig) -> Callable[[str], str]:
         "without a predicate is supported")
 
 
-def is_iceberg(config: SinkConfig) -> bool:
-    return config["format.class"] == "iceberg"
-
-
 def table_template(config: SinkConfig) -> str:
     """The `iceberg.tables` entry, checked: `namespace[.namespace...].table`, `${topic}` only in the table part."""
     tables = config["iceberg.tables"]

@@ -1,24 +1,31 @@
 """One Spark task's work for one planned range of an IcebergFormat connector: read, convert, write data files.
 
-The same record steps as S3 objects (`sink_engine.task.steps`: tombstones, conversion, transforms, dead letters),
-then a TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files. Every
-record of the range is written (a table has no open-file tail): the range's next offset is its end, or the record
-that stopped it.
+The same range work as S3 objects (`sink_engine.task.run.write_to`: record steps, dead letters, uploads), into a
+TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files. Every record of
+the range is written (a table has no open-file tail): the range's next offset is its end, or the record that
+stopped it. The data files go to the driver's commit as the result's `TableFiles`.
 """
 from __future__ import annotations
 
-from sink_engine.dlq import router_for
+from dataclasses import dataclass
+
 from sink_engine.errors import RecordError, SinkError
+from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.iceberg.table_writer import TableWriter
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import Partitions, RecordChunk
 from sink_engine.source.reader import RangeReader
-from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.deadline import within_deadline
-from sink_engine.task.run import read_records, record_steps
+from sink_engine.task.output import RangeOutput
+from sink_engine.task.run import write_to
 from sink_engine.task.settings import TaskSettings
-from sink_engine.task.steps import write_range
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """A range's data files (pyiceberg DataFiles, not committed), as `TaskResult.target_result`."""
+
+    data_files: tuple = ()
 
 
 class _OnePartition:
@@ -28,35 +35,29 @@ class _OnePartition:
         return Partitions.one("")
 
 
-def run_table_range(settings: TaskSettings, planned: PartitionRange, client=None,
-                    reader: RangeReader | None = None) -> TaskResult:
-    """Write the range's records as data files of its table (`settings.iceberg`) and report them (not committed).
-    Never raises a SinkError: it is returned in the result, with the data files of the records before it. The
-    task's `client` and `reader` as in `sink_engine.task.run.run_range`."""
-    uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
-    assert settings.iceberg is not None  # an IcebergFormat connector's task
-    writer = TableWriter(settings.iceberg, planned.topic, planned.partition, planned.start_offset)
-    steps = record_steps(settings, planned.topic, _OnePartition())
-    router, handled = router_for(settings.dead_letters, planned, uploader), planned.start_offset
-    dropped: list[int] = []
-    chunks = within_deadline(read_records(settings, planned, reader), planned)
-    result = TaskResult(range=planned, next_offset=planned.start_offset)
-    try:
-        try:
-            for handled in write_range(chunks, writer, steps, router, result, dropped):  # noqa: B007 - read after
-                pass  # each chunk written moves `handled` on
-        except RecordError as e:  # every record before it is written or dead-lettered
-            result.error, result.error_class, handled = str(e), type(e).__name__, e.offset
-        except SinkError as e:
-            result.error, result.error_class = str(e), type(e).__name__
-        writer.finish()
-        result.dead_letters, result.dlq_scan_from = router.flush(handled)
-        uploader.drain()
-    except SinkError as e:  # a data file or a dead letter failed: nothing of this range may be committed
-        result.error, result.error_class = str(e), type(e).__name__
-        return result
-    finally:
-        uploader.close()
-    result.files, result.table_files, result.next_offset = writer.closed, writer.data_files, handled
-    result.records_dropped = sum(1 for offset in dropped if offset < handled)
-    return result
+class TableOutput(RangeOutput):
+    """A range's records as data files of its table; each record before the one that stopped the range is
+    written or dead-lettered."""
+
+    writer: TableWriter
+
+    def __init__(self, iceberg: IcebergSettings, planned: PartitionRange):
+        self.writer = TableWriter(iceberg, planned.topic, planned.partition, planned.start_offset)
+        self.partitioner = _OnePartition()
+
+    def settle(self, processed: int, error: SinkError | None) -> int:
+        self.writer.finish()
+        return error.offset if isinstance(error, RecordError) else processed
+
+    def finish(self, result: TaskResult) -> None:
+        result.target_result = TableFiles(tuple(self.writer.data_files))
+
+
+def run_table_range(settings: TaskSettings, iceberg: IcebergSettings, planned: PartitionRange, client=None,
+                    progress_dir: str | None = None, reader: RangeReader | None = None) -> TaskResult:
+    """Write the range's records as data files of its table and report them (not committed); `write_to`'s
+    contract."""
+    def output_for(_settings: TaskSettings, range_: PartitionRange, _uploader: Uploader) -> TableOutput:
+        return TableOutput(iceberg, range_)
+
+    return write_to(output_for, settings, planned, client, progress_dir, reader)

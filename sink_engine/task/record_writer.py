@@ -8,14 +8,16 @@ from abc import ABC, abstractmethod
 from sink_engine.dlq.letter import STAGE_TASK_PUT
 from sink_engine.dlq.router import DeadLetterRouter, qualified_name
 from sink_engine.errors import RecordError, SchemaProjectionError
+from sink_engine.model import ClosedFile
 from sink_engine.records import Partitions, PreparedRecords, RecordChunk, ValueColumn
 
 
 class RecordWriter(ABC):
     """Takes one topic-partition's records in offset order. `last_added_offset` is the offset of the last record
-    added."""
+    added; `closed`, the files it closed so far."""
 
     last_added_offset: int
+    closed: list[ClosedFile]
 
     @abstractmethod
     def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions) -> None:

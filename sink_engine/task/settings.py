@@ -1,6 +1,6 @@
 """Everything one task's range is built from, read once from the config: each seam's settings, the S3 objects'
-names and options (or IcebergFormat's table settings), the rotation policy, and the few keys the record steps and
-the writer read themselves."""
+names and options, the rotation policy, and the few keys the record steps and the writer read themselves (a
+target's own settings are its own: sink_engine.target)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +9,6 @@ from sink_engine.config import SinkConfig
 from sink_engine.convert.settings import ConverterSettings
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.format.settings import FormatSettings
-from sink_engine.iceberg.settings import IcebergSettings, is_iceberg
 from sink_engine.partition.registry import TIME_BASED
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.source.settings import SourceSettings
@@ -51,7 +50,6 @@ class TaskSettings:
     schema_compatibility: str
     schema_files: str  # sink.schema.files
     tombstone_partition: str  # tombstone.encoded.partition
-    iceberg: IcebergSettings | None  # the table a range's records go to with IcebergFormat; None: S3 objects
     transforms: TransformSettings  # transforms, predicates (empty: no transform step)
 
     @classmethod
@@ -62,7 +60,6 @@ class TaskSettings:
                    ConverterSettings.from_config(config), SidecarSettings.from_config(config), rotation_policy(config),
                    DeadLetterSettings.from_config(config), config["behavior.on.null.values"],
                    config["schema.compatibility"], config["sink.schema.files"], config["tombstone.encoded.partition"],
-                   IcebergSettings.from_config(config) if is_iceberg(config) else None,
                    TransformSettings.from_config(config))
 
 

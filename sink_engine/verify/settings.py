@@ -5,7 +5,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sink_engine.config import SinkConfig
-from sink_engine.errors import ConfigError
 from sink_engine.format.registry import format_for
 from sink_engine.format.settings import FormatSettings
 from sink_engine.storage.naming import ObjectNaming
@@ -27,9 +26,7 @@ class VerifySettings:
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> VerifySettings:
-        """Raises ConfigError for what verify cannot read: IcebergFormat, routers that route by record."""
-        if config["format.class"] == "iceberg":
-            raise ConfigError("format.class", "verify reads S3 objects; an Iceberg table's snapshots are its record")
+        """Raises ConfigError for what verify cannot read: routers that route by record."""
         router = folder_router(config, "verify")
         naming = ObjectNaming.from_config(config)
         formats = FormatSettings.from_config(config)

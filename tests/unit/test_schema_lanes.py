@@ -18,7 +18,7 @@ from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.run import _commit_point
+from sink_engine.task.object_output import _commit_point
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.settings import rotation_policy
 from sink_engine.task.writer import TopicPartitionWriter

@@ -1,0 +1,81 @@
+"""Iceberg tables (format.class=IcebergFormat, sink_engine/iceberg): tasks write data files, the driver appends
+them in one snapshot per table that records the offsets, before the offsets commit; a run first moves DynamoDB
+forward to a snapshot committed before a crash. pyiceberg is imported only by the steps that use it."""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TextIO
+
+from sink_engine.errors import ConfigError
+from sink_engine.failpoints import failpoint
+from sink_engine.iceberg.settings import IcebergSettings, check_rest_catalog, table_template
+from sink_engine.target.base import Target
+
+# Settings of the S3 object path that have no meaning for a table, with why.
+_NOT_FOR_TABLES = {
+    "behavior.on.null.values": ("write", "tombstones cannot be table rows; use fail or ignore"),
+    "store.kafka.keys": (True, "set iceberg.tables.kafka-metadata-enabled for a _kafka_metadata_key column"),
+    "store.kafka.headers": (True, "headers are not written to tables"),
+}
+
+
+class IcebergTablesTarget(Target):
+    key_prefixes = ("iceberg.",)
+    libraries = {"pyiceberg": "pyiceberg"}
+
+    @cached_property
+    def settings(self) -> IcebergSettings:
+        return IcebergSettings.from_config(self.config)
+
+    @cached_property
+    def _tables(self):
+        """The driver's snapshot commits: what `recover` saw is what `commit` checks against."""
+        from sink_engine.iceberg.commit import TableCommits
+
+        return TableCommits(self.settings)
+
+    def validate(self) -> None:
+        """A table, a catalog, and no S3-object-only setting."""
+        config = self.config
+        table_template(config)
+        catalog = config["iceberg.catalog.type"]
+        if catalog is None:
+            raise ConfigError("iceberg.catalog.type", "is required with format.class=IcebergFormat (sql, glue or rest)")
+        if catalog == "rest":
+            check_rest_catalog(config)
+        if catalog == "sql" and not config["iceberg.catalog.uri"]:
+            raise ConfigError("iceberg.catalog.uri", f"is required with iceberg.catalog.type={catalog}")
+        if catalog == "sql" and not config["iceberg.catalog.warehouse"]:
+            raise ConfigError("iceberg.catalog.warehouse",
+                              "is required with iceberg.catalog.type=sql (s3://bucket/prefix)")
+        for key, (value, why) in _NOT_FOR_TABLES.items():
+            if config[key] == value:
+                raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
+        IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec, a router one table
+
+    def init(self) -> list[str]:
+        from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
+
+        created = ensure_namespace(open_catalog(self.settings), self.settings.table_template)
+        return [f"namespace {self.settings.namespace} in catalog {self.settings.catalog}: "
+                f"{'created' if created else 'exists'}"]
+
+    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):
+        from sink_engine.iceberg.task import run_table_range
+
+        return run_table_range(settings, self.settings, planned, client, progress_dir, reader)
+
+    def recover(self, store, token, topics) -> bool:
+        return self._tables.recover(store, token, topics)
+
+    def commit(self, results, leases, token, lease_ms: int) -> None:
+        self._tables.commit(results, leases, token, lease_ms)
+        failpoint("after_snapshot_before_commit")
+
+    def verify(self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO) -> int:
+        raise ConfigError("format.class", "verify reads S3 objects; an Iceberg table's snapshots are its record")
+
+    def doctor_checks(self):
+        from sink_engine.doctor import iceberg
+
+        return iceberg.CHECKS
