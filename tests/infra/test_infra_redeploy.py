@@ -14,7 +14,7 @@ from aws_cdk import aws_kms as kms
 from infra.application import new_app
 from infra.capacity import Footprint, check_capacity, run_footprint
 from infra.connectors import load_connectors
-from infra.constructs.application_stop import RESOURCE_TYPE, STOP_ACTIONS, ApplicationStop
+from infra.constructs.application_stop import RESOURCE_TYPE, RESOURCE_TYPE_ON_DELETE, STOP_ACTIONS, ApplicationStop
 from infra.constructs.emr_job import SinkJob
 from infra.stacks.connectors import ConnectorStacks
 from infra.constructs.lambda_function import LibrariesLayer
@@ -118,6 +118,59 @@ def test_the_stop_fires_exactly_when_the_application_changes(tmp_path, baseline,
     # then the stop resource's properties change (CloudFormation sends it an Update) iff the application's do
     assert (properties != baseline) is changes
     assert (properties["ConfigurationHash"] != baseline["ConfigurationHash"]) is changes
+
+
+# -- the application is stopped before CloudFormation deletes it -------------------------------------------------
+
+def _references(value) -> set[str]:
+    """The logical ids `value` refers to (Ref and Fn::GetAtt), parameters and pseudo parameters included."""
+    if isinstance(value, dict):
+        if set(value) == {"Ref"}:
+            return {value["Ref"]}
+        if set(value) == {"Fn::GetAtt"}:
+            return {value["Fn::GetAtt"][0]}
+        return {r for v in value.values() for r in _references(v)}
+    if isinstance(value, list):
+        return {r for v in value for r in _references(v)}
+    return set()
+
+
+def _dependencies(template: dict) -> dict[str, set[str]]:
+    """Logical id -> every resource it depends on, transitively (DependsOn and references): CloudFormation deletes a
+    resource only after every resource that depends on it ("DependsOn attribute", CloudFormation User Guide)."""
+    resources = template["Resources"]
+    direct = {k: ({*r.get("DependsOn", [])} | _references(r.get("Properties", {}))) & set(resources)
+              for k, r in resources.items()}
+    closed: dict[str, set[str]] = {}
+
+    def walk(k: str) -> set[str]:
+        if k not in closed:
+            closed[k] = set()
+            closed[k] = set().union(*({d} | walk(d) for d in direct[k])) if direct[k] else set()
+        return closed[k]
+    return {k: walk(k) for k in resources}
+
+
+def test_the_application_is_stopped_after_the_trigger_is_gone_and_before_it_is_deleted(each_env):
+    # DeleteApplication needs CREATED or STOPPED (EMR Serverless API Reference, DeleteApplication), and the
+    # application stays STARTED until its idle stop after any run
+    template = each_env.templates["service"]
+    (application_id,) = _of_type(template, "AWS::EMRServerless::Application")
+    (stop_id, stop), = _of_type(template, RESOURCE_TYPE_ON_DELETE).items()
+    depends = _dependencies(template)
+    # the stop names the application, and is deleted before it and before the stop function's grant on it
+    assert stop["Properties"]["ApplicationId"] == {"Fn::GetAtt": [application_id, "ApplicationId"]}
+    policy_id = logical_id(each_env.deployment.service.application_stop.policy.node.default_child)
+    function_id = stop["Properties"]["ServiceToken"]["Fn::GetAtt"][0]
+    assert {application_id, policy_id, function_id} <= depends[stop_id]
+    # and after everything that starts runs: the trigger, its MSK event sources, the schedules invoking it and
+    # their grants to invoke it
+    trigger_id = logical_id(each_env.deployment.service.trigger.function.node.default_child)
+    starters = {k for k, r in template["Resources"].items()
+                if r["Type"] in ("AWS::Lambda::EventSourceMapping", "AWS::Events::Rule", "AWS::Lambda::Permission")
+                and trigger_id in _references(r.get("Properties", {}))}
+    assert any(template["Resources"][k]["Type"] == "AWS::Lambda::EventSourceMapping" for k in starters)
+    assert sorted(k for k in starters | {trigger_id} if stop_id not in depends[k]) == []
 
 
 # -- a re-created stack does not meet its own log group ----------------------------------------------------------
