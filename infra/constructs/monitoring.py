@@ -1,5 +1,5 @@
-"""Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), lag, DLQ
-growth, broken MSK event source mappings, trigger, admin and replay failures, and each connector's run metrics
+"""Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), queued job runs
+(the trigger), lag, DLQ growth, broken MSK event source mappings, trigger, admin and replay failures, and each connector's run metrics
 (what its job runs wrote and left, sink_engine/driver/metrics.py)."""
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from infra.constructs.trigger import SERVICE as TRIGGER_SERVICE
 from infra.settings import Settings
 from infra.stacks.connectors import ConnectorStacks
 from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
+from lambdas.trigger.runs import QUEUED_METRIC
 from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
 from sink_engine.driver.metrics import NAMESPACE  # the trigger's and admin's Powertools metrics share it
 
@@ -130,6 +131,11 @@ class Monitoring(Construct):
         self._alarm("DlqGrowth", dlq_puts, 1, "Records were written to the dead-letter prefix")
         self._alarm("TriggerErrors", trigger.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
                     "The trigger Lambda failed; MSK batches are being retried")
+        queued = cw.Metric(namespace=NAMESPACE, metric_name=QUEUED_METRIC, statistic="Sum", period=FIVE_MINUTES,
+                           dimensions_map={"service": TRIGGER_SERVICE})
+        self._alarm("QueuedJobRuns", queued, 1, "A connector's job run waits QUEUED: the EMR application's "
+                    "MaxConcurrentRuns (emr.concurrent_runs) is taken, and the connector starts nothing until it runs "
+                    "or its queue timeout fails it (the trigger's log says which: JOB_RUN_QUEUED)")
         mappings = self._mappings_alarm(settings, trigger)
         self._alarm("ReplayErrors", replay.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
                     "A DLQ replay invocation failed; records it claimed are reported in doubt by the next one")
@@ -149,7 +155,8 @@ class Monitoring(Construct):
                 a for a in self.alarms.values() if Stack.of(a) is Stack.of(self)])],
             [cw.GraphWidget(title="Job runs: started (trigger), failed or cancelled (EventBridge)",
                             left=[*started, failed_runs.with_(label="failed or cancelled"),
-                                  undelivered.with_(label="notifications not delivered")], width=12),
+                                  undelivered.with_(label="notifications not delivered"),
+                                  queued.with_(label="seen queued (trigger)")], width=12),
              cw.GraphWidget(title="Job runs by state (EMR Serverless counters)", left=by_state, width=12)],
             [cw.GraphWidget(title="Pending records", left=[every_connector("PendingRecords", "Maximum", TRIGGER_SERVICE)],
                             width=12),

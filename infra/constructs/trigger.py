@@ -50,6 +50,8 @@ class Trigger(Construct):
             "JOB_TIMEOUT_MINUTES": str(settings.emr.job_timeout_minutes),
             # the application's maximum capacity, which the trigger keeps each run's workers within
             "MAX_CPU": settings.emr.max_cpu, "MAX_MEMORY": settings.emr.max_memory, "MAX_DISK": settings.emr.max_disk,
+            # the executors a data run may have (the trigger sizes runs with dynamic allocation off)
+            "MAX_EXECUTORS_PER_RUN": str(settings.emr.max_executors_per_run),
             "RUN_CLAIM_MS": str(tuning.run_claim_minutes * 60_000),
             "BACKOFF_BASE_MS": str(tuning.backoff_base_seconds * 1000),
             "BACKOFF_CAP_MS": str(tuning.backoff_cap_seconds * 1000),

@@ -14,7 +14,8 @@ tick also reports the health of the function's MSK event source mappings (esm_he
 Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes, read on first use and again
 after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
 without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, MAX_CPU, MAX_MEMORY, MAX_DISK (the
-application's maximum capacity, "16 vCPU", "64 GB", "200 GB": no run's workers exceed it), RUN_CLAIM_MS,
+application's maximum capacity, "16 vCPU", "64 GB", "200 GB": no run's workers exceed it), MAX_EXECUTORS_PER_RUN
+(optional: the executors a data run may have), RUN_CLAIM_MS,
 BACKOFF_BASE_MS, BACKOFF_CAP_MS, and Powertools' variables.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ from lambdas.shared.connector_index import ConnectorIndex
 from lambdas.trigger import esm_health
 from lambdas.trigger.connectors import connectors_from_entries
 from lambdas.trigger.errors import UnknownRequestError
-from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
+from lambdas.trigger.runs import QUEUED_METRIC, Backoff, JobSpec, RunStarter
 from lambdas.trigger.service import Decision, TriggerService
 from lambdas.trigger.sizing import Capacity
 from lambdas.trigger.state import TriggerState
@@ -51,8 +52,9 @@ def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerSe
     the connector index."""
     state = TriggerState(boto3.client("dynamodb"), env["TABLE_NAME"])
     capacity = Capacity.parse(env.get("MAX_CPU"), env.get("MAX_MEMORY"), env.get("MAX_DISK"))
+    max_executors = env.get("MAX_EXECUTORS_PER_RUN")
     job = JobSpec(env["APPLICATION_ID"], env["ENTRY_POINT"], env["SPARK_PARAMETERS"], int(env["JOB_TIMEOUT_MINUTES"]),
-                  capacity)
+                  capacity, int(max_executors) if max_executors else None)
     backoff = Backoff(int(env["BACKOFF_BASE_MS"]), int(env["BACKOFF_CAP_MS"]))
     starter = RunStarter(state, boto3.client("emr-serverless"), job, int(env["RUN_CLAIM_MS"]), backoff)
     default_role = env.get("JOB_ROLE_ARN")
@@ -134,6 +136,10 @@ def handler(event: dict, context) -> dict:
 def _report(decision: Decision) -> None:
     outcome = decision.outcome
     event = "JOB_RUN_STARTED" if outcome.action in ("started", "resumed") else "JOB_RUN_SKIPPED"
+    if outcome.reason == "run-queued":
+        event = "JOB_RUN_QUEUED"
+        with single_metric(name=QUEUED_METRIC, unit=MetricUnit.Count, value=1):
+            pass
     logger.info(event, extra={"connector": decision.connector, "action": outcome.action, "reason": outcome.reason,
                               "where": decision.where, "job_run_id": outcome.job_run_id,
                               "retry_at_ms": outcome.retry_at_ms, "pending_records": decision.pending.records})

@@ -2,7 +2,8 @@
 and a backoff after runs that fail.
 
 Before a new claim, the previous claim's run is settled: GetJobRun says whether it is still active (QUEUED,
-PENDING, SCHEDULED, SUBMITTED, RUNNING, CANCELLING: skip, whatever the claim's expiry), or how it ended. It
+PENDING, SCHEDULED, SUBMITTED, RUNNING, CANCELLING: skip, whatever the claim's expiry; QUEUED is reported as
+`run-queued`: the application's MaxConcurrentRuns is taken, infra/capacity.py), or how it ended. It
 succeeded if EMR says SUCCESS, the lease epoch moved past the claim's (the run took the lease) and some offset
 of the connector was committed since the claim; SUCCESS with a commit-less lease is `idle`; FAILED, CANCELLED,
 a vanished run, or a claim that expired with no run are `failed`. After n consecutive failed or idle runs, the
@@ -37,18 +38,23 @@ from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run
 from lambdas.trigger.state import FAILED, IDLE, SUCCEEDED, RunClaim, TriggerState
 
 TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED ... CANCELLING) is active
+# a run waiting for a slot of the application's MaxConcurrentRuns ("Job run states", EMR Serverless User Guide)
+QUEUED = "QUEUED"
+QUEUED_METRIC = "QueuedJobRuns"  # the trigger's count of runs it saw QUEUED, every connector's (an alarm's metric)
 
 
 @dataclass(frozen=True)
 class JobSpec:
     """How to start the sink job on EMR Serverless (the role comes with each connector); `capacity` is the
-    application's maximum, which no run's workers exceed."""
+    application's maximum, which no run's workers exceed; `max_executors` the executors a data run may have (None:
+    no limit)."""
 
     application_id: str
     entry_point: str
     spark_parameters: str
     timeout_minutes: int
     capacity: Capacity
+    max_executors: int | None = None
 
     def start_request(self, connector: Connector, arguments: list[str], token: str, name: str,
                       tags: dict[str, str], sizes: str = "") -> dict:
@@ -63,8 +69,8 @@ class JobSpec:
 
     def sizes(self, connector: Connector, pending: Pending | None) -> str:
         """The `--conf`s of the workers of a run of `connector` that finds `pending` (None: nothing known)."""
-        return plan_run(connector.shape, pending.behind if pending else (), self.capacity,
-                        connector.tables).spark_parameters()
+        return plan_run(connector.shape, pending.behind if pending else (), self.capacity, connector.tables,
+                        self.max_executors).spark_parameters()
 
 
 @dataclass(frozen=True)
@@ -125,8 +131,8 @@ class RunStarter:
         claim = self._state.claim(name)
         if claim and claim.outcome is None:
             verdict = self._verdict(claim, epoch, now_ms, last_commit_ms)
-            if verdict == "active":
-                return Outcome("skipped", "run-active", claim.job_run_id)
+            if verdict in ("active", QUEUED):
+                return Outcome("skipped", "run-queued" if verdict == QUEUED else "run-active", claim.job_run_id)
             if verdict == "resume":
                 if claim.sizes is None:
                     claim = replace(claim, sizes=self._job.sizes(connector, pending))
@@ -146,7 +152,7 @@ class RunStarter:
         return self._submit(connector, fresh, "started", reason)
 
     def _verdict(self, claim: RunClaim, epoch: int, now_ms: int, last_commit_ms: int) -> str:
-        """active | resume | succeeded | idle | failed, for a claim not settled yet."""
+        """active | QUEUED | resume | succeeded | idle | failed, for a claim not settled yet."""
         took_lease = epoch > claim.lease_epoch
         if claim.job_run_id is None:
             if took_lease:  # StartJobRun answered but its id was not recorded, and the run went on
@@ -154,7 +160,7 @@ class RunStarter:
             return "resume" if claim.expires_at_ms > now_ms else FAILED
         state = self._job_state(claim.job_run_id)
         if state not in TERMINAL_STATES:
-            return "active"
+            return QUEUED if state == QUEUED else "active"
         if state != "SUCCESS" or not took_lease:
             return FAILED
         return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
