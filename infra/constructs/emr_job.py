@@ -11,6 +11,7 @@ from aws_cdk import aws_s3_assets as assets
 from constructs import Construct
 
 from infra.capacity import check_concurrency
+from infra.job_timeout import check_job_timeout
 from infra.connectors import ConnectorSpec
 from infra.constructs.job_role import ConnectorJobRole, job_role_arn
 from infra.constructs.lambda_function import log_retention
@@ -68,6 +69,7 @@ class SinkJob(Construct):
         self.log_group_name = self.log_group.log_group_name
         self.image = self._image(emr_settings) if emr_settings.interpreter_source == "image" else None
         self.concurrency = check_concurrency(settings, connectors)
+        check_job_timeout(settings, connectors)  # EMR's timeout must not cancel a run before it commits
         self.application = emr.CfnApplication(
             self, "Application", name=f"sink-{settings.env}", release_label=emr_settings.release_label, type="SPARK",
             architecture=emr_settings.architecture,
