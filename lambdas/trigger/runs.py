@@ -17,7 +17,8 @@ finds less to do. Its token derives from (connector, the schedule's event time),
 invocation retried, starts one run. A doctor run (`start_doctor`: `sink-engine doctor`, which writes only its
 probes) takes neither either; its token derives from (connector, the request's time). Nor does a restore
 (`start_restore`: `sink-engine restore`, which takes a lease of its own, keyed by its target topic, and resumes
-where an earlier attempt stopped); its token derives from (connector, the request, the request's time).
+where an earlier attempt stopped); its token derives from (connector, the request, the request's time), and a
+rerun's from that and its attempt (restore_runs.py: the tick starts a restore again that ended with progress).
 
 Each run's workers are sized (sizing.py): a data run's to the offsets pending when it is claimed (the claim keeps
 the sizes, so a resumed StartJobRun sends the same request), table upkeep's, the doctor's and a restore's (its
@@ -158,7 +159,7 @@ class RunStarter:
             if took_lease:  # StartJobRun answered but its id was not recorded, and the run went on
                 return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
             return "resume" if claim.expires_at_ms > now_ms else FAILED
-        state = self._job_state(claim.job_run_id)
+        state = self.job_state(claim.job_run_id)
         if state not in TERMINAL_STATES:
             return QUEUED if state == QUEUED else "active"
         if state != "SUCCESS" or not took_lease:
@@ -181,11 +182,12 @@ class RunStarter:
             f"{connector.name}-doctor", {"action": "doctor"}, UPKEEP.spark_parameters()))
         return Outcome("started", "doctor", answer["jobRunId"])
 
-    def start_restore(self, connector: Connector, request: RestoreRequest, requested_at: str) -> Outcome:
+    def start_restore(self, connector: Connector, request: RestoreRequest, token: str) -> Outcome:
         """Start `sink-engine restore` of `request` for `connector` as its job role (see the module docstring);
-        `requested_at` names the request. A refused StartJobRun raises."""
+        `token` is the client token (`RestoreRequest.token`, or a rerun's: restore_runs.py). A refused StartJobRun
+        raises."""
         answer = self._emr.start_job_run(**self._job.start_request(
-            connector, request.arguments(connector.config_uri), request.token(connector.name, requested_at),
+            connector, request.arguments(connector.config_uri), token,
             f"{connector.name}-restore", {"action": "restore", "target_topic": request.target_topic},
             UPKEEP.spark_parameters()))
         return Outcome("started", "restore", answer["jobRunId"])
@@ -200,7 +202,8 @@ class RunStarter:
         self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])
         return Outcome(action, reason, answer["jobRunId"])
 
-    def _job_state(self, job_run_id: str) -> str:
+    def job_state(self, job_run_id: str) -> str:
+        """EMR Serverless' state of the run (FAILED for a run that no longer exists)."""
         try:
             run = self._emr.get_job_run(applicationId=self._job.application_id, jobRunId=job_run_id)
         except ClientError as e:

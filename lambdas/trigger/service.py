@@ -15,6 +15,7 @@ from lambdas.trigger.connectors import Connector
 from lambdas.trigger.errors import UnknownRequestError
 from lambdas.trigger.pending import Pending, Seen, backlog, merge, summarize
 from lambdas.trigger.restore import RestoreRequest
+from lambdas.trigger.restore_runs import RestoreRun, RestoreRuns, Settled, settle
 from lambdas.trigger.rules import closing, worth_saving
 from lambdas.trigger.runs import Outcome, RunStarter
 from lambdas.trigger.state import TriggerState
@@ -34,8 +35,9 @@ class TriggerService:
     once it is older than the TTL)."""
 
     def __init__(self, connectors: Callable[[], Iterable[Connector]], state: TriggerState, starter: RunStarter,
-                 clock: Callable[[], int]):
+                 clock: Callable[[], int], restores: RestoreRuns):
         self._deployed, self._state, self._starter, self._clock = connectors, state, starter, clock
+        self._restores = restores
 
     @property
     def _connectors(self) -> dict[str, Connector]:
@@ -81,7 +83,23 @@ class TriggerService:
         entry does not allow; the engine's own lease keeps two restores into one target apart."""
         connector = self._deployed_one(event.get("connector"))
         request = RestoreRequest.from_event(event, connector.name, connector.topics, connector.restore_targets)
-        return request, self._starter.start_restore(connector, request, event.get("time") or str(self._clock()))
+        requested_at = event.get("time") or str(self._clock())
+        token = request.token(connector.name, requested_at)
+        checkpoint = self._restores.checkpoint_at_ms(request)
+        outcome = self._starter.start_restore(connector, request, token)
+        self._restores.record(connector.name, RestoreRun(token, request, requested_at, 1, outcome.job_run_id,
+                                                         checkpoint))
+        return request, outcome
+
+    def resume_restores(self) -> list[Settled]:
+        """The idle flush's look at the restores it started (restore_runs.py): the ended ones settled, those that
+        ended with progress started again."""
+        settled = []
+        for connector in self._connectors.values():
+            if connector.restore_targets:
+                settled += settle(self._restores, connector.name, self._starter.job_state, lambda run, c=connector:
+                                  self._starter.start_restore(c, run.request, run.next_token()).job_run_id)
+        return settled
 
     def _deployed_one(self, name: str) -> Connector:
         connectors = self._connectors
