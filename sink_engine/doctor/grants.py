@@ -23,6 +23,7 @@ JOB_ROLE_SIDS = {
     "glue:GetSchemaVersion": "ReadGlueSchemaVersions",
     "glue:GetDatabase": "ReadIcebergDatabase",
     "glue:GetTable": "CommitIcebergTables",
+    "s3tables:GetNamespace": "ReadOwnNamespace",  # S3 Tables' loadNamespaceMetadata
     "secretsmanager:GetSecretValue": "ReadOwnSecrets",
     "ssm:GetParameter": "ReadOwnParameters",
     "kafka-cluster:DescribeTopic": "ReadOwnTopics",
