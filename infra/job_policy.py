@@ -54,7 +54,10 @@ The statements follow what the engine calls for this connector's config, and not
   metadata, manifests and, in `iceberg maintain`, data files); and s3:ListBucket on the bucket without a prefix
   condition: pyiceberg checks that a new metadata file does not exist yet, and S3 answers a missing key with 404
   only to a principal that may list the bucket (403 otherwise, which fails the commit). No DeleteObject: neither
-  a commit nor `iceberg maintain` deletes files. No objects under `<topics.dir>/`.
+  a commit nor `iceberg maintain` deletes files. No objects under `<topics.dir>/`. And
+  lakeformation:GetDataLakeSettings (on `*`: the action has no resource types, Service Authorization Reference,
+  "Actions, resources, and condition keys for AWS Lake Formation"), with which the doctor checks that Lake
+  Formation leaves the database and tables to IAM (sink_engine/doctor/lake_formation.py).
 - IcebergFormat on S3 Tables (`iceberg.catalog.type=rest`, the stack's table bucket): the s3tables actions AWS
   maps the Iceberg REST operations the engine calls to (Amazon S3 user guide, "Accessing tables using the Amazon
   S3 Tables Iceberg REST endpoint"): getConfig (the catalog's start) s3tables:GetTableBucket on the bucket;
@@ -227,6 +230,8 @@ def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[
     table_actions = ["glue:GetTable", "glue:UpdateTable"] + (["glue:CreateTable"] if tables.auto_create else [])
     return [
         _allow("ReadIcebergDatabase", ["glue:GetDatabase"], [catalog, database]),
+        # the doctor's check that Lake Formation leaves the tables to IAM (no resource-level permissions)
+        _allow("ReadLakeFormationSettings", ["lakeformation:GetDataLakeSettings"], ["*"]),
         _allow("CommitIcebergTables", table_actions, [catalog, database, *table_arns]),
         _allow("IcebergTableFiles", ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
                [f"{bucket}/{tables.table_prefix(table)}*" for table in tables.tables]),

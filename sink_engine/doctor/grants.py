@@ -24,6 +24,7 @@ JOB_ROLE_SIDS = {
     "glue:GetDatabase": "ReadIcebergDatabase",
     "glue:GetTable": "CommitIcebergTables",
     "s3tables:GetNamespace": "ReadOwnNamespace",  # S3 Tables' loadNamespaceMetadata
+    "lakeformation:GetDataLakeSettings": "ReadLakeFormationSettings",
     "secretsmanager:GetSecretValue": "ReadOwnSecrets",
     "ssm:GetParameter": "ReadOwnParameters",
     "kafka-cluster:DescribeTopic": "ReadOwnTopics",

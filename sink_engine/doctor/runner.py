@@ -18,13 +18,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sink_engine import events
 from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import RegistryDefault
-from sink_engine.doctor import environment, grants, iceberg, kafka, offsets, registry, s3
+from sink_engine.doctor import environment, grants, iceberg, kafka, lake_formation, offsets, registry, s3
 from sink_engine.doctor.checks import FAILED, OK, Result
 from sink_engine.errors import SinkError
 from sink_engine.secrets import Reference, references
 from sink_engine.validation import load_checked_config
 
-CHECKS = (*environment.CHECKS, *kafka.CHECKS, *registry.CHECKS, *s3.CHECKS, *offsets.CHECKS, *iceberg.CHECKS)
+CHECKS = (*environment.CHECKS, *kafka.CHECKS, *registry.CHECKS, *s3.CHECKS, *offsets.CHECKS, *iceberg.CHECKS,
+          *lake_formation.CHECKS)
 
 
 @dataclass
