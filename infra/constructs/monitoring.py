@@ -13,6 +13,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.connectors import ConnectorSpec
@@ -94,8 +95,9 @@ def emr_jobs(state: str, release_label: str, application_id: str) -> cw.MathExpr
 
 
 class Monitoring(Construct):
-    """Props: `settings`, `connectors`, `application_id` (the EMR Serverless application's), `bucket_name`, and
-    the `trigger`, `replay` and `admin` functions.
+    """Props: `settings`, `connectors`, `application_id` (the EMR Serverless application's), `bucket_name`, the
+    `trigger`, `replay` and `admin` functions, and `discarded` (the queue of the MSK batches the trigger's event
+    sources discarded).
 
     Attributes: `topic` (notifications, KMS-encrypted), `alarms` (name -> Alarm), `job_run_failed` (the EventBridge
     rule publishing each failed or cancelled run of the application to `topic`), `dashboard`.
@@ -108,7 +110,8 @@ class Monitoring(Construct):
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  application_id: str, bucket_name: str, trigger: lambda_.IFunction,
-                 replay: lambda_.IFunction, admin: lambda_.IFunction, placement: ConnectorStacks):
+                 replay: lambda_.IFunction, admin: lambda_.IFunction, placement: ConnectorStacks,
+                 discarded: sqs.IQueue | None = None):
         super().__init__(scope, id)
         key = kms.Key(self, "TopicKey", enable_key_rotation=True, description=f"Sink alarm topic ({settings.env})")
         for publisher in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):  # alarms, and the job run rule
@@ -131,6 +134,11 @@ class Monitoring(Construct):
         self._alarm("DlqGrowth", dlq_puts, 1, "Records were written to the dead-letter prefix")
         self._alarm("TriggerErrors", trigger.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
                     "The trigger Lambda failed; MSK batches are being retried")
+        if discarded is not None:
+            self._alarm("TriggerBatchesDiscarded", discarded.metric_approximate_number_of_messages_visible(
+                period=FIVE_MINUTES, statistic="Maximum"), 1,
+                "An MSK event source discarded a batch the trigger failed on 11 times (its description is in the "
+                "queue; the trigger knows the partition's offsets again from its next batch): read and delete it")
         queued = cw.Metric(namespace=NAMESPACE, metric_name=QUEUED_METRIC, statistic="Sum", period=FIVE_MINUTES,
                            dimensions_map={"service": TRIGGER_SERVICE})
         self._alarm("QueuedJobRuns", queued, 1, "A connector's job run waits QUEUED: the EMR application's "

@@ -63,7 +63,8 @@ class ServiceStack(Stack):
         self.monitoring = Monitoring(self, "Monitoring", settings=settings, connectors=connectors,
                                      application_id=self.job.application.attr_application_id,
                                      bucket_name=settings.bucket_name, trigger=self.trigger.function,
-                                     replay=self.replay.function, admin=self.admin.function, placement=placement)
+                                     replay=self.replay.function, admin=self.admin.function, placement=placement,
+                                     discarded=self.trigger.discarded)
         self.catalog = Catalog(self, "Catalog", settings=settings, connectors=connectors, placement=placement)
         for nested in placement.nested.values():  # as the trigger and the upkeep rules: after the index, endpoints
             nested.node.add_dependency(self.admin.resource, self.network)
