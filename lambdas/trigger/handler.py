@@ -139,12 +139,12 @@ def handler(event: dict, context) -> dict:
 
 
 def _report_restore(settled) -> dict:
-    """RESTORE_RUN_RESUMED, _SUCCEEDED or _STOPPED (a restore still running is not logged)."""
+    """RESTORE_RUN_RESUMED, _SUCCEEDED, _STOPPED or _START_FAILED (a restore still running is not logged)."""
     fields = {"connector": settled.connector, "action": settled.action, "topic": settled.run.request.topic,
               "target_topic": settled.run.request.target_topic, "attempt": settled.run.attempt,
               "ended_job_run_id": settled.run.job_run_id, "job_run_id": settled.job_run_id}
     if settled.action != "waiting":
-        logger.info(f"RESTORE_RUN_{settled.action.upper()}", extra=fields)
+        logger.info(f"RESTORE_RUN_{settled.action.upper().replace('-', '_')}", extra=fields)
     return fields
 
 

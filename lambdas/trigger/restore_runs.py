@@ -12,6 +12,7 @@ attempt started, and on each idle-flush tick settles the attempts that ended:
   ended (the job timeout, a lost worker): the same request starts again (attempt n + 1, its own client token).
 - FAILED or CANCELLED without progress: starting again would fail the same way (a refused call, a bad request):
   it stops there (`outcome` stopped; the run's failure was notified by the FailedJobRuns rule).
+A refused StartJobRun (`start-failed`) changes nothing stored: the next tick tries again.
 
 Only the tick writes after the first attempt: a new attempt's StartJobRun carries the token of (request, attempt), so
 two ticks settling at once start one run, and the conditional update on `attempt` records it once.
@@ -52,7 +53,7 @@ class RestoreRun:
 class Settled:
     connector: str
     run: RestoreRun
-    action: str  # succeeded | resumed | stopped | waiting
+    action: str  # succeeded | resumed | stopped | waiting | start-failed
     job_run_id: str | None = None  # the new attempt's, when resumed
 
 
@@ -117,7 +118,11 @@ def settle(runs: RestoreRuns, connector: str, job_state: Callable[[str], str],
         elif state not in ("FAILED", "CANCELLED"):
             settled.append(Settled(connector, run, "waiting"))
         elif (checkpoint := runs.checkpoint_at_ms(run.request)) > run.checkpoint_at_ms:
-            job_run_id = restart(run)
+            try:
+                job_run_id = restart(run)
+            except ClientError:
+                settled.append(Settled(connector, run, "start-failed"))
+                continue
             runs.advance(connector, run, job_run_id, checkpoint)
             settled.append(Settled(connector, run, "resumed", job_run_id))
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from tests.connector_index import publish_index
 from tests.lambdas.test_trigger_handler import (CONNECTORS, INDEX_URI, INFRA_PARAMETERS, ORDERS, ORDERS_ROLE,
                                                 _moto_runs, _run_detail, _serve, _set_run_state)
@@ -180,3 +181,19 @@ def test_a_first_restore_that_recorded_its_first_checkpoint_then_timed_out_is_st
     _checkpoint(table, "orders.restored", "orders", 5_000)
     _set_run_state(app_id, first["job_run_id"], "CANCELLED")
     assert [r["action"] for r in _tick_restores(context)] == ["resumed"]
+
+
+def test_a_rerun_emr_refuses_is_tried_again_at_the_next_tick(app_id, table, context, monkeypatch):
+    first = _restore(context, topic="orders", target_topic="orders.restored")
+    _checkpoint(table, "orders.restored", "orders", 5_000)
+    _set_run_state(app_id, first["job_run_id"], "CANCELLED")
+    emr = trigger._service()._starter._emr
+    real = emr.start_job_run
+
+    def refused(**request):
+        raise ClientError({"Error": {"Code": "ValidationException", "Message": "application is stopping"}},
+                          "StartJobRun")
+    monkeypatch.setattr(emr, "start_job_run", refused)
+    assert [r["action"] for r in _tick_restores(context)] == ["start-failed"]
+    monkeypatch.setattr(emr, "start_job_run", real)
+    assert [(r["action"], r["attempt"]) for r in _tick_restores(context)] == [("resumed", 1)]
