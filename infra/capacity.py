@@ -43,11 +43,11 @@ class Footprint:
     disk: int  # GB
 
     @classmethod
-    def of(cls, plan: Plan) -> "Footprint":
+    def of(cls, plan: Plan) -> Footprint:
         workers = plan.workers
         return cls(sum(w.vcpu for w in workers), sum(w.memory_gb for w in workers), sum(w.disk_gb for w in workers))
 
-    def __add__(self, other: "Footprint") -> "Footprint":
+    def __add__(self, other: Footprint) -> Footprint:
         return Footprint(self.cpu + other.cpu, self.memory + other.memory, self.disk + other.disk)
 
 

@@ -8,7 +8,15 @@ import pytest
 
 from devtools.emr_cost import FIREHOSE_GB, run_cost, table
 from lambdas.trigger.errors import TriggerConfigError
-from lambdas.trigger.sizing import UPKEEP, Capacity, Plan, RunShape, Worker, largest_run, plan_run
+from lambdas.trigger.sizing import (
+    UPKEEP,
+    Capacity,
+    Plan,
+    RunShape,
+    Worker,
+    largest_run,
+    plan_run,
+)
 
 DEV, PROD = Capacity(16, 64, 200), Capacity(64, 256, 1000)
 WIDE = RunShape(tasks_max=64, format="json", max_records_per_partition=10**12)
