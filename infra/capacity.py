@@ -1,36 +1,39 @@
-"""Whether the EMR application's maximum capacity holds the runs that may be under way at once, checked at synth.
+"""How many job runs the EMR application runs at once (its scheduler's MaxConcurrentRuns) and whether its maximum
+capacity holds them, both from the environment, checked at synth.
 
-A run's footprint is read from the spark-submit parameters the trigger's StartJobRun passes (SinkJob's
-`spark_parameters`), with EMR Serverless' defaults for what they leave out (EMR Serverless User Guide, "Spark job
-properties", jobs-spark.html#spark-defaults): driver and executors of 4 cores and 14G each, 20G of disk each, dynamic
-allocation on with no executor limit (emr-6.10.0 and later). A worker's memory is the Spark memory plus its
-overhead (10%, at least 384 MB), rounded up to whole GB: 14G runs on a 16 GB worker. A run is its driver and at
-most `spark.dynamicAllocation.maxExecutors` executors (`spark.executor.instances` without dynamic allocation).
+The runs that may be under way at once: each connector's data run (one at a time: its lease), each IcebergFormat
+connector's table upkeep (its schedule, by default the same tick for all), one restore per connector with restores
+deployed (`restore.connectors`; a second one into the same target waits for the first's lease), and DOCTOR_RUNS
+doctor runs. From release 7.3.0 an application queues the runs past `SchedulerConfiguration.MaxConcurrentRuns`, 15
+unless set, for up to `QueueTimeoutMinutes`, 360 unless set ("EMR Serverless 7.3.0" release notes,
+https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/release-version-730.html; "Job concurrency and
+queuing for an EMR Serverless application",
+https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/applications-concurrency-queuing.html;
+AWS::EMRServerless::Application SchedulerConfiguration, https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-emrserverless-application-schedulerconfiguration.html:
+MaxConcurrentRuns 1 to 1000, QueueTimeoutMinutes 15 to 720). The trigger counts a QUEUED run as active and starts
+nothing else for its connector, so past 15 connectors runs would wait hours. The stack sets MaxConcurrentRuns to
+every run that may be under way, or to `emr.concurrent_runs` when that is set (fewer: the others queue, and the
+trigger reports each queued run it sees: the `QueuedJobRuns` alarm). QueueTimeoutMinutes keeps EMR's 360: a run
+queued that long fails, and the trigger retries it after its backoff.
 
-Concurrent runs: each connector has at most one run (its lease), so by default max_capacity must hold one run per
-connector; `emr.concurrent_runs` says fewer when queueing the rest is accepted (an Iceberg connector's scheduled
-upkeep is a run too, not counted: it waits for capacity when none is left). A capacity that cannot hold them
-refuses synthesis (SettingsError naming `emr.max_capacity.<resource>`): past the limit, runs wait for capacity
-in the application, unseen, while their trigger claims age.
+What the runs need: a data run at most its connector's largest plan (lambdas/trigger/sizing.py `largest_run`: one
+executor vCPU per task of `tasks.max`, at most `emr.max_executors_per_run` executors, the Iceberg driver's 4 GB),
+the others the trigger's fixed small plan (`UPKEEP`). The maximum capacity must hold the MaxConcurrentRuns largest
+of them: beyond it, runs the scheduler admitted would wait for capacity inside the application, unseen, while their
+claims age. A capacity that cannot refuses synthesis (SettingsError naming `emr.max_capacity.<resource>`).
 """
 from __future__ import annotations
 
-import math
 import re
-import shlex
 from dataclasses import dataclass
 
+from infra.connectors import SIZING_KEYS, ConnectorSpec
 from infra.errors import SettingsError
 from infra.settings import Settings
+from lambdas.trigger.sizing import UPKEEP, Plan, RunShape, largest_run
 
-DEFAULTS = {  # EMR Serverless' Spark defaults (see the module docstring)
-    "spark.driver.cores": "4", "spark.driver.memory": "14g", "spark.executor.cores": "4",
-    "spark.executor.memory": "14g", "spark.executor.instances": "3", "spark.dynamicAllocation.enabled": "true",
-    "spark.dynamicAllocation.maxExecutors": "infinity", "spark.emr-serverless.driver.disk": "20g",
-    "spark.emr-serverless.executor.disk": "20g",
-}
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)b?", re.IGNORECASE)
-_GB = {"k": 1 / 1024 ** 2, "m": 1 / 1024, "g": 1, "t": 1024, "": 1 / 1024}  # Spark: no unit is MiB
+DOCTOR_RUNS = 1  # doctor runs at once beside the others (more queue behind the runs under way)
+MAX_CONCURRENT_RUNS = 1000  # SchedulerConfiguration.MaxConcurrentRuns' valid range is 1 to 1000
 
 
 @dataclass(frozen=True)
@@ -39,43 +42,50 @@ class Footprint:
     memory: int  # GB
     disk: int  # GB
 
-    def times(self, n: int) -> "Footprint":
-        return Footprint(self.cpu * n, self.memory * n, self.disk * n)
+    @classmethod
+    def of(cls, plan: Plan) -> Footprint:
+        workers = plan.workers
+        return cls(sum(w.vcpu for w in workers), sum(w.memory_gb for w in workers), sum(w.disk_gb for w in workers))
+
+    def __add__(self, other: Footprint) -> Footprint:
+        return Footprint(self.cpu + other.cpu, self.memory + other.memory, self.disk + other.disk)
 
 
-def spark_conf(parameters: str) -> dict[str, str]:
-    """The `--conf key=value` pairs of spark-submit parameters, over DEFAULTS."""
-    words = shlex.split(parameters)
-    given = dict(words[i + 1].split("=", 1) for i, word in enumerate(words[:-1]) if word == "--conf")
-    return {**DEFAULTS, **given}
+@dataclass(frozen=True)
+class Concurrency:
+    """`runs`: the application's MaxConcurrentRuns; `footprint`: what the `runs` largest runs need at once, which
+    the maximum capacity holds."""
+
+    runs: int
+    footprint: Footprint
 
 
-def run_footprint(parameters: str) -> Footprint:
-    """What one run started with these spark-submit parameters may hold at most; ValueError when unbounded."""
-    conf = spark_conf(parameters)
-    if conf["spark.dynamicAllocation.enabled"].lower() == "true":
-        executors = conf["spark.dynamicAllocation.maxExecutors"]
-        if not executors.isdigit():
-            raise ValueError("spark.dynamicAllocation.maxExecutors is unbounded: a run may take the whole application")
-    else:
-        executors = conf["spark.executor.instances"]
-    driver = _worker(conf, "driver")
-    executor = _worker(conf, "executor")
-    n = int(executors)
-    return Footprint(driver.cpu + n * executor.cpu, driver.memory + n * executor.memory,
-                     driver.disk + n * executor.disk)
+def environment_runs(settings: Settings, connectors: tuple[ConnectorSpec, ...]) -> list[tuple[str, Plan]]:
+    """Every run that may be under way at once (see the module docstring), named, with its largest plan."""
+    max_executors = settings.emr.max_executors_per_run
+    runs = [(f"data run of {c.name}", largest_run(RunShape.from_entry(c.name, {k: c.config[k] for k in SIZING_KEYS}),
+                                                  c.iceberg is not None, max_executors)) for c in connectors]
+    runs += [(f"table upkeep of {c.name}", UPKEEP) for c in connectors if c.iceberg is not None]
+    runs += [(f"restore of {c.name}", UPKEEP) for c in connectors if c.restore_targets]
+    return runs + [("doctor", UPKEEP)] * DOCTOR_RUNS
 
 
-def check_capacity(settings: Settings, parameters: str, connectors: int) -> Footprint:
-    """SettingsError naming `emr.max_capacity.<cpu|memory|disk>` when it cannot hold the concurrent runs (see the
-    module docstring); returns what they need."""
-    runs = settings.emr.concurrent_runs or connectors
-    why = "emr.concurrent_runs" if settings.emr.concurrent_runs else "one per connector"
-    try:
-        need = run_footprint(parameters).times(runs)
-    except ValueError as e:
-        raise SettingsError(settings.source, "emr.max_executors_per_run", str(e)) from None
+def check_concurrency(settings: Settings, connectors: tuple[ConnectorSpec, ...]) -> Concurrency:
+    """The application's scheduler settings and what they admit; SettingsError naming `emr.concurrent_runs` when
+    the runs pass MAX_CONCURRENT_RUNS, or `emr.max_capacity.<cpu|memory|disk>` when the capacity cannot hold them."""
+    runs = environment_runs(settings, connectors)
     emr = settings.emr
+    if emr.concurrent_runs is None and len(runs) > MAX_CONCURRENT_RUNS:
+        raise SettingsError(settings.source, "emr.concurrent_runs", (
+            f"the environment may have {len(runs)} runs at once (one per connector, plus table upkeep, restores "
+            f"and the doctor), past EMR Serverless' MaxConcurrentRuns limit of {MAX_CONCURRENT_RUNS}: set it to "
+            "how many may run at once (the others queue)"))
+    admitted = emr.concurrent_runs or len(runs)
+    largest = sorted((Footprint.of(plan) for _, plan in runs), key=lambda f: (f.cpu, f.memory, f.disk),
+                     reverse=True)
+    need = sum(largest[:admitted], Footprint(0, 0, 0))
+    why = ("emr.concurrent_runs" if emr.concurrent_runs else
+           f"{len(connectors)} connector(s), their upkeep and restores, and {DOCTOR_RUNS} doctor")
     for resource, have, wanted, unit in (("cpu", emr.max_cpu, need.cpu, "vCPU"),
                                          ("memory", emr.max_memory, need.memory, "GB"),
                                          ("disk", emr.max_disk, need.disk, "GB")):
@@ -83,23 +93,9 @@ def check_capacity(settings: Settings, parameters: str, connectors: int) -> Foot
         assert number is not None  # settings.py's _CAPACITY patterns start with digits
         if int(number[0]) < wanted:
             raise SettingsError(settings.source, f"emr.max_capacity.{resource}", (
-                f"{have} cannot hold {runs} concurrent run(s) ({why}) of {wanted // runs} {unit} each ({wanted} "
-                f"{unit}: a driver and up to emr.max_executors_per_run={emr.max_executors_per_run} executors per "
-                f"run): raise it, lower emr.max_executors_per_run, or set emr.concurrent_runs to how many "
-                f"runs may run at once (the others queue)"))
-    return need
-
-
-def _worker(conf: dict[str, str], role: str) -> Footprint:
-    memory = _gb(conf[f"spark.{role}.memory"])
-    overhead = conf.get(f"spark.{role}.memoryOverhead")
-    memory += _gb(overhead) if overhead else max(0.375, 0.1 * memory)
-    disk = _gb(conf[f"spark.emr-serverless.{role}.disk"])
-    return Footprint(int(conf[f"spark.{role}.cores"]), math.ceil(memory - 1e-9), math.ceil(disk))
-
-
-def _gb(size: str) -> float:
-    match = _SIZE.fullmatch(size.strip())
-    if not match:
-        raise ValueError(f"{size!r} is not a Spark size")
-    return float(match[1]) * _GB[match[2].lower()]
+                f"{have} cannot hold the {min(admitted, len(runs))} run(s) that may be under way at once ({why}; "
+                f"{wanted} {unit} at their largest: a data run has a driver and up to emr.max_executors_per_run="
+                f"{emr.max_executors_per_run} executors, one vCPU per task of tasks.max): raise it, lower "
+                "emr.max_executors_per_run or tasks.max, or set emr.concurrent_runs to how many runs may run at "
+                "once (the others queue)"))
+    return Concurrency(admitted, need)

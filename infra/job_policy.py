@@ -54,7 +54,10 @@ The statements follow what the engine calls for this connector's config, and not
   metadata, manifests and, in `iceberg maintain`, data files); and s3:ListBucket on the bucket without a prefix
   condition: pyiceberg checks that a new metadata file does not exist yet, and S3 answers a missing key with 404
   only to a principal that may list the bucket (403 otherwise, which fails the commit). No DeleteObject: neither
-  a commit nor `iceberg maintain` deletes files. No objects under `<topics.dir>/`.
+  a commit nor `iceberg maintain` deletes files. No objects under `<topics.dir>/`. And
+  lakeformation:GetDataLakeSettings (on `*`: the action has no resource types, Service Authorization Reference,
+  "Actions, resources, and condition keys for AWS Lake Formation"), with which the doctor checks that Lake
+  Formation leaves the database and tables to IAM (sink_engine/doctor/lake_formation.py).
 - IcebergFormat on S3 Tables (`iceberg.catalog.type=rest`, the stack's table bucket): the s3tables actions AWS
   maps the Iceberg REST operations the engine calls to (Amazon S3 user guide, "Accessing tables using the Amazon
   S3 Tables Iceberg REST endpoint"): getConfig (the catalog's start) s3tables:GetTableBucket on the bucket;
@@ -62,8 +65,11 @@ The statements follow what the engine calls for this connector's config, and not
   UpdateTableMetadataLocation, PutTableData and GetTableData, on the bucket's tables (`<bucket arn>/table/*`: a
   table's ARN ends in its id, not its name, so no ARN names one table); with auto-create, createTable
   CreateTable on the bucket and PutTableData. GetTableData and PutTableData also authorize the S3 requests on the
-  tables' own storage (data files, manifests) that pyarrow makes. No namespace action: the stack creates the
-  namespace. No delete, no S3 grant on the data lake for the tables.
+  tables' own storage (data files, manifests) that pyarrow makes. loadNamespaceMetadata (the doctor's check that
+  the namespace exists) s3tables:GetNamespace on the bucket, for the connector's namespace only
+  (`s3tables:namespace`; the action's resource is the table bucket: "GetNamespace", Amazon S3 API Reference,
+  https://docs.aws.amazon.com/AmazonS3/latest/API/API_s3TableBuckets_GetNamespace.html). No other namespace
+  action: the stack creates the namespace. No delete, no S3 grant on the data lake for the tables.
 
 Documents are plain JSON (CloudFormation tokens allowed in the physical names), so tests can compare them with
 the calls the engine makes.
@@ -219,12 +225,14 @@ def _glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, str
 def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[dict]:
     """An Iceberg connector's Glue tables and their files, or its S3 Tables (see the module docstring)."""
     if tables.table_bucket_arn:
-        return s3_tables_statements(tables.table_bucket_arn, auto_create=tables.auto_create)
+        return s3_tables_statements(tables.table_bucket_arn, tables.database, auto_create=tables.auto_create)
     catalog, database, table_arns = _glue_arns(tables, names)
     bucket = f"arn:aws:s3:::{names.bucket_name}"
     table_actions = ["glue:GetTable", "glue:UpdateTable"] + (["glue:CreateTable"] if tables.auto_create else [])
     return [
         _allow("ReadIcebergDatabase", ["glue:GetDatabase"], [catalog, database]),
+        # the doctor's check that Lake Formation leaves the tables to IAM (no resource-level permissions)
+        _allow("ReadLakeFormationSettings", ["lakeformation:GetDataLakeSettings"], ["*"]),
         _allow("CommitIcebergTables", table_actions, [catalog, database, *table_arns]),
         _allow("IcebergTableFiles", ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
                [f"{bucket}/{tables.table_prefix(table)}*" for table in tables.tables]),
@@ -232,12 +240,14 @@ def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[
     ]
 
 
-def s3_tables_statements(bucket_arn: str, *, auto_create: bool) -> list[dict]:
-    """The S3 Tables grants of a connector writing tables of the table bucket `bucket_arn` (see the module
-    docstring)."""
+def s3_tables_statements(bucket_arn: str, namespace: str, *, auto_create: bool) -> list[dict]:
+    """The S3 Tables grants of a connector writing tables of `namespace` in the table bucket `bucket_arn` (see the
+    module docstring)."""
     bucket_actions = ["s3tables:GetTableBucket"] + (["s3tables:CreateTable"] if auto_create else [])
     return [
         _allow("ReadTableBucket", bucket_actions, [bucket_arn]),
+        _allow("ReadOwnNamespace", ["s3tables:GetNamespace"], [bucket_arn],
+               {"StringEquals": {"s3tables:namespace": namespace}}),
         _allow("CommitS3Tables", ["s3tables:GetTableMetadataLocation", "s3tables:GetTableData",
                                   "s3tables:PutTableData", "s3tables:UpdateTableMetadataLocation"],
                [f"{bucket_arn}/table/*"]),

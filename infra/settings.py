@@ -114,9 +114,10 @@ class EmrSettings:
     max_disk: str
     idle_timeout_minutes: int
     job_timeout_minutes: int
-    # the job's spark.dynamicAllocation.maxExecutors (a run's footprint: its driver and up to this many executors)
+    # the executors a data run may have (the trigger's MAX_EXECUTORS_PER_RUN: lambdas/trigger/sizing.py)
     max_executors_per_run: int = 3
-    # how many runs max_capacity must hold at once (None: one per connector); see infra/capacity.py
+    # the application's MaxConcurrentRuns, which max_capacity must hold (None: every run that may be under way at
+    # once); see infra/capacity.py
     concurrent_runs: int | None = None
     # `emr.interpreter`: one of INTERPRETERS
     interpreter_source: str = "image"

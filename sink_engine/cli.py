@@ -291,6 +291,9 @@ def _restore(config: SinkConfig, args) -> int:
     print(f"restore finished in {summary.seconds:.1f}s: {sum(c.read for c in totals)} records read from "
           f"{summary.objects} objects ({summary.s3_requests} S3 requests), {sum(c.present for c in totals)} already "
           f"present ({summary.scanned} target records scanned), {sum(c.produced for c in totals)} produced")
+    if summary.restamped:
+        print(f"{summary.restamped} record(s) had the timestamp 0, which a Kafka client (librdkafka) cannot set: "
+              "they were produced with the produce time")
     return 0
 
 

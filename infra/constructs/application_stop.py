@@ -1,4 +1,5 @@
-"""A custom resource that stops the EMR Serverless application before CloudFormation updates it.
+"""Custom resources that stop the EMR Serverless application before CloudFormation updates it and before it deletes
+it.
 
 CloudFormation's UpdateApplication fails while the application is STARTED ("Only MaxConcurrentRuns from
 SchedulerConfiguration can be updated when application is in STARTED state": aws/aws-cdk#35488,
@@ -9,7 +10,15 @@ the time. The application depends on this resource, whose properties carry a has
 runs and stops it, exactly when the application is about to be updated, and not otherwise. Auto-start starts the
 application again at the next StartJobRun.
 
-A plain Lambda-backed resource (as the admin's), not the Provider framework: one function with its own role and
+DeleteApplication needs the same states ("An application has to be in a stopped or created state in order to be
+deleted", EMR Serverless API Reference, DeleteApplication,
+https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_DeleteApplication.html), and the application
+stays STARTED after any run until its idle stop: a stack deleted then ends DELETE_FAILED. A second resource
+(`before_delete`, RESOURCE_TYPE_ON_DELETE) depends on the application (its id) and on the grant, and the trigger on
+it: CloudFormation deletes in reverse order of dependencies, so the trigger (and what invokes it) goes first, then
+this resource, whose Delete cancels the application's runs and stops it, then the application.
+
+Plain Lambda-backed resources (as the admin's), not the Provider framework: one function with its own role and
 no framework functions; its 15 minutes hold a cancel and a stop (minutes). Its role: ListApplications (no
 resource-level permissions: it finds the application by name, since its id cannot be passed without a dependency
 cycle) and, in a policy that follows the application (on its ARN only), GetApplication, StopApplication,
@@ -36,6 +45,7 @@ from infra.settings import Settings
 
 SERVICE = "sink-application-stop"
 RESOURCE_TYPE = "Custom::SinkApplicationStop"
+RESOURCE_TYPE_ON_DELETE = "Custom::SinkApplicationStopOnDelete"
 STOP_ACTIONS = ["emr-serverless:GetApplication", "emr-serverless:StopApplication", "emr-serverless:ListJobRuns",
                 "emr-serverless:CancelJobRun"]
 
@@ -79,8 +89,9 @@ class _Fingerprint:
 
 
 class ApplicationStop(Construct):
-    """Attributes: `function`, `resource` (the custom resource `application` depends on), `policy` (the grant on
-    the application)."""
+    """Attributes: `function`, `resource` (the custom resource `application` depends on: stops it before an
+    update), `before_delete` (the custom resource that depends on `application`: stops it before its deletion; what
+    starts runs must depend on it), `policy` (the grant on the application)."""
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, application: emr.CfnApplication,
                  layer: lambda_.ILayerVersion):
@@ -102,6 +113,10 @@ class ApplicationStop(Construct):
         Aspects.of(self.resource).add(_Fingerprint(resource, application),
                                       priority=AspectPriority.READONLY)
         application.node.add_dependency(self.resource)
+        self.before_delete = CustomResource(
+            self, "BeforeDelete", service_token=self.function.function_arn, resource_type=RESOURCE_TYPE_ON_DELETE,
+            service_timeout=Duration.minutes(16), properties={"ApplicationId": application.attr_application_id})
+        self.before_delete.node.add_dependency(self.policy)  # the grant is deleted after the stop, not before
         acknowledge(self.function, f"IAM4[{BASIC_EXECUTION}]", "Lets the function write its own logs; nothing more.")
         acknowledge(self.function, "IAM5[Resource::*]", XRAY_REASON + " Nor has emr-serverless:ListApplications, "
                     "with which the function finds the application by name.")

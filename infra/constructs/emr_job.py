@@ -12,7 +12,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3_assets as assets
 from constructs import Construct
 
-from infra.capacity import check_capacity
+from infra.capacity import check_concurrency
+from infra.job_timeout import check_job_timeout
 from infra.connectors import ConnectorSpec
 from infra.constructs.job_role import ConnectorJobRole, job_role_arn
 from infra.constructs.lambda_function import log_retention
@@ -44,8 +45,9 @@ class SinkJob(Construct):
     """Attributes: `application` (CfnApplication), `roles` (connector name -> its job runtime role),
     `entry_point` (S3 URI), `spark_parameters` (the spark-submit parameters wiring the archive's interpreter),
     `image` (the DockerImageAsset of the application's image with `emr.interpreter` "image", else None),
-    `log_group`, `log_group_name` (a token: CloudFormation names the group), `concurrent_footprint` (what the
-    runs that may be under way at once need, which `emr.max_capacity` holds: infra/capacity.py, checked here).
+    `log_group`, `log_group_name` (a token: CloudFormation names the group), `concurrency` (the application's
+    MaxConcurrentRuns, and what the runs it admits need, which `emr.max_capacity` holds: infra/capacity.py, checked
+    here).
 
     The log group's name is CloudFormation's, not a fixed one: it is retained when the stack is deleted (the runs'
     logs outlive it), so a fixed name would make the next create of the stack (after a destroy, or a failed first
@@ -68,6 +70,8 @@ class SinkJob(Construct):
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention(settings.retention.log_retention_days))
         self.log_group_name = self.log_group.log_group_name
         self.image = self._image(emr_settings) if emr_settings.interpreter_source == "image" else None
+        self.concurrency = check_concurrency(settings, connectors)
+        check_job_timeout(settings, connectors)  # EMR's timeout must not cancel a run before it commits
         self.application = emr.CfnApplication(
             self, "Application", name=f"sink-{settings.env}", release_label=emr_settings.release_label, type="SPARK",
             architecture=emr_settings.architecture,
@@ -76,6 +80,9 @@ class SinkJob(Construct):
             maximum_capacity=emr.CfnApplication.MaximumAllowedResourcesProperty(
                 cpu=emr_settings.max_cpu, memory=emr_settings.max_memory, disk=emr_settings.max_disk),
             auto_start_configuration=emr.CfnApplication.AutoStartConfigurationProperty(enabled=True),
+            # from release 7.3.0 runs past 15 at once queue unless this says otherwise (infra/capacity.py)
+            scheduler_configuration=emr.CfnApplication.SchedulerConfigurationProperty(
+                max_concurrent_runs=self.concurrency.runs),
             auto_stop_configuration=emr.CfnApplication.AutoStopConfigurationProperty(
                 enabled=True, idle_timeout_minutes=emr_settings.idle_timeout_minutes),
             network_configuration=emr.CfnApplication.NetworkConfigurationProperty(
@@ -104,11 +111,8 @@ class SinkJob(Construct):
             f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
             f"--conf spark.emr-serverless.driverEnv.AWS_REGION={settings.region}",
             f"--conf spark.executorEnv.AWS_REGION={settings.region}",
-            # bounds a run's footprint (EMR Serverless' default is no limit): see infra/capacity.py
-            f"--conf spark.dynamicAllocation.maxExecutors={emr_settings.max_executors_per_run}",
             f"--conf spark.emr-serverless.driverEnv.{METRICS_SETTING}={CLOUDWATCH}",  # each run's metrics
         ])
-        self.concurrent_footprint = check_capacity(settings, self.spark_parameters, len(connectors))
 
     def _image(self, emr_settings: EmrSettings) -> ecr_assets.DockerImageAsset:
         """The application's image (infra/job/image/Dockerfile) for its release, interpreter and architecture.

@@ -79,7 +79,9 @@ class ConnectorJobRole(Construct):
                         "The restore target topics the environment's settings allow this connector "
                         "(restore.connectors.<name>.target_topics), a prefix of topic names.")
         acknowledge(self.role, "IAM5[Resource::*]", "cloudwatch:PutMetricData, limited to the SinkEngine namespace "
-                    "by cloudwatch:namespace; and glue:GetSchemaVersion, which looks a schema up by its version id, "
-                    "which no registry or schema ARN can scope (only with the Glue Schema Registry converter).")
+                    "by cloudwatch:namespace; glue:GetSchemaVersion, which looks a schema up by its version id, "
+                    "which no registry or schema ARN can scope (only with the Glue Schema Registry converter); "
+                    "lakeformation:GetDataLakeSettings, a read of the account's settings with no resource types "
+                    "(only for Iceberg tables in Glue: the doctor's Lake Formation check).")
         acknowledge(self.role, f"IAM5[Resource::arn:aws:kms:{names.region}:{names.account}:key/*]",
                     "A connector's own SSE-KMS key named by alias, scoped with kms:ResourceAliases.")

@@ -1,5 +1,5 @@
-"""Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), lag, DLQ
-growth, broken MSK event source mappings, trigger, admin and replay failures, and each connector's run metrics
+"""Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), queued job runs
+(the trigger), lag, DLQ growth, broken MSK event source mappings, trigger, admin and replay failures, and each connector's run metrics
 (what its job runs wrote and left, sink_engine/driver/metrics.py)."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.connectors import ConnectorSpec
@@ -24,6 +25,7 @@ from infra.constructs.trigger import SERVICE as TRIGGER_SERVICE
 from infra.settings import Settings
 from infra.stacks.connectors import ConnectorStacks
 from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
+from lambdas.trigger.runs import QUEUED_METRIC
 from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
 from sink_engine.driver.metrics import NAMESPACE  # the trigger's and admin's Powertools metrics share it
 
@@ -94,8 +96,9 @@ def emr_jobs(state: str, release_label: str, application_id: str) -> cw.MathExpr
 
 
 class Monitoring(Construct):
-    """Props: `settings`, `connectors`, `application_id` (the EMR Serverless application's), `bucket_name`, and
-    the `trigger`, `replay` and `admin` functions.
+    """Props: `settings`, `connectors`, `application_id` (the EMR Serverless application's), `bucket_name`, the
+    `trigger`, `replay` and `admin` functions, and `discarded` (the queue of the MSK batches the trigger's event
+    sources discarded).
 
     Attributes: `topic` (notifications, KMS-encrypted), `alarms` (name -> Alarm), `job_run_failed` (the EventBridge
     rule publishing each failed or cancelled run of the application to `topic`), `dashboard`.
@@ -108,7 +111,8 @@ class Monitoring(Construct):
 
     def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
                  application_id: str, bucket_name: str, trigger: lambda_.IFunction,
-                 replay: lambda_.IFunction, admin: lambda_.IFunction, placement: ConnectorStacks):
+                 replay: lambda_.IFunction, admin: lambda_.IFunction, placement: ConnectorStacks,
+                 discarded: sqs.IQueue | None = None):
         super().__init__(scope, id)
         key = kms.Key(self, "TopicKey", enable_key_rotation=True, description=f"Sink alarm topic ({settings.env})")
         for publisher in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):  # alarms, and the job run rule
@@ -131,6 +135,16 @@ class Monitoring(Construct):
         self._alarm("DlqGrowth", dlq_puts, 1, "Records were written to the dead-letter prefix")
         self._alarm("TriggerErrors", trigger.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
                     "The trigger Lambda failed; MSK batches are being retried")
+        if discarded is not None:
+            self._alarm("TriggerBatchesDiscarded", discarded.metric_approximate_number_of_messages_visible(
+                period=FIVE_MINUTES, statistic="Maximum"), 1,
+                "An MSK event source discarded a batch the trigger failed on 11 times (its description is in the "
+                "queue; the trigger knows the partition's offsets again from its next batch): read and delete it")
+        queued = cw.Metric(namespace=NAMESPACE, metric_name=QUEUED_METRIC, statistic="Sum", period=FIVE_MINUTES,
+                           dimensions_map={"service": TRIGGER_SERVICE})
+        self._alarm("QueuedJobRuns", queued, 1, "A connector's job run waits QUEUED: the EMR application's "
+                    "MaxConcurrentRuns (emr.concurrent_runs) is taken, and the connector starts nothing until it runs "
+                    "or its queue timeout fails it (the trigger's log says which: JOB_RUN_QUEUED)")
         mappings = self._mappings_alarm(settings, trigger)
         self._alarm("ReplayErrors", replay.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
                     "A DLQ replay invocation failed; records it claimed are reported in doubt by the next one")
@@ -150,7 +164,8 @@ class Monitoring(Construct):
                 a for a in self.alarms.values() if Stack.of(a) is Stack.of(self)])],
             [cw.GraphWidget(title="Job runs: started (trigger), failed or cancelled (EventBridge)",
                             left=[*started, failed_runs.with_(label="failed or cancelled"),
-                                  undelivered.with_(label="notifications not delivered")], width=12),
+                                  undelivered.with_(label="notifications not delivered"),
+                                  queued.with_(label="seen queued (trigger)")], width=12),
              cw.GraphWidget(title="Job runs by state (EMR Serverless counters)", left=by_state, width=12)],
             [cw.GraphWidget(title="Pending records", left=[every_connector("PendingRecords", "Maximum", TRIGGER_SERVICE)],
                             width=12),

@@ -13,8 +13,10 @@ from infra.settings import GATEWAY_SERVICES, Settings
 # The rest through interface endpoints in the subnets: STS, the Glue Schema Registry, CloudWatch Logs (the job's
 # log group), CloudWatch (`monitoring`: each run's metrics, PutMetricData), KMS, Secrets Manager and SSM
 # (`${secrets:...}` and `${ssm:...}` references), and Lambda + STS for the MSK event source's pollers (on-demand
-# mode), which run in the cluster's VPC and, without a NAT, need both endpoints there.
-INTERFACE_SERVICES = ("sts", "glue", "logs", "monitoring", "kms", "secretsmanager", "ssm", "lambda")
+# mode), which run in the cluster's VPC and, without a NAT, need both endpoints there, and SQS, where they send
+# the batches they discard (the mappings' on-failure destination: "You must deploy a VPC endpoint for your
+# on-failure destination service inside your Kafka cluster VPC", https://docs.aws.amazon.com/lambda/latest/dg/kafka-on-failure.html).
+INTERFACE_SERVICES = ("sts", "glue", "logs", "monitoring", "kms", "secretsmanager", "ssm", "lambda", "sqs")
 S3_TABLES_SERVICE = "s3tables"  # S3 Tables' Iceberg REST endpoint, when the settings name `iceberg.table_bucket`
 HTTPS = 443
 

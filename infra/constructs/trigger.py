@@ -9,6 +9,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.arn_lists import listed_or_wildcard
@@ -22,6 +23,25 @@ from infra.stacks.connectors import ConnectorStacks
 
 SERVICE = "sink-trigger"
 IDLE_FLUSH_INPUT = {"action": "idle-flush"}
+# What an MSK batch the trigger fails on gets. An MSK event source retries a failed batch for ever by default
+# (MaximumRetryAttempts -1, "All Amazon MSK event source configuration parameters in Lambda",
+# https://docs.aws.amazon.com/lambda/latest/dg/msk-esm-parameters.html), holding its partitions back; bounded
+# retries and bisecting are provisioned mode's only (CDK's ManagedKafkaEventSource; provisioned pollers bill per
+# mapping, one per topic here). An on-failure destination bounds them in the mappings' on-demand mode: "When you
+# configure both infinite retries and an on-failure destination, Lambda automatically applies a maximum of 10
+# retry attempts" ("Configuring error handling controls for Kafka event sources",
+# https://docs.aws.amazon.com/lambda/latest/dg/kafka-retry-configurations.html), and the discarded batch's
+# description (topic, partitions, offsets) goes to the destination ("Capturing discarded batches for Amazon MSK and
+# self-managed Apache Kafka event sources", https://docs.aws.amazon.com/lambda/latest/dg/kafka-on-failure.html).
+# The trigger only counts offsets: a discarded batch loses no record, only what the trigger knew of it until the
+# partition's next batch or a forced run (infra/README.md, "How runs start").
+DISCARDED_RETENTION_DAYS = 14  # SQS's longest retention
+
+
+def discarded_batches_queue_name(env: str) -> str:
+    """The queue of the MSK batches the trigger's event sources discarded (a fixed name: its ARN is known in nested
+    stacks without a reference to the service stack)."""
+    return f"sink-{env}-trigger-discarded-batches"
 
 
 def trigger_group_id(env: str, topic: str) -> str:
@@ -30,10 +50,12 @@ def trigger_group_id(env: str, topic: str) -> str:
 
 
 class Trigger(Construct):
-    """Attributes: `function`, `schedule`. One ManagedKafkaEventSource per topic of `msk.topics` read by a
+    """Attributes: `function`, `schedule`, `discarded` (the SQS queue each mapping's on-failure destination names).
+    One ManagedKafkaEventSource per topic of `msk.topics` read by a
     connector, starting at LATEST (the trigger counts what arrives; the job reads from committed offsets); a
     Lambda MSK mapping reads one topic (CreateEventSourceMapping's `Topics` holds exactly one). A topic's mapping
-    lies where `placement` puts the resources of the first connector (by name) reading it.
+    lies where `placement` puts the resources of the first connector (by name) reading it. A batch the trigger
+    keeps failing on is retried 10 times, then described in `discarded` (see DISCARDED_RETENTION_DAYS' comment).
     The connectors come from the index the admin publishes (CONNECTORS_URI; its role may read that object only,
     decrypting with the data key), so the environment is the same size whatever their number."""
 
@@ -50,6 +72,8 @@ class Trigger(Construct):
             "JOB_TIMEOUT_MINUTES": str(settings.emr.job_timeout_minutes),
             # the application's maximum capacity, which the trigger keeps each run's workers within
             "MAX_CPU": settings.emr.max_cpu, "MAX_MEMORY": settings.emr.max_memory, "MAX_DISK": settings.emr.max_disk,
+            # the executors a data run may have (the trigger sizes runs with dynamic allocation off)
+            "MAX_EXECUTORS_PER_RUN": str(settings.emr.max_executors_per_run),
             "RUN_CLAIM_MS": str(tuning.run_claim_minutes * 60_000),
             "BACKOFF_BASE_MS": str(tuning.backoff_base_seconds * 1000),
             "BACKOFF_CAP_MS": str(tuning.backoff_cap_seconds * 1000),
@@ -57,7 +81,15 @@ class Trigger(Construct):
         self.function = PythonLambda(self, "Lambda", name="trigger", service=SERVICE, layer=layer,
                                      log_retention_days=settings.retention.log_retention_days,
                                      timeout=Duration.seconds(60), environment=environment).function
+        self.discarded = sqs.Queue(self, "DiscardedBatches", queue_name=discarded_batches_queue_name(settings.env),
+                                   encryption=sqs.QueueEncryption.SQS_MANAGED, enforce_ssl=True,
+                                   retention_period=Duration.days(DISCARDED_RETENTION_DAYS))
+        acknowledge(self.discarded, "SQS3", "It is the on-failure destination of the trigger's MSK event sources "
+                    "(descriptions of discarded batches, read by operators), not a work queue needing its own DLQ.")
         self._grant(settings, connectors, job, table, placement)
+        # what the mappings need to describe a discarded batch there (their execution role is the function's)
+        execution_role(self.function).add_to_principal_policy(iam.PolicyStatement(
+            actions=["sqs:SendMessage"], resources=[self.discarded.queue_arn]))
         execution_role(self.function).add_to_principal_policy(iam.PolicyStatement(
             actions=["s3:GetObject"], resources=[f"arn:aws:s3:::{bucket_name}/{INDEX_KEY}"]))
         data_key.grant_decrypt(execution_role(self.function))
@@ -83,6 +115,12 @@ class Trigger(Construct):
                     batch_size=tuning.batch_size,
                     max_batching_window=Duration.seconds(tuning.max_batching_window_seconds),
                     consumer_group_id=trigger_group_id(settings.env, topic)))
+            # the destination without SqsDlq, which grants the queue's attributes and URL besides SendMessage
+            for mapping in self.function.node.find_all():
+                if isinstance(mapping, lambda_.CfnEventSourceMapping):
+                    mapping.destination_config = lambda_.CfnEventSourceMapping.DestinationConfigProperty(
+                        on_failure=lambda_.CfnEventSourceMapping.OnFailureProperty(
+                            destination=self.discarded.queue_arn))
             return
         self.function.add_to_role_policy(iam.PolicyStatement(
             actions=["kafka:DescribeCluster", "kafka:GetBootstrapBrokers", "kafka:ListScramSecrets"],
@@ -91,12 +129,16 @@ class Trigger(Construct):
             iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AWSLambdaMSKExecutionRole"))
         function_name = self.function.function_name
         kafka = lambda_.CfnEventSourceMapping.AmazonManagedKafkaEventSourceConfigProperty
+        on_failure = lambda_.CfnEventSourceMapping.DestinationConfigProperty(
+            on_failure=lambda_.CfnEventSourceMapping.OnFailureProperty(destination=(
+                f"arn:aws:sqs:{settings.region}:{settings.account}:{discarded_batches_queue_name(settings.env)}")))
         for topic, reader in sorted(readers.items()):
             lambda_.CfnEventSourceMapping(
                 placement.scope(self, reader), f"KafkaEventSource-{topic}", function_name=function_name,
                 event_source_arn=msk.cluster_arn, topics=[topic], starting_position="LATEST",
                 batch_size=tuning.batch_size, maximum_batching_window_in_seconds=tuning.max_batching_window_seconds,
-                amazon_managed_kafka_event_source_config=kafka(consumer_group_id=trigger_group_id(settings.env, topic)))
+                amazon_managed_kafka_event_source_config=kafka(consumer_group_id=trigger_group_id(settings.env, topic)),
+                destination_config=on_failure)
 
     def _grant(self, settings: Settings, connectors, job: SinkJob, table: dynamodb.ITable,
                placement: ConnectorStacks) -> None:

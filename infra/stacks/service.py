@@ -50,6 +50,9 @@ class ServiceStack(Stack):
                                layer=layer, bucket_name=settings.bucket_name, data_key=key, placement=placement)
         # runs start once the connector configs and the index the trigger reads are published
         self.trigger.node.add_dependency(self.admin.resource)
+        # and stop before the application is deleted: the trigger, its event sources and schedules are deleted
+        # first, then the application is stopped (infra/constructs/application_stop.py), then deleted
+        self.trigger.node.add_dependency(self.application_stop.before_delete)
         self.network = JobNetwork(self, "Network", settings=settings)
         self.trigger.node.add_dependency(self.network)  # MSK event source pollers and the first runs need the endpoints
         self.maintenance = IcebergMaintenance(self, "IcebergMaintenance", settings=settings, connectors=connectors,
@@ -60,7 +63,8 @@ class ServiceStack(Stack):
         self.monitoring = Monitoring(self, "Monitoring", settings=settings, connectors=connectors,
                                      application_id=self.job.application.attr_application_id,
                                      bucket_name=settings.bucket_name, trigger=self.trigger.function,
-                                     replay=self.replay.function, admin=self.admin.function, placement=placement)
+                                     replay=self.replay.function, admin=self.admin.function, placement=placement,
+                                     discarded=self.trigger.discarded)
         self.catalog = Catalog(self, "Catalog", settings=settings, connectors=connectors, placement=placement)
         for nested in placement.nested.values():  # as the trigger and the upkeep rules: after the index, endpoints
             nested.node.add_dependency(self.admin.resource, self.network)

@@ -1,10 +1,14 @@
-"""Bring an EMR Serverless application to a state UpdateApplication accepts, for the deployment that updates it.
+"""Bring an EMR Serverless application to a state UpdateApplication and DeleteApplication accept, for the
+deployment that updates it and the deletion that removes it.
 
 UpdateApplication needs the application CREATED or STOPPED (EMR Serverless API Reference, UpdateApplication: "An
 application has to be in a stopped or created state in order to be updated"); CloudFormation's handler for
 AWS::EMRServerless::Application sends the update whatever changed, so a STARTED application fails it ("Only
 MaxConcurrentRuns from SchedulerConfiguration can be updated when application is in STARTED state":
-aws/aws-cdk#35488, aws-cloudformation/cloudformation-coverage-roadmap#2370). StopApplication needs the
+aws/aws-cdk#35488, aws-cloudformation/cloudformation-coverage-roadmap#2370). DeleteApplication needs the same states ("An application
+has to be in a stopped or created state in order to be deleted", EMR Serverless API Reference, DeleteApplication,
+https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_DeleteApplication.html), so a stack deleted while
+its application is STARTED (after any run, until its idle stop) ends DELETE_FAILED. StopApplication needs the
 application STARTING or STARTED and every job run of it ended or cancelled (its STOPPING state: "All jobs have
 completed and the application is releasing its capacity", EMR Serverless User Guide, "Application states").
 
@@ -48,11 +52,11 @@ class ApplicationStopper:
 
     def stop(self, application_id: str, deadline: float) -> list[str]:
         """Cancel the application's active runs and stop it; returns the ids of the runs cancelled. Returns at
-        once for an application already CREATED or STOPPED; StopTimeout past `deadline` (on `clock`)."""
+        once for an application already CREATED, STOPPED or TERMINATED; StopTimeout past `deadline` (on `clock`)."""
         cancelled: list[str] = []
         while True:
             state = self._emr.get_application(applicationId=application_id)["application"]["state"]
-            if state in UPDATABLE:
+            if state in UPDATABLE or state == "TERMINATED":
                 return cancelled
             if state in STOPPABLE:
                 active = self._active_runs(application_id)
@@ -67,6 +71,15 @@ class ApplicationStopper:
                 raise StopTimeout(f"application {application_id} is {state}, not stopped, at the deadline "
                                   f"(cancelled runs: {', '.join(cancelled) or 'none'})")
             self._sleep(self._poll)
+
+    def stop_if_exists(self, application_id: str, deadline: float) -> list[str] | None:
+        """`stop`, or None for an application that no longer exists (deleted by hand: nothing to stop)."""
+        try:
+            return self.stop(application_id, deadline)
+        except ClientError as e:
+            if e.response["Error"]["Code"] == "ResourceNotFoundException":
+                return None
+            raise
 
     def _active_runs(self, application_id: str) -> list[dict]:
         runs = []

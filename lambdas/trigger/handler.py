@@ -10,11 +10,13 @@ an EMR job run of `sink-engine doctor` for it, as its job role: its table lands 
 `{"action": "restore", "connector": "<name>", "topic": "<its topic>", "target_topic": "<name>", "partitions": [0, 3]?,
 "from_offset": N?, "to_offset": N?, "from_time": T?, "to_time": T?, "binary_headers": [...]?, "time": "<names the
 request>"?}` (checked, then an EMR job run of `sink-engine restore` for it, as its job role; see restore.py). The
-tick also reports the health of the function's MSK event source mappings (esm_health.py).
+tick also reports the health of the function's MSK event source mappings (esm_health.py) and starts again the
+restores that ended with progress but not done (restore_runs.py).
 Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes, read on first use and again
 after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
 without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, MAX_CPU, MAX_MEMORY, MAX_DISK (the
-application's maximum capacity, "16 vCPU", "64 GB", "200 GB": no run's workers exceed it), RUN_CLAIM_MS,
+application's maximum capacity, "16 vCPU", "64 GB", "200 GB": no run's workers exceed it), MAX_EXECUTORS_PER_RUN
+(optional: the executors a data run may have), RUN_CLAIM_MS,
 BACKOFF_BASE_MS, BACKOFF_CAP_MS, and Powertools' variables.
 """
 from __future__ import annotations
@@ -32,7 +34,8 @@ from lambdas.shared.connector_index import ConnectorIndex
 from lambdas.trigger import esm_health
 from lambdas.trigger.connectors import connectors_from_entries
 from lambdas.trigger.errors import UnknownRequestError
-from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
+from lambdas.trigger.restore_runs import RestoreRuns
+from lambdas.trigger.runs import QUEUED_METRIC, Backoff, JobSpec, RunStarter
 from lambdas.trigger.service import Decision, TriggerService
 from lambdas.trigger.sizing import Capacity
 from lambdas.trigger.state import TriggerState
@@ -49,16 +52,18 @@ def _now_ms() -> int:
 def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerService:
     """The service of the environment's settings, with AWS clients of the current session; `clock` (ms) also ages
     the connector index."""
-    state = TriggerState(boto3.client("dynamodb"), env["TABLE_NAME"])
+    dynamodb = boto3.client("dynamodb")
+    state = TriggerState(dynamodb, env["TABLE_NAME"])
     capacity = Capacity.parse(env.get("MAX_CPU"), env.get("MAX_MEMORY"), env.get("MAX_DISK"))
+    max_executors = env.get("MAX_EXECUTORS_PER_RUN")
     job = JobSpec(env["APPLICATION_ID"], env["ENTRY_POINT"], env["SPARK_PARAMETERS"], int(env["JOB_TIMEOUT_MINUTES"]),
-                  capacity)
+                  capacity, int(max_executors) if max_executors else None)
     backoff = Backoff(int(env["BACKOFF_BASE_MS"]), int(env["BACKOFF_CAP_MS"]))
     starter = RunStarter(state, boto3.client("emr-serverless"), job, int(env["RUN_CLAIM_MS"]), backoff)
     default_role = env.get("JOB_ROLE_ARN")
     index = ConnectorIndex(env["CONNECTORS_URI"], boto3.client("s3"),
                            lambda entries: connectors_from_entries(entries, default_role), clock)
-    return TriggerService(index.get, state, starter, clock)
+    return TriggerService(index.get, state, starter, clock, RestoreRuns(dynamodb, env["TABLE_NAME"]))
 
 
 @lru_cache(maxsize=1)
@@ -123,17 +128,33 @@ def handler(event: dict, context) -> dict:
     decisions = decide(event)
     for decision in decisions:
         _report(decision)
+    answer = {"decisions": [{"connector": d.connector, "action": d.outcome.action, "reason": d.outcome.reason,
+                             "where": d.where, "job_run_id": d.outcome.job_run_id,
+                             "retry_at_ms": d.outcome.retry_at_ms, "pending_records": d.pending.records}
+                            for d in decisions]}
     if event.get("action") == "idle-flush":  # the tick also checks the event sources that feed the batches
         esm_health.report(_lambda_client(), context.function_name, _service().topics, logger)
-    return {"decisions": [{"connector": d.connector, "action": d.outcome.action, "reason": d.outcome.reason,
-                           "where": d.where, "job_run_id": d.outcome.job_run_id,
-                           "retry_at_ms": d.outcome.retry_at_ms, "pending_records": d.pending.records}
-                          for d in decisions]}
+        answer["restores"] = [_report_restore(s) for s in _service().resume_restores()]
+    return answer
+
+
+def _report_restore(settled) -> dict:
+    """RESTORE_RUN_RESUMED, _SUCCEEDED, _STOPPED or _START_FAILED (a restore still running is not logged)."""
+    fields = {"connector": settled.connector, "action": settled.action, "topic": settled.run.request.topic,
+              "target_topic": settled.run.request.target_topic, "attempt": settled.run.attempt,
+              "ended_job_run_id": settled.run.job_run_id, "job_run_id": settled.job_run_id}
+    if settled.action != "waiting":
+        logger.info(f"RESTORE_RUN_{settled.action.upper().replace('-', '_')}", extra=fields)
+    return fields
 
 
 def _report(decision: Decision) -> None:
     outcome = decision.outcome
     event = "JOB_RUN_STARTED" if outcome.action in ("started", "resumed") else "JOB_RUN_SKIPPED"
+    if outcome.reason == "run-queued":
+        event = "JOB_RUN_QUEUED"
+        with single_metric(name=QUEUED_METRIC, unit=MetricUnit.Count, value=1):
+            pass
     logger.info(event, extra={"connector": decision.connector, "action": outcome.action, "reason": outcome.reason,
                               "where": decision.where, "job_run_id": outcome.job_run_id,
                               "retry_at_ms": outcome.retry_at_ms, "pending_records": decision.pending.records})

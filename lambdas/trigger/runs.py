@@ -2,7 +2,8 @@
 and a backoff after runs that fail.
 
 Before a new claim, the previous claim's run is settled: GetJobRun says whether it is still active (QUEUED,
-PENDING, SCHEDULED, SUBMITTED, RUNNING, CANCELLING: skip, whatever the claim's expiry), or how it ended. It
+PENDING, SCHEDULED, SUBMITTED, RUNNING, CANCELLING: skip, whatever the claim's expiry; QUEUED is reported as
+`run-queued`: the application's MaxConcurrentRuns is taken, infra/capacity.py), or how it ended. It
 succeeded if EMR says SUCCESS, the lease epoch moved past the claim's (the run took the lease) and some offset
 of the connector was committed since the claim; SUCCESS with a commit-less lease is `idle`; FAILED, CANCELLED,
 a vanished run, or a claim that expired with no run are `failed`. After n consecutive failed or idle runs, the
@@ -16,7 +17,8 @@ finds less to do. Its token derives from (connector, the schedule's event time),
 invocation retried, starts one run. A doctor run (`start_doctor`: `sink-engine doctor`, which writes only its
 probes) takes neither either; its token derives from (connector, the request's time). Nor does a restore
 (`start_restore`: `sink-engine restore`, which takes a lease of its own, keyed by its target topic, and resumes
-where an earlier attempt stopped); its token derives from (connector, the request, the request's time).
+where an earlier attempt stopped); its token derives from (connector, the request, the request's time), and a
+rerun's from that and its attempt (restore_runs.py: the tick starts a restore again that ended with progress).
 
 Each run's workers are sized (sizing.py): a data run's to the offsets pending when it is claimed (the claim keeps
 the sizes, so a resumed StartJobRun sends the same request), table upkeep's, the doctor's and a restore's (its
@@ -37,18 +39,23 @@ from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run
 from lambdas.trigger.state import FAILED, IDLE, SUCCEEDED, RunClaim, TriggerState
 
 TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED ... CANCELLING) is active
+# a run waiting for a slot of the application's MaxConcurrentRuns ("Job run states", EMR Serverless User Guide)
+QUEUED = "QUEUED"
+QUEUED_METRIC = "QueuedJobRuns"  # the trigger's count of runs it saw QUEUED, every connector's (an alarm's metric)
 
 
 @dataclass(frozen=True)
 class JobSpec:
     """How to start the sink job on EMR Serverless (the role comes with each connector); `capacity` is the
-    application's maximum, which no run's workers exceed."""
+    application's maximum, which no run's workers exceed; `max_executors` the executors a data run may have (None:
+    no limit)."""
 
     application_id: str
     entry_point: str
     spark_parameters: str
     timeout_minutes: int
     capacity: Capacity
+    max_executors: int | None = None
 
     def start_request(self, connector: Connector, arguments: list[str], token: str, name: str,
                       tags: dict[str, str], sizes: str = "") -> dict:
@@ -63,8 +70,8 @@ class JobSpec:
 
     def sizes(self, connector: Connector, pending: Pending | None) -> str:
         """The `--conf`s of the workers of a run of `connector` that finds `pending` (None: nothing known)."""
-        return plan_run(connector.shape, pending.behind if pending else (), self.capacity,
-                        connector.tables).spark_parameters()
+        return plan_run(connector.shape, pending.behind if pending else (), self.capacity, connector.tables,
+                        self.max_executors).spark_parameters()
 
 
 @dataclass(frozen=True)
@@ -125,8 +132,8 @@ class RunStarter:
         claim = self._state.claim(name)
         if claim and claim.outcome is None:
             verdict = self._verdict(claim, epoch, now_ms, last_commit_ms)
-            if verdict == "active":
-                return Outcome("skipped", "run-active", claim.job_run_id)
+            if verdict in ("active", QUEUED):
+                return Outcome("skipped", "run-queued" if verdict == QUEUED else "run-active", claim.job_run_id)
             if verdict == "resume":
                 if claim.sizes is None:
                     claim = replace(claim, sizes=self._job.sizes(connector, pending))
@@ -147,15 +154,15 @@ class RunStarter:
         return self._submit(connector, fresh, "started", reason)
 
     def _verdict(self, claim: RunClaim, epoch: int, now_ms: int, last_commit_ms: int) -> str:
-        """active | resume | succeeded | idle | failed, for a claim not settled yet."""
+        """active | QUEUED | resume | succeeded | idle | failed, for a claim not settled yet."""
         took_lease = epoch > claim.lease_epoch
         if claim.job_run_id is None:
             if took_lease:  # StartJobRun answered but its id was not recorded, and the run went on
                 return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
             return "resume" if claim.expires_at_ms > now_ms else FAILED
-        state = self._job_state(claim.job_run_id)
+        state = self.job_state(claim.job_run_id)
         if state not in TERMINAL_STATES:
-            return "active"
+            return QUEUED if state == QUEUED else "active"
         if state != "SUCCESS" or not took_lease:
             return FAILED
         return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
@@ -176,11 +183,12 @@ class RunStarter:
             f"{connector.name}-doctor", {"action": "doctor"}, UPKEEP.spark_parameters()))
         return Outcome("started", "doctor", answer["jobRunId"])
 
-    def start_restore(self, connector: Connector, request: RestoreRequest, requested_at: str) -> Outcome:
+    def start_restore(self, connector: Connector, request: RestoreRequest, token: str) -> Outcome:
         """Start `sink-engine restore` of `request` for `connector` as its job role (see the module docstring);
-        `requested_at` names the request. A refused StartJobRun raises."""
+        `token` is the client token (`RestoreRequest.token`, or a rerun's: restore_runs.py). A refused StartJobRun
+        raises."""
         answer = self._emr.start_job_run(**self._job.start_request(
-            connector, request.arguments(connector.config_uri), request.token(connector.name, requested_at),
+            connector, request.arguments(connector.config_uri), token,
             f"{connector.name}-restore", {"action": "restore", "target_topic": request.target_topic},
             UPKEEP.spark_parameters()))
         return Outcome("started", "restore", answer["jobRunId"])
@@ -195,7 +203,8 @@ class RunStarter:
         self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])
         return Outcome(action, reason, answer["jobRunId"])
 
-    def _job_state(self, job_run_id: str) -> str:
+    def job_state(self, job_run_id: str) -> str:
+        """EMR Serverless' state of the run (FAILED for a run that no longer exists)."""
         try:
             run = self._emr.get_job_run(applicationId=self._job.application_id, jobRunId=job_run_id)
         except ClientError as e:

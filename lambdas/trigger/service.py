@@ -7,6 +7,8 @@ runs that a scheduled or wall-clock rotation makes due, and the first run of a t
 """
 from __future__ import annotations
 
+from functools import partial
+
 from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Iterable, Mapping
@@ -15,6 +17,7 @@ from lambdas.trigger.connectors import Connector
 from lambdas.trigger.errors import UnknownRequestError
 from lambdas.trigger.pending import Pending, Seen, backlog, merge, summarize
 from lambdas.trigger.restore import RestoreRequest
+from lambdas.trigger.restore_runs import RestoreRun, RestoreRuns, Settled, settle
 from lambdas.trigger.rules import closing, worth_saving
 from lambdas.trigger.runs import Outcome, RunStarter
 from lambdas.trigger.state import TriggerState
@@ -34,8 +37,9 @@ class TriggerService:
     once it is older than the TTL)."""
 
     def __init__(self, connectors: Callable[[], Iterable[Connector]], state: TriggerState, starter: RunStarter,
-                 clock: Callable[[], int]):
+                 clock: Callable[[], int], restores: RestoreRuns):
         self._deployed, self._state, self._starter, self._clock = connectors, state, starter, clock
+        self._restores = restores
 
     @property
     def _connectors(self) -> dict[str, Connector]:
@@ -81,7 +85,30 @@ class TriggerService:
         entry does not allow; the engine's own lease keeps two restores into one target apart."""
         connector = self._deployed_one(event.get("connector"))
         request = RestoreRequest.from_event(event, connector.name, connector.topics, connector.restore_targets)
-        return request, self._starter.start_restore(connector, request, event.get("time") or str(self._clock()))
+        requested_at = event.get("time") or str(self._clock())
+        token = request.token(connector.name, requested_at)
+        checkpoint = self._restores.checkpoint_at_ms(request)
+        outcome = self._starter.start_restore(connector, request, token)
+        assert outcome.job_run_id is not None  # a started restore names its run
+        self._restores.record(connector.name, RestoreRun(token, request, requested_at, 1, outcome.job_run_id,
+                                                         checkpoint))
+        return request, outcome
+
+    def resume_restores(self) -> list[Settled]:
+        """The idle flush's look at the restores it started (restore_runs.py): the ended ones settled, those that
+        ended with progress started again."""
+        settled = []
+        for connector in self._connectors.values():
+            if connector.restore_targets:
+                settled += settle(self._restores, connector.name, self._starter.job_state,
+                                  partial(self._restart, connector))
+        return settled
+
+    def _restart(self, connector: Connector, run: RestoreRun) -> str:
+        """Start the next attempt of `run`; its job run id."""
+        job_run_id = self._starter.start_restore(connector, run.request, run.next_token()).job_run_id
+        assert job_run_id is not None  # a started restore names its run
+        return job_run_id
 
     def _deployed_one(self, name: str | None) -> Connector:
         """The deployed connector `name` (an event's, None when it names none); UnknownRequestError otherwise."""

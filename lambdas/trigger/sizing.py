@@ -23,8 +23,12 @@ Spark tasks run only on executors (EMR Serverless has no local mode): a run has 
 The plan: a driver of 1 vCPU (2 GB; 4 GB for Iceberg tables, whose commits load table metadata in the driver)
 and `v` executor vCPUs. Every worker is billed for start-up (STARTUP_S) plus the work (W vCPU-seconds spread
 over v): cost ~ (v + d) * (S + W / v), least at v = sqrt(d * W / S); so a run of up to ~30 vCPU-seconds gets one
-1-vCPU executor, and v grows with the square root of the work, capped by the tasks the run can have and by the
-application's maximum capacity. Executors are 1, 2 or 4 vCPU (4, EMR's default, for anything above 4).
+1-vCPU executor, and v grows with the square root of the work, capped by the tasks the run can have, by the
+executors a run may have (`emr.max_executors_per_run`, the trigger's MAX_EXECUTORS_PER_RUN) and by the
+application's maximum capacity. Executors are 1, 2 or 4 vCPU (4, EMR's default, for anything above 4). With dynamic
+allocation off, `spark.executor.instances` is the run's executor count and `spark.dynamicAllocation.maxExecutors`
+has no effect, so the limit is applied here, to the count. `largest_run` is the biggest plan a connector's runs
+can get, whatever their backlog (infra/capacity.py sums them at synthesis).
 """
 from __future__ import annotations
 
@@ -164,15 +168,29 @@ def wanted_vcpus(records: int, tasks: int, shape: RunShape, driver_vcpu: int = 1
     return max(1, min(tasks, math.ceil(math.sqrt(driver_vcpu * seconds / STARTUP_S))))
 
 
-def plan_run(shape: RunShape, behind: Iterable[int], capacity: Capacity, tables: bool = False) -> Plan:
-    """The workers of a run that reads the offsets pending in `behind` (per topic-partition), within
-    `capacity`; TriggerConfigError when not even a driver and one 1-vCPU executor fit."""
+def plan_run(shape: RunShape, behind: Iterable[int], capacity: Capacity, tables: bool = False,
+             max_executors: int | None = None) -> Plan:
+    """The workers of a run that reads the offsets pending in `behind` (per topic-partition), with at most
+    `max_executors` executors (None: no limit), within `capacity`; TriggerConfigError when not even a driver and one
+    1-vCPU executor fit."""
     driver = Worker(1, 4 if tables else 2)
     records, tasks = work(shape, behind)
-    vcpus = wanted_vcpus(records, tasks, shape, driver.vcpu)
+    executor, count = _executors(wanted_vcpus(records, tasks, shape, driver.vcpu), max_executors)
+    return fit(driver, executor, count, capacity)
+
+
+def largest_run(shape: RunShape, tables: bool = False, max_executors: int | None = None) -> Plan:
+    """The biggest plan `plan_run` gives a run of `shape` with any backlog, before fitting it in the capacity: one
+    executor vCPU per task of `tasks.max` (wanted_vcpus never asks more), within `max_executors`."""
+    return Plan(Worker(1, 4 if tables else 2), *_executors(shape.tasks_max, max_executors))
+
+
+def _executors(vcpus: int, max_executors: int | None) -> tuple[Worker, int]:
+    """The executor size and count that give `vcpus` (at most `max_executors` of the largest size)."""
     count = math.ceil(vcpus / EXECUTOR_VCPUS[-1])
-    size = next(v for v in EXECUTOR_VCPUS if v * count >= vcpus)
-    return fit(driver, smallest(size), count, capacity)
+    if max_executors is not None and count > max_executors:
+        count, vcpus = max_executors, max_executors * EXECUTOR_VCPUS[-1]
+    return smallest(next(v for v in EXECUTOR_VCPUS if v * count >= vcpus)), count
 
 
 def fit(driver: Worker, executor: Worker, count: int, capacity: Capacity) -> Plan:

@@ -21,7 +21,7 @@ from sink_engine.config.keys import (
     REQUIRED,
     Key,
 )
-from sink_engine.config.cloud import CLOUD_CLASS, derive
+from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive
 from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.dead_letters import check_dead_letter_settings
 from sink_engine.config.key_policy import IgnoredKey, undeclared_keys
@@ -116,10 +116,12 @@ def parse_config(document: Mapping[str, Any], registry: RegistryDefault | None =
     if "name" in document and "name" not in raw:
         raw["name"] = document["name"]
     references(raw)  # a malformed ${secrets:...} or ${ssm:...} reference fails here, naming its key
-    given = frozenset(raw)
-    raw, derived = derive(raw, registry)
+    raw, derived, cloud_keys = derive(raw, registry)
+    given = frozenset(raw) - frozenset(derived)
     _reject_not_built(raw)
     unknown, ignored = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES)
+    ignored = tuple(sorted(ignored + tuple(IgnoredKey(key, CLOUD_KEY_IGNORED, None) for key in cloud_keys),
+                           key=lambda i: i.key))
     with _blaming(derived, raw):
         values = {k.name: _parse_value(k, raw.get(k.name)) for k in KEYS}
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}

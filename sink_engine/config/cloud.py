@@ -3,7 +3,10 @@
 Confluent Cloud names the converter, the format, its codec and the time layout with keys of its own and has
 defaults of its own. `derive(raw)` returns the raw config with the self-managed keys they imply, and for each
 derived key the key it came from, so that `validate` can say so and an error can name the key the user wrote.
-A Cloud key that contradicts a self-managed key set in the same file is an error naming the Cloud key.
+A Cloud key that contradicts a self-managed key set in the same file is an error naming the Cloud key. A Cloud key
+in a self-managed config (another `connector.class`) is a key that connector does not define: Kafka Connect passes
+it on and the connector's config parsing ignores it (Kafka's AbstractConfig logs unused keys as a warning), so it is
+ignored here too, and reported as any ignored key (`CLOUD_KEY_IGNORED`).
 
 Semantics as Confluent Cloud documents them (Amazon S3 Sink Connector for Confluent Cloud):
 - `input.data.format` AVRO, JSON_SR, PROTOBUF, JSON (schemaless), STRING, BYTES: the value converter;
@@ -72,16 +75,18 @@ def is_cloud(raw: Mapping[str, Any]) -> bool:
     return str(raw.get("connector.class", "")).strip() == CLOUD_CLASS
 
 
-def derive(raw: Mapping[str, Any], registry: RegistryDefault | None = None) -> tuple[dict, dict[str, str]]:
-    """(raw with the implied self-managed keys, {derived key: the key (or environment variable) it came from});
-    `registry` is the Schema Registry of a Cloud config whose file names none."""
+CLOUD_KEY_IGNORED = (f"a Confluent Cloud key, which the self-managed connector does not define (Kafka Connect "
+                     f"ignores it with a warning; it takes effect with connector.class {CLOUD_CLASS})")
+
+
+def derive(raw: Mapping[str, Any], registry: RegistryDefault | None = None) -> tuple[dict, dict[str, str], tuple]:
+    """(raw with the implied self-managed keys, {derived key: the key (or environment variable) it came from}, the
+    Cloud keys of a self-managed config, left out of raw: ignored); `registry` is the Schema Registry of a Cloud
+    config whose file names none."""
     derived = _Derived(raw)
     if not is_cloud(raw):
-        for key in CLOUD_ONLY:
-            if key in raw:
-                raise ConfigError(key, f"is a Confluent Cloud key; it needs connector.class {CLOUD_CLASS} "
-                                       "(or use the self-managed connector's keys)")
-        return derived.raw, derived.sources
+        ignored = tuple(key for key in CLOUD_ONLY if key in raw)
+        return {k: v for k, v in derived.raw.items() if k not in ignored}, derived.sources, ignored
     _check_identity(raw)
     _provider_integration(derived)
     _formats(derived)
@@ -90,7 +95,7 @@ def derive(raw: Mapping[str, Any], registry: RegistryDefault | None = None) -> t
     _codec(derived)
     _time_interval(derived)
     _cloud_defaults(derived)
-    return derived.raw, derived.sources
+    return derived.raw, derived.sources, ()
 
 
 class _Derived:

@@ -23,6 +23,8 @@ JOB_ROLE_SIDS = {
     "glue:GetSchemaVersion": "ReadGlueSchemaVersions",
     "glue:GetDatabase": "ReadIcebergDatabase",
     "glue:GetTable": "CommitIcebergTables",
+    "s3tables:GetNamespace": "ReadOwnNamespace",  # S3 Tables' loadNamespaceMetadata
+    "lakeformation:GetDataLakeSettings": "ReadLakeFormationSettings",
     "secretsmanager:GetSecretValue": "ReadOwnSecrets",
     "ssm:GetParameter": "ReadOwnParameters",
     "kafka-cluster:DescribeTopic": "ReadOwnTopics",

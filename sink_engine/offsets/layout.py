@@ -40,6 +40,11 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   Written by the trigger only: a new claim is put if absent (`attribute_not_exists(sk)`) or if `attempt` is
   still the one read; `job_run_id` is set if `attempt` is the claim's; the outcome once
   (`attempt = :attempt AND attribute_not_exists(outcome)`).
+- `RESTORE#<request token>`: a restore the trigger started for the connector, followed until it is done
+  (`lambdas.trigger.restore_runs`). `request` (the request's fields, JSON), `requested_at`, `attempt` (1, then one
+  more per rerun), `job_run_id` (the attempt's), `checkpoint_at_ms` (the `RESTORED#` checkpoint's `recorded_at_ms`
+  when the attempt started; 0: none), and once settled `outcome` (`succeeded`, `stopped`). Put by the trigger when it
+  starts a restore; updated by its idle-flush tick if `attempt` is still the one read.
 
 A restore (`sink_engine.restore`) keeps its items under `pk` = `restore#<target topic>` (RESTORE_PK_PREFIX), not
 a connector's name, so that two restores into one topic meet whatever connectors they read:
@@ -68,6 +73,7 @@ OFFSET_PREFIX = "OFFSET#"
 PLAN_PREFIX = "PLAN#"
 REPLAY_PREFIX = "REPLAY#"
 TRIGGER_PREFIX = "TRIGGER#"
+RESTORE_RUN_PREFIX = "RESTORE#"  # the trigger's restores of a connector
 DEAD_LETTERS_PREFIX = "dead_letters."  # OFFSET# attributes counting dead letters by error class
 SKIPPED_PREFIX = "skipped."
 RESTORE_PK_PREFIX = "restore#"  # the pk of a restore's items: restore#<target topic>
@@ -93,6 +99,10 @@ def trigger_sk(topic: str, partition: int) -> str:
 
 def replay_sk(topic: str, partition: int, offset: int) -> str:
     return f"{REPLAY_PREFIX}{topic}#{partition}#{offset:020d}"
+
+
+def restore_run_sk(token: str) -> str:
+    return f"{RESTORE_RUN_PREFIX}{token}"
 
 
 def restore_pk(target_topic: str) -> str:

@@ -36,6 +36,7 @@ class RestoreSummary:
     objects: int = 0  # data objects read (not those whose selected offsets were all present)
     s3_requests: int = 0  # ListObjectsV2 and GetObject requests
     scanned: int = 0  # target records read to find what is present
+    restamped: int = 0  # records of CreateTime 0, which librdkafka produces with the produce time (see _Sender)
     seconds: float = 0.0
 
 
@@ -90,6 +91,7 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
                     tally.produced += 1
                 summary.objects += len(partition_plan.objects)
             sender.confirm()
+            summary.restamped = sender.restamped
     finally:
         if sender is None or sender.settled:  # else in-flight records may still land: the lease lapses instead
             lease.leases.release(token)
@@ -153,7 +155,12 @@ def _present(request: RestoreRequest, target, lease: RestoreLease, token,
 class _Sender:
     """Produces with the origin header; every CONFIRM_EVERY records, and at the end, waits for the
     acknowledgements and raises SourceError naming the first record Kafka refused, else calls `on_confirmed` with,
-    per target partition, the offset after the last record acknowledged (every record sent is then in Kafka)."""
+    per target partition, the offset after the last record acknowledged (every record sent is then in Kafka).
+
+    A record's timestamp goes as its CreateTime, and a record without one gets the produce time (0: librdkafka stamps
+    the current time). So does a record whose timestamp is 0 (1970-01-01T00:00:00Z): librdkafka takes a timestamp of
+    0 for none (rdkafka_msg.c, rd_kafka_msg_new0: `if (timestamp) ... else rkm_timestamp = rd_uclock() / 1000`), and
+    no other value means 0. `restamped` counts those, which the restore reports."""
 
     def __init__(self, target, topic: str, source_topic: str, message_timeout_ms: int,
                  on_confirmed: Callable[[dict[int, int]], object]):
@@ -164,9 +171,12 @@ class _Sender:
         self._producer = kafka.producer(target, message_timeout_ms, self._delivered)
         self._timeout_s = message_timeout_ms / 1000 + 30
         self._unconfirmed = 0
+        self.restamped = 0
 
     def send(self, record: StoredRecord, partition: int) -> None:
         headers = [*(record.headers or []), origin_header(self._source_topic, record.partition, record.offset)]
+        if record.timestamp == 0:
+            self.restamped += 1
         while True:
             try:
                 self._producer.produce(self._topic, value=record.value, key=record.key, partition=partition,

@@ -59,17 +59,20 @@ class RangeReader:
             self.close()
         if self._consumer is None:
             self._consumer = self._factory(self._source)
-        self._read.add((planned.topic, planned.partition))
-        self._consumer.assign([KafkaTP(planned.topic, planned.partition, planned.start_offset)])
-        try:
-            yield from _consume(self._consumer, self._source.timeout_ms / 1000, planned)
-        finally:
-            self._release()
-
-    def _release(self) -> None:
-        """Unassign the range's partition (no prefetching past it); a consumer that refuses is replaced."""
         consumer = self._consumer
-        assert consumer is not None  # read() made it
+        self._read.add((planned.topic, planned.partition))
+        consumer.assign([KafkaTP(planned.topic, planned.partition, planned.start_offset)])
+        try:
+            yield from _consume(consumer, self._source.timeout_ms / 1000, planned)
+        finally:
+            self._release(consumer)
+
+    def _release(self, consumer: Consumer) -> None:
+        """Unassign the range's partition from `consumer` (no prefetching past it); a consumer that refuses is
+        replaced. Nothing when the reader no longer holds it: `close()` came first (a range abandoned when its
+        task stopped on an error is finished only when its generator is collected, after the reader closed)."""
+        if consumer is not self._consumer:
+            return
         try:
             consumer.unassign()
         except KafkaException:

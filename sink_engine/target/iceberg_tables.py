@@ -76,6 +76,6 @@ class IcebergTablesTarget(Target):
         raise ConfigError("format.class", "verify reads S3 objects; an Iceberg table's snapshots are its record")
 
     def doctor_checks(self):
-        from sink_engine.doctor import iceberg
+        from sink_engine.doctor import iceberg, lake_formation
 
-        return iceberg.CHECKS
+        return (*iceberg.CHECKS, *lake_formation.CHECKS)

@@ -47,9 +47,9 @@ class JobRunResult:
     stderr: str
 
 
-def sink_job_parameters(archive_uri: str, region: str, max_executors: int = 1) -> str:
+def sink_job_parameters(archive_uri: str, region: str) -> str:
     """The `sparkSubmitParameters` SinkJob (infra/constructs/emr_job.py) synthesizes for a job archive at
-    `archive_uri` and `emr.max_executors_per_run` (tests/infra checks that the synthesized ones are these)."""
+    `archive_uri` (tests/infra checks that the synthesized ones are these)."""
     interpreter = f"./{ARCHIVE_ALIAS}/bin/python"
     return " ".join([
         f"--conf spark.archives={archive_uri}#{ARCHIVE_ALIAS}",
@@ -58,7 +58,6 @@ def sink_job_parameters(archive_uri: str, region: str, max_executors: int = 1) -
         f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
         f"--conf spark.emr-serverless.driverEnv.AWS_REGION={region}",
         f"--conf spark.executorEnv.AWS_REGION={region}",
-        f"--conf spark.dynamicAllocation.maxExecutors={max_executors}",
         "--conf spark.emr-serverless.driverEnv.SINK_METRICS=cloudwatch",
     ])
 

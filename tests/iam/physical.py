@@ -18,7 +18,7 @@ MOTO_ACCOUNT = "123456789012"  # moto's default account (moto.core.DEFAULT_ACCOU
 _NAME_PROPERTIES = {
     "AWS::S3::Bucket": "BucketName", "AWS::DynamoDB::Table": "TableName", "AWS::DynamoDB::GlobalTable": "TableName",
     "AWS::IAM::Role": "RoleName", "AWS::Lambda::Function": "FunctionName", "AWS::Logs::LogGroup": "LogGroupName",
-    "AWS::SNS::Topic": "TopicName", "AWS::KMS::Alias": "AliasName",
+    "AWS::SNS::Topic": "TopicName", "AWS::KMS::Alias": "AliasName", "AWS::SQS::Queue": "QueueName",
 }
 
 
@@ -61,6 +61,9 @@ def _values(kind: str, name: str, logical_id: str, region: str, account: str) ->
         return name, {"ApplicationId": name, "Arn": f"arn:aws:emr-serverless:{region}:{account}:/applications/{name}"}
     if kind == "AWS::Logs::LogGroup":
         return name, {"Arn": f"arn:aws:logs:{region}:{account}:log-group:{name}:*"}
+    if kind == "AWS::SQS::Queue":
+        url = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
+        return url, {"Arn": f"arn:aws:sqs:{region}:{account}:{name}", "QueueName": name, "QueueUrl": url}
     if kind == "AWS::SNS::Topic":
         arn = f"arn:aws:sns:{region}:{account}:{name}"
         return arn, {"TopicArn": arn, "TopicName": name}

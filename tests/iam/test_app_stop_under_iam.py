@@ -1,4 +1,5 @@
-"""The application stop (`Custom::SinkApplicationStop`) under enforced IAM: CloudFormation's Update, as it sends it
+"""The application stop (`Custom::SinkApplicationStop`, and `Custom::SinkApplicationStopOnDelete`) under enforced IAM:
+CloudFormation's Update of the first and Delete of the second, as it sends them
 (the resource's ApplicationName and ConfigurationHash from the synthesized template, the old properties with another
 hash, the ResponseURL answered by a local endpoint), handled by
 the packaged function as its role (documents from the synthesized template), against an EMR Serverless application
@@ -27,7 +28,7 @@ from typing import Iterator
 
 import pytest
 
-from infra.constructs.application_stop import RESOURCE_TYPE
+from infra.constructs.application_stop import RESOURCE_TYPE, RESOURCE_TYPE_ON_DELETE
 from lambdas.app_stop.service import ApplicationStopper
 from tests.cloudformation import custom_resource_event
 from tests.iam.actions import needs
@@ -129,12 +130,23 @@ def _update_event(deployed: Deployed, url: str) -> dict:
     return {**event, "OldResourceProperties": {**properties, "ConfigurationHash": "0" * 64}}
 
 
-def _update(here: StopWorld, url: str, log: CallLog | None) -> dict:
+def _delete_event(deployed: Deployed, url: str) -> dict:
+    """CloudFormation's Delete of the stop-on-delete resource (its ApplicationId resolved to this moto's id)."""
+    template, physical = deployed.synthesized.templates["service"], deployed.physical["service"]
+    (logical_id,) = [k for k, r in template["Resources"].items() if r["Type"] == RESOURCE_TYPE_ON_DELETE]
+    application = custom_resource_property(template, RESOURCE_TYPE_ON_DELETE, "ApplicationId", physical)
+    properties = {"ServiceToken": "arn:aws:lambda:eu-west-1:123456789012:function:app-stop",
+                  "ApplicationId": application}
+    return custom_resource_event("Delete", url, properties, RESOURCE_TYPE_ON_DELETE, request_id="delete-1",
+                                 logical_id=logical_id, physical_id=f"sink-application-stop-on-delete-{application}")
+
+
+def _update(here: StopWorld, url: str, log: CallLog | None, event=_update_event) -> dict:
     from lambdas.app_stop import handler as module
 
     with as_function(here.deployed, here.stop, APP_STOP, log) as handler, pytest.MonkeyPatch.context() as patch:
         patch.setattr(module, "ApplicationStopper", functools.partial(ApplicationStopper, poll_seconds=POLL_SECONDS))
-        return handler(_update_event(here.deployed, url), TimedContext())
+        return handler(event(here.deployed, url), TimedContext())
 
 
 @pytest.fixture(scope="module")
@@ -234,3 +246,27 @@ def test_without_a_grant_the_update_fails_and_cloudformation_hears_the_refused_c
     assert "AccessDenied" in response["Reason"] and operation in response["Reason"], response["Reason"]
     assert after[here.application] != "STOPPED"
 
+
+
+def test_the_delete_stops_the_running_application_so_that_cloudformation_can_delete_it(
+        deployed, role_ids, stop_role, trigger_request, cloudformation):
+    # given the application STARTED by runs the trigger started, which are not over: DeleteApplication, as
+    # CloudFormation sends it, is refused ("An application has to be in a stopped or created state in order to be
+    # deleted", EMR Serverless API Reference, DeleteApplication): the stack would end DELETE_FAILED
+    url, responses = cloudformation
+    with stop_world(deployed, role_ids, stop_role, trigger_request) as here:
+        emr = here.world.admin.client("emr-serverless")
+        with pytest.raises(emr.exceptions.ValidationException):
+            emr.delete_application(applicationId=here.application)
+        # when CloudFormation deletes the stop-on-delete resource first (it depends on the application), handled by
+        # the function as its role
+        answer = _update(here, url, None, event=_delete_event)
+        after = here.states()
+        # then the runs are cancelled, the application is STOPPED and CloudFormation's DeleteApplication succeeds
+        emr.delete_application(applicationId=here.application)
+        deleted = here.states()[here.application]
+    assert answer == {"status": "SUCCESS", "cancelled_runs": {here.application: list(here.runs)}}
+    assert {k: after[k] for k in (here.application, *here.runs)} == {
+        here.application: "STOPPED", **{r: "CANCELLED" for r in here.runs}}
+    assert deleted == "TERMINATED"
+    assert (responses[-1]["Status"], responses[-1]["RequestId"]) == ("SUCCESS", "delete-1")

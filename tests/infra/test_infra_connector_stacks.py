@@ -153,6 +153,10 @@ def test_each_topic_is_read_by_one_mapping_of_the_trigger_in_a_nested_stack(grou
         for mapping in [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]:
             assert _resolved(mapping["Properties"]["FunctionName"], parameters) == {"Ref": trigger}
             topics += mapping["Properties"]["Topics"]
+            # a batch the trigger keeps failing on goes, after Lambda's 10 retries, to the service stack's queue
+            settings = deployment.settings
+            assert mapping["Properties"]["DestinationConfig"] == {"OnFailure": {"Destination": (
+                f"arn:aws:sqs:{settings.region}:{settings.account}:sink-{settings.env}-trigger-discarded-batches")}}
     assert sorted(topics) == sorted({t for s in deployment.connectors for t in s.topics})
 
 

@@ -6,6 +6,7 @@ from aws_cdk.assertions import Match
 
 from infra.constructs.monitoring import FAILED_STATES, JOB_RUN_STATE_CHANGE, UNHEALTHY_TICKS
 from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
+from lambdas.trigger.runs import QUEUED_METRIC
 from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
 from sink_engine.driver.metrics import METRICS as RUN_METRICS
 from sink_engine.driver.metrics import NAMESPACE as RUN_NAMESPACE
@@ -81,6 +82,15 @@ def test_broken_event_source_mappings_raise_an_alarm_after_several_checks(each_e
     policy = _only(template.find_resources("AWS::IAM::Policy", {"Properties": {"Roles": [{"Ref": trigger_role}],
                    "PolicyDocument": {"Statement": [Match.object_like({"Action": "lambda:ListEventSourceMappings"})]}}}))
     assert policy["PolicyDocument"]["Statement"][0]["Resource"] == "*"
+
+
+def test_a_run_the_trigger_sees_queued_raises_an_alarm(each_env):
+    # a QUEUED run waits for a slot of the application's MaxConcurrentRuns, for up to its queue timeout (6 hours by
+    # default), and its connector starts nothing meanwhile: the trigger counts what it sees, the alarm notifies
+    alarm = _alarms(each_env.template("service"))[QUEUED_METRIC]
+    assert (alarm["Namespace"], alarm["Dimensions"]) == ("SinkEngine", [{"Name": "service", "Value": "sink-trigger"}])
+    assert (alarm["Statistic"], alarm["Threshold"], alarm["EvaluationPeriods"]) == ("Sum", 1, 1)
+    assert alarm["AlarmActions"] and alarm["TreatMissingData"] == "notBreaching"
 
 
 def test_admin_reconcile_failures_and_errors_raise_alarms(each_env):

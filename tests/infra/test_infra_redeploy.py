@@ -12,9 +12,10 @@ from aws_cdk import Environment, Stack, Tags
 from aws_cdk import aws_kms as kms
 
 from infra.application import new_app
-from infra.capacity import Footprint, check_capacity, run_footprint
+from infra import capacity
+from infra.capacity import Concurrency, Footprint, check_concurrency, environment_runs
 from infra.connectors import load_connectors
-from infra.constructs.application_stop import RESOURCE_TYPE, STOP_ACTIONS, ApplicationStop
+from infra.constructs.application_stop import RESOURCE_TYPE, RESOURCE_TYPE_ON_DELETE, STOP_ACTIONS, ApplicationStop
 from infra.constructs.emr_job import SinkJob
 from infra.stacks.connectors import ConnectorStacks
 from infra.constructs.lambda_function import LibrariesLayer
@@ -120,6 +121,59 @@ def test_the_stop_fires_exactly_when_the_application_changes(tmp_path, baseline,
     assert (properties["ConfigurationHash"] != baseline["ConfigurationHash"]) is changes
 
 
+# -- the application is stopped before CloudFormation deletes it -------------------------------------------------
+
+def _references(value) -> set[str]:
+    """The logical ids `value` refers to (Ref and Fn::GetAtt), parameters and pseudo parameters included."""
+    if isinstance(value, dict):
+        if set(value) == {"Ref"}:
+            return {value["Ref"]}
+        if set(value) == {"Fn::GetAtt"}:
+            return {value["Fn::GetAtt"][0]}
+        return {r for v in value.values() for r in _references(v)}
+    if isinstance(value, list):
+        return {r for v in value for r in _references(v)}
+    return set()
+
+
+def _dependencies(template: dict) -> dict[str, set[str]]:
+    """Logical id -> every resource it depends on, transitively (DependsOn and references): CloudFormation deletes a
+    resource only after every resource that depends on it ("DependsOn attribute", CloudFormation User Guide)."""
+    resources = template["Resources"]
+    direct = {k: ({*r.get("DependsOn", [])} | _references(r.get("Properties", {}))) & set(resources)
+              for k, r in resources.items()}
+    closed: dict[str, set[str]] = {}
+
+    def walk(k: str) -> set[str]:
+        if k not in closed:
+            closed[k] = set()
+            closed[k] = set().union(*({d} | walk(d) for d in direct[k])) if direct[k] else set()
+        return closed[k]
+    return {k: walk(k) for k in resources}
+
+
+def test_the_application_is_stopped_after_the_trigger_is_gone_and_before_it_is_deleted(each_env):
+    # DeleteApplication needs CREATED or STOPPED (EMR Serverless API Reference, DeleteApplication), and the
+    # application stays STARTED until its idle stop after any run
+    template = each_env.templates["service"]
+    (application_id,) = _of_type(template, "AWS::EMRServerless::Application")
+    (stop_id, stop), = _of_type(template, RESOURCE_TYPE_ON_DELETE).items()
+    depends = _dependencies(template)
+    # the stop names the application, and is deleted before it and before the stop function's grant on it
+    assert stop["Properties"]["ApplicationId"] == {"Fn::GetAtt": [application_id, "ApplicationId"]}
+    policy_id = logical_id(each_env.deployment.service.application_stop.policy.node.default_child)
+    function_id = stop["Properties"]["ServiceToken"]["Fn::GetAtt"][0]
+    assert {application_id, policy_id, function_id} <= depends[stop_id]
+    # and after everything that starts runs: the trigger, its MSK event sources, the schedules invoking it and
+    # their grants to invoke it
+    trigger_id = logical_id(each_env.deployment.service.trigger.function.node.default_child)
+    starters = {k for k, r in template["Resources"].items()
+                if r["Type"] in ("AWS::Lambda::EventSourceMapping", "AWS::Events::Rule", "AWS::Lambda::Permission")
+                and trigger_id in _references(r.get("Properties", {}))}
+    assert any(template["Resources"][k]["Type"] == "AWS::Lambda::EventSourceMapping" for k in starters)
+    assert sorted(k for k in starters | {trigger_id} if stop_id not in depends[k]) == []
+
+
 # -- a re-created stack does not meet its own log group ----------------------------------------------------------
 
 def test_the_job_log_group_has_a_generated_name_and_is_kept(each_env):
@@ -169,56 +223,86 @@ def test_a_bootstrap_key_that_is_not_a_key_of_the_environment_is_named(arn):
     assert failed.value.setting == "cdk_bootstrap_kms_key_arn"
 
 
-# -- max capacity holds the runs that may be under way at once ----------------------------------------------------
+# -- the application runs every run that may be under way at once, within its capacity ---------------------------
 
-@pytest.mark.parametrize("parameters, footprint", [
-    # EMR Serverless' defaults: 4 vCPU and 14G (+10% overhead: a 16 GB worker), 20G disk, each
-    ("--conf spark.dynamicAllocation.maxExecutors=3", Footprint(16, 64, 80)),
-    ("--conf spark.dynamicAllocation.maxExecutors=1", Footprint(8, 32, 40)),
-    ("--conf spark.dynamicAllocation.enabled=false", Footprint(16, 64, 80)),  # spark.executor.instances=3
-    ("--conf spark.dynamicAllocation.maxExecutors=2 --conf spark.executor.cores=2 --conf spark.executor.memory=7g "
-     "--conf spark.driver.memory=4096m --conf spark.emr-serverless.executor.disk=50g", Footprint(8, 5 + 16, 120)),
+def _copies(connectors, n: int, **changes):
+    """`n` connectors like the first of `connectors`, named c0..c<n-1>, with `changes`."""
+    return tuple(dataclasses.replace(connectors[0], name=f"c{i}", **changes) for i in range(n))
+
+
+def test_the_application_runs_every_run_of_the_environment_at_once(each_env):
+    # from release 7.3.0 EMR Serverless queues runs past MaxConcurrentRuns, 15 unless set ("EMR Serverless 7.3.0"
+    # release notes; AWS::EMRServerless::Application SchedulerConfiguration): the stack sets it
+    template, deployment = each_env.templates["service"], each_env.deployment
+    (application,) = _of_type(template, "AWS::EMRServerless::Application").values()
+    runs = environment_runs(deployment.settings, deployment.connectors)
+    assert application["Properties"]["SchedulerConfiguration"] == {"MaxConcurrentRuns": len(runs)}
+    # one data run per connector, its upkeep (Iceberg) and restore (when deployed), and one doctor
+    expected = {"dev": ["data run of orders-s3-sink", "restore of orders-s3-sink", "doctor"],
+                "prod": ["data run of audit-s3-sink", "data run of orders-s3-sink", "doctor"]}[each_env.env]
+    assert [name for name, _ in runs] == expected
+    # and the capacity holds them all at their largest
+    need = deployment.service.job.concurrency.footprint
+    assert need == sum((Footprint.of(plan) for _, plan in runs), Footprint(0, 0, 0))
+    emr = deployment.settings.emr
+    assert all(wanted <= int(have.split()[0]) for wanted, have in zip(
+        (need.cpu, need.memory, need.disk), (emr.max_cpu, emr.max_memory, emr.max_disk)))
+
+
+def test_an_environment_of_more_than_fifteen_connectors_runs_them_all_at_once(dev):
+    # given 30 connectors (EMR's default would run 15 and queue the others for up to six hours)
+    roomy = _settings(lambda doc: doc["emr"]["max_capacity"].update(cpu="400 vCPU", memory="3000 GB",
+                                                                    disk="20000 GB"))
+    concurrency = check_concurrency(roomy, _copies(dev.deployment.connectors, 30, restore_targets=()))
+    # then all 30 data runs and the doctor run at once
+    assert concurrency.runs == 31
+
+
+def test_a_data_runs_largest_plan_follows_tasks_max_and_max_executors_per_run(dev):
+    # dev's connector has tasks.max 4 and emr.max_executors_per_run 1: one 4-vCPU executor beside a 1-vCPU driver
+    ((name, plan), *_) = environment_runs(dev.deployment.settings, dev.deployment.connectors)
+    assert (name, Footprint.of(plan)) == ("data run of orders-s3-sink", Footprint(5, 10, 40))
+    # with tasks.max 16 and two executors per run: two 4-vCPU executors (8 GB each), not four
+    spec = dev.deployment.connectors[0]
+    wide = dataclasses.replace(spec, document={**spec.document, "config": {**spec.document["config"],
+                                                                           "tasks.max": "16"}})
+    settings = _settings(lambda doc: doc["emr"].update(max_executors_per_run=2))
+    ((_, plan), *_) = environment_runs(settings, (wide,))
+    assert Footprint.of(plan) == Footprint(9, 18, 60)
+
+
+@pytest.mark.parametrize("capacity, setting", [
+    ({"cpu": "8 vCPU", "memory": "128 GB", "disk": "200 GB"}, "emr.max_capacity.cpu"),  # 9 vCPU needed
+    ({"cpu": "32 vCPU", "memory": "16 GB", "disk": "200 GB"}, "emr.max_capacity.memory"),  # 30 GB
+    ({"cpu": "32 vCPU", "memory": "128 GB", "disk": "100 GB"}, "emr.max_capacity.disk"),  # 120 GB
 ])
-def test_a_runs_footprint_is_read_from_its_spark_parameters(parameters, footprint):
-    assert run_footprint(parameters) == footprint
-
-
-def test_a_run_without_an_executor_limit_has_no_footprint():
-    with pytest.raises(ValueError, match="maxExecutors is unbounded"):
-        run_footprint("--conf spark.executor.cores=4")
-
-
-def test_the_shipped_environments_hold_one_run_per_connector(each_env):
-    job, settings = each_env.deployment.service.job, each_env.deployment.settings
-    assert f"spark.dynamicAllocation.maxExecutors={settings.emr.max_executors_per_run}" in job.spark_parameters
-    need = run_footprint(job.spark_parameters).times(len(each_env.deployment.connectors))
-    assert job.concurrent_footprint == need
-    assert need.cpu <= int(settings.emr.max_cpu.split()[0]) and need.memory <= int(settings.emr.max_memory.split()[0])
-
-
-@pytest.mark.parametrize("emr, connectors, setting", [
-    ({"max_capacity": {"cpu": "16 vCPU", "memory": "128 GB", "disk": "200 GB"}}, 3, "emr.max_capacity.cpu"),
-    ({"max_capacity": {"cpu": "64 vCPU", "memory": "64 GB", "disk": "200 GB"}}, 3, "emr.max_capacity.memory"),
-    ({"max_capacity": {"cpu": "64 vCPU", "memory": "256 GB", "disk": "100 GB"}}, 3, "emr.max_capacity.disk"),
-    ({"max_executors_per_run": 3}, 3, "emr.max_capacity.cpu"),  # dev's 32 vCPU: two runs of 16, not three
-])
-def test_a_capacity_that_cannot_hold_the_concurrent_runs_refuses_synthesis(emr, connectors, setting):
-    settings = _settings(lambda doc: doc["emr"].update(emr))
-    parameters = f"--conf spark.dynamicAllocation.maxExecutors={settings.emr.max_executors_per_run}"
+def test_a_capacity_that_cannot_hold_the_concurrent_runs_refuses_synthesis(dev, capacity, setting):
+    settings = _settings(lambda doc: doc["emr"]["max_capacity"].update(capacity))
     with pytest.raises(SettingsError, match="emr.concurrent_runs") as failed:
-        check_capacity(settings, parameters, connectors)
+        check_concurrency(settings, dev.deployment.connectors)
     assert failed.value.setting == setting
-    # accepting that runs queue: the capacity must hold as many as stated
+    # accepting that runs queue: the capacity must hold as many of the largest as stated
     queueing = dataclasses.replace(settings, emr=dataclasses.replace(settings.emr, concurrent_runs=1))
-    assert check_capacity(queueing, parameters, connectors) == run_footprint(parameters)
+    assert check_concurrency(queueing, dev.deployment.connectors) == Concurrency(1, Footprint(5, 10, 40))
 
 
-def test_dev_holds_its_connectors_and_a_few_more():
-    settings = _settings()
-    parameters = f"--conf spark.dynamicAllocation.maxExecutors={settings.emr.max_executors_per_run}"
-    assert check_capacity(settings, parameters, 4) == Footprint(32, 128, 160)
-    with pytest.raises(SettingsError):
-        check_capacity(settings, parameters, 5)
+def test_more_runs_than_emr_admits_at_once_refuse_synthesis_unless_concurrent_runs_says_how_many(dev, monkeypatch):
+    monkeypatch.setattr(capacity, "MAX_CONCURRENT_RUNS", 2)  # 1000 on AWS
+    with pytest.raises(SettingsError) as failed:
+        check_concurrency(_settings(), dev.deployment.connectors)  # three runs
+    assert failed.value.setting == "emr.concurrent_runs"
+    stated = _settings(lambda doc: doc["emr"].update(concurrent_runs=2))
+    assert check_concurrency(stated, dev.deployment.connectors).runs == 2
+
+
+def test_max_executors_per_run_reaches_the_trigger_and_no_spark_setting_pretends_to_bound_runs(each_env):
+    # the trigger turns dynamic allocation off and sets spark.executor.instances (lambdas/trigger/sizing.py), so
+    # spark.dynamicAllocation.maxExecutors would have no effect: the limit is the trigger's
+    settings = each_env.deployment.settings
+    function = each_env.deployment.service.trigger.function.node.default_child
+    variables = each_env.templates["service"]["Resources"][logical_id(function)]["Properties"]["Environment"]["Variables"]
+    assert variables["MAX_EXECUTORS_PER_RUN"] == str(settings.emr.max_executors_per_run)
+    assert "maxExecutors" not in each_env.deployment.service.job.spark_parameters
 
 
 @pytest.mark.parametrize("emr, setting", [({"max_executors_per_run": 0}, "emr.max_executors_per_run"),

@@ -64,10 +64,12 @@ def test_the_job_roles_get_their_table_bucket_in_the_template(synthesized):
     table = f"{BUCKET_ARN}/table/*"
     reads_and_commits = {(a, table) for a in ("s3tables:GetTableMetadataLocation", "s3tables:GetTableData",
                                               "s3tables:PutTableData", "s3tables:UpdateTableMetadataLocation")}
-    # two roles: the auto-creating connector's also may CreateTable
+    # two roles: the auto-creating connector's also may CreateTable; each may GetNamespace its own namespace
     assert granted == {("s3tables:GetTableBucket", BUCKET_ARN), ("s3tables:CreateTable", BUCKET_ARN),
-                       *reads_and_commits}
+                       ("s3tables:GetNamespace", BUCKET_ARN), *reads_and_commits}
     assert sum(("s3tables:CreateTable" in _list(s["Action"])) for s in s3tables) == 1
+    assert sorted(s["Condition"]["StringEquals"]["s3tables:namespace"] for s in s3tables
+                  if s["Action"] == "s3tables:GetNamespace") == ["audit", NAMESPACE]
 
 
 def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
@@ -103,9 +105,15 @@ def test_the_job_role_gets_the_documented_s3tables_actions_and_nothing_of_glue_o
                                                        "s3tables:PutTableData",
                                                        "s3tables:UpdateTableMetadataLocation"],
                                             "Resource": [f"{BUCKET_ARN}/table/*"]}
+    # loadNamespaceMetadata (the doctor's check of the namespace) -> GetNamespace, on the bucket, for the
+    # connector's own namespace only
+    assert statements["ReadOwnNamespace"] == {"Sid": "ReadOwnNamespace", "Effect": "Allow",
+                                              "Action": ["s3tables:GetNamespace"], "Resource": [BUCKET_ARN],
+                                              "Condition": {"StringEquals": {"s3tables:namespace": NAMESPACE}}}
     actions = {a for s in statements.values() for a in s["Action"]}
     assert not {a for a in actions if a.startswith("glue:")}
-    assert not any("Delete" in a or "Namespace" in a for a in actions if a.startswith(("s3tables:", "s3:")))
+    assert not any("Delete" in a or ("Namespace" in a and a != "s3tables:GetNamespace")
+                   for a in actions if a.startswith(("s3tables:", "s3:")))
     bucket = f"arn:aws:s3:::{DEV.bucket_name}"
     lake = {r for s in statements.values() for r in s["Resource"] if r.startswith(bucket)}
     assert lake == {f"{bucket}/dlq/{NAME}/*", f"{bucket}/_connectors/{NAME}.json"}  # dead letters, its config

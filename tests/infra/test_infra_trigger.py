@@ -4,6 +4,7 @@ permissions its index read, its MSK event sources and its marker writes need."""
 import json
 
 from infra.connectors import INDEX_KEY, ROTATION_KEYS, SIZING_KEYS, index_uri
+from infra.constructs.nag import logical_id
 from sink_engine.config import parse_config
 from tests.infra.test_infra_service import _actions, _env_vars, _rendered, _statements
 
@@ -73,3 +74,39 @@ def test_trigger_knows_the_applications_maximum_capacity_which_bounds_each_runs_
     variables = _env_vars(each_env.template("service"), "sink-trigger")
     assert (variables["MAX_CPU"], variables["MAX_MEMORY"], variables["MAX_DISK"]) == (
         emr.max_cpu, emr.max_memory, emr.max_disk)
+
+
+def test_a_batch_the_trigger_keeps_failing_on_is_discarded_to_a_queue_and_raises_an_alarm(each_env):
+    # an MSK event source retries a failed batch for ever by default (MaximumRetryAttempts -1, "All Amazon MSK event
+    # source configuration parameters in Lambda"); with an on-failure destination Lambda stops after 10 retries
+    # ("Configuring error handling controls for Kafka event sources") and describes the batch there
+    template = each_env.templates["service"]
+    trigger = each_env.deployment.service.trigger
+    queue_id = logical_id(trigger.discarded.node.default_child)
+    queue = template["Resources"][queue_id]["Properties"]
+    settings = each_env.deployment.settings
+    assert queue["QueueName"] == f"sink-{settings.env}-trigger-discarded-batches"
+    assert queue["SqsManagedSseEnabled"] is True and queue["MessageRetentionPeriod"] == 14 * 86400
+    mappings = [r["Properties"] for r in template["Resources"].values()
+                if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    assert mappings and all(m["DestinationConfig"] == {"OnFailure": {"Destination": {"Fn::GetAtt": [queue_id, "Arn"]}}}
+                            for m in mappings)
+    # on-demand pollers: retries are bounded by the destination, bisecting and MaximumRetryAttempts being
+    # provisioned mode's (provisioned pollers bill per mapping)
+    assert not any({"MaximumRetryAttempts", "BisectBatchOnFunctionError", "ProvisionedPollerConfig"} & set(m)
+                   for m in mappings)
+    # the trigger's role (the mappings' execution role) may send there, and nothing else of SQS (the destination
+    # needs sqs:SendMessage, "Capturing discarded batches ...")
+    statements = [st for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
+                  for st in r["Properties"]["PolicyDocument"]["Statement"]
+                  if {"Ref": logical_id(trigger.function.role.node.default_child)} in r["Properties"]["Roles"]]
+    assert any(st["Action"] == "sqs:SendMessage" and st["Resource"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+               for st in statements)
+    assert {a for st in statements for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+            if a.startswith("sqs:")} == {"sqs:SendMessage"}
+    # and a batch in the queue raises the TriggerBatchesDiscarded alarm
+    alarm = each_env.deployment.service.monitoring.alarms["TriggerBatchesDiscarded"].node.default_child
+    alarm = template["Resources"][logical_id(alarm)]["Properties"]
+    assert (alarm["MetricName"], alarm["Threshold"], alarm["Dimensions"]) == (
+        "ApproximateNumberOfMessagesVisible", 1, [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue_id, "QueueName"]}}])
+    assert alarm["AlarmActions"]

@@ -1,5 +1,6 @@
 """The application stop: a custom resource that, on Update, cancels the EMR Serverless application's active runs
-and stops it, so CloudFormation's UpdateApplication that follows finds it STOPPED.
+and stops it, so CloudFormation's UpdateApplication that follows finds it STOPPED; and one that does so on Delete,
+so that DeleteApplication finds it STOPPED.
 
 moto has the calls (ListApplications, GetApplication, StopApplication, ListJobRuns, CancelJobRun) but not the
 life cycle (docs/aws-fidelity.md): its applications are STARTED from creation, its runs SUCCESS at once, and StopApplication succeeds in
@@ -23,6 +24,7 @@ APP = "00fborfm8ne0ie09"  # ids and ARNs as the API's shapes want them
 ARN = f"arn:aws:emr-serverless:eu-west-1:111111111111:/applications/{APP}"
 RUN1, RUN2, RUN3 = "00fbrun1000000a1", "00fbrun2000000a2", "00fbrun3000000a3"
 RESOURCE_TYPE = "Custom::SinkApplicationStop"
+ON_DELETE = "Custom::SinkApplicationStopOnDelete"
 
 
 @dataclass
@@ -43,6 +45,12 @@ def _event(kind: str, url: str) -> dict:
     return custom_resource_event(kind, url, {"ServiceToken": "arn", "ApplicationName": NAME, "ConfigurationHash": "h"},
                                  RESOURCE_TYPE, logical_id="ApplicationStop",
                                  physical_id=None if kind == "Create" else f"sink-application-stop-{NAME}")
+
+
+def _on_delete_event(kind: str, url: str, application_id: str) -> dict:
+    return custom_resource_event(kind, url, {"ServiceToken": "arn", "ApplicationId": application_id}, ON_DELETE,
+                                 logical_id="ApplicationStopBeforeDelete",
+                                 physical_id=None if kind == "Create" else f"stop-on-delete-{application_id}")
 
 
 def _application(emr, name: str = NAME) -> str:
@@ -79,6 +87,44 @@ def test_create_and_delete_leave_the_application_alone(aws, cloudformation, kind
     mine = _application(emr)
     assert app_stop.handler(_event(kind, url), TimedContext())["status"] == "SUCCESS"
     assert _state(emr, mine) == "STARTED" and [r["Status"] for r in responses] == ["SUCCESS"]
+
+
+def test_delete_of_the_stop_on_delete_resource_stops_its_application_which_can_then_be_deleted(aws, cloudformation):
+    # given the sink's application STARTED, which DeleteApplication refuses (AWS, and moto: CREATED or STOPPED only)
+    url, responses = cloudformation
+    emr = boto3.client("emr-serverless")
+    mine, other = _application(emr), _application(emr, "someone-else")
+    with pytest.raises(emr.exceptions.ValidationException):
+        emr.delete_application(applicationId=mine)
+    # when CloudFormation deletes the resource that depends on the application (before the application)
+    result = app_stop.handler(_on_delete_event("Delete", url, mine), TimedContext())
+    # then the application is stopped, the other one not, and CloudFormation's DeleteApplication then succeeds
+    assert result == {"status": "SUCCESS", "cancelled_runs": {mine: []}}
+    assert (_state(emr, mine), _state(emr, other)) == ("STOPPED", "STARTED")
+    emr.delete_application(applicationId=mine)
+    assert [r["Status"] for r in responses] == ["SUCCESS"]
+
+
+@pytest.mark.parametrize("kind", ["Create", "Update"])
+def test_create_and_update_of_the_stop_on_delete_resource_leave_the_application_alone(aws, cloudformation, kind):
+    url, responses = cloudformation
+    emr = boto3.client("emr-serverless")
+    mine = _application(emr)
+    assert app_stop.handler(_on_delete_event(kind, url, mine), TimedContext())["cancelled_runs"] == {}
+    assert _state(emr, mine) == "STARTED" and [r["Status"] for r in responses] == ["SUCCESS"]
+
+
+def test_a_delete_finds_the_application_already_gone_and_succeeds(aws, cloudformation):
+    # deleted by hand: nothing to stop, and a failed Delete would keep the stack from being deleted
+    url, responses = cloudformation
+    emr = boto3.client("emr-serverless")
+    mine = _application(emr)
+    emr.stop_application(applicationId=mine)
+    emr.delete_application(applicationId=mine)
+    gone = "00fbgone00000000"
+    for application in (mine, gone):  # TERMINATED, then unknown
+        assert app_stop.handler(_on_delete_event("Delete", url, application), TimedContext())["status"] == "SUCCESS"
+    assert [r["Status"] for r in responses] == ["SUCCESS", "SUCCESS"]
 
 
 def test_an_application_already_stopped_is_not_stopped_again(aws, cloudformation):

@@ -268,8 +268,26 @@ def test_a_claim_expiring_while_its_run_is_still_starting_starts_no_duplicate(ap
     _set_run_state(app_id, first["job_run_id"], state)
     clock.advance(CLAIM_MS + 1)
     (again,) = _batch(context, _records("orders", [0], FLUSH_SIZE, 10, clock()))
-    assert (again["action"], again["reason"], again["job_run_id"]) == ("skipped", "run-active", first["job_run_id"])
+    reason = "run-queued" if state == "QUEUED" else "run-active"
+    assert (again["action"], again["reason"], again["job_run_id"]) == ("skipped", reason, first["job_run_id"])
     assert len(_runs(app_id)) == 1
+
+
+def test_a_run_queued_by_emr_is_reported_as_queued(app_id, table, context, clock, committed, capsys, caplog):
+    # given a run EMR Serverless holds QUEUED: the application's MaxConcurrentRuns is taken ("Job run states")
+    (first,) = _batch(context, _records("orders", [0], 0, FLUSH_SIZE, clock()))
+    _set_run_state(app_id, first["job_run_id"], "QUEUED")
+    capsys.readouterr()
+    # when the next tick decides for the connector
+    (again,) = [d for d in _tick(context) if d["connector"] == ORDERS]
+    # then it starts nothing, says the run is queued, and publishes QueuedJobRuns (the QueuedJobRuns alarm's metric,
+    # Powertools' EMF on stdout) and a JOB_RUN_QUEUED log event naming the run
+    assert (again["action"], again["reason"], again["job_run_id"]) == ("skipped", "run-queued", first["job_run_id"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    metrics = [line for line in lines if "_aws" in line]
+    assert [(m["QueuedJobRuns"], m["service"]) for m in metrics if "QueuedJobRuns" in m] == [([1.0], "sink-trigger")]
+    assert [(r.connector, r.job_run_id) for r in caplog.records if r.getMessage() == "JOB_RUN_QUEUED"] == [
+        (ORDERS, first["job_run_id"])]
 
 
 def test_a_forced_run_starts_one_run_and_none_while_one_is_active(app_id, table, context, clock, committed):
@@ -480,6 +498,20 @@ def test_a_run_far_behind_gets_more_and_larger_executors_within_its_tasks_and_th
                                   "spark.executor.memoryOverhead", "spark.driver.cores")} == {
         "spark.executor.instances": "2", "spark.executor.cores": "4", "spark.executor.memory": "2g",
         "spark.executor.memoryOverhead": "6g", "spark.driver.cores": "1"}
+
+
+def test_emr_max_executors_per_run_limits_the_executors_of_a_run(app_id, table, context, clock, committed,
+                                                                  environment, monkeypatch):
+    # given the stack's MAX_EXECUTORS_PER_RUN (emr.max_executors_per_run) of 1, and the run far behind above
+    _serve({**environment, "MAX_EXECUTORS_PER_RUN": "1"}, clock, monkeypatch)
+    (decision,) = _batch(context, [("orders", p, 50_000_000, clock()) for p in range(24)])
+    # then it gets one executor, the largest, not two: with dynamic allocation off, spark.executor.instances is
+    # what a run gets (EMR Serverless User Guide, "Spark job properties"), so the limit is on the count
+    confs = _spark_confs(app_id, decision["job_run_id"])
+    assert {k: confs[k] for k in ("spark.executor.instances", "spark.executor.cores",
+                                  "spark.dynamicAllocation.enabled")} == {
+        "spark.executor.instances": "1", "spark.executor.cores": "4", "spark.dynamicAllocation.enabled": "false"}
+    assert "spark.dynamicAllocation.maxExecutors" not in confs
 
 
 def test_a_connector_indexed_without_sizing_runs_one_task_on_one_small_executor(app_id, table, context, clock,

@@ -1,13 +1,16 @@
 """A restore request to the trigger (moto in-process): checked against the connector's index entry, naming the
 field at fault before any job run starts; a good one starts one EMR job run of `sink-engine restore`, as the
-connector's job role, on the fixed small workers, with a token that makes a retried invocation start no second."""
+connector's job role, on the fixed small workers, with a token that makes a retried invocation start no second; a
+restore that ends before it is done (EMR's job timeout) is started again by the idle-flush tick while it makes
+progress."""
 from __future__ import annotations
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from tests.connector_index import publish_index
 from tests.lambdas.test_trigger_handler import (CONNECTORS, INDEX_URI, INFRA_PARAMETERS, ORDERS, ORDERS_ROLE,
-                                                _moto_runs, _run_detail, _serve)
+                                                _moto_runs, _run_detail, _serve, _set_run_state)
 from tests.lambdas.test_trigger_handler import clock, environment  # noqa: F401 (fixtures)
 
 from lambdas.trigger import handler as trigger
@@ -117,3 +120,80 @@ def test_a_restore_for_an_unknown_connector_names_it(app_id, context):
         trigger.handler({"action": "restore", "connector": "gone", "topic": "orders",
                          "target_topic": "orders.restored"}, context)
     assert _moto_runs(app_id) == []
+
+
+# --- a restore longer than the job timeout -------------------------------------------------------------------------
+
+def _checkpoint(table: str, target: str, topic: str, recorded_at_ms: int) -> None:
+    """The restore's `RESTORED#` checkpoint as the engine records it at a confirm (sink_engine/restore/lease.py)."""
+    boto3.client("dynamodb").put_item(TableName=table, Item={
+        "pk": {"S": f"restore#{target}"}, "sk": {"S": f"RESTORED#{topic}"}, "epoch": {"N": "1"},
+        "recorded_at_ms": {"N": str(recorded_at_ms)}, "scan_from": {"M": {"0": {"N": "0"}}},
+        "present": {"M": {"0": {"S": f"0-{recorded_at_ms}"}}}})
+
+
+def _restore_runs(app_id: str) -> list:
+    """moto's restore runs (the ticks also start the connectors' first data runs)."""
+    return [r for r in _moto_runs(app_id) if r.tags.get("action") == "restore"]
+
+
+def _tick_restores(context) -> list[dict]:
+    return trigger.handler({"action": "idle-flush"}, context)["restores"]
+
+
+def test_a_restore_the_job_timeout_cancelled_with_progress_is_started_again_until_done(app_id, table, context):
+    # given a restore under way, whose target already held a checkpoint of an earlier restore
+    _checkpoint(table, "orders.restored", "orders", 1_000)
+    first = _restore(context, topic="orders", target_topic="orders.restored", partitions=[0], time="t1")
+    _set_run_state(app_id, first["job_run_id"], "RUNNING")  # moto's runs are SUCCESS at once
+    assert [r["action"] for r in _tick_restores(context)] == ["waiting"]
+    # when EMR cancels it at the job timeout (CANCELLED, "Job run states") after it confirmed more records
+    _checkpoint(table, "orders.restored", "orders", 2_000)
+    _set_run_state(app_id, first["job_run_id"], "CANCELLED")
+    (resumed,) = _tick_restores(context)
+    # then the tick starts the same request again (its own client token), and only once
+    assert (resumed["action"], resumed["attempt"], resumed["ended_job_run_id"]) == ("resumed", 1, first["job_run_id"])
+    runs = {r.id: r for r in _moto_runs(app_id)}
+    second = runs[resumed["job_run_id"]]
+    assert second.job_driver == runs[first["job_run_id"]].job_driver
+    assert second.client_token != runs[first["job_run_id"]].client_token
+    _set_run_state(app_id, second.id, "RUNNING")
+    assert [r["action"] for r in _tick_restores(context)] == ["waiting"] and len(_restore_runs(app_id)) == 2
+    # and once that attempt succeeds, the restore is done: nothing more starts
+    _set_run_state(app_id, second.id, "SUCCESS")
+    assert [(r["action"], r["attempt"]) for r in _tick_restores(context)] == [("succeeded", 2)]
+    assert _tick_restores(context) == [] and len(_restore_runs(app_id)) == 2
+
+
+@pytest.mark.parametrize("ending", ["FAILED", "CANCELLED"])
+def test_a_restore_that_ends_without_progress_is_not_started_again(app_id, table, context, ending):
+    # given a restore whose run fails before it confirmed anything (a refused call, a target that does not exist)
+    first = _restore(context, topic="orders", target_topic="orders.restored")
+    _set_run_state(app_id, first["job_run_id"], ending)
+    # then the tick stops following it: a rerun would fail the same way (the failure itself was notified)
+    assert [(r["action"], r["job_run_id"]) for r in _tick_restores(context)] == [("stopped", None)]
+    assert _tick_restores(context) == [] and len(_restore_runs(app_id)) == 1
+
+
+def test_a_first_restore_that_recorded_its_first_checkpoint_then_timed_out_is_started_again(app_id, table, context):
+    # the first restore into a target records its checkpoint when it begins, then at each confirm
+    first = _restore(context, topic="orders", target_topic="orders.restored")
+    _checkpoint(table, "orders.restored", "orders", 5_000)
+    _set_run_state(app_id, first["job_run_id"], "CANCELLED")
+    assert [r["action"] for r in _tick_restores(context)] == ["resumed"]
+
+
+def test_a_rerun_emr_refuses_is_tried_again_at_the_next_tick(app_id, table, context, monkeypatch):
+    first = _restore(context, topic="orders", target_topic="orders.restored")
+    _checkpoint(table, "orders.restored", "orders", 5_000)
+    _set_run_state(app_id, first["job_run_id"], "CANCELLED")
+    emr = trigger._service()._starter._emr
+    real = emr.start_job_run
+
+    def refused(**request):
+        raise ClientError({"Error": {"Code": "ValidationException", "Message": "application is stopping"}},
+                          "StartJobRun")
+    monkeypatch.setattr(emr, "start_job_run", refused)
+    assert [r["action"] for r in _tick_restores(context)] == ["start-failed"]
+    monkeypatch.setattr(emr, "start_job_run", real)
+    assert [(r["action"], r["attempt"]) for r in _tick_restores(context)] == [("resumed", 1)]

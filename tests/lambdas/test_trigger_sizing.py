@@ -8,7 +8,15 @@ import pytest
 
 from devtools.emr_cost import FIREHOSE_GB, run_cost, table
 from lambdas.trigger.errors import TriggerConfigError
-from lambdas.trigger.sizing import UPKEEP, Capacity, Plan, RunShape, Worker, plan_run
+from lambdas.trigger.sizing import (
+    UPKEEP,
+    Capacity,
+    Plan,
+    RunShape,
+    Worker,
+    largest_run,
+    plan_run,
+)
 
 DEV, PROD = Capacity(16, 64, 200), Capacity(64, 256, 1000)
 WIDE = RunShape(tasks_max=64, format="json", max_records_per_partition=10**12)
@@ -59,6 +67,38 @@ def test_a_run_gets_no_more_executor_vcpus_than_it_has_tasks():
     huge = [10**9] * 64
     assert plan_run(RunShape(1, "json", 10**12), huge, PROD) == Plan(Worker(1, 2), Worker(1, 2), 1)
     assert plan_run(RunShape(64, "json", 10**12), [10**9] * 2, PROD).executor == Worker(2, 4)  # 2 partitions
+
+
+@pytest.mark.parametrize("max_executors, executor, count", [(None, Worker(4, 8), 6), (6, Worker(4, 8), 6),
+                                                            (2, Worker(4, 8), 2), (1, Worker(4, 8), 1)])
+def test_max_executors_limits_the_executors_of_a_run(max_executors, executor, count):
+    # 1 TB of JSON wants six 4-vCPU executors; emr.max_executors_per_run caps the count, at the largest size
+    plan = plan_run(WIDE, [4_464_285_714 // 64] * 64, PROD, max_executors=max_executors)
+    assert (plan.executor, plan.executors) == (executor, count)
+    assert plan.spark_parameters().count("spark.executor.instances=") == 1
+
+
+def test_a_small_run_is_not_grown_by_max_executors():
+    assert plan_run(WIDE, [1_000], PROD, max_executors=4) == Plan(Worker(1, 2), Worker(1, 2), 1)
+
+
+@pytest.mark.parametrize("tasks, tables, max_executors, expected", [
+    (1, False, 3, Plan(Worker(1, 2), Worker(1, 2), 1)),
+    (2, False, 3, Plan(Worker(1, 2), Worker(2, 4), 1)),
+    (4, True, 3, Plan(Worker(1, 4), Worker(4, 8), 1)),
+    (5, False, 3, Plan(Worker(1, 2), Worker(4, 8), 2)),
+    (16, False, 4, Plan(Worker(1, 2), Worker(4, 8), 4)),
+    (64, False, 4, Plan(Worker(1, 2), Worker(4, 8), 4)),
+    (64, False, None, Plan(Worker(1, 2), Worker(4, 8), 16)),
+])
+def test_the_largest_run_of_a_connector_bounds_every_plan_it_gets(tasks, tables, max_executors, expected):
+    shape = RunShape(tasks, "avro", 10**12)
+    largest = largest_run(shape, tables, max_executors)
+    assert largest == expected
+    for behind in ([1], [10**6] * tasks, [10**9] * 64, [10**12] * 64):
+        plan = plan_run(shape, behind, Capacity(10**4, 10**5, 10**6), tables, max_executors)
+        assert [sum(getattr(w, a) for w in plan.workers) <= sum(getattr(w, a) for w in largest.workers)
+                for a in ("vcpu", "memory_gb", "disk_gb")] == [True] * 3
 
 
 def test_the_per_partition_cap_bounds_the_work_sized_for():

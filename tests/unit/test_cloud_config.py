@@ -169,10 +169,18 @@ def test_daily_interval():
     assert config["partition.duration.ms"] == 86_400_000 and config["path.format"] == "'year'=YYYY/'month'=MM/'day'=dd"
 
 
-def test_cloud_keys_need_the_cloud_connector_class():
-    with pytest.raises(ConfigError, match="'input.data.format': is a Confluent Cloud key"):
-        parse_checked_config(cloud(**{"connector.class": "io.confluent.connect.s3.S3SinkConnector",
-                                      "format.class": "json"}))
+def test_cloud_keys_in_a_self_managed_config_are_ignored_and_reported_as_kafka_connect_does():
+    # Kafka Connect hands the self-managed connector every key; it defines none of Cloud's, so they are unused
+    # (logged as a warning) and change nothing
+    config = parse_checked_config(cloud(**{"connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                                           "format.class": "json", "flush.size": "10"}))
+    ignored = {i.key: i.reason for i in config.ignored}
+    assert {"input.data.format", "output.data.format", "time.interval"} <= set(ignored)
+    assert all("Confluent Cloud key" in ignored[k] and "S3_SINK" in ignored[k] for k in ignored)
+    # and they take no effect: no converter, format or partitioner of theirs
+    assert config["s3.compression.type"] == "none"  # not compression.codec's "JSON - gzip"
+    assert config["format.class"] == "json" and config["partitioner.class"] == "default"  # not time.interval's
+    assert config["input.data.format"] is None and "input.data.format" not in config.explicit
 
 
 @pytest.mark.parametrize("zone, instant, offset_hours", [

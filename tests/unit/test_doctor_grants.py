@@ -31,6 +31,8 @@ SPECS = (
           s3_credentials_provider_sts_role_arn="arn:aws:iam::111122223333:role/writer",
           s3_credentials_provider_sts_role_session_name="sink"),
     _spec("tables", iceberg=IcebergTables("lake_db", ("orders",), auto_create=True)),
+    _spec("s3tables", iceberg=IcebergTables("lake", ("orders",), auto_create=False,
+                                            table_bucket_arn="arn:aws:s3tables:eu-west-1:111122223333:bucket/t")),
 )
 
 

@@ -131,3 +131,17 @@ def test_a_partition_read_again_gets_a_new_consumer():
     # then the second read went through a consumer of its own, and the first was closed
     assert (first, again) == ([f"b-0@{n}" for n in range(5)], [f"b-0@{n}" for n in range(3, 6)])
     assert len(made) == 2 and all(c.closed for c in made)
+
+
+def test_a_range_abandoned_by_a_failed_task_finishes_quietly_after_the_reader_closed():
+    # given a task reading a range that stops on a bad record (errors.tolerance none): its generator is left
+    # suspended, and the reader (the task's `with`) closes before the generator is collected
+    consumer = FakeConsumer([record("b", 0, n) for n in range(10, 30)])
+    reader = RangeReader(SOURCE, lambda source: consumer)
+    chunks = reader.read(PartitionRange("b", 0, 10, 30, None))
+    next(chunks)
+    reader.close()
+    # when the generator is finished (as the garbage collector does), then nothing is raised: no traceback of
+    # "'NoneType' object has no attribute 'unassign'" reaches the user's stderr
+    chunks.close()
+    assert consumer.closed and consumer.assigned == [[("b", 0, 10)]]

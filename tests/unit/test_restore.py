@@ -94,6 +94,20 @@ def test_a_log_append_time_record_is_produced_with_its_time_as_create_time(monke
     assert [origin_of(p["headers"]) for p in fake.produced] == [("orders", 3, 41), ("orders", 3, 44)]
 
 
+def test_a_record_of_create_time_0_is_counted_as_restamped(monkeypatch):
+    # librdkafka takes a timestamp of 0 for none and stamps the produce time (rd_kafka_msg_new0): a record of
+    # CreateTime 0 cannot be restored as such, and the restore says how many there were
+    fake = FakeProducer()
+    monkeypatch.setattr(engine.kafka, "producer", lambda *args: fake)
+    sender = engine._Sender(None, "restored", "orders", 60_000, lambda ends: None)
+    for offset, stamp in ((1, 0), (2, None), (3, 5), (4, 0)):
+        sender.send(StoredRecord(0, offset, stamp, "CreateTime" if stamp is not None else "NoTimestampType", None,
+                                 b"v", []), 0)
+    sender.confirm()
+    assert [p["timestamp"] for p in fake.produced] == [0, 0, 5, 0]
+    assert sender.restamped == 2
+
+
 def test_the_last_origin_header_is_the_restores_own():
     headers = [(ORIGIN_HEADER, b'{"topic":"old","partition":0,"offset":1}'),
                (ORIGIN_HEADER, b'{"topic":"orders","partition":2,"offset":9}')]
