@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """CDK entry: `cdk synth -c env=dev` / `cdk deploy --all -c env=prod`. Artifacts come from `make package`."""
+
 import os
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")

@@ -13,6 +13,7 @@ Prints tables. Spark start-up is measured apart from the run. Usage:
     python -m devtools.bench [--records 2000000] [--partitions 4] [--flush-size 50000] [--formats none] [--no-iceberg]
                              [--partition-counts 16,256|none] [--no-avro] [--no-protobuf] [--no-json-schema]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,35 +41,62 @@ BUCKET, TABLE, TOPIC = "bench-lake", "bench-offsets", "bench-events"
 
 # Output formats measured one by one (single process, same input): name -> connector keys.
 FORMAT_MATRIX: dict[str, dict] = {
-    "json": {}, "json/gzip": {"s3.compression.type": "gzip"},
-    **{f"parquet/{c}": {"format.class": "ParquetFormat", "parquet.codec": c}
-       for c in ("snappy", "none", "gzip", "lz4", "zstd", "brotli")},
-    **{f"avro/{c}": {"format.class": "AvroFormat", "avro.codec": c}
-       for c in ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")},
-    "bytearray": {"format.class": "ByteArrayFormat"}, "blockgzip": {"format.class": "BlockGzipFormat"},
+    "json": {},
+    "json/gzip": {"s3.compression.type": "gzip"},
+    **{
+        f"parquet/{c}": {"format.class": "ParquetFormat", "parquet.codec": c}
+        for c in ("snappy", "none", "gzip", "lz4", "zstd", "brotli")
+    },
+    **{
+        f"avro/{c}": {"format.class": "AvroFormat", "avro.codec": c}
+        for c in ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")
+    },
+    "bytearray": {"format.class": "ByteArrayFormat"},
+    "blockgzip": {"format.class": "BlockGzipFormat"},
 }
 # Partitioners measured the same way (JSON output): name -> connector keys. Events are 1 s apart.
 PARTITIONER_MATRIX: dict[str, dict] = {
     "field/region": {"partitioner.class": "FieldPartitioner", "partition.field.name": "region"},
     "field/user_id": {"partitioner.class": "FieldPartitioner", "partition.field.name": "user_id"},
     "hourly/recordfield": {"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "RecordField"},
-    "time-15min-paris/record": {"partitioner.class": "TimeBasedPartitioner", "timezone": "Europe/Paris",
-                                "path.format": "'dt'=yyyy-MM-dd/'t'=HHmm", "partition.duration.ms": 900_000,
-                                "timestamp.extractor": "Record"},
-    "field+daily/recordfield": {"partitioner.class": "FieldAndTimeBasedPartitioner", "partition.field.name": "region",
-                                "path.format": "'year'=YYYY/'month'=MM/'day'=dd", "partition.duration.ms": 86_400_000,
-                                "timestamp.extractor": "RecordField"},
+    "time-15min-paris/record": {
+        "partitioner.class": "TimeBasedPartitioner",
+        "timezone": "Europe/Paris",
+        "path.format": "'dt'=yyyy-MM-dd/'t'=HHmm",
+        "partition.duration.ms": 900_000,
+        "timestamp.extractor": "Record",
+    },
+    "field+daily/recordfield": {
+        "partitioner.class": "FieldAndTimeBasedPartitioner",
+        "partition.field.name": "region",
+        "path.format": "'year'=YYYY/'month'=MM/'day'=dd",
+        "partition.duration.ms": 86_400_000,
+        "timestamp.extractor": "RecordField",
+    },
 }
 
 
 def bench_config(stack: LocalStack, args, name: str, topics_dir: str, overrides: dict | None = None):
-    return parse_config({"name": name, "config": {
-        "topics": TOPIC, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "topics.dir": topics_dir, "flush.size": args.flush_size,
-        "format.class": "JsonFormat", "value.converter": "JsonConverter",
-        "value.converter.schemas.enable": "false", "offset.storage.dynamodb.table": TABLE,
-        "tasks.max": args.partitions, "sink.run.max.records.per.partition": args.records, **(overrides or {}),
-    }})
+    return parse_config(
+        {
+            "name": name,
+            "config": {
+                "topics": TOPIC,
+                "bootstrap.servers": stack.bootstrap_servers,
+                "s3.bucket.name": BUCKET,
+                "s3.region": "us-east-1",
+                "topics.dir": topics_dir,
+                "flush.size": args.flush_size,
+                "format.class": "JsonFormat",
+                "value.converter": "JsonConverter",
+                "value.converter.schemas.enable": "false",
+                "offset.storage.dynamodb.table": TABLE,
+                "tasks.max": args.partitions,
+                "sink.run.max.records.per.partition": args.records,
+                **(overrides or {}),
+            },
+        }
+    )
 
 
 def one_process_run(config, dynamodb) -> tuple[float, int, int]:
@@ -111,32 +139,56 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--flush-size", type=int, default=50_000)
-    parser.add_argument("--formats", default="all",
-                        help="comma-separated names from FORMAT_MATRIX to measure, 'all' or 'none'")
-    parser.add_argument("--partitioners", default="all",
-                        help="comma-separated names from PARTITIONER_MATRIX to measure, 'all' or 'none'")
-    parser.add_argument("--partition-counts", default="16,256",
-                        help="partition counts of the partition-count rows (25,600 records, flush.size 50, tasks.max 4), "
-                             "or 'none'")
-    parser.add_argument("--no-avro", dest="avro", action="store_false",
-                        help="skip the Avro+registry rows (AvroConverter to Parquet, the plain Avro pipeline)")
-    parser.add_argument("--no-protobuf", dest="protobuf", action="store_false",
-                        help="skip the Protobuf+registry row (ProtobufConverter to Parquet)")
-    parser.add_argument("--no-json-schema", dest="json_schema", action="store_false",
-                        help="skip the JSON Schema+registry row (JsonSchemaConverter to Parquet)")
-    parser.add_argument("--no-iceberg", dest="iceberg", action="store_false",
-                        help="skip the IcebergFormat run (SQL catalog, warehouse in the S3 emulator)")
-    parser.add_argument("--master", default=None,
-                        help="Spark master of the engine's runs: default local[*,4] (tasks in the driver's JVM); "
-                             "local-cluster[2,1,1024] runs two executor JVMs as separate processes, as EMR does")
+    parser.add_argument(
+        "--formats", default="all", help="comma-separated names from FORMAT_MATRIX to measure, 'all' or 'none'"
+    )
+    parser.add_argument(
+        "--partitioners",
+        default="all",
+        help="comma-separated names from PARTITIONER_MATRIX to measure, 'all' or 'none'",
+    )
+    parser.add_argument(
+        "--partition-counts",
+        default="16,256",
+        help="partition counts of the partition-count rows (25,600 records, flush.size 50, tasks.max 4), or 'none'",
+    )
+    parser.add_argument(
+        "--no-avro",
+        dest="avro",
+        action="store_false",
+        help="skip the Avro+registry rows (AvroConverter to Parquet, the plain Avro pipeline)",
+    )
+    parser.add_argument(
+        "--no-protobuf",
+        dest="protobuf",
+        action="store_false",
+        help="skip the Protobuf+registry row (ProtobufConverter to Parquet)",
+    )
+    parser.add_argument(
+        "--no-json-schema",
+        dest="json_schema",
+        action="store_false",
+        help="skip the JSON Schema+registry row (JsonSchemaConverter to Parquet)",
+    )
+    parser.add_argument(
+        "--no-iceberg",
+        dest="iceberg",
+        action="store_false",
+        help="skip the IcebergFormat run (SQL catalog, warehouse in the S3 emulator)",
+    )
+    parser.add_argument(
+        "--master",
+        default=None,
+        help="Spark master of the engine's runs: default local[*,4] (tasks in the driver's JVM); "
+        "local-cluster[2,1,1024] runs two executor JVMs as separate processes, as EMR does",
+    )
     args = parser.parse_args()
     with LocalStack() as stack:
         stack.apply_env()
         cpu = TreeCpu.without_children_so_far()  # the broker and moto left out
         dynamodb = stack.create_store(BUCKET, TABLE)
         create_topic(stack.bootstrap_servers, TOPIC, args.partitions)
-        print(f"producing {args.records:,} events of about 220 bytes to {args.partitions} partitions ...",
-              flush=True)
+        print(f"producing {args.records:,} events of about 220 bytes to {args.partitions} partitions ...", flush=True)
         produce_events(stack.bootstrap_servers, TOPIC, args.records, args.partitions, padding=95)
         total_mb = _input_megabytes(bench_config(stack, args, "probe", "probe"), dynamodb)
 
@@ -150,8 +202,11 @@ def main() -> None:
         runs = run_phase_rows(stack, args, dynamodb, spark, cpu)
         avro = avro_rows(stack, args, dynamodb, spark, cpu) if args.avro else None
         protobuf = protobuf_row(stack, args, dynamodb, spark, cpu) if args.protobuf else None
-        json_schema = (json_schema_rows(stack, args, dynamodb, spark, cpu, avro[-1] if avro else None)
-                       if args.json_schema else None)
+        json_schema = (
+            json_schema_rows(stack, args, dynamodb, spark, cpu, avro[-1] if avro else None)
+            if args.json_schema
+            else None
+        )
         iceberg = iceberg_row(stack, args, dynamodb, spark, cpu) if args.iceberg else None
         scaling = scaling_rows(stack, args, dynamodb, spark, cpu)
         counts = partition_count_rows(stack, dynamodb, spark, cpu, args.partition_counts)
@@ -160,25 +215,33 @@ def main() -> None:
         partitioners = format_rows(stack, args, dynamodb, total_mb, "partitioner")
 
     print()
-    print(f"{args.records:,} records in {args.partitions} partitions, {total_mb:.0f} MB of values, "
-          f"flush.size {args.flush_size:,}, {_cores()} cores (the broker and the S3 emulator share them), Spark "
-          f"master {args.master or 'local[*,4]'}")
-    print("\nRun phase against a plain one-process pipeline (devtools/plain_pipeline.py) on the same input. CPU counts "
-          "the engine's whole process tree (driver, JVM, Python workers); the plain pipeline is one process.")
+    print(
+        f"{args.records:,} records in {args.partitions} partitions, {total_mb:.0f} MB of values, "
+        f"flush.size {args.flush_size:,}, {_cores()} cores (the broker and the S3 emulator share them), Spark "
+        f"master {args.master or 'local[*,4]'}"
+    )
+    print(
+        "\nRun phase against a plain one-process pipeline (devtools/plain_pipeline.py) on the same input. CPU counts "
+        "the engine's whole process tree (driver, JVM, Python workers); the plain pipeline is one process."
+    )
     print(f"| {'format':<15} | {'pipeline':<34} | seconds |  records/s | CPU µs/rec | JVM µs/rec |")
     print(f"|{'-' * 17}|{'-' * 36}|---------|------------|------------|------------|")
     print("\n".join(row.line() for row in runs))
     for name in dict.fromkeys(row.format for row in runs):
         plain, engine = [row for row in runs if row.format == name]
-        print(f"{name}: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain pipeline (target 0.9x); "
-              f"CPU per record {engine.cpu_us / plain.cpu_us:.2f}x (target at most 1.5x)")
+        print(
+            f"{name}: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain pipeline (target 0.9x); "
+            f"CPU per record {engine.cpu_us / plain.cpu_us:.2f}x (target at most 1.5x)"
+        )
     if avro:
         print("\nAvro through a Schema Registry (AvroConverter) to Parquet/snappy; the same events as schemaless JSON")
         print("\n".join(row.line() for row in avro))
         plain, engine, as_json = avro
-        print(f"avro+registry: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain Avro pipeline "
-              f"(target at least 2x); CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as "
-              f"schemaless JSON (target at most 1x)")
+        print(
+            f"avro+registry: run phase {engine.records_per_s / plain.records_per_s:.2f}x the plain Avro pipeline "
+            f"(target at least 2x); CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as "
+            f"schemaless JSON (target at most 1x)"
+        )
     if protobuf:
         print(protobuf.line())
         against = f"{protobuf.cpu_us / avro[2].cpu_us:.2f}x the" if avro else "(no row with --no-avro) against the"
@@ -189,23 +252,33 @@ def main() -> None:
         row_, commit_seconds = iceberg
         parquet = next(r for r in runs if r.format == "parquet/snappy" and r.pipeline.startswith("sink-engine"))
         print(row_.line())
-        print(f"iceberg: run phase {row_.records_per_s / parquet.records_per_s:.2f}x Parquet/snappy files; one "
-              f"snapshot commit (lease check, load, append) {commit_seconds:.3f} s")
+        print(
+            f"iceberg: run phase {row_.records_per_s / parquet.records_per_s:.2f}x Parquet/snappy files; one "
+            f"snapshot commit (lease check, load, append) {commit_seconds:.3f} s"
+        )
     imports = "imports, pyiceberg's too" if args.iceberg else "imports"
-    print(f"Spark start-up (session, {args.partitions} Python workers, {imports}): {startup[0]:.1f} s, "
-          f"{startup[1]:.1f} CPU s")
+    print(
+        f"Spark start-up (session, {args.partitions} Python workers, {imports}): {startup[0]:.1f} s, "
+        f"{startup[1]:.1f} CPU s"
+    )
     print("\nScaling, JSON, the same input")
     print("\n".join(row.line() for row in scaling))
     print(f"tasks.max 2 / tasks.max 1: {scaling[1].records_per_s / scaling[0].records_per_s:.2f}x")
     if counts:
-        print(f"\nPartition count: {COUNT_RECORDS:,} JSON records, flush.size {COUNT_FLUSH}, tasks.max 4, spread over "
-              "each count of partitions (run phase: plan, write, commit)")
+        print(
+            f"\nPartition count: {COUNT_RECORDS:,} JSON records, flush.size {COUNT_FLUSH}, tasks.max 4, spread over "
+            "each count of partitions (run phase: plan, write, commit)"
+        )
         print("\n".join(row.line() for row in counts))
-        print(f"{counts[-1].pipeline} / {counts[0].pipeline}: {counts[-1].seconds / counts[0].seconds:.2f}x the "
-              "seconds (target at most 2x)")
+        print(
+            f"{counts[-1].pipeline} / {counts[0].pipeline}: {counts[-1].seconds / counts[0].seconds:.2f}x the "
+            "seconds (target at most 2x)"
+        )
     if formats:
-        print("\nOutput formats, single process (consume, convert, encode, put; MB/s of input values; the last "
-              "column counts this process's CPU time only, not the broker's or the S3 emulator's)")
+        print(
+            "\nOutput formats, single process (consume, convert, encode, put; MB/s of input values; the last "
+            "column counts this process's CPU time only, not the broker's or the S3 emulator's)"
+        )
         print(f"| {'format':<44} |  seconds |    records |    records/s |    MB/s | output MB | rec/CPU s   |")
         print(f"|{'-' * 46}|----------|------------|--------------|---------|-----------|-------------|")
         print("\n".join(formats))
@@ -234,8 +307,10 @@ class RunRow:
 
     def line(self) -> str:
         jvm = f"{self.cpu['java'] / self.records * 1e6:>10.2f}" if "java" in self.cpu else f"{'':>10}"
-        return (f"| {self.format:<15} | {self.pipeline:<34} | {self.seconds:>7.2f} | {self.records_per_s:>10,.0f} "
-                f"| {self.cpu_us:>10.2f} | {jvm} |")
+        return (
+            f"| {self.format:<15} | {self.pipeline:<34} | {self.seconds:>7.2f} | {self.records_per_s:>10,.0f} "
+            f"| {self.cpu_us:>10.2f} | {jvm} |"
+        )
 
 
 RUN_FORMATS = {"json": {}, "parquet/snappy": {"format.class": "ParquetFormat", "parquet.codec": "snappy"}}
@@ -248,10 +323,18 @@ def run_phase_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> li
         _empty_bucket()
         print(f"{name}: plain pipeline ...", flush=True)
         started, cpu_started = time.perf_counter(), time.process_time()
-        plain = plain_pipeline.run(stack.bootstrap_servers, TOPIC, args.partitions, BUCKET, "plain", name,
-                                   args.flush_size)
-        rows.append(RunRow(name, "plain: 1 process", time.perf_counter() - started, plain.records,
-                           {"python": time.process_time() - cpu_started}))
+        plain = plain_pipeline.run(
+            stack.bootstrap_servers, TOPIC, args.partitions, BUCKET, "plain", name, args.flush_size
+        )
+        rows.append(
+            RunRow(
+                name,
+                "plain: 1 process",
+                time.perf_counter() - started,
+                plain.records,
+                {"python": time.process_time() - cpu_started},
+            )
+        )
         _empty_bucket()
         rows.append(_engine_row(stack, args, dynamodb, spark, cpu, name, overrides, args.partitions))
     return rows
@@ -274,17 +357,39 @@ def avro_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[Ru
         for topic in (AVRO_TOPIC, AVRO_JSON_TOPIC):
             create_topic(stack.bootstrap_servers, topic, args.partitions)
         produce(stack.bootstrap_servers, AVRO_TOPIC, registry_values(args.records, schema_id), args.partitions)
-        produce(stack.bootstrap_servers, AVRO_JSON_TOPIC,
-                (orjson.dumps(click_event(i)) for i in range(args.records)), args.partitions)
+        produce(
+            stack.bootstrap_servers,
+            AVRO_JSON_TOPIC,
+            (orjson.dumps(click_event(i)) for i in range(args.records)),
+            args.partitions,
+        )
         _empty_bucket()
         print("avro+registry: plain pipeline ...", flush=True)
         started, cpu_started = time.perf_counter(), time.process_time()
-        plain = plain_pipeline.run(stack.bootstrap_servers, AVRO_TOPIC, args.partitions, BUCKET, "plain",
-                                   "avro+registry/parquet", args.flush_size)
-        rows = [RunRow("avro+registry", "plain: 1 process", time.perf_counter() - started, plain.records,
-                       {"python": time.process_time() - cpu_started})]
-        avro = {**parquet, "topics": AVRO_TOPIC, "value.converter": "io.confluent.connect.avro.AvroConverter",
-                "value.converter.schema.registry.url": registry.url}
+        plain = plain_pipeline.run(
+            stack.bootstrap_servers,
+            AVRO_TOPIC,
+            args.partitions,
+            BUCKET,
+            "plain",
+            "avro+registry/parquet",
+            args.flush_size,
+        )
+        rows = [
+            RunRow(
+                "avro+registry",
+                "plain: 1 process",
+                time.perf_counter() - started,
+                plain.records,
+                {"python": time.process_time() - cpu_started},
+            )
+        ]
+        avro = {
+            **parquet,
+            "topics": AVRO_TOPIC,
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": registry.url,
+        }
         rows.append(_engine_row(stack, args, dynamodb, spark, cpu, "avro+registry", avro, args.partitions))
     as_json = {**parquet, "topics": AVRO_JSON_TOPIC}
     rows.append(_engine_row(stack, args, dynamodb, spark, cpu, "same as json", as_json, args.partitions))
@@ -306,10 +411,16 @@ def protobuf_row(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> RunR
         print(f"producing {args.records:,} Protobuf click events ...", flush=True)
         create_topic(stack.bootstrap_servers, PROTOBUF_TOPIC, args.partitions)
         produce(stack.bootstrap_servers, PROTOBUF_TOPIC, registry_values(args.records, schema_id), args.partitions)
-        protobuf = {"format.class": "ParquetFormat", "parquet.codec": "snappy", "topics": PROTOBUF_TOPIC,
-                    "value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
-                    "value.converter.schema.registry.url": registry.url}
+        protobuf = {
+            "format.class": "ParquetFormat",
+            "parquet.codec": "snappy",
+            "topics": PROTOBUF_TOPIC,
+            "value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
+            "value.converter.schema.registry.url": registry.url,
+        }
         return _engine_row(stack, args, dynamodb, spark, cpu, "protobuf+registry", protobuf, args.partitions)
+
+
 JSON_SCHEMA_TOPIC = "bench-jsonschema"
 
 
@@ -324,32 +435,46 @@ def json_schema_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu, as_
 
     parquet = {"format.class": "ParquetFormat", "parquet.codec": "snappy"}
     with SchemaRegistryServer() as registry:
-        schema_id = registry.register(f"{JSON_SCHEMA_TOPIC}-value", json.dumps(CLICK_JSON_SCHEMA),
-                                      schema_type="JSON")["id"]
+        schema_id = registry.register(f"{JSON_SCHEMA_TOPIC}-value", json.dumps(CLICK_JSON_SCHEMA), schema_type="JSON")[
+            "id"
+        ]
         print(f"producing {args.records:,} JSON Schema click events ...", flush=True)
         create_topic(stack.bootstrap_servers, JSON_SCHEMA_TOPIC, args.partitions)
-        produce(stack.bootstrap_servers, JSON_SCHEMA_TOPIC, json_schema_values(args.records, schema_id),
-                args.partitions)
-        overrides = {**parquet, "topics": JSON_SCHEMA_TOPIC,
-                     "value.converter": "io.confluent.connect.json.JsonSchemaConverter",
-                     "value.converter.schema.registry.url": registry.url}
+        produce(
+            stack.bootstrap_servers, JSON_SCHEMA_TOPIC, json_schema_values(args.records, schema_id), args.partitions
+        )
+        overrides = {
+            **parquet,
+            "topics": JSON_SCHEMA_TOPIC,
+            "value.converter": "io.confluent.connect.json.JsonSchemaConverter",
+            "value.converter.schema.registry.url": registry.url,
+        }
         rows = [_engine_row(stack, args, dynamodb, spark, cpu, "jsonschema+reg", overrides, args.partitions)]
     if as_json is None:
         create_topic(stack.bootstrap_servers, AVRO_JSON_TOPIC, args.partitions)
-        produce(stack.bootstrap_servers, AVRO_JSON_TOPIC, (orjson.dumps(click_event(i)) for i in range(args.records)),
-                args.partitions)
-        as_json = _engine_row(stack, args, dynamodb, spark, cpu, "same as json",
-                              {**parquet, "topics": AVRO_JSON_TOPIC}, args.partitions)
+        produce(
+            stack.bootstrap_servers,
+            AVRO_JSON_TOPIC,
+            (orjson.dumps(click_event(i)) for i in range(args.records)),
+            args.partitions,
+        )
+        as_json = _engine_row(
+            stack, args, dynamodb, spark, cpu, "same as json", {**parquet, "topics": AVRO_JSON_TOPIC}, args.partitions
+        )
     return rows + [as_json]
 
 
 def print_json_schema_rows(rows: list[RunRow]) -> None:
     engine, as_json = rows
-    print("\nJSON Schema through a Schema Registry (JsonSchemaConverter) to Parquet/snappy; the same events as "
-          "schemaless JSON")
+    print(
+        "\nJSON Schema through a Schema Registry (JsonSchemaConverter) to Parquet/snappy; the same events as "
+        "schemaless JSON"
+    )
     print("\n".join(row.line() for row in rows))
-    print(f"jsonschema+reg: CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as schemaless "
-          f"JSON (target at most 1.5x); run phase {engine.records_per_s / as_json.records_per_s:.2f}x its records/s")
+    print(
+        f"jsonschema+reg: CPU per record {engine.cpu_us / as_json.cpu_us:.2f}x the same events as schemaless "
+        f"JSON (target at most 1.5x); run phase {engine.records_per_s / as_json.records_per_s:.2f}x its records/s"
+    )
 
 
 def scaling_rows(stack: LocalStack, args, dynamodb, spark, cpu: TreeCpu) -> list[RunRow]:
@@ -373,8 +498,15 @@ def partition_count_rows(stack: LocalStack, dynamodb, spark, cpu: TreeCpu, count
         config = bench_config(stack, args, f"run-{partitions}p", "counts", {"topics": topic})
         before = cpu.sample()
         summary = run_job(config, spark, dynamodb)
-        rows.append(RunRow("json", f"{partitions} partitions, tasks.max=4", summary.seconds, summary.records_written,
-                           TreeCpu.spent(before, cpu.sample())))
+        rows.append(
+            RunRow(
+                "json",
+                f"{partitions} partitions, tasks.max=4",
+                summary.seconds,
+                summary.records_written,
+                TreeCpu.spent(before, cpu.sample()),
+            )
+        )
     return rows
 
 
@@ -385,8 +517,13 @@ def _engine_row(stack, args, dynamodb, spark, cpu: TreeCpu, name: str, overrides
     config = bench_config(stack, args, f"run-{slug}-{tasks}", "topics", {**overrides, "tasks.max": tasks})
     before = cpu.sample()
     summary = run_job(config, spark, dynamodb)
-    return RunRow(name, f"sink-engine run: Spark, tasks.max={tasks}", summary.seconds, summary.records_written,
-                  TreeCpu.spent(before, cpu.sample()))
+    return RunRow(
+        name,
+        f"sink-engine run: Spark, tasks.max={tasks}",
+        summary.seconds,
+        summary.records_written,
+        TreeCpu.spent(before, cpu.sample()),
+    )
 
 
 # What the Iceberg row's tasks import beyond the engine (pyiceberg, its SQL catalog and SQLAlchemy: 0.45 CPU s in
@@ -403,18 +540,33 @@ def iceberg_row(stack, args, dynamodb, spark, cpu: TreeCpu) -> tuple[RunRow, flo
     _empty_bucket()
     print(f"iceberg: sink-engine run, tasks.max={args.partitions} ...", flush=True)
     catalog_dir = tempfile.mkdtemp(prefix="bench-catalog-")
-    config = bench_config(stack, args, "run-iceberg", "topics", {
-        "format.class": "IcebergFormat", "iceberg.tables": "bench.events", "iceberg.catalog.type": "sql",
-        "iceberg.catalog.uri": f"sqlite:///{catalog_dir}/catalog.db",
-        "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse", "iceberg.tables.auto-create-enabled": "true",
-        "iceberg.tables.auto-create-props.write.parquet.compression-codec": "snappy"})
+    config = bench_config(
+        stack,
+        args,
+        "run-iceberg",
+        "topics",
+        {
+            "format.class": "IcebergFormat",
+            "iceberg.tables": "bench.events",
+            "iceberg.catalog.type": "sql",
+            "iceberg.catalog.uri": f"sqlite:///{catalog_dir}/catalog.db",
+            "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse",
+            "iceberg.tables.auto-create-enabled": "true",
+            "iceberg.tables.auto-create-props.write.parquet.compression-codec": "snappy",
+        },
+    )
     ensure_namespace(open_catalog(IcebergSettings.from_config(config)), "bench.events")
     commits = _EventLog("SNAPSHOT_COMMITTED")
     before = cpu.sample()
     with commits:
         summary = run_job(config, spark, dynamodb)
-    row_ = RunRow("iceberg", f"sink-engine run: Spark, tasks.max={args.partitions}", summary.seconds,
-                  summary.records_written, TreeCpu.spent(before, cpu.sample()))
+    row_ = RunRow(
+        "iceberg",
+        f"sink-engine run: Spark, tasks.max={args.partitions}",
+        summary.seconds,
+        summary.records_written,
+        TreeCpu.spent(before, cpu.sample()),
+    )
     return row_, sum(event["seconds"] for event in commits.events)
 
 

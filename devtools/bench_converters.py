@@ -11,14 +11,15 @@ Prints records/s and CPU µs per record, best of --repeat. Usage:
                                         [--repeat 3]
 Needs the dev dependencies (tests.schema_registry_server; protoc for protobuf).
 """
+
 from __future__ import annotations
 
 import argparse
 import io
 import json
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable
 
 import fastavro
 import orjson
@@ -38,8 +39,9 @@ def encode(converter, values: list, batch: int) -> None:
     """Convert batch by batch, then one Parquet file of all the batches (as a file of flush.size records)."""
     encoder = ParquetFormat("snappy").open(FileContext("bench", 0, 0), io.BytesIO())
     for start in range(0, len(values), batch):
-        chunk = RecordChunk("bench", 0, list(range(start, start + batch)), values[start:start + batch],
-                            keys=[], timestamps=[])
+        chunk = RecordChunk(
+            "bench", 0, list(range(start, start + batch)), values[start : start + batch], keys=[], timestamps=[]
+        )
         encoder.write(encoder.prepare(converter.convert(chunk), chunk.offsets), [len(v) for v in chunk.values])
     encoder.finish()
 
@@ -81,9 +83,13 @@ def avro_rows(registry, client, records: int, batch: int) -> dict[str, Callable[
         rows = [fastavro.schemaless_reader(io.BytesIO(value[5:]), parsed, None) for value in values]
         pq.write_table(pa.Table.from_pylist(rows), io.BytesIO(), compression="snappy")
 
-    return {"engine, columnar (polars Avro reader)":
-            lambda: encode(ConfluentAvroConverter(client, SubjectNames("bench")), values, batch),
-            "engine, general (fastavro per datum)": general, "plain: fastavro + Table.from_pylist": plain}
+    return {
+        "engine, columnar (polars Avro reader)": lambda: encode(
+            ConfluentAvroConverter(client, SubjectNames("bench")), values, batch
+        ),
+        "engine, general (fastavro per datum)": general,
+        "plain: fastavro + Table.from_pylist": plain,
+    }
 
 
 def protobuf_rows(registry, client, records: int, batch: int) -> dict[str, Callable[[], None]]:
@@ -98,9 +104,12 @@ def protobuf_rows(registry, client, records: int, batch: int) -> dict[str, Calla
         with hidden(protobuf_arrow, "ptars", None):
             encode(ConfluentProtobufConverter(client, SubjectNames("bench")), values, batch)
 
-    return {"engine, columnar (ptars)": lambda: encode(ConfluentProtobufConverter(client, SubjectNames("bench")),
-                                                       values, batch),
-            "engine, general (upb per message)": general}
+    return {
+        "engine, columnar (ptars)": lambda: encode(
+            ConfluentProtobufConverter(client, SubjectNames("bench")), values, batch
+        ),
+        "engine, general (upb per message)": general,
+    }
 
 
 def json_schema_rows(registry, client, records: int, batch: int) -> dict[str, Callable[[], None]]:
@@ -118,10 +127,13 @@ def json_schema_rows(registry, client, records: int, batch: int) -> dict[str, Ca
         with hidden(confluent_json_schema_converter, "arrow_reader", lambda schema: None):
             encode(ConfluentJsonSchemaConverter(client, SubjectNames("bench")), values, batch)
 
-    return {"engine, columnar (pyarrow JSON reader)":
-            lambda: encode(ConfluentJsonSchemaConverter(client, SubjectNames("bench")), values, batch),
-            "engine, general (connect_json per value)": general,
-            "engine, same events as schemaless JSON": lambda: encode(SchemalessJsonConverter(False), plain, batch)}
+    return {
+        "engine, columnar (pyarrow JSON reader)": lambda: encode(
+            ConfluentJsonSchemaConverter(client, SubjectNames("bench")), values, batch
+        ),
+        "engine, general (connect_json per value)": general,
+        "engine, same events as schemaless JSON": lambda: encode(SchemalessJsonConverter(False), plain, batch),
+    }
 
 
 ROWS = {"avro": avro_rows, "protobuf": protobuf_rows, "json-schema": json_schema_rows}

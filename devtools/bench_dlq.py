@@ -4,6 +4,7 @@ input beside inputs with a share of malformed JSON values, dead-lettered to S3 o
 Prints a table. Usage:
     python -m devtools.bench_dlq [--records 200000] [--partitions 2] [--bad-shares 0.001,0.01,0.1]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,11 +48,24 @@ def measure(config, dynamodb) -> tuple[float, int, int]:
 
 
 def config_for(stack, topic: str, name: str, args, destination: dict):
-    return parse_config({"name": name, "config": {
-        "topics": topic, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "flush.size": args.flush_size, "format.class": "JsonFormat",
-        "value.converter.schemas.enable": "false", "offset.storage.dynamodb.table": TABLE,
-        "sink.run.max.records.per.partition": args.records, "errors.tolerance": "all", **destination}})
+    return parse_config(
+        {
+            "name": name,
+            "config": {
+                "topics": topic,
+                "bootstrap.servers": stack.bootstrap_servers,
+                "s3.bucket.name": BUCKET,
+                "s3.region": "us-east-1",
+                "flush.size": args.flush_size,
+                "format.class": "JsonFormat",
+                "value.converter.schemas.enable": "false",
+                "offset.storage.dynamodb.table": TABLE,
+                "sink.run.max.records.per.partition": args.records,
+                "errors.tolerance": "all",
+                **destination,
+            },
+        }
+    )
 
 
 def main() -> None:
@@ -71,14 +85,20 @@ def main() -> None:
             create_topic(stack.bootstrap_servers, topic, args.partitions)
             produce(stack.bootstrap_servers, topic, values(args.records, share), args.partitions)
             mb = args.records * 200 / 1e6
-            for label, destination in (("s3", {"errors.deadletterqueue.s3.prefix": "dlq"}),
-                                       ("topic", {"errors.deadletterqueue.topic.name": f"{topic}-dlq",
-                                                  "errors.deadletterqueue.topic.replication.factor": 1})):
+            for label, destination in (
+                ("s3", {"errors.deadletterqueue.s3.prefix": "dlq"}),
+                (
+                    "topic",
+                    {
+                        "errors.deadletterqueue.topic.name": f"{topic}-dlq",
+                        "errors.deadletterqueue.topic.replication.factor": 1,
+                    },
+                ),
+            ):
                 if share == 0 and label == "topic":
                     continue
                 print(f"{share:.1%} bad, dead letters to {label} ...", flush=True)
-                seconds, read, dead = measure(config_for(stack, topic, f"{topic}-{label}", args, destination),
-                                                 dynamodb)
+                seconds, read, dead = measure(config_for(stack, topic, f"{topic}-{label}", args, destination), dynamodb)
                 rows.append(f"{row(f'{share:.1%} bad -> {label}: {dead:,} dead letters', seconds, read, mb)}")
     print(f"\n{args.records:,} records in {args.partitions} partitions, flush.size {args.flush_size:,}, one process")
     print("| input                                        |  seconds |       read |    records/s |    MB/s |")

@@ -3,6 +3,7 @@ Registry Avro and Glue Schema Registry Avro, on the same click events (no Kafka,
 which is the per-record step that differs between inputs). Prints a table. Usage:
     python -m devtools.bench_inputs [--records 200000] [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,12 +24,29 @@ from sink_engine.convert.json_converter import SchemalessJsonConverter
 from sink_engine.records import RecordChunk
 from tests.schema_registry_server import SchemaRegistryServer
 
-AVRO = {"type": "record", "name": "Click", "fields": [
-    {"name": "event_id", "type": "long"}, {"name": "event_type", "type": "string"}, {"name": "region", "type": "string"},
-    {"name": "timestamp", "type": "long"}, {"name": "user_id", "type": "string"}]}
-CONNECT = {"type": "struct", "name": "Click", "version": 1, "fields": [
-    {"field": "event_id", "type": "int64"}, {"field": "event_type", "type": "string"},
-    {"field": "region", "type": "string"}, {"field": "timestamp", "type": "int64"}, {"field": "user_id", "type": "string"}]}
+AVRO = {
+    "type": "record",
+    "name": "Click",
+    "fields": [
+        {"name": "event_id", "type": "long"},
+        {"name": "event_type", "type": "string"},
+        {"name": "region", "type": "string"},
+        {"name": "timestamp", "type": "long"},
+        {"name": "user_id", "type": "string"},
+    ],
+}
+CONNECT = {
+    "type": "struct",
+    "name": "Click",
+    "version": 1,
+    "fields": [
+        {"field": "event_id", "type": "int64"},
+        {"field": "event_type", "type": "string"},
+        {"field": "region", "type": "string"},
+        {"field": "timestamp", "type": "int64"},
+        {"field": "user_id", "type": "string"},
+    ],
+}
 
 
 class _StaticGlue:
@@ -56,8 +74,10 @@ def inputs(events: list[dict], schema_id: int) -> dict:
 
 
 def measure(converter_of, values: list[bytes], repeat: int) -> tuple[float, int]:
-    chunks = [RecordChunk("bench", 0, list(range(i, i + 10_000)), values[i:i + 10_000], keys=[], timestamps=[])
-              for i in range(0, len(values), 10_000)]
+    chunks = [
+        RecordChunk("bench", 0, list(range(i, i + 10_000)), values[i : i + 10_000], keys=[], timestamps=[])
+        for i in range(0, len(values), 10_000)
+    ]
     best = float("inf")
     for _ in range(repeat):
         converter = converter_of()
@@ -77,9 +97,12 @@ def main() -> None:
     with SchemaRegistryServer() as registry:
         schema_id = registry.register("bench-value", json.dumps(AVRO))["id"]
         client = registry_client({"schema.registry.url": registry.url, "basic.auth.credentials.source": "url"})
-        converters = [SchemalessJsonConverter, EnvelopeJsonConverter,
-                      lambda: ConfluentAvroConverter(client, SubjectNames("bench")),
-                      lambda: GlueSchemaRegistryConverter(_StaticGlue())]
+        converters = [
+            SchemalessJsonConverter,
+            EnvelopeJsonConverter,
+            lambda: ConfluentAvroConverter(client, SubjectNames("bench")),
+            lambda: GlueSchemaRegistryConverter(_StaticGlue()),
+        ]
         print(f"{'input (converter only, best of ' + str(args.repeat) + ')':<44} {'records/s':>12} {'MB/s':>8}")
         for (name, values), converter_of in zip(inputs(events, schema_id).items(), converters):
             seconds, size = measure(converter_of, values, args.repeat)

@@ -9,6 +9,7 @@ emulator are not counted), and the target records the restore scanned. Usage:
     python -m devtools.bench_restore [--records 1000000] [--partitions 4] [--flush-size 50000]
                                      [--encodings parquet,json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,14 +31,26 @@ ENCODINGS = {"parquet": {"parquet.codec": "zstd"}, "json": {"s3.compression.type
 
 def produce_source(bootstrap: str, count: int, partitions: int) -> None:
     """`count` records round-robin over the partitions: a key, a 200-byte value, two headers."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1_000_000,
-                         "queue.buffering.max.messages": 1_000_000, "compression.type": "none"})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 20,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "compression.type": "none",
+        }
+    )
     for i in range(count):
         value = f'{{"id":{i:>10},"pad":"'.encode() + b"x" * 178 + b'"}'
         while True:
             try:
-                producer.produce(TOPIC, value=value, key=f"key-{i % 10_007}".encode(), partition=i % partitions,
-                                 headers=[("trace", f"{i:016x}".encode()), ("kind", b"order")])
+                producer.produce(
+                    TOPIC,
+                    value=value,
+                    key=f"key-{i % 10_007}".encode(),
+                    partition=i % partitions,
+                    headers=[("trace", f"{i:016x}".encode()), ("kind", b"order")],
+                )
                 break
             except BufferError:
                 producer.poll(0.1)
@@ -45,12 +58,25 @@ def produce_source(bootstrap: str, count: int, partitions: int) -> None:
 
 
 def connector(stack, args, encoding: str):
-    return parse_config({"name": f"backup-{encoding}", "config": {
-        "topics": TOPIC, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "topics.dir": f"backup-{encoding}", "flush.size": args.flush_size,
-        "format.class": "EnvelopeFormat", "format.envelope.encoding": encoding, **ENCODINGS[encoding],
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "offset.storage.dynamodb.table": TABLE, "tasks.max": args.partitions}})
+    return parse_config(
+        {
+            "name": f"backup-{encoding}",
+            "config": {
+                "topics": TOPIC,
+                "bootstrap.servers": stack.bootstrap_servers,
+                "s3.bucket.name": BUCKET,
+                "s3.region": "us-east-1",
+                "topics.dir": f"backup-{encoding}",
+                "flush.size": args.flush_size,
+                "format.class": "EnvelopeFormat",
+                "format.envelope.encoding": encoding,
+                **ENCODINGS[encoding],
+                "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+                "offset.storage.dynamodb.table": TABLE,
+                "tasks.max": args.partitions,
+            },
+        }
+    )
 
 
 def restore_row(config, dynamodb, cpu: TreeCpu, name: str, target: str) -> str:
@@ -59,8 +85,10 @@ def restore_row(config, dynamodb, cpu: TreeCpu, name: str, target: str) -> str:
     spent = sum(TreeCpu.spent(before, cpu.sample()).values())
     read = sum(c.read for c in summary.counts.values())
     produced = sum(c.produced for c in summary.counts.values())
-    return (f"| {name:<28} | {summary.seconds:>8.2f} | {read:>10,} | {produced:>10,} "
-            f"| {read / summary.seconds:>10,.0f} | {spent / read * 1e6:>8.2f} | {summary.scanned:>10,} |")
+    return (
+        f"| {name:<28} | {summary.seconds:>8.2f} | {read:>10,} | {produced:>10,} "
+        f"| {read / summary.seconds:>10,.0f} | {spent / read * 1e6:>8.2f} | {summary.scanned:>10,} |"
+    )
 
 
 def main() -> None:
@@ -93,8 +121,10 @@ def main() -> None:
             print(f"restoring {encoding} into {target}, then again ...", flush=True)
             rows.append(restore_row(configs[encoding], dynamodb, cpu, f"{encoding}", target))
             rows.append(restore_row(configs[encoding], dynamodb, cpu, f"{encoding} rerun (all present)", target))
-    print(f"\n{args.records:,} records in {args.partitions} partitions (key, 200-byte value, two headers), "
-          f"flush.size {args.flush_size:,}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(
+        f"\n{args.records:,} records in {args.partitions} partitions (key, 200-byte value, two headers), "
+        f"flush.size {args.flush_size:,}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
     print("| restore                      |  seconds |       read |   produced |  records/s |   CPU µs |    scanned |")
     print("|------------------------------|----------|------------|------------|------------|----------|------------|")
     print("\n".join(rows))

@@ -4,6 +4,7 @@ Starts a Kafka-protocol broker and moto's S3/DynamoDB on free loopback ports, pr
 3-partition topic, runs the sink job on local Spark through its CLI, shows what landed and the offsets,
 runs again to show that nothing is written twice, and stops everything it started (also on Ctrl-C).
 """
+
 from __future__ import annotations
 
 import json

@@ -15,6 +15,7 @@ pages render their tables client-side and were not re-read since):
 - Amazon Data Firehose, MSK as the source: 0.055 per GB ingested; conversion to Parquet 0.018 per GB more
   (https://aws.amazon.com/firehose/pricing/).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,8 +49,13 @@ class RunCost:
         return FIREHOSE_GB[self.output]
 
 
-def run_cost(output: str, gigabytes: float, record_bytes: int = 224, tasks_max: int = PARTITIONS,
-             capacity: Capacity = PROD_CAPACITY) -> RunCost:
+def run_cost(
+    output: str,
+    gigabytes: float,
+    record_bytes: int = 224,
+    tasks_max: int = PARTITIONS,
+    capacity: Capacity = PROD_CAPACITY,
+) -> RunCost:
     """The cost of one run landing `gigabytes` of `record_bytes` records as `output` (json | parquet), on the
     workers the trigger would choose."""
     records = int(gigabytes * 1e9 / record_bytes)
@@ -64,16 +70,21 @@ def run_cost(output: str, gigabytes: float, record_bytes: int = 224, tasks_max: 
 
 def table(gigabytes: list[float], record_bytes: int, tasks_max: int) -> list[str]:
     """The README's cost table, one row per output and run size."""
-    lines = ["| output | GB per run | driver | executors | run s | USD per run | USD per GB | "
-             "Firehose (MSK source) USD per GB | Firehose / EMR |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| output | GB per run | driver | executors | run s | USD per run | USD per GB | "
+        "Firehose (MSK source) USD per GB | Firehose / EMR |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for output in FIREHOSE_GB:
         for size in gigabytes:
             cost = run_cost(output, size, record_bytes, tasks_max)
             d, e = cost.plan.driver, cost.plan.executor
-            lines.append(f"| {LABELS[output]} | {size:g} | {d.vcpu} vCPU / {d.memory_gb} GB | {cost.plan.executors} x "
-                         f"{e.vcpu} vCPU / {e.memory_gb} GB | {math.ceil(cost.seconds)} | {cost.usd:.5f} | "
-                         f"{cost.usd_per_gb:.5f} | {cost.firehose_per_gb:.3f} | "
-                         f"{cost.firehose_per_gb / cost.usd_per_gb:.0f}x |")
+            lines.append(
+                f"| {LABELS[output]} | {size:g} | {d.vcpu} vCPU / {d.memory_gb} GB | {cost.plan.executors} x "
+                f"{e.vcpu} vCPU / {e.memory_gb} GB | {math.ceil(cost.seconds)} | {cost.usd:.5f} | "
+                f"{cost.usd_per_gb:.5f} | {cost.firehose_per_gb:.3f} | "
+                f"{cost.firehose_per_gb / cost.usd_per_gb:.0f}x |"
+            )
     return lines
 
 
@@ -83,8 +94,10 @@ def main() -> None:
     parser.add_argument("--record-bytes", type=int, default=224)
     parser.add_argument("--tasks-max", type=int, default=PARTITIONS)
     args = parser.parse_args()
-    print(f"{args.record_bytes}-byte records over {PARTITIONS} partitions, tasks.max {args.tasks_max}, start-up "
-          f"{STARTUP_S:.0f} s, {MINIMUM_S} s billed at least per worker")
+    print(
+        f"{args.record_bytes}-byte records over {PARTITIONS} partitions, tasks.max {args.tasks_max}, start-up "
+        f"{STARTUP_S:.0f} s, {MINIMUM_S} s billed at least per worker"
+    )
     print("\n".join(table(args.gigabytes, args.record_bytes, args.tasks_max)))
 
 

@@ -10,6 +10,7 @@ The Arrow column is the peak of pyarrow's memory pool, part of the RSS figure.
 Prints a table. Usage:
     python -m devtools.memory_bench [--megabytes 200] [--record-bytes 1000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,14 +33,30 @@ ROWS = {  # name -> (connector keys, values with a schema envelope)
     "parquet/snappy, JSON with schema": ({"format.class": "ParquetFormat"}, True),
     "avro/deflate, schemaless JSON": ({"format.class": "AvroFormat", "avro.codec": "deflate"}, False),
     "avro/deflate, JSON with schema": ({"format.class": "AvroFormat", "avro.codec": "deflate"}, True),
-    f"parquet/snappy, {OPEN_FILES:,} open files": ({"format.class": "ParquetFormat", "partitioner.class":
-                                                  "FieldPartitioner", "partition.field.name": "k"}, False),
-    "iceberg, schemaless JSON": ({"format.class": "IcebergFormat", "iceberg.tables": "bench.memory",
-                                  "iceberg.catalog.type": "sql", "iceberg.tables.auto-create-enabled": "true",
-                                  "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse"}, False),
+    f"parquet/snappy, {OPEN_FILES:,} open files": (
+        {"format.class": "ParquetFormat", "partitioner.class": "FieldPartitioner", "partition.field.name": "k"},
+        False,
+    ),
+    "iceberg, schemaless JSON": (
+        {
+            "format.class": "IcebergFormat",
+            "iceberg.tables": "bench.memory",
+            "iceberg.catalog.type": "sql",
+            "iceberg.tables.auto-create-enabled": "true",
+            "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse",
+        },
+        False,
+    ),
 }
-_SCHEMA = {"type": "struct", "name": "Event", "optional": False, "fields": [
-    {"field": "n", "type": "int64", "optional": False}, {"field": "blob", "type": "string", "optional": False}]}
+_SCHEMA = {
+    "type": "struct",
+    "name": "Event",
+    "optional": False,
+    "fields": [
+        {"field": "n", "type": "int64", "optional": False},
+        {"field": "blob", "type": "string", "optional": False},
+    ],
+}
 
 
 def _rss_bytes() -> int:
@@ -52,7 +69,7 @@ def _values(first: int, count: int, record_bytes: int, envelope: bool, keyed: bo
     out = []
     for n in range(first, first + count):
         payload: dict[str, object] = {"k": n % OPEN_FILES} if keyed else {}
-        payload.update({"n": n, "blob": os.urandom(record_bytes // 2).hex()[:record_bytes - 20]})
+        payload.update({"n": n, "blob": os.urandom(record_bytes // 2).hex()[: record_bytes - 20]})
         out.append(json.dumps({"schema": _SCHEMA, "payload": payload} if envelope else payload).encode())
     return out
 
@@ -76,11 +93,24 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
 
     settings, envelope = ROWS[name]
     records = megabytes * 1_000_000 // record_bytes
-    config = parse_config({"name": "memory-bench", "config": {
-        "topics": "bench", "bootstrap.servers": "127.0.0.1:9", "s3.bucket.name": BUCKET, "s3.region": "us-east-1",
-        "flush.size": records + 1, "s3.part.size": 5 * MIB, "value.converter": "JsonConverter",
-        "value.converter.schemas.enable": str(envelope).lower(), "topics.dir": f"m{os.getpid()}",
-        **(settings or {"format.class": "JsonFormat"}), **_catalog(settings)}})
+    config = parse_config(
+        {
+            "name": "memory-bench",
+            "config": {
+                "topics": "bench",
+                "bootstrap.servers": "127.0.0.1:9",
+                "s3.bucket.name": BUCKET,
+                "s3.region": "us-east-1",
+                "flush.size": records + 1,
+                "s3.part.size": 5 * MIB,
+                "value.converter": "JsonConverter",
+                "value.converter.schemas.enable": str(envelope).lower(),
+                "topics.dir": f"m{os.getpid()}",
+                **(settings or {"format.class": "JsonFormat"}),
+                **_catalog(settings),
+            },
+        }
+    )
     s3 = boto3.client("s3")
     converter = converter_for(ConverterSettings.from_config(config), "bench")
     keyed = "partitioner.class" in (settings or {})
@@ -90,14 +120,26 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     if config["format.class"] == "iceberg":
         writer = _table_writer(config)
     else:
-        writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
-                                      ObjectNaming.from_config(config),
-                                      rotation_policy(config).with_extractor(extractor_for(partitioning, 0)), uploader)
+        writer = TopicPartitionWriter(
+            "bench",
+            0,
+            0,
+            format_for(FormatSettings.from_config(config)),
+            ObjectNaming.from_config(config),
+            rotation_policy(config).with_extractor(extractor_for(partitioning, 0)),
+            uploader,
+        )
     before, started = _rss_bytes(), time.perf_counter()
     for first in range(0, records, CHUNK):
         values = _values(first, min(CHUNK, records - first), record_bytes, envelope, keyed)
-        chunk = RecordChunk("bench", 0, list(range(first, first + len(values))), values,
-                            keys=[None] * len(values), timestamps=[0] * len(values))
+        chunk = RecordChunk(
+            "bench",
+            0,
+            list(range(first, first + len(values))),
+            values,
+            keys=[None] * len(values),
+            timestamps=[0] * len(values),
+        )
         converted = converter.convert(chunk)
         if settings is not None:
             writer.write(chunk, converted, partitioner.encode(chunk, converted))
@@ -110,8 +152,14 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     size = sum(f.size_bytes for f in writer.closed)
-    return {"extra_mb": (peak - before) / 1e6, "arrow_mb": pa.default_memory_pool().max_memory() / 1e6,
-            "object_mb": size / 1e6, "seconds": seconds, "records": records, "files": len(writer.closed)}
+    return {
+        "extra_mb": (peak - before) / 1e6,
+        "arrow_mb": pa.default_memory_pool().max_memory() / 1e6,
+        "object_mb": size / 1e6,
+        "seconds": seconds,
+        "records": records,
+        "files": len(writer.closed),
+    }
 
 
 def _catalog(settings: dict | None) -> dict:
@@ -143,25 +191,47 @@ def main() -> None:
     if args.row:
         print(json.dumps(run_row(args.row, args.megabytes, args.record_bytes)))
         return
+    import boto3
+
     from devtools.stack import LocalStack
 
-    import boto3
     with LocalStack() as stack:
         stack.apply_env()
         boto3.client("s3").create_bucket(Bucket=BUCKET)
         results = {}
         for name in ROWS:
-            answer = subprocess.run([sys.executable, __file__, "--row", name, "--megabytes", str(args.megabytes),
-                                     "--record-bytes", str(args.record_bytes)], capture_output=True, text=True,
-                                    env={**os.environ, **stack.env}, check=True)
+            answer = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--row",
+                    name,
+                    "--megabytes",
+                    str(args.megabytes),
+                    "--record-bytes",
+                    str(args.record_bytes),
+                ],
+                capture_output=True,
+                text=True,
+                env={**os.environ, **stack.env},
+                check=True,
+            )
             results[name] = json.loads(answer.stdout.strip().splitlines()[-1])
-    print(f"\nOne open file of {args.megabytes} MB of Kafka values ({args.record_bytes}-byte JSON records), "
-          "s3.part.size 5 MiB, one process per row")
-    print("| format                            | files | object MB | extra RSS MB (peak) | of it Arrow's pool | seconds |")
-    print("|-----------------------------------|-------|-----------|---------------------|--------------------|---------|")
+    print(
+        f"\nOne open file of {args.megabytes} MB of Kafka values ({args.record_bytes}-byte JSON records), "
+        "s3.part.size 5 MiB, one process per row"
+    )
+    print(
+        "| format                            | files | object MB | extra RSS MB (peak) | of it Arrow's pool | seconds |"
+    )
+    print(
+        "|-----------------------------------|-------|-----------|---------------------|--------------------|---------|"
+    )
     for name, r in results.items():
-        print(f"| {name:<33} | {r.get('files', 0):>5,} | {r['object_mb']:>9.1f} | {r['extra_mb']:>19.1f} | "
-              f"{r['arrow_mb']:>18.1f} | {r['seconds']:>7.1f} |")
+        print(
+            f"| {name:<33} | {r.get('files', 0):>5,} | {r['object_mb']:>9.1f} | {r['extra_mb']:>19.1f} | "
+            f"{r['arrow_mb']:>18.1f} | {r['seconds']:>7.1f} |"
+        )
 
 
 if __name__ == "__main__":

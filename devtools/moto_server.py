@@ -8,6 +8,7 @@ And one fault of moto's own state API (`/moto-api/data.json`, which tests read E
 through, docs/aws-fidelity.md): it leaves out attributes that are not JSON but fails whole (500) on one that raises
 while read, as an S3 part's `status` does once a multipart upload has been served. Here such an attribute is left
 out too. No AWS API answers differently."""
+
 from __future__ import annotations
 
 import copy
@@ -55,8 +56,10 @@ def _model_data(self, request, full_url, headers):
     results = {}
     for service, models in sorted(model_data.items()):
         # moto types its registry's values as object; they are model classes tracking their instances
-        results[service] = {name: [_json_attributes(instance) for instance in model.instances_tracked]  # type: ignore[attr-defined]
-                            for name, model in sorted(models.items())}
+        results[service] = {
+            name: [_json_attributes(instance) for instance in model.instances_tracked]  # type: ignore[attr-defined]
+            for name, model in sorted(models.items())
+        }
     return 200, {"Content-Type": "application/javascript"}, json.dumps(results)
 
 
@@ -81,7 +84,8 @@ def patch() -> None:
     shim = _OneCopyPerTable()
     dynamodb_models.copy = shim  # type: ignore[assignment]  # the module's `copy` global, replaced by the shim
     DynamoDBBackend.transact_write_items = shim.transaction(  # type: ignore[method-assign]
-        DynamoDBBackend.transact_write_items)
+        DynamoDBBackend.transact_write_items
+    )
 
 
 if __name__ == "__main__":

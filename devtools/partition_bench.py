@@ -6,6 +6,7 @@ file, flush.size never reached), with and without `partitioner.max.open.files`; 
 Python allocations while writing. Prints tables. Usage:
     python -m devtools.partition_bench [--records 200000] [--repeat 3] [--memory-records 30000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,27 +33,48 @@ from sink_engine.task.writer import TopicPartitionWriter
 BUCKET, CHUNK = "partition-bench", 10_000
 PARTITIONERS: dict[str, dict] = {
     "DefaultPartitioner": {},
-    "FieldPartitioner (region, 3 values)": {"partitioner.class": "FieldPartitioner",
-                                            "partition.field.name": "region"},
-    "FieldPartitioner (user_id, 997 values)": {"partitioner.class": "FieldPartitioner",
-                                               "partition.field.name": "user_id"},
-    "HourlyPartitioner (RecordField, UTC)": {"partitioner.class": "HourlyPartitioner",
-                                             "timestamp.extractor": "RecordField"},
+    "FieldPartitioner (region, 3 values)": {"partitioner.class": "FieldPartitioner", "partition.field.name": "region"},
+    "FieldPartitioner (user_id, 997 values)": {
+        "partitioner.class": "FieldPartitioner",
+        "partition.field.name": "user_id",
+    },
+    "HourlyPartitioner (RecordField, UTC)": {
+        "partitioner.class": "HourlyPartitioner",
+        "timestamp.extractor": "RecordField",
+    },
     "TimeBased 15 min (Record, Europe/Paris)": {
-        "partitioner.class": "TimeBasedPartitioner", "path.format": "'dt'=yyyy-MM-dd/'t'=HHmm",
-        "partition.duration.ms": 900_000, "timezone": "Europe/Paris", "timestamp.extractor": "Record"},
+        "partitioner.class": "TimeBasedPartitioner",
+        "path.format": "'dt'=yyyy-MM-dd/'t'=HHmm",
+        "partition.duration.ms": 900_000,
+        "timezone": "Europe/Paris",
+        "timestamp.extractor": "Record",
+    },
     "FieldAndTime (region + daily, RecordField)": {
-        "partitioner.class": "FieldAndTimeBasedPartitioner", "partition.field.name": "region",
-        "path.format": "'year'=YYYY/'month'=MM/'day'=dd", "partition.duration.ms": 86_400_000,
-        "timestamp.extractor": "RecordField"},
+        "partitioner.class": "FieldAndTimeBasedPartitioner",
+        "partition.field.name": "region",
+        "path.format": "'year'=YYYY/'month'=MM/'day'=dd",
+        "partition.duration.ms": 86_400_000,
+        "timestamp.extractor": "RecordField",
+    },
 }
 
 
 def config_for(settings: dict, flush_size: int):
-    return parse_config({"name": "partition-bench", "config": {
-        "topics": "bench", "bootstrap.servers": "127.0.0.1:9", "s3.bucket.name": BUCKET, "s3.region": "us-east-1",
-        "flush.size": flush_size, "format.class": "JsonFormat", "value.converter.schemas.enable": "false",
-        **settings}})
+    return parse_config(
+        {
+            "name": "partition-bench",
+            "config": {
+                "topics": "bench",
+                "bootstrap.servers": "127.0.0.1:9",
+                "s3.bucket.name": BUCKET,
+                "s3.region": "us-east-1",
+                "flush.size": flush_size,
+                "format.class": "JsonFormat",
+                "value.converter.schemas.enable": "false",
+                **settings,
+            },
+        }
+    )
 
 
 def chunks(records: int, distinct: int | None = None) -> list[RecordChunk]:
@@ -64,8 +86,16 @@ def chunks(records: int, distinct: int | None = None) -> list[RecordChunk]:
             for e in events:
                 e["user_id"] = f"user-{e['event_id'] % distinct}"
         values = [orjson.dumps(e) for e in events]
-        out.append(RecordChunk("bench", 0, [e["event_id"] for e in events], values, keys=[None] * len(values),
-                               timestamps=[e["timestamp"] for e in events]))
+        out.append(
+            RecordChunk(
+                "bench",
+                0,
+                [e["event_id"] for e in events],
+                values,
+                keys=[None] * len(values),
+                timestamps=[e["timestamp"] for e in events],
+            )
+        )
     return out
 
 
@@ -75,9 +105,15 @@ def write_all(config, data: list[RecordChunk], s3) -> tuple[float, int, int]:
     uploader = Uploader(s3, BUCKET)
     partitioning = PartitionSettings.from_config(config)
     extractor = extractor_for(partitioning, 0)
-    writer = TopicPartitionWriter("bench", 0, 0, format_for(FormatSettings.from_config(config)),
-                                  ObjectNaming.from_config(config),
-                                  rotation_policy(config).with_extractor(extractor), uploader)
+    writer = TopicPartitionWriter(
+        "bench",
+        0,
+        0,
+        format_for(FormatSettings.from_config(config)),
+        ObjectNaming.from_config(config),
+        rotation_policy(config).with_extractor(extractor),
+        uploader,
+    )
     converter = converter_for(ConverterSettings.from_config(config), "bench")
     partitioner = partitioner_for(partitioning, extractor)
     started = time.perf_counter()
@@ -108,16 +144,21 @@ def memory_rows(args, s3) -> list[str]:
     for distinct in (1_000, args.memory_records):
         data = chunks(args.memory_records, distinct)
         for cap in (0, 1000):
-            settings = {"partitioner.class": "FieldPartitioner", "partition.field.name": "user_id",
-                        "partitioner.max.open.files": cap}
+            settings = {
+                "partitioner.class": "FieldPartitioner",
+                "partition.field.name": "user_id",
+                "partitioner.max.open.files": cap,
+            }
             gc.collect()
             tracemalloc.start()
             base = tracemalloc.get_traced_memory()[0]
             seconds, files, held = write_all(config_for(settings, args.memory_records + 1), data, s3)
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
-            rows.append(f"| {distinct:>8,} | {cap or 'none':>9} | {files:>7,} | {(held - base) / 1e6:>12.1f} | "
-                        f"{(peak - base) / 1e6:>10.1f} | {seconds:>7.2f} |")
+            rows.append(
+                f"| {distinct:>8,} | {cap or 'none':>9} | {files:>7,} | {(held - base) / 1e6:>12.1f} | "
+                f"{(peak - base) / 1e6:>10.1f} | {seconds:>7.2f} |"
+            )
     return rows
 
 
@@ -125,8 +166,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--memory-records", type=int, default=30_000,
-                        help="records of the memory runs (each distinct value ends as one uploaded file)")
+    parser.add_argument(
+        "--memory-records",
+        type=int,
+        default=30_000,
+        help="records of the memory runs (each distinct value ends as one uploaded file)",
+    )
     args = parser.parse_args()
     with LocalStack() as stack:
         stack.apply_env()
@@ -138,13 +183,16 @@ def main() -> None:
     print("| partitioner                                  | seconds       |           records/s | files  |")
     print("|----------------------------------------------|---------------|---------------------|--------|")
     print("\n".join(throughput))
-    print(f"\nOpen-file memory: FieldPartitioner over user_id, {args.memory_records:,} records, "
-          "flush.size never reached")
+    print(
+        f"\nOpen-file memory: FieldPartitioner over user_id, {args.memory_records:,} records, flush.size never reached"
+    )
     print("| distinct | max files | files   | held MB (*)  | peak MB    | seconds |")
     print("|----------|-----------|---------|--------------|------------|---------|")
     print("\n".join(memory))
-    print("(*) held by the writer before its final close: the open files' records and their bookkeeping; "
-          "peak includes encoding and upload buffers")
+    print(
+        "(*) held by the writer before its final close: the open files' records and their bookkeeping; "
+        "peak includes encoding and upload buffers"
+    )
 
 
 if __name__ == "__main__":

@@ -9,12 +9,13 @@ engine leaves the tail of a run for the next one). Two encodings, as a user woul
   avro+registry/parquet: Confluent Schema Registry Avro values (devtools/avro_events.py): the 5-byte header
            stripped, each datum read by fastavro.schemaless_reader, `Table.from_pylist`, Parquet/snappy
 """
+
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import boto3
 import fastavro
@@ -24,8 +25,12 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-FETCH_SETTINGS = {"fetch.queue.backoff.ms": 10, "queued.max.messages.kbytes": 65536,
-                  "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 10485760}
+FETCH_SETTINGS = {
+    "fetch.queue.backoff.ms": 10,
+    "queued.max.messages.kbytes": 65536,
+    "fetch.max.bytes": 52428800,
+    "max.partition.fetch.bytes": 10485760,
+}
 
 
 @dataclass
@@ -43,8 +48,9 @@ def json_lines(values: list) -> bytes:
 
 
 def parquet_snappy(values: list) -> bytes:
-    table = pa_json.read_json(pa.BufferReader(b"\n".join(values)),
-                              read_options=pa_json.ReadOptions(use_threads=False, block_size=1 << 30))
+    table = pa_json.read_json(
+        pa.BufferReader(b"\n".join(values)), read_options=pa_json.ReadOptions(use_threads=False, block_size=1 << 30)
+    )
     out = io.BytesIO()
     pq.write_table(table, out, compression="snappy")
     return out.getvalue()
@@ -61,12 +67,15 @@ def avro_registry_parquet_snappy(values: list) -> bytes:
 
 
 ENCODERS: dict[str, tuple[Callable[[list], bytes], str]] = {
-    "json": (json_lines, ".json"), "parquet/snappy": (parquet_snappy, ".snappy.parquet"),
-    "avro+registry/parquet": (avro_registry_parquet_snappy, ".snappy.parquet")}
+    "json": (json_lines, ".json"),
+    "parquet/snappy": (parquet_snappy, ".snappy.parquet"),
+    "avro+registry/parquet": (avro_registry_parquet_snappy, ".snappy.parquet"),
+}
 
 
-def run(bootstrap: str, topic: str, partitions: int, bucket: str, prefix: str, encoding: str,
-        flush_size: int) -> PlainResult:
+def run(
+    bootstrap: str, topic: str, partitions: int, bucket: str, prefix: str, encoding: str, flush_size: int
+) -> PlainResult:
     """Write every full `flush_size` run of records of each partition as one object under `prefix`."""
     encode, extension = ENCODERS[encoding]
     s3, result = boto3.client("s3"), PlainResult(0, 0, 0)
@@ -76,10 +85,14 @@ def run(bootstrap: str, topic: str, partitions: int, bucket: str, prefix: str, e
             for body, key in _objects(bootstrap, topic, partition, encode, flush_size):
                 if len(in_flight) == 2:  # at most one object waits while one is sent
                     in_flight.pop(0).result()
-                in_flight.append(uploads.submit(s3.put_object, Bucket=bucket, Key=f"{prefix}/{key}{extension}",
-                                                Body=body))
+                in_flight.append(
+                    uploads.submit(s3.put_object, Bucket=bucket, Key=f"{prefix}/{key}{extension}", Body=body)
+                )
                 result.records, result.objects, result.bytes = (
-                    result.records + flush_size, result.objects + 1, result.bytes + len(body))
+                    result.records + flush_size,
+                    result.objects + 1,
+                    result.bytes + len(body),
+                )
         for upload in in_flight:
             upload.result()
     return result
@@ -87,8 +100,15 @@ def run(bootstrap: str, topic: str, partitions: int, bucket: str, prefix: str, e
 
 def _objects(bootstrap: str, topic: str, partition: int, encode, flush_size: int):
     """(body, key without extension) of each full run of `flush_size` records of the partition."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "plain-pipeline",
-                         "enable.auto.commit": False, "enable.partition.eof": True, **FETCH_SETTINGS})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "plain-pipeline",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            **FETCH_SETTINGS,
+        }
+    )
     consumer.assign([TopicPartition(topic, partition, 0)])
     values, first_offset, at_end = [], 0, False
     while not at_end:
@@ -106,4 +126,3 @@ def _objects(bootstrap: str, topic: str, partition: int, encode, flush_size: int
                 assert offset is not None  # a record's
                 values, first_offset = [], offset + 1
     consumer.close()
-

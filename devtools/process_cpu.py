@@ -1,5 +1,6 @@
 """CPU seconds of a process tree, for the bench: this process and its descendants (the Spark JVM and its
 Python workers), without the local stack's broker and S3 emulator, which are descendants too."""
+
 from __future__ import annotations
 
 import psutil
@@ -13,7 +14,7 @@ class TreeCpu:
         self._root, self._excluded = psutil.Process(), excluded_pids
 
     @classmethod
-    def without_children_so_far(cls) -> "TreeCpu":
+    def without_children_so_far(cls) -> TreeCpu:
         """This process's tree less the children it has now and their descendants (the local stack's broker and S3
         emulator, started before)."""
         return cls({p.pid for p in psutil.Process().children()})
@@ -27,8 +28,9 @@ class TreeCpu:
                 times, kind = process.cpu_times(), "java" if process.name() == "java" else "python"
             except psutil.NoSuchProcess:
                 continue
-            seconds[kind] = seconds.get(kind, 0.0) + times.user + times.system + times.children_user + \
-                times.children_system
+            seconds[kind] = (
+                seconds.get(kind, 0.0) + times.user + times.system + times.children_user + times.children_system
+            )
         return seconds
 
     @staticmethod

@@ -1,4 +1,5 @@
 """Sample data for the demo, the tests and the benchmark: click-stream events on a Kafka topic."""
+
 from __future__ import annotations
 
 import orjson
@@ -33,8 +34,15 @@ def produce(bootstrap: str, topic: str, values, partitions: int, keys=None, prog
 
     Each partition's last record is sent alone after a flush, so that every broker reports an exact
     end offset through ListOffsets too."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1_000_000,
-                         "queue.buffering.max.messages": 1_000_000, "compression.type": "none"})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 20,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "compression.type": "none",
+        }
+    )
     values = list(values)
     last_of = {}
     for i in range(len(values)):
@@ -54,8 +62,9 @@ def produce(bootstrap: str, topic: str, values, partitions: int, keys=None, prog
     return len(values)
 
 
-def produce_events(bootstrap: str, topic: str, count: int, partitions: int, first_id: int = 0,
-                   padding: int = 0, progress=None) -> int:
+def produce_events(
+    bootstrap: str, topic: str, count: int, partitions: int, first_id: int = 0, padding: int = 0, progress=None
+) -> int:
     values = [orjson.dumps(sample_event(first_id + i, padding=padding)) for i in range(count)]
     keys = [str(first_id + i).encode() for i in range(count)]
     return produce(bootstrap, topic, values, partitions, keys=keys, progress=progress)

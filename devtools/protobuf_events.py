@@ -1,6 +1,7 @@
 """The click events of devtools/avro_events.py as Protobuf, written as a Confluent user would write them: an enum,
 a google.protobuf.Timestamp, an `optional double`, a repeated string and a nested message, as Confluent Schema
 Registry values (magic byte, schema id, message indexes, Protobuf binary). Needs the dev dependencies (protoc)."""
+
 from __future__ import annotations
 
 from devtools.avro_events import click_event
@@ -33,8 +34,14 @@ def click_class():
 
 def click_message(message_class, event_id: int):
     event = click_event(event_id)
-    message = message_class(event_id=event["event_id"], event_type=event["event_type"], tags=event["tags"],
-                            device=event["device"], region=event["region"], user_id=event["user_id"])
+    message = message_class(
+        event_id=event["event_id"],
+        event_type=event["event_type"],
+        tags=event["tags"],
+        device=event["device"],
+        region=event["region"],
+        user_id=event["user_id"],
+    )
     message.timestamp.FromMilliseconds(event["timestamp"])
     if event["price"] is not None:
         message.price = event["price"]

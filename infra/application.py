@@ -1,11 +1,11 @@
 """Build the CDK app of one environment: its stacks, with cdk-nag's AwsSolutions checks attached."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import Annotations, App, Environment, Tags
-from aws_cdk import Validations
+from aws_cdk import Annotations, App, Environment, Tags, Validations
 from cdk_nag import AwsSolutionsChecks
 
 from infra.connectors import ConnectorSpec, ignored_key_warnings, load_connectors
@@ -13,7 +13,6 @@ from infra.errors import TemplateSizeError
 from infra.settings import Settings, load_settings
 from infra.stacks.data import DataStack
 from infra.stacks.service import ServiceStack
-
 
 # Feature flags the stacks rely on, set here so `cdk synth` and the tests build the same templates.
 FEATURE_FLAGS = {
@@ -49,22 +48,37 @@ class Deployment:
     service: ServiceStack
 
 
-def build(app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | None = None,
-          settings: Settings | None = None) -> Deployment:
+def build(
+    app: App, env: str | None, connectors: tuple[ConnectorSpec, ...] | None = None, settings: Settings | None = None
+) -> Deployment:
     """Add the stacks of environment `env` to `app`, for `connectors` (default: the environment's connector files)
     and `settings` (default: the environment's file); raises SettingsError / ConnectorSpecError naming the fault."""
     settings = settings or load_settings(env)
     connectors = load_connectors(settings) if connectors is None else connectors
     where = Environment(account=settings.account, region=settings.region)
-    data = DataStack(app, f"Sink-{settings.env}-Data", settings=settings, env=where,
-                     topics_dirs=tuple(sorted({c.topics_dir for c in connectors if not c.iceberg})),
-                     iceberg_databases=tuple(sorted({c.iceberg.database for c in connectors
-                                                     if c.iceberg and not c.iceberg.table_bucket_arn})),
-                     s3_tables_namespaces=tuple(sorted({c.iceberg.database for c in connectors
-                                                        if c.iceberg and c.iceberg.table_bucket_arn})),
-                     description=f"Kafka-to-S3 sink ({settings.env}): data lake bucket and offsets table")
-    service = ServiceStack(app, f"Sink-{settings.env}-Service", settings=settings, connectors=connectors, data=data,
-                           env=where, description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, DLQ replay, alarms")
+    data = DataStack(
+        app,
+        f"Sink-{settings.env}-Data",
+        settings=settings,
+        env=where,
+        topics_dirs=tuple(sorted({c.topics_dir for c in connectors if not c.iceberg})),
+        iceberg_databases=tuple(
+            sorted({c.iceberg.database for c in connectors if c.iceberg and not c.iceberg.table_bucket_arn})
+        ),
+        s3_tables_namespaces=tuple(
+            sorted({c.iceberg.database for c in connectors if c.iceberg and c.iceberg.table_bucket_arn})
+        ),
+        description=f"Kafka-to-S3 sink ({settings.env}): data lake bucket and offsets table",
+    )
+    service = ServiceStack(
+        app,
+        f"Sink-{settings.env}-Service",
+        settings=settings,
+        connectors=connectors,
+        data=data,
+        env=where,
+        description=f"Kafka-to-S3 sink ({settings.env}): EMR Serverless job, trigger, admin, DLQ replay, alarms",
+    )
     service.add_stack_dependency(data)
     for warning in ignored_key_warnings(connectors):  # `cdk synth` prints them; the settings can refuse instead
         Annotations.of(service).add_warning(warning)
@@ -85,5 +99,6 @@ def check_template_sizes(assembly_dir: str | Path, limit: int = TEMPLATE_LIMIT_B
             raise TemplateSizeError(
                 f"stack {stack}: its template is {size:,} bytes, over CloudFormation's {limit:,}; each connector "
                 f"adds about {CONNECTOR_TEMPLATE_BYTES:,} bytes (two topics) to the stack holding it: set or raise "
-                "the setting connector_stacks (nested stacks holding the connectors, infra/README.md \"Many "
-                "connectors\")")
+                'the setting connector_stacks (nested stacks holding the connectors, infra/README.md "Many '
+                'connectors")'
+            )

@@ -1,6 +1,7 @@
 """Resource lists of a Lambda role's policy that stay within IAM's policy size quotas: a role's inline policies
 hold 10,240 characters in all and a managed policy 6,144 ("IAM and AWS STS quotas"), which the ARNs of a few hundred
 topics or connectors exceed. Past ARN_LIST_BUDGET characters a list becomes one wildcard."""
+
 from __future__ import annotations
 
 from infra.settings import MskSettings

@@ -22,6 +22,7 @@ the others the trigger's fixed small plan (`UPKEEP`). The maximum capacity must 
 of them: beyond it, runs the scheduler admitted would wait for capacity inside the application, unseen, while their
 claims age. A capacity that cannot refuses synthesis (SettingsError naming `emr.max_capacity.<resource>`).
 """
+
 from __future__ import annotations
 
 import re
@@ -63,8 +64,15 @@ class Concurrency:
 def environment_runs(settings: Settings, connectors: tuple[ConnectorSpec, ...]) -> list[tuple[str, Plan]]:
     """Every run that may be under way at once (see the module docstring), named, with its largest plan."""
     max_executors = settings.emr.max_executors_per_run
-    runs = [(f"data run of {c.name}", largest_run(RunShape.from_entry(c.name, {k: c.config[k] for k in SIZING_KEYS}),
-                                                  c.iceberg is not None, max_executors)) for c in connectors]
+    runs = [
+        (
+            f"data run of {c.name}",
+            largest_run(
+                RunShape.from_entry(c.name, {k: c.config[k] for k in SIZING_KEYS}), c.iceberg is not None, max_executors
+            ),
+        )
+        for c in connectors
+    ]
     runs += [(f"table upkeep of {c.name}", UPKEEP) for c in connectors if c.iceberg is not None]
     runs += [(f"restore of {c.name}", UPKEEP) for c in connectors if c.restore_targets]
     return runs + [("doctor", UPKEEP)] * DOCTOR_RUNS
@@ -76,26 +84,40 @@ def check_concurrency(settings: Settings, connectors: tuple[ConnectorSpec, ...])
     runs = environment_runs(settings, connectors)
     emr = settings.emr
     if emr.concurrent_runs is None and len(runs) > MAX_CONCURRENT_RUNS:
-        raise SettingsError(settings.source, "emr.concurrent_runs", (
-            f"the environment may have {len(runs)} runs at once (one per connector, plus table upkeep, restores "
-            f"and the doctor), past EMR Serverless' MaxConcurrentRuns limit of {MAX_CONCURRENT_RUNS}: set it to "
-            "how many may run at once (the others queue)"))
+        raise SettingsError(
+            settings.source,
+            "emr.concurrent_runs",
+            (
+                f"the environment may have {len(runs)} runs at once (one per connector, plus table upkeep, restores "
+                f"and the doctor), past EMR Serverless' MaxConcurrentRuns limit of {MAX_CONCURRENT_RUNS}: set it to "
+                "how many may run at once (the others queue)"
+            ),
+        )
     admitted = emr.concurrent_runs or len(runs)
-    largest = sorted((Footprint.of(plan) for _, plan in runs), key=lambda f: (f.cpu, f.memory, f.disk),
-                     reverse=True)
+    largest = sorted((Footprint.of(plan) for _, plan in runs), key=lambda f: (f.cpu, f.memory, f.disk), reverse=True)
     need = sum(largest[:admitted], Footprint(0, 0, 0))
-    why = ("emr.concurrent_runs" if emr.concurrent_runs else
-           f"{len(connectors)} connector(s), their upkeep and restores, and {DOCTOR_RUNS} doctor")
-    for resource, have, wanted, unit in (("cpu", emr.max_cpu, need.cpu, "vCPU"),
-                                         ("memory", emr.max_memory, need.memory, "GB"),
-                                         ("disk", emr.max_disk, need.disk, "GB")):
+    why = (
+        "emr.concurrent_runs"
+        if emr.concurrent_runs
+        else f"{len(connectors)} connector(s), their upkeep and restores, and {DOCTOR_RUNS} doctor"
+    )
+    for resource, have, wanted, unit in (
+        ("cpu", emr.max_cpu, need.cpu, "vCPU"),
+        ("memory", emr.max_memory, need.memory, "GB"),
+        ("disk", emr.max_disk, need.disk, "GB"),
+    ):
         number = re.match(r"\d+", have)
         assert number is not None  # settings.py's _CAPACITY patterns start with digits
         if int(number[0]) < wanted:
-            raise SettingsError(settings.source, f"emr.max_capacity.{resource}", (
-                f"{have} cannot hold the {min(admitted, len(runs))} run(s) that may be under way at once ({why}; "
-                f"{wanted} {unit} at their largest: a data run has a driver and up to emr.max_executors_per_run="
-                f"{emr.max_executors_per_run} executors, one vCPU per task of tasks.max): raise it, lower "
-                "emr.max_executors_per_run or tasks.max, or set emr.concurrent_runs to how many runs may run at "
-                "once (the others queue)"))
+            raise SettingsError(
+                settings.source,
+                f"emr.max_capacity.{resource}",
+                (
+                    f"{have} cannot hold the {min(admitted, len(runs))} run(s) that may be under way at once ({why}; "
+                    f"{wanted} {unit} at their largest: a data run has a driver and up to emr.max_executors_per_run="
+                    f"{emr.max_executors_per_run} executors, one vCPU per task of tasks.max): raise it, lower "
+                    "emr.max_executors_per_run or tasks.max, or set emr.concurrent_runs to how many runs may run at "
+                    "once (the others queue)"
+                ),
+            )
     return Concurrency(admitted, need)

@@ -7,14 +7,16 @@ dead-letter queue (a topic or an S3 prefix, when set), with IcebergFormat the Gl
 `document` is the file as published: a Confluent Cloud file whose schema'd input names no Schema Registry gets
 the environment's `schema_registry` written into it (`published_document`).
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from infra.errors import ConnectorSpecError, SettingsError
 from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables, table_bucket_arn
@@ -87,8 +89,9 @@ def index_uri(bucket_name: str) -> str:
     return f"s3://{bucket_name}/{INDEX_KEY}"
 
 
-def connector_index(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
-                    role_arns: dict[str, str]) -> list[dict[str, Any]]:
+def connector_index(
+    connectors: tuple[ConnectorSpec, ...], bucket_name: str, role_arns: dict[str, str]
+) -> list[dict[str, Any]]:
     """The connector index the admin publishes at INDEX_KEY, which the trigger and the replay read: one entry per
     connector, {name, topics, config_uri, rotation, sizing, role_arn, tables, restore_targets}, `rotation` and
     `sizing` holding the connector's ROTATION_KEYS and SIZING_KEYS as the engine parses them, `role_arn` its job
@@ -98,10 +101,18 @@ def connector_index(connectors: tuple[ConnectorSpec, ...], bucket_name: str,
     described = []
     for c in connectors:
         config = c.config
-        described.append({"name": c.name, "topics": list(c.topics), "config_uri": f"s3://{bucket_name}/{c.config_key}",
-                          "rotation": {key: config[key] for key in ROTATION_KEYS},
-                          "sizing": {key: config[key] for key in SIZING_KEYS}, "role_arn": role_arns[c.name],
-                          "tables": c.iceberg is not None, "restore_targets": list(c.restore_targets)})
+        described.append(
+            {
+                "name": c.name,
+                "topics": list(c.topics),
+                "config_uri": f"s3://{bucket_name}/{c.config_key}",
+                "rotation": {key: config[key] for key in ROTATION_KEYS},
+                "sizing": {key: config[key] for key in SIZING_KEYS},
+                "role_arn": role_arns[c.name],
+                "tables": c.iceberg is not None,
+                "restore_targets": list(c.restore_targets),
+            }
+        )
     return described
 
 
@@ -117,8 +128,11 @@ def load_connectors(settings: Settings) -> tuple[ConnectorSpec, ...]:
             raise ConnectorSpecError(settings.connectors_dir.name, "name", f"{name!r} is used by two files")
     for name in settings.restore.target_topics:
         if name not in names:
-            raise SettingsError(settings.source, f"restore.connectors.{name}",
-                                f"names no connector of {settings.connectors_dir.name}/ ({', '.join(names)})")
+            raise SettingsError(
+                settings.source,
+                f"restore.connectors.{name}",
+                f"names no connector of {settings.connectors_dir.name}/ ({', '.join(names)})",
+            )
     return specs
 
 
@@ -136,13 +150,21 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
         raise ConnectorSpecError(source, e.key, str(e)) from e
     if config.ignored and settings.connectors.refuse_ignored_keys:
         first = config.ignored[0]
-        raise ConnectorSpecError(source, first.key, f"is ignored ({first.describe()}); this environment refuses "
-                                 "ignored keys (connectors.refuse_ignored_keys in its settings): remove or fix it")
+        raise ConnectorSpecError(
+            source,
+            first.key,
+            f"is ignored ({first.describe()}); this environment refuses "
+            "ignored keys (connectors.refuse_ignored_keys in its settings): remove or fix it",
+        )
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", config.name):
         raise ConnectorSpecError(source, "name", "use 1-64 letters, digits, '-' or '_' (it names AWS resources)")
     if config.name.startswith("_"):
-        raise ConnectorSpecError(source, "name", f"{config.name!r}: names starting with '_' are reserved for the "
-                                 f"admin's own objects under {CONFIG_PREFIX} (the connector index, the desired state)")
+        raise ConnectorSpecError(
+            source,
+            "name",
+            f"{config.name!r}: names starting with '_' are reserved for the "
+            f"admin's own objects under {CONFIG_PREFIX} (the connector index, the desired state)",
+        )
     _expect(source, "s3.bucket.name", config["s3.bucket.name"], settings.bucket_name)
     _expect(source, "s3.region", config["s3.region"], settings.region)
     _expect(source, "offset.storage.dynamodb.table", config["offset.storage.dynamodb.table"], settings.table_name)
@@ -152,30 +174,53 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
     topics = _resolve_topics(source, config, settings)
     if config["format.class"] == "iceberg":
         bucket = settings.iceberg.table_bucket
-        check_deployable(source, config, topics, account=settings.account, region=settings.region,
-                         reserved_database=settings.catalog.database,
-                         stack_table_bucket_arn=table_bucket_arn(settings.region, settings.account, bucket)
-                         if bucket else None)
+        check_deployable(
+            source,
+            config,
+            topics,
+            account=settings.account,
+            region=settings.region,
+            reserved_database=settings.catalog.database,
+            stack_table_bucket_arn=table_bucket_arn(settings.region, settings.account, bucket) if bucket else None,
+        )
     topics_dir = config["topics.dir"].strip("/")
-    if (topics_dir == settings.retention.dlq_prefix.strip("/") or topics_dir + "/" == CONFIG_PREFIX
-            or (topics_dir + "/").startswith(WAREHOUSE_PREFIX + "/")):
+    if (
+        topics_dir == settings.retention.dlq_prefix.strip("/")
+        or topics_dir + "/" == CONFIG_PREFIX
+        or (topics_dir + "/").startswith(WAREHOUSE_PREFIX + "/")
+    ):
         raise ConnectorSpecError(source, "topics.dir", f"{topics_dir!r} is reserved")
     dlq_s3_prefix = (config["errors.deadletterqueue.s3.prefix"] or "").strip("/") or None
     own_dlq = f"{settings.retention.dlq_prefix}{config.name}"
     if dlq_s3_prefix is not None and dlq_s3_prefix != own_dlq:
-        raise ConnectorSpecError(source, "errors.deadletterqueue.s3.prefix",
-                                 f"must be {own_dlq!r}: the connector's own folder under retention.dlq_prefix, "
-                                 "which the job may write, the replay may read and the DLQ expiry covers")
+        raise ConnectorSpecError(
+            source,
+            "errors.deadletterqueue.s3.prefix",
+            f"must be {own_dlq!r}: the connector's own folder under retention.dlq_prefix, "
+            "which the job may write, the replay may read and the DLQ expiry covers",
+        )
     dlq_topic = config["errors.deadletterqueue.topic.name"] or None
     restore_targets = _restore_targets(settings, config.name, dlq_topic)
     if restore_targets and config["format.class"] == "iceberg":
-        raise SettingsError(settings.source, f"restore.connectors.{config.name}", "names an IcebergFormat connector: "
-                            "restore reads the S3 objects of the other formats, not Iceberg tables")
-    return ConnectorSpec(config.name, source, topics, topics_dir, config["format.class"], document,
-                         dlq_topic=dlq_topic, dlq_s3_prefix=dlq_s3_prefix,
-                         iceberg=iceberg_tables(config, topics), ignored=config.ignored,
-                         written=tuple(dict.fromkeys(route(topic) for topic in topics)),
-                         restore_targets=restore_targets)
+        raise SettingsError(
+            settings.source,
+            f"restore.connectors.{config.name}",
+            "names an IcebergFormat connector: restore reads the S3 objects of the other formats, not Iceberg tables",
+        )
+    return ConnectorSpec(
+        config.name,
+        source,
+        topics,
+        topics_dir,
+        config["format.class"],
+        document,
+        dlq_topic=dlq_topic,
+        dlq_s3_prefix=dlq_s3_prefix,
+        iceberg=iceberg_tables(config, topics),
+        ignored=config.ignored,
+        written=tuple(dict.fromkeys(route(topic) for topic in topics)),
+        restore_targets=restore_targets,
+    )
 
 
 def _restore_targets(settings: Settings, name: str, dlq_topic: str | None) -> tuple[str, ...]:
@@ -185,17 +230,22 @@ def _restore_targets(settings: Settings, name: str, dlq_topic: str | None) -> tu
     for topic in (*settings.msk.topics, *([dlq_topic] if dlq_topic else [])):
         if target_allowed(targets, topic):
             whose = "is its dead-letter topic" if topic == dlq_topic else "a connector reads (msk.topics)"
-            raise SettingsError(settings.source, f"restore.connectors.{name}.target_topics",
-                                f"takes in {topic!r}, which {whose}: restore into a topic of its own (e.g. "
-                                "'<topic>.restored')")
+            raise SettingsError(
+                settings.source,
+                f"restore.connectors.{name}.target_topics",
+                f"takes in {topic!r}, which {whose}: restore into a topic of its own (e.g. '<topic>.restored')",
+            )
     return targets
 
 
 def ignored_key_warnings(connectors: tuple[ConnectorSpec, ...]) -> list[str]:
     """One warning per key a connector file carries that the job ignores, naming the file and the key."""
-    return [f"connector config {c.source}, key '{i.key}': ignored ({i.describe()}); set "
-            "connectors.refuse_ignored_keys in the environment's settings to refuse such keys"
-            for c in connectors for i in c.ignored]
+    return [
+        f"connector config {c.source}, key '{i.key}': ignored ({i.describe()}); set "
+        "connectors.refuse_ignored_keys in the environment's settings to refuse such keys"
+        for c in connectors
+        for i in c.ignored
+    ]
 
 
 def published_document(document: Any, registry: SchemaRegistrySettings | None) -> Any:
@@ -214,8 +264,10 @@ def published_document(document: Any, registry: SchemaRegistrySettings | None) -
     config = config_map(document)
     if not is_cloud(config):
         return document
-    added = {key: value for key, (value, _) in
-             registry_keys(config, RegistryDefault(registry.url, registry.user_info)).items()}
+    added = {
+        key: value
+        for key, (value, _) in registry_keys(config, RegistryDefault(registry.url, registry.user_info)).items()
+    }
     if not added:
         return document
     return {**document, "config": {**config, **added}} if config is not document else {**document, **added}
@@ -229,11 +281,15 @@ def _check_no_clear_credentials(source: str, document: dict) -> None:
         return
     for key, value in config_map(document).items():
         if clear_text_credential(key, value):
-            raise ConnectorSpecError(source, key, "holds a credential in clear text; a deployed connector file is "
-                                     "published to S3 and carried in the CloudFormation template, so it must not. "
-                                     "Reference it as ${secrets:<secret name>:<json key>} (AWS Secrets Manager) or "
-                                     "${ssm:<parameter name>} (a SecureString in SSM Parameter Store; the job's "
-                                     "role may read exactly what its file references) or use MSK IAM auth")
+            raise ConnectorSpecError(
+                source,
+                key,
+                "holds a credential in clear text; a deployed connector file is "
+                "published to S3 and carried in the CloudFormation template, so it must not. "
+                "Reference it as ${secrets:<secret name>:<json key>} (AWS Secrets Manager) or "
+                "${ssm:<parameter name>} (a SecureString in SSM Parameter Store; the job's "
+                "role may read exactly what its file references) or use MSK IAM auth",
+            )
 
 
 def _check_deployable(source: str, config: SinkConfig) -> Callable[[str], str]:
@@ -246,16 +302,22 @@ def _check_deployable(source: str, config: SinkConfig) -> Callable[[str], str]:
     route = transforms.topic_router()
     if route is None and config["format.class"] != "iceberg":  # (validation refuses these routers for Iceberg)
         spec = next(s for s in transforms.routers if s.predicate is not None or not s.type.endswith(".RegexRouter"))
-        raise ConnectorSpecError(source, f"transforms.{spec.alias}.type",
-                                 "this router names its topics by record (a TimestampRouter, or a router behind a "
-                                 "predicate), so the stack cannot grant the job its prefixes nor declare their "
-                                 "tables before the records exist; a RegexRouter without a predicate is deployable")
+        raise ConnectorSpecError(
+            source,
+            f"transforms.{spec.alias}.type",
+            "this router names its topics by record (a TimestampRouter, or a router behind a "
+            "predicate), so the stack cannot grant the job its prefixes nor declare their "
+            "tables before the records exist; a RegexRouter without a predicate is deployable",
+        )
     acl = config["s3.acl.canned"]
     if acl and acl != "bucket-owner-full-control":
-        raise ConnectorSpecError(source, "s3.acl.canned",
-                                 f"{acl!r} cannot be set: the data-lake bucket disables ACLs (object ownership "
-                                 "BucketOwnerEnforced) and S3 refuses a PUT with any ACL but "
-                                 "'bucket-owner-full-control'; remove the key and grant access with policies")
+        raise ConnectorSpecError(
+            source,
+            "s3.acl.canned",
+            f"{acl!r} cannot be set: the data-lake bucket disables ACLs (object ownership "
+            "BucketOwnerEnforced) and S3 refuses a PUT with any ACL but "
+            "'bucket-owner-full-control'; remove the key and grant access with policies",
+        )
     assert route is not None  # (validation refuses these routers for Iceberg too)
     return route
 

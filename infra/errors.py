@@ -1,4 +1,5 @@
 """Errors of the deployment code. Each names the setting or file at fault, so synthesis fails with a clear message."""
+
 from __future__ import annotations
 
 

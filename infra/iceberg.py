@@ -12,6 +12,7 @@ With `iceberg.catalog.type=rest` the tables are S3 Tables': in the table bucket 
 `iceberg.catalog.warehouse`, in namespaces the data stack creates; the engine reaches it at S3 Tables' regional
 Iceberg REST endpoint, signed with the job role, and S3 Tables keeps the files.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,12 +25,18 @@ WAREHOUSE_PREFIX = "iceberg"  # key prefix of every Iceberg table in the data la
 _GLUE_NAME = r"[a-z0-9_]{1,255}"  # a database or table name that Glue keeps as it is and Athena can query
 # pyiceberg catalog properties that would send the job's requests elsewhere than the environment's own Glue and S3,
 # or sign them with other credentials than the job role's (suffixes of `iceberg.catalog.<property>`)
-_ELSEWHERE = ("endpoint", "access-key-id", "secret-access-key", "session-token", "profile-name", "role-arn",
-              "role-session-name")
+_ELSEWHERE = (
+    "endpoint",
+    "access-key-id",
+    "secret-access-key",
+    "session-token",
+    "profile-name",
+    "role-arn",
+    "role-session-name",
+)
 # table properties that put files outside the table's location, or make commits delete files, which the job
 # role may not do (`iceberg.tables.auto-create-props.<property>`)
-_OUTSIDE_LOCATION = ("write.data.path", "write.metadata.path", "write.object-storage.path",
-                     "write.folder-storage.path")
+_OUTSIDE_LOCATION = ("write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path")
 _DELETES = "write.metadata.delete-after-commit.enabled"
 _NAMESPACE = {"glue": "database", "rest": "namespace"}  # what the first part of `iceberg.tables` names, per catalog
 
@@ -67,13 +74,24 @@ def iceberg_tables(config, topics: tuple[str, ...]) -> IcebergTables | None:
     iceberg = IcebergSettings.from_config(config)
     identifiers = sorted({iceberg.table_identifier(topic) for topic in topics})
     database = iceberg.table_template.split(".")[0]
-    return IcebergTables(database, tuple(i.split(".", 1)[1] for i in identifiers),
-                         bool(config["iceberg.tables.auto-create-enabled"]),
-                         config["iceberg.catalog.warehouse"] if config["iceberg.catalog.type"] == "rest" else None)
+    return IcebergTables(
+        database,
+        tuple(i.split(".", 1)[1] for i in identifiers),
+        bool(config["iceberg.tables.auto-create-enabled"]),
+        config["iceberg.catalog.warehouse"] if config["iceberg.catalog.type"] == "rest" else None,
+    )
 
 
-def check_deployable(source: str, config, topics: tuple[str, ...], *, account: str, region: str,
-                     reserved_database: str, stack_table_bucket_arn: str | None) -> None:
+def check_deployable(
+    source: str,
+    config,
+    topics: tuple[str, ...],
+    *,
+    account: str,
+    region: str,
+    reserved_database: str,
+    stack_table_bucket_arn: str | None,
+) -> None:
     """Refuse, naming file and key, what the stacks cannot deploy for an IcebergFormat connector: a SQL catalog; a
     REST catalog other than the stack's S3 table bucket (`stack_table_bucket_arn`, None when the environment has
     none) at S3 Tables' own endpoint; a table that is not `namespace.table` with names Glue and S3 Tables keep;
@@ -84,50 +102,86 @@ def check_deployable(source: str, config, topics: tuple[str, ...], *, account: s
     if catalog == "rest":
         _check_stack_table_bucket(source, config, stack_table_bucket_arn)
     elif catalog != "glue":
-        raise ConnectorSpecError(source, "iceberg.catalog.type", f"{catalog!r} cannot be deployed: a SQL catalog's "
-                                 "SQLite file serves the processes of one machine; deployed connectors use glue (the "
-                                 "AWS Glue Data Catalog) or rest (the stack's S3 table bucket)")
+        raise ConnectorSpecError(
+            source,
+            "iceberg.catalog.type",
+            f"{catalog!r} cannot be deployed: a SQL catalog's "
+            "SQLite file serves the processes of one machine; deployed connectors use glue (the "
+            "AWS Glue Data Catalog) or rest (the stack's S3 table bucket)",
+        )
     where = "a Glue table" if catalog == "glue" else "an S3 table"
     iceberg = IcebergSettings.from_config(config)
     template = iceberg.table_template
     if template.count(".") != 1:
-        raise ConnectorSpecError(source, "iceberg.tables", f"{template!r}: {where} is `{_NAMESPACE[catalog]}.table` "
-                                 "(one level of namespaces)")
+        raise ConnectorSpecError(
+            source,
+            "iceberg.tables",
+            f"{template!r}: {where} is `{_NAMESPACE[catalog]}.table` (one level of namespaces)",
+        )
     tables = iceberg_tables(config, topics)
     assert tables is not None  # an IcebergFormat config (IcebergSettings read it)
     for name in (tables.database, *tables.tables):
         if not re.fullmatch(_GLUE_NAME, name):
-            raise ConnectorSpecError(source, "iceberg.tables", f"{name!r} is not a Glue name Athena can query: use "
-                                     "lower-case letters, digits and _")
+            raise ConnectorSpecError(
+                source,
+                "iceberg.tables",
+                f"{name!r} is not a Glue name Athena can query: use lower-case letters, digits and _",
+            )
     if catalog == "glue" and tables.database == reserved_database:
-        raise ConnectorSpecError(source, "iceberg.tables", f"database {tables.database!r} is the environment's "
-                                 "catalog.database, whose Athena tables the service stack owns; name another one")
+        raise ConnectorSpecError(
+            source,
+            "iceberg.tables",
+            f"database {tables.database!r} is the environment's "
+            "catalog.database, whose Athena tables the service stack owns; name another one",
+        )
     if catalog == "glue" and config["iceberg.catalog.warehouse"]:
-        raise ConnectorSpecError(source, "iceberg.catalog.warehouse", "must be unset on AWS: a table lies under "
-                                 "its Glue database's location, which the stack sets "
-                                 f"(s3://<bucket_name>/{WAREHOUSE_PREFIX}/<database>)")
-    properties = {k[len(CATALOG_PREFIX):]: v for k, v in config.passthrough.items() if k.startswith(CATALOG_PREFIX)}
+        raise ConnectorSpecError(
+            source,
+            "iceberg.catalog.warehouse",
+            "must be unset on AWS: a table lies under "
+            "its Glue database's location, which the stack sets "
+            f"(s3://<bucket_name>/{WAREHOUSE_PREFIX}/<database>)",
+        )
+    properties = {k[len(CATALOG_PREFIX) :]: v for k, v in config.passthrough.items() if k.startswith(CATALOG_PREFIX)}
     for name, value in sorted(properties.items()):
         if catalog == "rest" and name.startswith("rest."):
-            raise ConnectorSpecError(source, CATALOG_PREFIX + name, "must be unset on AWS: the job signs its "
-                                     "requests to S3 Tables as the table bucket's ARN makes the engine sign them "
-                                     "(SigV4, s3tables, the bucket's region)")
+            raise ConnectorSpecError(
+                source,
+                CATALOG_PREFIX + name,
+                "must be unset on AWS: the job signs its "
+                "requests to S3 Tables as the table bucket's ARN makes the engine sign them "
+                "(SigV4, s3tables, the bucket's region)",
+            )
         if name.rsplit(".", 1)[-1] in _ELSEWHERE:
-            raise ConnectorSpecError(source, CATALOG_PREFIX + name, "must be unset on AWS: the job reaches the "
-                                     "environment's catalog and S3 with its own role")
+            raise ConnectorSpecError(
+                source,
+                CATALOG_PREFIX + name,
+                "must be unset on AWS: the job reaches the environment's catalog and S3 with its own role",
+            )
         if name == "glue.id" and value != account:
-            raise ConnectorSpecError(source, CATALOG_PREFIX + name, f"is {value!r}; the stack creates the database "
-                                     f"and grants the tables in this environment's account {account}")
+            raise ConnectorSpecError(
+                source,
+                CATALOG_PREFIX + name,
+                f"is {value!r}; the stack creates the database "
+                f"and grants the tables in this environment's account {account}",
+            )
         if name in ("glue.region", "client.region", "s3.region") and value != region:
-            raise ConnectorSpecError(source, CATALOG_PREFIX + name, f"is {value!r}; this environment deploys "
-                                     f"{region!r}")
+            raise ConnectorSpecError(
+                source, CATALOG_PREFIX + name, f"is {value!r}; this environment deploys {region!r}"
+            )
     for name, value in sorted(iceberg.table_properties.items()):
         if name in _OUTSIDE_LOCATION:
-            raise ConnectorSpecError(source, TABLE_PROPS_PREFIX + name, "must be unset on AWS: the job role may "
-                                     "write under the table's location only")
+            raise ConnectorSpecError(
+                source,
+                TABLE_PROPS_PREFIX + name,
+                "must be unset on AWS: the job role may write under the table's location only",
+            )
         if name == _DELETES and str(value).lower() == "true":
-            raise ConnectorSpecError(source, TABLE_PROPS_PREFIX + name, "cannot be true on AWS: the job role may not "
-                                     "delete objects (old metadata files are kept)")
+            raise ConnectorSpecError(
+                source,
+                TABLE_PROPS_PREFIX + name,
+                "cannot be true on AWS: the job role may not delete objects (old metadata files are kept)",
+            )
 
 
 def _check_stack_table_bucket(source: str, config, stack_table_bucket_arn: str | None) -> None:
@@ -135,13 +189,25 @@ def _check_stack_table_bucket(source: str, config, stack_table_bucket_arn: str |
     (which the engine derives from the ARN)."""
     warehouse = config["iceberg.catalog.warehouse"]
     if stack_table_bucket_arn is None:
-        raise ConnectorSpecError(source, "iceberg.catalog.type", "rest deploys to the environment's S3 table "
-                                 "bucket, and this environment has none: set iceberg.table_bucket in its settings "
-                                 "(the data stack creates it) and name its ARN as iceberg.catalog.warehouse")
+        raise ConnectorSpecError(
+            source,
+            "iceberg.catalog.type",
+            "rest deploys to the environment's S3 table "
+            "bucket, and this environment has none: set iceberg.table_bucket in its settings "
+            "(the data stack creates it) and name its ARN as iceberg.catalog.warehouse",
+        )
     if warehouse != stack_table_bucket_arn:
-        raise ConnectorSpecError(source, "iceberg.catalog.warehouse", f"is {warehouse!r}; a deployed rest catalog "
-                                 f"is the stack's S3 table bucket {stack_table_bucket_arn!r} (iceberg.table_bucket), "
-                                 "whose tables the job role is granted")
+        raise ConnectorSpecError(
+            source,
+            "iceberg.catalog.warehouse",
+            f"is {warehouse!r}; a deployed rest catalog "
+            f"is the stack's S3 table bucket {stack_table_bucket_arn!r} (iceberg.table_bucket), "
+            "whose tables the job role is granted",
+        )
     if config["iceberg.catalog.uri"]:
-        raise ConnectorSpecError(source, "iceberg.catalog.uri", "must be unset on AWS: the stack's table bucket is "
-                                 "reached at S3 Tables' regional endpoint, which its ARN gives")
+        raise ConnectorSpecError(
+            source,
+            "iceberg.catalog.uri",
+            "must be unset on AWS: the stack's table bucket is "
+            "reached at S3 Tables' regional endpoint, which its ARN gives",
+        )

@@ -74,6 +74,7 @@ The statements follow what the engine calls for this connector's config, and not
 Documents are plain JSON (CloudFormation tokens allowed in the physical names), so tests can compare them with
 the calls the engine makes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -124,8 +125,11 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         # It shows the keys, upload ids, initiators and start times of all in-progress uploads of the bucket,
         # none of their data; aborting stays limited to the connector's prefixes (WriteOwnPrefixes).
         *([_allow("ListUploads", ["s3:ListBucketMultipartUploads"], [bucket])] if spec.data_prefixes() else []),
-        *([_allow("ReadOwnDeadLetters", ["s3:GetObject"], [f"{bucket}/{names.dlq_prefix}{spec.name}/*"])]
-          if spec.dlq_s3_prefix else []),
+        *(
+            [_allow("ReadOwnDeadLetters", ["s3:GetObject"], [f"{bucket}/{names.dlq_prefix}{spec.name}/*"])]
+            if spec.dlq_s3_prefix
+            else []
+        ),
         *(_backup_reads(spec, bucket) if spec.restore_targets else []),
     ]
     statements = [
@@ -133,13 +137,27 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         *([_allow("AssumeS3WriterRole", ["sts:AssumeRole"], [assumed])] if assumed else s3_client_statements),
         _allow("ReadOwnConfig", ["s3:GetObject"], [f"{bucket}/{spec.config_key}"]),
         _allow("DescribeOffsetsTable", ["dynamodb:DescribeTable"], [names.table_arn]),
-        _allow("OwnOffsetsLeaseAndPlans",
-               ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-                "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:BatchWriteItem"],
-               [names.table_arn], {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [spec.name]}}),
+        _allow(
+            "OwnOffsetsLeaseAndPlans",
+            [
+                "dynamodb:GetItem",
+                "dynamodb:PutItem",
+                "dynamodb:UpdateItem",
+                "dynamodb:DeleteItem",
+                "dynamodb:Query",
+                "dynamodb:ConditionCheckItem",
+                "dynamodb:BatchWriteItem",
+            ],
+            [names.table_arn],
+            {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [spec.name]}},
+        ),
         *_kms_statements(config["s3.sse.kms.key.id"], names),
-        _allow("PublishRunMetrics", ["cloudwatch:PutMetricData"], ["*"],
-               {"StringEquals": {"cloudwatch:namespace": METRICS_NAMESPACE}}),
+        _allow(
+            "PublishRunMetrics",
+            ["cloudwatch:PutMetricData"],
+            ["*"],
+            {"StringEquals": {"cloudwatch:namespace": METRICS_NAMESPACE}},
+        ),
         *_msk_statements(spec, names),
         *(_restore_statements(spec, names) if spec.restore_targets else []),
         *(_iceberg_statements(spec.iceberg, names) if spec.iceberg else []),
@@ -156,8 +174,11 @@ def assumed_role_arn(spec: ConnectorSpec) -> str | None:
     """The role `spec`'s S3 client assumes (`s3.credentials.provider.sts.role.arn` with
     AwsAssumeRoleCredentialsProvider), or None."""
     config = spec.config
-    return config["s3.credentials.provider.sts.role.arn"] if config["s3.credentials.provider.class"] == "assumerole" \
+    return (
+        config["s3.credentials.provider.sts.role.arn"]
+        if config["s3.credentials.provider.class"] == "assumerole"
         else None
+    )
 
 
 _READ_SIDS = {SECRETS_MANAGER.iam_action: "ReadOwnSecrets", PARAMETER_STORE.iam_action: "ReadOwnParameters"}
@@ -167,8 +188,10 @@ def reference_reads(spec: ConnectorSpec, region: str, account: str) -> dict[str,
     """The read action of each store (secretsmanager:GetSecretValue, ssm:GetParameter, in that order) -> the IAM
     resources of what `spec`'s connector file references there, sorted, each once (empty: nothing)."""
     refs = references(spec.document)
-    return {source.iam_action: sorted({r.arn_pattern(region, account) for r in refs if r.source == source})
-            for source in (SECRETS_MANAGER, PARAMETER_STORE)}
+    return {
+        source.iam_action: sorted({r.arn_pattern(region, account) for r in refs if r.source == source})
+        for source in (SECRETS_MANAGER, PARAMETER_STORE)
+    }
 
 
 RESTORE_LEASE_PREFIX = "restore#"  # the leading key of a restore's lease: restore#<target topic>
@@ -178,7 +201,9 @@ def _backup_reads(spec: ConnectorSpec, bucket: str) -> list[dict]:
     """What a restore reads of the connector's objects: its data prefixes, listed and read."""
     prefixes = spec.data_prefixes()
     return [
-        _allow("ListOwnBackups", ["s3:ListBucket"], [bucket], {"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}}),
+        _allow(
+            "ListOwnBackups", ["s3:ListBucket"], [bucket], {"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}}
+        ),
         _allow("ReadOwnBackups", ["s3:GetObject"], [f"{bucket}/{p}*" for p in prefixes]),
     ]
 
@@ -188,13 +213,21 @@ def _restore_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[di
     statements = [
         # the lease (put, read, renewed and released by updates) and the RESTORED# checkpoint (read; put at each
         # confirm in a transaction with a check of the lease's epoch)
-        _allow("RestoreLease", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
-                                "dynamodb:ConditionCheckItem"],
-               [names.table_arn], {"ForAllValues:StringLike": {
-                   "dynamodb:LeadingKeys": [f"{RESTORE_LEASE_PREFIX}{t}" for t in spec.restore_targets]}}),
-        _allow("WriteRestoreTargets", ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData",
-                                       "kafka-cluster:WriteData"],
-               [names.msk_arn("topic", t) for t in spec.restore_targets]),
+        _allow(
+            "RestoreLease",
+            ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"],
+            [names.table_arn],
+            {
+                "ForAllValues:StringLike": {
+                    "dynamodb:LeadingKeys": [f"{RESTORE_LEASE_PREFIX}{t}" for t in spec.restore_targets]
+                }
+            },
+        ),
+        _allow(
+            "WriteRestoreTargets",
+            ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:WriteData"],
+            [names.msk_arn("topic", t) for t in spec.restore_targets],
+        ),
     ]
     if not spec.dlq_topic:  # the dead-letter topic's statements grant it already
         statements.append(_allow("WriteIdempotently", ["kafka-cluster:WriteDataIdempotently"], [names.cluster_arn]))
@@ -210,16 +243,22 @@ def _kms_statements(key_id: str | None, names: JobPhysicalNames) -> list[dict]:
         return [_allow("UseOwnKmsKey", actions, [key_id])]
     keys = f"arn:aws:kms:{names.region}:{names.account}:key/"
     if key_id.startswith("alias/"):
-        return [_allow("UseOwnKmsKey", actions, [f"{keys}*"],
-                       {"ForAnyValue:StringEquals": {"kms:ResourceAliases": [key_id]}})]
+        return [
+            _allow(
+                "UseOwnKmsKey", actions, [f"{keys}*"], {"ForAnyValue:StringEquals": {"kms:ResourceAliases": [key_id]}}
+            )
+        ]
     return [_allow("UseOwnKmsKey", actions, [f"{keys}{key_id}"])]
 
 
 def _glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, str, list[str]]:
     """The ARNs of the Glue catalog, the database and each table of an Iceberg connector."""
     glue = f"arn:aws:glue:{names.region}:{names.account}"
-    return (f"{glue}:catalog", f"{glue}:database/{tables.database}",
-            [f"{glue}:table/{tables.database}/{table}" for table in tables.tables])
+    return (
+        f"{glue}:catalog",
+        f"{glue}:database/{tables.database}",
+        [f"{glue}:table/{tables.database}/{table}" for table in tables.tables],
+    )
 
 
 def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[dict]:
@@ -234,8 +273,11 @@ def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[
         # the doctor's check that Lake Formation leaves the tables to IAM (no resource-level permissions)
         _allow("ReadLakeFormationSettings", ["lakeformation:GetDataLakeSettings"], ["*"]),
         _allow("CommitIcebergTables", table_actions, [catalog, database, *table_arns]),
-        _allow("IcebergTableFiles", ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
-               [f"{bucket}/{tables.table_prefix(table)}*" for table in tables.tables]),
+        _allow(
+            "IcebergTableFiles",
+            ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
+            [f"{bucket}/{tables.table_prefix(table)}*" for table in tables.tables],
+        ),
         _allow("FindIcebergFiles", ["s3:ListBucket"], [bucket]),
     ]
 
@@ -246,31 +288,57 @@ def s3_tables_statements(bucket_arn: str, namespace: str, *, auto_create: bool) 
     bucket_actions = ["s3tables:GetTableBucket"] + (["s3tables:CreateTable"] if auto_create else [])
     return [
         _allow("ReadTableBucket", bucket_actions, [bucket_arn]),
-        _allow("ReadOwnNamespace", ["s3tables:GetNamespace"], [bucket_arn],
-               {"StringEquals": {"s3tables:namespace": namespace}}),
-        _allow("CommitS3Tables", ["s3tables:GetTableMetadataLocation", "s3tables:GetTableData",
-                                  "s3tables:PutTableData", "s3tables:UpdateTableMetadataLocation"],
-               [f"{bucket_arn}/table/*"]),
+        _allow(
+            "ReadOwnNamespace",
+            ["s3tables:GetNamespace"],
+            [bucket_arn],
+            {"StringEquals": {"s3tables:namespace": namespace}},
+        ),
+        _allow(
+            "CommitS3Tables",
+            [
+                "s3tables:GetTableMetadataLocation",
+                "s3tables:GetTableData",
+                "s3tables:PutTableData",
+                "s3tables:UpdateTableMetadataLocation",
+            ],
+            [f"{bucket_arn}/table/*"],
+        ),
     ]
 
 
 def _msk_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     statements = [
         _allow("ConnectToCluster", ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], [names.cluster_arn]),
-        _allow("ReadOwnTopics", ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
-               [names.msk_arn("topic", t) for t in spec.topics]),
-        _allow("UseOwnConsumerGroup", ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"],
-               [names.msk_arn("group", spec.group_id)]),
+        _allow(
+            "ReadOwnTopics",
+            ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
+            [names.msk_arn("topic", t) for t in spec.topics],
+        ),
+        _allow(
+            "UseOwnConsumerGroup",
+            ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"],
+            [names.msk_arn("group", spec.group_id)],
+        ),
     ]
     if spec.dlq_topic:
         statements += [
-            _allow("WriteDeadLetterTopic", ["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic",
-                                            "kafka-cluster:ReadData", "kafka-cluster:WriteData"],
-                   [names.msk_arn("topic", spec.dlq_topic)]),
+            _allow(
+                "WriteDeadLetterTopic",
+                [
+                    "kafka-cluster:CreateTopic",
+                    "kafka-cluster:DescribeTopic",
+                    "kafka-cluster:ReadData",
+                    "kafka-cluster:WriteData",
+                ],
+                [names.msk_arn("topic", spec.dlq_topic)],
+            ),
             _allow("WriteIdempotently", ["kafka-cluster:WriteDataIdempotently"], [names.cluster_arn]),
-            _allow("DeadLetterTransactions",
-                   ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
-                   [names.msk_arn("transactional-id", f"sink-engine-dlq.{spec.name}.*")]),
+            _allow(
+                "DeadLetterTransactions",
+                ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
+                [names.msk_arn("transactional-id", f"sink-engine-dlq.{spec.name}.*")],
+            ),
         ]
     return statements
 

@@ -13,6 +13,7 @@ timeout by MARGIN_MINUTES (an assumption, not measured on EMR: the workers' and 
 minutes; the watchdog's grace, at most 60 s; the last uploads and commits), and a connector without a run timeout
 (0) is refused.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,13 +33,23 @@ def check_job_timeout(settings: Settings, connectors: tuple[ConnectorSpec, ...])
     for spec in connectors:
         run_ms = spec.config[KEY]
         if run_ms == 0:
-            raise ConnectorSpecError(spec.source, KEY, (
-                f"0 (no bound) lets a run go on until EMR Serverless cancels it at emr.job_timeout_minutes="
-                f"{job_minutes}, before it commits: set it to at most {job_minutes - MARGIN_MINUTES} minutes "
-                f"({(job_minutes - MARGIN_MINUTES) * 60_000} ms)"))
+            raise ConnectorSpecError(
+                spec.source,
+                KEY,
+                (
+                    f"0 (no bound) lets a run go on until EMR Serverless cancels it at emr.job_timeout_minutes="
+                    f"{job_minutes}, before it commits: set it to at most {job_minutes - MARGIN_MINUTES} minutes "
+                    f"({(job_minutes - MARGIN_MINUTES) * 60_000} ms)"
+                ),
+            )
         if math.ceil(run_ms / 60_000) + MARGIN_MINUTES > job_minutes:
-            raise ConnectorSpecError(spec.source, KEY, (
-                f"{run_ms} ms ({run_ms / 60_000:g} min) and {MARGIN_MINUTES} min of start-up and commits do not fit "
-                f"in emr.job_timeout_minutes={job_minutes}: EMR Serverless would cancel the run before it commits "
-                f"and the next run would be as big; lower it, or raise emr.job_timeout_minutes to at least "
-                f"{math.ceil(run_ms / 60_000) + MARGIN_MINUTES}"))
+            raise ConnectorSpecError(
+                spec.source,
+                KEY,
+                (
+                    f"{run_ms} ms ({run_ms / 60_000:g} min) and {MARGIN_MINUTES} min of start-up and commits do not fit "
+                    f"in emr.job_timeout_minutes={job_minutes}: EMR Serverless would cancel the run before it commits "
+                    f"and the next run would be as big; lower it, or raise emr.job_timeout_minutes to at least "
+                    f"{math.ceil(run_ms / 60_000) + MARGIN_MINUTES}"
+                ),
+            )

@@ -13,6 +13,7 @@
 
 `python -m infra.packaging` (what `make package` runs) builds them all for every environment's target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,9 +55,15 @@ FUNCTIONS = {  # handler `lambdas.<function>.handler.handler` -> what the stack 
     # the custom resource that stops the EMR application before an update; answers with the admin's cfn module
     "app_stop": LambdaPackage(packages=("lambdas/admin/cfn.py",)),
     # the connector index reader; the table's items; the engine's time zones and rotation boundaries
-    "trigger": LambdaPackage(packages=("lambdas/shared", "sink_engine/offsets/layout.py", "sink_engine/errors.py",
-                                       "sink_engine/partition/java_zone_ids.py",
-                                       "sink_engine/partition/time_buckets.py")),
+    "trigger": LambdaPackage(
+        packages=(
+            "lambdas/shared",
+            "sink_engine/offsets/layout.py",
+            "sink_engine/errors.py",
+            "sink_engine/partition/java_zone_ids.py",
+            "sink_engine/partition/time_buckets.py",
+        )
+    ),
     # the replay is the engine's (`sink_engine.dlq.replay`); the connector index reader
     "dlq_replay": LambdaPackage(packages=("sink_engine", "lambdas/shared"), layers=("libraries", "replay")),
 }
@@ -148,8 +155,18 @@ def folder_size(folder: Path) -> int:
 
 
 def _pip_install(target: Target, into: Path, requirements: list[str]) -> None:
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(into),
-               *target.pip_args(), *requirements]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-compile",
+        "--target",
+        str(into),
+        *target.pip_args(),
+        *requirements,
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise PackagingError(f"pip could not install {requirements} for {target}: {done.stderr.strip()[-2000:]}")
@@ -194,8 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     for function, package in FUNCTIONS.items():
         code = assemble_code(function, packages=package.packages)
         unzipped = folder_size(code) + sum(folder_size(lambda_layer_path(name)) for name in package.layers)
-        print(f"lambda code {code.relative_to(ROOT)}: {folder_size(code) / 1e3:.0f} kB "
-              f"({unzipped / 1e6:.1f} MB unzipped with its layers; Lambda's limit is 250 MB)")
+        print(
+            f"lambda code {code.relative_to(ROOT)}: {folder_size(code) / 1e3:.0f} kB "
+            f"({unzipped / 1e6:.1f} MB unzipped with its layers; Lambda's limit is 250 MB)"
+        )
     return 0
 
 

@@ -3,6 +3,7 @@
 Every setting is checked here, before any construct is built; a missing or malformed one raises SettingsError
 naming its dotted path and file, which fails `cdk synth`.
 """
+
 from __future__ import annotations
 
 import json
@@ -284,18 +285,26 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
     glacier = r.integer("retention.glacier_after_days", 1)
     dlq_prefix = r.text("retention.dlq_prefix", r"[A-Za-z0-9_.-]+/")
     if dlq_prefix == "iceberg/":
-        raise SettingsError(source, "retention.dlq_prefix", "'iceberg/' is where Iceberg tables lie: their files must "
-                            "not expire")
+        raise SettingsError(
+            source, "retention.dlq_prefix", "'iceberg/' is where Iceberg tables lie: their files must not expire"
+        )
     return Settings(
-        env=env, source=source, account=account, region=region,
-        bucket_name=r.text("bucket_name", _BUCKET), table_name=r.text("table_name", _TABLE),
-        protect_data=r.boolean("protect_data"), kafka_partitions=r.integer("kafka_partitions", 1, 10_000),
+        env=env,
+        source=source,
+        account=account,
+        region=region,
+        bucket_name=r.text("bucket_name", _BUCKET),
+        table_name=r.text("table_name", _TABLE),
+        protect_data=r.boolean("protect_data"),
+        kafka_partitions=r.integer("kafka_partitions", 1, 10_000),
         msk=msk,
         network=_network(r),
         emr=_emr(r),
         trigger=TriggerSettings(
             backoff_base_seconds=r.integer("trigger.backoff_base_seconds", 1, 3_600),
-            backoff_cap_seconds=r.integer("trigger.backoff_cap_seconds", r.integer("trigger.backoff_base_seconds", 1), 86_400),
+            backoff_cap_seconds=r.integer(
+                "trigger.backoff_cap_seconds", r.integer("trigger.backoff_base_seconds", 1), 86_400
+            ),
             idle_flush_minutes=r.integer("trigger.idle_flush_minutes", 1, 1440),
             batch_size=r.integer("trigger.batch_size", 1, 10_000),
             max_batching_window_seconds=r.integer("trigger.max_batching_window_seconds", 0, 300),
@@ -314,8 +323,9 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
             pending_age_seconds=r.integer("alarms.pending_age_seconds", 60),
             email=r.optional_text("alarms.email", r"[^@\s]+@[^@\s]+\.[^@\s]+"),
         ),
-        catalog=CatalogSettings(r.text("catalog.database", r"[a-z0-9_]{1,255}"), r.day("catalog.time_range_start"),
-                                _tables(r, msk.topics)),
+        catalog=CatalogSettings(
+            r.text("catalog.database", r"[a-z0-9_]{1,255}"), r.day("catalog.time_range_start"), _tables(r, msk.topics)
+        ),
         iceberg=_iceberg(r),
         schema_registry=_schema_registry(r),
         connectors=_connector_policy(r),
@@ -325,7 +335,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
     )
 
 
-def _schema_registry(r: "_Reader") -> SchemaRegistrySettings | None:
+def _schema_registry(r: _Reader) -> SchemaRegistrySettings | None:
     if not r.present("schema_registry"):
         return None
     r.section("schema_registry", ("url", "user_info"))
@@ -336,13 +346,17 @@ def _schema_registry(r: "_Reader") -> SchemaRegistrySettings | None:
         except ConfigError as e:
             raise SettingsError(r.source, "schema_registry.user_info", e.reason) from None
         if clear_text_credential("basic.auth.user.info", user_info):
-            raise SettingsError(r.source, "schema_registry.user_info", "holds a password in clear text; the settings "
-                                "are carried in the CloudFormation template: give user:${secrets:<secret name>:<json "
-                                "key>} or ${secrets:<secret name>:<json key>} (or ${ssm:<parameter name>})")
+            raise SettingsError(
+                r.source,
+                "schema_registry.user_info",
+                "holds a password in clear text; the settings "
+                "are carried in the CloudFormation template: give user:${secrets:<secret name>:<json "
+                "key>} or ${secrets:<secret name>:<json key>} (or ${ssm:<parameter name>})",
+            )
     return SchemaRegistrySettings(r.text("schema_registry.url", _REGISTRY_URL), user_info)
 
 
-def _connector_policy(r: "_Reader") -> ConnectorPolicy:
+def _connector_policy(r: _Reader) -> ConnectorPolicy:
     """The optional `connectors` section: {"refuse_ignored_keys": true|false} (default false)."""
     if not r.present("connectors"):
         return ConnectorPolicy()
@@ -350,7 +364,7 @@ def _connector_policy(r: "_Reader") -> ConnectorPolicy:
     return ConnectorPolicy(r.boolean("connectors.refuse_ignored_keys"))
 
 
-def _restore(r: "_Reader") -> RestoreSettings:
+def _restore(r: _Reader) -> RestoreSettings:
     """The optional `restore` section: {"connectors": {"<name>": {"target_topics": ["<topic>", "<prefix>*"]}}}."""
     if not r.present("restore"):
         return RestoreSettings()
@@ -359,7 +373,7 @@ def _restore(r: "_Reader") -> RestoreSettings:
     return RestoreSettings({name: r.texts(path, _TARGET_TOPIC) for name, path in entries.items()})
 
 
-def _bootstrap_key(r: "_Reader", region: str, account: str) -> str | None:
+def _bootstrap_key(r: _Reader, region: str, account: str) -> str | None:
     """`cdk_bootstrap_kms_key_arn`: the key `cdk bootstrap --bootstrap-kms-key-id` gave the asset bucket, which
     the job roles must decrypt the job's archive and entry point with (absent: the bucket uses SSE-S3)."""
     arn = r.optional_text("cdk_bootstrap_kms_key_arn", _KMS_KEY_ARN)
@@ -367,21 +381,27 @@ def _bootstrap_key(r: "_Reader", region: str, account: str) -> str | None:
         match = re.fullmatch(_KMS_KEY_ARN, arn)
         assert match is not None  # r.optional_text checked it
         if (match["region"], match["account"]) != (region, account):
-            raise SettingsError(r.source, "cdk_bootstrap_kms_key_arn", "must be a key of the environment's account "
-                                "and region (the bootstrap bucket's)")
+            raise SettingsError(
+                r.source,
+                "cdk_bootstrap_kms_key_arn",
+                "must be a key of the environment's account and region (the bootstrap bucket's)",
+            )
     return arn
 
 
-def _iceberg(r: "_Reader") -> IcebergSettings:
+def _iceberg(r: _Reader) -> IcebergSettings:
     schedules = {}
     if r.present("iceberg.connectors"):
         entries = r.connector_entries("iceberg.connectors", "maintenance_schedule", "<schedule expression>")
         schedules = {name: r.text(path, _SCHEDULE) for name, path in entries.items()}
-    return IcebergSettings(r.text("iceberg.maintenance_schedule", _SCHEDULE), schedules,
-                           r.optional_text("iceberg.table_bucket", _TABLE_BUCKET))
+    return IcebergSettings(
+        r.text("iceberg.maintenance_schedule", _SCHEDULE),
+        schedules,
+        r.optional_text("iceberg.table_bucket", _TABLE_BUCKET),
+    )
 
 
-def _network(r: "_Reader") -> NetworkSettings:
+def _network(r: _Reader) -> NetworkSettings:
     egress = r.choice("network.egress", EGRESS)
     route_tables, reused = "network.route_table_ids", "network.gateway_endpoint_ids"
     gateway_ids = _gateway_endpoint_ids(r) if r.present(reused) else {}
@@ -390,54 +410,83 @@ def _network(r: "_Reader") -> NetworkSettings:
     if egress == "endpoints" and set(gateway_ids) != set(GATEWAY_SERVICES):
         route_table_ids = r.texts(route_tables, _ROUTE_TABLE)
     elif r.present(route_tables):
-        raise SettingsError(r.source, route_tables, "is used only to create gateway endpoints: with network.egress "
-                            "'nat' or every one reused (network.gateway_endpoint_ids) the stack creates none")
+        raise SettingsError(
+            r.source,
+            route_tables,
+            "is used only to create gateway endpoints: with network.egress "
+            "'nat' or every one reused (network.gateway_endpoint_ids) the stack creates none",
+        )
     else:
         route_table_ids = ()
-    return NetworkSettings(vpc_id=r.text("network.vpc_id", _VPC), subnet_ids=r.texts("network.subnet_ids", _SUBNET),
-                           security_group_ids=r.texts("network.security_group_ids", _SECURITY_GROUP),
-                           egress=egress, route_table_ids=route_table_ids, gateway_endpoint_ids=gateway_ids)
+    return NetworkSettings(
+        vpc_id=r.text("network.vpc_id", _VPC),
+        subnet_ids=r.texts("network.subnet_ids", _SUBNET),
+        security_group_ids=r.texts("network.security_group_ids", _SECURITY_GROUP),
+        egress=egress,
+        route_table_ids=route_table_ids,
+        gateway_endpoint_ids=gateway_ids,
+    )
 
 
-def _gateway_endpoint_ids(r: "_Reader") -> dict[str, str]:
+def _gateway_endpoint_ids(r: _Reader) -> dict[str, str]:
     path = "network.gateway_endpoint_ids"
     ids = r.mapping(path)
     if not ids or not set(ids) <= set(GATEWAY_SERVICES):
-        raise SettingsError(r.source, path, f"must map one or more of {', '.join(GATEWAY_SERVICES)} to the id "
-                            "(vpce-...) of an existing gateway endpoint of the subnets' route tables")
+        raise SettingsError(
+            r.source,
+            path,
+            f"must map one or more of {', '.join(GATEWAY_SERVICES)} to the id "
+            "(vpce-...) of an existing gateway endpoint of the subnets' route tables",
+        )
     return {service: r.text(f"{path}.{service}", _VPC_ENDPOINT) for service in GATEWAY_SERVICES if service in ids}
 
 
-def _emr(r: "_Reader") -> EmrSettings:
+def _emr(r: _Reader) -> EmrSettings:
     release = r.text("emr.release_label", _RELEASE)
     if release not in EMR_PYTHONS:
-        raise SettingsError(r.source, "emr.release_label", f"{release} is not in settings.EMR_PYTHONS (known: "
-                            f"{', '.join(EMR_PYTHONS)}): the interpreters of its image are unknown")
+        raise SettingsError(
+            r.source,
+            "emr.release_label",
+            f"{release} is not in settings.EMR_PYTHONS (known: "
+            f"{', '.join(EMR_PYTHONS)}): the interpreters of its image are unknown",
+        )
     python = r.text("emr.python", r"3\.\d+")
     if python not in EMR_PYTHONS[release]:
-        raise SettingsError(r.source, "emr.python", f"{release}'s image has no /usr/bin/python{python} "
-                            f"(it has {', '.join(EMR_PYTHONS[release])})")
+        raise SettingsError(
+            r.source,
+            "emr.python",
+            f"{release}'s image has no /usr/bin/python{python} (it has {', '.join(EMR_PYTHONS[release])})",
+        )
     return EmrSettings(
-        release_label=release, architecture=r.choice("emr.architecture", ("ARM64", "X86_64")), python=python,
-        max_cpu=r.text("emr.max_capacity.cpu", _CAPACITY["cpu"]), max_memory=r.text("emr.max_capacity.memory", _CAPACITY["memory"]),
+        release_label=release,
+        architecture=r.choice("emr.architecture", ("ARM64", "X86_64")),
+        python=python,
+        max_cpu=r.text("emr.max_capacity.cpu", _CAPACITY["cpu"]),
+        max_memory=r.text("emr.max_capacity.memory", _CAPACITY["memory"]),
         max_disk=r.text("emr.max_capacity.disk", _CAPACITY["disk"]),
-        idle_timeout_minutes=r.integer("emr.idle_timeout_minutes", 1, 10_080), job_timeout_minutes=r.integer("emr.job_timeout_minutes", 5, 1440),
-        max_executors_per_run=(r.integer("emr.max_executors_per_run", 1, 1000)
-                               if r.present("emr.max_executors_per_run") else 3),
+        idle_timeout_minutes=r.integer("emr.idle_timeout_minutes", 1, 10_080),
+        job_timeout_minutes=r.integer("emr.job_timeout_minutes", 5, 1440),
+        max_executors_per_run=(
+            r.integer("emr.max_executors_per_run", 1, 1000) if r.present("emr.max_executors_per_run") else 3
+        ),
         concurrent_runs=r.integer("emr.concurrent_runs", 1, 1000) if r.present("emr.concurrent_runs") else None,
         interpreter_source=r.choice("emr.interpreter", INTERPRETERS) if r.present("emr.interpreter") else "image",
     )
 
 
-def _tables(r: "_Reader", topics: tuple[str, ...]) -> dict[str, TopicTable]:
+def _tables(r: _Reader, topics: tuple[str, ...]) -> dict[str, TopicTable]:
     tables = {}
     for topic, entry in r.mapping("catalog.tables").items():
         path = f"catalog.tables.{topic}"
         if topic not in topics:
             raise SettingsError(r.source, path, "is not one of msk.topics")
         if not isinstance(entry, dict) or not set(entry) <= {"schema", "columns", "field_values"}:
-            raise SettingsError(r.source, path, "must be an object with 'schema' (an Avro record schema) or "
-                                "'columns' (field name -> Avro type), and optionally 'field_values'")
+            raise SettingsError(
+                r.source,
+                path,
+                "must be an object with 'schema' (an Avro record schema) or "
+                "'columns' (field name -> Avro type), and optionally 'field_values'",
+            )
         if "schema" in entry and "columns" in entry:
             raise SettingsError(r.source, path, "declares both 'schema' and 'columns': give one")
         schema = entry.get("schema")
@@ -451,7 +500,8 @@ def _tables(r: "_Reader", topics: tuple[str, ...]) -> dict[str, TopicTable]:
             _check_avro_record(r.source, f"{path}.{'columns' if 'columns' in entry else 'schema'}", schema)
         values = entry.get("field_values", {})
         if not isinstance(values, dict) or not all(
-                isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in values.values()):
+            isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in values.values()
+        ):
             raise SettingsError(r.source, f"{path}.field_values", "must map field names to non-empty lists of strings")
         tables[topic] = TopicTable(schema, {field: tuple(v) for field, v in values.items()})
     return tables
@@ -466,7 +516,30 @@ def _check_avro_record(source: str, path: str, schema) -> None:
         raise SettingsError(source, path, "must be an Avro record: its fields are the table's columns")
 
 
-_LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
+_LOG_RETENTION_DAYS = (
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
 
 
 class _Reader:
@@ -549,7 +622,7 @@ class _Reader:
         for name, entry in self.mapping(path).items():
             where = f"{path}.{name}"
             if not re.fullmatch(_CONNECTOR, name) or not isinstance(entry, dict) or set(entry) != {key}:
-                raise self._fail(where, f"must be a connector name mapped to {{\"{key}\": {value}}}")
+                raise self._fail(where, f'must be a connector name mapped to {{"{key}": {value}}}')
             entries[name] = f"{where}.{key}"
         return entries
 

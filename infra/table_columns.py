@@ -25,6 +25,7 @@ as gzip). Column names are lower case; a JSON key that is not a valid column nam
 the SerDe's `mapping.<column>`. ByteArrayFormat, and JSON lines of string or bytes values (JSON strings, not
 objects), have no table.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,12 +45,18 @@ _TEXT = ("org.apache.hadoop.mapred.TextInputFormat", "org.apache.hadoop.hive.ql.
 _SERDES = {  # engine format -> (classification, SerDe, input format, output format)
     "json": ("json", "org.openx.data.jsonserde.JsonSerDe", *_TEXT),
     "blockgzip": ("json", "org.openx.data.jsonserde.JsonSerDe", *_TEXT),
-    "parquet": ("parquet", "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"),
-    "avro": ("avro", "org.apache.hadoop.hive.serde2.avro.AvroSerDe",
-             "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
-             "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat"),
+    "parquet": (
+        "parquet",
+        "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+        "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+    ),
+    "avro": (
+        "avro",
+        "org.apache.hadoop.hive.serde2.avro.AvroSerDe",
+        "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
+        "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat",
+    ),
 }
 JSON_FORMATS = ("json", "blockgzip")
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
@@ -68,8 +75,13 @@ class TableStorage:
     serde_parameters: dict[str, str] = field(default_factory=dict)
 
 
-def table_storage(config: SinkConfig, topic: str, declared: dict | None, settings_source: str,
-                  partition_fields: frozenset[str] = frozenset()) -> TableStorage | None:
+def table_storage(
+    config: SinkConfig,
+    topic: str,
+    declared: dict | None,
+    settings_source: str,
+    partition_fields: frozenset[str] = frozenset(),
+) -> TableStorage | None:
     """The table storage of `topic` as `config` writes it, from its declared Avro record schema (None: none
     declared); None when the output has no table. Top-level fields named in `partition_fields` (lower case) are
     left out: their partition columns hold their values. SettingsError naming `catalog.tables.<topic>` when the
@@ -82,8 +94,10 @@ def table_storage(config: SinkConfig, topic: str, declared: dict | None, setting
 
     tabular = fmt in _SERDES and not (converter in _SINGLE_COLUMN and fmt in JSON_FORMATS)
     if declared is not None and (not tabular or converter in _SINGLE_COLUMN):
-        raise refuse(f"declares columns, but {converter} values in this format are not records: they get "
-                     "no declared columns" + ("" if tabular else ", and no table"))
+        raise refuse(
+            f"declares columns, but {converter} values in this format are not records: they get "
+            "no declared columns" + ("" if tabular else ", and no table")
+        )
     if not tabular or (declared is None and converter not in _SINGLE_COLUMN):
         return None
     try:
@@ -113,8 +127,11 @@ def _json_written(schema: Schema, decimal_format: str) -> Schema:
     if schema.name == TIMESTAMP:
         return Schema("int64", True)
     if schema.name == DECIMAL:
-        return Schema(schema.type, True, name=DECIMAL, parameters=schema.parameters) if decimal_format == "numeric" \
+        return (
+            Schema(schema.type, True, name=DECIMAL, parameters=schema.parameters)
+            if decimal_format == "numeric"
             else Schema("string", True)
+        )
     if schema.type == "bytes":
         return Schema("string", True)
     if schema.type == "map" and schema.keys is not None and schema.keys.type != "string":
@@ -134,8 +151,10 @@ def _inferred(schema: Schema, path: str = "") -> Schema:
     """What sink_engine.format.json_inference makes of JSON documents of this schema in Parquet and Avro."""
     _json_types_only(schema, path)
     if schema.type == "map":
-        raise TypeError(f"field {path!r} is a map: schemaless JSON objects land as structs of their keys in "
-                        "Parquet and Avro; declare it as a record of its keys")
+        raise TypeError(
+            f"field {path!r} is a map: schemaless JSON objects land as structs of their keys in "
+            "Parquet and Avro; declare it as a record of its keys"
+        )
     if schema.name == UNION:
         return Schema("string", True)  # a field whose values mix types is written as their JSON text
     if schema.type in INTEGER_TYPES:
@@ -147,8 +166,10 @@ def _inferred(schema: Schema, path: str = "") -> Schema:
 
 def _json_types_only(schema: Schema, path: str) -> None:
     if schema.type == "bytes" or (schema.name is not None and schema.name.startswith("org.apache.kafka.connect.data")):
-        raise TypeError(f"field {path or '(value)'!r}: schemaless JSON has no {schema.name or 'bytes'} values; "
-                        "declare JSON's own types (boolean, long, double, string, records, arrays, maps)")
+        raise TypeError(
+            f"field {path or '(value)'!r}: schemaless JSON has no {schema.name or 'bytes'} values; "
+            "declare JSON's own types (boolean, long, double, string, records, arrays, maps)"
+        )
 
 
 def _rebuild(schema: Schema, child) -> Schema:
@@ -186,8 +207,10 @@ def _storage(fmt: str, arrow: pa.Schema, partition_fields: frozenset[str]) -> Ta
                 continue
             if not _NAME.fullmatch(name):
                 if fmt not in JSON_FORMATS:
-                    raise TypeError(f"field {column.name!r} is not a valid column name (letters, digits, _), "
-                                    "which Parquet columns are read by")
+                    raise TypeError(
+                        f"field {column.name!r} is not a valid column name (letters, digits, _), "
+                        "which Parquet columns are read by"
+                    )
                 name = re.sub(r"[^a-z0-9_]", "_", name)
                 name = name if _NAME.fullmatch(name) else "_" + name
                 parameters[f"mapping.{name}"] = column.name
@@ -201,11 +224,21 @@ def _storage(fmt: str, arrow: pa.Schema, partition_fields: frozenset[str]) -> Ta
 
 def hive_type(t: pa.DataType) -> str:
     """The Hive (Glue, Athena) type of an Arrow type; TypeError for one Athena cannot read (time, null)."""
-    simple = ((pa.types.is_boolean, "boolean"), (pa.types.is_int8, "tinyint"), (pa.types.is_int16, "smallint"),
-              (pa.types.is_int32, "int"), (pa.types.is_int64, "bigint"), (pa.types.is_float32, "float"),
-              (pa.types.is_float64, "double"), (pa.types.is_string, "string"), (pa.types.is_large_string, "string"),
-              (pa.types.is_binary, "binary"), (pa.types.is_large_binary, "binary"), (pa.types.is_date32, "date"),
-              (pa.types.is_timestamp, "timestamp"))
+    simple = (
+        (pa.types.is_boolean, "boolean"),
+        (pa.types.is_int8, "tinyint"),
+        (pa.types.is_int16, "smallint"),
+        (pa.types.is_int32, "int"),
+        (pa.types.is_int64, "bigint"),
+        (pa.types.is_float32, "float"),
+        (pa.types.is_float64, "double"),
+        (pa.types.is_string, "string"),
+        (pa.types.is_large_string, "string"),
+        (pa.types.is_binary, "binary"),
+        (pa.types.is_large_binary, "binary"),
+        (pa.types.is_date32, "date"),
+        (pa.types.is_timestamp, "timestamp"),
+    )
     for predicate, name in simple:
         if predicate(t):
             return name
@@ -241,5 +274,12 @@ def avro_arrow_type(avro) -> pa.DataType:
         return pa.list_(avro_arrow_type(avro["items"]))
     if kind == "record":
         return pa.struct([pa.field(f["name"], avro_arrow_type(f["type"])) for f in avro["fields"]])
-    return {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
-            "double": pa.float64(), "string": pa.string(), "bytes": pa.binary()}[kind]
+    return {
+        "boolean": pa.bool_(),
+        "int": pa.int32(),
+        "long": pa.int64(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "string": pa.string(),
+        "bytes": pa.binary(),
+    }[kind]

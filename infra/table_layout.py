@@ -25,20 +25,21 @@ Layouts Athena cannot project are refused (ConnectorSpecError naming the key): a
 `/` (Athena reads a partition from a folder), a `path.format` whose fields do not name one instant from the year
 down (`'hour'=HH` alone, week years, zones, `C`, `e`), or pattern widths Java refuses (`ddd`).
 """
+
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from infra.errors import ConnectorSpecError, SettingsError
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition.fields import Escaper
-from sink_engine.partition.joda_format import _tokens as joda_tokens  # the engine's own reading of the pattern
 from sink_engine.partition.joda_format import JavaRootLocale, compile_pattern, parse_locale
+from sink_engine.partition.joda_format import _tokens as joda_tokens  # the engine's own reading of the pattern
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_based import fixed_layout, time_buckets
 
@@ -51,11 +52,21 @@ _UNIT_MS = {"DAYS": 86_400_000, "HOURS": 3_600_000, "MINUTES": 60_000, "SECONDS"
 
 # Joda letter -> (Java letter, the unit it fixes or None, largest width Java accepts or None for any).
 _LETTERS = {
-    "Y": ("y", "YEARS", None), "y": ("y", "YEARS", None), "M": ("M", "MONTHS", None),
-    "d": ("d", "DAYS", 2), "D": ("D", "DAYS", 3),
-    "H": ("H", "HOURS", 2), "k": ("k", "HOURS", 2), "K": ("K", "HOURS", 2), "h": ("h", "HOURS", 2),
-    "m": ("m", "MINUTES", 2), "s": ("s", "SECONDS", 2), "S": ("S", "MILLISECONDS", 9),
-    "a": ("a", None, None), "E": ("E", None, None), "G": ("G", None, None),
+    "Y": ("y", "YEARS", None),
+    "y": ("y", "YEARS", None),
+    "M": ("M", "MONTHS", None),
+    "d": ("d", "DAYS", 2),
+    "D": ("D", "DAYS", 3),
+    "H": ("H", "HOURS", 2),
+    "k": ("k", "HOURS", 2),
+    "K": ("K", "HOURS", 2),
+    "h": ("h", "HOURS", 2),
+    "m": ("m", "MINUTES", 2),
+    "s": ("s", "SECONDS", 2),
+    "S": ("S", "MILLISECONDS", 9),
+    "a": ("a", None, None),
+    "E": ("E", None, None),
+    "G": ("G", None, None),
 }
 _TEXT_LETTERS = ("a", "E", "G")  # and M from three letters: names in the locale
 
@@ -95,31 +106,51 @@ class TimeProjection:
     unit: str
 
     def projection(self) -> dict[str, str]:
-        return {"type": "date", "format": self.format, "range": f"{self.range_start},{self.range_end}",
-                "interval": str(self.interval), "interval.unit": self.unit}
+        return {
+            "type": "date",
+            "format": self.format,
+            "range": f"{self.range_start},{self.range_end}",
+            "interval": str(self.interval),
+            "interval.unit": self.unit,
+        }
 
 
-def layout(config: SinkConfig, topic: str, bucket: str, *, source: str, kafka_partitions: int,
-           field_values: dict[str, tuple[str, ...]], time_range_start: date, settings_source: str) -> Layout:
+def layout(
+    config: SinkConfig,
+    topic: str,
+    bucket: str,
+    *,
+    source: str,
+    kafka_partitions: int,
+    field_values: dict[str, tuple[str, ...]],
+    time_range_start: date,
+    settings_source: str,
+) -> Layout:
     """The projected layout of `topic`'s objects as `config` writes them in `bucket`. Raises ConnectorSpecError
     naming the key of `source` (the connector file) that Athena cannot project, and SettingsError for
     field values (`catalog.tables.<topic>.field_values` of `settings_source`) that cannot be enum values."""
     delim = config["directory.delim"]
     if delim != "/":
-        raise ConnectorSpecError(source, "directory.delim", f"{delim!r}: Athena reads each partition from a folder "
-                                 "(a prefix ending in '/'), so keys whose segments are joined otherwise get no table")
+        raise ConnectorSpecError(
+            source,
+            "directory.delim",
+            f"{delim!r}: Athena reads each partition from a folder "
+            "(a prefix ending in '/'), so keys whose segments are joined otherwise get no table",
+        )
     kind = config["partitioner.class"]
     columns: list[PartitionColumn] = []
     segments: list[str] = []
     if kind == "default":
-        columns.append(PartitionColumn(PARTITION_COLUMN, {"type": "integer", "range": f"0,{kafka_partitions - 1}"},
-                                       "int"))
+        columns.append(
+            PartitionColumn(PARTITION_COLUMN, {"type": "integer", "range": f"0,{kafka_partitions - 1}"}, "int")
+        )
         segments.append(f"partition=${{{PARTITION_COLUMN}}}")
     if kind in ("field", "fieldtime"):
         for name, column in field_columns(config["partition.field.name"] or (), source).items():
             values = field_values.get(name)
-            columns.append(PartitionColumn(column, _field_projection(values, delim, topic, name, settings_source),
-                                           field=name))
+            columns.append(
+                PartitionColumn(column, _field_projection(values, delim, topic, name, settings_source), field=name)
+            )
             segments.append(f"{name}=${{{column}}}")
     if kind in ("time", "daily", "hourly", "fieldtime"):
         columns.append(PartitionColumn(TIME_COLUMN, time_projection(config, time_range_start, source).projection()))
@@ -155,8 +186,11 @@ def _field_projection(values, delim: str, topic: str, field: str, settings_sourc
     escaped = [escaper.escape(v) for v in values]
     for value in escaped:
         if "," in value:
-            raise SettingsError(settings_source, f"catalog.tables.{topic}.field_values.{field}",
-                                f"{value!r}: an enum projection's values are comma-separated, so none may hold a comma")
+            raise SettingsError(
+                settings_source,
+                f"catalog.tables.{topic}.field_values.{field}",
+                f"{value!r}: an enum projection's values are comma-separated, so none may hold a comma",
+            )
     return {"type": "enum", "values": ",".join(escaped)}
 
 
@@ -194,24 +228,39 @@ def java_pattern(joda: str, locale: str, source: str) -> tuple[str, str]:
             units.add(unit)
     if literal:
         parts.append(_quoted(literal))
-    if (letters & set(_TEXT_LETTERS) or any(k == "field" and t[0] == "M" and len(t) >= 3 for k, t in tokens)) \
-            and parse_locale(locale).language != "en":  # English, or root names (English abbreviations)
-        raise ConnectorSpecError(source, "locale", f"{locale!r}: path.format {joda!r} writes names, and Athena's "
-                                 "date projection parses them in English only")
+    if (
+        letters & set(_TEXT_LETTERS) or any(k == "field" and t[0] == "M" and len(t) >= 3 for k, t in tokens)
+    ) and parse_locale(locale).language != "en":  # English, or root names (English abbreviations)
+        raise ConnectorSpecError(
+            source,
+            "locale",
+            f"{locale!r}: path.format {joda!r} writes names, and Athena's date projection parses them in English only",
+        )
     if root and "G" in letters:
-        raise ConnectorSpecError(source, "locale", f"{locale!r}: Java has no data for this language, so the era (G) "
-                                 "is written CE/BCE, which Athena's English date projection does not parse (AD/BC)")
+        raise ConnectorSpecError(
+            source,
+            "locale",
+            f"{locale!r}: Java has no data for this language, so the era (G) "
+            "is written CE/BCE, which Athena's English date projection does not parse (AD/BC)",
+        )
     if letters & {"h", "K"} and "a" not in letters:
-        raise ConnectorSpecError(source, "path.format", f"{joda!r}: a 12-hour field (h, K) without AM/PM (a) "
-                                 "does not name one hour, so Athena cannot project it")
+        raise ConnectorSpecError(
+            source,
+            "path.format",
+            f"{joda!r}: a 12-hour field (h, K) without AM/PM (a) does not name one hour, so Athena cannot project it",
+        )
     finest = _finest(units, letters, joda, source)
     return "".join(parts), finest
 
 
 def _java_field(letter: str, count: int, source: str) -> str:
     if letter not in _LETTERS:
-        raise ConnectorSpecError(source, "path.format", f"the field {letter * count!r} has no counterpart in Athena's "
-                                 "date projection (Java DateTimeFormatter); use Y/y M d D H k K h m s S a E G")
+        raise ConnectorSpecError(
+            source,
+            "path.format",
+            f"the field {letter * count!r} has no counterpart in Athena's "
+            "date projection (Java DateTimeFormatter); use Y/y M d D H k K h m s S a E G",
+        )
     java, _, widest = _LETTERS[letter]
     if letter == "M" and count >= 3:
         return "MMMM" if count >= 4 else "MMM"
@@ -220,8 +269,12 @@ def _java_field(letter: str, count: int, source: str) -> str:
     if letter in ("a", "G"):
         return java
     if widest is not None and count > widest:
-        raise ConnectorSpecError(source, "path.format", f"{letter * count!r}: Java's DateTimeFormatter, which Athena's "
-                                 f"date projection uses, allows at most {widest} {letter!r}")
+        raise ConnectorSpecError(
+            source,
+            "path.format",
+            f"{letter * count!r}: Java's DateTimeFormatter, which Athena's "
+            f"date projection uses, allows at most {widest} {letter!r}",
+        )
     return java * count
 
 
@@ -235,9 +288,13 @@ def _finest(units: set[str], letters: set[str], joda: str, source: str) -> str:
         units = units | {"MONTHS"}
     chain = [u for u in UNITS if u in units]
     if not chain or chain != list(UNITS[: len(chain)]):
-        raise ConnectorSpecError(source, "path.format", f"{joda!r}: Athena's date projection needs fields that name "
-                                 "one instant from the year down (year; year and month; ...; down to the "
-                                 f"finest); this pattern fixes {', '.join(chain) or 'no unit'}")
+        raise ConnectorSpecError(
+            source,
+            "path.format",
+            f"{joda!r}: Athena's date projection needs fields that name "
+            "one instant from the year down (year; year and month; ...; down to the "
+            f"finest); this pattern fixes {', '.join(chain) or 'no unit'}",
+        )
     return chain[-1]
 
 
@@ -259,7 +316,8 @@ def time_projection(config: SinkConfig, start: date, source: str) -> TimeProject
     midnight_ms = (start - date(1970, 1, 1)).days * 86_400_000
     floor_ms = midnight_ms - midnight_ms % duration
     first = compile_pattern(time_pattern(config), parse_locale(config["locale"]))(
-        datetime.fromtimestamp(floor_ms / 1000, timezone.utc))
+        datetime.fromtimestamp(floor_ms / 1000, UTC)
+    )
     hours = math.ceil(max_offset_seconds(buckets.zone, start) / 3600)
     return TimeProjection(pattern, first, f"NOW+{hours}HOURS" if hours > 0 else "NOW", interval, unit)
 
@@ -268,7 +326,7 @@ def max_offset_seconds(zone, since: date) -> int:
     """The zone's largest UTC offset (seconds) from `since` to a year from today, at least 0."""
     day, until, largest = since, max(date.today(), since) + timedelta(days=366), 0
     while day <= until:
-        moment = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc).astimezone(zone)
+        moment = datetime(day.year, day.month, day.day, 12, tzinfo=UTC).astimezone(zone)
         offset = moment.utcoffset()
         assert offset is not None  # an aware time
         largest = max(largest, int(offset.total_seconds()))

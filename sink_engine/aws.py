@@ -1,4 +1,5 @@
 """AWS clients for the driver. Endpoints come from boto3's own resolution (AWS_ENDPOINT_URL*)."""
+
 from __future__ import annotations
 
 import os

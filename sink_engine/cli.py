@@ -1,4 +1,5 @@
 """`sink-engine` / `python -m sink_engine`: init, validate, doctor, run, status, verify, read, dlq, iceberg, restore."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,16 +26,20 @@ from sink_engine.validation import load_checked_config
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
     if args.command == "doctor":  # loads the config itself: a config or secret that fails is one of its findings
         from sink_engine.doctor.runner import doctor
 
         return doctor(args.config, from_environment(os.environ))
     try:
         # a Confluent Cloud config's Schema Registry, when the file names none: SINK_SCHEMA_REGISTRY_URL
-        config = load_checked_config(args.config, resolve_secrets=args.command != "validate",
-                                     registry=from_environment(os.environ))
+        config = load_checked_config(
+            args.config, resolve_secrets=args.command != "validate", registry=from_environment(os.environ)
+        )
         if args.command == "read":
             return _read(config, args.key, args.offset)
         if args.command == "dlq":
@@ -85,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "init": "create the DynamoDB offsets table if missing and check that the bucket exists",
         "validate": "print the effective config with defaults; exit 2 naming the key at fault",
         "doctor": "reach everything a run needs (Kafka, schema registry, S3, DynamoDB, secrets, Iceberg catalog) as "
-                  "the run would; exit 1 naming each failure",
+        "the run would; exit 1 naming each failure",
         "run": "one bounded run: plan, write, commit",
         "status": "committed offset, end offset, lag, last commit and last file per topic-partition",
     }
@@ -98,9 +103,12 @@ def _parser() -> argparse.ArgumentParser:
     read.add_argument("--offset", required=True, type=int, help="Kafka offset of the record")
     verify = commands.add_parser("verify", help=VERIFY_HELP, description=VERIFY_HELP)
     verify.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
-    verify.add_argument("--kafka", action="store_true",
-                        help="also read from Kafka the earliest retained offsets (where a commit does not know its "
-                        "first) and the dead letters of errors.deadletterqueue.topic.name")
+    verify.add_argument(
+        "--kafka",
+        action="store_true",
+        help="also read from Kafka the earliest retained offsets (where a commit does not know its "
+        "first) and the dead letters of errors.deadletterqueue.topic.name",
+    )
     verify.add_argument("--topic", help="only this topic")
     verify.add_argument("--partition", type=int, help="only this partition")
     dlq_cli.add_parser(commands)
@@ -112,16 +120,23 @@ def _parser() -> argparse.ArgumentParser:
     restore.add_argument("--partitions", help="only these source partitions, e.g. 0,3,5")
     restore.add_argument("--from-offset", type=int, help="original offsets from (inclusive)")
     restore.add_argument("--to-offset", type=int, help="... to (inclusive)")
-    restore.add_argument("--from-time", help="record timestamps from: epoch ms or ISO-8601 with a zone (inclusive; "
-                         "EnvelopeFormat backups)")
+    restore.add_argument(
+        "--from-time",
+        help="record timestamps from: epoch ms or ISO-8601 with a zone (inclusive; EnvelopeFormat backups)",
+    )
     restore.add_argument("--to-time", help="... to (inclusive)")
-    restore.add_argument("--target-bootstrap-servers",
-                         help="produce to this cluster, plain connection (default: the connector's cluster and client "
-                         "settings)")
-    restore.add_argument("--create-target", action="store_true",
-                         help="create a missing target topic with the source's partition count")
-    restore.add_argument("--binary-headers", help="header names whose values a headers sidecar may hold as base64 "
-                         "(bytes that were not UTF-8): restored as bytes; other header values as their UTF-8 text")
+    restore.add_argument(
+        "--target-bootstrap-servers",
+        help="produce to this cluster, plain connection (default: the connector's cluster and client settings)",
+    )
+    restore.add_argument(
+        "--create-target", action="store_true", help="create a missing target topic with the source's partition count"
+    )
+    restore.add_argument(
+        "--binary-headers",
+        help="header names whose values a headers sidecar may hold as base64 "
+        "(bytes that were not UTF-8): restored as bytes; other header values as their UTF-8 text",
+    )
     return parser
 
 
@@ -183,9 +198,11 @@ def _run(config: SinkConfig) -> int:
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{config['s3.bucket.name']}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
-    print(f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
-          f"{summary.records_written} records, {summary.bytes_written} bytes; "
-          f"{len(summary.committed)} partitions committed{_where_tasks_ran(summary.executors)}")
+    print(
+        f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
+        f"{summary.records_written} records, {summary.bytes_written} bytes; "
+        f"{len(summary.committed)} partitions committed{_where_tasks_ran(summary.executors)}"
+    )
     if config["errors.tolerance"] == "all":
         print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
     if config["transforms"]:
@@ -210,12 +227,17 @@ def _status(config: SinkConfig) -> int:
     store = OffsetStore(dynamodb_client(config["s3.region"]), config["offset.storage.dynamodb.table"], now_ms)
     print(f"{'topic-partition':<28} {'committed':>10} {'end':>10} {'lag':>8}  {'last commit (UTC)':<19}  last file")
     for row in partition_status(config, store):
-        when = "-" if row.committed_at_ms is None else datetime.datetime.fromtimestamp(
-            row.committed_at_ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        when = (
+            "-"
+            if row.committed_at_ms is None
+            else datetime.datetime.fromtimestamp(row.committed_at_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        )
         committed = "-" if row.committed is None else row.committed
-        print(f"{str(row.tp):<28} {committed:>10} {row.end_offset:>10} {row.lag:>8}  {when:<19}  "
-              f"{row.last_file or '-'}" + (f"  dead letters: {format_counts(row.dead_letters)}"
-                                           if row.dead_letters else ""))
+        print(
+            f"{str(row.tp):<28} {committed:>10} {row.end_offset:>10} {row.lag:>8}  {when:<19}  "
+            f"{row.last_file or '-'}"
+            + (f"  dead letters: {format_counts(row.dead_letters)}" if row.dead_letters else "")
+        )
     return 0
 
 
@@ -228,15 +250,18 @@ def _read(config: SinkConfig, key: str, offset: int) -> int:
     chunk = read_chunk_at(s3_client(S3Access.from_config(config)), config["s3.bucket.name"], key, offset)
     record = chunk.record(offset)
     if record is None:
-        print(f"note: offsets in this chunk are not consecutive; printing its {len(chunk.lines)} records",
-              file=sys.stderr)
+        print(
+            f"note: offsets in this chunk are not consecutive; printing its {len(chunk.lines)} records", file=sys.stderr
+        )
     for line in [record] if record is not None else chunk.lines:
         print(line.decode("utf-8"))
     return 0
 
 
-VERIFY_HELP = ("check that every committed offset is in exactly one data object or dead letter, or was skipped and "
-               "counted; exit 1 naming each gap or overlap")
+VERIFY_HELP = (
+    "check that every committed offset is in exactly one data object or dead letter, or was skipped and "
+    "counted; exit 1 naming each gap or overlap"
+)
 
 
 def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None) -> int:
@@ -247,8 +272,10 @@ def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int |
     return target_for(config).verify(store, kafka, topic, partition, sys.stdout)
 
 
-RESTORE_HELP = ("produce a connector's backed-up records of a topic into a target topic, each exactly once across "
-                "kills and reruns, with keys, headers and timestamps; prints counts per partition")
+RESTORE_HELP = (
+    "produce a connector's backed-up records of a topic into a target topic, each exactly once across "
+    "kills and reruns, with keys, headers and timestamps; prints counts per partition"
+)
 
 
 def _restore(config: SinkConfig, args) -> int:
@@ -256,10 +283,19 @@ def _restore(config: SinkConfig, args) -> int:
     from sink_engine.restore.progress import RestoreBoard
     from sink_engine.restore.request import parse_names, parse_partitions, parse_time
 
-    request = RestoreRequest(config, args.topic, args.target_topic, parse_partitions("--partitions", args.partitions),
-                             args.from_offset, args.to_offset, parse_time("--from-time", args.from_time),
-                             parse_time("--to-time", args.to_time), args.target_bootstrap_servers, args.create_target,
-                             parse_names(args.binary_headers))
+    request = RestoreRequest(
+        config,
+        args.topic,
+        args.target_topic,
+        parse_partitions("--partitions", args.partitions),
+        args.from_offset,
+        args.to_offset,
+        parse_time("--from-time", args.from_time),
+        parse_time("--to-time", args.to_time),
+        args.target_bootstrap_servers,
+        args.create_target,
+        parse_names(args.binary_headers),
+    )
     board = RestoreBoard(sys.stdout) if sys.stdout.isatty() else None
 
     def started(summary) -> None:
@@ -268,9 +304,11 @@ def _restore(config: SinkConfig, args) -> int:
         if summary.partition_for_partition:
             print(f"partition for partition: {args.topic} and {args.target_topic} have {summary.target_partitions}")
         else:
-            print(f"through the partitioner: {args.topic} has {summary.source_partitions} partitions, "
-                  f"{args.target_topic} {summary.target_partitions}; records go by their keys' murmur2 hash (null keys "
-                  "at random), so a partition's order holds per key only")
+            print(
+                f"through the partitioner: {args.topic} has {summary.source_partitions} partitions, "
+                f"{args.target_topic} {summary.target_partitions}; records go by their keys' murmur2 hash (null keys "
+                "at random), so a partition's order holds per key only"
+            )
         sys.stdout.flush()
         if board is not None:
             board.start(summary.counts)
@@ -279,8 +317,13 @@ def _restore(config: SinkConfig, args) -> int:
         print(f"waiting: restore {owner} holds the lease of {args.target_topic} until epoch ms {until_ms}", flush=True)
 
     try:
-        summary = restore(request, dynamodb_client(config["s3.region"]), s3_client(S3Access.from_config(config)),
-                          on_start=started, on_wait=waiting)
+        summary = restore(
+            request,
+            dynamodb_client(config["s3.region"]),
+            s3_client(S3Access.from_config(config)),
+            on_start=started,
+            on_wait=waiting,
+        )
     finally:
         if board is not None:
             board.stop()
@@ -288,12 +331,16 @@ def _restore(config: SinkConfig, args) -> int:
     for partition, counts in sorted(summary.counts.items()):
         print(f"{partition:>9}  {counts.read:>10}  {counts.present:>10}  {counts.produced:>10}")
     totals = summary.counts.values()
-    print(f"restore finished in {summary.seconds:.1f}s: {sum(c.read for c in totals)} records read from "
-          f"{summary.objects} objects ({summary.s3_requests} S3 requests), {sum(c.present for c in totals)} already "
-          f"present ({summary.scanned} target records scanned), {sum(c.produced for c in totals)} produced")
+    print(
+        f"restore finished in {summary.seconds:.1f}s: {sum(c.read for c in totals)} records read from "
+        f"{summary.objects} objects ({summary.s3_requests} S3 requests), {sum(c.present for c in totals)} already "
+        f"present ({summary.scanned} target records scanned), {sum(c.produced for c in totals)} produced"
+    )
     if summary.restamped:
-        print(f"{summary.restamped} record(s) had the timestamp 0, which a Kafka client (librdkafka) cannot set: "
-              "they were produced with the produce time")
+        print(
+            f"{summary.restamped} record(s) had the timestamp 0, which a Kafka client (librdkafka) cannot set: "
+            "they were produced with the produce time"
+        )
     return 0
 
 

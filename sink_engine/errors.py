@@ -1,4 +1,5 @@
 """Domain errors of the sink engine. Each carries the data that names what is at fault."""
+
 from __future__ import annotations
 
 
@@ -106,16 +107,21 @@ class CommitFailedError(SinkError):
     offsets item back says: False (not committed), None (unknown: the read failed too). A commit found done is
     no error."""
 
-    def __init__(self, connector: str, topic: str, partition: int, next_offset: int, committed: bool | None,
-                 cause: str):
+    def __init__(
+        self, connector: str, topic: str, partition: int, next_offset: int, committed: bool | None, cause: str
+    ):
         self.connector, self.topic, self.partition, self.next_offset = connector, topic, partition, next_offset
         self.committed = committed
-        outcome = ("read back, it was not committed: the next run writes the same files again and commits them"
-                   if committed is False else
-                   "it could not be read back, so whether it was committed is unknown: the next run goes on from "
-                   "what the offsets table holds, rewriting identical files if it was not")
-        super().__init__(f"commit of {topic}-{partition} (next offset {next_offset}) for connector '{connector}' "
-                         f"failed: {cause}; {outcome}")
+        outcome = (
+            "read back, it was not committed: the next run writes the same files again and commits them"
+            if committed is False
+            else "it could not be read back, so whether it was committed is unknown: the next run goes on from "
+            "what the offsets table holds, rewriting identical files if it was not"
+        )
+        super().__init__(
+            f"commit of {topic}-{partition} (next offset {next_offset}) for connector '{connector}' "
+            f"failed: {cause}; {outcome}"
+        )
 
 
 class AwsCallError(SinkError):

@@ -1,4 +1,5 @@
 """Structured log events with fixed names, one JSON object per line on the `sink_engine` logger."""
+
 from __future__ import annotations
 
 import json

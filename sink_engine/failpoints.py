@@ -10,6 +10,7 @@ topic-partition (`os._exit`) once its first chunk of records is written, in as m
 default, so that Spark's retry of the task goes on); `task_stall` makes it hang there instead (a task stuck outside
 Kafka, for `sink.run.timeout.ms`).
 """
+
 from __future__ import annotations
 
 import os

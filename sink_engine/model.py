@@ -1,4 +1,5 @@
 """Small value objects passed between the planner, the Spark tasks and the committer."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

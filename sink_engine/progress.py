@@ -5,6 +5,7 @@ driver shows (`ProgressBoard`). That needs the tasks on the driver's machine, so
 board only when it runs Spark in local mode and its output is a terminal; elsewhere (a pipe, EMR) the run
 logs its structured events only.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,8 @@ import shutil
 import tempfile
 import threading
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from sink_engine.model import PartitionRange, TopicPartition
 
@@ -80,8 +82,9 @@ class ProgressBoard:
         self.directory = tempfile.mkdtemp(prefix="sink-engine-progress-")
         self._ranges: list[PartitionRange] = []
         self._started = 0.0
-        self._screen = TerminalBoard(out, lambda: render(self._ranges, self._reports(),
-                                                          time.monotonic() - self._started))
+        self._screen = TerminalBoard(
+            out, lambda: render(self._ranges, self._reports(), time.monotonic() - self._started)
+        )
 
     def start(self, ranges: list[PartitionRange]) -> None:
         self._ranges, self._started = [r for r in ranges if len(r)], time.monotonic()
@@ -113,14 +116,20 @@ def render(ranges: list[PartitionRange], reports: dict, seconds: float) -> list[
     rows.sort(key=lambda row: (-row[0], row[1]))
     width = max([len(row[1]) for row in rows[:SHOWN_PARTITIONS]] + [len("partition")])
     lines = [f"{'partition':<{width}}  {'records':>12}  {'files':>6}  {'left':>12}"]
-    lines += [f"{name:<{width}}  {records:>12,}  {files:>6,}  {left:>12,}"
-              for left, name, records, files in rows[:SHOWN_PARTITIONS]]
+    lines += [
+        f"{name:<{width}}  {records:>12,}  {files:>6,}  {left:>12,}"
+        for left, name, records, files in rows[:SHOWN_PARTITIONS]
+    ]
     if len(rows) > SHOWN_PARTITIONS:
         rest = rows[SHOWN_PARTITIONS:]
-        lines.append(f"{f'{len(rest)} more':<{width}}  {sum(r[2] for r in rest):>12,}  {sum(r[3] for r in rest):>6,}"
-                     f"  {sum(r[0] for r in rest):>12,}")
+        lines.append(
+            f"{f'{len(rest)} more':<{width}}  {sum(r[2] for r in rest):>12,}  {sum(r[3] for r in rest):>6,}"
+            f"  {sum(r[0] for r in rest):>12,}"
+        )
     records, files, left = sum(r[2] for r in rows), sum(r[3] for r in rows), sum(r[0] for r in rows)
     rate = records / seconds if seconds > 0 else 0.0
-    lines.append(f"{len(rows)} partitions: {records:,} records read, {files:,} files closed, {left:,} left; "
-                 f"{rate:,.0f} records/s, {seconds:.0f} s")
+    lines.append(
+        f"{len(rows)} partitions: {records:,} records read, {files:,} files closed, {left:,} left; "
+        f"{rate:,.0f} records/s, {seconds:.0f} s"
+    )
     return lines

@@ -6,6 +6,7 @@ do, and touching them costs a per-record call each). `ValueColumn`: their values
 the encoded partition of each. `PreparedRecords`: the three together, what a writer takes. `Transformed`: a
 chunk after single message transforms (task/transforms.py), as parts to write in order.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -16,8 +17,16 @@ import orjson
 
 
 class RecordChunk:
-    def __init__(self, topic: str, partition: int, offsets: list, values: list, messages: list | None = None,
-                 keys: list | None = None, timestamps: list | None = None):
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        offsets: list,
+        values: list,
+        messages: list | None = None,
+        keys: list | None = None,
+        timestamps: list | None = None,
+    ):
         """Either `messages` (confluent_kafka Messages, parallel to offsets) or `keys` and `timestamps`."""
         self.topic, self.partition, self.offsets, self.values = topic, partition, offsets, values
         self._messages = messages
@@ -55,19 +64,26 @@ class RecordChunk:
             return [1] * len(self.offsets)
         return [m.timestamp()[0] for m in self._messages]
 
-    def slice(self, start: int, stop: int) -> "RecordChunk":
+    def slice(self, start: int, stop: int) -> RecordChunk:
         return self._derive(lambda items: items[start:stop])
 
-    def select(self, positions: list[int]) -> "RecordChunk":
+    def select(self, positions: list[int]) -> RecordChunk:
         """The records at these positions, in the given order."""
         return self._derive(lambda items: [items[i] for i in positions])
 
-    def _derive(self, pick) -> "RecordChunk":
+    def _derive(self, pick) -> RecordChunk:
         if self._messages is not None:
-            return RecordChunk(self.topic, self.partition, pick(self.offsets), pick(self.values),
-                               messages=pick(self._messages))
-        return RecordChunk(self.topic, self.partition, pick(self.offsets), pick(self.values),
-                           keys=pick(self.keys), timestamps=pick(self.timestamps))
+            return RecordChunk(
+                self.topic, self.partition, pick(self.offsets), pick(self.values), messages=pick(self._messages)
+            )
+        return RecordChunk(
+            self.topic,
+            self.partition,
+            pick(self.offsets),
+            pick(self.values),
+            keys=pick(self.keys),
+            timestamps=pick(self.timestamps),
+        )
 
 
 # Kinds of converted values (`ValueColumn.items`):
@@ -91,8 +107,14 @@ class ValueColumn:
     parallel to this one, so that the sidecar records follow the values into the same files.
     """
 
-    def __init__(self, kind: str, items: list, documents: list | None = None, schemas: list | None = None,
-                 sidecars: dict | None = None):
+    def __init__(
+        self,
+        kind: str,
+        items: list,
+        documents: list | None = None,
+        schemas: list | None = None,
+        sidecars: dict | None = None,
+    ):
         self.kind, self.items, self._documents = kind, items, documents
         self.schemas, self.sidecars = schemas, sidecars or {}
 
@@ -109,23 +131,27 @@ class ValueColumn:
             self._documents = [orjson.loads(i) for i in self.items] if self.kind == "json" else self.items
         return self._documents
 
-    def slice(self, start: int, stop: int) -> "ValueColumn":
+    def slice(self, start: int, stop: int) -> ValueColumn:
         return self._derive(lambda items: items[start:stop])
 
-    def select(self, positions: list[int]) -> "ValueColumn":
+    def select(self, positions: list[int]) -> ValueColumn:
         return self._derive(lambda items: [items[i] for i in positions])
 
-    def with_sidecars(self, sidecars: dict) -> "ValueColumn":
+    def with_sidecars(self, sidecars: dict) -> ValueColumn:
         """The same column with these sidecar columns (parallel to it) attached."""
         return ValueColumn(self.kind, self.items, self._documents, self.schemas, sidecars)
 
-    def _derive(self, pick) -> "ValueColumn":
-        return ValueColumn(self.kind, pick(self.items), None if self._documents is None else pick(self._documents),
-                           None if self.schemas is None else pick(self.schemas),
-                           {name: column._derive(pick) for name, column in self.sidecars.items()})
+    def _derive(self, pick) -> ValueColumn:
+        return ValueColumn(
+            self.kind,
+            pick(self.items),
+            None if self._documents is None else pick(self._documents),
+            None if self.schemas is None else pick(self.schemas),
+            {name: column._derive(pick) for name, column in self.sidecars.items()},
+        )
 
     @classmethod
-    def concat(cls, columns: list["ValueColumn"]) -> "ValueColumn":
+    def concat(cls, columns: list[ValueColumn]) -> ValueColumn:
         """One column of all items, in order (documents are not carried: files keep only items)."""
         items: list = []
         schemas: list | None = None if columns[0].schemas is None else []
@@ -143,15 +169,16 @@ class Partitions:
     """The encoded partition of each record of a chunk: `shared` when every record has the same one (the fast
     path: nothing held or looked up per record), else `each`, one per record (and `shared` unused). Hot loops read
     the two fields once and test `each is None` rather than calling `at`."""
+
     shared: EncodedPartition = ""
     each: Sequence[EncodedPartition] | None = None
 
     @classmethod
-    def one(cls, encoded: EncodedPartition) -> "Partitions":
+    def one(cls, encoded: EncodedPartition) -> Partitions:
         return cls(shared=encoded)
 
     @classmethod
-    def per_record(cls, encoded: Sequence[EncodedPartition]) -> "Partitions":
+    def per_record(cls, encoded: Sequence[EncodedPartition]) -> Partitions:
         return cls(each=encoded)
 
     def at(self, position: int) -> EncodedPartition:
@@ -161,13 +188,14 @@ class Partitions:
         """One encoded partition per record, for `count` records."""
         return [self.shared] * count if self.each is None else self.each
 
-    def slice(self, start: int, stop: int) -> "Partitions":
+    def slice(self, start: int, stop: int) -> Partitions:
         return self if self.each is None else Partitions(each=self.each[start:stop])
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedRecords:
     """Records a writer takes: `values` converted and `partitions` encoded, parallel to `records`."""
+
     records: RecordChunk
     values: ValueColumn
     partitions: Partitions
@@ -175,15 +203,17 @@ class PreparedRecords:
     def __len__(self) -> int:
         return len(self.records)
 
-    def slice(self, start: int, stop: int) -> "PreparedRecords":
-        return PreparedRecords(self.records.slice(start, stop), self.values.slice(start, stop),
-                               self.partitions.slice(start, stop))
+    def slice(self, start: int, stop: int) -> PreparedRecords:
+        return PreparedRecords(
+            self.records.slice(start, stop), self.values.slice(start, stop), self.partitions.slice(start, stop)
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class Tombstones:
     """Records whose value is null after the transforms, written as tombstones (behavior.on.null.values=write);
     `routed` each one's topic when the chain has routers, else None."""
+
     records: RecordChunk
     routed: list | None = None
 
@@ -192,5 +222,6 @@ class Tombstones:
 class Transformed:
     """A chunk after single message transforms: what to write, in offset order (PreparedRecords and Tombstones),
     and the offsets of the records the transforms dropped."""
+
     parts: list
     dropped: list

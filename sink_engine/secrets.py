@@ -19,13 +19,15 @@ in the run's. The job resolves references on the driver before Spark tasks get t
 and `cdk synth` only check their form. The deployed job role may read exactly the referenced secrets and
 parameters (`Reference.arn_pattern`, infra/job_policy.py).
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from sink_engine.errors import ConfigError, SinkError
 
@@ -68,8 +70,10 @@ def _parameter_name_problem(name: str) -> str | None:
     if len(name) > _PARAMETER_NAME_MAX or not _PARAMETER_NAME.fullmatch(name):
         return "is not a parameter name (`name` or `/path/name` of letters, digits, _ . -) or ARN"
     if _RESERVED_PARAMETER.match(name):
-        return ("names a parameter of AWS's own (names starting with aws or ssm are reserved); reference a Secrets "
-                "Manager secret as ${secrets:...}")
+        return (
+            "names a parameter of AWS's own (names starting with aws or ssm are reserved); reference a Secrets "
+            "Manager secret as ${secrets:...}"
+        )
     return None
 
 
@@ -82,23 +86,41 @@ def _parameter_value(client, name: str) -> str:
 
 
 SECRETS_MANAGER = Source(
-    prefix="secrets", title="AWS Secrets Manager", noun="secret", service="secretsmanager",
-    iam_action="secretsmanager:GetSecretValue", arn_parts=7,
-    arn_form="arn:aws:secretsmanager:<region>:<account>:secret:<name>", name_problem=_secret_name_problem,
-    arn_name=lambda resource: resource[len("secret:"):] if resource.startswith("secret:") else None,
+    prefix="secrets",
+    title="AWS Secrets Manager",
+    noun="secret",
+    service="secretsmanager",
+    iam_action="secretsmanager:GetSecretValue",
+    arn_parts=7,
+    arn_form="arn:aws:secretsmanager:<region>:<account>:secret:<name>",
+    name_problem=_secret_name_problem,
+    arn_name=lambda resource: resource[len("secret:") :] if resource.startswith("secret:") else None,
     # Secrets Manager appends `-` and six characters to a name: IAM's documentation advises `<name>-??????`
     arn_pattern=lambda name, region, account: f"arn:aws:secretsmanager:{region}:{account}:secret:{name}-??????",
-    fetch=_secret_string, not_found=frozenset({"ResourceNotFoundException"}))
+    fetch=_secret_string,
+    not_found=frozenset({"ResourceNotFoundException"}),
+)
 PARAMETER_STORE = Source(
-    prefix="ssm", title="AWS Systems Manager Parameter Store", noun="parameter", service="ssm",
-    iam_action="ssm:GetParameter", arn_parts=6,
-    arn_form="arn:aws:ssm:<region>:<account>:parameter/<name>", name_problem=_parameter_name_problem,
-    arn_name=lambda resource: "/" + resource[len("parameter/"):] if resource.startswith("parameter/") else None,
+    prefix="ssm",
+    title="AWS Systems Manager Parameter Store",
+    noun="parameter",
+    service="ssm",
+    iam_action="ssm:GetParameter",
+    arn_parts=6,
+    arn_form="arn:aws:ssm:<region>:<account>:parameter/<name>",
+    name_problem=_parameter_name_problem,
+    arn_name=lambda resource: "/" + resource[len("parameter/") :] if resource.startswith("parameter/") else None,
     # IAM names a parameter `parameter/` and its name without the leading slash of a hierarchy
     arn_pattern=lambda name, region, account: f"arn:aws:ssm:{region}:{account}:parameter/{name.removeprefix('/')}",
-    fetch=_parameter_value, not_found=frozenset({"ParameterNotFound"}))
-SOURCES = {"secrets": SECRETS_MANAGER, "aws:secretsmanager": SECRETS_MANAGER,
-           "ssm": PARAMETER_STORE, "aws:ssm": PARAMETER_STORE}
+    fetch=_parameter_value,
+    not_found=frozenset({"ParameterNotFound"}),
+)
+SOURCES = {
+    "secrets": SECRETS_MANAGER,
+    "aws:secretsmanager": SECRETS_MANAGER,
+    "ssm": PARAMETER_STORE,
+    "aws:ssm": PARAMETER_STORE,
+}
 
 
 @dataclass(frozen=True)
@@ -128,15 +150,18 @@ def parse_reference(config_key: str, prefix: str, body: str) -> Reference:
     """The reference `${<prefix>:<body>}`; ConfigError naming `config_key` when it names nothing."""
     source, parts, written = SOURCES[prefix], body.split(":"), f"${{{prefix}:{body}}}"
     if parts[0] == "arn":
-        name = ":".join(parts[:source.arn_parts])
-        in_arn = (source.arn_name(":".join(parts[5:source.arn_parts]))
-                  if len(parts) >= source.arn_parts and parts[2] == source.service else None)
+        name = ":".join(parts[: source.arn_parts])
+        in_arn = (
+            source.arn_name(":".join(parts[5 : source.arn_parts]))
+            if len(parts) >= source.arn_parts and parts[2] == source.service
+            else None
+        )
         if in_arn is None:
             raise ConfigError(config_key, f"{written} names no {source.title} {source.noun} ARN ({source.arn_form})")
         problem = source.name_problem(in_arn)
         if problem:
             raise ConfigError(config_key, f"{written}: {in_arn!r} {problem}")
-        rest = parts[source.arn_parts:]
+        rest = parts[source.arn_parts :]
     else:
         name, rest = parts[0], parts[1:]
         problem = source.name_problem(name)
@@ -197,6 +222,7 @@ def resolve(document: Mapping[str, Any], client_for: Callable[[str, str | None],
 def default_client_for(config: Mapping[str, Any]) -> Callable[[str, str | None], Any]:
     """Clients from boto3's own settings; a name is looked up in the run's region (AWS_REGION, AWS_DEFAULT_REGION,
     else the config's s3.region), an ARN in its own."""
+
     def client_for(service: str, region: str | None):
         import boto3
 
@@ -222,8 +248,10 @@ def _read(client, ref: Reference) -> str:
         code = e.response.get("Error", {}).get("Code", "?")
         if code in source.not_found:
             raise ConfigError(ref.config_key, f"{ref} does not exist in {source.title}") from None
-        raise SecretReadError(f"config key '{ref.config_key}': cannot read {ref} from {source.title}: "
-                              f"{code}: {e.response.get('Error', {}).get('Message', e)}") from None
+        raise SecretReadError(
+            f"config key '{ref.config_key}': cannot read {ref} from {source.title}: "
+            f"{code}: {e.response.get('Error', {}).get('Message', e)}"
+        ) from None
     except BotoCoreError as e:
         raise SecretReadError(f"config key '{ref.config_key}': cannot reach {source.title} for {ref}: {e}") from None
     if value is None:
@@ -239,10 +267,14 @@ def _field(ref: Reference, text: str) -> str:
     except json.JSONDecodeError:
         fields = None
     if not isinstance(fields, dict):
-        raise ConfigError(ref.config_key, f"{ref} is not a JSON object, so it has no key {ref.field!r}; reference "
-                                          f"its whole value as ${{{ref.source.prefix}:{ref.name}}}")
+        raise ConfigError(
+            ref.config_key,
+            f"{ref} is not a JSON object, so it has no key {ref.field!r}; reference "
+            f"its whole value as ${{{ref.source.prefix}:{ref.name}}}",
+        )
     if ref.field not in fields:
-        raise ConfigError(ref.config_key, f"{ref} has no key {ref.field!r} "
-                                          f"(it has {', '.join(sorted(fields)) or 'none'})")
+        raise ConfigError(
+            ref.config_key, f"{ref} has no key {ref.field!r} (it has {', '.join(sorted(fields)) or 'none'})"
+        )
     value = fields[ref.field]
     return value if isinstance(value, str) else json.dumps(value)

@@ -4,6 +4,7 @@ Iceberg table and its partition spec) or compares keys of different seams, so th
 synth` refuse what a Spark task would refuse, naming the key at fault. `config.parse_config` only parses, applies
 defaults and checks what needs nothing above `config/`; every caller that accepts a config from a user calls
 `check_config` on it."""
+
 from __future__ import annotations
 
 from sink_engine.config import SinkConfig, load_config, parse_config
@@ -42,8 +43,13 @@ def parse_checked_config(document) -> SinkConfig:
     return check_config(parse_config(document))
 
 
-def load_checked_config(location: str, s3_client=None, resolve_secrets: bool = True,
-                        secrets_client_for=None, registry: RegistryDefault | None = None) -> SinkConfig:
+def load_checked_config(
+    location: str,
+    s3_client=None,
+    resolve_secrets: bool = True,
+    secrets_client_for=None,
+    registry: RegistryDefault | None = None,
+) -> SinkConfig:
     """`config.load_config`, then `check_config`."""
     return check_config(load_config(location, s3_client, resolve_secrets, secrets_client_for, registry))
 

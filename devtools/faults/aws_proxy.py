@@ -24,6 +24,7 @@ request body (to aim at one key or item). It fires with `probability` (drawn fro
 random.Random), after letting `skip` matching requests through, at most `times` times. `injected` counts the
 faults by kind, `forwarded` the requests that reached moto by (service, operation).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,15 +40,31 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 KINDS = ("slowdown", "internal", "throttle", "drop_before", "drop_after", "outage", "txn_conflict")
-_HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
-               "expect", "content-length"}
-_S3_ERRORS = {"slowdown": (503, "SlowDown", "Please reduce your request rate."),
-              "throttle": (503, "SlowDown", "Please reduce your request rate."),
-              "internal": (500, "InternalError", "We encountered an internal error. Please try again.")}
-_DYNAMODB_ERRORS = {"slowdown": (400, "ThrottlingException", "Rate of requests exceeds the allowed throughput."),
-                    "throttle": (400, "ProvisionedThroughputExceededException",
-                                 "The level of configured provisioned throughput for the table was exceeded."),
-                    "internal": (500, "InternalServerError", "Internal server error")}
+_HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "content-length",
+}
+_S3_ERRORS = {
+    "slowdown": (503, "SlowDown", "Please reduce your request rate."),
+    "throttle": (503, "SlowDown", "Please reduce your request rate."),
+    "internal": (500, "InternalError", "We encountered an internal error. Please try again."),
+}
+_DYNAMODB_ERRORS = {
+    "slowdown": (400, "ThrottlingException", "Rate of requests exceeds the allowed throughput."),
+    "throttle": (
+        400,
+        "ProvisionedThroughputExceededException",
+        "The level of configured provisioned throughput for the table was exceeded.",
+    ),
+    "internal": (500, "InternalServerError", "Internal server error"),
+}
 
 
 @dataclass
@@ -71,8 +88,11 @@ class Rule:
             raise ValueError(f"unknown service {self.service!r}; s3 or dynamodb")
 
     def matches(self, service: str, operation: str, where_text: str) -> bool:
-        return (service == self.service and self.operation in (None, operation)
-                and (self.where is None or self.where in where_text))
+        return (
+            service == self.service
+            and self.operation in (None, operation)
+            and (self.where is None or self.where in where_text)
+        )
 
     def fires(self, rand: random.Random, now: float) -> bool:
         """Called for a matching request, under the proxy's lock."""
@@ -100,7 +120,8 @@ def s3_operation(method: str, path: str, query: dict) -> str:
         if "partNumber" in query:
             return "UploadPart"
         return {"POST": "CompleteMultipartUpload", "DELETE": "AbortMultipartUpload", "GET": "ListParts"}.get(
-            method, "Multipart")
+            method, "Multipart"
+        )
     if "tagging" in query:
         return {"PUT": "PutObjectTagging", "GET": "GetObjectTagging"}.get(method, "Tagging")
     if "delete" in query and method == "POST":
@@ -108,7 +129,8 @@ def s3_operation(method: str, path: str, query: dict) -> str:
     if not is_object:
         return {"GET": "ListObjects", "HEAD": "HeadBucket", "PUT": "CreateBucket"}.get(method, "Bucket")
     return {"PUT": "PutObject", "GET": "GetObject", "HEAD": "HeadObject", "DELETE": "DeleteObject"}.get(
-        method, "Object")
+        method, "Object"
+    )
 
 
 def _signed_service(authorization: str) -> str:
@@ -155,7 +177,7 @@ class AwsFaultProxy:
         with self._lock:
             self.rules.clear()
 
-    def __enter__(self) -> "AwsFaultProxy":
+    def __enter__(self) -> AwsFaultProxy:
         self._thread.start()
         return self
 
@@ -269,9 +291,14 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         reasons = [{"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}]
         reasons += [{"Code": "None"}] * (len(items) - 1)
         codes = ", ".join(reason["Code"] for reason in reasons)
-        self._send_json(400, {"__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                              "Message": f"Transaction cancelled, please refer cancellation reasons for specific "
-                                         f"reasons [{codes}]", "CancellationReasons": reasons})
+        self._send_json(
+            400,
+            {
+                "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+                "Message": f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+                "CancellationReasons": reasons,
+            },
+        )
 
     def _send_json(self, status: int, document: dict) -> None:
         answer = json.dumps(document).encode()
@@ -285,8 +312,10 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     def _error(self, service: str, kind: str) -> None:
         if service == "s3":
             status, code, message = _S3_ERRORS[kind]
-            body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
-                    f"<RequestId>fault-proxy</RequestId></Error>").encode()
+            body = (
+                f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
+                f"<RequestId>fault-proxy</RequestId></Error>"
+            ).encode()
             content_type = "application/xml"
         else:
             status, code, message = _DYNAMODB_ERRORS[kind]

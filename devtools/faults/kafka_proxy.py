@@ -10,6 +10,7 @@ number of bytes to the clients (a point mid-run that does not depend on timing):
   fault's duration ends; connections opened meanwhile are stalled too.
 - `outage`: connections are reset and new ones refused (the port is closed) until `resume` or the duration ends.
 """
+
 from __future__ import annotations
 
 import collections
@@ -19,7 +20,7 @@ import socket
 import struct
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 KINDS = ("reset", "stall", "outage")
 CHUNK = 65536
@@ -71,7 +72,7 @@ class KafkaProxy:
     def address(self) -> str:
         return f"{self.host}:{self._port}"
 
-    def start(self) -> "KafkaProxy":
+    def start(self) -> KafkaProxy:
         self._selector.register(self._wake_r, selectors.EVENT_READ)
         self._open_listener()
         self._thread.start()
@@ -82,7 +83,7 @@ class KafkaProxy:
         self._wake()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "KafkaProxy":
+    def __enter__(self) -> KafkaProxy:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -3,6 +3,7 @@ codes, records, duplicates, missing, leftover multipart uploads, seconds).
 
 `make test-faults` prints it at the end (tests/faults/conftest.py); with FAULT_FIGURES=<file> the rows are also
 written as JSON lines, which `python -m devtools.faults.report <file>` prints again (for docs/faults.md)."""
+
 from __future__ import annotations
 
 import json
@@ -10,9 +11,17 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-COLUMNS = (("scenario", "scenario"), ("faults", "faults injected"), ("runs", "runs"), ("exit_codes", "exit codes"),
-           ("records", "records"), ("duplicates", "duplicates"), ("missing", "missing"),
-           ("leftover_uploads", "leftover uploads"), ("seconds", "seconds"))
+COLUMNS = (
+    ("scenario", "scenario"),
+    ("faults", "faults injected"),
+    ("runs", "runs"),
+    ("exit_codes", "exit codes"),
+    ("records", "records"),
+    ("duplicates", "duplicates"),
+    ("missing", "missing"),
+    ("leftover_uploads", "leftover uploads"),
+    ("seconds", "seconds"),
+)
 
 
 def _cell(value) -> str:
@@ -37,11 +46,17 @@ def totals(rows: list[dict]) -> dict:
         codes.update(str(code).split(" ", 1)[0] for code in row.get("exit_codes") or [])
     number = lambda name: sum(r[name] for r in rows if isinstance(r.get(name), int))  # noqa: E731
     left = [r["leftover_uploads"] for r in rows if r.get("leftover_uploads") not in (None, 0)]
-    return {"scenario": f"**total: {len(rows)} scenarios**", "faults": dict(faults), "runs": number("runs"),
-            "exit_codes": [f"{code}: {n}" for code, n in sorted(codes.items())], "records": number("records"),
-            "duplicates": number("duplicates"), "missing": number("missing"),
-            "leftover_uploads": f"{len(left)} scenarios (see notes)" if left else 0,
-            "seconds": round(sum(r.get("seconds") or 0 for r in rows), 1)}
+    return {
+        "scenario": f"**total: {len(rows)} scenarios**",
+        "faults": dict(faults),
+        "runs": number("runs"),
+        "exit_codes": [f"{code}: {n}" for code, n in sorted(codes.items())],
+        "records": number("records"),
+        "duplicates": number("duplicates"),
+        "missing": number("missing"),
+        "leftover_uploads": f"{len(left)} scenarios (see notes)" if left else 0,
+        "seconds": round(sum(r.get("seconds") or 0 for r in rows), 1),
+    }
 
 
 def format_table(rows: list[dict]) -> str:

@@ -26,6 +26,7 @@ ListJobRuns and CancelJobRun. That policy exists only once the application does,
 deployment of this resource onto a stack whose running application also changes needs the application stopped by
 hand: infra/README.md, "Redeploys").
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,8 +47,12 @@ from infra.settings import Settings
 SERVICE = "sink-application-stop"
 RESOURCE_TYPE = "Custom::SinkApplicationStop"
 RESOURCE_TYPE_ON_DELETE = "Custom::SinkApplicationStopOnDelete"
-STOP_ACTIONS = ["emr-serverless:GetApplication", "emr-serverless:StopApplication", "emr-serverless:ListJobRuns",
-                "emr-serverless:CancelJobRun"]
+STOP_ACTIONS = [
+    "emr-serverless:GetApplication",
+    "emr-serverless:StopApplication",
+    "emr-serverless:ListJobRuns",
+    "emr-serverless:CancelJobRun",
+]
 
 
 def configuration(application: emr.CfnApplication) -> dict:
@@ -93,32 +98,70 @@ class ApplicationStop(Construct):
     update), `before_delete` (the custom resource that depends on `application`: stops it before its deletion; what
     starts runs must depend on it), `policy` (the grant on the application)."""
 
-    def __init__(self, scope: Construct, id: str, *, settings: Settings, application: emr.CfnApplication,
-                 layer: lambda_.ILayerVersion):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        settings: Settings,
+        application: emr.CfnApplication,
+        layer: lambda_.ILayerVersion,
+    ):
         super().__init__(scope, id)
-        self.function = PythonLambda(self, "Lambda", name="app_stop", service=SERVICE, layer=layer,
-                                     log_retention_days=settings.retention.log_retention_days,
-                                     timeout=Duration.minutes(15), environment={}).function
-        execution_role(self.function).add_to_principal_policy(iam.PolicyStatement(
-            actions=["emr-serverless:ListApplications"], resources=["*"]))
+        self.function = PythonLambda(
+            self,
+            "Lambda",
+            name="app_stop",
+            service=SERVICE,
+            layer=layer,
+            log_retention_days=settings.retention.log_retention_days,
+            timeout=Duration.minutes(15),
+            environment={},
+        ).function
+        execution_role(self.function).add_to_principal_policy(
+            iam.PolicyStatement(actions=["emr-serverless:ListApplications"], resources=["*"])
+        )
         # not the role's default policy: the function (and so the resource) must not depend on the application
-        self.policy = iam.Policy(self, "ApplicationPolicy", roles=[execution_role(self.function)], statements=[
-            iam.PolicyStatement(actions=STOP_ACTIONS,
-                                resources=[application.attr_arn, f"{application.attr_arn}/jobruns/*"])])
+        self.policy = iam.Policy(
+            self,
+            "ApplicationPolicy",
+            roles=[execution_role(self.function)],
+            statements=[
+                iam.PolicyStatement(
+                    actions=STOP_ACTIONS, resources=[application.attr_arn, f"{application.attr_arn}/jobruns/*"]
+                )
+            ],
+        )
         self.resource = CustomResource(
-            self, "Resource", service_token=self.function.function_arn, resource_type=RESOURCE_TYPE,
-            service_timeout=Duration.minutes(16), properties={"ApplicationName": application.name})
+            self,
+            "Resource",
+            service_token=self.function.function_arn,
+            resource_type=RESOURCE_TYPE,
+            service_timeout=Duration.minutes(16),
+            properties={"ApplicationName": application.name},
+        )
         # the hash is taken after the stack's Tags aspects (MUTATING) reached the application
         resource = cast(CfnResource, self.resource.node.default_child)  # a CustomResource's L1 resource
-        Aspects.of(self.resource).add(_Fingerprint(resource, application),
-                                      priority=AspectPriority.READONLY)
+        Aspects.of(self.resource).add(_Fingerprint(resource, application), priority=AspectPriority.READONLY)
         application.node.add_dependency(self.resource)
         self.before_delete = CustomResource(
-            self, "BeforeDelete", service_token=self.function.function_arn, resource_type=RESOURCE_TYPE_ON_DELETE,
-            service_timeout=Duration.minutes(16), properties={"ApplicationId": application.attr_application_id})
+            self,
+            "BeforeDelete",
+            service_token=self.function.function_arn,
+            resource_type=RESOURCE_TYPE_ON_DELETE,
+            service_timeout=Duration.minutes(16),
+            properties={"ApplicationId": application.attr_application_id},
+        )
         self.before_delete.node.add_dependency(self.policy)  # the grant is deleted after the stop, not before
         acknowledge(self.function, f"IAM4[{BASIC_EXECUTION}]", "Lets the function write its own logs; nothing more.")
-        acknowledge(self.function, "IAM5[Resource::*]", XRAY_REASON + " Nor has emr-serverless:ListApplications, "
-                    "with which the function finds the application by name.")
-        acknowledge(self.policy, f"IAM5[Resource::<{logical_id(application)}.Arn>/jobruns/*]",
-                    "CancelJobRun on the runs of the sink application only; run IDs exist only at run time.")
+        acknowledge(
+            self.function,
+            "IAM5[Resource::*]",
+            XRAY_REASON + " Nor has emr-serverless:ListApplications, "
+            "with which the function finds the application by name.",
+        )
+        acknowledge(
+            self.policy,
+            f"IAM5[Resource::<{logical_id(application)}.Arn>/jobruns/*]",
+            "CancelJobRun on the runs of the sink application only; run IDs exist only at run time.",
+        )

@@ -1,4 +1,5 @@
 """The EMR Serverless application that runs the sink job, its uploaded artifacts and one runtime role per connector."""
+
 from __future__ import annotations
 
 from typing import cast
@@ -13,17 +14,18 @@ from aws_cdk import aws_s3_assets as assets
 from constructs import Construct
 
 from infra.capacity import check_concurrency
-from infra.job_timeout import check_job_timeout
 from infra.connectors import ConnectorSpec
 from infra.constructs.job_role import ConnectorJobRole, job_role_arn
 from infra.constructs.lambda_function import log_retention
 from infra.constructs.nag import acknowledge, logical_id
 from infra.errors import PackagingError
-from infra.packaging import ROOT, Target, job_archive_path
 from infra.job_policy import JobPhysicalNames
+from infra.job_timeout import check_job_timeout
+from infra.packaging import ROOT, Target, job_archive_path
 from infra.settings import EmrSettings, Settings
 from infra.stacks.connectors import ConnectorStacks
-from sink_engine.driver.metrics import CLOUDWATCH, SETTING as METRICS_SETTING
+from sink_engine.driver.metrics import CLOUDWATCH
+from sink_engine.driver.metrics import SETTING as METRICS_SETTING
 
 ARCHIVE_ALIAS = "environment"
 IMAGE_DIR = ROOT / "infra" / "job" / "image"
@@ -37,8 +39,10 @@ EMR_PULL_BOOTSTRAP_VERSION = 27
 # Without log types EMR Serverless sends only the driver's STDOUT and STDERR (API_CloudWatchLoggingConfiguration,
 # logTypes: https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_CloudWatchLoggingConfiguration.html):
 # a failed task's traceback is in an executor's STDERR, so both worker types are sent.
-_LOG_TYPES = [emr.CfnApplication.LogTypeMapKeyValuePairProperty(key=worker, value=["STDOUT", "STDERR"])
-              for worker in ("SPARK_DRIVER", "SPARK_EXECUTOR")]
+_LOG_TYPES = [
+    emr.CfnApplication.LogTypeMapKeyValuePairProperty(key=worker, value=["STDOUT", "STDERR"])
+    for worker in ("SPARK_DRIVER", "SPARK_EXECUTOR")
+]
 
 
 class SinkJob(Construct):
@@ -58,8 +62,17 @@ class SinkJob(Construct):
     topics and group, the data key, the job's artifacts and log group; never another connector's. The roles lie
     where `placement` puts the connector's resources; in nested stacks they are named (`job_role_arn`)."""
 
-    def __init__(self, scope: Construct, id: str, *, settings: Settings, data_key: kms.IKey,
-                 connectors: tuple[ConnectorSpec, ...], table_arn: str, placement: ConnectorStacks):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        settings: Settings,
+        data_key: kms.IKey,
+        connectors: tuple[ConnectorSpec, ...],
+        table_arn: str,
+        placement: ConnectorStacks,
+    ):
         super().__init__(scope, id)
         emr_settings = settings.emr
         archive_file = job_archive_path(Target(emr_settings.python, emr_settings.architecture))
@@ -73,46 +86,73 @@ class SinkJob(Construct):
         self.concurrency = check_concurrency(settings, connectors)
         check_job_timeout(settings, connectors)  # EMR's timeout must not cancel a run before it commits
         self.application = emr.CfnApplication(
-            self, "Application", name=f"sink-{settings.env}", release_label=emr_settings.release_label, type="SPARK",
+            self,
+            "Application",
+            name=f"sink-{settings.env}",
+            release_label=emr_settings.release_label,
+            type="SPARK",
             architecture=emr_settings.architecture,
             image_configuration=emr.CfnApplication.ImageConfigurationInputProperty(image_uri=self.image.image_uri)
-            if self.image else None,
+            if self.image
+            else None,
             maximum_capacity=emr.CfnApplication.MaximumAllowedResourcesProperty(
-                cpu=emr_settings.max_cpu, memory=emr_settings.max_memory, disk=emr_settings.max_disk),
+                cpu=emr_settings.max_cpu, memory=emr_settings.max_memory, disk=emr_settings.max_disk
+            ),
             auto_start_configuration=emr.CfnApplication.AutoStartConfigurationProperty(enabled=True),
             # from release 7.3.0 runs past 15 at once queue unless this says otherwise (infra/capacity.py)
             scheduler_configuration=emr.CfnApplication.SchedulerConfigurationProperty(
-                max_concurrent_runs=self.concurrency.runs),
+                max_concurrent_runs=self.concurrency.runs
+            ),
             auto_stop_configuration=emr.CfnApplication.AutoStopConfigurationProperty(
-                enabled=True, idle_timeout_minutes=emr_settings.idle_timeout_minutes),
+                enabled=True, idle_timeout_minutes=emr_settings.idle_timeout_minutes
+            ),
             network_configuration=emr.CfnApplication.NetworkConfigurationProperty(
-                subnet_ids=list(settings.network.subnet_ids), security_group_ids=list(settings.network.security_group_ids)),
+                subnet_ids=list(settings.network.subnet_ids),
+                security_group_ids=list(settings.network.security_group_ids),
+            ),
             monitoring_configuration=emr.CfnApplication.MonitoringConfigurationProperty(
                 cloud_watch_logging_configuration=emr.CfnApplication.CloudWatchLoggingConfigurationProperty(
-                    enabled=True, log_group_name=self.log_group.log_group_name, log_type_map=_LOG_TYPES)),
+                    enabled=True, log_group_name=self.log_group.log_group_name, log_type_map=_LOG_TYPES
+                )
+            ),
         )
         self._artifacts = (archive, entry)
         stack = Stack.of(self)
-        names = JobPhysicalNames(settings.bucket_name, table_arn, settings.msk.cluster_arn,
-                                 settings.retention.dlq_prefix, stack.region, stack.account)
+        names = JobPhysicalNames(
+            settings.bucket_name,
+            table_arn,
+            settings.msk.cluster_arn,
+            settings.retention.dlq_prefix,
+            stack.region,
+            stack.account,
+        )
         self.roles: dict[str, iam.Role] = {}
         self._named, self._account, self._env = placement.grouped, settings.account, settings.env
         for spec in connectors:
-            role = ConnectorJobRole(placement.scope(self, spec.name), f"Role-{spec.name}", spec=spec, names=names,
-                                    data_key=data_key, env=settings.env, named=self._named).role
+            role = ConnectorJobRole(
+                placement.scope(self, spec.name),
+                f"Role-{spec.name}",
+                spec=spec,
+                names=names,
+                data_key=data_key,
+                env=settings.env,
+                named=self._named,
+            ).role
             self._grant_run(role, settings)
             self.roles[spec.name] = role
         self.entry_point = entry.s3_object_url
         interpreter = f"./{ARCHIVE_ALIAS}/bin/python"
-        self.spark_parameters = " ".join([
-            f"--conf spark.archives={archive.s3_object_url}#{ARCHIVE_ALIAS}",
-            f"--conf spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON={interpreter}",
-            f"--conf spark.emr-serverless.driverEnv.PYSPARK_PYTHON={interpreter}",
-            f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
-            f"--conf spark.emr-serverless.driverEnv.AWS_REGION={settings.region}",
-            f"--conf spark.executorEnv.AWS_REGION={settings.region}",
-            f"--conf spark.emr-serverless.driverEnv.{METRICS_SETTING}={CLOUDWATCH}",  # each run's metrics
-        ])
+        self.spark_parameters = " ".join(
+            [
+                f"--conf spark.archives={archive.s3_object_url}#{ARCHIVE_ALIAS}",
+                f"--conf spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON={interpreter}",
+                f"--conf spark.emr-serverless.driverEnv.PYSPARK_PYTHON={interpreter}",
+                f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
+                f"--conf spark.emr-serverless.driverEnv.AWS_REGION={settings.region}",
+                f"--conf spark.executorEnv.AWS_REGION={settings.region}",
+                f"--conf spark.emr-serverless.driverEnv.{METRICS_SETTING}={CLOUDWATCH}",  # each run's metrics
+            ]
+        )
 
     def _image(self, emr_settings: EmrSettings) -> ecr_assets.DockerImageAsset:
         """The application's image (infra/job/image/Dockerfile) for its release, interpreter and architecture.
@@ -120,14 +160,25 @@ class SinkJob(Construct):
         EMR Serverless may pull from only with bootstrap version EMR_PULL_BOOTSTRAP_VERSION or later: the stack's
         rule fails the deployment before any change otherwise."""
         image = ecr_assets.DockerImageAsset(
-            self, "Image", directory=str(IMAGE_DIR), platform=_PLATFORMS[emr_settings.architecture],
-            build_args={"RELEASE_LABEL": emr_settings.release_label, "PYTHON_VERSION": emr_settings.python})
+            self,
+            "Image",
+            directory=str(IMAGE_DIR),
+            platform=_PLATFORMS[emr_settings.architecture],
+            build_args={"RELEASE_LABEL": emr_settings.release_label, "PYTHON_VERSION": emr_settings.python},
+        )
         older = [str(v) for v in range(1, EMR_PULL_BOOTSTRAP_VERSION)]
-        CfnRule(Stack.of(self), "CheckBootstrapVersionForEmrImage", assertions=[CfnRuleAssertion(
-            assert_=Fn.condition_not(Fn.condition_contains(older, Fn.ref("BootstrapVersion"))),
-            assert_description=f"emr.interpreter 'image' needs CDK bootstrap version {EMR_PULL_BOOTSTRAP_VERSION} or "
-                               "later (its container asset repository lets EMR Serverless pull the job's image): "
-                               "run `npx aws-cdk bootstrap` with this project's CLI")])
+        CfnRule(
+            Stack.of(self),
+            "CheckBootstrapVersionForEmrImage",
+            assertions=[
+                CfnRuleAssertion(
+                    assert_=Fn.condition_not(Fn.condition_contains(older, Fn.ref("BootstrapVersion"))),
+                    assert_description=f"emr.interpreter 'image' needs CDK bootstrap version {EMR_PULL_BOOTSTRAP_VERSION} or "
+                    "later (its container asset repository lets EMR Serverless pull the job's image): "
+                    "run `npx aws-cdk bootstrap` with this project's CLI",
+                )
+            ],
+        )
         return image
 
     @property
@@ -145,22 +196,33 @@ class SinkJob(Construct):
         objects only, not the rest of the CDK asset bucket), decrypting them with the bootstrap's key when the
         settings name one (`cdk_bootstrap_kms_key_arn`: S3 needs only kms:Decrypt to serve an SSE-KMS object's
         GetObject; scoped to requests S3 makes in the region), and write its log group."""
-        role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["s3:GetObject"],
-            resources=[f"arn:aws:s3:::{a.s3_bucket_name}/{a.s3_object_key}" for a in self._artifacts]))
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject"],
+                resources=[f"arn:aws:s3:::{a.s3_bucket_name}/{a.s3_object_key}" for a in self._artifacts],
+            )
+        )
         if settings.cdk_bootstrap_kms_key_arn:
-            role.add_to_principal_policy(iam.PolicyStatement(
-                actions=["kms:Decrypt"], resources=[settings.cdk_bootstrap_kms_key_arn],
-                conditions={"StringEquals": {"kms:ViaService": f"s3.{settings.region}.amazonaws.com"}}))
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=["kms:Decrypt"],
+                    resources=[settings.cdk_bootstrap_kms_key_arn],
+                    conditions={"StringEquals": {"kms:ViaService": f"s3.{settings.region}.amazonaws.com"}},
+                )
+            )
         log_group = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:{self.log_group_name}"
         group = cast(logs.CfnLogGroup, self.log_group.node.default_child)  # a LogGroup's L1 resource
         # as cdk-nag shows it: the group's Ref, or in a nested stack the parameter CDK passes it in
-        shown = (logical_id(group) if Stack.of(role) is Stack.of(self) else f"referenceto{Names.unique_id(group)}Ref")
+        shown = logical_id(group) if Stack.of(role) is Stack.of(self) else f"referenceto{Names.unique_id(group)}Ref"
         finding = f"arn:aws:logs:{settings.region}:{settings.account}:log-group:<{shown}>"
-        role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-            resources=[log_group, f"{log_group}:*"]))
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resources=[log_group, f"{log_group}:*"],
+            )
+        )
         role.add_to_principal_policy(iam.PolicyStatement(actions=["logs:DescribeLogGroups"], resources=["*"]))
         acknowledge(role, f"IAM5[Resource::{finding}:*]", "The log streams of the job's own log group.")
-        acknowledge(role, "IAM5[Resource::*]", "logs:DescribeLogGroups has no resource-level permissions; EMR "
-                    "needs it to log.")
+        acknowledge(
+            role, "IAM5[Resource::*]", "logs:DescribeLogGroups has no resource-level permissions; EMR needs it to log."
+        )

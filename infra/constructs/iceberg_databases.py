@@ -1,4 +1,5 @@
 """The Glue databases of the IcebergFormat connectors' tables, in the stateful stack."""
+
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy, Stack
@@ -19,9 +20,15 @@ class IcebergDatabases(Construct):
         account = Stack.of(self).account
         self.databases: dict[str, glue.CfnDatabase] = {}
         for name in names:
-            database = glue.CfnDatabase(self, f"Database-{name}", catalog_id=account,
-                                        database_input=glue.CfnDatabase.DatabaseInputProperty(
-                                            name=name, location_uri=database_location(bucket_name, name),
-                                            description=f"Iceberg tables of the sink ({env})"))
+            database = glue.CfnDatabase(
+                self,
+                f"Database-{name}",
+                catalog_id=account,
+                database_input=glue.CfnDatabase.DatabaseInputProperty(
+                    name=name,
+                    location_uri=database_location(bucket_name, name),
+                    description=f"Iceberg tables of the sink ({env})",
+                ),
+            )
             database.apply_removal_policy(RemovalPolicy.RETAIN)
             self.databases[name] = database

@@ -1,4 +1,5 @@
 """The EMR job runtime role of one connector: what its runs may do, and nothing of another connector's."""
+
 from __future__ import annotations
 
 import zlib
@@ -11,7 +12,6 @@ from constructs import Construct
 from infra.connectors import ConnectorSpec
 from infra.constructs.nag import KMS_FAMILIES, KMS_REASON, acknowledge
 from infra.job_policy import JobPhysicalNames, assumed_role_arn, job_statements
-
 
 ROLE_NAME_LIMIT = 64  # IAM's limit on a role name
 
@@ -26,7 +26,7 @@ def job_role_name(env: str, connector: str) -> str:
     name = f"sink-{env}-{connector}"
     if len(name) <= ROLE_NAME_LIMIT:
         return name
-    return f"{name[:ROLE_NAME_LIMIT - 9]}-{zlib.crc32(name.encode()):08x}"
+    return f"{name[: ROLE_NAME_LIMIT - 9]}-{zlib.crc32(name.encode()):08x}"
 
 
 def job_role_arn(account: str, env: str, connector: str) -> str:
@@ -42,15 +42,35 @@ class ConnectorJobRole(Construct):
     gets `job_role_name` under `job_role_path` (its ARN known without a reference to its stack), else a name
     CloudFormation generates."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: ConnectorSpec, names: JobPhysicalNames,
-                 data_key: kms.IKey, env: str, named: bool = False):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        spec: ConnectorSpec,
+        names: JobPhysicalNames,
+        data_key: kms.IKey,
+        env: str,
+        named: bool = False,
+    ):
         super().__init__(scope, id)
         stack = Stack.of(self)
-        self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("emr-serverless.amazonaws.com", conditions={
-            "StringEquals": {"aws:SourceAccount": stack.account},
-            "ArnLike": {"aws:SourceArn": f"arn:{stack.partition}:emr-serverless:{stack.region}:{stack.account}:/applications/*"},
-        }), description=f"Sink job runtime role of connector {spec.name} ({env})",
-            role_name=job_role_name(env, spec.name) if named else None, path=job_role_path(env) if named else None)
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal(
+                "emr-serverless.amazonaws.com",
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                    "ArnLike": {
+                        "aws:SourceArn": f"arn:{stack.partition}:emr-serverless:{stack.region}:{stack.account}:/applications/*"
+                    },
+                },
+            ),
+            description=f"Sink job runtime role of connector {spec.name} ({env})",
+            role_name=job_role_name(env, spec.name) if named else None,
+            path=job_role_path(env) if named else None,
+        )
         Tags.of(self.role).add("connector", spec.name)
         for statement in job_statements(spec, names):
             self.role.add_to_policy(iam.PolicyStatement.from_json(statement))
@@ -60,28 +80,50 @@ class ConnectorJobRole(Construct):
         bucket = f"arn:aws:s3:::{names.bucket_name}"
         # with an assumed role, the S3 client's objects are granted by that role's policy (job_policy.py)
         for prefix in (*spec.data_prefixes(), f"{names.dlq_prefix}{spec.name}/") if not assumed_role_arn(spec) else ():
-            acknowledge(self.role, f"IAM5[Resource::{bucket}/{prefix}*]",
-                        "The job writes objects whose keys (partitions, offsets) are known only at run time, under "
-                        "this connector's own prefixes.")
+            acknowledge(
+                self.role,
+                f"IAM5[Resource::{bucket}/{prefix}*]",
+                "The job writes objects whose keys (partitions, offsets) are known only at run time, under "
+                "this connector's own prefixes.",
+            )
         if spec.iceberg and spec.iceberg.table_bucket_arn:
-            acknowledge(self.role, f"IAM5[Resource::{spec.iceberg.table_bucket_arn}/table/*]",
-                        "The tables of the stack's S3 table bucket: a table's ARN ends in an id S3 Tables assigns "
-                        "when the table is created, so no ARN can name one table by its name.")
+            acknowledge(
+                self.role,
+                f"IAM5[Resource::{spec.iceberg.table_bucket_arn}/table/*]",
+                "The tables of the stack's S3 table bucket: a table's ARN ends in an id S3 Tables assigns "
+                "when the table is created, so no ARN can name one table by its name.",
+            )
         if spec.iceberg and not spec.iceberg.table_bucket_arn:
             for table in spec.iceberg.tables:
-                acknowledge(self.role, f"IAM5[Resource::{bucket}/{spec.iceberg.table_prefix(table)}*]",
-                            "The data and metadata files of this connector's own Iceberg table, named by pyiceberg at "
-                            "run time, under the table's location.")
-        acknowledge(self.role, f"IAM5[Resource::{names.msk_arn('transactional-id', f'sink-engine-dlq.{spec.name}.*')}]",
-                    "One transactional id per source topic-partition of this connector's dead letters.")
+                acknowledge(
+                    self.role,
+                    f"IAM5[Resource::{bucket}/{spec.iceberg.table_prefix(table)}*]",
+                    "The data and metadata files of this connector's own Iceberg table, named by pyiceberg at "
+                    "run time, under the table's location.",
+                )
+        acknowledge(
+            self.role,
+            f"IAM5[Resource::{names.msk_arn('transactional-id', f'sink-engine-dlq.{spec.name}.*')}]",
+            "One transactional id per source topic-partition of this connector's dead letters.",
+        )
         for target in (t for t in spec.restore_targets if t.endswith("*")):
-            acknowledge(self.role, f"IAM5[Resource::{names.msk_arn('topic', target)}]",
-                        "The restore target topics the environment's settings allow this connector "
-                        "(restore.connectors.<name>.target_topics), a prefix of topic names.")
-        acknowledge(self.role, "IAM5[Resource::*]", "cloudwatch:PutMetricData, limited to the SinkEngine namespace "
-                    "by cloudwatch:namespace; glue:GetSchemaVersion, which looks a schema up by its version id, "
-                    "which no registry or schema ARN can scope (only with the Glue Schema Registry converter); "
-                    "lakeformation:GetDataLakeSettings, a read of the account's settings with no resource types "
-                    "(only for Iceberg tables in Glue: the doctor's Lake Formation check).")
-        acknowledge(self.role, f"IAM5[Resource::arn:aws:kms:{names.region}:{names.account}:key/*]",
-                    "A connector's own SSE-KMS key named by alias, scoped with kms:ResourceAliases.")
+            acknowledge(
+                self.role,
+                f"IAM5[Resource::{names.msk_arn('topic', target)}]",
+                "The restore target topics the environment's settings allow this connector "
+                "(restore.connectors.<name>.target_topics), a prefix of topic names.",
+            )
+        acknowledge(
+            self.role,
+            "IAM5[Resource::*]",
+            "cloudwatch:PutMetricData, limited to the SinkEngine namespace "
+            "by cloudwatch:namespace; glue:GetSchemaVersion, which looks a schema up by its version id, "
+            "which no registry or schema ARN can scope (only with the Glue Schema Registry converter); "
+            "lakeformation:GetDataLakeSettings, a read of the account's settings with no resource types "
+            "(only for Iceberg tables in Glue: the doctor's Lake Formation check).",
+        )
+        acknowledge(
+            self.role,
+            f"IAM5[Resource::arn:aws:kms:{names.region}:{names.account}:key/*]",
+            "A connector's own SSE-KMS key named by alias, scoped with kms:ResourceAliases.",
+        )

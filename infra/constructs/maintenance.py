@@ -1,6 +1,7 @@
 """The scheduled table upkeep of each IcebergFormat connector: an EventBridge rule per connector invokes the trigger
 with `maintenance_input`, and the trigger starts an EMR job run of `sink-engine iceberg maintain --config <its
 published config>` with the connector's own job role (lambdas/trigger/runs.py, `start_maintenance`)."""
+
 from __future__ import annotations
 
 from aws_cdk import aws_events as events
@@ -24,18 +25,34 @@ class IcebergMaintenance(Construct):
     connector's `iceberg.connectors.<name>.maintenance_schedule`; each where `placement` puts its connector's
     resources."""
 
-    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 function: lambda_.IFunction, placement: ConnectorStacks):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        settings: Settings,
+        connectors: tuple[ConnectorSpec, ...],
+        function: lambda_.IFunction,
+        placement: ConnectorStacks,
+    ):
         super().__init__(scope, id)
         iceberg = {spec.name for spec in connectors if spec.iceberg}
         for name in settings.iceberg.connector_schedules:
             if name not in iceberg:
-                raise SettingsError(settings.source, f"iceberg.connectors.{name}", "names no IcebergFormat connector "
-                                    f"of this environment ({', '.join(sorted(iceberg)) or 'it has none'})")
+                raise SettingsError(
+                    settings.source,
+                    f"iceberg.connectors.{name}",
+                    "names no IcebergFormat connector "
+                    f"of this environment ({', '.join(sorted(iceberg)) or 'it has none'})",
+                )
         self.rules: dict[str, events.Rule] = {}
         for name in sorted(iceberg):
             self.rules[name] = events.Rule(
-                placement.scope(self, name), f"Maintain-{name}", schedule=events.Schedule.expression(settings.iceberg.schedule_of(name)),
+                placement.scope(self, name),
+                f"Maintain-{name}",
+                schedule=events.Schedule.expression(settings.iceberg.schedule_of(name)),
                 description=f"sink-engine iceberg maintain of connector {name}: rewrite small files, expire snapshots",
-                targets=[targets.LambdaFunction(function,
-                                                event=events.RuleTargetInput.from_object(maintenance_input(name)))])
+                targets=[
+                    targets.LambdaFunction(function, event=events.RuleTargetInput.from_object(maintenance_input(name)))
+                ],
+            )

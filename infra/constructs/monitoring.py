@@ -1,6 +1,7 @@
-"""Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), queued job runs
-(the trigger), lag, DLQ growth, broken MSK event source mappings, trigger, admin and replay failures, and each connector's run metrics
-(what its job runs wrote and left, sink_engine/driver/metrics.py)."""
+"""Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), queued job
+runs (the trigger), lag, DLQ growth, broken MSK event source mappings, trigger, admin and replay failures, and each
+connector's run metrics (what its job runs wrote and left, sink_engine/driver/metrics.py)."""
+
 from __future__ import annotations
 
 from aws_cdk import Duration, Stack
@@ -43,8 +44,13 @@ UNHEALTHY_TICKS = 3
 
 def connector_metric(name: str, connector: str, statistic: str = "Maximum") -> cw.Metric:
     """A metric the trigger publishes per connector (Powertools adds the `service` dimension)."""
-    return cw.Metric(namespace=NAMESPACE, metric_name=name, statistic=statistic, period=FIVE_MINUTES,
-                     dimensions_map={"Connector": connector, "service": TRIGGER_SERVICE})
+    return cw.Metric(
+        namespace=NAMESPACE,
+        metric_name=name,
+        statistic=statistic,
+        period=FIVE_MINUTES,
+        dimensions_map={"Connector": connector, "service": TRIGGER_SERVICE},
+    )
 
 
 # The job's run metrics on the dashboard: (title, [(metric, statistic)]), one line per connector and metric.
@@ -66,23 +72,31 @@ def every_connector(name: str, statistic: str, service: str | None = None) -> cw
     schema, match = f"{{{NAMESPACE},{RUN_DIMENSION}}}", f'MetricName="{name}"'
     if service is not None:
         schema, match = f"{{{NAMESPACE},{RUN_DIMENSION},service}}", f'{match} service="{service}"'
-    return cw.MathExpression(expression=f"SEARCH('{schema} {match}', '{statistic}', {int(FIVE_MINUTES.to_seconds())})",
-                             using_metrics={}, label=name, period=FIVE_MINUTES)
+    return cw.MathExpression(
+        expression=f"SEARCH('{schema} {match}', '{statistic}', {int(FIVE_MINUTES.to_seconds())})",
+        using_metrics={},
+        label=name,
+        period=FIVE_MINUTES,
+    )
 
 
 def run_metric_widgets() -> list[list[cw.GraphWidget]]:
     """RUN_WIDGETS in rows of three: the metrics each job run publishes for its connector (PutMetricData,
     dimension Connector only), every connector's."""
-    widgets = [cw.GraphWidget(title=title, width=8, left=[every_connector(name, statistic)
-                                                          for name, statistic in metrics])
-               for title, metrics in RUN_WIDGETS]
-    return [widgets[i:i + 3] for i in range(0, len(widgets), 3)]
+    widgets = [
+        cw.GraphWidget(title=title, width=8, left=[every_connector(name, statistic) for name, statistic in metrics])
+        for title, metrics in RUN_WIDGETS
+    ]
+    return [widgets[i : i + 3] for i in range(0, len(widgets), 3)]
 
 
 def job_run_failed_pattern(application_id: str) -> events.EventPattern:
     """EMR Serverless's job run state change events of `application_id` into one of FAILED_STATES."""
-    return events.EventPattern(source=["aws.emr-serverless"], detail_type=[JOB_RUN_STATE_CHANGE],
-                               detail={"applicationId": [application_id], "state": list(FAILED_STATES)})
+    return events.EventPattern(
+        source=["aws.emr-serverless"],
+        detail_type=[JOB_RUN_STATE_CHANGE],
+        detail={"applicationId": [application_id], "state": list(FAILED_STATES)},
+    )
 
 
 def emr_jobs(state: str, release_label: str, application_id: str) -> cw.MathExpression:
@@ -91,8 +105,12 @@ def emr_jobs(state: str, release_label: str, application_id: str) -> cw.MathExpr
     major, minor = (int(part) for part in release_label.removeprefix("emr-").split(".")[:2])
     schema = "ApplicationId,ApplicationName" if (major, minor) >= EMR_NAMED_METRICS_FROM else "ApplicationId"
     query = f'{{AWS/EMRServerless,{schema}}} MetricName="{state}Jobs" ApplicationId="{application_id}"'
-    return cw.MathExpression(expression=f"SEARCH('{query}', 'Sum', {int(FIVE_MINUTES.to_seconds())})",
-                             using_metrics={}, label=state, period=FIVE_MINUTES)
+    return cw.MathExpression(
+        expression=f"SEARCH('{query}', 'Sum', {int(FIVE_MINUTES.to_seconds())})",
+        using_metrics={},
+        label=state,
+        period=FIVE_MINUTES,
+    )
 
 
 class Monitoring(Construct):
@@ -109,76 +127,182 @@ class Monitoring(Construct):
     The trigger's role is granted lambda:ListEventSourceMappings here: its idle-flush tick publishes
     UNHEALTHY_MAPPINGS (lambdas/trigger/esm_health.py), which the `EventSourceMappings` alarm watches."""
 
-    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 application_id: str, bucket_name: str, trigger: lambda_.IFunction,
-                 replay: lambda_.IFunction, admin: lambda_.IFunction, placement: ConnectorStacks,
-                 discarded: sqs.IQueue | None = None):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        settings: Settings,
+        connectors: tuple[ConnectorSpec, ...],
+        application_id: str,
+        bucket_name: str,
+        trigger: lambda_.IFunction,
+        replay: lambda_.IFunction,
+        admin: lambda_.IFunction,
+        placement: ConnectorStacks,
+        discarded: sqs.IQueue | None = None,
+    ):
         super().__init__(scope, id)
         key = kms.Key(self, "TopicKey", enable_key_rotation=True, description=f"Sink alarm topic ({settings.env})")
         for publisher in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):  # alarms, and the job run rule
             key.grant(iam.ServicePrincipal(publisher), "kms:Decrypt", "kms:GenerateDataKey*")
-        self.topic = sns.Topic(self, "Alarms", master_key=key, enforce_ssl=True, display_name=f"Sink alarms ({settings.env})")
+        self.topic = sns.Topic(
+            self, "Alarms", master_key=key, enforce_ssl=True, display_name=f"Sink alarms ({settings.env})"
+        )
         if settings.alarms.email:
             self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarms.email))
         self.alarms: dict[str, cw.Alarm] = {}
         self.job_run_failed = self._job_run_rule(application_id)
-        failed_runs = cw.Metric(namespace="AWS/Events", metric_name="TriggeredRules", statistic="Sum", period=FIVE_MINUTES,
-                                dimensions_map={"RuleName": self.job_run_failed.rule_name})
-        undelivered = cw.Metric(namespace="AWS/Events", metric_name="FailedInvocations", statistic="Sum", period=FIVE_MINUTES,
-                                dimensions_map={"RuleName": self.job_run_failed.rule_name})
-        self._alarm("FailedJobRuns", failed_runs, 1, "A sink job run failed or was cancelled; each run is notified "
-                    "by the JobRunFailed rule, this alarm keeps the state", notify=False)
-        self._alarm("JobRunNotificationsFailed", undelivered, 1,
-                    "EventBridge could not publish a failed job run to the alarm topic (topic or key policy)")
-        dlq_puts = cw.Metric(namespace="AWS/S3", metric_name="PutRequests", statistic="Sum", period=FIVE_MINUTES,
-                             dimensions_map={"BucketName": bucket_name, "FilterId": DLQ_METRICS_ID})
+        failed_runs = cw.Metric(
+            namespace="AWS/Events",
+            metric_name="TriggeredRules",
+            statistic="Sum",
+            period=FIVE_MINUTES,
+            dimensions_map={"RuleName": self.job_run_failed.rule_name},
+        )
+        undelivered = cw.Metric(
+            namespace="AWS/Events",
+            metric_name="FailedInvocations",
+            statistic="Sum",
+            period=FIVE_MINUTES,
+            dimensions_map={"RuleName": self.job_run_failed.rule_name},
+        )
+        self._alarm(
+            "FailedJobRuns",
+            failed_runs,
+            1,
+            "A sink job run failed or was cancelled; each run is notified "
+            "by the JobRunFailed rule, this alarm keeps the state",
+            notify=False,
+        )
+        self._alarm(
+            "JobRunNotificationsFailed",
+            undelivered,
+            1,
+            "EventBridge could not publish a failed job run to the alarm topic (topic or key policy)",
+        )
+        dlq_puts = cw.Metric(
+            namespace="AWS/S3",
+            metric_name="PutRequests",
+            statistic="Sum",
+            period=FIVE_MINUTES,
+            dimensions_map={"BucketName": bucket_name, "FilterId": DLQ_METRICS_ID},
+        )
         self._alarm("DlqGrowth", dlq_puts, 1, "Records were written to the dead-letter prefix")
-        self._alarm("TriggerErrors", trigger.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
-                    "The trigger Lambda failed; MSK batches are being retried")
+        self._alarm(
+            "TriggerErrors",
+            trigger.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
+            1,
+            "The trigger Lambda failed; MSK batches are being retried",
+        )
         if discarded is not None:
-            self._alarm("TriggerBatchesDiscarded", discarded.metric_approximate_number_of_messages_visible(
-                period=FIVE_MINUTES, statistic="Maximum"), 1,
+            self._alarm(
+                "TriggerBatchesDiscarded",
+                discarded.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES, statistic="Maximum"),
+                1,
                 "An MSK event source discarded a batch the trigger failed on 11 times (its description is in the "
-                "queue; the trigger knows the partition's offsets again from its next batch): read and delete it")
-        queued = cw.Metric(namespace=NAMESPACE, metric_name=QUEUED_METRIC, statistic="Sum", period=FIVE_MINUTES,
-                           dimensions_map={"service": TRIGGER_SERVICE})
-        self._alarm("QueuedJobRuns", queued, 1, "A connector's job run waits QUEUED: the EMR application's "
-                    "MaxConcurrentRuns (emr.concurrent_runs) is taken, and the connector starts nothing until it runs "
-                    "or its queue timeout fails it (the trigger's log says which: JOB_RUN_QUEUED)")
+                "queue; the trigger knows the partition's offsets again from its next batch): read and delete it",
+            )
+        queued = cw.Metric(
+            namespace=NAMESPACE,
+            metric_name=QUEUED_METRIC,
+            statistic="Sum",
+            period=FIVE_MINUTES,
+            dimensions_map={"service": TRIGGER_SERVICE},
+        )
+        self._alarm(
+            "QueuedJobRuns",
+            queued,
+            1,
+            "A connector's job run waits QUEUED: the EMR application's "
+            "MaxConcurrentRuns (emr.concurrent_runs) is taken, and the connector starts nothing until it runs "
+            "or its queue timeout fails it (the trigger's log says which: JOB_RUN_QUEUED)",
+        )
         mappings = self._mappings_alarm(settings, trigger)
-        self._alarm("ReplayErrors", replay.metric_errors(period=FIVE_MINUTES, statistic="Sum"), 1,
-                    "A DLQ replay invocation failed; records it claimed are reported in doubt by the next one")
+        self._alarm(
+            "ReplayErrors",
+            replay.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
+            1,
+            "A DLQ replay invocation failed; records it claimed are reported in doubt by the next one",
+        )
         admin_metrics = self._admin_alarms(admin)
         for spec in connectors:
             scope = placement.scope(self, spec.name)
-            self._alarm(f"Lag-{spec.name}", connector_metric("PendingRecords", spec.name), settings.alarms.pending_records,
-                        f"Connector {spec.name} has too many records pending", scope=scope)
-            self._alarm(f"Age-{spec.name}", connector_metric("OldestPendingAgeSeconds", spec.name),
-                        settings.alarms.pending_age_seconds, f"Connector {spec.name}'s oldest pending record is too old",
-                        scope=scope)
+            self._alarm(
+                f"Lag-{spec.name}",
+                connector_metric("PendingRecords", spec.name),
+                settings.alarms.pending_records,
+                f"Connector {spec.name} has too many records pending",
+                scope=scope,
+            )
+            self._alarm(
+                f"Age-{spec.name}",
+                connector_metric("OldestPendingAgeSeconds", spec.name),
+                settings.alarms.pending_age_seconds,
+                f"Connector {spec.name}'s oldest pending record is too old",
+                scope=scope,
+            )
         started = [every_connector("JobRunsStarted", "Sum", TRIGGER_SERVICE)]
-        by_state = [emr_jobs(state, settings.emr.release_label, application_id)
-                    for state in ("Running", "Success", "Failed", "Cancelled")]
-        self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=f"sink-{settings.env}", widgets=[
-            [cw.AlarmStatusWidget(title="Alarms", width=24, alarms=[
-                a for a in self.alarms.values() if Stack.of(a) is Stack.of(self)])],
-            [cw.GraphWidget(title="Job runs: started (trigger), failed or cancelled (EventBridge)",
-                            left=[*started, failed_runs.with_(label="failed or cancelled"),
-                                  undelivered.with_(label="notifications not delivered"),
-                                  queued.with_(label="seen queued (trigger)")], width=12),
-             cw.GraphWidget(title="Job runs by state (EMR Serverless counters)", left=by_state, width=12)],
-            [cw.GraphWidget(title="Pending records", left=[every_connector("PendingRecords", "Maximum", TRIGGER_SERVICE)],
-                            width=12),
-             cw.GraphWidget(title="Oldest pending (s)",
-                            left=[every_connector("OldestPendingAgeSeconds", "Maximum", TRIGGER_SERVICE)], width=12)],
-            [cw.GraphWidget(title="Trigger", left=[trigger.metric_invocations(), trigger.metric_errors()],
-                            right=[trigger.metric_duration()], width=12),
-             cw.GraphWidget(title="Unhealthy MSK event source mappings", left=[mappings], width=12)],
-            [cw.GraphWidget(title="DLQ puts", left=[dlq_puts], width=8),
-             cw.GraphWidget(title="Admin", left=admin_metrics, width=8),
-             cw.GraphWidget(title="DLQ replay", left=[replay.metric_invocations(), replay.metric_errors()], width=8)],
-            *run_metric_widgets(),
-        ])
+        by_state = [
+            emr_jobs(state, settings.emr.release_label, application_id)
+            for state in ("Running", "Success", "Failed", "Cancelled")
+        ]
+        self.dashboard = cw.Dashboard(
+            self,
+            "Dashboard",
+            dashboard_name=f"sink-{settings.env}",
+            widgets=[
+                [
+                    cw.AlarmStatusWidget(
+                        title="Alarms",
+                        width=24,
+                        alarms=[a for a in self.alarms.values() if Stack.of(a) is Stack.of(self)],
+                    )
+                ],
+                [
+                    cw.GraphWidget(
+                        title="Job runs: started (trigger), failed or cancelled (EventBridge)",
+                        left=[
+                            *started,
+                            failed_runs.with_(label="failed or cancelled"),
+                            undelivered.with_(label="notifications not delivered"),
+                            queued.with_(label="seen queued (trigger)"),
+                        ],
+                        width=12,
+                    ),
+                    cw.GraphWidget(title="Job runs by state (EMR Serverless counters)", left=by_state, width=12),
+                ],
+                [
+                    cw.GraphWidget(
+                        title="Pending records",
+                        left=[every_connector("PendingRecords", "Maximum", TRIGGER_SERVICE)],
+                        width=12,
+                    ),
+                    cw.GraphWidget(
+                        title="Oldest pending (s)",
+                        left=[every_connector("OldestPendingAgeSeconds", "Maximum", TRIGGER_SERVICE)],
+                        width=12,
+                    ),
+                ],
+                [
+                    cw.GraphWidget(
+                        title="Trigger",
+                        left=[trigger.metric_invocations(), trigger.metric_errors()],
+                        right=[trigger.metric_duration()],
+                        width=12,
+                    ),
+                    cw.GraphWidget(title="Unhealthy MSK event source mappings", left=[mappings], width=12),
+                ],
+                [
+                    cw.GraphWidget(title="DLQ puts", left=[dlq_puts], width=8),
+                    cw.GraphWidget(title="Admin", left=admin_metrics, width=8),
+                    cw.GraphWidget(
+                        title="DLQ replay", left=[replay.metric_invocations(), replay.metric_errors()], width=8
+                    ),
+                ],
+                *run_metric_widgets(),
+            ],
+        )
 
     def _job_run_rule(self, application_id: str) -> events.Rule:
         """One message per failed or cancelled run: which run, its states, and how to read why."""
@@ -187,42 +311,90 @@ class Monitoring(Construct):
         message = events.RuleTargetInput.from_text(
             f"Sink job run {run} of EMR Serverless application {app} is {field('$.detail.state')} "
             f"(was {field('$.detail.previousState')}) at {field('$.time')}. Why: aws emr-serverless get-job-run "
-            f"--application-id {app} --job-run-id {run} (stateDetails), and the job's log group.")
-        return events.Rule(self, "JobRunFailed", event_pattern=job_run_failed_pattern(application_id),
-                           description="Notify each failed or cancelled sink job run",
-                           targets=[targets.SnsTopic(self.topic, message=message)])
+            f"--application-id {app} --job-run-id {run} (stateDetails), and the job's log group."
+        )
+        return events.Rule(
+            self,
+            "JobRunFailed",
+            event_pattern=job_run_failed_pattern(application_id),
+            description="Notify each failed or cancelled sink job run",
+            targets=[targets.SnsTopic(self.topic, message=message)],
+        )
 
     def _admin_alarms(self, admin: lambda_.IFunction) -> list[cw.Metric]:
         """Alarms on the admin's reconcile failures (custom resource) and errors (daily or direct runs)."""
-        failures = cw.Metric(namespace=NAMESPACE, metric_name="ReconcileFailures", statistic="Sum", period=FIVE_MINUTES,
-                             dimensions_map={"service": ADMIN_SERVICE})
+        failures = cw.Metric(
+            namespace=NAMESPACE,
+            metric_name="ReconcileFailures",
+            statistic="Sum",
+            period=FIVE_MINUTES,
+            dimensions_map={"service": ADMIN_SERVICE},
+        )
         errors = admin.metric_errors(period=FIVE_MINUTES, statistic="Sum")
-        self._alarm("ReconcileFailures", failures, 1,
-                    "The admin custom resource failed to reconcile the connectors (the deployment failed)")
+        self._alarm(
+            "ReconcileFailures",
+            failures,
+            1,
+            "The admin custom resource failed to reconcile the connectors (the deployment failed)",
+        )
         self._alarm("AdminErrors", errors, 1, "The admin Lambda failed (a daily reconcile or a direct plan/apply)")
         return [failures, errors]
 
     def _mappings_alarm(self, settings: Settings, trigger: lambda_.IFunction) -> cw.Metric:
         """Grant the trigger the mapping check and alarm on its result; returns the metric."""
-        policy = iam.Policy(self, "TriggerReadsItsMappings", roles=[execution_role(trigger)], statements=[iam.PolicyStatement(
-            actions=["lambda:ListEventSourceMappings"], resources=["*"])])
-        acknowledge(policy, "IAM5[Resource::*]", "lambda:ListEventSourceMappings has no resource-level permissions; "
-                    "the trigger lists its own mappings (FunctionName filter) to report their health.")
+        policy = iam.Policy(
+            self,
+            "TriggerReadsItsMappings",
+            roles=[execution_role(trigger)],
+            statements=[iam.PolicyStatement(actions=["lambda:ListEventSourceMappings"], resources=["*"])],
+        )
+        acknowledge(
+            policy,
+            "IAM5[Resource::*]",
+            "lambda:ListEventSourceMappings has no resource-level permissions; "
+            "the trigger lists its own mappings (FunctionName filter) to report their health.",
+        )
         tick = Duration.minutes(max(5, settings.trigger.idle_flush_minutes))
-        metric = cw.Metric(namespace=NAMESPACE, metric_name=UNHEALTHY_MAPPINGS, statistic="Maximum", period=tick,
-                           dimensions_map={"service": TRIGGER_SERVICE})
+        metric = cw.Metric(
+            namespace=NAMESPACE,
+            metric_name=UNHEALTHY_MAPPINGS,
+            statistic="Maximum",
+            period=tick,
+            dimensions_map={"service": TRIGGER_SERVICE},
+        )
         ticks = max(1, min(UNHEALTHY_TICKS, 1440 // int(tick.to_minutes())))  # an alarm evaluates at most a day
-        self._alarm("EventSourceMappings", metric, 1, f"An MSK event source mapping of the trigger is not Enabled, "
-                    f"reports a problem, or is missing, in {ticks} periods of {int(tick.to_minutes())} minutes in a "
-                    "row: no MSK batch reaches the trigger (its log says which: EVENT_SOURCE_MAPPING_UNHEALTHY)",
-                    evaluation_periods=ticks)
+        self._alarm(
+            "EventSourceMappings",
+            metric,
+            1,
+            f"An MSK event source mapping of the trigger is not Enabled, "
+            f"reports a problem, or is missing, in {ticks} periods of {int(tick.to_minutes())} minutes in a "
+            "row: no MSK batch reaches the trigger (its log says which: EVENT_SOURCE_MAPPING_UNHEALTHY)",
+            evaluation_periods=ticks,
+        )
         return metric
 
-    def _alarm(self, name: str, metric: cw.IMetric, threshold: float, description: str, *, notify: bool = True,
-               evaluation_periods: int = 1, scope: Construct | None = None) -> None:
-        alarm = cw.Alarm(scope or self, name, metric=metric, threshold=threshold, evaluation_periods=evaluation_periods,
-                         comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                         treat_missing_data=cw.TreatMissingData.NOT_BREACHING, alarm_description=description)
+    def _alarm(
+        self,
+        name: str,
+        metric: cw.IMetric,
+        threshold: float,
+        description: str,
+        *,
+        notify: bool = True,
+        evaluation_periods: int = 1,
+        scope: Construct | None = None,
+    ) -> None:
+        alarm = cw.Alarm(
+            scope or self,
+            name,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=evaluation_periods,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
+        )
         if notify:
             alarm.add_alarm_action(actions.SnsAction(self.topic))
         self.alarms[name] = alarm

@@ -1,4 +1,5 @@
 """cdk-nag acknowledgements (v3: CDK's native `Validations`), each with the reason it is acceptable here."""
+
 from __future__ import annotations
 
 from aws_cdk import Acknowledgment, CfnElement, Stack, Validations

@@ -1,5 +1,6 @@
 """The network path from the job (EMR Serverless) and the replay Lambda, in `network.subnet_ids`, to the AWS APIs
 they call: VPC endpoints the stack creates, or a NAT route the user states the subnets already have."""
+
 from __future__ import annotations
 
 from aws_cdk import Annotations, CfnOutput
@@ -55,38 +56,70 @@ class JobNetwork(Construct):
             Annotations.of(self).add_info(
                 f"network.egress is 'nat': no VPC endpoints are created; subnets {', '.join(network.subnet_ids)} "
                 "must route to a NAT gateway to reach S3, DynamoDB, STS, Glue, CloudWatch Logs, CloudWatch, KMS, "
-                "Secrets Manager, SSM and Lambda" + (", and S3 Tables" if settings.iceberg.table_bucket else ""))
+                "Secrets Manager, SSM and Lambda" + (", and S3 Tables" if settings.iceberg.table_bucket else "")
+            )
             summary = "nat: the subnets reach AWS APIs through a NAT gateway (no endpoints created)"
         else:
             self._endpoints(settings)
             gateways = [f"{s} (reused {self.reused[s]})" if s in self.reused else s for s in GATEWAY_SERVICES]
             summary = f"endpoints: gateway {', '.join(gateways)}; interface {', '.join(interface_services(settings))}"
-        CfnOutput(self, "Egress", key="NetworkEgress", value=summary,
-                  description="How the job and the replay Lambda reach AWS APIs (settings network.egress)")
+        CfnOutput(
+            self,
+            "Egress",
+            key="NetworkEgress",
+            value=summary,
+            description="How the job and the replay Lambda reach AWS APIs (settings network.egress)",
+        )
 
     def _endpoints(self, settings: Settings) -> None:
         network = settings.network
         self.security_group = ec2.CfnSecurityGroup(
-            self, "EndpointSecurityGroup", vpc_id=network.vpc_id,
+            self,
+            "EndpointSecurityGroup",
+            vpc_id=network.vpc_id,
             group_description=f"Sink {settings.env} VPC interface endpoints: HTTPS from the job security groups",
-            security_group_ingress=[ec2.CfnSecurityGroup.IngressProperty(
-                ip_protocol="tcp", from_port=HTTPS, to_port=HTTPS, source_security_group_id=group,
-                description=f"HTTPS from {group}") for group in network.security_group_ids],
+            security_group_ingress=[
+                ec2.CfnSecurityGroup.IngressProperty(
+                    ip_protocol="tcp",
+                    from_port=HTTPS,
+                    to_port=HTTPS,
+                    source_security_group_id=group,
+                    description=f"HTTPS from {group}",
+                )
+                for group in network.security_group_ids
+            ],
             # endpoints answer, they never connect out: replace the default allow-all egress with a rule that
             # matches nothing (the form CDK's SecurityGroup uses for allowAllOutbound=false)
-            security_group_egress=[ec2.CfnSecurityGroup.EgressProperty(
-                ip_protocol="icmp", from_port=252, to_port=86, cidr_ip="255.255.255.255/32",
-                description="Disallow all traffic")])
+            security_group_egress=[
+                ec2.CfnSecurityGroup.EgressProperty(
+                    ip_protocol="icmp",
+                    from_port=252,
+                    to_port=86,
+                    cidr_ip="255.255.255.255/32",
+                    description="Disallow all traffic",
+                )
+            ],
+        )
         for service in (s for s in GATEWAY_SERVICES if s not in network.gateway_endpoint_ids):
             self.endpoints[service] = ec2.CfnVPCEndpoint(
-                self, f"Gateway-{service}", vpc_id=network.vpc_id, vpc_endpoint_type="Gateway",
+                self,
+                f"Gateway-{service}",
+                vpc_id=network.vpc_id,
+                vpc_endpoint_type="Gateway",
                 service_name=f"com.amazonaws.{settings.region}.{service}",
-                route_table_ids=list(network.route_table_ids))
+                route_table_ids=list(network.route_table_ids),
+            )
         for service in interface_services(settings):
             self.endpoints[service] = ec2.CfnVPCEndpoint(
-                self, f"Interface-{service}", vpc_id=network.vpc_id, vpc_endpoint_type="Interface",
-                service_name=f"com.amazonaws.{settings.region}.{service}", private_dns_enabled=True,
-                subnet_ids=list(network.subnet_ids), security_group_ids=[self.security_group.attr_group_id])
+                self,
+                f"Interface-{service}",
+                vpc_id=network.vpc_id,
+                vpc_endpoint_type="Interface",
+                service_name=f"com.amazonaws.{settings.region}.{service}",
+                private_dns_enabled=True,
+                subnet_ids=list(network.subnet_ids),
+                security_group_ids=[self.security_group.attr_group_id],
+            )
 
 
 def interface_services(settings: Settings) -> tuple[str, ...]:

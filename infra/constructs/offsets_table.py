@@ -1,5 +1,6 @@
 """The offsets and lease table of the engine (its items: `sink_engine.offsets.layout`), point-in-time recovery on,
 protected in prod."""
+
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
@@ -17,12 +18,16 @@ class OffsetsTable(Construct):
         super().__init__(scope, id)
         protect = settings.protect_data
         self.table = dynamodb.Table(
-            self, "Table", table_name=settings.table_name,
+            self,
+            "Table",
+            table_name=settings.table_name,
             partition_key=dynamodb.Attribute(name=PK, type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name=SK, type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(point_in_time_recovery_enabled=True),
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
             deletion_protection=protect,
             # RetainExceptOnCreate: a failed first create leaves no table behind to block the fixed name
             removal_policy=RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if protect else RemovalPolicy.DESTROY,

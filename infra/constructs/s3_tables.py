@@ -1,5 +1,6 @@
 """The S3 table bucket of the S3 Tables connectors (`iceberg.catalog.type=rest`) and its namespaces, in the stateful
 stack."""
+
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
@@ -18,7 +19,8 @@ class S3Tables(Construct):
         self.bucket.apply_removal_policy(RemovalPolicy.RETAIN)
         self.namespaces: dict[str, s3tables.CfnNamespace] = {}
         for name in namespaces:
-            namespace = s3tables.CfnNamespace(self, f"Namespace-{name}", namespace=name,
-                                              table_bucket_arn=self.bucket.attr_table_bucket_arn)
+            namespace = s3tables.CfnNamespace(
+                self, f"Namespace-{name}", namespace=name, table_bucket_arn=self.bucket.attr_table_bucket_arn
+            )
             namespace.apply_removal_policy(RemovalPolicy.RETAIN)
             self.namespaces[name] = namespace

@@ -7,6 +7,7 @@ sink engine and its dependencies; the arguments go to the engine's CLI unchanged
 run the job. Written for any Python 3 (it may run under the image's default interpreter) and the standard library
 only: nothing of the engine is importable before the check passes.
 """
+
 import os
 import sys
 
@@ -22,18 +23,24 @@ def interpreter_problem(prefix, version, executor_python):
     running = "%d.%d" % tuple(version[:2])
     config = os.path.join(prefix, "pyvenv.cfg")
     if not os.path.isfile(config):
-        return ("the driver runs %s (Python %s), not the job archive's interpreter %s: the job's Spark parameters "
-                "must set spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON to it" % (prefix, running, ARCHIVE_PYTHON))
+        return (
+            "the driver runs %s (Python %s), not the job archive's interpreter %s: the job's Spark parameters "
+            "must set spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON to it" % (prefix, running, ARCHIVE_PYTHON)
+        )
     wanted = _venv_version(config)
     if wanted != running:
-        return ("the job archive's packages are for Python %s, but its bin/python runs Python %s: the image's "
-                "/usr/bin/python%s is another interpreter; set %s to \"image\" (an image the stack builds with "
-                "Python %s) and redeploy" % (wanted, running, wanted, SETTING, wanted))
+        return (
+            "the job archive's packages are for Python %s, but its bin/python runs Python %s: the image's "
+            '/usr/bin/python%s is another interpreter; set %s to "image" (an image the stack builds with '
+            "Python %s) and redeploy" % (wanted, running, wanted, SETTING, wanted)
+        )
     if executor_python and not os.path.exists(executor_python):
         target = os.path.realpath(executor_python)
-        return ("the executors' interpreter %s (PYSPARK_PYTHON) leads to %s, which this image does not have: set %s "
-                "to \"image\" (an image the stack builds with Python %s) and redeploy"
-                % (executor_python, target, SETTING, wanted))
+        return (
+            "the executors' interpreter %s (PYSPARK_PYTHON) leads to %s, which this image does not have: set %s "
+            'to "image" (an image the stack builds with Python %s) and redeploy'
+            % (executor_python, target, SETTING, wanted)
+        )
     return None
 
 

@@ -6,6 +6,7 @@ With `connector_stacks` N, they go to N nested stacks of the service stack (`Con
 stack `crc32(name) % N`: adding or removing a connector moves no other one (a resource that moved to another stack
 would be created there before its old copy is deleted, which the Glue tables' and job roles' fixed names refuse).
 """
+
 from __future__ import annotations
 
 import zlib
@@ -52,6 +53,9 @@ class ConnectorStacks:
     def stack_of(self, connector: str) -> NestedStack:
         index = connector_stack_index(connector, self._count)
         if index not in self.nested:
-            self.nested[index] = NestedStack(self._service, f"{NESTED_ID}{index:03d}",
-                                             description=f"{self._service.stack_name}: connectors of group {index}")
+            self.nested[index] = NestedStack(
+                self._service,
+                f"{NESTED_ID}{index:03d}",
+                description=f"{self._service.stack_name}: connectors of group {index}",
+            )
         return self.nested[index]

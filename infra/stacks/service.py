@@ -3,6 +3,7 @@ Glue catalog, the Iceberg connectors' scheduled upkeep.
 
 Everything here can be destroyed and redeployed without losing data (replay progress is in the offsets table).
 """
+
 from __future__ import annotations
 
 import re
@@ -33,21 +34,56 @@ class ServiceStack(Stack):
     `TriggerFunctionName`, `AdminFunctionName`, `ApplicationId`, `DashboardName` and `JobRole<Connector>` per
     connector (see `_outputs`; with nested stacks, each connector's is its nested stack's)."""
 
-    def __init__(self, scope: Construct, id: str, *, settings: Settings, connectors: tuple[ConnectorSpec, ...],
-                 data: DataStack, **kwargs):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        settings: Settings,
+        connectors: tuple[ConnectorSpec, ...],
+        data: DataStack,
+        **kwargs,
+    ):
         super().__init__(scope, id, **kwargs)
         bucket, key, table = data.lake.bucket, data.lake.key, data.offsets.table
         layer = LibrariesLayer(self, "Libraries").layer
         self.placement = placement = ConnectorStacks(self, settings.connector_stacks)
-        self.job = SinkJob(self, "Job", settings=settings, data_key=key, connectors=connectors,
-                           table_arn=table.table_arn, placement=placement)
+        self.job = SinkJob(
+            self,
+            "Job",
+            settings=settings,
+            data_key=key,
+            connectors=connectors,
+            table_arn=table.table_arn,
+            placement=placement,
+        )
         # stops the application before CloudFormation updates it (UpdateApplication fails while it is STARTED)
-        self.application_stop = ApplicationStop(self, "ApplicationStop", settings=settings,
-                                                application=self.job.application, layer=layer)
-        self.admin = Admin(self, "Admin", settings=settings, connectors=connectors, role_arns=self.job.role_arns(),
-                           bucket=bucket, data_key=key, layer=layer, packed=placement.grouped)
-        self.trigger = Trigger(self, "Trigger", settings=settings, connectors=connectors, job=self.job, table=table,
-                               layer=layer, bucket_name=settings.bucket_name, data_key=key, placement=placement)
+        self.application_stop = ApplicationStop(
+            self, "ApplicationStop", settings=settings, application=self.job.application, layer=layer
+        )
+        self.admin = Admin(
+            self,
+            "Admin",
+            settings=settings,
+            connectors=connectors,
+            role_arns=self.job.role_arns(),
+            bucket=bucket,
+            data_key=key,
+            layer=layer,
+            packed=placement.grouped,
+        )
+        self.trigger = Trigger(
+            self,
+            "Trigger",
+            settings=settings,
+            connectors=connectors,
+            job=self.job,
+            table=table,
+            layer=layer,
+            bucket_name=settings.bucket_name,
+            data_key=key,
+            placement=placement,
+        )
         # runs start once the connector configs and the index the trigger reads are published
         self.trigger.node.add_dependency(self.admin.resource)
         # and stop before the application is deleted: the trigger, its event sources and schedules are deleted
@@ -55,16 +91,37 @@ class ServiceStack(Stack):
         self.trigger.node.add_dependency(self.application_stop.before_delete)
         self.network = JobNetwork(self, "Network", settings=settings)
         self.trigger.node.add_dependency(self.network)  # MSK event source pollers and the first runs need the endpoints
-        self.maintenance = IcebergMaintenance(self, "IcebergMaintenance", settings=settings, connectors=connectors,
-                                              function=self.trigger.function, placement=placement)
+        self.maintenance = IcebergMaintenance(
+            self,
+            "IcebergMaintenance",
+            settings=settings,
+            connectors=connectors,
+            function=self.trigger.function,
+            placement=placement,
+        )
         self.maintenance.node.add_dependency(self.admin.resource)  # the trigger finds connectors in the index
-        self.replay = DlqReplay(self, "DlqReplay", settings=settings, connectors=connectors, data_key=key,
-                                table_arn=table.table_arn, layer=layer)
-        self.monitoring = Monitoring(self, "Monitoring", settings=settings, connectors=connectors,
-                                     application_id=self.job.application.attr_application_id,
-                                     bucket_name=settings.bucket_name, trigger=self.trigger.function,
-                                     replay=self.replay.function, admin=self.admin.function, placement=placement,
-                                     discarded=self.trigger.discarded)
+        self.replay = DlqReplay(
+            self,
+            "DlqReplay",
+            settings=settings,
+            connectors=connectors,
+            data_key=key,
+            table_arn=table.table_arn,
+            layer=layer,
+        )
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            settings=settings,
+            connectors=connectors,
+            application_id=self.job.application.attr_application_id,
+            bucket_name=settings.bucket_name,
+            trigger=self.trigger.function,
+            replay=self.replay.function,
+            admin=self.admin.function,
+            placement=placement,
+            discarded=self.trigger.discarded,
+        )
         self.catalog = Catalog(self, "Catalog", settings=settings, connectors=connectors, placement=placement)
         for nested in placement.nested.values():  # as the trigger and the upkeep rules: after the index, endpoints
             nested.node.add_dependency(self.admin.resource, self.network)
@@ -73,25 +130,50 @@ class ServiceStack(Stack):
     def _outputs(self, settings: Settings) -> None:
         """What an operator needs after `cdk deploy`: every function, the EMR application, the dashboard."""
         for name, function, how in (
-            ("ReplayFunctionName", self.replay.function, "aws lambda invoke --function-name <this> "
-             "--cli-binary-format raw-in-base64-out --cli-read-timeout 900 --payload '{\"connector\": ...}' out.json"),
-            ("TriggerFunctionName", self.trigger.function, "force a run: aws lambda invoke --function-name <this> "
-             "--cli-binary-format raw-in-base64-out --payload '{\"action\": \"run\", \"connector\": ...}' out.json"),
-            ("AdminFunctionName", self.admin.function, "drift check: aws lambda invoke --function-name <this> "
-             "--cli-binary-format raw-in-base64-out --payload '{\"action\": \"plan\"}' out.json"),
+            (
+                "ReplayFunctionName",
+                self.replay.function,
+                "aws lambda invoke --function-name <this> "
+                "--cli-binary-format raw-in-base64-out --cli-read-timeout 900 --payload '{\"connector\": ...}' out.json",
+            ),
+            (
+                "TriggerFunctionName",
+                self.trigger.function,
+                "force a run: aws lambda invoke --function-name <this> "
+                '--cli-binary-format raw-in-base64-out --payload \'{"action": "run", "connector": ...}\' out.json',
+            ),
+            (
+                "AdminFunctionName",
+                self.admin.function,
+                "drift check: aws lambda invoke --function-name <this> "
+                '--cli-binary-format raw-in-base64-out --payload \'{"action": "plan"}\' out.json',
+            ),
         ):
             CfnOutput(self, name, value=function.function_name, description=how)
-        CfnOutput(self, "ApplicationId", value=self.job.application.attr_application_id,
-                  description="EMR Serverless application of the sink job (aws emr-serverless list-job-runs)")
-        CfnOutput(self, "JobLogGroupName", value=self.job.log_group.log_group_name,
-                  description="CloudWatch log group of the job runs (driver and executor STDOUT/STDERR, doctor "
-                              "output); named by CloudFormation")
-        CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name,
-                  description=f"CloudWatch dashboard (console: CloudWatch > Dashboards, region {settings.region})")
+        CfnOutput(
+            self,
+            "ApplicationId",
+            value=self.job.application.attr_application_id,
+            description="EMR Serverless application of the sink job (aws emr-serverless list-job-runs)",
+        )
+        CfnOutput(
+            self,
+            "JobLogGroupName",
+            value=self.job.log_group.log_group_name,
+            description="CloudWatch log group of the job runs (driver and executor STDOUT/STDERR, doctor "
+            "output); named by CloudFormation",
+        )
+        CfnOutput(
+            self,
+            "DashboardName",
+            value=self.monitoring.dashboard.dashboard_name,
+            description=f"CloudWatch dashboard (console: CloudWatch > Dashboards, region {settings.region})",
+        )
         for name, arn in self.job.role_arns().items():
             scope = self.placement.stack_of(name) if self.placement.grouped else self
-            CfnOutput(scope, f"JobRole{_output_id(name)}", value=arn,
-                      description=f"EMR job runtime role of connector {name}")
+            CfnOutput(
+                scope, f"JobRole{_output_id(name)}", value=arn, description=f"EMR job runtime role of connector {name}"
+            )
 
 
 def _output_id(name: str) -> str:

@@ -5,6 +5,7 @@ kept at `<config_prefix>_desired.json` for direct invokes). The admin owns only 
 config prefix: each connector's config and the connector index the trigger and the DLQ replay read; the job roles
 and the bucket's lifecycle rules are CloudFormation's (one owner each).
 """
+
 from __future__ import annotations
 
 import base64
@@ -32,15 +33,17 @@ class DesiredState:
     index: tuple[dict[str, Any], ...] = ()
 
     @classmethod
-    def from_json(cls, text: str) -> "DesiredState":
+    def from_json(cls, text: str) -> DesiredState:
         """The configs are `connectors` and the index `index`, or packed as `connectors_gzip` and `index_gzip`
         (base64 of the gzipped JSON list: the stacks pack them for environments of hundreds of connectors,
         infra/constructs/admin.py)."""
         doc = json.loads(text)
-        connectors = tuple(ConnectorState(c["name"], c["config_key"], c["document"])
-                           for c in _listed(doc, "connectors", None))
-        return cls(doc["bucket"], doc["config_prefix"], connectors, doc.get("index_key"),
-                   tuple(_listed(doc, "index", ())))
+        connectors = tuple(
+            ConnectorState(c["name"], c["config_key"], c["document"]) for c in _listed(doc, "connectors", None)
+        )
+        return cls(
+            doc["bucket"], doc["config_prefix"], connectors, doc.get("index_key"), tuple(_listed(doc, "index", ()))
+        )
 
     @property
     def state_key(self) -> str:

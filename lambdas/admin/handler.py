@@ -3,6 +3,7 @@
 Direct invoke payloads: {"action": "plan"} (dry run: the changes an apply would make) or {"action": "apply"};
 both use the desired state stored by the last deployment. Environment: BUCKET, CONFIG_PREFIX, Powertools'.
 """
+
 from __future__ import annotations
 
 import os
@@ -60,5 +61,7 @@ def _direct(action: str) -> dict:
         return {"action": action, "changes": [], "note": "no desired state stored yet; deploy the stack first"}
     plan = service.apply(desired) if action == "apply" else service.plan(desired)
     logger.info("CONNECTORS_PLANNED" if action == "plan" else "CONNECTORS_RECONCILED", extra={"changes": plan.changes})
-    metrics.add_metric(name="ReconcileChanges", unit=MetricUnit.Count, value=len(plan.changes) if action == "apply" else 0)
+    metrics.add_metric(
+        name="ReconcileChanges", unit=MetricUnit.Count, value=len(plan.changes) if action == "apply" else 0
+    )
     return {"action": action, "changes": plan.changes}

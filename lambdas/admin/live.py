@@ -1,5 +1,6 @@
 """Read and write the live AWS state the admin reconciles: the objects under the config prefix.
 Vendor errors for "absent" become None / empty."""
+
 from __future__ import annotations
 
 from botocore.exceptions import ClientError

@@ -4,6 +4,7 @@ Ownership: the objects under `config_prefix` (each connector's `<name>.json`, th
 and the desired-state copy).
 Everything else (job roles, lifecycle rules) belongs to CloudFormation.
 """
+
 from __future__ import annotations
 
 import json

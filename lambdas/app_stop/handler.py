@@ -12,6 +12,7 @@
 
 Environment: Powertools'.
 """
+
 from __future__ import annotations
 
 import time
@@ -33,8 +34,10 @@ def handler(event: dict, context) -> dict:
     properties, kind = event["ResourceProperties"], event["RequestType"]
     on_delete = "ApplicationId" in properties
     physical_id = event.get("PhysicalResourceId") or (
-        f"sink-application-stop-on-delete-{properties['ApplicationId']}" if on_delete
-        else f"sink-application-stop-{properties['ApplicationName']}")
+        f"sink-application-stop-on-delete-{properties['ApplicationId']}"
+        if on_delete
+        else f"sink-application-stop-{properties['ApplicationName']}"
+    )
     try:
         stopped = {}
         if (kind == "Delete") if on_delete else (kind == "Update"):
@@ -45,8 +48,10 @@ def handler(event: dict, context) -> dict:
                 stopped = {} if cancelled is None else {properties["ApplicationId"]: cancelled}
             else:
                 stopped = {app: stopper.stop(app, deadline) for app in stopper.find(properties["ApplicationName"])}
-        logger.info("APPLICATION_STOPPED", extra={"request": kind, "before": "delete" if on_delete else "update",
-                                                  "cancelled_runs": stopped})
+        logger.info(
+            "APPLICATION_STOPPED",
+            extra={"request": kind, "before": "delete" if on_delete else "update", "cancelled_runs": stopped},
+        )
         cfn.send(event, "SUCCESS", physical_id, data={"Applications": len(stopped)})
         return {"status": "SUCCESS", "cancelled_runs": stopped}
     except Exception as e:  # every failure must reach CloudFormation, or the stack waits for the service timeout

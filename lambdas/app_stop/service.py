@@ -5,8 +5,9 @@ UpdateApplication needs the application CREATED or STOPPED (EMR Serverless API R
 application has to be in a stopped or created state in order to be updated"); CloudFormation's handler for
 AWS::EMRServerless::Application sends the update whatever changed, so a STARTED application fails it ("Only
 MaxConcurrentRuns from SchedulerConfiguration can be updated when application is in STARTED state":
-aws/aws-cdk#35488, aws-cloudformation/cloudformation-coverage-roadmap#2370). DeleteApplication needs the same states ("An application
-has to be in a stopped or created state in order to be deleted", EMR Serverless API Reference, DeleteApplication,
+aws/aws-cdk#35488, aws-cloudformation/cloudformation-coverage-roadmap#2370). DeleteApplication needs the same
+states ("An application has to be in a stopped or created state in order to be deleted", EMR Serverless API
+Reference, DeleteApplication,
 https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_DeleteApplication.html), so a stack deleted while
 its application is STARTED (after any run, until its idle stop) ends DELETE_FAILED. StopApplication needs the
 application STARTING or STARTED and every job run of it ended or cancelled (its STOPPING state: "All jobs have
@@ -17,6 +18,7 @@ run redoes the rest: exactly-once holds), wait for them to end, StopApplication,
 (autoStartConfiguration) starts it again at the next StartJobRun after the update. A run the trigger starts
 while this waits is cancelled in turn.
 """
+
 from __future__ import annotations
 
 import time
@@ -37,8 +39,13 @@ class StopTimeout(Exception):
 class ApplicationStopper:
     """`emr`: a boto3 emr-serverless client; `clock` and `sleep` in seconds; `poll_seconds` between looks."""
 
-    def __init__(self, emr, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-                 poll_seconds: float = 10.0):
+    def __init__(
+        self,
+        emr,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        poll_seconds: float = 10.0,
+    ):
         self._emr, self._clock, self._sleep, self._poll = emr, clock, sleep, poll_seconds
 
     def find(self, name: str) -> list[str]:
@@ -46,8 +53,11 @@ class ApplicationStopper:
         TERMINATED): those to stop."""
         ids = []
         for page in self._emr.get_paginator("list_applications").paginate():
-            ids += [a["id"] for a in page["applications"]
-                    if a["name"] == name and a["state"] not in UPDATABLE | {"TERMINATED"}]
+            ids += [
+                a["id"]
+                for a in page["applications"]
+                if a["name"] == name and a["state"] not in UPDATABLE | {"TERMINATED"}
+            ]
         return ids
 
     def stop(self, application_id: str, deadline: float) -> list[str]:
@@ -68,8 +78,10 @@ class ApplicationStopper:
                     self._stop(application_id)
             # CREATING, STOPPING, or runs ending: look again
             if self._clock() + self._poll > deadline:
-                raise StopTimeout(f"application {application_id} is {state}, not stopped, at the deadline "
-                                  f"(cancelled runs: {', '.join(cancelled) or 'none'})")
+                raise StopTimeout(
+                    f"application {application_id} is {state}, not stopped, at the deadline "
+                    f"(cancelled runs: {', '.join(cancelled) or 'none'})"
+                )
             self._sleep(self._poll)
 
     def stop_if_exists(self, application_id: str, deadline: float) -> list[str] | None:
@@ -83,8 +95,9 @@ class ApplicationStopper:
 
     def _active_runs(self, application_id: str) -> list[dict]:
         runs = []
-        for page in self._emr.get_paginator("list_job_runs").paginate(applicationId=application_id,
-                                                                     states=ACTIVE_RUN_STATES):
+        for page in self._emr.get_paginator("list_job_runs").paginate(
+            applicationId=application_id, states=ACTIVE_RUN_STATES
+        ):
             runs += page["jobRuns"]
         return runs
 

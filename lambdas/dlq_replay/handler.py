@@ -7,6 +7,7 @@ Payload: see `sink_engine.dlq.replay_request`. Environment: CONNECTORS_URI (the 
 publishes, as the trigger's: each connector's config URI, whose config names the offsets table and the dead-letter
 queue; read on first use and again after `INDEX_TTL_MS`), and Powertools' variables.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,7 +46,10 @@ def handler(event: dict, context) -> dict:
         logger.warning("DLQ_REPLAY_REJECTED", extra={"field": e.key, "error": str(e)})
         return {"error": str(e), "field": e.key}
     logger.info("DLQ_REPLAYED", extra=result)
-    with single_metric(name="DeadLettersReplayed", unit=MetricUnit.Count,
-                       value=0 if result["dry_run"] else result["totals"]["replayed"]) as metric:
+    with single_metric(
+        name="DeadLettersReplayed",
+        unit=MetricUnit.Count,
+        value=0 if result["dry_run"] else result["totals"]["replayed"],
+    ) as metric:
         metric.add_dimension(name="Connector", value=result["connector"])
     return result

@@ -2,9 +2,10 @@
 
 The replay itself is `sink_engine.dlq.replay`, shared with `sink-engine dlq replay`.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from sink_engine.config import SinkConfig
 from sink_engine.dlq.replay import replay
@@ -18,8 +19,14 @@ class ReplayService:
     """`config_uris` gives the deployed connectors' config URIs by name whenever asked (the connector index's
     `get`: its copy, read again once it is older than the TTL)."""
 
-    def __init__(self, config_uris: Callable[[], Mapping[str, str]], dynamodb, s3, clock: Callable[[], int],
-                 load: Callable[..., SinkConfig] = load_checked_config):
+    def __init__(
+        self,
+        config_uris: Callable[[], Mapping[str, str]],
+        dynamodb,
+        s3,
+        clock: Callable[[], int],
+        load: Callable[..., SinkConfig] = load_checked_config,
+    ):
         self._config_uris, self._db, self._s3, self._clock, self._load = config_uris, dynamodb, s3, clock, load
 
     def handle(self, payload: dict) -> dict:

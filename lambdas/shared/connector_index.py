@@ -5,10 +5,12 @@
 A container reads it on first use and again once its copy is older than `INDEX_TTL_MS`, so a deploy that adds,
 changes or removes a connector reaches warm containers within a minute, without waiting for new ones.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -30,8 +32,9 @@ class ConnectorIndex(Generic[T]):
     or non-JSON index, that raises ConnectorIndexError naming the URI (and nothing is kept: the next call reads
     again)."""
 
-    def __init__(self, uri: str, s3, parse: Callable[[list[dict]], T], clock: Callable[[], int],
-                 ttl_ms: int = INDEX_TTL_MS):
+    def __init__(
+        self, uri: str, s3, parse: Callable[[list[dict]], T], clock: Callable[[], int], ttl_ms: int = INDEX_TTL_MS
+    ):
         bucket, _, key = uri.removeprefix("s3://").partition("/")
         if not uri.startswith("s3://") or not bucket or not key:
             raise ConnectorIndexError(uri, "is not an s3://<bucket>/<key> URI")
@@ -57,14 +60,18 @@ class ConnectorIndex(Generic[T]):
         except ClientError as e:
             code = e.response.get("Error", {}).get("Code", "?")
             if code in ("NoSuchKey", "404"):
-                raise ConnectorIndexError(self.uri, "does not exist; the admin custom resource publishes it when "
-                                          "the Service stack is deployed (an admin apply repairs it)") from None
+                raise ConnectorIndexError(
+                    self.uri,
+                    "does not exist; the admin custom resource publishes it when "
+                    "the Service stack is deployed (an admin apply repairs it)",
+                ) from None
             raise ConnectorIndexError(self.uri, f"cannot be read: {code}: {e}") from e
         try:
             entries = json.loads(body)
         except ValueError as e:
             raise ConnectorIndexError(self.uri, f"is not valid JSON: {e}") from None
-        if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("name"), str)
-                                                    for e in entries):
+        if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("name"), str) for e in entries
+        ):
             raise ConnectorIndexError(self.uri, "is not a JSON list of connector entries, each with a name")
         return entries

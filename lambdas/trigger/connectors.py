@@ -1,5 +1,6 @@
 """The connectors the trigger starts runs for: the entries of the connector index (`CONNECTORS_URI`, read by
 `lambdas.shared.connector_index`; `infra.connectors.connector_index` builds them)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,8 +36,16 @@ def connectors_from_entries(entries: list[dict], default_role_arn: str | None) -
         role = entry.get("role_arn") or default_role_arn
         if not role:
             raise TriggerConfigError(name, "role_arn", "absent from its index entry and no JOB_ROLE_ARN is set")
-        connectors.append(Connector(name, tuple(entry["topics"]), entry["config_uri"],
-                                    Rotation.from_entry(name, entry["rotation"]), role, entry.get("tables", True),
-                                    RunShape.from_entry(name, entry.get("sizing")),
-                                    tuple(entry.get("restore_targets") or ())))
+        connectors.append(
+            Connector(
+                name,
+                tuple(entry["topics"]),
+                entry["config_uri"],
+                Rotation.from_entry(name, entry["rotation"]),
+                role,
+                entry.get("tables", True),
+                RunShape.from_entry(name, entry.get("sizing")),
+                tuple(entry.get("restore_targets") or ()),
+            )
+        )
     return connectors

@@ -1,4 +1,5 @@
 """Errors of the trigger: a bad environment or invocation, named by the connector or key at fault."""
+
 from __future__ import annotations
 
 

@@ -9,10 +9,11 @@ A mapping is healthy when its State is Enabled and its LastProcessingResult is a
 anything else (Creating, Disabled, "PROBLEM: Connection error ...", an authorization failure) is a problem, and so
 is a topic with no mapping. Transitional states count too: the alarm waits for several ticks before firing.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Iterable
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
@@ -41,8 +42,9 @@ def problems(mappings: Iterable[dict], topics: Iterable[str]) -> list[MappingPro
             continue
         detail = result if result and result not in HEALTHY_RESULTS else mapping.get("StateTransitionReason", "")
         found.extend(MappingProblem(t, mapping.get("UUID"), state, detail) for t in mapping_topics)
-    found.extend(MappingProblem(t, None, None, "no event source mapping reads this topic")
-                 for t in sorted(set(topics) - covered))
+    found.extend(
+        MappingProblem(t, None, None, "no event source mapping reads this topic") for t in sorted(set(topics) - covered)
+    )
     return found
 
 

@@ -19,12 +19,13 @@ application's maximum capacity, "16 vCPU", "64 GB", "200 GB": no run's workers e
 (optional: the executors a data run may have), RUN_CLAIM_MS,
 BACKOFF_BASE_MS, BACKOFF_CAP_MS, and Powertools' variables.
 """
+
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Callable, Mapping
 
 import boto3
 from aws_lambda_powertools import Logger, Tracer
@@ -56,13 +57,20 @@ def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerSe
     state = TriggerState(dynamodb, env["TABLE_NAME"])
     capacity = Capacity.parse(env.get("MAX_CPU"), env.get("MAX_MEMORY"), env.get("MAX_DISK"))
     max_executors = env.get("MAX_EXECUTORS_PER_RUN")
-    job = JobSpec(env["APPLICATION_ID"], env["ENTRY_POINT"], env["SPARK_PARAMETERS"], int(env["JOB_TIMEOUT_MINUTES"]),
-                  capacity, int(max_executors) if max_executors else None)
+    job = JobSpec(
+        env["APPLICATION_ID"],
+        env["ENTRY_POINT"],
+        env["SPARK_PARAMETERS"],
+        int(env["JOB_TIMEOUT_MINUTES"]),
+        capacity,
+        int(max_executors) if max_executors else None,
+    )
     backoff = Backoff(int(env["BACKOFF_BASE_MS"]), int(env["BACKOFF_CAP_MS"]))
     starter = RunStarter(state, boto3.client("emr-serverless"), job, int(env["RUN_CLAIM_MS"]), backoff)
     default_role = env.get("JOB_ROLE_ARN")
-    index = ConnectorIndex(env["CONNECTORS_URI"], boto3.client("s3"),
-                           lambda entries: connectors_from_entries(entries, default_role), clock)
+    index = ConnectorIndex(
+        env["CONNECTORS_URI"], boto3.client("s3"), lambda entries: connectors_from_entries(entries, default_role), clock
+    )
     return TriggerService(index.get, state, starter, clock, RestoreRuns(dynamodb, env["TABLE_NAME"]))
 
 
@@ -84,36 +92,61 @@ def decide(event: dict) -> list[Decision]:
         return _service().on_tick()
     if action == "run":
         return [_service().force(event.get("connector"))]
-    raise UnknownRequestError(f"unknown trigger event: action {action!r} (expected an MSK event, "
-                              '{"action": "idle-flush"}, {"action": "run", "connector": "<name>"} or '
-                              '{"action": "maintain", "connector": "<name>"} or {"action": "doctor", "connector": '
-                              '"<name>"} or {"action": "restore", "connector": "<name>", "topic": ..., '
-                              '"target_topic": ...})')
+    raise UnknownRequestError(
+        f"unknown trigger event: action {action!r} (expected an MSK event, "
+        '{"action": "idle-flush"}, {"action": "run", "connector": "<name>"} or '
+        '{"action": "maintain", "connector": "<name>"} or {"action": "doctor", "connector": '
+        '"<name>"} or {"action": "restore", "connector": "<name>", "topic": ..., '
+        '"target_topic": ...})'
+    )
 
 
 def maintain(event: dict) -> dict:
     connector = event.get("connector")
     outcome = _service().maintain(connector, event.get("time"))
-    logger.info("MAINTENANCE_RUN_STARTED", extra={"connector": connector, "job_run_id": outcome.job_run_id,
-                                                  "scheduled_at": event.get("time")})
-    return {"connector": connector, "action": outcome.action, "reason": outcome.reason,
-            "job_run_id": outcome.job_run_id}
+    logger.info(
+        "MAINTENANCE_RUN_STARTED",
+        extra={"connector": connector, "job_run_id": outcome.job_run_id, "scheduled_at": event.get("time")},
+    )
+    return {
+        "connector": connector,
+        "action": outcome.action,
+        "reason": outcome.reason,
+        "job_run_id": outcome.job_run_id,
+    }
 
 
 def doctor(event: dict) -> dict:
     connector = event.get("connector")
     outcome = _service().doctor(connector, event.get("time"))
     logger.info("DOCTOR_RUN_STARTED", extra={"connector": connector, "job_run_id": outcome.job_run_id})
-    return {"connector": connector, "action": outcome.action, "reason": outcome.reason,
-            "job_run_id": outcome.job_run_id}
+    return {
+        "connector": connector,
+        "action": outcome.action,
+        "reason": outcome.reason,
+        "job_run_id": outcome.job_run_id,
+    }
 
 
 def restore(event: dict) -> dict:
     request, outcome = _service().restore(event)
-    logger.info("RESTORE_RUN_STARTED", extra={"connector": event.get("connector"), "job_run_id": outcome.job_run_id,
-                                              "topic": request.topic, "target_topic": request.target_topic})
-    return {"connector": event.get("connector"), "action": outcome.action, "reason": outcome.reason,
-            "job_run_id": outcome.job_run_id, "topic": request.topic, "target_topic": request.target_topic}
+    logger.info(
+        "RESTORE_RUN_STARTED",
+        extra={
+            "connector": event.get("connector"),
+            "job_run_id": outcome.job_run_id,
+            "topic": request.topic,
+            "target_topic": request.target_topic,
+        },
+    )
+    return {
+        "connector": event.get("connector"),
+        "action": outcome.action,
+        "reason": outcome.reason,
+        "job_run_id": outcome.job_run_id,
+        "topic": request.topic,
+        "target_topic": request.target_topic,
+    }
 
 
 @logger.inject_lambda_context
@@ -128,10 +161,20 @@ def handler(event: dict, context) -> dict:
     decisions = decide(event)
     for decision in decisions:
         _report(decision)
-    answer = {"decisions": [{"connector": d.connector, "action": d.outcome.action, "reason": d.outcome.reason,
-                             "where": d.where, "job_run_id": d.outcome.job_run_id,
-                             "retry_at_ms": d.outcome.retry_at_ms, "pending_records": d.pending.records}
-                            for d in decisions]}
+    answer = {
+        "decisions": [
+            {
+                "connector": d.connector,
+                "action": d.outcome.action,
+                "reason": d.outcome.reason,
+                "where": d.where,
+                "job_run_id": d.outcome.job_run_id,
+                "retry_at_ms": d.outcome.retry_at_ms,
+                "pending_records": d.pending.records,
+            }
+            for d in decisions
+        ]
+    }
     if event.get("action") == "idle-flush":  # the tick also checks the event sources that feed the batches
         esm_health.report(_lambda_client(), context.function_name, _service().topics, logger)
         answer["restores"] = [_report_restore(s) for s in _service().resume_restores()]
@@ -140,9 +183,15 @@ def handler(event: dict, context) -> dict:
 
 def _report_restore(settled) -> dict:
     """RESTORE_RUN_RESUMED, _SUCCEEDED, _STOPPED or _START_FAILED (a restore still running is not logged)."""
-    fields = {"connector": settled.connector, "action": settled.action, "topic": settled.run.request.topic,
-              "target_topic": settled.run.request.target_topic, "attempt": settled.run.attempt,
-              "ended_job_run_id": settled.run.job_run_id, "job_run_id": settled.job_run_id}
+    fields = {
+        "connector": settled.connector,
+        "action": settled.action,
+        "topic": settled.run.request.topic,
+        "target_topic": settled.run.request.target_topic,
+        "attempt": settled.run.attempt,
+        "ended_job_run_id": settled.run.job_run_id,
+        "job_run_id": settled.job_run_id,
+    }
     if settled.action != "waiting":
         logger.info(f"RESTORE_RUN_{settled.action.upper().replace('-', '_')}", extra=fields)
     return fields
@@ -155,12 +204,23 @@ def _report(decision: Decision) -> None:
         event = "JOB_RUN_QUEUED"
         with single_metric(name=QUEUED_METRIC, unit=MetricUnit.Count, value=1):
             pass
-    logger.info(event, extra={"connector": decision.connector, "action": outcome.action, "reason": outcome.reason,
-                              "where": decision.where, "job_run_id": outcome.job_run_id,
-                              "retry_at_ms": outcome.retry_at_ms, "pending_records": decision.pending.records})
+    logger.info(
+        event,
+        extra={
+            "connector": decision.connector,
+            "action": outcome.action,
+            "reason": outcome.reason,
+            "where": decision.where,
+            "job_run_id": outcome.job_run_id,
+            "retry_at_ms": outcome.retry_at_ms,
+            "pending_records": decision.pending.records,
+        },
+    )
     age_s = decision.pending.age_ms(decision.at_ms) / 1000
-    for name, unit, value in (("PendingRecords", MetricUnit.Count, decision.pending.records),
-                              ("OldestPendingAgeSeconds", MetricUnit.Seconds, age_s),
-                              ("JobRunsStarted", MetricUnit.Count, 1 if outcome.action == "started" else 0)):
+    for name, unit, value in (
+        ("PendingRecords", MetricUnit.Count, decision.pending.records),
+        ("OldestPendingAgeSeconds", MetricUnit.Seconds, age_s),
+        ("JobRunsStarted", MetricUnit.Count, 1 if outcome.action == "started" else 0),
+    ):
         with single_metric(name=name, unit=unit, value=value) as metric:
             metric.add_dimension(name="Connector", value=decision.connector)

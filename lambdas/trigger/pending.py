@@ -4,10 +4,12 @@ The trigger counts offsets, not records: pending = newest offset seen + 1 - comm
 with transaction markers or compaction gaps this overcounts; a run that then closes nothing counts as a failed
 run for the backoff (runs.py), so an overcount cannot start runs back to back.
 """
+
 from __future__ import annotations
 
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Container, Iterable, Mapping, overload
+from typing import overload
 
 TopicPartition = tuple[str, int]
 
@@ -45,8 +47,9 @@ class Pending:
         return 0 if self.oldest_ts_ms is None else max(0, now_ms - self.oldest_ts_ms)
 
 
-def summarize(records: Iterable[Mapping], committed: Mapping[TopicPartition, int],
-              topics: Container[str]) -> dict[TopicPartition, Seen]:
+def summarize(
+    records: Iterable[Mapping], committed: Mapping[TopicPartition, int], topics: Container[str]
+) -> dict[TopicPartition, Seen]:
     """MSK event records (dicts with topic, partition, offset, timestamp) of `topics` at or past their committed
     offset -> per topic-partition: newest offset + 1, lowest-offset record, newest timestamp. One pass."""
     acc: dict[TopicPartition, list] = {}

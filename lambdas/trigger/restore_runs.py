@@ -17,12 +17,13 @@ A refused StartJobRun (`start-failed`) changes nothing stored: the next tick tri
 Only the tick writes after the first attempt: a new attempt's StartJobRun carries the token of (request, attempt), so
 two ticks settling at once start one run, and the conditional update on `attempt` records it once.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 from botocore.exceptions import ClientError
 
@@ -65,39 +66,67 @@ class RestoreRuns:
 
     def record(self, connector: str, run: RestoreRun) -> None:
         """Keep the first attempt of a restore (a retried invocation puts the same item again)."""
-        self._db.put_item(TableName=self._table, Item={
-            **layout.key(connector, layout.restore_run_sk(run.token)), "request": {"S": _dump(run.request)},
-            "requested_at": {"S": run.requested_at}, "attempt": {"N": str(run.attempt)},
-            "job_run_id": {"S": run.job_run_id}, "checkpoint_at_ms": {"N": str(run.checkpoint_at_ms)}})
+        self._db.put_item(
+            TableName=self._table,
+            Item={
+                **layout.key(connector, layout.restore_run_sk(run.token)),
+                "request": {"S": _dump(run.request)},
+                "requested_at": {"S": run.requested_at},
+                "attempt": {"N": str(run.attempt)},
+                "job_run_id": {"S": run.job_run_id},
+                "checkpoint_at_ms": {"N": str(run.checkpoint_at_ms)},
+            },
+        )
 
     def open_runs(self, connector: str) -> list[RestoreRun]:
         """The connector's restores that have no outcome yet."""
-        return [RestoreRun(i[layout.SK]["S"].removeprefix(layout.RESTORE_RUN_PREFIX), _load(i["request"]["S"]),
-                           i["requested_at"]["S"], int(i["attempt"]["N"]), i["job_run_id"]["S"],
-                           int(i["checkpoint_at_ms"]["N"]))
-                for i in layout.items_under(self._db, self._table, connector, layout.RESTORE_RUN_PREFIX)
-                if "outcome" not in i]
+        return [
+            RestoreRun(
+                i[layout.SK]["S"].removeprefix(layout.RESTORE_RUN_PREFIX),
+                _load(i["request"]["S"]),
+                i["requested_at"]["S"],
+                int(i["attempt"]["N"]),
+                i["job_run_id"]["S"],
+                int(i["checkpoint_at_ms"]["N"]),
+            )
+            for i in layout.items_under(self._db, self._table, connector, layout.RESTORE_RUN_PREFIX)
+            if "outcome" not in i
+        ]
 
     def checkpoint_at_ms(self, request: RestoreRequest) -> int:
         """When the restore of `request`'s topic into its target last recorded its checkpoint (0: never)."""
-        item = self._db.get_item(TableName=self._table, ConsistentRead=True, Key=layout.key(
-            layout.restore_pk(request.target_topic), layout.restored_sk(request.topic))).get("Item") or {}
+        item = (
+            self._db.get_item(
+                TableName=self._table,
+                ConsistentRead=True,
+                Key=layout.key(layout.restore_pk(request.target_topic), layout.restored_sk(request.topic)),
+            ).get("Item")
+            or {}
+        )
         recorded = item.get("recorded_at_ms") or item.get("created_at_ms")  # older items: created_at_ms
         return int(recorded["N"]) if recorded else 0
 
     def advance(self, connector: str, run: RestoreRun, job_run_id: str, checkpoint_at_ms: int) -> bool:
         """Record attempt n + 1 if the stored attempt is still n; False if another tick did."""
-        return self._conditional(connector, run, "SET attempt = :next, job_run_id = :id, checkpoint_at_ms = :at", {
-            ":next": {"N": str(run.attempt + 1)}, ":id": {"S": job_run_id}, ":at": {"N": str(checkpoint_at_ms)}})
+        return self._conditional(
+            connector,
+            run,
+            "SET attempt = :next, job_run_id = :id, checkpoint_at_ms = :at",
+            {":next": {"N": str(run.attempt + 1)}, ":id": {"S": job_run_id}, ":at": {"N": str(checkpoint_at_ms)}},
+        )
 
     def close(self, connector: str, run: RestoreRun, outcome: str) -> None:
         self._conditional(connector, run, "SET outcome = :outcome", {":outcome": {"S": outcome}})
 
     def _conditional(self, connector: str, run: RestoreRun, update: str, values: dict) -> bool:
         try:
-            self._db.update_item(TableName=self._table, Key=layout.key(connector, layout.restore_run_sk(run.token)),
-                                 UpdateExpression=update, ConditionExpression="attempt = :attempt",
-                                 ExpressionAttributeValues={**values, ":attempt": {"N": str(run.attempt)}})
+            self._db.update_item(
+                TableName=self._table,
+                Key=layout.key(connector, layout.restore_run_sk(run.token)),
+                UpdateExpression=update,
+                ConditionExpression="attempt = :attempt",
+                ExpressionAttributeValues={**values, ":attempt": {"N": str(run.attempt)}},
+            )
             return True
         except ClientError as e:
             if e.response["Error"]["Code"] == "ConditionalCheckFailedException":
@@ -105,8 +134,9 @@ class RestoreRuns:
             raise
 
 
-def settle(runs: RestoreRuns, connector: str, job_state: Callable[[str], str],
-           restart: Callable[[RestoreRun], str]) -> list[Settled]:
+def settle(
+    runs: RestoreRuns, connector: str, job_state: Callable[[str], str], restart: Callable[[RestoreRun], str]
+) -> list[Settled]:
     """Settle the connector's open restores (see the module docstring): `job_state(job_run_id)` is EMR's state of a
     run, `restart(run)` starts the next attempt of `run` and answers its job run id."""
     settled = []

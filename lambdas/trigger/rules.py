@@ -17,11 +17,12 @@ engine's own rule seen from what the trigger knows (its markers and the engine's
   deploy still gets its first run, from the idle-flush tick.
 Other closing triggers (schema change, partition change, open-file cap) only close files sooner.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import timezone, tzinfo
-from typing import Mapping
+from datetime import UTC, tzinfo
 
 from lambdas.trigger.errors import TriggerConfigError
 from lambdas.trigger.pending import Committed, Seen, TopicPartition
@@ -29,7 +30,12 @@ from sink_engine.errors import ConfigError
 from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
 
 FLUSH_SIZE, SCHEDULED, WALLCLOCK_INTERVAL, RECORD_INTERVAL, FIRST_RUN = (
-    "flush-size", "scheduled-rotation", "wallclock-interval", "record-interval", "first-run")
+    "flush-size",
+    "scheduled-rotation",
+    "wallclock-interval",
+    "record-interval",
+    "first-run",
+)
 EXTRACTORS = ("wallclock", "record", "recordfield")
 
 
@@ -41,17 +47,21 @@ class Rotation:
     schedule_ms: int = -1
     interval_ms: int = -1
     extractor: str = "wallclock"
-    zone: tzinfo = field(default=timezone.utc, compare=False)
+    zone: tzinfo = field(default=UTC, compare=False)
 
     @classmethod
-    def from_entry(cls, connector: str, entry: Mapping) -> "Rotation":
+    def from_entry(cls, connector: str, entry: Mapping) -> Rotation:
         try:
             flush_size = int(entry["flush.size"])
             schedule, interval = int(entry["rotate.schedule.interval.ms"]), int(entry["rotate.interval.ms"])
             extractor, zone = str(entry["timestamp.extractor"]), str(entry["timezone"])
         except (KeyError, TypeError, ValueError) as e:
-            raise TriggerConfigError(connector, "rotation", f"needs integer flush.size, rotate.schedule.interval.ms, "
-                                     f"rotate.interval.ms and timestamp.extractor, timezone: {e!r}") from None
+            raise TriggerConfigError(
+                connector,
+                "rotation",
+                f"needs integer flush.size, rotate.schedule.interval.ms, "
+                f"rotate.interval.ms and timestamp.extractor, timezone: {e!r}",
+            ) from None
         if flush_size < 1:
             raise TriggerConfigError(connector, "flush.size", f"{flush_size} is not positive")
         if extractor not in EXTRACTORS:
@@ -78,16 +88,26 @@ def partition_reason(rotation: Rotation, seen: Seen | None, committed: Committed
         return SCHEDULED
     if rotation.interval_ms > 0 and rotation.extractor == "wallclock" and now_ms - last >= rotation.interval_ms:
         return WALLCLOCK_INTERVAL
-    if rotation.interval_ms > 0 and rotation.extractor == "record" and seen.first_offset is not None \
-            and seen.first_offset >= committed.next_offset \
-            and seen.newest_ts_ms is not None and seen.first_ts_ms is not None \
-            and seen.newest_ts_ms - seen.first_ts_ms >= rotation.interval_ms:
+    if (
+        rotation.interval_ms > 0
+        and rotation.extractor == "record"
+        and seen.first_offset is not None
+        and seen.first_offset >= committed.next_offset
+        and seen.newest_ts_ms is not None
+        and seen.first_ts_ms is not None
+        and seen.newest_ts_ms - seen.first_ts_ms >= rotation.interval_ms
+    ):
         return RECORD_INTERVAL
     return None
 
 
-def closing(rotation: Rotation, topics: tuple[str, ...], seen: Mapping[TopicPartition, Seen],
-            committed: Mapping[TopicPartition, Committed], now_ms: int) -> tuple[str, str] | None:
+def closing(
+    rotation: Rotation,
+    topics: tuple[str, ...],
+    seen: Mapping[TopicPartition, Seen],
+    committed: Mapping[TopicPartition, Committed],
+    now_ms: int,
+) -> tuple[str, str] | None:
     """The first reason (and where: `topic` or `topic-partition`) why a run of the connector would close a
     file now, or None. Topics without any committed offset come first (`first-run`)."""
     committed_topics = {topic for topic, _ in committed}
@@ -101,8 +121,9 @@ def closing(rotation: Rotation, topics: tuple[str, ...], seen: Mapping[TopicPart
     return None
 
 
-def worth_saving(rotation: Rotation, stored: Seen | None, merged: Seen, committed: Committed | None,
-                 now_ms: int) -> bool:
+def worth_saving(
+    rotation: Rotation, stored: Seen | None, merged: Seen, committed: Committed | None, now_ms: int
+) -> bool:
     """Whether a batch's merged marker must be written for later decisions (the tick's, or a batch's of another
     topic): a batch always knows its own newest offset, so a marker is written only when it tells something the
     stored one does not: a first pending record (after a commit), a reason to run that the stored marker did not
@@ -113,5 +134,7 @@ def worth_saving(rotation: Rotation, stored: Seen | None, merged: Seen, committe
         return True
     if merged.next_offset - stored.next_offset >= rotation.flush_size:
         return True
-    return partition_reason(rotation, merged, committed, now_ms) is not None \
+    return (
+        partition_reason(rotation, merged, committed, now_ms) is not None
         and partition_reason(rotation, stored, committed, now_ms) is None
+    )

@@ -25,6 +25,7 @@ the sizes, so a resumed StartJobRun sends the same request), table upkeep's, the
 driver reads the objects and produces, with no executor work) to a small fixed plan; their `--conf`s follow the
 infrastructure's spark parameters.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,21 +58,33 @@ class JobSpec:
     capacity: Capacity
     max_executors: int | None = None
 
-    def start_request(self, connector: Connector, arguments: list[str], token: str, name: str,
-                      tags: dict[str, str], sizes: str = "") -> dict:
+    def start_request(
+        self, connector: Connector, arguments: list[str], token: str, name: str, tags: dict[str, str], sizes: str = ""
+    ) -> dict:
         """The StartJobRun request of a run of the job's entry point with `arguments`, as `connector`'s role, on
         the workers `sizes` names (a Plan's `spark_parameters()`; empty: EMR's default sizes)."""
         parameters = f"{self.spark_parameters} {sizes}" if sizes else self.spark_parameters
-        return {"applicationId": self.application_id, "clientToken": token, "executionRoleArn": connector.role_arn,
-                "name": name, "executionTimeoutMinutes": self.timeout_minutes,
-                "jobDriver": {"sparkSubmit": {"entryPoint": self.entry_point, "entryPointArguments": arguments,
-                                              "sparkSubmitParameters": parameters}},
-                "tags": {"connector": connector.name, **tags}}
+        return {
+            "applicationId": self.application_id,
+            "clientToken": token,
+            "executionRoleArn": connector.role_arn,
+            "name": name,
+            "executionTimeoutMinutes": self.timeout_minutes,
+            "jobDriver": {
+                "sparkSubmit": {
+                    "entryPoint": self.entry_point,
+                    "entryPointArguments": arguments,
+                    "sparkSubmitParameters": parameters,
+                }
+            },
+            "tags": {"connector": connector.name, **tags},
+        }
 
     def sizes(self, connector: Connector, pending: Pending | None) -> str:
         """The `--conf`s of the workers of a run of `connector` that finds `pending` (None: nothing known)."""
-        return plan_run(connector.shape, pending.behind if pending else (), self.capacity, connector.tables,
-                        self.max_executors).spark_parameters()
+        return plan_run(
+            connector.shape, pending.behind if pending else (), self.capacity, connector.tables, self.max_executors
+        ).spark_parameters()
 
 
 @dataclass(frozen=True)
@@ -118,8 +131,15 @@ class RunStarter:
     def __init__(self, state: TriggerState, emr, job: JobSpec, claim_ms: int, backoff: Backoff):
         self._state, self._emr, self._job, self._claim_ms, self._backoff = state, emr, job, claim_ms, backoff
 
-    def start(self, connector: Connector, reason: str, now_ms: int, last_commit_ms: int,
-              forced: bool = False, pending: Pending | None = None) -> Outcome:
+    def start(
+        self,
+        connector: Connector,
+        reason: str,
+        now_ms: int,
+        last_commit_ms: int,
+        forced: bool = False,
+        pending: Pending | None = None,
+    ) -> Outcome:
         """Start a run unless one holds the lease or its claim's run is active, or (unless `forced`) the backoff
         after failed runs has not elapsed. `last_commit_ms`: the newest committed_at_ms of the connector's
         offsets; `pending`: what the run will find, which sizes its workers. Safe to call again with the same
@@ -147,8 +167,14 @@ class RunStarter:
             retry_at = claim.settled_at_ms + self._backoff.delay_ms(failures)
             if now_ms < retry_at:
                 return Outcome("skipped", "backoff", claim.job_run_id, retry_at)
-        fresh = RunClaim((claim.attempt if claim else 0) + 1, epoch, now_ms, now_ms + self._claim_ms,
-                         failures_before=failures, sizes=self._job.sizes(connector, pending))
+        fresh = RunClaim(
+            (claim.attempt if claim else 0) + 1,
+            epoch,
+            now_ms,
+            now_ms + self._claim_ms,
+            failures_before=failures,
+            sizes=self._job.sizes(connector, pending),
+        )
         if not self._state.put_claim(name, fresh, claim.attempt if claim else None):
             return Outcome("skipped", "claimed-concurrently")
         return self._submit(connector, fresh, "started", reason)
@@ -170,34 +196,61 @@ class RunStarter:
     def start_maintenance(self, connector: Connector, scheduled_at: str) -> Outcome:
         """Start `sink-engine iceberg maintain` for `connector` (see the module docstring); `scheduled_at` names the
         tick. A refused StartJobRun raises (the invocation is retried, with the same token)."""
-        answer = self._emr.start_job_run(**self._job.start_request(
-            connector, maintenance_arguments(connector.config_uri), maintenance_token(connector.name, scheduled_at),
-            f"{connector.name}-maintain", {"action": "maintain"}, UPKEEP.spark_parameters()))
+        answer = self._emr.start_job_run(
+            **self._job.start_request(
+                connector,
+                maintenance_arguments(connector.config_uri),
+                maintenance_token(connector.name, scheduled_at),
+                f"{connector.name}-maintain",
+                {"action": "maintain"},
+                UPKEEP.spark_parameters(),
+            )
+        )
         return Outcome("started", "maintenance", answer["jobRunId"])
 
     def start_doctor(self, connector: Connector, requested_at: str) -> Outcome:
         """Start `sink-engine doctor` for `connector` as its job role (see the module docstring); `requested_at`
         names the request. A refused StartJobRun raises."""
-        answer = self._emr.start_job_run(**self._job.start_request(
-            connector, doctor_arguments(connector.config_uri), doctor_token(connector.name, requested_at),
-            f"{connector.name}-doctor", {"action": "doctor"}, UPKEEP.spark_parameters()))
+        answer = self._emr.start_job_run(
+            **self._job.start_request(
+                connector,
+                doctor_arguments(connector.config_uri),
+                doctor_token(connector.name, requested_at),
+                f"{connector.name}-doctor",
+                {"action": "doctor"},
+                UPKEEP.spark_parameters(),
+            )
+        )
         return Outcome("started", "doctor", answer["jobRunId"])
 
     def start_restore(self, connector: Connector, request: RestoreRequest, token: str) -> Outcome:
         """Start `sink-engine restore` of `request` for `connector` as its job role (see the module docstring);
         `token` is the client token (`RestoreRequest.token`, or a rerun's: restore_runs.py). A refused StartJobRun
         raises."""
-        answer = self._emr.start_job_run(**self._job.start_request(
-            connector, request.arguments(connector.config_uri), token,
-            f"{connector.name}-restore", {"action": "restore", "target_topic": request.target_topic},
-            UPKEEP.spark_parameters()))
+        answer = self._emr.start_job_run(
+            **self._job.start_request(
+                connector,
+                request.arguments(connector.config_uri),
+                token,
+                f"{connector.name}-restore",
+                {"action": "restore", "target_topic": request.target_topic},
+                UPKEEP.spark_parameters(),
+            )
+        )
         return Outcome("started", "restore", answer["jobRunId"])
 
     def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
         try:
-            answer = self._emr.start_job_run(**self._job.start_request(
-                connector, ["run", "--config", connector.config_uri], client_token(connector.name, claim.attempt),
-                f"{connector.name}-{claim.attempt}", {"attempt": str(claim.attempt)}, claim.sizes or ""))
+            answer = self._emr.start_job_run(
+                **self._job.start_request(
+                    connector,
+                    ["run", "--config", connector.config_uri],
+                    client_token(connector.name, claim.attempt),
+                    f"{connector.name}-{claim.attempt}",
+                    {"attempt": str(claim.attempt)},
+                    claim.sizes or "",
+                )
+            )
         except ClientError as e:  # the claim stays: the next call resumes it, or it expires as a failed run
             return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
         self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])

@@ -5,13 +5,13 @@ for those connectors; the tick decides for every connector from what is stored, 
 knows the offsets the event source delivered (markers), the engine's commits and the clock, so it can start the
 runs that a scheduled or wall-clock rotation makes due, and the first run of a topic that never had one.
 """
+
 from __future__ import annotations
 
-from functools import partial
-
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
-from typing import Callable, Iterable, Mapping
 
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.errors import UnknownRequestError
@@ -36,8 +36,14 @@ class TriggerService:
     """`connectors` gives the deployed connectors whenever asked (the connector index's `get`: its copy, read again
     once it is older than the TTL)."""
 
-    def __init__(self, connectors: Callable[[], Iterable[Connector]], state: TriggerState, starter: RunStarter,
-                 clock: Callable[[], int], restores: RestoreRuns):
+    def __init__(
+        self,
+        connectors: Callable[[], Iterable[Connector]],
+        state: TriggerState,
+        starter: RunStarter,
+        clock: Callable[[], int],
+        restores: RestoreRuns,
+    ):
         self._deployed, self._state, self._starter, self._clock = connectors, state, starter, clock
         self._restores = restores
 
@@ -70,8 +76,9 @@ class TriggerService:
         UnknownRequestError for a connector that writes S3 objects (its job would fail on its config)."""
         connector = self._deployed_one(name)
         if not connector.tables:
-            raise UnknownRequestError(f"connector {name!r} writes S3 objects, not Iceberg tables: there is nothing "
-                                      "to maintain")
+            raise UnknownRequestError(
+                f"connector {name!r} writes S3 objects, not Iceberg tables: there is nothing to maintain"
+            )
         return self._starter.start_maintenance(connector, scheduled_at or str(self._clock()))
 
     def doctor(self, name: str | None, requested_at: str | None) -> Outcome:
@@ -90,8 +97,9 @@ class TriggerService:
         checkpoint = self._restores.checkpoint_at_ms(request)
         outcome = self._starter.start_restore(connector, request, token)
         assert outcome.job_run_id is not None  # a started restore names its run
-        self._restores.record(connector.name, RestoreRun(token, request, requested_at, 1, outcome.job_run_id,
-                                                         checkpoint))
+        self._restores.record(
+            connector.name, RestoreRun(token, request, requested_at, 1, outcome.job_run_id, checkpoint)
+        )
         return request, outcome
 
     def resume_restores(self) -> list[Settled]:
@@ -100,8 +108,9 @@ class TriggerService:
         settled = []
         for connector in self._connectors.values():
             if connector.restore_targets:
-                settled += settle(self._restores, connector.name, self._starter.job_state,
-                                  partial(self._restart, connector))
+                settled += settle(
+                    self._restores, connector.name, self._starter.job_state, partial(self._restart, connector)
+                )
         return settled
 
     def _restart(self, connector: Connector, run: RestoreRun) -> str:
@@ -124,11 +133,18 @@ class TriggerService:
         seen: dict[tuple[str, int], Seen] = {tp: merge(s, None, offsets.get(tp, 0)) for tp, s in markers.items()}
         now = self._clock()
         if records is not None:
-            batch = {tp: merge(seen.get(tp), s, offsets.get(tp, 0))
-                     for tp, s in summarize(records, offsets, connector.topics).items()}
-            self._state.save_markers(connector.name, {
-                tp: merged for tp, merged in batch.items()
-                if worth_saving(connector.rotation, seen.get(tp), merged, committed.get(tp), now)})
+            batch = {
+                tp: merge(seen.get(tp), s, offsets.get(tp, 0))
+                for tp, s in summarize(records, offsets, connector.topics).items()
+            }
+            self._state.save_markers(
+                connector.name,
+                {
+                    tp: merged
+                    for tp, merged in batch.items()
+                    if worth_saving(connector.rotation, seen.get(tp), merged, committed.get(tp), now)
+                },
+            )
             seen.update(batch)
         pending = backlog(seen, committed)
         found = ("forced", None) if forced else closing(connector.rotation, connector.topics, seen, committed, now)

@@ -30,12 +30,13 @@ allocation off, `spark.executor.instances` is the run's executor count and `spar
 has no effect, so the limit is applied here, to the count. `largest_run` is the biggest plan a connector's runs
 can get, whatever their backlog (infra/capacity.py sums them at synthesis).
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from lambdas.trigger.errors import TriggerConfigError
 
@@ -47,8 +48,14 @@ EXECUTOR_VCPUS = (1, 2, 4)
 # records per vCPU-second by `format.class`: JSON and Parquet from the README's Performance section; the others
 # from the single-process rows there relative to those (ByteArray and Block-GZIP run as JSON does, Avro at about
 # 0.36 of Parquet, Iceberg at Parquet's CPU per record times 2.95 / 4.08)
-RECORDS_PER_VCPU_S = {"json": 300_000, "bytearray": 300_000, "blockgzip": 250_000, "parquet": 250_000,
-                      "iceberg": 180_000, "avro": 90_000}
+RECORDS_PER_VCPU_S = {
+    "json": 300_000,
+    "bytearray": 300_000,
+    "blockgzip": 250_000,
+    "parquet": 250_000,
+    "iceberg": 180_000,
+    "avro": 90_000,
+}
 SLOWEST = min(RECORDS_PER_VCPU_S.values())
 
 
@@ -89,7 +96,7 @@ class Capacity:
     disk_gb: int
 
     @classmethod
-    def parse(cls, cpu: str | None, memory: str | None, disk: str | None) -> "Capacity":
+    def parse(cls, cpu: str | None, memory: str | None, disk: str | None) -> Capacity:
         values = []
         for key, text, unit in (("MAX_CPU", cpu, "vCPU"), ("MAX_MEMORY", memory, "GB"), ("MAX_DISK", disk, "GB")):
             found = re.fullmatch(rf"\s*(\d+)\s*(?:{unit})?\s*", text or "", re.IGNORECASE)
@@ -100,8 +107,11 @@ class Capacity:
 
     def fits(self, workers: Iterable[Worker]) -> bool:
         workers = list(workers)
-        return (sum(w.vcpu for w in workers) <= self.vcpu and sum(w.memory_gb for w in workers) <= self.memory_gb
-                and sum(w.disk_gb for w in workers) <= self.disk_gb)
+        return (
+            sum(w.vcpu for w in workers) <= self.vcpu
+            and sum(w.memory_gb for w in workers) <= self.memory_gb
+            and sum(w.disk_gb for w in workers) <= self.disk_gb
+        )
 
 
 @dataclass(frozen=True)
@@ -118,12 +128,18 @@ class Plan:
 
     def spark_parameters(self) -> str:
         d, e = self.driver, self.executor
-        conf = {"spark.driver.cores": d.vcpu, "spark.driver.memory": f"{d.heap_gb}g",
-                "spark.driver.memoryOverhead": f"{d.overhead_gb}g", "spark.emr-serverless.driver.disk": f"{d.disk_gb}G",
-                "spark.executor.cores": e.vcpu, "spark.executor.memory": f"{e.heap_gb}g",
-                "spark.executor.memoryOverhead": f"{e.overhead_gb}g",
-                "spark.emr-serverless.executor.disk": f"{e.disk_gb}G",
-                "spark.dynamicAllocation.enabled": "false", "spark.executor.instances": self.executors}
+        conf = {
+            "spark.driver.cores": d.vcpu,
+            "spark.driver.memory": f"{d.heap_gb}g",
+            "spark.driver.memoryOverhead": f"{d.overhead_gb}g",
+            "spark.emr-serverless.driver.disk": f"{d.disk_gb}G",
+            "spark.executor.cores": e.vcpu,
+            "spark.executor.memory": f"{e.heap_gb}g",
+            "spark.executor.memoryOverhead": f"{e.overhead_gb}g",
+            "spark.emr-serverless.executor.disk": f"{e.disk_gb}G",
+            "spark.dynamicAllocation.enabled": "false",
+            "spark.executor.instances": self.executors,
+        }
         return " ".join(f"--conf {key}={value}" for key, value in conf.items())
 
 
@@ -137,18 +153,23 @@ class RunShape:
     max_records_per_partition: int = 1_000_000
 
     @classmethod
-    def from_entry(cls, connector: str, entry: Mapping | None) -> "RunShape":
+    def from_entry(cls, connector: str, entry: Mapping | None) -> RunShape:
         if entry is None:
             return cls()
         try:
-            shape = cls(int(entry["tasks.max"]), str(entry["format.class"]),
-                        int(entry["sink.run.max.records.per.partition"]))
+            shape = cls(
+                int(entry["tasks.max"]), str(entry["format.class"]), int(entry["sink.run.max.records.per.partition"])
+            )
         except (KeyError, TypeError, ValueError) as e:
-            raise TriggerConfigError(connector, "sizing", "needs integer tasks.max and "
-                                     f"sink.run.max.records.per.partition, and format.class: {e!r}") from None
+            raise TriggerConfigError(
+                connector,
+                "sizing",
+                f"needs integer tasks.max and sink.run.max.records.per.partition, and format.class: {e!r}",
+            ) from None
         if shape.tasks_max < 1 or shape.max_records_per_partition < 1:
-            raise TriggerConfigError(connector, "sizing", "tasks.max and sink.run.max.records.per.partition must be "
-                                     "positive")
+            raise TriggerConfigError(
+                connector, "sizing", "tasks.max and sink.run.max.records.per.partition must be positive"
+            )
         return shape
 
     @property
@@ -168,8 +189,9 @@ def wanted_vcpus(records: int, tasks: int, shape: RunShape, driver_vcpu: int = 1
     return max(1, min(tasks, math.ceil(math.sqrt(driver_vcpu * seconds / STARTUP_S))))
 
 
-def plan_run(shape: RunShape, behind: Iterable[int], capacity: Capacity, tables: bool = False,
-             max_executors: int | None = None) -> Plan:
+def plan_run(
+    shape: RunShape, behind: Iterable[int], capacity: Capacity, tables: bool = False, max_executors: int | None = None
+) -> Plan:
     """The workers of a run that reads the offsets pending in `behind` (per topic-partition), with at most
     `max_executors` executors (None: no limit), within `capacity`; TriggerConfigError when not even a driver and one
     1-vCPU executor fit."""
@@ -203,8 +225,12 @@ def fit(driver: Worker, executor: Worker, count: int, capacity: Capacity) -> Pla
             count -= 1
         smaller = [v for v in EXECUTOR_VCPUS if v < executor.vcpu]
         if not smaller:
-            raise TriggerConfigError("(all)", "emr.max_capacity", f"{capacity} cannot hold a driver of "
-                                     f"{driver.vcpu} vCPU / {driver.memory_gb} GB and one executor of 1 vCPU / 2 GB")
+            raise TriggerConfigError(
+                "(all)",
+                "emr.max_capacity",
+                f"{capacity} cannot hold a driver of "
+                f"{driver.vcpu} vCPU / {driver.memory_gb} GB and one executor of 1 vCPU / 2 GB",
+            )
         executor, count = smallest(smaller[-1]), 1
 
 

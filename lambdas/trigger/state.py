@@ -4,6 +4,7 @@ Items (`sink_engine.offsets.layout`): the engine's `LEASE` and `OFFSET#` (read o
 `TRIGGER#` markers and `RUN` claim. Only MSK batches write markers, one topic's partitions each, and Lambda hands
 a partition's batches to one invocation at a time, so markers need no condition; the claim does.
 """
+
 from __future__ import annotations
 
 import time
@@ -58,23 +59,29 @@ class TriggerState:
         self._db, self._table = dynamodb, table
 
     def committed(self, connector: str) -> dict[TopicPartition, Committed]:
-        return {(i["topic"]["S"], int(i["partition"]["N"])):
-                Committed(int(i["next_offset"]["N"]), _number(i, "committed_at_ms", 0))
-                for i in self._items(connector, layout.OFFSET_PREFIX)}
+        return {
+            (i["topic"]["S"], int(i["partition"]["N"])): Committed(
+                int(i["next_offset"]["N"]), _number(i, "committed_at_ms", 0)
+            )
+            for i in self._items(connector, layout.OFFSET_PREFIX)
+        }
 
     def markers(self, connector: str) -> dict[TopicPartition, Seen]:
         found = {}
         for item in self._items(connector, layout.TRIGGER_PREFIX):
             found[layout.topic_partition(item[layout.SK]["S"])] = Seen(
-                int(item["next_offset"]["N"]), _number(item, "first_offset"), _number(item, "first_ts_ms"),
-                _number(item, "newest_ts_ms"))
+                int(item["next_offset"]["N"]),
+                _number(item, "first_offset"),
+                _number(item, "first_ts_ms"),
+                _number(item, "newest_ts_ms"),
+            )
         return found
 
     def save_markers(self, connector: str, markers: dict[TopicPartition, Seen]) -> None:
         """Write markers 25 to a BatchWriteItem, retrying what DynamoDB leaves unprocessed."""
         requests = [{"PutRequest": {"Item": _marker_item(connector, tp, seen)}} for tp, seen in sorted(markers.items())]
         for start in range(0, len(requests), 25):
-            pending, wait = {self._table: requests[start:start + 25]}, 0.05
+            pending, wait = {self._table: requests[start : start + 25]}, 0.05
             while pending:
                 pending = self._db.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
                 if pending:
@@ -89,39 +96,68 @@ class TriggerState:
         item = self._get(connector, layout.RUN_SK)
         if not item:
             return None
-        return RunClaim(int(item["attempt"]["N"]), int(item["lease_epoch"]["N"]), _number(item, "claimed_at_ms", 0),
-                        int(item["expires_at_ms"]["N"]), item.get("job_run_id", {}).get("S"),
-                        _number(item, "failures_before", 0), item.get("outcome", {}).get("S"),
-                        _number(item, "settled_at_ms"), item.get("sizes", {}).get("S"))
+        return RunClaim(
+            int(item["attempt"]["N"]),
+            int(item["lease_epoch"]["N"]),
+            _number(item, "claimed_at_ms", 0),
+            int(item["expires_at_ms"]["N"]),
+            item.get("job_run_id", {}).get("S"),
+            _number(item, "failures_before", 0),
+            item.get("outcome", {}).get("S"),
+            _number(item, "settled_at_ms"),
+            item.get("sizes", {}).get("S"),
+        )
 
     def put_claim(self, connector: str, claim: RunClaim, previous_attempt: int | None) -> bool:
         """Write a new claim if the stored attempt is still `previous_attempt` (None: no claim). False if raced."""
         condition = "attribute_not_exists(sk)" if previous_attempt is None else "attempt = :previous"
         values = {} if previous_attempt is None else {":previous": {"N": str(previous_attempt)}}
-        item = {**layout.key(connector, layout.RUN_SK), "attempt": {"N": str(claim.attempt)},
-                "lease_epoch": {"N": str(claim.lease_epoch)}, "claimed_at_ms": {"N": str(claim.claimed_at_ms)},
-                "expires_at_ms": {"N": str(claim.expires_at_ms)}, "failures_before": {"N": str(claim.failures_before)},
-                **({"sizes": {"S": claim.sizes}} if claim.sizes is not None else {})}
-        written = self._conditional(lambda: self._db.put_item(
-            TableName=self._table, Item=item, ConditionExpression=condition,
-            **({"ExpressionAttributeValues": values} if values else {})))
+        item = {
+            **layout.key(connector, layout.RUN_SK),
+            "attempt": {"N": str(claim.attempt)},
+            "lease_epoch": {"N": str(claim.lease_epoch)},
+            "claimed_at_ms": {"N": str(claim.claimed_at_ms)},
+            "expires_at_ms": {"N": str(claim.expires_at_ms)},
+            "failures_before": {"N": str(claim.failures_before)},
+            **({"sizes": {"S": claim.sizes}} if claim.sizes is not None else {}),
+        }
+        written = self._conditional(
+            lambda: self._db.put_item(
+                TableName=self._table,
+                Item=item,
+                ConditionExpression=condition,
+                **({"ExpressionAttributeValues": values} if values else {}),
+            )
+        )
         return written or self.claim(connector) == claim  # a retried write that met its own first try
 
     def record_job_run(self, connector: str, attempt: int, job_run_id: str) -> None:
-        self._conditional(lambda: self._db.update_item(
-            TableName=self._table, Key=layout.key(connector, layout.RUN_SK),
-            UpdateExpression="SET job_run_id = :id", ConditionExpression="attempt = :attempt",
-            ExpressionAttributeValues={":id": {"S": job_run_id}, ":attempt": {"N": str(attempt)}}))
+        self._conditional(
+            lambda: self._db.update_item(
+                TableName=self._table,
+                Key=layout.key(connector, layout.RUN_SK),
+                UpdateExpression="SET job_run_id = :id",
+                ConditionExpression="attempt = :attempt",
+                ExpressionAttributeValues={":id": {"S": job_run_id}, ":attempt": {"N": str(attempt)}},
+            )
+        )
 
     def settle(self, connector: str, claim: RunClaim, outcome: str, now_ms: int) -> RunClaim | None:
         """Record the outcome of the claim's run once; the settled claim, or None if another writer moved on."""
         settled = replace(claim, outcome=outcome, settled_at_ms=now_ms)
-        written = self._conditional(lambda: self._db.update_item(
-            TableName=self._table, Key=layout.key(connector, layout.RUN_SK),
-            UpdateExpression="SET outcome = :outcome, settled_at_ms = :now",
-            ConditionExpression="attempt = :attempt AND attribute_not_exists(outcome)",
-            ExpressionAttributeValues={":outcome": {"S": outcome}, ":now": {"N": str(now_ms)},
-                                       ":attempt": {"N": str(claim.attempt)}}))
+        written = self._conditional(
+            lambda: self._db.update_item(
+                TableName=self._table,
+                Key=layout.key(connector, layout.RUN_SK),
+                UpdateExpression="SET outcome = :outcome, settled_at_ms = :now",
+                ConditionExpression="attempt = :attempt AND attribute_not_exists(outcome)",
+                ExpressionAttributeValues={
+                    ":outcome": {"S": outcome},
+                    ":now": {"N": str(now_ms)},
+                    ":attempt": {"N": str(claim.attempt)},
+                },
+            )
+        )
         if written:
             return settled
         stored = self.claim(connector)  # settled by a concurrent invocation (or our own retried write)
@@ -157,8 +193,7 @@ def _number(item: dict, name: str, default: int | None = None) -> int | None:
 
 
 def _marker_item(connector: str, tp: TopicPartition, seen: Seen) -> dict:
-    item = {**layout.key(connector, layout.trigger_sk(*tp)),
-            "next_offset": {"N": str(seen.next_offset)}}
+    item = {**layout.key(connector, layout.trigger_sk(*tp)), "next_offset": {"N": str(seen.next_offset)}}
     for name in ("first_offset", "first_ts_ms", "newest_ts_ms"):
         value = getattr(seen, name)
         if value is not None:

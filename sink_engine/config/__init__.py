@@ -3,17 +3,23 @@
 Parsing checks each key's value and the combinations that need nothing above `config/` (the topics, the
 connector class, the dead-letter destination); the checks that build a seam's parts to judge its keys are
 `sink_engine.validation.check_config`'s, which every caller that takes a config from a user runs next."""
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
+from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive
+from sink_engine.config.cloud_registry import RegistryDefault
+from sink_engine.config.dead_letters import check_dead_letter_settings
+from sink_engine.config.key_policy import IgnoredKey, undeclared_keys
 from sink_engine.config.keys import (
-    KEYS,
     JAVA_LONG_MAX,
+    KEYS,
     KEYS_BY_NAME,
     NOT_BUILT_YET,
     OFF_VALUES,
@@ -21,10 +27,6 @@ from sink_engine.config.keys import (
     REQUIRED,
     Key,
 )
-from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive
-from sink_engine.config.cloud_registry import RegistryDefault
-from sink_engine.config.dead_letters import check_dead_letter_settings
-from sink_engine.config.key_policy import IgnoredKey, undeclared_keys
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import config_map, default_client_for, references, resolve
 
@@ -55,7 +57,7 @@ class SinkConfig:
     def consumer_overrides(self) -> dict[str, str]:
         """`consumer.override.*` keys with the prefix removed, for the Kafka client."""
         prefix = "consumer.override."
-        return {k[len(prefix):]: v for k, v in self.passthrough.items() if k.startswith(prefix)}
+        return {k[len(prefix) :]: v for k, v in self.passthrough.items() if k.startswith(prefix)}
 
     def topic_matches(self, topic: str) -> bool:
         if self.values["topics"] is not None:
@@ -74,8 +76,13 @@ class SinkConfig:
         return f"from {self.derived[key]}" if key in self.derived else "default"
 
 
-def load_config(location: str, s3_client=None, resolve_secrets: bool = True, secrets_client_for=None,
-                registry: RegistryDefault | None = None) -> SinkConfig:
+def load_config(
+    location: str,
+    s3_client=None,
+    resolve_secrets: bool = True,
+    secrets_client_for=None,
+    registry: RegistryDefault | None = None,
+) -> SinkConfig:
     """Read a connector JSON file from a local path or an `s3://bucket/key` URI and parse it. With
     `resolve_secrets`, `${secrets:...}` and `${ssm:...}` references are replaced by their values from AWS Secrets
     Manager and SSM Parameter Store first (`secrets_client_for(service, region)` gives their clients; see
@@ -83,7 +90,7 @@ def load_config(location: str, s3_client=None, resolve_secrets: bool = True, sec
     if location.startswith("s3://"):
         import boto3
 
-        bucket, _, key = location[len("s3://"):].partition("/")
+        bucket, _, key = location[len("s3://") :].partition("/")
         client = s3_client or boto3.client("s3")
         data = client.get_object(Bucket=bucket, Key=key)["Body"].read()
     else:
@@ -95,8 +102,11 @@ def load_config(location: str, s3_client=None, resolve_secrets: bool = True, sec
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ConfigError("--config", f"{location} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r}); "
-                                      "JSON files are UTF-8 (RFC 8259): save it as UTF-8") from None
+        raise ConfigError(
+            "--config",
+            f"{location} is not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r}); "
+            "JSON files are UTF-8 (RFC 8259): save it as UTF-8",
+        ) from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as e:
@@ -120,14 +130,16 @@ def parse_config(document: Mapping[str, Any], registry: RegistryDefault | None =
     given = frozenset(raw) - frozenset(derived)
     _reject_not_built(raw)
     unknown, ignored = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES)
-    ignored = tuple(sorted(ignored + tuple(IgnoredKey(key, CLOUD_KEY_IGNORED, None) for key in cloud_keys),
-                           key=lambda i: i.key))
+    ignored = tuple(
+        sorted(ignored + tuple(IgnoredKey(key, CLOUD_KEY_IGNORED, None) for key in cloud_keys), key=lambda i: i.key)
+    )
     with _blaming(derived, raw):
         values = {k.name: _parse_value(k, raw.get(k.name)) for k in KEYS}
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
     values, lone_key = _lone_static_key(values)
-    config = SinkConfig(values, frozenset(k for k in given if k in KEYS_BY_NAME), passthrough, unknown, derived,
-                        ignored + lone_key)
+    config = SinkConfig(
+        values, frozenset(k for k in given if k in KEYS_BY_NAME), passthrough, unknown, derived, ignored + lone_key
+    )
     with _blaming(derived, raw):
         _check_combinations(config)
     return config
@@ -139,13 +151,19 @@ def _lone_static_key(values: dict[str, Any]) -> tuple[dict[str, Any], tuple[Igno
     so does the engine; the lone key is ignored and reported. With AwsAccessKeyCredentialsProvider, and in a
     Confluent Cloud config (Access Keys), both stay required (storage/credentials.py, validation.py)."""
     key_id, secret = values["aws.access.key.id"], values["aws.secret.access.key"]
-    if (bool(key_id) == bool(secret) or values["s3.credentials.provider.class"] == "accesskey"
-            or values["connector.class"] == CLOUD_CLASS):
+    if (
+        bool(key_id) == bool(secret)
+        or values["s3.credentials.provider.class"] == "accesskey"
+        or values["connector.class"] == CLOUD_CLASS
+    ):
         return values, ()
-    lone, missing = ("aws.access.key.id", "aws.secret.access.key") if key_id else \
-        ("aws.secret.access.key", "aws.access.key.id")
-    reason = (f"{lone} without {missing}: the S3 client uses the default credentials chain, as Confluent's "
-              "connector does with half a pair")
+    lone, missing = (
+        ("aws.access.key.id", "aws.secret.access.key") if key_id else ("aws.secret.access.key", "aws.access.key.id")
+    )
+    reason = (
+        f"{lone} without {missing}: the S3 client uses the default credentials chain, as Confluent's "
+        "connector does with half a pair"
+    )
     return {**values, lone: None}, (IgnoredKey(lone, reason, missing),)
 
 
@@ -246,8 +264,11 @@ MAX_NAME_BYTES = 2048
 def _check_combinations(config: SinkConfig) -> None:
     name_bytes = len(config.name.encode("utf-8"))
     if not config.name.strip() or name_bytes > MAX_NAME_BYTES:
-        raise ConfigError("name", f"must be 1 to {MAX_NAME_BYTES} bytes of UTF-8 (it is the DynamoDB partition key of "
-                                  f"the connector's offsets and lease); it is {name_bytes}")
+        raise ConfigError(
+            "name",
+            f"must be 1 to {MAX_NAME_BYTES} bytes of UTF-8 (it is the DynamoDB partition key of "
+            f"the connector's offsets and lease); it is {name_bytes}",
+        )
     topics, regex = config["topics"], config["topics.regex"]
     if (topics is None) == (regex is None):
         raise ConfigError("topics", "set exactly one of topics and topics.regex")
@@ -257,6 +278,9 @@ def _check_combinations(config: SinkConfig) -> None:
         except re.error as e:
             raise ConfigError("topics.regex", f"not a valid regular expression: {e}") from e
     if not (config["connector.class"].endswith("S3SinkConnector") or config["connector.class"] == CLOUD_CLASS):
-        raise ConfigError("connector.class", f"{config['connector.class']} is not the S3 sink connector "
-                                             f"(io.confluent.connect.s3.S3SinkConnector or {CLOUD_CLASS})")
+        raise ConfigError(
+            "connector.class",
+            f"{config['connector.class']} is not the S3 sink connector "
+            f"(io.confluent.connect.s3.S3SinkConnector or {CLOUD_CLASS})",
+        )
     check_dead_letter_settings(config)

@@ -25,13 +25,20 @@ Semantics as Confluent Cloud documents them (Amazon S3 Sink Connector for Conflu
 - the Schema Registry of AVRO, PROTOBUF and JSON_SR inputs, which Cloud finds itself: the caller's
   RegistryDefault when the file names none (config/cloud_registry.py).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from sink_engine.config.cloud_registry import RegistryDefault, registry_keys
-from sink_engine.config.keys import (CONVERTER_CLASSES, CREDENTIALS_PROVIDER_CLASSES, FORMAT_CLASSES, KEYS_BY_NAME,
-                                     PARTITIONER_CLASSES)
+from sink_engine.config.keys import (
+    CONVERTER_CLASSES,
+    CREDENTIALS_PROVIDER_CLASSES,
+    FORMAT_CLASSES,
+    KEYS_BY_NAME,
+    PARTITIONER_CLASSES,
+)
 from sink_engine.errors import ConfigError
 
 CLOUD_CLASS = "S3_SINK"
@@ -52,11 +59,16 @@ OUTPUT_FORMATS = {
 }
 # compression.codec "<FORMAT> - <codec>": the self-managed key and value it means
 CODECS = {
-    ("AVRO", "bzip2"): ("avro.codec", "bzip2"), ("AVRO", "deflate"): ("avro.codec", "deflate"),
-    ("AVRO", "snappy"): ("avro.codec", "snappy"), ("AVRO", "none"): ("avro.codec", "null"),
-    ("BYTES", "gzip"): ("s3.compression.type", "gzip"), ("BYTES", "none"): ("s3.compression.type", "none"),
-    ("JSON", "gzip"): ("s3.compression.type", "gzip"), ("JSON", "none"): ("s3.compression.type", "none"),
-    ("PARQUET", "gzip"): ("parquet.codec", "gzip"), ("PARQUET", "snappy"): ("parquet.codec", "snappy"),
+    ("AVRO", "bzip2"): ("avro.codec", "bzip2"),
+    ("AVRO", "deflate"): ("avro.codec", "deflate"),
+    ("AVRO", "snappy"): ("avro.codec", "snappy"),
+    ("AVRO", "none"): ("avro.codec", "null"),
+    ("BYTES", "gzip"): ("s3.compression.type", "gzip"),
+    ("BYTES", "none"): ("s3.compression.type", "none"),
+    ("JSON", "gzip"): ("s3.compression.type", "gzip"),
+    ("JSON", "none"): ("s3.compression.type", "none"),
+    ("PARQUET", "gzip"): ("parquet.codec", "gzip"),
+    ("PARQUET", "snappy"): ("parquet.codec", "snappy"),
     ("PARQUET", "none"): ("parquet.codec", "none"),
 }
 INTERVALS = {
@@ -65,18 +77,32 @@ INTERVALS = {
 }
 CLOUD_FLUSH_SIZE = 1000
 # Keys that only Confluent Cloud's connector has; with another connector.class they are an error.
-CLOUD_ONLY = ("input.data.format", "input.key.format", "output.data.format", "output.keys.format",
-              "output.headers.format", "compression.codec", "time.interval", "kafka.auth.mode", "kafka.api.key",
-              "kafka.api.secret", "kafka.service.account.id", "authentication.method", "provider.integration.id",
-              "schema.context.name")
+CLOUD_ONLY = (
+    "input.data.format",
+    "input.key.format",
+    "output.data.format",
+    "output.keys.format",
+    "output.headers.format",
+    "compression.codec",
+    "time.interval",
+    "kafka.auth.mode",
+    "kafka.api.key",
+    "kafka.api.secret",
+    "kafka.service.account.id",
+    "authentication.method",
+    "provider.integration.id",
+    "schema.context.name",
+)
 
 
 def is_cloud(raw: Mapping[str, Any]) -> bool:
     return str(raw.get("connector.class", "")).strip() == CLOUD_CLASS
 
 
-CLOUD_KEY_IGNORED = (f"a Confluent Cloud key, which the self-managed connector does not define (Kafka Connect "
-                     f"ignores it with a warning; it takes effect with connector.class {CLOUD_CLASS})")
+CLOUD_KEY_IGNORED = (
+    f"a Confluent Cloud key, which the self-managed connector does not define (Kafka Connect "
+    f"ignores it with a warning; it takes effect with connector.class {CLOUD_CLASS})"
+)
 
 
 def derive(raw: Mapping[str, Any], registry: RegistryDefault | None = None) -> tuple[dict, dict[str, str], tuple]:
@@ -110,8 +136,11 @@ class _Derived:
     def set(self, key: str, value: Any, source: str) -> None:
         """`source` means `key`=`value`; a different value of `key` in the file is an error naming `source`."""
         if key in self.given and not _same(key, self.given[key], value):
-            raise ConfigError(source, f"{self.given[source]} means {key}={value}, but the file sets {key} to "
-                                      f"{self.given[key]}; remove one of them")
+            raise ConfigError(
+                source,
+                f"{self.given[source]} means {key}={value}, but the file sets {key} to "
+                f"{self.given[key]}; remove one of them",
+            )
         self.raw[key] = value
         if key not in self.given:
             self.sources[key] = source
@@ -127,22 +156,26 @@ def _provider_integration(d: _Derived) -> None:
     if d.given.get("provider.integration.id") in (None, ""):
         return
     if d.given.get("aws.access.key.id") or d.given.get("aws.secret.access.key"):
-        raise ConfigError("provider.integration.id", "means the job's own role; remove aws.access.key.id and "
-                                                     "aws.secret.access.key")
+        raise ConfigError(
+            "provider.integration.id", "means the job's own role; remove aws.access.key.id and aws.secret.access.key"
+        )
     d.set("s3.credentials.provider.class", "DefaultAWSCredentialsProviderChain", "provider.integration.id")
 
 
 def _formats(d: _Derived) -> None:
-    for source, target, choices in (("input.data.format", "value.converter", INPUT_FORMATS),
-                                    ("input.key.format", "key.converter", INPUT_FORMATS),
-                                    ("output.data.format", "format.class", OUTPUT_FORMATS),
-                                    ("output.keys.format", "keys.format.class", OUTPUT_FORMATS),
-                                    ("output.headers.format", "headers.format.class", OUTPUT_FORMATS)):
+    for source, target, choices in (
+        ("input.data.format", "value.converter", INPUT_FORMATS),
+        ("input.key.format", "key.converter", INPUT_FORMATS),
+        ("output.data.format", "format.class", OUTPUT_FORMATS),
+        ("output.keys.format", "keys.format.class", OUTPUT_FORMATS),
+        ("output.headers.format", "headers.format.class", OUTPUT_FORMATS),
+    ):
         value = d.upper(source)
         if value is None:
             if source in ("input.data.format", "output.data.format"):
-                raise ConfigError(source, f"is required with connector.class {CLOUD_CLASS} "
-                                          f"(one of {', '.join(choices)})")
+                raise ConfigError(
+                    source, f"is required with connector.class {CLOUD_CLASS} (one of {', '.join(choices)})"
+                )
             continue
         if value not in choices:
             raise ConfigError(source, f"{d.given[source]!r}: expected one of {', '.join(choices)}")
@@ -160,8 +193,10 @@ def _codec(d: _Derived) -> None:
     if (fmt.upper(), codec.lower()) not in CODECS:
         raise ConfigError("compression.codec", f"{text!r}: expected one of {known}")
     if fmt.upper() != d.upper("output.data.format"):
-        raise ConfigError("compression.codec", f"{text!r} is for {fmt.upper()} output, but output.data.format is "
-                                               f"{d.upper('output.data.format')}")
+        raise ConfigError(
+            "compression.codec",
+            f"{text!r} is for {fmt.upper()} output, but output.data.format is {d.upper('output.data.format')}",
+        )
     key, value = CODECS[(fmt.upper(), codec.lower())]
     d.set(key, value, "compression.codec")
 
@@ -170,8 +205,10 @@ def _time_interval(d: _Derived) -> None:
     interval = d.upper("time.interval")
     if interval is None:
         if "partitioner.class" not in d.given:
-            raise ConfigError("time.interval", f"is required with connector.class {CLOUD_CLASS} (HOURLY or DAILY), "
-                                               "unless partitioner.class is set")
+            raise ConfigError(
+                "time.interval",
+                f"is required with connector.class {CLOUD_CLASS} (HOURLY or DAILY), unless partitioner.class is set",
+            )
         return
     if interval not in INTERVALS:
         raise ConfigError("time.interval", f"{d.given['time.interval']!r}: expected HOURLY or DAILY")
@@ -202,28 +239,38 @@ def _check_identity(raw: Mapping[str, Any]) -> None:
         raise ConfigError("kafka.auth.mode", f"{raw['kafka.auth.mode']!r}: expected KAFKA_API_KEY or SERVICE_ACCOUNT")
     if (mode == "SERVICE_ACCOUNT" or raw.get("kafka.service.account.id")) and raw.get("kafka.api.key"):
         key = "kafka.service.account.id" if raw.get("kafka.service.account.id") else "kafka.auth.mode"
-        raise ConfigError(key, "a service account (the job's own Kafka identity here) and kafka.api.key are two "
-                               "identities; keep one")
+        raise ConfigError(
+            key, "a service account (the job's own Kafka identity here) and kafka.api.key are two identities; keep one"
+        )
     method = str(raw.get("authentication.method", "Access Keys")).strip().lower()
     if method not in ("access keys", "iam roles", ""):
-        raise ConfigError("authentication.method", f"{raw['authentication.method']!r}: expected Access Keys or "
-                                                   "IAM Roles")
+        raise ConfigError(
+            "authentication.method", f"{raw['authentication.method']!r}: expected Access Keys or IAM Roles"
+        )
     if method == "iam roles" and (raw.get("aws.access.key.id") or raw.get("aws.secret.access.key")):
-        raise ConfigError("authentication.method", "IAM Roles uses the job's own role; remove aws.access.key.id "
-                                                   "and aws.secret.access.key")
+        raise ConfigError(
+            "authentication.method",
+            "IAM Roles uses the job's own role; remove aws.access.key.id and aws.secret.access.key",
+        )
     context = str(raw.get("schema.context.name", "default")).strip()
     if context not in ("default", ""):
-        raise ConfigError("schema.context.name", f"{context!r}: Schema Registry contexts other than the default "
-                                                 "are not supported")
+        raise ConfigError(
+            "schema.context.name", f"{context!r}: Schema Registry contexts other than the default are not supported"
+        )
 
 
 def _same(key: str, given: Any, implied: Any) -> bool:
     """Whether a value in the file says what the Cloud key implies (class spellings compared by class)."""
     spec = KEYS_BY_NAME.get(key)
-    tables: dict[str, dict] = {"format.class": FORMAT_CLASSES, "keys.format.class": FORMAT_CLASSES,
-              "headers.format.class": FORMAT_CLASSES, "value.converter": CONVERTER_CLASSES,
-              "key.converter": CONVERTER_CLASSES, "partitioner.class": PARTITIONER_CLASSES,
-              "s3.credentials.provider.class": CREDENTIALS_PROVIDER_CLASSES}
+    tables: dict[str, dict] = {
+        "format.class": FORMAT_CLASSES,
+        "keys.format.class": FORMAT_CLASSES,
+        "headers.format.class": FORMAT_CLASSES,
+        "value.converter": CONVERTER_CLASSES,
+        "key.converter": CONVERTER_CLASSES,
+        "partitioner.class": PARTITIONER_CLASSES,
+        "s3.credentials.provider.class": CREDENTIALS_PROVIDER_CLASSES,
+    }
     if key in tables:
         return _class_of(tables[key], given) == _class_of(tables[key], implied)
     a, b = str(given).strip().lower(), str(implied).strip().lower()

@@ -8,10 +8,12 @@ With `input.data.format` (or `input.key.format`) AVRO, PROTOBUF or JSON_SR and n
   writes into the published connector file (infra/connectors.py).
 Both apply to the value and the key converter alike, and never to a file that names a registry URL itself.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from sink_engine.errors import ConfigError
 
@@ -60,9 +62,12 @@ def registry_keys(raw: Mapping[str, Any], registry: RegistryDefault | None) -> d
         if value not in SCHEMA_FORMATS or str(raw.get(f"{role}.converter.schema.registry.url") or "").strip():
             continue
         if registry is None:
-            raise ConfigError(source, f"{value} is read through a Confluent Schema Registry, which a Confluent Cloud "
-                                      f"config does not name: set {role}.converter.schema.registry.url in the file, "
-                                      f"or {URL_VARIABLE} for the CLI, or schema_registry.url in the environment's "
-                                      "settings (infra/environments/<env>.json) for a deployed connector")
+            raise ConfigError(
+                source,
+                f"{value} is read through a Confluent Schema Registry, which a Confluent Cloud "
+                f"config does not name: set {role}.converter.schema.registry.url in the file, "
+                f"or {URL_VARIABLE} for the CLI, or schema_registry.url in the environment's "
+                "settings (infra/environments/<env>.json) for a deployed connector",
+            )
         keys.update(registry.keys(role))
     return keys

@@ -8,6 +8,7 @@ converter configs (AvroDataConfig, ProtobufDataConfig, JsonSchemaDataConfig, Abs
 configs) and Confluent Cloud's S3_SINK documentation. The keys the engine
 honours are declared in config/keys.py; the keys whose feature is refused are in config/key_policy.py.
 """
+
 from __future__ import annotations
 
 _NEXT_RUN = "a failed run here exits and the next run retries"
@@ -19,39 +20,66 @@ _CONVERTER_ONLY = "Connect reads it only under value.converter. / key.converter.
 NO_EFFECT: dict[str, str] = {
     # Kafka Connect's connector-level keys (ConnectorConfig, SinkConnectorConfig)
     "header.converter": "headers are read as bytes (UTF-8 text where they decode) for store.kafka.headers and "
-                        "dead letters; Connect's header converter only types them for SMTs",
+    "dead letters; Connect's header converter only types them for SMTs",
     "tasks.max.enforce": "Kafka Connect's check of a connector's task count; tasks.max caps Spark tasks here",
     # Kafka Connect worker keys pasted into connector files
-    **{key: _WORKER for key in (
-        "internal.key.converter", "internal.value.converter", "internal.key.converter.schemas.enable",
-        "internal.value.converter.schemas.enable", "group.id", "plugin.path", "offset.flush.interval.ms",
-        "offset.flush.timeout.ms", "offset.storage.topic", "offset.storage.replication.factor",
-        "offset.storage.partitions", "config.storage.topic", "config.storage.replication.factor",
-        "status.storage.topic", "status.storage.replication.factor", "status.storage.partitions",
-        "rest.port", "rest.advertised.host.name", "listeners", "connector.client.config.override.policy",
-        "offset.storage.file.filename")},
+    **{
+        key: _WORKER
+        for key in (
+            "internal.key.converter",
+            "internal.value.converter",
+            "internal.key.converter.schemas.enable",
+            "internal.value.converter.schemas.enable",
+            "group.id",
+            "plugin.path",
+            "offset.flush.interval.ms",
+            "offset.flush.timeout.ms",
+            "offset.storage.topic",
+            "offset.storage.replication.factor",
+            "offset.storage.partitions",
+            "config.storage.topic",
+            "config.storage.replication.factor",
+            "status.storage.topic",
+            "status.storage.replication.factor",
+            "status.storage.partitions",
+            "rest.port",
+            "rest.advertised.host.name",
+            "listeners",
+            "connector.client.config.override.policy",
+            "offset.storage.file.filename",
+        )
+    },
     # Confluent Cloud consumer keys
     "max.poll.interval.ms": "Confluent Cloud's consumer poll interval; a run reads its planned ranges and ends",
     "max.poll.records": "Confluent Cloud's consumer batch size; the engine sizes its own fetches",
     "csfle.onFailure": "used only with csfle.enabled, which is refused unless false",
     # StorageSinkConnectorConfig / AvroDataConfig
     "connect.meta.data": "Connect's connect.* properties in Avro schemas; the output carries the schema's name "
-                         "and version either way",
+    "and version either way",
     "schema.generator.class": "a class of the Hive schema generator of old connector versions; unused without Hive",
     # S3SinkConnectorConfig
     "s3.object.behavior.on.tagging.error": "tags go with the upload here (s3.object.tagging), so a tagging error "
-                                           "fails the upload itself",
+    "fails the upload itself",
     "enable.conditional.writes": "the Java connector's exactly-once by conditional uploads; a run here is "
-                                 "exactly-once by its DynamoDB commit",
+    "exactly-once by its DynamoDB commit",
     "max.files.scan.limit": "an internal limit of the Java connector's conditional writes",
     "max.write.duration.ms": "how long a Connect task may spend in one put call; a run here plans bounded ranges",
     "s3.send.digest": "an MD5 header of the Java AWS SDK; boto3 sends checksums of its own",
     # HiveConfig
     **{key: _HIVE for key in ("hive.metastore.uris", "hive.conf.dir", "hive.home", "hive.database")},
     # converter keys unprefixed: Connect passes a converter only its own prefix
-    **{key: _CONVERTER_ONLY.format(role="value", key=key) for key in (
-        "schema.registry.url", "basic.auth.credentials.source", "basic.auth.user.info", "schemas.enable",
-        "value.subject.name.strategy", "auto.register.schemas", "use.latest.version")},
+    **{
+        key: _CONVERTER_ONLY.format(role="value", key=key)
+        for key in (
+            "schema.registry.url",
+            "basic.auth.credentials.source",
+            "basic.auth.user.info",
+            "schemas.enable",
+            "value.subject.name.strategy",
+            "auto.register.schemas",
+            "use.latest.version",
+        )
+    },
 }
 # key prefixes -> why keys under them have no effect here
 NO_EFFECT_PREFIXES: dict[str, str] = {
@@ -84,25 +112,46 @@ _CONVERTER_DEFAULT_ONLY: dict[str, tuple[str, str]] = {
 }
 DEFAULT_ONLY: dict[str, tuple[str, str]] = {
     "allow.optional.map.keys": ("false", "Connect maps with optional string keys written as Avro maps"),
-    **{f"{role}.converter.{option}": entry for role in ("value", "key")
-       for option, entry in _CONVERTER_DEFAULT_ONLY.items()},
+    **{
+        f"{role}.converter.{option}": entry
+        for role in ("value", "key")
+        for option, entry in _CONVERTER_DEFAULT_ONLY.items()
+    },
 }
 # converter options that only serializers read, under value.converter. and key.converter.
-SERIALIZER_OPTIONS = ("auto.register.schemas", "use.latest.version", "latest.compatibility.strict",
-                      "normalize.schemas", "use.schema.id", "id.compatibility.strict", "decimal.format",
-                      "json.write.dates.iso8601", "json.oneof.for.nullables", "json.indent.output",
-                      "avro.remove.java.properties", "reference.subject.name.strategy")
-_JAVA_RECORDS = "an option of the Java serde's typed records (specific, reflect, POJO); Connect's converter reads " \
-                "generic ones"
+SERIALIZER_OPTIONS = (
+    "auto.register.schemas",
+    "use.latest.version",
+    "latest.compatibility.strict",
+    "normalize.schemas",
+    "use.schema.id",
+    "id.compatibility.strict",
+    "decimal.format",
+    "json.write.dates.iso8601",
+    "json.oneof.for.nullables",
+    "json.indent.output",
+    "avro.remove.java.properties",
+    "reference.subject.name.strategy",
+)
+_JAVA_RECORDS = (
+    "an option of the Java serde's typed records (specific, reflect, POJO); Connect's converter reads generic ones"
+)
 CONVERTER_NO_EFFECT: dict[str, str] = {
     **{key: _SERIALIZER for key in SERIALIZER_OPTIONS},
     "connect.meta.data": "whether Connect schemas keep the connect.* properties of Avro schemas; the engine reads "
-                         "names and versions from the writer schema",
+    "names and versions from the writer schema",
     "schemas.cache.size": "the size of the converter's schema cache; the engine sizes its own",
     "schemas.cache.config": "the size of the converter's schema cache; the engine sizes its own",
     "latest.cache.ttl.sec": "a cache of the serializer's latest schema lookups",
-    **{key: _JAVA_RECORDS for key in ("specific.avro.reader", "avro.reflection.allow.null",
-                                      "avro.use.logical.type.converters", "json.fail.unknown.properties")},
+    **{
+        key: _JAVA_RECORDS
+        for key in (
+            "specific.avro.reader",
+            "avro.reflection.allow.null",
+            "avro.use.logical.type.converters",
+            "json.fail.unknown.properties",
+        )
+    },
 }
 
 # a key people write for one that exists -> that key
@@ -146,7 +195,7 @@ def converter_option(key: str) -> tuple[str, str] | None:
     for role in ("value", "key"):
         prefix = f"{role}.converter."
         if key.startswith(prefix):
-            return role, key[len(prefix):]
+            return role, key[len(prefix) :]
     return None
 
 

@@ -1,4 +1,5 @@
 """Checks of the converter settings that span several keys (`value.converter.*`, `key.converter.*`)."""
+
 from __future__ import annotations
 
 from sink_engine.config.keys import CONVERTER_CLASSES, REGISTRY_CONVERTERS
@@ -13,9 +14,11 @@ def check_converter_settings(config) -> None:
         if config[prefix] not in REGISTRY_CONVERTERS:
             continue
         if not config[f"{prefix}.schema.registry.url"]:
-            raise ConfigError(f"{prefix}.schema.registry.url",
-                              f"is required with the {CONVERTER_CLASSES[config[prefix]][1]}")
+            raise ConfigError(
+                f"{prefix}.schema.registry.url", f"is required with the {CONVERTER_CLASSES[config[prefix]][1]}"
+            )
         user_info = config[f"{prefix}.basic.auth.user.info"]
         if config[f"{prefix}.basic.auth.credentials.source"] == "user_info" and ":" not in (user_info or ""):
-            raise ConfigError(f"{prefix}.basic.auth.user.info",
-                              "must be user:password with basic.auth.credentials.source=USER_INFO")
+            raise ConfigError(
+                f"{prefix}.basic.auth.user.info", "must be user:password with basic.auth.credentials.source=USER_INFO"
+            )

@@ -1,6 +1,7 @@
 """Which config values carry a credential: masked when `validate` shows them, and refused in clear text in a
 deployed connector file (which is published to S3 and carried in the CloudFormation template), where they must be
 `${secrets:...}` or `${ssm:...}` references (sink_engine/secrets.py)."""
+
 from __future__ import annotations
 
 import re
@@ -12,11 +13,13 @@ CREDENTIAL_KEY = re.compile(
     r"(^|\.)(sasl\.jaas\.config|sasl\.password|ssl\.key\.password|ssl\.keystore\.password|ssl\.truststore\.password|"
     r"ssl\.key\.pem|ssl\.keystore\.key|sasl\.oauthbearer\.client\.secret|basic\.auth\.user\.info|bearer\.auth\.token|"
     r"aws\.secret\.access\.key|aws\.access\.key\.id|kafka\.api\.secret|s3\.proxy\.password|s3\.sse\.customer\.key|"
-    r"s3\.sse\.key)$")
+    r"s3\.sse\.key)$"
+)
 _URL_KEY = re.compile(r"(^|\.)schema\.registry\.url$|^s3\.proxy\.url$")
 # JAAS options whose value is a secret (password="...", clientSecret="...", token="...")
-_JAAS_SECRET_OPTION = re.compile(r"""(\w*(?:password|secret|token)\w*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s;]+)""",
-                                 re.IGNORECASE)
+_JAAS_SECRET_OPTION = re.compile(
+    r"""(\w*(?:password|secret|token)\w*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s;]+)""", re.IGNORECASE
+)
 MASK = "********"
 
 
@@ -26,8 +29,9 @@ def clear_text_credential(key: str, value) -> bool:
         return False
     text = str(value)
     if _URL_KEY.search(key):
-        return any(_url_password(url) not in (None, "") and not is_reference(_url_password(url))
-                   for url in text.split(","))
+        return any(
+            _url_password(url) not in (None, "") and not is_reference(_url_password(url)) for url in text.split(",")
+        )
     if not CREDENTIAL_KEY.search(key):
         return False
     if key.endswith("sasl.jaas.config"):
@@ -42,8 +46,9 @@ def masked(key: str, value):
     if not isinstance(value, str) or not (CREDENTIAL_KEY.search(key) or _URL_KEY.search(key)):
         return value
     if key.endswith("sasl.jaas.config"):
-        return _JAAS_SECRET_OPTION.sub(lambda m: m.group(0) if is_reference(m.group(2).strip('"'))
-                                       else f'{m.group(1)}="{MASK}"', value)
+        return _JAAS_SECRET_OPTION.sub(
+            lambda m: m.group(0) if is_reference(m.group(2).strip('"')) else f'{m.group(1)}="{MASK}"', value
+        )
     if _URL_KEY.search(key):
         return ",".join(_mask_url(url) for url in value.split(","))
     if key.endswith("basic.auth.user.info") and ":" in value and not is_reference(value):

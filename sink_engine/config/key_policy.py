@@ -7,11 +7,13 @@ its off value (or, for a converter option, Confluent's default). Any other key i
 which logs it and runs on: it is ignored here as well and reported (`validate`, the CONFIG_KEY_IGNORED event, a
 `cdk synth` warning), with the known key it most resembles.
 """
+
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from sink_engine.config.confluent_keys import (
     CONVERTER_NO_EFFECT,
@@ -54,11 +56,16 @@ REFUSED_UNLESS_OFF: dict[str, str] = {
     "s3.object.tagging.key.value.pairs": "extra tags on every object",
     "report.null.values.to.dlq": "skipped tombstones reported to the dead-letter queue",
     "csfle.enabled": "client-side field level encryption (CSFLE)",
-    **{f"{role}.converter.{key}": feature for role in ("value", "key") for key, feature in (
-        ("int.for.enums", "ProtobufConverter's enums as int32 (they are strings here, its default)"),
-        ("generalized.sum.type.support", "generalized sum types for oneofs and unions"),
-        ("enhanced.protobuf.schema.support", "Protobuf package names and enums kept as such in the output"),
-        ("scrub.invalid.names", "Protobuf field names rewritten to valid Avro names"))},
+    **{
+        f"{role}.converter.{key}": feature
+        for role in ("value", "key")
+        for key, feature in (
+            ("int.for.enums", "ProtobufConverter's enums as int32 (they are strings here, its default)"),
+            ("generalized.sum.type.support", "generalized sum types for oneofs and unions"),
+            ("enhanced.protobuf.schema.support", "Protobuf package names and enums kept as such in the output"),
+            ("scrub.invalid.names", "Protobuf field names rewritten to valid Avro names"),
+        )
+    },
 }
 _OFF = {"", "-1", "false", "none", "null"}
 
@@ -84,8 +91,9 @@ class UndeclaredKeys(NamedTuple):
     ignored: tuple[IgnoredKey, ...]  # unknown, ignored
 
 
-def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any],
-                    passthrough: tuple[str, ...]) -> UndeclaredKeys:
+def undeclared_keys(
+    raw: Mapping[str, Any], declared: Mapping[str, Any], passthrough: tuple[str, ...]
+) -> UndeclaredKeys:
     """The undeclared keys of `raw`, sorted: accepted and unused, or unknown and ignored. ConfigError names the first
     key that is refused."""
     unused, ignored = [], []
@@ -103,8 +111,9 @@ def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any],
         elif key in DEFAULT_ONLY:
             default, feature = DEFAULT_ONLY[key]
             if value.lower() != default:
-                raise ConfigError(key, f"{feature} is not supported; remove the key or set it to {default} "
-                                       "(Confluent's default)")
+                raise ConfigError(
+                    key, f"{feature} is not supported; remove the key or set it to {default} (Confluent's default)"
+                )
             unused.append(key)
         elif key in NOT_BUILT_YET:  # set to its off value: config/__init__.py refused the others
             unused.append(key)
@@ -112,8 +121,9 @@ def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any],
             if value.lower() in _OFF:
                 unused.append(key)
                 continue
-            raise ConfigError(key, f"{REFUSED_UNLESS_OFF[key]} is not supported; remove the key or set it to its off "
-                                   "value")
+            raise ConfigError(
+                key, f"{REFUSED_UNLESS_OFF[key]} is not supported; remove the key or set it to its off value"
+            )
         else:
             reason = IGNORED_CONVERTER if converter_option(key) else IGNORED
             ignored.append(IgnoredKey(key, reason, suggestion(key, declared)))
@@ -123,8 +133,17 @@ def undeclared_keys(raw: Mapping[str, Any], declared: Mapping[str, Any],
 def known_keys(declared: Mapping[str, Any]) -> frozenset[str]:
     """Every key a connector file may carry that is not ignored: declared, or known to one of the tables."""
     converter_options = (f"{role}.converter.{option}" for role in ("value", "key") for option in CONVERTER_NO_EFFECT)
-    return frozenset((*declared, *ACCEPTED_UNUSED, *ACCEPTED_VALUES, *DEFAULT_ONLY, *NOT_BUILT_YET,
-                      *REFUSED_UNLESS_OFF, *converter_options))
+    return frozenset(
+        (
+            *declared,
+            *ACCEPTED_UNUSED,
+            *ACCEPTED_VALUES,
+            *DEFAULT_ONLY,
+            *NOT_BUILT_YET,
+            *REFUSED_UNLESS_OFF,
+            *converter_options,
+        )
+    )
 
 
 def suggestion(key: str, declared: Mapping[str, Any]) -> str | None:
@@ -133,7 +152,7 @@ def suggestion(key: str, declared: Mapping[str, Any]) -> str | None:
     if key in LOOK_ALIKES:
         return LOOK_ALIKES[key]
     if key.startswith("consumer."):
-        return "consumer.override." + key[len("consumer."):]
+        return "consumer.override." + key[len("consumer.") :]
     known = sorted(known_keys(declared))
     endings = [k for k in known if key.endswith("." + k)]
     if endings:

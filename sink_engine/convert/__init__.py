@@ -2,6 +2,7 @@
 
 `converter_for` is imported on first use: the registry imports every converter (fastavro, the Schema Registry
 client), which config parsing, and so the DLQ replay Lambda, must not need."""
+
 from sink_engine.convert.base import Converter
 from sink_engine.convert.settings import ConverterSettings
 

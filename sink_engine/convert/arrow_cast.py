@@ -1,5 +1,6 @@
 """A table read by a columnar reader (polars' Avro reader, pyarrow's JSON reader) cast to exactly the Arrow schema
 the general path builds for the same Connect schema, so that every format writes the same bytes."""
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -22,8 +23,12 @@ def _conform(array: pa.Array, type_: pa.DataType, nullable: bool = True) -> pa.A
         return pa.Array.from_buffers(type_, len(array), [validity], -1 if validity else 0, array.offset, children)
     if pa.types.is_list(type_):
         values = _conform(array.values, type_.value_type, type_.value_field.nullable)
-        return pa.ListArray.from_arrays(array.offsets.cast(pa.int32()), values, type=type_,
-                                        mask=pc.is_null(array) if nullable and array.null_count else None)
+        return pa.ListArray.from_arrays(
+            array.offsets.cast(pa.int32()),
+            values,
+            type=type_,
+            mask=pc.is_null(array) if nullable and array.null_count else None,
+        )
     cast = array.cast(type_)
     return cast if nullable or not cast.null_count else pc.fill_null(cast, _placeholder(type_))
 

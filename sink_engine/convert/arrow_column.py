@@ -5,6 +5,7 @@ partitioners, transforms and row formats read) are decoded on first use by each 
 general path decodes them, so they are the same values. `arrow_table()` gives the column as one table when
 its records share a schema, else None (the formats then build it from `items`).
 """
+
 from __future__ import annotations
 
 from functools import cached_property
@@ -17,8 +18,7 @@ from sink_engine.records import ValueColumn
 class ArrowStructColumn(ValueColumn):
     schemas: list  # every record's (a struct column's)
 
-    def __init__(self, runs: list | None, payloads: list, decoders: list, schemas: list,
-                 sidecars: dict | None = None):
+    def __init__(self, runs: list | None, payloads: list, decoders: list, schemas: list, sidecars: dict | None = None):
         """`runs` None: no table (a selection across schemas); `decoders[i].decode(payloads[i])` is item i."""
         self.kind, self._documents, self.schemas, self.sidecars = "struct", None, schemas, sidecars or {}
         self._runs, self._payloads, self._decoders = runs, payloads, decoders
@@ -35,15 +35,20 @@ class ArrowStructColumn(ValueColumn):
             return None
         return self._runs[0] if len(self._runs) == 1 else pa.concat_tables(self._runs)
 
-    def with_sidecars(self, sidecars: dict) -> "ArrowStructColumn":
+    def with_sidecars(self, sidecars: dict) -> ArrowStructColumn:
         return ArrowStructColumn(self._runs, self._payloads, self._decoders, self.schemas, sidecars)
 
-    def _derive(self, pick) -> "ArrowStructColumn":
+    def _derive(self, pick) -> ArrowStructColumn:
         positions = pick(range(len(self)))
         contiguous = isinstance(positions, range) and positions.step == 1
         runs = self._sliced(self._runs, positions) if self._runs is not None and contiguous else None
-        return ArrowStructColumn(runs, pick(self._payloads), pick(self._decoders), pick(self.schemas),
-                                 {name: column._derive(pick) for name, column in self.sidecars.items()})
+        return ArrowStructColumn(
+            runs,
+            pick(self._payloads),
+            pick(self._decoders),
+            pick(self.schemas),
+            {name: column._derive(pick) for name, column in self.sidecars.items()},
+        )
 
     @staticmethod
     def _sliced(tables: list, positions: range) -> list:

@@ -8,27 +8,49 @@ engine's (schema.py): TIMESTAMP_MICROS to timestamp[us, UTC], TIME_MICROS to tim
 / _MICROS to timestamp[ms] / timestamp[us] (no zone), ISO_TIMESTAMP to timestamp[us, UTC], ISO_DATE to date32.
 Parquet stores them as its DECIMAL, DATE, TIME and TIMESTAMP logical types. Optional means nullable.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 import pyarrow as pa
 
-from sink_engine.convert.schema import (DATE, DECIMAL, ISO_DATE, ISO_TIMESTAMP, LOCAL_TIMESTAMP_MICROS,
-                                        LOCAL_TIMESTAMP_MILLIS, TIME, TIME_MICROS, TIMESTAMP, TIMESTAMP_MICROS,
-                                        Schema)
+from sink_engine.convert.schema import (
+    DATE,
+    DECIMAL,
+    ISO_DATE,
+    ISO_TIMESTAMP,
+    LOCAL_TIMESTAMP_MICROS,
+    LOCAL_TIMESTAMP_MILLIS,
+    TIME,
+    TIME_MICROS,
+    TIMESTAMP,
+    TIMESTAMP_MICROS,
+    Schema,
+)
 
 _PRIMITIVES = {
-    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-    "float32": pa.float32(), "float64": pa.float64(), "boolean": pa.bool_(), "string": pa.string(),
+    "int8": pa.int8(),
+    "int16": pa.int16(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "boolean": pa.bool_(),
+    "string": pa.string(),
     "bytes": pa.binary(),
 }
 _LOGICAL = {
-    DATE: pa.date32(), TIME: pa.time32("ms"), TIMESTAMP: pa.timestamp("ms", tz="UTC"),
-    TIMESTAMP_MICROS: pa.timestamp("us", tz="UTC"), TIME_MICROS: pa.time64("us"),
-    LOCAL_TIMESTAMP_MILLIS: pa.timestamp("ms"), LOCAL_TIMESTAMP_MICROS: pa.timestamp("us"),
-    ISO_TIMESTAMP: pa.timestamp("us", tz="UTC"), ISO_DATE: pa.date32(),
+    DATE: pa.date32(),
+    TIME: pa.time32("ms"),
+    TIMESTAMP: pa.timestamp("ms", tz="UTC"),
+    TIMESTAMP_MICROS: pa.timestamp("us", tz="UTC"),
+    TIME_MICROS: pa.time64("us"),
+    LOCAL_TIMESTAMP_MILLIS: pa.timestamp("ms"),
+    LOCAL_TIMESTAMP_MICROS: pa.timestamp("us"),
+    ISO_TIMESTAMP: pa.timestamp("us", tz="UTC"),
+    ISO_DATE: pa.date32(),
 }
 _ISO = (ISO_TIMESTAMP, ISO_DATE)
 DEFAULT_DECIMAL_PRECISION = 38
@@ -93,8 +115,11 @@ def _converter(schema: Schema) -> Callable | None:
         fields = [(f.name, _converter(f.schema)) for f in schema.fields]
         if all(convert is None for _, convert in fields):
             return None
-        return lambda value: None if value is None else {
-            name: (convert(value.get(name)) if convert else value.get(name)) for name, convert in fields}
+        return lambda value: (
+            None
+            if value is None
+            else {name: (convert(value.get(name)) if convert else value.get(name)) for name, convert in fields}
+        )
     if schema.type == "array":
         assert schema.items is not None
         item = _converter(schema.items)

@@ -22,6 +22,7 @@ Maps, fixed, decimal, time, unions of several types, schema references and a nam
 name take the general path (polars' reader lacks maps, general unions and named-type references; the others
 are not checked byte for byte here).
 """
+
 from __future__ import annotations
 
 import io
@@ -42,8 +43,13 @@ polars: Any = _UNLOADED  # the module once an Avro schema asks for it (its impor
 _SYNC = bytes(16)
 _PLAIN = {"boolean", "int", "long", "float", "double", "string", "bytes"}
 _MARKED = {"boolean", "int", "long"}  # types whose bytes markers_hold checks (so not taken inside arrays)
-_LOGICAL = {"timestamp-millis": "long", "timestamp-micros": "long", "local-timestamp-millis": "long",
-            "local-timestamp-micros": "long", "date": "int"}
+_LOGICAL = {
+    "timestamp-millis": "long",
+    "timestamp-micros": "long",
+    "local-timestamp-millis": "long",
+    "local-timestamp-micros": "long",
+    "date": "int",
+}
 
 
 class ArrowAvroReader:
@@ -94,8 +100,7 @@ def _covered(avro: Any, top: bool = False, nested: bool = False, in_array: bool 
         return avro in _PLAIN and not (in_array and avro in _MARKED)
     if isinstance(avro, list):
         branches = [b for b in avro if b != "null"]
-        return (len(avro) == 2 and len(branches) == 1 and not top and not in_array
-                and _covered(branches[0], nested=True))
+        return len(avro) == 2 and len(branches) == 1 and not top and not in_array and _covered(branches[0], nested=True)
     kind, logical = avro.get("type"), avro.get("logicalType")
     if isinstance(kind, (dict, list)):
         return logical is None and _covered(kind, nested=nested, in_array=in_array)
@@ -121,8 +126,7 @@ def _has_markers(avro: Any) -> bool:
 
 def _header(schema_json: bytes) -> bytes:
     key = b"avro.schema"
-    return b"".join((b"Obj\x01", _long(1), _long(len(key)), key, _long(len(schema_json)), schema_json, _long(0),
-                     _SYNC))
+    return b"".join((b"Obj\x01", _long(1), _long(len(key)), key, _long(len(schema_json)), schema_json, _long(0), _SYNC))
 
 
 def _long(n: int) -> bytes:

@@ -15,6 +15,7 @@ field of its branch. Named branches are told apart by name; other branches by th
 first match in union order (as AvroData matches Java classes): a union of `int` and `long`, or of `float`
 and `double`, puts every number in the first of the two.
 """
+
 from __future__ import annotations
 
 import io
@@ -24,16 +25,39 @@ import fastavro
 import orjson
 
 from sink_engine.convert.avro_arrow import arrow_reader
-from sink_engine.convert.schema import (DATE, DECIMAL, LOCAL_TIMESTAMP_MICROS, LOCAL_TIMESTAMP_MILLIS, TIME,
-                                        TIME_MICROS, TIMESTAMP, TIMESTAMP_MICROS, Field, Schema)
+from sink_engine.convert.schema import (
+    DATE,
+    DECIMAL,
+    LOCAL_TIMESTAMP_MICROS,
+    LOCAL_TIMESTAMP_MILLIS,
+    TIME,
+    TIME_MICROS,
+    TIMESTAMP,
+    TIMESTAMP_MICROS,
+    Field,
+    Schema,
+)
 
 UNION = "io.confluent.connect.avro.Union"
 
-_PRIMITIVES = {"boolean": "boolean", "int": "int32", "long": "int64", "float": "float32", "double": "float64",
-               "bytes": "bytes", "string": "string", "fixed": "bytes", "enum": "string"}
+_PRIMITIVES = {
+    "boolean": "boolean",
+    "int": "int32",
+    "long": "int64",
+    "float": "float32",
+    "double": "float64",
+    "bytes": "bytes",
+    "string": "string",
+    "fixed": "bytes",
+    "enum": "string",
+}
 _LOGICAL = {"date": DATE, "time-millis": TIME, "timestamp-millis": TIMESTAMP, "decimal": DECIMAL}  # decoded
-_INTEGER_LOGICAL = {"timestamp-micros": TIMESTAMP_MICROS, "time-micros": TIME_MICROS,  # values stay integers
-                    "local-timestamp-millis": LOCAL_TIMESTAMP_MILLIS, "local-timestamp-micros": LOCAL_TIMESTAMP_MICROS}
+_INTEGER_LOGICAL = {
+    "timestamp-micros": TIMESTAMP_MICROS,
+    "time-micros": TIME_MICROS,  # values stay integers
+    "local-timestamp-millis": LOCAL_TIMESTAMP_MILLIS,
+    "local-timestamp-micros": LOCAL_TIMESTAMP_MICROS,
+}
 
 
 class AvroDecoder:
@@ -59,8 +83,7 @@ class AvroDecoder:
     def decode(self, payload: bytes) -> Any:
         """The value of one Avro binary datum; ValueError when it does not match the schema."""
         try:
-            value = fastavro.schemaless_reader(io.BytesIO(payload), self._reader, None,
-                                               return_named_type=self._unions)
+            value = fastavro.schemaless_reader(io.BytesIO(payload), self._reader, None, return_named_type=self._unions)
         except (EOFError, IndexError, ValueError, TypeError, UnicodeDecodeError) as e:
             raise ValueError(f"Avro payload does not match the writer schema: {e!r}") from None
         return _with_unions(self.schema, value) if self._unions else value
@@ -88,7 +111,10 @@ def connect_schema(avro: Any, version: int | None = None, optional: bool = False
     name = _LOGICAL.get(logical) or (_INTEGER_LOGICAL.get(logical) if kind == "long" else None)
     parameters: tuple[tuple[str, str], ...] = ()
     if name == DECIMAL:
-        parameters = (("connect.decimal.precision", str(avro.get("precision", 38))), ("scale", str(avro.get("scale", 0))))
+        parameters = (
+            ("connect.decimal.precision", str(avro.get("precision", 38))),
+            ("scale", str(avro.get("scale", 0))),
+        )
     return Schema(_PRIMITIVES[kind], optional, None, name, version, parameters)
 
 
@@ -128,8 +154,17 @@ def _base_types(avro: Any) -> Any:
     return copy
 
 
-_UNION_BRANCH_TYPES = {"boolean": bool, "string": str, "bytes": bytes, "int32": int, "int64": int,
-                       "float32": float, "float64": float, "array": list, "map": dict}
+_UNION_BRANCH_TYPES = {
+    "boolean": bool,
+    "string": str,
+    "bytes": bytes,
+    "int32": int,
+    "int64": int,
+    "float32": float,
+    "float64": float,
+    "array": list,
+    "map": dict,
+}
 
 
 def _union_schema(branches: list, optional: bool, version: int | None) -> Schema:

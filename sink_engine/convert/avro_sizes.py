@@ -6,6 +6,7 @@ for every row, proves that a reader of the datums back to back read each datum e
 shortest encoding of a value, so no row could have read past its datum's end without another row reading
 less than its own. Covers the schemas `avro_arrow` reads.
 """
+
 from __future__ import annotations
 
 from typing import Any

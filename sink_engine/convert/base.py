@@ -1,4 +1,5 @@
 """The converter seam: turn the raw values of a chunk into a `ValueColumn` (records.py)."""
+
 from __future__ import annotations
 
 from typing import Protocol

@@ -6,6 +6,7 @@ subject and version, recursively); its version (for `schema.compatibility`) is t
 schema under its subject (`<topic>-value` by default; by a record's full name, namespace included, under the
 record name strategies: see confluent_registry.py). Each id is fetched once per task.
 """
+
 from __future__ import annotations
 
 from functools import partial

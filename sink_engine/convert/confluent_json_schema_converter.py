@@ -13,6 +13,7 @@ references resolved as that deserializer resolves them), which costs about 60 us
 schemas json_schema_arrow.py covers are read columnarly, a run of one schema id at a time, after that validation
 (registry_converter.py).
 """
+
 from __future__ import annotations
 
 import orjson
@@ -40,8 +41,9 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
         if validate:  # the deserializer validates against the writer schema by id: its subject name plays no part
             field = MessageField.KEY if subjects.role == "key" else MessageField.VALUE
             self._context = SerializationContext(subjects.topic, field)
-            self._validator = JSONDeserializer(None, schema_registry_client=client,
-                                               conf={"subject.name.strategy.type": "TOPIC"})
+            self._validator = JSONDeserializer(
+                None, schema_registry_client=client, conf={"subject.name.strategy.type": "TOPIC"}
+            )
 
     def split(self, value: bytes) -> tuple[bytes, bytes]:
         """(the 4 bytes of the schema id, the payload): the id is read once per schema, in `fetch`. A value
@@ -51,11 +53,13 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
             self._validate(value, int.from_bytes(id_bytes, "big"))
         return id_bytes, payload
 
-    def fetch(self, id_bytes: bytes) -> "_JsonSchemaDecoder":
+    def fetch(self, id_bytes: bytes) -> _JsonSchemaDecoder:
         schema_id = int.from_bytes(id_bytes, "big")
         schema = self._registry.schema(schema_id, JSON)
-        references = {name: _parsed(s.schema_str, f"{name} (referenced by schema id {schema_id})")
-                      for name, s in self._registry.referenced(schema, schema_id)}
+        references = {
+            name: _parsed(s.schema_str, f"{name} (referenced by schema id {schema_id})")
+            for name, s in self._registry.referenced(schema, schema_id)
+        }
         document = _parsed(schema.schema_str, f"schema id {schema_id}")
         version = self._registry.version(schema_id, _title(document))
         try:

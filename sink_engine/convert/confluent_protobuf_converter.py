@@ -13,6 +13,7 @@ Connect as ProtobufData maps them (protobuf_schema.py); the schema version is th
 installed and covers the message, runs of records are read columnarly instead (protobuf_arrow.py,
 registry_converter.py).
 """
+
 from __future__ import annotations
 
 import binascii
@@ -46,7 +47,7 @@ class ConfluentProtobufConverter(SchemaRegistryConverter):
         if len(value) > 5 and value[0] == 0 and value[5] == 0:  # indexes [0] (the first message) are one 0 byte
             return value[:6], value[6:]
         _, _, payload = split_header(value, PROTOBUF)
-        return value[:len(value) - len(payload)], payload
+        return value[: len(value) - len(payload)], payload
 
     def fetch(self, header: bytes) -> ProtobufDecoder:
         schema_id, indexes, _ = split_header(header, PROTOBUF)
@@ -55,12 +56,13 @@ class ConfluentProtobufConverter(SchemaRegistryConverter):
         writer = self._registry.schema(schema_id, PROTOBUF, "serialized")
         resolver = self._resolver
         try:
-            file_proto, pool = self._registry.call(f"the schemas {what} refers to", resolver._get_parsed_schema,
-                                                   writer)
+            file_proto, pool = self._registry.call(f"the schemas {what} refers to", resolver._get_parsed_schema, writer)
             descriptor = resolver._get_message_desc(pool, pool.FindFileByName(file_proto.name), list(indexes))
         except (SerializationError, binascii.Error, TypeError) as e:
-            raise ValueError(f"{what} is not a Protobuf schema this converter can read (the registry must answer "
-                             f"format=serialized with a FileDescriptorProto): {e}") from None
+            raise ValueError(
+                f"{what} is not a Protobuf schema this converter can read (the registry must answer "
+                f"format=serialized with a FileDescriptorProto): {e}"
+            ) from None
         decoder = ProtobufDecoder(descriptor, self._registry.version(schema_id, descriptor.full_name), self._wrappers)
         decoder.arrow = protobuf_arrow.arrow_reader(descriptor, decoder.schema, self._wrappers)
         return decoder

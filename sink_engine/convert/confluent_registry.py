@@ -7,13 +7,14 @@ id as 4 bytes big-endian, for Protobuf the message indexes (zigzag varints), the
 the subject that `<role>.converter.<role>.subject.name.strategy` names (SubjectNames), or its only version when
 it is registered under a single other subject.
 """
+
 from __future__ import annotations
 
 import io
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.common.serde import SchemaId
@@ -70,9 +71,11 @@ class SubjectNames:
         if self.strategy == "topic":
             return f"{self.topic}-{self.role}"
         if not record_name:
-            raise ValueError(f"{self.role}.converter.{self.role}.subject.name.strategy names subjects by the "
-                             "record's full name, and this schema has none (not an Avro record, or a JSON Schema "
-                             "without a title)")
+            raise ValueError(
+                f"{self.role}.converter.{self.role}.subject.name.strategy names subjects by the "
+                "record's full name, and this schema has none (not an Avro record, or a JSON Schema "
+                "without a title)"
+            )
         return record_name if self.strategy == "record" else f"{self.topic}-{record_name}"
 
 
@@ -121,9 +124,14 @@ class RegistryLookups:
         found = []
         for reference in schema.references or []:
             where = f"{reference.subject} version {reference.version}"
-            registered = self.call(where, self.client.get_version, reference.subject, reference.version,
-                                   missing=f"schema id {schema_id} refers to {reference.name} ({where}), which is not "
-                                           "in the Schema Registry")
+            registered = self.call(
+                where,
+                self.client.get_version,
+                reference.subject,
+                reference.version,
+                missing=f"schema id {schema_id} refers to {reference.name} ({where}), which is not "
+                "in the Schema Registry",
+            )
             found += self.referenced(registered.schema, schema_id)
             found.append((reference.name, registered.schema))
         return found

@@ -8,20 +8,32 @@ default, is null when optional, and is an error otherwise. Errors are ValueError
 For JSON Schema payloads (json_schema_mapping.py) the decoder also reads ISO_TIMESTAMP / ISO_DATE strings
 (kept as `IsoText`) and fills a `ONE_OF` struct's field of the first branch that reads the value.
 """
+
 from __future__ import annotations
 
 import base64
 import datetime
 import decimal
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
 from sink_engine.convert.iso_values import parse_date, parse_date_time
-from sink_engine.convert.schema import (DATE, DECIMAL, FLOAT_TYPES, INTEGER_TYPES, ISO_DATE, ISO_TIMESTAMP, TIME,
-                                        TIMESTAMP, Field, Schema)
+from sink_engine.convert.schema import (
+    DATE,
+    DECIMAL,
+    FLOAT_TYPES,
+    INTEGER_TYPES,
+    ISO_DATE,
+    ISO_TIMESTAMP,
+    TIME,
+    TIMESTAMP,
+    Field,
+    Schema,
+)
 
-EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 ONE_OF = "io.confluent.connect.json.OneOf"  # JsonSchemaData's struct for a oneOf: one optional field per branch
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
@@ -41,8 +53,15 @@ def parse_schema(document: Any) -> Schema:
     elif kind == "map":
         parts["keys"], parts["values"] = parse_schema(document.get("keys")), parse_schema(document.get("values"))
     parameters = tuple(sorted((str(k), str(v)) for k, v in (document.get("parameters") or {}).items()))
-    schema = Schema(kind, bool(document.get("optional", False)), None, document.get("name"),
-                    document.get("version"), parameters, **parts)
+    schema = Schema(
+        kind,
+        bool(document.get("optional", False)),
+        None,
+        document.get("name"),
+        document.get("version"),
+        parameters,
+        **parts,
+    )
     if document.get("default") is not None:
         schema = Schema(**{**schema.__dict__, "default": compile_decoder(schema)(document["default"], "default")})
     return schema
@@ -86,6 +105,7 @@ def _structured(schema: Schema) -> Decoder | None:
         def struct(value, path):
             _expect(isinstance(value, dict), value, "an object", path)
             return {name: decode(value.get(name), f"{path}.{name}" if path else name) for name, decode in fields}
+
         return struct
     if schema.type == "array":
         assert schema.items is not None
@@ -94,6 +114,7 @@ def _structured(schema: Schema) -> Decoder | None:
         def array(value, path):
             _expect(isinstance(value, list), value, "an array", path)
             return [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+
         return array
     if schema.type == "map":
         assert schema.keys is not None and schema.values is not None
@@ -103,6 +124,7 @@ def _structured(schema: Schema) -> Decoder | None:
             _expect(isinstance(value, (dict, list)), value, "an object or an array of pairs", path)
             pairs = value.items() if isinstance(value, dict) else value  # non-string keys: [[k, v], ...]
             return {key(k, path): val(v, f"{path}[{k}]") for k, v in pairs}
+
         return mapping
     return None
 
@@ -118,6 +140,7 @@ def _one_of(schema: Schema) -> Decoder:
             except ValueError:
                 continue
         raise ValueError(f"{path or 'value'}: {value!r:.60} matches no branch of the oneOf")
+
     return one_of
 
 
@@ -129,11 +152,14 @@ def _primitive(schema: Schema) -> Decoder:
         def integer(value, path):
             _expect(type(value) is int and low <= value <= high, value, f"an {kind}", path)
             return value
+
         return integer
     if kind in FLOAT_TYPES:
+
         def number(value, path):
             _expect(type(value) in (int, float), value, "a number", path)
             return float(value)
+
         return number
     if kind == "bytes":
         return lambda value, path: _base64(value, path)
@@ -142,6 +168,7 @@ def _primitive(schema: Schema) -> Decoder:
     def plain(value, path):
         _expect(type(value) is expected, value, f"a {kind}", path)
         return value
+
     return plain
 
 
@@ -154,6 +181,7 @@ def _logical(schema: Schema) -> Decoder | None:
                 return decimal.Decimal(str(value)).quantize(decimal.Decimal(1).scaleb(-scale))
             unscaled = int.from_bytes(_base64(value, path), "big", signed=True)
             return decimal.Decimal(unscaled).scaleb(-scale)
+
         return to_decimal
     if schema.name == DATE:
         return lambda value, path: _after_epoch(EPOCH.date(), "days", value, path)
@@ -170,6 +198,7 @@ def _logical(schema: Schema) -> Decoder | None:
                 return parse(value)
             except ValueError as e:
                 raise ValueError(f"{path or 'value'}: {e}") from None
+
         return iso
     return None
 
@@ -190,8 +219,9 @@ def _after_epoch(epoch, unit: str, value: Any, path: str):
     try:
         return epoch + datetime.timedelta(**{unit: _int(value, path)})
     except OverflowError:
-        raise ValueError(f"{path or 'value'}: {value} {unit} from the epoch is past year 9999 or before year 1") \
-            from None
+        raise ValueError(
+            f"{path or 'value'}: {value} {unit} from the epoch is past year 9999 or before year 1"
+        ) from None
 
 
 def _base64(value: Any, path: str) -> bytes:
@@ -212,8 +242,11 @@ def to_json(value: Any, numeric_decimals: bool = False) -> bytes:
     (bytes as base64, Decimal as base64 of its unscaled value or, with `numeric_decimals`
     (`json.decimal.format=NUMERIC`), as a number with its scale, Date as days, Time as milliseconds of the
     day, Timestamp as epoch ms)."""
-    return orjson.dumps(value, default=_encode_numeric if numeric_decimals else _encode_logical,
-                        option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS)
+    return orjson.dumps(
+        value,
+        default=_encode_numeric if numeric_decimals else _encode_logical,
+        option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS,
+    )
 
 
 def _encode_numeric(value: Any) -> Any:

@@ -4,6 +4,7 @@ A struct schema gives a "struct" column (payloads decoded to Python values of th
 connect_json.py); other top-level schemas give the column kinds of `registry_converter.column_of`. Parsed
 schemas are cached by their canonical JSON text, so records that share a schema share one `Schema` object.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,8 +16,10 @@ from sink_engine.convert.registry_converter import SchemaRegistryConverter
 
 _SCHEMA, _PAYLOAD = b'{"schema":', b',"payload":'
 KNOWN_LAYOUTS = 64  # schema texts remembered per converter (a task's topic has few schema versions)
-NOT_AN_ENVELOPE = ('JsonConverter with schemas.enable=true requires "schema" and "payload" fields and no others; '
-                   "for plain JSON set value.converter.schemas.enable=false")
+NOT_AN_ENVELOPE = (
+    'JsonConverter with schemas.enable=true requires "schema" and "payload" fields and no others; '
+    "for plain JSON set value.converter.schemas.enable=false"
+)
 
 
 class EnvelopeJsonConverter(SchemaRegistryConverter):
@@ -50,7 +53,7 @@ class EnvelopeJsonConverter(SchemaRegistryConverter):
             self._known[schema_text] = reference
         return reference, envelope["payload"]
 
-    def fetch(self, schema_ref: bytes) -> "_EnvelopeDecoder":
+    def fetch(self, schema_ref: bytes) -> _EnvelopeDecoder:
         return _EnvelopeDecoder(parse_schema(orjson.loads(schema_ref)))
 
 
@@ -60,7 +63,7 @@ def _layout(value: bytes) -> tuple[bytes | None, bytes]:
     cut = value.rfind(_PAYLOAD)
     if cut < 0 or not value.startswith(_SCHEMA) or not value.endswith(b"}"):
         return None, b""
-    return value[len(_SCHEMA):cut], value[cut + len(_PAYLOAD):-1]
+    return value[len(_SCHEMA) : cut], value[cut + len(_PAYLOAD) : -1]
 
 
 def _parses_to(text: bytes, schema: Any) -> bool:

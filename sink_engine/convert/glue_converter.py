@@ -6,6 +6,7 @@ then the datum (zlib-compressed when the compression byte is 5). The schema vers
 version number is the schema's version for `schema.compatibility`); a JSON schema keeps the datum as a
 schemaless JSON document. Settings follow the AWS converter's: `<role>.converter.region`, `.endpoint`.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -36,8 +37,10 @@ class GlueSchemaRegistryConverter(SchemaRegistryConverter):
     def split(self, value: bytes) -> tuple[bytes, bytes]:
         """(the 16 bytes of the schema version UUID, the datum)."""
         if len(value) < HEADER_LENGTH or value[0] != HEADER_VERSION:
-            raise ValueError(f"header version byte {value[:1].hex() or 'none'} is not 03: not in the AWS Glue "
-                             "Schema Registry wire format")
+            raise ValueError(
+                f"header version byte {value[:1].hex() or 'none'} is not 03: not in the AWS Glue "
+                "Schema Registry wire format"
+            )
         payload = value[HEADER_LENGTH:]
         if value[1] == COMPRESSION_ZLIB:
             try:

@@ -4,6 +4,7 @@ An `IsoText` is the string as the record holds it, so JSON output, field partiti
 timestamp extractor see the text, as with Confluent's JsonSchemaConverter (a string there); `value` is the
 parsed instant (a UTC `datetime`) or day (a `date`), which columnar formats write as a timestamp or date.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -28,8 +29,8 @@ def parse_date_time(text: str) -> IsoText:
     except (TypeError, ValueError):
         raise ValueError(f"{text!r:.60} is not an ISO-8601 date-time") from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
-    return _rebuild(text, parsed.astimezone(datetime.timezone.utc))
+        parsed = parsed.replace(tzinfo=datetime.UTC)
+    return _rebuild(text, parsed.astimezone(datetime.UTC))
 
 
 def parse_date(text: str) -> IsoText:

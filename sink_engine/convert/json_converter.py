@@ -1,4 +1,5 @@
 """JsonConverter with schemas.enable=false: each value is one JSON document."""
+
 from __future__ import annotations
 
 from collections import deque

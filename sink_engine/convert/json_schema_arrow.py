@@ -20,6 +20,7 @@ of these, optional or not; a default on a top-level field of a primitive type. N
 Decimal (base64 text or a number), Time, ISO date-time / date strings (parsed by Python's `fromisoformat`), maps,
 oneOf structs, defaults on nested fields and on objects and arrays, structs without fields.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from sink_engine.convert.arrow_types import arrow_schema, arrow_type
 from sink_engine.convert.arrow_cast import cast_to
+from sink_engine.convert.arrow_types import arrow_schema, arrow_type
 from sink_engine.convert.connect_json import ONE_OF
 from sink_engine.convert.schema import DATE, TIMESTAMP, Schema
 
@@ -41,7 +42,7 @@ _READ_AS = {TIMESTAMP: pa.int64(), DATE: pa.int32()}  # read as integers, range-
 _RANGES = {TIMESTAMP: (-62_135_596_800_000, 253_402_300_799_999), DATE: (-719_162, 2_932_896)}
 _PLAIN = ("int8", "int16", "int32", "int64", "float64", "boolean", "string")
 _INTEGER_ZERO = re.compile(rb"-0(?![.eE0-9])")
-_MAX_BLOCK = 2 ** 31 - 1
+_MAX_BLOCK = 2**31 - 1
 
 
 class ArrowJsonReader:
@@ -50,19 +51,25 @@ class ArrowJsonReader:
     def __init__(self, schema: Schema):
         self._fields = schema.fields
         self._read_schema = pa.schema([pa.field(f.name, _read_type(f.schema, top=True)) for f in schema.fields])
-        self._parse_options = pa_json.ParseOptions(explicit_schema=self._read_schema,
-                                                   unexpected_field_behavior="ignore")
+        self._parse_options = pa_json.ParseOptions(
+            explicit_schema=self._read_schema, unexpected_field_behavior="ignore"
+        )
         self._target = arrow_schema(schema)
 
     def read(self, payloads: list) -> pa.Table | None:
         body = b"\n".join(payloads)
-        if (not all(payload[:1] == b"{" for payload in payloads) or body.count(b"\n") != len(payloads) - 1
-                or b"\r" in body or len(body) >= _MAX_BLOCK):
+        if (
+            not all(payload[:1] == b"{" for payload in payloads)
+            or body.count(b"\n") != len(payloads) - 1
+            or b"\r" in body
+            or len(body) >= _MAX_BLOCK
+        ):
             return None
         try:
             deque(map(orjson.loads, payloads), maxlen=0)  # parsed and dropped at C speed
-            table = pa_json.read_json(pa.BufferReader(body), read_options=_options(len(body)),
-                                      parse_options=self._parse_options)
+            table = pa_json.read_json(
+                pa.BufferReader(body), read_options=_options(len(body)), parse_options=self._parse_options
+            )
         except (orjson.JSONDecodeError, pa.ArrowInvalid):
             return None
         columns = []

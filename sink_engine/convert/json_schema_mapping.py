@@ -16,6 +16,7 @@
 - `default` becomes the field's default. Anything else (a schema `true`, `allOf` of several, a type-less
   schema) is a ValueError naming its JSON pointer.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -79,10 +80,13 @@ class _Mapper:
         try:
             resolved = resolver.lookup(node["$ref"])
         except Unresolvable:
-            raise ValueError(f"{pointer}: $ref {node['$ref']!r} is neither in the schema nor in its references") from None
+            raise ValueError(
+                f"{pointer}: $ref {node['$ref']!r} is neither in the schema nor in its references"
+            ) from None
         if id(resolved.contents) in self._resolving:
-            raise ValueError(f"{pointer}: $ref {node['$ref']!r} refers to itself (a recursive schema has no Connect "
-                             "schema)")
+            raise ValueError(
+                f"{pointer}: $ref {node['$ref']!r} refers to itself (a recursive schema has no Connect schema)"
+            )
         self._resolving.append(id(resolved.contents))
         try:
             return self.map(resolved.contents, resolved.resolver, node["$ref"], optional)
@@ -98,8 +102,10 @@ class _Mapper:
             index, branch = others[0]
             merged = {**{k: v for k, v in node.items() if k not in ("oneOf", "anyOf", "type")}, **branch}
             return self.map(merged, resolver, f"{pointer}/{index}", optional)
-        fields = tuple(Field(f"{ONE_OF}.field.{n}", self.map(b, resolver, f"{pointer}/{i}", optional=True))
-                       for n, (i, b) in enumerate(others))
+        fields = tuple(
+            Field(f"{ONE_OF}.field.{n}", self.map(b, resolver, f"{pointer}/{i}", optional=True))
+            for n, (i, b) in enumerate(others)
+        )
         return Schema("struct", optional, name=ONE_OF, fields=fields)
 
     def _typed(self, node: dict, kind: str, resolver, pointer: str, optional: bool) -> Schema:
@@ -128,8 +134,10 @@ class _Mapper:
             values = self.map(extra, resolver, f"{pointer}/additionalProperties")
             return Schema("map", optional, keys=Schema("string"), values=values)
         required = set(node.get("required", ()))
-        fields = tuple(Field(name, self.map(sub, resolver, f"{pointer}/properties/{name}", name not in required))
-                       for name, sub in (properties or {}).items())
+        fields = tuple(
+            Field(name, self.map(sub, resolver, f"{pointer}/properties/{name}", name not in required))
+            for name, sub in (properties or {}).items()
+        )
         return Schema("struct", optional, name=node.get("title"), fields=fields)
 
 

@@ -1,10 +1,12 @@
 """What the Rust readers of the columnar paths share (polars' Avro reader, ptars): an optional import, and a call
 whose failure, a Rust panic included, means "take the general path"."""
+
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 

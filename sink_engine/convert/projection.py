@@ -6,6 +6,7 @@ dropped. Numbers widen along int8 < int16 < int32 < int64 < float32 < float64; o
 record name changes and logical-type parameter changes fail. A null value takes the target's default, or
 stays null when the target is optional. Failures raise ProjectionError naming the field path.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,8 +32,10 @@ def project(value: Any, source: Schema, target: Schema, path: str = "") -> Any:
         return [project(v, source.items, target.items, f"{path}[{i}]") for i, v in enumerate(value)]
     if target.type == "map":
         assert source.keys and source.values and target.keys and target.values  # two maps (_check_compatible)
-        return {project(k, source.keys, target.keys, path): project(v, source.values, target.values, f"{path}[{k}]")
-                for k, v in value.items()}
+        return {
+            project(k, source.keys, target.keys, path): project(v, source.values, target.values, f"{path}[{k}]")
+            for k, v in value.items()
+        }
     if target.type in FLOAT_TYPES and source.type not in FLOAT_TYPES:
         return float(value)
     return value
@@ -64,13 +67,17 @@ def _check_compatible(source: Schema, target: Schema, path: str) -> None:
     if source.name != target.name:
         raise ProjectionError(f"{where}: schema name {source.name!r} does not match {target.name!r}")
     if source.parameters != target.parameters:
-        raise ProjectionError(f"{where}: schema parameters {dict(source.parameters)} do not match "
-                              f"{dict(target.parameters)}")
+        raise ProjectionError(
+            f"{where}: schema parameters {dict(source.parameters)} do not match {dict(target.parameters)}"
+        )
 
 
 def _widens(source_type: str, target_type: str) -> bool:
-    return (source_type in NUMERIC_ORDER and target_type in NUMERIC_ORDER
-            and NUMERIC_ORDER.index(source_type) < NUMERIC_ORDER.index(target_type))
+    return (
+        source_type in NUMERIC_ORDER
+        and target_type in NUMERIC_ORDER
+        and NUMERIC_ORDER.index(source_type) < NUMERIC_ORDER.index(target_type)
+    )
 
 
 def _join(path: str, name: str) -> str:

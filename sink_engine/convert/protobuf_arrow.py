@@ -20,10 +20,12 @@ scalars, enums, nested messages, google.protobuf.Timestamp, wrappers, proto3 `op
 repeated fields of these. google.type.Date, google.type.TimeOfDay, google.protobuf.Duration,
 confluent.type.Decimal, messages without fields and proto2 or editions files take the general path.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -79,8 +81,11 @@ class ArrowProtobufReader:
         return pa.Table.from_batches([pa.RecordBatch.from_arrays(columns, schema=self._target)])
 
 
-def arrow_reader(descriptor: Descriptor, connect_schema: Schema, wrapper_for_nullables: bool,
-                 ) -> ArrowProtobufReader | None:
+def arrow_reader(
+    descriptor: Descriptor,
+    connect_schema: Schema,
+    wrapper_for_nullables: bool,
+) -> ArrowProtobufReader | None:
     """The columnar reader of a message type, or None when ptars is missing, the schema is not covered or ptars
     cannot build a handler for it."""
     columns = _Shaper(wrapper_for_nullables).message(descriptor, connect_schema)
@@ -149,8 +154,10 @@ class _Shaper:
             set_ = np.sum([array.is_valid().to_numpy(zero_copy_only=False) for array in read], axis=0)
             if set_.max(initial=0) > 1:
                 raise _Refused()
-            return pa.StructArray.from_arrays([shape(array) for (_, shape), array in zip(members, read)],
-                                              fields=fields, mask=pa.array(set_ == 0))
+            return pa.StructArray.from_arrays(
+                [shape(array) for (_, shape), array in zip(members, read)], fields=fields, mask=pa.array(set_ == 0)
+            )
+
         return part
 
     def _map(self, entry: Descriptor, schema: Schema) -> Shape | None:
@@ -165,12 +172,14 @@ class _Shaper:
             found, items = maps.keys, maps.items
             if len(found):
                 rows = pa.array(np.repeat(np.arange(len(maps)), np.diff(maps.offsets.to_numpy())))
-                order = pc.sort_indices(pa.table({"row": rows, "key": found}),
-                                        sort_keys=[("row", "ascending"), ("key", "ascending")])
+                order = pc.sort_indices(
+                    pa.table({"row": rows, "key": found}), sort_keys=[("row", "ascending"), ("key", "ascending")]
+                )
                 rows, found, items = rows.take(order), found.take(order), items.take(order)
                 if pc.any(pc.and_(pc.equal(rows[1:], rows[:-1]), pc.equal(found[1:], found[:-1]))).as_py():
                     raise _Refused()
             return pa.MapArray.from_arrays(maps.offsets, keys(found), values(items), type=type_)
+
         return shape
 
     def _value(self, fd: FieldDescriptor, schema: Schema) -> Shape | None:
@@ -196,8 +205,9 @@ def _child(name: str, shape: Shape) -> Callable[[pa.StructArray], pa.Array]:
 
 def _struct(children: Callable, type_: pa.DataType) -> Shape:
     fields = list(type_)
-    return lambda array: pa.StructArray.from_arrays(children(array), fields=fields,
-                                                    mask=pc.is_null(array) if array.null_count else None)
+    return lambda array: pa.StructArray.from_arrays(
+        children(array), fields=fields, mask=pc.is_null(array) if array.null_count else None
+    )
 
 
 def _scalar(fd: FieldDescriptor, schema: Schema) -> Shape:
@@ -217,6 +227,7 @@ def _enum(enum) -> Shape:
         names = pa.array([known.get(code) or f"{unknown}{code}" for code in codes.tolist()], pa.string())
         nulls = pc.is_null(array).to_numpy(zero_copy_only=False) if array.null_count else None
         return pc.take(names, pa.array(np.searchsorted(codes, numbers), mask=nulls))
+
     return shape
 
 
@@ -257,10 +268,15 @@ def _batch_class(descriptor: Descriptor):
         return GetMessageClass(pool.FindMessageTypeByName(f"{package}.Batch"))
     except KeyError:
         pass
-    proto = descriptor_pb2.FileDescriptorProto(name=f"{package}.proto", package=package, syntax="proto3",
-                                               dependency=[descriptor.file.name])
+    proto = descriptor_pb2.FileDescriptorProto(
+        name=f"{package}.proto", package=package, syntax="proto3", dependency=[descriptor.file.name]
+    )
     proto.message_type.add(name="Batch").field.add(
-        name="rows", number=1, label=FieldDescriptor.LABEL_REPEATED, type=FieldDescriptor.TYPE_MESSAGE,
-        type_name=f".{descriptor.full_name}")
+        name="rows",
+        number=1,
+        label=FieldDescriptor.LABEL_REPEATED,
+        type=FieldDescriptor.TYPE_MESSAGE,
+        type_name=f".{descriptor.full_name}",
+    )
     pool.Add(proto)
     return GetMessageClass(pool.FindMessageTypeByName(f"{package}.Batch"))

@@ -19,11 +19,13 @@
   (ProtobufConverter's `wrapper.for.nullables`) makes them the optional primitive. Duration and the others
   are structs of their fields. A message that contains itself has no finite Connect schema (ValueError).
 """
+
 from __future__ import annotations
 
 import datetime
 import decimal
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.schema_registry.confluent import meta_pb2
 from google.protobuf import descriptor_pb2
@@ -39,16 +41,33 @@ if TYPE_CHECKING:  # protobuf_arrow imports this module
 
 UNION_PREFIX = "io.confluent.connect.protobuf.Union."
 _SCALARS = {
-    FieldDescriptor.TYPE_INT32: "int32", FieldDescriptor.TYPE_SINT32: "int32", FieldDescriptor.TYPE_SFIXED32: "int32",
-    FieldDescriptor.TYPE_INT64: "int64", FieldDescriptor.TYPE_SINT64: "int64", FieldDescriptor.TYPE_SFIXED64: "int64",
-    FieldDescriptor.TYPE_UINT32: "int64", FieldDescriptor.TYPE_FIXED32: "int64",
-    FieldDescriptor.TYPE_UINT64: "int64", FieldDescriptor.TYPE_FIXED64: "int64",
-    FieldDescriptor.TYPE_FLOAT: "float32", FieldDescriptor.TYPE_DOUBLE: "float64", FieldDescriptor.TYPE_BOOL: "boolean",
-    FieldDescriptor.TYPE_STRING: "string", FieldDescriptor.TYPE_BYTES: "bytes",
+    FieldDescriptor.TYPE_INT32: "int32",
+    FieldDescriptor.TYPE_SINT32: "int32",
+    FieldDescriptor.TYPE_SFIXED32: "int32",
+    FieldDescriptor.TYPE_INT64: "int64",
+    FieldDescriptor.TYPE_SINT64: "int64",
+    FieldDescriptor.TYPE_SFIXED64: "int64",
+    FieldDescriptor.TYPE_UINT32: "int64",
+    FieldDescriptor.TYPE_FIXED32: "int64",
+    FieldDescriptor.TYPE_UINT64: "int64",
+    FieldDescriptor.TYPE_FIXED64: "int64",
+    FieldDescriptor.TYPE_FLOAT: "float32",
+    FieldDescriptor.TYPE_DOUBLE: "float64",
+    FieldDescriptor.TYPE_BOOL: "boolean",
+    FieldDescriptor.TYPE_STRING: "string",
+    FieldDescriptor.TYPE_BYTES: "bytes",
 }
-WRAPPERS = {"google.protobuf.DoubleValue", "google.protobuf.FloatValue", "google.protobuf.Int64Value",
-            "google.protobuf.UInt64Value", "google.protobuf.Int32Value", "google.protobuf.UInt32Value",
-            "google.protobuf.BoolValue", "google.protobuf.StringValue", "google.protobuf.BytesValue"}
+WRAPPERS = {
+    "google.protobuf.DoubleValue",
+    "google.protobuf.FloatValue",
+    "google.protobuf.Int64Value",
+    "google.protobuf.UInt64Value",
+    "google.protobuf.Int32Value",
+    "google.protobuf.UInt32Value",
+    "google.protobuf.BoolValue",
+    "google.protobuf.StringValue",
+    "google.protobuf.BytesValue",
+}
 _UNSIGNED_64 = (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64)
 _EXACT = decimal.Context(prec=decimal.MAX_PREC)
 
@@ -86,8 +105,9 @@ class _Compiler:
         if special is not None:
             return special
         if descriptor.full_name in self._open:
-            raise ValueError(f"message {descriptor.full_name} contains itself; a recursive message has no Connect "
-                             "schema")
+            raise ValueError(
+                f"message {descriptor.full_name} contains itself; a recursive message has no Connect schema"
+            )
         self._open.append(descriptor.full_name)
         try:
             fields, readers = self._fields(descriptor)
@@ -96,6 +116,7 @@ class _Compiler:
 
         def read(message) -> dict:
             return {name: reader(message) for name, reader in readers}
+
         return Schema("struct", True, name=descriptor.name, fields=tuple(fields)), read
 
     def _fields(self, descriptor: Descriptor) -> tuple[list[Field], list[tuple[str, Reader]]]:
@@ -123,8 +144,13 @@ class _Compiler:
         def read(message):
             chosen = message.WhichOneof(union_name)
             return None if chosen is None else {**empty, chosen: converters[chosen](getattr(message, chosen))}
-        schema = Schema("struct", True, name=UNION_PREFIX + oneof.name,
-                        fields=tuple(Field(name, schema) for name, schema, _ in members))
+
+        schema = Schema(
+            "struct",
+            True,
+            name=UNION_PREFIX + oneof.name,
+            fields=tuple(Field(name, schema) for name, schema, _ in members),
+        )
         return schema, read
 
     def _field(self, fd: FieldDescriptor) -> tuple[Schema, Reader]:
@@ -153,7 +179,9 @@ class _Compiler:
         """The schema (optional) and converter of one value of the field (an item when it is repeated)."""
         if fd.message_type is not None:
             schema, read = self.message(fd.message_type)
-            return Schema(**{**schema.__dict__, "parameters": _decimal_parameters(fd, schema)}), _scaled(read, fd, schema)
+            return Schema(**{**schema.__dict__, "parameters": _decimal_parameters(fd, schema)}), _scaled(
+                read, fd, schema
+            )
         return _scalar(fd)
 
 
@@ -203,8 +231,9 @@ def _time_of_day(message) -> datetime.time:
     try:
         return datetime.time(message.hours, message.minutes, message.seconds, message.nanos // 1_000_000 * 1000)
     except ValueError:
-        raise ValueError(f"google.type.TimeOfDay {message.hours}:{message.minutes}:{message.seconds} is not a time "
-                         "of day") from None
+        raise ValueError(
+            f"google.type.TimeOfDay {message.hours}:{message.minutes}:{message.seconds} is not a time of day"
+        ) from None
 
 
 def _decimal(message) -> decimal.Decimal:
@@ -233,9 +262,12 @@ def _scaled(read: Reader, fd: FieldDescriptor, schema: Schema) -> Reader:
         value = read(message)
         fitted = value.quantize(exponent, context=_EXACT)
         if fitted != value:
-            raise ValueError(f"{fd.name}: decimal {value} has more digits after the point than the field's scale "
-                             f"({scale}; set (confluent.field_meta).params scale)")
+            raise ValueError(
+                f"{fd.name}: decimal {value} has more digits after the point than the field's scale "
+                f"({scale}; set (confluent.field_meta).params scale)"
+            )
         return fitted
+
     return scaled
 
 

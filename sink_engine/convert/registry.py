@@ -1,4 +1,5 @@
 """Converter by its canonical config name (see config.keys.CONVERTER_CLASSES), for values or keys."""
+
 from __future__ import annotations
 
 from sink_engine.convert.base import Converter

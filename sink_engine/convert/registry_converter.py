@@ -9,6 +9,7 @@ Columnar path: when every record's decoder has a reader, each run of one schema 
 (an ArrowStructColumn, whose Python values are decoded only if a step reads them). Any run the reader does
 not take sends the whole chunk down the general path, one datum at a time, which names a bad record.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -84,14 +85,22 @@ def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
     kinds = [_kind(schema) for schema in schemas]
     if any(kind != kinds[0] for kind in kinds):
         position = next(i for i, kind in enumerate(kinds) if kind != kinds[0])
-        raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
-                          f"its value is {kinds[position]} after {kinds[0]} values in the same batch; "
-                          "mixing struct and non-struct values in one topic-partition is not supported")
+        raise RecordError(
+            chunk.topic,
+            chunk.partition,
+            chunk.offsets[position],
+            f"its value is {kinds[position]} after {kinds[0]} values in the same batch; "
+            "mixing struct and non-struct values in one topic-partition is not supported",
+        )
     if kinds[0] == "struct":
         if None in items:  # a null of a nullable struct schema (e.g. a top-level ["null", record] Avro union)
-            raise RecordError(chunk.topic, chunk.partition, chunk.offsets[items.index(None)],
-                              "its value decodes to null under a struct schema: a null value is not written as a "
-                              "row (a Kafka null value, a tombstone, follows behavior.on.null.values)")
+            raise RecordError(
+                chunk.topic,
+                chunk.partition,
+                chunk.offsets[items.index(None)],
+                "its value decodes to null under a struct schema: a null value is not written as a "
+                "row (a Kafka null value, a tombstone, follows behavior.on.null.values)",
+            )
         return ValueColumn("struct", items, items, schemas)
     if kinds[0] in ("string", "bytes"):
         return ValueColumn(kinds[0], items)

@@ -13,6 +13,7 @@ columns while JSON output stays what Kafka Connect writes (the base value):
   (JSON Schema `format: date-time`) and `ISO_DATE` (`format: date`).
 `Schema` is frozen and hashable: equal schemas are the same schema for rotation (NONE compatibility).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ NO_DEFAULT = None  # Connect has no separate "no default": a null default is no 
 @dataclass(frozen=True)
 class Field:
     name: str
-    schema: "Schema"
+    schema: Schema
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,9 @@ class Schema:
     version: int | None = None
     parameters: tuple[tuple[str, str], ...] = ()
     fields: tuple[Field, ...] = ()  # struct
-    items: "Schema | None" = None  # array
-    keys: "Schema | None" = None  # map
-    values: "Schema | None" = None  # map
+    items: Schema | None = None  # array
+    keys: Schema | None = None  # map
+    values: Schema | None = None  # map
 
     def __post_init__(self):
         if self.type not in TYPES:

@@ -1,9 +1,11 @@
 """One role's converter keys (`<role>.converter` and its `<role>.converter.*` keys), read once from the config:
 what `converter_for` builds a converter from."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from sink_engine.config import SinkConfig
 from sink_engine.config.keys import KEYS
@@ -19,7 +21,7 @@ class ConverterSettings:
     @classmethod
     def from_config(cls, config: SinkConfig, role: str = "value") -> ConverterSettings:
         prefix = f"{role}.converter."
-        options = {k.name[len(prefix):]: config[k.name] for k in KEYS if k.name.startswith(prefix)}
+        options = {k.name[len(prefix) :]: config[k.name] for k in KEYS if k.name.startswith(prefix)}
         return cls(role, config[f"{role}.converter"], options, role == "value" and reads_value_fields(config))
 
 

@@ -1,4 +1,5 @@
 """StringConverter and ByteArrayConverter: values as UTF-8 text or as raw bytes."""
+
 from __future__ import annotations
 
 from sink_engine.errors import RecordError

@@ -6,6 +6,7 @@ The exactly-once rule: a dead letter at source offset X is written before the co
 topic-partition past X, and a rerun of an uncommitted range writes it again only where that is harmless
 (the same S3 key with the same bytes) or not at all (the topic destination skips what a crashed run sent).
 """
+
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.dlq.router import DeadLetterRouter, router_for
 

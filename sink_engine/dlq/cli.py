@@ -1,4 +1,5 @@
 """`sink-engine dlq replay`: the replay service on the command line (the same as the dlq_replay Lambda)."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,9 +20,12 @@ def add_parser(commands) -> None:
     source = replay.add_mutually_exclusive_group()
     source.add_argument("--source-topic", help="dead-letter topic (default: the connector's)")
     source.add_argument("--source-s3-prefix", help="dead-letter prefix in s3.bucket.name (default: the connector's)")
-    for name, text in (("--from-offset", "original offsets from (inclusive)"), ("--to-offset", "... to (exclusive)"),
-                       ("--partition", "only records of this original partition"),
-                       ("--max-records", "replay at most this many records")):
+    for name, text in (
+        ("--from-offset", "original offsets from (inclusive)"),
+        ("--to-offset", "... to (exclusive)"),
+        ("--partition", "only records of this original partition"),
+        ("--max-records", "replay at most this many records"),
+    ):
         replay.add_argument(name, type=int, help=text)
     replay.add_argument("--from-time", help="original timestamps from: epoch ms or ISO-8601 (inclusive)")
     replay.add_argument("--to-time", help="... to (exclusive)")
@@ -33,15 +37,24 @@ def add_parser(commands) -> None:
 
 def payload_from_args(args: argparse.Namespace, connector: str) -> dict:
     """The Lambda payload that these options describe."""
+
     def some(**values) -> dict:
         return {k: v for k, v in values.items() if v is not None and v != []}
 
-    return some(connector=connector, dry_run=args.dry_run, max_records=args.max_records,
-                source=some(topic=args.source_topic, s3_prefix=args.source_s3_prefix),
-                window=some(from_offset=args.from_offset, to_offset=args.to_offset, from_time=_time(args.from_time),
-                            to_time=_time(args.to_time)),
-                filters=some(error_classes=args.error_class, topic=args.topic, partition=args.partition),
-                target=some(topic=args.target_topic))
+    return some(
+        connector=connector,
+        dry_run=args.dry_run,
+        max_records=args.max_records,
+        source=some(topic=args.source_topic, s3_prefix=args.source_s3_prefix),
+        window=some(
+            from_offset=args.from_offset,
+            to_offset=args.to_offset,
+            from_time=_time(args.from_time),
+            to_time=_time(args.to_time),
+        ),
+        filters=some(error_classes=args.error_class, topic=args.topic, partition=args.partition),
+        target=some(topic=args.target_topic),
+    )
 
 
 def run(config: SinkConfig, args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """Dead-letter counts by error class, added up and printed."""
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def add_counts(counts: Iterable[dict]) -> dict:

@@ -1,5 +1,6 @@
 """Kafka plumbing of the dead-letter topic: producer settings, topic creation, partition choice, and the
 scan that finds what an earlier, uncommitted attempt already sent."""
+
 from __future__ import annotations
 
 import zlib
@@ -18,8 +19,17 @@ from sink_engine.source.settings import SourceSettings
 
 REPLICATION_FACTOR_KEY = "errors.deadletterqueue.topic.replication.factor"
 # The engine's own consumer-only settings; the connection and security settings are shared with producers.
-_CONSUMER_ONLY = frozenset({"group.id", "enable.auto.commit", "enable.partition.eof", "fetch.queue.backoff.ms",
-                            "queued.max.messages.kbytes", "fetch.max.bytes", "max.partition.fetch.bytes"})
+_CONSUMER_ONLY = frozenset(
+    {
+        "group.id",
+        "enable.auto.commit",
+        "enable.partition.eof",
+        "fetch.queue.backoff.ms",
+        "queued.max.messages.kbytes",
+        "fetch.max.bytes",
+        "max.partition.fetch.bytes",
+    }
+)
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
@@ -29,8 +39,14 @@ def client_settings(source: SourceSettings) -> dict:
 
 
 def producer(source: SourceSettings, **extra) -> Producer:
-    settings = {**client_settings(source), "enable.idempotence": True, "acks": "all", "linger.ms": 5,
-                "message.max.bytes": MAX_MESSAGE_BYTES, **extra}
+    settings = {
+        **client_settings(source),
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": 5,
+        "message.max.bytes": MAX_MESSAGE_BYTES,
+        **extra,
+    }
     try:
         return Producer(settings)
     except (KafkaException, ValueError, TypeError) as e:
@@ -44,13 +60,16 @@ def ensure_topic(source: SourceSettings, topic: str, replication_factor: int, ti
     admin = AdminClient(client_settings(source))
     try:
         cluster = admin.list_topics(timeout=timeout_s)  # all topics: naming one may auto-create it with the
-        found = cluster.topics.get(topic)               # broker's defaults where auto-creation is on
+        found = cluster.topics.get(topic)  # broker's defaults where auto-creation is on
         if found is not None and found.error is None:
             return len(found.partitions)
         if replication_factor > len(cluster.brokers):
-            raise ConfigError(REPLICATION_FACTOR_KEY, f"{replication_factor} is more than the {len(cluster.brokers)} "
-                              f"broker(s) of the cluster: the dead-letter topic {topic} cannot be created; set it to "
-                              f"at most {len(cluster.brokers)}, or create the topic beforehand")
+            raise ConfigError(
+                REPLICATION_FACTOR_KEY,
+                f"{replication_factor} is more than the {len(cluster.brokers)} "
+                f"broker(s) of the cluster: the dead-letter topic {topic} cannot be created; set it to "
+                f"at most {len(cluster.brokers)}, or create the topic beforehand",
+            )
         try:
             admin.create_topics([NewTopic(topic, 1, replication_factor)])[topic].result(timeout=timeout_s)
         except KafkaException as e:
@@ -82,7 +101,12 @@ def already_sent(source: SourceSettings, dlq: TopicPartition, start: int, end: i
     for chunk in read_range(source, scan):
         for key, value, headers in zip(chunk.keys, chunk.values, chunk.headers):
             letter = DeadLetter.from_kafka(key, value, headers)
-            if (letter is not None and letter.connector == source.connector and letter.topic == planned.topic
-                    and letter.partition == planned.partition and letter.offset >= planned.start_offset):
+            if (
+                letter is not None
+                and letter.connector == source.connector
+                and letter.topic == planned.topic
+                and letter.partition == planned.partition
+                and letter.offset >= planned.start_offset
+            ):
                 found.add(letter.offset)
     return found

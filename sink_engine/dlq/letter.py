@@ -1,5 +1,6 @@
 """`DeadLetter`: one bad record with its coordinates and error, and its two wire forms (a JSON line for
 the S3 destination, key/value/headers for the topic destination)."""
+
 from __future__ import annotations
 
 import base64
@@ -43,35 +44,70 @@ class DeadLetter:
     def to_json_line(self) -> bytes:
         """One JSON line (with its newline); key, value and header values in base64. Deterministic."""
         document = {
-            "connector": self.connector, "topic": self.topic, "partition": self.partition, "offset": self.offset,
-            "timestamp": self.timestamp, "key": b64(self.key), "value": b64(self.value),
+            "connector": self.connector,
+            "topic": self.topic,
+            "partition": self.partition,
+            "offset": self.offset,
+            "timestamp": self.timestamp,
+            "key": b64(self.key),
+            "value": b64(self.value),
             "headers": [[name, b64(value)] for name, value in self.headers],
-            "error": {"class": self.error_class, "stage": self.stage, "message": self.message,
-                      "executing_class": self.executing_class, "stacktrace": self.stacktrace},
+            "error": {
+                "class": self.error_class,
+                "stage": self.stage,
+                "message": self.message,
+                "executing_class": self.executing_class,
+                "stacktrace": self.stacktrace,
+            },
         }
         return orjson.dumps(document) + b"\n"
 
     @classmethod
-    def from_json_line(cls, line: bytes) -> "DeadLetter":
+    def from_json_line(cls, line: bytes) -> DeadLetter:
         d = orjson.loads(line)
         e = d["error"]
-        return cls(d["connector"], d["topic"], d["partition"], d["offset"], d["timestamp"], unb64(d["key"]),
-                   unb64(d["value"]), tuple((name, unb64(value)) for name, value in d["headers"]),
-                   e["class"], e["stage"], e["message"], e.get("executing_class", ""), e.get("stacktrace", ""))
+        return cls(
+            d["connector"],
+            d["topic"],
+            d["partition"],
+            d["offset"],
+            d["timestamp"],
+            unb64(d["key"]),
+            unb64(d["value"]),
+            tuple((name, unb64(value)) for name, value in d["headers"]),
+            e["class"],
+            e["stage"],
+            e["message"],
+            e.get("executing_class", ""),
+            e.get("stacktrace", ""),
+        )
 
     def source_header(self) -> tuple[str, bytes]:
-        return SOURCE_HEADER, orjson.dumps({
-            "connector": self.connector, "topic": self.topic, "partition": self.partition, "offset": self.offset,
-            "timestamp": self.timestamp, "error_class": self.error_class, "stage": self.stage,
-        })
+        return SOURCE_HEADER, orjson.dumps(
+            {
+                "connector": self.connector,
+                "topic": self.topic,
+                "partition": self.partition,
+                "offset": self.offset,
+                "timestamp": self.timestamp,
+                "error_class": self.error_class,
+                "stage": self.stage,
+            }
+        )
 
     def context_headers(self) -> list:
         """Kafka Connect's `__connect.errors.*` headers (task.id is the source partition: one task per range)."""
         context = {
-            "topic": self.topic, "partition": self.partition, "offset": self.offset,
-            "connector.name": self.connector, "task.id": self.partition, "stage": self.stage,
-            "class.name": self.executing_class, "exception.class.name": f"sink_engine.errors.{self.error_class}",
-            "exception.message": self.message, "exception.stacktrace": self.stacktrace,
+            "topic": self.topic,
+            "partition": self.partition,
+            "offset": self.offset,
+            "connector.name": self.connector,
+            "task.id": self.partition,
+            "stage": self.stage,
+            "class.name": self.executing_class,
+            "exception.class.name": f"sink_engine.errors.{self.error_class}",
+            "exception.message": self.message,
+            "exception.stacktrace": self.stacktrace,
         }
         return [(f"{CONNECT_PREFIX}{name}", str(value).encode()) for name, value in context.items()]
 
@@ -80,18 +116,36 @@ class DeadLetter:
         return [*self.headers, *(self.context_headers() if with_context else []), self.source_header()]
 
     @classmethod
-    def from_kafka(cls, key: bytes | None, value: bytes | None, headers: list) -> "DeadLetter | None":
+    def from_kafka(cls, key: bytes | None, value: bytes | None, headers: list) -> DeadLetter | None:
         """Rebuild from a dead-letter topic record; None for a record without our source header."""
         source = next((v for name, v in headers if name == SOURCE_HEADER), None)
         if source is None:
             return None
         s = orjson.loads(source)
-        message = next((v.decode("utf-8", "replace") for name, v in headers
-                        if name == f"{CONNECT_PREFIX}exception.message" and v is not None), "")
-        original = tuple((name, v) for name, v in headers
-                         if name != SOURCE_HEADER and not name.startswith(CONNECT_PREFIX))
-        return cls(s["connector"], s["topic"], s["partition"], s["offset"], s["timestamp"], key, value, original,
-                   s["error_class"], s["stage"], message)
+        message = next(
+            (
+                v.decode("utf-8", "replace")
+                for name, v in headers
+                if name == f"{CONNECT_PREFIX}exception.message" and v is not None
+            ),
+            "",
+        )
+        original = tuple(
+            (name, v) for name, v in headers if name != SOURCE_HEADER and not name.startswith(CONNECT_PREFIX)
+        )
+        return cls(
+            s["connector"],
+            s["topic"],
+            s["partition"],
+            s["offset"],
+            s["timestamp"],
+            key,
+            value,
+            original,
+            s["error_class"],
+            s["stage"],
+            message,
+        )
 
 
 def b64(data: bytes | None) -> str | None:

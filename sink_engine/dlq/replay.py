@@ -6,12 +6,13 @@ original key, value, headers and timestamp (to its original partition when the t
 topic), and, once the producer confirmed a batch, mark the batch replayed. A retried or repeated request
 skips what is claimed or replayed, so no record is produced twice; `dry_run` claims and produces nothing.
 """
+
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from confluent_kafka import KafkaException
 
@@ -40,13 +41,21 @@ class ReplaySummary:
 
     def to_dict(self) -> dict:
         counts = ("found", "replayed", "already_replayed", "in_doubt")
-        return {"dry_run": self.dry_run, "more_remaining": self.more_remaining,
-                **{name: dict(sorted(getattr(self, name).items())) for name in counts},
-                "totals": {name: sum(getattr(self, name).values()) for name in counts}}
+        return {
+            "dry_run": self.dry_run,
+            "more_remaining": self.more_remaining,
+            **{name: dict(sorted(getattr(self, name).items())) for name in counts},
+            "totals": {name: sum(getattr(self, name).values()) for name in counts},
+        }
 
 
-def replay(settings: DeadLetterSettings, request: ReplayRequest, dynamodb, s3_client,
-           clock: Callable[[], int] = lambda: int(time.time() * 1000)) -> ReplaySummary:
+def replay(
+    settings: DeadLetterSettings,
+    request: ReplayRequest,
+    dynamodb,
+    s3_client,
+    clock: Callable[[], int] = lambda: int(time.time() * 1000),
+) -> ReplaySummary:
     progress = ReplayProgress(dynamodb, settings.offsets_table, settings.connector, clock)
     summary = ReplaySummary(request.dry_run)
     sender = None if request.dry_run else _Sender(settings.source)
@@ -82,9 +91,15 @@ class _Sender:
         partition = letter.partition if target == letter.topic else -1
         while True:
             try:
-                self._producer.produce(target, value=letter.value, key=letter.key, partition=partition,
-                                       headers=list(letter.headers) or None, timestamp=letter.timestamp or 0,
-                                       on_delivery=self._delivered)
+                self._producer.produce(
+                    target,
+                    value=letter.value,
+                    key=letter.key,
+                    partition=partition,
+                    headers=list(letter.headers) or None,
+                    timestamp=letter.timestamp or 0,
+                    on_delivery=self._delivered,
+                )
                 break
             except BufferError:
                 self._producer.poll(0.1)
@@ -97,8 +112,10 @@ class _Sender:
         """Wait for every pending record; returns them once all are acknowledged."""
         left = self._producer.flush(60)
         if left or self._errors:
-            raise SourceError(f"replay could not deliver {left or len(self._errors)} records "
-                              f"(they stay claimed and are reported in doubt): {self._errors[:3]}")
+            raise SourceError(
+                f"replay could not deliver {left or len(self._errors)} records "
+                f"(they stay claimed and are reported in doubt): {self._errors[:3]}"
+            )
         confirmed, self._pending = self._pending, []
         return confirmed
 

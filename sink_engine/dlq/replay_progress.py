@@ -7,10 +7,11 @@ between claim and confirmation) is never replayed again automatically and is rep
 answer was lost is retried by the SDK and fails its condition against its own first try: the item's `claim_id`
 tells it apart from another invocation's claim.
 """
+
 from __future__ import annotations
 
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 from botocore.exceptions import ClientError
 
@@ -34,9 +35,14 @@ class ReplayProgress:
         try:
             self._db.put_item(
                 TableName=self._table,
-                Item={**self._key(letter), "state": {"S": CLAIMED}, "error_class": {"S": letter.error_class},
-                      "target_topic": {"S": target_topic}, "claimed_at_ms": {"N": str(self._clock())},
-                      "claim_id": {"S": self._claim_id}},
+                Item={
+                    **self._key(letter),
+                    "state": {"S": CLAIMED},
+                    "error_class": {"S": letter.error_class},
+                    "target_topic": {"S": target_topic},
+                    "claimed_at_ms": {"N": str(self._clock())},
+                    "claim_id": {"S": self._claim_id},
+                },
                 ConditionExpression="attribute_not_exists(sk)",
             )
             return None
@@ -51,10 +57,13 @@ class ReplayProgress:
     def mark_replayed(self, letters: list[DeadLetter]) -> None:
         now = {"N": str(self._clock())}
         for letter in letters:
-            self._db.update_item(TableName=self._table, Key=self._key(letter),
-                                 UpdateExpression="SET #s = :done, replayed_at_ms = :now",
-                                 ExpressionAttributeNames={"#s": "state"},
-                                 ExpressionAttributeValues={":done": {"S": REPLAYED}, ":now": now})
+            self._db.update_item(
+                TableName=self._table,
+                Key=self._key(letter),
+                UpdateExpression="SET #s = :done, replayed_at_ms = :now",
+                ExpressionAttributeNames={"#s": "state"},
+                ExpressionAttributeValues={":done": {"S": REPLAYED}, ":now": now},
+            )
 
     def _item(self, letter: DeadLetter) -> dict | None:
         return self._db.get_item(TableName=self._table, Key=self._key(letter), ConsistentRead=True).get("Item")

@@ -9,6 +9,7 @@ Payload (the Lambda's event, or the CLI's options), every field but `connector` 
    "target": {"topic": "orders"},                                  # default: each record's original topic
    "dry_run": false, "max_records": 1000}
 """
+
 from __future__ import annotations
 
 import datetime
@@ -59,15 +60,22 @@ def request_from_payload(payload: dict, settings: DeadLetterSettings) -> ReplayR
         topic = settings.topic or None
         prefix = settings.s3_prefix or None
     if (topic is None) == (prefix is None):
-        raise ConfigError("source", "name one dead-letter source: {\"topic\": ...} or {\"s3_prefix\": ...}")
+        raise ConfigError("source", 'name one dead-letter source: {"topic": ...} or {"s3_prefix": ...}')
     window, filters = _mapping(payload, "window"), _mapping(payload, "filters")
     return ReplayRequest(
-        connector=settings.connector, source_topic=topic, source_s3_prefix=prefix,
-        from_offset=_int(window, "from_offset"), to_offset=_int(window, "to_offset"),
-        from_time_ms=_time_ms(window, "from_time"), to_time_ms=_time_ms(window, "to_time"),
-        error_classes=tuple(filters.get("error_classes") or ()), topic=filters.get("topic"),
-        partition=_int(filters, "partition"), target_topic=_mapping(payload, "target").get("topic"),
-        dry_run=bool(payload.get("dry_run", False)), max_records=_int(payload, "max_records", minimum=1),
+        connector=settings.connector,
+        source_topic=topic,
+        source_s3_prefix=prefix,
+        from_offset=_int(window, "from_offset"),
+        to_offset=_int(window, "to_offset"),
+        from_time_ms=_time_ms(window, "from_time"),
+        to_time_ms=_time_ms(window, "to_time"),
+        error_classes=tuple(filters.get("error_classes") or ()),
+        topic=filters.get("topic"),
+        partition=_int(filters, "partition"),
+        target_topic=_mapping(payload, "target").get("topic"),
+        dry_run=bool(payload.get("dry_run", False)),
+        max_records=_int(payload, "max_records", minimum=1),
     )
 
 
@@ -101,5 +109,5 @@ def _time_ms(mapping: dict, name: str) -> int | None:
     except ValueError:
         raise ConfigError(name, f"{value!r} is neither epoch milliseconds nor an ISO-8601 time") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
+        moment = moment.replace(tzinfo=datetime.UTC)
     return int(moment.timestamp() * 1000)

@@ -1,8 +1,9 @@
 """Reading dead letters back for a replay: every record of the dead-letter topic, or every JSON line
 under the S3 prefix (narrowed to one topic or partition when the request filters on them)."""
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.dlq.replay_request import ReplayRequest
@@ -49,8 +50,9 @@ def from_s3(settings: DeadLetterSettings, request: ReplayRequest, s3_client) -> 
     assert request.source_s3_prefix is not None  # a replay from S3
     prefix = request.source_s3_prefix.strip("/") + delim
     if request.topic is not None:
-        prefix += request.topic + delim + (f"partition={request.partition}{delim}" if request.partition is not None
-                                           else "")
+        prefix += (
+            request.topic + delim + (f"partition={request.partition}{delim}" if request.partition is not None else "")
+        )
     highest: dict[tuple[str, int], int] = {}
     for key in _keys(s3_client, bucket, prefix):
         try:

@@ -5,6 +5,7 @@ the range's dead letters in offset order until the task knows its commit point, 
 to the destination (the next run re-reads the others) and counts them by error class. With `all` and no
 destination the records are skipped, counted and logged, as Kafka Connect does.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,9 +40,19 @@ class DeadLetterRouter:
         """Take the bad record at `position` of `chunk`, which the step named `executing_class` (`qualified_name`)
         failed at `stage`; the caller stops when `tolerates` is False."""
         letter = DeadLetter(
-            self._connector, chunk.topic, chunk.partition, chunk.offsets[position], chunk.timestamps[position],
-            chunk.keys[position], chunk.values[position], tuple(chunk.headers[position]), error_class_of(error),
-            stage, error.cause, executing_class, stacktrace(error),
+            self._connector,
+            chunk.topic,
+            chunk.partition,
+            chunk.offsets[position],
+            chunk.timestamps[position],
+            chunk.keys[position],
+            chunk.values[position],
+            tuple(chunk.headers[position]),
+            error_class_of(error),
+            stage,
+            error.cause,
+            executing_class,
+            stacktrace(error),
         )
         if self._log:
             log_failure(letter, self._log_messages, self.tolerates)
@@ -62,10 +73,11 @@ class DeadLetterRouter:
 
 def stacktrace(error: BaseException) -> str:
     """A Python traceback of the error, frames without source lines (cheap enough for every bad record)."""
-    frames = [f'  File "{frame.f_code.co_filename}", line {line}, in {frame.f_code.co_name}'
-              for frame, line in traceback.walk_tb(error.__traceback__)]
-    return "\n".join(["Traceback (most recent call last):", *frames,
-                      f"{qualified_name(error)}: {error}"]) + "\n"
+    frames = [
+        f'  File "{frame.f_code.co_filename}", line {line}, in {frame.f_code.co_name}'
+        for frame, line in traceback.walk_tb(error.__traceback__)
+    ]
+    return "\n".join(["Traceback (most recent call last):", *frames, f"{qualified_name(error)}: {error}"]) + "\n"
 
 
 def qualified_name(step: object) -> str:
@@ -79,12 +91,19 @@ def error_class_of(error: RecordError) -> str:
 
 
 def log_failure(letter: DeadLetter, include_messages: bool, tolerated: bool) -> None:
-    fields = {"topic": letter.topic, "partition": letter.partition, "offset": letter.offset,
-              "error_class": letter.error_class, "stage": letter.stage, "error": letter.message,
-              "tolerated": tolerated}
+    fields = {
+        "topic": letter.topic,
+        "partition": letter.partition,
+        "offset": letter.offset,
+        "error_class": letter.error_class,
+        "stage": letter.stage,
+        "error": letter.message,
+        "tolerated": tolerated,
+    }
     if include_messages:
-        fields.update(key=b64(letter.key), value=b64(letter.value),
-                      headers=[[name, b64(value)] for name, value in letter.headers])
+        fields.update(
+            key=b64(letter.key), value=b64(letter.value), headers=[[name, b64(value)] for name, value in letter.headers]
+        )
     events.emit(events.RECORD_FAILED, level=logging.WARNING if tolerated else logging.ERROR, **fields)
 
 

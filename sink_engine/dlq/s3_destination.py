@@ -10,6 +10,7 @@ into a new object keyed by the first one missing; when they include all of this 
 So a committed dead letter is never overwritten by an attempt that saw fewer records, and the objects of a
 topic-partition hold disjoint offsets. A later run starts past the commit point and writes other keys.
 """
+
 from __future__ import annotations
 
 from itertools import groupby
@@ -33,10 +34,11 @@ class S3Destination:
         self._naming, self._uploader = naming, uploader
 
     @classmethod
-    def from_settings(cls, settings: DeadLetterSettings, uploader) -> "S3Destination":
+    def from_settings(cls, settings: DeadLetterSettings, uploader) -> S3Destination:
         assert settings.s3_prefix is not None  # the S3 destination's settings
-        naming = ObjectNaming(settings.s3_prefix.strip("/"), settings.directory_delim, settings.file_delim,
-                              settings.offset_pad_width)
+        naming = ObjectNaming(
+            settings.s3_prefix.strip("/"), settings.directory_delim, settings.file_delim, settings.offset_pad_width
+        )
         return cls(naming, uploader)
 
     def write(self, letters: list[DeadLetter]) -> None:
@@ -57,14 +59,15 @@ class S3Destination:
                 return
             held = _source_offsets(client, bucket, key, options)
             ours = [letter.offset for letter in letters]
-            if held[:len(ours)] == ours:
+            if held[: len(ours)] == ours:
                 return  # every one of ours is there already
-            if ours[:len(held)] != held:
+            if ours[: len(held)] != held:
                 raise StorageError(
                     f"dead-letter object s3://{bucket}/{key} holds source offsets {held[0]}..{held[-1]} "
                     f"({len(held)}) that are not those of this run's dead letters from offset {ours[0]}: was the "
-                    "connector's config changed between a failed run and its rerun? The object is kept as it is")
-            letters = letters[len(held):]
+                    "connector's config changed between a failed run and its rerun? The object is kept as it is"
+                )
+            letters = letters[len(held) :]
 
     def _key(self, first: DeadLetter) -> str:
         return self._naming.key(first.topic, f"partition={first.partition}", first.partition, first.offset, ".json")
@@ -82,8 +85,9 @@ def _create(client, bucket: str, key: str, body: bytes, options: ObjectOptions) 
     """PutObject only if the key is free: True when created, False when an object is there (possibly this
     call's own first try, whose answer was lost)."""
     try:
-        options.retry.call(lambda: client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*",
-                                                     **options.create_args(None)))
+        options.retry.call(
+            lambda: client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*", **options.create_args(None))
+        )
         return True
     except ClientError as e:
         if e.response["Error"]["Code"] == "PreconditionFailed":

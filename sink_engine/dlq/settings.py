@@ -1,5 +1,6 @@
 """The dead-letter keys, read once from the config: what the router, its destinations and the replay are built
 from."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,10 +29,20 @@ class DeadLetterSettings:
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> DeadLetterSettings:
-        return cls(config.name, config["errors.tolerance"] == "all", config["errors.log.enable"],
-                   config["errors.log.include.messages"], config["errors.deadletterqueue.topic.name"],
-                   config["errors.deadletterqueue.topic.replication.factor"],
-                   config["errors.deadletterqueue.context.headers.enable"], config["errors.deadletterqueue.s3.prefix"],
-                   config["s3.bucket.name"], config["directory.delim"], config["file.delim"],
-                   config["filename.offset.zero.pad.width"], config["offset.storage.dynamodb.table"],
-                   config["s3.region"], SourceSettings.from_config(config))
+        return cls(
+            config.name,
+            config["errors.tolerance"] == "all",
+            config["errors.log.enable"],
+            config["errors.log.include.messages"],
+            config["errors.deadletterqueue.topic.name"],
+            config["errors.deadletterqueue.topic.replication.factor"],
+            config["errors.deadletterqueue.context.headers.enable"],
+            config["errors.deadletterqueue.s3.prefix"],
+            config["s3.bucket.name"],
+            config["directory.delim"],
+            config["file.delim"],
+            config["filename.offset.zero.pad.width"],
+            config["offset.storage.dynamodb.table"],
+            config["s3.region"],
+            SourceSettings.from_config(config),
+        )

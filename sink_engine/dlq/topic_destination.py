@@ -11,6 +11,7 @@ derived from the connector and the source topic-partition. Before producing, the
 3. produces the rest in one transaction and commits it, before the task returns and so before the offset
    commit; the end seen in step 2 becomes the `dlq_scan_from` stored with this attempt's commit.
 """
+
 from __future__ import annotations
 
 import time
@@ -59,14 +60,20 @@ class TopicDestination:
         for letter in letters:
             while True:
                 try:
-                    producer.produce(dlq.topic, value=letter.value, key=letter.key, partition=dlq.partition,
-                                     headers=letter.kafka_headers(with_context))
+                    producer.produce(
+                        dlq.topic,
+                        value=letter.value,
+                        key=letter.key,
+                        partition=dlq.partition,
+                        headers=letter.kafka_headers(with_context),
+                    )
                     break
                 except BufferError:
                     producer.poll(0.1)
         producer.commit_transaction(TIMEOUT_S)
 
     def _stored_scan_from(self) -> int | None:
-        store = OffsetStore(dynamodb_client(self._settings.region), self._settings.offsets_table,
-                            lambda: int(time.time() * 1000))
+        store = OffsetStore(
+            dynamodb_client(self._settings.region), self._settings.offsets_table, lambda: int(time.time() * 1000)
+        )
         return store.dlq_scan_from(self._settings.connector, self._planned.tp)

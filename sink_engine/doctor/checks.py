@@ -6,10 +6,12 @@ a failure too (a doctor reports, it does not crash): botocore's ClientError name
 access was denied, the IAM action and the job role's statement that grants it (`grants.describe`); the engine's
 own errors (SinkError) their message; anything else its type and message.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 

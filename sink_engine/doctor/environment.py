@@ -1,6 +1,7 @@
 """The interpreter and the libraries a run imports, with their versions: what `pip` shipped to this machine (on
 EMR Serverless, the job's archive) is what the table shows. A library a run of this config imports that is
 missing fails; pyspark is reported when importable (EMR's image brings its own, `pip` may not know of it)."""
+
 from __future__ import annotations
 
 import importlib
@@ -11,13 +12,21 @@ from importlib import metadata
 from sink_engine.doctor.checks import Check, Failed
 
 # distribution name -> module a run imports
-ALWAYS = {"pyarrow": "pyarrow", "confluent-kafka": "confluent_kafka", "boto3": "boto3", "botocore": "botocore",
-          "fastavro": "fastavro", "orjson": "orjson"}
+ALWAYS = {
+    "pyarrow": "pyarrow",
+    "confluent-kafka": "confluent_kafka",
+    "boto3": "boto3",
+    "botocore": "botocore",
+    "fastavro": "fastavro",
+    "orjson": "orjson",
+}
 
 
 def interpreter(_context) -> str:
-    return (f"Python {platform.python_version()} ({platform.python_implementation()}) on {platform.platform()}; "
-            f"{sys.executable}")
+    return (
+        f"Python {platform.python_version()} ({platform.python_implementation()}) on {platform.platform()}; "
+        f"{sys.executable}"
+    )
 
 
 def libraries(context) -> str:

@@ -5,6 +5,7 @@ in infra/job_policy.py that grants it to a connector's job role (tests/unit/test
 to those statements). A connector deployed otherwise (its own role, a local user) needs the same actions; the Sid
 then only says where the stack would put them.
 """
+
 from __future__ import annotations
 
 from botocore.exceptions import ClientError
@@ -32,8 +33,11 @@ JOB_ROLE_SIDS = {
 }
 _DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "403")
 # botocore operations whose IAM action is not `<service>:<operation>`
-_ACTIONS = {("s3", "ListMultipartUploads"): "s3:ListBucketMultipartUploads", ("s3", "HeadBucket"): "s3:ListBucket",
-            ("s3", "ListObjectsV2"): "s3:ListBucket"}
+_ACTIONS = {
+    ("s3", "ListMultipartUploads"): "s3:ListBucketMultipartUploads",
+    ("s3", "HeadBucket"): "s3:ListBucket",
+    ("s3", "ListObjectsV2"): "s3:ListBucket",
+}
 
 
 def error_code(e: ClientError) -> str:
@@ -59,13 +63,17 @@ def grant_hint(action: str, resource: str | None = None, grantor: str | None = N
     if grantor:
         return f"needs {action}{on}, which {grantor} must grant"
     sid = sid or JOB_ROLE_SIDS.get(action)
-    where = f"the job role's statement {sid} (infra/job_policy.py) grants it" if sid else \
-        "no statement of the job role grants it"
+    where = (
+        f"the job role's statement {sid} (infra/job_policy.py) grants it"
+        if sid
+        else "no statement of the job role grants it"
+    )
     return f"needs {action}{on}: {where}"
 
 
-def describe(e: ClientError, service: str, resource: str | None = None, grantor: str | None = None,
-             sid: str | None = None) -> str:
+def describe(
+    e: ClientError, service: str, resource: str | None = None, grantor: str | None = None, sid: str | None = None
+) -> str:
     """One line for a failed call: operation, AWS's code and message, and, when access was denied, the grant."""
     message = e.response.get("Error", {}).get("Message", "") or str(e)
     line = f"{e.operation_name}: {error_code(e)}: {message}"

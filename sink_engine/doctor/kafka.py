@@ -1,6 +1,7 @@
 """Kafka as a run first reaches it: the cluster's metadata with the configured authentication, every partition of
 the connector's topics and their low and high watermarks (source/metadata.py's `watermarks`, as the driver plans),
 all within `sink.kafka.timeout.ms`; and the dead-letter topic, when one is configured."""
+
 from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException
@@ -20,8 +21,11 @@ def topics(context) -> str:
     source = SourceSettings.from_config(context.config)
     metadata, consumer = _metadata(source)
     try:
-        found = {name: topic for name, topic in metadata.topics.items()
-                 if not name.startswith("__") and source.topic_matches(name)}
+        found = {
+            name: topic
+            for name, topic in metadata.topics.items()
+            if not name.startswith("__") and source.topic_matches(name)
+        }
         named = source.topics if source.topics is not None else tuple(sorted(found))
         if not named:
             raise Failed(f"no topic matches topics.regex={source.topics_regex}")
@@ -37,8 +41,7 @@ def topics(context) -> str:
         consumer.close()
     context.topics = tuple(named)
     records = sum(high - low for low, high in marks.values())
-    return (f"{_auth(source)}: {len(tps)} partitions of {', '.join(named)}, {records} records between their "
-            f"watermarks")
+    return f"{_auth(source)}: {len(tps)} partitions of {', '.join(named)}, {records} records between their watermarks"
 
 
 def dead_letter_topic(context) -> str:
@@ -47,8 +50,10 @@ def dead_letter_topic(context) -> str:
     consumer.close()
     found = metadata.topics.get(topic)
     if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
-        return (f"{topic} does not exist yet: the first dead letter creates it (with MSK IAM it "
-                f"{grant_hint('kafka-cluster:CreateTopic', f'topic {topic}')})")
+        return (
+            f"{topic} does not exist yet: the first dead letter creates it (with MSK IAM it "
+            f"{grant_hint('kafka-cluster:CreateTopic', f'topic {topic}')})"
+        )
     if found.error is not None:
         raise Failed(_topic_error(topic, found.error))
     return f"{topic}: {len(found.partitions)} partition(s)"
@@ -64,9 +69,11 @@ def _metadata(source: SourceSettings):
     except KafkaException as e:
         consumer.close()
         seen = list(dict.fromkeys(reported))[-3:]  # the last distinct ones
-        raise Failed(f"no answer from bootstrap.servers={','.join(source.bootstrap_servers)} ({_auth(source)}) "
-                     f"within sink.kafka.timeout.ms={source.timeout_ms}: {e.args[0].str()}"
-                     + (f"; the client reported: {'; '.join(seen)}" if seen else "")) from None
+        raise Failed(
+            f"no answer from bootstrap.servers={','.join(source.bootstrap_servers)} ({_auth(source)}) "
+            f"within sink.kafka.timeout.ms={source.timeout_ms}: {e.args[0].str()}"
+            + (f"; the client reported: {'; '.join(seen)}" if seen else "")
+        ) from None
 
 
 def _auth(source: SourceSettings) -> str:
@@ -79,11 +86,18 @@ def _auth(source: SourceSettings) -> str:
 
 def _topic_error(topic: str, error: KafkaError) -> str:
     if error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
-        return (f"topic {topic}: not authorized to describe it (with MSK IAM the job "
-                f"{grant_hint('kafka-cluster:DescribeTopic', f'topic {topic}')}; otherwise the cluster's ACLs)")
+        return (
+            f"topic {topic}: not authorized to describe it (with MSK IAM the job "
+            f"{grant_hint('kafka-cluster:DescribeTopic', f'topic {topic}')}; otherwise the cluster's ACLs)"
+        )
     return f"topic {topic}: {error}"
 
 
-CHECKS = (Check("kafka topics", topics),
-          Check("kafka dead-letter topic", dead_letter_topic,
-                applies=lambda config: bool(config["errors.deadletterqueue.topic.name"])))
+CHECKS = (
+    Check("kafka topics", topics),
+    Check(
+        "kafka dead-letter topic",
+        dead_letter_topic,
+        applies=lambda config: bool(config["errors.deadletterqueue.topic.name"]),
+    ),
+)

@@ -13,6 +13,7 @@ auto-create) take ("Database", AWS Glue API). Any of them without IAM_ALLOWED_PR
 the grants the job role then needs (infra/README.md, "Lake Formation"): the doctor cannot read the role's Lake
 Formation permissions themselves.
 """
+
 from __future__ import annotations
 
 import boto3
@@ -28,16 +29,22 @@ IAM_ONLY = {"Principal": {"DataLakePrincipalIdentifier": "IAM_ALLOWED_PRINCIPALS
 
 def iam_only(permissions: list | None) -> bool:
     """Whether default permissions (a PrincipalPermissions list) are "Use only IAM access control"."""
-    return any(p.get("Principal") == IAM_ONLY["Principal"] and "ALL" in p.get("Permissions", [])
-               for p in permissions or [])
+    return any(
+        p.get("Principal") == IAM_ONLY["Principal"] and "ALL" in p.get("Permissions", []) for p in permissions or []
+    )
 
 
 def governed(account: dict, database: dict) -> list[str]:
     """What Lake Formation governs of the account's defaults (GetDataLakeSettings' DataLakeSettings) and the
     connector's database (GetDatabase's Database), each named by its setting."""
-    found = [f"the account's {name} (new {what})" for name, what in (
-        ("CreateDatabaseDefaultPermissions", "databases"), ("CreateTableDefaultPermissions", "tables"))
-        if not iam_only(account.get(name))]
+    found = [
+        f"the account's {name} (new {what})"
+        for name, what in (
+            ("CreateDatabaseDefaultPermissions", "databases"),
+            ("CreateTableDefaultPermissions", "tables"),
+        )
+        if not iam_only(account.get(name))
+    ]
     if not iam_only(database.get("CreateTableDefaultPermissions")):
         found.append(f"database {database['Name']}'s CreateTableDefaultPermissions (its new tables)")
     return found
@@ -53,12 +60,16 @@ def lake_formation(context) -> str:
         raise Failed(grants.describe(e, "glue")) from None
     found = governed(account, database)
     if not found:
-        return (f"IAM access control only (IAM_ALLOWED_PRINCIPALS: ALL) for new databases and tables, and for new "
-                f"tables of database {settings.namespace}")
-    raise Failed(f"Lake Formation governs {'; '.join(found)}: the job role's IAM grants are not enough. Grant it, in "
-                 f"Lake Formation, DESCRIBE (and CREATE_TABLE with auto-create) on database {settings.namespace}, "
-                 "SELECT, INSERT, ALTER and DESCRIBE on its tables, and DATA_LOCATION_ACCESS on their location if it "
-                 "is registered; or give IAM_ALLOWED_PRINCIPALS ALL on them (infra/README.md, \"Lake Formation\")")
+        return (
+            f"IAM access control only (IAM_ALLOWED_PRINCIPALS: ALL) for new databases and tables, and for new "
+            f"tables of database {settings.namespace}"
+        )
+    raise Failed(
+        f"Lake Formation governs {'; '.join(found)}: the job role's IAM grants are not enough. Grant it, in "
+        f"Lake Formation, DESCRIBE (and CREATE_TABLE with auto-create) on database {settings.namespace}, "
+        "SELECT, INSERT, ALTER and DESCRIBE on its tables, and DATA_LOCATION_ACCESS on their location if it "
+        'is registered; or give IAM_ALLOWED_PRINCIPALS ALL on them (infra/README.md, "Lake Formation")'
+    )
 
 
 def _on_glue(config) -> bool:

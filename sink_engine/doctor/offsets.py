@@ -11,6 +11,7 @@ allowed on this key (the job role's grant is limited to the connector's partitio
 while AccessDeniedException shows it is not. A failed conditional write still consumes write capacity
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html): one unit.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -30,8 +31,10 @@ def table(context) -> str:
             described = _client(context).describe_table(TableName=name)["Table"]
     except ClientError as e:
         if grants.error_code(e) == "ResourceNotFoundException":
-            raise Failed(f"table {name} does not exist (offset.storage.dynamodb.table); `sink-engine init` or the "
-                         "stack creates it") from None
+            raise Failed(
+                f"table {name} does not exist (offset.storage.dynamodb.table); `sink-engine init` or the "
+                "stack creates it"
+            ) from None
         raise
     keys = {k["AttributeName"]: k["KeyType"] for k in described["KeySchema"]}
     if keys != {layout.PK: "HASH", layout.SK: "RANGE"}:
@@ -42,12 +45,21 @@ def table(context) -> str:
 def lease(context) -> str:
     config = context.config
     with _named(context, "lease item"):
-        item = _client(context).get_item(TableName=config["offset.storage.dynamodb.table"], ConsistentRead=True,
-                                         Key=layout.key(config.name, layout.LEASE_SK)).get("Item")
+        item = (
+            _client(context)
+            .get_item(
+                TableName=config["offset.storage.dynamodb.table"],
+                ConsistentRead=True,
+                Key=layout.key(config.name, layout.LEASE_SK),
+            )
+            .get("Item")
+        )
     if item is None:
         return f"no lease item for {config.name}: no run has started yet"
-    return f"lease of {config.name}: epoch {item['epoch']['N']}, owner {item['owner']['S']}, " \
-           f"expires at epoch ms {item['expires_at_ms']['N']}"
+    return (
+        f"lease of {config.name}: epoch {item['epoch']['N']}, owner {item['owner']['S']}, "
+        f"expires at epoch ms {item['expires_at_ms']['N']}"
+    )
 
 
 def conditional_write(context) -> str:
@@ -55,16 +67,21 @@ def conditional_write(context) -> str:
     try:
         with _named(context, "lease item"):
             _client(context).update_item(
-                TableName=config["offset.storage.dynamodb.table"], Key=layout.key(config.name, layout.LEASE_SK),
-                UpdateExpression="SET #probe = :never", ConditionExpression="#pk = :never",
+                TableName=config["offset.storage.dynamodb.table"],
+                Key=layout.key(config.name, layout.LEASE_SK),
+                UpdateExpression="SET #probe = :never",
+                ConditionExpression="#pk = :never",
                 ExpressionAttributeNames={"#pk": layout.PK, "#probe": "doctor_probe"},
-                ExpressionAttributeValues={":never": {"S": f"{config.name}#doctor"}})
+                ExpressionAttributeValues={":never": {"S": f"{config.name}#doctor"}},
+            )
     except ClientError as e:
         if grants.error_code(e) == "ConditionalCheckFailedException":
             return "UpdateItem of the lease item is allowed (its condition is false by construction: nothing written)"
         raise
-    raise Failed(f"UpdateItem of {config.name}'s lease item succeeded where its condition cannot hold: "
-                 "the table is not DynamoDB as the engine knows it")
+    raise Failed(
+        f"UpdateItem of {config.name}'s lease item succeeded where its condition cannot hold: "
+        "the table is not DynamoDB as the engine knows it"
+    )
 
 
 @contextmanager
@@ -77,14 +94,15 @@ def _named(context, what: str):
         if not grants.is_denied(e):
             raise
         item = f" ({what} of {layout.PK}={config.name})" if what != "table" else ""
-        raise Failed(grants.describe(e, "dynamodb", f"table {config['offset.storage.dynamodb.table']}{item}")) \
-            from None
+        raise Failed(grants.describe(e, "dynamodb", f"table {config['offset.storage.dynamodb.table']}{item}")) from None
 
 
 def _client(context):
     return dynamodb_client(context.config["s3.region"])
 
 
-CHECKS = (Check("dynamodb table", table, service="dynamodb"),
-          Check("dynamodb lease", lease, service="dynamodb"),
-          Check("dynamodb conditional write", conditional_write, service="dynamodb"))
+CHECKS = (
+    Check("dynamodb table", table, service="dynamodb"),
+    Check("dynamodb lease", lease, service="dynamodb"),
+    Check("dynamodb conditional write", conditional_write, service="dynamodb"),
+)

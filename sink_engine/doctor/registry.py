@@ -2,6 +2,7 @@
 converters: GET /subjects with the converter's URL and basic auth), or the AWS Glue Schema Registry (the
 converter's only call, glue:GetSchemaVersion, asked for a version id that names no version: EntityNotFound
 proves the call is allowed, AccessDenied that it is not, without reading any schema)."""
+
 from __future__ import annotations
 
 import uuid
@@ -34,8 +35,9 @@ def _confluent(settings: ConverterSettings) -> str:
     try:
         subjects = registry_client(settings.options).get_subjects()
     except Exception as e:  # noqa: BLE001 - the client raises requests', httpx' and its own errors
-        raise Failed(f"Schema Registry at {url} ({settings.role}.converter.schema.registry.url): "
-                     f"{type(e).__name__}: {e}") from None
+        raise Failed(
+            f"Schema Registry at {url} ({settings.role}.converter.schema.registry.url): {type(e).__name__}: {e}"
+        ) from None
     return f"Schema Registry at {url}: {len(subjects)} subjects"
 
 
@@ -54,5 +56,7 @@ def _reads_registry(role: str):
     return lambda config: config[f"{role}.converter"] in (*CONFLUENT, "glueavro")
 
 
-CHECKS = tuple(Check(f"schema registry ({role})", registry_of(role), service="glue", applies=_reads_registry(role))
-               for role in ("value", "key"))
+CHECKS = tuple(
+    Check(f"schema registry ({role})", registry_of(role), service="glue", applies=_reads_registry(role))
+    for role in ("value", "key")
+)

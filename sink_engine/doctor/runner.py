@@ -6,6 +6,7 @@ The config is first loaded with its `${secrets:...}` / `${ssm:...}` references a
 config error names its key), then with them resolved (the `secrets` check, when it has references); when they do
 not resolve, the later checks still run, with the values as written.
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,8 +29,15 @@ from sink_engine.validation import load_checked_config
 
 def checks_of(target: Target) -> tuple[Check, ...]:
     """Every check, the target's own (what it writes to) after the schema registry's."""
-    return (*environment.CHECKS, *spark.CHECKS, *kafka.CHECKS, *registry.CHECKS, *target.doctor_checks(),
-            *s3.CHECKS, *offsets.CHECKS)
+    return (
+        *environment.CHECKS,
+        *spark.CHECKS,
+        *kafka.CHECKS,
+        *registry.CHECKS,
+        *target.doctor_checks(),
+        *s3.CHECKS,
+        *offsets.CHECKS,
+    )
 
 
 @dataclass
@@ -51,8 +59,14 @@ def doctor(location: str, registry_default: RegistryDefault | None = None, out: 
         results += [check(context) for check in checks_of(context.target) if check.applies(config)]
     name = config.name if config is not None else None
     for result in results:
-        events.emit(events.DOCTOR_CHECK, logging.WARNING if result.failed else logging.INFO, connector=name,
-                    check=result.name, status=result.status, message=result.message)
+        events.emit(
+            events.DOCTOR_CHECK,
+            logging.WARNING if result.failed else logging.INFO,
+            connector=name,
+            check=result.name,
+            status=result.status,
+            message=result.message,
+        )
     _print(results, out or sys.stdout)
     return 1 if any(r.failed for r in results) else 0
 
@@ -74,8 +88,9 @@ def _load(location: str, registry_default: RegistryDefault | None) -> tuple[list
     except (SinkError, ClientError, BotoCoreError) as e:
         hints = "; ".join(grants.grant_hint(a) for a in sorted({r.source.iam_action for r in refs}))
         denied = f" ({hints})" if "AccessDenied" in str(e) else ""
-        return results + [Result("secrets", FAILED, f"{e}{denied}; the checks below use the values as written")], \
-            written
+        return results + [
+            Result("secrets", FAILED, f"{e}{denied}; the checks below use the values as written")
+        ], written
     shown = ", ".join(f"{ref} ({ref.config_key})" for ref in refs)
     return results + [Result("secrets", OK, f"resolved {len(refs)} reference(s): {shown}")], resolved
 

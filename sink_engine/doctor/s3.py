@@ -10,6 +10,7 @@ proves the bucket exists. The listing of incomplete uploads is the call a comple
 (storage/multipart.py). With an S3 dead-letter prefix, the same probe is written under it and read back, as the
 dead-letter destination writes once and reads what an earlier attempt wrote.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -34,24 +35,30 @@ def probe_keys(context) -> list[str]:
         raise Skipped("with topics.regex the topics come from Kafka, which did not list them (kafka topics)")
     route = TransformSettings.from_config(config).topic_router() or (lambda topic: topic)
     delim = config["directory.delim"]
-    return [delim.join((config["topics.dir"], topic, PROBE_FOLDER, f"{config.name}.probe"))
-            for topic in sorted({route(t) for t in source})]
+    return [
+        delim.join((config["topics.dir"], topic, PROBE_FOLDER, f"{config.name}.probe"))
+        for topic in sorted({route(t) for t in source})
+    ]
 
 
 def write(context) -> str:
     keys = probe_keys(context)
     for key in keys:
         _put(context, key)
-    return f"wrote s3://{context.config['s3.bucket.name']}/{keys[0]}" + (
-        f" and {len(keys) - 1} more probe(s)" if len(keys) > 1 else "") + f" ({_signer(context.config)})"
+    return (
+        f"wrote s3://{context.config['s3.bucket.name']}/{keys[0]}"
+        + (f" and {len(keys) - 1} more probe(s)" if len(keys) > 1 else "")
+        + f" ({_signer(context.config)})"
+    )
 
 
 def uploads(context) -> str:
     config, bucket = context.config, context.config["s3.bucket.name"]
     prefix = probe_keys(context)[0].rsplit(PROBE_FOLDER, 1)[0]
     try:
-        listed = s3_client(S3Access.from_config(config)).list_multipart_uploads(Bucket=bucket, Prefix=prefix,
-                                                                                 MaxUploads=1)
+        listed = s3_client(S3Access.from_config(config)).list_multipart_uploads(
+            Bucket=bucket, Prefix=prefix, MaxUploads=1
+        )
     except ClientError as e:
         raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}", _grantor(config))) from None
     return f"listed incomplete uploads under {prefix} ({len(listed.get('Uploads', []))} shown of at most 1)"
@@ -59,15 +66,17 @@ def uploads(context) -> str:
 
 def dead_letters(context) -> str:
     config = context.config
-    key = config["directory.delim"].join((config["errors.deadletterqueue.s3.prefix"].strip("/"), PROBE_FOLDER,
-                                          f"{config.name}.probe"))
+    key = config["directory.delim"].join(
+        (config["errors.deadletterqueue.s3.prefix"].strip("/"), PROBE_FOLDER, f"{config.name}.probe")
+    )
     body = _put(context, key)
     bucket = config["s3.bucket.name"]
     try:
         read = s3_client(S3Access.from_config(config)).get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as e:
-        raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", _grantor(config),
-                                     sid="ReadOwnDeadLetters")) from None
+        raise Failed(
+            grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", _grantor(config), sid="ReadOwnDeadLetters")
+        ) from None
     if read != body:
         raise Failed(f"s3://{bucket}/{key} read back other bytes than were written")
     return f"wrote and read back s3://{bucket}/{key}"
@@ -75,12 +84,14 @@ def dead_letters(context) -> str:
 
 def _put(context, key: str) -> bytes:
     config, bucket = context.config, context.config["s3.bucket.name"]
-    body = (f'{{"connector": "{config.name}", "doctor_at": '
-            f'"{datetime.datetime.now(datetime.timezone.utc).isoformat()}"}}\n').encode()
+    body = (
+        f'{{"connector": "{config.name}", "doctor_at": "{datetime.datetime.now(datetime.UTC).isoformat()}"}}\n'
+    ).encode()
     options = ObjectOptions.from_config(config)
     try:
-        s3_client(S3Access.from_config(config)).put_object(Bucket=bucket, Key=key, Body=body,
-                                                           **options.create_args(PROBE_TAGS))
+        s3_client(S3Access.from_config(config)).put_object(
+            Bucket=bucket, Key=key, Body=body, **options.create_args(PROBE_TAGS)
+        )
     except ClientError as e:
         if grants.error_code(e) == "NoSuchBucket":
             raise Failed(f"bucket {bucket} does not exist (s3.bucket.name)") from None
@@ -105,5 +116,11 @@ def _signer(config) -> str:
 
 # the S3 objects target's (target/s3_objects.py)
 OBJECT_CHECKS = (Check("s3 write", write, service="s3"), Check("s3 incomplete uploads", uploads, service="s3"))
-CHECKS = (Check("s3 dead letters", dead_letters, service="s3",
-                applies=lambda config: bool(config["errors.deadletterqueue.s3.prefix"])),)
+CHECKS = (
+    Check(
+        "s3 dead letters",
+        dead_letters,
+        service="s3",
+        applies=lambda config: bool(config["errors.deadletterqueue.s3.prefix"]),
+    ),
+)

@@ -5,6 +5,7 @@ driver means every run of this deployment would do its work in its driver while 
 (the job forced a local master). Started directly, the doctor is a local tool: runs use local Spark on purpose,
 and the check is skipped.
 """
+
 from __future__ import annotations
 
 from sink_engine.doctor.checks import Check, Failed
@@ -24,12 +25,15 @@ def executors(context) -> str:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     ran = executors_of_job_group(spark, GROUP)
     if not ran:
-        raise Failed(f"a stage of {STAGE_TASKS} tasks ran (master {master}), but Spark's status store did not say "
-                     "where")
+        raise Failed(
+            f"a stage of {STAGE_TASKS} tasks ran (master {master}), but Spark's status store did not say where"
+        )
     if "driver" in ran:
-        raise Failed(f"a stage of {STAGE_TASKS} tasks ran inside the driver (master {master}): every run would do "
-                     "its work in its driver while the executors stay idle; the job must keep the master "
-                     "spark-submit gives it")
+        raise Failed(
+            f"a stage of {STAGE_TASKS} tasks ran inside the driver (master {master}): every run would do "
+            "its work in its driver while the executors stay idle; the job must keep the master "
+            "spark-submit gives it"
+        )
     return f"a stage of {STAGE_TASKS} tasks ran on executors {', '.join(ran)} (master {master})"
 
 

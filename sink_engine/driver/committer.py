@@ -1,5 +1,6 @@
 """Commit the topic-partitions' next offsets under the lease, after their files are in S3: up to 99 in one
 transaction, with one lease check."""
+
 from __future__ import annotations
 
 from sink_engine import events
@@ -19,21 +20,36 @@ def commit_results(store: OffsetStore, token: LeaseToken, results: list[TaskResu
     it was when every partition had a transaction of its own. Stops at the first CommitConflictError, which it
     raises after logging COMMIT_CONFLICT for the topic-partition it names.
     """
-    moving = [r for r in sorted(results, key=lambda r: (r.range.topic, r.range.partition))
-              if r.next_offset != r.range.expected_committed]
+    moving = [
+        r
+        for r in sorted(results, key=lambda r: (r.range.topic, r.range.partition))
+        if r.next_offset != r.range.expected_committed
+    ]
     committed = []
-    for batch in [moving[:1]] + [moving[i:i + MAX_COMMITS] for i in range(1, len(moving), MAX_COMMITS)]:
+    for batch in [moving[:1]] + [moving[i : i + MAX_COMMITS] for i in range(1, len(moving), MAX_COMMITS)]:
         if not batch:
             continue
         try:
             store.commit_all(token, [_commit_of(result) for result in batch])
         except CommitConflictError as e:
-            events.emit(events.COMMIT_CONFLICT, connector=token.connector, topic=e.topic, partition=e.partition,
-                        expected=e.expected_start, epoch=token.epoch)
+            events.emit(
+                events.COMMIT_CONFLICT,
+                connector=token.connector,
+                topic=e.topic,
+                partition=e.partition,
+                expected=e.expected_start,
+                epoch=token.epoch,
+            )
             raise e
         for result in batch:
-            events.emit(events.OFFSETS_COMMITTED, connector=token.connector, topic=result.range.topic,
-                        partition=result.range.partition, next_offset=result.next_offset, files=len(result.files))
+            events.emit(
+                events.OFFSETS_COMMITTED,
+                connector=token.connector,
+                topic=result.range.topic,
+                partition=result.range.partition,
+                next_offset=result.next_offset,
+                files=len(result.files),
+            )
         committed.extend(batch)
         if len(committed) == len(batch):
             failpoint("after_first_commit")
@@ -42,6 +58,13 @@ def commit_results(store: OffsetStore, token: LeaseToken, results: list[TaskResu
 
 def _commit_of(result: TaskResult) -> OffsetCommit:
     planned = result.range
-    return OffsetCommit(planned.tp, planned.expected_committed, result.next_offset,
-                        result.files[-1].key if result.files else None, result.dead_letters, result.dlq_scan_from,
-                        result.skipped, planned.start_offset)
+    return OffsetCommit(
+        planned.tp,
+        planned.expected_committed,
+        result.next_offset,
+        result.files[-1].key if result.files else None,
+        result.dead_letters,
+        result.dlq_scan_from,
+        result.skipped,
+        planned.start_offset,
+    )

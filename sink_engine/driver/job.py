@@ -1,11 +1,12 @@
 """The driver of one bounded run: lease, plan, write (Spark tasks), commit, release."""
+
 from __future__ import annotations
 
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -21,7 +22,7 @@ from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.errors import RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
 from sink_engine.model import PartitionRange, TaskResult, TopicPartition
-from sink_engine.offsets import LeaseKeeper, LeaseToken, Leases, OffsetStore, table_exists
+from sink_engine.offsets import LeaseKeeper, Leases, LeaseToken, OffsetStore, table_exists
 from sink_engine.progress import ProgressBoard
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
@@ -73,14 +74,22 @@ class RunSummary:
         """Records left after the run: per planned partition, its end offset less its committed next offset
         (this run's commit, else the start the plan read from)."""
         position = {r.range.tp: r.next_offset for r in self.committed}
-        return sum(max(0, self.end_offsets.get(r.tp, r.end_offset) - position.get(r.tp, r.start_offset))
-                   for r in self.ranges)
+        return sum(
+            max(0, self.end_offsets.get(r.tp, r.end_offset) - position.get(r.tp, r.start_offset)) for r in self.ranges
+        )
 
     def metrics(self) -> RunMetrics:
-        return RunMetrics(records=self.records_written, bytes=self.bytes_written, files=len(self.files),
-                          dead_letters=self.dead_letters, dropped=self.records_dropped, seconds=self.seconds,
-                          lag=self.lag, executors=len(self.executors),
-                          tasks_in_driver="driver" in self.executors)
+        return RunMetrics(
+            records=self.records_written,
+            bytes=self.bytes_written,
+            files=len(self.files),
+            dead_letters=self.dead_letters,
+            dropped=self.records_dropped,
+            seconds=self.seconds,
+            lag=self.lag,
+            executors=len(self.executors),
+            tasks_in_driver="driver" in self.executors,
+        )
 
 
 def plan(config: SinkConfig, store: OffsetStore) -> tuple[list[PartitionRange], dict[TopicPartition, int]]:
@@ -88,14 +97,25 @@ def plan(config: SinkConfig, store: OffsetStore) -> tuple[list[PartitionRange], 
     (high watermark)."""
     source = SourceSettings.from_config(config)
     marks = partition_watermarks(source)
-    ranges = plan_ranges(list(marks), store.committed(config.name), marks, auto_offset_reset(source),
-                         config["sink.run.max.records.per.partition"])
+    ranges = plan_ranges(
+        list(marks),
+        store.committed(config.name),
+        marks,
+        auto_offset_reset(source),
+        config["sink.run.max.records.per.partition"],
+    )
     return ranges, {tp: high for tp, (_, high) in marks.items()}
 
 
-def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_ms,
-            owner: str | None = None, progress: ProgressBoard | None = None,
-            metrics: MetricsPublisher | None = None) -> RunSummary:
+def run_job(
+    config: SinkConfig,
+    spark,
+    dynamodb,
+    clock: Callable[[], int] = now_ms,
+    owner: str | None = None,
+    progress: ProgressBoard | None = None,
+    metrics: MetricsPublisher | None = None,
+) -> RunSummary:
     """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
     lost its lease), TaskFailedError (a record or upload failed; what came before it is committed).
     `progress` shows the tasks' progress while they run (local mode); `metrics` publishes the run's figures once its
@@ -117,15 +137,24 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
             plans = PlanStore(dynamodb, table) if needs_recorded_plan(config) else None
             if plans:
                 ranges = decide_wall_clock(config, store, plans, token, ranges, clock())
-            events.emit(events.RUN_PLANNED, connector=config.name, epoch=token.epoch,
-                        ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges])
+            events.emit(
+                events.RUN_PLANNED,
+                connector=config.name,
+                epoch=token.epoch,
+                ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges],
+            )
             watchdog = RunWatchdog(spark, config.name, config["sink.run.timeout.ms"], started_wall)
-            written = _write_ranges(spark, target, watchdog.bounded([r for r in ranges if len(r)]), progress,
-                                    watchdog)
+            written = _write_ranges(spark, target, watchdog.bounded([r for r in ranges if len(r)]), progress, watchdog)
             results = written.results
             summary = RunSummary(ranges, results, end_offsets=ends, executors=written.executors)
-            events.emit(events.FILES_UPLOADED, connector=config.name, files=len(summary.files),
-                        records=summary.records_written, dropped=summary.records_dropped, bytes=summary.bytes_written)
+            events.emit(
+                events.FILES_UPLOADED,
+                connector=config.name,
+                files=len(summary.files),
+                records=summary.records_written,
+                dropped=summary.records_dropped,
+                bytes=summary.bytes_written,
+            )
             failpoint("after_upload_before_commit")
             target.commit(results, leases, token, duration)
             summary.committed = commit_results(store, token, results + _unread(ranges))
@@ -149,12 +178,19 @@ def run_job(config: SinkConfig, spark, dynamodb, clock: Callable[[], int] = now_
 def report_ignored_keys(config: SinkConfig) -> None:
     """One CONFIG_KEY_IGNORED warning per connector key no one knows (config.ignored)."""
     for ignored in config.ignored:
-        events.emit(events.CONFIG_KEY_IGNORED, level=logging.WARNING, connector=config.name, key=ignored.key,
-                    reason=ignored.reason, suggestion=ignored.suggestion)
+        events.emit(
+            events.CONFIG_KEY_IGNORED,
+            level=logging.WARNING,
+            connector=config.name,
+            key=ignored.key,
+            reason=ignored.reason,
+            suggestion=ignored.suggestion,
+        )
 
 
-def _write_ranges(spark, target: Target, ranges: list[PartitionRange], progress: ProgressBoard | None,
-                  watchdog: RunWatchdog) -> RangesRun:
+def _write_ranges(
+    spark, target: Target, ranges: list[PartitionRange], progress: ProgressBoard | None, watchdog: RunWatchdog
+) -> RangesRun:
     """The ranges' results and where they ran; RunTimeoutError when the watchdog had to cancel the Spark job."""
     from sink_engine.driver.spark_runner import SparkTaskError, run_ranges
 
@@ -167,10 +203,12 @@ def _write_ranges(spark, target: Target, ranges: list[PartitionRange], progress:
     except SparkTaskError as e:
         if not watchdog.fired:
             raise
-        raise RunTimeoutError(f"run of connector '{config.name}' passed sink.run.timeout.ms="
-                              f"{config['sink.run.timeout.ms']} and a task was still running "
-                              f"{watchdog.grace_s:g}s later: its Spark job was cancelled, nothing was committed and "
-                              f"the next run goes on from the last commit") from e
+        raise RunTimeoutError(
+            f"run of connector '{config.name}' passed sink.run.timeout.ms="
+            f"{config['sink.run.timeout.ms']} and a task was still running "
+            f"{watchdog.grace_s:g}s later: its Spark job was cancelled, nothing was committed and "
+            f"the next run goes on from the last commit"
+        ) from e
     finally:
         if progress is not None:
             progress.stop()
@@ -182,8 +220,13 @@ def _release(leases: Leases, token: LeaseToken) -> None:
     try:
         leases.release(token)
     except (ClientError, BotoCoreError) as e:
-        events.emit(events.LEASE_RELEASE_FAILED, level=logging.WARNING, connector=token.connector, epoch=token.epoch,
-                    error=str(e))
+        events.emit(
+            events.LEASE_RELEASE_FAILED,
+            level=logging.WARNING,
+            connector=token.connector,
+            epoch=token.epoch,
+            error=str(e),
+        )
 
 
 def _unread(ranges: list[PartitionRange]) -> list[TaskResult]:

@@ -10,12 +10,13 @@ event, unchanged; PutMetricData does not depend on that (docs/aws-fidelity.md).
 
 A failed publish never fails the run (its offsets are committed): it is logged as METRICS_PUBLISH_FAILED.
 """
+
 from __future__ import annotations
 
 import datetime
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -62,10 +63,17 @@ class RunMetrics:
 
 def metric_data(connector: str, metrics: RunMetrics, timestamp_ms: int) -> list[dict]:
     """PutMetricData's MetricData for one run: every metric of METRICS with its unit, dimension Connector."""
-    when = datetime.datetime.fromtimestamp(timestamp_ms / 1000, datetime.timezone.utc)
-    return [{"MetricName": name, "Dimensions": [{"Name": DIMENSION, "Value": connector}], "Timestamp": when,
-             "Value": float(getattr(metrics, field)), "Unit": unit}
-            for name, (field, unit) in METRICS.items()]
+    when = datetime.datetime.fromtimestamp(timestamp_ms / 1000, datetime.UTC)
+    return [
+        {
+            "MetricName": name,
+            "Dimensions": [{"Name": DIMENSION, "Value": connector}],
+            "Timestamp": when,
+            "Value": float(getattr(metrics, field)),
+            "Unit": unit,
+        }
+        for name, (field, unit) in METRICS.items()
+    ]
 
 
 class MetricsPublisher:
@@ -77,8 +85,9 @@ class MetricsPublisher:
     def publish(self, connector: str, metrics: RunMetrics, timestamp_ms: int) -> None:
         """One PutMetricData call; METRICS_PUBLISH_FAILED (warning) when CloudWatch does not take it."""
         try:
-            self._cloudwatch.put_metric_data(Namespace=NAMESPACE,
-                                             MetricData=metric_data(connector, metrics, timestamp_ms))
+            self._cloudwatch.put_metric_data(
+                Namespace=NAMESPACE, MetricData=metric_data(connector, metrics, timestamp_ms)
+            )
         except (ClientError, BotoCoreError) as e:
             events.emit(events.METRICS_PUBLISH_FAILED, level=logging.WARNING, connector=connector, error=str(e))
 
@@ -90,8 +99,9 @@ def publisher_from_environment(environ: Mapping[str, str], configured_region: st
     if not setting:
         return None
     if setting != CLOUDWATCH:
-        raise SinkError(f"environment variable {SETTING}={setting!r}: the one value is {CLOUDWATCH!r} "
-                        "(unset: no metrics)")
+        raise SinkError(
+            f"environment variable {SETTING}={setting!r}: the one value is {CLOUDWATCH!r} (unset: no metrics)"
+        )
     import boto3  # here, not at the top: infra imports this module's names without the engine's AWS clients
 
     from sink_engine.aws import region

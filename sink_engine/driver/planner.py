@@ -1,5 +1,6 @@
 """Plan the ranges a run reads: a pure function of committed offsets, watermarks and the config
 (the wall-clock decisions are added by wall_clock.py)."""
+
 from __future__ import annotations
 
 from sink_engine.errors import SourceError
@@ -29,6 +30,13 @@ def plan_ranges(
             )
         else:
             start = max(previous.next_offset, low)
-        ranges.append(PartitionRange(tp.topic, tp.partition, start, min(high, start + cap),
-                                     None if previous is None else previous.next_offset))
+        ranges.append(
+            PartitionRange(
+                tp.topic,
+                tp.partition,
+                start,
+                min(high, start + cap),
+                None if previous is None else previous.next_offset,
+            )
+        )
     return ranges

@@ -5,6 +5,7 @@ One `PLAN#` item per topic-partition (`sink_engine.offsets.layout`). A plan is r
 partition's committed offset is still its start (its run committed nothing); the driver deletes the plans once
 its commits are done.
 """
+
 from __future__ import annotations
 
 from botocore.exceptions import ClientError
@@ -47,8 +48,9 @@ class PlanStore:
                 transact_write(self._db, [check, *puts])
             except ClientError as e:
                 if e.response["Error"]["Code"] == "TransactionCanceledException":
-                    raise CommitConflictError(token.connector, batch[0].topic, batch[0].partition,
-                                              batch[0].start_offset) from None
+                    raise CommitConflictError(
+                        token.connector, batch[0].topic, batch[0].partition, batch[0].start_offset
+                    ) from None
                 raise
 
     def forget(self, connector: str, tps: list[TopicPartition]) -> None:
@@ -62,14 +64,17 @@ class PlanStore:
 
 def _batches(items: list, size: int):
     for i in range(0, len(items), size):
-        yield items[i:i + size]
+        yield items[i : i + size]
 
 
 def _to_item(token: LeaseToken, planned: PartitionRange) -> dict:
     item = {
-        **_key(token.connector, planned.tp), "topic": {"S": planned.topic},
-        "partition": {"N": str(planned.partition)}, "start_offset": {"N": str(planned.start_offset)},
-        "end_offset": {"N": str(planned.end_offset)}, "cut_at_end": {"BOOL": planned.cut_at_end},
+        **_key(token.connector, planned.tp),
+        "topic": {"S": planned.topic},
+        "partition": {"N": str(planned.partition)},
+        "start_offset": {"N": str(planned.start_offset)},
+        "end_offset": {"N": str(planned.end_offset)},
+        "cut_at_end": {"BOOL": planned.cut_at_end},
         "epoch": {"N": str(token.epoch)},
     }
     if planned.expected_committed is not None:
@@ -81,6 +86,12 @@ def _to_item(token: LeaseToken, planned: PartitionRange) -> dict:
 
 def _from_item(item: dict) -> PartitionRange:
     number = lambda name: int(item[name]["N"]) if name in item else None  # noqa: E731
-    return PartitionRange(item["topic"]["S"], int(item["partition"]["N"]), int(item["start_offset"]["N"]),
-                          int(item["end_offset"]["N"]), number("expected_committed"), item["cut_at_end"]["BOOL"],
-                          number("wallclock_ms"))
+    return PartitionRange(
+        item["topic"]["S"],
+        int(item["partition"]["N"]),
+        int(item["start_offset"]["N"]),
+        int(item["end_offset"]["N"]),
+        number("expected_committed"),
+        item["cut_at_end"]["BOOL"],
+        number("wallclock_ms"),
+    )

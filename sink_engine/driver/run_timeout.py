@@ -1,6 +1,7 @@
 """`sink.run.timeout.ms` on the driver: the run's deadline, given to every range, and a watchdog that cancels the
 run's Spark job when a task has not stopped by the deadline plus a grace (a task stuck outside Kafka never reaches
 the check between chunks, task/deadline.py)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,7 +27,7 @@ class RunWatchdog:
         """The ranges, each carrying the run's deadline."""
         return [dataclasses.replace(r, deadline_ms=self.deadline_ms) for r in ranges]
 
-    def __enter__(self) -> "RunWatchdog":
+    def __enter__(self) -> RunWatchdog:
         if self.deadline_ms is not None:
             wait = max(0.0, self.deadline_ms / 1000 - time.time()) + self.grace_s
             self._timer = threading.Timer(wait, self._cancel)
@@ -40,6 +41,11 @@ class RunWatchdog:
 
     def _cancel(self) -> None:
         self.fired = True
-        events.emit(events.RUN_TIMED_OUT, level=logging.WARNING, connector=self._connector,
-                    timeout_ms=self._timeout_ms, grace_s=self.grace_s)
+        events.emit(
+            events.RUN_TIMED_OUT,
+            level=logging.WARNING,
+            connector=self._connector,
+            timeout_ms=self._timeout_ms,
+            grace_s=self.grace_s,
+        )
         self._spark.sparkContext.cancelAllJobs()

@@ -1,4 +1,5 @@
 """Run planned ranges as Spark tasks: one task per group of ranges, returning the ranges' results."""
+
 from __future__ import annotations
 
 import gc
@@ -48,12 +49,16 @@ def spark_session(app_name: str, master: str | None = None):
     if not launched_by_spark_submit():
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (builder.master(master or f"local[*,{LOCAL_TASK_ATTEMPTS}]").config("spark.ui.enabled", "false")
-                   .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-                   .config("spark.sql.shuffle.partitions", "8")
-                   # no stage bars and no JVM start-up notices on the run's terminal
-                   .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={QUIET_LOGGING}"))
+        builder = (
+            builder.master(master or f"local[*,{LOCAL_TASK_ATTEMPTS}]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", "8")
+            # no stage bars and no JVM start-up notices on the run's terminal
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={QUIET_LOGGING}")
+        )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -87,8 +92,7 @@ class RangesRun:
     executors: tuple[str, ...] = ()
 
 
-def run_ranges(spark, target: Target, ranges: list[PartitionRange], progress_dir: str | None = None
-               ) -> RangesRun:
+def run_ranges(spark, target: Target, ranges: list[PartitionRange], progress_dir: str | None = None) -> RangesRun:
     """One Spark task per group of ranges (at most `tasks.max`), each writing its ranges to `target`; returns
     every range's result and where the tasks ran. Tasks report their progress in `progress_dir` when given (a
     directory of the driver's machine: only for a master whose tasks share the driver's process,
@@ -105,8 +109,7 @@ def run_ranges(spark, target: Target, ranges: list[PartitionRange], progress_dir
     context = spark.sparkContext
     context.setJobGroup(group_id, f"write {len(ranges)} ranges of connector {config.name}")
     try:
-        results = context.parallelize(groups, len(groups)).mapPartitions(
-            _task_function(target, progress_dir)).collect()
+        results = context.parallelize(groups, len(groups)).mapPartitions(_task_function(target, progress_dir)).collect()
     except Exception as e:  # Py4JJavaError or pyspark's captured exceptions: the job was aborted
         raise SparkTaskError(f"the Spark job of connector '{config.name}' failed: {_job_failure(e)}") from e
     finally:
@@ -142,7 +145,7 @@ def executors_of_job_group(spark, group_id: str) -> tuple[str, ...]:
 def _job_failure(error: Exception) -> str:
     """The line of a Spark failure that says why the job was aborted, without the JVM stack traces."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    aborted = [line[line.index("Job aborted"):] for line in lines if "Job aborted" in line]
+    aborted = [line[line.index("Job aborted") :] for line in lines if "Job aborted" in line]
     return (aborted or lines or [type(error).__name__])[0][:600]
 
 
@@ -150,6 +153,7 @@ def _task_function(target: Target, progress_dir: str | None = None):
     """A task's work: its ranges, written to `target`, with settings built once where the task runs (the target
     too: an Iceberg catalog's S3 endpoint defaults to the worker's AWS_ENDPOINT_URL), and one Kafka consumer and
     one S3 client for all of them: a range pays neither connections nor authentication of its own."""
+
     def process(groups):
         from sink_engine.source.reader import RangeReader
         from sink_engine.storage.s3 import upload_client

@@ -1,4 +1,5 @@
 """Per topic-partition status: committed offset, end offset, lag, last commit time and last file."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,7 +31,15 @@ def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionSt
         low, high = marks[tp]
         entry = committed.get(tp)
         position = max(entry.next_offset, low) if entry else low
-        rows.append(PartitionStatus(tp, entry.next_offset if entry else None, high, max(0, high - position),
-                                    entry.committed_at_ms if entry else None, entry.last_file if entry else None,
-                                    entry.dead_letters if entry else {}))
+        rows.append(
+            PartitionStatus(
+                tp,
+                entry.next_offset if entry else None,
+                high,
+                max(0, high - position),
+                entry.committed_at_ms if entry else None,
+                entry.last_file if entry else None,
+                entry.dead_letters if entry else {},
+            )
+        )
     return rows

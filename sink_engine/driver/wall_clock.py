@@ -9,6 +9,7 @@ Wallclock extractor, `rotate.interval.ms` (the connector's wall-clock rotation) 
 was last committed at least that long ago. The decision is recorded with the plan before any upload and a
 rerun after a crash reuses it (plans.py), so a retry cuts at the same offset.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -28,10 +29,13 @@ class WallClockCuts:
     interval_ms: int  # rotate.interval.ms with the Wallclock extractor, -1 off
 
     @classmethod
-    def from_config(cls, config: SinkConfig) -> "WallClockCuts":
+    def from_config(cls, config: SinkConfig) -> WallClockCuts:
         wallclock = config["timestamp.extractor"] == "wallclock"
-        return cls(config["rotate.schedule.interval.ms"], parse_zone(config["timezone"]),
-                   config["rotate.interval.ms"] if wallclock else -1)
+        return cls(
+            config["rotate.schedule.interval.ms"],
+            parse_zone(config["timezone"]),
+            config["rotate.interval.ms"] if wallclock else -1,
+        )
 
     @property
     def enabled(self) -> bool:
@@ -56,7 +60,6 @@ def needs_recorded_plan(config: SinkConfig) -> bool:
     return wallclock_paths or WallClockCuts.from_config(config).enabled
 
 
-
 def with_wall_clock(
     ranges: list[PartitionRange],
     committed: dict[TopicPartition, CommittedOffset],
@@ -70,9 +73,12 @@ def with_wall_clock(
     decided = []
     for planned in ranges:
         previous = recorded.get(planned.tp)
-        if previous is not None and previous.start_offset == planned.start_offset \
-                and previous.expected_committed == planned.expected_committed \
-                and previous.end_offset <= planned.end_offset:
+        if (
+            previous is not None
+            and previous.start_offset == planned.start_offset
+            and previous.expected_committed == planned.expected_committed
+            and previous.end_offset <= planned.end_offset
+        ):
             decided.append(previous)
             continue
         last = committed.get(planned.tp)
@@ -81,11 +87,13 @@ def with_wall_clock(
     return decided
 
 
-def decide_wall_clock(config: SinkConfig, store: OffsetStore, plans: PlanStore, token: LeaseToken,
-                      ranges: list[PartitionRange], now: int) -> list[PartitionRange]:
+def decide_wall_clock(
+    config: SinkConfig, store: OffsetStore, plans: PlanStore, token: LeaseToken, ranges: list[PartitionRange], now: int
+) -> list[PartitionRange]:
     """Repeat the recorded plan of a run that died before committing, else decide the wall-clock cut and
     time now; record the decisions before any task runs (README, Exactly once, point 2)."""
-    decided = with_wall_clock(ranges, store.committed(config.name), plans.recorded(config.name), now,
-                              WallClockCuts.from_config(config).due)
+    decided = with_wall_clock(
+        ranges, store.committed(config.name), plans.recorded(config.name), now, WallClockCuts.from_config(config).due
+    )
     plans.record(token, [r for r in decided if len(r)])
     return decided

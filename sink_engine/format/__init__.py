@@ -2,6 +2,7 @@
 
 `format_for` is imported on first use: the registry imports every format (pyarrow, fastavro), which config
 parsing, and so the DLQ replay Lambda, must not need."""
+
 from sink_engine.format.base import Format
 from sink_engine.format.settings import FormatSettings
 

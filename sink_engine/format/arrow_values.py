@@ -5,9 +5,10 @@
 values' schema (so that the batches of one file share it and a rerun encodes the same bytes). Schemaless
 JSON has no schema until its file is complete: see `json_spool` and `json_inference`.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pyarrow as pa
 

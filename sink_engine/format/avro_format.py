@@ -5,6 +5,7 @@ schema of their own, the inferred one for schemaless JSON (written when the file
 is derived from topic, partition and start offset, so that a rerun writes the same bytes; fastavro ends a
 block after the record that fills it, so blocks do not depend on how records were batched.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,7 +33,7 @@ class AvroFormat(Format):
     def __init__(self, codec: str = "null", spool_bytes: int = DEFAULT_PART_SIZE):
         self.codec, self.spool_bytes = codec, spool_bytes
 
-    def open(self, context: FileContext, out: BinarySink) -> "_AvroEncoder":
+    def open(self, context: FileContext, out: BinarySink) -> _AvroEncoder:
         return _AvroEncoder(self, context, out)
 
 
@@ -72,6 +73,7 @@ class _AvroEncoder(ColumnarEncoder):
         """The file's writer, once its schema is known (`_prepare_table` or `_write_spooled` found it)."""
         assert self._schema is not None
         out = cast(IO, self._out)  # fastavro's annotation asks for IO; it calls write, flush, tell and seekable
-        self._writer = fastavro.write.Writer(out, fastavro.parse_schema(self._schema[0]), codec=self._fmt.codec,
-                                             sync_marker=sync_marker(self._context))
+        self._writer = fastavro.write.Writer(
+            out, fastavro.parse_schema(self._schema[0]), codec=self._fmt.codec, sync_marker=sync_marker(self._context)
+        )
         return self._writer

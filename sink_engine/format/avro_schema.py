@@ -12,6 +12,7 @@
 - Field names: characters other than letters, digits and `_` become `_`; a name starting with a digit
   (or empty) gets a leading `_`; a name equal to an earlier sibling's after that gets `_2`, `_3`, ...
 """
+
 from __future__ import annotations
 
 import re
@@ -23,9 +24,15 @@ import pyarrow as pa
 NAMESPACE = "io.confluent.connect.avro"
 _INVALID = re.compile(r"[^A-Za-z0-9_]")
 _PRIMITIVES = (
-    (pa.types.is_boolean, "boolean"), (pa.types.is_int64, "long"), (pa.types.is_integer, "int"),
-    (pa.types.is_float32, "float"), (pa.types.is_floating, "double"), (pa.types.is_string, "string"),
-    (pa.types.is_large_string, "string"), (pa.types.is_binary, "bytes"), (pa.types.is_large_binary, "bytes"),
+    (pa.types.is_boolean, "boolean"),
+    (pa.types.is_int64, "long"),
+    (pa.types.is_integer, "int"),
+    (pa.types.is_float32, "float"),
+    (pa.types.is_floating, "double"),
+    (pa.types.is_string, "string"),
+    (pa.types.is_large_string, "string"),
+    (pa.types.is_binary, "bytes"),
+    (pa.types.is_large_binary, "bytes"),
     (pa.types.is_null, "null"),
 )
 
@@ -118,8 +125,11 @@ def _map(arrow_type: pa.MapType, namer: _Namer) -> dict:
     values = _field_type(item.type, item.nullable, namer)
     if pa.types.is_string(arrow_type.key_type) or pa.types.is_large_string(arrow_type.key_type):
         return {"type": "map", "values": values}
-    entry: dict[str, Any] = {"type": "record", "name": namer.record_name(), "fields": [
-        {"name": "key", "type": _type(arrow_type.key_type, namer)}, {"name": "value", "type": values}]}
+    entry: dict[str, Any] = {
+        "type": "record",
+        "name": namer.record_name(),
+        "fields": [{"name": "key", "type": _type(arrow_type.key_type, namer)}, {"name": "value", "type": values}],
+    }
     if isinstance(values, list):
         entry["fields"][1]["default"] = None
     return {"type": "array", "items": entry}

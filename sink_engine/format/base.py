@@ -4,6 +4,7 @@ A format opens one `FileEncoder` per file, writing into a binary sink (an `Objec
 as they fill, or a BytesIO). The object's bytes depend only on the file's records, in order, never on how
 they were split between `write` calls, so a rerun writes the same bytes (what exactly-once rests on).
 """
+
 from __future__ import annotations
 
 import io
@@ -66,15 +67,19 @@ class Format:
     def open(self, context: FileContext, out: BinarySink) -> FileEncoder:
         raise NotImplementedError
 
-    def encode(self, values: ValueColumn, context: FileContext | None = None,
-               offsets: list | None = None) -> EncodedFile:
+    def encode(
+        self, values: ValueColumn, context: FileContext | None = None, offsets: list | None = None
+    ) -> EncodedFile:
         """The whole object for these values (offsets default to consecutive ones from the start offset)."""
         context = context or FileContext("topic", 0, 0)
         out = io.BytesIO()
         encoder = self.open(context, out)
-        offsets = offsets if offsets is not None else list(range(context.start_offset,
-                                                                 context.start_offset + len(values)))
-        encoder.write(encoder.prepare(values, offsets), [len(item) for item in values.items]
-                      if values.kind != "struct" else [0] * len(values))
+        offsets = (
+            offsets if offsets is not None else list(range(context.start_offset, context.start_offset + len(values)))
+        )
+        encoder.write(
+            encoder.prepare(values, offsets),
+            [len(item) for item in values.items] if values.kind != "struct" else [0] * len(values),
+        )
         companions = encoder.finish()
         return EncodedFile(out.getvalue(), companions)

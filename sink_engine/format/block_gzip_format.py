@@ -7,6 +7,7 @@ Members are compressed as records arrive. The companion `<stem>.index.json` is `
 [{"first_record_offset", "last_record_offset", "num_records", "byte_offset", "byte_length",
 "byte_length_uncompressed"}, ...]}`.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -31,7 +32,7 @@ class BlockGzipFormat(Format):
         self.block_size, self.level = block_size, gzip_level(level)
         self.to_lines = json_lines_writer(decimal_format)
 
-    def open(self, context: FileContext, out: BinarySink) -> "_BlockGzipEncoder":
+    def open(self, context: FileContext, out: BinarySink) -> _BlockGzipEncoder:
         return _BlockGzipEncoder(out, self.block_size, self.level, self.to_lines)
 
 
@@ -65,9 +66,16 @@ class _BlockGzipEncoder:
         raw = b"\n".join(lines) + b"\n"
         if self._member is None:
             self._member = GzipStream(self._out, self._level)
-            self._chunks.append({"first_record_offset": first_offset, "last_record_offset": last_offset,
-                                 "num_records": 0, "byte_offset": self._out.tell(), "byte_length": 0,
-                                 "byte_length_uncompressed": 0})
+            self._chunks.append(
+                {
+                    "first_record_offset": first_offset,
+                    "last_record_offset": last_offset,
+                    "num_records": 0,
+                    "byte_offset": self._out.tell(),
+                    "byte_length": 0,
+                    "byte_length_uncompressed": 0,
+                }
+            )
         chunk = self._chunks[-1]
         chunk["last_record_offset"] = last_offset
         chunk["num_records"] += len(lines)

@@ -1,5 +1,6 @@
 """Read one record of a Block-GZIP object with two small requests: its index, then one ranged GET of the
 gzip member that holds the offset (see block_gzip_format)."""
+
 from __future__ import annotations
 
 import gzip
@@ -31,7 +32,7 @@ def index_key(key: str) -> str:
     extension = BlockGzipFormat.extension
     if not key.endswith(extension):
         raise StorageError(f"{key} is not a Block-GZIP object (its name does not end with {extension})")
-    return key[:-len(extension)] + INDEX_SUFFIX
+    return key[: -len(extension)] + INDEX_SUFFIX
 
 
 def find_chunk(chunks: list[dict], offset: int) -> dict | None:

@@ -3,6 +3,7 @@ connector writes them; `format.bytearray.extension` (`.bin`), plus `.gz` with `s
 
 Values from ByteArrayConverter are written as they are, strings as UTF-8, JSON values as their text.
 """
+
 from __future__ import annotations
 
 from sink_engine.format.base import BinarySink, FileContext, Format
@@ -24,9 +25,9 @@ def unescape(text: str) -> str:
             out.append(char)
             i += 1
             continue
-        code = text[i + 1:i + 2]
+        code = text[i + 1 : i + 2]
         if code == "u" and len(text) >= i + 6:
-            out.append(chr(int(text[i + 2:i + 6], 16)))
+            out.append(chr(int(text[i + 2 : i + 6], 16)))
             i += 6
         elif code in _ESCAPES:
             out.append(_ESCAPES[code])
@@ -37,8 +38,9 @@ def unescape(text: str) -> str:
 
 
 class ByteArrayFormat(Format):
-    def __init__(self, extension: str = ".bin", separator: str = DEFAULT_SEPARATOR, compression: str = "none",
-                 level: int = -1):
+    def __init__(
+        self, extension: str = ".bin", separator: str = DEFAULT_SEPARATOR, compression: str = "none", level: int = -1
+    ):
         self.separator = unescape(separator).encode("utf-8")
         self.compression, self.level = compression, gzip_level(level)
         self.extension = extension + (".gz" if compression == "gzip" else "")

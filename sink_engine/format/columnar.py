@@ -4,6 +4,7 @@ Values with a schema of their own (struct, string, bytes) become Arrow tables as
 writes them out as it goes (`_write_prepared`). Schemaless JSON is spooled (json_spool) and written when the
 file finishes, once its schema is known (`_write_spooled`).
 """
+
 from __future__ import annotations
 
 from sink_engine.format.arrow_values import to_arrow_table

@@ -1,7 +1,8 @@
 """DelimitedEncoder: a file of values each followed by a separator, plain or gzip (JSON, ByteArray)."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sink_engine.format.base import BinarySink
 from sink_engine.format.gzip_stream import GzipStream
@@ -11,8 +12,9 @@ from sink_engine.records import ValueColumn
 class DelimitedEncoder:
     """`to_bytes(values)` gives each value's bytes; they are written as they come, with `separator` after each."""
 
-    def __init__(self, out: BinarySink, to_bytes: Callable[[ValueColumn], list], separator: bytes,
-                 gzip_level: int | None):
+    def __init__(
+        self, out: BinarySink, to_bytes: Callable[[ValueColumn], list], separator: bytes, gzip_level: int | None
+    ):
         self._to_bytes, self._separator = to_bytes, separator
         self._gzip = GzipStream(out, gzip_level) if gzip_level is not None else None
         self._sink = self._gzip or out

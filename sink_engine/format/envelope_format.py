@@ -10,6 +10,7 @@ read back exactly. `format.envelope.encoding` picks the encoding:
 The values it takes are envelope rows (kind "envelope"), which the task's steps make from the Kafka records for
 this format instead of converting the values (task/run.py).
 """
+
 from __future__ import annotations
 
 from typing import IO, cast
@@ -30,14 +31,27 @@ _PARSED_AVRO_SCHEMA = fastavro.parse_schema(AVRO_SCHEMA)
 
 
 class EnvelopeFormat(Format):
-    def __init__(self, encoding: str = "parquet", parquet_codec: str = "snappy", avro_codec: str = "null",
-                 compression: str = "none", level: int = -1, part_size: int = DEFAULT_PART_SIZE):
+    def __init__(
+        self,
+        encoding: str = "parquet",
+        parquet_codec: str = "snappy",
+        avro_codec: str = "null",
+        compression: str = "none",
+        level: int = -1,
+        part_size: int = DEFAULT_PART_SIZE,
+    ):
         self.encoding = encoding
         self._parquet = ParquetFormat(parquet_codec, part_size)
         self._avro_codec = avro_codec
         self._gzip = gzip_level(level) if compression == "gzip" else None
-        self.extension = ".envelope" + {"parquet": self._parquet.extension, "avro": ".avro",
-                                        "json": ".json.gz" if self._gzip is not None else ".json"}[encoding]
+        self.extension = (
+            ".envelope"
+            + {
+                "parquet": self._parquet.extension,
+                "avro": ".avro",
+                "json": ".json.gz" if self._gzip is not None else ".json",
+            }[encoding]
+        )
 
     def open(self, context: FileContext, out: BinarySink):
         if self.encoding == "parquet":

@@ -5,6 +5,7 @@ the same output. No compressor exists until a unit has gathered: a small file co
 hundred KiB each, which matters with thousands of open files). The output is what `gzip.compress(data,
 level, mtime=0)` gives for the same bytes.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -26,7 +27,7 @@ class GzipStream:
             compressor = self._started()
             whole = len(self._pending) - len(self._pending) % UNIT
             for start in range(0, whole, UNIT):
-                self._out.write(compressor.compress(self._pending[start:start + UNIT]))
+                self._out.write(compressor.compress(self._pending[start : start + UNIT]))
             del self._pending[:whole]
 
     def finish(self) -> None:

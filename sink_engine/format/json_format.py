@@ -3,10 +3,11 @@
 As in the Confluent connector, a string value is written as a JSON string and a bytes value as a
 base64 JSON string; JSON values are written as their compact text.
 """
+
 from __future__ import annotations
 
 import base64
-from typing import Callable
+from collections.abc import Callable
 
 import orjson
 
@@ -48,4 +49,5 @@ def json_lines_writer(decimal_format: str = "base64") -> Callable[[ValueColumn],
         if values.kind == "struct":
             return [connect_json.to_json(item, numeric) for item in values.items]
         return [orjson.dumps(base64.b64encode(item).decode("ascii")) for item in values.items]
+
     return json_lines

@@ -17,16 +17,16 @@ block by block, the blocks' schemas merged by the same rules, then each block re
 so only one block is in memory at a time. Only a file with a conflicting field (or an always-empty object)
 takes the slower path in Python, with the whole file in memory.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import orjson
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-
-_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 JSON_TEXT = "json"  # inferred tag of a field whose values are kept as their JSON text
 
 
@@ -109,7 +109,7 @@ def _merge_types(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
 def _read(data: bytes, schema: pa.Schema | None) -> pa.Table:
     """Parse newline-delimited JSON in one block up to 2 GiB, on one thread (so inference sees the records
     in order, whatever the machine)."""
-    block_size = min(max(len(data) + 1, 1 << 20), 2 ** 31 - 1)
+    block_size = min(max(len(data) + 1, 1 << 20), 2**31 - 1)
     read_options = pa_json.ReadOptions(use_threads=False, block_size=block_size)
     behavior = "infer" if schema is None else "error"
     parse_options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior=behavior)
@@ -121,6 +121,7 @@ def _has(schema: pa.Schema, predicate) -> bool:
         if predicate(arrow_type):
             return True
         return any(visit(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+
     return any(visit(f.type) for f in schema)
 
 
@@ -133,6 +134,7 @@ def _timestamps_as_strings(schema: pa.Schema) -> pa.Schema:
         if pa.types.is_list(arrow_type):
             return pa.list_(arrow_type.value_field.with_type(replace(arrow_type.value_type)))
         return arrow_type
+
     return pa.schema([f.with_type(replace(f.type)) for f in schema])
 
 
@@ -140,8 +142,10 @@ def _inferred_in_python(documents: list, record_error) -> pa.Table:
     inferred = "null"
     for position, document in enumerate(documents):
         if not isinstance(document, dict):
-            raise record_error(position, "Parquet and Avro output of schemaless JSON needs a JSON object value, "
-                                         f"got {type(document).__name__}")
+            raise record_error(
+                position,
+                f"Parquet and Avro output of schemaless JSON needs a JSON object value, got {type(document).__name__}",
+            )
         inferred = merge(inferred, infer(document))
     fields = _finish(inferred)[1]
     rows = [normalize(document, ("struct", fields)) for document in documents]
@@ -202,8 +206,14 @@ def arrow_type(inferred) -> pa.DataType:
         return pa.list_(arrow_type(inferred[1]))
     if isinstance(inferred, tuple):
         return pa.struct([(key, arrow_type(t)) for key, t in inferred[1].items()])
-    return {"null": pa.null(), "bool": pa.bool_(), "int": pa.int64(), "double": pa.float64(),
-            "string": pa.string(), JSON_TEXT: pa.string()}[inferred]
+    return {
+        "null": pa.null(),
+        "bool": pa.bool_(),
+        "int": pa.int64(),
+        "double": pa.float64(),
+        "string": pa.string(),
+        JSON_TEXT: pa.string(),
+    }[inferred]
 
 
 def normalize(value, inferred):

@@ -8,17 +8,25 @@ a time, unless a field's values conflict (the Python path reads the whole file).
 arrive, so that a value the file cannot hold is a RecordError that the dead-letter queue can take: a file holds
 JSON objects, or only nulls (a tombstone file).
 """
+
 from __future__ import annotations
 
 import tempfile
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 import orjson
 import pyarrow as pa
 
 from sink_engine.format.base import FileContext
 from sink_engine.format.json_inference import (
-    block_schema, documents, json_text_table, merge_schemas, needs_python, read_block, rows_in_python,
+    block_schema,
+    documents,
+    json_text_table,
+    merge_schemas,
+    needs_python,
+    read_block,
+    rows_in_python,
 )
 from sink_engine.records import ValueColumn
 
@@ -45,11 +53,14 @@ class JsonSpool:
         for item, offset in zip(items, offsets):
             found = _OBJECT if item.lstrip()[:1] == b"{" else _NULL if item.strip() == b"null" else None
             if found is None:
-                raise self._context.record_error(offset, "Parquet and Avro output of schemaless JSON needs a "
-                                                         f"JSON object value, got {_type_name(item)}")
+                raise self._context.record_error(
+                    offset,
+                    f"Parquet and Avro output of schemaless JSON needs a JSON object value, got {_type_name(item)}",
+                )
             if holds not in (None, found):
-                raise self._context.record_error(offset, "a null value (tombstone) and JSON objects cannot "
-                                                         "share a Parquet or Avro file")
+                raise self._context.record_error(
+                    offset, "a null value (tombstone) and JSON objects cannot share a Parquet or Avro file"
+                )
             holds = found
         return items
 

@@ -10,6 +10,7 @@ Extensions follow the Confluent connector (parquet-mr's codec extensions): `.sna
 codec) and `.parquet` for none. Output is byte-deterministic for the same values and pyarrow version:
 no timestamps are written, `created_by` names the pyarrow build.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -33,7 +34,7 @@ class ParquetFormat(Format):
         self.codec, self.row_group_bytes = codec, row_group_bytes
         self.extension = _EXTENSIONS[codec] + ".parquet"
 
-    def open(self, context: FileContext, out: BinarySink) -> "_ParquetEncoder":
+    def open(self, context: FileContext, out: BinarySink) -> _ParquetEncoder:
         return _ParquetEncoder(self, context, out)
 
 
@@ -79,6 +80,7 @@ class _ParquetEncoder(ColumnarEncoder):
     def _write_row_group(self, table: pa.Table) -> None:
         """One row group, from one contiguous chunk per column (so that page cuts do not depend on batches)."""
         if self._writer is None:
-            self._writer = pq.ParquetWriter(self._out, table.schema, compression=self._fmt.codec,
-                                            compression_level=_LEVELS.get(self._fmt.codec))
+            self._writer = pq.ParquetWriter(
+                self._out, table.schema, compression=self._fmt.codec, compression_level=_LEVELS.get(self._fmt.codec)
+            )
         self._writer.write_table(table.combine_chunks(), row_group_size=max(1, table.num_rows))

@@ -1,7 +1,8 @@
 """Format by its canonical config name (see config.keys.FORMAT_CLASSES)."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sink_engine.format.avro_format import AvroFormat
 from sink_engine.format.base import Format
@@ -16,11 +17,13 @@ _FORMATS: dict[str, Callable[[FormatSettings], Format]] = {
     "json": lambda s: JsonFormat(s.compression, s.compression_level, s.json_decimal_format),
     "parquet": lambda s: ParquetFormat(s.parquet_codec, s.part_size),
     "avro": lambda s: AvroFormat(s.avro_codec, s.part_size),
-    "bytearray": lambda s: ByteArrayFormat(s.bytearray_extension, s.bytearray_separator, s.compression,
-                                           s.compression_level),
+    "bytearray": lambda s: ByteArrayFormat(
+        s.bytearray_extension, s.bytearray_separator, s.compression, s.compression_level
+    ),
     "blockgzip": lambda s: BlockGzipFormat(s.blockgzip_block_size, s.compression_level, s.json_decimal_format),
-    "envelope": lambda s: EnvelopeFormat(s.envelope_encoding, s.parquet_codec, s.avro_codec, s.compression,
-                                         s.compression_level, s.part_size),
+    "envelope": lambda s: EnvelopeFormat(
+        s.envelope_encoding, s.parquet_codec, s.avro_codec, s.compression, s.compression_level, s.part_size
+    ),
 }
 
 

@@ -1,4 +1,5 @@
 """The output format keys, read once from the config: what `format_for` builds a format from."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,7 +29,16 @@ class FormatSettings:
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> FormatSettings:
-        return cls(config["format.class"], config["s3.compression.type"], config["s3.compression.level"],
-                   config["json.decimal.format"], config["parquet.codec"], config["avro.codec"], config["s3.part.size"],
-                   config["format.bytearray.extension"], config["format.bytearray.separator"],
-                   config["format.blockgzip.block.size"], config["format.envelope.encoding"])
+        return cls(
+            config["format.class"],
+            config["s3.compression.type"],
+            config["s3.compression.level"],
+            config["json.decimal.format"],
+            config["parquet.codec"],
+            config["avro.codec"],
+            config["s3.part.size"],
+            config["format.bytearray.extension"],
+            config["format.bytearray.separator"],
+            config["format.blockgzip.block.size"],
+            config["format.envelope.encoding"],
+        )

@@ -1,4 +1,5 @@
 """The pyiceberg catalog of a connector and the tables it writes: open, load, create."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -57,8 +58,7 @@ def create_table(catalog: Catalog, identifier: str, schema, settings: IcebergSet
     """Create the table with this (pyarrow) schema, the connector's partition fields and table properties, or load
     it when another task created it first."""
     try:
-        transaction = catalog.create_table_transaction(identifier, schema=schema,
-                                                       properties=settings.table_properties)
+        transaction = catalog.create_table_transaction(identifier, schema=schema, properties=settings.table_properties)
         if settings.partition_fields:
             with transaction.update_spec() as spec:
                 for source, transform, name in settings.partition_fields:
@@ -71,8 +71,10 @@ def create_table(catalog: Catalog, identifier: str, schema, settings: IcebergSet
             raise
         return existing
     except NoSuchNamespaceError as e:
-        raise TableError(f"cannot create table {identifier}: its namespace does not exist in catalog "
-                         f"'{settings.catalog}' (`sink-engine init` creates it): {e}") from e
+        raise TableError(
+            f"cannot create table {identifier}: its namespace does not exist in catalog "
+            f"'{settings.catalog}' (`sink-engine init` creates it): {e}"
+        ) from e
     return reload_table(catalog, identifier)
 
 

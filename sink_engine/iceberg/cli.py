@@ -1,6 +1,7 @@
 """`sink-engine iceberg maintain`: rewrite small data files and expire old snapshots of the connector's tables.
 
 Imports of pyiceberg wait for the command, so that the CLI starts without them."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,8 +13,10 @@ from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 from sink_engine.iceberg.settings import IcebergSettings
 
-HELP = ("rewrite each partition's small data files as target-size files and expire old snapshots of the connector's "
-        "tables, safely while runs commit; prints what was done per table as JSON lines")
+HELP = (
+    "rewrite each partition's small data files as target-size files and expire old snapshots of the connector's "
+    "tables, safely while runs commit; prints what was done per table as JSON lines"
+)
 ATTEMPTS = 5
 
 
@@ -22,13 +25,22 @@ def add_parser(commands) -> None:
     actions = iceberg.add_subparsers(dest="iceberg_command", required=True)
     maintain = actions.add_parser("maintain", help=HELP, description=HELP)
     maintain.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
-    maintain.add_argument("--table", action="append", default=[],
-                          help="a table to maintain, namespace.table (repeatable; default: the connector's tables)")
-    maintain.add_argument("--older-than-hours", type=float, default=120.0,
-                          help="expire snapshots older than this (default 120, Iceberg's 5 days)")
+    maintain.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        help="a table to maintain, namespace.table (repeatable; default: the connector's tables)",
+    )
+    maintain.add_argument(
+        "--older-than-hours",
+        type=float,
+        default=120.0,
+        help="expire snapshots older than this (default 120, Iceberg's 5 days)",
+    )
     maintain.add_argument("--retain-last", type=int, default=1, help="always keep this many newest snapshots")
-    maintain.add_argument("--min-files", type=int, default=2,
-                          help="rewrite a partition's small files only when it has at least this many")
+    maintain.add_argument(
+        "--min-files", type=int, default=2, help="rewrite a partition's small files only when it has at least this many"
+    )
     maintain.add_argument("--skip-rewrite", action="store_true", help="do not rewrite small files")
     maintain.add_argument("--skip-expire", action="store_true", help="do not expire snapshots")
 
@@ -52,14 +64,19 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
                     if not args.skip_rewrite:
                         rewrite_small_files(catalog.load_table(identifier), upkeep, args.min_files)
                     if not args.skip_expire:
-                        expire_snapshots(catalog.load_table(identifier), upkeep,
-                                         timedelta(hours=args.older_than_hours), args.retain_last)
+                        expire_snapshots(
+                            catalog.load_table(identifier),
+                            upkeep,
+                            timedelta(hours=args.older_than_hours),
+                            args.retain_last,
+                        )
                 break
             except (CommitFailedException, ValidationException):
                 continue
         else:
-            raise TableError(f"maintenance of table {identifier} kept losing to concurrent commits ({ATTEMPTS} "
-                             "attempts)")
+            raise TableError(
+                f"maintenance of table {identifier} kept losing to concurrent commits ({ATTEMPTS} attempts)"
+            )
         print(json.dumps(asdict(upkeep)))
     return 0
 

@@ -15,6 +15,7 @@ DynamoDB after it. So the table is the commit point and DynamoDB may lag it:
   commit (table maintenance, a schema change, another connector) is retried after looking again; an append whose
   answer was lost is recognised by its commit id.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,21 +29,28 @@ from pyiceberg.table.snapshots import Snapshot, Summary
 
 from sink_engine import events
 from sink_engine.iceberg.catalog import (
-    load_table, open_catalog, reload_table, table_files, without_commit_retries,
+    load_table,
+    open_catalog,
+    reload_table,
+    table_files,
+    without_commit_retries,
 )
 from sink_engine.iceberg.errors import TableCommitConflictError, TableError
 from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.iceberg.task import TableFiles
 from sink_engine.model import TaskResult, TopicPartition
 
-CONNECTOR, EPOCH, COMMIT_ID, OFFSETS = (f"sink-engine.{name}" for name in ("connector", "epoch", "commit-id", "offsets"))
+CONNECTOR, EPOCH, COMMIT_ID, OFFSETS = (
+    f"sink-engine.{name}" for name in ("connector", "epoch", "commit-id", "offsets")
+)
 COMMIT_ATTEMPTS = 10
 
 
 def newest_of_connector(table: Table | None, connector: str) -> Snapshot | None:
     """The connector's snapshot with the highest sequence number that the table's metadata still holds."""
-    ours = [s for s in (table.metadata.snapshots if table else []) if s.summary and
-            s.summary.get(CONNECTOR) == connector]
+    ours = [
+        s for s in (table.metadata.snapshots if table else []) if s.summary and s.summary.get(CONNECTOR) == connector
+    ]
     return max(ours, key=lambda s: s.sequence_number or 0, default=None)  # None: pyiceberg's initial, 0
 
 
@@ -90,11 +98,20 @@ class TableCommits:
         if current is not None and current >= entry["next"]:
             return False
         if current != entry["start"]:
-            raise TableError(f"{tp}: DynamoDB holds next offset {current}, neither the start ({entry['start']}) nor "
-                             f"past the end ({entry['next']}) of snapshot {snapshot.snapshot_id} of table {identifier}")
+            raise TableError(
+                f"{tp}: DynamoDB holds next offset {current}, neither the start ({entry['start']}) nor "
+                f"past the end ({entry['next']}) of snapshot {snapshot.snapshot_id} of table {identifier}"
+            )
         store.commit(token, tp, entry["start"], entry["next"], None, entry["dead_letters"], entry["dlq_scan_from"])
-        events.emit(events.OFFSETS_RECOVERED, connector=token.connector, table=identifier, topic=tp.topic,
-                    partition=tp.partition, next_offset=entry["next"], snapshot=snapshot.snapshot_id)
+        events.emit(
+            events.OFFSETS_RECOVERED,
+            connector=token.connector,
+            table=identifier,
+            topic=tp.topic,
+            partition=tp.partition,
+            next_offset=entry["next"],
+            snapshot=snapshot.snapshot_id,
+        )
         return True
 
     def commit(self, results: list[TaskResult], leases, token, lease_ms: int) -> dict[str, int]:
@@ -107,23 +124,33 @@ class TableCommits:
                 files[identifier] += result.target_result.data_files
             if result.next_offset != result.range.expected_committed:
                 entries[identifier].append(_entry(result))
-        return {identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token,
-                                               lease_ms) for identifier in sorted(files) if files[identifier]}
+        return {
+            identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token, lease_ms)
+            for identifier in sorted(files)
+            if files[identifier]
+        }
 
     def _commit_table(self, identifier: str, data_files: list, entries: list, leases, token, lease_ms: int) -> int:
         commit_id, started = uuid.uuid4().hex, time.monotonic()
-        properties = {CONNECTOR: token.connector, EPOCH: str(token.epoch), COMMIT_ID: commit_id,
-                      OFFSETS: json.dumps(entries, sort_keys=True)}
+        properties = {
+            CONNECTOR: token.connector,
+            EPOCH: str(token.epoch),
+            COMMIT_ID: commit_id,
+            OFFSETS: json.dumps(entries, sort_keys=True),
+        }
         for _ in range(COMMIT_ATTEMPTS):
             if not leases.renew(token, lease_ms):
-                raise TableCommitConflictError(token.connector, identifier, f"the run's lease (epoch {token.epoch}) "
-                                                                            "is no longer held")
+                raise TableCommitConflictError(
+                    token.connector, identifier, f"the run's lease (epoch {token.epoch}) is no longer held"
+                )
             table = without_commit_retries(reload_table(self.catalog, identifier))
             newest = newest_of_connector(table, token.connector)
             if newest is not None and _summary(newest).get(COMMIT_ID) == commit_id:
                 return self._committed(identifier, newest.snapshot_id, data_files, token, started)  # answer lost
             if (newest.snapshot_id if newest else None) != self._seen.get(identifier):
-                raise TableCommitConflictError(token.connector, identifier, _changed(newest, self._seen.get(identifier)))
+                raise TableCommitConflictError(
+                    token.connector, identifier, _changed(newest, self._seen.get(identifier))
+                )
             try:
                 # a file IO failure leaves at most an unreferenced file or an appended snapshot that the next
                 # run's `recover` finds by its summary: never records twice
@@ -137,26 +164,42 @@ class TableCommits:
                 return self._committed(identifier, append.snapshot_id, data_files, token, started)
             except (CommitFailedException, CommitStateUnknownException):
                 continue  # look again: a concurrent commit, or this one's answer lost
-        raise TableError(f"snapshot commit to table {identifier} kept losing to concurrent commits "
-                         f"({COMMIT_ATTEMPTS} attempts); nothing was appended")
+        raise TableError(
+            f"snapshot commit to table {identifier} kept losing to concurrent commits "
+            f"({COMMIT_ATTEMPTS} attempts); nothing was appended"
+        )
 
     def _committed(self, identifier: str, snapshot_id: int, data_files: list, token, started: float) -> int:
         """`seconds`: from the lease check to the catalog's answer (every attempt)."""
         self._seen[identifier] = snapshot_id
-        events.emit(events.SNAPSHOT_COMMITTED, connector=token.connector, epoch=token.epoch, table=identifier,
-                    snapshot=snapshot_id, files=len(data_files), records=sum(f.record_count for f in data_files),
-                    seconds=round(time.monotonic() - started, 3))
+        events.emit(
+            events.SNAPSHOT_COMMITTED,
+            connector=token.connector,
+            epoch=token.epoch,
+            table=identifier,
+            snapshot=snapshot_id,
+            files=len(data_files),
+            records=sum(f.record_count for f in data_files),
+            seconds=round(time.monotonic() - started, 3),
+        )
         return snapshot_id
 
 
 def _entry(result: TaskResult) -> dict:
-    return {"topic": result.range.topic, "partition": result.range.partition,
-            "start": result.range.expected_committed, "next": result.next_offset,
-            "dead_letters": result.dead_letters, "dlq_scan_from": result.dlq_scan_from}
+    return {
+        "topic": result.range.topic,
+        "partition": result.range.partition,
+        "start": result.range.expected_committed,
+        "next": result.next_offset,
+        "dead_letters": result.dead_letters,
+        "dlq_scan_from": result.dlq_scan_from,
+    }
 
 
 def _changed(newest: Snapshot | None, seen: int | None) -> str:
     if newest is None:
         return f"the connector's snapshot {seen} is no longer in the table's metadata"
-    return (f"snapshot {newest.snapshot_id} of the connector (epoch {_summary(newest).get(EPOCH)}) was committed after "
-            "this run planned")
+    return (
+        f"snapshot {newest.snapshot_id} of the connector (epoch {_summary(newest).get(EPOCH)}) was committed after "
+        "this run planned"
+    )

@@ -6,6 +6,7 @@ pyiceberg's `write_file` does (the same file schema, field ids, name, location, 
 pyiceberg's own parts: its Parquet writer (the table's `write.parquet.*` properties), its location provider and its
 conversion of the rows to the file schema.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -30,29 +31,42 @@ class StreamedDataFile:
         metadata = table.metadata
         table_schema = metadata.schema()
         self._file_schema = sanitize_column_names(table_schema)
-        self._format = FileFormat(metadata.properties.get(TableProperties.WRITE_FILE_FORMAT,
-                                                          TableProperties.WRITE_FILE_FORMAT_DEFAULT))
+        self._format = FileFormat(
+            metadata.properties.get(TableProperties.WRITE_FILE_FORMAT, TableProperties.WRITE_FILE_FORMAT_DEFAULT)
+        )
         self._model = FileFormatFactory.get(self._format)
         self._downcast = Config().get_bool(DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE) or False
         self._format_version, self._name_mapping = metadata.format_version, table_schema.name_mapping
         self._spec_id = metadata.default_spec_id
-        name = WriteTask(write_uuid=write_id, task_id=task_id, schema=table_schema, record_batches=[]) \
-            .generate_data_file_filename(self._model.file_extension())
-        self.path = load_location_provider(table_location=metadata.location, table_properties=metadata.properties) \
-            .new_data_location(data_file_name=name)
+        name = WriteTask(
+            write_uuid=write_id, task_id=task_id, schema=table_schema, record_batches=[]
+        ).generate_data_file_filename(self._model.file_extension())
+        self.path = load_location_provider(
+            table_location=metadata.location, table_properties=metadata.properties
+        ).new_data_location(data_file_name=name)
         self._output = table.io.new_output(self.path)
         self._writer = self._model.create_writer(self._output, self._file_schema, metadata.properties)
         self.records, self.bytes = 0, 0
 
     def write(self, rows: pa.Table) -> None:
         """One row group (or more, past `write.parquet.row-group-limit` rows)."""
-        rows_schema = pyarrow_to_schema(rows.schema, name_mapping=self._name_mapping,
-                                        downcast_ns_timestamp_to_us=self._downcast,
-                                        format_version=self._format_version)
-        batches = [_to_requested_schema(requested_schema=self._file_schema, file_schema=rows_schema, batch=batch,
-                                        downcast_ns_timestamp_to_us=self._downcast, include_field_ids=True,
-                                        format_model=self._model)
-                   for batch in rows.to_batches()]
+        rows_schema = pyarrow_to_schema(
+            rows.schema,
+            name_mapping=self._name_mapping,
+            downcast_ns_timestamp_to_us=self._downcast,
+            format_version=self._format_version,
+        )
+        batches = [
+            _to_requested_schema(
+                requested_schema=self._file_schema,
+                file_schema=rows_schema,
+                batch=batch,
+                downcast_ns_timestamp_to_us=self._downcast,
+                include_field_ids=True,
+                format_model=self._model,
+            )
+            for batch in rows.to_batches()
+        ]
         self._writer.write(pa.Table.from_batches(batches))
         self.records, self.bytes = self.records + rows.num_rows, self.bytes + rows.nbytes
 
@@ -60,6 +74,14 @@ class StreamedDataFile:
         with self._writer:
             pass  # closing the writer finishes the file and keeps its statistics
         return DataFile.from_args(
-            content=DataFileContent.DATA, file_path=self.path, file_format=self._format, partition=Record(),
-            file_size_in_bytes=len(self._output), sort_order_id=None, spec_id=self._spec_id, equality_ids=None,
-            key_metadata=None, **self._writer.result().to_serialized_dict())
+            content=DataFileContent.DATA,
+            file_path=self.path,
+            file_format=self._format,
+            partition=Record(),
+            file_size_in_bytes=len(self._output),
+            sort_order_id=None,
+            spec_id=self._spec_id,
+            equality_ids=None,
+            key_metadata=None,
+            **self._writer.result().to_serialized_dict(),
+        )

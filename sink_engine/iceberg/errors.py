@@ -1,4 +1,5 @@
 """Errors of the IcebergFormat path; each names the table (and record) at fault."""
+
 from __future__ import annotations
 
 from sink_engine.errors import RecordError, SinkError
@@ -20,5 +21,6 @@ class TableCommitConflictError(SinkError):
 
     def __init__(self, connector: str, table: str, reason: str):
         self.connector, self.table = connector, table
-        super().__init__(f"snapshot commit to table {table} for connector '{connector}' refused: {reason}; "
-                         "another run owns the work")
+        super().__init__(
+            f"snapshot commit to table {table} for connector '{connector}' refused: {reason}; another run owns the work"
+        )

@@ -11,11 +11,12 @@ snapshots. Neither changes what the table holds, and neither can break the conne
 
 A partition whose files have delete files (another writer's row-level deletes) is not rewritten.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
@@ -30,6 +31,7 @@ SMALL_SHARE = 0.75  # a file under this share of write.target-file-size-bytes is
 @dataclass
 class Upkeep:
     """What maintenance did to one table."""
+
     table: str
     files_rewritten: int = 0
     files_written: int = 0
@@ -40,8 +42,11 @@ class Upkeep:
 
 def rewrite_small_files(table: Table, upkeep: Upkeep, min_files: int = 2) -> None:
     """Rewrite each partition's small files (at least `min_files` of them) as target-size files, in one snapshot."""
-    target = int(table.metadata.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-                                               TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT))
+    target = int(
+        table.metadata.properties.get(
+            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+        )
+    )
     small: defaultdict[tuple, list[FileScanTask]] = defaultdict(list)
     for task in table.scan().plan_files():
         if task.file.file_size_in_bytes < target * SMALL_SHARE and task.file.spec_id == table.spec().spec_id:
@@ -80,7 +85,7 @@ def expire_snapshots(table: Table, upkeep: Upkeep, older_than: timedelta, retain
         if snapshot.summary and snapshot.summary.get(CONNECTOR):
             newest_by_connector[snapshot.summary.get(CONNECTOR)] = snapshot.snapshot_id
     kept |= set(newest_by_connector.values())
-    cutoff_ms = int((datetime.now(timezone.utc) - older_than).timestamp() * 1000)
+    cutoff_ms = int((datetime.now(UTC) - older_than).timestamp() * 1000)
     expired = [s.snapshot_id for s in snapshots if s.timestamp_ms < cutoff_ms and s.snapshot_id not in kept]
     if expired:
         table.maintenance.expire_snapshots().by_ids(expired).commit()

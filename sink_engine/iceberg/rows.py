@@ -4,9 +4,10 @@ Values with a schema (struct) give one table per run of records sharing a schema
 with the rules of `format.json_inference` (every value must be a JSON object), split where fields conflict;
 StringConverter and ByteArrayConverter values are one column `value`.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
@@ -14,7 +15,12 @@ from sink_engine.convert.arrow_types import struct_table
 from sink_engine.errors import FormatError
 from sink_engine.format.json_inference import block_schema, needs_python, read_block, rows_in_python
 from sink_engine.iceberg.spec import (
-    KEY_COLUMN, OFFSET_COLUMN, PARTITION_COLUMN, RECORD_TIME_COLUMN, TIMESTAMP_COLUMN, TOPIC_COLUMN,
+    KEY_COLUMN,
+    OFFSET_COLUMN,
+    PARTITION_COLUMN,
+    RECORD_TIME_COLUMN,
+    TIMESTAMP_COLUMN,
+    TOPIC_COLUMN,
 )
 from sink_engine.records import RecordChunk, ValueColumn
 
@@ -36,14 +42,18 @@ _EXTRA: dict[str, Callable[[RecordChunk, ValueColumn, RecordTimes | None], pa.Ar
 }
 
 
-def record_tables(chunk: RecordChunk, values: ValueColumn, extra: tuple[str, ...] = (),
-                  record_times: RecordTimes | None = None) -> Iterator[tuple[int, int, pa.Table]]:
+def record_tables(
+    chunk: RecordChunk, values: ValueColumn, extra: tuple[str, ...] = (), record_times: RecordTimes | None = None
+) -> Iterator[tuple[int, int, pa.Table]]:
     """(start, stop, table): the rows of records [start, stop) of the chunk, in order, each table of one schema,
     with the `extra` columns (Kafka metadata, `_record_timestamp` from `record_times`) after the value's. Raises
     FormatError naming a schemaless JSON value that is not an object, and the extractor's error naming a record
     whose time cannot be read."""
-    pieces = _json_tables(chunk, values, 0, len(values)) if values.kind == "json" else \
-        ((start, stop, _value_table(values, start, stop)) for start, stop in _runs(values))
+    pieces = (
+        _json_tables(chunk, values, 0, len(values))
+        if values.kind == "json"
+        else ((start, stop, _value_table(values, start, stop)) for start, stop in _runs(values))
+    )
     for start, stop, table in pieces:
         whole = (start, stop) == (0, len(chunk))
         part, part_values = (chunk, values) if whole else (chunk.slice(start, stop), values.slice(start, stop))
@@ -72,8 +82,7 @@ def _value_table(values: ValueColumn, start: int, stop: int) -> pa.Table:
     return pa.table({"value": pa.array(part.items, pa.string() if part.kind == "string" else pa.binary())})
 
 
-def _json_tables(chunk: RecordChunk, values: ValueColumn, start: int, stop: int) \
-        -> Iterator[tuple[int, int, pa.Table]]:
+def _json_tables(chunk: RecordChunk, values: ValueColumn, start: int, stop: int) -> Iterator[tuple[int, int, pa.Table]]:
     """Schemaless JSON inferred by `format.json_inference`'s rules, except that records whose fields conflict
     (a number and a string, ...) are split until they do not, rather than made JSON text: a record's row is then
     the same however records were read together (a single record with an object empty everywhere keeps the
@@ -81,15 +90,27 @@ def _json_tables(chunk: RecordChunk, values: ValueColumn, start: int, stop: int)
     items = values.items[start:stop]
     for position, item in enumerate(items):
         if item[:1] != b"{":
-            raise FormatError(chunk.topic, chunk.partition, chunk.offsets[start + position],
-                              "an Iceberg row of schemaless JSON needs a JSON object value")
+            raise FormatError(
+                chunk.topic,
+                chunk.partition,
+                chunk.offsets[start + position],
+                "an Iceberg row of schemaless JSON needs a JSON object value",
+            )
     text = b"\n".join(items)
     table, schema = block_schema(text)
     if schema is not None and not needs_python(schema):
         yield start, stop, table if table.schema == schema else read_block(text, schema)
     elif stop - start == 1:
-        yield start, stop, rows_in_python(text, lambda position, cause: FormatError(
-            chunk.topic, chunk.partition, chunk.offsets[start + position], cause))[0]
+        yield (
+            start,
+            stop,
+            rows_in_python(
+                text,
+                lambda position, cause: FormatError(
+                    chunk.topic, chunk.partition, chunk.offsets[start + position], cause
+                ),
+            )[0],
+        )
     else:
         middle = (start + stop) // 2
         yield from _json_tables(chunk, values, start, middle)

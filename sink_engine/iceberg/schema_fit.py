@@ -15,6 +15,7 @@ from it (`schema_to_pyarrow`, with field ids). The rules:
   column holds numbers, a struct where it holds a list, ...), is a `FitError` naming the column.
 - Columns the records lack are null.
 """
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -46,8 +47,9 @@ def iceberg_type(arrow_type: pa.DataType) -> pa.DataType | None:
         key, item = iceberg_type(t.key_type), iceberg_type(t.item_type)
         return None if key is None or item is None else pa.map_(key, item)
     if pa.types.is_integer(t):
-        return pa.int64() if t.bit_width == 64 or (t.bit_width == 32 and pa.types.is_unsigned_integer(t)) \
-            else pa.int32()
+        return (
+            pa.int64() if t.bit_width == 64 or (t.bit_width == 32 and pa.types.is_unsigned_integer(t)) else pa.int32()
+        )
     if pa.types.is_time(t):
         return pa.time64("us")
     if pa.types.is_timestamp(t):
@@ -63,7 +65,9 @@ def iceberg_type(arrow_type: pa.DataType) -> pa.DataType | None:
 
 def table_schema_of(records: pa.Schema) -> pa.Schema:
     """The schema of a table created from these records: Iceberg types, every column optional."""
-    return pa.schema([_optional(f.with_type(iceberg_type(f.type))) for f in records if iceberg_type(f.type) is not None])
+    return pa.schema(
+        [_optional(f.with_type(iceberg_type(f.type))) for f in records if iceberg_type(f.type) is not None]
+    )
 
 
 def evolution(table: pa.Schema, records: pa.Schema) -> pa.Schema | None:
@@ -134,8 +138,9 @@ def _union(current: pa.DataType, change: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(current) and pa.types.is_struct(change):
         fields = {f.name: f for f in current}
         for field in change:
-            fields[field.name] = field.with_type(_union(fields[field.name].type, field.type)) \
-                if field.name in fields else field
+            fields[field.name] = (
+                field.with_type(_union(fields[field.name].type, field.type)) if field.name in fields else field
+            )
         return pa.struct(list(fields.values()))
     if _is_list(current) and _is_list(change):
         return pa.list_(current.value_field.with_type(_union(current.value_type, change.value_type)))
@@ -165,23 +170,33 @@ def _promotes(current: pa.DataType, wanted: pa.DataType) -> bool:
         return True
     if pa.types.is_float32(current) and pa.types.is_float64(wanted):
         return True
-    return (pa.types.is_decimal(current) and pa.types.is_decimal(wanted) and current.scale == wanted.scale
-            and wanted.precision > current.precision)
+    return (
+        pa.types.is_decimal(current)
+        and pa.types.is_decimal(wanted)
+        and current.scale == wanted.scale
+        and wanted.precision > current.precision
+    )
 
 
 def _castable(source: pa.DataType, target: pa.DataType) -> bool:
     """Value casts that never change a value that passes a safe cast (see the module rules)."""
     kinds = (
-        (pa.types.is_integer, pa.types.is_integer), (pa.types.is_integer, pa.types.is_floating),
-        (pa.types.is_floating, pa.types.is_integer), (pa.types.is_decimal, pa.types.is_decimal),
-        (_is_text, _is_text), (_is_bytes, _is_bytes), (pa.types.is_time, pa.types.is_time),
+        (pa.types.is_integer, pa.types.is_integer),
+        (pa.types.is_integer, pa.types.is_floating),
+        (pa.types.is_floating, pa.types.is_integer),
+        (pa.types.is_decimal, pa.types.is_decimal),
+        (_is_text, _is_text),
+        (_is_bytes, _is_bytes),
+        (pa.types.is_time, pa.types.is_time),
         (pa.types.is_date, pa.types.is_date),
     )
     if any(is_source(source) and is_target(target) for is_source, is_target in kinds):
         return True
     if pa.types.is_floating(source) and pa.types.is_floating(target):
         return target.bit_width >= source.bit_width
-    return pa.types.is_timestamp(source) and pa.types.is_timestamp(target) and (source.tz is None) == (target.tz is None)
+    return (
+        pa.types.is_timestamp(source) and pa.types.is_timestamp(target) and (source.tz is None) == (target.tz is None)
+    )
 
 
 def _cast_struct(array: pa.Array, target: pa.StructType, path: str) -> pa.Array:

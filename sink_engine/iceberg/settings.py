@@ -3,12 +3,13 @@ catalog and its properties, what the writer may do to a table, the table's parti
 
 No pyiceberg import here: config validation (and the DLQ replay Lambda, which validates configs) uses this module.
 """
+
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
@@ -41,10 +42,18 @@ class IcebergSettings:
         """ConfigError naming the key when the table, the partitioner or a router has no Iceberg meaning."""
         partitioning = PartitionSettings.from_config(config)
         extra = extra_columns(partitioning, config["iceberg.tables.kafka-metadata-enabled"])
-        return cls(config["iceberg.catalog"], catalog_properties(config), table_template(config),
-                   config["iceberg.tables.auto-create-enabled"], config["iceberg.tables.evolve-schema-enabled"],
-                   table_properties(config), tuple(partition_fields(partitioning)), extra,
-                   partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None, _topic_route(config))
+        return cls(
+            config["iceberg.catalog"],
+            catalog_properties(config),
+            table_template(config),
+            config["iceberg.tables.auto-create-enabled"],
+            config["iceberg.tables.evolve-schema-enabled"],
+            table_properties(config),
+            tuple(partition_fields(partitioning)),
+            extra,
+            partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None,
+            _topic_route(config),
+        )
 
     def table_identifier(self, topic: str) -> str:
         """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it."""
@@ -62,7 +71,8 @@ def _topic_route(config: SinkConfig) -> Callable[[str], str]:
 
     return TransformSettings.from_config(config).required_topic_router(
         "with format.class=IcebergFormat a router must send every record of a topic to one table: only RegexRouter "
-        "without a predicate is supported")
+        "without a predicate is supported"
+    )
 
 
 def table_template(config: SinkConfig) -> str:
@@ -71,8 +81,10 @@ def table_template(config: SinkConfig) -> str:
     if not tables:
         raise ConfigError("iceberg.tables", "is required with format.class=IcebergFormat")
     if len(tables) > 1:
-        raise ConfigError("iceberg.tables", "names one table (or a `${topic}` pattern); writing every record to "
-                                            "several tables is not built yet")
+        raise ConfigError(
+            "iceberg.tables",
+            "names one table (or a `${topic}` pattern); writing every record to several tables is not built yet",
+        )
     template = tables[0]
     parts = template.split(".")
     if len(parts) < 2 or not all(parts):
@@ -92,10 +104,14 @@ def catalog_properties(config: SinkConfig) -> dict[str, str]:
     of the data files default to the engine's own (`store.url`, else AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, as
     boto3 reads them; `s3.region`), and so does Glue's region (boto3 reads AWS_DEFAULT_REGION, not the
     AWS_REGION the deployed job is given)."""
-    properties = {name: config[CATALOG_PREFIX + name] for name in _DECLARED_CATALOG_KEYS
-                  if config[CATALOG_PREFIX + name] is not None}
-    properties.update({k[len(CATALOG_PREFIX):]: v for k, v in config.passthrough.items()
-                       if k.startswith(CATALOG_PREFIX)})
+    properties = {
+        name: config[CATALOG_PREFIX + name]
+        for name in _DECLARED_CATALOG_KEYS
+        if config[CATALOG_PREFIX + name] is not None
+    }
+    properties.update(
+        {k[len(CATALOG_PREFIX) :]: v for k, v in config.passthrough.items() if k.startswith(CATALOG_PREFIX)}
+    )
     endpoint = config["store.url"] or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         properties.setdefault("s3.endpoint", endpoint)
@@ -116,18 +132,25 @@ def s3_tables_defaults(warehouse: str | None) -> dict[str, str]:
     if not match:
         return {}
     region = match["region"]
-    return {"uri": f"https://s3tables.{region}.amazonaws.com/iceberg", "rest.sigv4-enabled": "true",
-            "rest.signing-name": "s3tables", "rest.signing-region": region}
+    return {
+        "uri": f"https://s3tables.{region}.amazonaws.com/iceberg",
+        "rest.sigv4-enabled": "true",
+        "rest.signing-name": "s3tables",
+        "rest.signing-region": region,
+    }
 
 
 def check_rest_catalog(config: SinkConfig) -> None:
     """A REST catalog needs its endpoint: `iceberg.catalog.uri`, or a table bucket's ARN as the warehouse."""
     if not config["iceberg.catalog.uri"] and not s3_tables_defaults(config["iceberg.catalog.warehouse"]):
-        raise ConfigError("iceberg.catalog.uri", "is required with iceberg.catalog.type=rest unless "
-                                                 "iceberg.catalog.warehouse is an S3 table bucket's ARN "
-                                                 "(arn:aws:s3tables:<region>:<account>:bucket/<name>)")
+        raise ConfigError(
+            "iceberg.catalog.uri",
+            "is required with iceberg.catalog.type=rest unless "
+            "iceberg.catalog.warehouse is an S3 table bucket's ARN "
+            "(arn:aws:s3tables:<region>:<account>:bucket/<name>)",
+        )
 
 
 def table_properties(config: SinkConfig) -> dict[str, str]:
     """Properties of an auto-created table: every `iceberg.tables.auto-create-props.*` key without its prefix."""
-    return {k[len(TABLE_PROPS_PREFIX):]: v for k, v in config.passthrough.items() if k.startswith(TABLE_PROPS_PREFIX)}
+    return {k[len(TABLE_PROPS_PREFIX) :]: v for k, v in config.passthrough.items() if k.startswith(TABLE_PROPS_PREFIX)}

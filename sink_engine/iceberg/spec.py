@@ -11,9 +11,10 @@
 
 Pure (no pyiceberg import): IcebergSettings is built with it.
 """
+
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sink_engine.errors import ConfigError
 from sink_engine.partition.registry import TIME_BASED
@@ -23,7 +24,8 @@ from sink_engine.partition.time_buckets import parse_zone
 # Kafka metadata columns of a row (iceberg.tables.kafka-metadata-enabled), named as the Iceberg sink's
 # KafkaMetadataTransform names them when not nested
 TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN = (
-    f"_kafka_metadata_{name}" for name in ("topic", "partition", "offset", "timestamp", "key"))
+    f"_kafka_metadata_{name}" for name in ("topic", "partition", "offset", "timestamp", "key")
+)
 METADATA_COLUMNS = (TOPIC_COLUMN, PARTITION_COLUMN, OFFSET_COLUMN, TIMESTAMP_COLUMN, KEY_COLUMN)
 RECORD_TIME_COLUMN = "_record_timestamp"  # the time read from timestamp.field, for a time partition
 
@@ -50,8 +52,10 @@ def time_column(partitioning: PartitionSettings) -> str | None:
     if partitioning.partitioner not in TIME_BASED:
         return None
     if partitioning.extractor == "wallclock":
-        raise ConfigError("timestamp.extractor", "Wallclock cannot partition an Iceberg table (a row holds no "
-                                                 "wall-clock time); use Record or RecordField")
+        raise ConfigError(
+            "timestamp.extractor",
+            "Wallclock cannot partition an Iceberg table (a row holds no wall-clock time); use Record or RecordField",
+        )
     _check_utc(partitioning.timezone)
     return TIMESTAMP_COLUMN if partitioning.extractor == "record" else RECORD_TIME_COLUMN
 
@@ -67,14 +71,19 @@ def extra_columns(partitioning: PartitionSettings, kafka_metadata: bool) -> tupl
 def _transform(partitioning: PartitionSettings) -> str:
     duration = _DURATIONS.get(partitioning.partitioner, partitioning.duration_ms)
     if duration not in _TRANSFORMS:
-        raise ConfigError("partition.duration.ms", f"{duration} has no Iceberg transform: with IcebergFormat a time "
-                                                   f"partition is an hour ({HOUR_MS}) or a day ({DAY_MS})")
+        raise ConfigError(
+            "partition.duration.ms",
+            f"{duration} has no Iceberg transform: with IcebergFormat a time "
+            f"partition is an hour ({HOUR_MS}) or a day ({DAY_MS})",
+        )
     return _TRANSFORMS[duration]
 
 
 def _check_utc(zone_text: str) -> None:
     zone = parse_zone(zone_text)
-    instants = (datetime(2024, 1, 1, tzinfo=timezone.utc), datetime(2024, 7, 1, tzinfo=timezone.utc))
+    instants = (datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 7, 1, tzinfo=UTC))
     if any(instant.astimezone(zone).utcoffset() != timedelta(0) for instant in instants):
-        raise ConfigError("timezone", f"{zone_text} is not UTC: Iceberg's hour and day partitions are UTC hours and "
-                                      "days; set timezone UTC")
+        raise ConfigError(
+            "timezone",
+            f"{zone_text} is not UTC: Iceberg's hour and day partitions are UTC hours and days; set timezone UTC",
+        )

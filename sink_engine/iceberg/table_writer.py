@@ -9,6 +9,7 @@ table's buffer is written by pyiceberg at the target size (or MAX_BUFFER_BYTES) 
 partition and flush. Data files have the table's field ids and lie under its location. Nothing is committed here:
 the data files are returned to the driver.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -74,8 +75,9 @@ class TableWriter(RecordWriter):
             self._append(fitted, chunk.offsets[start], chunk.offsets[stop - 1])
             return
         if stop - start == 1:
-            raise TableSchemaError(self.topic, self.partition, chunk.offsets[start],
-                                   f"table {self._identifier}: {fitted}")
+            raise TableSchemaError(
+                self.topic, self.partition, chunk.offsets[start], f"table {self._identifier}: {fitted}"
+            )
         middle = (start + stop) // 2
         for low, high in ((start, middle), (middle, stop)):
             sub_chunk, sub_values = chunk.slice(low, high), values.slice(low, high)
@@ -103,8 +105,9 @@ class TableWriter(RecordWriter):
         table = load_table(catalog, self._identifier)
         if table is None:
             if not self._settings.auto_create:
-                raise TableError(f"table {self._identifier} does not exist and "
-                                 "iceberg.tables.auto-create-enabled is false")
+                raise TableError(
+                    f"table {self._identifier} does not exist and iceberg.tables.auto-create-enabled is false"
+                )
             table = create_table(catalog, self._identifier, table_schema_of(records), self._settings)
         self._use(table)
 
@@ -163,8 +166,9 @@ class TableWriter(RecordWriter):
         if table.spec().is_unpartitioned():
             self._stream(rows, first, last)
             return
-        written = self._storing(lambda: list(_dataframe_to_data_files(table.metadata, rows, table.io, self._write_id,
-                                                                       self._counter)))
+        written = self._storing(
+            lambda: list(_dataframe_to_data_files(table.metadata, rows, table.io, self._write_id, self._counter))
+        )
         for data_file in written:
             self._closed(data_file, first, last)
 
@@ -204,5 +208,13 @@ class TableWriter(RecordWriter):
     def _closed(self, data_file, first: int, last: int) -> None:
         self.data_files.append(data_file)
         spec, schema = self._opened.spec(), self._opened.schema()
-        self.closed.append(ClosedFile(data_file.file_path, spec.partition_to_path(data_file.partition, schema),
-                                      first, last, data_file.record_count, data_file.file_size_in_bytes))
+        self.closed.append(
+            ClosedFile(
+                data_file.file_path,
+                spec.partition_to_path(data_file.partition, schema),
+                first,
+                last,
+                data_file.record_count,
+                data_file.file_size_in_bytes,
+            )
+        )

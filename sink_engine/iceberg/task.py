@@ -5,6 +5,7 @@ TableWriter (of the table of the topic's routed name, with a RegexRouter) instea
 the range is written (a table has no open-file tail): the range's next offset is its end, or the record that
 stopped it. The data files go to the driver's commit as the result's `TableFiles`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,10 +54,17 @@ class TableOutput(RangeOutput):
         result.target_result = TableFiles(tuple(self.writer.data_files))
 
 
-def run_table_range(settings: TaskSettings, iceberg: IcebergSettings, planned: PartitionRange, client=None,
-                    progress_dir: str | None = None, reader: RangeReader | None = None) -> TaskResult:
+def run_table_range(
+    settings: TaskSettings,
+    iceberg: IcebergSettings,
+    planned: PartitionRange,
+    client=None,
+    progress_dir: str | None = None,
+    reader: RangeReader | None = None,
+) -> TaskResult:
     """Write the range's records as data files of its table and report them (not committed); `write_to`'s
     contract."""
+
     def output_for(_settings: TaskSettings, range_: PartitionRange, _uploader: Uploader) -> TableOutput:
         return TableOutput(iceberg, range_)
 

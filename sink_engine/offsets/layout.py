@@ -62,9 +62,10 @@ a connector's name, so that two restores into one topic meet whatever connectors
   written). Deleted by no one (delete it, with the target topic, to restore into a recreated topic of the same
   name whose partitions have grown past the recorded offsets).
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 PK, SK = "pk", "sk"  # the table's partition and sort key attributes, both strings
 LEASE_SK = "LEASE"
@@ -122,7 +123,8 @@ def topic_partition(sk: str) -> tuple[str, int]:
 def items_under(dynamodb, table: str, connector: str, prefix: str) -> Iterator[dict]:
     """Every item of the connector whose `sk` starts with `prefix`, read page by page (strongly consistent)."""
     kwargs = {
-        "TableName": table, "ConsistentRead": True,
+        "TableName": table,
+        "ConsistentRead": True,
         "KeyConditionExpression": f"{PK} = :pk AND begins_with({SK}, :prefix)",
         "ExpressionAttributeValues": {":pk": {"S": connector}, ":prefix": {"S": prefix}},
     }

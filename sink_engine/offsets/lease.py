@@ -1,9 +1,10 @@
 """The per-connector run lease: a conditional put that bumps an epoch fencing token."""
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from botocore.exceptions import ClientError
 
@@ -20,10 +21,14 @@ class LeaseToken:
 
     def fencing_check(self, table: str) -> dict:
         """The transaction item that holds the run's other writes to the lease epoch still being this token's."""
-        return {"ConditionCheck": {
-            "TableName": table, "Key": layout.key(self.connector, layout.LEASE_SK),
-            "ConditionExpression": "epoch = :epoch", "ExpressionAttributeValues": {":epoch": {"N": str(self.epoch)}},
-        }}
+        return {
+            "ConditionCheck": {
+                "TableName": table,
+                "Key": layout.key(self.connector, layout.LEASE_SK),
+                "ConditionExpression": "epoch = :epoch",
+                "ExpressionAttributeValues": {":epoch": {"N": str(self.epoch)}},
+            }
+        }
 
 
 class Leases:
@@ -49,8 +54,10 @@ class Leases:
             self._db.put_item(
                 TableName=self._table,
                 Item={
-                    **layout.key(connector, layout.LEASE_SK), "owner": {"S": owner},
-                    "epoch": {"N": str(epoch)}, "expires_at_ms": {"N": str(now + duration_ms)},
+                    **layout.key(connector, layout.LEASE_SK),
+                    "owner": {"S": owner},
+                    "epoch": {"N": str(epoch)},
+                    "expires_at_ms": {"N": str(now + duration_ms)},
                     "acquired_at_ms": {"N": str(now)},
                 },
                 ConditionExpression=condition,
@@ -97,7 +104,9 @@ class Leases:
                 ConditionExpression="epoch = :epoch AND #owner = :owner",
                 ExpressionAttributeNames={"#owner": "owner"},
                 ExpressionAttributeValues={
-                    ":exp": {"N": str(expires_at_ms)}, ":epoch": {"N": str(token.epoch)}, ":owner": {"S": token.owner},
+                    ":exp": {"N": str(expires_at_ms)},
+                    ":epoch": {"N": str(token.epoch)},
+                    ":owner": {"S": token.owner},
                 },
             )
             return True
@@ -116,7 +125,7 @@ class LeaseKeeper:
         self._thread = threading.Thread(target=self._loop, name="lease-keeper", daemon=True)
         self.lost = False
 
-    def __enter__(self) -> "LeaseKeeper":
+    def __enter__(self) -> LeaseKeeper:
         self._thread.start()
         return self
 

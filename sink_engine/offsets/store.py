@@ -1,10 +1,11 @@
 """Committed offsets: read them, and commit topic-partitions under the lease's fencing token, up to 99 in one
 transaction."""
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -23,6 +24,7 @@ class OffsetCommit:
     committed yet); `dead_letters` (error class -> count) and `skipped` (reason -> offsets settled in no object
     and no dead letter) are added to the item's counters; `start_offset`, the range's first offset, is stored as
     `first_offset` by the first commit only."""
+
     tp: TopicPartition
     expected: int | None
     next_offset: int
@@ -62,8 +64,15 @@ class OffsetStore:
         return int(item["dlq_scan_from"]["N"]) if "dlq_scan_from" in item else None
 
     def commit(
-        self, token: LeaseToken, tp: TopicPartition, expected: int | None, next_offset: int, last_file: str | None,
-        dead_letters: dict | None = None, dlq_scan_from: int | None = None, skipped: dict | None = None,
+        self,
+        token: LeaseToken,
+        tp: TopicPartition,
+        expected: int | None,
+        next_offset: int,
+        last_file: str | None,
+        dead_letters: dict | None = None,
+        dlq_scan_from: int | None = None,
+        skipped: dict | None = None,
         start_offset: int | None = None,
     ) -> None:
         """Set next_offset if the lease epoch is still ours and the committed offset is still `expected`.
@@ -74,8 +83,10 @@ class OffsetStore:
         letter) are added to the item's counters in the same transaction; `start_offset`, the range's first offset,
         is stored as `first_offset` by the first commit (`expected=None`) only.
         """
-        self.commit_all(token, [OffsetCommit(tp, expected, next_offset, last_file, dead_letters, dlq_scan_from,
-                                             skipped, start_offset)])
+        self.commit_all(
+            token,
+            [OffsetCommit(tp, expected, next_offset, last_file, dead_letters, dlq_scan_from, skipped, start_offset)],
+        )
 
     def commit_all(self, token: LeaseToken, commits: list[OffsetCommit]) -> None:
         """Commit every one of `commits` (at most MAX_COMMITS, distinct topic-partitions) in one transaction with one
@@ -114,14 +125,17 @@ class OffsetStore:
         except (ClientError, BotoCoreError):
             committed = None
         if not committed:
-            raise CommitFailedError(token.connector, first.tp.topic, first.tp.partition, first.next_offset, committed,
-                                    str(cause)) from cause
+            raise CommitFailedError(
+                token.connector, first.tp.topic, first.tp.partition, first.next_offset, committed, str(cause)
+            ) from cause
 
     def _holds(self, token: LeaseToken, tp: TopicPartition, next_offset: int) -> bool:
         """Whether the offsets item holds this run's commit: this epoch (one run per epoch) and this offset."""
         item = self._item(token.connector, tp)
-        return (item.get("epoch", {}).get("N"), item.get("next_offset", {}).get("N")) == (str(token.epoch),
-                                                                                           str(next_offset))
+        return (item.get("epoch", {}).get("N"), item.get("next_offset", {}).get("N")) == (
+            str(token.epoch),
+            str(next_offset),
+        )
 
     def _item(self, connector: str, tp: TopicPartition) -> dict:
         return self._db.get_item(TableName=self._table, Key=_key(connector, tp), ConsistentRead=True).get("Item", {})
@@ -131,8 +145,11 @@ class OffsetStore:
         tp, expected, last_file = commit.tp, commit.expected, commit.last_file
         offset_condition = "attribute_not_exists(next_offset)" if expected is None else "next_offset = :expected"
         values = {
-            ":next": {"N": str(commit.next_offset)}, ":epoch": {"N": str(token.epoch)},
-            ":now": {"N": str(self._clock())}, ":topic": {"S": tp.topic}, ":partition": {"N": str(tp.partition)},
+            ":next": {"N": str(commit.next_offset)},
+            ":epoch": {"N": str(token.epoch)},
+            ":now": {"N": str(self._clock())},
+            ":topic": {"S": tp.topic},
+            ":partition": {"N": str(tp.partition)},
         }
         update = "SET next_offset = :next, epoch = :epoch, committed_at_ms = :now, topic = :topic, #p = :partition"
         if last_file is not None:
@@ -154,19 +171,21 @@ class OffsetStore:
             names[f"#c{i}"], values[f":c{i}"] = name, {"N": str(count)}
         if added:
             update += " ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(added)))
-        return {"Update": {
-            "TableName": self._table,
-            "Key": _key(token.connector, tp),
-            "UpdateExpression": update,
-            "ConditionExpression": offset_condition,
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-        }}
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": _key(token.connector, tp),
+                "UpdateExpression": update,
+                "ConditionExpression": offset_condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
 
 
 def _counters(item: dict, prefix: str) -> dict[str, int]:
     """The item's counters named `<prefix><name>`, by name."""
-    return {name[len(prefix):]: int(value["N"]) for name, value in item.items() if name.startswith(prefix)}
+    return {name[len(prefix) :]: int(value["N"]) for name, value in item.items() if name.startswith(prefix)}
 
 
 def _first_failed(error: ClientError, commits: list[OffsetCommit]) -> OffsetCommit:

@@ -1,4 +1,5 @@
 """Creation and presence checks of the offsets table."""
+
 from __future__ import annotations
 
 from botocore.exceptions import ClientError

@@ -9,12 +9,13 @@ caller's to judge.
 https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html (CancellationReasons).
 moto never cancels for these reasons: tests inject them (devtools/faults/aws_proxy.py, kind `txn_conflict`).
 """
+
 from __future__ import annotations
 
 import random
 import time
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 from botocore.exceptions import ClientError
 
@@ -34,8 +35,9 @@ def transient(error: ClientError) -> bool:
     return bool(codes & TRANSIENT_REASONS) and codes <= TRANSIENT_REASONS | {"None"}
 
 
-def transact_write(db, items: list[dict], sleep: Callable[[float], None] = time.sleep,
-                   attempts: int = ATTEMPTS) -> None:
+def transact_write(
+    db, items: list[dict], sleep: Callable[[float], None] = time.sleep, attempts: int = ATTEMPTS
+) -> None:
     """`transact_write_items(items)`, sent again (new token, full-jitter exponential backoff) while DynamoDB
     cancels it for transient reasons only; the last cancellation, and any other error, propagates."""
     for attempt in range(1, attempts + 1):

@@ -1,4 +1,5 @@
 """The partitioner seam."""
+
 from __future__ import annotations
 
 from typing import Protocol

@@ -1,4 +1,5 @@
 """DefaultPartitioner: `partition=<kafka partition>`."""
+
 from __future__ import annotations
 
 from sink_engine.records import Partitions, RecordChunk, ValueColumn

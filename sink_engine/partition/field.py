@@ -1,4 +1,5 @@
 """FieldPartitioner: `<field>=<value>` for each name of `partition.field.name`, joined by `directory.delim`."""
+
 from __future__ import annotations
 
 from sink_engine.errors import ConfigError
@@ -19,7 +20,7 @@ class FieldPartitioner:
         self._seen: dict[str, str] = {}  # string value of the single field -> its segment
 
     @classmethod
-    def from_settings(cls, settings: PartitionSettings) -> "FieldPartitioner":
+    def from_settings(cls, settings: PartitionSettings) -> FieldPartitioner:
         if not settings.field_names:
             raise ConfigError("partition.field.name", "is required by this partitioner: name one field or more")
         return cls(settings.field_names, settings.directory_delim)
@@ -28,9 +29,12 @@ class FieldPartitioner:
         documents = values.documents()
         if len(self._paths) == 1:
             return Partitions.per_record(self._encode_one(chunk, documents))
-        return Partitions.per_record([self._delim.join(self._segment(chunk, documents, i, n)
-                                                       for n in range(len(self._paths)))
-                                      for i in range(len(documents))])
+        return Partitions.per_record(
+            [
+                self._delim.join(self._segment(chunk, documents, i, n) for n in range(len(self._paths)))
+                for i in range(len(documents))
+            ]
+        )
 
     def _encode_one(self, chunk: RecordChunk, documents: list) -> list[str]:
         """One field: memoize the segment of each raw string value, which repeats in practice."""
@@ -52,6 +56,11 @@ class FieldPartitioner:
             raise FieldError(chunk.topic, chunk.partition, chunk.offsets[i], name, "is missing from the value")
         text = scalar_text(value)
         if text is None:
-            raise FieldError(chunk.topic, chunk.partition, chunk.offsets[i], name,
-                             f"is a {type(value).__name__}; only strings, numbers, booleans and null partition")
+            raise FieldError(
+                chunk.topic,
+                chunk.partition,
+                chunk.offsets[i],
+                name,
+                f"is a {type(value).__name__}; only strings, numbers, booleans and null partition",
+            )
         return f"{name}={self._escaper.escape(text)}"

@@ -3,6 +3,7 @@ segments of `partition.field.name`, then the time path of `path.format`, e.g.
 `region=us-east/year=2024/month=01/day=15`. Field values are read and escaped as by FieldPartitioner, the
 time bucket is computed as by TimeBasedPartitioner (`partition.duration.ms`, `timezone`, `locale`,
 `timestamp.extractor`)."""
+
 from __future__ import annotations
 
 from typing import cast

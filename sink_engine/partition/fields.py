@@ -9,6 +9,7 @@ Athena, Glue and Spark read the partition values back unescaped: each of the cha
 `directory.delim` becomes `%XX` (its code in upper-case hex; characters above U+00FF as `%uXXXX`).
 Every other character, non-ASCII included, is kept.
 """
+
 from __future__ import annotations
 
 from sink_engine.errors import RecordError

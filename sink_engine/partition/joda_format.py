@@ -12,12 +12,12 @@ Numbers are zero-padded to the run length (`yy`, `YY` and `xx` give the two-digi
 below four letters and full from four. Names come from CLDR (babel) for the `locale`, read as the connector
 reads it (parse_locale).
 """
+
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Callable
-
 import re
+from collections.abc import Callable
+from datetime import datetime
 
 from babel import Locale, localedata
 from babel.dates import get_timezone_name
@@ -133,8 +133,7 @@ def _year(get: Callable[[datetime], int], count: int) -> Field:
     return _number(get, count)
 
 
-def _text(names: Callable[[Locale, str], dict], key: Callable[[datetime], object], count: int,
-          locale: Locale) -> Field:
+def _text(names: Callable[[Locale, str], dict], key: Callable[[datetime], object], count: int, locale: Locale) -> Field:
     table = names(locale, "wide" if count >= 4 else "abbreviated")
     return lambda moment: table[key(moment)]
 
@@ -158,8 +157,9 @@ def _field(letter: str, count: int, locale: Locale) -> Field:
         "S": lambda: _fraction(count),
         "M": lambda: _month(count, locale),
         "E": lambda: _text(lambda loc, w: loc.days["format"][w], lambda m: m.weekday(), count, locale),
-        "a": lambda: _text(lambda loc, w: loc.day_periods["format"]["abbreviated"],
-                           lambda m: "am" if m.hour < 12 else "pm", 1, locale),
+        "a": lambda: _text(
+            lambda loc, w: loc.day_periods["format"]["abbreviated"], lambda m: "am" if m.hour < 12 else "pm", 1, locale
+        ),
         "G": lambda: _text(lambda loc, w: loc.eras["abbreviated"], lambda m: 1, 1, locale),
         "z": lambda: _zone_name(count, locale),
         "Z": lambda: _zone_offset(count),
@@ -173,6 +173,7 @@ def _fraction(count: int) -> Field:
     def fraction(moment: datetime) -> str:
         digits = f"{moment.microsecond // 1000:03d}"
         return (digits + "0" * count)[:count]
+
     return fraction
 
 

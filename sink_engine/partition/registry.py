@@ -1,4 +1,5 @@
 """Partitioner by its canonical config name (see config.keys.PARTITIONER_CLASSES)."""
+
 from __future__ import annotations
 
 from sink_engine.partition.base import Partitioner
@@ -24,4 +25,3 @@ def partitioner_for(settings: PartitionSettings, extractor=None) -> Partitioner:
     if kind == "fieldtime":
         return FieldAndTimeBasedPartitioner(FieldPartitioner.from_settings(settings), times, settings.directory_delim)
     return times
-

@@ -1,4 +1,5 @@
 """The partitioning keys, read once from the config: what partitioners and timestamp extractors are built from."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,6 +21,14 @@ class PartitionSettings:
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> PartitionSettings:
-        return cls(config["partitioner.class"], config["partition.field.name"], config["directory.delim"],
-                   config["path.format"], config["partition.duration.ms"], config["locale"], config["timezone"],
-                   config["timestamp.extractor"], config["timestamp.field"])
+        return cls(
+            config["partitioner.class"],
+            config["partition.field.name"],
+            config["directory.delim"],
+            config["path.format"],
+            config["partition.duration.ms"],
+            config["locale"],
+            config["timezone"],
+            config["timestamp.extractor"],
+            config["timestamp.field"],
+        )

@@ -1,6 +1,7 @@
 """TimeBasedPartitioner, DailyPartitioner and HourlyPartitioner: the record's time bucket, formatted by
 `path.format` in `timezone` and `locale` (see time_buckets.py for the bucket math, joda_format.py for the
 pattern language)."""
+
 from __future__ import annotations
 
 from sink_engine.errors import ConfigError
@@ -28,8 +29,10 @@ def time_buckets(settings: PartitionSettings) -> TimeBuckets:
     else:
         pattern, duration = settings.path_format or "", settings.duration_ms
         if duration <= 0:
-            raise ConfigError("partition.duration.ms", "must be a positive number of milliseconds for this "
-                                                       "partitioner, e.g. 3600000 for hourly buckets")
+            raise ConfigError(
+                "partition.duration.ms",
+                "must be a positive number of milliseconds for this partitioner, e.g. 3600000 for hourly buckets",
+            )
         if not pattern.strip() or pattern == delim:
             raise ConfigError("path.format", "is required by this partitioner, e.g. 'year'=YYYY/'month'=MM")
         if delim and pattern.endswith(delim):
@@ -61,5 +64,10 @@ class TimeBasedPartitioner:
             try:
                 self.buckets.path(stamp)
             except (ValueError, OverflowError, OSError):
-                raise FieldError(chunk.topic, chunk.partition, chunk.offsets[i], self.extractor.field,
-                                 f"time {stamp} ms is outside the years 1 to 9999") from None
+                raise FieldError(
+                    chunk.topic,
+                    chunk.partition,
+                    chunk.offsets[i],
+                    self.extractor.field,
+                    f"time {stamp} ms is outside the years 1 to 9999",
+                ) from None

@@ -8,11 +8,12 @@ before the gap, so a bucket that starts in the gap is named after the first vali
 is the bucket instant formatted in the zone. One difference: local times before 1970 are floored, where
 Java's integer division rounds them towards zero.
 """
+
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sink_engine.errors import ConfigError
@@ -35,7 +36,7 @@ def parse_zone(text: str) -> tzinfo:
         delta = timedelta(hours=hours, minutes=minutes)
         return timezone(-delta if sign == "-" else delta)
     if text.upper() in ("UTC", "Z", "GMT"):
-        return timezone.utc
+        return UTC
     try:
         return ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError) as e:

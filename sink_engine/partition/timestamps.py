@@ -10,18 +10,19 @@
 
 A timestamp that is missing or unreadable fails its record (FieldError naming the field).
 """
+
 from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.records import RecordChunk, ValueColumn
 
 _DIGITS = re.compile(r"-?\d+")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class TimestampExtractor:
@@ -62,8 +63,11 @@ class FieldTimestamps(TimestampExtractor):
         for i, value in enumerate(raw):
             stamp = value if type(value) is int else parse_timestamp(value)
             if stamp is None:
-                problem = "is missing from the value" if value is MISSING else \
-                    f"is not epoch milliseconds or an ISO-8601 time: {value!r:.80}"
+                problem = (
+                    "is missing from the value"
+                    if value is MISSING
+                    else f"is not epoch milliseconds or an ISO-8601 time: {value!r:.80}"
+                )
                 raise FieldError(chunk.topic, chunk.partition, chunk.offsets[i], self.field, problem)
             stamps.append(stamp)
         return stamps
@@ -95,7 +99,7 @@ def parse_timestamp(value) -> int | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 

@@ -28,6 +28,7 @@ while another has taken over could still append records (no fencing of a non-tra
 keeper stops producing once a renewal finds the lease taken, and the producer gives up unsent records after half
 the lease.
 """
+
 from sink_engine.restore.engine import RestoreSummary, restore
 from sink_engine.restore.request import RestoreRequest
 

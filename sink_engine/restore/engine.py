@@ -1,10 +1,11 @@
 """One restore, start to end: select, lease, scan the target, produce what is missing, confirm."""
+
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from botocore.exceptions import ClientError
 from confluent_kafka import KafkaException
@@ -40,27 +41,41 @@ class RestoreSummary:
     seconds: float = 0.0
 
 
-def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSummary], None] = lambda s: None,
-            on_wait: Callable[[str, int], None] = lambda owner, until: None,
-            clock: Callable[[], int] = lambda: int(time.time() * 1000)) -> RestoreSummary:
+def restore(
+    request: RestoreRequest,
+    dynamodb,
+    s3,
+    on_start: Callable[[RestoreSummary], None] = lambda s: None,
+    on_wait: Callable[[str, int], None] = lambda owner, until: None,
+    clock: Callable[[], int] = lambda: int(time.time() * 1000),
+) -> RestoreSummary:
     """Raises OptionError / ConfigError (exit 2) for a request the backup or the target cannot serve, LeaseHeldError
     when another restore into the target holds on past the wait, SourceError / StorageError on Kafka or S3."""
     started = time.monotonic()
     settings = RestoreSettings.from_config(request.config)
     if request.selects_time and settings.formats.format_class != "envelope":
-        raise OptionError("--from-time" if request.from_time is not None else "--to-time",
-                          f"{settings.formats.format_class} objects hold no record timestamps; a time range needs "
-                          "an EnvelopeFormat backup")
+        raise OptionError(
+            "--from-time" if request.from_time is not None else "--to-time",
+            f"{settings.formats.format_class} objects hold no record timestamps; a time range needs "
+            "an EnvelopeFormat backup",
+        )
     target = settings.target_source(request.target_bootstrap_servers)
     lister = Lister(s3, settings.bucket)
     objects = _listed(lister, settings, request.topic)
-    committed = {tp.partition: c.next_offset for tp, c in
-                 OffsetStore(dynamodb, settings.offsets_table, clock).committed(settings.connector).items()
-                 if tp.topic == request.topic}
+    committed = {
+        tp.partition: c.next_offset
+        for tp, c in OffsetStore(dynamodb, settings.offsets_table, clock).committed(settings.connector).items()
+        if tp.topic == request.topic
+    }
     plans = plan(request, objects, committed, settings.one_stream)
     source_partitions, target_partitions, created = _partitions(request, target, objects, committed)
-    summary = RestoreSummary(source_partitions, target_partitions, target_partitions == source_partitions, created,
-                             {p.partition: PartitionCounts() for p in plans})
+    summary = RestoreSummary(
+        source_partitions,
+        target_partitions,
+        target_partitions == source_partitions,
+        created,
+        {p.partition: PartitionCounts() for p in plans},
+    )
     reader = ObjectReader(s3, settings, request.binary_headers)
     lease = RestoreLease(dynamodb, settings.offsets_table, request.target_topic, settings.lease_ms, clock)
     token = lease.acquire(uuid.uuid4().hex, on_wait)
@@ -69,9 +84,15 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
     try:
         with LeaseKeeper(lease.leases, token, settings.lease_ms) as keeper:
             found, scanned_to = _present(request, target, lease, token, summary)
-            sender = _Sender(target, request.target_topic, request.topic, settings.lease_ms // 2,
-                             lambda acknowledged: lease.record(token, request.topic,
-                                                               Checkpoint({**scanned_to, **acknowledged}, found)))
+            sender = _Sender(
+                target,
+                request.target_topic,
+                request.topic,
+                settings.lease_ms // 2,
+                lambda acknowledged: lease.record(
+                    token, request.topic, Checkpoint({**scanned_to, **acknowledged}, found)
+                ),
+            )
             for partition_plan in plans:
                 p = partition_plan.partition
                 have, tally = found.setdefault(p, Present()), summary.counts[p]
@@ -84,8 +105,10 @@ def restore(request: RestoreRequest, dynamodb, s3, on_start: Callable[[RestoreSu
                         tally.present += 1
                         continue
                     if keeper.lost:
-                        raise RestoreLeaseLost(f"the restore lease {lease.name} was lost at "
-                                               f"{request.topic}-{p}@{record.offset}; a rerun goes on from there")
+                        raise RestoreLeaseLost(
+                            f"the restore lease {lease.name} was lost at "
+                            f"{request.topic}-{p}@{record.offset}; a rerun goes on from there"
+                        )
                     have.add(record.offset)  # known present once the next confirm has its acknowledgement
                     sender.send(record, p if summary.partition_for_partition else -1)
                     tally.produced += 1
@@ -106,8 +129,9 @@ def _listed(lister: Lister, settings: RestoreSettings, topic: str) -> list:
     try:
         return list(lister.data_objects(settings.naming, folder, settings.extension))
     except ClientError as e:
-        raise StorageError(f"the objects of {topic} in s3://{settings.bucket} cannot be listed: "
-                           f"{describe(e, 's3', sid=LIST_SID)}") from None
+        raise StorageError(
+            f"the objects of {topic} in s3://{settings.bucket} cannot be listed: {describe(e, 's3', sid=LIST_SID)}"
+        ) from None
 
 
 def _partitions(request: RestoreRequest, target, objects: list, committed: dict) -> tuple[int, int, bool]:
@@ -119,15 +143,19 @@ def _partitions(request: RestoreRequest, target, objects: list, committed: dict)
     if request.target_topic in counts:
         return source_partitions, counts[request.target_topic], False
     if not request.create_target:
-        raise OptionError("--target-topic", f"{request.target_topic} does not exist on "
-                          f"{','.join(target.bootstrap_servers)}; create it, or pass --create-target to create it "
-                          f"with the source's {source_partitions} partitions")
+        raise OptionError(
+            "--target-topic",
+            f"{request.target_topic} does not exist on "
+            f"{','.join(target.bootstrap_servers)}; create it, or pass --create-target to create it "
+            f"with the source's {source_partitions} partitions",
+        )
     kafka.create_topic(target, request.target_topic, source_partitions)
     return source_partitions, source_partitions, True
 
 
-def _present(request: RestoreRequest, target, lease: RestoreLease, token,
-             summary: RestoreSummary) -> tuple[dict[int, Present], dict[int, int]]:
+def _present(
+    request: RestoreRequest, target, lease: RestoreLease, token, summary: RestoreSummary
+) -> tuple[dict[int, Present], dict[int, int]]:
     """The original offsets already in the target, by source partition, and the target's end offsets now (up to
     which it was scanned). Known present: the `RESTORED#` checkpoint's intervals, and what a scan of the target
     from the checkpoint's offsets finds (what a killed restore wrote after its last confirm). The first restore of
@@ -162,8 +190,14 @@ class _Sender:
     0 for none (rdkafka_msg.c, rd_kafka_msg_new0: `if (timestamp) ... else rkm_timestamp = rd_uclock() / 1000`), and
     no other value means 0. `restamped` counts those, which the restore reports."""
 
-    def __init__(self, target, topic: str, source_topic: str, message_timeout_ms: int,
-                 on_confirmed: Callable[[dict[int, int]], object]):
+    def __init__(
+        self,
+        target,
+        topic: str,
+        source_topic: str,
+        message_timeout_ms: int,
+        on_confirmed: Callable[[dict[int, int]], object],
+    ):
         self._topic, self._source_topic = topic, source_topic
         self._on_confirmed = on_confirmed
         self._ends: dict[int, int] = {}
@@ -179,14 +213,21 @@ class _Sender:
             self.restamped += 1
         while True:
             try:
-                self._producer.produce(self._topic, value=record.value, key=record.key, partition=partition,
-                                       headers=headers, timestamp=record.timestamp or 0)
+                self._producer.produce(
+                    self._topic,
+                    value=record.value,
+                    key=record.key,
+                    partition=partition,
+                    headers=headers,
+                    timestamp=record.timestamp or 0,
+                )
                 break
             except BufferError:
                 self._producer.poll(0.1)
             except KafkaException as e:
-                raise SourceError(f"cannot produce {self._source_topic}-{record.partition}@{record.offset} to "
-                                  f"{self._topic}: {e}") from e
+                raise SourceError(
+                    f"cannot produce {self._source_topic}-{record.partition}@{record.offset} to {self._topic}: {e}"
+                ) from e
         self._unconfirmed += 1
         if self._unconfirmed >= CONFIRM_EVERY:
             self.confirm()
@@ -195,8 +236,9 @@ class _Sender:
         left = self._producer.flush(self._timeout_s)
         if left or self._failed:
             where, error = self._failed[0] if self._failed else ("?", f"{left} records unacknowledged")
-            raise SourceError(f"Kafka did not take {where} into {self._topic}: {error}; a rerun produces what is "
-                              "missing")
+            raise SourceError(
+                f"Kafka did not take {where} into {self._topic}: {error}; a rerun produces what is missing"
+            )
         self._unconfirmed = 0
         self._on_confirmed(self._ends)
 

@@ -13,17 +13,18 @@ what it had sent was answered long before, so the tail the next restore scans no
 producer's `message.timeout.ms` is kept well under the lease, so a live but stalled restore gives up its
 unsent records before its lease can lapse).
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from botocore.exceptions import ClientError
 
 import sink_engine.offsets.layout as layout
 from sink_engine.errors import LeaseHeldError, SinkError
-from sink_engine.offsets import LeaseToken, Leases
+from sink_engine.offsets import Leases, LeaseToken
 from sink_engine.offsets.transactions import transact_write
 from sink_engine.restore.present import Present
 
@@ -39,13 +40,17 @@ MAX_CHECKPOINT_BYTES = 350_000
 class Checkpoint:
     """What a restore knows is in the target: the target's offsets from which to scan (by target partition), and
     the original offsets found or acknowledged before them (by source partition)."""
+
     scan_from: dict[int, int]
     present: dict[int, Present]
 
     def attributes(self) -> dict:
-        return {"scan_from": {"M": {str(p): {"N": str(o)} for p, o in sorted(self.scan_from.items())}},
-                "present": {"M": {str(p): {"S": offsets.text()} for p, offsets in sorted(self.present.items())
-                                  if len(offsets)}}}
+        return {
+            "scan_from": {"M": {str(p): {"N": str(o)} for p, o in sorted(self.scan_from.items())}},
+            "present": {
+                "M": {str(p): {"S": offsets.text()} for p, offsets in sorted(self.present.items()) if len(offsets)}
+            },
+        }
 
 
 def _item_bytes(attributes: dict) -> int:
@@ -67,8 +72,14 @@ class RestoreLeaseLost(SinkError):
 
 
 class RestoreLease:
-    def __init__(self, dynamodb, table: str, target_topic: str, duration_ms: int,
-                 clock: Callable[[], int] = lambda: int(time.time() * 1000)):
+    def __init__(
+        self,
+        dynamodb,
+        table: str,
+        target_topic: str,
+        duration_ms: int,
+        clock: Callable[[], int] = lambda: int(time.time() * 1000),
+    ):
         self._db, self._table, self._clock = dynamodb, table, clock
         self.leases = Leases(dynamodb, table, clock)
         self.name = layout.restore_pk(target_topic)
@@ -90,12 +101,13 @@ class RestoreLease:
                 time.sleep(POLL_S)
 
     def checkpoint(self, source_topic: str) -> Checkpoint | None:
-        item = self._db.get_item(TableName=self._table, Key=self._key(source_topic),
-                                 ConsistentRead=True).get("Item")
+        item = self._db.get_item(TableName=self._table, Key=self._key(source_topic), ConsistentRead=True).get("Item")
         if item is None:
             return None
-        return Checkpoint({int(p): int(v["N"]) for p, v in item["scan_from"]["M"].items()},
-                          {int(p): Present.from_text(v["S"]) for p, v in item.get("present", {"M": {}})["M"].items()})
+        return Checkpoint(
+            {int(p): int(v["N"]) for p, v in item["scan_from"]["M"].items()},
+            {int(p): Present.from_text(v["S"]) for p, v in item.get("present", {"M": {}})["M"].items()},
+        )
 
     def record(self, token: LeaseToken, source_topic: str, checkpoint: Checkpoint, first: bool = False) -> bool:
         """Put the checkpoint while the lease is ours (`first`: only if absent, the caller having read none under
@@ -104,8 +116,15 @@ class RestoreLease:
         attributes = checkpoint.attributes()
         if _item_bytes(attributes) > MAX_CHECKPOINT_BYTES:
             return False
-        put = {"TableName": self._table, "Item": {**self._key(source_topic), "epoch": {"N": str(token.epoch)},
-                                                   "recorded_at_ms": {"N": str(self._clock())}, **attributes}}
+        put = {
+            "TableName": self._table,
+            "Item": {
+                **self._key(source_topic),
+                "epoch": {"N": str(token.epoch)},
+                "recorded_at_ms": {"N": str(self._clock())},
+                **attributes,
+            },
+        }
         if first:
             put["ConditionExpression"] = "attribute_not_exists(sk)"
         try:
@@ -114,8 +133,10 @@ class RestoreLease:
             if e.response["Error"]["Code"] != "TransactionCanceledException":
                 raise
             also = f", or another restore recorded {layout.restored_sk(source_topic)}" if first else ""
-            raise RestoreLeaseLost(f"the restore lease {self.name} is no longer this restore's (epoch "
-                                   f"{token.epoch}){also}; a rerun goes on from the last checkpoint") from None
+            raise RestoreLeaseLost(
+                f"the restore lease {self.name} is no longer this restore's (epoch "
+                f"{token.epoch}){also}; a rerun goes on from the last checkpoint"
+            ) from None
         return True
 
     def _key(self, source_topic: str) -> dict:

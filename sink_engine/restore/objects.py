@@ -9,6 +9,7 @@
   records), and no timestamp (the producer stamps the restore's time). A value that contains the separator
   cannot be told apart from two values: the sidecars' counts then disagree and the object is refused.
 """
+
 from __future__ import annotations
 
 import functools
@@ -60,22 +61,38 @@ class ObjectReader:
             values = _split(_plain(body, obj.key), s.formats.separator, obj.key)
         else:
             values = [_json_item(line, s.value_converter) for line in _lines(_plain(body, obj.key))]
-        stem = obj.key[:-len(s.extension)]
+        stem = obj.key[: -len(s.extension)]
         keys = headers = None
         if s.keys_extension is not None:
             assert s.keys_format is not None  # set with keys_extension
-            keys = [_key(item, s.key_converter)
-                    for item in self._sidecar(f"{stem}.keys{s.keys_extension}", s.keys_format, "key")]
+            keys = [
+                _key(item, s.key_converter)
+                for item in self._sidecar(f"{stem}.keys{s.keys_extension}", s.keys_format, "key")
+            ]
         if s.headers_extension is not None:
             assert s.headers_format is not None  # set with headers_extension
-            headers = [headers_of(item, self._binary) for item in
-                       self._sidecar(f"{stem}.headers{s.headers_extension}", s.headers_format, "headers")]
+            headers = [
+                headers_of(item, self._binary)
+                for item in self._sidecar(f"{stem}.headers{s.headers_extension}", s.headers_format, "headers")
+            ]
         for name, column in (("keys", keys), ("headers", headers)):
             if column is not None and len(column) != len(values):
-                raise StorageError(f"s3://{s.bucket}/{obj.key} holds {len(values)} records but its {name} sidecar "
-                                   f"{len(column)}: they no longer line up")
-        return [StoredRecord(obj.partition, obj.start_offset + i, None, None, keys[i] if keys else None, value,
-                             headers[i] if headers else None) for i, value in enumerate(values)]
+                raise StorageError(
+                    f"s3://{s.bucket}/{obj.key} holds {len(values)} records but its {name} sidecar "
+                    f"{len(column)}: they no longer line up"
+                )
+        return [
+            StoredRecord(
+                obj.partition,
+                obj.start_offset + i,
+                None,
+                None,
+                keys[i] if keys else None,
+                value,
+                headers[i] if headers else None,
+            )
+            for i, value in enumerate(values)
+        ]
 
     def _sidecar(self, key: str, format_class: str, field: str) -> list:
         """The sidecar's items: JSON lines parsed (keys as `_JsonLine`s), Parquet/Avro rows' wrapped field, or
@@ -96,8 +113,9 @@ class ObjectReader:
         except self._client.exceptions.NoSuchKey:
             raise StorageError(f"s3://{self._settings.bucket}/{key} is missing (a restore reads it)") from None
         except ClientError as e:
-            raise StorageError(f"s3://{self._settings.bucket}/{key} cannot be read: "
-                               f"{describe(e, 's3', sid=READ_SID)}") from None
+            raise StorageError(
+                f"s3://{self._settings.bucket}/{key} cannot be read: {describe(e, 's3', sid=READ_SID)}"
+            ) from None
 
 
 class _JsonLine(bytes):
@@ -141,32 +159,55 @@ def _lines(body: bytes) -> list[bytes]:
 
 def _split(body: bytes, separator: bytes, key: str) -> list[bytes]:
     if not separator:
-        raise StorageError(f"{key}: values cannot be told apart without a separator "
-                           "(format.bytearray.separator is empty)")
+        raise StorageError(
+            f"{key}: values cannot be told apart without a separator (format.bytearray.separator is empty)"
+        )
     if not body:
         return []
     if not body.endswith(separator):
         raise StorageError(f"{key} does not end with format.bytearray.separator: it is cut short")
-    return body[:-len(separator)].split(separator)
+    return body[: -len(separator)].split(separator)
 
 
 def _envelope(body: bytes, encoding: str, obj: StoredObject) -> list[StoredRecord]:
     if encoding == "parquet":
         table = pq.read_table(io.BytesIO(body), columns=list(_PARQUET_COLUMNS), use_threads=False)
-        columns = zip(*(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[:3]),
-                      _repeated_strings(table.column("timestamp_type").combine_chunks()),
-                      *(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[4:6]),
-                      _header_lists(table.column("headers")))
+        columns = zip(
+            *(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[:3]),
+            _repeated_strings(table.column("timestamp_type").combine_chunks()),
+            *(table.column(name).to_pylist() for name in _PARQUET_COLUMNS[4:6]),
+            _header_lists(table.column("headers")),
+        )
         return list(map(_stored_record, columns))
     if encoding == "avro":
-        return [StoredRecord(r["partition"], r["offset"], r["timestamp"], r["timestamp_type"], r["key"], r["value"],
-                             [(h["key"], h["value"]) for h in r["headers"]]) for r in _avro_records(body)]
+        return [
+            StoredRecord(
+                r["partition"],
+                r["offset"],
+                r["timestamp"],
+                r["timestamp_type"],
+                r["key"],
+                r["value"],
+                [(h["key"], h["value"]) for h in r["headers"]],
+            )
+            for r in _avro_records(body)
+        ]
     records, loads = [], orjson.loads
     for line in _lines(_plain(body, obj.key)):
         r = loads(line)
-        records.append(_stored_record((r["partition"], r["offset"], r["timestamp"], r["timestamp_type"],
-                                       _unbase64(r["key"]), _unbase64(r["value"]),
-                                       [(h["key"], _unbase64(h["value"])) for h in r["headers"]])))
+        records.append(
+            _stored_record(
+                (
+                    r["partition"],
+                    r["offset"],
+                    r["timestamp"],
+                    r["timestamp_type"],
+                    _unbase64(r["key"]),
+                    _unbase64(r["value"]),
+                    [(h["key"], _unbase64(h["value"])) for h in r["headers"]],
+                )
+            )
+        )
     return records
 
 
@@ -182,7 +223,7 @@ def _header_lists(column) -> list[list[tuple]]:
     pairs = list(zip(_repeated_strings(names), values.to_pylist()))
     offsets = lists.offsets.to_pylist()
     base = offsets[0]
-    return [pairs[start - base:end - base] for start, end in zip(offsets, offsets[1:])]
+    return [pairs[start - base : end - base] for start, end in zip(offsets, offsets[1:])]
 
 
 def _repeated_strings(array) -> list:

@@ -1,9 +1,10 @@
 """The original offsets of one source partition known to be in the target: a set of disjoint intervals, adjacent
 ones merged, and its text in the `RESTORED#` checkpoint (`"0-9999,10001-10500"`: inclusive ranges, by start)."""
+
 from __future__ import annotations
 
 import bisect
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class Present:

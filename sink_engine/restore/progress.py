@@ -1,4 +1,5 @@
 """A restore's progress on a person's terminal (redrawn once a second), and its counts at the end."""
+
 from __future__ import annotations
 
 import time
@@ -40,7 +41,9 @@ def render(counts: dict[int, PartitionCounts], seconds: float) -> list[str]:
     lines += [f"{p:>9}  {c.read:>12,}  {c.present:>12,}  {c.produced:>12,}" for p, c in sorted(shown)]
     read = sum(c.read for c in counts.values())
     rate = read / seconds if seconds > 0 else 0.0
-    lines.append(f"{len(counts)} partitions: {read:,} read, {sum(c.present for c in counts.values()):,} already "
-                 f"present, {sum(c.produced for c in counts.values()):,} produced; {rate:,.0f} records/s, "
-                 f"{seconds:.0f} s")
+    lines.append(
+        f"{len(counts)} partitions: {read:,} read, {sum(c.present for c in counts.values()):,} already "
+        f"present, {sum(c.produced for c in counts.values()):,} produced; {rate:,.0f} records/s, "
+        f"{seconds:.0f} s"
+    )
     return lines

@@ -1,5 +1,6 @@
 """What one restore is asked to do, frozen: the source topic, the target, and which records (partitions, an
 original offset range, a record time range). Built by the CLI from its options, or by another caller."""
+
 from __future__ import annotations
 
 import datetime
@@ -25,15 +26,18 @@ class RestoreRequest:
 
     def __post_init__(self):
         if self.config["topics"] is not None and self.topic not in self.config["topics"]:
-            raise OptionError("--topic", f"{self.topic} is not one of the connector's topics "
-                              f"({', '.join(self.config['topics'])})")
+            raise OptionError(
+                "--topic", f"{self.topic} is not one of the connector's topics ({', '.join(self.config['topics'])})"
+            )
         for option, value in (("--from-offset", self.from_offset), ("--to-offset", self.to_offset)):
             if value is not None and value < 0:
                 raise OptionError(option, f"{value} is negative")
         if any(p < 0 for p in self.partitions or ()):
             raise OptionError("--partitions", "partitions are numbers from 0")
-        for low, high, names in ((self.from_offset, self.to_offset, "--from-offset/--to-offset"),
-                                 (self.from_time, self.to_time, "--from-time/--to-time")):
+        for low, high, names in (
+            (self.from_offset, self.to_offset, "--from-offset/--to-offset"),
+            (self.from_time, self.to_time, "--from-time/--to-time"),
+        ):
             if low is not None and high is not None and low > high:
                 raise OptionError(names, f"the range is empty: {low} > {high}")
 
@@ -42,14 +46,18 @@ class RestoreRequest:
         return self.from_time is not None or self.to_time is not None
 
     def wants_offset(self, offset: int) -> bool:
-        return (self.from_offset is None or offset >= self.from_offset) and \
-            (self.to_offset is None or offset <= self.to_offset)
+        return (self.from_offset is None or offset >= self.from_offset) and (
+            self.to_offset is None or offset <= self.to_offset
+        )
 
     def wants_time(self, timestamp: int | None) -> bool:
         if not self.selects_time:
             return True
-        return timestamp is not None and (self.from_time is None or timestamp >= self.from_time) and \
-            (self.to_time is None or timestamp <= self.to_time)
+        return (
+            timestamp is not None
+            and (self.from_time is None or timestamp >= self.from_time)
+            and (self.to_time is None or timestamp <= self.to_time)
+        )
 
 
 def parse_partitions(option: str, text: str | None) -> tuple[int, ...] | None:

@@ -11,11 +11,12 @@ records are merged by offset, an object opened only once the records before its 
 overlapping objects are held at once. An offset seen twice is produced once. With one file stream per partition,
 an object whose selected offsets are all present in the target already is not read (`without_present`).
 """
+
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Iterator
 
 from sink_engine.restore.objects import ObjectReader
 from sink_engine.restore.present import Present
@@ -31,8 +32,9 @@ class PartitionPlan:
     committed: int  # the committed next offset: records before it are complete
 
 
-def plan(request: RestoreRequest, objects: list[StoredObject], committed: dict[int, int],
-         one_stream: bool) -> list[PartitionPlan]:
+def plan(
+    request: RestoreRequest, objects: list[StoredObject], committed: dict[int, int], one_stream: bool
+) -> list[PartitionPlan]:
     """The partitions to restore (those asked for, or every partition with objects or a commit) with the objects
     to read. `committed`: next offset per partition."""
     by_partition: dict[int, list[StoredObject]] = {}
@@ -48,14 +50,18 @@ def plan(request: RestoreRequest, objects: list[StoredObject], committed: dict[i
             end = min(end, request.to_offset + 1)
         wanted = [o for o in found if o.start_offset < end]
         if one_stream and request.from_offset is not None:
-            wanted = [o for i, o in enumerate(wanted)
-                      if i + 1 == len(wanted) or wanted[i + 1].start_offset > request.from_offset]
+            wanted = [
+                o
+                for i, o in enumerate(wanted)
+                if i + 1 == len(wanted) or wanted[i + 1].start_offset > request.from_offset
+            ]
         plans.append(PartitionPlan(partition, tuple(wanted), committed.get(partition, 0)))
     return plans
 
 
-def without_present(request: RestoreRequest, partition_plan: PartitionPlan, have: Present,
-                    one_stream: bool) -> tuple[PartitionPlan, int]:
+def without_present(
+    request: RestoreRequest, partition_plan: PartitionPlan, have: Present, one_stream: bool
+) -> tuple[PartitionPlan, int]:
     """The plan without the objects whose selected offsets are all in `have`, and how many offsets those span.
     With one file stream per partition an object's records lie below the next object's start (as `plan` assumes
     too), so its span is known without reading it; an offset of the span that the backup lacks is in `have` only
@@ -63,8 +69,9 @@ def without_present(request: RestoreRequest, partition_plan: PartitionPlan, have
     overlap, a time range: which records it selects is in the objects) every object is read."""
     if not one_stream or request.selects_time:
         return partition_plan, 0
-    end = partition_plan.committed if request.to_offset is None else \
-        min(partition_plan.committed, request.to_offset + 1)
+    end = (
+        partition_plan.committed if request.to_offset is None else min(partition_plan.committed, request.to_offset + 1)
+    )
     objects = partition_plan.objects
     kept, known = [], 0
     for i, obj in enumerate(objects):

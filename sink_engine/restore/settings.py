@@ -1,9 +1,10 @@
 """The connector keys a restore reads, once: where the backup is, how its objects are written, where its lease and
 commits are, and which Kafka cluster and client settings the target gets."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
@@ -44,41 +45,75 @@ class RestoreSettings:
         """Raises ConfigError naming the key when the objects cannot be read back into records."""
         name = config["format.class"]
         if name not in READABLE_FORMATS:
-            raise ConfigError("format.class", f"{name} objects cannot be restored: a restore reads EnvelopeFormat "
-                              "objects, or ByteArrayFormat and JsonFormat objects (with store.kafka.keys / "
-                              "store.kafka.headers sidecars for keys and headers)")
+            raise ConfigError(
+                "format.class",
+                f"{name} objects cannot be restored: a restore reads EnvelopeFormat "
+                "objects, or ByteArrayFormat and JsonFormat objects (with store.kafka.keys / "
+                "store.kafka.headers sidecars for keys and headers)",
+            )
         if name == "json" and config["value.converter"] not in TEXT_CONVERTERS:
-            raise ConfigError("value.converter", f"JsonFormat objects of {config['value.converter']} values hold "
-                              "decoded values, which a restore cannot encode back; back up with EnvelopeFormat")
+            raise ConfigError(
+                "value.converter",
+                f"JsonFormat objects of {config['value.converter']} values hold "
+                "decoded values, which a restore cannot encode back; back up with EnvelopeFormat",
+            )
         one_stream = one_file_stream(config)
         if name != "envelope" and not one_stream:
-            key = "partitioner.class" if config["partitioner.class"] != "default" else "behavior.on.null.values" \
-                if config["behavior.on.null.values"] == "write" else "sink.schema.files"
-            raise ConfigError(key, f"{name} objects hold no offsets, so a restore counts a record's offset from its "
-                              "object's first offset, which needs one file stream per partition (the "
-                              "DefaultPartitioner, tombstones not in files of their own, no file open per value schema); "
-                              "back up with EnvelopeFormat")
+            key = (
+                "partitioner.class"
+                if config["partitioner.class"] != "default"
+                else "behavior.on.null.values"
+                if config["behavior.on.null.values"] == "write"
+                else "sink.schema.files"
+            )
+            raise ConfigError(
+                key,
+                f"{name} objects hold no offsets, so a restore counts a record's offset from its "
+                "object's first offset, which needs one file stream per partition (the "
+                "DefaultPartitioner, tombstones not in files of their own, no file open per value schema); "
+                "back up with EnvelopeFormat",
+            )
         keys = config["store.kafka.keys"] and name != "envelope"
         headers = config["store.kafka.headers"] and name != "envelope"
         if keys and config["key.converter"] not in TEXT_CONVERTERS:
-            raise ConfigError("key.converter", f"keys sidecars of {config['key.converter']} keys hold decoded keys, "
-                              "which a restore cannot encode back; back up with EnvelopeFormat")
+            raise ConfigError(
+                "key.converter",
+                f"keys sidecars of {config['key.converter']} keys hold decoded keys, "
+                "which a restore cannot encode back; back up with EnvelopeFormat",
+            )
         if headers and config["headers.format.class"] == "bytearray":
             raise ConfigError("headers.format.class", "ByteArrayFormat headers sidecars cannot be read back")
         formats = FormatSettings.from_config(config)
-        return cls(config.name, config["s3.bucket.name"], ObjectNaming.from_config(config), formats,
-                   format_for(formats).extension,
-                   format_for(formats, config["keys.format.class"]).extension if keys else None,
-                   format_for(formats, config["headers.format.class"]).extension if headers else None,
-                   config["keys.format.class"] if keys else None, config["headers.format.class"] if headers else None,
-                   config["key.converter"], config["value.converter"], config["offset.storage.dynamodb.table"],
-                   config["s3.region"], config["sink.lease.duration.ms"], SourceSettings.from_config(config),
-                   one_stream, folder_router(config, "a restore"))
+        return cls(
+            config.name,
+            config["s3.bucket.name"],
+            ObjectNaming.from_config(config),
+            formats,
+            format_for(formats).extension,
+            format_for(formats, config["keys.format.class"]).extension if keys else None,
+            format_for(formats, config["headers.format.class"]).extension if headers else None,
+            config["keys.format.class"] if keys else None,
+            config["headers.format.class"] if headers else None,
+            config["key.converter"],
+            config["value.converter"],
+            config["offset.storage.dynamodb.table"],
+            config["s3.region"],
+            config["sink.lease.duration.ms"],
+            SourceSettings.from_config(config),
+            one_stream,
+            folder_router(config, "a restore"),
+        )
 
     def target_source(self, bootstrap_servers: str | None) -> SourceSettings:
         """The Kafka settings of the target: the connector's, or a plain connection to `bootstrap_servers`
         (`--target-bootstrap-servers`, for local use: no client overrides, no authentication)."""
         if bootstrap_servers is None:
             return self.source
-        return replace(self.source, bootstrap_servers=tuple(bootstrap_servers.split(",")), consumer_overrides={},
-                       top_level_security={}, kafka_api_key=None, kafka_api_secret=None)
+        return replace(
+            self.source,
+            bootstrap_servers=tuple(bootstrap_servers.split(",")),
+            consumer_overrides={},
+            top_level_security={},
+            kafka_api_key=None,
+            kafka_api_secret=None,
+        )

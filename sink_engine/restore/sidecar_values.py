@@ -12,6 +12,7 @@
   and spell canonical base64 of bytes that are not (rare for binary data) come back decoded; a text header not
   named binary whose bytes were not UTF-8 comes back as the base64 text the sidecar holds.
 """
+
 from __future__ import annotations
 
 import base64

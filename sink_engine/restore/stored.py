@@ -4,6 +4,7 @@
 "offset": ...}`, appended after the record's own headers (so the last header of that name is the restore's own,
 even when a restored record is backed up and restored again). The tail scan reads it to know what is present.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -16,6 +17,7 @@ ORIGIN_HEADER = "sink.restore.origin"
 class StoredRecord(NamedTuple):
     """One record read back from an object. `timestamp` None: the object holds none (ByteArray, JSON) or Kafka had
     none; `timestamp_type` a Kafka TimestampType name or None when unknown."""
+
     partition: int
     offset: int
     timestamp: int | None

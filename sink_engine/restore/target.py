@@ -7,6 +7,7 @@ rerun) the origin headers found by `present` say what is there. Records go parti
 target has as many partitions as the source; otherwise through the partitioner Java clients use by default
 (murmur2 of the key; a null key to a random partition), and a source partition's order then holds per key.
 """
+
 from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -34,8 +35,7 @@ def partition_counts(source: SourceSettings, topics: list[str]) -> dict[str, int
         listed = admin.list_topics(timeout=TIMEOUT_S).topics
     except KafkaException as e:
         raise SourceError(f"cannot list topics of {','.join(source.bootstrap_servers)}: {e}") from e
-    return {name: len(listed[name].partitions) for name in topics
-            if name in listed and listed[name].error is None}
+    return {name: len(listed[name].partitions) for name in topics if name in listed and listed[name].error is None}
 
 
 def create_topic(source: SourceSettings, topic: str, partitions: int) -> None:
@@ -58,8 +58,9 @@ def end_offsets(source: SourceSettings, topic: str, partitions: int) -> dict[int
     return {tp.partition: marks[tp] for tp in marks}
 
 
-def present(source: SourceSettings, topic: str, ranges: dict[int, tuple[int, int]],
-            source_topic: str) -> tuple[dict[int, Present], int]:
+def present(
+    source: SourceSettings, topic: str, ranges: dict[int, tuple[int, int]], source_topic: str
+) -> tuple[dict[int, Present], int]:
     """The original offsets of `source_topic`'s records found in the target's partitions' [start, end) `ranges`,
     by source partition; and the number of target records read."""
     found: dict[int, list[int]] = {}
@@ -77,6 +78,13 @@ def present(source: SourceSettings, topic: str, ranges: dict[int, tuple[int, int
 def producer(source: SourceSettings, message_timeout_ms: int, on_delivery) -> Producer:
     """kafka_io's idempotent producer, with at most 5 requests in flight, the Java clients' default partitioner,
     and unsent records given up after `message_timeout_ms`."""
-    return kafka_io.producer(source, **{"max.in.flight.requests.per.connection": 5, "linger.ms": 20,
-                                        "partitioner": "murmur2_random", "message.timeout.ms": message_timeout_ms,
-                                        "on_delivery": on_delivery})
+    return kafka_io.producer(
+        source,
+        **{
+            "max.in.flight.requests.per.connection": 5,
+            "linger.ms": 20,
+            "partitioner": "murmur2_random",
+            "message.timeout.ms": message_timeout_ms,
+            "on_delivery": on_delivery,
+        },
+    )

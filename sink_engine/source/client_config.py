@@ -5,6 +5,7 @@ Users' connector JSON carries Java Kafka client settings under `consumer.overrid
 librdkafka and pass through; authentication is decided by source/kafka_auth.py; the settings in JAVA_ONLY only
 mean something to the Java client and change nothing here, so they are left out.
 """
+
 from __future__ import annotations
 
 from sink_engine.errors import ConfigError
@@ -14,12 +15,24 @@ from sink_engine.source.settings import SourceSettings
 # Java client settings with no librdkafka meaning, none of which carries a credential or changes what is read:
 # deserializers and poll sizes are the engine's own; a JKS truststore is Java's (librdkafka trusts the system's CAs,
 # which sign MSK's certificates; name a private CA with ssl.ca.location); librdkafka always verifies host names.
-JAVA_ONLY = frozenset({
-    "key.deserializer", "value.deserializer", "max.poll.records", "partition.assignment.strategy",
-    "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type", "ssl.keystore.type",
-    "ssl.endpoint.identification.algorithm", "interceptor.classes", "default.api.timeout.ms",
-    "request.timeout.ms", "retry.backoff.ms", "security.providers",
-})
+JAVA_ONLY = frozenset(
+    {
+        "key.deserializer",
+        "value.deserializer",
+        "max.poll.records",
+        "partition.assignment.strategy",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.truststore.type",
+        "ssl.keystore.type",
+        "ssl.endpoint.identification.algorithm",
+        "interceptor.classes",
+        "default.api.timeout.ms",
+        "request.timeout.ms",
+        "retry.backoff.ms",
+        "security.providers",
+    }
+)
 ENGINE_OWNED = frozenset({"enable.auto.commit", "enable.partition.eof", "group.id", "auto.offset.reset"})
 
 
@@ -57,8 +70,11 @@ def client_security_settings(source: SourceSettings) -> Settings:
         if key in found and found[key][0] != value:
             raise ConfigError(f"consumer.override.{key}", f"differs from {key}; set one of the two")
         found[key] = (value, f"consumer.override.{key}")
-    if "sasl.mechanism" in found and "sasl.mechanisms" in found and \
-            found["sasl.mechanism"][0].upper() != found["sasl.mechanisms"][0].upper():
+    if (
+        "sasl.mechanism" in found
+        and "sasl.mechanisms" in found
+        and found["sasl.mechanism"][0].upper() != found["sasl.mechanisms"][0].upper()
+    ):
         raise ConfigError(found["sasl.mechanisms"][1], f"differs from {found['sasl.mechanism'][1]}; set one of the two")
     return Settings(found)
 

@@ -1,4 +1,5 @@
 """Creating consumers, with librdkafka's rejections of a setting turned into config errors."""
+
 from __future__ import annotations
 
 from confluent_kafka import Consumer, KafkaException

@@ -3,6 +3,7 @@
 Parsed as Kafka's JaasConfig reads it: `<LoginModule class> <flag> [<name>=<value> ...];`, one login module,
 values bare words or double-quoted strings (with backslash escapes).
 """
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,12 @@ def parse_jaas(text: str) -> JaasLogin:
         raise ValueError(f"{tokens[1][1]!r} is not a JAAS control flag ({', '.join(FLAGS)})")
     options, i = {}, 2
     while i < len(tokens) and tokens[i][0] != "semi":
-        if i + 2 >= len(tokens) or tokens[i][0] != "word" or tokens[i + 1][0] != "eq" or tokens[i + 2][0] not in (
-                "word", "quoted"):
+        if (
+            i + 2 >= len(tokens)
+            or tokens[i][0] != "word"
+            or tokens[i + 1][0] != "eq"
+            or tokens[i + 2][0] not in ("word", "quoted")
+        ):
             raise ValueError(f"option {i - 1} of {module} is not name=value")
         options[tokens[i][1]] = tokens[i + 2][1]
         i += 3

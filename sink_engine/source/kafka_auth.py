@@ -13,6 +13,7 @@ Anything else that would authenticate (another login module, OAUTHBEARER without
 class, a JAAS option that changes who signs) is a ConfigError naming its key: no credential is dropped silently,
 and credentials are never sent over a protocol that would not send them.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,17 @@ PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 SASL_PROTOCOLS = ("SASL_SSL", "SASL_PLAINTEXT")
 HANDLER_KEYS = ("sasl.login.callback.handler.class", "sasl.client.callback.handler.class")
 # settings this module decides; client_config passes none of them through as they are
-AUTH_KEYS = frozenset({"sasl.jaas.config", "sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password",
-                       "security.protocol", *HANDLER_KEYS})
+AUTH_KEYS = frozenset(
+    {
+        "sasl.jaas.config",
+        "sasl.mechanism",
+        "sasl.mechanisms",
+        "sasl.username",
+        "sasl.password",
+        "security.protocol",
+        *HANDLER_KEYS,
+    }
+)
 # MSK IAM login options that change nothing about who signs; the others (a role, a profile) would
 _MSK_IAM_HARMLESS_OPTIONS = frozenset({"awsDebugCreds", "awsMaxRetries", "awsMaxBackOffTimeMs"})
 _LOGIN_MODULES = {
@@ -57,39 +67,60 @@ def authentication(source_settings, settings: Settings) -> dict:
         return _msk_iam(source_settings, settings, jaas)
     for key in HANDLER_KEYS:
         if settings.value(key):
-            raise ConfigError(settings.source(key), f"{settings.value(key)} is a Java class; only MSK IAM's callback "
-                                                    f"handler ({MSK_IAM_PACKAGE}...) is understood")
+            raise ConfigError(
+                settings.source(key),
+                f"{settings.value(key)} is a Java class; only MSK IAM's callback "
+                f"handler ({MSK_IAM_PACKAGE}...) is understood",
+            )
     credentials = _credentials(source_settings, settings, jaas, mechanism)
     protocol = (settings.value("security.protocol") or "").strip().upper()
     if credentials is None:
         if mechanism in PASSWORD_MECHANISMS:
-            raise ConfigError(settings.source(mechanism_name), f"{mechanism} needs a username and password: "
-                              "sasl.jaas.config (PlainLoginModule or ScramLoginModule), or kafka.api.key and "
-                              "kafka.api.secret")
+            raise ConfigError(
+                settings.source(mechanism_name),
+                f"{mechanism} needs a username and password: "
+                "sasl.jaas.config (PlainLoginModule or ScramLoginModule), or kafka.api.key and "
+                "kafka.api.secret",
+            )
         if mechanism == "OAUTHBEARER":
-            raise ConfigError(settings.source(mechanism_name), "OAUTHBEARER is understood only as MSK IAM auth "
-                              f"(callback handler {MSK_IAM_PACKAGE}IAMOAuthBearerLoginCallbackHandler)")
-        return {**({"security.protocol": protocol} if protocol else {}),
-                **({"sasl.mechanisms": mechanism} if mechanism else {})}
+            raise ConfigError(
+                settings.source(mechanism_name),
+                "OAUTHBEARER is understood only as MSK IAM auth "
+                f"(callback handler {MSK_IAM_PACKAGE}IAMOAuthBearerLoginCallbackHandler)",
+            )
+        return {
+            **({"security.protocol": protocol} if protocol else {}),
+            **({"sasl.mechanisms": mechanism} if mechanism else {}),
+        }
     (username, password), origin = credentials
     if not mechanism and origin == "kafka.api.key":
         mechanism = "SCRAM-SHA-512"
     if mechanism not in PASSWORD_MECHANISMS:
-        raise ConfigError(settings.source(mechanism_name), f"{mechanism or 'unset'}: the credentials of {origin} "
-                          f"need one of {', '.join(PASSWORD_MECHANISMS)}")
+        raise ConfigError(
+            settings.source(mechanism_name),
+            f"{mechanism or 'unset'}: the credentials of {origin} need one of {', '.join(PASSWORD_MECHANISMS)}",
+        )
     if not protocol and origin == "kafka.api.key":
         protocol = "SASL_SSL"
     if protocol not in SASL_PROTOCOLS:
-        raise ConfigError(settings.source("security.protocol"), f"is {protocol or 'unset (PLAINTEXT)'}, over which the "
-                          f"credentials of {origin} would not be sent: set SASL_SSL (or SASL_PLAINTEXT)")
-    return {"security.protocol": protocol, "sasl.mechanisms": mechanism, "sasl.username": username,
-            "sasl.password": password}
+        raise ConfigError(
+            settings.source("security.protocol"),
+            f"is {protocol or 'unset (PLAINTEXT)'}, over which the "
+            f"credentials of {origin} would not be sent: set SASL_SSL (or SASL_PLAINTEXT)",
+        )
+    return {
+        "security.protocol": protocol,
+        "sasl.mechanisms": mechanism,
+        "sasl.username": username,
+        "sasl.password": password,
+    }
 
 
 def is_msk_iam(mechanism: str, handlers: list[str], jaas: JaasLogin | None) -> bool:
     """MSK IAM auth as Java clients configure it: `AWS_MSK_IAM`, or `OAUTHBEARER` with MSK IAM's callback handler."""
     return mechanism == "AWS_MSK_IAM" or (
-        mechanism == "OAUTHBEARER" and any(h.strip().startswith(MSK_IAM_PACKAGE) for h in handlers))
+        mechanism == "OAUTHBEARER" and any(h.strip().startswith(MSK_IAM_PACKAGE) for h in handlers)
+    )
 
 
 def _jaas(settings: Settings) -> JaasLogin | None:
@@ -106,16 +137,22 @@ def _msk_iam(source_settings, settings: Settings, jaas: JaasLogin | None) -> dic
     source = settings.source("sasl.jaas.config")
     if jaas is not None:
         if jaas.module_name not in ("IAMLoginModule", "OAuthBearerLoginModule"):
-            raise ConfigError(source, f"{jaas.module} does not go with MSK IAM auth (IAMLoginModule or "
-                                      "OAuthBearerLoginModule)")
+            raise ConfigError(
+                source, f"{jaas.module} does not go with MSK IAM auth (IAMLoginModule or OAuthBearerLoginModule)"
+            )
         refused = sorted(set(jaas.options) - _MSK_IAM_HARMLESS_OPTIONS)
         if refused:
-            raise ConfigError(source, f"option {refused[0]} would change who signs; the job signs MSK IAM requests "
-                                      "with its own credentials (its role): remove it")
+            raise ConfigError(
+                source,
+                f"option {refused[0]} would change who signs; the job signs MSK IAM requests "
+                "with its own credentials (its role): remove it",
+            )
     for other in ("kafka.api.key", "sasl.username"):
-        if (source_settings.kafka_api_key if other == "kafka.api.key" else settings.value(other)):
-            raise ConfigError(other if other == "kafka.api.key" else settings.source(other),
-                              "is a credential, but the config also asks for MSK IAM auth; use one of them")
+        if source_settings.kafka_api_key if other == "kafka.api.key" else settings.value(other):
+            raise ConfigError(
+                other if other == "kafka.api.key" else settings.source(other),
+                "is a credential, but the config also asks for MSK IAM auth; use one of them",
+            )
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or source_settings.region
     protocol = (settings.value("security.protocol") or "SASL_SSL").strip().upper()
     return {"security.protocol": protocol, "sasl.mechanisms": "OAUTHBEARER", "oauth_cb": MskIamToken(region)}
@@ -129,8 +166,12 @@ def _credentials(source_settings, settings: Settings, jaas: JaasLogin | None, me
     if source_settings.kafka_api_key:
         found.append(((source_settings.kafka_api_key, source_settings.kafka_api_secret), "kafka.api.key"))
     if settings.value("sasl.username") or settings.value("sasl.password"):
-        found.append(((settings.value("sasl.username") or "", settings.value("sasl.password") or ""),
-                      settings.source("sasl.username")))
+        found.append(
+            (
+                (settings.value("sasl.username") or "", settings.value("sasl.password") or ""),
+                settings.source("sasl.username"),
+            )
+        )
     if len(found) > 1:
         raise ConfigError(found[1][1], f"gives Kafka credentials, and so does {found[0][1]}; keep one of them")
     return found[0] if found else None
@@ -139,13 +180,19 @@ def _credentials(source_settings, settings: Settings, jaas: JaasLogin | None, me
 def _jaas_credentials(jaas: JaasLogin, settings: Settings, mechanism: str) -> tuple[str, str]:
     source = settings.source("sasl.jaas.config")
     if jaas.module_name == "OAuthBearerLoginModule":
-        raise ConfigError(source, "OAuthBearerLoginModule is understood only with MSK IAM's callback handler "
-                                  f"({MSK_IAM_PACKAGE}IAMOAuthBearerLoginCallbackHandler); OAUTHBEARER with a token "
-                                  "endpoint or unsecured tokens is not supported")
+        raise ConfigError(
+            source,
+            "OAuthBearerLoginModule is understood only with MSK IAM's callback handler "
+            f"({MSK_IAM_PACKAGE}IAMOAuthBearerLoginCallbackHandler); OAUTHBEARER with a token "
+            "endpoint or unsecured tokens is not supported",
+        )
     if jaas.module not in _LOGIN_MODULES:
-        raise ConfigError(source, f"login module {jaas.module} is not supported; use "
-                                  "org.apache.kafka.common.security.plain.PlainLoginModule or "
-                                  "org.apache.kafka.common.security.scram.ScramLoginModule (or MSK IAM auth)")
+        raise ConfigError(
+            source,
+            f"login module {jaas.module} is not supported; use "
+            "org.apache.kafka.common.security.plain.PlainLoginModule or "
+            "org.apache.kafka.common.security.scram.ScramLoginModule (or MSK IAM auth)",
+        )
     mechanisms = _LOGIN_MODULES[jaas.module]
     if mechanism not in mechanisms:
         key = settings.source("sasl.mechanisms" if settings.value("sasl.mechanisms") else "sasl.mechanism")
@@ -157,7 +204,7 @@ def _jaas_credentials(jaas: JaasLogin, settings: Settings, mechanism: str) -> tu
         raise ConfigError(source, f"{jaas.module_name} has no option {unknown[0]}")
     missing = [o for o in ("username", "password") if not jaas.options.get(o)]
     if missing:
-        raise ConfigError(source, f"{jaas.module_name} needs {' and '.join(missing)}=\"...\"")
+        raise ConfigError(source, f'{jaas.module_name} needs {" and ".join(missing)}="..."')
     return jaas.options["username"], jaas.options["password"]
 
 

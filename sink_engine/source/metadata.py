@@ -1,9 +1,11 @@
 """Partition discovery and offsets of the topics a connector reads, seen from the driver."""
+
 from __future__ import annotations
 
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition as KafkaTP
+from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
@@ -41,8 +43,9 @@ def watermarks(consumer: Consumer, tps: list[TopicPartition], timeout_s: float =
     listed = {}
     for tp in tps:
         try:
-            listed[tp] = consumer.get_watermark_offsets(KafkaTP(tp.topic, tp.partition),
-                                                        timeout=max(0.001, deadline - time.monotonic()))
+            listed[tp] = consumer.get_watermark_offsets(
+                KafkaTP(tp.topic, tp.partition), timeout=max(0.001, deadline - time.monotonic())
+            )
         except KafkaException as e:
             raise SourceError(f"cannot read offsets of {tp}: {e}") from e
     probe = [KafkaTP(tp.topic, tp.partition, max(lo, hi - 1)) for tp, (lo, hi) in listed.items() if hi > lo]
@@ -86,7 +89,6 @@ def partition_watermarks(source: SourceSettings) -> dict[TopicPartition, tuple[i
         except SourceError as e:
             if not isinstance(e.__cause__, KafkaException):
                 raise
-            raise SourceError(f"{e} (no answer within sink.kafka.timeout.ms="
-                              f"{source.timeout_ms})") from e.__cause__
+            raise SourceError(f"{e} (no answer within sink.kafka.timeout.ms={source.timeout_ms})") from e.__cause__
     finally:
         consumer.close()

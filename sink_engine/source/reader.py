@@ -6,15 +6,18 @@ group (no coordination). The end of a range is found without waiting: a fetch as
 range has left, the broker answers a fetch at a partition's end within FETCH_WAIT_MS, and the end-of-partition event
 or the first offset past the range ends it.
 """
+
 from __future__ import annotations
 
 import bisect
 import time
+from collections.abc import Callable, Iterator
 from itertools import repeat
 from operator import is_not
-from typing import Callable, Iterator, cast
+from typing import cast
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition as KafkaTP
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message
+from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine.errors import SourceError
 from sink_engine.failpoints import task_failpoint
@@ -117,8 +120,9 @@ def _consume(consumer: Consumer, timeout_s: float, planned: PartitionRange) -> I
             messages, offsets, done = messages[:keep], offsets[:keep], True
         if messages:
             next_offset = offsets[-1] + 1
-            yield RecordChunk(planned.topic, planned.partition, offsets, list(map(Message.value, messages)),
-                              messages=messages)
+            yield RecordChunk(
+                planned.topic, planned.partition, offsets, list(map(Message.value, messages)), messages=messages
+            )
             task_failpoint("task_mid_range", f"{planned.topic}-{planned.partition}")
             task_failpoint("task_stall", f"{planned.topic}-{planned.partition}")
         if done:
@@ -130,8 +134,11 @@ def _of_range(messages: list, planned: PartitionRange, next_offset: int) -> list
     partition left out): a reused consumer may still hand out what it fetched for an earlier assignment. (A
     partition's messages come in offset order: only the first of a batch is compared with `next_offset`.)"""
     partitions = list(map(Message.partition, messages))
-    if partitions.count(planned.partition) == len(partitions) and set(map(Message.topic, messages)) == {
-            planned.topic} and (messages[0].offset() >= next_offset or messages[0].error() is not None):
+    if (
+        partitions.count(planned.partition) == len(partitions)
+        and set(map(Message.topic, messages)) == {planned.topic}
+        and (messages[0].offset() >= next_offset or messages[0].error() is not None)
+    ):
         return messages
     return [m for m in messages if _belongs(m, planned, next_offset)]
 
@@ -158,4 +165,3 @@ def _records_only(messages: list, planned: PartitionRange) -> tuple[list, bool]:
     if error.code() != KafkaError._PARTITION_EOF:
         raise SourceError(f"fetch from {planned.topic}-{planned.partition} failed: {error}")
     return messages[:position], True
-

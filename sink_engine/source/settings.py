@@ -1,10 +1,11 @@
 """The Kafka source's keys, read once from the config: what consumers, partition discovery and the range reader
 are built from."""
+
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from sink_engine.config import SinkConfig
 
@@ -27,10 +28,18 @@ class SourceSettings:
     @classmethod
     def from_config(cls, config: SinkConfig) -> SourceSettings:
         topics = config["topics"]
-        return cls(config.name, tuple(config["bootstrap.servers"]), None if topics is None else tuple(topics),
-                   config["topics.regex"], config["sink.kafka.timeout.ms"], config.consumer_overrides(),
-                   {key: config[key] for key in TOP_LEVEL_CLIENT_KEYS if config[key] is not None},
-                   config["kafka.api.key"], config["kafka.api.secret"], config["s3.region"])
+        return cls(
+            config.name,
+            tuple(config["bootstrap.servers"]),
+            None if topics is None else tuple(topics),
+            config["topics.regex"],
+            config["sink.kafka.timeout.ms"],
+            config.consumer_overrides(),
+            {key: config[key] for key in TOP_LEVEL_CLIENT_KEYS if config[key] is not None},
+            config["kafka.api.key"],
+            config["kafka.api.secret"],
+            config["s3.region"],
+        )
 
     def topic_matches(self, topic: str) -> bool:
         if self.topics is not None:

@@ -11,14 +11,15 @@
   AssumeRole per process until then.
 With the default chain or the environment provider, static keys when set replace the provider, as in the
 connector (it configures only the assume-role provider with them). Only the S3 client uses these credentials."""
+
 from __future__ import annotations
 
 import datetime
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import boto3
 import botocore.session
@@ -63,8 +64,7 @@ class S3Credentials:
         if provider != "assumerole":
             for name in ("role.arn", "role.session.name", "role.external.id", "region"):
                 if config[_STS + name]:
-                    raise ConfigError(_STS + name, "is only used with "
-                                                   f"{PROVIDER_KEY}=AwsAssumeRoleCredentialsProvider")
+                    raise ConfigError(_STS + name, f"is only used with {PROVIDER_KEY}=AwsAssumeRoleCredentialsProvider")
         if provider == "accesskey" and not (key_id and secret):
             missing = "aws.secret.access.key" if key_id else "aws.access.key.id"
             raise ConfigError(missing, "is required with AwsAccessKeyCredentialsProvider")
@@ -74,25 +74,33 @@ class S3Credentials:
 
 def _assume_role(config: SinkConfig) -> AssumeRole:
     values = {}
-    for name, pattern, what in (("role.arn", _ROLE_ARN, "an IAM role ARN (arn:aws:iam::<account>:role/<name>)"),
-                                ("role.session.name", _SESSION_NAME, "2-64 letters, digits or +=,.@_-"),
-                                ("role.external.id", _EXTERNAL_ID, "2-1224 letters, digits or +=,.@:/_-")):
+    for name, pattern, what in (
+        ("role.arn", _ROLE_ARN, "an IAM role ARN (arn:aws:iam::<account>:role/<name>)"),
+        ("role.session.name", _SESSION_NAME, "2-64 letters, digits or +=,.@_-"),
+        ("role.external.id", _EXTERNAL_ID, "2-1224 letters, digits or +=,.@:/_-"),
+    ):
         value = (config[_STS + name] or "").strip()
         if not value:
             raise ConfigError(_STS + name, "is required with AwsAssumeRoleCredentialsProvider")
         if not pattern.fullmatch(value):
             raise ConfigError(_STS + name, f"{value!r} is not {what}")
         values[name] = value
-    return AssumeRole(values["role.arn"], values["role.session.name"], values["role.external.id"],
-                      (config[_STS + "region"] or "").strip() or None)
+    return AssumeRole(
+        values["role.arn"],
+        values["role.session.name"],
+        values["role.external.id"],
+        (config[_STS + "region"] or "").strip() or None,
+    )
 
 
 def client_source(credentials: S3Credentials, region: str) -> tuple:
     """(what to call `.client(...)` on, its credential keyword arguments) for the S3 client: boto3 itself with
     none (its chain) or with static keys, or the assumed role's session."""
     if credentials.access_key_id and credentials.provider != "assumerole":
-        return boto3, {"aws_access_key_id": credentials.access_key_id,
-                       "aws_secret_access_key": credentials.secret_access_key}
+        return boto3, {
+            "aws_access_key_id": credentials.access_key_id,
+            "aws_secret_access_key": credentials.secret_access_key,
+        }
     if credentials.provider == "environment":
         return boto3, environment_keys(os.environ)
     if credentials.provider == "assumerole":
@@ -103,32 +111,45 @@ def client_source(credentials: S3Credentials, region: str) -> tuple:
 def environment_keys(environ) -> dict:
     """The keys EnvironmentVariableCredentialsProvider reads (see the module docstring); ConfigError naming
     `s3.credentials.provider.class` when they are absent."""
+
     def first(*names: str) -> str | None:
         return next((environ[n].strip() for n in names if (environ.get(n) or "").strip()), None)
 
     key_id, secret = first("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY"), first("AWS_SECRET_KEY", "AWS_SECRET_ACCESS_KEY")
     if not (key_id and secret):
-        raise ConfigError(PROVIDER_KEY, "EnvironmentVariableCredentialsProvider: AWS_ACCESS_KEY_ID (or "
-                                        "AWS_ACCESS_KEY) and AWS_SECRET_KEY (or AWS_SECRET_ACCESS_KEY) are not set "
-                                        "in this process's environment")
+        raise ConfigError(
+            PROVIDER_KEY,
+            "EnvironmentVariableCredentialsProvider: AWS_ACCESS_KEY_ID (or "
+            "AWS_ACCESS_KEY) and AWS_SECRET_KEY (or AWS_SECRET_ACCESS_KEY) are not set "
+            "in this process's environment",
+        )
     token = first("AWS_SESSION_TOKEN")
-    return {"aws_access_key_id": key_id, "aws_secret_access_key": secret,
-            **({"aws_session_token": token} if token else {})}
+    return {
+        "aws_access_key_id": key_id,
+        "aws_secret_access_key": secret,
+        **({"aws_session_token": token} if token else {}),
+    }
 
 
 # AssumeRole answers that the settings or the deployment must change (others, e.g. throttling, are transient)
-_REFUSED = {"AccessDenied", "ValidationError", "MalformedPolicyDocument", "RegionDisabledException",
-            "InvalidClientTokenId"}
+_REFUSED = {
+    "AccessDenied",
+    "ValidationError",
+    "MalformedPolicyDocument",
+    "RegionDisabledException",
+    "InvalidClientTokenId",
+}
 _SESSIONS: dict[tuple, boto3.Session] = {}
 _LOCK = threading.Lock()
 
 
 def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
-def assumed_role_session(credentials: S3Credentials, region: str,
-                         clock: Callable[[], datetime.datetime] = _now) -> boto3.Session:
+def assumed_role_session(
+    credentials: S3Credentials, region: str, clock: Callable[[], datetime.datetime] = _now
+) -> boto3.Session:
     """A boto3 Session whose credentials are the assumed role's, refreshed before they expire; one per process
     for the same settings and the same base credentials (a task's clients share it)."""
     assert credentials.assume is not None  # provider assumerole
@@ -138,8 +159,9 @@ def assumed_role_session(credentials: S3Credentials, region: str,
     with _LOCK:
         if key not in _SESSIONS:
             sts = base.client("sts", region_name=credentials.assume.sts_region or _region(region))
-            refreshable = DeferredRefreshableCredentials(_assume_role_fetcher(sts, credentials.assume),
-                                                         "assume-role", time_fetcher=clock)
+            refreshable = DeferredRefreshableCredentials(
+                _assume_role_fetcher(sts, credentials.assume), "assume-role", time_fetcher=clock
+            )
             _SESSIONS[key] = _session_with(refreshable)
         return _SESSIONS[key]
 
@@ -147,8 +169,9 @@ def assumed_role_session(credentials: S3Credentials, region: str,
 def _base_session(credentials: S3Credentials) -> boto3.Session:
     """What signs AssumeRole: the static keys when set, else the default chain (the process's default session)."""
     if credentials.access_key_id:
-        return boto3.Session(aws_access_key_id=credentials.access_key_id,
-                             aws_secret_access_key=credentials.secret_access_key)
+        return boto3.Session(
+            aws_access_key_id=credentials.access_key_id, aws_secret_access_key=credentials.secret_access_key
+        )
     if boto3.DEFAULT_SESSION is None:
         boto3.setup_default_session()
     return boto3.DEFAULT_SESSION
@@ -161,16 +184,22 @@ def _region(configured: str) -> str:
 def _assume_role_fetcher(sts, assume: AssumeRole):
     def fetch() -> dict:
         try:
-            answer = sts.assume_role(RoleArn=assume.role_arn, RoleSessionName=assume.session_name,
-                                     ExternalId=assume.external_id)["Credentials"]
+            answer = sts.assume_role(
+                RoleArn=assume.role_arn, RoleSessionName=assume.session_name, ExternalId=assume.external_id
+            )["Credentials"]
         except ClientError as e:
             if e.response["Error"]["Code"] in _REFUSED:
                 raise ConfigError(_STS + "role.arn", f"AssumeRole of {assume.role_arn} failed: {e}") from e
             raise StorageError(f"AssumeRole of {assume.role_arn} ({_STS}role.arn) failed: {e}") from e
         except BotoCoreError as e:  # no base credentials, STS unreachable
             raise StorageError(f"AssumeRole of {assume.role_arn} ({_STS}role.arn) failed: {e}") from e
-        return {"access_key": answer["AccessKeyId"], "secret_key": answer["SecretAccessKey"],
-                "token": answer["SessionToken"], "expiry_time": answer["Expiration"].isoformat()}
+        return {
+            "access_key": answer["AccessKeyId"],
+            "secret_key": answer["SecretAccessKey"],
+            "token": answer["SessionToken"],
+            "expiry_time": answer["Expiration"].isoformat(),
+        }
+
     return fetch
 
 

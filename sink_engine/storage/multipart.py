@@ -1,4 +1,5 @@
 """One S3 multipart upload: create, parts (each retried on its own), complete or abort."""
+
 from __future__ import annotations
 
 import logging
@@ -27,8 +28,11 @@ class MultipartUpload:
         self._lock = threading.Lock()
 
     def upload_part(self, number: int, body: bytes) -> None:
-        answer = self._retry.call(lambda: self._client.upload_part(
-            Bucket=self.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number, Body=body))
+        answer = self._retry.call(
+            lambda: self._client.upload_part(
+                Bucket=self.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number, Body=body
+            )
+        )
         with self._lock:
             self._etags[number] = answer["ETag"]
 
@@ -37,12 +41,16 @@ class MultipartUpload:
         stray uploads are aborted (see `_strays`)."""
         parts = [{"PartNumber": n, "ETag": etag} for n, etag in sorted(self._etags.items())]
         strays = self._strays()
-        self._retry.call(lambda: self._client.complete_multipart_upload(
-            Bucket=self.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts}))
+        self._retry.call(
+            lambda: self._client.complete_multipart_upload(
+                Bucket=self.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts}
+            )
+        )
         if tags:
             tag_set = [{"Key": k, "Value": v} for k, v in tags.items()]
-            self._retry.call(lambda: self._client.put_object_tagging(Bucket=self.bucket, Key=self.key,
-                                                                     Tagging={"TagSet": tag_set}))
+            self._retry.call(
+                lambda: self._client.put_object_tagging(Bucket=self.bucket, Key=self.key, Tagging={"TagSet": tag_set})
+            )
         for upload_id in strays:
             self._abort(upload_id)
 
@@ -60,7 +68,9 @@ class MultipartUpload:
             return []
         uploads = [u for u in listed.get("Uploads", []) if u["Key"] == self.key]
         mine = [u["Initiated"] for u in uploads if u["UploadId"] == self.upload_id]
-        return [u["UploadId"] for u in uploads if mine and u["UploadId"] != self.upload_id and u["Initiated"] <= mine[0]]
+        return [
+            u["UploadId"] for u in uploads if mine and u["UploadId"] != self.upload_id and u["Initiated"] <= mine[0]
+        ]
 
     def abort(self) -> None:
         """Drop the parts (retried like the other steps; a retry that finds the upload gone met its own first
@@ -70,8 +80,9 @@ class MultipartUpload:
 
     def _abort(self, upload_id: str) -> None:
         try:
-            self._retry.call(lambda: self._client.abort_multipart_upload(Bucket=self.bucket, Key=self.key,
-                                                                         UploadId=upload_id))
+            self._retry.call(
+                lambda: self._client.abort_multipart_upload(Bucket=self.bucket, Key=self.key, UploadId=upload_id)
+            )
         except (ClientError, BotoCoreError) as e:
             self._cleanup_failed("abort", e, upload_id=upload_id)
 
@@ -79,8 +90,16 @@ class MultipartUpload:
         """A clean-up S3 refused, which the upload itself survives: a WARNING event naming the bucket, the key, the
         step (`list` or `abort`) and S3's error code (the exception's class for an error without an answer)."""
         code = error.response["Error"]["Code"] if isinstance(error, ClientError) else type(error).__name__
-        events.emit(events.MULTIPART_CLEANUP_FAILED, level=logging.WARNING, bucket=self.bucket, key=self.key,
-                    step=step, error_code=code, error=str(error), **fields)
+        events.emit(
+            events.MULTIPART_CLEANUP_FAILED,
+            level=logging.WARNING,
+            bucket=self.bucket,
+            key=self.key,
+            step=step,
+            error_code=code,
+            error=str(error),
+            **fields,
+        )
 
 
 def upload_in_parts(client, bucket: str, key: str, body: bytes, options: ObjectOptions, create_args: dict) -> None:

@@ -1,4 +1,5 @@
 """Object keys, exactly as the Confluent S3 sink names them (but for records a router sent to another topic)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,14 +15,23 @@ class ObjectNaming:
     pad_width: int
 
     @classmethod
-    def from_config(cls, config: SinkConfig) -> "ObjectNaming":
+    def from_config(cls, config: SinkConfig) -> ObjectNaming:
         return cls(
-            config["topics.dir"], config["directory.delim"], config["file.delim"],
+            config["topics.dir"],
+            config["directory.delim"],
+            config["file.delim"],
             config["filename.offset.zero.pad.width"],
         )
 
-    def key(self, topic: str, encoded_partition: str, partition: int, start_offset: int, extension: str,
-            source_topic: str | None = None) -> str:
+    def key(
+        self,
+        topic: str,
+        encoded_partition: str,
+        partition: int,
+        start_offset: int,
+        extension: str,
+        source_topic: str | None = None,
+    ) -> str:
         """`<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<padded start offset><extension>`.
 
         `topic` is the record's topic after the transforms; when a router changed it, the file name starts with

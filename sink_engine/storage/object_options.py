@@ -1,4 +1,5 @@
 """How objects are written: encryption, ACL, tags, multipart part size and retries (the `s3.*` keys)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,10 +27,15 @@ class ObjectOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     @classmethod
-    def from_config(cls, config: SinkConfig) -> "ObjectOptions":
-        return cls(config["s3.ssea.name"], config["s3.sse.kms.key.id"], config["s3.acl.canned"],
-                   config["s3.object.tagging"], config["s3.part.size"],
-                   RetryPolicy(config["s3.part.retries"], config["s3.retry.backoff.ms"]))
+    def from_config(cls, config: SinkConfig) -> ObjectOptions:
+        return cls(
+            config["s3.ssea.name"],
+            config["s3.sse.kms.key.id"],
+            config["s3.acl.canned"],
+            config["s3.object.tagging"],
+            config["s3.part.size"],
+            RetryPolicy(config["s3.part.retries"], config["s3.retry.backoff.ms"]),
+        )
 
     def create_args(self, tags: dict[str, str] | None) -> dict:
         """Extra arguments of PutObject / CreateMultipartUpload; tags only with `s3.object.tagging`."""

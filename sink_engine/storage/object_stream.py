@@ -5,6 +5,7 @@ upload starts and every full part is queued on the uploader, so an open file hol
 large it grows. `finish` sends the rest: one PutObject when the object never filled a part, else the last
 part and the completion. The object appears in S3 only when finished; `abandon` drops what was sent.
 """
+
 from __future__ import annotations
 
 from sink_engine.storage.uploader import StreamedUpload, Uploader
@@ -30,8 +31,8 @@ class ObjectStream:
             while len(buffer) > self._part_size:
                 if self._upload is None:
                     self._upload = self._uploader.start_multipart(self.key)
-                self._upload.submit_part(bytes(buffer[:self._part_size]))
-                buffer = buffer[self._part_size:]
+                self._upload.submit_part(bytes(buffer[: self._part_size]))
+                buffer = buffer[self._part_size :]
             self._pieces, self._buffered = [bytes(buffer)], len(buffer)
         return len(data)
 

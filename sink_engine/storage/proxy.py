@@ -2,6 +2,7 @@
 URL's scheme and host:port, and its user and password unless `s3.proxy.user` / `s3.proxy.password` are set. boto3
 takes the proxy as one URL, so the user and password go into it, URL-quoted; botocore sends them as the
 Proxy-Authorization of each request (or of the CONNECT of an HTTPS request)."""
+
 from __future__ import annotations
 
 from urllib.parse import quote, unquote, urlsplit

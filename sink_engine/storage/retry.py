@@ -1,18 +1,28 @@
 """Retries of S3 requests with exponential backoff and full jitter (`s3.part.retries`, `s3.retry.backoff.ms`)."""
+
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 T = TypeVar("T")
 MAX_BACKOFF_MS = 20_000
-_RETRYABLE_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestTimeTooSkewed",
-                    "InternalError", "ServiceUnavailable", "RequestLimitExceeded",
-                    "ConditionalRequestConflict"}  # 409: a concurrent conditional write on the key (If-None-Match)
+_RETRYABLE_CODES = {
+    "SlowDown",
+    "Throttling",
+    "ThrottlingException",
+    "RequestTimeout",
+    "RequestTimeTooSkewed",
+    "InternalError",
+    "ServiceUnavailable",
+    "RequestLimitExceeded",
+    "ConditionalRequestConflict",
+}  # 409: a concurrent conditional write on the key (If-None-Match)
 
 
 def is_retryable(error: Exception) -> bool:

@@ -1,4 +1,5 @@
 """S3 client creation and object upload."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ _NO_SDK_RETRIES = Config(retries={"total_max_attempts": 1, "mode": "standard"}, 
 @dataclass(frozen=True)
 class S3Access:
     """What the S3 clients are built from, read once from the config."""
+
     region: str  # s3.region
     endpoint_url: str | None  # store.url
     credentials: S3Credentials = S3Credentials("default")  # s3.credentials.provider.class and its keys
@@ -50,8 +52,9 @@ def _client(access: S3Access, config: Config):
     return source.client("s3", region_name=access.region, endpoint_url=access.endpoint_url, config=config, **keys)
 
 
-def put_object(client, bucket: str, key: str, body: bytes, options: ObjectOptions | None = None,
-               tags: dict[str, str] | None = None) -> None:
+def put_object(
+    client, bucket: str, key: str, body: bytes, options: ObjectOptions | None = None, tags: dict[str, str] | None = None
+) -> None:
     """Upload one object (overwriting an identical one from an earlier attempt): one PutObject, or a
     multipart upload when it is larger than `s3.part.size`. Raises StorageError after the retries."""
     options = options or ObjectOptions()

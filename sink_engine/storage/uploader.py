@@ -5,6 +5,7 @@ Submissions wait while `threads + 1` uploads are queued or running, so the bytes
 after its parts: the pool runs tasks in submission order, so the parts a completion waits for are already running or
 done.
 """
+
 from __future__ import annotations
 
 import threading
@@ -34,7 +35,7 @@ class Uploader:
         StorageError; `drain` raises it)."""
         self._queue(function, self._client, self._bucket, self.options, *args)
 
-    def start_multipart(self, key: str) -> "StreamedUpload":
+    def start_multipart(self, key: str) -> StreamedUpload:
         """Create a multipart upload for an object written piece by piece (see ObjectStream)."""
         try:
             upload = MultipartUpload(self._client, self._bucket, key, self.options, self.options.create_args(None))
@@ -101,5 +102,4 @@ class StreamedUpload:
         try:
             step(*args)
         except (ClientError, BotoCoreError) as e:
-            raise StorageError(f"multipart upload of s3://{self._upload.bucket}/{self._upload.key} failed: {e}") \
-                from e
+            raise StorageError(f"multipart upload of s3://{self._upload.bucket}/{self._upload.key} failed: {e}") from e

@@ -1,6 +1,7 @@
 """`Target`: what a run writes to, and the steps in which targets differ. A run's steps call these for every
 target: its config checks, `sink-engine init`, a Spark task's write of a range, the driver's recovery and commit of
 the tasks' results, `sink-engine verify` and the doctor's checks."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -11,7 +12,7 @@ from sink_engine.config import SinkConfig
 if TYPE_CHECKING:
     from sink_engine.doctor.checks import Check
     from sink_engine.model import PartitionRange, TaskResult
-    from sink_engine.offsets import LeaseToken, Leases, OffsetStore
+    from sink_engine.offsets import Leases, LeaseToken, OffsetStore
     from sink_engine.source.reader import RangeReader
     from sink_engine.task.settings import TaskSettings
 
@@ -42,8 +43,14 @@ class Target(ABC):
         return []
 
     @abstractmethod
-    def write_range(self, settings: TaskSettings, planned: PartitionRange, client=None,
-                    progress_dir: str | None = None, reader: RangeReader | None = None) -> TaskResult:
+    def write_range(
+        self,
+        settings: TaskSettings,
+        planned: PartitionRange,
+        client=None,
+        progress_dir: str | None = None,
+        reader: RangeReader | None = None,
+    ) -> TaskResult:
         """A Spark task's side: write one planned range, as `sink_engine.task.run.write_to` does (never raises a
         SinkError; what the driver's `commit` needs beyond the offsets is the result's `target_result`)."""
 

@@ -1,6 +1,7 @@
 """Iceberg tables (format.class=IcebergFormat, sink_engine/iceberg): tasks write data files, the driver appends
 them in one snapshot per table that records the offsets, before the offsets commit; a run first moves DynamoDB
 forward to a snapshot committed before a crash. pyiceberg is imported only by the steps that use it."""
+
 from __future__ import annotations
 
 from functools import cached_property
@@ -46,8 +47,9 @@ class IcebergTablesTarget(Target):
         if catalog == "sql" and not config["iceberg.catalog.uri"]:
             raise ConfigError("iceberg.catalog.uri", f"is required with iceberg.catalog.type={catalog}")
         if catalog == "sql" and not config["iceberg.catalog.warehouse"]:
-            raise ConfigError("iceberg.catalog.warehouse",
-                              "is required with iceberg.catalog.type=sql (s3://bucket/prefix)")
+            raise ConfigError(
+                "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql (s3://bucket/prefix)"
+            )
         for key, (value, why) in _NOT_FOR_TABLES.items():
             if config[key] == value:
                 raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
@@ -57,8 +59,10 @@ class IcebergTablesTarget(Target):
         from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 
         created = ensure_namespace(open_catalog(self.settings), self.settings.table_template)
-        return [f"namespace {self.settings.namespace} in catalog {self.settings.catalog}: "
-                f"{'created' if created else 'exists'}"]
+        return [
+            f"namespace {self.settings.namespace} in catalog {self.settings.catalog}: "
+            f"{'created' if created else 'exists'}"
+        ]
 
     def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):
         from sink_engine.iceberg.task import run_table_range

@@ -1,9 +1,10 @@
 """The one place that chooses what a connector writes to (its target) from its config: the first entry of `TARGETS`
 that selects the config. A new target is a class (target/base.py) and an entry here."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError

@@ -1,6 +1,7 @@
 """S3 objects in the format of `format.class` (the default target): a range's closed files are uploaded under
 deterministic keys and are visible once uploaded, so the offsets commit is the whole commit; verify reads the
 objects back."""
+
 from __future__ import annotations
 
 from typing import TextIO
@@ -31,8 +32,15 @@ class S3ObjectsTarget(Target):
             source = SourceSettings.from_config(config)
             earliest = {tp: low for tp, (low, _) in partition_watermarks(source).items()}
             letters = from_topic(source, settings.letters_topic) if settings.letters_topic else None
-        result = audit(settings, s3_client(S3Access.from_config(config)), store.committed(config.name), earliest,
-                       topic, partition, letters)
+        result = audit(
+            settings,
+            s3_client(S3Access.from_config(config)),
+            store.committed(config.name),
+            earliest,
+            topic,
+            partition,
+            letters,
+        )
         return print_report(result, out)
 
     def doctor_checks(self):

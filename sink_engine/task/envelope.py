@@ -7,6 +7,7 @@ FieldAndTimeBasedPartitioner, or timestamp.extractor=RecordField) does the conve
 rotation only: a value it cannot read, a tombstone included (it has no fields), is then a bad record of the value
 converter's stage, dead-lettered or fatal per errors.tolerance.
 """
+
 from __future__ import annotations
 
 from sink_engine.errors import RecordError
@@ -26,7 +27,11 @@ class EnvelopeConverter:
             return envelope_column(chunk)
         if None in chunk.values:
             position = chunk.values.index(None)
-            raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
-                              "a tombstone (null value) has no fields to partition by; with EnvelopeFormat, keep "
-                              "tombstones with a layout that does not read the value")
+            raise RecordError(
+                chunk.topic,
+                chunk.partition,
+                chunk.offsets[position],
+                "a tombstone (null value) has no fields to partition by; with EnvelopeFormat, keep "
+                "tombstones with a layout that does not read the value",
+            )
         return envelope_column(chunk, self._field_converter.convert(chunk).documents())

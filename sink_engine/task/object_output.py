@@ -1,5 +1,6 @@
 """`ObjectOutput`: a range's records as S3 objects (a TopicPartitionWriter's files under deterministic keys), and
 what its result says of the offsets in no object."""
+
 from __future__ import annotations
 
 from sink_engine.errors import SinkError
@@ -25,12 +26,18 @@ class ObjectOutput(RangeOutput):
         extractor = extractor_for(settings.partitioning, planned.wallclock_ms)
         self.sidecars = Sidecars.from_settings(settings.sidecars, settings.formats, planned.topic)
         self.partitioner = partitioner_for(settings.partitioning, extractor)
-        self.writer = TopicPartitionWriter(planned.topic, planned.partition, planned.start_offset,
-                                           format_for(settings.formats), settings.naming,
-                                           settings.rotation.with_extractor(extractor), uploader,
-                                           SchemaGate(settings.schema_compatibility, planned.topic,
-                                                      planned.partition, settings.schema_files),
-                                           settings.tombstone_partition, self.sidecars)
+        self.writer = TopicPartitionWriter(
+            planned.topic,
+            planned.partition,
+            planned.start_offset,
+            format_for(settings.formats),
+            settings.naming,
+            settings.rotation.with_extractor(extractor),
+            uploader,
+            SchemaGate(settings.schema_compatibility, planned.topic, planned.partition, settings.schema_files),
+            settings.tombstone_partition,
+            self.sidecars,
+        )
         self._planned = planned
 
     def end(self) -> None:
@@ -50,8 +57,9 @@ def skipped_offsets(result: TaskResult) -> dict[str, int]:
     """The offsets of the committed part of the range in no closed file and no dead letter, by reason (see
     TaskResult.skipped): what is neither written, dead-lettered nor dropped by a transform was ignored."""
     settled = result.next_offset - result.range.start_offset
-    ignored = (settled - sum(f.record_count for f in result.files) - sum(result.dead_letters.values())
-               - result.records_dropped)
+    ignored = (
+        settled - sum(f.record_count for f in result.files) - sum(result.dead_letters.values()) - result.records_dropped
+    )
     return {reason: n for reason, n in (("transforms", result.records_dropped), ("ignored", ignored)) if n}
 
 

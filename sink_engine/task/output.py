@@ -1,10 +1,11 @@
 """`RangeOutput`: what one range's records are written into (S3 objects, a table's data files), as its target
 builds it. The rest of a range's work is the same for every output (`run.write_to`): reading, the record steps,
 dead letters, uploads, progress and the task's result."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable
+from collections.abc import Callable
 
 from sink_engine.errors import SinkError
 from sink_engine.model import PartitionRange, TaskResult

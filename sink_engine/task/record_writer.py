@@ -1,5 +1,6 @@
 """`RecordWriter`: what the record steps need of a writer (object files, or an Iceberg table's data files), and
 what becomes of a record the writer's output refuses."""
+
 from __future__ import annotations
 
 import bisect

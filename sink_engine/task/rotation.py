@@ -16,6 +16,7 @@ was open, a partition change from the previous record of any lane, the cap count
 does a span bound (`span_limit`): these keep the moments when no file is open, where a run can start, close
 together.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,7 @@ class RotationPolicy:
     max_open_files: int = 0  # 0: no cap
     extractor: TimestampExtractor | None = None  # required when interval_ms > 0
 
-    def with_extractor(self, extractor: TimestampExtractor) -> "RotationPolicy":
+    def with_extractor(self, extractor: TimestampExtractor) -> RotationPolicy:
         """This policy reading record times with `extractor` when `rotate.interval.ms` is on (built from the
         config by task/settings.py's rotation_policy)."""
         return replace(self, extractor=extractor if self.interval_ms > 0 else None)
@@ -51,8 +52,9 @@ class RotationPolicy:
         assert self.extractor is not None, "rotate.interval.ms reads record times with an extractor"
         return self.extractor.extract(chunk, values)
 
-    def first_cut(self, state: "OpenState", partitions: Partitions, timestamps: list | None, start: int,
-                  stop: int) -> int:
+    def first_cut(
+        self, state: OpenState, partitions: Partitions, timestamps: list | None, start: int, stop: int
+    ) -> int:
         """The first position in [start, stop) before which the open files must be closed; `stop` when none.
         `state` describes the open files and is not changed."""
         shared, each = partitions.shared, partitions.each
@@ -62,8 +64,10 @@ class RotationPolicy:
             if each is None:
                 fires = state.records and self._fires(state, shared, state.last_partition, None, None, start, set())
                 return start if fires else stop
-            if not self.on_partition_change and \
-                    len(state.open_partitions.keys() | set(each[start:stop])) <= self.max_open_files:
+            if (
+                not self.on_partition_change
+                and len(state.open_partitions.keys() | set(each[start:stop])) <= self.max_open_files
+            ):
                 return stop  # only the cap could fire, and these records stay under it
         base, last, records = state.base_timestamp, state.last_partition, state.records
         added: set[EncodedPartition] = set()
@@ -84,8 +88,17 @@ class RotationPolicy:
         reaches it)."""
         return SPAN_FACTOR * self.flush_size * lanes
 
-    def lane_cut(self, lanes: dict, window: "Window", keys: list, partitions: Partitions, timestamps: list | None,
-                 taken: int, start: int, stop: int) -> tuple[int, str | None, bool]:
+    def lane_cut(
+        self,
+        lanes: dict,
+        window: Window,
+        keys: list,
+        partitions: Partitions,
+        timestamps: list | None,
+        taken: int,
+        start: int,
+        stop: int,
+    ) -> tuple[int, str | None, bool]:
         """The first trigger among records [start, stop), `keys` giving each record's lane, `lanes` the lanes
         holding open records (lane key -> OpenState), `window` the records taken since no file was open (neither
         is changed) and `taken` the records taken so far. Returns (end, close, after): add records [start, end),
@@ -101,9 +114,12 @@ class RotationPolicy:
             if view is None:
                 view = views[key] = _LaneView(lanes.get(key))
             if first is not None and (
-                    timestamps is not None and timestamps[i] - base >= self.interval_ms or
-                    self.on_partition_change and partition != last or
-                    taken - first >= self.span_limit(len(seen) + (key not in seen))):
+                timestamps is not None
+                and timestamps[i] - base >= self.interval_ms
+                or self.on_partition_change
+                and partition != last
+                or taken - first >= self.span_limit(len(seen) + (key not in seen))
+            ):
                 return i, ALL, False
             opens = not view.holds(partition)
             if opens and self.max_open_files and files >= self.max_open_files:
@@ -117,15 +133,24 @@ class RotationPolicy:
                 return i + 1, key, True
         return stop, None, False
 
-    def _fires(self, state: "OpenState", partition: EncodedPartition, last: EncodedPartition | None, base,
-               timestamps, i: int, added: set) -> bool:
+    def _fires(
+        self,
+        state: OpenState,
+        partition: EncodedPartition,
+        last: EncodedPartition | None,
+        base,
+        timestamps,
+        i: int,
+        added: set,
+    ) -> bool:
         if timestamps is not None and timestamps[i] - base >= self.interval_ms:
             return True
         if self.on_partition_change and partition != last:
             return True
         opened = partition in state.open_partitions or partition in added
-        return bool(self.max_open_files) and not opened and \
-            len(state.open_partitions) + len(added) >= self.max_open_files
+        return (
+            bool(self.max_open_files) and not opened and len(state.open_partitions) + len(added) >= self.max_open_files
+        )
 
 
 @dataclass
@@ -149,6 +174,7 @@ class OpenState:
 class Window:
     """The records a writer took since no file was open (`lane_cut`): the count of records taken before the first
     of them, the first's time (with rotate.interval.ms), the last's encoded partition, and their lanes."""
+
     first: int | None = None
     base: int | None = None
     last: EncodedPartition | None = None
@@ -165,6 +191,7 @@ class Window:
 class _LaneView:
     """`lane_cut`'s view of a lane: its OpenState (None for a lane without open files) and what it would add
     before the first trigger."""
+
     __slots__ = ("state", "records", "added")
 
     def __init__(self, state: OpenState | None):

@@ -1,5 +1,6 @@
 """One Spark task's work for one planned range: read, convert, partition, write into the range's output, upload,
 settle. `write_to` is the same for every target; `run_range` writes S3 objects (task/object_output.py)."""
+
 from __future__ import annotations
 
 from sink_engine.convert import converter_for
@@ -19,14 +20,25 @@ from sink_engine.task.sidecars import Sidecars
 from sink_engine.task.steps import RecordSteps, write_range
 
 
-def run_range(settings: TaskSettings, planned: PartitionRange, client=None,
-              progress_dir: str | None = None, reader: RangeReader | None = None) -> TaskResult:
+def run_range(
+    settings: TaskSettings,
+    planned: PartitionRange,
+    client=None,
+    progress_dir: str | None = None,
+    reader: RangeReader | None = None,
+) -> TaskResult:
     """`write_to` the S3 objects of the range."""
     return write_to(ObjectOutput, settings, planned, client, progress_dir, reader)
 
 
-def write_to(output_for: OutputFactory, settings: TaskSettings, planned: PartitionRange, client=None,
-             progress_dir: str | None = None, reader: RangeReader | None = None) -> TaskResult:
+def write_to(
+    output_for: OutputFactory,
+    settings: TaskSettings,
+    planned: PartitionRange,
+    client=None,
+    progress_dir: str | None = None,
+    reader: RangeReader | None = None,
+) -> TaskResult:
     """Write the range's records into the output `output_for` builds and report what it closed. Never raises a
     SinkError: it is returned in the result, with the files closed and uploaded before it, so the driver can
     commit that much. With `progress_dir`, reports how far it got there (progress.TaskProgress). A task's ranges
@@ -77,8 +89,13 @@ def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Side
     from sink_engine.task.transforms import TransformStep
 
     keys = settings.transforms.key_converter or settings.sidecars.key_converter
-    step = TransformStep(settings.transforms.build(), converter, converter_for(keys, topic) if keys else None,
-                         sidecars, settings.null_values)
+    step = TransformStep(
+        settings.transforms.build(),
+        converter,
+        converter_for(keys, topic) if keys else None,
+        sidecars,
+        settings.null_values,
+    )
     return RecordSteps(settings.null_values, converter, partitioner, step)
 
 

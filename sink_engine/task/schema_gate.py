@@ -16,6 +16,7 @@ nothing.
 Values without a schema ("json", "string", "bytes" columns) pass through; switching between them and
 schema'd values while files are open is an error, as in the connector.
 """
+
 from __future__ import annotations
 
 from sink_engine.convert.projection import ProjectionError, project
@@ -34,8 +35,10 @@ def changes_schema(mode: str, schema, current) -> bool:
     if mode == "none":
         return True
     if schema.version is None or current.version is None:
-        raise ProjectionError(f"a schema version is required for {mode.upper()} compatibility "
-                              f"({schema.describe()} after {current.describe()})")
+        raise ProjectionError(
+            f"a schema version is required for {mode.upper()} compatibility "
+            f"({schema.describe()} after {current.describe()})"
+        )
     return schema.version < current.version if mode == "forward" else schema.version > current.version
 
 
@@ -70,8 +73,9 @@ class SchemaGate:
         self._current.clear()
         self._kind = None
 
-    def admit(self, offsets: list, values: ValueColumn, partitions: Partitions, start: int, stop: int,
-              has_open: bool) -> tuple[int, ValueColumn]:
+    def admit(
+        self, offsets: list, values: ValueColumn, partitions: Partitions, start: int, stop: int, has_open: bool
+    ) -> tuple[int, ValueColumn]:
         """Records [start, end) that can be appended now, projected to the current schemas. `end == start`
         means the open files must be closed first (a schema change); then call again."""
         self._check_kind(offsets[start], values.kind, has_open)
@@ -107,9 +111,13 @@ class SchemaGate:
             try:
                 items[j] = project(items[j], schema, current)
             except ProjectionError as e:
-                raise RecordError(self.topic, self.partition, offsets[start + j],
-                                  f"cannot be projected from {schema.describe()} to {current.describe()} "
-                                  f"(schema.compatibility={self.mode.upper()}): {e}") from None
+                raise RecordError(
+                    self.topic,
+                    self.partition,
+                    offsets[start + j],
+                    f"cannot be projected from {schema.describe()} to {current.describe()} "
+                    f"(schema.compatibility={self.mode.upper()}): {e}",
+                ) from None
             schemas[j] = current
         sliced = values.slice(start, stop)
         return ValueColumn("struct", items, items, schemas, sliced.sidecars)
@@ -117,6 +125,10 @@ class SchemaGate:
     def _check_kind(self, offset: int, kind: str, has_open: bool) -> None:
         schemaful = kind == "struct"
         if has_open and self._kind is not None and self._kind != schemaful:
-            raise RecordError(self.topic, self.partition, offset,
-                              "switch between schema-based and schema-less values is not supported")
+            raise RecordError(
+                self.topic,
+                self.partition,
+                offset,
+                "switch between schema-based and schema-less values is not supported",
+            )
         self._kind = schemaful

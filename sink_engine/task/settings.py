@@ -1,6 +1,7 @@
 """Everything one task's range is built from, read once from the config: each seam's settings, the S3 objects'
 names and options, the rotation policy, and the few keys the record steps and the writer read themselves (a
 target's own settings are its own: sink_engine.target)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from sink_engine.transform.settings import TransformSettings
 @dataclass(frozen=True)
 class SidecarSettings:
     """`store.kafka.keys` / `store.kafka.headers`: what each sidecar is written with, None when it is off."""
+
     key_converter: ConverterSettings | None  # key.converter
     keys_format: str | None  # keys.format.class
     headers_format: str | None  # headers.format.class
@@ -29,8 +31,11 @@ class SidecarSettings:
     @classmethod
     def from_config(cls, config: SinkConfig) -> SidecarSettings:
         keys, headers = config["store.kafka.keys"], config["store.kafka.headers"]
-        return cls(ConverterSettings.from_config(config, "key") if keys else None,
-                   config["keys.format.class"] if keys else None, config["headers.format.class"] if headers else None)
+        return cls(
+            ConverterSettings.from_config(config, "key") if keys else None,
+            config["keys.format.class"] if keys else None,
+            config["headers.format.class"] if headers else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -54,13 +59,24 @@ class TaskSettings:
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> TaskSettings:
-        return cls(SourceSettings.from_config(config), S3Access.from_config(config), config["s3.bucket.name"],
-                   ObjectOptions.from_config(config), ObjectNaming.from_config(config),
-                   PartitionSettings.from_config(config), FormatSettings.from_config(config),
-                   ConverterSettings.from_config(config), SidecarSettings.from_config(config), rotation_policy(config),
-                   DeadLetterSettings.from_config(config), config["behavior.on.null.values"],
-                   config["schema.compatibility"], config["sink.schema.files"], config["tombstone.encoded.partition"],
-                   TransformSettings.from_config(config))
+        return cls(
+            SourceSettings.from_config(config),
+            S3Access.from_config(config),
+            config["s3.bucket.name"],
+            ObjectOptions.from_config(config),
+            ObjectNaming.from_config(config),
+            PartitionSettings.from_config(config),
+            FormatSettings.from_config(config),
+            ConverterSettings.from_config(config),
+            SidecarSettings.from_config(config),
+            rotation_policy(config),
+            DeadLetterSettings.from_config(config),
+            config["behavior.on.null.values"],
+            config["schema.compatibility"],
+            config["sink.schema.files"],
+            config["tombstone.encoded.partition"],
+            TransformSettings.from_config(config),
+        )
 
 
 def rotation_policy(config: SinkConfig) -> RotationPolicy:
@@ -69,6 +85,9 @@ def rotation_policy(config: SinkConfig) -> RotationPolicy:
     time-based partitioner, as the connector does."""
     interval = config["rotate.interval.ms"] if config["timestamp.extractor"] != "wallclock" else -1
     time_based = config["partitioner.class"] in TIME_BASED
-    return RotationPolicy(config["flush.size"], interval,
-                          config["rotate.file.on.partition.change"] or (interval > 0 and time_based),
-                          config["partitioner.max.open.files"])
+    return RotationPolicy(
+        config["flush.size"],
+        interval,
+        config["rotate.file.on.partition.change"] or (interval > 0 and time_based),
+        config["partitioner.max.open.files"],
+    )

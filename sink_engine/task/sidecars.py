@@ -9,6 +9,7 @@ the headers as that list; in the other formats they are wrapped in a struct (`Re
 as in the connector (the sidecars would no longer line up with the data). With single message transforms the
 sidecars hold each record's key and headers as the transforms left them (`transformed_columns`).
 """
+
 from __future__ import annotations
 
 import base64
@@ -38,13 +39,15 @@ class Sidecars:
         self.formats = {name: fmt for name, fmt in (("keys", key_format), ("headers", header_format)) if fmt}
 
     @classmethod
-    def from_settings(cls, sidecars: SidecarSettings, formats: FormatSettings, topic: str) -> "Sidecars":
+    def from_settings(cls, sidecars: SidecarSettings, formats: FormatSettings, topic: str) -> Sidecars:
         from sink_engine.convert.registry import converter_for
         from sink_engine.format.registry import format_for
 
-        return cls(converter_for(sidecars.key_converter, topic) if sidecars.key_converter is not None else None,
-                   format_for(formats, sidecars.keys_format) if sidecars.keys_format is not None else None,
-                   format_for(formats, sidecars.headers_format) if sidecars.headers_format is not None else None)
+        return cls(
+            converter_for(sidecars.key_converter, topic) if sidecars.key_converter is not None else None,
+            format_for(formats, sidecars.keys_format) if sidecars.keys_format is not None else None,
+            format_for(formats, sidecars.headers_format) if sidecars.headers_format is not None else None,
+        )
 
     def attach(self, chunk: RecordChunk, values: ValueColumn) -> ValueColumn:
         """`values` with the sidecar columns of the same records."""
@@ -57,7 +60,7 @@ class Sidecars:
             sidecars["headers"] = _headers(chunk, chunk.headers, self.formats["headers"].writes_json)
         return values.with_sidecars(sidecars)
 
-    def wrap(self, converter) -> "_AttachingConverter":
+    def wrap(self, converter) -> _AttachingConverter:
         """A converter that converts values with `converter` and attaches the sidecar columns."""
         return _AttachingConverter(converter, self)
 
@@ -70,21 +73,32 @@ class Sidecars:
             _check_keys(chunk, [record.key for record in records])
             kinds = {key_kind_of(record, key_kind) for record in records}
             if len(kinds) > 1:
-                raise RecordError(chunk.topic, chunk.partition, chunk.offsets[0], "the keys after transforms mix "
-                                  f"{' and '.join(sorted(map(str, kinds)))} values; the keys sidecar takes one kind per "
-                                  "file")
+                raise RecordError(
+                    chunk.topic,
+                    chunk.partition,
+                    chunk.offsets[0],
+                    "the keys after transforms mix "
+                    f"{' and '.join(sorted(map(str, kinds)))} values; the keys sidecar takes one kind per "
+                    "file",
+                )
             kind = kinds.pop()
             assert kind is not None  # _check_keys refused null keys
             sidecars["keys"] = self._wrapped_keys(column(records, kind, part="key"))
         if "headers" in self.formats:
-            sidecars["headers"] = _headers(chunk, [[(h.name, header_bytes(h)) for h in record.headers]
-                                                   for record in records], self.formats["headers"].writes_json)
+            sidecars["headers"] = _headers(
+                chunk,
+                [[(h.name, header_bytes(h)) for h in record.headers] for record in records],
+                self.formats["headers"].writes_json,
+            )
         return sidecars
 
     def _keys(self, chunk: RecordChunk) -> ValueColumn:
         _check_keys(chunk, chunk.keys)
-        column = self._key_converter.convert(RecordChunk(chunk.topic, chunk.partition, chunk.offsets, chunk.keys,
-                                                         keys=chunk.keys, timestamps=[0] * len(chunk)))
+        column = self._key_converter.convert(
+            RecordChunk(
+                chunk.topic, chunk.partition, chunk.offsets, chunk.keys, keys=chunk.keys, timestamps=[0] * len(chunk)
+            )
+        )
         return self._wrapped_keys(column)
 
     def _wrapped_keys(self, column: ValueColumn) -> ValueColumn:
@@ -107,8 +121,9 @@ class _AttachingConverter:
 def _check_keys(chunk: RecordChunk, keys: list) -> None:
     for position, key in enumerate(keys):
         if key is None:
-            raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
-                              "key cannot be null with store.kafka.keys=true")
+            raise RecordError(
+                chunk.topic, chunk.partition, chunk.offsets[position], "key cannot be null with store.kafka.keys=true"
+            )
 
 
 def header_bytes(header) -> bytes | None:
@@ -130,8 +145,12 @@ def _headers(chunk: RecordChunk, headers_of: list, as_json: bool) -> ValueColumn
     items = []
     for position, headers in enumerate(headers_of):
         if not headers:
-            raise RecordError(chunk.topic, chunk.partition, chunk.offsets[position],
-                              "headers cannot be empty with store.kafka.headers=true")
+            raise RecordError(
+                chunk.topic,
+                chunk.partition,
+                chunk.offsets[position],
+                "headers cannot be empty with store.kafka.headers=true",
+            )
         items.append([{"key": name, "value": _text(value)} for name, value in headers])
     if as_json:
         return ValueColumn("struct", items, items, None)

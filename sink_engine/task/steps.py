@@ -2,10 +2,12 @@
 message transforms (`transforms`, task/transforms.py: with a chain, null values are handled after it) and
 partitioning, then a writer. A record a step fails goes to the dead-letter router, which tolerates it or stops
 the task (`errors.tolerance`)."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from sink_engine.convert.base import Converter
 from sink_engine.dlq.letter import STAGE_TASK_PUT, STAGE_VALUE_CONVERTER
@@ -26,6 +28,7 @@ RETRY_PIECE = 32  # records tried at once after a bad record; doubles after each
 @dataclass(frozen=True)
 class RecordSteps:
     """What is done to a chunk's records before a writer takes them, in this order."""
+
     null_behavior: str  # behavior.on.null.values: ignore, fail, or write (tombstone files); keep (EnvelopeFormat:
     # a null value goes to the converter as any other)
     converter: Converter
@@ -38,14 +41,13 @@ class RecordSteps:
         raised it."""
         if self.transforms is not None:
             return self.transforms.prepare(chunk, self.partitioner)
-        kept = run_step(lambda: _handle_nulls(chunk, self.null_behavior), NullValueError, STAGE_TASK_PUT,
-                         _handle_nulls)
+        kept = run_step(lambda: _handle_nulls(chunk, self.null_behavior), NullValueError, STAGE_TASK_PUT, _handle_nulls)
         if not len(kept):
             return None
-        values = run_step(lambda: self.converter.convert(kept), ConversionError, STAGE_VALUE_CONVERTER,
-                           self.converter)
-        partitions = run_step(lambda: self.partitioner.encode(kept, values), PartitioningError, STAGE_TASK_PUT,
-                               self.partitioner)
+        values = run_step(lambda: self.converter.convert(kept), ConversionError, STAGE_VALUE_CONVERTER, self.converter)
+        partitions = run_step(
+            lambda: self.partitioner.encode(kept, values), PartitioningError, STAGE_TASK_PUT, self.partitioner
+        )
         return PreparedRecords(kept, values, partitions)
 
 
@@ -56,8 +58,14 @@ class StepFailed(Exception):
         self.error, self.stage, self.executing_class = error, stage, executing_class
 
 
-def write_range(chunks: Iterable[RecordChunk], writer: RecordWriter, steps: RecordSteps, router: DeadLetterRouter,
-                result: TaskResult, dropped: list | None = None) -> Iterator[int]:
+def write_range(
+    chunks: Iterable[RecordChunk],
+    writer: RecordWriter,
+    steps: RecordSteps,
+    router: DeadLetterRouter,
+    result: TaskResult,
+    dropped: list | None = None,
+) -> Iterator[int]:
     """Write each chunk (`write_chunk`), counted in `result.records_read` before it is written; yields the offset
     after each chunk once it is written (every record before it handled). The offsets of records the transforms
     dropped are added to `dropped`."""
@@ -129,7 +137,11 @@ def _handle_nulls(chunk: RecordChunk, behavior: str) -> RecordChunk:
         return chunk
     nulls = [i for i, value in enumerate(chunk.values) if value is None]
     if behavior == "fail":
-        raise NullValueError(chunk.topic, chunk.partition, chunk.offsets[nulls[0]],
-                             "null value (tombstone) with behavior.on.null.values=fail")
+        raise NullValueError(
+            chunk.topic,
+            chunk.partition,
+            chunk.offsets[nulls[0]],
+            "null value (tombstone) with behavior.on.null.values=fail",
+        )
     nulls_set = set(nulls)
     return chunk.select([i for i in range(len(chunk)) if i not in nulls_set])

@@ -1,6 +1,7 @@
 """Tombstones (null values) with `behavior.on.null.values=write`: they keep their place in offset order
 and go to files under `tombstone.encoded.partition` (writer.write_tombstones), as in the Confluent
 connector; the value file there holds one JSON `null` per tombstone."""
+
 from __future__ import annotations
 
 from itertools import groupby

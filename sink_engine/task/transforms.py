@@ -8,6 +8,7 @@ the record; write: tombstone files); a record the chain dropped is settled and c
 source offsets (and their Kafka key, value and headers, which dead letters carry). With routers, each record's
 encoded partition is the pair (routed topic, encoded partition): the writer opens files per routed topic.
 """
+
 from __future__ import annotations
 
 from typing import Any, cast
@@ -38,8 +39,11 @@ class TransformStep:
     def prepare(self, chunk: RecordChunk, partitioner) -> Transformed:
         """The chunk's parts to write and the offsets it dropped. Raises StepFailed for the first bad record."""
         values, value_kind = _converted(chunk, chunk.values, self._converter, STAGE_VALUE_CONVERTER)
-        keys, key_kind = (_converted(chunk, chunk.keys, self._key_converter, STAGE_KEY_CONVERTER)
-                          if self._key_converter is not None else ([(key, None, None) for key in chunk.keys], None))
+        keys, key_kind = (
+            _converted(chunk, chunk.keys, self._key_converter, STAGE_KEY_CONVERTER)
+            if self._key_converter is not None
+            else ([(key, None, None) for key in chunk.keys], None)
+        )
         out, positions, kinds, texts = [], [], [], []
         dropped: list[int] = []
         for position, read in enumerate(_records(chunk, values, keys)):
@@ -56,9 +60,16 @@ class TransformStep:
                 raise StepFailed(e, STAGE_TRANSFORMATION, qualified_name(column)) from None
             if kind is None and self._null_behavior != "write":
                 if self._null_behavior == "fail":
-                    raise StepFailed(NullValueError(chunk.topic, chunk.partition, record.offset,
-                                                    "null value after transforms with behavior.on.null.values=fail"),
-                                     STAGE_TASK_PUT, qualified_name(self))
+                    raise StepFailed(
+                        NullValueError(
+                            chunk.topic,
+                            chunk.partition,
+                            record.offset,
+                            "null value after transforms with behavior.on.null.values=fail",
+                        ),
+                        STAGE_TASK_PUT,
+                        qualified_name(self),
+                    )
                 continue  # ignore: settled like a tombstone read from Kafka
             out.append(record)
             positions.append(position)
@@ -76,19 +87,33 @@ class TransformStep:
             if kind is None:
                 parts.append(Tombstones(run, routed))
             else:
-                parts.append(self._prepared(run, out[start:stop], kind, texts[start:stop], key_kind, partitioner,
-                                            routed))
+                parts.append(
+                    self._prepared(run, out[start:stop], kind, texts[start:stop], key_kind, partitioner, routed)
+                )
             start = stop
         return Transformed(parts, dropped)
 
-    def _prepared(self, run: RecordChunk, records: list, kind: str, texts: list, key_kind: str | None, partitioner,
-                  routed: list | None) -> PreparedRecords:
+    def _prepared(
+        self,
+        run: RecordChunk,
+        records: list,
+        kind: str,
+        texts: list,
+        key_kind: str | None,
+        partitioner,
+        routed: list | None,
+    ) -> PreparedRecords:
         values = run_step(lambda: column(records, kind, texts), TransformationError, STAGE_TRANSFORMATION, column)
         if self._sidecars.formats:  # a null key or no headers: a bad record, as without transforms
-            values = values.with_sidecars(run_step(lambda: self._sidecars.transformed_columns(run, records, key_kind),
-                                                   ConversionError, STAGE_VALUE_CONVERTER, self._sidecars))
-        partitions = run_step(lambda: partitioner.encode(run, values), PartitioningError, STAGE_TASK_PUT,
-                              partitioner)
+            values = values.with_sidecars(
+                run_step(
+                    lambda: self._sidecars.transformed_columns(run, records, key_kind),
+                    ConversionError,
+                    STAGE_VALUE_CONVERTER,
+                    self._sidecars,
+                )
+            )
+        partitions = run_step(lambda: partitioner.encode(run, values), PartitioningError, STAGE_TASK_PUT, partitioner)
         if routed is not None:
             paths = cast(list[str], partitions.as_list(len(run)))  # the partitioner's, not routed yet
             partitions = Partitions.per_record(list(zip(routed, paths)))
@@ -102,8 +127,13 @@ def _converted(chunk: RecordChunk, items: list, converter, stage: str) -> tuple[
     converted: list = [(None, None, None)] * len(items)
     if not present:
         return converted, None
-    part = chunk if items is chunk.values else RecordChunk(chunk.topic, chunk.partition, chunk.offsets, items,
-                                                           keys=chunk.keys, timestamps=chunk.timestamps)
+    part = (
+        chunk
+        if items is chunk.values
+        else RecordChunk(
+            chunk.topic, chunk.partition, chunk.offsets, items, keys=chunk.keys, timestamps=chunk.timestamps
+        )
+    )
     if len(present) < len(items):
         part = part.select(present)
     column_ = run_step(lambda: converter.convert(part), ConversionError, stage, converter)
@@ -118,11 +148,24 @@ def _converted(chunk: RecordChunk, items: list, converter, stage: str) -> tuple[
 def _records(chunk: RecordChunk, values: list, keys: list) -> list[TransformRecord]:
     """Connect's SinkRecords of the chunk: Kafka's -1 (no timestamp) is a null timestamp, as Connect reads it."""
     topic, partition = chunk.topic, chunk.partition
-    return [TransformRecord(topic, partition, offset, timestamp if timestamp is not None and timestamp >= 0 else None,
-                            _TIMESTAMP_TYPES.get(kind, CREATE_TIME), key[0],
-                            key[1], value[0], value[1], tuple(Header(name, data) for name, data in headers), topic)
-            for offset, timestamp, kind, key, value, headers in zip(
-                chunk.offsets, chunk.timestamps, chunk.timestamp_types, keys, values, chunk.headers)]
+    return [
+        TransformRecord(
+            topic,
+            partition,
+            offset,
+            timestamp if timestamp is not None and timestamp >= 0 else None,
+            _TIMESTAMP_TYPES.get(kind, CREATE_TIME),
+            key[0],
+            key[1],
+            value[0],
+            value[1],
+            tuple(Header(name, data) for name, data in headers),
+            topic,
+        )
+        for offset, timestamp, kind, key, value, headers in zip(
+            chunk.offsets, chunk.timestamps, chunk.timestamp_types, keys, values, chunk.headers
+        )
+    ]
 
 
 def _kind(record: TransformRecord, input_kind: str | None, part: str = "value") -> str | None:
@@ -138,9 +181,12 @@ def _kind(record: TransformRecord, input_kind: str | None, part: str = "value") 
         if schema.type == "struct":
             return "struct"
         if schema.name is not None and schema.type in PRIMITIVE_TYPES:
-            raise TransformationError(record.source_topic, record.partition, record.offset,
-                                      f"the {part} is a {schema.name} after transforms; only a struct or a plain "
-                                      "value can be written")
+            raise TransformationError(
+                record.source_topic,
+                record.partition,
+                record.offset,
+                f"the {part} is a {schema.name} after transforms; only a struct or a plain value can be written",
+            )
         return schema.type if schema.type in ("string", "bytes") else "json"
     if isinstance(value, (bytes, bytearray)):
         return "bytes"
@@ -152,24 +198,31 @@ def key_kind_of(record: TransformRecord, input_kind: str | None) -> str | None:
     return _kind(record, input_kind, "key")
 
 
-def column(records: list[TransformRecord], kind: str, texts: list | None = None, part: str = "value"
-           ) -> ValueColumn:
+def column(records: list[TransformRecord], kind: str, texts: list | None = None, part: str = "value") -> ValueColumn:
     """The column of records' values (or keys) of one `_kind`; `texts` the JSON text of values no transform
     changed (None elsewhere), kept as read. TransformationError names a value JSON cannot hold."""
     values = [r.value if part == "value" else r.key for r in records]
     if kind == "struct":
-        return ValueColumn("struct", values, values,
-                           [r.value_schema if part == "value" else r.key_schema for r in records])
+        return ValueColumn(
+            "struct", values, values, [r.value_schema if part == "value" else r.key_schema for r in records]
+        )
     if kind != "json":
         return ValueColumn(kind, values, values)
     texts = texts or [None] * len(values)
-    return ValueColumn("json", [text if text is not None else _json(value, record)
-                                for value, text, record in zip(values, texts, records)], values)
+    return ValueColumn(
+        "json",
+        [text if text is not None else _json(value, record) for value, text, record in zip(values, texts, records)],
+        values,
+    )
 
 
 def _json(value: Any, record: TransformRecord) -> bytes:
     try:
         return orjson.dumps(value)
     except TypeError as e:
-        raise TransformationError(record.source_topic, record.partition, record.offset,
-                                  f"the value after transforms cannot be written as JSON: {e}") from None
+        raise TransformationError(
+            record.source_topic,
+            record.partition,
+            record.offset,
+            f"the value after transforms cannot be written as JSON: {e}",
+        ) from None

@@ -1,11 +1,11 @@
 """TopicPartitionWriter: routes converted records of one topic-partition into open files and closes
 them on rotation. Closed files are uploaded under deterministic keys; the tail stays unwritten. A record a file
 refuses goes to the dead-letter router (`RecordWriter.put`)."""
+
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 from sink_engine import events
 from sink_engine.format.base import FileContext, FileEncoder, Format
@@ -25,6 +25,7 @@ from sink_engine.task.sidecars import Sidecars
 class _Output:
     """One object of a file (the data object or a sidecar): its key without the format's extension (companion
     objects replace the extension), its stream, its encoder, and which column of the values it takes."""
+
     stem: str
     stream: ObjectStream
     encoder: FileEncoder
@@ -34,6 +35,7 @@ class _Output:
 @dataclass
 class OpenFile:
     """A file being written: each record goes into its data object (and sidecar objects) as it is added."""
+
     key: str
     encoded_partition: str
     start_offset: int
@@ -76,9 +78,19 @@ class TopicPartitionWriter(RecordWriter):
     was open; files closed after it (only lanes make those) are written again, with the same keys and bytes, by a
     run that starts there, since every decision of the writer depends only on the records taken since then."""
 
-    def __init__(self, topic: str, partition: int, start_offset: int, fmt: Format, naming: ObjectNaming,
-                 rotation: RotationPolicy, uploader: Uploader, schema_gate: SchemaGate | None = None,
-                 tombstone_partition: str = "tombstone", sidecars: Sidecars | None = None):
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        start_offset: int,
+        fmt: Format,
+        naming: ObjectNaming,
+        rotation: RotationPolicy,
+        uploader: Uploader,
+        schema_gate: SchemaGate | None = None,
+        tombstone_partition: str = "tombstone",
+        sidecars: Sidecars | None = None,
+    ):
         self.topic, self.partition = topic, partition
         self._sidecars = sidecars or Sidecars()
         self._tombstone_partition = tombstone_partition
@@ -94,8 +106,14 @@ class TopicPartitionWriter(RecordWriter):
         self._reread_from: int | None = None  # first offset of the files closed since `next_offset`
         self._window = Window()  # the records taken since no file was open
 
-    def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions, timestamps: list | None = None,
-              sizes: list | None = None) -> None:
+    def write(
+        self,
+        chunk: RecordChunk,
+        values: ValueColumn,
+        partitions: Partitions,
+        timestamps: list | None = None,
+        sizes: list | None = None,
+    ) -> None:
         """Add converted records (RecordWriter.write); `timestamps` (record times for rotate.interval.ms) default
         to the rotation policy's extractor, `sizes` (for row-group cuts) to the records' Kafka value sizes."""
         timestamps = timestamps if timestamps is not None else self._rotation.timestamps(chunk, values)
@@ -113,8 +131,16 @@ class TopicPartitionWriter(RecordWriter):
         rotating it with the other lanes)."""
         return not self._lanes or self._window.lanes == {key}
 
-    def _write_lane(self, key, chunk: RecordChunk, values: ValueColumn, partitions: Partitions,
-                    timestamps: list | None, sizes: list, gated: bool) -> None:
+    def _write_lane(
+        self,
+        key,
+        chunk: RecordChunk,
+        values: ValueColumn,
+        partitions: Partitions,
+        timestamps: list | None,
+        sizes: list,
+        gated: bool,
+    ) -> None:
         """Records that all go to lane `key`, no other lane holding open records: as the connector rotates them."""
         position = 0
         while position < len(chunk):
@@ -130,25 +156,31 @@ class TopicPartitionWriter(RecordWriter):
                 if stop == position:  # a schema change closes the open files (schema.compatibility)
                     self.close_all(next_offset=chunk.offsets[position])
                     continue
-            self._add({key: range(position, stop)}, chunk.offsets, admitted, partitions, timestamps, sizes,
-                      position)
+            self._add({key: range(position, stop)}, chunk.offsets, admitted, partitions, timestamps, sizes, position)
             position = stop
             if self._rotation.room(self._lanes[key].records) == 0:
                 self.close_all(next_offset=chunk.offsets[stop - 1] + 1)
 
-    def _write_lanes(self, keys: list, chunk: RecordChunk, values: ValueColumn, partitions: Partitions,
-                     timestamps: list | None, sizes: list) -> None:
+    def _write_lanes(
+        self,
+        keys: list,
+        chunk: RecordChunk,
+        values: ValueColumn,
+        partitions: Partitions,
+        timestamps: list | None,
+        sizes: list,
+    ) -> None:
         """Records of several lanes: each lane's records between two triggers are added at once."""
         position = 0
         while position < len(chunk):
-            stop, close, after = self._rotation.lane_cut(self._lanes, self._window, keys, partitions, timestamps,
-                                                         self._taken, position, len(chunk))
+            stop, close, after = self._rotation.lane_cut(
+                self._lanes, self._window, keys, partitions, timestamps, self._taken, position, len(chunk)
+            )
             if stop > position:
                 lanes: dict[object, list[int]] = {}
                 for i in range(position, stop):
                     lanes.setdefault(keys[i], []).append(i)
-                self._add(lanes, chunk.offsets, values.slice(position, stop), partitions, timestamps, sizes,
-                          position)
+                self._add(lanes, chunk.offsets, values.slice(position, stop), partitions, timestamps, sizes, position)
             if close is not None:
                 next_offset = chunk.offsets[stop - 1] + 1 if after else chunk.offsets[stop]
                 if close == ALL:
@@ -162,8 +194,11 @@ class TopicPartitionWriter(RecordWriter):
         `routed` topic when a router made them), one JSON null per record; their time for rotate.interval.ms is the
         Kafka record time."""
         stamps = chunk.timestamps if self._rotation.interval_ms > 0 else None
-        partitions = self._tombstones if routed is None else \
-            Partitions.per_record([(topic, self._tombstone_partition) for topic in routed])
+        partitions = (
+            self._tombstones
+            if routed is None
+            else Partitions.per_record([(topic, self._tombstone_partition) for topic in routed])
+        )
         self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), partitions, stamps, [0] * len(chunk))
 
     @property
@@ -186,12 +221,19 @@ class TopicPartitionWriter(RecordWriter):
         """End the files of lane `key` (before record `next_offset`)."""
         for open_file in self._lanes.pop(key).open_partitions.values():
             size = open_file.finish(self._uploader)
-            closed = ClosedFile(open_file.key, open_file.encoded_partition, open_file.start_offset,
-                                open_file.last_offset, open_file.record_count, size)
+            closed = ClosedFile(
+                open_file.key,
+                open_file.encoded_partition,
+                open_file.start_offset,
+                open_file.last_offset,
+                open_file.record_count,
+                size,
+            )
             self.closed.append(closed)
             events.emit(events.FILE_CLOSED, key=closed.key, records=closed.record_count, bytes=closed.size_bytes)
-            self._reread_from = min(closed.start_offset, self._reread_from if self._reread_from is not None
-                                    else closed.start_offset)
+            self._reread_from = min(
+                closed.start_offset, self._reread_from if self._reread_from is not None else closed.start_offset
+            )
         if not self._lanes:
             self._settle(next_offset)
 
@@ -210,8 +252,16 @@ class TopicPartitionWriter(RecordWriter):
         self._reread_from, self._window = None, Window()
         self.next_offset = next_offset
 
-    def _add(self, lanes: dict, offsets: list, values: ValueColumn, partitions: Partitions, timestamps: list | None,
-             sizes: list, start: int) -> None:
+    def _add(
+        self,
+        lanes: dict,
+        offsets: list,
+        values: ValueColumn,
+        partitions: Partitions,
+        timestamps: list | None,
+        sizes: list,
+        start: int,
+    ) -> None:
         """Add records (the chunk's positions by lane, in order; `values` from position `start` on). All or
         nothing: every file checks its records before any is written, and a file is opened only with its first
         record (so that its key names that record's offset)."""
@@ -233,8 +283,16 @@ class TopicPartitionWriter(RecordWriter):
                     batch_offsets, batch_sizes = [offsets[i] for i in group], [sizes[i] for i in group]
                     batch_values = values.select([i - start for i in group])
                 open_file = lane.open_partitions.get(encoded) or self._new_file(encoded, batch_offsets[0])
-                staged.append((lane, encoded, open_file, open_file.prepare(batch_offsets, batch_values),
-                               batch_offsets, batch_sizes))
+                staged.append(
+                    (
+                        lane,
+                        encoded,
+                        open_file,
+                        open_file.prepare(batch_offsets, batch_values),
+                        batch_offsets,
+                        batch_sizes,
+                    )
+                )
             lanes_taken.append((key, lane, positions))
         for lane, encoded, open_file, prepared, batch_offsets, batch_sizes in staged:
             open_file.write(prepared, batch_offsets, batch_sizes)
@@ -251,11 +309,11 @@ class TopicPartitionWriter(RecordWriter):
         """`encoded` the encoded partition, or (routed topic, encoded partition) when the transforms have routers
         (storage/naming.py names the file for both topics)."""
         topic, encoded_partition = encoded if isinstance(encoded, tuple) else (self.topic, encoded)
-        key = self._naming.key(topic, encoded_partition, self.partition, first_offset, self._fmt.extension,
-                               self.topic)
-        stem, context = key[:-len(self._fmt.extension)], FileContext(self.topic, self.partition, first_offset)
+        key = self._naming.key(topic, encoded_partition, self.partition, first_offset, self._fmt.extension, self.topic)
+        stem, context = key[: -len(self._fmt.extension)], FileContext(self.topic, self.partition, first_offset)
         objects = [(stem, self._fmt, _whole)] + [  # store.kafka.keys / .headers: <stem>.keys<ext>, ...
-            (f"{stem}.{name}", fmt, _sidecar(name)) for name, fmt in self._sidecars.formats.items()]
+            (f"{stem}.{name}", fmt, _sidecar(name)) for name, fmt in self._sidecars.formats.items()
+        ]
         outputs = []
         for object_stem, fmt, column in objects:
             stream = ObjectStream(self._uploader, object_stem + fmt.extension)

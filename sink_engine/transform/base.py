@@ -10,6 +10,7 @@ prefix) and then called once per record, in offset order. Contract, as in Connec
   names the record's topic, partition and offset and the transform's alias.
 - A bad option raises `ConfigError` naming the full key (`transforms.<alias>.<option>`): use `options.key(name)`.
 """
+
 from __future__ import annotations
 
 from typing import Protocol
@@ -20,7 +21,7 @@ from sink_engine.transform.record import TransformRecord
 
 class Transform(Protocol):
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "Transform":
+    def from_options(cls, options: TransformOptions) -> Transform:
         """Build from the alias's options; ConfigError names the key at fault."""
 
     def apply(self, record: TransformRecord) -> TransformRecord | None:
@@ -29,7 +30,7 @@ class Transform(Protocol):
 
 class Predicate(Protocol):
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "Predicate":
+    def from_options(cls, options: TransformOptions) -> Predicate:
         """Build from the predicate's options (`predicates.<alias>.*`)."""
 
     def test(self, record: TransformRecord) -> bool:

@@ -13,11 +13,23 @@ whole-value cast keeps the schema's name, version and parameters and optional-ne
 that, unlike Kafka, a logical type's name and parameters are dropped (the result is a plain string or number,
 which this engine's formats would otherwise read as the logical type's value).
 """
+
 from __future__ import annotations
 
-from sink_engine.convert.schema import (DATE, DECIMAL, ISO_DATE, ISO_TIMESTAMP, LOCAL_TIMESTAMP_MICROS,
-                                        LOCAL_TIMESTAMP_MILLIS, TIME, TIME_MICROS, TIMESTAMP, TIMESTAMP_MICROS,
-                                        TYPES, Schema)
+from sink_engine.convert.schema import (
+    DATE,
+    DECIMAL,
+    ISO_DATE,
+    ISO_TIMESTAMP,
+    LOCAL_TIMESTAMP_MICROS,
+    LOCAL_TIMESTAMP_MILLIS,
+    TIME,
+    TIME_MICROS,
+    TIMESTAMP,
+    TIMESTAMP_MICROS,
+    TYPES,
+    Schema,
+)
 from sink_engine.errors import ConfigError
 from sink_engine.transform.cast_values import OUTPUT_TYPES, cast_value
 from sink_engine.transform.errors import TransformError
@@ -27,19 +39,30 @@ from sink_engine.transform.schemas import SchemaCache, basics, field_value, stru
 from sink_engine.transform.values import operand, require_map, require_struct, with_operand
 
 PURPOSE = "cast types"
-LOGICAL_NAMES = (DECIMAL, DATE, TIME, TIMESTAMP, TIMESTAMP_MICROS, TIME_MICROS, LOCAL_TIMESTAMP_MILLIS,
-                 LOCAL_TIMESTAMP_MICROS, ISO_TIMESTAMP, ISO_DATE)
+LOGICAL_NAMES = (
+    DECIMAL,
+    DATE,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMP_MICROS,
+    TIME_MICROS,
+    LOCAL_TIMESTAMP_MILLIS,
+    LOCAL_TIMESTAMP_MICROS,
+    ISO_TIMESTAMP,
+    ISO_DATE,
+)
 
 
 class Cast:
-    def __init__(self, role: str, casts: dict[str, str], whole: str | None = None,
-                 replace_null_with_default: bool = True):
+    def __init__(
+        self, role: str, casts: dict[str, str], whole: str | None = None, replace_null_with_default: bool = True
+    ):
         self.role, self.casts, self.whole = role, casts, whole
         self.replace_null_with_default = replace_null_with_default
         self._schemas = SchemaCache(self._updated_schema)
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "Cast":
+    def from_options(cls, options: TransformOptions) -> Cast:
         casts, whole = parse_spec(options)
         return cls(options.role or "value", casts, whole, options.boolean("replace.null.with.default", True))
 
@@ -74,20 +97,29 @@ class Cast:
         else:
             if schema.type != "struct":
                 raise TransformError(f"only a struct is supported for {PURPOSE} of fields, found {schema.type}")
-            built = struct_of([(field.name, self._field_schema(field.schema, self.casts.get(field.name)))
-                               for field in schema.fields], like=schema)
+            built = struct_of(
+                [(field.name, self._field_schema(field.schema, self.casts.get(field.name))) for field in schema.fields],
+                like=schema,
+            )
         default = schema.default_value()
-        return Schema(built.type, optional=schema.optional, name=built.name, version=built.version,
-                      parameters=built.parameters, fields=built.fields,
-                      default=None if default is None else cast_value(schema, default, built.type))
+        return Schema(
+            built.type,
+            optional=schema.optional,
+            name=built.name,
+            version=built.version,
+            parameters=built.parameters,
+            fields=built.fields,
+            default=None if default is None else cast_value(schema, default, built.type),
+        )
 
     @staticmethod
     def _field_schema(schema: Schema, target: str | None) -> Schema:
         if target is None:
             return schema
         default = schema.default_value()
-        return Schema(target, optional=schema.optional,
-                      default=None if default is None else cast_value(schema, default, target))
+        return Schema(
+            target, optional=schema.optional, default=None if default is None else cast_value(schema, default, target)
+        )
 
 
 def parse_spec(options: TransformOptions) -> tuple[dict[str, str], str | None]:
@@ -118,6 +150,7 @@ def _target(key: str, name: str) -> str:
     if type_ not in TYPES:
         raise ConfigError(key, f"invalid type found in casting spec: {name}")
     if type_ not in OUTPUT_TYPES:
-        raise ConfigError(key, f"cast does not support casting to {type_}; supported types are "
-                               f"{', '.join(OUTPUT_TYPES)}")
+        raise ConfigError(
+            key, f"cast does not support casting to {type_}; supported types are {', '.join(OUTPUT_TYPES)}"
+        )
     return type_

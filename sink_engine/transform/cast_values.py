@@ -14,6 +14,7 @@ float64, boolean and string:
 Without a schema the Connect type is the value's (JSON integers int64, numbers float64); lists, maps and any
 other value are a TransformError, as are bytes to anything but string.
 """
+
 from __future__ import annotations
 
 import base64
@@ -27,7 +28,7 @@ from sink_engine.transform.errors import TransformError
 
 INPUT_TYPES = INTEGER_TYPES + FLOAT_TYPES + ("boolean", "string", "bytes")
 OUTPUT_TYPES = INTEGER_TYPES + FLOAT_TYPES + ("boolean", "string")
-_UTC = datetime.timezone.utc
+_UTC = datetime.UTC
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 _ONE_MS = datetime.timedelta(milliseconds=1)
 
@@ -38,8 +39,9 @@ def cast_value(schema: Schema | None, value: Any, target: str) -> Any:
         return None
     source = schema.type if schema is not None else _schemaless_type(value)
     if source not in INPUT_TYPES:
-        raise TransformError(f"cast does not support casting from {source}; supported types are "
-                             f"{', '.join(INPUT_TYPES)}")
+        raise TransformError(
+            f"cast does not support casting from {source}; supported types are {', '.join(INPUT_TYPES)}"
+        )
     logical = schema.name if schema is not None and schema.name in (DATE, TIME, TIMESTAMP) else None
     if logical is not None:
         millis = _millis(logical, value)
@@ -83,12 +85,19 @@ def _cast(value: Any, source: str, target: str) -> Any:
 def _schemaless_type(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
-    for python_type, type_ in ((int, "int64"), (float, "float64"), (str, "string"),
-                               ((bytes, bytearray, memoryview), "bytes"), (list, "array"), (dict, "map")):
+    for python_type, type_ in (
+        (int, "int64"),
+        (float, "float64"),
+        (str, "string"),
+        ((bytes, bytearray, memoryview), "bytes"),
+        (list, "array"),
+        (dict, "map"),
+    ):
         if isinstance(value, python_type):
             return type_
-    raise TransformError(f"cast was passed a value of type {type(value).__name__}, which is not one of Connect's "
-                         f"schemaless types")
+    raise TransformError(
+        f"cast was passed a value of type {type(value).__name__}, which is not one of Connect's schemaless types"
+    )
 
 
 def _millis(logical: str, value: Any) -> int:

@@ -1,4 +1,5 @@
 """The chain: a task's transforms applied to one record in the order `transforms` lists them."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,8 +41,12 @@ class TransformChain:
             try:
                 result = step.transform.apply(record)
             except TransformError as e:
-                error = TransformationError(record.source_topic or record.topic, record.partition, record.offset,
-                                            f"transform {step.alias!r} failed: {e.reason}")
+                error = TransformationError(
+                    record.source_topic or record.topic,
+                    record.partition,
+                    record.offset,
+                    f"transform {step.alias!r} failed: {e.reason}",
+                )
                 cls = type(step.transform)
                 error.executing_class = f"{cls.__module__}.{cls.__qualname__}"
                 raise error from e

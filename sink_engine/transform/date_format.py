@@ -13,6 +13,7 @@ takes exactly its letter count of digits. Zones read are `Z`, `UTC`/`GMT`/`UT` w
 `+hh`, `+hhmm`, `+hh:mm`. A two-digit `yy` year is read into 1946-2045 (Java's window, 80 years back from
 now, fixed here at 2026 so that reruns agree).
 """
+
 from __future__ import annotations
 
 import datetime
@@ -23,10 +24,22 @@ from sink_engine.partition.joda_format import quoted_literal
 _VALID = "GyYMLwWDdFEuaHkKhmsSzZX"
 _WEEK_LETTERS = "YwWF"
 _NUMERIC = set("yYMLwWdDFuHkKhmsS")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _EPOCH_ORDINAL = _EPOCH.toordinal()
 _DAY_MS = 86_400_000
 _TWO_DIGIT_YEAR_START = 1946
@@ -113,15 +126,32 @@ def _format_field(token: tuple[str, int], moment: datetime.datetime) -> str:
     if letter == "E":
         name = _DAYS[moment.weekday()]
         return name if count >= 4 else name[:3]
-    text = {"G": "AD", "a": "AM" if moment.hour < 12 else "PM",
-            "z": "Coordinated Universal Time" if count >= 4 else "UTC", "Z": "+0000", "X": "Z"}.get(letter)
+    text = {
+        "G": "AD",
+        "a": "AM" if moment.hour < 12 else "PM",
+        "z": "Coordinated Universal Time" if count >= 4 else "UTC",
+        "Z": "+0000",
+        "X": "Z",
+    }.get(letter)
     if text is not None:
         return text
-    number = {"M": moment.month, "L": moment.month, "d": moment.day, "D": moment.timetuple().tm_yday,
-              "u": moment.isoweekday(), "H": moment.hour, "k": moment.hour or 24, "K": moment.hour % 12,
-              "h": moment.hour % 12 or 12, "m": moment.minute, "s": moment.second,
-              "S": moment.microsecond // 1000, "F": (moment.day - 1) // 7 + 1,
-              "w": _week_of_year(moment.date()), "W": _week_of_month(moment.date())}[letter]
+    number = {
+        "M": moment.month,
+        "L": moment.month,
+        "d": moment.day,
+        "D": moment.timetuple().tm_yday,
+        "u": moment.isoweekday(),
+        "H": moment.hour,
+        "k": moment.hour or 24,
+        "K": moment.hour % 12,
+        "h": moment.hour % 12 or 12,
+        "m": moment.minute,
+        "s": moment.second,
+        "S": moment.microsecond // 1000,
+        "F": (moment.day - 1) // 7 + 1,
+        "w": _week_of_year(moment.date()),
+        "W": _week_of_month(moment.date()),
+    }[letter]
     return str(number).zfill(count)
 
 
@@ -182,7 +212,7 @@ def _parse_name(text: str, pos: int, names: tuple[str, ...], key: str, fields: d
     """The longest full or three-letter name at `pos`, case-insensitively; its 1-based index into `fields`."""
     candidates = [(name, i) for i, full in enumerate(names) for name in {full, full[:3]}]
     for name, index in sorted(candidates, key=lambda item: -len(item[0])):
-        if text[pos:pos + len(name)].lower() == name.lower():
+        if text[pos : pos + len(name)].lower() == name.lower():
             fields[key] = index + 1
             return pos + len(name)
     raise ValueError(f"expected one of {', '.join(names)} at position {pos}")
@@ -211,8 +241,13 @@ def _to_millis(fields: dict) -> int:
     else:
         days = datetime.date(year, month + 1, 1).toordinal() + fields.get("d", 1) - 1
     hours = _hour_of_day(fields)
-    millis = ((days - _EPOCH_ORDINAL) * _DAY_MS + hours * 3_600_000 + fields.get("m", 0) * 60_000
-              + fields.get("s", 0) * 1000 + fields.get("S", 0))
+    millis = (
+        (days - _EPOCH_ORDINAL) * _DAY_MS
+        + hours * 3_600_000
+        + fields.get("m", 0) * 60_000
+        + fields.get("s", 0) * 1000
+        + fields.get("S", 0)
+    )
     return millis - fields.get("offset", 0)
 
 

@@ -6,6 +6,7 @@ An unqualified field is looked up where Debezium looks: `op`, `ts_ms`, `ts_us`, 
 lacks is taken from the envelope when it has one by that name (a field another transform added), else it is
 skipped. The new name is the prefix and `field`, `struct_field`, or `newName`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,7 +26,7 @@ class FieldReference:
     new_name: str
 
     @classmethod
-    def parse(cls, prefix: str, item: str) -> "FieldReference":
+    def parse(cls, prefix: str, item: str) -> FieldReference:
         """ValueError when the item has more than one `:`."""
         parts = item.split(":")
         if len(parts) > 2:

@@ -4,6 +4,7 @@
 keeps it when it is optional and makes the record a bad one (TransformError) when it is not; `force_optional`
 keeps an optional copy of it. A record without a schema there gets a null value and no schema.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,7 +23,7 @@ class Drop:
         self.role, self.behavior = role, behavior
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "Drop":
+    def from_options(cls, options: TransformOptions) -> Drop:
         return cls(options.role or "value", options.choice("schema.behavior", BEHAVIORS, "nullify"))
 
     def apply(self, record: TransformRecord) -> TransformRecord:
@@ -33,8 +34,9 @@ class Drop:
         if self.behavior == "nullify":
             return None
         if self.behavior == "validate" and not schema.optional:
-            raise TransformError(f"the {self.role} schema ({schema.describe()}) is not optional, and Drop's "
-                                 f"schema.behavior is validate")
+            raise TransformError(
+                f"the {self.role} schema ({schema.describe()}) is not optional, and Drop's schema.behavior is validate"
+            )
         if self.behavior == "force_optional" and not schema.optional:
             return dataclasses.replace(schema, optional=True)
         return schema

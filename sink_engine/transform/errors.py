@@ -1,4 +1,5 @@
 """Errors of the transform seam."""
+
 from __future__ import annotations
 
 

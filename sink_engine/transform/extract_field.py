@@ -5,6 +5,7 @@ As in Kafka: a null operand stays null (with a schema, it gets the field's schem
 gives null, one missing from the struct schema is a TransformError ("unknown field"). `field.syntax.version=V2`
 reads a nested path (`a.b`, see field_path.py). `replace.null.with.default` (default true): a null field with a
 default reads as that default."""
+
 from __future__ import annotations
 
 from sink_engine.transform.errors import TransformError
@@ -21,9 +22,12 @@ class ExtractField:
         self.role, self.path, self.replace_null_with_default = role, path, replace_null_with_default
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "ExtractField":
-        return cls(options.role or "value", FieldPath.from_options(options, "field"),
-                   options.boolean("replace.null.with.default", True))
+    def from_options(cls, options: TransformOptions) -> ExtractField:
+        return cls(
+            options.role or "value",
+            FieldPath.from_options(options, "field"),
+            options.boolean("replace.null.with.default", True),
+        )
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         value, schema = operand(record, self.role)

@@ -19,6 +19,7 @@ Records that are not envelopes pass unchanged, as in Debezium; so do schemaless 
 `schemas.enable=false`): Debezium's SMT needs the envelope's schema, and so does this one. Not built:
 `drop.fields.header.name` (an error when set).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,11 +27,11 @@ from typing import Any
 
 from sink_engine.convert.schema import Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform.schemas import field_value, struct_of
 from sink_engine.transform.debezium_fields import FieldReference, parse_references
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions
 from sink_engine.transform.record import Header, TransformRecord
+from sink_engine.transform.schemas import field_value, struct_of
 
 DELETED_FIELD = "__deleted"
 MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
@@ -41,39 +42,56 @@ _OPTIONAL_STRING = Schema("string", True)
 class Handling:
     """keep_tombstones: Debezium's own tombstones pass; delete: "drop", "after" (a null value with the after
     schema), "tombstone" (null value and schema) or "rewrite" (before + __deleted); rewrite: __deleted added."""
+
     keep_tombstones: bool
     delete: str
     rewrite: bool
 
 
-_MODES = {"drop": Handling(False, "drop", False), "tombstone": Handling(False, "after", False),
-          "rewrite": Handling(False, "rewrite", True), "rewrite-with-tombstone": Handling(True, "rewrite", True),
-          "delete-to-tombstone": Handling(False, "tombstone", False)}
+_MODES = {
+    "drop": Handling(False, "drop", False),
+    "tombstone": Handling(False, "after", False),
+    "rewrite": Handling(False, "rewrite", True),
+    "rewrite-with-tombstone": Handling(True, "rewrite", True),
+    "delete-to-tombstone": Handling(False, "tombstone", False),
+}
 _LEGACY_DELETES = {"drop": "drop", "none": "after", "rewrite": "rewrite"}
 
 
 class ExtractNewRecordState:
-    def __init__(self, handling: Handling, fields: tuple[FieldReference, ...], headers: tuple[FieldReference, ...],
-                 route_by_field: str | None, replace_null_with_default: bool):
+    def __init__(
+        self,
+        handling: Handling,
+        fields: tuple[FieldReference, ...],
+        headers: tuple[FieldReference, ...],
+        route_by_field: str | None,
+        replace_null_with_default: bool,
+    ):
         self.handling, self.fields, self.headers = handling, fields, headers
         self.route_by_field, self.replace_null_with_default = route_by_field, replace_null_with_default
         self._added: dict[tuple[Schema, Schema, Any], Schema] = {}
         self._deleted: dict[Schema, Schema] = {}
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "ExtractNewRecordState":
+    def from_options(cls, options: TransformOptions) -> ExtractNewRecordState:
         if options.string("drop.fields.header.name", None) is not None:
             raise ConfigError(options.key("drop.fields.header.name"), "is not supported by this engine")
         references = []
         for name in ("fields", "headers"):
             prefix = options.values.get(f"add.{name}.prefix")
             try:
-                references.append(parse_references("__" if prefix is None else str(prefix),
-                                                   options.strings(f"add.{name}")))
+                references.append(
+                    parse_references("__" if prefix is None else str(prefix), options.strings(f"add.{name}"))
+                )
             except ValueError as error:
                 raise ConfigError(options.key(f"add.{name}"), str(error)) from None
-        return cls(_handling(options), references[0], references[1], options.string("route.by.field", None),
-                   options.boolean("replace.null.with.default", True))
+        return cls(
+            _handling(options),
+            references[0],
+            references[1],
+            options.string("route.by.field", None),
+            options.boolean("replace.null.with.default", True),
+        )
 
     def apply(self, record: TransformRecord) -> TransformRecord | None:
         schema = record.value_schema
@@ -116,7 +134,9 @@ class ExtractNewRecordState:
             return state
         updated = self._deleted.get(schema)
         if updated is None:
-            updated = struct_of([(f.name, f.schema) for f in schema.fields] + [(DELETED_FIELD, _OPTIONAL_STRING)], schema)
+            updated = struct_of(
+                [(f.name, f.schema) for f in schema.fields] + [(DELETED_FIELD, _OPTIONAL_STRING)], schema
+            )
             self._deleted[schema] = updated
         value = {f.name: field_value(state.value, f, self.replace_null_with_default) for f in schema.fields}
         return state.with_changes(value={**value, DELETED_FIELD: flag}, value_schema=updated)
@@ -134,8 +154,10 @@ class ExtractNewRecordState:
             return state
         schema, value = state.value_schema, state.value
         if schema is None or schema.type != "struct" or not isinstance(value, dict):
-            raise TransformError(f"only a struct is supported for source field insertion, found "
-                                 f"{schema.type if schema is not None else type(value).__name__}")
+            raise TransformError(
+                f"only a struct is supported for source field insertion, found "
+                f"{schema.type if schema is not None else type(value).__name__}"
+            )
         envelope_schema, envelope = record.value_schema, record.value
         assert envelope_schema is not None  # an envelope's (apply)
         present = [ref for ref in self.fields if ref.schema(envelope_schema) is not None]
@@ -153,8 +175,11 @@ class ExtractNewRecordState:
         if envelope is None:
             return tuple(Header(ref.new_name, "d", Schema("string")) for ref in self.headers if ref.field == "op")
         assert schema is not None  # an envelope's (apply)
-        return tuple(Header(ref.new_name, ref.value(schema, envelope), ref.schema(schema))
-                     for ref in self.headers if ref.schema(schema) is not None)
+        return tuple(
+            Header(ref.new_name, ref.value(schema, envelope), ref.schema(schema))
+            for ref in self.headers
+            if ref.schema(schema) is not None
+        )
 
 
 def _part(record: TransformRecord, name: str) -> tuple[Any, Schema]:

@@ -6,6 +6,7 @@ ExtractField takes it, as in Kafka.
 `value_in` and `field_in` follow Kafka's SingleFieldPath: a missing step gives None; a step through a value that
 is not a map (schemaless) or struct is a TransformError.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ class FieldPath:
     steps: tuple[str, ...]
 
     @classmethod
-    def from_options(cls, options: TransformOptions, name: str) -> "FieldPath":
+    def from_options(cls, options: TransformOptions, name: str) -> FieldPath:
         """The path in option `name`, read with the alias's `field.syntax.version`."""
         text = options.string(name)
         version = options.choice(SYNTAX_KEY, ("V1", "V2"), "V1")
@@ -63,8 +64,10 @@ class FieldPath:
             if current is None:
                 return None
             if not isinstance(current, dict) or (current_schema is not None and current_schema.type != "struct"):
-                raise TransformError(f"nested field access of {self.text!r}: step {step!r} is not a "
-                                     f"{'map' if current_schema is None else 'struct'}")
+                raise TransformError(
+                    f"nested field access of {self.text!r}: step {step!r} is not a "
+                    f"{'map' if current_schema is None else 'struct'}"
+                )
         if current_schema is None:
             return current.get(self.steps[-1])
         last = current_schema.field(self.steps[-1])
@@ -105,7 +108,7 @@ def _wrapped_step(path: str, opening: int, steps: list[str]) -> int:
             index += 1
             continue
         if escaped:
-            parts.append(path[start:index - 1] + "`")
+            parts.append(path[start : index - 1] + "`")
             index += 1
             start = index
             continue
@@ -114,5 +117,6 @@ def _wrapped_step(path: str, opening: int, steps: list[str]) -> int:
 
 
 def _unclosed(path: str, at: int) -> ValueError:
-    return ValueError(f"incomplete backtick pair in path {path!r}: escape the backtick at position {at} with a "
-                      f"backslash")
+    return ValueError(
+        f"incomplete backtick pair in path {path!r}: escape the backtick at position {at} with a backslash"
+    )

@@ -10,6 +10,7 @@ TransformError, and so are two paths that flatten to one name. Without a schema,
 bytes) are a TransformError, and a later path of the same name overwrites an earlier one. A null operand
 (tombstone) passes unchanged.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -32,7 +33,7 @@ class Flatten:
         self._schemas = SchemaCache(self._flat_schema)
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "Flatten":
+    def from_options(cls, options: TransformOptions) -> Flatten:
         raw = options.values.get("delimiter")
         return cls(options.role or "value", "." if raw is None else str(raw).strip())
 
@@ -61,8 +62,9 @@ class Flatten:
             elif item is None or isinstance(item, _SCHEMALESS_KEPT):
                 flat[name] = item
             else:
-                raise TransformError(f"flatten does not support {type(item).__name__} for records without schemas "
-                                     f"(field {name})")
+                raise TransformError(
+                    f"flatten does not support {type(item).__name__} for records without schemas (field {name})"
+                )
 
     def _flatten_struct(self, value: dict | None, schema: Schema, prefix: str, flat: dict[str, Any]) -> None:
         if value is None:
@@ -79,8 +81,9 @@ class Flatten:
         self._flat_fields(schema, "", schema.optional, schema.default_value(), fields)
         return struct_of(fields, like=schema)
 
-    def _flat_fields(self, schema: Schema, prefix: str, optional: bool, parent_default: dict | None,
-                     fields: list[tuple[str, Schema]]) -> None:
+    def _flat_fields(
+        self, schema: Schema, prefix: str, optional: bool, parent_default: dict | None, fields: list[tuple[str, Schema]]
+    ) -> None:
         for field in schema.fields:
             name = self._name(prefix, field.name)
             field_optional = optional or field.schema.optional
@@ -92,5 +95,6 @@ class Flatten:
             elif field.schema.type == "struct":
                 self._flat_fields(field.schema, name, field_optional, default, fields)
             else:
-                raise TransformError(f"flatten does not support {field.schema.type} for records with schemas "
-                                     f"(field {name})")
+                raise TransformError(
+                    f"flatten does not support {field.schema.type} for records with schemas (field {name})"
+                )

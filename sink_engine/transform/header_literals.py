@@ -7,6 +7,7 @@ finite there, else float64, else a Decimal; ISO-8601 `yyyy-MM-dd` a Date, `HH:mm
 (`[...]`) and maps (`{...}`) stay strings (their text is what a header converter writes for them anyway), and
 the text is read whole, where Connect's tokenizer may read only the part before a `,`, `:` or bracket.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -20,7 +21,7 @@ from sink_engine.transform.date_format import DateFormat
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _INTEGERS = (("int8", 7), ("int16", 15), ("int32", 31), ("int64", 63))
 _FLOAT32_MAX = 3.4028234663852886e38
-_UTC = datetime.timezone.utc
+_UTC = datetime.UTC
 _TEMPORAL = {
     10: (DateFormat("yyyy-MM-dd"), Schema("int32", name=DATE, version=1)),
     13: (DateFormat("HH:mm:ss.SSS'Z'"), Schema("int32", name=TIME, version=1)),
@@ -51,8 +52,7 @@ def _temporal(text: str) -> tuple[Any, Schema] | None:
         return None
     date_format, schema = entry
     try:
-        moment = datetime.datetime(1970, 1, 1, tzinfo=_UTC) + datetime.timedelta(
-            milliseconds=date_format.parse(text))
+        moment = datetime.datetime(1970, 1, 1, tzinfo=_UTC) + datetime.timedelta(milliseconds=date_format.parse(text))
     except (ValueError, OverflowError):
         return None
     if schema.name == DATE:

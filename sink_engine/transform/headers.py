@@ -1,15 +1,16 @@
 """Kafka's header transforms: InsertHeader (one literal header on every record), DropHeaders (every header of
 the named ones) and HeaderFrom$Key / $Value (fields copied or moved into headers). Headers keep their order;
 a new header goes after the existing ones, a same-named one included (Connect's Headers.add)."""
+
 from __future__ import annotations
 
 from sink_engine.convert.schema import Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform.schemas import field_value, struct_of
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.header_literals import parse_literal
 from sink_engine.transform.options import TransformOptions
 from sink_engine.transform.record import Header, TransformRecord
+from sink_engine.transform.schemas import field_value, struct_of
 from sink_engine.transform.values import operand, require_map, require_struct, with_operand
 
 
@@ -21,7 +22,7 @@ class InsertHeader:
         self.header = header
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "InsertHeader":
+    def from_options(cls, options: TransformOptions) -> InsertHeader:
         literal = options.values.get("value.literal")
         if literal is None:
             raise ConfigError(options.key("value.literal"), "is required")
@@ -39,7 +40,7 @@ class DropHeaders:
         self.names = names
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "DropHeaders":
+    def from_options(cls, options: TransformOptions) -> DropHeaders:
         names = options.strings("headers")
         if not names:
             raise ConfigError(options.key("headers"), "must name at least one header")
@@ -63,19 +64,25 @@ class HeaderFrom:
         self._moved: dict[Schema, Schema] = {}
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "HeaderFrom":
+    def from_options(cls, options: TransformOptions) -> HeaderFrom:
         fields, headers = options.strings("fields"), options.strings("headers")
         for name, items in (("fields", fields), ("headers", headers)):
             if not items:
                 raise ConfigError(options.key(name), "must name at least one")
         if len(fields) != len(headers):
-            raise ConfigError(options.key("headers"), f"must have as many elements as {options.key('fields')} "
-                                                      f"({len(headers)} against {len(fields)})")
+            raise ConfigError(
+                options.key("headers"),
+                f"must have as many elements as {options.key('fields')} ({len(headers)} against {len(fields)})",
+            )
         operation = options.string("operation")
         if operation not in ("copy", "move"):
             raise ConfigError(options.key("operation"), f"{operation!r} is not one of move, copy")
-        return cls(options.role or "value", tuple(zip(fields, headers)), operation == "move",
-                   options.boolean("replace.null.with.default", True))
+        return cls(
+            options.role or "value",
+            tuple(zip(fields, headers)),
+            operation == "move",
+            options.boolean("replace.null.with.default", True),
+        )
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         value, schema = operand(record, self.role)

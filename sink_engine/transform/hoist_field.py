@@ -2,6 +2,7 @@
 field, `field`. As in Kafka a null is wrapped too (`{field: None}`), except a null of a required schema (Connect's
 Struct refuses it: a TransformError); the new struct schema is a plain required struct whose one field keeps the
 operand's schema."""
+
 from __future__ import annotations
 
 from sink_engine.convert.schema import Schema
@@ -18,14 +19,15 @@ class HoistField:
         self._schemas = SchemaCache(self._wrapped)
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "HoistField":
+    def from_options(cls, options: TransformOptions) -> HoistField:
         return cls(options.role or "value", options.string("field"))
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         value, schema = operand(record, self.role)
         if value is None and schema is not None and not schema.optional:
-            raise TransformError(f"invalid value: null used for required field {self.field!r}, schema type "
-                                 f"{schema.type}")
+            raise TransformError(
+                f"invalid value: null used for required field {self.field!r}, schema type {schema.type}"
+            )
         wrapped = {self.field: value}
         return with_operand(record, self.role, wrapped, None if schema is None else self._schemas.get(schema))
 

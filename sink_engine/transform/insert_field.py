@@ -8,6 +8,7 @@ true): the existing fields' nulls take their defaults in the copy. At least one 
 As in Kafka: a null operand passes unchanged (tombstones, null keys); without a schema the operand must be a map
 (an existing entry of the same name is overwritten), with one a struct (a field of the same name is an error);
 a null timestamp is not inserted. The new struct schema keeps the name, version and parameters of the old one."""
+
 from __future__ import annotations
 
 import datetime
@@ -22,21 +23,27 @@ from sink_engine.transform.schemas import SchemaCache, field_value, struct_of
 from sink_engine.transform.values import operand, require_map, require_struct, with_operand
 
 PURPOSE = "field insertion"
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 # option -> schema type and logical name of the inserted field
-_KINDS = {"topic.field": ("string", None), "partition.field": ("int32", None), "offset.field": ("int64", None),
-          "timestamp.field": ("int64", TIMESTAMP), "static.field": ("string", None)}
+_KINDS = {
+    "topic.field": ("string", None),
+    "partition.field": ("int32", None),
+    "offset.field": ("int64", None),
+    "timestamp.field": ("int64", TIMESTAMP),
+    "static.field": ("string", None),
+}
 
 
 @dataclass(frozen=True)
 class Insertion:
     """One field to insert: the option it comes from, its name and whether it is optional."""
+
     option: str
     name: str
     optional: bool
 
     @classmethod
-    def parse(cls, option: str, spec: str) -> "Insertion":
+    def parse(cls, option: str, spec: str) -> Insertion:
         if spec.endswith("?"):
             return cls(option, spec[:-1], True)
         if spec.endswith("!"):
@@ -49,25 +56,36 @@ class Insertion:
 
 
 class InsertField:
-    def __init__(self, role: str, insertions: tuple[Insertion, ...], static_value: str | None = None,
-                 replace_null_with_default: bool = True):
+    def __init__(
+        self,
+        role: str,
+        insertions: tuple[Insertion, ...],
+        static_value: str | None = None,
+        replace_null_with_default: bool = True,
+    ):
         self.role, self.insertions, self.static_value = role, insertions, static_value
         self.replace_null_with_default = replace_null_with_default
         self._schemas = SchemaCache(self._updated_schema)
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "InsertField":
-        insertions = tuple(Insertion.parse(option, options.string(option)) for option in _KINDS
-                           if options.string(option, None) is not None)
+    def from_options(cls, options: TransformOptions) -> InsertField:
+        insertions = tuple(
+            Insertion.parse(option, options.string(option))
+            for option in _KINDS
+            if options.string(option, None) is not None
+        )
         if not insertions:
-            raise ConfigError(options.key("topic.field"), f"no field insertion configured (set one of "
-                                                          f"{', '.join(options.key(o) for o in _KINDS)})")
+            raise ConfigError(
+                options.key("topic.field"),
+                f"no field insertion configured (set one of {', '.join(options.key(o) for o in _KINDS)})",
+            )
         raw_static = options.values.get("static.value")
         static_value = None if raw_static is None else str(raw_static).strip()
         if any(i.option == "static.field" for i in insertions) and static_value is None:
             raise ConfigError(options.key("static.value"), "no value specified for the static field")
-        return cls(options.role or "value", insertions, static_value,
-                   options.boolean("replace.null.with.default", True))
+        return cls(
+            options.role or "value", insertions, static_value, options.boolean("replace.null.with.default", True)
+        )
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         value, schema = operand(record, self.role)

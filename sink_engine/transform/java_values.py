@@ -13,6 +13,7 @@
   a date at a midnight, otherwise a timestamp).
 ValueError when a text does not parse or an integer is out of range.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -23,7 +24,7 @@ import struct
 
 BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 MILLIS_PER_DAY = 86_400_000
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[fFdD]?)")
 _BIG_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")

@@ -14,6 +14,7 @@ This engine's additions: a Decimal mask or replacement takes the field's scale (
 another scale fails in the converters after it), and an ISO-8601 string (`ISO_TIMESTAMP` / `ISO_DATE`) masks to
 "" read as the epoch by columnar formats, its replacement parsed as ISO-8601.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -21,8 +22,17 @@ import decimal
 from typing import Any
 
 from sink_engine.convert.iso_values import IsoText, parse_date, parse_date_time
-from sink_engine.convert.schema import (DATE, DECIMAL, FLOAT_TYPES, INTEGER_TYPES, ISO_DATE, ISO_TIMESTAMP,
-                                        TIME, TIMESTAMP, Schema)
+from sink_engine.convert.schema import (
+    DATE,
+    DECIMAL,
+    FLOAT_TYPES,
+    INTEGER_TYPES,
+    ISO_DATE,
+    ISO_TIMESTAMP,
+    TIME,
+    TIMESTAMP,
+    Schema,
+)
 from sink_engine.errors import ConfigError
 from sink_engine.transform import java_values
 from sink_engine.transform.errors import TransformError
@@ -32,21 +42,27 @@ from sink_engine.transform.schemas import field_value
 from sink_engine.transform.values import operand, require_map, require_struct, with_operand
 
 PURPOSE = "mask fields"
-_UTC = datetime.timezone.utc
-_EPOCHS = {DATE: datetime.date(1970, 1, 1), TIME: datetime.time(0),
-           TIMESTAMP: datetime.datetime(1970, 1, 1, tzinfo=_UTC)}
-_ISO = {ISO_TIMESTAMP: (parse_date_time, datetime.datetime(1970, 1, 1, tzinfo=_UTC)),
-        ISO_DATE: (parse_date, datetime.date(1970, 1, 1))}
+_UTC = datetime.UTC
+_EPOCHS = {
+    DATE: datetime.date(1970, 1, 1),
+    TIME: datetime.time(0),
+    TIMESTAMP: datetime.datetime(1970, 1, 1, tzinfo=_UTC),
+}
+_ISO = {
+    ISO_TIMESTAMP: (parse_date_time, datetime.datetime(1970, 1, 1, tzinfo=_UTC)),
+    ISO_DATE: (parse_date, datetime.date(1970, 1, 1)),
+}
 
 
 class MaskField:
-    def __init__(self, role: str, fields: frozenset[str], replacement: str | None = None,
-                 replace_null_with_default: bool = True):
+    def __init__(
+        self, role: str, fields: frozenset[str], replacement: str | None = None, replace_null_with_default: bool = True
+    ):
         self.role, self.fields, self.replacement = role, fields, replacement
         self.replace_null_with_default = replace_null_with_default
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "MaskField":
+    def from_options(cls, options: TransformOptions) -> MaskField:
         fields = options.strings("fields")
         if not fields:
             raise ConfigError(options.key("fields"), "is required: one field at least")
@@ -54,8 +70,9 @@ class MaskField:
         replacement = None if raw is None else str(raw).strip()
         if replacement == "":
             raise ConfigError(options.key("replacement"), "must be non-empty when set")
-        return cls(options.role or "value", frozenset(fields), replacement,
-                   options.boolean("replace.null.with.default", True))
+        return cls(
+            options.role or "value", frozenset(fields), replacement, options.boolean("replace.null.with.default", True)
+        )
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         value, schema = operand(record, self.role)
@@ -89,9 +106,17 @@ def _kind(value: Any, schema: Schema | None) -> str:
         return schema.name if schema.name in (DECIMAL, *_EPOCHS, *_ISO) else schema.type
     if isinstance(value, bool):
         return "boolean"
-    for python_type, kind in ((int, "int64"), (float, "float64"), (str, "string"), (decimal.Decimal, DECIMAL),
-                              (datetime.datetime, TIMESTAMP), (datetime.date, DATE), (datetime.time, TIME),
-                              (list, "array"), (dict, "map")):
+    for python_type, kind in (
+        (int, "int64"),
+        (float, "float64"),
+        (str, "string"),
+        (decimal.Decimal, DECIMAL),
+        (datetime.datetime, TIMESTAMP),
+        (datetime.date, DATE),
+        (datetime.time, TIME),
+        (list, "array"),
+        (dict, "map"),
+    ):
         if isinstance(value, python_type):
             return kind
     return type(value).__name__

@@ -1,8 +1,10 @@
 """The options of one transform or predicate alias, with typed getters whose errors name the full config key."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from sink_engine.errors import ConfigError
 
@@ -13,6 +15,7 @@ _MISSING = object()
 class TransformOptions:
     """`prefix` is `transforms.<alias>.` or `predicates.<alias>.`; `values` the keys under it, prefix removed
     (`type` included); `role` "key" or "value" for a `$Key` / `$Value` class, None for a class without them."""
+
     prefix: str
     values: Mapping[str, Any]
     role: str | None = None

@@ -1,5 +1,6 @@
 """Kafka Connect's predicates (org.apache.kafka.connect.transforms.predicates): which records a transform with
 `transforms.<alias>.predicate` applies to."""
+
 from __future__ import annotations
 
 import re
@@ -16,7 +17,7 @@ class TopicNameMatches:
         self._pattern = pattern
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "TopicNameMatches":
+    def from_options(cls, options: TransformOptions) -> TopicNameMatches:
         return cls(java_regex(options.string("pattern"), options.key("pattern")))
 
     def test(self, record: TransformRecord) -> bool:
@@ -30,7 +31,7 @@ class HasHeaderKey:
         self._name = name
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "HasHeaderKey":
+    def from_options(cls, options: TransformOptions) -> HasHeaderKey:
         value = options.values.get("name")
         if value is None or str(value) == "":
             raise ConfigError(options.key("name"), "is required: the header name to look for")
@@ -44,7 +45,7 @@ class RecordIsTombstone:
     """True when the record's value is null."""
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "RecordIsTombstone":
+    def from_options(cls, options: TransformOptions) -> RecordIsTombstone:
         return cls()
 
     def test(self, record: TransformRecord) -> bool:

@@ -5,6 +5,7 @@ is its `Schema`; a primitive with a schema is the Python value with a primitive 
 without a schema (schemaless JSON, StringConverter, ByteArrayConverter) `*_schema` is None and the value is what
 the converter gave (dicts, lists, str, int, float, bool, None, bytes). Headers keep their order and duplicates.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,6 +21,7 @@ CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE = "CreateTime", "LogAppendTime",
 class Header:
     """One Kafka header as Connect's header converter gives it: `schema` None and `value` the raw bytes (or
     None) for a header read from Kafka; a transform that makes a header sets a value with its schema."""
+
     name: str
     value: Any
     schema: Schema | None = None
@@ -31,6 +33,7 @@ class TransformRecord:
 
     `topic` is the record's topic as the chain has made it (routers change it); `source_topic`, `partition` and
     `offset` say where it was read and never change (offsets, commits and dead letters use them)."""
+
     topic: str
     partition: int
     offset: int
@@ -43,5 +46,5 @@ class TransformRecord:
     headers: tuple[Header, ...] = ()
     source_topic: str = ""
 
-    def with_changes(self, **changes: Any) -> "TransformRecord":
+    def with_changes(self, **changes: Any) -> TransformRecord:
         return dataclasses.replace(self, **changes)

@@ -1,6 +1,7 @@
 """Transform and predicate classes by the class names Kafka Connect configs use (`transforms.<alias>.type`,
 `predicates.<alias>.type`): each maps to this package's module and class, and the role of a `$Key` / `$Value`
 variant. Modules are imported when a config names them. A name not listed here is a ConfigError naming the key."""
+
 from __future__ import annotations
 
 import importlib
@@ -58,7 +59,8 @@ def predicate_class(type_name: str, key: str) -> tuple[type[Predicate], str | No
 def _load(table: dict, type_name: str, key: str, what: str) -> tuple[Any, str | None]:
     entry = table.get(type_name.strip())
     if entry is None:
-        raise ConfigError(key, f"{type_name!r} is not a {what} class this engine has (built: "
-                               f"{', '.join(sorted(table))})")
+        raise ConfigError(
+            key, f"{type_name!r} is not a {what} class this engine has (built: {', '.join(sorted(table))})"
+        )
     module, cls, role = entry
     return getattr(importlib.import_module(f"sink_engine.transform.{module}"), cls), role

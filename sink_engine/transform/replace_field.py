@@ -9,6 +9,7 @@ ReplaceField has no `field.syntax.version` (KIP-821's V2 reaches only ExtractFie
 As in Kafka: a null operand passes unchanged; without a schema the operand must be a map, with one a struct; two
 fields renamed to one name are an error with a schema. The new schema keeps the old one's name, version and
 parameters; kept fields keep their schemas."""
+
 from __future__ import annotations
 
 from sink_engine.convert.schema import Field, Schema
@@ -22,31 +23,44 @@ PURPOSE = "field replacement"
 
 
 class ReplaceField:
-    def __init__(self, role: str, exclude: frozenset[str] = frozenset(), include: frozenset[str] = frozenset(),
-                 renames: dict[str, str] | None = None, replace_null_with_default: bool = True):
+    def __init__(
+        self,
+        role: str,
+        exclude: frozenset[str] = frozenset(),
+        include: frozenset[str] = frozenset(),
+        renames: dict[str, str] | None = None,
+        replace_null_with_default: bool = True,
+    ):
         self.role, self.exclude, self.include = role, exclude, include
         self.renames = renames or {}
         self.replace_null_with_default = replace_null_with_default
         self._schemas = SchemaCache(self._updated)
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "ReplaceField":
-        return cls(options.role or "value", frozenset(_list(options, "exclude", "blacklist")),
-                   frozenset(_list(options, "include", "whitelist")), parse_renames(options),
-                   options.boolean("replace.null.with.default", True))
+    def from_options(cls, options: TransformOptions) -> ReplaceField:
+        return cls(
+            options.role or "value",
+            frozenset(_list(options, "exclude", "blacklist")),
+            frozenset(_list(options, "include", "whitelist")),
+            parse_renames(options),
+            options.boolean("replace.null.with.default", True),
+        )
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         value, schema = operand(record, self.role)
         if value is None:
             return record
         if schema is None:
-            updated = {self._renamed(name): item for name, item in require_map(value, PURPOSE).items()
-                       if self._kept(name)}
+            updated = {
+                self._renamed(name): item for name, item in require_map(value, PURPOSE).items() if self._kept(name)
+            }
             return with_operand(record, self.role, updated, None)
         require_struct(value, schema, PURPOSE)
         updated_schema, sources = self._schemas.get(schema)
-        updated = {field.name: field_value(value, source, self.replace_null_with_default)
-                   for field, source in zip(updated_schema.fields, sources)}
+        updated = {
+            field.name: field_value(value, source, self.replace_null_with_default)
+            for field, source in zip(updated_schema.fields, sources)
+        }
         return with_operand(record, self.role, updated, updated_schema)
 
     def _kept(self, name: str) -> bool:
@@ -78,6 +92,9 @@ def parse_renames(options: TransformOptions) -> dict[str, str]:
 def _list(options: TransformOptions, name: str, deprecated: str) -> tuple[str, ...]:
     current, old = options.strings(name), options.strings(deprecated)
     if name in options.values and deprecated in options.values and current != old:
-        raise ConfigError(options.key(deprecated), f"is the deprecated name of {options.key(name)}, which is set "
-                                                   f"to another value: set only {options.key(name)}")
+        raise ConfigError(
+            options.key(deprecated),
+            f"is the deprecated name of {options.key(name)}, which is set "
+            f"to another value: set only {options.key(name)}",
+        )
     return current if name in options.values else old

@@ -1,5 +1,6 @@
 """Kafka Connect's routers: they change a record's topic, which names its objects' directory and its Iceberg
 table, as in Connect (storage/naming.py keeps two source topics routed to one name apart)."""
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,7 @@ class RegexRouter:
         self._regex, self._replacement = regex, replacement
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "RegexRouter":
+    def from_options(cls, options: TransformOptions) -> RegexRouter:
         regex = java_regex(options.string("regex"), options.key("regex"))
         replacement = options.values.get("replacement")
         if replacement is None:
@@ -59,7 +60,7 @@ def java_replacement(text: str, regex: re.Pattern, key: str) -> list:
             raise ConfigError(key, f"{text!r}: a group index or name must follow $")
         if text[i] == "{":
             end = text.find("}", i)
-            name = text[i + 1:end] if end > 0 else ""
+            name = text[i + 1 : end] if end > 0 else ""
             if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
                 raise ConfigError(key, f"{text!r}: ${{...}} must hold a group name")
             if name not in regex.groupindex:
@@ -94,14 +95,15 @@ class TimestampRouter:
         self._topic_format, self._format = topic_format, timestamp_format
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "TimestampRouter":
+    def from_options(cls, options: TransformOptions) -> TimestampRouter:
         topic_format = options.values.get("topic.format")
         pattern = options.values.get("timestamp.format")
         try:
             timestamp_format = DateFormat("yyyyMMdd" if pattern is None else str(pattern))
         except ValueError as e:
-            raise ConfigError(options.key("timestamp.format"), f"{pattern!r} is not a SimpleDateFormat pattern: {e}") \
-                from None
+            raise ConfigError(
+                options.key("timestamp.format"), f"{pattern!r} is not a SimpleDateFormat pattern: {e}"
+            ) from None
         return cls("${topic}-${timestamp}" if topic_format is None else str(topic_format), timestamp_format)
 
     def apply(self, record: TransformRecord) -> TransformRecord:
@@ -111,5 +113,6 @@ class TimestampRouter:
             stamp = self._format.format(record.timestamp)
         except ValueError as e:
             raise TransformError(f"the record's timestamp cannot be formatted: {e}") from None
-        return record.with_changes(topic=self._topic_format.replace("${topic}", record.topic)
-                                   .replace("${timestamp}", stamp))
+        return record.with_changes(
+            topic=self._topic_format.replace("${topic}", record.topic).replace("${timestamp}", stamp)
+        )

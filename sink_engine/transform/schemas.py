@@ -8,10 +8,12 @@
   or, `with_default` False, `Struct.getWithoutDefault` (the `replace.null.with.default=false` of the SMTs).
 - `SchemaCache`: per-input-schema results, least recently used first out (Kafka's SMTs keep 16).
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.transform.errors import TransformError
@@ -22,7 +24,12 @@ def basics(source: Schema, type_: str | None = None, **changes: Any) -> Schema:
     an array keeps its element schema. `changes` set the other attributes (optional, default, fields, ...)."""
     type_ = type_ or source.type
     items = source.items if type_ == "array" and source.type == "array" else None
-    attributes: dict[str, Any] = {"name": source.name, "version": source.version, "parameters": source.parameters, "items": items}
+    attributes: dict[str, Any] = {
+        "name": source.name,
+        "version": source.version,
+        "parameters": source.parameters,
+        "items": items,
+    }
     attributes.update(changes)
     return Schema(type_, **attributes)
 

@@ -4,6 +4,7 @@ or value's schema, keeping everything else of it (type, optional-ness, default, 
 As in Kafka: at least one of the two is required; a record whose operand and schema are both null passes as it is;
 a schemaless non-null operand is a TransformError (a schema is required). A struct value is copied under the new
 schema; with `replace.null.with.default` (default true) its null top-level fields take their defaults."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,7 +23,7 @@ class SetSchemaMetadata:
         self.replace_null_with_default = replace_null_with_default
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "SetSchemaMetadata":
+    def from_options(cls, options: TransformOptions) -> SetSchemaMetadata:
         name, version = options.string("schema.name", None), options.integer("schema.version", None)
         if name is None and version is None:
             raise ConfigError(options.key("schema.name"), "neither schema.name nor schema.version is set")
@@ -34,9 +35,11 @@ class SetSchemaMetadata:
             return record
         if schema is None:
             raise TransformError("a schema is required for updating schema metadata")
-        updated = dataclasses.replace(schema, name=self.name if self.name is not None else schema.name,
-                                      version=self.version if self.version is not None else schema.version)
+        updated = dataclasses.replace(
+            schema,
+            name=self.name if self.name is not None else schema.name,
+            version=self.version if self.version is not None else schema.version,
+        )
         if isinstance(value, dict) and schema.type == "struct":
-            value = {field.name: field_value(value, field, self.replace_null_with_default)
-                     for field in updated.fields}
+            value = {field.name: field_value(value, field, self.replace_null_with_default) for field in updated.fields}
         return with_operand(record, self.role, value, updated)

@@ -6,10 +6,11 @@ and the other `transforms.<alias>.*` keys are its options; `transforms.<alias>.p
 applies the transform where the predicate does not match. Options a class does not read are ignored, as in
 Connect. The settings hold only text (they travel to Spark tasks); `build` makes the classes.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from sink_engine.config import SinkConfig
 from sink_engine.convert.settings import ConverterSettings
@@ -49,15 +50,19 @@ class TransformSettings:
             type_name, options = _typed(config, TRANSFORMS_PREFIX, alias)
             predicate = (options.get("predicate") or "").strip() or None
             if predicate is not None and predicate not in predicates:
-                raise ConfigError(f"{TRANSFORMS_PREFIX}{alias}.predicate",
-                                  f"{predicate!r} is not an alias listed in predicates")
+                raise ConfigError(
+                    f"{TRANSFORMS_PREFIX}{alias}.predicate", f"{predicate!r} is not an alias listed in predicates"
+                )
             negate = TransformOptions(f"{TRANSFORMS_PREFIX}{alias}.", options).boolean("negate", False)
             if "negate" in options and predicate is None:
-                raise ConfigError(f"{TRANSFORMS_PREFIX}{alias}.negate", f"is set but {TRANSFORMS_PREFIX}{alias}"
-                                                                      ".predicate names no predicate to negate")
+                raise ConfigError(
+                    f"{TRANSFORMS_PREFIX}{alias}.negate",
+                    f"is set but {TRANSFORMS_PREFIX}{alias}.predicate names no predicate to negate",
+                )
             specs.append(TransformSpec(alias, type_name, options, predicate, negate))
-        needs_keys = any(TRANSFORMS.get(s.type, (None, None, None))[2] == "key" or s.type in _KEY_WRITERS
-                         for s in specs)
+        needs_keys = any(
+            TRANSFORMS.get(s.type, (None, None, None))[2] == "key" or s.type in _KEY_WRITERS for s in specs
+        )
         return cls(tuple(specs), predicates, ConverterSettings.from_config(config, "key") if needs_keys else None)
 
     def __bool__(self) -> bool:
@@ -71,8 +76,9 @@ class TransformSettings:
     def record_routers(self) -> tuple[TransformSpec, ...]:
         """The routers that may route records of one topic apart (TimestampRouter, any router behind a predicate):
         every router but a RegexRouter without a predicate."""
-        return tuple(spec for spec in self.routers
-                     if spec.predicate is not None or not spec.type.endswith(".RegexRouter"))
+        return tuple(
+            spec for spec in self.routers if spec.predicate is not None or not spec.type.endswith(".RegexRouter")
+        )
 
     def topic_router(self) -> Callable[[str], str] | None:
         """The topic the records of a topic are written under (the identity without routers), when every router
@@ -95,8 +101,9 @@ class TransformSettings:
         route = self.topic_router()
         if route is None:
             spec = self.record_routers[0]
-            raise ConfigError(f"transforms.{spec.alias}.type" if spec.predicate is None else
-                              f"transforms.{spec.alias}.predicate", why)
+            raise ConfigError(
+                f"transforms.{spec.alias}.type" if spec.predicate is None else f"transforms.{spec.alias}.predicate", why
+            )
         return route
 
     def build(self) -> TransformChain:
@@ -137,9 +144,8 @@ def _aliases(config: SinkConfig, key: str) -> tuple[str, ...]:
 def _typed(config: SinkConfig, prefix: str, alias: str) -> tuple[str, dict[str, str]]:
     """(type, options) of an alias; ConfigError naming `<prefix><alias>.type` when it has none."""
     head = f"{prefix}{alias}."
-    options = {k[len(head):]: v for k, v in config.passthrough.items() if k.startswith(head)}
+    options = {k[len(head) :]: v for k, v in config.passthrough.items() if k.startswith(head)}
     type_name = (options.get("type") or "").strip()
     if not type_name:
-        raise ConfigError(f"{head}type", "is required: the class of the alias listed in "
-                                         f"{prefix.rstrip('.')}")
+        raise ConfigError(f"{head}type", f"is required: the class of the alias listed in {prefix.rstrip('.')}")
     return type_name, options

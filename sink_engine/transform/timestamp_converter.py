@@ -9,6 +9,7 @@ time). Without a schema Kafka gives a java.util.Date, which the Confluent S3 sin
 as epoch milliseconds: here that is a `JavaDate`, an int of epoch milliseconds that JSON writes as that number
 and that a later TimestampConverter reads as a Timestamp again.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -16,11 +17,11 @@ from typing import Any
 
 from sink_engine.convert.schema import DATE, TIME, TIMESTAMP, Schema
 from sink_engine.errors import ConfigError
-from sink_engine.transform.schemas import field_value, struct_of
 from sink_engine.transform.date_format import DateFormat
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions
 from sink_engine.transform.record import TransformRecord
+from sink_engine.transform.schemas import field_value, struct_of
 from sink_engine.transform.values import operand, require_map, with_operand
 
 STRING, UNIX, DATE_TYPE, TIME_TYPE, TIMESTAMP_TYPE = "string", "unix", "Date", "Time", "Timestamp"
@@ -28,7 +29,7 @@ _TARGETS = (STRING, UNIX, DATE_TYPE, TIME_TYPE, TIMESTAMP_TYPE)
 _PER_SECOND = {"seconds": 1, "milliseconds": 1000, "microseconds": 1_000_000, "nanoseconds": 1_000_000_000}
 _LOGICAL = {TIMESTAMP: TIMESTAMP_TYPE, DATE: DATE_TYPE, TIME: TIME_TYPE}
 _DAY_MS = 86_400_000
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _PURPOSE = "converting timestamp formats"
 
 
@@ -40,14 +41,21 @@ class JavaDate(int):
 
 
 class TimestampConverter:
-    def __init__(self, role: str, field: str, target: str, date_format: DateFormat | None, precision: str,
-                 replace_null_with_default: bool):
+    def __init__(
+        self,
+        role: str,
+        field: str,
+        target: str,
+        date_format: DateFormat | None,
+        precision: str,
+        replace_null_with_default: bool,
+    ):
         self.role, self.field, self.target, self.format = role, field, target, date_format
         self.precision, self.replace_null_with_default = precision, replace_null_with_default
         self._schemas: dict[Schema, Schema] = {}
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "TimestampConverter":
+    def from_options(cls, options: TransformOptions) -> TimestampConverter:
         target = _exact(options, "target.type", _TARGETS, None)
         precision = _exact(options, "unix.precision", tuple(_PER_SECOND), "milliseconds")
         pattern = options.string("format", "")
@@ -56,18 +64,29 @@ class TimestampConverter:
         try:
             date_format = DateFormat(pattern) if pattern else None
         except ValueError as error:
-            raise ConfigError(options.key("format"), f"{pattern!r} is not a SimpleDateFormat pattern: {error}") \
-                from None
-        return cls(options.role or "value", options.string("field", ""), target, date_format, precision,
-                   options.boolean("replace.null.with.default", True))
+            raise ConfigError(
+                options.key("format"), f"{pattern!r} is not a SimpleDateFormat pattern: {error}"
+            ) from None
+        return cls(
+            options.role or "value",
+            options.string("field", ""),
+            target,
+            date_format,
+            precision,
+            options.boolean("replace.null.with.default", True),
+        )
 
     def apply(self, record: TransformRecord) -> TransformRecord:
         value, schema = operand(record, self.role)
         if schema is None:
             return with_operand(record, self.role, self._schemaless(value), None)
         if not self.field:
-            return with_operand(record, self.role, self._convert(value, _kind_of_schema(schema), True),
-                                _target_schema(self.target, schema.optional))
+            return with_operand(
+                record,
+                self.role,
+                self._convert(value, _kind_of_schema(schema), True),
+                _target_schema(self.target, schema.optional),
+            )
         if schema.type != "struct" or (value is not None and not isinstance(value, dict)):
             raise TransformError(f"only a struct is supported for {_PURPOSE}, found {schema.type}")
         return with_operand(record, self.role, self._convert_struct(value, schema), self._updated_schema(schema))
@@ -82,8 +101,10 @@ class TimestampConverter:
     def _updated_schema(self, schema: Schema) -> Schema:
         updated = self._schemas.get(schema)
         if updated is None:
-            fields = [(f.name, _target_schema(self.target, f.schema.optional) if f.name == self.field else f.schema)
-                      for f in schema.fields]
+            fields = [
+                (f.name, _target_schema(self.target, f.schema.optional) if f.name == self.field else f.schema)
+                for f in schema.fields
+            ]
             default = self._convert_struct(schema.default_value(), schema)
             updated = struct_of(fields, schema, optional=schema.optional, default=default)
             self._schemas[schema] = updated
@@ -118,8 +139,9 @@ def _exact(options: TransformOptions, name: str, choices: tuple[str, ...], defau
 
 def _kind_of_schema(schema: Schema) -> str:
     """Connect's timestampTypeFromSchema: the logical name, else string or int64."""
-    kind = (_LOGICAL.get(schema.name) if schema.name is not None else None) or \
-        {"string": STRING, "int64": UNIX}.get(schema.type)
+    kind = (_LOGICAL.get(schema.name) if schema.name is not None else None) or {"string": STRING, "int64": UNIX}.get(
+        schema.type
+    )
     if kind is None:
         raise TransformError(f"schema {schema.describe()} does not correspond to a known timestamp type format")
     return kind
@@ -155,8 +177,10 @@ def _to_millis(value: Any, kind: str, converter: TimestampConverter) -> int:
         try:
             return converter.format.parse(value)
         except ValueError as error:
-            raise TransformError(f"could not parse timestamp: value ({value}) does not match pattern "
-                                 f"({converter.format.pattern}): {error}") from None
+            raise TransformError(
+                f"could not parse timestamp: value ({value}) does not match pattern "
+                f"({converter.format.pattern}): {error}"
+            ) from None
     if kind == UNIX:
         if isinstance(value, bool) or not isinstance(value, int):
             raise TransformError(f"expected a Unix timestamp (an int64), found {type(value).__name__}")
@@ -169,7 +193,7 @@ def _date_like_millis(value: Any, kind: str) -> int:
     if isinstance(value, JavaDate):
         return int(value)
     if isinstance(value, datetime.datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=datetime.timezone.utc)
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=datetime.UTC)
         delta = moment - _EPOCH
         return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
     if isinstance(value, datetime.date):

@@ -4,6 +4,7 @@
 logs the event at DEBUG; `fail` makes it a bad record (a TransformError; the chain names the record, and
 `errors.tolerance` decides). Other records pass unchanged.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,7 +23,7 @@ class TombstoneHandler:
         self.behavior = behavior
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "TombstoneHandler":
+    def from_options(cls, options: TransformOptions) -> TombstoneHandler:
         return cls(options.choice("behavior", ("ignore", "warn", "fail"), "warn"))
 
     def apply(self, record: TransformRecord) -> TransformRecord | None:
@@ -30,6 +31,11 @@ class TombstoneHandler:
             return record
         if self.behavior == "fail":
             raise TransformError("tombstone record (null value) with TombstoneHandler behavior fail")
-        events.emit(TOMBSTONE_IGNORED, _LEVELS[self.behavior], topic=record.topic, partition=record.partition,
-                    offset=record.offset)
+        events.emit(
+            TOMBSTONE_IGNORED,
+            _LEVELS[self.behavior],
+            topic=record.topic,
+            partition=record.partition,
+            offset=record.offset,
+        )
         return None

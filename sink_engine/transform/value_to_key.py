@@ -4,6 +4,7 @@ struct with one: a plain struct schema whose fields keep the value's field schem
 As in Kafka: the value must be a map (schemaless; a missing field gives null) or a struct (a field it lacks is an
 error), so a tombstone is a TransformError; `replace.null.with.default` (default true): null fields with a
 default take it in the key."""
+
 from __future__ import annotations
 
 from sink_engine.convert.schema import Schema
@@ -23,7 +24,7 @@ class ValueToKey:
         self._schemas = SchemaCache(self._key_schema)
 
     @classmethod
-    def from_options(cls, options: TransformOptions) -> "ValueToKey":
+    def from_options(cls, options: TransformOptions) -> ValueToKey:
         fields = options.strings("fields")
         if not fields:
             raise ConfigError(options.key("fields"), "is required: one field at least")

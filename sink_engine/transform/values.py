@@ -1,4 +1,5 @@
 """What `$Key` / `$Value` transforms share: the operated part of a record by role, and checks of its shape."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,8 +24,7 @@ def with_operand(record: TransformRecord, role: str, value: Any, schema: Schema 
 def require_map(value: Any, purpose: str) -> dict:
     """A schemaless value that must be a map (Connect's Requirements.requireMap)."""
     if not isinstance(value, dict):
-        raise TransformError(f"only a map is supported for {purpose} without a schema, found "
-                             f"{type(value).__name__}")
+        raise TransformError(f"only a map is supported for {purpose} without a schema, found {type(value).__name__}")
     return value
 
 

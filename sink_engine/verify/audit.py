@@ -1,13 +1,14 @@
 """Gather a connector's objects, dead letters and commits per topic-partition and check each one's coverage."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.model import CommittedOffset, TopicPartition
-from sink_engine.verify.coverage import Commit, Coverage, Entry, Letter, check
 from sink_engine.verify.counters import RecordCounter
+from sink_engine.verify.coverage import Commit, Coverage, Entry, Letter, check
 from sink_engine.verify.listing import Lister
 from sink_engine.verify.settings import VerifySettings
 
@@ -19,13 +20,20 @@ class Audit:
     objects: int  # data objects listed
 
 
-def audit(settings: VerifySettings, s3, committed: dict[TopicPartition, CommittedOffset],
-          earliest: dict[TopicPartition, int] | None = None, topic: str | None = None,
-          partition: int | None = None, topic_letters: Iterable[DeadLetter] | None = None) -> Audit:
+def audit(
+    settings: VerifySettings,
+    s3,
+    committed: dict[TopicPartition, CommittedOffset],
+    earliest: dict[TopicPartition, int] | None = None,
+    topic: str | None = None,
+    partition: int | None = None,
+    topic_letters: Iterable[DeadLetter] | None = None,
+) -> Audit:
     """Check every committed topic-partition (or those of `topic`, `partition`), and the partitions that have
     objects but no commit. With `--kafka`: `earliest`, the topics' earliest retained offsets, the lowest offset
     to check where the commit does not know its first offset; `topic_letters`, the connector's dead letters read
     from its dead-letter topic."""
+
     def wanted(tp: TopicPartition) -> bool:
         return (topic is None or tp.topic == topic) and (partition is None or tp.partition == partition)
 
@@ -38,17 +46,22 @@ def audit(settings: VerifySettings, s3, committed: dict[TopicPartition, Committe
     found = {}
     for tp in sorted(set(committed) | set(objects) | set(letters)):
         entry = committed.get(tp) or CommittedOffset(0, 0, None, first_offset=0)  # no commit: nothing to check
-        commit = Commit(entry.next_offset, entry.first_offset, sum(entry.dead_letters.values()),
-                        sum(entry.skipped.values()))
-        entries = [counter.entry(obj) if obj.start_offset < commit.next_offset else
-                   Entry(obj.key, obj.start_offset, 0) for obj in objects.get(tp, [])]
-        found[tp] = check(entries, letters.get(tp, []) if readable else None, commit, settings.contiguous,
-                          (earliest or {}).get(tp))
+        commit = Commit(
+            entry.next_offset, entry.first_offset, sum(entry.dead_letters.values()), sum(entry.skipped.values())
+        )
+        entries = [
+            counter.entry(obj) if obj.start_offset < commit.next_offset else Entry(obj.key, obj.start_offset, 0)
+            for obj in objects.get(tp, [])
+        ]
+        found[tp] = check(
+            entries, letters.get(tp, []) if readable else None, commit, settings.contiguous, (earliest or {}).get(tp)
+        )
     return Audit(found, lister.requests + counter.requests, sum(len(v) for v in objects.values()))
 
 
-def _stored(settings: VerifySettings, lister: Lister, topics: list[str], topic_letters: Iterable[DeadLetter] | None,
-            wanted) -> tuple[dict, dict]:
+def _stored(
+    settings: VerifySettings, lister: Lister, topics: list[str], topic_letters: Iterable[DeadLetter] | None, wanted
+) -> tuple[dict, dict]:
     """The data objects and the dead letters of the wanted topic-partitions, by topic-partition."""
     objects: dict[TopicPartition, list] = {}
     letters: dict[TopicPartition, list] = {}
@@ -63,5 +76,6 @@ def _stored(settings: VerifySettings, lister: Lister, topics: list[str], topic_l
     for dead in topic_letters or []:
         if wanted(TopicPartition(dead.topic, dead.partition)):
             letters.setdefault(TopicPartition(dead.topic, dead.partition), []).append(
-                Letter(f"topic {settings.letters_topic}", dead.offset))
+                Letter(f"topic {settings.letters_topic}", dead.offset)
+            )
     return objects, letters

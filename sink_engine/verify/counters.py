@@ -4,6 +4,7 @@ Requests per object: tags (`s3.object.tagging`): 1 GetObjectTagging; Parquet: 1 
 (a second one when the footer is larger); Block-GZIP: 1 GET of `<stem>.index.json`; Avro: ranged GETs of 256
 KiB windows at the block headers (1 for an object of up to 256 KiB; at most one per block or per 256 KiB);
 JSON and ByteArray: 1 GET of the whole object, streamed and counted by line (separator)."""
+
 from __future__ import annotations
 
 import gzip
@@ -29,6 +30,7 @@ _STREAM_PIECE = 1024 * 1024
 @dataclass
 class RecordCounter:
     """Counts objects of one format; `requests` adds up the S3 requests made."""
+
     client: Any  # a boto3 S3 client
     bucket: str
     formats: FormatSettings
@@ -40,8 +42,13 @@ class RecordCounter:
         if self.tagged:
             tags = self._tags(obj.key)
             if {"startOffset", "endOffset", "recordCount"} <= tags.keys():
-                return Entry(obj.key, obj.start_offset, int(tags["recordCount"]), int(tags["startOffset"]),
-                             int(tags["endOffset"]))
+                return Entry(
+                    obj.key,
+                    obj.start_offset,
+                    int(tags["recordCount"]),
+                    int(tags["startOffset"]),
+                    int(tags["endOffset"]),
+                )
         name = self.formats.format_class
         if name == "envelope":  # counted as objects of its encoding
             name = self.formats.envelope_encoding
@@ -51,9 +58,13 @@ class RecordCounter:
             return Entry(obj.key, obj.start_offset, self._avro_records(obj))
         if name == "blockgzip":
             chunks = orjson.loads(self._get(index_key(obj.key)))["chunks"]
-            return Entry(obj.key, obj.start_offset, sum(c["num_records"] for c in chunks),
-                         chunks[0]["first_record_offset"] if chunks else None,
-                         chunks[-1]["last_record_offset"] if chunks else None)
+            return Entry(
+                obj.key,
+                obj.start_offset,
+                sum(c["num_records"] for c in chunks),
+                chunks[0]["first_record_offset"] if chunks else None,
+                chunks[-1]["last_record_offset"] if chunks else None,
+            )
         separator = b"\n" if name == "json" else self.formats.separator
         return Entry(obj.key, obj.start_offset, self._lines(obj.key, separator))
 
@@ -98,8 +109,10 @@ class RecordCounter:
 
     def _lines(self, key: str, separator: bytes) -> int:
         if not separator:
-            raise StorageError(f"s3://{self.bucket}/{key}: records cannot be counted without a separator "
-                               "(format.bytearray.separator is empty); set s3.object.tagging=true")
+            raise StorageError(
+                f"s3://{self.bucket}/{key}: records cannot be counted without a separator "
+                "(format.bytearray.separator is empty); set s3.object.tagging=true"
+            )
         self.requests += 1
         body = self.client.get_object(Bucket=self.bucket, Key=key)["Body"]
         stream = gzip.GzipFile(fileobj=body) if key.endswith(".gz") else body
@@ -108,7 +121,7 @@ class RecordCounter:
             while piece := stream.read(_STREAM_PIECE):
                 joined = carry + piece
                 count += joined.count(separator)
-                carry = joined[-(len(separator) - 1):] if len(separator) > 1 else b""
+                carry = joined[-(len(separator) - 1) :] if len(separator) > 1 else b""
         except (OSError, EOFError, zlib.error) as e:
             raise StorageError(f"s3://{self.bucket}/{key} cannot be read: {e}") from e
         return count
@@ -125,7 +138,7 @@ class _Window:
         if not self._start <= self.position <= self.position + n <= self._start + len(self._data):
             stop = min(self._size, self.position + max(n, AVRO_WINDOW))
             self._start, self._data = self.position, self._fetch(self.position, stop)
-        got = self._data[self.position - self._start:self.position - self._start + n]
+        got = self._data[self.position - self._start : self.position - self._start + n]
         if len(got) < n:
             raise StorageError("an Avro object ends inside a block header")
         self.position += n

@@ -1,10 +1,12 @@
 """The objects verify reads: data objects under `<topics.dir>/<topic>/` (the routed topics' folders with
 RegexRouters), and dead letters under `errors.deadletterqueue.s3.prefix`. Sidecars (`.keys`, `.headers`) and
 Block-GZIP `.index.json` files are not data objects. One ListObjectsV2 request per 1,000 keys."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
@@ -49,8 +51,9 @@ class Lister:
                     letter = orjson.loads(line)
                     yield letter["topic"], int(letter["partition"]), Letter(key, int(letter["offset"]))
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-                    raise StorageError(f"dead-letter object s3://{self.bucket}/{key} line {number} is not a dead "
-                                       f"letter: {e}") from e
+                    raise StorageError(
+                        f"dead-letter object s3://{self.bucket}/{key} line {number} is not a dead letter: {e}"
+                    ) from e
 
     def _keys(self, prefix: str) -> Iterator[tuple[str, int]]:
         kwargs = {"Bucket": self.bucket, "Prefix": prefix}
@@ -72,7 +75,7 @@ def _parse(name: str, file_delim: str, extension: str) -> tuple[str, int, int] |
     """(topic, partition, start offset) of a data object's file name; None for another file."""
     if not name.endswith(extension):
         return None
-    parts = name[:-len(extension)].rsplit(file_delim, 2)
+    parts = name[: -len(extension)].rsplit(file_delim, 2)
     if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
         return None
     return parts[0], int(parts[1]), int(parts[2])

@@ -1,4 +1,5 @@
 """The table `sink-engine verify` prints, and its findings: one line per gap, overlap or mismatch."""
+
 from __future__ import annotations
 
 from typing import TextIO
@@ -8,14 +9,20 @@ from sink_engine.verify.audit import Audit
 
 def print_report(result: Audit, out: TextIO) -> int:
     """Print the table and the findings; the exit code: 0 when no partition has a finding, else 1."""
-    print(f"{'topic-partition':<28} {'offsets':>23} {'objects':>8} {'records':>10} {'dead letters':>12} "
-          f"{'skipped':>8}  {'proof':<12} result", file=out)
+    print(
+        f"{'topic-partition':<28} {'offsets':>23} {'objects':>8} {'records':>10} {'dead letters':>12} "
+        f"{'skipped':>8}  {'proof':<12} result",
+        file=out,
+    )
     findings = 0
     for tp, c in result.partitions.items():
         span = f"{c.low}..{c.high - 1}" if c.high > c.low else "-"
         status = "ok" if not c.findings else f"{len(c.findings)} problem{'s' if len(c.findings) > 1 else ''}"
-        print(f"{str(tp):<28} {span:>23} {c.objects:>8} {c.records:>10} {c.letters:>12} {c.skipped:>8}  "
-              f"{c.proof:<12} {status}", file=out)
+        print(
+            f"{str(tp):<28} {span:>23} {c.objects:>8} {c.records:>10} {c.letters:>12} {c.skipped:>8}  "
+            f"{c.proof:<12} {status}",
+            file=out,
+        )
         findings += len(c.findings)
     for tp, c in result.partitions.items():
         for f in c.findings:

@@ -1,8 +1,9 @@
 """The keys verify reads, once, from the connector's config."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from sink_engine.config import SinkConfig
 from sink_engine.format.registry import format_for
@@ -31,11 +32,23 @@ class VerifySettings:
         naming = ObjectNaming.from_config(config)
         formats = FormatSettings.from_config(config)
         prefix = config["errors.deadletterqueue.s3.prefix"]
-        letters = ObjectNaming(prefix.strip("/"), naming.directory_delim, naming.file_delim, naming.pad_width) \
-            if prefix else None
-        return cls(config.name, config["s3.bucket.name"], naming, formats, format_for(formats).extension,
-                   config["s3.object.tagging"],
-                   one_file_stream(config), router, letters, config["errors.deadletterqueue.topic.name"] or None)
+        letters = (
+            ObjectNaming(prefix.strip("/"), naming.directory_delim, naming.file_delim, naming.pad_width)
+            if prefix
+            else None
+        )
+        return cls(
+            config.name,
+            config["s3.bucket.name"],
+            naming,
+            formats,
+            format_for(formats).extension,
+            config["s3.object.tagging"],
+            one_file_stream(config),
+            router,
+            letters,
+            config["errors.deadletterqueue.topic.name"] or None,
+        )
 
 
 def folder_router(config: SinkConfig, reader: str) -> Callable[[str], str]:
@@ -45,7 +58,8 @@ def folder_router(config: SinkConfig, reader: str) -> Callable[[str], str]:
 
     return TransformSettings.from_config(config).required_topic_router(
         f"routes by record (a TimestampRouter, or a router behind a predicate), so {reader} cannot name the "
-        "folders it writes under")
+        "folders it writes under"
+    )
 
 
 def one_file_stream(config: SinkConfig) -> bool:
@@ -53,9 +67,13 @@ def one_file_stream(config: SinkConfig) -> bool:
     DefaultPartitioner, tombstones not in files of their own, and no open files per schema (values with a schema
     under schema.compatibility NONE and sink.schema.files separate keep a file open per schema, whose offsets
     interleave with the others'; EnvelopeFormat converts no value, so it has none)."""
-    schemas = config["format.class"] != "envelope" and \
-        (config["value.converter"] != "json" or config["value.converter.schemas.enable"])
-    per_schema = schemas and config["value.converter"] not in ("string", "bytearray") and \
-        config["schema.compatibility"] == "none" and config["sink.schema.files"] == "separate"
-    return config["partitioner.class"] == "default" and config["behavior.on.null.values"] != "write" and \
-        not per_schema
+    schemas = config["format.class"] != "envelope" and (
+        config["value.converter"] != "json" or config["value.converter.schemas.enable"]
+    )
+    per_schema = (
+        schemas
+        and config["value.converter"] not in ("string", "bytearray")
+        and config["schema.compatibility"] == "none"
+        and config["sink.schema.files"] == "separate"
+    )
+    return config["partitioner.class"] == "default" and config["behavior.on.null.values"] != "write" and not per_schema
