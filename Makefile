@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli lint format demo test test-faults test-scale test-many-partitions soak bench bench-restore clean
+.PHONY: venv cdk-cli lint format demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness clean
 
 venv: $(STAMP)
 
@@ -60,6 +60,11 @@ soak: venv
 
 bench: venv
 	$(PY) -m devtools.bench
+
+# Freshness of sink-engine run --continuous (produce -> object listed) at 2,000 records/s and at full rate, and a
+# continuous run against a bounded one on the same backlog (not part of make test; SOAK=30 adds a 30-minute soak).
+bench-freshness: venv
+	$(PY) -m devtools.bench_freshness $(if $(SOAK),--soak-minutes $(SOAK))
 
 # sink-engine restore of an envelope backup (Parquet, JSON) of 1M records, and its rerun (not part of make test).
 bench-restore: venv

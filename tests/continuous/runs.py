@@ -1,8 +1,8 @@
 """A continuous run as its own process, records produced steadily beside it, and the check that every record
 produced landed exactly once.
 
-`SteadyProducer` produces `{"id": n}` records, n counting up, to the partitions it is given in turn (each partition's
-records in order: an idempotent producer), at a rate, until stopped; `produced` maps partition -> ids. `landed_once`
+Records are produced by devtools.producer.SteadyProducer (`{"id": n}`, n counting up; `produced` maps partition ->
+ids in offset order). `landed_once`
 reads every object of the topic back and asserts, per partition, files that follow each other from offset 0 without
 gap or overlap, each id once, and the committed offset at the end of what the files hold.
 """
@@ -13,58 +13,12 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import defaultdict
-
-import orjson
-from confluent_kafka import Producer
 
 from tests.conftest import BUCKET
 from tests.runs import committed_offsets
 from tests.s3_reader import landed_by_key
-
-
-class SteadyProducer:
-    """Context manager: produces in a thread of its own until `stop()` (or the end of the `with`)."""
-
-    def __init__(self, bootstrap: str, topic: str, partitions: list[int], per_second: int):
-        self._producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
-        self.topic, self.partitions, self.per_second = topic, partitions, per_second
-        self.produced: dict[int, list[int]] = defaultdict(list)
-        self.produce_ms: dict[int, int] = {}  # id -> when it was handed to the producer
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._next = 0
-
-    def __enter__(self) -> SteadyProducer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        assert self._producer.flush(30) == 0
-
-    def _run(self) -> None:
-        started = time.monotonic()
-        while not self._stop.is_set():
-            due = int((time.monotonic() - started) * self.per_second)
-            while self._next < due:
-                partition = self.partitions[self._next % len(self.partitions)]
-                self._producer.produce(self.topic, orjson.dumps({"id": self._next}), partition=partition)
-                self.produced[partition].append(self._next)
-                self.produce_ms[self._next] = int(time.time() * 1000)
-                self._next += 1
-            self._producer.poll(0)
-            time.sleep(0.01)
-
-    @property
-    def count(self) -> int:
-        return self._next
 
 
 def start_continuous(config_path: str, *extra: str) -> subprocess.Popen:

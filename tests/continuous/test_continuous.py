@@ -14,7 +14,8 @@ from devtools.producer import create_topic
 from sink_engine.driver.job import now_ms
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE
-from tests.continuous.runs import SteadyProducer, caught_up, kill_group, landed_once, start_continuous, wait_for
+from devtools.producer import SteadyProducer
+from tests.continuous.runs import caught_up, kill_group, landed_once, start_continuous, wait_for
 from tests.faults.landed_once import write_config
 from tests.runs import committed_offsets
 

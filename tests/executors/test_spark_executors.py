@@ -19,7 +19,8 @@ from tests.iceberg import tables
 from tests.runs import committed_offsets
 from tests.s3_reader import list_keys, read_json_lines
 from tests.conftest import BUCKET
-from tests.continuous.runs import SteadyProducer, caught_up, landed_once, wait_for
+from devtools.producer import SteadyProducer
+from tests.continuous.runs import caught_up, landed_once, wait_for
 from tests.spark_cluster import LOCAL_CLUSTER, spark_submit, task_ends
 
 PARTITIONS = 4
