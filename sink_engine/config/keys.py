@@ -824,6 +824,15 @@ KEYS: tuple[Key, ...] = (
         minimum=1000,
     ),
     Key(
+        "sink.continuous.metrics.interval.ms",
+        "int",
+        60_000,
+        "A continuous run (`run --continuous`): how often each of its tasks reports its partitions' freshness (the "
+        "age of the oldest record read but not yet in S3), records written and lag, as a STREAM_PROGRESS event and, "
+        "with SINK_METRICS=cloudwatch, as the metrics StreamFreshnessSeconds, StreamRecordsWritten and StreamLag.",
+        minimum=1000,
+    ),
+    Key(
         "sink.run.timeout.ms",
         "int",
         3_600_000,

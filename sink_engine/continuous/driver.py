@@ -12,6 +12,7 @@ read again by the next run), and releases the lease.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from sink_engine.config import SinkConfig
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
 from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
+from sink_engine.driver.metrics import publisher_from_environment
 from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
 from sink_engine.errors import ConfigError, LeaseLostError, SinkError
 from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
@@ -96,7 +98,8 @@ def run_continuous(
                 min(config["tasks.max"], spark.sparkContext.defaultParallelism),
             )
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
-            job.start(groups, stream_task(target, token, clock))
+            publish = publisher_from_environment(os.environ, config["s3.region"]) is not None
+            job.start(groups, stream_task(target, token, publish, clock))
             while job.running and not keeper.lost and not stop.wait(0.5):
                 pass
             if job.running:

@@ -59,14 +59,23 @@ class PartitionStream:
         self.recorded_cut = recorded_cut if recorded_cut is not None and recorded_cut > start else None
         self.records_read = self.records_written = self.files_written = 0
         self._dropped: list[int] = []
+        self._unsettled: list[tuple[int, int]] = []  # (last offset, first record's time) of each chunk not settled
 
     @property
     def has_open_files(self) -> bool:
         return self.output.has_open_files()
 
-    def feed(self, chunk: RecordChunk) -> None:
-        """Write the chunk's records; a RecordError the dead-letter router does not tolerate propagates (the
-        records before it are handled, `processed` stays at the chunk's start)."""
+    @property
+    def oldest_unsettled_ms(self) -> int | None:
+        """The time (Kafka's, epoch ms) of the oldest record read but not settled (not yet in S3), to the chunk: the
+        first record of the chunk that holds it; None when everything read is settled."""
+        return self._unsettled[0][1] if self._unsettled else None
+
+    def feed(self, chunk: RecordChunk, first_time_ms: int) -> None:
+        """Write the chunk's records (`first_time_ms`: its first record's time); a RecordError the dead-letter
+        router does not tolerate propagates (the records before it are handled, `processed` stays at the chunk's
+        start)."""
+        self._unsettled.append((chunk.offsets[-1], first_time_ms))
         cut = self.recorded_cut
         if cut is not None and chunk.offsets[-1] >= cut:
             position = bisect.bisect_left(chunk.offsets, cut)
@@ -115,6 +124,7 @@ class PartitionStream:
         writer = self.output.writer
         writer.closed = [f for f in writer.closed if f.start_offset >= point]
         self._dropped = [offset for offset in self._dropped if offset >= point]
+        self._unsettled = [entry for entry in self._unsettled if entry[0] >= point]
         self.committed = self.expected = point
         self.records_written += sum(f.record_count for f in pending.files)
         self.files_written += len(pending.files)

@@ -12,17 +12,21 @@ starts from the committed offsets and repeats a recorded cut.
 
 from __future__ import annotations
 
+import logging
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from itertools import groupby
 
+import boto3
 from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine import events
-from sink_engine.aws import dynamodb_client
+from sink_engine.aws import dynamodb_client, region
+from sink_engine.continuous.progress import StreamProgress, report
 from sink_engine.continuous.stream import PartitionStream, PendingCommit
 from sink_engine.driver.plans import PlanStore
 from sink_engine.errors import CommitConflictError, SinkError, SourceError
@@ -89,21 +93,28 @@ class _Schedule:
         return stream.has_open_files and stream.recorded_cut is None
 
 
-def stream_task(target: Target, token: LeaseToken, clock: Callable[[], int] = now_ms):
+def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms):
     """The function of a continuous run's Spark tasks: each element of the task's partition is a list of
-    StreamStarts; yields a StreamReport per topic-partition when the task ends."""
+    StreamStarts; yields a StreamReport per topic-partition when the task ends. `publish`: send each progress
+    report to CloudWatch too (continuous/progress.py). The tasks log the engine's events at the driver's level
+    (`-v`: INFO) to their standard error, which Spark keeps as the executor's log."""
+    level = logging.getLogger("sink_engine").getEffectiveLevel()
 
     def process(groups: Iterator[list[StreamStart]]) -> Iterator[StreamReport]:
         from sink_engine.driver.spark_runner import settle_worker
 
         settle_worker()
+        if not logging.getLogger().handlers:
+            logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
         for starts in groups:
-            yield from _run(target, token, starts, clock)
+            yield from _run(target, token, starts, publish, clock)
 
     return process
 
 
-def _run(target: Target, token: LeaseToken, starts: list[StreamStart], clock: Callable[[], int]) -> list[StreamReport]:
+def _run(
+    target: Target, token: LeaseToken, starts: list[StreamStart], publish: bool, clock: Callable[[], int]
+) -> list[StreamReport]:
     config = target.config
     settings = TaskSettings.from_config(config)
     table = config["offset.storage.dynamodb.table"]
@@ -119,6 +130,7 @@ def _run(target: Target, token: LeaseToken, starts: list[StreamStart], clock: Ca
     consumer = make_consumer(settings.source, **{"fetch.wait.max.ms": FETCH_WAIT_MS})
     consumer.assign([KafkaTP(tp.topic, tp.partition, s.processed) for tp, s in streams.items()])
     error, lost, checked = None, False, 0.0
+    reporter = _Reporter(config, streams, consumer, publish, clock)
     try:
         while True:
             try:
@@ -129,6 +141,7 @@ def _run(target: Target, token: LeaseToken, starts: list[StreamStart], clock: Ca
             lost = _cut(plans, token, due, clock()) or _commit(store, token, uploader, streams.values())
             if error is not None or lost:
                 break
+            reporter.tick()
             if time.monotonic() - checked >= STOP_CHECK_S:
                 checked = time.monotonic()
                 lease = leases.describe(token.connector)
@@ -152,6 +165,35 @@ def _run(target: Target, token: LeaseToken, starts: list[StreamStart], clock: Ca
         )
         for tp, s in streams.items()
     ]
+
+
+class _Reporter:
+    """The task's progress reports, every `sink.continuous.metrics.interval.ms` (continuous/progress.py)."""
+
+    def __init__(self, config, streams: dict[TopicPartition, PartitionStream], consumer, publish: bool, clock):
+        self._connector, self._streams, self._consumer, self._clock = config.name, streams, consumer, clock
+        self._every_ms = config["sink.continuous.metrics.interval.ms"]
+        self._cloudwatch = boto3.client("cloudwatch", region_name=region(config["s3.region"])) if publish else None
+        self._last_ms, self._written = clock(), 0
+
+    def tick(self) -> None:
+        now = self._clock()
+        if now - self._last_ms < self._every_ms:
+            return
+        written = sum(s.records_written for s in self._streams.values())
+        oldest = [t for s in self._streams.values() if (t := s.oldest_unsettled_ms) is not None]
+        progress = StreamProgress(
+            max(0, now - min(oldest)) / 1000 if oldest else 0.0,
+            written - self._written,
+            sum(self._lag(tp, s) for tp, s in self._streams.items()),
+        )
+        report(self._connector, progress, now, self._cloudwatch)
+        self._last_ms, self._written = now, written
+
+    def _lag(self, tp: TopicPartition, stream: PartitionStream) -> int:
+        """Records after the committed offset up to the high watermark the consumer last fetched (0 unknown)."""
+        _, high = self._consumer.get_watermark_offsets(KafkaTP(tp.topic, tp.partition), cached=True)
+        return max(0, high - stream.committed) if high is not None and high >= 0 else 0
 
 
 def _open_streams(target, settings, token, store, plans, starts, uploader) -> dict[TopicPartition, PartitionStream]:
@@ -181,7 +223,7 @@ def _feed(streams: dict[TopicPartition, PartitionStream], messages: list[Message
         if not batch:
             continue
         chunk = RecordChunk(topic, partition, [_offset(m) for m in batch], [m.value() for m in batch], messages=batch)
-        stream.feed(chunk)
+        stream.feed(chunk, batch[0].timestamp()[1])
         task_failpoint("task_stall", f"{topic}-{partition}")
 
 

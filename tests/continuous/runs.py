@@ -21,14 +21,16 @@ from tests.runs import committed_offsets
 from tests.s3_reader import landed_by_key
 
 
-def start_continuous(config_path: str, *extra: str) -> subprocess.Popen:
-    """`sink-engine run --continuous` as its own process group (its Spark JVM and workers with it)."""
+def start_continuous(config_path: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
+    """`sink-engine run --continuous` as its own process group (its Spark JVM and workers with it); `env` is added
+    to this process's environment."""
     return subprocess.Popen(
         [sys.executable, "-m", "sink_engine", *extra, "run", "--continuous", "--config", config_path],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        env={**os.environ, **(env or {})},
     )
 
 

@@ -125,3 +125,49 @@ def test_a_second_continuous_run_exits_3_and_sigterm_releases_the_lease(stack, c
             kill_group(first)
     lease = Leases(dynamodb, TABLE, now_ms).describe(config.name)
     assert lease["expires_at_ms"] == 0 and lease["stop_requested"], lease
+
+
+def test_each_task_reports_freshness_records_and_lag_to_cloudwatch(stack, connector, tmp_path, dynamodb):
+    # given a continuous run that publishes its progress (SINK_METRICS=cloudwatch) every second
+    config = connector(**{"flush.size": 200, "rotate.schedule.interval.ms": SCHEDULE_MS, "tasks.max": 2,
+                          "sink.lease.duration.ms": LEASE_MS, "sink.continuous.metrics.interval.ms": 1000})
+    create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
+    path = write_config(config, tmp_path / "connector.json")
+    run = start_continuous(path, "-v", env={"SINK_METRICS": "cloudwatch"})
+    try:
+        with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 400) as producer:
+            time.sleep(6)
+        wait_for(caught_up(dynamodb, config, producer.produced), 60, "catching up")
+        time.sleep(2)
+        code, _, err = stop(run)
+        assert code == 0, err[-3000:]
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    # then the tasks logged STREAM_PROGRESS and published the three stream metrics for the connector
+    assert '"event": "STREAM_PROGRESS"' in err
+    published = _stream_metrics(config.name)
+    assert sum(published["StreamRecordsWritten"]) == producer.count
+    assert published["StreamFreshnessSeconds"] and max(published["StreamFreshnessSeconds"]) < 30
+    assert "StreamLag" in published
+
+
+def _stream_metrics(connector: str) -> dict[str, list[float]]:
+    """Metric name -> every published value (the Sum of each minute's data points) for the connector."""
+    import datetime
+
+    import boto3
+
+    from sink_engine.continuous.progress import STREAM_METRICS
+    from sink_engine.driver.metrics import DIMENSION, NAMESPACE
+
+    now = datetime.datetime.now(datetime.UTC)
+    client = boto3.client("cloudwatch")
+    found = {}
+    for name in STREAM_METRICS:
+        points = client.get_metric_statistics(
+            Namespace=NAMESPACE, MetricName=name, Dimensions=[{"Name": DIMENSION, "Value": connector}],
+            StartTime=now - datetime.timedelta(hours=1), EndTime=now + datetime.timedelta(hours=1), Period=60,
+            Statistics=["Sum", "Maximum"])["Datapoints"]
+        found[name] = [p["Sum"] if name != "StreamFreshnessSeconds" else p["Maximum"] for p in points]
+    return found
