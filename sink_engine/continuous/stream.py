@@ -57,6 +57,7 @@ class PartitionStream:
         self.processed = start  # the first offset not handled
         self.committed, self.expected = start, expected  # the offset committed last (expected by the next commit)
         self.recorded_cut = recorded_cut if recorded_cut is not None and recorded_cut > start else None
+        self._last_cut: int | None = None
         self.records_read = self.records_written = self.files_written = 0
         self._dropped: list[int] = []
         self._unsettled: list[tuple[int, int]] = []  # (last offset, first record's time) of each chunk not settled
@@ -89,11 +90,16 @@ class PartitionStream:
         if self.recorded_cut is not None and self.processed >= self.recorded_cut:
             self.cut(self.recorded_cut)
 
+    @property
+    def cuts_committed(self) -> bool:
+        """Whether the commit point has passed the last cut (a new cut may be recorded: the plan holds one)."""
+        return self._last_cut is None or self.committed >= self._last_cut
+
     def cut(self, offset: int) -> None:
         """Close every open file before `offset` (the first offset not handled when the cut was decided)."""
         self.output.cut(offset)
         self.processed = max(self.processed, offset)
-        self.recorded_cut = None
+        self.recorded_cut, self._last_cut = None, offset
 
     def pending(self) -> PendingCommit | None:
         """The commit of what is settled since the last one (the first commit of a partition also pins its

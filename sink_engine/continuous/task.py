@@ -5,8 +5,10 @@ A cycle: fetch what arrived (up to BATCH records, waiting at most POLL_S), feed 
 stream, cut the streams whose `rotate.schedule.interval.ms` boundary passed with files open (the cut is recorded as
 a plan first, `driver/plans.py`, so that a retry of this task, or a bounded run, cuts at the same offset), then
 upload and commit every stream whose commit point moved, in one transaction per 99 partitions with the lease
-check. Every STOP_CHECK_S the lease item is read: a stop requested by the driver (SIGTERM), or a lease that is no
-longer this run's, ends the task; on a stop it first commits what it closed. A retried task (its executor lost)
+check, as soon as their uploads are done (reading goes on while they upload; a stream is not cut again before its
+last cut is committed: the recorded plan holds one cut). Every STOP_CHECK_S the lease item is read: a stop
+requested by the driver (SIGTERM), or a lease that is no longer this run's, ends the task; on a stop it first
+commits what it closed. A retried task (its executor lost)
 starts from the committed offsets and repeats a recorded cut.
 """
 
@@ -90,7 +92,7 @@ class _Schedule:
         if now < boundary:
             return False
         self.next_ms[stream.tp] = next_rotation_ms(now, self.interval_ms, self.zone)
-        return stream.has_open_files and stream.recorded_cut is None
+        return stream.has_open_files and stream.recorded_cut is None and stream.cuts_committed
 
 
 def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms):
@@ -138,7 +140,7 @@ def _run(
             except SinkError as e:  # a record error not tolerated, a fetch that failed: commit what came before
                 error = e
             due = [s for s in streams.values() if schedule.due(s, clock())] if error is None else []
-            lost = _cut(plans, token, due, clock()) or _commit(store, token, uploader, streams.values())
+            lost = _cut(plans, token, due, clock()) or _commit(store, token, uploader, streams.values(), wait=False)
             if error is not None or lost:
                 break
             reporter.tick()
@@ -150,6 +152,8 @@ def _run(
                     break
                 if lease["stop_requested"]:
                     break
+        if not lost:  # what closed since the last commit, its uploads awaited
+            lost = _commit(store, token, uploader, streams.values(), wait=True)
     finally:
         consumer.close()
         uploader.close()
@@ -260,8 +264,11 @@ def _cut(plans: PlanStore, token: LeaseToken, due: list[PartitionStream], now: i
     return False
 
 
-def _commit(store: OffsetStore, token: LeaseToken, uploader: Uploader, streams) -> bool:
-    """Upload and commit every stream whose commit point moved; True when the lease was lost."""
+def _commit(store: OffsetStore, token: LeaseToken, uploader: Uploader, streams, wait: bool) -> bool:
+    """Commit every stream whose commit point moved, once its uploads are done; True when the lease was lost.
+    Without `wait`, nothing while an upload is under way (the next cycle commits it: reading goes on meanwhile)."""
+    if not wait and uploader.busy:
+        return False
     pending = [(s, p) for s in streams if (p := s.pending()) is not None]
     if not pending:
         return False
