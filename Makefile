@@ -36,9 +36,12 @@ format: venv
 	$(VENV)/bin/ruff check --fix
 	$(VENV)/bin/ruff format
 
-# The docs site (mkdocs.yml, docs/) into site/, strict: a warning, a broken link or a missing anchor fails it.
-# (NO_MKDOCS_2_WARNING: Material's banner about its end of life, printed on every build.)
+# The docs site (mkdocs.yml, docs/) into site/, strict: a warning, a broken link or a missing anchor fails it. First
+# the configuration reference (docs/reference/configuration.md) is written from the key tables
+# (devtools/config_reference.py); under CI (CI set) it is only checked, so that a page not regenerated and committed
+# fails there. (NO_MKDOCS_2_WARNING: Material's banner about its end of life, printed on every build.)
 docs: venv
+	$(PY) -m devtools.config_reference $(if $(CI),--check,)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 demo: venv

@@ -858,11 +858,12 @@ OFF_VALUES = {"", "-1", "false", "none", "null"}
 KEYS_BY_NAME = {k.name: k for k in KEYS}
 # Keys under these prefixes are passed on (Kafka client settings, pyiceberg catalog properties, table properties
 # of auto-created tables, the options of transforms and predicates: sink_engine/transform/settings.py); declared
-# keys under them are parsed as declared.
-PASSTHROUGH_PREFIXES = (
-    "consumer.override.",
-    "iceberg.catalog.",
-    "iceberg.tables.auto-create-props.",
-    "transforms.",
-    "predicates.",
-)
+# keys under them are parsed as declared. Each with its doc, as a Key's (the configuration reference's rows).
+PASSTHROUGH_DOCS: dict[str, str] = {
+    "consumer.override.": "Kafka client settings, passed to the Kafka client (librdkafka) under the same name.",
+    "iceberg.catalog.": "IcebergFormat: every other iceberg.catalog.* key is a pyiceberg catalog property.",
+    "iceberg.tables.auto-create-props.": "IcebergFormat: table properties of an auto-created table.",
+    "transforms.": "transforms.<alias>.type names a transform's class; the alias's other keys are its options.",
+    "predicates.": "predicates.<alias>.type names a predicate's class; the alias's other keys are its options.",
+}
+PASSTHROUGH_PREFIXES = tuple(PASSTHROUGH_DOCS)
