@@ -6,10 +6,10 @@ stream, cut the streams whose `rotate.schedule.interval.ms` boundary passed with
 a plan first, `driver/plans.py`, so that a retry of this task, or a bounded run, cuts at the same offset), then
 upload and commit every stream whose commit point moved, in one transaction per 99 partitions with the lease
 check, as soon as their uploads are done (reading goes on while they upload; a stream is not cut again before its
-last cut is committed: the recorded plan holds one cut). Every STOP_CHECK_S the lease item is read: a stop
-requested by the driver (SIGTERM), or a lease that is no longer this run's, ends the task; on a stop it first
-commits what it closed. A retried task (its executor lost)
-starts from the committed offsets and repeats a recorded cut.
+last cut is committed: the recorded plan holds one cut). Every STOP_CHECK_S (at most a quarter of the lease) the
+lease item is read: a stop requested by the driver (SIGTERM), or a lease that is no longer this run's, ends the
+task; on a stop it first commits what it closed. A retried task (its executor lost) starts from the committed
+offsets and repeats a recorded cut.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from sink_engine.task.settings import TaskSettings
 
 BATCH = 10_000
 POLL_S = 0.2  # the longest a cycle waits for records: what a cut or a stop waits behind at most
-STOP_CHECK_S = 5.0  # one consistent GetItem of the lease item per task: 64 tasks read 13 items/s
+STOP_CHECK_S = 5.0  # at most (a quarter of the lease): one consistent GetItem per task; 64 tasks read 13 items/s
 FETCH_WAIT_MS = 100  # librdkafka's fetch.wait.max.ms: a fetch at a partition's end is answered within it
 
 
@@ -132,6 +132,7 @@ def _run(
     consumer = make_consumer(settings.source, **{"fetch.wait.max.ms": FETCH_WAIT_MS})
     consumer.assign([KafkaTP(tp.topic, tp.partition, s.processed) for tp, s in streams.items()])
     error, lost, checked = None, False, 0.0
+    check_every_s = min(STOP_CHECK_S, config["sink.lease.duration.ms"] / 4000)  # well within the driver's wait
     reporter = _Reporter(config, streams, consumer, publish, clock)
     try:
         while True:
@@ -144,7 +145,7 @@ def _run(
             if error is not None or lost:
                 break
             reporter.tick()
-            if time.monotonic() - checked >= STOP_CHECK_S:
+            if time.monotonic() - checked >= check_every_s:
                 checked = time.monotonic()
                 lease = leases.describe(token.connector)
                 if lease is None or lease["epoch"] != token.epoch:
