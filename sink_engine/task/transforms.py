@@ -20,7 +20,7 @@ from sink_engine.dlq.letter import STAGE_KEY_CONVERTER, STAGE_TASK_PUT, STAGE_TR
 from sink_engine.dlq.router import qualified_name
 from sink_engine.errors import ConversionError, NullValueError, PartitioningError, TransformationError
 from sink_engine.records import Partitions, PreparedRecords, RecordChunk, Tombstones, Transformed, ValueColumn
-from sink_engine.task.steps import StepFailed, run_step
+from sink_engine.task.bad_records import StepFailed, run_step
 from sink_engine.transform.chain import TransformChain
 from sink_engine.transform.record import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Header, TransformRecord
 
