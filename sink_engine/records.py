@@ -211,8 +211,8 @@ class PreparedRecords:
 
 @dataclass(frozen=True, slots=True)
 class Tombstones:
-    """Records whose value is null after the transforms, written as tombstones (behavior.on.null.values=write);
-    `routed` each one's topic when the chain has routers, else None."""
+    """Records whose value is null (read from Kafka, or after the transforms), written as tombstones
+    (behavior.on.null.values=write); `routed` each one's topic when the chain has routers, else None."""
 
     records: RecordChunk
     routed: list | None = None

@@ -1,9 +1,10 @@
 """`DeadLetterRouter`: what a task does with a bad record, by `errors.tolerance`.
 
 `none`: the record is logged (with `errors.log.enable`) and the task stops on it. `all`: the router keeps
-the range's dead letters in offset order until the task knows its commit point, then hands those before it
-to the destination (the next run re-reads the others) and counts them by error class. With `all` and no
-destination the records are skipped, counted and logged, as Kafka Connect does.
+the range's dead letters in offset order until the task knows its commit point, then streams those before it
+to the destination (the next run re-reads the others) and counts them by error class. The letters kept are
+bounded in memory: past a size they wait in a temporary file (dlq/spool.py, which says why none is sent
+earlier). With `all` and no destination the records are skipped, counted and logged, as Kafka Connect does.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 import logging
 import traceback
 from collections import Counter
+from collections.abc import Iterable
 from typing import Protocol
 
 from sink_engine import events
 from sink_engine.dlq.letter import DeadLetter, b64
 from sink_engine.dlq.settings import DeadLetterSettings
+from sink_engine.dlq.spool import MEMORY_BYTES, LetterSpool
 from sink_engine.errors import RecordError
 from sink_engine.model import PartitionRange
 from sink_engine.records import RecordChunk
@@ -24,17 +27,19 @@ from sink_engine.records import RecordChunk
 class Destination(Protocol):
     scan_from: int | None  # a position to store with the commit (topic destination), else None
 
-    def write(self, letters: list[DeadLetter]) -> None:
-        """Write these dead letters (all before the commit point, offset order) durably and at most once per
-        source record across reruns. Raises SinkError (not a RecordError); nothing is committed then."""
+    def write(self, letters: Iterable[DeadLetter]) -> None:
+        """Write these dead letters (all before the commit point, offset order, at least one; iterated once, as
+        they are read back from a spool) durably and at most once per source record across reruns. Raises
+        SinkError (not a RecordError); nothing is committed then."""
 
 
 class DeadLetterRouter:
-    def __init__(self, settings: DeadLetterSettings, destination: Destination | None):
+    def __init__(self, settings: DeadLetterSettings, destination: Destination | None, memory_bytes: int = MEMORY_BYTES):
+        """`memory_bytes`: about how much of the letters kept stays in memory (dlq/spool.py)."""
         self.tolerates = settings.tolerates
         self._connector, self._destination = settings.connector, destination
         self._log, self._log_messages = settings.log, settings.log_messages
-        self._letters: list[DeadLetter] = []
+        self._letters = LetterSpool(memory_bytes)
 
     def report(self, chunk: RecordChunk, position: int, error: RecordError, stage: str, executing_class: str) -> None:
         """Take the bad record at `position` of `chunk`, which the step named `executing_class` (`qualified_name`)
@@ -63,14 +68,17 @@ class DeadLetterRouter:
         """Write the dead letters before `commit_point` and let them go (a continuous run flushes at each commit;
         the later ones wait for theirs); returns their counts by error class and the destination's scan position
         to store with the commit."""
-        due = [letter for letter in self._letters if letter.offset < commit_point]
-        self._letters = [letter for letter in self._letters if letter.offset >= commit_point]
-        if not due:
-            return {}, None
-        if self._destination is None:
-            return dict(Counter(letter.error_class for letter in due)), None
-        self._destination.write(due)
-        return dict(Counter(letter.error_class for letter in due)), self._destination.scan_from
+        due = self._letters.split(commit_point)
+        try:
+            if not len(due):
+                return {}, None
+            counts = dict(Counter(letter.error_class for letter in due))
+            if self._destination is None:
+                return counts, None
+            self._destination.write(due)
+            return counts, self._destination.scan_from
+        finally:
+            due.close()
 
 
 def stacktrace(error: BaseException) -> str:

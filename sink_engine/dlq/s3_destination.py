@@ -2,7 +2,12 @@
 
 Key: `<prefix>/<topic>/partition=<p>/<topic>+<p>+<first offset, padded>.json`, one object per window of
 WINDOW_OFFSETS source offsets and run: the dead letters of one window that a run writes start at the first
-bad record at or after the run's start, which a rerun from the same committed offset finds again. Objects are
+bad record at or after the run's start, which a rerun from the same committed offset finds again. A window whose
+letters pass MAX_OBJECT_SOURCE_BYTES goes on in a next object keyed by its first letter past the bound, so that a
+body stays bounded whatever the size of the records. Where a window is cut depends only on the source records of
+the letters before the cut (their Kafka key, value and headers: not the error text, whose stack trace names files
+that may be elsewhere on another executor), so a rerun from the same committed offset cuts its letters where an
+attempt that saw fewer or more of them did. Objects are
 created with `If-None-Match: *` (PutObject fails with 412 when the key exists). A rerun that meets an object
 already there (a crashed attempt of the same range, a zombie that lost its lease, or its own first try whose
 answer was lost) reads its source offsets: when they are the first of this run's dead letters, the rest goes
@@ -13,7 +18,7 @@ topic-partition hold disjoint offsets. A later run starts past the commit point 
 
 from __future__ import annotations
 
-from itertools import groupby
+from collections.abc import Iterable, Iterator
 
 import orjson
 from botocore.exceptions import BotoCoreError, ClientError
@@ -25,6 +30,10 @@ from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
 
 WINDOW_OFFSETS = 10_000
+# A window's object is cut before a letter that would take its source bytes (`_weight`) past this: a body then
+# holds at most 4/3 of it (base64) plus the letters' errors.
+MAX_OBJECT_SOURCE_BYTES = 8 * 1024 * 1024
+LETTER_WEIGHT = 1024  # counted for each letter beyond its source bytes (bounds how many small letters an object has)
 
 
 class S3Destination:
@@ -41,15 +50,16 @@ class S3Destination:
         )
         return cls(naming, uploader)
 
-    def write(self, letters: list[DeadLetter]) -> None:
-        """Submit each window's objects to the task's uploader; the task drains it before it returns."""
-        for _, window in groupby(letters, key=_window):
-            self._uploader.submit_call(self._write_once, list(window))
+    def write(self, letters: Iterable[DeadLetter]) -> None:
+        """Submit each object's letters to the task's uploader as they are read (the uploader bounds the uploads
+        queued); the task drains it before it returns."""
+        for group in _objects(letters):
+            self._uploader.submit_call(self._write_once, group)
 
-    def objects(self, letters: list[DeadLetter]) -> list[tuple[str, bytes]]:
-        """(key, JSON-lines body) per window of WINDOW_OFFSETS offsets, keyed by its first dead letter: the
-        objects a run writes where no attempt of its range wrote before."""
-        return [(self._key(group[0]), _body(group)) for group in (list(w) for _, w in groupby(letters, key=_window))]
+    def objects(self, letters: Iterable[DeadLetter]) -> list[tuple[str, bytes]]:
+        """(key, JSON-lines body) per window of WINDOW_OFFSETS offsets (cut at MAX_OBJECT_SOURCE_BYTES), keyed by its
+        first dead letter: the objects a run writes where no attempt of its range wrote before."""
+        return [(self._key(group[0]), _body(group)) for group in _objects(letters)]
 
     def _write_once(self, client, bucket: str, options: ObjectOptions, letters: list[DeadLetter]) -> None:
         """Create the window's object, or go on after the one an earlier attempt created (see the module)."""
@@ -75,6 +85,29 @@ class S3Destination:
 
 def _window(letter: DeadLetter) -> int:
     return letter.offset // WINDOW_OFFSETS
+
+
+def _objects(letters: Iterable[DeadLetter], max_bytes: int | None = None) -> Iterator[list[DeadLetter]]:
+    """The letters of each object in offset order: a new one at each window, and before a letter that would take
+    the object's `_weight` past `max_bytes` (MAX_OBJECT_SOURCE_BYTES); an object holds at least one letter."""
+    bound = MAX_OBJECT_SOURCE_BYTES if max_bytes is None else max_bytes
+    group: list[DeadLetter] = []
+    size = 0
+    for letter in letters:
+        weight = _weight(letter)
+        if group and (_window(letter) != _window(group[0]) or size + weight > bound):
+            yield group
+            group, size = [], 0
+        group.append(letter)
+        size += weight
+    if group:
+        yield group
+
+
+def _weight(letter: DeadLetter) -> int:
+    """The bytes of a letter's source record (key, value, headers) and LETTER_WEIGHT: the same in every attempt."""
+    headers = sum(len(name) + len(value or b"") for name, value in letter.headers)
+    return len(letter.key or b"") + len(letter.value or b"") + headers + LETTER_WEIGHT
 
 
 def _body(letters: list[DeadLetter]) -> bytes:

@@ -15,6 +15,7 @@ derived from the connector and the source topic-partition. Before producing, the
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
 from confluent_kafka import KafkaException
 
@@ -36,7 +37,7 @@ class TopicDestination:
         self._topic = settings.topic
         self.scan_from: int | None = None
 
-    def write(self, letters: list[DeadLetter]) -> None:
+    def write(self, letters: Iterable[DeadLetter]) -> None:
         source, planned = self._settings.source, self._planned
         partitions = kafka_io.ensure_topic(source, self._topic, self._settings.replication_factor)
         dlq = TopicPartition(self._topic, kafka_io.partition_for(planned.tp, partitions))
@@ -47,14 +48,14 @@ class TopicDestination:
             stored = self._stored_scan_from()
             sent = kafka_io.already_sent(source, dlq, max(low, stored if stored is not None else low), end, planned)
             self.scan_from = end
-            self._produce(producer, dlq, [letter for letter in letters if letter.offset not in sent])
+            self._produce(producer, dlq, (letter for letter in letters if letter.offset not in sent))
         except KafkaException as e:
             raise SourceError(f"dead letters of {planned.topic}-{planned.partition} to {self._topic}: {e}") from e
 
     def transactional_id(self) -> str:
         return f"sink-engine-dlq.{self._settings.connector}.{self._planned.topic}.{self._planned.partition}"
 
-    def _produce(self, producer, dlq: TopicPartition, letters: list[DeadLetter]) -> None:
+    def _produce(self, producer, dlq: TopicPartition, letters: Iterable[DeadLetter]) -> None:
         with_context = self._settings.context_headers
         producer.begin_transaction()
         for letter in letters:

@@ -11,6 +11,7 @@ from sink_engine.dlq.router import DeadLetterRouter, qualified_name
 from sink_engine.errors import RecordError, SchemaProjectionError
 from sink_engine.model import ClosedFile
 from sink_engine.records import Partitions, PreparedRecords, RecordChunk, ValueColumn
+from sink_engine.task.bad_records import StepFailed, classified, write_around
 
 
 class RecordWriter(ABC):
@@ -31,21 +32,18 @@ class RecordWriter(ABC):
         raise NotImplementedError(f"{type(self).__name__} takes no tombstones")
 
     def put(self, prepared: PreparedRecords, router: DeadLetterRouter) -> None:
-        """Add the records; a record the output refuses goes to the router (stage TASK_PUT; a bare RecordError as
-        a SchemaProjectionError) once the records before it are added, and the records after it follow if the
-        router tolerates it, else its error propagates."""
+        """Add the records; a record the output refuses takes the one bad-record path (task/bad_records.py, stage
+        TASK_PUT, a bare RecordError as a SchemaProjectionError): to the router once the records before it are
+        added, and the records after it follow if the router tolerates it, else its error propagates."""
         records = prepared.records
-        try:
-            self.write(records, prepared.values, prepared.partitions)
-            return
-        except RecordError as e:
-            error = SchemaProjectionError(e.topic, e.partition, e.offset, e.cause) if type(e) is RecordError else e
-            position = records.offsets.index(e.offset)
-        resume = bisect.bisect_right(records.offsets, self.last_added_offset)
-        if resume < position:
-            self.put(prepared.slice(resume, position), router)
-        router.report(records, position, error, STAGE_TASK_PUT, qualified_name(self))
-        if not router.tolerates:
-            raise error
-        if position + 1 < len(records):
-            self.put(prepared.slice(position + 1, len(records)), router)
+
+        def attempt(start: int, stop: int) -> None:
+            part = prepared if (start, stop) == (0, len(records)) else prepared.slice(start, stop)
+            try:
+                self.write(part.records, part.values, part.partitions)
+            except RecordError as e:
+                added = bisect.bisect_right(records.offsets, self.last_added_offset)
+                error = classified(e, SchemaProjectionError)
+                raise StepFailed(error, STAGE_TASK_PUT, qualified_name(self), added) from None
+
+        write_around(records, attempt, router)

@@ -1,7 +1,7 @@
-"""The record steps of a task: null values (`behavior.on.null.values`, tombstones), value conversion, single
-message transforms (`transforms`, task/transforms.py: with a chain, null values are handled after it) and
-partitioning, then a writer. A record a step fails goes to the dead-letter router, which tolerates it or stops
-the task (`errors.tolerance`)."""
+"""The record steps of a task: null values (`behavior.on.null.values`, tombstones: task/null_values.py), value
+conversion, single message transforms (`transforms`, task/transforms.py: with a chain, null values are handled
+after it) and partitioning, then a writer. A record a step fails takes the one bad-record path
+(task/bad_records.py): to the dead-letter router, which tolerates it or stops the task (`errors.tolerance`)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ from typing import TYPE_CHECKING
 
 from sink_engine.convert.base import Converter
 from sink_engine.dlq.letter import STAGE_TASK_PUT, STAGE_VALUE_CONVERTER
-from sink_engine.dlq.router import DeadLetterRouter, qualified_name
-from sink_engine.errors import ConversionError, NullValueError, PartitioningError, RecordError
+from sink_engine.dlq.router import DeadLetterRouter
+from sink_engine.errors import ConversionError, PartitioningError
 from sink_engine.model import TaskResult
 from sink_engine.partition.base import Partitioner
-from sink_engine.records import PreparedRecords, RecordChunk, Transformed
+from sink_engine.records import PreparedRecords, RecordChunk, Tombstones, Transformed
+from sink_engine.task.bad_records import run_step, write_around
+from sink_engine.task.null_values import null_runs
 from sink_engine.task.record_writer import RecordWriter
-from sink_engine.task.tombstones import null_runs
 
-if TYPE_CHECKING:  # transforms.py imports this module
+if TYPE_CHECKING:  # built only with `transforms` (task/run.py imports it then)
     from sink_engine.task.transforms import TransformStep
 
 RETRY_PIECE = 32  # records tried at once after a bad record; doubles after each clean piece
@@ -36,26 +37,28 @@ class RecordSteps:
     transforms: TransformStep | None = None  # None without `transforms`
 
     def prepare(self, chunk: RecordChunk) -> PreparedRecords | Transformed | None:
-        """Nulls, conversion and partitioning of a chunk; None when no record is left (ignored nulls); with
-        transforms, what they made of it. Raises StepFailed, with the RecordError classified by the step that
-        raised it."""
+        """Nulls (task/null_values.py), conversion and partitioning of a chunk: its records, or with tombstones
+        to write, its parts in offset order; None when no record is left (ignored nulls); with transforms, what
+        they made of it. Raises StepFailed, with the RecordError classified by the step that raised it."""
         if self.transforms is not None:
             return self.transforms.prepare(chunk, self.partitioner)
-        kept = run_step(lambda: _handle_nulls(chunk, self.null_behavior), NullValueError, STAGE_TASK_PUT, _handle_nulls)
-        if not len(kept):
+        parts = [
+            Tombstones(run) if tombstones else self._prepared(run)
+            for run, tombstones in null_runs(chunk, self.null_behavior)
+        ]
+        if not parts:
             return None
-        values = run_step(lambda: self.converter.convert(kept), ConversionError, STAGE_VALUE_CONVERTER, self.converter)
-        partitions = run_step(
-            lambda: self.partitioner.encode(kept, values), PartitioningError, STAGE_TASK_PUT, self.partitioner
+        only = parts[0]
+        return only if len(parts) == 1 and isinstance(only, PreparedRecords) else Transformed(parts, [])
+
+    def _prepared(self, records: RecordChunk) -> PreparedRecords:
+        values = run_step(
+            lambda: self.converter.convert(records), ConversionError, STAGE_VALUE_CONVERTER, self.converter
         )
-        return PreparedRecords(kept, values, partitions)
-
-
-class StepFailed(Exception):
-    """A step failed a record: its error, the Kafka Connect stage and the step's name for the dead letter."""
-
-    def __init__(self, error: RecordError, stage: str, executing_class: str):
-        self.error, self.stage, self.executing_class = error, stage, executing_class
+        partitions = run_step(
+            lambda: self.partitioner.encode(records, values), PartitioningError, STAGE_TASK_PUT, self.partitioner
+        )
+        return PreparedRecords(records, values, partitions)
 
 
 def write_range(
@@ -78,38 +81,21 @@ def write_range(
 
 def write_chunk(writer: RecordWriter, steps: RecordSteps, chunk: RecordChunk, router: DeadLetterRouter) -> list:
     """Filter nulls, convert, transform, partition and write a chunk; returns the offsets of the records the
-    transforms dropped. On a bad record, the records before it are written first, then the router takes it; the
-    rest of the chunk follows if the router tolerates it, else the RecordError propagates (everything before the
-    bad record can still be committed)."""
+    transforms dropped. A bad record takes the one bad-record path (task/bad_records.py `write_around`): the
+    records before it are written, the router takes it, the rest follows if the router tolerates it, else the
+    RecordError propagates (everything before the bad record can still be committed)."""
     dropped: list = []
-    if steps.transforms is None and steps.null_behavior == "write" and None in chunk.values:
-        for run, tombstones in null_runs(chunk):
-            if tombstones:
-                writer.write_tombstones(run)
-            else:
-                write_chunk(writer, steps, run, router)
-        return dropped
-    start, size = 0, len(chunk)
-    while start < len(chunk):
-        stop = min(len(chunk), start + size)
+
+    def attempt(start: int, stop: int) -> None:
         piece = chunk if (start, stop) == (0, len(chunk)) else chunk.slice(start, stop)
-        try:
-            prepared = steps.prepare(piece)
-        except StepFailed as failed:
-            position = piece.offsets.index(failed.error.offset)
-            dropped += write_chunk(writer, steps, piece.slice(0, position), router)
-            router.report(piece, position, failed.error, failed.stage, failed.executing_class)
-            if not router.tolerates:
-                raise failed.error from None
-            # after a bad record, go on in small pieces, so that many bad records cost no more than few
-            start, size = start + position + 1, RETRY_PIECE
-            continue
+        prepared = steps.prepare(piece)
         if isinstance(prepared, Transformed):
             _write_parts(writer, prepared, router)
-            dropped += prepared.dropped
+            dropped.extend(prepared.dropped)
         elif prepared is not None:
             writer.put(prepared, router)
-        start, size = start + len(piece), size * 2
+
+    write_around(chunk, attempt, router, RETRY_PIECE)
     return dropped
 
 
@@ -119,29 +105,3 @@ def _write_parts(writer: RecordWriter, transformed: Transformed, router: DeadLet
             writer.put(part, router)
         else:
             writer.write_tombstones(part.records, part.routed)
-
-
-def run_step(step, error_class: type, stage: str, owner: object):
-    try:
-        return step()
-    except RecordError as e:
-        error = e
-        if type(e) is RecordError:
-            error = error_class(e.topic, e.partition, e.offset, e.cause).with_traceback(e.__traceback__)
-        raise StepFailed(error, stage, qualified_name(owner)) from None
-
-
-def _handle_nulls(chunk: RecordChunk, behavior: str) -> RecordChunk:
-    """Apply `behavior.on.null.values` to records with a null value (tombstones)."""
-    if behavior == "keep" or None not in chunk.values:
-        return chunk
-    nulls = [i for i, value in enumerate(chunk.values) if value is None]
-    if behavior == "fail":
-        raise NullValueError(
-            chunk.topic,
-            chunk.partition,
-            chunk.offsets[nulls[0]],
-            "null value (tombstone) with behavior.on.null.values=fail",
-        )
-    nulls_set = set(nulls)
-    return chunk.select([i for i in range(len(chunk)) if i not in nulls_set])

@@ -3,10 +3,11 @@
 A chunk's records become TransformRecords (values converted by value.converter, tombstones as null values; keys
 converted by key.converter when a transform or the keys sidecar needs them, else Kafka's bytes; headers as Kafka
 gave them), go through the chain, and what comes out is rebuilt into value columns (`column`). A null value then
-follows `behavior.on.null.values` as a tombstone read from Kafka does (ignore: settled; fail: NullValueError naming
-the record; write: tombstone files); a record the chain dropped is settled and counted. The survivors keep their
-source offsets (and their Kafka key, value and headers, which dead letters carry). With routers, each record's
-encoded partition is the pair (routed topic, encoded partition): the writer opens files per routed topic.
+follows `behavior.on.null.values` as a tombstone read from Kafka does (task/null_values.py `null_value`: ignore,
+fail or tombstone files); a record the chain dropped is settled here and its offset returned, to be counted. The
+survivors keep their source offsets (and their Kafka key, value and headers, which dead letters carry). With
+routers, each record's encoded partition is the pair (routed topic, encoded partition): the writer opens files per
+routed topic.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import orjson
 from sink_engine.convert.schema import PRIMITIVE_TYPES
 from sink_engine.dlq.letter import STAGE_KEY_CONVERTER, STAGE_TASK_PUT, STAGE_TRANSFORMATION, STAGE_VALUE_CONVERTER
 from sink_engine.dlq.router import qualified_name
-from sink_engine.errors import ConversionError, NullValueError, PartitioningError, TransformationError
+from sink_engine.errors import ConversionError, PartitioningError, TransformationError
 from sink_engine.records import Partitions, PreparedRecords, RecordChunk, Tombstones, Transformed, ValueColumn
-from sink_engine.task.steps import StepFailed, run_step
+from sink_engine.task.bad_records import StepFailed, run_step
+from sink_engine.task.null_values import null_value
 from sink_engine.transform.chain import TransformChain
 from sink_engine.transform.record import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Header, TransformRecord
 
@@ -58,19 +60,8 @@ class TransformStep:
                 kind = _kind(record, value_kind)
             except TransformationError as e:
                 raise StepFailed(e, STAGE_TRANSFORMATION, qualified_name(column)) from None
-            if kind is None and self._null_behavior != "write":
-                if self._null_behavior == "fail":
-                    raise StepFailed(
-                        NullValueError(
-                            chunk.topic,
-                            chunk.partition,
-                            record.offset,
-                            "null value after transforms with behavior.on.null.values=fail",
-                        ),
-                        STAGE_TASK_PUT,
-                        qualified_name(self),
-                    )
-                continue  # ignore: settled like a tombstone read from Kafka
+            if kind is None and null_value(self._null_behavior, chunk, position, after_transforms=True) is None:
+                continue  # settled like a tombstone read from Kafka (task/null_values.py)
             out.append(record)
             positions.append(position)
             kinds.append(kind)

@@ -23,7 +23,8 @@ from sink_engine.partition.field import FieldPartitioner
 from sink_engine.partition.default import DefaultPartitioner
 from sink_engine.records import RecordChunk
 from sink_engine.task.envelope import EnvelopeConverter
-from sink_engine.task.steps import RecordSteps, StepFailed
+from sink_engine.task.bad_records import StepFailed
+from sink_engine.task.steps import RecordSteps
 from sink_engine.validation import parse_checked_config
 from sink_engine.verify.counters import RecordCounter
 from sink_engine.verify.listing import StoredObject
