@@ -177,7 +177,7 @@ def rss_mb() -> float:
     return sum(p.memory_info().rss for p in tree if p.is_running()) / 2**20
 
 
-def steady(stack, spark, dynamodb, name: str, rate: int, seconds: float, rss: list | None = None) -> dict:
+def steady(stack, spark, dynamodb, name: str, rate: int, seconds: float) -> dict:
     config = connector(stack, name, 1_000_000)
     create_topic(stack.bootstrap_servers, name, PARTITIONS)
     run = Running(config, spark)
@@ -186,16 +186,26 @@ def steady(stack, spark, dynamodb, name: str, rate: int, seconds: float, rss: li
         Lister(name) as lister,
         SteadyProducer(stack.bootstrap_servers, name, list(range(PARTITIONS)), rate, event_value) as producer,
     ):
-        started = time.monotonic()
-        while time.monotonic() - started < seconds:
-            time.sleep(10 if rss is not None else 1)
-            if rss is not None:
-                rss.append((time.monotonic() - started, rss_mb()))
+        time.sleep(seconds)
         producer.stop()
         wait_until(lambda: caught_up(dynamodb, config, producer.produced), 60)
         time.sleep(2 * LIST_EVERY_S)
     run.end()
     return {"records": producer.count, "ages": freshness(lister, producer)}
+
+
+def soak(stack, spark, name: str, rate: int, seconds: float) -> list[tuple[float, float]]:
+    """The steady scenario without the per-record bookkeeping (it would grow this process), RSS every 10 s."""
+    create_topic(stack.bootstrap_servers, name, PARTITIONS)
+    run = Running(connector(stack, name, 1_000_000), spark)
+    rss = []
+    with SteadyProducer(stack.bootstrap_servers, name, list(range(PARTITIONS)), rate, event_value, track=False):
+        started = time.monotonic()
+        while time.monotonic() - started < seconds:
+            time.sleep(10)
+            rss.append((time.monotonic() - started, rss_mb()))
+    run.end()
+    return rss
 
 
 def full_rate(stack, spark, dynamodb, records: int) -> dict:
@@ -269,7 +279,7 @@ def main() -> None:
         rss: list = []
         if args.soak_minutes:
             print(f"soak: {args.soak_minutes:g} minutes at {args.rate} records/s ...", flush=True)
-            steady(stack, spark, dynamodb, "fresh-soak", args.rate, args.soak_minutes * 60, rss)
+            rss = soak(stack, spark, "fresh-soak", args.rate, args.soak_minutes * 60)
         spark.stop()
     print()
     print(f"Freshness (produce -> object listed), {PARTITIONS} partitions, rotate.schedule.interval.ms {SCHEDULE_MS}")
