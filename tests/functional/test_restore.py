@@ -17,7 +17,7 @@ from sink_engine.restore import engine
 from sink_engine.restore.lease import RestoreLease
 from tests.conftest import BUCKET, TABLE
 from tests.functional.test_envelope_format import BASE_MS, ENCODINGS, produce_records, record
-from tests.restore_runs import at_once, counts, killed_at_random, restore, restore_argv, restored, topic_records
+from tests.restore_runs import at_once, counts, killed_mid_restore, restore, restore_argv, restored, topic_records
 from tests.s3_reader import list_keys
 
 PARTITIONS = 3
@@ -219,12 +219,12 @@ def assert_each_record_once_in_order(stack, source: dict, target: str, topic: st
 
 def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(stack, spark, dynamodb, connector,
                                                                                 unique, tmp_path):
-    # given an envelope backup, and a restore SIGKILLed at two random moments (seeded)
+    # given an envelope backup, and a restore SIGKILLed twice mid-restore (by a failpoint, at seeded random records)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
     topic, target = config["topics"][0], f"killed-{unique}"
     create_topic(stack.bootstrap_servers, target, PARTITIONS)
     argv = restore_argv(config, tmp_path, target)
-    killed_at_random(argv, stack, seed=23, kills=2)
+    killed_mid_restore(argv, stack, PARTITIONS * 400, seed=23, kills=2)
     assert sum(len(r) for r in topic_records(stack.bootstrap_servers, target).values()) < PARTITIONS * 400
     # when two restores then start at once
     results = at_once(argv, stack)
