@@ -3,8 +3,6 @@ shrink a committed object, a rerun that saw more records adds the rest beside wh
 put whose answer was lost recognises its own object. Readers (and the replay) see each dead letter once."""
 from __future__ import annotations
 
-import time
-
 import orjson
 import pytest
 
@@ -25,7 +23,7 @@ from sink_engine.task.settings import TaskSettings
 from tests.conftest import BUCKET, TABLE
 from tests.dlq_corpus import read_dlq_s3
 from tests.faults.aws_scenario import run_cli
-from tests.runs import committed_offsets, crash_at
+from tests.runs import committed_offsets, crash_at, past_the_lease
 from tests.s3_reader import list_keys, object_bodies
 
 
@@ -64,10 +62,10 @@ def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, sp
     # given a run that took the lease and planned the 50 records there were, then stalled past its lease
     zombie = Leases(dynamodb, TABLE, now_ms).acquire(config.name, "zombie", 1000)
     zombie_range = PartitionRange(topic, 0, 0, 50, None)
-    time.sleep(1.2)
-    # and a newer run that took over once 100 records were there and committed them with their ten dead letters
+    # and a newer run that took over once 100 records were there (its clock past the zombie's lease) and committed
+    # them with their ten dead letters
     produce_with_bad(stack, topic, 50, 50)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert committed_offsets(dynamodb, config) == {0: 100}
     assert dead_letter_offsets(s3, config) == list(range(5, 100, 10))
     committed = object_bodies(s3, BUCKET, dlq_prefix(config))
@@ -94,10 +92,10 @@ def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attemp
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     crashed = object_bodies(s3, BUCKET, dlq_prefix(config))
     assert len(crashed) == 1
-    # when more records arrive and the rerun (from the same committed offset) sees ten dead letters
+    # when more records arrive and the rerun (from the same committed offset, past the dead run's lease) sees ten
+    # dead letters
     produce_with_bad(stack, topic, 50, 50)
-    time.sleep(1.2)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then the crashed attempt's object is kept as it was, the rest went into an object of its own, and each
     # dead letter is there once
     keys = list_keys(s3, BUCKET, dlq_prefix(config))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 
 import pytest
 from confluent_kafka.admin import AdminClient
@@ -12,13 +11,9 @@ from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
-from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
-from tests.runs import committed, crash_at
+from tests.dlq_corpus import corpus, produce_samples, raw_config, read_dlq_s3, read_topic
+from tests.runs import committed, crash_at, past_the_lease
 from tests.s3_reader import landed_records, list_keys
-
-
-
-
 
 
 def expected_bad(samples_by_partition: dict) -> list[tuple]:
@@ -104,11 +99,10 @@ def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, spark,
     # given a run that dies after its uploads and dead letters, before its commit
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     assert committed(dynamodb, config) == {}
-    # when more records arrive (a good one and a bad one) and the job runs again
+    # when more records arrive (a good one and a bad one) and the job runs again past the dead run's lease
     more = corpus(0)[:2]
     produce_samples(stack.bootstrap_servers, topic, {0: more})
-    time.sleep(2)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then each bad record before the commit point is in the dead-letter queue once; the one after the
     # waiting record (offset 11, an open file of flush.size 3) waits with it
     assert _dead_letter_offsets(stack, s3, destination, dlq_topic, topic) == [1, 3, 5, 7, 9]

@@ -8,12 +8,8 @@ from devtools.producer import create_topic, produce, produce_events
 from sink_engine import cli
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
-from tests.runs import committed_offsets, crash_at, two_runs_at_once
+from tests.runs import committed_offsets, crash_at, past_the_lease, two_runs_at_once
 from tests.s3_reader import landed_records, list_keys, object_bodies, read_json_lines
-
-
-
-
 
 
 def test_exact_keys_and_content(stack, spark, s3, dynamodb, connector):
@@ -63,10 +59,9 @@ def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, 
     assert committed_offsets(dynamodb, config) == {}
     crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert len(crashed) == 9
-    # when more data arrives, the dead run's lease lapses, and the job runs again
+    # when more data arrives and the job runs again past the dead run's lease (its clock a lease period ahead)
     produce_events(stack.bootstrap_servers, topic, 120, 3, first_id=360)
-    _wait_for_lease_expiry(config)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then the crashed run's objects were rewritten byte for byte and every record is there once, no gaps
     after = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert {k: after[k] for k in crashed} == crashed
@@ -82,8 +77,7 @@ def test_crash_between_partition_commits_then_rerun(stack, spark, s3, dynamodb, 
     produce_events(stack.bootstrap_servers, topic, 100, 2)
     crash_at("after_first_commit", config, spark, dynamodb)
     assert committed_offsets(dynamodb, config) == {0: 50}
-    _wait_for_lease_expiry(config)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert sorted(e["event_id"] for e in landed_records(s3, config["topics"][0])) == list(range(100))
     assert committed_offsets(dynamodb, config) == {0: 50, 1: 50}
 
@@ -184,9 +178,3 @@ def _raw(config) -> dict:
     """The config back as a flat connector map of the keys that were set."""
     values = {k: config[k] for k in config.explicit if k != "name"}
     return {k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}
-
-
-def _wait_for_lease_expiry(config) -> None:
-    import time
-
-    time.sleep(config["sink.lease.duration.ms"] / 1000 + 0.5)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import random
-import time
 import tracemalloc
 
 import orjson
@@ -19,7 +18,7 @@ from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.object_stream import ObjectStream
 from sink_engine.storage.uploader import Uploader
 from tests.conftest import BUCKET
-from tests.runs import crash_at
+from tests.runs import crash_at, past_the_lease
 from tests.s3_reader import list_keys, object_bodies
 
 MIB = 1024 * 1024
@@ -117,8 +116,7 @@ def test_large_files_stream_and_a_rerun_after_a_crash_is_byte_identical(stack, s
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     first = object_bodies(s3, BUCKET, prefix)
     s3.delete_objects(Bucket=BUCKET, Delete={"Objects": [{"Key": k} for k in first]})
-    time.sleep(2)  # the dead run's lease lapses
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))  # past the dead run's lease
     [key] = list_keys(s3, BUCKET, prefix)
     assert key.endswith(extension) and object_bodies(s3, BUCKET, prefix) == first
     assert s3.head_object(Bucket=BUCKET, Key=key, PartNumber=1)["PartsCount"] == 2

@@ -8,9 +8,8 @@ import pytest
 from devtools.producer import create_topic, produce_events
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
-from tests.iceberg.runs import wait_for_lease_expiry
 from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, table_of
-from tests.runs import committed_offsets, crash_at
+from tests.runs import committed_offsets, crash_at, past_the_lease
 
 
 @pytest.fixture
@@ -43,7 +42,6 @@ def test_a_crash_after_the_snapshot_recovers_from_glue(stack, spark, dynamodb, g
     config = glue_config
     crash_at("after_snapshot_before_commit", config, spark, dynamodb)
     assert committed_offsets(dynamodb, config) == {}
-    wait_for_lease_expiry(config)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert ids(config) == list(range(100)) and len(connector_snapshots(config)) == 1
     assert committed_offsets(dynamodb, config) == newest_offsets(config) == {0: 50, 1: 50}
