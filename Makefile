@@ -1,11 +1,12 @@
-# Quick start: `make demo` runs the sink end to end on the embedded local stack; `make test` runs every test.
+# Quick start: `make demo` runs the sink end to end on the embedded local stack; `make test` runs every test;
+# `make lint` checks the code, `make docs` builds the docs site into site/.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli lint format demo test test-faults test-scale test-many-partitions soak bench bench-restore clean
+.PHONY: venv cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness clean
 
 venv: $(STAMP)
 
@@ -17,7 +18,7 @@ $(CDK_STAMP): package.json package-lock.json
 	touch $(CDK_STAMP)
 
 $(STAMP): requirements.txt requirements-columnar.txt requirements-spark.txt requirements-dev.txt requirements-infra.txt \
-    pyproject.toml
+    requirements-docs.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip==25.3
 	$(PY) -m pip install --quiet -r requirements-dev.txt
@@ -34,6 +35,14 @@ lint: venv
 format: venv
 	$(VENV)/bin/ruff check --fix
 	$(VENV)/bin/ruff format
+
+# The docs site (mkdocs.yml, docs/) into site/, strict: a warning, a broken link or a missing anchor fails it. First
+# the configuration reference (docs/reference/configuration.md) is written from the key tables
+# (devtools/config_reference.py); under CI (CI set) it is only checked, so that a page not regenerated and committed
+# fails there. (NO_MKDOCS_2_WARNING: Material's banner about its end of life, printed on every build.)
+docs: venv
+	$(PY) -m devtools.config_reference $(if $(CI),--check,)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 demo: venv
 	$(PY) -m devtools.demo
@@ -61,12 +70,17 @@ soak: venv
 bench: venv
 	$(PY) -m devtools.bench
 
+# Freshness of sink-engine run --continuous (produce -> object listed) at 2,000 records/s and at full rate, and a
+# continuous run against a bounded one on the same backlog (not part of make test; SOAK=30 adds a 30-minute soak).
+bench-freshness: venv
+	$(PY) -m devtools.bench_freshness $(if $(SOAK),--soak-minutes $(SOAK))
+
 # sink-engine restore of an envelope backup (Parquet, JSON) of 1M records, and its rerun (not part of make test).
 bench-restore: venv
 	$(PY) -m devtools.bench_restore
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache node_modules site
 
 # AWS deployment artifacts (see infra/packaging.py), under build/: the EMR job archive, each Lambda's code
 # folder and its layers, for the deployed platforms (ARM64; EMR Python 3.11, Lambda Python 3.14).

@@ -69,7 +69,7 @@ def run_cost(
 
 
 def table(gigabytes: list[float], record_bytes: int, tasks_max: int) -> list[str]:
-    """The README's cost table, one row per output and run size."""
+    """The cost table of docs/performance/index.md, one row per output and run size."""
     lines = [
         "| output | GB per run | driver | executors | run s | USD per run | USD per GB | "
         "Firehose (MSK source) USD per GB | Firehose / EMR |",

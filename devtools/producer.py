@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
 import orjson
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -77,3 +82,70 @@ def _send(producer: Producer, topic: str, value, partition: int, key) -> None:
             return
         except BufferError:
             producer.poll(0.1)
+
+
+class SteadyProducer:
+    """Context manager: produces `value_of(n)` (default `{"id": n}`), n counting up from 0, to `partitions` in turn at
+    `per_second` (0: as fast as it can) from a thread of its own until `stop()` (or the end of the `with`), or
+    until `limit` records. Each partition's records stay in order (an idempotent producer), so `produced[p][o]` is
+    the n at offset o of partition p of a fresh topic; `produce_ms[n]` is when record n was handed to the client."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partitions: list[int],
+        per_second: int,
+        value_of: Callable[[int], bytes] = lambda n: orjson.dumps({"id": n}),
+        limit: int | None = None,
+    ):
+        self._producer = Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "queue.buffering.max.messages": 1_000_000,
+            }
+        )
+        self.topic, self.partitions, self.per_second = topic, partitions, per_second
+        self._value_of, self._limit = value_of, limit
+        self.produced: dict[int, list[int]] = defaultdict(list)
+        self.produce_ms: list[int] = []
+        self.done = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._next = 0
+
+    def __enter__(self) -> SteadyProducer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def count(self) -> int:
+        return self._next
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self._producer.flush(60):
+            raise RuntimeError("the producer could not deliver every record within 60s")
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        while not self._stop.is_set() and (self._limit is None or self._next < self._limit):
+            due = int((time.monotonic() - started) * self.per_second) if self.per_second else self._next + 5_000
+            due = min(due, self._limit) if self._limit is not None else due
+            now_ms = int(time.time() * 1000)
+            while self._next < due:
+                partition = self.partitions[self._next % len(self.partitions)]
+                _send(self._producer, self.topic, self._value_of(self._next), partition, None)
+                self.produced[partition].append(self._next)
+                self.produce_ms.append(now_ms)
+                self._next += 1
+            self._producer.poll(0)
+            if self.per_second:
+                time.sleep(0.01)
+        self.done.set()

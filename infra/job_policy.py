@@ -37,7 +37,7 @@ The statements follow what the engine calls for this connector's config, and not
 - MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
   create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`;
 - Restore (`sink-engine restore`, only for a connector with `restore.connectors.<name>.target_topics` in the
-  environment's settings; see the README, Backup and restore): ListBucket on the bucket with `s3:prefix` under the
+  environment's settings; see docs/backup-restore.md): ListBucket on the bucket with `s3:prefix` under the
   connector's `<topics.dir>/<topic>/` prefixes and GetObject below them (the objects and their key and header
   sidecars; with an assumed S3 role, that role's policy must grant them instead, as the writes); the item actions of
   the restore lease and its `RESTORED#` checkpoint on the offsets table, only under the leading keys

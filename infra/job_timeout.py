@@ -6,12 +6,12 @@ https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/jobs-cli.html: "
 duration, EMR Serverless will automatically cancel it"; "Job run states",
 https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/job-states.html: CANCELLING when "the job run has
 timed out"), counting the run's start-up too. The engine's own bound, `sink.run.timeout.ms`, counts from the
-driver's start of the run; past it each range stops and the run commits what its closed files hold (README,
-Configuration). A job timeout that is not above it cancels the run before it commits: nothing is saved and the
-next run is the same size, so it never gets through. Hence the job timeout must exceed every connector's run
-timeout by MARGIN_MINUTES (an assumption, not measured on EMR: the workers' and Spark's start-up, 30 s to a few
-minutes; the watchdog's grace, at most 60 s; the last uploads and commits), and a connector without a run timeout
-(0) is refused.
+driver's start of the run; past it each range stops and the run commits what its closed files hold
+(docs/reference/configuration.md). A job timeout that is not above it cancels the run before it commits: nothing is
+saved and the next run is the same size, so it never gets through. Hence the job timeout must exceed every connector's
+run timeout by MARGIN_MINUTES (an assumption, not measured on EMR: the workers' and Spark's start-up, 30 s to a few
+minutes; the watchdog's grace, at most 60 s; the last uploads and commits), and a connector without a run timeout (0) is
+refused.
 """
 
 from __future__ import annotations

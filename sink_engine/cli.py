@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
             return _verify(config, args.kafka, args.topic, args.partition)
         if args.command == "restore":
             return _restore(config, args)
+        if args.command == "run" and args.continuous:
+            return _run_continuous(config)
         return COMMANDS[args.command](config)
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -91,12 +93,19 @@ def _parser() -> argparse.ArgumentParser:
         "validate": "print the effective config with defaults; exit 2 naming the key at fault",
         "doctor": "reach everything a run needs (Kafka, schema registry, S3, DynamoDB, secrets, Iceberg catalog) as "
         "the run would; exit 1 naming each failure",
-        "run": "one bounded run: plan, write, commit",
+        "run": "one bounded run: plan, write, commit (--continuous: a run that stays up, committing as files close)",
         "status": "committed offset, end offset, lag, last commit and last file per topic-partition",
     }
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
         sub.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+        if name == "run":
+            sub.add_argument(
+                "--continuous",
+                action="store_true",
+                help="keep running and write what arrives (records in S3 within seconds) until SIGTERM or SIGINT; "
+                "then commit what is closed, release the lease and exit 0",
+            )
     read = commands.add_parser("read", help=READ_HELP, description=READ_HELP)
     read.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
     read.add_argument("--key", required=True, help="key of a Block-GZIP object in s3.bucket.name")
@@ -207,6 +216,29 @@ def _run(config: SinkConfig) -> int:
         print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
     if config["transforms"]:
         print(f"dropped by transforms: {summary.records_dropped} records")
+    return 0
+
+
+def _run_continuous(config: SinkConfig) -> int:
+    """`run --continuous`: until SIGTERM or SIGINT (EMR Serverless' CancelJobRun with a grace period sends SIGTERM)."""
+    import signal
+    import threading
+
+    from sink_engine.continuous.driver import check_continuous, run_continuous
+    from sink_engine.driver.spark_runner import spark_session
+
+    check_continuous(config)
+    stop = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stop.set())
+    spark = spark_session(f"sink-engine-{config.name}")
+    summary = run_continuous(config, spark, dynamodb_client(config["s3.region"]), stop)
+    for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
+        print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
+    print(
+        f"continuous run stopped after {summary.seconds:.1f}s: {summary.files} files, {summary.records_written} "
+        f"records{_where_tasks_ran(summary.executors)}"
+    )
     return 0
 
 

@@ -102,6 +102,19 @@ class CommitConflictError(SinkError):
         )
 
 
+class LeaseLostError(SinkError):
+    """A long-lived run found its lease taken by another run (it lapsed, unrenewed): nothing more was committed."""
+
+    exit_code = 4
+
+    def __init__(self, connector: str):
+        self.connector = connector
+        super().__init__(
+            f"connector '{connector}': the run's lease is no longer its own (another run took it after it lapsed); "
+            "nothing more was committed"
+        )
+
+
 class CommitFailedError(SinkError):
     """An offset commit that DynamoDB did not answer for good (its retries failed). `committed` is what reading the
     offsets item back says: False (not committed), None (unknown: the read failed too). A commit found done is

@@ -62,6 +62,8 @@ RUN_WIDGETS = (
     ("Dead letters and records dropped by transforms", [("DeadLetters", "Sum"), ("RecordsDropped", "Sum")]),
     ("Run duration (s)", [("RunSeconds", "Maximum")]),
     ("Lag after a run (records left)", [("Lag", "Maximum")]),
+    # a run whose tasks ran in its driver (TasksInDriver 1) worked without the executors it was billed for
+    ("Executors of a run; tasks in the driver (1)", [("Executors", "Maximum"), ("TasksInDriver", "Maximum")]),
 )
 
 

@@ -12,7 +12,7 @@ without a run id that has not expired is resumed with the same client token: Sta
 (connector, attempt) returns the run already started instead of a second one.
 
 Table upkeep (`start_maintenance`, IcebergFormat) takes neither lease nor claim: `sink-engine iceberg maintain`
-commits safely while the connector's runs commit (README, Iceberg tables: Upkeep), and a second one at once only
+commits safely while the connector's runs commit (docs/iceberg.md, Upkeep), and a second one at once only
 finds less to do. Its token derives from (connector, the schedule's event time), so a tick delivered twice, or an
 invocation retried, starts one run. A doctor run (`start_doctor`: `sink-engine doctor`, which writes only its
 probes) takes neither either; its token derives from (connector, the request's time). Nor does a restore

@@ -13,7 +13,7 @@ Facts it stands on:
   `--conf`s come after the infrastructure's and take precedence over its defaults; dynamic allocation is turned
   off so `spark.executor.instances` is what the run gets.
 - Billing (https://aws.amazon.com/emr/pricing/): per second of each worker's vCPU and GB, one minute at least.
-- The engine (README, Performance): about 300,000 records/s per vCPU for JSON, 250,000 for Parquet, one Spark
+- The engine (docs/performance/index.md): about 300,000 records/s per vCPU for JSON, 250,000 for Parquet, one Spark
   task per vCPU, one task per group of topic-partitions, at most `tasks.max` tasks. A task needs about 140 MB
   of Python with the engine imported plus its open files (150 MB at most in the memory bench): the smallest
   memory EMR allows per vCPU (2 GB) covers it with the JVM.
@@ -40,12 +40,12 @@ from dataclasses import dataclass
 
 from lambdas.trigger.errors import TriggerConfigError
 
-STARTUP_S = 30.0  # seconds from StartJobRun to the first task (image, archive, Spark): README, Performance
+STARTUP_S = 30.0  # seconds from StartJobRun to the first task (image, archive, Spark): docs/performance/index.md
 DISK_GB = 20  # every worker's disk: the free size (the engine buffers parts in memory, it spills nothing)
 # memory range (GB) and step per worker vCPU count, from "Supported worker configurations"
 WORKER_MEMORY = {1: (2, 8, 1), 2: (4, 16, 1), 4: (8, 30, 1), 8: (16, 60, 4), 16: (32, 120, 8)}
 EXECUTOR_VCPUS = (1, 2, 4)
-# records per vCPU-second by `format.class`: JSON and Parquet from the README's Performance section; the others
+# records per vCPU-second by `format.class`: JSON and Parquet from docs/performance/index.md; the others
 # from the single-process rows there relative to those (ByteArray and Block-GZIP run as JSON does, Avro at about
 # 0.36 of Parquet, Iceberg at Parquet's CPU per record times 2.95 / 4.08)
 RECORDS_PER_VCPU_S = {

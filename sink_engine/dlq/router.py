@@ -60,9 +60,11 @@ class DeadLetterRouter:
             self._letters.append(letter)
 
     def flush(self, commit_point: int) -> tuple[dict, int | None]:
-        """Write the dead letters before `commit_point`; returns their counts by error class and the
-        destination's scan position to store with the commit."""
+        """Write the dead letters before `commit_point` and let them go (a continuous run flushes at each commit;
+        the later ones wait for theirs); returns their counts by error class and the destination's scan position
+        to store with the commit."""
         due = [letter for letter in self._letters if letter.offset < commit_point]
+        self._letters = [letter for letter in self._letters if letter.offset >= commit_point]
         if not due:
             return {}, None
         if self._destination is None:

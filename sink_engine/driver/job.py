@@ -161,9 +161,9 @@ def run_job(
             if plans:
                 plans.forget(config.name, [r.tp for r in ranges])
     except Exception:
-        _release(leases, token)
+        release_lease(leases, token)
         raise
-    _release(leases, token)
+    release_lease(leases, token)
     summary.seconds = time.monotonic() - started
     figures = summary.metrics()
     events.emit(events.RUN_FINISHED, connector=config.name, **{**asdict(figures), "seconds": round(figures.seconds, 3)})
@@ -214,7 +214,7 @@ def _write_ranges(
             progress.stop()
 
 
-def _release(leases: Leases, token: LeaseToken) -> None:
+def release_lease(leases: Leases, token: LeaseToken) -> None:
     """Let the lease go. When DynamoDB does not take that (the SDK's retries failed), the lease lapses by itself
     after `sink.lease.duration.ms`: the run's own outcome, not the release's, is what its caller must see."""
     try:

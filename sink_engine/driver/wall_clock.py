@@ -91,7 +91,7 @@ def decide_wall_clock(
     config: SinkConfig, store: OffsetStore, plans: PlanStore, token: LeaseToken, ranges: list[PartitionRange], now: int
 ) -> list[PartitionRange]:
     """Repeat the recorded plan of a run that died before committing, else decide the wall-clock cut and
-    time now; record the decisions before any task runs (README, Exactly once, point 2)."""
+    time now; record the decisions before any task runs (docs/exactly-once.md, point 2)."""
     decided = with_wall_clock(
         ranges, store.committed(config.name), plans.recorded(config.name), now, WallClockCuts.from_config(config).due
     )

@@ -1,5 +1,5 @@
 """The envelope: each Kafka record whole, as one row (EnvelopeFormat). This module is the contract a restore
-reads back; README "EnvelopeFormat" documents it for users.
+reads back; docs/output/envelope.md documents it for users.
 
 Fields, in this order (Parquet/Arrow types; Avro in AVRO_SCHEMA; JSON in `json_line`):
   topic           string, not null     the record's topic

@@ -1,4 +1,4 @@
-"""The driver's side of IcebergFormat: one snapshot per table and run, exactly once (README, Iceberg tables).
+"""The driver's side of IcebergFormat: one snapshot per table and run, exactly once (docs/iceberg.md).
 
 A run's data files for a table are appended in one snapshot (fast append) whose summary holds the connector, the
 lease epoch, a commit id and each topic-partition's committed start and next offset; the offsets are committed in

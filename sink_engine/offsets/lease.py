@@ -93,7 +93,30 @@ class Leases:
             "owner": item["owner"]["S"],
             "epoch": int(item["epoch"]["N"]),
             "expires_at_ms": int(item["expires_at_ms"]["N"]),
+            "stop_requested": "stop_requested_at_ms" in item,
         }
+
+    def request_stop(self, token: LeaseToken) -> bool:
+        """Ask the holder's long-lived tasks to stop (a continuous run's SIGTERM): they commit what they closed and
+        end. The next acquire's put clears it. False when the lease is no longer ours."""
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=layout.key(token.connector, layout.LEASE_SK),
+                UpdateExpression="SET stop_requested_at_ms = :now",
+                ConditionExpression="epoch = :epoch AND #owner = :owner",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={
+                    ":now": {"N": str(self._clock())},
+                    ":epoch": {"N": str(token.epoch)},
+                    ":owner": {"S": token.owner},
+                },
+            )
+            return True
+        except ClientError as e:
+            if e.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
 
     def _update_expiry(self, token: LeaseToken, expires_at_ms: int) -> bool:
         try:

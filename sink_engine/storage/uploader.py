@@ -43,6 +43,11 @@ class Uploader:
             raise StorageError(f"multipart upload of s3://{self._bucket}/{key} could not start: {e}") from e
         return StreamedUpload(self, upload)
 
+    @property
+    def busy(self) -> bool:
+        """Whether a submitted upload has not finished yet."""
+        return any(not f.done() for f in self._pending)
+
     def drain(self) -> None:
         """Wait for every submitted upload; raises the first StorageError after all have finished."""
         pending, self._pending = self._pending, []

@@ -8,12 +8,15 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
 from sink_engine.config import SinkConfig
+from sink_engine.errors import ConfigError
 
 if TYPE_CHECKING:
     from sink_engine.doctor.checks import Check
     from sink_engine.model import PartitionRange, TaskResult
     from sink_engine.offsets import Leases, LeaseToken, OffsetStore
     from sink_engine.source.reader import RangeReader
+    from sink_engine.storage.uploader import Uploader
+    from sink_engine.task.output import RangeOutput
     from sink_engine.task.settings import TaskSettings
 
 
@@ -23,9 +26,11 @@ class Target(ABC):
     is built again where the task runs (an Iceberg catalog's S3 endpoint is the worker's).
 
     Declared capabilities: `key_prefixes`, the config keys only this target reads (another target refuses them);
-    `libraries`, distribution -> module that its runs import besides the engine's own (the doctor checks them)."""
+    `libraries`, distribution -> module that its runs import besides the engine's own (the doctor checks them);
+    `writes_continuously`, whether a continuous run can write it (`stream_output`)."""
 
     key_prefixes: ClassVar[tuple[str, ...]] = ()
+    writes_continuously: ClassVar[bool] = False  # implements `stream_output` (`sink-engine run --continuous`)
     libraries: ClassVar[dict[str, str]] = {}
 
     def __init__(self, config: SinkConfig):
@@ -53,6 +58,12 @@ class Target(ABC):
     ) -> TaskResult:
         """A Spark task's side: write one planned range, as `sink_engine.task.run.write_to` does (never raises a
         SinkError; what the driver's `commit` needs beyond the offsets is the result's `target_result`)."""
+
+    def stream_output(self, settings: TaskSettings, planned: PartitionRange, uploader: Uploader) -> RangeOutput:
+        """A continuous run's side (sink_engine/continuous): the output one topic-partition's records go into for as
+        long as the task runs, open from `planned.start_offset` (its end is open), committed each time its commit
+        point moves. ConfigError when this target cannot be written continuously."""
+        raise ConfigError("format.class", f"{type(self).__name__} cannot be written by a continuous run (yet)")
 
     def recover(self, store: OffsetStore, token: LeaseToken, topics: set[str]) -> bool:
         """The driver, under the lease and before planning: move the committed offsets of `topics` forward to what

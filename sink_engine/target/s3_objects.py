@@ -10,10 +10,17 @@ from sink_engine.target.base import Target
 
 
 class S3ObjectsTarget(Target):
+    writes_continuously = True
+
     def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):
         from sink_engine.task.run import run_range
 
         return run_range(settings, planned, client, progress_dir, reader)
+
+    def stream_output(self, settings, planned, uploader):
+        from sink_engine.task.object_output import ObjectOutput
+
+        return ObjectOutput(settings, planned, uploader)
 
     def verify(self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO) -> int:
         from sink_engine.aws import S3Access, s3_client

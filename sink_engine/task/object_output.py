@@ -45,12 +45,21 @@ class ObjectOutput(RangeOutput):
             self.writer.close_all(next_offset=self._planned.end_offset)
 
     def settle(self, processed: int, error: SinkError | None) -> int:
-        next_offset = _commit_point(self.writer, processed)
+        next_offset = commit_point(self.writer, processed)
         self.writer.abandon_open()  # the tail is read again by the next run
         return next_offset
 
     def finish(self, result: TaskResult) -> None:
         result.skipped = skipped_offsets(result)
+
+    def commit_point(self, processed: int) -> int:
+        return commit_point(self.writer, processed)
+
+    def cut(self, offset: int) -> None:
+        self.writer.close_all(next_offset=offset)
+
+    def has_open_files(self) -> bool:
+        return self.writer.first_open_offset is not None
 
 
 def skipped_offsets(result: TaskResult) -> dict[str, int]:
@@ -63,7 +72,7 @@ def skipped_offsets(result: TaskResult) -> dict[str, int]:
     return {reason: n for reason, n in (("transforms", result.records_dropped), ("ignored", ignored)) if n}
 
 
-def _commit_point(writer: TopicPartitionWriter, processed: int) -> int:
+def commit_point(writer: TopicPartitionWriter, processed: int) -> int:
     """The first offset not settled: while a file is open the writer's `first_open_offset`, else the first record
     not handled (every record before it is in a closed file, dead-lettered, an ignored null or dropped by a
     transform)."""

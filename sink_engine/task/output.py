@@ -37,6 +37,22 @@ class RangeOutput(ABC):
         """Add to the result what only this output knows, once `files`, `next_offset` and `records_dropped` are
         set."""
 
+    # A continuous run's stream (sink_engine/continuous) writes into one output for as long as its task runs; an
+    # output that a target returns from `Target.stream_output` implements these three.
+
+    def commit_point(self, processed: int) -> int:
+        """While writing goes on: the first offset not settled once the records before `processed` were handled
+        (every offset before it is in a closed file, a dead letter, or skipped)."""
+        raise NotImplementedError(f"{type(self).__name__} is not written continuously")
+
+    def cut(self, offset: int) -> None:
+        """Close every open file before `offset` (a wall-clock cut)."""
+        raise NotImplementedError(f"{type(self).__name__} is not written continuously")
+
+    def has_open_files(self) -> bool:
+        """Whether records are held in files not closed yet."""
+        raise NotImplementedError(f"{type(self).__name__} is not written continuously")
+
 
 # builds a range's output in the task; the uploader is the range's (shared with its dead letters)
 OutputFactory = Callable[[TaskSettings, PartitionRange, Uploader], RangeOutput]

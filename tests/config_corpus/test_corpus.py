@@ -72,7 +72,7 @@ NOT_YET_ACCEPTED: dict[str, Refusal] = {}
 
 @pytest.fixture(autouse=True)
 def local_schema_registry(monkeypatch):
-    """A Confluent Cloud config names no Schema Registry (Cloud finds its own); locally the README has the user
+    """A Confluent Cloud config names no Schema Registry (Cloud finds its own); locally the docs have the user
     give it in SINK_SCHEMA_REGISTRY_URL, as here."""
     monkeypatch.setenv("SINK_SCHEMA_REGISTRY_URL", "https://psrc-example.us-east-2.aws.confluent.cloud")
 

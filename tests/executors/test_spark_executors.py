@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import signal
+import time
 
 import psutil
 import pyarrow.parquet as pq
@@ -18,6 +19,8 @@ from tests.iceberg import tables
 from tests.runs import committed_offsets
 from tests.s3_reader import list_keys, read_json_lines
 from tests.conftest import BUCKET
+from devtools.producer import SteadyProducer
+from tests.continuous.runs import caught_up, landed_once, wait_for
 from tests.spark_cluster import LOCAL_CLUSTER, spark_submit, task_ends
 
 PARTITIONS = 4
@@ -132,8 +135,6 @@ def test_an_executor_killed_mid_run_is_replaced_and_every_record_lands_once(kind
 
 def _wait_for(probe, job, timeout_s: float = 180):
     """`probe()`'s first answer that is not None, polled while `job` runs."""
-    import time
-
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         found = probe()
@@ -167,3 +168,36 @@ def test_the_doctor_under_spark_submit_names_the_executors_that_ran_its_stage(ma
     (row,) = [line for line in out.splitlines() if line.startswith("spark executors ")]
     assert row.split()[2] == status and says in row, row
     assert job.returncode == (0 if status == "ok" else 1), out[-3000:]
+
+
+def test_a_continuous_run_loses_an_executor_mid_cycle_and_every_record_lands_once(stack, connector, s3, dynamodb,
+                                                                                  tmp_path):
+    # given a continuous run on two executor processes, records produced throughout, and the task that holds
+    # partition 0 stalled in a cycle (after feeding a chunk, with files open)
+    config = connector(**{"flush.size": 500, "rotate.schedule.interval.ms": 2000, "tasks.max": 2,
+                          "sink.lease.duration.ms": 8000})
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, PARTITIONS)
+    path = write_config(config, tmp_path / "connector.json")
+    scope = f"{topic}-0"
+    arm_task_failpoint(STALL, scope)
+    job = spark_submit(LOCAL_CLUSTER, ["run", "--continuous", "--config", path], event_log_dir=tmp_path / "events")
+    try:
+        with SteadyProducer(stack.bootstrap_servers, topic, list(range(PARTITIONS)), 400) as producer:
+            worker = _wait_for(lambda: task_failpoint_fired(STALL, scope), job)
+            # when that task's executor is SIGKILLed mid-cycle
+            executor = _executor_of(worker)
+            for process in [executor, *executor.children(recursive=True)]:
+                process.send_signal(signal.SIGKILL)
+            time.sleep(8)
+        # then Spark runs the task again on a new executor, which goes on from the last commit and catches up
+        wait_for(caught_up(dynamodb, config, producer.produced), 120, "catching up after the executor was lost")
+        driver = next(p for p in psutil.Process(job.pid).children(recursive=True) if "python" in p.name())
+        driver.send_signal(signal.SIGTERM)
+        out, _ = job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 0, out[-4000:]
+    assert any(end.reason == "ExecutorLostFailure" for end in task_ends(tmp_path / "events"))
+    landed_once(s3, dynamodb, config, producer.produced)

@@ -1,5 +1,6 @@
 """Alarms that can fire: failed job runs from EMR Serverless's EventBridge events, broken MSK event source
 mappings, admin failures, lag and DLQ growth, all to the encrypted alarm topic."""
+
 import json
 
 from aws_cdk.assertions import Match
@@ -19,8 +20,10 @@ def _only(resources: dict) -> dict:
 
 def _alarms(template) -> dict[str, dict]:
     """Alarms by metric name."""
-    return {a["Properties"]["MetricName"]: a["Properties"]
-            for a in template.find_resources("AWS::CloudWatch::Alarm").values()}
+    return {
+        a["Properties"]["MetricName"]: a["Properties"]
+        for a in template.find_resources("AWS::CloudWatch::Alarm").values()
+    }
 
 
 def _logical_id(template, kind: str, prefix: str) -> str:
@@ -34,8 +37,10 @@ def test_failed_and_cancelled_runs_of_the_application_are_published_to_the_topic
     topic = _logical_id(template, "AWS::SNS::Topic", "MonitoringAlarms")
     rule = _only(template.find_resources("AWS::Events::Rule", {"Properties": {"EventPattern": Match.any_value()}}))
     assert rule["EventPattern"] == {
-        "source": ["aws.emr-serverless"], "detail-type": [JOB_RUN_STATE_CHANGE],
-        "detail": {"applicationId": [{"Fn::GetAtt": [application, "ApplicationId"]}], "state": list(FAILED_STATES)}}
+        "source": ["aws.emr-serverless"],
+        "detail-type": [JOB_RUN_STATE_CHANGE],
+        "detail": {"applicationId": [{"Fn::GetAtt": [application, "ApplicationId"]}], "state": list(FAILED_STATES)},
+    }
     (target,) = rule["Targets"]
     assert target["Arn"] == {"Ref": topic}
     assert target["InputTransformer"]["InputPathsMap"]["detail-jobRunId"] == "$.detail.jobRunId"
@@ -48,12 +53,19 @@ def test_eventbridge_may_publish_to_the_encrypted_topic(each_env):
     key = _logical_id(template, "AWS::KMS::Key", "MonitoringTopicKey")
     assert _only(template.find_resources("AWS::SNS::Topic"))["KmsMasterKeyId"] == {"Fn::GetAtt": [key, "Arn"]}
     key_statements = template.find_resources("AWS::KMS::Key")[key]["Properties"]["KeyPolicy"]["Statement"]
-    assert any("events.amazonaws.com" in json.dumps(s["Principal"]) and {"kms:Decrypt", "kms:GenerateDataKey*"} <= set(s["Action"])
-               for s in key_statements)
+    assert any(
+        "events.amazonaws.com" in json.dumps(s["Principal"])
+        and {"kms:Decrypt", "kms:GenerateDataKey*"} <= set(s["Action"])
+        for s in key_statements
+    )
     topic_policy = _only(template.find_resources("AWS::SNS::TopicPolicy"))
     assert topic_policy["Topics"] == [{"Ref": topic}]
-    assert any(s["Effect"] == "Allow" and s["Principal"] == {"Service": "events.amazonaws.com"} and s["Action"] == "sns:Publish"
-               for s in topic_policy["PolicyDocument"]["Statement"])
+    assert any(
+        s["Effect"] == "Allow"
+        and s["Principal"] == {"Service": "events.amazonaws.com"}
+        and s["Action"] == "sns:Publish"
+        for s in topic_policy["PolicyDocument"]["Statement"]
+    )
 
 
 def test_no_alarm_watches_the_job_metrics_aws_stopped_updating(each_env):
@@ -79,8 +91,17 @@ def test_broken_event_source_mappings_raise_an_alarm_after_several_checks(each_e
     assert alarm["Period"] == 60 * max(5, each_env.deployment.settings.trigger.idle_flush_minutes)
     assert alarm["EvaluationPeriods"] == UNHEALTHY_TICKS and alarm["Threshold"] == 1 and alarm["AlarmActions"]
     trigger_role = _logical_id(template, "AWS::IAM::Role", "TriggerLambdaFunctionServiceRole")
-    policy = _only(template.find_resources("AWS::IAM::Policy", {"Properties": {"Roles": [{"Ref": trigger_role}],
-                   "PolicyDocument": {"Statement": [Match.object_like({"Action": "lambda:ListEventSourceMappings"})]}}}))
+    policy = _only(
+        template.find_resources(
+            "AWS::IAM::Policy",
+            {
+                "Properties": {
+                    "Roles": [{"Ref": trigger_role}],
+                    "PolicyDocument": {"Statement": [Match.object_like({"Action": "lambda:ListEventSourceMappings"})]},
+                }
+            },
+        )
+    )
     assert policy["PolicyDocument"]["Statement"][0]["Resource"] == "*"
 
 
@@ -99,8 +120,11 @@ def test_admin_reconcile_failures_and_errors_raise_alarms(each_env):
     assert alarms["ReconcileFailures"]["Namespace"] == "SinkEngine"
     assert alarms["ReconcileFailures"]["Dimensions"] == [{"Name": "service", "Value": "sink-admin"}]
     admin = _logical_id(template, "AWS::Lambda::Function", "AdminLambdaFunction")
-    errors = [a["Properties"] for a in template.find_resources("AWS::CloudWatch::Alarm").values()
-              if a["Properties"]["MetricName"] == "Errors"]
+    errors = [
+        a["Properties"]
+        for a in template.find_resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"]["MetricName"] == "Errors"
+    ]
     assert {"Name": "FunctionName", "Value": {"Ref": admin}} in [d for a in errors for d in a["Dimensions"]]
 
 
@@ -110,8 +134,13 @@ def test_lag_and_dlq_alarms_notify_per_connector(each_env):
     metrics = {(a["Properties"]["Namespace"], a["Properties"]["MetricName"]) for a in alarms}
     assert ("AWS/S3", "PutRequests") in metrics
     for name in ("PendingRecords", "OldestPendingAgeSeconds"):
-        connectors = {d["Value"] for a in alarms if a["Properties"]["MetricName"] == name
-                      for d in a["Properties"]["Dimensions"] if d["Name"] == "Connector"}
+        connectors = {
+            d["Value"]
+            for a in alarms
+            if a["Properties"]["MetricName"] == name
+            for d in a["Properties"]["Dimensions"]
+            if d["Name"] == "Connector"
+        }
         assert connectors == {c.name for c in each_env.deployment.connectors}
     assert all(a["Properties"].get("AlarmActions") for a in alarms if a["Properties"]["MetricName"] != "TriggeredRules")
 
@@ -138,10 +167,14 @@ def test_dashboard_graphs_each_connectors_run_metrics_with_their_statistics(each
     widgets = _dashboard_widgets(each_env.template("service"))
     # then every metric a job run publishes is graphed for every connector (one SEARCH over the run metrics'
     # namespace and dimension), summed for counts and at its largest for the run's duration and lag
-    searches = [metric[0]["expression"] for widget in widgets for metric in widget["properties"].get("metrics", [])
-                if isinstance(metric[0], dict) and "expression" in metric[0]]
+    searches = [
+        metric[0]["expression"]
+        for widget in widgets
+        for metric in widget["properties"].get("metrics", [])
+        if isinstance(metric[0], dict) and "expression" in metric[0]
+    ]
     for name in RUN_METRICS:
-        statistic = "Maximum" if name in ("RunSeconds", "Lag") else "Sum"
+        statistic = "Maximum" if name in ("RunSeconds", "Lag", "Executors", "TasksInDriver") else "Sum"
         assert f"SEARCH('{{{RUN_NAMESPACE},{RUN_DIMENSION}}} MetricName=\"{name}\"', '{statistic}', 300)" in searches
     # and no widget lists a metric per connector (CloudWatch takes 500 metrics per widget)
     assert all(len(widget["properties"].get("metrics", [])) <= 6 for widget in widgets)

@@ -49,7 +49,7 @@ def chunk_of(messages, topic="orders", partition=3, first=40) -> RecordChunk:
 
 
 def expected_rows(messages, topic="orders", partition=3, first=40) -> list:
-    """The records as the README's contract says a reader sees them (bytes as bytes)."""
+    """The records as the contract of docs/output/envelope.md says a reader sees them (bytes as bytes)."""
     return [{"topic": topic, "partition": partition, "offset": first + i,
              "timestamp": None if stamp == -1 else stamp, "timestamp_type": TYPES[kind], "key": key, "value": value,
              "headers": [{"key": name, "value": data} for name, data in headers or []]}

@@ -18,7 +18,7 @@ from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.object_output import _commit_point
+from sink_engine.task.object_output import commit_point
 from sink_engine.task.schema_gate import SchemaGate
 from sink_engine.task.settings import rotation_policy
 from sink_engine.task.writer import TopicPartitionWriter
@@ -88,7 +88,7 @@ def run(s3, settings: dict, records: list, start: int, end: int, chunk_size: int
         column = ValueColumn("struct", items, items, [schema for _, schema, _ in batch])
         writer.write(chunk, column, partitioner.encode(chunk, column))
         processed = offsets[-1] + 1
-    commit = _commit_point(writer, processed)
+    commit = commit_point(writer, processed)
     writer.abandon_open()
     uploader.drain()
     uploader.close()
@@ -129,7 +129,7 @@ def test_rotate_keeps_the_connectors_file_boundaries(s3):
     assert commit == 6
 
 
-def test_the_commit_point_is_the_last_offset_at_which_no_file_was_open(s3):
+def test_thecommit_point_is_the_last_offset_at_which_no_file_was_open(s3):
     # given A's file [0, 2, 4] closed while B's [1, 3] stays open
     records = interleaved([A, B], 6)
     commit, writer = run(s3, {"flush.size": 3}, records, 0, 5, 5)
@@ -211,7 +211,7 @@ SEQUENCES = [  # (name, settings, records, range sizes: more than the span bound
 @pytest.mark.parametrize("settings, records, range_size",
                          [(s[1], s[2], size) for s in SEQUENCES for size in s[3]],
                          ids=[f"{s[0]}, ranges of {size}" for s in SEQUENCES for size in s[3]])
-def test_runs_resumed_from_their_commit_point_write_what_one_run_writes(s3, settings, records, range_size):
+def test_runs_resumed_from_theircommit_point_write_what_one_run_writes(s3, settings, records, range_size):
     # given one run over every record
     run(s3, settings, records, 0, len(records), 11, bucket="whole")
     whole = object_bodies(s3, "whole", "topics/t/")

@@ -1,0 +1,163 @@
+"""The driver of a continuous run (`sink-engine run --continuous`): one Spark job of long-lived tasks under the
+connector's lease, until it is asked to stop.
+
+It takes the lease as a bounded run does (another holder: LeaseHeldError, exit 3) and keeps renewing it, plans each
+topic-partition's start once (committed offset, else `auto.offset.reset`), spreads the partitions over at most
+`tasks.max` tasks (no more than Spark has task slots: a task that never starts would hold its partitions back), and
+runs them as one Spark job in a thread of its own. The tasks commit as their files close (continuous/task.py). On
+`stop` (SIGTERM or SIGINT in the CLI) it asks the tasks to stop through the lease item, waits for them at most
+half of `sink.lease.duration.ms` (then cancels the Spark job: what they closed is committed already, what is open is
+read again by the next run), and releases the lease.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sink_engine.config import SinkConfig
+from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
+from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
+from sink_engine.driver.metrics import publisher_from_environment
+from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
+from sink_engine.errors import ConfigError, LeaseLostError, SinkError
+from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
+from sink_engine.target import target_for
+
+CANCEL_WAIT_S = 30
+
+
+@dataclass
+class ContinuousSummary:
+    reports: list[StreamReport] = field(default_factory=list)
+    seconds: float = 0.0
+    executors: tuple[str, ...] = ()
+
+    @property
+    def records_written(self) -> int:
+        return sum(r.records_written for r in self.reports)
+
+    @property
+    def files(self) -> int:
+        return sum(r.files for r in self.reports)
+
+
+def check_continuous(config: SinkConfig) -> None:
+    """ConfigError naming the key of what a continuous run cannot do."""
+    if not target_for(config).writes_continuously:
+        raise ConfigError("format.class", f"{config['format.class']} is not written by a continuous run (yet)")
+    if config["timestamp.extractor"] != "wallclock":
+        return
+    from sink_engine.partition.registry import TIME_BASED
+
+    if config["partitioner.class"] in TIME_BASED:
+        raise ConfigError(
+            "timestamp.extractor",
+            "Wallclock with a time-based partitioner is not supported by a continuous run (a bounded run fixes "
+            "one wall-clock time per range); use Record or RecordField",
+        )
+    if config["rotate.interval.ms"] > 0:
+        raise ConfigError(
+            "rotate.interval.ms",
+            "with timestamp.extractor=Wallclock is not supported by a continuous run; use "
+            "rotate.schedule.interval.ms for wall-clock rotation",
+        )
+
+
+def run_continuous(
+    config: SinkConfig,
+    spark,
+    dynamodb,
+    stop: threading.Event,
+    clock: Callable[[], int] = now_ms,
+    owner: str | None = None,
+) -> ContinuousSummary:
+    """Run until `stop` is set (see the module docstring). Raises LeaseHeldError (another run holds the lease),
+    LeaseLostError (this run lost its lease), TaskFailedError (a record or a fetch stopped a task; what came
+    before it is committed), SparkTaskError (Spark gave up on a task)."""
+    check_continuous(config)
+    started = time.monotonic()
+    report_ignored_keys(config)
+    table = config["offset.storage.dynamodb.table"]
+    if not table_exists(dynamodb, table):
+        raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
+    leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
+    duration = config["sink.lease.duration.ms"]
+    token = leases.acquire(config.name, owner or uuid.uuid4().hex, duration)
+    target = target_for(config)
+    summary = ContinuousSummary()
+    try:
+        with LeaseKeeper(leases, token, duration) as keeper:
+            ranges, _ = plan(config, store)
+            groups = _spread(
+                [StreamStart(r.tp, r.start_offset) for r in ranges],
+                min(config["tasks.max"], spark.sparkContext.defaultParallelism),
+            )
+            job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
+            publish = publisher_from_environment(os.environ, config["s3.region"]) is not None
+            job.start(groups, stream_task(target, token, publish, clock))
+            while job.running and not keeper.lost and not stop.wait(0.5):
+                pass
+            if job.running:
+                leases.request_stop(token)
+                job.wait(duration / 2000)
+                job.cancel()
+            summary.reports, summary.executors = job.reports, executors_of_job_group(spark, job.group)
+            if keeper.lost or any(r.lease_lost for r in summary.reports):
+                raise LeaseLostError(config.name)
+            if job.error is not None and not stop.is_set():
+                raise job.error
+    finally:
+        release_lease(leases, token)
+        summary.seconds = time.monotonic() - started
+    failed = [r for r in summary.reports if r.error]
+    if failed:
+        raise TaskFailedError("; ".join(f"{r.tp}: {r.error}" for r in failed))
+    return summary
+
+
+def _spread(starts: list[StreamStart], tasks: int) -> list[list[StreamStart]]:
+    """The topic-partitions dealt round-robin over at most `tasks` groups."""
+    count = max(1, min(tasks, len(starts)))
+    return [starts[i::count] for i in range(count)]
+
+
+class _SparkJob:
+    """The continuous run's Spark job, collected in a thread of its own: `reports` once it ended, `error` if Spark
+    gave up on it."""
+
+    def __init__(self, spark, group: str):
+        self._spark, self.group = spark, group
+        self.reports: list[StreamReport] = []
+        self.error: SinkError | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, groups: list[list[StreamStart]], function) -> None:
+        def collect() -> None:
+            context = self._spark.sparkContext
+            context.setJobGroup(self.group, "continuous run", interruptOnCancel=True)
+            try:
+                self.reports = context.parallelize(groups, len(groups)).mapPartitions(function).collect()
+            except Exception as e:  # noqa: BLE001 - Py4JJavaError or pyspark's captured exceptions: Spark gave up
+                self.error = SparkTaskError(f"the continuous Spark job failed: {e}".splitlines()[0][:600])
+
+        self._thread = threading.Thread(target=collect, name="continuous-job", daemon=True)
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait(self, seconds: float) -> None:
+        if self._thread is not None:
+            self._thread.join(seconds)
+
+    def cancel(self) -> None:
+        """Cancel the job if it still runs, and wait for its thread."""
+        if self.running:
+            self._spark.sparkContext.cancelJobGroup(self.group)
+            self.wait(CANCEL_WAIT_S)

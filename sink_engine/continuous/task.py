@@ -1,0 +1,300 @@
+"""A continuous run's Spark task: one consumer for its topic-partitions, one `PartitionStream` each, kept for as long
+as the task runs, committing under the run's lease each time a commit point moves.
+
+A cycle: fetch what arrived (up to BATCH records, waiting at most POLL_S), feed each partition's records to its
+stream, cut the streams whose `rotate.schedule.interval.ms` boundary passed with files open (the cut is recorded as
+a plan first, `driver/plans.py`, so that a retry of this task, or a bounded run, cuts at the same offset), then
+upload and commit every stream whose commit point moved, in one transaction per 99 partitions with the lease
+check, as soon as their uploads are done (reading goes on while they upload; a stream is not cut again before its
+last cut is committed: the recorded plan holds one cut). Every STOP_CHECK_S the lease item is read: a stop
+requested by the driver (SIGTERM), or a lease that is no longer this run's, ends the task; on a stop it first
+commits what it closed. A retried task (its executor lost)
+starts from the committed offsets and repeats a recorded cut.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from itertools import groupby
+
+import boto3
+from confluent_kafka import KafkaError, Message
+from confluent_kafka import TopicPartition as KafkaTP
+
+from sink_engine import events
+from sink_engine.aws import dynamodb_client, region
+from sink_engine.continuous.progress import StreamProgress, report
+from sink_engine.continuous.stream import PartitionStream, PendingCommit
+from sink_engine.driver.plans import PlanStore
+from sink_engine.errors import CommitConflictError, SinkError, SourceError
+from sink_engine.failpoints import task_failpoint
+from sink_engine.model import PartitionRange, TopicPartition
+from sink_engine.offsets import Leases, LeaseToken, OffsetStore
+from sink_engine.offsets.store import MAX_COMMITS
+from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
+from sink_engine.records import RecordChunk
+from sink_engine.source.consumer import make_consumer
+from sink_engine.storage.s3 import upload_client
+from sink_engine.storage.uploader import Uploader
+from sink_engine.target import Target
+from sink_engine.task.settings import TaskSettings
+
+BATCH = 10_000
+POLL_S = 0.2  # the longest a cycle waits for records: what a cut or a stop waits behind at most
+STOP_CHECK_S = 1.0
+FETCH_WAIT_MS = 100  # librdkafka's fetch.wait.max.ms: a fetch at a partition's end is answered within it
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class StreamStart:
+    """A topic-partition of a continuous run and where it starts when nothing is committed for it yet (the
+    driver's plan: `auto.offset.reset` against the watermarks)."""
+
+    tp: TopicPartition
+    reset_offset: int
+
+
+@dataclass
+class StreamReport:
+    """What a task did for one topic-partition until it ended."""
+
+    tp: TopicPartition
+    committed: int
+    records_read: int = 0
+    records_written: int = 0
+    files: int = 0
+    error: str | None = None
+    lease_lost: bool = False
+
+
+@dataclass
+class _Schedule:
+    """`rotate.schedule.interval.ms` boundaries of one task's streams (off when not positive)."""
+
+    interval_ms: int
+    zone: tzinfo
+    next_ms: dict[TopicPartition, int] = field(default_factory=dict)
+
+    def due(self, stream: PartitionStream, now: int) -> bool:
+        """Whether `stream` must be cut now: a boundary passed since its last look and files are open."""
+        if self.interval_ms <= 0:
+            return False
+        boundary = self.next_ms.setdefault(stream.tp, next_rotation_ms(now, self.interval_ms, self.zone))
+        if now < boundary:
+            return False
+        self.next_ms[stream.tp] = next_rotation_ms(now, self.interval_ms, self.zone)
+        return stream.has_open_files and stream.recorded_cut is None and stream.cuts_committed
+
+
+def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms):
+    """The function of a continuous run's Spark tasks: each element of the task's partition is a list of
+    StreamStarts; yields a StreamReport per topic-partition when the task ends. `publish`: send each progress
+    report to CloudWatch too (continuous/progress.py). The tasks log the engine's events at the driver's level
+    (`-v`: INFO) to their standard error, which Spark keeps as the executor's log."""
+    level = logging.getLogger("sink_engine").getEffectiveLevel()
+
+    def process(groups: Iterator[list[StreamStart]]) -> Iterator[StreamReport]:
+        from sink_engine.driver.spark_runner import settle_worker
+
+        settle_worker()
+        if not logging.getLogger().handlers:
+            logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
+        for starts in groups:
+            yield from _run(target, token, starts, publish, clock)
+
+    return process
+
+
+def _run(
+    target: Target, token: LeaseToken, starts: list[StreamStart], publish: bool, clock: Callable[[], int]
+) -> list[StreamReport]:
+    config = target.config
+    settings = TaskSettings.from_config(config)
+    table = config["offset.storage.dynamodb.table"]
+    dynamodb = dynamodb_client(config["s3.region"])
+    store, leases, plans = (
+        OffsetStore(dynamodb, table, clock),
+        Leases(dynamodb, table, clock),
+        PlanStore(dynamodb, table),
+    )
+    uploader = Uploader(upload_client(settings.s3), settings.bucket, settings.object_options)
+    streams = _open_streams(target, settings, token, store, plans, starts, uploader)
+    schedule = _Schedule(config["rotate.schedule.interval.ms"], parse_zone(config["timezone"]))
+    consumer = make_consumer(settings.source, **{"fetch.wait.max.ms": FETCH_WAIT_MS})
+    consumer.assign([KafkaTP(tp.topic, tp.partition, s.processed) for tp, s in streams.items()])
+    error, lost, checked = None, False, 0.0
+    reporter = _Reporter(config, streams, consumer, publish, clock)
+    try:
+        while True:
+            try:
+                _feed(streams, consumer.consume(num_messages=BATCH, timeout=POLL_S))
+            except SinkError as e:  # a record error not tolerated, a fetch that failed: commit what came before
+                error = e
+            due = [s for s in streams.values() if schedule.due(s, clock())] if error is None else []
+            lost = _cut(plans, token, due, clock()) or _commit(store, token, uploader, streams.values(), wait=False)
+            if error is not None or lost:
+                break
+            reporter.tick()
+            if time.monotonic() - checked >= STOP_CHECK_S:
+                checked = time.monotonic()
+                lease = leases.describe(token.connector)
+                if lease is None or lease["epoch"] != token.epoch:
+                    lost = True
+                    break
+                if lease["stop_requested"]:
+                    break
+        if not lost:  # what closed since the last commit, its uploads awaited
+            lost = _commit(store, token, uploader, streams.values(), wait=True)
+    finally:
+        consumer.close()
+        uploader.close()
+    return [
+        StreamReport(
+            tp,
+            s.committed,
+            s.records_read,
+            s.records_written,
+            s.files_written,
+            None if error is None else str(error),
+            lost,
+        )
+        for tp, s in streams.items()
+    ]
+
+
+class _Reporter:
+    """The task's progress reports, every `sink.continuous.metrics.interval.ms` (continuous/progress.py)."""
+
+    def __init__(self, config, streams: dict[TopicPartition, PartitionStream], consumer, publish: bool, clock):
+        self._connector, self._streams, self._consumer, self._clock = config.name, streams, consumer, clock
+        self._every_ms = config["sink.continuous.metrics.interval.ms"]
+        self._cloudwatch = boto3.client("cloudwatch", region_name=region(config["s3.region"])) if publish else None
+        self._last_ms, self._written = clock(), 0
+
+    def tick(self) -> None:
+        now = self._clock()
+        if now - self._last_ms < self._every_ms:
+            return
+        written = sum(s.records_written for s in self._streams.values())
+        oldest = [t for s in self._streams.values() if (t := s.oldest_unsettled_ms) is not None]
+        progress = StreamProgress(
+            max(0, now - min(oldest)) / 1000 if oldest else 0.0,
+            written - self._written,
+            sum(self._lag(tp, s) for tp, s in self._streams.items()),
+        )
+        report(self._connector, progress, now, self._cloudwatch)
+        self._last_ms, self._written = now, written
+
+    def _lag(self, tp: TopicPartition, stream: PartitionStream) -> int:
+        """Records after the committed offset up to the high watermark the consumer last fetched (0 unknown)."""
+        _, high = self._consumer.get_watermark_offsets(KafkaTP(tp.topic, tp.partition), cached=True)
+        return max(0, high - stream.committed) if high is not None and high >= 0 else 0
+
+
+def _open_streams(target, settings, token, store, plans, starts, uploader) -> dict[TopicPartition, PartitionStream]:
+    """A stream per topic-partition from its committed offset (else its reset offset), with the cut an earlier
+    attempt recorded after it."""
+    committed = store.committed(token.connector)
+    recorded = plans.recorded(token.connector)
+    streams = {}
+    for start in starts:
+        held = committed.get(start.tp)
+        expected = held.next_offset if held is not None else None
+        begin = expected if expected is not None else start.reset_offset
+        plan = recorded.get(start.tp)
+        cut = plan.end_offset if plan is not None and plan.cut_at_end and plan.expected_committed == expected else None
+        streams[start.tp] = PartitionStream(target, settings, start.tp, begin, expected, uploader, cut)
+    return streams
+
+
+def _feed(streams: dict[TopicPartition, PartitionStream], messages: list[Message]) -> None:
+    """Hand each partition's records of a fetch to its stream, in offset order."""
+    records = [m for m in messages if _is_record(m)]
+    for (topic, partition), group in groupby(records, key=lambda m: (m.topic(), m.partition())):
+        stream = streams.get(TopicPartition(topic, partition))
+        if stream is None:
+            continue
+        batch = [m for m in group if _offset(m) >= stream.processed]
+        if not batch:
+            continue
+        chunk = RecordChunk(topic, partition, [_offset(m) for m in batch], [m.value() for m in batch], messages=batch)
+        stream.feed(chunk, batch[0].timestamp()[1])
+        task_failpoint("task_stall", f"{topic}-{partition}")
+
+
+def _offset(message: Message) -> int:
+    offset = message.offset()
+    assert offset is not None  # a record's (not an event's)
+    return offset
+
+
+def _is_record(message: Message) -> bool:
+    """A record, not an event; raises SourceError for an error the consumer does not recover from by itself."""
+    error = message.error()
+    if error is None:
+        return True
+    if error.code() == KafkaError._PARTITION_EOF:
+        return False
+    if error.fatal() or error.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION):
+        raise SourceError(f"fetch from {message.topic()}-{message.partition()} failed: {error}")
+    return False  # transient (a broker down, a timeout): librdkafka reconnects and fetches again
+
+
+def _cut(plans: PlanStore, token: LeaseToken, due: list[PartitionStream], now: int) -> bool:
+    """Record the wall-clock cuts of `due` at the offsets they reached, then make them; True when the lease was
+    lost (nothing was cut)."""
+    if not due:
+        return False
+    ranges = [PartitionRange(s.tp.topic, s.tp.partition, s.committed, s.processed, s.expected, True, now) for s in due]
+    try:
+        plans.record(token, ranges)
+    except CommitConflictError:
+        return True
+    for stream in due:
+        stream.cut(stream.processed)
+    return False
+
+
+def _commit(store: OffsetStore, token: LeaseToken, uploader: Uploader, streams, wait: bool) -> bool:
+    """Commit every stream whose commit point moved, once its uploads are done; True when the lease was lost.
+    Without `wait`, nothing while an upload is under way (the next cycle commits it: reading goes on meanwhile)."""
+    if not wait and uploader.busy:
+        return False
+    pending = [(s, p) for s in streams if (p := s.pending()) is not None]
+    if not pending:
+        return False
+    uploader.drain()  # the files and dead letters of these commits are in S3 before their offsets move
+    for start in range(0, len(pending), MAX_COMMITS):
+        batch: list[tuple[PartitionStream, PendingCommit]] = pending[start : start + MAX_COMMITS]
+        try:
+            store.commit_all(token, [p.commit for _, p in batch])
+        except CommitConflictError as e:
+            events.emit(
+                events.COMMIT_CONFLICT,
+                connector=token.connector,
+                topic=e.topic,
+                partition=e.partition,
+                expected=e.expected_start,
+                epoch=token.epoch,
+            )
+            return True
+        for stream, done in batch:
+            stream.settled(done)
+            events.emit(
+                events.OFFSETS_COMMITTED,
+                connector=token.connector,
+                topic=stream.tp.topic,
+                partition=stream.tp.partition,
+                next_offset=done.commit.next_offset,
+                files=len(done.files),
+            )
+    return False

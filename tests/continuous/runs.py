@@ -1,0 +1,79 @@
+"""A continuous run as its own process, records produced steadily beside it, and the check that every record
+produced landed exactly once.
+
+Records are produced by devtools.producer.SteadyProducer (`{"id": n}`, n counting up; `produced` maps partition ->
+ids in offset order). `landed_once`
+reads every object of the topic back and asserts, per partition, files that follow each other from offset 0 without
+gap or overlap, each id once, and the committed offset at the end of what the files hold.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+from tests.conftest import BUCKET
+from tests.runs import committed_offsets
+from tests.s3_reader import landed_by_key
+
+
+def start_continuous(config_path: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
+    """`sink-engine run --continuous` as its own process group (its Spark JVM and workers with it); `env` is added
+    to this process's environment."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "sink_engine", *extra, "run", "--continuous", "--config", config_path],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the run and everything it started (its Spark JVM and Python workers)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(30)
+
+
+def wait_for(condition, timeout_s: float, what: str, interval_s: float = 0.2):
+    """`condition()`'s first true answer within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(interval_s)
+    raise AssertionError(f"{what} did not happen within {timeout_s:g}s")
+
+
+def caught_up(dynamodb, config, produced: dict[int, list[int]]):
+    """A condition: every partition committed up to all it was produced."""
+    return lambda: committed_offsets(dynamodb, config) == {p: len(ids) for p, ids in produced.items()}
+
+
+def landed_once(s3, dynamodb, config, produced: dict[int, list[int]]) -> int:
+    """Assert that every produced record is in exactly one object, in its partition's order, files contiguous from
+    offset 0, and committed offsets at the end of what landed; returns how many files."""
+    topic = config["topics"][0]
+    files: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
+    for key, records in landed_by_key(s3, topic, BUCKET).items():
+        _, partition, start = key.rsplit("/", 1)[1].rsplit(".", 1)[0].rsplit("+", 2)
+        files[int(partition)].append((int(start), [r["id"] for r in records]))
+    committed = committed_offsets(dynamodb, config)
+    for partition, ids in produced.items():
+        landed, offset = [], 0
+        for start, numbers in sorted(files[partition]):
+            assert start == offset, f"partition {partition}: a file starts at {start}, expected {offset}"
+            landed += numbers
+            offset += len(numbers)
+        assert landed == ids, f"partition {partition}: {len(landed)} records landed of {len(ids)} produced"
+        assert committed.get(partition) == offset == len(ids), (partition, committed.get(partition), offset)
+    return sum(len(f) for f in files.values())

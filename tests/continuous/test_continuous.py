@@ -1,0 +1,173 @@
+"""`sink-engine run --continuous`: records produced steadily land exactly once while the run stays up; files close on
+the wall-clock schedule with no new records; SIGKILLs at seeded random moments, each followed by a restart, lose and
+duplicate nothing; a second run waits or exits 3; SIGTERM commits what is closed, releases the lease and exits 0."""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+
+import pytest
+
+from devtools.producer import create_topic
+from sink_engine.driver.job import now_ms
+from sink_engine.offsets import Leases
+from tests.conftest import TABLE
+from devtools.producer import SteadyProducer
+from tests.continuous.runs import caught_up, kill_group, landed_once, start_continuous, wait_for
+from tests.faults.landed_once import write_config
+from tests.runs import committed_offsets
+
+PARTITIONS = 4
+LEASE_MS = 8000
+SCHEDULE_MS = 2000
+
+
+@pytest.fixture
+def continuous(stack, connector, tmp_path):
+    """A fresh topic of PARTITIONS partitions and a connector with count rotation and a wall-clock schedule;
+    returns (config, config file)."""
+    config = connector(**{
+        "flush.size": 500, "rotate.schedule.interval.ms": SCHEDULE_MS, "tasks.max": 2,
+        "sink.lease.duration.ms": LEASE_MS,
+    })
+    create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
+    return config, write_config(config, tmp_path / "connector.json")
+
+
+def stop(process, timeout_s: float = LEASE_MS / 1000) -> tuple[int, str, str]:
+    """SIGTERM the run (its driver, as EMR's CancelJobRun with a grace period does) and wait for it to end."""
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=timeout_s + 20)
+    return process.returncode, out, err
+
+
+def test_records_produced_steadily_land_once_and_idle_partitions_close_on_the_schedule(
+    stack, continuous, s3, dynamodb
+):
+    # given a continuous run, and records produced steadily to partitions 0-2 while partition 3 gets a few at first
+    config, path = continuous
+    run = start_continuous(path)
+    try:
+        with SteadyProducer(stack.bootstrap_servers, config["topics"][0], [3], per_second=200) as early:
+            time.sleep(0.2)
+        with SteadyProducer(stack.bootstrap_servers, config["topics"][0], [0, 1, 2], per_second=600) as steady:
+            time.sleep(12)
+        produced = {**steady.produced, 3: early.produced[3]}  # (each producer counts its ids from 0)
+        # then, with no new record anywhere, the schedule closes every open file: each partition catches up
+        wait_for(caught_up(dynamodb, config, produced), 60, "the schedule's cuts")
+        # and SIGTERM ends the run: exit 0 within the lease duration, the lease released
+        started = time.monotonic()
+        code, out, err = stop(run)
+        assert code == 0, err[-3000:]
+        assert time.monotonic() - started < LEASE_MS / 1000, "the run took longer than its lease to stop"
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    lease = Leases(dynamodb, TABLE, now_ms).describe(config.name)
+    assert lease["expires_at_ms"] == 0, lease
+    assert "continuous run stopped" in out, out
+    landed_once(s3, dynamodb, config, produced)
+
+
+def test_sigkilled_at_random_moments_and_restarted_each_record_lands_once(stack, continuous, s3, dynamodb, seed):
+    rng = random.Random(seed)
+    config, path = continuous
+    # given records produced throughout, and the run SIGKILLed (driver, JVM and workers) at seeded random moments
+    with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 400) as producer:
+        for _ in range(3):
+            run = _started_when_the_lease_lapses(path)
+            time.sleep(rng.uniform(3, 8))
+            kill_group(run)
+        run = _started_when_the_lease_lapses(path)
+        time.sleep(3)
+    # when a last run catches up with everything produced and is stopped
+    try:
+        wait_for(caught_up(dynamodb, config, producer.produced), 90, "catching up after the kills")
+        code, _, err = stop(run)
+        assert code == 0, err[-3000:]
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    # then every record is in S3 once, in order, and committed
+    landed_once(s3, dynamodb, config, producer.produced)
+
+
+def _started_when_the_lease_lapses(path: str):
+    """A continuous run, started again until the lease of a killed one has lapsed (exit 3 before that)."""
+    deadline = time.monotonic() + LEASE_MS / 1000 + 30
+    while True:
+        run = start_continuous(path)
+        try:
+            code = run.wait(timeout=8)
+        except Exception:  # still running: it took the lease
+            return run
+        assert code == 3 and time.monotonic() < deadline, run.stderr.read()[-3000:]
+        time.sleep(1)
+
+
+def test_a_second_continuous_run_exits_3_and_sigterm_releases_the_lease(stack, continuous, dynamodb):
+    config, path = continuous
+    first = start_continuous(path)
+    try:
+        wait_for(lambda: committed_offsets(dynamodb, config), 60, "the first run's first commits")
+        # a second run of the same connector finds the lease held: exit 3, nothing done
+        second = start_continuous(path)
+        _, err = second.communicate(timeout=60)
+        assert second.returncode == 3, err[-3000:]
+        assert "leased by run" in err
+        # SIGTERM: the first ends 0 and lets the lease go, so that a bounded run can start at once
+        code, _, err = stop(first)
+        assert code == 0, err[-3000:]
+    finally:
+        if first.poll() is None:
+            kill_group(first)
+    lease = Leases(dynamodb, TABLE, now_ms).describe(config.name)
+    assert lease["expires_at_ms"] == 0 and lease["stop_requested"], lease
+
+
+def test_each_task_reports_freshness_records_and_lag_to_cloudwatch(stack, connector, tmp_path, dynamodb):
+    # given a continuous run that publishes its progress (SINK_METRICS=cloudwatch) every second
+    config = connector(**{"flush.size": 200, "rotate.schedule.interval.ms": SCHEDULE_MS, "tasks.max": 2,
+                          "sink.lease.duration.ms": LEASE_MS, "sink.continuous.metrics.interval.ms": 1000})
+    create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
+    path = write_config(config, tmp_path / "connector.json")
+    run = start_continuous(path, "-v", env={"SINK_METRICS": "cloudwatch"})
+    try:
+        with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 400) as producer:
+            time.sleep(6)
+        wait_for(caught_up(dynamodb, config, producer.produced), 60, "catching up")
+        time.sleep(2)
+        code, _, err = stop(run)
+        assert code == 0, err[-3000:]
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    # then the tasks logged STREAM_PROGRESS and published the three stream metrics for the connector
+    assert '"event": "STREAM_PROGRESS"' in err
+    published = _stream_metrics(config.name)
+    assert sum(published["StreamRecordsWritten"]) == producer.count
+    assert published["StreamFreshnessSeconds"] and max(published["StreamFreshnessSeconds"]) < 30
+    assert "StreamLag" in published
+
+
+def _stream_metrics(connector: str) -> dict[str, list[float]]:
+    """Metric name -> every published value (the Sum of each minute's data points) for the connector."""
+    import datetime
+
+    import boto3
+
+    from sink_engine.continuous.progress import STREAM_METRICS
+    from sink_engine.driver.metrics import DIMENSION, NAMESPACE
+
+    now = datetime.datetime.now(datetime.UTC)
+    client = boto3.client("cloudwatch")
+    found = {}
+    for name in STREAM_METRICS:
+        points = client.get_metric_statistics(
+            Namespace=NAMESPACE, MetricName=name, Dimensions=[{"Name": DIMENSION, "Value": connector}],
+            StartTime=now - datetime.timedelta(hours=1), EndTime=now + datetime.timedelta(hours=1), Period=60,
+            Statistics=["Sum", "Maximum"])["Datapoints"]
+        found[name] = [p["Sum"] if name != "StreamFreshnessSeconds" else p["Maximum"] for p in points]
+    return found
