@@ -32,14 +32,33 @@ def spark(stack):
     session.stop()
 
 
-@pytest.fixture
+# One meaning per fixture name. `s3` and `dynamodb` are clients of the session's stack (moto's server), made once
+# with the stack's environment: a test that points boto3 elsewhere (monkeypatch, the fault proxy) still reads what
+# happened through them. `moto_s3` is S3 in this process (moto's mock_aws), apart from the stack; a module that
+# stubs a client names its fixture `stubbed_<service>`.
+@pytest.fixture(scope="session")
 def s3(stack):
     return boto3.client("s3")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def dynamodb(stack):
     return boto3.client("dynamodb")
+
+
+@pytest.fixture
+def moto_s3(monkeypatch):
+    """An S3 client of moto in this process (mock_aws), with the bucket `lake`; the stack's endpoint unset."""
+    from moto import mock_aws
+
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):  # the session's stack sets them once it started
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket="lake")
+        yield client
 
 
 @pytest.fixture

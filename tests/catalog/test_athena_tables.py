@@ -182,13 +182,6 @@ def landed(stack, registry, deployment, s3, tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="module")
-def s3(stack):
-    import boto3
-
-    return boto3.client("s3")
-
-
 def table_of(deployment, name: str) -> dict:
     _, specs, tables = deployment
     spec = specs[name]
