@@ -12,25 +12,20 @@ from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.dlq.router import DeadLetterRouter
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConversionError
-from sink_engine.format import FormatSettings, format_for
 from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.records import RecordChunk
-from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.settings import rotation_policy
 from sink_engine.task.steps import RecordSteps, write_chunk
 from sink_engine.task.writer import TopicPartitionWriter
+from tests.builders import connector_keys, range_output
 
-BASE = {"topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",
-        "flush.size": 100, "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+BASE = connector_keys({"s3.region": "us-east-1", "flush.size": 100, "value.converter.schemas.enable": "false"})
 
 
 def pipeline(moto_s3, config) -> tuple[Uploader, TopicPartitionWriter, DeadLetterRouter, RecordSteps]:
     """The task's parts for topic-partition t-0, writing into the lake bucket."""
     uploader = Uploader(moto_s3, "lake")
-    writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
-                                  ObjectNaming.from_config(config),
-                                  rotation_policy(config), uploader)
+    writer = range_output(config, uploader).writer
     router = DeadLetterRouter(DeadLetterSettings.from_config(config), None)
     steps = RecordSteps(config["behavior.on.null.values"], converter_for(ConverterSettings.from_config(config), "t"),
                         partitioner_for(PartitionSettings.from_config(config)))

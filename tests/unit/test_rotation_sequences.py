@@ -6,18 +6,12 @@ import orjson
 import pytest
 
 from sink_engine.config import parse_config
-from sink_engine.format import FormatSettings, format_for
-from sink_engine.partition import PartitionSettings, partitioner_for
-from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
-from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.settings import rotation_policy
-from sink_engine.task.writer import TopicPartitionWriter
+from tests.builders import connector_keys, range_output
 from tests.s3_reader import list_keys, read_json_lines
 
-BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",
-        "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+BASE = connector_keys({"s3.region": "us-east-1", "value.converter.schemas.enable": "false"})
 HOUR = 3_600_000
 FIELD = {"partitioner.class": "FieldPartitioner", "partition.field.name": "r"}
 HOURLY = {"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Record"}
@@ -27,12 +21,9 @@ def write(moto_s3, settings: dict, records: list[tuple[dict, int]], chunk_size: 
     """Write (document, timestamp) records at offsets 0.. in chunks; returns (files, next offset), files as
     (encoded partition, start offset, record count) read back from S3."""
     config = parse_config({"name": "c", **BASE, **settings})
-    extractor = extractor_for(PartitionSettings.from_config(config), 0)
     uploader = Uploader(moto_s3, "lake")
-    writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
-                                  ObjectNaming.from_config(config),
-                                  rotation_policy(config).with_extractor(extractor), uploader)
-    partitioner = partitioner_for(PartitionSettings.from_config(config), extractor)
+    output = range_output(config, uploader, wallclock_ms=0)
+    writer, partitioner = output.writer, output.partitioner
     for start in range(0, len(records), chunk_size):
         batch = records[start:start + chunk_size]
         values = [orjson.dumps(document) for document, _ in batch]

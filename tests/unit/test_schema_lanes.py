@@ -10,22 +10,16 @@ import pytest
 from sink_engine.config import parse_config
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import ConfigError
-from sink_engine.format import FormatSettings, format_for
-from sink_engine.partition import PartitionSettings, partitioner_for
-from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
-from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.object_output import commit_point
-from sink_engine.task.schema_gate import SchemaGate
-from sink_engine.task.settings import rotation_policy
 from sink_engine.task.writer import TopicPartitionWriter
 from sink_engine.task.settings import TaskSettings
 from sink_engine.validation import parse_checked_config
+from tests.builders import connector_keys, range_output
 from tests.s3_reader import list_keys, object_bodies, read_json_lines
 
-BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.region": "us-east-1", "format.class": "JsonFormat",
-        "s3.bucket.name": "lake"}
+BASE = connector_keys({"s3.region": "us-east-1"})
 ID = Field("id", Schema("int64"))
 REGION = Field("r", Schema("string"))
 A = Schema("struct", name="shop.Order", fields=(ID, REGION))
@@ -59,13 +53,10 @@ def run(moto_s3, settings: dict, records: list, start: int, end: int, chunk_size
         mode: str = "none", files: str = "separate") -> tuple[int, TopicPartitionWriter]:
     """One run's range [start, end) of `records` (offset = position) in chunks, ended as task/run.py ends it:
     returns its commit point and the writer, its open files abandoned and its uploads drained."""
-    config = parse_config({"name": "c", **BASE, **settings})
-    extractor = extractor_for(PartitionSettings.from_config(config), 0)
+    config = parse_config({"name": "c", **BASE, **settings, "schema.compatibility": mode, "sink.schema.files": files})
     uploader = Uploader(moto_s3, bucket)
-    writer = TopicPartitionWriter("t", 0, start, format_for(FormatSettings.from_config(config)),
-                                  ObjectNaming.from_config(config), rotation_policy(config).with_extractor(extractor),
-                                  uploader, SchemaGate(mode, "t", 0, files))
-    partitioner = partitioner_for(PartitionSettings.from_config(config), extractor)
+    output = range_output(config, uploader, start=start, wallclock_ms=0)
+    writer, partitioner = output.writer, output.partitioner
     processed = start
     for first in range(start, end, chunk_size):
         batch = records[first:min(end, first + chunk_size)]

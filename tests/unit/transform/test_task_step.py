@@ -11,21 +11,18 @@ from sink_engine.dlq.letter import STAGE_TRANSFORMATION
 from sink_engine.dlq.router import DeadLetterRouter
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import NullValueError, TransformationError
-from sink_engine.format import format_for
 from sink_engine.partition import partitioner_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.run import record_steps
 from sink_engine.task.settings import TaskSettings
-from sink_engine.task.sidecars import Sidecars
 from sink_engine.task.steps import write_chunk
-from sink_engine.task.writer import TopicPartitionWriter
+from tests.builders import connector_keys, range_output
 from tests.kafka_message import Message
 
 KAFKA = "org.apache.kafka.connect.transforms"
-BASE = {"topics": "a,b", "bootstrap.servers": "k:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",
-        "flush.size": 100, "format.class": "JsonFormat", "value.converter.schemas.enable": "false",
-        "behavior.on.null.values": "ignore"}
+BASE = connector_keys({"topics": "a,b", "s3.region": "us-east-1", "flush.size": 100,
+                       "value.converter.schemas.enable": "false", "behavior.on.null.values": "ignore"})
 ROUTE_TO_X = {"transforms": "route", "transforms.route.type": f"{KAFKA}.RegexRouter",
               "transforms.route.regex": "a|b", "transforms.route.replacement": "x"}
 
@@ -42,9 +39,8 @@ def write(moto_s3, keys: dict, *chunks: RecordChunk, close: bool = True):
     uploader = Uploader(moto_s3, "lake")
     outcome = []
     for chunk in chunks:
-        sidecars = Sidecars.from_settings(settings.sidecars, settings.formats, chunk.topic)
-        writer = TopicPartitionWriter(chunk.topic, 0, chunk.offsets[0], format_for(settings.formats),
-                                      settings.naming, settings.rotation, uploader, sidecars=sidecars)
+        output = range_output(config, uploader, chunk.topic, 0, chunk.offsets[0])
+        writer, sidecars = output.writer, output.sidecars
         router = DeadLetterRouter(DeadLetterSettings.from_config(config), None)
         steps = record_steps(settings, chunk.topic, partitioner_for(settings.partitioning), sidecars)
         dropped = write_chunk(writer, steps, chunk, router)
