@@ -15,6 +15,7 @@ from sink_engine.failpoints import SimulatedCrash
 from sink_engine.offsets import Leases
 from sink_engine.restore import engine
 from sink_engine.restore.lease import RestoreLease
+from tests.builders import with_overrides
 from tests.conftest import BUCKET, TABLE
 from tests.functional.test_envelope_format import BASE_MS, ENCODINGS, produce_records, record
 from tests.restore_runs import at_once, counts, killed_mid_restore, restore, restore_argv, restored, topic_records
@@ -137,10 +138,12 @@ def test_refusals_name_the_option(stack, spark, dynamodb, connector, unique, tmp
     code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}", "--from-time",
                                              "2024-01-15T00:00:00"))
     assert code == 2 and "option --from-time: '2024-01-15T00:00:00' has no zone" in out
-    # a target whose restore lease another holder keeps for longer than a restore waits (twice the lease, 6 s)
+    # a target whose restore lease another holder keeps for longer than a restore waits (twice the lease: 2 s with
+    # the shortest lease)
     create_topic(stack.bootstrap_servers, f"held-{unique}", PARTITIONS)
     Leases(dynamodb, TABLE, now_ms).acquire(f"restore#held-{unique}", "someone-else", 60_000)
-    code, out = restore(capsys, restore_argv(config, tmp_path, f"held-{unique}"))
+    shortest = with_overrides(config, {"sink.lease.duration.ms": 1000})
+    code, out = restore(capsys, restore_argv(shortest, tmp_path, f"held-{unique}"))
     assert code == 3 and "waiting: restore someone-else holds the lease" in out and "leased by run someone-else" in out
     assert topic_records(stack.bootstrap_servers, f"held-{unique}") == {p: [] for p in range(PARTITIONS)}
 
