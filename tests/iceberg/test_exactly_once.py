@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from devtools.producer import create_topic, produce_events
+from devtools.producer import produce_events
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.iceberg.errors import TableCommitConflictError
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, write_config
@@ -16,13 +16,12 @@ LEASE_MS = 2000
 
 
 @pytest.fixture
-def table_config(stack, iceberg_connector):
+def table_config(new_topic, iceberg_connector):
     """A connector whose table's namespace exists, on a 3-partition topic holding 300 events."""
     config = iceberg_connector(**{"sink.lease.duration.ms": LEASE_MS, "tasks.max": 3})
     topic = config["topics"][0]
     create_namespace(config, topic)
-    create_topic(stack.bootstrap_servers, topic, 3)
-    produce_events(stack.bootstrap_servers, topic, 300, 3)
+    new_topic(topic, 3, events=300)
     return config
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from devtools.producer import create_topic, produce_events
+from devtools.producer import produce_events
 from sink_engine import cli
 from sink_engine.driver.job import run_job
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, write_config
@@ -15,13 +15,12 @@ from tests.runs import committed_offsets, crash_at, past_the_lease
 
 
 @pytest.fixture
-def twenty_files(stack, spark, dynamodb, iceberg_connector):
+def twenty_files(new_topic, spark, dynamodb, iceberg_connector):
     """A connector whose first run wrote 200 events of 20 Kafka partitions as 20 small data files."""
     config = iceberg_connector(**{"sink.lease.duration.ms": 2000, "tasks.max": 4})
     topic = config["topics"][0]
     create_namespace(config, topic)
-    create_topic(stack.bootstrap_servers, topic, 20)
-    produce_events(stack.bootstrap_servers, topic, 200, 20)
+    new_topic(topic, 20, events=200)
     run_job(config, spark, dynamodb)
     assert len(_data_files(config)) == 20
     return config

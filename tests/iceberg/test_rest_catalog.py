@@ -10,7 +10,7 @@ import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import CommitFailedException
 
-from devtools.producer import create_topic, produce_events
+from devtools.producer import produce_events
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.iceberg.catalog import without_commit_retries
 from sink_engine.iceberg.errors import TableCommitConflictError
@@ -34,7 +34,7 @@ def rest_server(stack, tmp_path, unique):
 
 
 @pytest.fixture
-def rest_config(stack, connector, rest_server, unique):
+def rest_config(new_topic, connector, rest_server, unique):
     """A connector writing `rest_<unique>.events` through the REST catalog, configured as for S3 Tables (a table
     bucket's ARN as warehouse) but for the endpoint; the namespace exists, the topic holds 100 events."""
     config = connector(**{"format.class": "IcebergFormat", "iceberg.tables": f"rest_{unique}.events",
@@ -42,8 +42,7 @@ def rest_config(stack, connector, rest_server, unique):
                           "iceberg.catalog.warehouse": TABLE_BUCKET_ARN,
                           "iceberg.tables.auto-create-enabled": "true", "sink.lease.duration.ms": 2000})
     create_namespace(config)
-    create_topic(stack.bootstrap_servers, config["topics"][0], 2)
-    produce_events(stack.bootstrap_servers, config["topics"][0], 100, 2)
+    new_topic(config, 2, events=100)
     return config
 
 
