@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from devtools.producer import create_topic
 from tests.functional.test_restore import PARTITIONS, assert_each_record_once_in_order, backed_up
 from tests.restore_runs import counts, restore_argv, restore_process, restored, topic_records
 
@@ -54,12 +53,12 @@ def kill_rounds(argv: list[str], stack, target: str, seed: int) -> list[str]:
 
 
 @pytest.mark.parametrize("target_partitions", [PARTITIONS, 2])
-def test_killed_restores_then_a_clean_one_write_each_record_once(stack, spark, dynamodb, connector, unique, tmp_path,
-                                                                 seed, target_partitions):
+def test_killed_restores_then_a_clean_one_write_each_record_once(stack, new_topic, spark, dynamodb, connector, unique,
+                                                                 tmp_path, seed, target_partitions):
     # given an envelope backup of 3 partitions and a target of 3 (partition for partition) or 2 (partitioner)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=PER_PARTITION)
     topic, target = config["topics"][0], f"kills-{unique}"
-    create_topic(stack.bootstrap_servers, target, target_partitions)
+    new_topic(target, target_partitions)
     argv = restore_argv(config, tmp_path, target)
     # when restores are killed round after round, then one runs to its end
     rounds = kill_rounds(argv, stack, target, seed)

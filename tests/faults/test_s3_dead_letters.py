@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from devtools.faults.aws_proxy import Rule
-from devtools.producer import create_topic, produce
+from devtools.producer import produce
 from sink_engine.dlq.letter import STAGE_VALUE_CONVERTER, DeadLetter
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.replay_sources import from_s3
@@ -53,11 +53,10 @@ def replayed_offsets(s3, config) -> list[int]:
     return [letter.offset for letter in from_s3(settings, request, s3)]
 
 
-def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, spark, s3, dynamodb, connector,
+def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, new_topic, spark, s3, dynamodb, connector,
                                                                       figures):
     config = dead_letter_config(connector, "zombie-dlq")
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 50)
     # given a run that took the lease and planned the 50 records there were, then stalled past its lease
     zombie = Leases(dynamodb, TABLE, now_ms).acquire(config.name, "zombie", 1000)
@@ -82,11 +81,10 @@ def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, sp
     figures.update(runs=2, exit_codes=[0, 4], records=10, duplicates=0, missing=0)
 
 
-def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attempts_object(stack, spark, s3, dynamodb,
-                                                                                         connector, figures):
+def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attempts_object(stack, new_topic, spark, s3,
+                                                                                          dynamodb, connector, figures):
     config = dead_letter_config(connector, "rerun-dlq")
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 50)
     # given a run that wrote its files and dead letters (5, 15, 25, 35), then died before committing
     crash_at("after_upload_before_commit", config, spark, dynamodb)
@@ -123,11 +121,10 @@ def test_the_replay_reads_a_source_offset_once_when_objects_overlap(s3, connecto
 
 
 @pytest.mark.fault_matrix
-def test_a_dead_letter_put_whose_answer_was_lost_recognises_its_own_object(stack, spark, s3, dynamodb, connector,
-                                                                          aws_faults, figures, tmp_path):
+def test_a_dead_letter_put_whose_answer_was_lost_recognises_its_own_object(stack, new_topic, spark, s3, dynamodb,
+                                                                           connector, aws_faults, figures, tmp_path):
     config = dead_letter_config(connector, "lost-dlq")
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 100)
     # given S3 creates the dead-letter object but the answer is lost (the retry then finds the key taken)
     aws_faults.add(Rule("drop_after", "s3", "PutObject", where="/lost-dlq/", times=1))
