@@ -9,11 +9,18 @@ armed with a file instead (`arm_task_failpoint`): `task_mid_range` kills the Pyt
 topic-partition (`os._exit`) once its first chunk of records is written, in as many attempts as armed (one by
 default, so that Spark's retry of the task goes on); `task_stall` makes it hang there instead (a task stuck outside
 Kafka, for `sink.run.timeout.ms`).
+
+A kill from outside at a random moment may land after the work it meant to interrupt is done (on a loaded machine,
+a restore of a thousand records can finish within the delay). A counted failpoint places it instead:
+`SINK_ENGINE_FAILPOINT=restore_sigkill@<n>` SIGKILLs the restore process as it hands its n-th record to the
+producer (`KillCountdown`); what the producer still holds unsent is lost, what it sent may land, as with a kill
+from outside.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +28,7 @@ from pathlib import Path
 ENV_VAR = "SINK_ENGINE_FAILPOINT"
 NAMES = ("after_upload_before_commit", "after_snapshot_before_commit", "after_first_commit")
 TASK_NAMES = ("task_mid_range", "task_stall")
+COUNTED_NAMES = ("restore_sigkill",)
 STALL_SECONDS = 600
 KILLED_EXIT = 70
 
@@ -34,6 +42,25 @@ def failpoint(name: str) -> None:
     assert name in NAMES, name
     if os.environ.get(ENV_VAR) == name:
         raise SimulatedCrash(f"failpoint {name} triggered")
+
+
+class KillCountdown:
+    """`tick()` SIGKILLs this process at its n-th call when the environment arms `name` as `<name>@<n>`; else does
+    nothing. The environment is read once, when the countdown is made."""
+
+    def __init__(self, name: str):
+        assert name in COUNTED_NAMES, name
+        armed, _, count = os.environ.get(ENV_VAR, "").partition("@")
+        self._left = 0
+        if armed == name:
+            assert count.isdigit() and int(count) > 0, f"{ENV_VAR}={armed}@{count}: arm it as {name}@<n>, n > 0"
+            self._left = int(count)
+
+    def tick(self) -> None:
+        if self._left:
+            self._left -= 1
+            if not self._left:
+                os.kill(os.getpid(), signal.SIGKILL)
 
 
 def arm_task_failpoint(name: str, scope: str, times: int = 1) -> Path:

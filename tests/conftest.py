@@ -32,20 +32,58 @@ def spark(stack):
     session.stop()
 
 
-@pytest.fixture
+# One meaning per fixture name. `s3` and `dynamodb` are clients of the session's stack (moto's server), made once
+# with the stack's environment: a test that points boto3 elsewhere (monkeypatch, the fault proxy) still reads what
+# happened through them. `moto_s3` is S3 in this process (moto's mock_aws), apart from the stack; a module that
+# stubs a client names its fixture `stubbed_<service>`.
+@pytest.fixture(scope="session")
 def s3(stack):
     return boto3.client("s3")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def dynamodb(stack):
     return boto3.client("dynamodb")
+
+
+@pytest.fixture
+def moto_s3(monkeypatch):
+    """An S3 client of moto in this process (mock_aws), with the bucket `lake`; the stack's endpoint unset."""
+    from moto import mock_aws
+
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):  # the session's stack sets them once it started
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket="lake")
+        yield client
 
 
 @pytest.fixture
 def unique():
     """A short unique suffix for topics and connector names, so tests never share state."""
     return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture(scope="session")
+def new_topic(stack):
+    """Create a topic on the session's broker and fill it: `new_topic(config or name, partitions, values=None,
+    keys=None, events=0)` returns its name (a config's first topic). `values` (bytes or None) go round-robin over the
+    partitions with their `keys` (devtools.producer.produce); `events` sample events of ids 0.. (produce_events)."""
+    from devtools.producer import create_topic, produce, produce_events
+
+    def create(topic, partitions: int, values=None, keys=None, events: int = 0) -> str:
+        name = topic if isinstance(topic, str) else topic["topics"][0]
+        create_topic(stack.bootstrap_servers, name, partitions)
+        if values is not None:
+            produce(stack.bootstrap_servers, name, values, partitions, keys=keys)
+        if events:
+            produce_events(stack.bootstrap_servers, name, events, partitions)
+        return name
+
+    return create
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import sys
 from confluent_kafka import Consumer, TopicPartition
 
 from sink_engine import cli
+from sink_engine.failpoints import ENV_VAR
 from sink_engine.restore.stored import origin_of
 from tests.dlq_corpus import raw_config
 
@@ -33,10 +34,15 @@ def restore(capsys, argv: list[str]) -> tuple[int, str]:
     return code, captured.out + captured.err
 
 
-def restore_process(argv: list[str], stack) -> subprocess.Popen:
-    """`python -m sink_engine restore ...` as a child process with the stack's environment."""
+def restore_process(argv: list[str], stack, failpoint: str | None = None) -> subprocess.Popen:
+    """`python -m sink_engine restore ...` as a child process with the stack's environment (and `failpoint` armed
+    through SINK_ENGINE_FAILPOINT)."""
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env.pop(ENV_VAR, None)
+    if failpoint:
+        env[ENV_VAR] = failpoint
     return subprocess.Popen([sys.executable, "-m", "sink_engine", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": os.getcwd()})
+                            stderr=subprocess.STDOUT, env=env)
 
 
 def counts(output: str) -> dict[int, tuple[int, int, int]]:
@@ -85,27 +91,23 @@ def restored(bootstrap: str, topic: str) -> dict[int, list[dict]]:
     return found
 
 
-def killed_at_random(argv: list[str], stack, seed: int, kills: int, longest_s: float = 1.0) -> list[float]:
-    """Start the restore `kills` times, each SIGKILLed a seeded random delay after it took its lease (the line
-    saying how records go to partitions); the delays."""
+def killed_mid_restore(argv: list[str], stack, total: int, seed: int, kills: int) -> list[int]:
+    """Start the restore of `total` records `kills` times, each SIGKILLed by the failpoint `restore_sigkill` as it
+    hands a seeded random number of records to its producer; the numbers. Each is below what that restore has
+    left to produce (a killed restore handed over no more than its number, so at least `total` minus the numbers
+    before are left), so every kill lands mid-restore however fast the machine."""
     import random
     import signal
-    import time
 
     chance = random.Random(seed)
-    delays = []
-    for _ in range(kills):
-        delay = chance.uniform(0.0, longest_s)
-        child = restore_process(argv, stack)
-        for line in child.stdout:
-            if line.startswith((b"partition for partition", b"through the partitioner")):
-                break
-        time.sleep(delay)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        child.stdout.close()
-        delays.append(delay)
-    return delays
+    handed: list[int] = []
+    for kill in range(kills):
+        left = total - sum(handed)
+        handed.append(chance.randint(1, left - (kills - kill)))
+        child = restore_process(argv, stack, failpoint=f"restore_sigkill@{handed[-1]}")
+        out = child.communicate(timeout=300)[0].decode()
+        assert child.returncode == -signal.SIGKILL, (handed, out)
+    return handed
 
 
 def at_once(argv: list[str], stack, n: int = 2) -> list[tuple[int, str]]:

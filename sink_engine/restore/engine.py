@@ -12,6 +12,7 @@ from confluent_kafka import KafkaException
 
 from sink_engine.doctor.grants import describe
 from sink_engine.errors import OptionError, SourceError, StorageError
+from sink_engine.failpoints import KillCountdown
 from sink_engine.offsets import LeaseKeeper, OffsetStore
 from sink_engine.restore import target as kafka
 from sink_engine.restore.lease import Checkpoint, RestoreLease, RestoreLeaseLost
@@ -205,6 +206,7 @@ class _Sender:
         self._producer = kafka.producer(target, message_timeout_ms, self._delivered)
         self._timeout_s = message_timeout_ms / 1000 + 30
         self._unconfirmed = 0
+        self._killed = KillCountdown("restore_sigkill")  # tests: a SIGKILL at the n-th record (failpoints.py)
         self.restamped = 0
 
     def send(self, record: StoredRecord, partition: int) -> None:
@@ -228,6 +230,7 @@ class _Sender:
                 raise SourceError(
                     f"cannot produce {self._source_topic}-{record.partition}@{record.offset} to {self._topic}: {e}"
                 ) from e
+        self._killed.tick()
         self._unconfirmed += 1
         if self._unconfirmed >= CONFIRM_EVERY:
             self.confirm()

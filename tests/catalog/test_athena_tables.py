@@ -20,11 +20,10 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from devtools.producer import REGIONS, create_topic, produce
+from devtools.producer import REGIONS, produce
 from infra.connectors import _load
 from infra.constructs.catalog import DATA_OBJECTS_PARAMETER, table_name
 from infra.settings import ENVIRONMENTS_DIR, parse_settings
-from sink_engine.config import parse_config
 from sink_engine.model import PartitionRange
 from sink_engine.task.run import run_range
 from sink_engine.task.settings import TaskSettings
@@ -160,11 +159,11 @@ def deployment(stack, registry, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def landed(stack, registry, deployment, s3, tmp_path_factory):
+def landed(stack, new_topic, registry, deployment, s3, tmp_path_factory):
     """Every connector's records landed by the engine; the bucket copied to a folder under the same keys."""
     _, specs, _ = deployment
     for topic in (CLICKS, ORDERS, LINES):
-        create_topic(stack.bootstrap_servers, topic, PARTITIONS)
+        new_topic(topic, PARTITIONS)
     produce(stack.bootstrap_servers, CLICKS, [orjson.dumps(click(i)) for i in range(COUNT)], PARTITIONS)
     serialize = AvroSerializer(SchemaRegistryClient({"url": registry.url}), json.dumps(ORDER))
     context = SerializationContext(ORDERS, MessageField.VALUE)
@@ -180,13 +179,6 @@ def landed(stack, registry, deployment, s3, tmp_path_factory):
         (root / key).parent.mkdir(parents=True, exist_ok=True)
         (root / key).write_bytes(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
     return root
-
-
-@pytest.fixture(scope="module")
-def s3(stack):
-    import boto3
-
-    return boto3.client("s3")
 
 
 def table_of(deployment, name: str) -> dict:

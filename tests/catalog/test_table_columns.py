@@ -8,8 +8,9 @@ import pytest
 from infra.errors import SettingsError
 from infra.table_columns import hive_type, table_storage
 from sink_engine.config import parse_config
+from tests.builders import connector_keys
 
-BASE = {"name": "c", "topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "flush.size": 1}
+BASE = connector_keys({"flush.size": 1, "format.class": None})
 SCHEMALESS = {"value.converter": "JsonConverter", "value.converter.schemas.enable": "false"}
 REGISTRY = {"value.converter": "AvroConverter", "value.converter.schema.registry.url": "http://registry:8081"}
 

@@ -13,9 +13,9 @@ from infra.table_layout import layout, time_projection
 from sink_engine.config import parse_config
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_based import time_buckets
+from tests.builders import connector_keys
 
-BASE = {"name": "c", "topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "flush.size": 1,
-        "format.class": "JsonFormat"}
+BASE = connector_keys({"flush.size": 1})
 
 
 def config(**keys):

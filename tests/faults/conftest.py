@@ -65,8 +65,8 @@ def aws_proxy(stack):
 @pytest.fixture
 def aws_faults(request, aws_proxy, seed, monkeypatch, s3, dynamodb):
     """The proxy, reset and seeded, with boto3 clients created in this test (driver and, when the test uses
-    `spark`, its Python workers) pointed at it through AWS_ENDPOINT_URL. The `s3` and `dynamodb` fixtures are made
-    before and still talk to moto directly: use them to check what happened."""
+    `spark`, its Python workers) pointed at it through AWS_ENDPOINT_URL. The `s3` and `dynamodb` fixtures (the
+    session's clients) still talk to moto directly: use them to check what happened."""
     aws_proxy.reset(seed)
     monkeypatch.setenv("AWS_ENDPOINT_URL", aws_proxy.url)
     environment = None

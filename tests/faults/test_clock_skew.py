@@ -11,7 +11,6 @@ import time
 
 import pytest
 
-from devtools.producer import create_topic
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.errors import CommitConflictError, LeaseHeldError
 from sink_engine.offsets import Leases
@@ -67,9 +66,9 @@ class ParkedRun:
 
 
 @pytest.fixture
-def topic_config(stack, connector):
+def topic_config(new_topic, connector):
     config = connector(**{"flush.size": 50, "sink.lease.duration.ms": LEASE_MS, "tasks.max": PARTITIONS})
-    create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
+    new_topic(config, PARTITIONS)
     return config
 
 

@@ -7,7 +7,7 @@ import boto3
 import pytest
 
 from devtools.faults.aws_proxy import Rule
-from devtools.producer import create_topic, produce
+from devtools.producer import produce
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.rules import Rotation
 from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
@@ -23,12 +23,12 @@ from tests.dlq_corpus import read_topic
 BAD = [b"{not json", b"[1, 2", b"\xff\xfe", b"{\"n\": ", b"nope"]
 
 
-def test_a_replay_claim_whose_answer_was_lost_is_replayed_once(stack, spark, s3, dynamodb, connector, aws_faults,
-                                                              figures, unique):
+def test_a_replay_claim_whose_answer_was_lost_is_replayed_once(stack, new_topic, spark, s3, dynamodb, connector,
+                                                               aws_faults, figures, unique):
     config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "claims-dlq"})
     topic, target = config["topics"][0], f"replayed-{unique}"
-    create_topic(stack.bootstrap_servers, topic, 1)
-    create_topic(stack.bootstrap_servers, target, 1)
+    new_topic(topic, 1)
+    new_topic(target, 1)
     values = [value for bad in BAD for value in (bad, b'{"good": true}')]
     produce(stack.bootstrap_servers, topic, values, 1)
     run_job(config, spark, dynamodb)  # no faults yet: five dead letters in S3

@@ -3,14 +3,13 @@ on, exit 0); a commit whose every try was lost says whether it committed, and a 
 finishes the work exactly once."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from devtools.faults.aws_proxy import Rule
 from tests.faults.aws_scenario import (
     SMALL, assert_complete, assert_safe, expected_commits, landed, prepare, record_figures, run_cli,
 )
+from tests.runs import lapse_lease
 
 WALL_CLOCK = {"rotate.schedule.interval.ms": 3_600_000}  # plans are recorded before the tasks run
 
@@ -84,7 +83,7 @@ def test_a_failed_commit_is_reported_even_when_the_lease_release_fails_too(stack
     assert "was not committed" in run.err, run.err
     assert_safe(landed(s3, dynamodb, config))
     aws_faults.clear_rules()
-    time.sleep(config["sink.lease.duration.ms"] / 1000)
+    lapse_lease(dynamodb, config)
     rerun = run_cli(config, tmp_path)
     assert rerun.code == 0, rerun
     state = landed(s3, dynamodb, config)

@@ -1,5 +1,6 @@
-"""Restore under process kills: `python -m sink_engine restore` SIGKILLed at seeded random moments (during start-up,
-while it produces), sometimes with a second restore started beside it, round after round; then a clean restore.
+"""Restore under process kills: `python -m sink_engine restore` SIGKILLed at seeded random moments during start-up,
+or mid-produce at a seeded random record (a failpoint, so that the kill lands before the restore ends), sometimes
+with a second restore started beside it, round after round; then a clean restore.
 Every record of the backup is then in the target exactly once, in order per partition (partition for partition),
 or once each with each key's records in order (through the partitioner). The fast subset is in
 tests/functional/test_restore.py."""
@@ -11,52 +12,56 @@ import time
 
 import pytest
 
-from devtools.producer import create_topic
 from tests.functional.test_restore import PARTITIONS, assert_each_record_once_in_order, backed_up
-from tests.restore_runs import counts, restore_argv, restore_process, restored
+from tests.restore_runs import counts, restore_argv, restore_process, restored, topic_records
 
 pytestmark = pytest.mark.fault_matrix
 PER_PARTITION = 600
 ROUNDS = 8
-STARTED = (b"partition for partition", b"through the partitioner")
 
 
-def kill_rounds(argv: list[str], stack, seed: int) -> list[str]:
-    """ROUNDS restores, each killed in start-up (0.2-2.5 s after its start) or while producing (0-1.5 s after its
-    lease), a second one started beside it every third round (left to finish); what each round did."""
+def kill_rounds(argv: list[str], stack, target: str, seed: int) -> list[str]:
+    """ROUNDS restores, each killed in start-up (SIGKILL 0.2-2.5 s after its start) or while producing (by the
+    failpoint `restore_sigkill`, at a seeded random record among those the target still lacks), a second one
+    started beside it every third round (left to finish); what each round did."""
     chance = random.Random(seed)
     done = []
     for round_number in range(ROUNDS):
         beside = restore_process(argv, stack) if round_number % 3 == 2 else None
-        child = restore_process(argv, stack)
         if chance.random() < 0.3:
-            delay, phase = chance.uniform(0.2, 2.5), "start-up"
+            child = restore_process(argv, stack)
+            delay = chance.uniform(0.2, 2.5)
+            time.sleep(delay)
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+            phase = f"start-up +{delay:.2f}s"
         else:
-            for line in child.stdout:
-                if line.startswith(STARTED):
-                    break
-            delay, phase = chance.uniform(0.0, 1.5), "producing"
-        time.sleep(delay)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
+            left = PARTITIONS * PER_PARTITION - sum(len(r) for r in topic_records(stack.bootstrap_servers,
+                                                                                    target).values())
+            at = chance.randint(1, max(1, left - 1))
+            child = restore_process(argv, stack, failpoint=f"restore_sigkill@{at}")
+            child.communicate(timeout=300)
+            # a restore that found fewer records to produce (the one beside it produced them) ends instead
+            ended = "" if child.returncode == -signal.SIGKILL else f" (exit {child.returncode})"
+            phase = f"producing, record {at} of {left}{ended}"
         child.stdout.close()
         if beside is not None:
             assert beside.wait(timeout=300) == 0, beside.stdout.read().decode()
             beside.stdout.close()
-        done.append(f"{phase} +{delay:.2f}s{' (with a second restore)' if beside else ''}")
+        done.append(f"{phase}{' (with a second restore)' if beside else ''}")
     return done
 
 
 @pytest.mark.parametrize("target_partitions", [PARTITIONS, 2])
-def test_killed_restores_then_a_clean_one_write_each_record_once(stack, spark, dynamodb, connector, unique, tmp_path,
-                                                                 seed, target_partitions):
+def test_killed_restores_then_a_clean_one_write_each_record_once(stack, new_topic, spark, dynamodb, connector, unique,
+                                                                 tmp_path, seed, target_partitions):
     # given an envelope backup of 3 partitions and a target of 3 (partition for partition) or 2 (partitioner)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=PER_PARTITION)
     topic, target = config["topics"][0], f"kills-{unique}"
-    create_topic(stack.bootstrap_servers, target, target_partitions)
+    new_topic(target, target_partitions)
     argv = restore_argv(config, tmp_path, target)
     # when restores are killed round after round, then one runs to its end
-    rounds = kill_rounds(argv, stack, seed)
+    rounds = kill_rounds(argv, stack, target, seed)
     clean = restore_process(argv, stack)
     assert clean.wait(timeout=300) == 0, (rounds, clean.stdout.read().decode())
     out = clean.stdout.read().decode()

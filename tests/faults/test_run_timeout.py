@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.driver.job import now_ms
 from sink_engine.failpoints import arm_task_failpoint
@@ -22,9 +21,9 @@ PARTITIONS, PER_PARTITION = 2, 12_000  # two chunks or more per range (the reade
 
 
 @pytest.fixture
-def topic_config(stack, connector, tmp_path):
+def topic_config(stack, new_topic, connector, tmp_path):
     config = connector(**{"flush.size": 1000, "tasks.max": PARTITIONS})
-    create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
+    new_topic(config, PARTITIONS)
     produce_numbered(stack.bootstrap_servers, config["topics"][0], 0, PARTITIONS * PER_PARTITION, PARTITIONS)
     return config, write_config(config, tmp_path / "connector.json")
 

@@ -3,13 +3,11 @@ shrink a committed object, a rerun that saw more records adds the rest beside wh
 put whose answer was lost recognises its own object. Readers (and the replay) see each dead letter once."""
 from __future__ import annotations
 
-import time
-
 import orjson
 import pytest
 
 from devtools.faults.aws_proxy import Rule
-from devtools.producer import create_topic, produce
+from devtools.producer import produce
 from sink_engine.dlq.letter import STAGE_VALUE_CONVERTER, DeadLetter
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.replay_sources import from_s3
@@ -25,7 +23,7 @@ from sink_engine.task.settings import TaskSettings
 from tests.conftest import BUCKET, TABLE
 from tests.dlq_corpus import read_dlq_s3
 from tests.faults.aws_scenario import run_cli
-from tests.runs import committed_offsets, crash_at
+from tests.runs import committed_offsets, crash_at, past_the_lease
 from tests.s3_reader import list_keys, object_bodies
 
 
@@ -55,19 +53,18 @@ def replayed_offsets(s3, config) -> list[int]:
     return [letter.offset for letter in from_s3(settings, request, s3)]
 
 
-def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, spark, s3, dynamodb, connector,
+def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, new_topic, spark, s3, dynamodb, connector,
                                                                       figures):
     config = dead_letter_config(connector, "zombie-dlq")
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 50)
     # given a run that took the lease and planned the 50 records there were, then stalled past its lease
     zombie = Leases(dynamodb, TABLE, now_ms).acquire(config.name, "zombie", 1000)
     zombie_range = PartitionRange(topic, 0, 0, 50, None)
-    time.sleep(1.2)
-    # and a newer run that took over once 100 records were there and committed them with their ten dead letters
+    # and a newer run that took over once 100 records were there (its clock past the zombie's lease) and committed
+    # them with their ten dead letters
     produce_with_bad(stack, topic, 50, 50)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert committed_offsets(dynamodb, config) == {0: 100}
     assert dead_letter_offsets(s3, config) == list(range(5, 100, 10))
     committed = object_bodies(s3, BUCKET, dlq_prefix(config))
@@ -84,20 +81,19 @@ def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, sp
     figures.update(runs=2, exit_codes=[0, 4], records=10, duplicates=0, missing=0)
 
 
-def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attempts_object(stack, spark, s3, dynamodb,
-                                                                                         connector, figures):
+def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attempts_object(stack, new_topic, spark, s3,
+                                                                                          dynamodb, connector, figures):
     config = dead_letter_config(connector, "rerun-dlq")
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 50)
     # given a run that wrote its files and dead letters (5, 15, 25, 35), then died before committing
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     crashed = object_bodies(s3, BUCKET, dlq_prefix(config))
     assert len(crashed) == 1
-    # when more records arrive and the rerun (from the same committed offset) sees ten dead letters
+    # when more records arrive and the rerun (from the same committed offset, past the dead run's lease) sees ten
+    # dead letters
     produce_with_bad(stack, topic, 50, 50)
-    time.sleep(1.2)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then the crashed attempt's object is kept as it was, the rest went into an object of its own, and each
     # dead letter is there once
     keys = list_keys(s3, BUCKET, dlq_prefix(config))
@@ -125,11 +121,10 @@ def test_the_replay_reads_a_source_offset_once_when_objects_overlap(s3, connecto
 
 
 @pytest.mark.fault_matrix
-def test_a_dead_letter_put_whose_answer_was_lost_recognises_its_own_object(stack, spark, s3, dynamodb, connector,
-                                                                          aws_faults, figures, tmp_path):
+def test_a_dead_letter_put_whose_answer_was_lost_recognises_its_own_object(stack, new_topic, spark, s3, dynamodb,
+                                                                           connector, aws_faults, figures, tmp_path):
     config = dead_letter_config(connector, "lost-dlq")
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 100)
     # given S3 creates the dead-letter object but the answer is lost (the retry then finds the key taken)
     aws_faults.add(Rule("drop_after", "s3", "PutObject", where="/lost-dlq/", times=1))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import time
 
 import pytest
 
@@ -15,6 +14,7 @@ from devtools.faults.aws_proxy import Rule
 from tests.faults.aws_scenario import (
     MIXED, assert_complete, assert_safe, expected_commits, landed, prepare, record_figures, run_cli,
 )
+from tests.runs import lapse_lease
 
 SEEDS = [int(os.environ["SEED"])] if os.environ.get("SEED") else [11, 22, 33, 44]
 S3_STEPS = ("PutObject", "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
@@ -58,13 +58,13 @@ def test_a_seeded_mix_of_faults_never_loses_or_repeats_a_record(stack, spark, s3
         if run.code == 0:
             break
         if run.code == 3:
-            time.sleep(config["sink.lease.duration.ms"] / 1000)
+            lapse_lease(dynamodb, config)
     aws_faults.clear_rules()
     if runs[-1].code != 0:
         runs.append(run_cli(config, tmp_path))
         assert runs[-1].code in (0, 3), runs[-1]
         if runs[-1].code == 3:  # the last faulted run's lease release was lost
-            time.sleep(config["sink.lease.duration.ms"] / 1000)
+            lapse_lease(dynamodb, config)
             runs.append(run_cli(config, tmp_path))
             assert runs[-1].code == 0, runs[-1]
     state = landed(s3, dynamodb, config)

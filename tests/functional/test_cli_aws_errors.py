@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import json
 
-from devtools.producer import create_topic
 from sink_engine.cli import main
 
 
-def test_a_missing_offsets_table_is_reported_naming_the_call(stack, tmp_path, capsys, unique):
-    create_topic(stack.bootstrap_servers, f"events-{unique}", 1)
+def test_a_missing_offsets_table_is_reported_naming_the_call(stack, new_topic, tmp_path, capsys, unique):
+    new_topic(f"events-{unique}", 1)
     config = tmp_path / "connector.json"
     config.write_text(json.dumps({"name": f"conn-{unique}", "config": {
         "topics": f"events-{unique}", "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": "test-lake",

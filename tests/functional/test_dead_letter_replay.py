@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
@@ -33,16 +32,15 @@ def dead_letters(stack, s3, config) -> list[tuple]:
 
 
 @pytest.mark.parametrize("destination", ["s3", "topic"])
-def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, spark, s3, dynamodb, connector, unique, tmp_path,
-                                                             capsys, destination):
+def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, new_topic, spark, s3, dynamodb, connector, unique,
+                                                             tmp_path, capsys, destination):
     # given the corpus dead-lettered by a connector that reads JSON
     settings = {"flush.size": 1, "errors.tolerance": "all", **(
         {"errors.deadletterqueue.s3.prefix": "replay-dlq"} if destination == "s3" else
         {"errors.deadletterqueue.topic.name": f"replay-dlq-{unique}",
          "errors.deadletterqueue.topic.replication.factor": 1})}
     config = connector(**settings)
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     samples = corpus(0)
     produce_samples(stack.bootstrap_servers, topic, {0: samples})
     run_job(config, spark, dynamodb)

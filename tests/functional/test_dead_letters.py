@@ -3,22 +3,16 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
-from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
-from tests.runs import committed, crash_at
+from tests.dlq_corpus import corpus, produce_samples, raw_config, read_dlq_s3, read_topic
+from tests.runs import committed, crash_at, past_the_lease
 from tests.s3_reader import landed_records, list_keys
-
-
-
-
 
 
 def expected_bad(samples_by_partition: dict) -> list[tuple]:
@@ -31,13 +25,12 @@ def good_docs(samples_by_partition: dict) -> list[dict]:
                    if s.error_class is None), key=lambda d: (d["p"], d["n"]))
 
 
-def test_corpus_to_s3_prefix(stack, spark, s3, dynamodb, connector, tmp_path, capsys):
+def test_corpus_to_s3_prefix(stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys):
     # given two partitions of good records between malformed JSON, tombstones, non-UTF-8 keys and values,
     # headers and records of several MB
     config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "dlq",
                           "errors.log.enable": "true"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
+    topic = new_topic(config, 2)
     samples = {p: corpus(p) for p in (0, 1)}
     produce_samples(stack.bootstrap_servers, topic, samples)
     # when one run, from the command line
@@ -63,13 +56,12 @@ def test_corpus_to_s3_prefix(stack, spark, s3, dynamodb, connector, tmp_path, ca
     assert capsys.readouterr().out.count("dead letters: ConversionError=4, NullValueError=1") == 2
 
 
-def test_corpus_to_topic_with_context_headers(stack, spark, s3, dynamodb, connector, unique):
+def test_corpus_to_topic_with_context_headers(stack, new_topic, spark, s3, dynamodb, connector, unique):
     dlq_topic = f"dlq-{unique}"
     config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq_topic,
                           "errors.deadletterqueue.topic.replication.factor": 1,
                           "errors.deadletterqueue.context.headers.enable": "true"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
+    topic = new_topic(config, 2)
     samples = {p: corpus(p) for p in (0, 1)}
     produce_samples(stack.bootstrap_servers, topic, samples)
     run_job(config, spark, dynamodb)
@@ -91,24 +83,22 @@ def test_corpus_to_topic_with_context_headers(stack, spark, s3, dynamodb, connec
 
 
 @pytest.mark.parametrize("destination", ["topic", "s3"])
-def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, spark, s3, dynamodb, connector, unique,
-                                                                    destination):
+def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, new_topic, spark, s3, dynamodb, connector,
+                                                                   unique, destination):
     dlq_topic = f"dlq-{unique}"
     where = ({"errors.deadletterqueue.topic.name": dlq_topic, "errors.deadletterqueue.topic.replication.factor": 1}
              if destination == "topic" else {"errors.deadletterqueue.s3.prefix": "dead/letters"})
     config = connector(**{"flush.size": 3, "errors.tolerance": "all", "sink.lease.duration.ms": 1500, **where})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     samples = {0: corpus(0)}
     produce_samples(stack.bootstrap_servers, topic, samples)
     # given a run that dies after its uploads and dead letters, before its commit
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     assert committed(dynamodb, config) == {}
-    # when more records arrive (a good one and a bad one) and the job runs again
+    # when more records arrive (a good one and a bad one) and the job runs again past the dead run's lease
     more = corpus(0)[:2]
     produce_samples(stack.bootstrap_servers, topic, {0: more})
-    time.sleep(2)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then each bad record before the commit point is in the dead-letter queue once; the one after the
     # waiting record (offset 11, an open file of flush.size 3) waits with it
     assert _dead_letter_offsets(stack, s3, destination, dlq_topic, topic) == [1, 3, 5, 7, 9]
@@ -121,10 +111,10 @@ def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, spark,
     assert committed(dynamodb, config)[0].next_offset == 16
 
 
-def test_tolerance_none_fails_naming_the_record_and_commits_nothing_past_it(stack, spark, s3, dynamodb, connector):
+def test_tolerance_none_fails_naming_the_record_and_commits_nothing_past_it(stack, new_topic, spark, s3, dynamodb,
+                                                                            connector):
     config = connector(**{"flush.size": 1, "errors.deadletterqueue.s3.prefix": "dlq-none"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_samples(stack.bootstrap_servers, topic, {0: corpus(0)})
     with pytest.raises(TaskFailedError, match=rf"record {topic}-0@1: value is not valid JSON"):
         run_job(config, spark, dynamodb)
@@ -140,7 +130,7 @@ def _dead_letter_offsets(stack, s3, destination: str, dlq_topic: str, topic: str
 
 
 @pytest.mark.parametrize("fmt, extension", [("ParquetFormat", ".snappy.parquet"), ("AvroFormat", ".avro")])
-def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(stack, spark, s3, dynamodb,
+def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(stack, new_topic, spark, s3, dynamodb,
                                                                                connector, fmt, extension):
     import io
 
@@ -152,8 +142,7 @@ def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(
     # given schemaless JSON for Parquet or Avro output with values that are not objects among objects
     config = connector(**{"flush.size": 3, "format.class": fmt, "errors.tolerance": "all",
                           "errors.deadletterqueue.s3.prefix": "format-dlq"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     values = [b'{"n": 0}', b"[1, 2]", b'{"n": 1}', b'"text"', b'{"n": 2}', b"7", b'{"n": 3}']
     produce_samples(stack.bootstrap_servers, topic, {0: [Sample(b"k", v) for v in values]})
     run_job(config, spark, dynamodb)
@@ -170,14 +159,13 @@ def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(
     assert committed(dynamodb, config)[0].next_offset == 6
 
 
-def test_a_dead_letter_topic_needing_more_brokers_than_the_cluster_has_names_the_key(stack, spark, dynamodb, connector,
-                                                                                     unique):
+def test_a_dead_letter_topic_needing_more_brokers_than_the_cluster_has_names_the_key(stack, new_topic, spark, dynamodb,
+                                                                                     connector, unique):
     """Kafka, and so MSK, refuses a topic whose replication factor exceeds its brokers (Tansu creates it anyway:
     docs/aws-fidelity.md); the engine checks first and names the key: the default 3 on the local single broker."""
     dlq_topic = f"dlq-{unique}"
     config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq_topic})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_samples(stack.bootstrap_servers, topic, {0: corpus(0)})
     with pytest.raises(TaskFailedError, match=r"config key 'errors.deadletterqueue.topic.replication.factor': 3 is "
                                               r"more than the 1 broker\(s\) of the cluster"):

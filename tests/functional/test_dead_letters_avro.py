@@ -11,7 +11,6 @@ import struct
 import fastavro
 import pytest
 
-from devtools.producer import create_topic
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.settings import DeadLetterSettings
@@ -39,7 +38,8 @@ def avro_connector(connector, url: str):
                         "errors.deadletterqueue.s3.prefix": "avro-dlq"})
 
 
-def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, spark, s3, dynamodb, connector):
+def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, new_topic, spark, s3, dynamodb,
+                                                                       connector):
     with SchemaRegistryServer() as registry:
         order_id = registry.register("orders-value", json.dumps(ORDER))["id"]
         later_id = order_id + 1
@@ -49,8 +49,7 @@ def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, sp
                    Sample(b"later", wire(later_id, LATER, {"id": 9, "item": "late"}), error_class="ConversionError"),
                    Sample(b"g3", good[3])]
         config = avro_connector(connector, registry.url)
-        topic = config["topics"][0]
-        create_topic(stack.bootstrap_servers, topic, 1)
+        topic = new_topic(config, 1)
         produce_samples(stack.bootstrap_servers, topic, {0: samples})
         # when the sink runs
         run_job(config, spark, dynamodb)
@@ -72,13 +71,12 @@ def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, sp
         assert len(read_dlq_s3(s3, BUCKET, f"avro-dlq/{topic}/")) == 3
 
 
-def test_unreachable_registry_fails_the_run_and_dead_letters_nothing(stack, spark, s3, dynamodb, connector):
+def test_unreachable_registry_fails_the_run_and_dead_letters_nothing(stack, new_topic, spark, s3, dynamodb, connector):
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{unused.getsockname()[1]}"
     config = avro_connector(connector, url)
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_samples(stack.bootstrap_servers, topic, {0: [Sample(b"k", wire(1, ORDER, {"id": 1, "item": "a"}))]})
     with pytest.raises(TaskFailedError, match="unreachable"):
         run_job(config, spark, dynamodb)
@@ -88,7 +86,7 @@ def test_unreachable_registry_fails_the_run_and_dead_letters_nothing(stack, spar
 
 
 
-def test_a_record_that_cannot_be_projected_is_dead_lettered(stack, spark, s3, dynamodb, connector):
+def test_a_record_that_cannot_be_projected_is_dead_lettered(stack, new_topic, spark, s3, dynamodb, connector):
     # given v2 of the schema adds a field without a default, so v1 records cannot be projected up to it
     v2 = {**ORDER, "fields": ORDER["fields"] + [{"name": "note", "type": "string"}]}
     with SchemaRegistryServer() as registry:
@@ -103,8 +101,7 @@ def test_a_record_that_cannot_be_projected_is_dead_lettered(stack, spark, s3, dy
                               "value.converter.schema.registry.url": registry.url, "flush.size": 3,
                               "schema.compatibility": "BACKWARD", "errors.tolerance": "all",
                               "errors.deadletterqueue.s3.prefix": "proj-dlq"})
-        topic = config["topics"][0]
-        create_topic(stack.bootstrap_servers, topic, 1)
+        topic = new_topic(config, 1)
         produce_samples(stack.bootstrap_servers, topic, {0: samples})
         # when the sink runs
         run_job(config, spark, dynamodb)

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from devtools.producer import create_topic
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
@@ -33,11 +32,10 @@ def doc(**fields) -> bytes:
     pytest.param(TIME_BASED, [Sample(b"a", doc(n=0, ts=1_700_000_000_000)),
                               Sample(b"d", doc(n=1, ts=10**20), error_class="FieldError")]),
 ], ids=["missing-field", "unreadable-timestamps", "absurd-timestamp"])
-def test_partitioning_failures_are_dead_lettered(stack, spark, s3, dynamodb, connector, settings, samples):
+def test_partitioning_failures_are_dead_lettered(stack, new_topic, spark, s3, dynamodb, connector, settings, samples):
     config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "part-dlq",
                           **settings})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_samples(stack.bootstrap_servers, topic, {0: samples})
     run_job(config, spark, dynamodb)
     landed = sorted(e["n"] for k in list_keys(s3, BUCKET, f"topics/{topic}/") for e in read_json_lines(s3, BUCKET, k))

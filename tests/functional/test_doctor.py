@@ -7,7 +7,6 @@ import logging
 
 import pytest
 
-from devtools.producer import create_topic
 from devtools.stack import free_port
 from sink_engine import events
 from sink_engine.cli import main
@@ -25,11 +24,11 @@ def registry():
 
 
 @pytest.fixture
-def healthy(stack, registry, unique) -> dict:
+def healthy(stack, new_topic, registry, unique) -> dict:
     """A connector whose every dependency is up: its topic (2 partitions), a subject in the registry it reads Avro
     values through, the suite's bucket and offsets table."""
     topic = f"doctor-{unique}"
-    create_topic(stack.bootstrap_servers, topic, 2)
+    new_topic(topic, 2)
     registry.register(f"{topic}-value", AVRO_VALUE)
     return {"name": f"doctor-{unique}", "config": {
         "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": topic,

@@ -11,7 +11,6 @@ from datetime import datetime, timezone
 import orjson
 import pytest
 
-from devtools.producer import create_topic, produce
 from sink_engine.model import PartitionRange
 from sink_engine.task.run import run_range
 from sink_engine.task.settings import TaskSettings
@@ -71,13 +70,12 @@ MATRIX = [(case, values, name) for case, (_, _, _, kinds) in CASES.items() for v
 
 
 @pytest.fixture(scope="module")
-def topics(stack):
+def topics(new_topic):
     """One topic per value kind, COUNT records each in partition 0."""
     made = {}
     for kind, (_, encode) in VALUES.items():
         topic = f"each-smt-{kind}-{datetime.now(timezone.utc).strftime('%H%M%S%f')}"
-        create_topic(stack.bootstrap_servers, topic, 1)
-        produce(stack.bootstrap_servers, topic, [encode(i) for i in range(COUNT)], 1)
+        new_topic(topic, 1, [encode(i) for i in range(COUNT)])
         made[kind] = topic
     return made
 

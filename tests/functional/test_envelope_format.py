@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
 
-from devtools.producer import REGIONS, create_topic
+from devtools.producer import REGIONS
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.functional.test_verify import verify
@@ -87,14 +87,13 @@ ENCODINGS = {
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_every_record_is_backed_up_whole_and_rerun_after_crash_is_byte_identical(stack, spark, s3, dynamodb,
+def test_every_record_is_backed_up_whole_and_rerun_after_crash_is_byte_identical(stack, new_topic, spark, s3, dynamodb,
                                                                                  connector, encoding):
     # given a topic of 2 partitions with tombstones, null keys, empty values, random bytes and repeated headers
     overrides, extension = ENCODINGS[encoding]
     config = connector(**{"flush.size": 10, "sink.lease.duration.ms": 1500, "format.class": "EnvelopeFormat",
                           "format.envelope.encoding": encoding, **overrides})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
+    topic = new_topic(config, 2)
     noise = random.Random(7)
     records = [record(i, noise) for i in range(2 * PER_PARTITION)]
     produce_records(stack.bootstrap_servers, topic, records, 2)
@@ -109,14 +108,13 @@ def test_every_record_is_backed_up_whole_and_rerun_after_crash_is_byte_identical
     assert rows == expected(topic, records, 2)
 
 
-def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(stack, spark, s3, dynamodb, connector,
+def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(stack, new_topic, spark, s3, dynamodb, connector,
                                                                      unique):
     # given JSON values with a region, and between them one value that is not JSON (tolerated: a bad record)
     config = connector(**{"flush.size": 3, "format.class": "EnvelopeFormat", "format.envelope.encoding": "json",
                           "partitioner.class": "FieldPartitioner", "partition.field.name": "region",
                           "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": f"dlq-{unique}/"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     values = [b'{"region": "%s", "n": %d}' % (REGIONS[i % 3].encode(), i) for i in range(9)]
     produced = values[:4] + [b"\x00not json"] + values[4:]
     produce_records(stack.bootstrap_servers, topic, [(None, v, [], BASE_MS) for v in produced], 1)
@@ -135,12 +133,11 @@ def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(stack, spar
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_verify_proves_an_envelope_backup(stack, spark, s3, dynamodb, connector, tmp_path, capsys, encoding):
+def test_verify_proves_an_envelope_backup(stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys, encoding):
     # given a backup of 2 partitions in files of 10 records, tombstones included, 5 records per partition unwritten
     config = connector(**{"flush.size": 10, "format.class": "EnvelopeFormat", "format.envelope.encoding": encoding,
                           **ENCODINGS[encoding][0]})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
+    topic = new_topic(config, 2)
     noise = random.Random(3)
     produce_records(stack.bootstrap_servers, topic, [record(i, noise) for i in range(50)], 2)
     run_job(config, spark, dynamodb)

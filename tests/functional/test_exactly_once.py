@@ -4,24 +4,18 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from devtools.producer import create_topic, produce, produce_events
+from devtools.producer import produce, produce_events
 from sink_engine import cli
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
-from tests.runs import committed_offsets, crash_at, two_runs_at_once
+from tests.runs import committed_offsets, crash_at, past_the_lease, two_runs_at_once
 from tests.s3_reader import landed_records, list_keys, object_bodies, read_json_lines
 
 
-
-
-
-
-def test_exact_keys_and_content(stack, spark, s3, dynamodb, connector):
+def test_exact_keys_and_content(new_topic, spark, s3, dynamodb, connector):
     # given 3 partitions with 250 events each and flush.size 100
     config = connector(**{"flush.size": 100})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 3)
-    produce_events(stack.bootstrap_servers, topic, 750, 3)
+    topic = new_topic(config, 3, events=750)
     # when one run
     summary = run_job(config, spark, dynamodb)
     # then two files of 100 per partition, named exactly as the Confluent connector names them
@@ -38,11 +32,9 @@ def test_exact_keys_and_content(stack, spark, s3, dynamodb, connector):
     assert committed_offsets(dynamodb, config) == {0: 200, 1: 200, 2: 200}
 
 
-def test_rerun_writes_nothing_new(stack, spark, s3, dynamodb, connector):
+def test_rerun_writes_nothing_new(new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 50})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 200, 2)
+    topic = new_topic(config, 2, events=200)
     run_job(config, spark, dynamodb)
     before = object_bodies(s3, BUCKET, f"topics/{topic}/")
     # when the run is repeated with no new data
@@ -53,20 +45,17 @@ def test_rerun_writes_nothing_new(stack, spark, s3, dynamodb, connector):
     assert committed_offsets(dynamodb, config) == {0: 100, 1: 100}
 
 
-def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, dynamodb, connector):
+def test_crash_after_upload_then_rerun_gives_each_record_once(stack, new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 40, "sink.lease.duration.ms": 1500})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 3)
-    produce_events(stack.bootstrap_servers, topic, 360, 3)
+    topic = new_topic(config, 3, events=360)
     # given a run that dies after its uploads and before any commit
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     assert committed_offsets(dynamodb, config) == {}
     crashed = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert len(crashed) == 9
-    # when more data arrives, the dead run's lease lapses, and the job runs again
+    # when more data arrives and the job runs again past the dead run's lease (its clock a lease period ahead)
     produce_events(stack.bootstrap_servers, topic, 120, 3, first_id=360)
-    _wait_for_lease_expiry(config)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then the crashed run's objects were rewritten byte for byte and every record is there once, no gaps
     after = object_bodies(s3, BUCKET, f"topics/{topic}/")
     assert {k: after[k] for k in crashed} == crashed
@@ -75,26 +64,22 @@ def test_crash_after_upload_then_rerun_gives_each_record_once(stack, spark, s3, 
     assert committed_offsets(dynamodb, config) == {0: 160, 1: 160, 2: 160}
 
 
-def test_crash_between_partition_commits_then_rerun(stack, spark, s3, dynamodb, connector):
+def test_crash_between_partition_commits_then_rerun(new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 25, "sink.lease.duration.ms": 1500})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 100, 2)
+    new_topic(config, 2, events=100)
     crash_at("after_first_commit", config, spark, dynamodb)
     assert committed_offsets(dynamodb, config) == {0: 50}
-    _wait_for_lease_expiry(config)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert sorted(e["event_id"] for e in landed_records(s3, config["topics"][0])) == list(range(100))
     assert committed_offsets(dynamodb, config) == {0: 50, 1: 50}
 
 
-def test_concurrent_runs_have_one_winner(stack, spark, s3, dynamodb, connector, tmp_path):
+def test_concurrent_runs_have_one_winner(new_topic, spark, s3, dynamodb, connector, tmp_path):
     config_file = tmp_path / "connector.json"
     config = connector(**{"flush.size": 30})
     topic = config["topics"][0]
     config_file.write_text(orjson.dumps({"name": config.name, "config": _raw(config)}).decode())
-    create_topic(stack.bootstrap_servers, topic, 3)
-    produce_events(stack.bootstrap_servers, topic, 270, 3)
+    new_topic(topic, 3, events=270)
     # when two runs start at the same moment
     codes = two_runs_at_once(config_file)
     # then exactly one succeeds, the other exits non-zero (lease held) without committing
@@ -103,11 +88,9 @@ def test_concurrent_runs_have_one_winner(stack, spark, s3, dynamodb, connector, 
     assert committed_offsets(dynamodb, config) == {0: 90, 1: 90, 2: 90}
 
 
-def test_new_data_between_runs_continues_the_sequence(stack, spark, s3, dynamodb, connector):
+def test_new_data_between_runs_continues_the_sequence(stack, new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 10})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce_events(stack.bootstrap_servers, topic, 25, 1)
+    topic = new_topic(config, 1, events=25)
     run_job(config, spark, dynamodb)
     assert list_keys(s3, BUCKET, f"topics/{topic}/") == [
         f"topics/{topic}/partition=0/{topic}+0+{s:010d}.json" for s in (0, 10)
@@ -123,11 +106,9 @@ def test_new_data_between_runs_continues_the_sequence(stack, spark, s3, dynamodb
     assert committed_offsets(dynamodb, config) == {0: 40}
 
 
-def test_uncommitted_tail_waits_for_more_records(stack, spark, s3, dynamodb, connector):
+def test_uncommitted_tail_waits_for_more_records(stack, new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 1000})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 300, 2)
+    topic = new_topic(config, 2, events=300)
     summary = run_job(config, spark, dynamodb)
     assert summary.files == [] and list_keys(s3, BUCKET, f"topics/{topic}/") == []
     # the first start is pinned, nothing more
@@ -137,11 +118,9 @@ def test_uncommitted_tail_waits_for_more_records(stack, spark, s3, dynamodb, con
     assert sorted(e["event_id"] for e in landed_records(s3, config["topics"][0])) == list(range(2000))
 
 
-def test_gzip_json_objects(stack, spark, s3, dynamodb, connector):
+def test_gzip_json_objects(new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 20, "s3.compression.type": "gzip", "s3.compression.level": 9})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce_events(stack.bootstrap_servers, topic, 40, 1)
+    topic = new_topic(config, 1, events=40)
     run_job(config, spark, dynamodb)
     assert list_keys(s3, BUCKET, f"topics/{topic}/") == [
         f"topics/{topic}/partition=0/{topic}+0+{s:010d}.json.gz" for s in (0, 20)
@@ -154,19 +133,16 @@ def test_gzip_json_objects(stack, spark, s3, dynamodb, connector):
      ["plain text", "caf\u00e9"]),
     ("org.apache.kafka.connect.converters.ByteArrayConverter", [b"\x00\xff", b"ab"], ["AP8=", "YWI="]),
 ])
-def test_string_and_bytearray_converters(stack, spark, s3, dynamodb, connector, converter, values, expected):
+def test_string_and_bytearray_converters(new_topic, spark, s3, dynamodb, connector, converter, values, expected):
     config = connector(**{"flush.size": 2, "value.converter": converter})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, values, 1)
+    new_topic(config, 1, values)
     run_job(config, spark, dynamodb)
     assert landed_records(s3, config["topics"][0]) == expected
 
 
-def test_bad_json_fails_the_run_naming_the_record(stack, spark, s3, dynamodb, connector, tmp_path, capsys):
+def test_bad_json_fails_the_run_naming_the_record(stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys):
     config = connector(**{"flush.size": 5})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     good = [orjson.dumps({"n": i}) for i in range(12)]
     produce(stack.bootstrap_servers, topic, good[:7] + [b"{not json"] + good[7:], 1)
     config_file = tmp_path / "c.json"
@@ -184,9 +160,3 @@ def _raw(config) -> dict:
     """The config back as a flat connector map of the keys that were set."""
     values = {k: config[k] for k in config.explicit if k != "name"}
     return {k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}
-
-
-def _wait_for_lease_expiry(config) -> None:
-    import time
-
-    time.sleep(config["sink.lease.duration.ms"] / 1000 + 0.5)

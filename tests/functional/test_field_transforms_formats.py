@@ -9,7 +9,6 @@ from datetime import datetime, timezone
 import orjson
 import pytest
 
-from devtools.producer import create_topic, produce
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.functional.test_transforms import FORMATS, read_back
@@ -70,14 +69,12 @@ def expected_row(i: int) -> dict:
 @pytest.mark.parametrize("values", VALUES)
 @pytest.mark.parametrize("name", FORMATS)
 def test_a_chain_of_field_transforms_lands_in_every_format_and_reruns_byte_identical(
-        stack, spark, s3, dynamodb, connector, name, values):
+        new_topic, spark, s3, dynamodb, connector, name, values):
     overrides, extension = FORMATS[name]
     converter, encode = VALUES[values]
     config = connector(**{"flush.size": FLUSH, "sink.lease.duration.ms": 1500, "store.kafka.headers": "true",
                           "headers.format.class": "JsonFormat", **chain_keys(), **converter, **overrides})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, [encode(i) for i in range(COUNT)], 1)
+    topic = new_topic(config, 1, [encode(i) for i in range(COUNT)])
     # given a run that dies after its uploads, before any commit; when its objects are gone and the job runs again
     # once the dead run's lease has lapsed
     crashed, after = rewritten_after_crash(config, spark, dynamodb, s3, f"topics/{topic}/")
@@ -126,15 +123,13 @@ def change_event(change) -> bytes | None:
 
 
 @pytest.mark.parametrize("name", FORMATS)
-def test_debezium_change_events_unwrap_into_every_format(stack, spark, s3, dynamodb, connector, name):
+def test_debezium_change_events_unwrap_into_every_format(new_topic, spark, s3, dynamodb, connector, name):
     overrides, extension = FORMATS[name]
     # given Debezium's envelopes (Connect JSON with schemas) unwrapped with deletes rewritten, keyed by id,
     # renamed and hoisted; keys written beside the data
     config = connector(**{"flush.size": 2, "value.converter.schemas.enable": "true", "store.kafka.keys": "true",
                           "keys.format.class": "JsonFormat", **CDC_CHAIN, **overrides})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, [change_event(c) for c in CHANGES], 1, keys=[b"k"] * len(CHANGES))
+    topic = new_topic(config, 1, [change_event(c) for c in CHANGES], keys=[b"k"] * len(CHANGES))
     # when the sink runs
     run_job(config, spark, dynamodb)
     # then each change is its row state (the delete its before state, flagged), Debezium's tombstone is dropped

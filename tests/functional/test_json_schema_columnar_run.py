@@ -13,7 +13,6 @@ import pyarrow.parquet as pq
 
 from devtools.avro_events import click_event
 from devtools.json_schema_events import CLICK_JSON_SCHEMA, json_schema_values
-from devtools.producer import create_topic
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
@@ -29,7 +28,8 @@ def expected_row(i: int) -> dict:
     return {**row, "timestamp": datetime.datetime.fromtimestamp(row["timestamp"] / 1000, datetime.timezone.utc)}
 
 
-def test_covered_json_schema_values_land_typed_and_a_bad_one_is_dead_lettered(stack, spark, s3, dynamodb, connector):
+def test_covered_json_schema_values_land_typed_and_a_bad_one_is_dead_lettered(stack, new_topic, spark, s3, dynamodb,
+                                                                              connector):
     with SchemaRegistryServer() as registry:
         config = connector(**{"value.converter": "io.confluent.connect.json.JsonSchemaConverter",
                               "value.converter.schema.registry.url": registry.url, "format.class": "ParquetFormat",
@@ -40,7 +40,7 @@ def test_covered_json_schema_values_land_typed_and_a_bad_one_is_dead_lettered(st
         # given 31 click events as JSON Schema values, the one at offset 12 with a fractional event_id
         values = json_schema_values(31, schema_id)
         values[BAD] = values[BAD][:5] + orjson.dumps({**click_event(BAD), "event_id": 12.5})
-        create_topic(stack.bootstrap_servers, topic, 1)
+        new_topic(topic, 1)
         produce_samples(stack.bootstrap_servers, topic, {0: [Sample(None, value) for value in values]})
         # when the sink runs
         run_job(config, spark, dynamodb)

@@ -11,7 +11,7 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from devtools.producer import create_topic, produce_events, sample_event
+from devtools.producer import sample_event
 from sink_engine import cli
 from sink_engine.driver.job import run_job
 from sink_engine.format.block_gzip_reader import read_chunk_at
@@ -41,13 +41,11 @@ def read_back(body: bytes, extension: str) -> list:
 
 
 @pytest.mark.parametrize("name", FORMATS)
-def test_format_reads_back_and_rerun_after_crash_is_byte_identical(stack, spark, s3, dynamodb, connector,
+def test_format_reads_back_and_rerun_after_crash_is_byte_identical(new_topic, spark, s3, dynamodb, connector,
                                                                     name):
     overrides, extension = FORMATS[name]
     config = connector(**{"flush.size": 20, "sink.lease.duration.ms": 1500, **overrides})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 90, 2)
+    topic = new_topic(config, 2, events=90)
     # given a run that dies after its uploads, before any commit; when its objects are gone and the job runs again
     # once the dead run's lease has lapsed
     crashed, after = rewritten_after_crash(config, spark, dynamodb, s3, f"topics/{topic}/")
@@ -63,11 +61,9 @@ def test_format_reads_back_and_rerun_after_crash_is_byte_identical(stack, spark,
         assert read_back(after[key], extension) == expected, key
 
 
-def test_block_gzip_record_by_offset_with_one_ranged_get(stack, spark, s3, dynamodb, connector, tmp_path, capsys):
+def test_block_gzip_record_by_offset_with_one_ranged_get(new_topic, spark, s3, dynamodb, connector, tmp_path, capsys):
     config = connector(**{"flush.size": 30, "format.class": "BlockGzipFormat", "format.blockgzip.block.size": 500})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce_events(stack.bootstrap_servers, topic, 30, 1)
+    topic = new_topic(config, 1, events=30)
     run_job(config, spark, dynamodb)
     key = f"topics/{topic}/partition=0/{topic}+0+0000000000.json.gz"
     index = orjson.loads(s3.get_object(Bucket=BUCKET, Key=key[:-8] + ".index.json")["Body"].read())["chunks"]

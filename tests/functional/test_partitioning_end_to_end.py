@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import orjson
 import pytest
 
-from devtools.producer import REGIONS, create_topic, produce
+from devtools.producer import REGIONS, produce
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.runs import committed_offsets, crash_at
@@ -57,12 +57,11 @@ LAYOUTS = {
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_crash_then_rerun_gives_each_record_once_in_its_partition(stack, spark, s3, dynamodb, connector,
+def test_crash_then_rerun_gives_each_record_once_in_its_partition(stack, new_topic, spark, s3, dynamodb, connector,
                                                                   layout):
     settings, expected_path = LAYOUTS[layout]
     config = connector(**{"flush.size": 7, "sink.lease.duration.ms": 1000, **settings})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
+    topic = new_topic(config, 2)
     produce_events(stack, topic, 0, 60, 2)
     # given a run that dies after its uploads and before any commit
     crash_at("after_upload_before_commit", config, spark, dynamodb)
@@ -83,13 +82,12 @@ def test_crash_then_rerun_gives_each_record_once_in_its_partition(stack, spark, 
         assert {expected_path(e) for e in records} == {encoded}, key
 
 
-def test_scheduled_rotation_cuts_once_and_a_rerun_repeats_the_cut(stack, spark, s3, dynamodb, connector):
+def test_scheduled_rotation_cuts_once_and_a_rerun_repeats_the_cut(stack, new_topic, spark, s3, dynamodb, connector):
     # hourly wall-clock paths and hourly scheduled rotation; the clock is the test's
     config = connector(**{"flush.size": 1000, "rotate.schedule.interval.ms": 3_600_000,
                           "partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Wallclock",
                           "sink.lease.duration.ms": 1000})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
+    topic = new_topic(config, 2)
     produce_events(stack, topic, 0, 20, 2)
     now = [BASE_MS + 10 * 3_600_000 + 3_599_000]  # 10:59:59 UTC
     clock = lambda: now[0]  # noqa: E731
@@ -118,11 +116,10 @@ def test_scheduled_rotation_cuts_once_and_a_rerun_repeats_the_cut(stack, spark, 
     assert committed_offsets(dynamodb, config) == {0: 15, 1: 15}
 
 
-def test_tombstones_written_under_the_tombstone_partition(stack, spark, s3, dynamodb, connector):
+def test_tombstones_written_under_the_tombstone_partition(stack, new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 4, "behavior.on.null.values": "write",
                           "tombstone.encoded.partition": "deleted"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     values = [b'{"n":0}', b'{"n":1}', None, b'{"n":3}', None, b'{"n":5}', b'{"n":6}', b'{"n":7}', None]
     produce(stack.bootstrap_servers, topic, values, 1)
     run_job(config, spark, dynamodb)
@@ -135,11 +132,10 @@ def test_tombstones_written_under_the_tombstone_partition(stack, spark, s3, dyna
     assert committed_offsets(dynamodb, config) == {0: 8}
 
 
-def test_a_missing_partition_field_fails_the_run_naming_it(stack, spark, s3, dynamodb, connector):
+def test_a_missing_partition_field_fails_the_run_naming_it(stack, new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 2, "partitioner.class": "FieldPartitioner",
                           "partition.field.name": "geo.country"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     values = [orjson.dumps({"geo": {"country": c}}) for c in ("FR", "DE", "FR")] + [b'{"geo": {}}', b'{}']
     produce(stack.bootstrap_servers, topic, values, 1)
     with pytest.raises(TaskFailedError, match=rf"record {topic}-0@3: field 'geo.country' is missing"):
@@ -172,11 +168,10 @@ ROTATIONS = {
 
 
 @pytest.mark.parametrize("trigger", list(ROTATIONS))
-def test_rotation_triggers_end_to_end(stack, spark, s3, dynamodb, connector, trigger):
+def test_rotation_triggers_end_to_end(stack, new_topic, spark, s3, dynamodb, connector, trigger):
     settings, expected, next_offset = ROTATIONS[trigger]
     config = connector(**{"flush.size": 1000, **settings})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_events(stack, topic, 0, 10, 1)
     run_job(config, spark, dynamodb)
     files: dict[str, list] = {}

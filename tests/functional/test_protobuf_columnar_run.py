@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from devtools.avro_events import click_event
-from devtools.producer import create_topic
 from devtools.protobuf_events import CLICK_PROTO, registry_values
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
@@ -29,7 +28,7 @@ def expected_row(i: int) -> dict:
     return {**event, "timestamp": datetime.datetime.fromtimestamp(event["timestamp"] / 1000, UTC)}
 
 
-def test_protobuf_click_events_land_in_parquet_and_a_bad_payload_is_dead_lettered(stack, spark, s3, dynamodb,
+def test_protobuf_click_events_land_in_parquet_and_a_bad_payload_is_dead_lettered(stack, new_topic, spark, s3, dynamodb,
                                                                                   connector, unique):
     with SchemaRegistryServer() as registry:
         schema_id = registry.register(f"events-{unique}-value", CLICK_PROTO, schema_type="PROTOBUF")["id"]
@@ -41,8 +40,7 @@ def test_protobuf_click_events_land_in_parquet_and_a_bad_payload_is_dead_lettere
         config = connector(**{"value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
                               "value.converter.schema.registry.url": registry.url, "format.class": "ParquetFormat",
                               "flush.size": 3, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "pb-dlq"})
-        topic = config["topics"][0]
-        create_topic(stack.bootstrap_servers, topic, 2)
+        topic = new_topic(config, 2)
         produce_samples(stack.bootstrap_servers, topic, samples)
         # when the sink runs
         run_job(config, spark, dynamodb)

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka.serialization import MessageField
 
-from devtools.producer import create_topic, produce
+from devtools.producer import produce
 from sink_engine.convert.connect_json import to_json
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
@@ -80,13 +80,13 @@ INPUTS = {
 
 
 @pytest.mark.parametrize("input_name", sorted(INPUTS))
-def test_registry_topic_lands_typed_in_every_format(stack, spark, s3, dynamodb, connector, registry, unique,
+def test_registry_topic_lands_typed_in_every_format(stack, new_topic, spark, s3, dynamodb, connector, registry, unique,
                                                     tmp_path, input_name):
     values_of, converter, expected_row, keys_of, key_converter, duckdb_types = INPUTS[input_name]
     # given records of v1 and v2 with registry-encoded keys (the other kind of schema)
     topic = f"events-{unique}"
     values, keys = values_of(registry.url, topic), keys_of(registry.url, topic, MessageField.KEY)
-    create_topic(stack.bootstrap_servers, topic, 1)
+    new_topic(topic, 1)
     produce(stack.bootstrap_servers, topic, [values.value(i, v) for i, v in enumerate(VERSIONS)], 1,
             keys=[keys.value(i) for i in range(len(VERSIONS))])
     for name, (format_class, extension) in FORMATS.items():

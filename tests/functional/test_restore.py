@@ -15,9 +15,10 @@ from sink_engine.failpoints import SimulatedCrash
 from sink_engine.offsets import Leases
 from sink_engine.restore import engine
 from sink_engine.restore.lease import RestoreLease
+from tests.builders import with_overrides
 from tests.conftest import BUCKET, TABLE
 from tests.functional.test_envelope_format import BASE_MS, ENCODINGS, produce_records, record
-from tests.restore_runs import at_once, counts, killed_at_random, restore, restore_argv, restored, topic_records
+from tests.restore_runs import at_once, counts, killed_mid_restore, restore, restore_argv, restored, topic_records
 from tests.s3_reader import list_keys
 
 PARTITIONS = 3
@@ -104,12 +105,12 @@ def test_an_offset_range_and_a_time_range(stack, spark, dynamodb, connector, uni
                for p, rs in found.items() for r in rs)
 
 
-def test_a_target_with_another_partition_count_goes_through_the_partitioner(stack, spark, dynamodb, connector,
-                                                                            unique, tmp_path, capsys):
+def test_a_target_with_another_partition_count_goes_through_the_partitioner(stack, new_topic, spark, dynamodb,
+                                                                            connector, unique, tmp_path, capsys):
     # given a backup of 3 partitions and an existing target of 2
     config, source = backed_up(stack, spark, dynamodb, connector, "avro")
     topic, target = config["topics"][0], f"fewer-{unique}"
-    create_topic(stack.bootstrap_servers, target, 2)
+    new_topic(target, 2)
     # when it is restored, then the output says the records go through the partitioner
     code, out = restore(capsys, restore_argv(config, tmp_path, target))
     assert code == 0, out
@@ -128,7 +129,7 @@ def test_a_target_with_another_partition_count_goes_through_the_partitioner(stac
     assert code == 0 and sum(c[2] for c in counts(out).values()) == 0, out
 
 
-def test_refusals_name_the_option(stack, spark, dynamodb, connector, unique, tmp_path, capsys):
+def test_refusals_name_the_option(stack, new_topic, spark, dynamodb, connector, unique, tmp_path, capsys):
     config, _ = backed_up(stack, spark, dynamodb, connector, "json")
     # a missing target without --create-target
     code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}"))
@@ -137,10 +138,12 @@ def test_refusals_name_the_option(stack, spark, dynamodb, connector, unique, tmp
     code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}", "--from-time",
                                              "2024-01-15T00:00:00"))
     assert code == 2 and "option --from-time: '2024-01-15T00:00:00' has no zone" in out
-    # a target whose restore lease another holder keeps for longer than a restore waits (twice the lease, 6 s)
-    create_topic(stack.bootstrap_servers, f"held-{unique}", PARTITIONS)
+    # a target whose restore lease another holder keeps for longer than a restore waits (twice the lease: 2 s with
+    # the shortest lease)
+    new_topic(f"held-{unique}", PARTITIONS)
     Leases(dynamodb, TABLE, now_ms).acquire(f"restore#held-{unique}", "someone-else", 60_000)
-    code, out = restore(capsys, restore_argv(config, tmp_path, f"held-{unique}"))
+    shortest = with_overrides(config, {"sink.lease.duration.ms": 1000})
+    code, out = restore(capsys, restore_argv(shortest, tmp_path, f"held-{unique}"))
     assert code == 3 and "waiting: restore someone-else holds the lease" in out and "leased by run someone-else" in out
     assert topic_records(stack.bootstrap_servers, f"held-{unique}") == {p: [] for p in range(PARTITIONS)}
 
@@ -176,13 +179,12 @@ SIDECAR_CASES["bytearray-routed"] = {**SIDECAR_CASES["bytearray"], "transforms":
 
 
 @pytest.mark.parametrize("case", SIDECAR_CASES)
-def test_values_with_key_and_header_sidecars(stack, spark, dynamodb, s3, connector, unique, tmp_path, capsys,
+def test_values_with_key_and_header_sidecars(stack, new_topic, spark, dynamodb, s3, connector, unique, tmp_path, capsys,
                                              case):
     # given values in ByteArray or JSON objects, their keys and headers in sidecars, 2 partitions
     config = connector(**{"flush.size": 4, "store.kafka.keys": "true", "store.kafka.headers": "true",
                           "sink.lease.duration.ms": 3000, **SIDECAR_CASES[case]})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
+    topic = new_topic(config, 2)
     produce_records(stack.bootstrap_servers, topic, sidecar_records(16, case == "json"), 2)
     run_job(config, spark, dynamodb)
     assert case != "bytearray-routed" or list_keys(s3, BUCKET, f"topics/backup-{topic}/")
@@ -217,14 +219,14 @@ def assert_each_record_once_in_order(stack, source: dict, target: str, topic: st
             [(r["key"], r["value"], r["headers"]) for r in records]
 
 
-def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(stack, spark, dynamodb, connector,
-                                                                                unique, tmp_path):
-    # given an envelope backup, and a restore SIGKILLed at two random moments (seeded)
+def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(stack, new_topic, spark, dynamodb,
+                                                                                connector, unique, tmp_path):
+    # given an envelope backup, and a restore SIGKILLed twice mid-restore (by a failpoint, at seeded random records)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
     topic, target = config["topics"][0], f"killed-{unique}"
-    create_topic(stack.bootstrap_servers, target, PARTITIONS)
+    new_topic(target, PARTITIONS)
     argv = restore_argv(config, tmp_path, target)
-    killed_at_random(argv, stack, seed=23, kills=2)
+    killed_mid_restore(argv, stack, PARTITIONS * 400, seed=23, kills=2)
     assert sum(len(r) for r in topic_records(stack.bootstrap_servers, target).values()) < PARTITIONS * 400
     # when two restores then start at once
     results = at_once(argv, stack)
@@ -237,14 +239,14 @@ def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(
     assert_each_record_once_in_order(stack, source, target, topic)
 
 
-def test_a_rerun_after_a_late_crash_scans_only_what_came_after_the_last_confirm(stack, spark, dynamodb, connector,
-                                                                                unique, tmp_path, capsys,
+def test_a_rerun_after_a_late_crash_scans_only_what_came_after_the_last_confirm(stack, new_topic, spark, dynamodb,
+                                                                                connector, unique, tmp_path, capsys,
                                                                                 monkeypatch):
     # given an envelope backup of 1,200 records, and a restore that confirms every 100 records and dies 30
     # acknowledged records after its 5th confirm (the checkpoint of 500 records)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
     topic, target = config["topics"][0], f"late-{unique}"
-    create_topic(stack.bootstrap_servers, target, PARTITIONS)
+    new_topic(target, PARTITIONS)
     argv = restore_argv(config, tmp_path, target)
     with monkeypatch.context() as patched:
         patched.setattr(engine, "CONFIRM_EVERY", 100)

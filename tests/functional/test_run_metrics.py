@@ -9,7 +9,7 @@ import json
 import boto3
 import pytest
 
-from devtools.producer import create_topic, produce, produce_events
+from devtools.producer import produce
 from sink_engine import cli
 from sink_engine.driver.job import TaskFailedError, run_job
 from sink_engine.driver.metrics import DIMENSION, METRICS, NAMESPACE, publisher_from_environment
@@ -48,12 +48,10 @@ def _one_run(published: dict) -> dict[str, float]:
     return {name: points[0][0] for name, points in published.items()}
 
 
-def test_a_run_publishes_what_landed_and_what_it_left(stack, spark, s3, dynamodb, connector):
+def test_a_run_publishes_what_landed_and_what_it_left(new_topic, spark, s3, dynamodb, connector):
     # given 3 partitions of 250 records, flush.size 100 and at most 220 records per partition and run
     config = connector(**{"flush.size": 100, "sink.run.max.records.per.partition": 220})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 3)
-    produce_events(stack.bootstrap_servers, topic, 750, 3)
+    topic = new_topic(config, 3, events=750)
     # when one run publishes its metrics
     summary = run_job(config, spark, dynamodb, metrics=publisher_from_environment(CLOUDWATCH, "us-east-1"))
     # then CloudWatch holds one datum per metric: the files, bytes and records that landed, and the lag left
@@ -69,12 +67,10 @@ def test_a_run_publishes_what_landed_and_what_it_left(stack, spark, s3, dynamodb
     assert units == {name: unit for name, (_, unit) in METRICS.items()}
 
 
-def test_a_run_with_nothing_new_publishes_zeros_and_the_same_lag(stack, spark, dynamodb, connector):
+def test_a_run_with_nothing_new_publishes_zeros_and_the_same_lag(new_topic, spark, dynamodb, connector):
     # given a partition whose 60 records were all written by an earlier run (flush.size 50: 10 are left)
     config = connector(**{"flush.size": 50})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce_events(stack.bootstrap_servers, topic, 60, 1)
+    new_topic(config, 1, events=60)
     run_job(config, spark, dynamodb)
     # when a second run, with metrics, finds nothing to close
     run_job(config, spark, dynamodb, metrics=publisher_from_environment(CLOUDWATCH, "us-east-1"))
@@ -85,11 +81,10 @@ def test_a_run_with_nothing_new_publishes_zeros_and_the_same_lag(stack, spark, d
         "Executors": 1, "TasksInDriver": 1}
 
 
-def test_a_run_failing_after_commits_publishes_what_it_committed(stack, spark, s3, dynamodb, connector):
+def test_a_run_failing_after_commits_publishes_what_it_committed(stack, new_topic, spark, s3, dynamodb, connector):
     # given partition 0 with 10 good records, partition 1 with a record that is not JSON at its 3rd offset
     config = connector(**{"flush.size": 2})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
+    topic = new_topic(config, 2)
     good = [json.dumps({"n": i}).encode() for i in range(10)]
     values = [v for pair in zip(good, [*good[:2], b"{not json", *good[3:]]) for v in pair]
     produce(stack.bootstrap_servers, topic, values, 2)
@@ -104,13 +99,13 @@ def test_a_run_failing_after_commits_publishes_what_it_committed(stack, spark, s
     assert files == 6 and published["Lag"] == 8
 
 
-def test_the_cli_publishes_only_with_sink_metrics_and_prints_the_same(stack, unique, tmp_path, monkeypatch, capsys):
+def test_the_cli_publishes_only_with_sink_metrics_and_prints_the_same(stack, new_topic, unique, tmp_path, monkeypatch,
+                                                                      capsys):
     # given two connectors of 100 records each
     paths = {}
     for setting in ("off", "on"):
         topic = f"cli-metrics-{setting}-{unique}"
-        create_topic(stack.bootstrap_servers, topic, 1)
-        produce_events(stack.bootstrap_servers, topic, 100, 1)
+        new_topic(topic, 1, events=100)
         paths[setting] = tmp_path / f"{setting}.json"
         paths[setting].write_text(json.dumps({"name": topic, "config": {
             "topics": topic, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,

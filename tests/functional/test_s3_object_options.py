@@ -4,7 +4,7 @@ from __future__ import annotations
 import boto3
 import orjson
 
-from devtools.producer import create_topic, produce
+from devtools.producer import produce
 from sink_engine.driver.job import run_job
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import put_object
@@ -15,14 +15,13 @@ MIB = 1024 * 1024
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
 
 
-def test_kms_encryption_tags_acl_and_multipart_on_sink_objects(stack, spark, s3, dynamodb, connector):
+def test_kms_encryption_tags_acl_and_multipart_on_sink_objects(stack, new_topic, spark, s3, dynamodb, connector):
     key_id = boto3.client("kms").create_key()["KeyMetadata"]["KeyId"]
     config = connector(**{"flush.size": 7, "format.class": "ByteArrayFormat",
                           "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
                           "s3.ssea.name": "aws:kms", "s3.sse.kms.key.id": key_id, "s3.acl.canned": "public-read",
                           "s3.object.tagging": "true", "s3.part.size": 5 * MIB})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     values = [bytes([65 + i]) * 900_000 for i in range(8)]
     produce(stack.bootstrap_servers, topic, values, 1)
     # when 7 values of 900 kB (6.3 MB) make one file, larger than one 5 MiB part
@@ -39,11 +38,9 @@ def test_kms_encryption_tags_acl_and_multipart_on_sink_objects(stack, spark, s3,
     assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == b"\n".join(values[:7]) + b"\n"
 
 
-def test_small_objects_are_one_put_with_aes256(stack, spark, s3, dynamodb, connector):
+def test_small_objects_are_one_put_with_aes256(new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"flush.size": 2, "s3.ssea.name": "AES256"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, [orjson.dumps({"n": i}) for i in range(2)], 1)
+    topic = new_topic(config, 1, [orjson.dumps({"n": i}) for i in range(2)])
     run_job(config, spark, dynamodb)
     [key] = list_keys(s3, BUCKET, f"topics/{topic}/")
     head = s3.head_object(Bucket=BUCKET, Key=key)

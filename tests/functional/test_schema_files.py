@@ -16,7 +16,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from devtools.producer import create_topic, produce
+from devtools.producer import produce
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.runs import committed_offsets, rewritten_after_crash
@@ -55,7 +55,7 @@ def read_rows(s3, key: str) -> list[dict]:
 
 
 @pytest.fixture
-def event_topic(stack, connector, unique):
+def event_topic(stack, new_topic, connector, unique):
     """A topic of COUNT records of three Avro event types, registered under RecordNameStrategy subjects; yields a
     config builder for it."""
     topic = f"events-{unique}"
@@ -64,7 +64,7 @@ def event_topic(stack, connector, unique):
         context = SerializationContext(topic, MessageField.VALUE)
         serializers = {name: AvroSerializer(client, json.dumps(avro_schema(name)),
                                             conf={"subject.name.strategy.type": "RECORD"}) for name in EVENTS}
-        create_topic(stack.bootstrap_servers, topic, 1)
+        new_topic(topic, 1)
         produce(stack.bootstrap_servers, topic,
                 [serializers[name](value, context) for name, value in map(event, range(COUNT))], 1)
         assert sorted(registry.subjects) == sorted(EVENTS)
@@ -137,12 +137,10 @@ def envelope(i: int) -> bytes:
                          "payload": payload})
 
 
-def test_two_interleaved_versions_go_to_files_of_their_own(stack, spark, s3, dynamodb, connector):
+def test_two_interleaved_versions_go_to_files_of_their_own(new_topic, spark, s3, dynamodb, connector):
     # given JsonConverter envelopes alternating two versions of one schema
     config = connector(**{"value.converter.schemas.enable": "true", "flush.size": 5, "sink.lease.duration.ms": 1500})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, [envelope(i) for i in range(23)], 1)
+    topic = new_topic(config, 1, [envelope(i) for i in range(23)])
     # when the sink runs, dying after its uploads once
     crashed, rerun = rewritten_after_crash(config, spark, dynamodb, s3, f"topics/{topic}/")
     # then each version fills files of flush.size records, the same keys and bytes after the crash

@@ -16,7 +16,6 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from devtools.producer import create_topic, produce
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.s3_reader import list_keys, read_json_lines
@@ -44,7 +43,7 @@ def file_names(s3, topic: str) -> list[str]:
     return [k.rsplit("/", 1)[1] for k in list_keys(s3, BUCKET, f"topics/{topic}/")]
 
 
-def test_registry_avro_topic_lands_as_parquet(stack, spark, s3, dynamodb, connector, registry):
+def test_registry_avro_topic_lands_as_parquet(new_topic, spark, s3, dynamodb, connector, registry):
     # given records serialized by confluent-kafka's AvroSerializer: 4 with schema v1, then 4 with v2
     config = connector(**{"value.converter": "io.confluent.connect.avro.AvroConverter",
                           "value.converter.schema.registry.url": registry.url,
@@ -58,8 +57,7 @@ def test_registry_avro_topic_lands_as_parquet(stack, spark, s3, dynamodb, connec
     v1, v2 = (AvroSerializer(client, json.dumps(s)) for s in (ORDER_V1, ORDER_V2))
     values = [v1({"id": i, "item": f"i{i}"}, context) for i in range(4)]
     values += [v2({"id": i, "item": f"i{i}", "note": "n", "qty": i}, context) for i in range(4, 8)]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, values, 1)
+    new_topic(topic, 1, values)
     # when the sink runs
     run_job(config, spark, dynamodb)
     # then one Parquet file per schema version, each with its schema's columns, read back with pyarrow
@@ -70,7 +68,7 @@ def test_registry_avro_topic_lands_as_parquet(stack, spark, s3, dynamodb, connec
     assert committed_offsets(dynamodb, config) == {0: 8}
 
 
-def test_glue_registry_topic_lands_as_parquet(stack, spark, s3, dynamodb, connector, unique):
+def test_glue_registry_topic_lands_as_parquet(new_topic, spark, s3, dynamodb, connector, unique):
     # given a Glue registry schema and records in the Glue wire format, some zlib-compressed
     glue = boto3.client("glue")
     glue.create_registry(RegistryName=f"reg-{unique}")
@@ -89,9 +87,7 @@ def test_glue_registry_topic_lands_as_parquet(stack, spark, s3, dynamodb, connec
     config = connector(**{"value.converter": "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter",
                           "value.converter.region": "us-east-1", "value.converter.registry.name": f"reg-{unique}",
                           "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat", "flush.size": 3})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, [glue_record(i) for i in range(6)], 1)
+    topic = new_topic(config, 1, [glue_record(i) for i in range(6)])
     # when the sink runs
     run_job(config, spark, dynamodb)
     # then two Parquet files of three rows each
@@ -125,13 +121,11 @@ EVOLUTION = {
 
 
 @pytest.mark.parametrize("mode", sorted(EVOLUTION))
-def test_schema_evolution_rotates_and_projects_by_compatibility(stack, spark, s3, dynamodb, connector, mode):
+def test_schema_evolution_rotates_and_projects_by_compatibility(new_topic, spark, s3, dynamodb, connector, mode):
     # given JsonConverter envelopes whose schema goes v1, v2, then back to v1
     config = connector(**{"value.converter.schemas.enable": "true", "schema.compatibility": mode, "flush.size": 3,
                           "sink.schema.files": "rotate"})  # NONE: the connector's files (see test_schema_files.py)
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, [envelope(v, i) for i, v in enumerate((1, 2, 1, 1, 1, 1))], 1)
+    topic = new_topic(config, 1, [envelope(v, i) for i, v in enumerate((1, 2, 1, 1, 1, 1))])
     # when the sink runs
     run_job(config, spark, dynamodb)
     # then files start where the mode rotates, and rows are projected to each file's schema
@@ -142,15 +136,13 @@ def test_schema_evolution_rotates_and_projects_by_compatibility(stack, spark, s3
     assert committed_offsets(dynamodb, config) == {0: expected_commit}
 
 
-def test_a_record_that_cannot_be_projected_fails_the_run_naming_it(stack, spark, s3, dynamodb, connector):
+def test_a_record_that_cannot_be_projected_fails_the_run_naming_it(new_topic, spark, s3, dynamodb, connector):
     # given v2 adds a required field without a default, and a v1 record follows a v2 record
     strict = orjson.dumps({"schema": {"type": "struct", "name": "Ev", "version": 2, "fields": [
         {"field": "id", "type": "int32"}, {"field": "must", "type": "string"}]}, "payload": {"id": 1, "must": "x"}})
     config = connector(**{"value.converter.schemas.enable": "true", "schema.compatibility": "BACKWARD",
                           "flush.size": 10})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, [envelope(1, 0), strict, envelope(1, 2)], 1)
+    topic = new_topic(config, 1, [envelope(1, 0), strict, envelope(1, 2)])
     # when the sink runs, then the run fails naming the record and the field
     with pytest.raises(TaskFailedError, match=rf"{topic}-0@2: .*must: required field is missing"):
         run_job(config, spark, dynamodb)

@@ -9,7 +9,6 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
 
-from devtools.producer import create_topic
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.s3_reader import list_keys, read_json_lines
@@ -31,13 +30,12 @@ def body(s3, key: str) -> bytes:
     return s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
 
 
-def test_json_keys_and_headers_sidecars_line_up_with_the_data(stack, spark, s3, dynamodb, connector):
+def test_json_keys_and_headers_sidecars_line_up_with_the_data(stack, new_topic, spark, s3, dynamodb, connector):
     # given 4 records with keys and headers, flush.size 2, JSON sidecars
     config = connector(**{"store.kafka.keys": "true", "store.kafka.headers": "true", "flush.size": 2,
                           "keys.format.class": "io.confluent.connect.s3.format.json.JsonFormat",
                           "headers.format.class": "JsonFormat"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_headers(stack.bootstrap_servers, topic, 4)
     # when the sink runs
     run_job(config, spark, dynamodb)
@@ -52,11 +50,10 @@ def test_json_keys_and_headers_sidecars_line_up_with_the_data(stack, spark, s3, 
         [{"key": "trace", "value": f"t{i}"}, {"key": "raw", "value": "/wA="}] for i in (2, 3)]
 
 
-def test_parquet_keys_and_avro_headers_sidecars(stack, spark, s3, dynamodb, connector):
+def test_parquet_keys_and_avro_headers_sidecars(stack, new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"store.kafka.keys": "true", "store.kafka.headers": "true", "flush.size": 3,
                           "format.class": "ParquetFormat", "keys.format.class": "ParquetFormat"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_headers(stack.bootstrap_servers, topic, 3)
     run_job(config, spark, dynamodb)
     stem = f"topics/{topic}/partition=0/{topic}+0+0000000000"
@@ -66,10 +63,9 @@ def test_parquet_keys_and_avro_headers_sidecars(stack, spark, s3, dynamodb, conn
     assert headers[1] == {"headers": [{"key": "trace", "value": "t1"}, {"key": "raw", "value": "/wA="}]}
 
 
-def test_a_null_key_fails_the_run_when_keys_are_stored(stack, spark, s3, dynamodb, connector):
+def test_a_null_key_fails_the_run_when_keys_are_stored(stack, new_topic, spark, s3, dynamodb, connector):
     config = connector(**{"store.kafka.keys": "true", "keys.format.class": "JsonFormat", "flush.size": 1})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_with_headers(stack.bootstrap_servers, topic, 3, key_of=lambda i: None if i == 1 else b"k")
     with pytest.raises(TaskFailedError, match=rf"{topic}-0@1: .*key cannot be null"):
         run_job(config, spark, dynamodb)

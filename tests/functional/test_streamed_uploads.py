@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import random
-import time
 import tracemalloc
 
 import orjson
@@ -13,13 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 from botocore.exceptions import ClientError
 
-from devtools.producer import create_topic, produce
+from devtools.producer import produce
 from sink_engine.driver.job import run_job
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.object_stream import ObjectStream
 from sink_engine.storage.uploader import Uploader
 from tests.conftest import BUCKET
-from tests.runs import crash_at
+from tests.runs import crash_at, past_the_lease
 from tests.s3_reader import list_keys, object_bodies
 
 MIB = 1024 * 1024
@@ -105,11 +104,10 @@ def test_memory_while_streaming_stays_near_a_few_parts(s3, unique):
     ({"format.class": "JsonFormat"}, ".json"),
     ({"format.class": "ParquetFormat", "parquet.codec": "none"}, ".parquet"),
 ], ids=["json", "parquet"])
-def test_large_files_stream_and_a_rerun_after_a_crash_is_byte_identical(stack, spark, s3, dynamodb, connector,
-                                                                          settings, extension):
+def test_large_files_stream_and_a_rerun_after_a_crash_is_byte_identical(stack, new_topic, spark, s3, dynamodb,
+                                                                        connector, settings, extension):
     config = connector(**{"flush.size": 110, "s3.part.size": 5 * MIB, "sink.lease.duration.ms": 1500, **settings})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     # 210 records of 60 kB that do not compress: one file of 110 (6.6 MB, more than a part), a tail of 100 (6 MB)
     records = [{"n": n, "blob": random.Random(n).randbytes(30_000).hex()} for n in range(210)]
     produce(stack.bootstrap_servers, topic, [orjson.dumps(r) for r in records], 1)
@@ -117,8 +115,7 @@ def test_large_files_stream_and_a_rerun_after_a_crash_is_byte_identical(stack, s
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     first = object_bodies(s3, BUCKET, prefix)
     s3.delete_objects(Bucket=BUCKET, Delete={"Objects": [{"Key": k} for k in first]})
-    time.sleep(2)  # the dead run's lease lapses
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))  # past the dead run's lease
     [key] = list_keys(s3, BUCKET, prefix)
     assert key.endswith(extension) and object_bodies(s3, BUCKET, prefix) == first
     assert s3.head_object(Bucket=BUCKET, Key=key, PartNumber=1)["PartsCount"] == 2

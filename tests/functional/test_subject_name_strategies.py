@@ -10,7 +10,6 @@ import io
 import pyarrow.parquet as pq
 import pytest
 
-from devtools.producer import create_topic, produce
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.registry_topics import AvroTopic, ProtobufTopic
@@ -33,7 +32,7 @@ STRATEGIES = {  # config value: (the serializers' subject.name.strategy.type, su
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 @pytest.mark.parametrize("input_name", sorted(INPUTS))
-def test_backward_projection_under_a_record_subject(stack, spark, s3, dynamodb, connector, unique, input_name,
+def test_backward_projection_under_a_record_subject(new_topic, spark, s3, dynamodb, connector, unique, input_name,
                                                     strategy):
     topic_class, converter, new_field, new_value, projected = INPUTS[input_name]
     serializer_strategy, subject_of = STRATEGIES[strategy]
@@ -42,8 +41,7 @@ def test_backward_projection_under_a_record_subject(stack, spark, s3, dynamodb, 
     with SchemaRegistryServer() as registry:
         # given records of v1 and v2 registered under the strategy's subject, and newest first under the other's
         values = topic_class(registry.url, topic, strategy=serializer_strategy)
-        create_topic(stack.bootstrap_servers, topic, 1)
-        produce(stack.bootstrap_servers, topic, [values.value(i, v) for i, v in enumerate(VERSIONS)], 1)
+        new_topic(topic, 1, [values.value(i, v) for i, v in enumerate(VERSIONS)])
         for schema_id in reversed(registry.subjects[subject_of(topic)]):
             entry = registry.entries[schema_id - 1]
             registry.register(other_subject(topic), entry["schema"], entry["references"], entry["schemaType"])

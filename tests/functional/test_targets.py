@@ -13,18 +13,18 @@ from pathlib import Path
 import boto3
 import pytest
 
-from devtools.producer import create_topic, produce_events
 from sink_engine.cli import main
 from sink_engine.config import parse_config
 from sink_engine.doctor.checks import Check
 from sink_engine.target import registry
 from sink_engine.target.s3_objects import S3ObjectsTarget
+from tests.builders import connector_keys
 from tests.conftest import BUCKET
 from tests.functional.test_exactly_once import _raw
 from tests.s3_reader import list_keys
 
 MANIFESTS = "_manifests"
-BASE = {"topics": "t", "bootstrap.servers": "127.0.0.1:9092", "s3.bucket.name": "lake", "flush.size": "10"}
+BASE = connector_keys({"name": None, "format.class": None})  # the name is the document's
 
 
 class ManifestedObjects(S3ObjectsTarget):
@@ -75,14 +75,12 @@ def manifested(monkeypatch):
     monkeypatch.setattr(registry, "TARGETS", (choice, *registry.TARGETS))
 
 
-def test_a_target_registered_in_one_place_is_used_by_init_run_verify_and_doctor(stack, spark, s3, connector,
+def test_a_target_registered_in_one_place_is_used_by_init_run_verify_and_doctor(new_topic, spark, s3, connector,
                                                                                 manifested, unique, tmp_path,
                                                                                 capsys):
     # given a connector the new target selects: two partitions of 22 records, files of 10
     config = connector(name=f"manifested-{unique}", **{"flush.size": 10})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 44, 2)
+    topic = new_topic(config, 2, events=44)
     path = tmp_path / "connector.json"
     path.write_text(json.dumps({"name": config.name, "config": _raw(config)}))
     # when it is initialized, then the target said what it has

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
 
-from devtools.producer import create_topic, produce_events, sample_event
+from devtools.producer import sample_event
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import read_dlq_s3
@@ -38,7 +38,7 @@ def router(regex: str, replacement: str, alias: str = "route") -> dict:
             f"transforms.{alias}.replacement": replacement}
 
 
-def test_a_chain_with_a_predicate_writes_the_routed_topic_and_commits_past_dropped_records(stack, spark, s3,
+def test_a_chain_with_a_predicate_writes_the_routed_topic_and_commits_past_dropped_records(stack, new_topic, spark, s3,
                                                                                            dynamodb, connector):
     # given records 0-8, where those with i % 3 == 2 lack the header "keep"; Filter unless HasHeaderKey keep,
     # then a RegexRouter to routed-<topic>; flush.size 3
@@ -47,8 +47,7 @@ def test_a_chain_with_a_predicate_writes_the_routed_topic_and_commits_past_dropp
                           "transforms.drop.negate": "true",
                           "predicates.kept.type": f"{KAFKA}.predicates.HasHeaderKey", "predicates.kept.name": "keep",
                           **router("(.*)", "routed-$1")})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce_one_partition(stack.bootstrap_servers, topic, [
         (orjson.dumps({"n": i}), None if i % 3 == 2 else [("keep", b"1")], None) for i in range(9)])
     # when the sink runs
@@ -81,14 +80,13 @@ def read_back(body: bytes, extension: str) -> list:
 
 @pytest.mark.parametrize("name", FORMATS)
 def test_a_regex_router_writes_the_routed_prefix_and_a_rerun_after_a_crash_writes_the_same_bytes(
-        stack, spark, s3, dynamodb, connector, name):
+        new_topic, spark, s3, dynamodb, connector, name):
     overrides, extension = FORMATS[name]
     config = connector(**{"flush.size": 10, "sink.lease.duration.ms": 1500, "transforms": "route",
                           **router("events-(.*)", "copy_$1"), **overrides})
     topic = config["topics"][0]
     routed = "copy_" + topic.removeprefix("events-")
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 40, 2)
+    new_topic(topic, 2, events=40)
     # given a run that dies after its uploads, before any commit
     # (when its objects are gone and the job runs again once the dead run's lease has lapsed)
     crashed, after = rewritten_after_crash(config, spark, dynamodb, s3, f"topics/{routed}/")
@@ -105,13 +103,13 @@ def test_a_regex_router_writes_the_routed_prefix_and_a_rerun_after_a_crash_write
     assert committed_offsets(dynamodb, config) == {0: 20, 1: 20}
 
 
-def test_two_topics_routed_to_one_name_are_kept_apart(stack, spark, s3, dynamodb, connector, unique):
+def test_two_topics_routed_to_one_name_are_kept_apart(stack, new_topic, spark, s3, dynamodb, connector, unique):
     # given topics a-<u> and b-<u> with the same partition and offsets, both routed to merged-<u>
     topics = [f"a-{unique}", f"b-{unique}"]
     config = connector(**{"topics": ",".join(topics), "flush.size": 2, "transforms": "route",
                           **router(f"[ab]-{unique}", f"merged-{unique}")})
     for first, topic in enumerate(topics):
-        create_topic(stack.bootstrap_servers, topic, 1)
+        new_topic(topic, 1)
         produce_one_partition(stack.bootstrap_servers, topic,
                               [(orjson.dumps({"topic": topic, "n": i}), None, None) for i in range(4)])
     # when the sink runs
@@ -125,13 +123,13 @@ def test_two_topics_routed_to_one_name_are_kept_apart(stack, spark, s3, dynamodb
         {"topic": topic, "n": i} for topic in topics for i in range(4)]
 
 
-def test_a_record_a_transform_fails_is_a_dead_letter_naming_alias_and_offset(stack, spark, s3, dynamodb, connector):
+def test_a_record_a_transform_fails_is_a_dead_letter_naming_alias_and_offset(stack, new_topic, spark, s3, dynamodb,
+                                                                             connector):
     # given a TimestampRouter and, at offset 2, a record without a timestamp (Kafka's -1), errors.tolerance=all
     config = connector(**{"flush.size": 2, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "smt-dlq",
                           "transforms": "daily", "transforms.daily.type": f"{KAFKA}.TimestampRouter",
                           "transforms.daily.topic.format": "${topic}_${timestamp}"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     day = 1_700_006_400_000  # 2023-11-15T00:00:00Z
     produce_one_partition(stack.bootstrap_servers, topic, [
         (orjson.dumps({"n": i}), None, -1 if i == 2 else day + i) for i in range(5)])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from devtools.producer import create_topic, produce, produce_events
+from devtools.producer import produce
 from sink_engine import cli
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
@@ -34,12 +34,10 @@ def verify(config, tmp_path, capsys, *args: str) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("name", FORMATS)
-def test_verify_passes_on_a_bucket_the_sink_wrote(stack, spark, s3, dynamodb, connector, tmp_path, capsys, name):
+def test_verify_passes_on_a_bucket_the_sink_wrote(new_topic, spark, s3, dynamodb, connector, tmp_path, capsys, name):
     # given two partitions written by the sink in files of 10 records, with 2 records per partition not yet written
     config = connector(**{"flush.size": 10, **FORMATS[name]})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 44, 2)
+    topic = new_topic(config, 2, events=44)
     run_job(config, spark, dynamodb)
     # when verify checks the bucket
     code, out = verify(config, tmp_path, capsys)
@@ -53,13 +51,12 @@ def test_verify_passes_on_a_bucket_the_sink_wrote(stack, spark, s3, dynamodb, co
     assert out.splitlines()[-1] == f"{objects} data objects, {1 + objects} S3 requests"
 
 
-def test_verify_names_deleted_and_copied_objects_and_removed_dead_letters(stack, spark, s3, dynamodb, connector,
-                                                                         tmp_path, capsys):
+def test_verify_names_deleted_and_copied_objects_and_removed_dead_letters(stack, new_topic, spark, s3, dynamodb,
+                                                                          connector, tmp_path, capsys):
     # given one partition in files of 5 records with a bad record at offset 13, dead-lettered to an S3 prefix:
     # objects at 0, 5, 10 (10..15 but 13), 16, 21; offsets 26..29 not written yet
     config = connector(**{"flush.size": 5, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "dlq"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce(stack.bootstrap_servers, topic, [b"{not json" if i == 13 else json.dumps({"n": i}).encode()
                                              for i in range(30)], 1)
     run_job(config, spark, dynamodb)
@@ -88,12 +85,11 @@ def test_verify_names_deleted_and_copied_objects_and_removed_dead_letters(stack,
     assert verify(config, tmp_path, capsys)[0] == 0
 
 
-def test_verify_accounts_for_ignored_tombstones_counted_by_the_commits(stack, spark, s3, dynamodb, connector,
+def test_verify_accounts_for_ignored_tombstones_counted_by_the_commits(stack, new_topic, spark, s3, dynamodb, connector,
                                                                       tmp_path, capsys):
     # given tombstones at offsets 3, 8 and 14, ignored (behavior.on.null.values=ignore), written in two runs
     config = connector(**{"flush.size": 5, "behavior.on.null.values": "ignore"})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     values = [None if i in (3, 8, 14) else json.dumps({"n": i}).encode() for i in range(19)]
     produce(stack.bootstrap_servers, topic, values[:12], 1)
     run_job(config, spark, dynamodb)
@@ -113,13 +109,12 @@ def test_verify_accounts_for_ignored_tombstones_counted_by_the_commits(stack, sp
     assert "in all 8 offsets lack one, the commits skipped 3: 5 missing" in out, out
 
 
-def test_verify_reads_the_dead_letter_topic_with_kafka(stack, spark, s3, dynamodb, connector, unique, tmp_path,
-                                                       capsys):
+def test_verify_reads_the_dead_letter_topic_with_kafka(stack, new_topic, spark, s3, dynamodb, connector, unique,
+                                                       tmp_path, capsys):
     # given bad records at offsets 2 and 7 dead-lettered to a topic
     config = connector(**{"flush.size": 4, "errors.tolerance": "all", "errors.deadletterqueue.topic.name":
                           f"dlq-{unique}", "errors.deadletterqueue.topic.replication.factor": 1})
-    topic = config["topics"][0]
-    create_topic(stack.bootstrap_servers, topic, 1)
+    topic = new_topic(config, 1)
     produce(stack.bootstrap_servers, topic, [b"{not json" if i in (2, 7) else json.dumps({"n": i}).encode()
                                              for i in range(12)], 1)
     run_job(config, spark, dynamodb)

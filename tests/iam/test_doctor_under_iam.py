@@ -21,7 +21,7 @@ DLQ_PREFIX = "dlq/"
 
 
 @pytest.fixture(scope="module")
-def connector(iam_stack, world, tmp_path_factory) -> dict:
+def doctor_connector(iam_stack, world, tmp_path_factory) -> dict:
     """A connector of its own (topic, bucket, offsets table made by the admin), its file, and its job statements."""
     from infra.connectors import ConnectorSpec
     from infra.job_policy import JobPhysicalNames, job_statements
@@ -68,8 +68,9 @@ def _without(statements: list[dict], action: str) -> list[dict]:
             if [a for a in s["Action"] if a != action]]
 
 
-def test_the_doctor_passes_as_the_job_role_with_its_grants(world, connector, capsys):
-    code, failed = _doctor_as(world, connector, connector["statements"], f"{connector['name']}-job", capsys)
+def test_the_doctor_passes_as_the_job_role_with_its_grants(world, doctor_connector, capsys):
+    code, failed = _doctor_as(world, doctor_connector, doctor_connector["statements"],
+                              f"{doctor_connector['name']}-job", capsys)
     assert (code, failed) == (0, {})
 
 
@@ -80,11 +81,13 @@ def test_the_doctor_passes_as_the_job_role_with_its_grants(world, connector, cap
     ("dynamodb:DescribeTable", {"dynamodb table"}, "DescribeOffsetsTable"),
     ("dynamodb:UpdateItem", {"dynamodb conditional write"}, "OwnOffsetsLeaseAndPlans"),
 ])
-def test_a_grant_taken_away_is_named_with_its_action_and_statement(world, connector, capsys, action, checks, sid):
+def test_a_grant_taken_away_is_named_with_its_action_and_statement(world, doctor_connector, capsys, action, checks,
+                                                                   sid):
     # given the job role without one action
-    statements = _without(connector["statements"], action)
+    statements = _without(doctor_connector["statements"], action)
     # when the doctor runs as it
-    code, failed = _doctor_as(world, connector, statements, f"{connector['name']}-no-{action.split(':')[1]}", capsys)
+    code, failed = _doctor_as(world, doctor_connector, statements,
+                              f"{doctor_connector['name']}-no-{action.split(':')[1]}", capsys)
     # then exactly the checks that need the action fail, naming it and the statement that grants it
     assert code == 1 and set(failed) == checks, failed
     for message in failed.values():

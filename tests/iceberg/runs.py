@@ -1,8 +1,7 @@
-"""Running IcebergFormat connectors in tests: a run parked in its snapshot commit, config files, lease lapses."""
+"""Running IcebergFormat connectors in tests: a run parked in its snapshot commit, config files."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import orjson
@@ -86,10 +85,6 @@ def gate_first_catalog(monkeypatch, gate: CatalogGate) -> None:
 
     monkeypatch.setattr(table_commit.TableCommits, "catalog", property(catalog))
     monkeypatch.setattr(table_commit.TableCommits, "commit", commit)
-
-
-def wait_for_lease_expiry(config) -> None:
-    time.sleep(config["sink.lease.duration.ms"] / 1000 + 0.5)
 
 
 def write_config(config, path: Path) -> Path:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from devtools.producer import create_topic, produce_events
+from devtools.producer import produce_events
 from sink_engine import cli
 from sink_engine.iceberg.catalog import create_table, load_table
 from sink_engine.iceberg.settings import IcebergSettings
@@ -48,15 +48,14 @@ def _json(config) -> str:
     return orjson.dumps({"name": config.name, "config": {**flat, **config.passthrough}}).decode()
 
 
-def test_a_table_whose_metadata_cannot_be_read_stops_the_run_naming_it(stack, iceberg_connector, tmp_path, capsys,
-                                                                      s3, dynamodb):
+def test_a_table_whose_metadata_cannot_be_read_stops_the_run_naming_it(stack, new_topic, iceberg_connector, tmp_path,
+                                                                       capsys, s3, dynamodb):
     """pyiceberg's file IO raises OSError (pyarrow's S3 filesystem); the run reports it as an error naming the
     table, commits nothing, and lets the lease go (the next run meets the same error, not a held lease)."""
     config = iceberg_connector()
     topic = config["topics"][0]
     create_namespace(config, topic)
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce_events(stack.bootstrap_servers, topic, 20, 1)
+    new_topic(topic, 1, events=20)
     config_file = write_config(config, tmp_path / "connector.json")
     assert cli.main(["run", "--config", str(config_file)]) == 0
     bucket, key = table_of(config).metadata_location[len("s3://"):].split("/", 1)

@@ -5,24 +5,23 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from devtools.producer import create_topic, produce_events
+from devtools.producer import produce_events
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.iceberg.errors import TableCommitConflictError
-from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry, write_config
+from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, write_config
 from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, newest_offsets, table_of
-from tests.runs import committed, committed_offsets, crash_at, two_runs_at_once
+from tests.runs import committed, committed_offsets, crash_at, past_the_lease, two_runs_at_once
 
 LEASE_MS = 2000
 
 
 @pytest.fixture
-def table_config(stack, iceberg_connector):
+def table_config(new_topic, iceberg_connector):
     """A connector whose table's namespace exists, on a 3-partition topic holding 300 events."""
     config = iceberg_connector(**{"sink.lease.duration.ms": LEASE_MS, "tasks.max": 3})
     topic = config["topics"][0]
     create_namespace(config, topic)
-    create_topic(stack.bootstrap_servers, topic, 3)
-    produce_events(stack.bootstrap_servers, topic, 300, 3)
+    new_topic(topic, 3, events=300)
     return config
 
 
@@ -31,9 +30,8 @@ def test_crash_after_data_files_before_the_snapshot(stack, spark, s3, dynamodb, 
     # given a run that dies with its data files written and nothing committed
     crash_at("after_upload_before_commit", config, spark, dynamodb)
     assert connector_snapshots(config) == [] and committed_offsets(dynamodb, config) == {}
-    # when its lease lapses and the job runs again
-    wait_for_lease_expiry(config)
-    run_job(config, spark, dynamodb)
+    # when the job runs again past its lease
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then every record is a row once: the dead run's files are orphans no snapshot names
     assert ids(config) == list(range(300))
     assert len(connector_snapshots(config)) == 1
@@ -53,9 +51,8 @@ def test_crash_after_the_snapshot_before_the_offsets(stack, spark, dynamodb, tab
     assert committed_offsets(dynamodb, config) == {}
     assert newest_offsets(config) == {0: 100, 1: 100, 2: 100}
     # when the job runs again, with 60 more records on the topic
-    wait_for_lease_expiry(config)
     produce_events(stack.bootstrap_servers, topic, 60, 3, first_id=300)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then DynamoDB took the snapshot's offsets (and the crashed run's epoch is not the one that committed them),
     # the snapshot's records were not appended again, and only the new ones were
     assert ids(config) == list(range(360))
@@ -67,8 +64,7 @@ def test_crash_after_the_snapshot_before_the_offsets(stack, spark, dynamodb, tab
 def test_a_rerun_after_the_snapshot_crash_with_no_new_records_appends_nothing(stack, spark, dynamodb, table_config):
     config = table_config
     crash_at("after_snapshot_before_commit", config, spark, dynamodb)
-    wait_for_lease_expiry(config)
-    summary = run_job(config, spark, dynamodb)
+    summary = run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert summary.files == [] and len(connector_snapshots(config)) == 1
     assert ids(config) == list(range(300))
     assert committed_offsets(dynamodb, config) == {0: 100, 1: 100, 2: 100}

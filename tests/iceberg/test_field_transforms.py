@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from devtools.producer import create_topic, produce
 from sink_engine.driver.job import run_job
 from sink_engine.iceberg.catalog import ensure_namespace, load_table
 from tests.functional.test_field_transforms_formats import COUNT, VALUES, chain_keys, expected_row
@@ -13,7 +12,7 @@ from tests.runs import committed_offsets
 
 
 @pytest.mark.parametrize("values", VALUES)
-def test_a_chain_of_field_transforms_lands_as_table_rows(stack, spark, dynamodb, iceberg_connector, unique, values):
+def test_a_chain_of_field_transforms_lands_as_table_rows(new_topic, spark, dynamodb, iceberg_connector, unique, values):
     converter, encode = VALUES[values]
     keys = {k: v for k, v in chain_keys().items() if not k.startswith("transforms.hdr.")}
     keys["transforms"] = ",".join(alias for alias in keys["transforms"].split(",") if alias != "hdr")
@@ -21,8 +20,7 @@ def test_a_chain_of_field_transforms_lands_as_table_rows(stack, spark, dynamodb,
     topic = config["topics"][0]
     catalog = catalog_of(config)
     ensure_namespace(catalog, f"lake_{unique}.x")
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce(stack.bootstrap_servers, topic, [encode(i) for i in range(COUNT)], 1)
+    new_topic(topic, 1, [encode(i) for i in range(COUNT)])
     # when the sink runs
     run_job(config, spark, dynamodb)
     # then the table's columns are the transformed record's, and each record is one row holding what Kafka's

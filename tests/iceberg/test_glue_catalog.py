@@ -5,16 +5,14 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from devtools.producer import create_topic, produce_events
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
-from tests.iceberg.runs import wait_for_lease_expiry
 from tests.iceberg.tables import connector_snapshots, ids, newest_offsets, table_of
-from tests.runs import committed_offsets, crash_at
+from tests.runs import committed_offsets, crash_at, past_the_lease
 
 
 @pytest.fixture
-def glue_config(stack, connector, unique):
+def glue_config(stack, new_topic, connector, unique):
     """A connector writing `glue_<unique>.events` in Glue; the database exists (the deployed stack creates it)."""
     database = f"glue_{unique}"
     boto3.client("glue").create_database(DatabaseInput={"Name": database,
@@ -22,8 +20,7 @@ def glue_config(stack, connector, unique):
     config = connector(**{"format.class": "IcebergFormat", "iceberg.tables": f"{database}.events",
                           "iceberg.catalog.type": "glue", "iceberg.tables.auto-create-enabled": "true",
                           "iceberg.tables.evolve-schema-enabled": "true", "sink.lease.duration.ms": 2000})
-    create_topic(stack.bootstrap_servers, config["topics"][0], 2)
-    produce_events(stack.bootstrap_servers, config["topics"][0], 100, 2)
+    new_topic(config, 2, events=100)
     return config
 
 
@@ -43,7 +40,6 @@ def test_a_crash_after_the_snapshot_recovers_from_glue(stack, spark, dynamodb, g
     config = glue_config
     crash_at("after_snapshot_before_commit", config, spark, dynamodb)
     assert committed_offsets(dynamodb, config) == {}
-    wait_for_lease_expiry(config)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert ids(config) == list(range(100)) and len(connector_snapshots(config)) == 1
     assert committed_offsets(dynamodb, config) == newest_offsets(config) == {0: 50, 1: 50}

@@ -6,22 +6,21 @@ import json
 
 import pytest
 
-from devtools.producer import create_topic, produce_events
+from devtools.producer import produce_events
 from sink_engine import cli
 from sink_engine.driver.job import run_job
-from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry, write_config
+from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, write_config
 from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, table_of
-from tests.runs import committed_offsets, crash_at
+from tests.runs import committed_offsets, crash_at, past_the_lease
 
 
 @pytest.fixture
-def twenty_files(stack, spark, dynamodb, iceberg_connector):
+def twenty_files(new_topic, spark, dynamodb, iceberg_connector):
     """A connector whose first run wrote 200 events of 20 Kafka partitions as 20 small data files."""
     config = iceberg_connector(**{"sink.lease.duration.ms": 2000, "tasks.max": 4})
     topic = config["topics"][0]
     create_namespace(config, topic)
-    create_topic(stack.bootstrap_servers, topic, 20)
-    produce_events(stack.bootstrap_servers, topic, 200, 20)
+    new_topic(topic, 20, events=200)
     run_job(config, spark, dynamodb)
     assert len(_data_files(config)) == 20
     return config
@@ -74,8 +73,7 @@ def test_expiry_keeps_the_snapshot_a_run_recovers_from(stack, spark, dynamodb, t
     kept = {s.snapshot_id for s in table_of(config).metadata.snapshots}
     assert kept == {crashed.snapshot_id, table_of(config).current_snapshot().snapshot_id}
     # and the next run takes its offsets from it and appends nothing twice
-    wait_for_lease_expiry(config)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert ids(config) == list(range(240))
     assert committed_offsets(dynamodb, config) == {p: 12 for p in range(20)}
 

@@ -10,15 +10,15 @@ import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import CommitFailedException
 
-from devtools.producer import create_topic, produce_events
+from devtools.producer import produce_events
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.iceberg.catalog import without_commit_retries
 from sink_engine.iceberg.errors import TableCommitConflictError
 from tests.conftest import BUCKET
-from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, wait_for_lease_expiry
+from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog
 from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, newest_offsets, table_name, table_of
 from tests.iceberg_rest_server import IcebergRestServer
-from tests.runs import committed_offsets, crash_at
+from tests.runs import committed_offsets, crash_at, past_the_lease
 
 TABLE_BUCKET_ARN = "arn:aws:s3tables:us-east-1:123456789012:bucket/lake-tables"
 
@@ -34,7 +34,7 @@ def rest_server(stack, tmp_path, unique):
 
 
 @pytest.fixture
-def rest_config(stack, connector, rest_server, unique):
+def rest_config(new_topic, connector, rest_server, unique):
     """A connector writing `rest_<unique>.events` through the REST catalog, configured as for S3 Tables (a table
     bucket's ARN as warehouse) but for the endpoint; the namespace exists, the topic holds 100 events."""
     config = connector(**{"format.class": "IcebergFormat", "iceberg.tables": f"rest_{unique}.events",
@@ -42,8 +42,7 @@ def rest_config(stack, connector, rest_server, unique):
                           "iceberg.catalog.warehouse": TABLE_BUCKET_ARN,
                           "iceberg.tables.auto-create-enabled": "true", "sink.lease.duration.ms": 2000})
     create_namespace(config)
-    create_topic(stack.bootstrap_servers, config["topics"][0], 2)
-    produce_events(stack.bootstrap_servers, config["topics"][0], 100, 2)
+    new_topic(config, 2, events=100)
     return config
 
 
@@ -72,9 +71,8 @@ def test_a_crash_after_the_snapshot_recovers_from_the_rest_catalog(stack, spark,
     config = rest_config
     crash_at("after_snapshot_before_commit", config, spark, dynamodb)
     assert committed_offsets(dynamodb, config) == {} and len(connector_snapshots(config)) == 1
-    wait_for_lease_expiry(config)
     produce_events(stack.bootstrap_servers, config["topics"][0], 20, 2, first_id=100)
-    run_job(config, spark, dynamodb)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
     assert ids(config) == list(range(120))
     assert [s.summary["added-records"] for s in connector_snapshots(config)] == ["100", "20"]
     assert committed_offsets(dynamodb, config) == newest_offsets(config) == {0: 60, 1: 60}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from devtools.producer import create_topic, produce
+from devtools.producer import produce
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import read_dlq_s3
@@ -20,7 +20,7 @@ def envelope(payload: dict, **types: str) -> bytes:
 
 
 @pytest.fixture
-def evolving(stack, iceberg_connector):
+def evolving(stack, new_topic, iceberg_connector):
     """Build (config, produce(values)) for a one-partition topic of JsonConverter envelopes."""
 
     def build(**overrides):
@@ -28,7 +28,7 @@ def evolving(stack, iceberg_connector):
                                       "iceberg.tables.evolve-schema-enabled": "true", **overrides})
         topic = config["topics"][0]
         create_namespace(config, topic)
-        create_topic(stack.bootstrap_servers, topic, 1)
+        new_topic(topic, 1)
         return config, lambda values: produce(stack.bootstrap_servers, topic, values, 1)
 
     return build

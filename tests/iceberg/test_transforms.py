@@ -2,7 +2,6 @@
 Filter drops are settled (committed past) without a row."""
 from __future__ import annotations
 
-from devtools.producer import create_topic, produce_events
 from sink_engine.driver.job import run_job
 from sink_engine.iceberg.catalog import ensure_namespace, load_table
 from tests.iceberg.tables import catalog_of
@@ -11,7 +10,7 @@ from tests.runs import committed_offsets
 KAFKA = "org.apache.kafka.connect.transforms"
 
 
-def test_a_regex_router_writes_the_routed_topics_table(stack, spark, dynamodb, iceberg_connector, unique):
+def test_a_regex_router_writes_the_routed_topics_table(new_topic, spark, dynamodb, iceberg_connector, unique):
     # given a table per topic, a RegexRouter events-<u> -> routed-<u>, and a Filter of the records of a topic
     # that is not this one (negated: it drops nothing here)
     config = iceberg_connector(**{
@@ -23,8 +22,7 @@ def test_a_regex_router_writes_the_routed_topics_table(stack, spark, dynamodb, i
     topic = config["topics"][0]
     catalog = catalog_of(config)
     ensure_namespace(catalog, f"lake_{unique}.x")
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 50, 2)
+    new_topic(topic, 2, events=50)
     # when the sink runs
     run_job(config, spark, dynamodb)
     # then every record is a row of the routed topic's table, and the source topic has no table

@@ -7,9 +7,9 @@ from sink_engine.errors import ConfigError
 from sink_engine.source.client_config import consumer_settings
 from sink_engine.source.settings import SourceSettings
 from sink_engine.validation import parse_checked_config
+from tests.builders import connector_keys
 
-BASE = {"name": "c", "topics": "t", "bootstrap.servers": "b-1:9098", "s3.bucket.name": "lake", "flush.size": 10,
-        "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+BASE = connector_keys({"bootstrap.servers": "b-1:9098", "value.converter.schemas.enable": "false"})  # MSK IAM's port
 HANDLER = "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler"
 
 

@@ -6,15 +6,11 @@ import pytest
 from sink_engine.config import load_config
 from sink_engine.errors import ConfigError
 from sink_engine.validation import parse_checked_config
+from tests.builders import connector_keys
 
-BASE = {
-    "topics": "a, b",
-    "bootstrap.servers": "127.0.0.1:9092",
-    "s3.bucket.name": "lake",
-    "flush.size": "1000",
-    "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-    "value.converter.schemas.enable": "false",
-}
+BASE = connector_keys({"name": None, "topics": "a, b", "flush.size": "1000",
+                       "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                       "value.converter.schemas.enable": "false"})
 
 
 def test_wrapped_and_flat_shapes_are_the_same():

@@ -9,9 +9,10 @@ from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.s3_destination import WINDOW_OFFSETS, S3Destination
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConfigError
+from tests.builders import connector_keys
 
-BASE = {"topics": "orders", "bootstrap.servers": "k:9092", "s3.bucket.name": "b", "flush.size": 10,
-        "format.class": "JsonFormat", "value.converter.schemas.enable": "false", "errors.tolerance": "all"}
+BASE = connector_keys({"topics": "orders", "s3.bucket.name": "b", "value.converter.schemas.enable": "false",
+                       "errors.tolerance": "all"})
 
 
 def letter(offset: int, **changes) -> DeadLetter:

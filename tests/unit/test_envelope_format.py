@@ -28,6 +28,7 @@ from sink_engine.task.steps import RecordSteps
 from sink_engine.validation import parse_checked_config
 from sink_engine.verify.counters import RecordCounter
 from sink_engine.verify.listing import StoredObject
+from tests.builders import connector_keys
 from tests.kafka_message import Message
 
 
@@ -159,8 +160,7 @@ def test_a_value_the_field_converter_cannot_read_is_a_bad_record(message, proble
     assert failed.value.stage == "VALUE_CONVERTER"
 
 
-BASE = {"name": "c", "topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "flush.size": 10,
-        "format.class": "EnvelopeFormat"}
+BASE = connector_keys({"format.class": "EnvelopeFormat"})
 
 
 @pytest.mark.parametrize("key, value", [

@@ -29,7 +29,7 @@ DESCRIBED = ("content", "file_format", "partition", "record_count", "value_count
 
 
 @pytest.fixture
-def table(tmp_path):
+def iceberg_table(tmp_path):
     catalog = SqlCatalog("local", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/warehouse")
     catalog.create_namespace("db")
     return catalog.create_table("db.events", schema=table_schema_of(RECORDS.schema),
@@ -41,12 +41,12 @@ def _local(data_file) -> str:
 
 
 @pytest.mark.parametrize("groups", [1, 3])
-def test_a_streamed_file_is_described_as_pyiceberg_describes_its_own(table, groups):
+def test_a_streamed_file_is_described_as_pyiceberg_describes_its_own(iceberg_table, groups):
     # given the records fitted to the table, written by pyiceberg at once and streamed in `groups` row groups
-    rows = fit(schema_to_pyarrow(table.schema()), RECORDS)
+    rows = fit(schema_to_pyarrow(iceberg_table.schema()), RECORDS)
     write_id = uuid.uuid4()
-    [expected] = _dataframe_to_data_files(table.metadata, rows, table.io, write_id, itertools.count())
-    streamed = StreamedDataFile(table, write_id, 1)
+    [expected] = _dataframe_to_data_files(iceberg_table.metadata, rows, iceberg_table.io, write_id, itertools.count())
+    streamed = StreamedDataFile(iceberg_table, write_id, 1)
     size = -(-N // groups)
     for start in range(0, N, size):
         streamed.write(rows.slice(start, size))
@@ -63,5 +63,5 @@ def test_a_streamed_file_is_described_as_pyiceberg_describes_its_own(table, grou
     parquet = pq.read_table(_local(found))
     assert parquet.column("id").to_pylist() == list(range(N))
     assert parquet.schema.field("id").metadata[b"PARQUET:field_id"] == \
-        str(table.schema().find_field("id").field_id).encode()
+        str(iceberg_table.schema().find_field("id").field_id).encode()
     assert streamed.records == N and streamed.bytes == pytest.approx(rows.nbytes, rel=0.01)

@@ -16,9 +16,9 @@ from sink_engine.config.keys import KEYS_BY_NAME
 from sink_engine.driver.job import run_job
 from sink_engine.errors import ConfigError, SinkError
 from sink_engine.validation import parse_checked_config
+from tests.builders import connector_keys
 
-BASE = {"name": "c", "topics": "a", "bootstrap.servers": "127.0.0.1:9092", "s3.bucket.name": "lake",
-        "flush.size": "1000", "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+BASE = connector_keys({"topics": "a", "flush.size": "1000", "value.converter.schemas.enable": "false"})
 
 # Every key the ConfigDefs declare (kafka-connect-storage-cloud S3SinkConnectorConfig; kafka-connect-storage-common
 # StorageCommonConfig, StorageSinkConnectorConfig, HiveConfig, PartitionerConfig; Apache Kafka ConnectorConfig and

@@ -20,7 +20,7 @@ EARLIER, NOW = datetime.datetime(2026, 1, 1), datetime.datetime(2026, 1, 2)
 
 
 @pytest.fixture
-def s3():
+def stubbed_s3():
     client = boto3.client("s3", region_name="eu-west-1", aws_access_key_id="k", aws_secret_access_key="s")
     with Stubber(client) as stubber:
         yield client, stubber
@@ -40,8 +40,8 @@ def _cleanup_events(caplog) -> list[dict]:
     return [dict(event, level=level) for event, level in logged if event["event"] == events.MULTIPART_CLEANUP_FAILED]
 
 
-def test_a_refused_listing_of_the_strays_is_a_warning_and_the_object_still_completes(s3, caplog):
-    client, stubber = s3
+def test_a_refused_listing_of_the_strays_is_a_warning_and_the_object_still_completes(stubbed_s3, caplog):
+    client, stubber = stubbed_s3
     upload = _started(client, stubber)
     # given S3 refuses the listing (the role lacks s3:ListBucketMultipartUploads, or a condition denies it)
     stubber.add_client_error("list_multipart_uploads", "AccessDenied", "Access Denied", 403,
@@ -59,8 +59,8 @@ def test_a_refused_listing_of_the_strays_is_a_warning_and_the_object_still_compl
         "error": "An error occurred (AccessDenied) when calling the ListMultipartUploads operation: Access Denied"}]
 
 
-def test_a_refused_abort_of_a_stray_is_a_warning_naming_the_upload(s3, caplog):
-    client, stubber = s3
+def test_a_refused_abort_of_a_stray_is_a_warning_naming_the_upload(stubbed_s3, caplog):
+    client, stubber = stubbed_s3
     upload = _started(client, stubber)
     # given a stray upload of the key, started before this one, whose abort S3 refuses
     stubber.add_response("list_multipart_uploads", {"Uploads": [
@@ -77,8 +77,8 @@ def test_a_refused_abort_of_a_stray_is_a_warning_naming_the_upload(s3, caplog):
         logging.WARNING, "abort", "stray", "AccessDenied")
 
 
-def test_a_clean_listing_and_abort_log_no_warning(s3, caplog):
-    client, stubber = s3
+def test_a_clean_listing_and_abort_log_no_warning(stubbed_s3, caplog):
+    client, stubber = stubbed_s3
     upload = _started(client, stubber)
     stubber.add_response("list_multipart_uploads", {"Uploads": [
         {"Key": KEY, "UploadId": "stray", "Initiated": EARLIER}, {"Key": KEY, "UploadId": "mine", "Initiated": NOW}]})

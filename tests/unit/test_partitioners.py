@@ -12,9 +12,9 @@ from sink_engine.partition.fields import FieldError
 from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.validation import parse_checked_config
+from tests.builders import connector_keys
 
-BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "flush.size": 10,
-        "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+BASE = connector_keys({"value.converter.schemas.enable": "false"})
 HOURLY = "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH"
 
 

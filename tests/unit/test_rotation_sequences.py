@@ -2,48 +2,28 @@
 files, record counts and next offset for each trigger, whatever the chunking."""
 from __future__ import annotations
 
-import boto3
 import orjson
 import pytest
-from moto import mock_aws
 
 from sink_engine.config import parse_config
-from sink_engine.format import FormatSettings, format_for
-from sink_engine.partition import PartitionSettings, partitioner_for
-from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk, ValueColumn
-from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.settings import rotation_policy
-from sink_engine.task.writer import TopicPartitionWriter
+from tests.builders import connector_keys, range_output
 from tests.s3_reader import list_keys, read_json_lines
 
-BASE = {"topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",
-        "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+BASE = connector_keys({"s3.region": "us-east-1", "value.converter.schemas.enable": "false"})
 HOUR = 3_600_000
 FIELD = {"partitioner.class": "FieldPartitioner", "partition.field.name": "r"}
 HOURLY = {"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Record"}
 
 
-@pytest.fixture
-def s3(monkeypatch):
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # the functional tests' stack sets it for the session
-    with mock_aws():
-        client = boto3.client("s3", region_name="us-east-1")
-        client.create_bucket(Bucket="lake")
-        yield client
-
-
-def write(s3, settings: dict, records: list[tuple[dict, int]], chunk_size: int):
+def write(moto_s3, settings: dict, records: list[tuple[dict, int]], chunk_size: int):
     """Write (document, timestamp) records at offsets 0.. in chunks; returns (files, next offset), files as
     (encoded partition, start offset, record count) read back from S3."""
     config = parse_config({"name": "c", **BASE, **settings})
-    extractor = extractor_for(PartitionSettings.from_config(config), 0)
-    uploader = Uploader(s3, "lake")
-    writer = TopicPartitionWriter("t", 0, 0, format_for(FormatSettings.from_config(config)),
-                                  ObjectNaming.from_config(config),
-                                  rotation_policy(config).with_extractor(extractor), uploader)
-    partitioner = partitioner_for(PartitionSettings.from_config(config), extractor)
+    uploader = Uploader(moto_s3, "lake")
+    output = range_output(config, uploader, wallclock_ms=0)
+    writer, partitioner = output.writer, output.partitioner
     for start in range(0, len(records), chunk_size):
         batch = records[start:start + chunk_size]
         values = [orjson.dumps(document) for document, _ in batch]
@@ -54,9 +34,9 @@ def write(s3, settings: dict, records: list[tuple[dict, int]], chunk_size: int):
     uploader.drain()
     uploader.close()
     files = []
-    for key in list_keys(s3, "lake", "topics/t/"):
+    for key in list_keys(moto_s3, "lake", "topics/t/"):
         encoded, name = key[len("topics/t/"):].rsplit("/", 1)
-        files.append((encoded, int(name.split("+")[2].split(".")[0]), len(read_json_lines(s3, "lake", key))))
+        files.append((encoded, int(name.split("+")[2].split(".")[0]), len(read_json_lines(moto_s3, "lake", key))))
     return sorted(files, key=lambda f: f[1]), writer.next_offset
 
 
@@ -94,5 +74,5 @@ SEQUENCES = [
 
 @pytest.mark.parametrize("chunk_size", [1, 2, 100])
 @pytest.mark.parametrize("case, settings, records, files, next_offset", SEQUENCES, ids=[s[0] for s in SEQUENCES])
-def test_rotation_sequence(s3, case, settings, records, files, next_offset, chunk_size):
-    assert write(s3, settings, records, chunk_size) == (sorted(files, key=lambda f: f[1]), next_offset)
+def test_rotation_sequence(moto_s3, case, settings, records, files, next_offset, chunk_size):
+    assert write(moto_s3, settings, records, chunk_size) == (sorted(files, key=lambda f: f[1]), next_offset)

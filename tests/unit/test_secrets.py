@@ -13,10 +13,11 @@ from sink_engine.config.credentials import clear_text_credential, masked
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import (PARAMETER_STORE, SECRETS_MANAGER, Reference, SecretReadError, parse_reference,
                                   references, resolve)
+from tests.builders import connector_keys
 
 REGION = "eu-west-1"
-BASE = {"name": "c", "topics": "t", "bootstrap.servers": "b-1:9096", "s3.bucket.name": "lake", "s3.region": REGION,
-        "flush.size": 10, "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+BASE = connector_keys({"bootstrap.servers": "b-1:9096", "s3.region": REGION,  # MSK SASL/SCRAM's port
+                       "value.converter.schemas.enable": "false"})
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 

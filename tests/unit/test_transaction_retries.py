@@ -21,7 +21,7 @@ def _cancelled(stubber: Stubber, *codes: str) -> None:
 
 
 @pytest.fixture
-def dynamodb():
+def stubbed_dynamodb():
     client = boto3.client("dynamodb", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
     with Stubber(client) as stubber:
         yield client, stubber
@@ -30,8 +30,8 @@ def dynamodb():
 
 @pytest.mark.parametrize("codes", [("TransactionConflict", "None"), ("None", "ThrottlingError"),
                                    ("ProvisionedThroughputExceeded", "TransactionConflict")])
-def test_a_transient_cancellation_is_sent_again_until_it_goes_through(dynamodb, codes):
-    client, stubber = dynamodb
+def test_a_transient_cancellation_is_sent_again_until_it_goes_through(stubbed_dynamodb, codes):
+    client, stubber = stubbed_dynamodb
     # given DynamoDB cancels the transaction twice for transient reasons, then applies it
     _cancelled(stubber, *codes)
     _cancelled(stubber, *codes)
@@ -45,8 +45,8 @@ def test_a_transient_cancellation_is_sent_again_until_it_goes_through(dynamodb, 
 
 @pytest.mark.parametrize("codes", [("ConditionalCheckFailed", "None"), ("ConditionalCheckFailed", "TransactionConflict"),
                                    ("None", "ValidationError")])
-def test_a_cancellation_with_a_failed_condition_is_not_retried(dynamodb, codes):
-    client, stubber = dynamodb
+def test_a_cancellation_with_a_failed_condition_is_not_retried(stubbed_dynamodb, codes):
+    client, stubber = stubbed_dynamodb
     # given a cancellation that is not only transient (another run's commit changed the item)
     _cancelled(stubber, *codes)
     # then it is raised at once, for the caller to judge
@@ -55,8 +55,8 @@ def test_a_cancellation_with_a_failed_condition_is_not_retried(dynamodb, codes):
     assert not transient(raised.value)
 
 
-def test_transient_cancellations_that_never_end_are_raised_after_the_last_attempt(dynamodb):
-    client, stubber = dynamodb
+def test_transient_cancellations_that_never_end_are_raised_after_the_last_attempt(stubbed_dynamodb):
+    client, stubber = stubbed_dynamodb
     for _ in range(ATTEMPTS):
         _cancelled(stubber, "TransactionConflict", "None")
     waits = []

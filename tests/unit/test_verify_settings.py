@@ -7,9 +7,9 @@ import pytest
 from sink_engine.errors import ConfigError
 from sink_engine.validation import parse_checked_config
 from sink_engine.verify.settings import VerifySettings
+from tests.builders import connector_keys
 
-BASE = {"name": "c", "topics": "t", "bootstrap.servers": "127.0.0.1:9092", "s3.bucket.name": "lake",
-        "flush.size": "10", "format.class": "JsonFormat", "value.converter.schemas.enable": "false"}
+BASE = connector_keys({"value.converter.schemas.enable": "false"})
 
 
 @pytest.mark.parametrize("changes, contiguous", [
