@@ -37,10 +37,11 @@ def streaming_settings() -> Settings:
 
 
 def streaming_connector_document(bootstrap_servers: str) -> dict:
-    """tests/iam's connector with the schedule and lease of a continuous connector in these tests."""
+    """tests/iam's connector with the schedule and lease of a continuous connector in these tests, and one task (its
+    job then has one 1-vCPU executor, which a worker of the e2e chain's standalone cluster holds)."""
     document = connector_document(bootstrap_servers)
     return {**document, "config": {**document["config"], "rotate.schedule.interval.ms": str(SCHEDULE_MS),
-                                   "sink.lease.duration.ms": str(LEASE_MS)}}
+                                   "sink.lease.duration.ms": str(LEASE_MS), "tasks.max": "1"}}
 
 
 @dataclass(frozen=True)
