@@ -231,3 +231,15 @@ def test_the_trigger_may_cancel_runs_and_list_the_applications_runs_whatever_the
     (cancel,) = found["emr-serverless:CancelJobRun"]
     (listing,) = found["emr-serverless:ListJobRuns"]
     assert "/jobruns/*" in cancel and "/jobruns" not in listing
+
+
+def _streaming_graces(template) -> list[str]:
+    return [f["Properties"].get("Environment", {}).get("Variables", {}).get("STREAMING_GRACE_SECONDS")
+            for f in template.find_resources("AWS::Lambda::Function").values()
+            if "STREAMING_GRACE_SECONDS" in json.dumps(f["Properties"].get("Environment", {}))]
+
+
+def test_the_application_stop_cancels_streaming_runs_with_their_grace_period(opted_in, dev):
+    # a redeploy that changes the application stops it: a continuous job then commits and releases its lease
+    assert _streaming_graces(opted_in) == [str(120 + GRACE_MARGIN_S)]
+    assert _streaming_graces(dev.template("service")) == []
