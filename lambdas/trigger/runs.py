@@ -88,8 +88,8 @@ class JobSpec:
         Serverless API Reference, https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_StartJobRun.html),
         retried by EMR after a failed attempt at most `max_failed_attempts_per_hour` times an hour (`retryPolicy`:
         "Job resiliency", EMR Serverless User Guide,
-        https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/jobs-resiliency.html), and never timed out
-        (`executionTimeoutMinutes` 0: "Other considerations", EMR Serverless User Guide,
+        https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/SECTION-jobs-resiliency.xml.html), and never
+        timed out (`executionTimeoutMinutes` 0: "Other considerations", EMR Serverless User Guide,
         https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/considerations.html)."""
         continuous = connector.continuous
         assert continuous is not None  # only a continuous connector's job runs continuously
