@@ -10,7 +10,7 @@ exits 0.
 The deployment is dev's with the test connector opted in (`continuous.connectors.<name>`; tests/iam/streaming.py),
 in a world of its own: a broker and an IAM-enforcing moto whose EMR Serverless keeps a run RUNNING until cancelled
 and keeps StartJobRun's `mode` and `retryPolicy` (tests/iam/emr_lifecycle.py; moto 5.2.5 drops them).
-`make e2e` runs tests/e2e.
+`make e2e` runs it with tests/e2e/test_chain.py.
 """
 from __future__ import annotations
 
