@@ -14,9 +14,10 @@ fingerprint differs from its running run's (its config, settings or the job chan
 with a grace period (CancelJobRun `shutdownGracePeriodInSeconds`, the connector's `shutdown_grace_seconds`: its lease
 duration and a margin), in which the job stops its tasks, commits what they closed and releases the lease; the claim
 records the cancellation, so that the run's end is no failure (`restarted`), and the next call after it ended starts
-the new run. The idle-flush tick also cancels, the same way, every active STREAMING run tagged `mode=continuous` that
-no claim of a continuous connector owns: the job of a connector that no longer opts in or was removed, or a run its
-claim superseded (`sweep`).
+the new run. While the run holds the engine's lease (taken after its claim, renewed every third of its duration) it
+is active, and a batch asks EMR nothing (GetJobRun only when the lease is free). The idle-flush tick also cancels,
+the same way, every active STREAMING run tagged `mode=continuous` that no claim of a continuous connector owns: the
+job of a connector that no longer opts in or was removed, or a run its claim superseded (`sweep`).
 """
 
 from __future__ import annotations
@@ -79,12 +80,13 @@ class ContinuousRuns:
         epoch = lease.epoch if lease else 0
         claim = self._state.claim(name)
         failures = claim.failures if claim else 0
+        held = lease is not None and lease.held(now_ms) and epoch > (claim.lease_epoch if claim else epoch)
+        if claim and claim.outcome is None and claim.job_run_id and held:  # its run took the lease and renews it
+            return self._while_active(connector, claim, wanted, "active", now_ms)
         if claim and claim.outcome is None:
             verdict = self._starter.verdict(claim, epoch, now_ms, last_commit_ms)
             if verdict in ("active", QUEUED):
-                if claim.continuous and claim.fingerprint != wanted and claim.cancelled_at_ms is None:
-                    return self._cancel(connector, claim, "config-changed", now_ms)
-                return Outcome("skipped", _waiting(claim, verdict), claim.job_run_id)
+                return self._while_active(connector, claim, wanted, verdict, now_ms)
             if verdict == "resume":
                 if not claim.continuous:  # a bounded run's claim not started yet: it starts as it was claimed
                     return Outcome("skipped", "bounded-run-active")
@@ -140,6 +142,12 @@ class ContinuousRuns:
             if owned and claim is not None:  # its end is no failure: the connector's next run starts at once
                 self._state.mark_cancelled(name, claim, reason, now_ms)
         return cancelled
+
+    def _while_active(self, connector: Connector, claim: RunClaim, wanted: str, verdict: str, now_ms: int) -> Outcome:
+        """The claim's run is active: cancel it when it runs something else than `wanted`, else nothing to do."""
+        if claim.continuous and claim.fingerprint != wanted and claim.cancelled_at_ms is None:
+            return self._cancel(connector, claim, "config-changed", now_ms)
+        return Outcome("skipped", _waiting(claim, verdict), claim.job_run_id)
 
     def _cancel(self, connector: Connector, claim: RunClaim, reason: str, now_ms: int) -> Outcome:
         assert connector.continuous is not None and claim.job_run_id is not None  # an active run has its id

@@ -221,13 +221,18 @@ def test_a_run_that_made_progress_before_failing_starts_a_new_failure_streak(sta
     assert (decision["reason"], decision["retry_at_ms"]) == ("backoff", clock() + BASE_MS)
 
 
-def test_a_lease_still_held_by_a_stopping_run_delays_the_next_one(started, environment, table, context, clock):
+def test_while_its_run_holds_the_lease_no_emr_call_is_made_and_nothing_starts_until_it_is_free(
+        started, sent, environment, table, context, clock):
+    # the run took the lease and renews it: a batch or a tick knows it is active without asking EMR
+    _lease(table, ORDERS, expires_at_ms=clock() + 60_000, epoch=1)
+    asked = len(sent.get("GetJobRun", []))
+    assert _decision(_batch(context, 1))["reason"] == "run-active"
+    assert len(sent.get("GetJobRun", [])) == asked
     # it ended (a cancellation by hand with a grace period: it committed, and releases its lease as it stops)
     _commit(table, ORDERS, 500, clock() + 1_000)
     clock.advance(2_000)
     _set_run_state(environment["APPLICATION_ID"], started["job_run_id"], "SUCCESS")
-    _lease(table, ORDERS, expires_at_ms=clock() + 60_000, epoch=1)
-    assert _decision(_tick(context)["decisions"])["reason"] == "lease-held"
+    assert _decision(_tick(context)["decisions"])["reason"] == "run-active"  # its lease is not free yet
     _lease(table, ORDERS, expires_at_ms=0, epoch=1)
     assert _decision(_tick(context)["decisions"])["action"] == "started"
 
@@ -267,7 +272,7 @@ def test_a_changed_config_or_job_cancels_the_run_with_its_grace_period_then_star
     _lease(table, ORDERS, expires_at_ms=clock() + 120_000, epoch=1)
     assert _decision(_batch(context, 1))["reason"] == "run-stopping"
     _set_run_state(environment["APPLICATION_ID"], started["job_run_id"], "CANCELLED")
-    assert _decision(_tick(context)["decisions"])["reason"] == "lease-held"
+    assert _decision(_tick(context)["decisions"])["reason"] == "run-stopping"  # until it released its lease
     _lease(table, ORDERS, expires_at_ms=0, epoch=1)
     clock.advance(1_000)
     # then the new run starts at once: the cancellation was the trigger's, no failure, no backoff
