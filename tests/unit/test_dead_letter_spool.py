@@ -15,14 +15,13 @@ from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConversionError
 from sink_engine.records import RecordChunk
 from sink_engine.storage.uploader import Uploader
-from tests.unit.test_dead_letter_routing import s3  # noqa: F401 (fixture)
 from tests.unit.test_dead_letters import letter
 
 CONFIG = {
     "name": "c",
     "topics": "t",
     "bootstrap.servers": "k:9092",
-    "s3.bucket.name": "routing-test",
+    "s3.bucket.name": "lake",
     "s3.region": "us-east-1",
     "flush.size": 10,
     "format.class": "JsonFormat",
@@ -109,21 +108,21 @@ def test_an_s3_window_is_cut_by_size_where_a_shorter_attempt_cut_it():
         assert shorter[:-1] == cuts[: len(shorter) - 1] and cuts[len(shorter) - 1][: len(shorter[-1])] == shorter[-1]
 
 
-def test_s3_objects_cut_by_size_hold_each_letter_once_across_a_rerun(s3, monkeypatch):  # noqa: F811
+def test_s3_objects_cut_by_size_hold_each_letter_once_across_a_rerun(moto_s3, monkeypatch):
     monkeypatch.setattr("sink_engine.dlq.s3_destination.MAX_OBJECT_SOURCE_BYTES", 5000)
     settings = DeadLetterSettings.from_config(parse_config(CONFIG))
     letters = [letter(offset, topic="t", partition=0, value=b"v" * 500) for offset in range(0, 40, 2)]
     for seen in (7, 20, 13):  # a crashed attempt, a rerun that saw more, a zombie that saw fewer
-        uploader = Uploader(s3, "routing-test")
+        uploader = Uploader(moto_s3, "lake")
         try:
             S3Destination.from_settings(settings, uploader).write(iter(letters[:seen]))
             uploader.drain()
         finally:
             uploader.close()
-    keys = [o["Key"] for o in s3.list_objects_v2(Bucket="routing-test", Prefix="dead/")["Contents"]]
+    keys = [o["Key"] for o in moto_s3.list_objects_v2(Bucket="lake", Prefix="dead/")["Contents"]]
     offsets = [
         orjson.loads(line)["offset"]
         for key in sorted(keys)
-        for line in s3.get_object(Bucket="routing-test", Key=key)["Body"].read().splitlines()
+        for line in moto_s3.get_object(Bucket="lake", Key=key)["Body"].read().splitlines()
     ]
     assert len(keys) > 2 and offsets == [letter.offset for letter in letters]
