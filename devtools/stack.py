@@ -58,10 +58,13 @@ class LocalStack:
     """Context manager. `env` holds the variables that point AWS SDKs (boto3 via AWS_ENDPOINT_URL) at moto;
     its credentials are moto's placeholders, which an IAM-enforcing stack refuses after the free requests."""
 
-    def __init__(self, iam_free_requests: int | None = None):
+    def __init__(self, iam_free_requests: int | None = None, moto_module: str = "devtools.moto_server"):
+        """`moto_module`: the module run as moto's server (`python -m <module> <moto_server arguments>`): this
+        package's, or a test's that patches more of moto (tests/iam/emr_lifecycle.py)."""
         self.kafka_port = free_port()
         self.aws_port = free_port()
         self.iam_free_requests = iam_free_requests
+        self.moto_module = moto_module
         self._processes: list[subprocess.Popen] = []
 
     @property
@@ -95,7 +98,7 @@ class LocalStack:
                 moto_env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(self.iam_free_requests)
             # moto's server with its per-item table copies in TransactWriteItems taken out (devtools/moto_server.py)
             self._spawn(
-                [sys.executable, "-m", "devtools.moto_server", "-H", LOOPBACK, "-p", str(self.aws_port)],
+                [sys.executable, "-m", self.moto_module, "-H", LOOPBACK, "-p", str(self.aws_port)],
                 self.aws_port,
                 "moto server",
                 moto_env,

@@ -21,6 +21,11 @@ executor vCPU per task of `tasks.max`, at most `emr.max_executors_per_run` execu
 the others the trigger's fixed small plan (`UPKEEP`). The maximum capacity must hold the MaxConcurrentRuns largest
 of them: beyond it, runs the scheduler admitted would wait for capacity inside the application, unseen, while their
 claims age. A capacity that cannot refuses synthesis (SettingsError naming `emr.max_capacity.<resource>`).
+
+A continuous connector's job (`continuous.connectors.<name>`) runs all the time, on the plan a continuous run gets
+(lambdas/trigger/sizing.py `continuous_run`: one executor vCPU per task of `tasks.max`, as its largest data run): its
+footprint is always part of what the capacity must hold, and with `emr.concurrent_runs` at least one slot beside
+the continuous jobs must stay free for the other runs (fewer would queue them until their queue timeout fails them).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from dataclasses import dataclass
 from infra.connectors import SIZING_KEYS, ConnectorSpec
 from infra.errors import SettingsError
 from infra.settings import Settings
-from lambdas.trigger.sizing import UPKEEP, Plan, RunShape, largest_run
+from lambdas.trigger.sizing import UPKEEP, Plan, RunShape, continuous_run, largest_run
 
 DOCTOR_RUNS = 1  # doctor runs at once beside the others (more queue behind the runs under way)
 MAX_CONCURRENT_RUNS = 1000  # SchedulerConfiguration.MaxConcurrentRuns' valid range is 1 to 1000
@@ -62,16 +67,20 @@ class Concurrency:
 
 
 def environment_runs(settings: Settings, connectors: tuple[ConnectorSpec, ...]) -> list[tuple[str, Plan]]:
-    """Every run that may be under way at once (see the module docstring), named, with its largest plan."""
+    """Every run that may be under way at once (see the module docstring), named, with its largest plan; the
+    continuous jobs first."""
     max_executors = settings.emr.max_executors_per_run
+
+    def shape(c: ConnectorSpec) -> RunShape:
+        return RunShape.from_entry(c.name, {k: c.config[k] for k in SIZING_KEYS})
+
     runs = [
-        (
-            f"data run of {c.name}",
-            largest_run(
-                RunShape.from_entry(c.name, {k: c.config[k] for k in SIZING_KEYS}), c.iceberg is not None, max_executors
-            ),
-        )
+        (f"continuous job of {c.name}", continuous_run(shape(c), max_executors)) for c in connectors if c.continuous
+    ]
+    runs += [
+        (f"data run of {c.name}", largest_run(shape(c), c.iceberg is not None, max_executors))
         for c in connectors
+        if not c.continuous
     ]
     runs += [(f"table upkeep of {c.name}", UPKEEP) for c in connectors if c.iceberg is not None]
     runs += [(f"restore of {c.name}", UPKEEP) for c in connectors if c.restore_targets]
@@ -93,13 +102,24 @@ def check_concurrency(settings: Settings, connectors: tuple[ConnectorSpec, ...])
                 "how many may run at once (the others queue)"
             ),
         )
+    streaming = sum(1 for c in connectors if c.continuous)
+    if emr.concurrent_runs is not None and emr.concurrent_runs <= streaming:
+        raise SettingsError(
+            settings.source,
+            "emr.concurrent_runs",
+            f"{emr.concurrent_runs} leaves no run beside the {streaming} continuous job(s), which run all the time "
+            "(continuous.connectors): set it to at least one more",
+        )
     admitted = emr.concurrent_runs or len(runs)
-    largest = sorted((Footprint.of(plan) for _, plan in runs), key=lambda f: (f.cpu, f.memory, f.disk), reverse=True)
-    need = sum(largest[:admitted], Footprint(0, 0, 0))
+    always = [Footprint.of(plan) for _, plan in runs[:streaming]]  # the continuous jobs (listed first)
+    largest = sorted(
+        (Footprint.of(plan) for _, plan in runs[streaming:]), key=lambda f: (f.cpu, f.memory, f.disk), reverse=True
+    )
+    need = sum(always + largest[: admitted - streaming], Footprint(0, 0, 0))
     why = (
         "emr.concurrent_runs"
         if emr.concurrent_runs
-        else f"{len(connectors)} connector(s), their upkeep and restores, and {DOCTOR_RUNS} doctor"
+        else f"{len(connectors)} connector(s) ({streaming} continuous), their upkeep and restores, and {DOCTOR_RUNS} doctor"
     )
     for resource, have, wanted, unit in (
         ("cpu", emr.max_cpu, need.cpu, "vCPU"),

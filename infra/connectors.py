@@ -10,7 +10,9 @@ the environment's `schema_registry` written into it (`published_document`).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +35,24 @@ from sink_engine.transform.settings import TransformSettings
 from sink_engine.validation import check_config
 
 CONFIG_PREFIX = "_connectors/"
+# CancelJobRun's shutdownGracePeriodInSeconds, 15 to 1800 s ("EMR Serverless job run cancellation with grace period",
+# https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/job-cancellation-grace-period.html)
+GRACE_RANGE_S = (15, 1800)
+# what a stopping continuous job needs past its lease duration: it waits for its tasks at most half of
+# `sink.lease.duration.ms`, cancels its Spark job (30 s at most), then releases the lease (continuous/driver.py)
+GRACE_MARGIN_S = 30
+
+
+@dataclass(frozen=True)
+class ContinuousSpec:
+    """How a continuous connector's job runs (the environment's `continuous.connectors.<name>`, and its config):
+    the STREAMING run's retry policy, the grace period the trigger cancels it with (the lease duration and
+    GRACE_MARGIN_S: the job commits what it closed and releases its lease before EMR stops it), the freshness alarm's
+    threshold."""
+
+    freshness_alarm_seconds: int
+    max_failed_attempts_per_hour: int
+    shutdown_grace_seconds: int
 
 
 @dataclass(frozen=True)
@@ -50,6 +70,7 @@ class ConnectorSpec:
     written: tuple[str, ...] = ()  # the topics its objects are written under: `topics` as its RegexRouters name them
     # restore.connectors.<name>.target_topics: names, or prefixes ending in `*` (empty: restore not deployed)
     restore_targets: tuple[str, ...] = ()
+    continuous: ContinuousSpec | None = None  # continuous.connectors.<name> (None: bounded runs)
 
     @property
     def group_id(self) -> str:
@@ -59,6 +80,12 @@ class ConnectorSpec:
     @property
     def config_key(self) -> str:
         return f"{CONFIG_PREFIX}{self.name}.json"
+
+    @property
+    def config_sha256(self) -> str:
+        """The hash of the config as published (its JSON with sorted keys): what a continuous job runs with; the
+        trigger restarts the job when it changes."""
+        return hashlib.sha256(json.dumps(self.document, sort_keys=True).encode()).hexdigest()
 
     @cached_property
     def config(self) -> SinkConfig:
@@ -93,11 +120,14 @@ def connector_index(
     connectors: tuple[ConnectorSpec, ...], bucket_name: str, role_arns: dict[str, str]
 ) -> list[dict[str, Any]]:
     """The connector index the admin publishes at INDEX_KEY, which the trigger and the replay read: one entry per
-    connector, {name, topics, config_uri, rotation, sizing, role_arn, tables, restore_targets}, `rotation` and
+    connector, {name, topics, config_uri, rotation, sizing, role_arn, tables, restore_targets, continuous?},
+    `rotation` and
     `sizing` holding the connector's ROTATION_KEYS and SIZING_KEYS as the engine parses them, `role_arn` its job
     runtime role (`role_arns`: name -> ARN, tokens allowed), `tables` whether it writes Iceberg tables (which
     `iceberg maintain` keeps up) and `restore_targets` the topics a restore of its objects may produce into (names,
-    or prefixes ending in `*`; empty: none)."""
+    or prefixes ending in `*`; empty: none); `continuous`, only for a continuous connector,
+    {max_failed_attempts_per_hour, shutdown_grace_seconds, config_sha256} (the trigger keeps a STREAMING job run of it
+    going, restarted when the hash of its published config changes)."""
     described = []
     for c in connectors:
         config = c.config
@@ -111,6 +141,17 @@ def connector_index(
                 "role_arn": role_arns[c.name],
                 "tables": c.iceberg is not None,
                 "restore_targets": list(c.restore_targets),
+                **(
+                    {
+                        "continuous": {
+                            "max_failed_attempts_per_hour": c.continuous.max_failed_attempts_per_hour,
+                            "shutdown_grace_seconds": c.continuous.shutdown_grace_seconds,
+                            "config_sha256": c.config_sha256,
+                        }
+                    }
+                    if c.continuous
+                    else {}
+                ),
             }
         )
     return described
@@ -126,13 +167,17 @@ def load_connectors(settings: Settings) -> tuple[ConnectorSpec, ...]:
     for name in names:
         if names.count(name) > 1:
             raise ConnectorSpecError(settings.connectors_dir.name, "name", f"{name!r} is used by two files")
-    for name in settings.restore.target_topics:
-        if name not in names:
-            raise SettingsError(
-                settings.source,
-                f"restore.connectors.{name}",
-                f"names no connector of {settings.connectors_dir.name}/ ({', '.join(names)})",
-            )
+    for section, entries in (
+        ("restore", settings.restore.target_topics),
+        ("continuous", settings.continuous.connectors),
+    ):
+        for name in entries:
+            if name not in names:
+                raise SettingsError(
+                    settings.source,
+                    f"{section}.connectors.{name}",
+                    f"names no connector of {settings.connectors_dir.name}/ ({', '.join(names)})",
+                )
     return specs
 
 
@@ -220,7 +265,53 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
         ignored=config.ignored,
         written=tuple(dict.fromkeys(route(topic) for topic in topics)),
         restore_targets=restore_targets,
+        continuous=_continuous(settings, source, config),
     )
+
+
+def _continuous(settings: Settings, source: str, config: SinkConfig) -> ContinuousSpec | None:
+    """The connector's continuous runs (`continuous.connectors.<name>`), refused naming the setting or its file's key
+    when its job could not run continuously or its freshness could not be watched."""
+    wanted = settings.continuous.of(config.name)
+    if wanted is None:
+        return None
+    from sink_engine.continuous.driver import check_continuous
+
+    where = f"continuous.connectors.{config.name}"
+    if config["format.class"] == "iceberg":
+        raise SettingsError(
+            settings.source, where, "names an IcebergFormat connector: continuous runs write S3 objects only"
+        )
+    try:
+        check_continuous(config)
+    except ConfigError as e:
+        raise ConnectorSpecError(source, e.key, f"cannot run continuously ({where}): {e}") from e
+    schedule_ms = config["rotate.schedule.interval.ms"]
+    if schedule_ms <= 0:
+        raise ConnectorSpecError(
+            source,
+            "rotate.schedule.interval.ms",
+            f"must be set for a continuous connector ({where}): without a scheduled rotation a partition's open file "
+            "waits for flush.size, and its records' age in Kafka has no bound",
+        )
+    if wanted.freshness_alarm_seconds * 1000 <= schedule_ms:
+        raise SettingsError(
+            settings.source,
+            f"{where}.freshness_alarm_seconds",
+            f"{wanted.freshness_alarm_seconds} s is not above the connector's rotate.schedule.interval.ms "
+            f"({schedule_ms} ms): a record waits up to one schedule for its file to close, so the alarm would always "
+            "fire",
+        )
+    lease_ms = config["sink.lease.duration.ms"]
+    grace = max(GRACE_RANGE_S[0], math.ceil(lease_ms / 1000) + GRACE_MARGIN_S)
+    if grace > GRACE_RANGE_S[1]:
+        raise ConnectorSpecError(
+            source,
+            "sink.lease.duration.ms",
+            f"{lease_ms} ms is too long for a continuous connector: the trigger stops its job with a grace period of "
+            f"the lease duration and {GRACE_MARGIN_S} s, and CancelJobRun allows at most {GRACE_RANGE_S[1]} s",
+        )
+    return ContinuousSpec(wanted.freshness_alarm_seconds, wanted.max_failed_attempts_per_hour, grace)
 
 
 def _restore_targets(settings: Settings, name: str, dlq_topic: str | None) -> tuple[str, ...]:

@@ -12,6 +12,12 @@ saved and the next run is the same size, so it never gets through. Hence the job
 run timeout by MARGIN_MINUTES (an assumption, not measured on EMR: the workers' and Spark's start-up, 30 s to a few
 minutes; the watchdog's grace, at most 60 s; the last uploads and commits), and a connector without a run timeout (0) is
 refused.
+
+A continuous connector (`continuous.connectors.<name>`) is not checked: its runs are STREAMING job runs with
+`executionTimeoutMinutes` 0, which never time out ("Other considerations", EMR Serverless User Guide,
+https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/considerations.html: "You can set
+executionTimeoutMinutes to 0 if you want your job run to never time out ... a streaming application"), and a
+continuous run has no run timeout of its own.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ def check_job_timeout(settings: Settings, connectors: tuple[ConnectorSpec, ...])
     `emr.job_timeout_minutes` with MARGIN_MINUTES to spare."""
     job_minutes = settings.emr.job_timeout_minutes
     for spec in connectors:
+        if spec.continuous is not None:
+            continue
         run_ms = spec.config[KEY]
         if run_ms == 0:
             raise ConnectorSpecError(

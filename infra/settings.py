@@ -205,6 +205,29 @@ class RestoreSettings:
 
 
 @dataclass(frozen=True)
+class ContinuousConnector:
+    """A connector whose job the trigger keeps running (`continuous.connectors.<name>`): `freshness_alarm_seconds`,
+    above which the age of its oldest record read but not yet in S3 (the job's StreamFreshnessSeconds) raises its
+    `Freshness-<name>` alarm; `max_failed_attempts_per_hour`, the STREAMING job run's retry policy (EMR Serverless
+    retries a failed attempt at most that many times an hour, 1 to 10, 5 by AWS's default)."""
+
+    freshness_alarm_seconds: int
+    max_failed_attempts_per_hour: int = 5
+
+
+@dataclass(frozen=True)
+class ContinuousSettings:
+    """The connectors that run continuously (`continuous.connectors.<name>`): the trigger keeps one EMR Serverless
+    STREAMING job run of `sink-engine run --continuous` going for each (infra/README.md, "Continuous connectors").
+    A connector without an entry gets bounded runs."""
+
+    connectors: dict[str, ContinuousConnector] = field(default_factory=dict)
+
+    def of(self, connector: str) -> ContinuousConnector | None:
+        return self.connectors.get(connector)
+
+
+@dataclass(frozen=True)
 class SchemaRegistrySettings:
     """The Schema Registry of the Confluent Cloud connector files (`connector.class` S3_SINK) whose AVRO, PROTOBUF
     or JSON_SR input names none (Cloud finds its own): `url`, and `user_info`, the basic-auth `user:password` as a
@@ -247,6 +270,7 @@ class Settings:
     schema_registry: SchemaRegistrySettings | None = None
     connectors: ConnectorPolicy = ConnectorPolicy()
     restore: RestoreSettings = RestoreSettings()
+    continuous: ContinuousSettings = ContinuousSettings()
     # the customer managed key of the account's CDK bootstrap (its asset bucket's SSE-KMS key), or None (SSE-S3)
     cdk_bootstrap_kms_key_arn: str | None = None
     # how many nested stacks of the service stack hold the connectors' own resources (infra/stacks/connectors.py);
@@ -284,6 +308,8 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         raise SettingsError(source, "msk.cluster_arn", "must be in the environment's account and region")
     glacier = r.integer("retention.glacier_after_days", 1)
     dlq_prefix = r.text("retention.dlq_prefix", r"[A-Za-z0-9_.-]+/")
+    emr = _emr(r)
+    release_label = emr.release_label
     if dlq_prefix == "iceberg/":
         raise SettingsError(
             source, "retention.dlq_prefix", "'iceberg/' is where Iceberg tables lie: their files must not expire"
@@ -299,7 +325,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         kafka_partitions=r.integer("kafka_partitions", 1, 10_000),
         msk=msk,
         network=_network(r),
-        emr=_emr(r),
+        emr=emr,
         trigger=TriggerSettings(
             backoff_base_seconds=r.integer("trigger.backoff_base_seconds", 1, 3_600),
             backoff_cap_seconds=r.integer(
@@ -330,6 +356,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         schema_registry=_schema_registry(r),
         connectors=_connector_policy(r),
         restore=_restore(r),
+        continuous=_continuous(r, release_label),
         cdk_bootstrap_kms_key_arn=_bootstrap_key(r, region, account),
         connector_stacks=r.integer("connector_stacks", 0, MAX_CONNECTOR_STACKS) if r.present("connector_stacks") else 0,
     )
@@ -371,6 +398,41 @@ def _restore(r: _Reader) -> RestoreSettings:
     r.section("restore", ("connectors",))
     entries = r.connector_entries("restore.connectors", "target_topics", "[<topic name or prefix ending in *>, ...]")
     return RestoreSettings({name: r.texts(path, _TARGET_TOPIC) for name, path in entries.items()})
+
+
+# EMR Serverless STREAMING job runs (StartJobRun `mode`) need release 7.1.0 or later, and a cancellation with a grace
+# period (CancelJobRun `shutdownGracePeriodInSeconds`), with which the trigger stops a continuous job so that it commits
+# what it closed and releases its lease, 7.9.0 or later (infra/README.md, "Continuous connectors").
+CONTINUOUS_FROM_RELEASE = (7, 9)
+CONTINUOUS_KEYS = ("freshness_alarm_seconds", "max_failed_attempts_per_hour")
+
+
+def _continuous(r: _Reader, release_label: str) -> ContinuousSettings:
+    """The optional `continuous` section: {"connectors": {"<name>": {"freshness_alarm_seconds": N,
+    "max_failed_attempts_per_hour": M?}}}; refused naming `emr.release_label` on a release before 7.9.0."""
+    if not r.present("continuous"):
+        return ContinuousSettings()
+    r.section("continuous", ("connectors",))
+    connectors = {}
+    for name in r.mapping("continuous.connectors"):
+        where = f"continuous.connectors.{name}"
+        if not re.fullmatch(_CONNECTOR, name) or not isinstance(r.mapping(where), dict):
+            raise SettingsError(r.source, where, 'must be a connector name mapped to {"freshness_alarm_seconds": N}')
+        r.section(where, CONTINUOUS_KEYS)
+        retries = f"{where}.max_failed_attempts_per_hour"
+        connectors[name] = ContinuousConnector(
+            r.integer(f"{where}.freshness_alarm_seconds", 10, 86_400),
+            r.integer(retries, 1, 10) if r.present(retries) else 5,
+        )
+    major, minor = (int(part) for part in release_label.removeprefix("emr-").split(".")[:2])
+    if connectors and (major, minor) < CONTINUOUS_FROM_RELEASE:
+        raise SettingsError(
+            r.source,
+            "emr.release_label",
+            f"{release_label} cannot run continuous connectors ({', '.join(connectors)}): STREAMING job runs need "
+            "emr-7.1.0 or later and their cancellation with a grace period emr-7.9.0 or later",
+        )
+    return ContinuousSettings(connectors)
 
 
 def _bootstrap_key(r: _Reader, region: str, account: str) -> str | None:

@@ -47,6 +47,8 @@ from infra.settings import Settings
 SERVICE = "sink-application-stop"
 RESOURCE_TYPE = "Custom::SinkApplicationStop"
 RESOURCE_TYPE_ON_DELETE = "Custom::SinkApplicationStopOnDelete"
+# the longest grace period a STREAMING run is cancelled with here: the function has 15 minutes to stop the application
+STREAMING_GRACE_CAP_S = 600
 STOP_ACTIONS = [
     "emr-serverless:GetApplication",
     "emr-serverless:StopApplication",
@@ -106,8 +108,12 @@ class ApplicationStop(Construct):
         settings: Settings,
         application: emr.CfnApplication,
         layer: lambda_.ILayerVersion,
+        streaming_grace_seconds: int | None = None,
     ):
         super().__init__(scope, id)
+        # continuous connectors' STREAMING runs are cancelled with a grace period (the longest of theirs), within the
+        # function's 15 minutes: at most STREAMING_GRACE_CAP_S
+        grace = None if streaming_grace_seconds is None else min(streaming_grace_seconds, STREAMING_GRACE_CAP_S)
         self.function = PythonLambda(
             self,
             "Lambda",
@@ -116,7 +122,7 @@ class ApplicationStop(Construct):
             layer=layer,
             log_retention_days=settings.retention.log_retention_days,
             timeout=Duration.minutes(15),
-            environment={},
+            environment={} if grace is None else {"STREAMING_GRACE_SECONDS": str(grace)},
         ).function
         execution_role(self.function).add_to_principal_policy(
             iam.PolicyStatement(actions=["emr-serverless:ListApplications"], resources=["*"])

@@ -1,6 +1,7 @@
 """Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), queued job
-runs (the trigger), lag, DLQ growth, broken MSK event source mappings, trigger, admin and replay failures, and each
-connector's run metrics (what its job runs wrote and left, sink_engine/driver/metrics.py)."""
+runs (the trigger), lag, DLQ growth, broken MSK event source mappings, trigger, admin and replay failures, each
+connector's run metrics (what its job runs wrote and left, sink_engine/driver/metrics.py), and each continuous
+connector's freshness (its job's per-minute stream metrics)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,17 @@ from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
 from sink_engine.driver.metrics import NAMESPACE  # the trigger's and admin's Powertools metrics share it
 
 FIVE_MINUTES = Duration.minutes(5)
+ONE_MINUTE = Duration.minutes(1)
+# A continuous job publishes these every minute (namespace SinkEngine, dimension Connector): the age in seconds of the
+# oldest record it read but has not in S3 yet (0 when none), records written, records behind the high watermark.
+FRESHNESS_METRIC = "StreamFreshnessSeconds"
+STREAM_WIDGETS = (
+    ("Stream freshness (s): oldest record read, not yet in S3", [(FRESHNESS_METRIC, "Maximum")]),
+    ("Stream records written", [("StreamRecordsWritten", "Sum")]),
+    ("Stream lag (records behind the high watermark)", [("StreamLag", "Sum")]),
+)
+# minutes of freshness over its setting in a row that raise a continuous connector's Freshness- alarm
+FRESHNESS_MINUTES = 3
 # A job run that ends in one of these states is reported, one notification per run.
 FAILED_STATES = ("FAILED", "CANCELLED")
 JOB_RUN_STATE_CHANGE = "EMR Serverless Job Run State Change"
@@ -67,7 +79,9 @@ RUN_WIDGETS = (
 )
 
 
-def every_connector(name: str, statistic: str, service: str | None = None) -> cw.MathExpression:
+def every_connector(
+    name: str, statistic: str, service: str | None = None, period: Duration = FIVE_MINUTES
+) -> cw.MathExpression:
     """One line per connector of a metric with the Connector dimension (and `service`, the trigger's), found by a
     SEARCH: a dashboard widget lists one expression whatever the number of connectors, where a metric per
     connector would pass CloudWatch's 500 metrics per widget (CloudWatch service quotas) at 500 connectors."""
@@ -75,10 +89,33 @@ def every_connector(name: str, statistic: str, service: str | None = None) -> cw
     if service is not None:
         schema, match = f"{{{NAMESPACE},{RUN_DIMENSION},service}}", f'{match} service="{service}"'
     return cw.MathExpression(
-        expression=f"SEARCH('{schema} {match}', '{statistic}', {int(FIVE_MINUTES.to_seconds())})",
+        expression=f"SEARCH('{schema} {match}', '{statistic}', {int(period.to_seconds())})",
         using_metrics={},
         label=name,
-        period=FIVE_MINUTES,
+        period=period,
+    )
+
+
+def stream_metric_widgets() -> list[cw.GraphWidget]:
+    """STREAM_WIDGETS: the continuous jobs' per-minute metrics, every continuous connector's line (SEARCH)."""
+    return [
+        cw.GraphWidget(
+            title=title,
+            width=8,
+            left=[every_connector(name, statistic, period=ONE_MINUTE) for name, statistic in lines],
+        )
+        for title, lines in STREAM_WIDGETS
+    ]
+
+
+def freshness_metric(connector: str) -> cw.Metric:
+    """A continuous connector's StreamFreshnessSeconds, its largest per minute (a plain metric: an alarm's)."""
+    return cw.Metric(
+        namespace=NAMESPACE,
+        metric_name=FRESHNESS_METRIC,
+        statistic="Maximum",
+        period=ONE_MINUTE,
+        dimensions_map={RUN_DIMENSION: connector},
     )
 
 
@@ -244,6 +281,19 @@ class Monitoring(Construct):
                 f"Connector {spec.name}'s oldest pending record is too old",
                 scope=scope,
             )
+            if spec.continuous is not None:
+                self._alarm(
+                    f"Freshness-{spec.name}",
+                    freshness_metric(spec.name),
+                    spec.continuous.freshness_alarm_seconds,
+                    f"Continuous connector {spec.name}: its oldest record read but not yet in S3 has been at least "
+                    f"{spec.continuous.freshness_alarm_seconds} s old (continuous.connectors.{spec.name}."
+                    f"freshness_alarm_seconds) for {FRESHNESS_MINUTES} minutes, or its job published no freshness "
+                    "(it is not running: the trigger's log and the FailedJobRuns alarm say why)",
+                    scope=scope,
+                    evaluation_periods=FRESHNESS_MINUTES,
+                    missing=cw.TreatMissingData.BREACHING,
+                )
         started = [every_connector("JobRunsStarted", "Sum", TRIGGER_SERVICE)]
         by_state = [
             emr_jobs(state, settings.emr.release_label, application_id)
@@ -303,6 +353,7 @@ class Monitoring(Construct):
                     ),
                 ],
                 *run_metric_widgets(),
+                *([stream_metric_widgets()] if any(c.continuous for c in connectors) else []),
             ],
         )
 
@@ -386,6 +437,7 @@ class Monitoring(Construct):
         notify: bool = True,
         evaluation_periods: int = 1,
         scope: Construct | None = None,
+        missing: cw.TreatMissingData = cw.TreatMissingData.NOT_BREACHING,
     ) -> None:
         alarm = cw.Alarm(
             scope or self,
@@ -394,7 +446,7 @@ class Monitoring(Construct):
             threshold=threshold,
             evaluation_periods=evaluation_periods,
             comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            treat_missing_data=missing,
             alarm_description=description,
         )
         if notify:

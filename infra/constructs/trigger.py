@@ -215,6 +215,16 @@ class Trigger(Construct):
                 resources=[job.application_arn, f"{job.application_arn}/jobruns/*"],
             )
         )
+        # continuous connectors' jobs (lambdas/trigger/continuous.py): cancelled with a grace period when their config
+        # or the job changed, and on each tick the STREAMING runs no continuous connector owns any more (listed on the
+        # application). Granted whatever the connectors: a deploy that removes the last continuous connector must
+        # leave the trigger able to stop its job.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["emr-serverless:ListJobRuns"], resources=[job.application_arn])
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["emr-serverless:CancelJobRun"], resources=[f"{job.application_arn}/jobruns/*"])
+        )
         # the named job roles of nested stacks: their path (a list of hundreds of ARNs would exceed IAM's quotas)
         passed = (
             [job_role_arn(settings.account, settings.env, "*")] if placement.grouped else list(job.role_arns().values())

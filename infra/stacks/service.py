@@ -58,8 +58,14 @@ class ServiceStack(Stack):
             placement=placement,
         )
         # stops the application before CloudFormation updates it (UpdateApplication fails while it is STARTED)
+        graces = [c.continuous.shutdown_grace_seconds for c in connectors if c.continuous is not None]
         self.application_stop = ApplicationStop(
-            self, "ApplicationStop", settings=settings, application=self.job.application, layer=layer
+            self,
+            "ApplicationStop",
+            settings=settings,
+            application=self.job.application,
+            layer=layer,
+            streaming_grace_seconds=max(graces) if graces else None,
         )
         self.admin = Admin(
             self,

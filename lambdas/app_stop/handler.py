@@ -10,11 +10,13 @@
   Property: `ApplicationId`. Delete stops that application, so that DeleteApplication finds it STOPPED; an
   application already gone is nothing to stop. Create and Update do nothing.
 
-Environment: Powertools'.
+Environment: STREAMING_GRACE_SECONDS (optional: the grace period STREAMING runs, continuous connectors' jobs, are
+cancelled with), Powertools'.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 import boto3
@@ -41,7 +43,10 @@ def handler(event: dict, context) -> dict:
     try:
         stopped = {}
         if (kind == "Delete") if on_delete else (kind == "Update"):
-            stopper = ApplicationStopper(boto3.client("emr-serverless"))
+            grace = os.environ.get("STREAMING_GRACE_SECONDS")
+            stopper = ApplicationStopper(
+                boto3.client("emr-serverless"), streaming_grace_seconds=int(grace) if grace else None
+            )
             deadline = time.monotonic() + (context.get_remaining_time_in_millis() - MARGIN_MS) / 1000
             if on_delete:
                 cancelled = stopper.stop_if_exists(properties["ApplicationId"], deadline)

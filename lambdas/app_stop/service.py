@@ -17,6 +17,12 @@ So: cancel its active runs (CancelJobRun; a cancelled run commits nothing past w
 run redoes the rest: exactly-once holds), wait for them to end, StopApplication, wait for STOPPED. Auto-start
 (autoStartConfiguration) starts it again at the next StartJobRun after the update. A run the trigger starts
 while this waits is cancelled in turn.
+
+A STREAMING run (a continuous connector's job, lambdas/trigger/continuous.py) is cancelled with a grace period
+(`streaming_grace_seconds`: CancelJobRun `shutdownGracePeriodInSeconds`, "EMR Serverless job run cancellation with
+grace period", EMR Serverless User Guide,
+https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/job-cancellation-grace-period.html), in which the job
+commits what it closed and releases its lease; the trigger starts it again once the application is back.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ class StopTimeout(Exception):
 
 
 class ApplicationStopper:
-    """`emr`: a boto3 emr-serverless client; `clock` and `sleep` in seconds; `poll_seconds` between looks."""
+    """`emr`: a boto3 emr-serverless client; `clock` and `sleep` in seconds; `poll_seconds` between looks;
+    `streaming_grace_seconds`: the grace period a STREAMING run is cancelled with (None: none)."""
 
     def __init__(
         self,
@@ -45,8 +52,10 @@ class ApplicationStopper:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         poll_seconds: float = 10.0,
+        streaming_grace_seconds: int | None = None,
     ):
         self._emr, self._clock, self._sleep, self._poll = emr, clock, sleep, poll_seconds
+        self._grace = streaming_grace_seconds
 
     def find(self, name: str) -> list[str]:
         """The ids of the applications named `name` that are not in a state UpdateApplication accepts (nor
@@ -72,7 +81,8 @@ class ApplicationStopper:
                 active = self._active_runs(application_id)
                 for run in active:
                     if run["state"] != "CANCELLING":
-                        self._cancel(application_id, run["id"])
+                        grace = self._grace if run.get("mode") == "STREAMING" else None
+                        self._cancel(application_id, run["id"], grace)
                         cancelled.append(run["id"])
                 if not active:
                     self._stop(application_id)
@@ -101,9 +111,10 @@ class ApplicationStopper:
             runs += page["jobRuns"]
         return runs
 
-    def _cancel(self, application_id: str, run_id: str) -> None:
+    def _cancel(self, application_id: str, run_id: str, grace_seconds: int | None) -> None:
+        graceful = {} if grace_seconds is None else {"shutdownGracePeriodInSeconds": grace_seconds}
         try:
-            self._emr.cancel_job_run(applicationId=application_id, jobRunId=run_id)
+            self._emr.cancel_job_run(applicationId=application_id, jobRunId=run_id, **graceful)
         except ClientError as e:  # the run ended meanwhile: nothing to cancel
             if e.response["Error"]["Code"] != "ValidationException":
                 raise

@@ -11,7 +11,8 @@ an EMR job run of `sink-engine doctor` for it, as its job role: its table lands 
 "from_offset": N?, "to_offset": N?, "from_time": T?, "to_time": T?, "binary_headers": [...]?, "time": "<names the
 request>"?}` (checked, then an EMR job run of `sink-engine restore` for it, as its job role; see restore.py). The
 tick also reports the health of the function's MSK event source mappings (esm_health.py) and starts again the
-restores that ended with progress but not done (restore_runs.py).
+restores that ended with progress but not done (restore_runs.py). A continuous connector's job is kept running
+instead of bounded runs (continuous.py); the tick also cancels the STREAMING runs no continuous connector owns.
 Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes, read on first use and again
 after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
 without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, MAX_CPU, MAX_MEMORY, MAX_DISK (the
@@ -34,6 +35,7 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from lambdas.shared.connector_index import ConnectorIndex
 from lambdas.trigger import esm_health
 from lambdas.trigger.connectors import connectors_from_entries
+from lambdas.trigger.continuous import ContinuousRuns
 from lambdas.trigger.errors import UnknownRequestError
 from lambdas.trigger.restore_runs import RestoreRuns
 from lambdas.trigger.runs import QUEUED_METRIC, Backoff, JobSpec, RunStarter
@@ -66,12 +68,15 @@ def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerSe
         int(max_executors) if max_executors else None,
     )
     backoff = Backoff(int(env["BACKOFF_BASE_MS"]), int(env["BACKOFF_CAP_MS"]))
-    starter = RunStarter(state, boto3.client("emr-serverless"), job, int(env["RUN_CLAIM_MS"]), backoff)
+    claim_ms = int(env["RUN_CLAIM_MS"])
+    starter = RunStarter(state, boto3.client("emr-serverless"), job, claim_ms, backoff)
     default_role = env.get("JOB_ROLE_ARN")
     index = ConnectorIndex(
         env["CONNECTORS_URI"], boto3.client("s3"), lambda entries: connectors_from_entries(entries, default_role), clock
     )
-    return TriggerService(index.get, state, starter, clock, RestoreRuns(dynamodb, env["TABLE_NAME"]))
+    restores = RestoreRuns(dynamodb, env["TABLE_NAME"])
+    continuous = ContinuousRuns(state, starter, job, claim_ms, backoff)
+    return TriggerService(index.get, state, starter, clock, restores, continuous)
 
 
 @lru_cache(maxsize=1)
@@ -178,7 +183,15 @@ def handler(event: dict, context) -> dict:
     if event.get("action") == "idle-flush":  # the tick also checks the event sources that feed the batches
         esm_health.report(_lambda_client(), context.function_name, _service().topics, logger)
         answer["restores"] = [_report_restore(s) for s in _service().resume_restores()]
+        answer["cancelled"] = [_report_cancelled(c) for c in _service().sweep_streaming()]
     return answer
+
+
+def _report_cancelled(cancelled) -> dict:
+    """CONTINUOUS_RUN_CANCELLED: a STREAMING run the tick cancelled, as no continuous connector owns it."""
+    fields = {"connector": cancelled.connector, "job_run_id": cancelled.job_run_id, "reason": cancelled.reason}
+    logger.info("CONTINUOUS_RUN_CANCELLED", extra=fields)
+    return fields
 
 
 def _report_restore(settled) -> dict:
@@ -200,6 +213,8 @@ def _report_restore(settled) -> dict:
 def _report(decision: Decision) -> None:
     outcome = decision.outcome
     event = "JOB_RUN_STARTED" if outcome.action in ("started", "resumed") else "JOB_RUN_SKIPPED"
+    if outcome.action == "cancelled":  # a continuous run stopped to start again (its config or the job changed)
+        event = "CONTINUOUS_RUN_CANCELLED"
     if outcome.reason == "run-queued":
         event = "JOB_RUN_QUEUED"
         with single_metric(name=QUEUED_METRIC, unit=MetricUnit.Count, value=1):

@@ -37,12 +37,14 @@ from lambdas.trigger.connectors import Connector
 from lambdas.trigger.pending import Pending
 from lambdas.trigger.restore import RestoreRequest
 from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run
-from lambdas.trigger.state import FAILED, IDLE, SUCCEEDED, RunClaim, TriggerState
+from lambdas.trigger.state import FAILED, IDLE, RESTARTED, SUCCEEDED, RunClaim, TriggerState
 
 TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED ... CANCELLING) is active
 # a run waiting for a slot of the application's MaxConcurrentRuns ("Job run states", EMR Serverless User Guide)
 QUEUED = "QUEUED"
 QUEUED_METRIC = "QueuedJobRuns"  # the trigger's count of runs it saw QUEUED, every connector's (an alarm's metric)
+# the states CancelJobRun acts on (the active ones less CANCELLING)
+CANCELLABLE = ["SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,27 @@ class JobSpec:
                 }
             },
             "tags": {"connector": connector.name, **tags},
+        }
+
+    def streaming_request(self, connector: Connector, token: str, name: str, tags: dict[str, str], sizes: str) -> dict:
+        """The StartJobRun request of `connector`'s continuous job (lambdas/trigger/continuous.py): `sink-engine run
+        --continuous` as an EMR Serverless STREAMING job run (`mode`, release 7.1.0 or later; StartJobRun, EMR
+        Serverless API Reference, https://docs.aws.amazon.com/emr-serverless/latest/APIReference/API_StartJobRun.html),
+        retried by EMR after a failed attempt at most `max_failed_attempts_per_hour` times an hour (`retryPolicy`:
+        "Job resiliency", EMR Serverless User Guide,
+        https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/SECTION-jobs-resiliency.xml.html), and never
+        timed out (`executionTimeoutMinutes` 0: "Other considerations", EMR Serverless User Guide,
+        https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/considerations.html)."""
+        continuous = connector.continuous
+        assert continuous is not None  # only a continuous connector's job runs continuously
+        request = self.start_request(
+            connector, ["run", "--continuous", "--config", connector.config_uri], token, name, tags, sizes
+        )
+        return {
+            **request,
+            "mode": "STREAMING",
+            "retryPolicy": {"maxFailedAttemptsPerHour": continuous.max_failed_attempts_per_hour},
+            "executionTimeoutMinutes": 0,
         }
 
     def sizes(self, connector: Connector, pending: Pending | None) -> str:
@@ -151,7 +174,7 @@ class RunStarter:
         epoch = lease.epoch if lease else 0
         claim = self._state.claim(name)
         if claim and claim.outcome is None:
-            verdict = self._verdict(claim, epoch, now_ms, last_commit_ms)
+            verdict = self.verdict(claim, epoch, now_ms, last_commit_ms)
             if verdict in ("active", QUEUED):
                 return Outcome("skipped", "run-queued" if verdict == QUEUED else "run-active", claim.job_run_id)
             if verdict == "resume":
@@ -179,8 +202,9 @@ class RunStarter:
             return Outcome("skipped", "claimed-concurrently")
         return self._submit(connector, fresh, "started", reason)
 
-    def _verdict(self, claim: RunClaim, epoch: int, now_ms: int, last_commit_ms: int) -> str:
-        """active | QUEUED | resume | succeeded | idle | failed, for a claim not settled yet."""
+    def verdict(self, claim: RunClaim, epoch: int, now_ms: int, last_commit_ms: int) -> str:
+        """active | QUEUED | resume | succeeded | idle | failed | restarted, for a claim not settled yet (restarted:
+        a run the trigger cancelled itself, once it ended)."""
         took_lease = epoch > claim.lease_epoch
         if claim.job_run_id is None:
             if took_lease:  # StartJobRun answered but its id was not recorded, and the run went on
@@ -189,6 +213,8 @@ class RunStarter:
         state = self.job_state(claim.job_run_id)
         if state not in TERMINAL_STATES:
             return QUEUED if state == QUEUED else "active"
+        if claim.cancelled_at_ms is not None:
+            return RESTARTED
         if state != "SUCCESS" or not took_lease:
             return FAILED
         return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
@@ -255,6 +281,63 @@ class RunStarter:
             return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
         self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])
         return Outcome(action, reason, answer["jobRunId"])
+
+    def submit_streaming(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
+        """StartJobRun of `connector`'s continuous job for `claim` (attempt, sizes); as `_submit`, a refused start
+        keeps the claim for the next call to resume."""
+        continuous = connector.continuous
+        assert continuous is not None and claim.sizes is not None  # a continuous claim is sized when made
+        tags = {
+            "attempt": str(claim.attempt),
+            "mode": "continuous",
+            "shutdown_grace_seconds": str(continuous.shutdown_grace_seconds),
+        }
+        try:
+            answer = self._emr.start_job_run(
+                **self._job.streaming_request(
+                    connector,
+                    client_token(connector.name, claim.attempt),
+                    f"{connector.name}-continuous-{claim.attempt}",
+                    tags,
+                    claim.sizes,
+                )
+            )
+        except ClientError as e:
+            return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
+        self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])
+        return Outcome(action, reason, answer["jobRunId"])
+
+    def cancel(self, job_run_id: str, grace_seconds: int) -> bool:
+        """CancelJobRun with a grace period: EMR Serverless asks the job to stop and ends it `grace_seconds` later
+        (release 7.9.0 and later: "EMR Serverless job run cancellation with grace period", EMR Serverless User Guide,
+        https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/job-cancellation-grace-period.html). False when
+        the run had ended meanwhile (ValidationException)."""
+        try:
+            self._emr.cancel_job_run(
+                applicationId=self._job.application_id, jobRunId=job_run_id, shutdownGracePeriodInSeconds=grace_seconds
+            )
+        except ClientError as e:
+            if e.response["Error"]["Code"] == "ValidationException":
+                return False
+            raise
+        return True
+
+    def streaming_runs(self) -> list[dict]:
+        """The application's STREAMING job runs that CancelJobRun acts on, each as GetJobRun describes it (its tags
+        name the connector and the attempt: StartJobRun's)."""
+        runs: list[dict] = []
+        try:
+            for page in self._emr.get_paginator("list_job_runs").paginate(
+                applicationId=self._job.application_id, mode="STREAMING", states=CANCELLABLE
+            ):
+                runs += page["jobRuns"]
+        except ClientError as e:
+            if e.response["Error"]["Code"] != "ResourceNotFoundException":  # moto: an application that never ran
+                raise
+        described = [
+            self._emr.get_job_run(applicationId=self._job.application_id, jobRunId=r["id"])["jobRun"] for r in runs
+        ]
+        return [d for d in described if (d.get("tags") or {}).get("mode") == "continuous"]
 
     def job_state(self, job_run_id: str) -> str:
         """EMR Serverless' state of the run (FAILED for a run that no longer exists)."""

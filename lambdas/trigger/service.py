@@ -4,6 +4,10 @@ A batch records what it adds (per topic-partition markers) for each connector re
 for those connectors; the tick decides for every connector from what is stored, without reading Kafka: it
 knows the offsets the event source delivered (markers), the engine's commits and the clock, so it can start the
 runs that a scheduled or wall-clock rotation makes due, and the first run of a topic that never had one.
+
+A continuous connector (its index entry's `continuous`) gets no bounded runs: on any batch of its topics, the tick or a
+forced run, its continuous job is kept running (lambdas/trigger/continuous.py), whatever would close; the tick also
+cancels the STREAMING runs no continuous connector owns any more (`sweep_streaming`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from functools import partial
 from itertools import chain
 
 from lambdas.trigger.connectors import Connector
+from lambdas.trigger.continuous import Cancelled, ContinuousRuns
 from lambdas.trigger.errors import UnknownRequestError
 from lambdas.trigger.pending import Pending, Seen, backlog, merge, summarize
 from lambdas.trigger.restore import RestoreRequest
@@ -43,9 +48,10 @@ class TriggerService:
         starter: RunStarter,
         clock: Callable[[], int],
         restores: RestoreRuns,
+        continuous: ContinuousRuns,
     ):
         self._deployed, self._state, self._starter, self._clock = connectors, state, starter, clock
-        self._restores = restores
+        self._restores, self._continuous = restores, continuous
 
     @property
     def _connectors(self) -> dict[str, Connector]:
@@ -113,6 +119,10 @@ class TriggerService:
                 )
         return settled
 
+    def sweep_streaming(self) -> list[Cancelled]:
+        """The tick's cancellation of the STREAMING runs no continuous connector owns (continuous.py)."""
+        return self._continuous.sweep(self._connectors.values(), self._clock())
+
     def _restart(self, connector: Connector, run: RestoreRun) -> str:
         """Start the next attempt of `run`; its job run id."""
         job_run_id = self._starter.start_restore(connector, run.request, run.next_token()).job_run_id
@@ -147,10 +157,12 @@ class TriggerService:
             )
             seen.update(batch)
         pending = backlog(seen, committed)
+        last_commit = max((c.committed_at_ms for c in committed.values()), default=0)
+        if connector.continuous is not None:
+            return Decision(connector.name, now, pending, self._continuous.keep(connector, now, last_commit, forced))
         found = ("forced", None) if forced else closing(connector.rotation, connector.topics, seen, committed, now)
         if found is None:
             return Decision(connector.name, now, pending, Outcome("skipped", "nothing-closes"))
         reason, where = found
-        last_commit = max((c.committed_at_ms for c in committed.values()), default=0)
         outcome = self._starter.start(connector, reason, now, last_commit, forced, pending)
         return Decision(connector.name, now, pending, outcome, where)

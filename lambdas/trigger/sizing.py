@@ -207,6 +207,16 @@ def largest_run(shape: RunShape, tables: bool = False, max_executors: int | None
     return Plan(Worker(1, 4 if tables else 2), *_executors(shape.tasks_max, max_executors))
 
 
+def continuous_run(shape: RunShape, max_executors: int | None = None) -> Plan:
+    """The workers of a continuous run (`sink-engine run --continuous`, S3 objects only): a 1-vCPU / 2 GB driver
+    (it renews the lease and waits) and one executor vCPU per task of `tasks.max`, within `max_executors`. Each of
+    its tasks is long-lived and holds its executor core for the whole run, and a task that gets no core never starts
+    (its partitions would wait): the engine runs at most as many tasks as Spark has cores, so `tasks.max` cores make
+    all of them run. The size does not follow a backlog: the run lasts weeks (its first minutes drain what is pending,
+    on these same workers)."""
+    return Plan(Worker(1, 2), *_executors(shape.tasks_max, max_executors))
+
+
 def _executors(vcpus: int, max_executors: int | None) -> tuple[Worker, int]:
     """The executor size and count that give `vcpus` (at most `max_executors` of the largest size)."""
     count = math.ceil(vcpus / EXECUTOR_VCPUS[-1])

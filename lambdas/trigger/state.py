@@ -17,6 +17,7 @@ from lambdas.trigger.pending import Committed, Seen, TopicPartition
 from sink_engine.offsets import layout
 
 SUCCEEDED, FAILED, IDLE = "succeeded", "failed", "idle"  # outcomes of a claim's run
+RESTARTED = "restarted"  # a continuous run the trigger cancelled itself (a new config, an opt-out): no failure
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,9 @@ class RunClaim:
     claimed and until when, the EMR job run id once StartJobRun answered, the consecutive failed runs before it,
     and once its run ended, the outcome (succeeded | failed | idle: took the lease but committed nothing) and
     when the trigger saw it; `sizes`, the `--conf`s of the run's workers (sizing.py), so that a resumed
-    StartJobRun repeats the first one's request (None: a claim written before runs were sized)."""
+    StartJobRun repeats the first one's request (None: a claim written before runs were sized). A continuous run's
+    claim (lambdas/trigger/continuous.py) also keeps the `fingerprint` of what it runs (config, job, workers; None for
+    a bounded run's), and once the trigger cancelled its run, when and why (`cancelled_at_ms`, `cancel_reason`)."""
 
     attempt: int
     lease_epoch: int
@@ -45,13 +48,20 @@ class RunClaim:
     outcome: str | None = None
     settled_at_ms: int | None = None
     sizes: str | None = None
+    fingerprint: str | None = None
+    cancelled_at_ms: int | None = None
+    cancel_reason: str | None = None
+
+    @property
+    def continuous(self) -> bool:
+        return self.fingerprint is not None
 
     @property
     def failures(self) -> int:
         """Consecutive failed runs up to this claim, its own outcome counted once settled."""
         if self.outcome is None:
             return self.failures_before
-        return 0 if self.outcome == SUCCEEDED else self.failures_before + 1
+        return 0 if self.outcome in (SUCCEEDED, RESTARTED) else self.failures_before + 1
 
 
 class TriggerState:
@@ -106,6 +116,9 @@ class TriggerState:
             item.get("outcome", {}).get("S"),
             _number(item, "settled_at_ms"),
             item.get("sizes", {}).get("S"),
+            item.get("fingerprint", {}).get("S"),
+            _number(item, "cancelled_at_ms"),
+            item.get("cancel_reason", {}).get("S"),
         )
 
     def put_claim(self, connector: str, claim: RunClaim, previous_attempt: int | None) -> bool:
@@ -120,6 +133,7 @@ class TriggerState:
             "expires_at_ms": {"N": str(claim.expires_at_ms)},
             "failures_before": {"N": str(claim.failures_before)},
             **({"sizes": {"S": claim.sizes}} if claim.sizes is not None else {}),
+            **({"fingerprint": {"S": claim.fingerprint}} if claim.fingerprint is not None else {}),
         }
         written = self._conditional(
             lambda: self._db.put_item(
@@ -141,6 +155,24 @@ class TriggerState:
                 ExpressionAttributeValues={":id": {"S": job_run_id}, ":attempt": {"N": str(attempt)}},
             )
         )
+
+    def mark_cancelled(self, connector: str, claim: RunClaim, reason: str, now_ms: int) -> RunClaim:
+        """Record that the trigger cancelled the claim's run (its outcome will be RESTARTED, not a failure); the claim
+        as stored after (unchanged when another claim or outcome took its place meanwhile)."""
+        self._conditional(
+            lambda: self._db.update_item(
+                TableName=self._table,
+                Key=layout.key(connector, layout.RUN_SK),
+                UpdateExpression="SET cancelled_at_ms = :now, cancel_reason = :reason",
+                ConditionExpression="attempt = :attempt AND attribute_not_exists(outcome)",
+                ExpressionAttributeValues={
+                    ":now": {"N": str(now_ms)},
+                    ":reason": {"S": reason},
+                    ":attempt": {"N": str(claim.attempt)},
+                },
+            )
+        )
+        return self.claim(connector) or claim
 
     def settle(self, connector: str, claim: RunClaim, outcome: str, now_ms: int) -> RunClaim | None:
         """Record the outcome of the claim's run once; the settled claim, or None if another writer moved on."""

@@ -1,13 +1,13 @@
 """The driver of a continuous run (`sink-engine run --continuous`): one Spark job of long-lived tasks under the
 connector's lease, until it is asked to stop.
 
-It takes the lease as a bounded run does (another holder: LeaseHeldError, exit 3) and keeps renewing it, plans each
-topic-partition's start once (committed offset, else `auto.offset.reset`), spreads the partitions over at most
-`tasks.max` tasks (no more than Spark has task slots: a task that never starts would hold its partitions back), and
-runs them as one Spark job in a thread of its own. The tasks commit as their files close (continuous/task.py). On
-`stop` (SIGTERM or SIGINT in the CLI) it asks the tasks to stop through the lease item, waits for them at most
-half of `sink.lease.duration.ms` (then cancels the Spark job: what they closed is committed already, what is open is
-read again by the next run), and releases the lease.
+It takes the lease as a bounded run does, waiting up to 1.5 times its duration for a lapsing one (another holder that
+keeps it: LeaseHeldError, exit 3), and keeps renewing it, plans each topic-partition's start once (committed offset,
+else `auto.offset.reset`), spreads the partitions over at most `tasks.max` tasks (no more than Spark has task slots,
+`task_slots`: a task that never starts would hold its partitions back), and runs them as one Spark job in a thread of
+its own. The tasks commit as their files close (continuous/task.py). On `stop` (SIGTERM or SIGINT in the CLI) it asks
+the tasks to stop through the lease item, waits for them at most half of `sink.lease.duration.ms` (then cancels the
+Spark job: what they closed is committed already, what is open is read again by the next run), and releases the lease.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
 from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
 from sink_engine.driver.metrics import publisher_from_environment
 from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
-from sink_engine.errors import ConfigError, LeaseLostError, SinkError
+from sink_engine.errors import ConfigError, LeaseHeldError, LeaseLostError, SinkError
 from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
 from sink_engine.target import target_for
 
@@ -87,7 +87,7 @@ def run_continuous(
         raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
     leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
     duration = config["sink.lease.duration.ms"]
-    token = leases.acquire(config.name, owner or uuid.uuid4().hex, duration)
+    token = _acquire_when_free(leases, config.name, owner or uuid.uuid4().hex, duration, stop)
     target = target_for(config)
     summary = ContinuousSummary()
     try:
@@ -95,7 +95,7 @@ def run_continuous(
             ranges, _ = plan(config, store)
             groups = _spread(
                 [StreamStart(r.tp, r.start_offset) for r in ranges],
-                min(config["tasks.max"], spark.sparkContext.defaultParallelism),
+                min(config["tasks.max"], task_slots(spark)),
             )
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
             publish = publisher_from_environment(os.environ, config["s3.region"]) is not None
@@ -118,6 +118,30 @@ def run_continuous(
     if failed:
         raise TaskFailedError("; ".join(f"{r.tp}: {r.error}" for r in failed))
     return summary
+
+
+def _acquire_when_free(leases: Leases, connector: str, owner: str, duration_ms: int, stop: threading.Event):
+    """The lease, waiting up to 1.5 times `sink.lease.duration.ms` for a holder's lease to lapse (a killed run's, or
+    the run EMR Serverless retries a failed streaming attempt after: it would exit 3 and spend a retry otherwise);
+    LeaseHeldError when a live holder keeps renewing it, or when `stop` is set meanwhile."""
+    deadline = time.monotonic() + 1.5 * duration_ms / 1000
+    while True:
+        try:
+            return leases.acquire(connector, owner, duration_ms)
+        except LeaseHeldError:
+            if time.monotonic() >= deadline or stop.wait(min(5.0, duration_ms / 4000)):
+                raise
+
+
+def task_slots(spark) -> int:
+    """How many tasks the job can run at once: `spark.executor.instances` x `spark.executor.cores` when the job's
+    settings name them (EMR's executors may register after the driver starts, and Spark's default parallelism counts
+    only those registered), else Spark's default parallelism."""
+    conf = spark.sparkContext.getConf()
+    instances, cores = conf.get("spark.executor.instances"), conf.get("spark.executor.cores")
+    if instances and cores and conf.get("spark.dynamicAllocation.enabled", "false") == "false":
+        return int(instances) * int(cores)
+    return spark.sparkContext.defaultParallelism
 
 
 def _spread(starts: list[StreamStart], tasks: int) -> list[list[StreamStart]]:

@@ -86,6 +86,22 @@ def run_job_run(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], tim
                 master: str = LOCAL_MASTER, event_log_dir: Path | None = None) -> JobRunResult:
     """Run `job_run` (see the module docstring) in the empty folder `workdir` on `master`, Spark's event log in
     `event_log_dir` when given; returns spark-submit's exit code and output."""
+    command, env = job_run_command(job_run, s3, workdir, aws, master, event_log_dir)
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout_s, env=env)
+    return JobRunResult(done.returncode, done.stdout, done.stderr)
+
+
+def start_job_run(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], master: str = LOCAL_MASTER,
+                  event_log_dir: Path | None = None) -> subprocess.Popen:
+    """`run_job_run` without waiting: the spark-submit process (output to pipes), for a run that does not end by
+    itself (a STREAMING job run of `run --continuous`, stopped by a signal)."""
+    command, env = job_run_command(job_run, s3, workdir, aws, master, event_log_dir)
+    return subprocess.Popen(command, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def job_run_command(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], master: str = LOCAL_MASTER,
+                    event_log_dir: Path | None = None) -> tuple[list[str], dict[str, str]]:
+    """spark-submit's command line and environment for `job_run`, its files fetched into `workdir`."""
     driver = job_run["jobDriver"]["sparkSubmit"]
     confs = spark_confs(job_run)
     shipped = [_shipped(s3, entry.strip(), workdir) for entry in filter(None, confs.pop("spark.archives", "").split(","))]
@@ -102,9 +118,7 @@ def run_job_run(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], tim
                                    event_log_dir, settings)
     if event_log_dir is not None:
         event_log_dir.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout_s,
-                          env={**spark_env(), **aws, **driver_env})
-    return JobRunResult(done.returncode, done.stdout, done.stderr)
+    return command, {**spark_env(), **aws, **driver_env}
 
 
 def _shipped(s3, entry: str, workdir: Path) -> str:

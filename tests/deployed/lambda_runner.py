@@ -31,6 +31,17 @@ class LambdaContext:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 handler_name, context, result_file = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+if context.pop("sign_payload_hash"):  # for an IAM-enforcing moto (tests/iam/world.py `sign_payload_hash`)
+    import hashlib, boto3
+
+    def sign(request, **_):
+        body = request.body or b""
+        body = body.encode() if isinstance(body, str) else body
+        request.headers["X-Amz-Content-SHA256"] = hashlib.sha256(body).hexdigest()
+
+    boto3.setup_default_session()
+    for service in ("emr-serverless", "lambda"):
+        boto3.DEFAULT_SESSION.events.register("before-sign." + service, sign)
 module, _, name = handler_name.rpartition(".")
 handler = getattr(importlib.import_module(module), name)
 result = handler(json.load(sys.stdin), LambdaContext(context.pop("attributes"), context["timeout_s"]))
@@ -44,10 +55,13 @@ class LambdaInvokeError(Exception):
 
 
 def invoke(layout: LambdaLayout, event: Any, environment: Mapping[str, str], aws: Mapping[str, str],
-           timeout_s: int = 120) -> Any:
+           timeout_s: int = 120, sign_payload_hash: bool = False) -> Any:
     """The handler's JSON result for `event`. `environment`: the function's variables (as the template sets
-    them); `aws`: credentials, region and AWS_ENDPOINT_URL (moto's server). Raises LambdaInvokeError with the
-    handler's stderr and log lines when it raises or the interpreter exits non-zero."""
+    them); `aws`: credentials, region and AWS_ENDPOINT_URL (moto's server). With `sign_payload_hash`, the handler's
+    EMR Serverless and Lambda requests sign their payload hash, which an IAM-enforcing moto needs for a request
+    without a body (GetJobRun, ListJobRuns, ListEventSourceMappings: docs/aws-fidelity.md); the handler's code is
+    unchanged. Raises LambdaInvokeError with the handler's stderr and log lines when it raises or the interpreter
+    exits non-zero."""
     name = f"sink-{layout.function.replace('_', '-')}"
     region = aws.get("AWS_REGION", "us-east-1")
     runtime = {  # what the Lambda runtime sets (reserved variables), and the handler's path only
@@ -60,7 +74,7 @@ def invoke(layout: LambdaLayout, event: Any, environment: Mapping[str, str], aws
         "AWS_REGION": region, "AWS_DEFAULT_REGION": region,
         "_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
     }
-    context = {"timeout_s": timeout_s, "attributes": {  # what Powertools' inject_lambda_context reads
+    context = {"timeout_s": timeout_s, "sign_payload_hash": sign_payload_hash, "attributes": {  # what Powertools' inject_lambda_context reads
         "function_name": name, "function_version": "$LATEST", "memory_limit_in_mb": MEMORY_MB,
         "invoked_function_arn": f"arn:aws:lambda:{region}:{ACCOUNT}:function:{name}",
         "aws_request_id": str(uuid.uuid4()), "log_group_name": runtime["AWS_LAMBDA_LOG_GROUP_NAME"],

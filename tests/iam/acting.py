@@ -2,8 +2,9 @@
 process and, with `spark`, in Spark's Python workers; with a `CallLog`, every call they make is recorded.
 
 boto3's default session caches the credentials it first resolved, so the body gets a fresh one (and the previous
-session is restored after); its EMR Serverless requests sign their payload hash, which an IAM-enforcing moto needs
-(`world.sign_payload_hash`). Spark workers take the principal's variables from `SparkContext.environment`, which
+session is restored after); its EMR Serverless and Lambda requests sign their payload hash, which an IAM-enforcing
+moto needs for a request without a body (`world.sign_payload_hash`; the trigger's tick lists its event source
+mappings, a GET). Spark workers take the principal's variables from `SparkContext.environment`, which
 PySpark sends with every task: a new set of variables starts new workers, which read them as the deployed job reads
 its role. To record the workers' calls, each task installs the log first
 (`sink_engine.driver.spark_runner._task_function` is wrapped for the duration; the workers import this package from
@@ -32,7 +33,8 @@ def acting_as(principal: Principal, log: CallLog | None = None, spark=None):
     saved_session = boto3.DEFAULT_SESSION
     _set(os.environ, {name: env.get(name) for name in _VARIABLES})
     boto3.setup_default_session()
-    boto3.DEFAULT_SESSION.events.register("before-sign.emr-serverless", sign_payload_hash)
+    for service in ("emr-serverless", "lambda"):
+        boto3.DEFAULT_SESSION.events.register(f"before-sign.{service}", sign_payload_hash)
     if log:
         log.install(principal.name)
     try:

@@ -106,19 +106,20 @@ class Synthesized:
         return self.document["config"]["errors.deadletterqueue.s3.prefix"] + "/"
 
 
-def synthesize(document: dict, outdir: Path) -> Synthesized:
-    """`cdk synth` of the dev environment for the one connector `document` (validated as a connector file is)."""
+def synthesize(document: dict, outdir: Path, settings: Settings | None = None) -> Synthesized:
+    """`cdk synth` of the dev environment (or of `settings`, dev's as changed by a test) for the one connector
+    `document` (validated as a connector file is)."""
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from infra.application import build, new_app
     from infra.connectors import _load
     from tests.infra.conftest import ensure_artifacts
 
     ensure_artifacts()
-    settings = load_settings(ENV)
+    settings = settings or load_settings(ENV)
     source = outdir / f"{document['name']}.json"
     source.write_text(json.dumps(document))
     app = new_app(str(outdir / "cdk.out"))
-    deployment = build(app, ENV, connectors=(_load(source, settings),))
+    deployment = build(app, ENV, connectors=(_load(source, settings),), settings=settings)
     app.synth()
     stacks = {"data": deployment.data.stack_name, "service": deployment.service.stack_name}
     templates = {which: json.loads((outdir / "cdk.out" / f"{name}.template.json").read_text())

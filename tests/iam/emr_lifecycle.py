@@ -15,6 +15,11 @@ What changes, as the EMR Serverless API Reference and User Guide describe it:
   then STOPPED ("Application states").
 - ListJobRuns of an application that never ran a job answers no runs (moto: ResourceNotFound).
 
+- StartJobRun keeps `mode`, `retryPolicy` and `executionTimeoutMinutes` as sent (moto drops the first two and turns
+  a timeout of 0, never, into 720), and CancelJobRun its `shutdownGracePeriodInSeconds` (moto drops it), on the run
+  (`mode`, `retry_policy`, `requested_timeout_minutes`, `shutdown_grace_period_in_seconds`: read through moto's state
+  API); ListJobRuns filters on `mode` as AWS does (moto ignores it).
+
 Time is counted in looks, so that a test is deterministic: each GetApplication or ListApplications moves every
 application one step along its way, each GetJobRun or ListJobRuns every run, before the answer.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -30,6 +36,7 @@ from typing import Iterator
 ACTIVE = {"SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED"}  # runs CancelJobRun cancels
 NOT_OVER = ACTIVE | {"CANCELLING"}  # runs that keep StopApplication refused
 ROOT = Path(__file__).resolve().parents[2]
+_REQUEST = threading.local()  # what the response layer read of the request and moto's backend is not given
 
 
 def _ahead(model, *states: str) -> None:
@@ -61,6 +68,10 @@ def patch() -> None:
 
     def start_job_run(self, application_id, *args, **kwargs):
         run = start(self, application_id, *args, **kwargs)
+        run.mode = getattr(_REQUEST, "mode", None) or "BATCH"
+        run.retry_policy = getattr(_REQUEST, "retry_policy", None)
+        timeout = getattr(_REQUEST, "timeout", None)
+        run.requested_timeout_minutes = None if timeout is None else int(timeout)
         application = self.applications[application_id]
         if application.state in ("CREATED", "STOPPED"):
             _ahead(application, "STARTING", "STARTED")
@@ -72,6 +83,8 @@ def patch() -> None:
         if run.state not in ACTIVE:
             raise ValidationException(f"Job run {job_run_id} is {run.state}: it cannot be cancelled")
         result = cancel(self, application_id, job_run_id)
+        grace = getattr(_REQUEST, "grace", None)
+        run.shutdown_grace_period_in_seconds = None if grace is None else int(grace)
         _ahead(run, "CANCELLING", "CANCELLING", "CANCELLED")
         return result
 
@@ -86,7 +99,18 @@ def patch() -> None:
 
     def list_job_runs(self, application_id, *args, **kwargs):
         self.get_application(application_id)  # ResourceNotFound for an unknown application only
-        return listing(self, application_id, *args, **kwargs) if application_id in self.job_runs else []
+        runs = listing(self, application_id, *args, **kwargs) if application_id in self.job_runs else []
+        mode = getattr(_REQUEST, "mode", None)
+        return [r for r in runs if getattr(r, "mode", "BATCH") == mode] if mode else runs
+
+    def reading(answer, **wanted: str):
+        """The response `answer` with the request's parameters `wanted` (thread-local name -> parameter name) put
+        aside first, for the backend that moto does not give them to."""
+        def respond(self):
+            for local, parameter in wanted.items():
+                setattr(_REQUEST, local, self._get_param(parameter))
+            return answer(self)
+        return respond
 
     def looking_at(kind: str, answer):
         def look(self):
@@ -101,9 +125,15 @@ def patch() -> None:
     backend_class.cancel_job_run = cancel_job_run
     backend_class.stop_application = stop_application
     backend_class.list_job_runs = list_job_runs
+    responses.start_job_run = reading(responses.start_job_run, mode="mode", retry_policy="retryPolicy",
+                                      timeout="executionTimeoutMinutes")
+    responses.cancel_job_run = reading(responses.cancel_job_run, grace="shutdownGracePeriodInSeconds")
     for name, kind in [("get_application", "applications"), ("list_applications", "applications"),
                        ("get_job_run", "runs"), ("list_job_runs", "runs")]:
-        setattr(responses, name, looking_at(kind, getattr(responses, name)))
+        answer = getattr(responses, name)
+        if name == "list_job_runs":
+            answer = reading(answer, mode="mode")
+        setattr(responses, name, looking_at(kind, answer))
 
 
 @contextmanager
@@ -129,7 +159,9 @@ def lifecycle_moto(free_requests: int) -> Iterator[str]:
 
 
 if __name__ == "__main__":
+    from devtools import moto_server
     from moto.server import main
 
+    moto_server.patch()  # the suite's moto: one table copy per transaction, a state API that does not fail
     patch()
     main()

@@ -101,11 +101,13 @@ def test_the_restore_start_needs_each_of_the_triggers_run_grants_and_no_other(re
     assert all(allows(trigger.documents, n) and not allows(without_action(list(trigger.documents), n.action), n)
                for n in started)
     # and the trigger is granted nothing else on EMR Serverless or IAM but GetJobRun, which it calls to learn the
-    # state of the run of a claim (lambdas/trigger/runs.py `_job_state`)
+    # state of the run of a claim (lambdas/trigger/runs.py `job_state`), and CancelJobRun and ListJobRuns, with
+    # which it stops continuous connectors' jobs (lambdas/trigger/continuous.py; tests/iam/test_streaming_under_iam.py)
     granted = {a for d in trigger.documents for s in d.statements if s["Effect"] == "Allow"
                for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
                if a.startswith(("emr-serverless:", "iam:"))}
-    assert granted == {n.action for n in started} | {"emr-serverless:GetJobRun"}
+    assert granted == {n.action for n in started} | {"emr-serverless:GetJobRun", "emr-serverless:CancelJobRun",
+                                                     "emr-serverless:ListJobRuns"}
 
 
 def _without_statement(documents: list[PolicyDocument], sid: str) -> list[PolicyDocument]:

@@ -170,10 +170,12 @@ def _get(stub, state):
 
 
 def _runs(stub, *runs):
+    """ListJobRuns' answer: (id, state) or (id, state, mode) per run."""
     stub.add_response("list_job_runs", {"jobRuns": [{
-        "applicationId": APP, "id": run, "arn": f"{ARN}/jobruns/{run}",
+        "applicationId": APP, "id": run[0], "arn": f"{ARN}/jobruns/{run[0]}",
         "createdBy": "arn:aws:iam::111111111111:role/trigger", "createdAt": 0, "updatedAt": 0, "executionRole": "arn:aws:iam::111111111111:role/job",
-        "state": state, "stateDetails": state, "releaseLabel": "emr-7.12.0"} for run, state in runs]},
+        "state": run[1], "stateDetails": run[1], "releaseLabel": "emr-7.12.0", "mode": (run + ("BATCH",))[2]}
+        for run in runs]},
         {"applicationId": APP, "states": ACTIVE_RUN_STATES})
 
 
@@ -213,6 +215,23 @@ def test_a_stop_refused_because_a_run_just_started_is_tried_again():
     clock = _Clock()
     with stub:
         assert ApplicationStopper(emr, clock, clock.sleep, poll_seconds=5).stop(APP, deadline=600) == [RUN3]
+        stub.assert_no_pending_responses()
+
+
+def test_a_continuous_connectors_streaming_run_is_cancelled_with_its_grace_period():
+    # given a bounded run and a continuous connector's STREAMING run
+    emr, stub = _stubbed()
+    _get(stub, "STARTED")
+    _runs(stub, (RUN1, "RUNNING"), (RUN2, "RUNNING", "STREAMING"))
+    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN1}, {"applicationId": APP, "jobRunId": RUN1})
+    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN2},
+                      {"applicationId": APP, "jobRunId": RUN2, "shutdownGracePeriodInSeconds": 150})
+    _get(stub, "STOPPED")
+    clock = _Clock()
+    # when stopped: the STREAMING run gets the grace period (it commits and releases its lease), the other none
+    with stub:
+        stopper = ApplicationStopper(emr, clock, clock.sleep, poll_seconds=5, streaming_grace_seconds=150)
+        assert stopper.stop(APP, deadline=600) == [RUN1, RUN2]
         stub.assert_no_pending_responses()
 
 

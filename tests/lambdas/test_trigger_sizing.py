@@ -6,7 +6,15 @@ import shlex
 
 import pytest
 
-from devtools.emr_cost import FIREHOSE_GB, run_cost, table
+from devtools.emr_cost import (
+    FIREHOSE_GB,
+    break_even_mb_s,
+    continuous_cost,
+    rate_table,
+    run_cost,
+    table,
+    triggered_cost,
+)
 from lambdas.trigger.errors import TriggerConfigError
 from lambdas.trigger.sizing import (
     UPKEEP,
@@ -14,6 +22,7 @@ from lambdas.trigger.sizing import (
     Plan,
     RunShape,
     Worker,
+    continuous_run,
     largest_run,
     plan_run,
 )
@@ -196,3 +205,36 @@ def test_bigger_runs_cost_less_per_gb_and_the_table_has_a_row_per_output_and_siz
     rows = table([1, 100], 224, 64)
     assert len(rows) == 2 + 2 * len(FIREHOSE_GB)
     assert rows[2].startswith("| JSON | 1 | 1 vCPU / 2 GB | 1 x 1 vCPU / 2 GB | 45 | 0.00171 |")
+
+
+# --- continuous runs ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tasks_max, max_executors, executor, count", [
+    (1, None, 1, 1), (2, None, 2, 1), (4, 3, 4, 1), (6, 3, 4, 2), (16, 3, 4, 3)])
+def test_a_continuous_run_has_a_core_per_task_within_the_executors_a_run_may_have(tasks_max, max_executors, executor,
+                                                                                 count):
+    plan = continuous_run(RunShape(tasks_max, "json", 1_000_000), max_executors)
+    assert plan.driver == Worker(1, 2)
+    assert (plan.executor.vcpu, plan.executors) == (executor, count)
+    assert plan.executor.vcpu * plan.executors >= min(tasks_max, 4 * (max_executors or tasks_max))
+
+
+def test_a_continuous_jobs_month_costs_its_floor_whatever_the_rate_and_beats_firehose_above_the_break_even():
+    floor = 730 * 2 * (0.042094 + 2 * 0.004628)
+    costs = [continuous_cost(rate, "json", 224, 12, 5.0) for rate in (0.1, 1, 10)]
+    assert [c.compute_usd for c in costs] == [pytest.approx(floor)] * 3  # two smallest workers all month
+    assert costs[0].usd_per_gb > FIREHOSE_GB["json"] > costs[2].usd_per_gb
+    even = break_even_mb_s("json", 224, 12, 5.0)
+    assert 0.1 < even < 10
+    assert continuous_cost(even, "json", 224, 12, 5.0).usd_per_gb == pytest.approx(FIREHOSE_GB["json"])
+    # a longer schedule closes fewer files: fewer requests, a lower break-even
+    assert break_even_mb_s("json", 224, 12, 60.0) < even
+
+
+def test_the_rate_table_has_a_continuous_and_a_triggered_row_per_rate():
+    rows = rate_table([0.1, 1, 10], "json", 224, 12, 5.0)
+    assert len(rows) == 2 + 2 * 3
+    assert [r.split(" | ")[2] for r in rows[2:]] == ["continuous", "triggered"] * 3
+    # triggered runs with the shipped rotation close a file per partition per run at most every 600 s
+    slow = triggered_cost(0.1, "json", 224, 12)
+    assert slow.usd_per_gb < continuous_cost(0.1, "json", 224, 12, 5.0).usd_per_gb
