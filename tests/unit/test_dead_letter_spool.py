@@ -21,7 +21,7 @@ CONFIG = {
     "name": "c",
     "topics": "t",
     "bootstrap.servers": "k:9092",
-    "s3.bucket.name": "routing-test",
+    "s3.bucket.name": "lake",
     "s3.region": "us-east-1",
     "flush.size": 10,
     "format.class": "JsonFormat",
@@ -113,16 +113,16 @@ def test_s3_objects_cut_by_size_hold_each_letter_once_across_a_rerun(moto_s3, mo
     settings = DeadLetterSettings.from_config(parse_config(CONFIG))
     letters = [letter(offset, topic="t", partition=0, value=b"v" * 500) for offset in range(0, 40, 2)]
     for seen in (7, 20, 13):  # a crashed attempt, a rerun that saw more, a zombie that saw fewer
-        uploader = Uploader(moto_s3, "routing-test")
+        uploader = Uploader(moto_s3, "lake")
         try:
             S3Destination.from_settings(settings, uploader).write(iter(letters[:seen]))
             uploader.drain()
         finally:
             uploader.close()
-    keys = [o["Key"] for o in moto_s3.list_objects_v2(Bucket="routing-test", Prefix="dead/")["Contents"]]
+    keys = [o["Key"] for o in moto_s3.list_objects_v2(Bucket="lake", Prefix="dead/")["Contents"]]
     offsets = [
         orjson.loads(line)["offset"]
         for key in sorted(keys)
-        for line in moto_s3.get_object(Bucket="routing-test", Key=key)["Body"].read().splitlines()
+        for line in moto_s3.get_object(Bucket="lake", Key=key)["Body"].read().splitlines()
     ]
     assert len(keys) > 2 and offsets == [letter.offset for letter in letters]
