@@ -119,7 +119,9 @@ def build_job_archive(target: Target, interpreter: str, build: Path = BUILD) -> 
         f"home = {Path(interpreter).parent}\ninclude-system-site-packages = false\nversion = {target.python}\n"
     )
     archive = job_archive_path(target, build)
-    _write_tar(staging, archive)
+    partial = archive.with_name(archive.name + ".partial")  # renamed once whole: a build killed midway leaves none
+    _write_tar(staging, partial)
+    partial.replace(archive)
     shutil.rmtree(staging)
     return archive
 

@@ -20,17 +20,19 @@ RUNTIME_ENV = {"POWERTOOLS_TRACE_DISABLED": "1"}  # no X-Ray daemon here
 
 @contextmanager
 def as_function(deployed: Deployed, principal: Principal, handler: str, log: CallLog | None):
-    """Yields the handler function (`lambdas.<name>.handler.handler`)."""
+    """Yields the handler function (`lambdas.<name>.handler.handler`). Every cached function of the handler's module
+    (its service, its clients) is cleared before and after, so that nothing built as this principal, against this
+    stack's endpoint, outlives the call (a later test would reach a stopped server through it)."""
     module = importlib.import_module(handler.rsplit(".", 1)[0])
-    cached = getattr(module, "_service", None)
+    cached = [f for f in vars(module).values() if callable(getattr(f, "cache_clear", None))]
     with pytest.MonkeyPatch.context() as patch:
         for name, value in {**deployed.environment(handler), **RUNTIME_ENV}.items():
             patch.setenv(name, value)
         with acting_as(principal, log):
-            if hasattr(cached, "cache_clear"):
-                cached.cache_clear()
+            for function in cached:
+                function.cache_clear()
             try:
                 yield module.handler
             finally:
-                if hasattr(cached, "cache_clear"):
-                    cached.cache_clear()
+                for function in cached:
+                    function.cache_clear()
