@@ -26,10 +26,10 @@ import boto3
 from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTP
 
-from sink_engine import events
 from sink_engine.aws import dynamodb_client, region
 from sink_engine.continuous.progress import StreamProgress, report
 from sink_engine.continuous.stream import PartitionStream, PendingCommit
+from sink_engine.driver.committer import commit_logged
 from sink_engine.driver.plans import PlanStore
 from sink_engine.errors import CommitConflictError, SinkError, SourceError
 from sink_engine.failpoints import task_failpoint
@@ -277,25 +277,9 @@ def _commit(store: OffsetStore, token: LeaseToken, uploader: Uploader, streams, 
     for start in range(0, len(pending), MAX_COMMITS):
         batch: list[tuple[PartitionStream, PendingCommit]] = pending[start : start + MAX_COMMITS]
         try:
-            store.commit_all(token, [p.commit for _, p in batch])
-        except CommitConflictError as e:
-            events.emit(
-                events.COMMIT_CONFLICT,
-                connector=token.connector,
-                topic=e.topic,
-                partition=e.partition,
-                expected=e.expected_start,
-                epoch=token.epoch,
-            )
+            commit_logged(store, token, [(done.commit, len(done.files)) for _, done in batch])
+        except CommitConflictError:
             return True
         for stream, done in batch:
             stream.settled(done)
-            events.emit(
-                events.OFFSETS_COMMITTED,
-                connector=token.connector,
-                topic=stream.tp.topic,
-                partition=stream.tp.partition,
-                next_offset=done.commit.next_offset,
-                files=len(done.files),
-            )
     return False

@@ -29,31 +29,37 @@ def commit_results(store: OffsetStore, token: LeaseToken, results: list[TaskResu
     for batch in [moving[:1]] + [moving[i : i + MAX_COMMITS] for i in range(1, len(moving), MAX_COMMITS)]:
         if not batch:
             continue
-        try:
-            store.commit_all(token, [_commit_of(result) for result in batch])
-        except CommitConflictError as e:
-            events.emit(
-                events.COMMIT_CONFLICT,
-                connector=token.connector,
-                topic=e.topic,
-                partition=e.partition,
-                expected=e.expected_start,
-                epoch=token.epoch,
-            )
-            raise e
-        for result in batch:
-            events.emit(
-                events.OFFSETS_COMMITTED,
-                connector=token.connector,
-                topic=result.range.topic,
-                partition=result.range.partition,
-                next_offset=result.next_offset,
-                files=len(result.files),
-            )
+        commit_logged(store, token, [(_commit_of(result), len(result.files)) for result in batch])
         committed.extend(batch)
         if len(committed) == len(batch):
             failpoint("after_first_commit")
     return committed
+
+
+def commit_logged(store: OffsetStore, token: LeaseToken, commits: list[tuple[OffsetCommit, int]]) -> None:
+    """Commit `commits` (each with the number of files it settles) in one transaction and log OFFSETS_COMMITTED for
+    each; a CommitConflictError is logged as COMMIT_CONFLICT, then raised."""
+    try:
+        store.commit_all(token, [commit for commit, _ in commits])
+    except CommitConflictError as e:
+        events.emit(
+            events.COMMIT_CONFLICT,
+            connector=token.connector,
+            topic=e.topic,
+            partition=e.partition,
+            expected=e.expected_start,
+            epoch=token.epoch,
+        )
+        raise
+    for commit, files in commits:
+        events.emit(
+            events.OFFSETS_COMMITTED,
+            connector=token.connector,
+            topic=commit.tp.topic,
+            partition=commit.tp.partition,
+            next_offset=commit.next_offset,
+            files=files,
+        )
 
 
 def _commit_of(result: TaskResult) -> OffsetCommit:

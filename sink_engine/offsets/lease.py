@@ -99,35 +99,22 @@ class Leases:
     def request_stop(self, token: LeaseToken) -> bool:
         """Ask the holder's long-lived tasks to stop (a continuous run's SIGTERM): they commit what they closed and
         end. The next acquire's put clears it. False when the lease is no longer ours."""
-        try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=layout.key(token.connector, layout.LEASE_SK),
-                UpdateExpression="SET stop_requested_at_ms = :now",
-                ConditionExpression="epoch = :epoch AND #owner = :owner",
-                ExpressionAttributeNames={"#owner": "owner"},
-                ExpressionAttributeValues={
-                    ":now": {"N": str(self._clock())},
-                    ":epoch": {"N": str(token.epoch)},
-                    ":owner": {"S": token.owner},
-                },
-            )
-            return True
-        except ClientError as e:
-            if e.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
+        return self._set_if_held(token, "stop_requested_at_ms", self._clock())
 
     def _update_expiry(self, token: LeaseToken, expires_at_ms: int) -> bool:
+        return self._set_if_held(token, "expires_at_ms", expires_at_ms)
+
+    def _set_if_held(self, token: LeaseToken, attribute: str, value: int) -> bool:
+        """Set a number of the lease item if its epoch and owner are still `token`'s; False when they are not."""
         try:
             self._db.update_item(
                 TableName=self._table,
                 Key=layout.key(token.connector, layout.LEASE_SK),
-                UpdateExpression="SET expires_at_ms = :exp",
+                UpdateExpression="SET #attribute = :value",
                 ConditionExpression="epoch = :epoch AND #owner = :owner",
-                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeNames={"#owner": "owner", "#attribute": attribute},
                 ExpressionAttributeValues={
-                    ":exp": {"N": str(expires_at_ms)},
+                    ":value": {"N": str(value)},
                     ":epoch": {"N": str(token.epoch)},
                     ":owner": {"S": token.owner},
                 },
