@@ -119,9 +119,7 @@ def build_job_archive(target: Target, interpreter: str, build: Path = BUILD) -> 
         f"home = {Path(interpreter).parent}\ninclude-system-site-packages = false\nversion = {target.python}\n"
     )
     archive = job_archive_path(target, build)
-    partial = archive.with_name(archive.name + ".partial")  # renamed once whole: a build killed midway leaves none
-    _write_tar(staging, partial)
-    partial.replace(archive)
+    _write_tar(staging, archive)
     shutil.rmtree(staging)
     return archive
 
@@ -177,7 +175,8 @@ def _pip_install(target: Target, into: Path, requirements: list[str]) -> None:
 
 
 def _write_tar(folder: Path, archive: Path) -> None:
-    """Pack `folder`'s contents with sorted names, zero mtimes and no owners, so equal inputs give equal bytes."""
+    """Pack `folder`'s contents with sorted names, zero mtimes and no owners, so equal inputs give equal bytes.
+    Written under a temporary name and renamed once whole: a build killed midway leaves no archive."""
     archive.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -189,8 +188,10 @@ def _write_tar(folder: Path, archive: Path) -> None:
                     tar.addfile(info, f)
             else:
                 tar.addfile(info)
-    with archive.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
+    partial = archive.with_name(archive.name + ".partial")
+    with partial.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
         gz.write(buffer.getvalue())
+    partial.replace(archive)
 
 
 def main(argv: list[str] | None = None) -> int:
