@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lambdas.trigger.connectors import Connector
-from lambdas.trigger.runs import QUEUED, Backoff, JobSpec, Outcome, RunStarter
+from lambdas.trigger.runs import QUEUED, JobSpec, Outcome, RunStarter
 from lambdas.trigger.sizing import continuous_run, fit
 from lambdas.trigger.state import FAILED, RunClaim, TriggerState
 
@@ -66,8 +66,8 @@ class Cancelled:
 
 
 class ContinuousRuns:
-    def __init__(self, state: TriggerState, starter: RunStarter, job: JobSpec, claim_ms: int, backoff: Backoff):
-        self._state, self._starter, self._job, self._claim_ms, self._backoff = state, starter, job, claim_ms, backoff
+    def __init__(self, state: TriggerState, starter: RunStarter, job: JobSpec):
+        self._state, self._starter, self._job = state, starter, job
 
     def keep(self, connector: Connector, now_ms: int, last_commit_ms: int, forced: bool = False) -> Outcome:
         """Start `connector`'s continuous job unless one is active; cancel the active one when its fingerprint is
@@ -99,22 +99,9 @@ class ContinuousRuns:
             failures = 1 if claim.outcome == FAILED and progressed else claim.failures
         if lease and lease.held(now_ms):  # a run still stopping (or a bounded one ending) holds it
             return Outcome("skipped", "lease-held")
-        if failures and not forced:
-            assert claim is not None and claim.settled_at_ms is not None  # failures count settled claims
-            retry_at = claim.settled_at_ms + self._backoff.delay_ms(failures)
-            if now_ms < retry_at:
-                return Outcome("skipped", "backoff", claim.job_run_id, retry_at)
-        fresh = RunClaim(
-            (claim.attempt if claim else 0) + 1,
-            epoch,
-            now_ms,
-            now_ms + self._claim_ms,
-            failures_before=failures,
-            sizes=sizes,
-            fingerprint=wanted,
-        )
-        if not self._state.put_claim(name, fresh, claim.attempt if claim else None):
-            return Outcome("skipped", "claimed-concurrently")
+        fresh = self._starter.claim_next(name, claim, failures, epoch, now_ms, forced, sizes, wanted)
+        if isinstance(fresh, Outcome):
+            return fresh
         return self._starter.submit_streaming(connector, fresh, "started", REASON)
 
     def sweep(self, connectors: Iterable[Connector], now_ms: int) -> list[Cancelled]:

@@ -75,7 +75,7 @@ def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerSe
         env["CONNECTORS_URI"], boto3.client("s3"), lambda entries: connectors_from_entries(entries, default_role), clock
     )
     restores = RestoreRuns(dynamodb, env["TABLE_NAME"])
-    continuous = ContinuousRuns(state, starter, job, claim_ms, backoff)
+    continuous = ContinuousRuns(state, starter, job)
     return TriggerService(index.get, state, starter, clock, restores, continuous)
 
 

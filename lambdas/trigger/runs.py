@@ -184,7 +184,27 @@ class RunStarter:
             claim = self._state.settle(name, claim, verdict, now_ms)
             if claim is None:
                 return Outcome("skipped", "claimed-concurrently")
-        failures = claim.failures if claim else 0
+        fresh = self.claim_next(
+            name, claim, claim.failures if claim else 0, epoch, now_ms, forced, self._job.sizes(connector, pending)
+        )
+        if isinstance(fresh, Outcome):
+            return fresh
+        return self._submit(connector, fresh, "started", reason)
+
+    def claim_next(
+        self,
+        name: str,
+        claim: RunClaim | None,
+        failures: int,
+        epoch: int,
+        now_ms: int,
+        forced: bool,
+        sizes: str,
+        fingerprint: str | None = None,
+    ) -> RunClaim | Outcome:
+        """The claim of `name`'s next run (attempt after `claim`'s, put conditionally), or why there is none: the
+        backoff after `failures` failed runs in a row has not elapsed (unless `forced`), or another invocation
+        claimed first."""
         if failures and not forced:
             assert claim is not None and claim.settled_at_ms is not None  # failures count settled claims
             retry_at = claim.settled_at_ms + self._backoff.delay_ms(failures)
@@ -196,11 +216,12 @@ class RunStarter:
             now_ms,
             now_ms + self._claim_ms,
             failures_before=failures,
-            sizes=self._job.sizes(connector, pending),
+            sizes=sizes,
+            fingerprint=fingerprint,
         )
         if not self._state.put_claim(name, fresh, claim.attempt if claim else None):
             return Outcome("skipped", "claimed-concurrently")
-        return self._submit(connector, fresh, "started", reason)
+        return fresh
 
     def verdict(self, claim: RunClaim, epoch: int, now_ms: int, last_commit_ms: int) -> str:
         """active | QUEUED | resume | succeeded | idle | failed | restarted, for a claim not settled yet (restarted:

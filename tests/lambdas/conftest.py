@@ -5,6 +5,7 @@ import copy
 import json
 import os
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import boto3
@@ -21,6 +22,28 @@ EVENTS = Path(__file__).resolve().parents[1] / "events"
 REGION = "eu-west-1"
 TABLE = "sink-offsets-test"
 BUCKET = "sink-lake-test"
+
+
+# A Monday 10:03 UTC: the trigger tests' schedule boundaries fall at 10:00 and 10:10.
+T0 = int(datetime(2026, 3, 2, 10, 3, tzinfo=timezone.utc).timestamp() * 1000)
+
+
+class Clock:
+    """A settable clock in epoch milliseconds, as the trigger's services take one."""
+
+    def __init__(self, now_ms: int = T0):
+        self.now_ms = now_ms
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+    def advance(self, ms: int) -> None:
+        self.now_ms += ms
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(T0)
 
 
 @dataclass

@@ -7,15 +7,9 @@ import pytest
 from tests.connector_index import publish_index
 
 from lambdas.shared.connector_index import INDEX_TTL_MS, ConnectorIndex, ConnectorIndexError
+from tests.lambdas.conftest import Clock
 
 URI = "s3://lake/_connectors/_index.json"
-
-
-class Clock:
-    now_ms = 1_000_000
-
-    def __call__(self) -> int:
-        return self.now_ms
 
 
 @pytest.fixture
@@ -28,7 +22,7 @@ def reads(aws) -> tuple[object, list[str]]:
 
 def test_read_once_then_again_when_the_copy_is_ttl_old_or_the_clock_went_back(reads):
     s3, keys = reads
-    clock = Clock()
+    clock = Clock(1_000_000)
     publish_index(URI, [{"name": "a"}], s3)
     index = ConnectorIndex(URI, s3, lambda entries: [e["name"] for e in entries], clock)
     assert index.get() == ["a"] and len(keys) == 1
@@ -44,11 +38,11 @@ def test_read_once_then_again_when_the_copy_is_ttl_old_or_the_clock_went_back(re
 @pytest.mark.parametrize("uri", ["lake/_connectors/_index.json", "s3://lake", "s3:///_index.json"])
 def test_a_uri_that_is_not_an_s3_object_is_refused_naming_it(aws, uri):
     with pytest.raises(ConnectorIndexError, match=f"connector index {uri}: is not an s3://"):
-        ConnectorIndex(uri, boto3.client("s3"), list, Clock())
+        ConnectorIndex(uri, boto3.client("s3"), list, Clock(1_000_000))
 
 
 def test_an_unreadable_index_names_the_uri_and_the_code(reads):
     s3, _ = reads
-    index = ConnectorIndex("s3://no-such-bucket/_connectors/_index.json", s3, list, Clock())
+    index = ConnectorIndex("s3://no-such-bucket/_connectors/_index.json", s3, list, Clock(1_000_000))
     with pytest.raises(ConnectorIndexError, match="no-such-bucket/_connectors/_index.json: cannot be read: NoSuchBucket"):
         index.get()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import shlex
-from datetime import datetime, timezone
 
 import boto3
 import pytest
@@ -21,12 +20,11 @@ import pytest
 from lambdas.trigger import handler as trigger
 from lambdas.trigger.sizing import continuous_run, RunShape
 from tests.connector_index import publish_index
-from tests.lambdas.conftest import msk_event
+from tests.lambdas.conftest import T0, Clock, msk_event
 
 ORDERS, CLICKS = "orders-s3-sink", "clicks-s3-sink"
 ROLE = "arn:aws:iam::123456789012:role/orders-job"
 CLAIM_MS, BASE_MS, CAP_MS, GRACE_S, RETRIES = 900_000, 60_000, 3_600_000, 150, 7
-T0 = int(datetime(2026, 3, 2, 10, 3, tzinfo=timezone.utc).timestamp() * 1000)
 INDEX_URI = "s3://lake/_connectors/_index.json"
 CONFIG_SHA = "a" * 64
 ORDERS_ENTRY = {
@@ -41,22 +39,6 @@ ORDERS_ENTRY = {
 CLICKS_ENTRY = {**copy.deepcopy(ORDERS_ENTRY), "name": CLICKS, "topics": ["clicks"],
                 "config_uri": "s3://lake/_connectors/clicks-s3-sink.json"}
 del CLICKS_ENTRY["continuous"]
-
-
-class Clock:
-    def __init__(self, now_ms: int):
-        self.now_ms = now_ms
-
-    def __call__(self) -> int:
-        return self.now_ms
-
-    def advance(self, ms: int) -> None:
-        self.now_ms += ms
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
 
 
 @pytest.fixture

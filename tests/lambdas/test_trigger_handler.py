@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import shlex
-from datetime import datetime, timezone
 
 import boto3
 from botocore.exceptions import ClientError
 import pytest
 from tests.connector_index import publish_index
-from tests.lambdas.conftest import EVENTS, msk_event
+from tests.lambdas.conftest import EVENTS, T0, Clock, msk_event
 
 from lambdas.shared.connector_index import INDEX_TTL_MS, ConnectorIndexError
 from lambdas.trigger import handler as trigger
@@ -24,7 +23,6 @@ from lambdas.trigger.sizing import UPKEEP
 ORDERS, CLICKS = "orders-s3-sink", "clicks-s3-sink"
 ORDERS_ROLE, DEFAULT_ROLE = "arn:aws:iam::123456789012:role/orders-job", "arn:aws:iam::123456789012:role/job"
 FLUSH_SIZE, SCHEDULE_MS, CLAIM_MS, BASE_MS, CAP_MS = 1_000, 600_000, 900_000, 60_000, 3_600_000
-T0 = int(datetime(2026, 3, 2, 10, 3, tzinfo=timezone.utc).timestamp() * 1000)  # schedule boundaries at 10:00, 10:10
 INDEX_URI = "s3://lake/_connectors/_index.json"
 INFRA_PARAMETERS = "--conf spark.archives=s3://assets/env.tar.gz#environment"
 CONNECTORS = [
@@ -37,22 +35,6 @@ CONNECTORS = [
      "rotation": {"flush.size": FLUSH_SIZE, "rotate.schedule.interval.ms": -1, "rotate.interval.ms": 60_000,
                   "timestamp.extractor": "record", "timezone": "UTC"}},
 ]
-
-
-class Clock:
-    def __init__(self, now_ms: int):
-        self.now_ms = now_ms
-
-    def __call__(self) -> int:
-        return self.now_ms
-
-    def advance(self, ms: int) -> None:
-        self.now_ms += ms
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
 
 
 @pytest.fixture
