@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 from tests.connector_index import publish_index
 from tests.lambdas.test_trigger_handler import (CONNECTORS, INDEX_URI, INFRA_PARAMETERS, ORDERS, ORDERS_ROLE,
                                                 _moto_runs, _run_detail, _serve, _set_run_state)
-from tests.lambdas.test_trigger_handler import clock, environment  # noqa: F401 (fixtures)
+from tests.lambdas.test_trigger_handler import environment  # noqa: F401 (fixture)
 
 from lambdas.trigger import handler as trigger
 from lambdas.trigger.errors import UnknownRequestError
