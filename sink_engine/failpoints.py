@@ -14,7 +14,9 @@ A kill from outside at a random moment may land after the work it meant to inter
 a restore of a thousand records can finish within the delay). A counted failpoint places it instead:
 `SINK_ENGINE_FAILPOINT=restore_sigkill@<n>` SIGKILLs the restore process as it hands its n-th record to the
 producer (`KillCountdown`); what the producer still holds unsent is lost, what it sent may land, as with a kill
-from outside.
+from outside. `restore_sigstop@<n>` stalls it there instead: it waits until the producer has delivered what it
+holds, then SIGSTOPs itself (every thread, its lease renewals too) until the test sends SIGCONT: a restore paused
+past its lease while another takes over, with nothing in flight.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ENV_VAR = "SINK_ENGINE_FAILPOINT"
 NAMES = ("after_upload_before_commit", "after_snapshot_before_commit", "after_first_commit")
 TASK_NAMES = ("task_mid_range", "task_stall")
-COUNTED_NAMES = ("restore_sigkill",)
+COUNTED_NAMES = ("restore_sigkill", "restore_sigstop")
 STALL_SECONDS = 600
 KILLED_EXIT = 70
 
@@ -45,12 +48,13 @@ def failpoint(name: str) -> None:
 
 
 class KillCountdown:
-    """`tick()` SIGKILLs this process at its n-th call when the environment arms `name` as `<name>@<n>`; else does
-    nothing. The environment is read once, when the countdown is made."""
+    """`tick()` sends this process `sig` at its n-th call when the environment arms `name` as `<name>@<n>` (after
+    calling `before`); else does nothing. The environment is read once, when the countdown is made."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, sig: int = signal.SIGKILL, before: Callable[[], object] = lambda: None):
         assert name in COUNTED_NAMES, name
         armed, _, count = os.environ.get(ENV_VAR, "").partition("@")
+        self._sig, self._before = sig, before
         self._left = 0
         if armed == name:
             assert count.isdigit() and int(count) > 0, f"{ENV_VAR}={armed}@{count}: arm it as {name}@<n>, n > 0"
@@ -60,7 +64,8 @@ class KillCountdown:
         if self._left:
             self._left -= 1
             if not self._left:
-                os.kill(os.getpid(), signal.SIGKILL)
+                self._before()
+                os.kill(os.getpid(), self._sig)
 
 
 def arm_task_failpoint(name: str, scope: str, times: int = 1) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -127,12 +128,20 @@ class Leases:
 
 
 class LeaseKeeper:
-    """Renews a lease every third of its duration on a daemon thread until stopped."""
+    """Renews a lease every third of its duration on a daemon thread until stopped.
 
-    def __init__(self, leases: Leases, token: LeaseToken, duration_ms: int):
+    `held_for()` is how long the lease is surely still this holder's: its duration counted from the start of the
+    last renewal that succeeded, on this process's monotonic clock (until the first one, from `held_since`: a
+    `time.monotonic()` taken before the lease was acquired; by default when the keeper was made, which only a holder
+    that does not ask may take); 0 once a renewal found the lease taken. What a holder does that only its lease
+    fences (a restore's produce, which no epoch check guards) it does while `held_for()` exceeds what the action can
+    take."""
+
+    def __init__(self, leases: Leases, token: LeaseToken, duration_ms: int, held_since: float | None = None):
         self._leases, self._token, self._duration_ms = leases, token, duration_ms
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="lease-keeper", daemon=True)
+        self._held_until = (held_since if held_since is not None else time.monotonic()) + duration_ms / 1000
         self.lost = False
 
     def __enter__(self) -> LeaseKeeper:
@@ -143,11 +152,17 @@ class LeaseKeeper:
         self._stop.set()
         self._thread.join(timeout=5)
 
+    def held_for(self) -> float:
+        """Seconds during which no other holder can take the lease (see the class docstring)."""
+        return 0.0 if self.lost else self._held_until - time.monotonic()
+
     def _loop(self) -> None:
         while not self._stop.wait(self._duration_ms / 3000):
+            started = time.monotonic()
             try:
                 if not self._leases.renew(self._token, self._duration_ms):
                     self.lost = True
                     return
             except Exception:  # a failed renewal is retried next tick; the commit's fencing keeps us safe
                 continue
+            self._held_until = started + self._duration_ms / 1000

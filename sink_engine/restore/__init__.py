@@ -23,10 +23,9 @@ What exactly once rests on:
   recreated or truncated) voids the intervals: the whole target is scanned.
 - An idempotent producer: within one restore no record is written twice or out of order by retries.
 Tansu (the local broker) shows aborted transactional records to read_committed readers, and a non-transactional
-producer needs no read_committed to be right, so no transaction is used. A restore that stalls past its lease
-while another has taken over could still append records (no fencing of a non-transactional producer): the lease
-keeper stops producing once a renewal finds the lease taken, and the producer gives up unsent records after half
-the lease.
+producer needs no read_committed to be right, so no transaction is used. Without a producer fence, the lease alone
+keeps a restore that stalled past it from appending records after another took over: a record is produced only while
+the lease is surely still this restore's for longer than its delivery can take (engine.py `_HeldLease`).
 """
 
 from sink_engine.restore.engine import RestoreSummary, restore

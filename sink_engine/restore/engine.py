@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -79,17 +80,18 @@ def restore(
     )
     reader = ObjectReader(s3, settings, request.binary_headers)
     lease = RestoreLease(dynamodb, settings.offsets_table, request.target_topic, settings.lease_ms, clock)
+    asked_at = time.monotonic()
     token = lease.acquire(uuid.uuid4().hex, on_wait)
     on_start(summary)
     sender = None
     try:
-        with LeaseKeeper(lease.leases, token, settings.lease_ms) as keeper:
+        with LeaseKeeper(lease.leases, token, settings.lease_ms, held_since=asked_at) as keeper:
             found, scanned_to = _present(request, target, lease, token, summary)
             sender = _Sender(
                 target,
                 request.target_topic,
                 request.topic,
-                settings.lease_ms // 2,
+                _HeldLease(keeper, lease.name, settings.lease_ms),
                 lambda acknowledged: lease.record(
                     token, request.topic, Checkpoint({**scanned_to, **acknowledged}, found)
                 ),
@@ -105,11 +107,6 @@ def restore(
                     if record.offset in have:
                         tally.present += 1
                         continue
-                    if keeper.lost:
-                        raise RestoreLeaseLost(
-                            f"the restore lease {lease.name} was lost at "
-                            f"{request.topic}-{p}@{record.offset}; a rerun goes on from there"
-                        )
                     have.add(record.offset)  # known present once the next confirm has its acknowledgement
                     sender.send(record, p if summary.partition_for_partition else -1)
                     tally.produced += 1
@@ -181,6 +178,32 @@ def _present(
     return found, ends
 
 
+class _HeldLease:
+    """The restore's lease as its producer sees it: a record is handed to the producer only while the lease is
+    surely this restore's for longer than the record can take to be acknowledged or given up (the producer's
+    message timeout, half the lease, and a tenth of the lease as margin). A non-transactional producer has no
+    fencing: a restore that stalled (its renewals late, the machine loaded) could otherwise still append records
+    after its lease lapsed and another restore had scanned the target, writing them twice. Renewals every third
+    of the lease keep the window open; when one is late, sending waits for it, and stops once the lease was taken.
+    (What librdkafka sent before its message timeout but a broker appends later, a request delayed in the network
+    past that timeout, is not covered.)"""
+
+    def __init__(self, keeper: LeaseKeeper, name: str, lease_ms: int):
+        self._keeper, self._name = keeper, name
+        self.message_timeout_ms = lease_ms // 2
+        self._window_s = (self.message_timeout_ms + lease_ms / 10) / 1000
+
+    def wait_to_send(self, where: str, serve: Callable[[float], object]) -> None:
+        """Return once a record may be handed to the producer, calling `serve(seconds)` (the producer's poll)
+        while it waits; RestoreLeaseLost naming `where` when the lease was taken meanwhile."""
+        while self._keeper.held_for() < self._window_s:
+            if self._keeper.lost:
+                raise RestoreLeaseLost(
+                    f"the restore lease {self._name} was lost at {where}; a rerun goes on from there"
+                )
+            serve(0.05)
+
+
 class _Sender:
     """Produces with the origin header; every CONFIRM_EVERY records, and at the end, waits for the
     acknowledgements and raises SourceError naming the first record Kafka refused, else calls `on_confirmed` with,
@@ -196,10 +219,11 @@ class _Sender:
         target,
         topic: str,
         source_topic: str,
-        message_timeout_ms: int,
+        lease: _HeldLease,
         on_confirmed: Callable[[dict[int, int]], object],
     ):
-        self._topic, self._source_topic = topic, source_topic
+        self._topic, self._source_topic, self._lease = topic, source_topic, lease
+        message_timeout_ms = lease.message_timeout_ms
         self._on_confirmed = on_confirmed
         self._ends: dict[int, int] = {}
         self._failed: list[tuple[str, str]] = []
@@ -207,12 +231,14 @@ class _Sender:
         self._timeout_s = message_timeout_ms / 1000 + 30
         self._unconfirmed = 0
         self._killed = KillCountdown("restore_sigkill")  # tests: a SIGKILL at the n-th record (failpoints.py)
+        self._stopped = KillCountdown("restore_sigstop", signal.SIGSTOP, lambda: self._producer.flush(self._timeout_s))
         self.restamped = 0
 
     def send(self, record: StoredRecord, partition: int) -> None:
         headers = [*(record.headers or []), origin_header(self._source_topic, record.partition, record.offset)]
         if record.timestamp == 0:
             self.restamped += 1
+        self._lease.wait_to_send(f"{self._source_topic}-{record.partition}@{record.offset}", self._producer.poll)
         while True:
             try:
                 self._producer.produce(
@@ -231,6 +257,7 @@ class _Sender:
                     f"cannot produce {self._source_topic}-{record.partition}@{record.offset} to {self._topic}: {e}"
                 ) from e
         self._killed.tick()
+        self._stopped.tick()
         self._unconfirmed += 1
         if self._unconfirmed >= CONFIRM_EVERY:
             self.confirm()

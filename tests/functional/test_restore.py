@@ -5,7 +5,9 @@ Tansu stamps CreateTime only (docs/aws-fidelity.md): LogAppendTime rows are unit
 from __future__ import annotations
 
 import base64
+import os
 import random
+import signal
 
 import pytest
 
@@ -18,7 +20,8 @@ from sink_engine.restore.lease import RestoreLease
 from tests.builders import with_overrides
 from tests.conftest import BUCKET, TABLE
 from tests.functional.test_envelope_format import BASE_MS, ENCODINGS, produce_records, record
-from tests.restore_runs import at_once, counts, killed_mid_restore, restore, restore_argv, restored, topic_records
+from tests.restore_runs import (at_once, counts, killed_mid_restore, restore, restore_argv, restore_process, restored,
+                                topic_records)
 from tests.s3_reader import list_keys
 
 PARTITIONS = 3
@@ -236,6 +239,32 @@ def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(
     assert any("waiting: restore" in out for _, out in results), results
     produced = [sum(c[2] for c in counts(out).values()) for _, out in results]
     assert 0 in produced, results
+    assert_each_record_once_in_order(stack, source, target, topic)
+
+
+def test_a_restore_paused_past_its_lease_while_another_takes_over_sends_nothing_more(stack, new_topic, spark,
+                                                                                       dynamodb, connector, unique,
+                                                                                       tmp_path):
+    # given an envelope backup of 1,200 records, and a restore that stops itself (SIGSTOP, its lease renewals too)
+    # at its 300th record, once what it sent was acknowledged
+    config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
+    topic, target = config["topics"][0], f"paused-{unique}"
+    new_topic(target, PARTITIONS)
+    argv = restore_argv(config, tmp_path, target)
+    paused = restore_process(argv, stack, failpoint="restore_sigstop@300")
+    try:
+        _, status = os.waitpid(paused.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), status
+        # when another restore waits out its lease (3 s), takes over and writes the rest, and the first then resumes
+        other = restore_process(argv, stack)
+        assert other.wait(timeout=180) == 0, other.stdout.read().decode()
+        other.stdout.close()
+    finally:
+        paused.send_signal(signal.SIGCONT)
+    out = paused.communicate(timeout=120)[0].decode()
+    # then the first hands the producer nothing more: it finds its lease taken and stops, and every record is in the
+    # target once, in order per partition
+    assert paused.returncode != 0 and "was lost" in out, out
     assert_each_record_once_in_order(stack, source, target, topic)
 
 
