@@ -193,15 +193,15 @@ class _HeldLease:
         self.message_timeout_ms = lease_ms // 2
         self._window_s = (self.message_timeout_ms + lease_ms / 10) / 1000
 
-    def wait_to_send(self, where: str, serve: Callable[[float], object]) -> None:
-        """Return once a record may be handed to the producer, calling `serve(seconds)` (the producer's poll)
-        while it waits; RestoreLeaseLost naming `where` when the lease was taken meanwhile."""
+    def wait_to_send(self, where: str, producer) -> None:
+        """Return once a record may be handed to `producer`, serving its callbacks (poll) while it waits;
+        RestoreLeaseLost naming `where` when the lease was taken meanwhile."""
         while self._keeper.held_for() < self._window_s:
             if self._keeper.lost:
                 raise RestoreLeaseLost(
                     f"the restore lease {self._name} was lost at {where}; a rerun goes on from there"
                 )
-            serve(0.05)
+            producer.poll(0.05)
 
 
 class _Sender:
@@ -238,7 +238,7 @@ class _Sender:
         headers = [*(record.headers or []), origin_header(self._source_topic, record.partition, record.offset)]
         if record.timestamp == 0:
             self.restamped += 1
-        self._lease.wait_to_send(f"{self._source_topic}-{record.partition}@{record.offset}", self._producer.poll)
+        self._lease.wait_to_send(f"{self._source_topic}-{record.partition}@{record.offset}", self._producer)
         while True:
             try:
                 self._producer.produce(

@@ -12,6 +12,7 @@ import pytest
 from sink_engine.errors import ConfigError
 from sink_engine.format.envelope_format import EnvelopeFormat
 from sink_engine.format.envelope_schema import envelope_column
+from sink_engine.offsets import LeaseKeeper
 from sink_engine.restore import engine
 from sink_engine.restore.objects import ObjectReader
 from sink_engine.restore.progress import PartitionCounts, RestoreBoard, render
@@ -77,11 +78,16 @@ class FakeProducer:
         return 0
 
 
+def just_acquired(lease_ms: int) -> engine._HeldLease:
+    """A restore lease acquired now and not renewed yet (its keeper not started): held for `lease_ms`."""
+    return engine._HeldLease(LeaseKeeper(None, None, lease_ms), "restore#restored", lease_ms)
+
+
 def test_a_log_append_time_record_is_produced_with_its_time_as_create_time(monkeypatch):
     # given envelope rows stamped LogAppendTime and NoTimestampType
     fake = FakeProducer()
     monkeypatch.setattr(engine.kafka, "producer", lambda *args: fake)
-    sender = engine._Sender(None, "restored", "orders", 60_000, lambda ends: None)
+    sender = engine._Sender(None, "restored", "orders", just_acquired(60_000), lambda ends: None)
     # when they are sent
     sender.send(StoredRecord(3, 41, 1_700_000_000_005, "LogAppendTime", None, b"v", [("h", b"\xff")]), 3)
     sender.send(StoredRecord(3, 44, None, "NoTimestampType", b"k", None, []), -1)
@@ -99,7 +105,7 @@ def test_a_record_of_create_time_0_is_counted_as_restamped(monkeypatch):
     # CreateTime 0 cannot be restored as such, and the restore says how many there were
     fake = FakeProducer()
     monkeypatch.setattr(engine.kafka, "producer", lambda *args: fake)
-    sender = engine._Sender(None, "restored", "orders", 60_000, lambda ends: None)
+    sender = engine._Sender(None, "restored", "orders", just_acquired(60_000), lambda ends: None)
     for offset, stamp in ((1, 0), (2, None), (3, 5), (4, 0)):
         sender.send(StoredRecord(0, offset, stamp, "CreateTime" if stamp is not None else "NoTimestampType", None,
                                  b"v", []), 0)
