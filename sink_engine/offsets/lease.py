@@ -128,7 +128,8 @@ class Leases:
 
 
 class LeaseKeeper:
-    """Renews a lease every third of its duration on a daemon thread until stopped.
+    """Renews a lease `renewals_per_lease` times per duration (renewal starts that far apart) on a daemon thread
+    until stopped.
 
     `held_for()` is how long the lease is surely still this holder's: its duration counted from the start of the
     last renewal that succeeded, on this process's monotonic clock (until the first one, from `held_since`: a
@@ -137,8 +138,16 @@ class LeaseKeeper:
     fences (a restore's produce, which no epoch check guards) it does while `held_for()` exceeds what the action can
     take."""
 
-    def __init__(self, leases: Leases, token: LeaseToken, duration_ms: int, held_since: float | None = None):
+    def __init__(
+        self,
+        leases: Leases,
+        token: LeaseToken,
+        duration_ms: int,
+        held_since: float | None = None,
+        renewals_per_lease: int = 3,
+    ):
         self._leases, self._token, self._duration_ms = leases, token, duration_ms
+        self._every_s = duration_ms / 1000 / renewals_per_lease
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="lease-keeper", daemon=True)
         self._held_until = (held_since if held_since is not None else time.monotonic()) + duration_ms / 1000
@@ -157,7 +166,8 @@ class LeaseKeeper:
         return 0.0 if self.lost else self._held_until - time.monotonic()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._duration_ms / 3000):
+        started = time.monotonic()
+        while not self._stop.wait(max(0.0, started + self._every_s - time.monotonic())):
             started = time.monotonic()
             try:
                 if not self._leases.renew(self._token, self._duration_ms):

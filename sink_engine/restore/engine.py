@@ -85,7 +85,9 @@ def restore(
     on_start(summary)
     sender = None
     try:
-        with LeaseKeeper(lease.leases, token, settings.lease_ms, held_since=asked_at) as keeper:
+        with LeaseKeeper(
+            lease.leases, token, settings.lease_ms, held_since=asked_at, renewals_per_lease=_HeldLease.RENEWALS
+        ) as keeper:
             found, scanned_to = _present(request, target, lease, token, summary)
             sender = _Sender(
                 target,
@@ -183,10 +185,13 @@ class _HeldLease:
     surely this restore's for longer than the record can take to be acknowledged or given up (the producer's
     message timeout, half the lease, and a tenth of the lease as margin). A non-transactional producer has no
     fencing: a restore that stalled (its renewals late, the machine loaded) could otherwise still append records
-    after its lease lapsed and another restore had scanned the target, writing them twice. Renewals every third
-    of the lease keep the window open; when one is late, sending waits for it, and stops once the lease was taken.
+    after its lease lapsed and another restore had scanned the target, writing them twice. Renewals every fifth
+    of the lease (RENEWALS) keep the window open; when one is late, sending waits for it, and stops once the lease
+    was taken.
     (What librdkafka sent before its message timeout but a broker appends later, a request delayed in the network
     past that timeout, is not covered.)"""
+
+    RENEWALS = 5  # per lease: the window (0.6 of it) stays open while renewals start less than 0.4 of it apart
 
     def __init__(self, keeper: LeaseKeeper, name: str, lease_ms: int):
         self._keeper, self._name = keeper, name
