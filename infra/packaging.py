@@ -1,8 +1,8 @@
 """Build artifacts without Docker, from manylinux wheels for the target Python and architecture.
 
 - The job archive: a virtual environment laid out as venv-pack does (`bin/python` linking to the EMR image's
-  interpreter, `pyvenv.cfg`, `lib/pythonX.Y/site-packages` with the engine and `requirements.txt`, plus
-  `requirements-columnar.txt` for Python 3.11 and later), packed as a reproducible `.tgz`. Spark unpacks it as
+  interpreter, `pyvenv.cfg`, `lib/pythonX.Y/site-packages` with the engine, `requirements.txt` and
+  `requirements-columnar.txt`), packed as a reproducible `.tgz`. Spark unpacks it as
   `./environment` through `spark.archives`.
 - The Lambda layers (LAYERS): `python/` with the libraries of a requirements file, installed `--no-deps`:
   `libraries` (`lambdas/requirements.txt`: Powertools and its tracer, for every function) and `replay`
@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 LAMBDA_PYTHON = "3.14"
 LAMBDA_ARCHITECTURE = "ARM64"
-COLUMNAR_PYTHON = (3, 11)  # requirements-columnar.txt (polars, ptars) goes into job archives for this Python and later
 LAYERS = {  # layer name -> requirements file
     "libraries": ROOT / "lambdas" / "requirements.txt",
     "replay": ROOT / "lambdas" / "dlq_replay" / "requirements.txt",
@@ -109,8 +108,7 @@ def build_job_archive(target: Target, interpreter: str, build: Path = BUILD) -> 
     shutil.rmtree(staging, ignore_errors=True)
     site = staging / "lib" / f"python{target.python}" / "site-packages"
     _pip_install(target, site, ["-r", str(ROOT / "requirements.txt")])
-    if tuple(map(int, target.python.split("."))) >= COLUMNAR_PYTHON:
-        _pip_install(target, site, ["--no-deps", "-r", str(ROOT / "requirements-columnar.txt")])
+    _pip_install(target, site, ["--no-deps", "-r", str(ROOT / "requirements-columnar.txt")])
     shutil.copytree(ROOT / "sink_engine", site / "sink_engine", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (staging / "bin").mkdir()
     (staging / "bin" / "python").symlink_to(interpreter)

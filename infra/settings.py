@@ -56,6 +56,10 @@ EMR_PYTHONS: dict[str, tuple[str, ...]] = {
     **{f"emr-7.{minor}.0": ("3.9", "3.11") for minor in range(1, 14)},
 }
 
+# The oldest Python the engine runs on: pyproject.toml's requires-python (tests/infra/test_infra_settings.py checks
+# they agree).
+ENGINE_PYTHON = (3, 11)
+
 # Where the job's interpreter (/usr/bin/python<emr.python>, which the job archive's bin/python links to) comes from,
 # `emr.interpreter`: "image", an image the stack builds from the release's EMR Serverless image with that interpreter
 # installed (infra/job/image/Dockerfile; Docker at `cdk deploy`), or "system", the release's own image as it is (no
@@ -518,6 +522,13 @@ def _emr(r: _Reader) -> EmrSettings:
             r.source,
             "emr.python",
             f"{release}'s image has no /usr/bin/python{python} (it has {', '.join(EMR_PYTHONS[release])})",
+        )
+    if tuple(map(int, python.split("."))) < ENGINE_PYTHON:
+        raise SettingsError(
+            r.source,
+            "emr.python",
+            f"{python} is older than the job needs (Python {'.'.join(map(str, ENGINE_PYTHON))} or later, "
+            f"pyproject.toml's requires-python); emr-7.1.0 and later images have /usr/bin/python3.11",
         )
     return EmrSettings(
         release_label=release,

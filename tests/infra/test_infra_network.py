@@ -150,7 +150,9 @@ def test_every_known_release_has_the_default_interpreter_and_311_arrives_with_7_
 
 @pytest.mark.parametrize("release, python, path", [
     ("emr-7.0.0", "3.11", "emr.python"),  # 7.0.0's image has no /usr/bin/python3.11
+    ("emr-7.0.0", "3.9", "emr.python"),  # its only interpreter is older than the engine's requires-python
     ("emr-7.12.0", "3.12", "emr.python"),
+    ("emr-7.12.0", "3.9", "emr.python"),  # on the image, older than the engine's requires-python
     ("emr-7.12.0", "three", "emr.python"),
     ("emr-7.99.0", "3.11", "emr.release_label"),  # a release whose image this table does not know
 ])
@@ -162,7 +164,7 @@ def test_release_and_interpreter_must_be_a_known_combination(release, python, pa
     assert failed.value.setting == path
 
 
-@pytest.mark.parametrize("release, python", [("emr-7.0.0", "3.9"), ("emr-7.1.0", "3.11"), ("emr-7.13.0", "3.11")])
+@pytest.mark.parametrize("release, python", [("emr-7.1.0", "3.11"), ("emr-7.13.0", "3.11")])
 def test_known_combinations_are_accepted(release, python):
     doc = copy.deepcopy(DEV)
     doc["emr"].update(release_label=release, python=python)

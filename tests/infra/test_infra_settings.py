@@ -3,12 +3,14 @@ import copy
 import dataclasses
 import json
 import shutil
+import tomllib
+from pathlib import Path
 
 import pytest
 
 from infra.connectors import load_connectors
 from infra.errors import ConnectorSpecError, SettingsError
-from infra.settings import ENVIRONMENTS_DIR, ConnectorPolicy, RestoreSettings, load_settings, parse_settings
+from infra.settings import ENGINE_PYTHON, ENVIRONMENTS_DIR, ConnectorPolicy, RestoreSettings, load_settings, parse_settings
 
 DEV = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
 
@@ -31,6 +33,11 @@ def _with(doc: dict, path: str, value) -> dict:
         node = node[part]
     node[last] = value
     return doc
+
+
+def test_the_oldest_python_deployed_is_the_engines_requires_python():
+    declared = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert declared == ">=" + ".".join(map(str, ENGINE_PYTHON))
 
 
 @pytest.mark.parametrize("path", ["account", "region", "msk.cluster_arn", "msk.topics", "network.subnet_ids",
