@@ -401,9 +401,8 @@ def _check_deployable(source: str, config: SinkConfig) -> Callable[[str], str]:
     under (its RegexRouters applied)."""
     transforms = TransformSettings.from_config(config)
     route = transforms.topic_router()
-    if (
-        route is None and FormatSettings.from_config(config).format_class != "iceberg"
-    ):  # (validation refuses these routers for Iceberg)
+    tables = FormatSettings.from_config(config).format_class == "iceberg"
+    if route is None and not tables:  # (validation refuses these routers for Iceberg)
         spec = next(s for s in transforms.routers if s.predicate is not None or not s.type.endswith(".RegexRouter"))
         raise ConnectorSpecError(
             source,
