@@ -117,14 +117,16 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     partitioning = PartitionSettings.from_config(config)
     partitioner = partitioner_for(partitioning, extractor_for(partitioning, 0))
     uploader = Uploader(s3, BUCKET, ObjectOptions.from_config(config))
-    if config["format.class"] == "iceberg":
+    formats = FormatSettings.from_config(config)
+    tables = formats.format_class == "iceberg"
+    if tables:
         writer = _table_writer(config)
     else:
         writer = TopicPartitionWriter(
             "bench",
             0,
             0,
-            format_for(FormatSettings.from_config(config)),
+            format_for(formats),
             ObjectNaming.from_config(config),
             rotation_policy(config).with_extractor(extractor_for(partitioning, 0)),
             uploader,
@@ -143,7 +145,7 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
         converted = converter.convert(chunk)
         if settings is not None:
             writer.write(chunk, converted, partitioner.encode(chunk, converted))
-    if config["format.class"] == "iceberg":
+    if tables:
         writer.finish()
     elif settings is not None:
         writer.close_all(records)

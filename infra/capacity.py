@@ -72,7 +72,7 @@ def environment_runs(settings: Settings, connectors: tuple[ConnectorSpec, ...]) 
     max_executors = settings.emr.max_executors_per_run
 
     def shape(c: ConnectorSpec) -> RunShape:
-        return RunShape.from_entry(c.name, {k: c.config[k] for k in SIZING_KEYS})
+        return RunShape.from_entry(c.name, c.config.values_of(SIZING_KEYS))
 
     runs = [
         (f"continuous job of {c.name}", continuous_run(shape(c), max_executors)) for c in connectors if c.continuous

@@ -29,8 +29,16 @@ from sink_engine.config.cloud import is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault, registry_keys
 from sink_engine.config.credentials import clear_text_credential
 from sink_engine.config.key_policy import IgnoredKey
+from sink_engine.dlq.settings import DeadLetterSettings
+from sink_engine.driver.settings import RunSettings
+from sink_engine.driver.wall_clock import WallClockCuts
 from sink_engine.errors import ConfigError
+from sink_engine.format.settings import FormatSettings
 from sink_engine.secrets import config_map
+from sink_engine.source.settings import SourceSettings
+from sink_engine.storage.naming import ObjectNaming
+from sink_engine.storage.object_options import ObjectOptions
+from sink_engine.storage.s3 import S3Access
 from sink_engine.transform.settings import TransformSettings
 from sink_engine.validation import check_config
 
@@ -136,8 +144,8 @@ def connector_index(
                 "name": c.name,
                 "topics": list(c.topics),
                 "config_uri": f"s3://{bucket_name}/{c.config_key}",
-                "rotation": {key: config[key] for key in ROTATION_KEYS},
-                "sizing": {key: config[key] for key in SIZING_KEYS},
+                "rotation": config.values_of(ROTATION_KEYS),
+                "sizing": config.values_of(SIZING_KEYS),
                 "role_arn": role_arns[c.name],
                 "tables": c.iceberg is not None,
                 "restore_targets": list(c.restore_targets),
@@ -210,14 +218,15 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
             f"{config.name!r}: names starting with '_' are reserved for the "
             f"admin's own objects under {CONFIG_PREFIX} (the connector index, the desired state)",
         )
-    _expect(source, "s3.bucket.name", config["s3.bucket.name"], settings.bucket_name)
-    _expect(source, "s3.region", config["s3.region"], settings.region)
-    _expect(source, "offset.storage.dynamodb.table", config["offset.storage.dynamodb.table"], settings.table_name)
-    if config["store.url"] is not None:
+    run, fmt = RunSettings.from_config(config), FormatSettings.from_config(config).format_class
+    _expect(source, "s3.bucket.name", run.bucket, settings.bucket_name)
+    _expect(source, "s3.region", run.region, settings.region)
+    _expect(source, "offset.storage.dynamodb.table", run.offsets_table, settings.table_name)
+    if S3Access.from_config(config).endpoint_url is not None:
         raise ConnectorSpecError(source, "store.url", "must be unset on AWS (the regional endpoint is used)")
     route = _check_deployable(source, config)
     topics = _resolve_topics(source, config, settings)
-    if config["format.class"] == "iceberg":
+    if fmt == "iceberg":
         bucket = settings.iceberg.table_bucket
         check_deployable(
             source,
@@ -228,14 +237,15 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
             reserved_database=settings.catalog.database,
             stack_table_bucket_arn=table_bucket_arn(settings.region, settings.account, bucket) if bucket else None,
         )
-    topics_dir = config["topics.dir"].strip("/")
+    topics_dir = ObjectNaming.from_config(config).topics_dir.strip("/")
     if (
         topics_dir == settings.retention.dlq_prefix.strip("/")
         or topics_dir + "/" == CONFIG_PREFIX
         or (topics_dir + "/").startswith(WAREHOUSE_PREFIX + "/")
     ):
         raise ConnectorSpecError(source, "topics.dir", f"{topics_dir!r} is reserved")
-    dlq_s3_prefix = (config["errors.deadletterqueue.s3.prefix"] or "").strip("/") or None
+    dead_letters = DeadLetterSettings.from_config(config)
+    dlq_s3_prefix = (dead_letters.s3_prefix or "").strip("/") or None
     own_dlq = f"{settings.retention.dlq_prefix}{config.name}"
     if dlq_s3_prefix is not None and dlq_s3_prefix != own_dlq:
         raise ConnectorSpecError(
@@ -244,9 +254,9 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
             f"must be {own_dlq!r}: the connector's own folder under retention.dlq_prefix, "
             "which the job may write, the replay may read and the DLQ expiry covers",
         )
-    dlq_topic = config["errors.deadletterqueue.topic.name"] or None
+    dlq_topic = dead_letters.topic or None
     restore_targets = _restore_targets(settings, config.name, dlq_topic)
-    if restore_targets and config["format.class"] == "iceberg":
+    if restore_targets and fmt == "iceberg":
         raise SettingsError(
             settings.source,
             f"restore.connectors.{config.name}",
@@ -257,7 +267,7 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
         source,
         topics,
         topics_dir,
-        config["format.class"],
+        fmt,
         document,
         dlq_topic=dlq_topic,
         dlq_s3_prefix=dlq_s3_prefix,
@@ -278,7 +288,7 @@ def _continuous(settings: Settings, source: str, config: SinkConfig) -> Continuo
     from sink_engine.continuous.driver import check_continuous
 
     where = f"continuous.connectors.{config.name}"
-    if config["format.class"] == "iceberg":
+    if FormatSettings.from_config(config).format_class == "iceberg":
         raise SettingsError(
             settings.source, where, "names an IcebergFormat connector: continuous runs write S3 objects only"
         )
@@ -286,7 +296,7 @@ def _continuous(settings: Settings, source: str, config: SinkConfig) -> Continuo
         check_continuous(config)
     except ConfigError as e:
         raise ConnectorSpecError(source, e.key, f"cannot run continuously ({where}): {e}") from e
-    schedule_ms = config["rotate.schedule.interval.ms"]
+    schedule_ms = WallClockCuts.from_config(config).schedule_ms
     if schedule_ms <= 0:
         raise ConnectorSpecError(
             source,
@@ -302,7 +312,7 @@ def _continuous(settings: Settings, source: str, config: SinkConfig) -> Continuo
             f"({schedule_ms} ms): a record waits up to one schedule for its file to close, so the alarm would always "
             "fire",
         )
-    lease_ms = config["sink.lease.duration.ms"]
+    lease_ms = RunSettings.from_config(config).lease_ms
     grace = max(GRACE_RANGE_S[0], math.ceil(lease_ms / 1000) + GRACE_MARGIN_S)
     if grace > GRACE_RANGE_S[1]:
         raise ConnectorSpecError(
@@ -391,7 +401,8 @@ def _check_deployable(source: str, config: SinkConfig) -> Callable[[str], str]:
     under (its RegexRouters applied)."""
     transforms = TransformSettings.from_config(config)
     route = transforms.topic_router()
-    if route is None and config["format.class"] != "iceberg":  # (validation refuses these routers for Iceberg)
+    tables = FormatSettings.from_config(config).format_class == "iceberg"
+    if route is None and not tables:  # (validation refuses these routers for Iceberg)
         spec = next(s for s in transforms.routers if s.predicate is not None or not s.type.endswith(".RegexRouter"))
         raise ConnectorSpecError(
             source,
@@ -400,7 +411,7 @@ def _check_deployable(source: str, config: SinkConfig) -> Callable[[str], str]:
             "predicate), so the stack cannot grant the job its prefixes nor declare their "
             "tables before the records exist; a RegexRouter without a predicate is deployable",
         )
-    acl = config["s3.acl.canned"]
+    acl = ObjectOptions.from_config(config).acl
     if acl and acl != "bucket-owner-full-control":
         raise ConnectorSpecError(
             source,
@@ -420,11 +431,12 @@ def _expect(source: str, key: str, actual: Any, expected: Any) -> None:
 
 def _resolve_topics(source: str, config, settings: Settings) -> tuple[str, ...]:
     """Explicit topics must be among `msk.topics`; a regex must match at least one of them."""
-    if config["topics"] is not None:
-        missing = [t for t in config["topics"] if t not in settings.msk.topics]
+    named = SourceSettings.from_config(config).topics
+    if named is not None:
+        missing = [t for t in named if t not in settings.msk.topics]
         if missing:
             raise ConnectorSpecError(source, "topics", f"{', '.join(missing)} not in the environment's msk.topics")
-        return tuple(config["topics"])
+        return named
     matched = tuple(t for t in settings.msk.topics if config.topic_matches(t))
     if not matched:
         raise ConnectorSpecError(source, "topics.regex", "matches none of the environment's msk.topics")

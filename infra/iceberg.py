@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 
 from infra.errors import ConnectorSpecError
+from sink_engine.config import SinkConfig
+from sink_engine.format.settings import FormatSettings
 from sink_engine.iceberg.settings import CATALOG_PREFIX, TABLE_PROPS_PREFIX, IcebergSettings
 
 WAREHOUSE_PREFIX = "iceberg"  # key prefix of every Iceberg table in the data lake
@@ -57,6 +59,21 @@ class IcebergTables:
         return f"{WAREHOUSE_PREFIX}/{self.database}/{table}/"
 
 
+@dataclass(frozen=True)
+class CatalogKeys:
+    """The declared `iceberg.catalog.*` keys as the connector file sets them (None: unset), which the deployment
+    checks judge; IcebergSettings.catalog_properties holds them with the engine's defaults added (a REST catalog's
+    S3 Tables endpoint among them), so it cannot tell a key set from a default."""
+
+    type: str | None  # iceberg.catalog.type
+    uri: str | None  # iceberg.catalog.uri
+    warehouse: str | None  # iceberg.catalog.warehouse
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> CatalogKeys:
+        return cls(config["iceberg.catalog.type"], config["iceberg.catalog.uri"], config["iceberg.catalog.warehouse"])
+
+
 def table_bucket_arn(region: str, account: str, name: str) -> str:
     """The ARN of the S3 table bucket `name` (the warehouse an S3 Tables connector names)."""
     return f"arn:aws:s3tables:{region}:{account}:bucket/{name}"
@@ -69,16 +86,16 @@ def database_location(bucket_name: str, database: str) -> str:
 
 def iceberg_tables(config, topics: tuple[str, ...]) -> IcebergTables | None:
     """The tables of a parsed connector config reading `topics`; None when its format is not IcebergFormat."""
-    if config["format.class"] != "iceberg":
+    if FormatSettings.from_config(config).format_class != "iceberg":
         return None
-    iceberg = IcebergSettings.from_config(config)
+    iceberg, catalog = IcebergSettings.from_config(config), CatalogKeys.from_config(config)
     identifiers = sorted({iceberg.table_identifier(topic) for topic in topics})
     database = iceberg.table_template.split(".")[0]
     return IcebergTables(
         database,
         tuple(i.split(".", 1)[1] for i in identifiers),
-        bool(config["iceberg.tables.auto-create-enabled"]),
-        config["iceberg.catalog.warehouse"] if config["iceberg.catalog.type"] == "rest" else None,
+        bool(iceberg.auto_create),
+        catalog.warehouse if catalog.type == "rest" else None,
     )
 
 
@@ -98,9 +115,10 @@ def check_deployable(
     with Glue, the database of the environment's Athena tables (`reserved_database`: the service stack owns it) and
     a warehouse (the stack sets the database's location); catalog properties that point elsewhere, table
     properties that put files outside the table's location or delete files."""
-    catalog = config["iceberg.catalog.type"]
+    keys = CatalogKeys.from_config(config)
+    catalog = keys.type
     if catalog == "rest":
-        _check_stack_table_bucket(source, config, stack_table_bucket_arn)
+        _check_stack_table_bucket(source, keys, stack_table_bucket_arn)
     elif catalog != "glue":
         raise ConnectorSpecError(
             source,
@@ -109,6 +127,7 @@ def check_deployable(
             "SQLite file serves the processes of one machine; deployed connectors use glue (the "
             "AWS Glue Data Catalog) or rest (the stack's S3 table bucket)",
         )
+    assert catalog is not None  # glue or rest: any other was refused above
     where = "a Glue table" if catalog == "glue" else "an S3 table"
     iceberg = IcebergSettings.from_config(config)
     template = iceberg.table_template
@@ -134,7 +153,7 @@ def check_deployable(
             f"database {tables.database!r} is the environment's "
             "catalog.database, whose Athena tables the service stack owns; name another one",
         )
-    if catalog == "glue" and config["iceberg.catalog.warehouse"]:
+    if catalog == "glue" and keys.warehouse:
         raise ConnectorSpecError(
             source,
             "iceberg.catalog.warehouse",
@@ -184,10 +203,10 @@ def check_deployable(
             )
 
 
-def _check_stack_table_bucket(source: str, config, stack_table_bucket_arn: str | None) -> None:
+def _check_stack_table_bucket(source: str, keys: CatalogKeys, stack_table_bucket_arn: str | None) -> None:
     """A deployed REST catalog is the stack's S3 table bucket, named by ARN as the warehouse, at S3 Tables' endpoint
     (which the engine derives from the ARN)."""
-    warehouse = config["iceberg.catalog.warehouse"]
+    warehouse = keys.warehouse
     if stack_table_bucket_arn is None:
         raise ConnectorSpecError(
             source,
@@ -204,7 +223,7 @@ def _check_stack_table_bucket(source: str, config, stack_table_bucket_arn: str |
             f"is the stack's S3 table bucket {stack_table_bucket_arn!r} (iceberg.table_bucket), "
             "whose tables the job role is granted",
         )
-    if config["iceberg.catalog.uri"]:
+    if keys.uri:
         raise ConnectorSpecError(
             source,
             "iceberg.catalog.uri",

@@ -82,8 +82,11 @@ from typing import Any
 
 from infra.connectors import ConnectorSpec
 from infra.iceberg import IcebergTables
+from sink_engine.convert.settings import ConverterSettings
 from sink_engine.driver.metrics import NAMESPACE as METRICS_NAMESPACE
 from sink_engine.secrets import PARAMETER_STORE, SECRETS_MANAGER, references
+from sink_engine.storage.credentials import S3Credentials
+from sink_engine.storage.object_options import ObjectOptions
 
 GLUE_CONVERTER = "glueavro"
 
@@ -108,13 +111,13 @@ class JobPhysicalNames:
 
 def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     """The connector-scoped statements of `spec`'s job role (see the module docstring)."""
-    config = spec.config
+    config, options = spec.config, ObjectOptions.from_config(spec.config)
     bucket = f"arn:aws:s3:::{names.bucket_name}"
     prefixes = [f"{bucket}/{p}*" for p in spec.data_prefixes()] + [f"{bucket}/{names.dlq_prefix}{spec.name}/*"]
     object_actions = ["s3:PutObject", "s3:AbortMultipartUpload"]
-    if config["s3.object.tagging"]:
+    if options.tagging:
         object_actions.append("s3:PutObjectTagging")
-    if config["s3.acl.canned"]:
+    if options.acl:
         object_actions.append("s3:PutObjectAcl")
     assumed = assumed_role_arn(spec)
     s3_client_statements = [
@@ -151,7 +154,7 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
             [names.table_arn],
             {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [spec.name]}},
         ),
-        *_kms_statements(config["s3.sse.kms.key.id"], names),
+        *_kms_statements(options.kms_key_id, names),
         _allow(
             "PublishRunMetrics",
             ["cloudwatch:PutMetricData"],
@@ -162,7 +165,7 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         *(_restore_statements(spec, names) if spec.restore_targets else []),
         *(_iceberg_statements(spec.iceberg, names) if spec.iceberg else []),
     ]
-    if GLUE_CONVERTER in (config["value.converter"], config["key.converter"]):
+    if GLUE_CONVERTER in (ConverterSettings.from_config(config, role).name for role in ("value", "key")):
         statements.append(_allow("ReadGlueSchemaVersions", ["glue:GetSchemaVersion"], ["*"]))
     for action, resources in reference_reads(spec, names.region, names.account).items():
         if resources:
@@ -173,12 +176,8 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
 def assumed_role_arn(spec: ConnectorSpec) -> str | None:
     """The role `spec`'s S3 client assumes (`s3.credentials.provider.sts.role.arn` with
     AwsAssumeRoleCredentialsProvider), or None."""
-    config = spec.config
-    return (
-        config["s3.credentials.provider.sts.role.arn"]
-        if config["s3.credentials.provider.class"] == "assumerole"
-        else None
-    )
+    assume = S3Credentials.from_config(spec.config).assume  # set with AwsAssumeRoleCredentialsProvider only
+    return assume.role_arn if assume else None
 
 
 _READ_SIDS = {SECRETS_MANAGER.iam_action: "ReadOwnSecrets", PARAMETER_STORE.iam_action: "ReadOwnParameters"}

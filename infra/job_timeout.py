@@ -27,6 +27,7 @@ import math
 from infra.connectors import ConnectorSpec
 from infra.errors import ConnectorSpecError
 from infra.settings import Settings
+from sink_engine.driver.settings import RunSettings
 
 MARGIN_MINUTES = 10
 KEY = "sink.run.timeout.ms"
@@ -39,7 +40,7 @@ def check_job_timeout(settings: Settings, connectors: tuple[ConnectorSpec, ...])
     for spec in connectors:
         if spec.continuous is not None:
             continue
-        run_ms = spec.config[KEY]
+        run_ms = RunSettings.from_config(spec.config).timeout_ms
         if run_ms == 0:
             raise ConnectorSpecError(
                 spec.source,

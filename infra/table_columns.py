@@ -39,7 +39,9 @@ from sink_engine.config import SinkConfig
 from sink_engine.convert.arrow_types import arrow_type
 from sink_engine.convert.avro_schema import UNION, connect_schema
 from sink_engine.convert.schema import DATE, DECIMAL, FLOAT_TYPES, INTEGER_TYPES, TIME, TIMESTAMP, Field, Schema
+from sink_engine.convert.settings import ConverterSettings
 from sink_engine.format.avro_schema import avro_schema
+from sink_engine.format.settings import FormatSettings
 
 _TEXT = ("org.apache.hadoop.mapred.TextInputFormat", "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat")
 _SERDES = {  # engine format -> (classification, SerDe, input format, output format)
@@ -86,7 +88,8 @@ def table_storage(
     declared); None when the output has no table. Top-level fields named in `partition_fields` (lower case) are
     left out: their partition columns hold their values. SettingsError naming `catalog.tables.<topic>` when the
     declared schema cannot be a table of this output."""
-    fmt, converter = config["format.class"], config["value.converter"]
+    formats, values = FormatSettings.from_config(config), ConverterSettings.from_config(config)
+    fmt, converter = formats.format_class, values.name
     setting = f"catalog.tables.{topic}"
 
     def refuse(message: str) -> SettingsError:
@@ -104,7 +107,7 @@ def table_storage(
         if converter in _SINGLE_COLUMN:
             arrow = pa.schema([pa.field("value", _SINGLE_COLUMN[converter])])
         else:
-            arrow = _arrow_schema(_as_written(connect_schema(declared), config))
+            arrow = _arrow_schema(_as_written(connect_schema(declared), formats, values))
         return _storage(fmt, arrow, partition_fields)
     except KeyError as e:
         raise refuse(f"Avro type {e} has no column type") from None
@@ -112,11 +115,11 @@ def table_storage(
         raise refuse(str(e)) from None
 
 
-def _as_written(schema: Schema, config: SinkConfig) -> Schema:
+def _as_written(schema: Schema, formats: FormatSettings, values: ConverterSettings) -> Schema:
     """The Connect schema of what lands in the format, from the declared one."""
-    schemaless = config["value.converter"] == "json" and not config["value.converter.schemas.enable"]
-    if config["format.class"] in JSON_FORMATS:
-        return _json_documents(schema) if schemaless else _json_written(schema, config["json.decimal.format"])
+    schemaless = values.name == "json" and not values.options["schemas.enable"]
+    if formats.format_class in JSON_FORMATS:
+        return _json_documents(schema) if schemaless else _json_written(schema, formats.json_decimal_format)
     return _inferred(schema) if schemaless else schema
 
 

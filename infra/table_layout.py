@@ -42,6 +42,7 @@ from sink_engine.partition.joda_format import JavaRootLocale, compile_pattern, p
 from sink_engine.partition.joda_format import _tokens as joda_tokens  # the engine's own reading of the pattern
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_based import fixed_layout, time_buckets
+from sink_engine.storage.naming import ObjectNaming
 
 PARTITION_COLUMN = "partition"
 TIME_COLUMN = "time_bucket"
@@ -129,7 +130,8 @@ def layout(
     """The projected layout of `topic`'s objects as `config` writes them in `bucket`. Raises ConnectorSpecError
     naming the key of `source` (the connector file) that Athena cannot project, and SettingsError for
     field values (`catalog.tables.<topic>.field_values` of `settings_source`) that cannot be enum values."""
-    delim = config["directory.delim"]
+    partitioning, naming = PartitionSettings.from_config(config), ObjectNaming.from_config(config)
+    delim = naming.directory_delim
     if delim != "/":
         raise ConnectorSpecError(
             source,
@@ -137,7 +139,7 @@ def layout(
             f"{delim!r}: Athena reads each partition from a folder "
             "(a prefix ending in '/'), so keys whose segments are joined otherwise get no table",
         )
-    kind = config["partitioner.class"]
+    kind = partitioning.partitioner
     columns: list[PartitionColumn] = []
     segments: list[str] = []
     if kind == "default":
@@ -146,7 +148,7 @@ def layout(
         )
         segments.append(f"partition=${{{PARTITION_COLUMN}}}")
     if kind in ("field", "fieldtime"):
-        for name, column in field_columns(config["partition.field.name"] or (), source).items():
+        for name, column in field_columns(partitioning.field_names or (), source).items():
             values = field_values.get(name)
             columns.append(
                 PartitionColumn(column, _field_projection(values, delim, topic, name, settings_source), field=name)
@@ -155,7 +157,7 @@ def layout(
     if kind in ("time", "daily", "hourly", "fieldtime"):
         columns.append(PartitionColumn(TIME_COLUMN, time_projection(config, time_range_start, source).projection()))
         segments.append(f"${{{TIME_COLUMN}}}")
-    prefix = delim.join(part for part in (config["topics.dir"], topic) if part)  # as ObjectNaming.key joins
+    prefix = delim.join(part for part in (naming.topics_dir, topic) if part)  # as ObjectNaming.key joins
     location = f"s3://{bucket}/{prefix}{delim}"
     return Layout(tuple(columns), location, location + delim.join(segments) + delim)
 
@@ -164,7 +166,7 @@ def data_objects(config: SinkConfig) -> str:
     """A regular expression, read alike by Java (Athena's `regexp_like`) and Python, that finds the key of a data
     object and of no object beside it (`<stem>.index.json` of Block-GZIP, `<stem>.keys<ext>`, `<stem>.headers<ext>`):
     `<file.delim><partition><file.delim><offset><extension>` at the end."""
-    delim = re.escape(config["file.delim"])
+    delim = re.escape(ObjectNaming.from_config(config).file_delim)
     return f"{delim}[0-9]+{delim}[0-9]+{re.escape(format_for(FormatSettings.from_config(config)).extension)}$"
 
 
@@ -194,12 +196,12 @@ def _field_projection(values, delim: str, topic: str, field: str, settings_sourc
     return {"type": "enum", "values": ",".join(escaped)}
 
 
-def time_pattern(config: SinkConfig) -> str:
+def time_pattern(partitioning: PartitionSettings) -> str:
     """The Joda pattern of the configured time partitioner, as sink_engine.partition.time_based reads it."""
-    delim = config["directory.delim"]
-    if config["partitioner.class"] in ("daily", "hourly"):
-        return fixed_layout(config["partitioner.class"], delim)[0]
-    pattern = config["path.format"] or ""
+    delim = partitioning.directory_delim
+    if partitioning.partitioner in ("daily", "hourly"):
+        return fixed_layout(partitioning.partitioner, delim)[0]
+    pattern = partitioning.path_format or ""
     return pattern[: -len(delim)] if delim and pattern.endswith(delim) else pattern
 
 
@@ -300,11 +302,12 @@ def _finest(units: set[str], letters: set[str], joda: str, source: str) -> str:
 
 def time_projection(config: SinkConfig, start: date, source: str) -> TimeProjection:
     """The `date` projection of the connector's time path (see the module doc)."""
+    partitioning = PartitionSettings.from_config(config)
     try:
-        buckets = time_buckets(PartitionSettings.from_config(config))
+        buckets = time_buckets(partitioning)
     except ConfigError as e:
         raise ConnectorSpecError(source, e.key, str(e)) from None
-    pattern, finest = java_pattern(time_pattern(config), config["locale"], source)
+    pattern, finest = java_pattern(time_pattern(partitioning), partitioning.locale, source)
     duration = buckets.duration_ms
     if finest in _UNIT_MS and duration % _UNIT_MS[finest] == 0:
         unit = next(u for u in _UNIT_MS if duration % _UNIT_MS[u] == 0)
@@ -315,7 +318,7 @@ def time_projection(config: SinkConfig, start: date, source: str) -> TimeProject
     # start day's local midnight (buckets are multiples of the duration from the local epoch), formatted as such
     midnight_ms = (start - date(1970, 1, 1)).days * 86_400_000
     floor_ms = midnight_ms - midnight_ms % duration
-    first = compile_pattern(time_pattern(config), parse_locale(config["locale"]))(
+    first = compile_pattern(time_pattern(partitioning), parse_locale(partitioning.locale))(
         datetime.fromtimestamp(floor_ms / 1000, UTC)
     )
     hours = math.ceil(max_offset_seconds(buckets.zone, start) / 3600)

@@ -17,6 +17,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import from_environment
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
+from sink_engine.driver.settings import RunSettings
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
 from sink_engine.iceberg import cli as iceberg_cli
@@ -153,10 +154,10 @@ def _init(config: SinkConfig) -> int:
     from sink_engine.offsets import ensure_table
     from sink_engine.storage.s3 import bucket_exists
 
-    table = config["offset.storage.dynamodb.table"]
-    created = ensure_table(dynamodb_client(config["s3.region"]), table)
+    run = RunSettings.from_config(config)
+    table, bucket = run.offsets_table, run.bucket
+    created = ensure_table(dynamodb_client(run.region), table)
     print(f"offsets table {table}: {'created' if created else 'exists'}")
-    bucket = config["s3.bucket.name"]
     if not bucket_exists(s3_client(S3Access.from_config(config)), bucket):
         print(f"error: bucket {bucket} does not exist or is not reachable (s3.bucket.name)", file=sys.stderr)
         return 2
@@ -194,27 +195,30 @@ def _validate(config: SinkConfig) -> int:
 
 
 def _run(config: SinkConfig) -> int:
+    from sink_engine.dlq.settings import DeadLetterSettings
     from sink_engine.driver.job import run_job
     from sink_engine.driver.metrics import publisher_from_environment
     from sink_engine.driver.spark_runner import spark_session, tasks_share_driver_process
     from sink_engine.progress import ProgressBoard
+    from sink_engine.transform.settings import TransformSettings
 
-    metrics = publisher_from_environment(os.environ, config["s3.region"])  # SINK_METRICS=cloudwatch: deployed job
+    run = RunSettings.from_config(config)
+    metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
     spark = spark_session(f"sink-engine-{config.name}")
     # the tasks can report through the driver's disk only when they run in its process
     board = ProgressBoard(sys.stdout) if tasks_share_driver_process(spark) and sys.stdout.isatty() else None
-    summary = run_job(config, spark, dynamodb_client(config["s3.region"]), progress=board, metrics=metrics)
+    summary = run_job(config, spark, dynamodb_client(run.region), progress=board, metrics=metrics)
     for f in summary.files:
-        where = f.key if "://" in f.key else f"s3://{config['s3.bucket.name']}/{f.key}"  # a table's data file: its URI
+        where = f.key if "://" in f.key else f"s3://{run.bucket}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
     print(
         f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
         f"{summary.records_written} records, {summary.bytes_written} bytes; "
         f"{len(summary.committed)} partitions committed{_where_tasks_ran(summary.executors)}"
     )
-    if config["errors.tolerance"] == "all":
+    if DeadLetterSettings.from_config(config).tolerates:
         print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
-    if config["transforms"]:
+    if TransformSettings.from_config(config):
         print(f"dropped by transforms: {summary.records_dropped} records")
     return 0
 
@@ -232,7 +236,7 @@ def _run_continuous(config: SinkConfig) -> int:
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda *_: stop.set())
     spark = spark_session(f"sink-engine-{config.name}")
-    summary = run_continuous(config, spark, dynamodb_client(config["s3.region"]), stop)
+    summary = run_continuous(config, spark, dynamodb_client(RunSettings.from_config(config).region), stop)
     for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
         print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
     print(
@@ -252,11 +256,9 @@ def _where_tasks_ran(executors: tuple[str, ...]) -> str:
 
 
 def _status(config: SinkConfig) -> int:
-    from sink_engine.driver.job import now_ms
     from sink_engine.driver.status import partition_status
-    from sink_engine.offsets import OffsetStore
 
-    store = OffsetStore(dynamodb_client(config["s3.region"]), config["offset.storage.dynamodb.table"], now_ms)
+    store = _offset_store(RunSettings.from_config(config))
     print(f"{'topic-partition':<28} {'committed':>10} {'end':>10} {'lag':>8}  {'last commit (UTC)':<19}  last file")
     for row in partition_status(config, store):
         when = (
@@ -273,13 +275,21 @@ def _status(config: SinkConfig) -> int:
     return 0
 
 
+def _offset_store(run: RunSettings):
+    """The connector's committed offsets, read as a run reads them."""
+    from sink_engine.driver.job import now_ms
+    from sink_engine.offsets import OffsetStore
+
+    return OffsetStore(dynamodb_client(run.region), run.offsets_table, now_ms)
+
+
 READ_HELP = "print the record at a Kafka offset from a Block-GZIP object, fetching only its gzip member"
 
 
 def _read(config: SinkConfig, key: str, offset: int) -> int:
     from sink_engine.format.block_gzip_reader import read_chunk_at
 
-    chunk = read_chunk_at(s3_client(S3Access.from_config(config)), config["s3.bucket.name"], key, offset)
+    chunk = read_chunk_at(s3_client(S3Access.from_config(config)), RunSettings.from_config(config).bucket, key, offset)
     record = chunk.record(offset)
     if record is None:
         print(
@@ -297,10 +307,7 @@ VERIFY_HELP = (
 
 
 def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None) -> int:
-    from sink_engine.driver.job import now_ms
-    from sink_engine.offsets import OffsetStore
-
-    store = OffsetStore(dynamodb_client(config["s3.region"]), config["offset.storage.dynamodb.table"], now_ms)
+    store = _offset_store(RunSettings.from_config(config))
     return target_for(config).verify(store, kafka, topic, partition, sys.stdout)
 
 
@@ -351,7 +358,7 @@ def _restore(config: SinkConfig, args) -> int:
     try:
         summary = restore(
             request,
-            dynamodb_client(config["s3.region"]),
+            dynamodb_client(RunSettings.from_config(config).region),
             s3_client(S3Access.from_config(config)),
             on_start=started,
             on_wait=waiting,

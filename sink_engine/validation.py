@@ -12,11 +12,13 @@ from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.converters import check_converter_settings
 from sink_engine.errors import ConfigError
 from sink_engine.format.bytearray_format import unescape
+from sink_engine.format.settings import FormatSettings
 from sink_engine.partition.registry import partitioner_for
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import parse_zone
 from sink_engine.source.client_config import kafka_authentication
 from sink_engine.source.settings import SourceSettings
+from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import S3Access
 from sink_engine.target.registry import check_keys, target_for
 from sink_engine.transform.settings import TransformSettings
@@ -57,18 +59,20 @@ def load_checked_config(
 def _check_output(config: SinkConfig) -> None:
     """The ByteArray separator's escapes must be valid; a KMS key needs KMS encryption."""
     try:
-        unescape(config["format.bytearray.separator"])
+        unescape(FormatSettings.from_config(config).bytearray_separator)
     except ValueError as e:
         raise ConfigError("format.bytearray.separator", str(e)) from None
-    if config["s3.sse.kms.key.id"] and not config["s3.ssea.name"].startswith("aws:kms"):
+    options = ObjectOptions.from_config(config)
+    if options.kms_key_id and not options.sse.startswith("aws:kms"):
         raise ConfigError("s3.sse.kms.key.id", "is only used with s3.ssea.name=aws:kms (or aws:kms:dsse); set it")
 
 
 def _check_partitioning(config: SinkConfig) -> None:
     """A bad `path.format`, `timezone` or field list fails here rather than inside a Spark task (any `locale` is
     valid, as Java's `new Locale(value)` is)."""
-    parse_zone(config["timezone"])
-    partitioner_for(PartitionSettings.from_config(config))
+    partitioning = PartitionSettings.from_config(config)
+    parse_zone(partitioning.timezone)
+    partitioner_for(partitioning)
 
 
 def _check_connection(config: SinkConfig) -> None:
@@ -108,7 +112,7 @@ _NOT_FOR_ENVELOPES = {
 def _check_envelope(config: SinkConfig) -> None:
     """`format.envelope.encoding` only with EnvelopeFormat; with it, none of the keys that would change or move
     records (set explicitly: their defaults change nothing for this format)."""
-    if config["format.class"] != "envelope":
+    if FormatSettings.from_config(config).format_class != "envelope":
         if "format.envelope.encoding" in config.explicit:
             raise ConfigError("format.envelope.encoding", "is only used with format.class=EnvelopeFormat")
         return

@@ -14,6 +14,7 @@ from infra.settings import Settings
 from infra.stacks.connectors import ConnectorStacks
 from infra.table_columns import TableStorage, table_storage
 from infra.table_layout import Layout, data_objects, layout
+from sink_engine.task.settings import SidecarSettings
 
 # Table parameter holding data_objects(config): the pattern of the keys of data objects (not sidecars).
 DATA_OBJECTS_PARAMETER = "sink_engine.data_objects"
@@ -28,7 +29,8 @@ def sidecar_note(spec: ConnectorSpec) -> str:
     config, read = spec.config, []
     if spec.format == "blockgzip":
         read.append("each object's <stem>.index.json as one row whose columns are all null")
-    if config["store.kafka.keys"] or config["store.kafka.headers"]:
+    sidecars = SidecarSettings.from_config(config)
+    if sidecars.keys_format or sidecars.headers_format:  # store.kafka.keys, store.kafka.headers
         read.append("the <stem>.keys and <stem>.headers sidecars as rows too")
     if not read:
         return ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +53,11 @@ class SinkConfig:
     @property
     def name(self) -> str:
         return self.values["name"]
+
+    def values_of(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The typed values of `keys`, by name: for what hands keys on by name (the connector index the trigger
+        Lambda reads); code that acts on a key reads it through its seam's settings (`from_config`)."""
+        return {key: self.values[key] for key in keys}
 
     def consumer_overrides(self) -> dict[str, str]:
         """`consumer.override.*` keys with the prefix removed, for the Kafka client."""

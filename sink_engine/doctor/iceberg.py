@@ -23,7 +23,7 @@ def tables(context) -> str:
             f"namespace {settings.namespace} does not exist in catalog {settings.catalog} "
             "(iceberg.tables): `sink-engine init` or the stack creates it"
         ) from None
-    topics = context.config["topics"] or context.topics or ()
+    topics = context.settings.source.topics or context.topics or ()
     identifiers = sorted({settings.table_identifier(topic) for topic in topics})
     absent = [identifier for identifier in identifiers if load_table(catalog, identifier) is None]
     if absent and not settings.auto_create:

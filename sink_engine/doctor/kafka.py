@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException
 
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.doctor.checks import Check, Failed
 from sink_engine.doctor.grants import grant_hint
 from sink_engine.model import TopicPartition
@@ -18,7 +19,7 @@ from sink_engine.source.settings import SourceSettings
 def topics(context) -> str:
     """Every topic the config names exists with partitions; their watermarks are read. Records the topics found
     on `context.topics` (the S3 probe writes under them with `topics.regex`)."""
-    source = SourceSettings.from_config(context.config)
+    source = context.settings.source
     metadata, consumer = _metadata(source)
     try:
         found = {
@@ -45,8 +46,8 @@ def topics(context) -> str:
 
 
 def dead_letter_topic(context) -> str:
-    topic = context.config["errors.deadletterqueue.topic.name"]
-    metadata, consumer = _metadata(SourceSettings.from_config(context.config))
+    topic = context.settings.dead_letters.topic
+    metadata, consumer = _metadata(context.settings.source)
     consumer.close()
     found = metadata.topics.get(topic)
     if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
@@ -98,6 +99,6 @@ CHECKS = (
     Check(
         "kafka dead-letter topic",
         dead_letter_topic,
-        applies=lambda config: bool(config["errors.deadletterqueue.topic.name"]),
+        applies=lambda config: bool(DeadLetterSettings.from_config(config).topic),
     ),
 )

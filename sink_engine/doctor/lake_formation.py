@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 from sink_engine.aws import region
 from sink_engine.doctor import grants
 from sink_engine.doctor.checks import Check, Failed
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.iceberg.settings import IcebergSettings, catalog_properties
 
 IAM_ONLY = {"Principal": {"DataLakePrincipalIdentifier": "IAM_ALLOWED_PRINCIPALS"}, "Permissions": ["ALL"]}
 
@@ -52,7 +52,7 @@ def governed(account: dict, database: dict) -> list[str]:
 
 def lake_formation(context) -> str:
     settings = IcebergSettings.from_config(context.config)
-    where = settings.catalog_properties.get("glue.region") or region(context.config["s3.region"])
+    where = settings.catalog_properties.get("glue.region") or region(context.settings.run.region)
     account = boto3.client("lakeformation", region_name=where).get_data_lake_settings()["DataLakeSettings"]
     try:
         database = boto3.client("glue", region_name=where).get_database(Name=settings.namespace)["Database"]
@@ -73,8 +73,9 @@ def lake_formation(context) -> str:
 
 
 def _on_glue(config) -> bool:
-    """An Iceberg connector's catalog is Glue (the Iceberg target's checks hold this one)."""
-    return config["iceberg.catalog.type"] == "glue"
+    """An Iceberg connector's catalog is Glue (the Iceberg target's checks hold this one): `iceberg.catalog.type`,
+    the `type` of its catalog properties."""
+    return catalog_properties(config).get("type") == "glue"
 
 
 CHECKS = (Check("lake formation", lake_formation, service="lakeformation", applies=_on_glue),)

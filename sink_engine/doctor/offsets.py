@@ -25,7 +25,7 @@ from sink_engine.doctor.checks import Check, Failed
 
 
 def table(context) -> str:
-    name = context.config["offset.storage.dynamodb.table"]
+    name = context.settings.run.offsets_table
     try:
         with _named(context, "table"):
             described = _client(context).describe_table(TableName=name)["Table"]
@@ -43,43 +43,39 @@ def table(context) -> str:
 
 
 def lease(context) -> str:
-    config = context.config
+    run = context.settings.run
     with _named(context, "lease item"):
         item = (
             _client(context)
-            .get_item(
-                TableName=config["offset.storage.dynamodb.table"],
-                ConsistentRead=True,
-                Key=layout.key(config.name, layout.LEASE_SK),
-            )
+            .get_item(TableName=run.offsets_table, ConsistentRead=True, Key=layout.key(run.connector, layout.LEASE_SK))
             .get("Item")
         )
     if item is None:
-        return f"no lease item for {config.name}: no run has started yet"
+        return f"no lease item for {run.connector}: no run has started yet"
     return (
-        f"lease of {config.name}: epoch {item['epoch']['N']}, owner {item['owner']['S']}, "
+        f"lease of {run.connector}: epoch {item['epoch']['N']}, owner {item['owner']['S']}, "
         f"expires at epoch ms {item['expires_at_ms']['N']}"
     )
 
 
 def conditional_write(context) -> str:
-    config = context.config
+    run = context.settings.run
     try:
         with _named(context, "lease item"):
             _client(context).update_item(
-                TableName=config["offset.storage.dynamodb.table"],
-                Key=layout.key(config.name, layout.LEASE_SK),
+                TableName=run.offsets_table,
+                Key=layout.key(run.connector, layout.LEASE_SK),
                 UpdateExpression="SET #probe = :never",
                 ConditionExpression="#pk = :never",
                 ExpressionAttributeNames={"#pk": layout.PK, "#probe": "doctor_probe"},
-                ExpressionAttributeValues={":never": {"S": f"{config.name}#doctor"}},
+                ExpressionAttributeValues={":never": {"S": f"{run.connector}#doctor"}},
             )
     except ClientError as e:
         if grants.error_code(e) == "ConditionalCheckFailedException":
             return "UpdateItem of the lease item is allowed (its condition is false by construction: nothing written)"
         raise
     raise Failed(
-        f"UpdateItem of {config.name}'s lease item succeeded where its condition cannot hold: "
+        f"UpdateItem of {run.connector}'s lease item succeeded where its condition cannot hold: "
         "the table is not DynamoDB as the engine knows it"
     )
 
@@ -87,18 +83,18 @@ def conditional_write(context) -> str:
 @contextmanager
 def _named(context, what: str):
     """A refused call as Failed naming the table (and the item: the grant is per partition key)."""
-    config = context.config
+    run = context.settings.run
     try:
         yield
     except ClientError as e:
         if not grants.is_denied(e):
             raise
-        item = f" ({what} of {layout.PK}={config.name})" if what != "table" else ""
-        raise Failed(grants.describe(e, "dynamodb", f"table {config['offset.storage.dynamodb.table']}{item}")) from None
+        item = f" ({what} of {layout.PK}={run.connector})" if what != "table" else ""
+        raise Failed(grants.describe(e, "dynamodb", f"table {run.offsets_table}{item}")) from None
 
 
 def _client(context):
-    return dynamodb_client(context.config["s3.region"])
+    return dynamodb_client(context.settings.run.region)
 
 
 CHECKS = (

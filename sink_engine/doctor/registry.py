@@ -53,7 +53,7 @@ def _glue(settings: ConverterSettings) -> str:
 
 
 def _reads_registry(role: str):
-    return lambda config: config[f"{role}.converter"] in (*CONFLUENT, "glueavro")
+    return lambda config: ConverterSettings.from_config(config, role).name in (*CONFLUENT, "glueavro")
 
 
 CHECKS = tuple(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -21,6 +22,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.doctor import environment, grants, kafka, offsets, registry, s3, spark
 from sink_engine.doctor.checks import FAILED, OK, Check, Result
+from sink_engine.doctor.settings import DoctorSettings
 from sink_engine.errors import SinkError
 from sink_engine.secrets import Reference, references
 from sink_engine.target import Target, target_for
@@ -42,12 +44,16 @@ def checks_of(target: Target) -> tuple[Check, ...]:
 
 @dataclass
 class Context:
-    """What the checks share: the config, its target, and the topics the Kafka check found (None until it found
-    them)."""
+    """What the checks share: the config, its target, the topics the Kafka check found (None until it found them),
+    and the settings the checks read of the config (built once, when a check first reads them)."""
 
     config: SinkConfig
     target: Target
     topics: tuple[str, ...] | None = None
+
+    @cached_property
+    def settings(self) -> DoctorSettings:
+        return DoctorSettings.from_config(self.config)
 
 
 def doctor(location: str, registry_default: RegistryDefault | None = None, out: TextIO | None = None) -> int:

@@ -17,10 +17,11 @@ import datetime
 
 from botocore.exceptions import ClientError
 
+from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.doctor import grants
 from sink_engine.doctor.checks import Check, Failed, Skipped
-from sink_engine.storage.object_options import ObjectOptions
-from sink_engine.storage.s3 import S3Access, s3_client
+from sink_engine.doctor.settings import DoctorSettings
+from sink_engine.storage.s3 import s3_client
 from sink_engine.transform.settings import TransformSettings
 
 PROBE_FOLDER = "_doctor"
@@ -29,14 +30,14 @@ PROBE_TAGS = {"sink-engine": "doctor"}
 
 def probe_keys(context) -> list[str]:
     """The probe key under each topic the connector's objects are written under (its RegexRouters applied)."""
-    config = context.config
-    source = config["topics"] or context.topics
+    settings = context.settings
+    source = settings.source.topics or context.topics
     if source is None:
         raise Skipped("with topics.regex the topics come from Kafka, which did not list them (kafka topics)")
-    route = TransformSettings.from_config(config).topic_router() or (lambda topic: topic)
-    delim = config["directory.delim"]
+    route = TransformSettings.from_config(context.config).topic_router() or (lambda topic: topic)
+    naming = settings.naming
     return [
-        delim.join((config["topics.dir"], topic, PROBE_FOLDER, f"{config.name}.probe"))
+        naming.directory_delim.join((naming.topics_dir, topic, PROBE_FOLDER, f"{settings.run.connector}.probe"))
         for topic in sorted({route(t) for t in source})
     ]
 
@@ -46,36 +47,34 @@ def write(context) -> str:
     for key in keys:
         _put(context, key)
     return (
-        f"wrote s3://{context.config['s3.bucket.name']}/{keys[0]}"
+        f"wrote s3://{context.settings.run.bucket}/{keys[0]}"
         + (f" and {len(keys) - 1} more probe(s)" if len(keys) > 1 else "")
-        + f" ({_signer(context.config)})"
+        + f" ({_signer(context.settings)})"
     )
 
 
 def uploads(context) -> str:
-    config, bucket = context.config, context.config["s3.bucket.name"]
+    settings = context.settings
+    bucket = settings.run.bucket
     prefix = probe_keys(context)[0].rsplit(PROBE_FOLDER, 1)[0]
     try:
-        listed = s3_client(S3Access.from_config(config)).list_multipart_uploads(
-            Bucket=bucket, Prefix=prefix, MaxUploads=1
-        )
+        listed = s3_client(settings.s3).list_multipart_uploads(Bucket=bucket, Prefix=prefix, MaxUploads=1)
     except ClientError as e:
-        raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}", _grantor(config))) from None
+        raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}", _grantor(settings))) from None
     return f"listed incomplete uploads under {prefix} ({len(listed.get('Uploads', []))} shown of at most 1)"
 
 
 def dead_letters(context) -> str:
-    config = context.config
-    key = config["directory.delim"].join(
-        (config["errors.deadletterqueue.s3.prefix"].strip("/"), PROBE_FOLDER, f"{config.name}.probe")
-    )
+    settings = context.settings
+    prefix = settings.dead_letters.s3_prefix or ""
+    key = settings.naming.directory_delim.join((prefix.strip("/"), PROBE_FOLDER, f"{settings.run.connector}.probe"))
     body = _put(context, key)
-    bucket = config["s3.bucket.name"]
+    bucket = settings.run.bucket
     try:
-        read = s3_client(S3Access.from_config(config)).get_object(Bucket=bucket, Key=key)["Body"].read()
+        read = s3_client(settings.s3).get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as e:
         raise Failed(
-            grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", _grantor(config), sid="ReadOwnDeadLetters")
+            grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", _grantor(settings), sid="ReadOwnDeadLetters")
         ) from None
     if read != body:
         raise Failed(f"s3://{bucket}/{key} read back other bytes than were written")
@@ -83,35 +82,34 @@ def dead_letters(context) -> str:
 
 
 def _put(context, key: str) -> bytes:
-    config, bucket = context.config, context.config["s3.bucket.name"]
+    settings = context.settings
+    bucket, options = settings.run.bucket, settings.object_options
     body = (
-        f'{{"connector": "{config.name}", "doctor_at": "{datetime.datetime.now(datetime.UTC).isoformat()}"}}\n'
+        f'{{"connector": "{settings.run.connector}", '
+        f'"doctor_at": "{datetime.datetime.now(datetime.UTC).isoformat()}"}}\n'
     ).encode()
-    options = ObjectOptions.from_config(config)
     try:
-        s3_client(S3Access.from_config(config)).put_object(
-            Bucket=bucket, Key=key, Body=body, **options.create_args(PROBE_TAGS)
-        )
+        s3_client(settings.s3).put_object(Bucket=bucket, Key=key, Body=body, **options.create_args(PROBE_TAGS))
     except ClientError as e:
         if grants.error_code(e) == "NoSuchBucket":
             raise Failed(f"bucket {bucket} does not exist (s3.bucket.name)") from None
         if grants.error_code(e).startswith("KMS"):
-            kms = grants.grant_hint("kms:GenerateDataKey", config["s3.sse.kms.key.id"])
+            kms = grants.grant_hint("kms:GenerateDataKey", options.kms_key_id)
             raise Failed(f"{grants.describe(e, 's3')}; {kms} (s3.sse.kms.key.id)") from None
-        raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", _grantor(config))) from None
+        raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", _grantor(settings))) from None
     return body
 
 
-def _grantor(config) -> str | None:
-    role = config["s3.credentials.provider.sts.role.arn"]
-    if config["s3.credentials.provider.class"] != "assumerole" or not role:
+def _grantor(settings: DoctorSettings) -> str | None:
+    assume = settings.s3.credentials.assume  # set with AwsAssumeRoleCredentialsProvider only
+    if assume is None:
         return None
-    return f"the role the S3 client assumes ({role}, s3.credentials.provider.sts.role.arn)"
+    return f"the role the S3 client assumes ({assume.role_arn}, s3.credentials.provider.sts.role.arn)"
 
 
-def _signer(config) -> str:
-    grantor = _grantor(config)
-    return f"signed as {grantor}" if grantor else f"credentials: {config['s3.credentials.provider.class']}"
+def _signer(settings: DoctorSettings) -> str:
+    grantor = _grantor(settings)
+    return f"signed as {grantor}" if grantor else f"credentials: {settings.s3.credentials.provider}"
 
 
 # the S3 objects target's (target/s3_objects.py)
@@ -121,6 +119,6 @@ CHECKS = (
         "s3 dead letters",
         dead_letters,
         service="s3",
-        applies=lambda config: bool(config["errors.deadletterqueue.s3.prefix"]),
+        applies=lambda config: bool(DeadLetterSettings.from_config(config).s3_prefix),
     ),
 )

@@ -17,6 +17,7 @@ from sink_engine.driver.metrics import MetricsPublisher, RunMetrics
 from sink_engine.driver.planner import plan_ranges
 from sink_engine.driver.plans import PlanStore
 from sink_engine.driver.run_timeout import RunWatchdog
+from sink_engine.driver.settings import RunSettings
 from sink_engine.driver.spark_runner import RangesRun
 from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.errors import RunTimeoutError, SinkError
@@ -102,7 +103,7 @@ def plan(config: SinkConfig, store: OffsetStore) -> tuple[list[PartitionRange], 
         store.committed(config.name),
         marks,
         auto_offset_reset(source),
-        config["sink.run.max.records.per.partition"],
+        RunSettings.from_config(config).max_records_per_partition,
     )
     return ranges, {tp: high for tp, (_, high) in marks.items()}
 
@@ -122,11 +123,12 @@ def run_job(
     commits are done, also before a TaskFailedError."""
     started, started_wall = time.monotonic(), time.time()
     report_ignored_keys(config)
-    table = config["offset.storage.dynamodb.table"]
+    run = RunSettings.from_config(config)
+    table = run.offsets_table
     if not table_exists(dynamodb, table):
         raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
     leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
-    duration = config["sink.lease.duration.ms"]
+    duration = run.lease_ms
     token = leases.acquire(config.name, owner or uuid.uuid4().hex, duration)
     target = target_for(config)
     try:
@@ -143,8 +145,10 @@ def run_job(
                 epoch=token.epoch,
                 ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges],
             )
-            watchdog = RunWatchdog(spark, config.name, config["sink.run.timeout.ms"], started_wall)
-            written = _write_ranges(spark, target, watchdog.bounded([r for r in ranges if len(r)]), progress, watchdog)
+            watchdog = RunWatchdog(spark, config.name, run.timeout_ms, started_wall)
+            written = _write_ranges(
+                spark, target, run, watchdog.bounded([r for r in ranges if len(r)]), progress, watchdog
+            )
             results = written.results
             summary = RunSummary(ranges, results, end_offsets=ends, executors=written.executors)
             events.emit(
@@ -189,23 +193,27 @@ def report_ignored_keys(config: SinkConfig) -> None:
 
 
 def _write_ranges(
-    spark, target: Target, ranges: list[PartitionRange], progress: ProgressBoard | None, watchdog: RunWatchdog
+    spark,
+    target: Target,
+    run: RunSettings,
+    ranges: list[PartitionRange],
+    progress: ProgressBoard | None,
+    watchdog: RunWatchdog,
 ) -> RangesRun:
     """The ranges' results and where they ran; RunTimeoutError when the watchdog had to cancel the Spark job."""
     from sink_engine.driver.spark_runner import SparkTaskError, run_ranges
 
-    config = target.config
     if progress is not None:
         progress.start(ranges)
     try:
         with watchdog:
-            return run_ranges(spark, target, ranges, progress.directory if progress else None)
+            return run_ranges(spark, target, ranges, run.tasks_max, progress.directory if progress else None)
     except SparkTaskError as e:
         if not watchdog.fired:
             raise
         raise RunTimeoutError(
-            f"run of connector '{config.name}' passed sink.run.timeout.ms="
-            f"{config['sink.run.timeout.ms']} and a task was still running "
+            f"run of connector '{run.connector}' passed sink.run.timeout.ms="
+            f"{run.timeout_ms} and a task was still running "
             f"{watchdog.grace_s:g}s later: its Spark job was cancelled, nothing was committed and "
             f"the next run goes on from the last commit"
         ) from e

@@ -92,10 +92,12 @@ class RangesRun:
     executors: tuple[str, ...] = ()
 
 
-def run_ranges(spark, target: Target, ranges: list[PartitionRange], progress_dir: str | None = None) -> RangesRun:
-    """One Spark task per group of ranges (at most `tasks.max`), each writing its ranges to `target`; returns
-    every range's result and where the tasks ran. Tasks report their progress in `progress_dir` when given (a
-    directory of the driver's machine: only for a master whose tasks share the driver's process,
+def run_ranges(
+    spark, target: Target, ranges: list[PartitionRange], tasks_max: int, progress_dir: str | None = None
+) -> RangesRun:
+    """One Spark task per group of ranges (at most `tasks_max`, the run's `tasks.max`), each writing its ranges to
+    `target`; returns every range's result and where the tasks ran. Tasks report their progress in `progress_dir`
+    when given (a directory of the driver's machine: only for a master whose tasks share the driver's process,
     `tasks_share_driver_process`).
 
     The groups are the elements of an RDD with one partition each: one stage, no shuffle, and nothing but the
@@ -104,7 +106,7 @@ def run_ranges(spark, target: Target, ranges: list[PartitionRange], progress_dir
     if not ranges:
         return RangesRun([])
     config = target.config
-    groups = assign_tasks(ranges, config["tasks.max"])
+    groups = assign_tasks(ranges, tasks_max)
     group_id = f"sink-engine-{config.name}-{uuid.uuid4().hex[:12]}"
     context = spark.sparkContext
     context.setJobGroup(group_id, f"write {len(ranges)} ranges of connector {config.name}")

@@ -19,6 +19,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.driver.plans import PlanStore
 from sink_engine.model import CommittedOffset, PartitionRange, TopicPartition
 from sink_engine.offsets import LeaseToken, OffsetStore
+from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
 
 
@@ -56,7 +57,8 @@ def needs_recorded_plan(config: SinkConfig) -> bool:
     """Whether a run's plan holds wall-clock decisions that a rerun must repeat."""
     from sink_engine.partition.registry import TIME_BASED
 
-    wallclock_paths = config["partitioner.class"] in TIME_BASED and config["timestamp.extractor"] == "wallclock"
+    partitioning = PartitionSettings.from_config(config)
+    wallclock_paths = partitioning.partitioner in TIME_BASED and partitioning.extractor == "wallclock"
     return wallclock_paths or WallClockCuts.from_config(config).enabled
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import OptionError
+from sink_engine.source.settings import SourceSettings
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,9 @@ class RestoreRequest:
     binary_headers: frozenset = frozenset()  # header names whose sidecar values may be base64 (sidecar_values.py)
 
     def __post_init__(self):
-        if self.config["topics"] is not None and self.topic not in self.config["topics"]:
-            raise OptionError(
-                "--topic", f"{self.topic} is not one of the connector's topics ({', '.join(self.config['topics'])})"
-            )
+        topics = SourceSettings.from_config(self.config).topics
+        if topics is not None and self.topic not in topics:
+            raise OptionError("--topic", f"{self.topic} is not one of the connector's topics ({', '.join(topics)})")
         for option, value in (("--from-offset", self.from_offset), ("--to-offset", self.to_offset)):
             if value is not None and value < 0:
                 raise OptionError(option, f"{value} is negative")

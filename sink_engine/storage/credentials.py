@@ -61,25 +61,27 @@ class S3Credentials:
         AwsAssumeRoleCredentialsProvider."""
         provider = config[PROVIDER_KEY]
         key_id, secret = config["aws.access.key.id"] or None, config["aws.secret.access.key"] or None
+        sts = {name: config[_STS + name] for name in ("role.arn", "role.session.name", "role.external.id", "region")}
         if provider != "assumerole":
-            for name in ("role.arn", "role.session.name", "role.external.id", "region"):
-                if config[_STS + name]:
+            for name, value in sts.items():
+                if value:
                     raise ConfigError(_STS + name, f"is only used with {PROVIDER_KEY}=AwsAssumeRoleCredentialsProvider")
         if provider == "accesskey" and not (key_id and secret):
             missing = "aws.secret.access.key" if key_id else "aws.access.key.id"
             raise ConfigError(missing, "is required with AwsAccessKeyCredentialsProvider")
-        assume = _assume_role(config) if provider == "assumerole" else None
+        assume = _assume_role(sts) if provider == "assumerole" else None
         return cls(provider, key_id, secret, assume)
 
 
-def _assume_role(config: SinkConfig) -> AssumeRole:
+def _assume_role(sts: dict[str, str | None]) -> AssumeRole:
+    """The `s3.credentials.provider.sts.*` values (keyed without the prefix), checked as AssumeRole takes them."""
     values = {}
     for name, pattern, what in (
         ("role.arn", _ROLE_ARN, "an IAM role ARN (arn:aws:iam::<account>:role/<name>)"),
         ("role.session.name", _SESSION_NAME, "2-64 letters, digits or +=,.@_-"),
         ("role.external.id", _EXTERNAL_ID, "2-1224 letters, digits or +=,.@:/_-"),
     ):
-        value = (config[_STS + name] or "").strip()
+        value = (sts[name] or "").strip()
         if not value:
             raise ConfigError(_STS + name, "is required with AwsAssumeRoleCredentialsProvider")
         if not pattern.fullmatch(value):
@@ -89,7 +91,7 @@ def _assume_role(config: SinkConfig) -> AssumeRole:
         values["role.arn"],
         values["role.session.name"],
         values["role.external.id"],
-        (config[_STS + "region"] or "").strip() or None,
+        (sts["region"] or "").strip() or None,
     )
 
 

@@ -7,22 +7,22 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote, urlsplit
 
-from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 
 URL_KEY = "s3.proxy.url"
 
 
-def proxy_url(config: SinkConfig) -> str | None:
-    """The proxy URL with its credentials (None: no proxy); ConfigError naming the key at fault."""
-    url, user, password = config[URL_KEY], config["s3.proxy.user"], config["s3.proxy.password"]
-    if not (url or "").strip():
-        for key in ("s3.proxy.user", "s3.proxy.password"):
-            if config[key]:
+def proxy_url(url: str | None, user: str | None, password: str | None) -> str | None:
+    """The proxy URL with its credentials (None: no proxy) from `s3.proxy.url`, `s3.proxy.user` and
+    `s3.proxy.password`; ConfigError naming the key at fault."""
+    text = (url or "").strip()
+    if not text:
+        for key, value in (("s3.proxy.user", user), ("s3.proxy.password", password)):
+            if value:
                 raise ConfigError(key, f"is only used with {URL_KEY}")
         return None
     try:
-        parts = urlsplit(url.strip())
+        parts = urlsplit(text)
         port = parts.port
     except ValueError as e:
         raise ConfigError(URL_KEY, f"is not a URL: {e}") from None

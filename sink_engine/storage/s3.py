@@ -30,7 +30,12 @@ class S3Access:
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> S3Access:
-        return cls(config["s3.region"], config["store.url"], S3Credentials.from_config(config), proxy_url(config))
+        return cls(
+            config["s3.region"],
+            config["store.url"],
+            S3Credentials.from_config(config),
+            proxy_url(config["s3.proxy.url"], config["s3.proxy.user"], config["s3.proxy.password"]),
+        )
 
 
 def s3_client(access: S3Access):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
+from sink_engine.format.settings import FormatSettings
 from sink_engine.target.base import Target
 from sink_engine.target.iceberg_tables import IcebergTablesTarget
 from sink_engine.target.s3_objects import S3ObjectsTarget
@@ -21,7 +22,11 @@ class Choice:
 
 
 TARGETS: tuple[Choice, ...] = (
-    Choice(IcebergTablesTarget, lambda config: config["format.class"] == "iceberg", "format.class=IcebergFormat"),
+    Choice(
+        IcebergTablesTarget,
+        lambda config: FormatSettings.from_config(config).format_class == "iceberg",
+        "format.class=IcebergFormat",
+    ),
     Choice(S3ObjectsTarget, lambda config: True, "another format.class"),  # the default
 )
 

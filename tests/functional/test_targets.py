@@ -142,7 +142,7 @@ ROOT = Path(__file__).parents[2] / "sink_engine"
 
 
 def test_only_the_registry_and_the_iceberg_package_ask_for_iceberg_and_tasks_import_no_target():
-    asks = re.compile(r"""format\.class"\]\s*[!=]=\s*"iceberg"|is_iceberg""")
+    asks = re.compile(r"""(format\.class"\]|format_class)\s*[!=]=\s*"iceberg"|is_iceberg""")  # by key or settings
     askers = sorted(str(path.relative_to(ROOT)) for path in ROOT.rglob("*.py") if asks.search(path.read_text()))
     assert askers == ["iceberg/cli.py", "target/registry.py"]  # `iceberg maintain` refuses other connectors
     imports = re.compile(r"^\s*(from|import) sink_engine\.(target|iceberg)\b", re.MULTILINE)

@@ -29,7 +29,7 @@ SPECS = (
           **{"aws.secret.access.key": "${secrets:sink/orders:secret}", "aws.access.key.id": "${ssm:/sink/orders/key}"}),
     _spec("assumed", s3_credentials_provider_class="AwsAssumeRoleCredentialsProvider",
           s3_credentials_provider_sts_role_arn="arn:aws:iam::111122223333:role/writer",
-          s3_credentials_provider_sts_role_session_name="sink"),
+          s3_credentials_provider_sts_role_session_name="sink", s3_credentials_provider_sts_role_external_id="ext-id"),
     _spec("tables", iceberg=IcebergTables("lake_db", ("orders",), auto_create=True)),
     _spec("s3tables", iceberg=IcebergTables("lake", ("orders",), auto_create=False,
                                             table_bucket_arn="arn:aws:s3tables:eu-west-1:111122223333:bucket/t")),
