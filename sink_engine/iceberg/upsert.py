@@ -63,7 +63,7 @@ def run_files(table: Table, parts: list) -> tuple[list, list]:
     earlier: pa.Table | None = None
     for part in parts:
         if changes_in(part) and earlier is not None and pc.any(holds_keys(earlier, part.changed_keys)).as_py():
-            gone, rewritten = _rewrite(table, [FileScanTask(f) for f in added], part.changed_keys)
+            gone, rewritten = _rewrite(table, [_new_file_task(table, f) for f in added], part.changed_keys)
             paths = {data_file.file_path for data_file in gone}
             added = [data_file for data_file in added if data_file.file_path not in paths] + rewritten
         added += part.data_files
@@ -71,6 +71,14 @@ def run_files(table: Table, parts: list) -> tuple[list, list]:
             earlier = part.changed_keys if earlier is None else _concat([earlier, part.changed_keys])
     removed, written = rewrite_without(table, _concat(keyed))
     return removed, written + added
+
+
+def _new_file_task(table: Table, data_file) -> FileScanTask:
+    """A scan task of a data file not committed yet: pyiceberg gives a DataFile its spec id when it reads it from a
+    manifest, a new one is of the table's default spec."""
+    if getattr(data_file, "_spec_id", None) is None:
+        data_file.spec_id = table.metadata.default_spec_id
+    return FileScanTask(data_file)
 
 
 def _concat(keys: list[pa.Table]) -> pa.Table:

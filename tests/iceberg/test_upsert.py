@@ -185,3 +185,31 @@ def test_a_table_partitioned_by_a_column(stack, spark, s3, dynamodb, iceberg_con
         expected = [{k: r[k] for k in columns} for r in source.expected()]
         assert pyiceberg_rows(config, columns) == own_rows(s3, config, columns) == expected, f"run {run}"
     assert [f.name for f in table_of(config).spec().fields] == ["region"]
+
+
+def test_bad_changes_are_dead_lettered(stack, spark, s3, dynamodb, iceberg_connector):
+    from tests.conftest import BUCKET
+    from tests.dlq_corpus import read_dlq_s3
+
+    config = upsert_table(stack, iceberg_connector, 1, **{"errors.tolerance": "all",
+                                                          "errors.deadletterqueue.s3.prefix": "upsert-dlq"})
+    topic = config["topics"][0]
+    # given an insert, a change whose operation is unknown, one without an id, a tombstone whose key names no row
+    # (a string for an int column), then an update
+    import orjson
+    records = [(0, b'{"id": 1}', orjson.dumps({"id": 1, "name": "a", "__op": "c"})),
+               (0, b'{"id": 2}', orjson.dumps({"id": 2, "name": "b", "__op": "X"})),
+               (0, b'{"id": 3}', orjson.dumps({"id": None, "name": "c", "__op": "c"})),
+               (0, b'"three"', None),
+               (0, b'{"id": 1}', orjson.dumps({"id": 1, "name": "a2", "__op": "u"}))]
+    produce_changes(stack.bootstrap_servers, topic, records)
+    run_job(config, spark, dynamodb)
+    # then the good changes are applied and each bad one is dead-lettered naming what is wrong
+    assert pyiceberg_rows(config, ("id", "name")) == [{"id": 1, "name": "a2"}]
+    letters = sorted(read_dlq_s3(s3, BUCKET, f"upsert-dlq/{topic}/"), key=lambda letter: letter["offset"])
+    assert [(letter["offset"], letter["error"]["class"]) for letter in letters] == [
+        (1, "TableSchemaError"), (2, "TableSchemaError"), (3, "TableSchemaError")]
+    assert "column __op" in letters[0]["error"]["message"]
+    assert "column id" in letters[1]["error"]["message"]
+    assert "a tombstone" in letters[2]["error"]["message"]
+    assert committed_offsets(dynamodb, config) == {0: 5}

@@ -69,19 +69,21 @@ def test_sigkill_at_random_moments_with_overlapping_runs(stack, spark, s3, dynam
     config, source = table_config, SourceTable(seed=29, partitions=3)
     seed = int(os.environ.get("SEED") or 31)
     rng, path = random.Random(seed), str(write_config(config, tmp_path / "connector.json"))
+    killed = 0
     for phase in rng.sample(["start-up", "write", "commit"], 3):
         # given new changes, a run and a second one started meanwhile, one of them SIGKILLed at a random moment
         changed(stack, config, source, 120)
         first = RunProcess(path)
         time.sleep(rng.uniform(0, 2))
         second = RunProcess(path)
-        kill_when([first, second], phase, rng)
+        killed += kill_when([first, second], phase, rng) is not None
         for run in (first, second):
             code = run.wait()
             assert code in (0, 3, 4, KILLED), f"seed {seed}: exit {code}: {run.errors}"
         # then no key has two rows, whatever was committed
         ids = [row["id"] for row in pyiceberg_rows(config)]
         assert len(ids) == len(set(ids)), f"seed {seed}"
+    assert killed, f"seed {seed}: no run was killed"
     # when clean runs finish the work
     finish(path, config, LEASE_MS, capsys)
     # then the table is the source table
