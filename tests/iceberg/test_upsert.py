@@ -79,6 +79,14 @@ def test_a_run_of_deletes_only_commits_them(stack, spark, s3, dynamodb, iceberg_
     assert len(connector_snapshots(config)) == 2
 
 
+def test_a_continuous_run_refuses_upsert_tables(iceberg_connector):
+    from sink_engine.continuous.driver import check_continuous
+
+    with pytest.raises(ConfigError) as raised:
+        check_continuous(check_config(iceberg_connector(**UPSERT)))
+    assert raised.value.key == "iceberg.tables.upsert-mode-enabled" and "bounded runs only" in str(raised.value)
+
+
 @pytest.mark.parametrize(("overrides", "key", "message"), [
     ({"iceberg.tables.default-id-columns": None}, "iceberg.table.", "needs id columns"),
     ({"iceberg.tables.upsert-mode-enabled": "false", "behavior.on.null.values": None},
