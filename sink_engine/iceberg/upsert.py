@@ -15,11 +15,15 @@ Why copy-on-write and not delete files: docs/iceberg.md, "Upsert tables" (measur
 
 from __future__ import annotations
 
+import bisect
+
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyiceberg.conversions import from_bytes
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
 from pyiceberg.table import FileScanTask, Table, TableProperties
+from pyiceberg.types import IntegerType, LongType, StringType
 
 ROW = "__sink_engine_row"  # a row's position, while keys are joined
 
@@ -87,7 +91,8 @@ def _concat(keys: list[pa.Table]) -> pa.Table:
 
 def rewrite_without(table: Table, keys: pa.Table) -> tuple[list, list]:
     """(data files to delete, data files to add): each data file of the table's current snapshot that holds a row
-    of `keys`, and files of its other rows. Only the id columns are read of a file that holds none."""
+    of `keys`, and files of its other rows. A file whose bounds hold no key is not read; of a file that holds
+    none, only the id columns are."""
     if keys.num_rows == 0 or table.current_snapshot() is None:
         return [], []
     return _rewrite(table, table.scan().plan_files(), keys)
@@ -107,7 +112,7 @@ def _rewrite(table: Table, tasks, keys: pa.Table) -> tuple[list, list]:
     removed: list = []
     written: list = []
     pending: list[pa.Table] = []
-    for task in tasks:
+    for task in _bounded(table, tasks, keys):
         hit = holds_keys(ids.to_table([task]), keys)
         if not pc.any(hit).as_py():
             continue
@@ -117,6 +122,26 @@ def _rewrite(table: Table, tasks, keys: pa.Table) -> tuple[list, list]:
             written += _written(table, pending)
             pending = []
     return removed, written + _written(table, pending)
+
+
+def _bounded(table: Table, tasks, keys: pa.Table) -> list:
+    """The tasks whose data file may hold one of `keys` by its lower and upper bound of the first id column (an
+    integer or string column: their bounds compare as the keys do; a file without bounds may hold any)."""
+    field = table.schema().find_field(keys.column_names[0])
+    if not isinstance(field.field_type, (IntegerType, LongType, StringType)):
+        return list(tasks)
+    values = sorted(pc.unique(keys.column(0)).to_pylist())
+    kept = []
+    for task in tasks:
+        lower = (task.file.lower_bounds or {}).get(field.field_id)
+        upper = (task.file.upper_bounds or {}).get(field.field_id)
+        if lower is None or upper is None:
+            kept.append(task)
+            continue
+        first = bisect.bisect_left(values, from_bytes(field.field_type, lower))
+        if first < len(values) and values[first] <= from_bytes(field.field_type, upper):
+            kept.append(task)
+    return kept
 
 
 def _written(table: Table, pending: list[pa.Table]) -> list:

@@ -3,10 +3,14 @@ change within a range, and a run's files when ranges change the same key (their 
 partition)."""
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.conversions import from_bytes
 from pyiceberg.io.pyarrow import _dataframe_to_data_files
+from pyiceberg.types import LongType
 
 from sink_engine.iceberg.task import TableFiles
 from sink_engine.iceberg.upsert import last_changes, run_files
@@ -61,3 +65,15 @@ def test_a_key_changed_in_two_ranges_keeps_the_last_ranges_change(table):
     second = range_files(table, [(1, "from-p1"), (5, None)])
     # then the later range's change of each wins: 1 is its row, 5 is deleted, 6 of the first range stays
     assert committed(table, [first, second]) == [(1, "from-p1"), (2, "b"), (3, "c"), (6, "six")]
+
+
+def test_a_file_whose_bounds_hold_no_changed_key_is_not_read(table):
+    # given a second data file, of ids 100-102, that cannot be read (gone from the disk)
+    table.append(pa.table({"id": [100, 101, 102], "name": ["x", "y", "z"]}, schema=SCHEMA))
+    table = table.catalog.load_table("db.t")
+    [second] = [t.file for t in table.scan().plan_files() if from_bytes(LongType(), t.file.lower_bounds[1]) == 100]
+    os.remove(second.file_path.removeprefix("file://"))
+    # when a run changes ids 2 and 50 (neither within the second file's bounds)
+    removed, _ = run_files(table, [range_files(table, [(2, "b2"), (50, "new")])])
+    # then only the first file is rewritten, and the second was never opened
+    assert len(removed) == 1 and removed[0].file_path != second.file_path
