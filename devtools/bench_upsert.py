@@ -265,7 +265,19 @@ def bench(rows_n: int, share: float, runs: int, duckdb_path: str | None, work: P
     eq_read = duckdb_read(duckdb_path, eq.metadata_location, rows_n, give_up)
     fresh_read = duckdb_read(duckdb_path, fresh.metadata_location, rows_n, give_up)
     assert isinstance(fresh_read, float)
-    return [result, Result(label, "equality deletes (DuckDB)", _mean(eq_commits), eq_read, fresh_read, runs + files)]
+    cow_read = duckdb_read(duckdb_path, cow.metadata_location, rows_n, give_up)  # the same rows by another reader
+    return [
+        result,
+        Result(
+            label,
+            "copy-on-write, maintained (DuckDB)",
+            result.commit,
+            cow_read,
+            fresh_read,
+            result.files_maintained or 0,
+        ),
+        Result(label, "equality deletes (DuckDB)", _mean(eq_commits), eq_read, fresh_read, runs + files),
+    ]
 
 
 def _mean(values: list[float]) -> float:
