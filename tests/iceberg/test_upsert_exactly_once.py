@@ -89,3 +89,45 @@ def test_sigkill_at_random_moments_with_overlapping_runs(stack, spark, s3, dynam
     # then the table is the source table
     assert pyiceberg_rows(config) == own_rows(s3, config) == expected(source), f"seed {seed}"
     assert sum(committed_offsets(dynamodb, config).values()) == 360
+
+
+def test_one_table_per_topic_with_a_crash_between_tables(stack, spark, s3, dynamodb, iceberg_connector, unique,
+                                                         monkeypatch):
+    """The Debezium layout, a topic per source table, each its own upsert table (`${topic}`): a run that dies
+    after committing the first table's snapshot leaves the others to the rerun, which applies them once."""
+    from devtools.producer import create_topic
+    from sink_engine.failpoints import SimulatedCrash
+    from sink_engine.iceberg.commit import TableCommits
+    from tests.iceberg.tables import create_namespace
+    from tests.iceberg.test_upsert import UPSERT
+
+    topics = [f"{name}-{unique}" for name in ("customers", "orders", "items")]
+    config = iceberg_connector(**{**UPSERT, "topics": ",".join(topics), "iceberg.tables": f"lake_{unique}.${{topic}}",
+                                  "sink.lease.duration.ms": LEASE_MS})
+    create_namespace(config, topics[0])
+    sources = {topic: SourceTable(seed=i) for i, topic in enumerate(topics)}
+    for topic in topics:
+        create_topic(stack.bootstrap_servers, topic, 2)
+        produce_changes(stack.bootstrap_servers, topic, sources[topic].cdc_records(sources[topic].changes(50)))
+    # given a run that dies once the first table's snapshot is committed
+    real, calls = TableCommits._commit_table, []
+
+    def first_then_crash(self, *args, **kwargs):
+        if calls:
+            raise SimulatedCrash("between table commits")
+        calls.append(args[0])
+        return real(self, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(TableCommits, "_commit_table", first_then_crash)
+        with pytest.raises(SimulatedCrash):
+            run_job(config, spark, dynamodb)
+    # when the job runs again, and once more after new changes
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
+    for topic in topics:
+        produce_changes(stack.bootstrap_servers, topic, sources[topic].cdc_records(sources[topic].changes(30)))
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
+    # then each table is its source table, each run's changes in one snapshot of it
+    for topic in topics:
+        assert pyiceberg_rows(config, topic=topic) == own_rows(s3, config, topic=topic) == expected(sources[topic])
+        assert len(connector_snapshots(config, topic)) == 2, topic

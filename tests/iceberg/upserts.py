@@ -69,16 +69,16 @@ class SourceTable:
                       key=lambda r: r["id"])
 
 
-def pyiceberg_rows(config, columns=("id", "name", "amount")) -> list[dict]:
-    table = table_of(config)
+def pyiceberg_rows(config, columns=("id", "name", "amount"), topic: str | None = None) -> list[dict]:
+    table = table_of(config, topic)
     found = table.scan(selected_fields=columns).to_arrow().to_pylist() if table else []
     return sorted(found, key=lambda r: r["id"])
 
 
-def own_rows(s3, config, columns=("id", "name", "amount")) -> list[dict]:
+def own_rows(s3, config, columns=("id", "name", "amount"), topic: str | None = None) -> list[dict]:
     """The current snapshot's live data files as the Iceberg spec lays them out, read without pyiceberg; asserts
     that no manifest holds delete files."""
-    table = table_of(config)
+    table = table_of(config, topic)
     if table is None:
         return []
     metadata = json.loads(_get(s3, table.metadata_location))
