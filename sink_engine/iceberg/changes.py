@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sink_engine.convert.base import Converter
-from sink_engine.convert.settings import ConverterSettings
 from sink_engine.iceberg.errors import TableSchemaError
 from sink_engine.iceberg.schema_fit import FitError, fit
+from sink_engine.iceberg.settings import UpsertSettings
 from sink_engine.iceberg.upsert import last_changes
 from sink_engine.records import RecordChunk
 
@@ -47,8 +47,10 @@ def deletes_of(records: pa.Table, cdc_field: str | None) -> pa.Array:
 class RangeChanges:
     """The changes of one range in Kafka order, each held fitted to the table's schema of its time."""
 
-    def __init__(self, id_columns: tuple[str, ...], key_converter: ConverterSettings, topic: str):
-        self.id_columns, self._key_settings, self._topic = id_columns, key_converter, topic
+    def __init__(self, upsert: UpsertSettings, identifier: str, topic: str):
+        self.id_columns, self.cdc_field = upsert.id_columns(identifier), upsert.cdc_field
+        self.id_key = upsert.id_columns_key(identifier)  # the key that names the id columns, for errors
+        self._key_settings, self._topic = upsert.key_converter, topic
         self._key_converter: Converter | None = None  # built with the first tombstones
         self._held: list[tuple[pa.Table, pa.Array]] = []
 

@@ -58,11 +58,6 @@ class IcebergSettings:
             UpsertSettings.from_config(config),
         )
 
-    def id_columns(self, identifier: str) -> tuple[str, ...]:
-        """An upsert table's id columns; ConfigError naming the keys when it has none."""
-        assert self.upsert is not None  # asked in upsert mode only
-        return self.upsert.id_columns(identifier)
-
     def table_identifier(self, topic: str) -> str:
         """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it."""
         return self.table_template.replace(TOPIC_PLACEHOLDER, topic_as_name(self.route(topic)))

@@ -73,11 +73,7 @@ class TableWriter(RecordWriter):
         self._file_offsets: tuple[int | None, int | None] = (None, None)
         self._write_id, self._counter = uuid.uuid4(), itertools.count()
         self.data_files: list = []
-        self.changes = (
-            RangeChanges(settings.id_columns(self._identifier), settings.upsert.key_converter, topic)
-            if settings.upsert
-            else None
-        )
+        self.changes = RangeChanges(settings.upsert, self._identifier, topic) if settings.upsert else None
         self.changed_keys: pa.Table | None = None  # of an upsert table, once finished: the keys of every change
         self._first_change: int | None = None  # offset of the first change held
         self.closed: list[ClosedFile] = []
@@ -123,7 +119,7 @@ class TableWriter(RecordWriter):
         record that does not fit alone, and raise TableSchemaError for it."""
         fitted = self._fitted(records)
         if isinstance(fitted, pa.Table) and self.changes is not None:
-            self.changes.add(fitted, deletes_of(records, self._cdc_field))
+            self.changes.add(fitted, deletes_of(records, self.changes.cdc_field))
             self._changed(chunk.offsets[start])
             self.last_added_offset = chunk.offsets[stop - 1]
             return
@@ -154,7 +150,7 @@ class TableWriter(RecordWriter):
                 self._evolve(records.schema)
             fitted = fit(self._schema, records)
             if self.changes is not None:
-                check_changes(records, fitted, self.changes.id_columns, self._cdc_field)
+                check_changes(records, fitted, self.changes.id_columns, self.changes.cdc_field)
             return fitted
         except FitError as e:
             return e
@@ -173,10 +169,10 @@ class TableWriter(RecordWriter):
             assert records is not None  # returned above without
             schema = table_schema_of(records)
             if self.changes is not None:  # identifier fields are required columns
-                schema = required(schema, self.changes.id_columns, self._id_key)
+                schema = required(schema, self.changes.id_columns, self.changes.id_key)
             table = create_table(catalog, self._identifier, schema, self._settings)
         if self.changes is not None:
-            table = with_identifier_fields(table, self.changes.id_columns, self._id_key)
+            table = with_identifier_fields(table, self.changes.id_columns, self.changes.id_key)
         self._use(table)
 
     def _evolve(self, records: pa.Schema) -> None:
@@ -200,15 +196,6 @@ class TableWriter(RecordWriter):
 
     def _use(self, table: Table) -> None:
         self._table, self._schema = table, schema_to_pyarrow(table.schema())
-
-    @property
-    def _id_key(self) -> str:
-        assert self._settings.upsert is not None  # upsert mode
-        return self._settings.upsert.id_columns_key(self._identifier)
-
-    @property
-    def _cdc_field(self) -> str | None:
-        return self._settings.upsert.cdc_field if self._settings.upsert else None
 
     def _changed(self, first: int) -> None:
         self._first_change = first if self._first_change is None else self._first_change
