@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness clean
+.PHONY: venv cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert clean
 
 venv: $(STAMP)
 
@@ -74,6 +74,12 @@ bench: venv
 # continuous run against a bounded one on the same backlog (not part of make test; SOAK=30 adds a 30-minute soak).
 bench-freshness: venv
 	$(PY) -m devtools.bench_freshness $(if $(SOAK),--soak-minutes $(SOAK))
+
+# Upsert tables: copy-on-write against equality deletes (docs/iceberg.md, "Upsert tables"); ROWS, RUNS and
+# DUCKDB (a `pip install --target` of duckdb and its iceberg/avro extension wheels, which read equality deletes).
+bench-upsert: venv
+	$(PY) -m devtools.bench_upsert $(if $(ROWS),--rows $(ROWS),) $(if $(RUNS),--runs $(RUNS),) \
+	    $(if $(DUCKDB),--duckdb-path $(DUCKDB),)
 
 # sink-engine restore of an envelope backup (Parquet, JSON) of 1M records, and its rerun (not part of make test).
 bench-restore: venv

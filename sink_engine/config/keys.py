@@ -441,6 +441,29 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "IcebergFormat: add the optional columns `_kafka_metadata_topic`, `_partition`, `_offset`, `_timestamp` and "
         "`_key` (the raw key bytes) to each row.",
     ),
+    Key(
+        "iceberg.tables.upsert-mode-enabled",
+        "bool",
+        False,
+        "IcebergFormat: upsert tables: the table holds each key's row as of its last change (by the id columns, its "
+        "identifier fields), a delete (`iceberg.tables.cdc-field`, a tombstone with `behavior.on.null.values=write`) "
+        "removes it; applied by copy-on-write (see [Upsert tables](iceberg.md#upsert-tables)). Bounded runs only.",
+    ),
+    Key(
+        "iceberg.tables.default-id-columns",
+        "list",
+        None,
+        "IcebergFormat, upsert mode: the columns whose values name a row (the table's identifier fields), for every "
+        "table without its own `iceberg.table.<table>.id-columns`.",
+    ),
+    Key(
+        "iceberg.tables.cdc-field",
+        "string",
+        None,
+        "IcebergFormat, upsert mode: the value field holding each change's operation: `I`, `U`, Debezium's `c`, "
+        "`r`, `u` (the row is written) or `D`, `d` (the row of the value's id columns is deleted), e.g. `__op` "
+        "from ExtractNewRecordState's `add.fields=op`. Without it every record is an upsert.",
+    ),
     Key("iceberg.catalog", "string", "iceberg", "IcebergFormat: the catalog's name (pyiceberg's catalog name)."),
     Key(
         "iceberg.catalog.type",
@@ -806,8 +829,9 @@ KEYS: tuple[Key, ...] = (
         "key.converter",
         "class",
         "org.apache.kafka.connect.storage.StringConverter",
-        "Converter of record keys, used for the keys sidecar files (`store.kafka.keys`): the same converters and "
-        "settings as `value.converter`, for record keys (subject `<topic>-key` by default).",
+        "Converter of record keys, used for the keys sidecar files (`store.kafka.keys`) and the tombstones of an "
+        "upsert table (`iceberg.tables.upsert-mode-enabled`): the same converters and settings as "
+        "`value.converter`, for record keys (subject `<topic>-key` by default).",
         classes=CONVERTER_CLASSES,
         built=BUILT_CONVERTERS,
     ),
@@ -1010,9 +1034,6 @@ NOT_BUILT_YET: dict[str, str] = {
     "s3.sse.key": "customer-provided encryption keys (SSE-C)",
     "iceberg.tables.dynamic-enabled": "routing records to tables named by a field",
     "iceberg.tables.route-field": "routing records to tables by a field",
-    "iceberg.tables.default-id-columns": "upserts (equality deletes by id columns)",
-    "iceberg.tables.upsert-mode-enabled": "upserts (equality deletes by id columns)",
-    "iceberg.tables.cdc-field": "change-data-capture operations",
     "iceberg.tables.default-partition-by": "a partition spec other than partitioner.class's",
 }
 # Values of NOT_BUILT_YET keys that mean "feature off" and so are accepted.
@@ -1041,6 +1062,10 @@ PASSTHROUGH_DOCS: dict[str, str] = {
         "requests with SigV4 (pyiceberg's properties); a warehouse `arn:aws:s3tables:<region>:<account>:bucket/<name>` "
         "makes them default to S3 Tables' as AWS documents them: `true`, `s3tables`, the bucket's region, and "
         "`iceberg.catalog.uri` to `https://s3tables.<region>.amazonaws.com/iceberg`; a key set wins."
+    ),
+    "iceberg.table.": (
+        "IcebergFormat, upsert mode: `iceberg.table.<namespace.table>.id-columns`, a table's own id columns "
+        "(comma-separated), over `iceberg.tables.default-id-columns`."
     ),
     "iceberg.tables.auto-create-props.": (
         "IcebergFormat: table properties of an auto-created table, e.g. "

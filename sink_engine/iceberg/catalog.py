@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import pyarrow as pa
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import CommitFailedException, NoSuchNamespaceError, NoSuchTableError, TableAlreadyExistsError
 from pyiceberg.table import Table
 
+from sink_engine.errors import ConfigError
 from sink_engine.iceberg.errors import TableError
 from sink_engine.iceberg.settings import IcebergSettings
 
 NO_RETRIES = {"commit.retry.num-retries": "0"}
+IDENTIFIER_ATTEMPTS = 10
 
 
 def open_catalog(settings: IcebergSettings) -> Catalog:
@@ -87,3 +90,37 @@ def ensure_namespace(catalog: Catalog, identifier: str) -> bool:
     except NoSuchNamespaceError:
         catalog.create_namespace_if_not_exists(namespace)
         return True
+
+
+def required(schema, id_columns: tuple[str, ...], key: str):
+    """The (pyarrow) schema of a new upsert table: its id columns required (Iceberg's identifier fields must be);
+    ConfigError naming `key` when the records lack one."""
+    for name in id_columns:
+        if schema.get_field_index(name) < 0:
+            raise ConfigError(key, f"id column {name!r} is not a field of the records ({', '.join(schema.names)})")
+    return pa.schema([f.with_nullable(f.name not in id_columns) for f in schema], schema.metadata)
+
+
+def with_identifier_fields(table: Table, id_columns: tuple[str, ...], key: str) -> Table:
+    """The table, its identifier fields set to the id columns when they are not yet (another task may do it at the
+    same time); ConfigError naming `key` when one is no column, TableError when one is optional."""
+    for _ in range(IDENTIFIER_ATTEMPTS):
+        schema = table.schema()
+        if schema.identifier_field_names() == set(id_columns):
+            return table
+        for name in id_columns:
+            field = schema.find_field(name) if name in schema.column_names else None
+            if field is None:
+                raise ConfigError(key, f"id column {name!r} is not a column of table {table.name()}")
+            if not field.required:
+                raise TableError(
+                    f"table {table.name()}: id column {name!r} is optional; Iceberg's identifier fields are required "
+                    "columns (a table the upsert mode creates has them so)"
+                )
+        try:
+            with table_files(".".join(table.name()), "setting its identifier fields"), table.update_schema() as update:
+                update.set_identifier_fields(*id_columns)
+        except CommitFailedException:
+            pass
+        table = table.catalog.load_table(table.name())
+    raise TableError(f"table {table.name()}: setting its identifier fields kept losing to concurrent changes")

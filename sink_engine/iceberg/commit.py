@@ -38,6 +38,7 @@ from sink_engine.iceberg.catalog import (
 from sink_engine.iceberg.errors import TableCommitConflictError, TableError
 from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.iceberg.task import TableFiles
+from sink_engine.iceberg.upsert import changes_in, run_files
 from sink_engine.model import TaskResult, TopicPartition
 
 CONNECTOR, EPOCH, COMMIT_ID, OFFSETS = (
@@ -115,22 +116,23 @@ class TableCommits:
         return True
 
     def commit(self, results: list[TaskResult], leases, token, lease_ms: int) -> dict[str, int]:
-        """Append each table's data files of this run in one snapshot; returns table -> snapshot id."""
-        files: dict[str, list] = defaultdict(list)
+        """Append each table's data files of this run in one snapshot (of an upsert table, with the files it
+        rewrites without the changed keys: upsert.run_files); returns table -> snapshot id."""
+        files: dict[str, list[TableFiles]] = defaultdict(list)
         entries: dict[str, list] = defaultdict(list)
         for result in sorted(results, key=lambda r: (r.range.topic, r.range.partition)):
             identifier = self._settings.table_identifier(result.range.topic)
             if isinstance(result.target_result, TableFiles):
-                files[identifier] += result.target_result.data_files
+                files[identifier].append(result.target_result)
             if result.next_offset != result.range.expected_committed:
                 entries[identifier].append(_entry(result))
         return {
             identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token, lease_ms)
             for identifier in sorted(files)
-            if files[identifier]
+            if any(part.data_files or changes_in(part) for part in files[identifier])
         }
 
-    def _commit_table(self, identifier: str, data_files: list, entries: list, leases, token, lease_ms: int) -> int:
+    def _commit_table(self, identifier: str, parts: list, entries: list, leases, token, lease_ms: int) -> int:
         commit_id, started = uuid.uuid4().hex, time.monotonic()
         properties = {
             CONNECTOR: token.connector,
@@ -146,7 +148,7 @@ class TableCommits:
             table = without_commit_retries(reload_table(self.catalog, identifier))
             newest = newest_of_connector(table, token.connector)
             if newest is not None and _summary(newest).get(COMMIT_ID) == commit_id:
-                return self._committed(identifier, newest.snapshot_id, data_files, token, started)  # answer lost
+                return self._committed(identifier, newest.snapshot_id, [], token, started)  # answer lost
             if (newest.snapshot_id if newest else None) != self._seen.get(identifier):
                 raise TableCommitConflictError(
                     token.connector, identifier, _changed(newest, self._seen.get(identifier))
@@ -154,11 +156,15 @@ class TableCommits:
             try:
                 # a file IO failure leaves at most an unreferenced file or an appended snapshot that the next
                 # run's `recover` finds by its summary: never records twice
+                with table_files(identifier, "the snapshot commit"):
+                    removed, data_files = run_files(table, parts)
                 with (
                     table_files(identifier, "the snapshot commit"),
                     table.transaction() as transaction,
-                    transaction.update_snapshot(snapshot_properties=properties).fast_append() as append,
+                    _producer(transaction.update_snapshot(snapshot_properties=properties), removed) as append,
                 ):
+                    for data_file in removed:
+                        append.delete_data_file(data_file)
                     for data_file in data_files:
                         append.append_data_file(data_file)
                 return self._committed(identifier, append.snapshot_id, data_files, token, started)
@@ -183,6 +189,11 @@ class TableCommits:
             seconds=round(time.monotonic() - started, 3),
         )
         return snapshot_id
+
+
+def _producer(update, removed: list):
+    """A fast append, or an overwrite when the snapshot also removes data files (an upsert's rewrite)."""
+    return update.overwrite() if removed else update.fast_append()
 
 
 def _entry(result: TaskResult) -> dict:

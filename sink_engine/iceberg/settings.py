@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sink_engine.config import SinkConfig
+from sink_engine.convert.settings import ConverterSettings
 from sink_engine.errors import ConfigError
 from sink_engine.iceberg.spec import RECORD_TIME_COLUMN, extra_columns, partition_fields
 from sink_engine.partition.settings import PartitionSettings
@@ -36,6 +37,7 @@ class IcebergSettings:
     extra_columns: tuple[str, ...]  # Kafka metadata, _record_timestamp (spec.extra_columns)
     timestamp_field: str | None  # timestamp.field, read into _record_timestamp; None without that column
     route: Callable[[str], str]  # the topic `transforms` routes a topic's records to: a table is the routed name's
+    upsert: UpsertSettings | None = None  # iceberg.tables.upsert-mode-enabled
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -53,6 +55,7 @@ class IcebergSettings:
             extra,
             partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None,
             _topic_route(config),
+            UpsertSettings.from_config(config),
         )
 
     def table_identifier(self, topic: str) -> str:
@@ -62,6 +65,73 @@ class IcebergSettings:
     @property
     def namespace(self) -> str:
         return self.table_template.rsplit(".", 1)[0]
+
+
+ID_COLUMNS_KEY = "iceberg.table.{}.id-columns"
+
+
+@dataclass(frozen=True)
+class UpsertSettings:
+    """Upsert mode: each table's id columns (its identifier fields) and the field naming a change's operation."""
+
+    default_id_columns: tuple[str, ...]  # iceberg.tables.default-id-columns
+    table_id_columns: dict[str, tuple[str, ...]]  # iceberg.table.<table>.id-columns
+    cdc_field: str | None  # iceberg.tables.cdc-field
+    key_converter: ConverterSettings  # key.converter: tombstones' keys name the rows they delete
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> UpsertSettings | None:
+        """None without upsert mode; ConfigError naming the key of an upsert key set without it, or of an upsert
+        table without id columns."""
+        tables = {
+            key[len("iceberg.table.") : -len(".id-columns")]: _columns(value)
+            for key, value in config.passthrough.items()
+            if key.startswith("iceberg.table.") and key.endswith(".id-columns")
+        }
+        unknown = [k for k in config.passthrough if k.startswith("iceberg.table.") and not k.endswith(".id-columns")]
+        if unknown:
+            raise ConfigError(unknown[0], "is unknown: a table's key is `iceberg.table.<namespace.table>.id-columns`")
+        upsert = config["iceberg.tables.upsert-mode-enabled"]
+        default = tuple(config["iceberg.tables.default-id-columns"] or ())
+        if not upsert:
+            for key, value in (
+                ("iceberg.tables.default-id-columns", default),
+                ("iceberg.tables.cdc-field", config["iceberg.tables.cdc-field"]),
+                *((ID_COLUMNS_KEY.format(t), c) for t, c in tables.items()),
+            ):
+                if value:
+                    raise ConfigError(key, "applies to upsert tables only: set iceberg.tables.upsert-mode-enabled")
+            return None
+        settings = cls(
+            default, tables, config["iceberg.tables.cdc-field"] or None, ConverterSettings.from_config(config, "key")
+        )
+        if TOPIC_PLACEHOLDER not in table_template(config):
+            settings.id_columns(table_template(config))
+        elif not default:
+            raise ConfigError(
+                "iceberg.tables.default-id-columns",
+                "is required with iceberg.tables.upsert-mode-enabled and a `${topic}` table pattern",
+            )
+        return settings
+
+    def id_columns_key(self, identifier: str) -> str:
+        """The key that gives the table its id columns."""
+        if identifier in self.table_id_columns:
+            return ID_COLUMNS_KEY.format(identifier)
+        return "iceberg.tables.default-id-columns"
+
+    def id_columns(self, identifier: str) -> tuple[str, ...]:
+        columns = self.table_id_columns.get(identifier) or self.default_id_columns
+        if not columns:
+            raise ConfigError(
+                ID_COLUMNS_KEY.format(identifier),
+                "an upsert table needs id columns: set it or iceberg.tables.default-id-columns",
+            )
+        return columns
+
+
+def _columns(value: str) -> tuple[str, ...]:
+    return tuple(c.strip() for c in value.split(",") if c.strip())
 
 
 def _topic_route(config: SinkConfig) -> Callable[[str], str]:

@@ -8,11 +8,15 @@ ROW_GROUP_BYTES (`data_file.StreamedDataFile`: its parts upload while the task r
 table's buffer is written by pyiceberg at the target size (or MAX_BUFFER_BYTES) and at the end: one file per
 partition and flush. Data files have the table's field ids and lie under its location. Nothing is committed here:
 the data files are returned to the driver.
+
+An upsert table's changes are held until the range ends (`changes.RangeChanges`): each key's last change is
+written then, and the keys of all go to the driver with the data files.
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
 import uuid
 
 import pyarrow as pa
@@ -21,8 +25,19 @@ from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
 from pyiceberg.table import Table, TableProperties
 
-from sink_engine.errors import StorageError
-from sink_engine.iceberg.catalog import create_table, load_table, open_catalog, reload_table, table_files
+from sink_engine.dlq.letter import STAGE_TASK_PUT
+from sink_engine.dlq.router import qualified_name
+from sink_engine.errors import RecordError, StorageError
+from sink_engine.iceberg.catalog import (
+    create_table,
+    load_table,
+    open_catalog,
+    reload_table,
+    required,
+    table_files,
+    with_identifier_fields,
+)
+from sink_engine.iceberg.changes import RangeChanges, check_changes, deletes_of
 from sink_engine.iceberg.data_file import StreamedDataFile
 from sink_engine.iceberg.errors import TableError, TableSchemaError
 from sink_engine.iceberg.rows import record_tables
@@ -31,6 +46,7 @@ from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.model import ClosedFile
 from sink_engine.partition.timestamps import FieldTimestamps
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
+from sink_engine.task.bad_records import StepFailed
 from sink_engine.task.record_writer import RecordWriter
 
 MAX_BUFFER_BYTES = 256 * 1024 * 1024  # rows held before data files are written, whatever the target file size
@@ -57,6 +73,9 @@ class TableWriter(RecordWriter):
         self._file_offsets: tuple[int | None, int | None] = (None, None)
         self._write_id, self._counter = uuid.uuid4(), itertools.count()
         self.data_files: list = []
+        self.changes = RangeChanges(settings.upsert, self._identifier, topic) if settings.upsert else None
+        self.changed_keys: pa.Table | None = None  # of an upsert table, once finished: the keys of every change
+        self._first_change: int | None = None  # offset of the first change held
         self.closed: list[ClosedFile] = []
         self.last_added_offset = start_offset - 1
 
@@ -64,13 +83,46 @@ class TableWriter(RecordWriter):
         for start, stop, records in self._tables(chunk, values):
             self._add(chunk, values, start, stop, records)
 
+    def write_tombstones(self, chunk: RecordChunk, routed: list | None = None) -> None:
+        """Upsert mode: each tombstone deletes the row its key names (`RangeChanges.add_tombstones`); one that
+        names none is a bad record (every record before it is added first). Tombstones of a table that does not
+        exist yet delete nothing."""
+        if self.changes is None:
+            super().write_tombstones(chunk, routed)
+        assert self.changes is not None  # upsert mode
+        if self._table is None:
+            self._open(None)
+        if self._table is None:
+            self.last_added_offset = chunk.offsets[-1]
+            return
+        try:
+            self.changes.add_tombstones(chunk, self._opened_schema)
+            self._changed(chunk.offsets[0])
+        except RecordError as e:
+            position = chunk.offsets.index(e.offset)
+            if position:
+                self.write_tombstones(chunk.slice(0, position))
+            # every record before the bad one is written: nothing to write again (resume past it)
+            raise StepFailed(e, STAGE_TASK_PUT, qualified_name(self), sys.maxsize) from None
+        self.last_added_offset = chunk.offsets[-1]
+
     def finish(self) -> None:
+        if self.changes is not None and self._table is not None:
+            rows, self.changed_keys = self.changes.last(self._opened_schema)
+            if rows.num_rows:
+                assert self._first_change is not None  # set with the first change held
+                self._append(rows, self._first_change, self.last_added_offset)
         self._finish_files()
 
     def _add(self, chunk: RecordChunk, values: ValueColumn, start: int, stop: int, records: pa.Table) -> None:
         """Add records [start, stop) of one schema; when they do not fit, add them in halves down to the first
         record that does not fit alone, and raise TableSchemaError for it."""
         fitted = self._fitted(records)
+        if isinstance(fitted, pa.Table) and self.changes is not None:
+            self.changes.add(fitted, deletes_of(records, self.changes.cdc_field))
+            self._changed(chunk.offsets[start])
+            self.last_added_offset = chunk.offsets[stop - 1]
+            return
         if isinstance(fitted, pa.Table):
             self._append(fitted, chunk.offsets[start], chunk.offsets[stop - 1])
             return
@@ -96,19 +148,31 @@ class TableWriter(RecordWriter):
             if changes is not None:
                 fit(evolved(self._schema, changes), records)  # check first: only records that fit change the table
                 self._evolve(records.schema)
-            return fit(self._schema, records)
+            fitted = fit(self._schema, records)
+            if self.changes is not None:
+                check_changes(records, fitted, self.changes.id_columns, self.changes.cdc_field)
+            return fitted
         except FitError as e:
             return e
 
-    def _open(self, records: pa.Schema) -> None:
+    def _open(self, records: pa.Schema | None) -> None:
+        """Open the table, creating it for `records` when it is missing (and them given)."""
         catalog = self._catalog = self._catalog or open_catalog(self._settings)
         table = load_table(catalog, self._identifier)
+        if table is None and records is None:
+            return
         if table is None:
             if not self._settings.auto_create:
                 raise TableError(
                     f"table {self._identifier} does not exist and iceberg.tables.auto-create-enabled is false"
                 )
-            table = create_table(catalog, self._identifier, table_schema_of(records), self._settings)
+            assert records is not None  # returned above without
+            schema = table_schema_of(records)
+            if self.changes is not None:  # identifier fields are required columns
+                schema = required(schema, self.changes.id_columns, self.changes.id_key)
+            table = create_table(catalog, self._identifier, schema, self._settings)
+        if self.changes is not None:
+            table = with_identifier_fields(table, self.changes.id_columns, self.changes.id_key)
         self._use(table)
 
     def _evolve(self, records: pa.Schema) -> None:
@@ -132,6 +196,14 @@ class TableWriter(RecordWriter):
 
     def _use(self, table: Table) -> None:
         self._table, self._schema = table, schema_to_pyarrow(table.schema())
+
+    def _changed(self, first: int) -> None:
+        self._first_change = first if self._first_change is None else self._first_change
+
+    @property
+    def _opened_schema(self) -> pa.Schema:
+        assert self._schema is not None  # set with the table
+        return self._schema
 
     @property
     def _opened(self) -> Table:

@@ -24,9 +24,11 @@ from sink_engine.task.settings import TaskSettings
 
 @dataclass(frozen=True)
 class TableFiles:
-    """A range's data files (pyiceberg DataFiles, not committed), as `TaskResult.target_result`."""
+    """A range's data files (pyiceberg DataFiles, not committed), as `TaskResult.target_result`; of an upsert
+    table also the keys of every change (a pyarrow Table of its id columns), whose old rows the commit removes."""
 
     data_files: tuple = ()
+    changed_keys: object = None
 
 
 class _OnePartition:
@@ -51,7 +53,7 @@ class TableOutput(RangeOutput):
         return error.offset if isinstance(error, RecordError) else processed
 
     def finish(self, result: TaskResult) -> None:
-        result.target_result = TableFiles(tuple(self.writer.data_files))
+        result.target_result = TableFiles(tuple(self.writer.data_files), self.writer.changed_keys)
 
 
 def run_table_range(

@@ -14,7 +14,11 @@ from sink_engine.target.base import Target
 
 # Settings of the S3 object path that have no meaning for a table, with why.
 _NOT_FOR_TABLES = {
-    "behavior.on.null.values": ("write", "tombstones cannot be table rows; use fail or ignore"),
+    "behavior.on.null.values": (
+        "write",
+        "tombstones cannot be table rows; use fail or ignore (an upsert table's tombstones delete rows: "
+        "iceberg.tables.upsert-mode-enabled)",
+    ),
     "store.kafka.keys": (True, "set iceberg.tables.kafka-metadata-enabled for a _kafka_metadata_key column"),
     "store.kafka.headers": (True, "headers are not written to tables"),
 }
@@ -51,6 +55,8 @@ class IcebergTablesTarget(Target):
                 "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql (s3://bucket/prefix)"
             )
         for key, (value, why) in _NOT_FOR_TABLES.items():
+            if key == "behavior.on.null.values" and config["iceberg.tables.upsert-mode-enabled"]:
+                continue  # an upsert table's tombstone deletes the row its key names
             if config[key] == value:
                 raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
         IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec, a router one table

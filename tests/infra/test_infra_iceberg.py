@@ -172,3 +172,18 @@ def test_an_iceberg_connector_with_a_regex_router_declares_the_routed_tables(tmp
     # when its spec is loaded, then its tables are those of the routed names, where the task writes
     spec = load_spec(tmp_path, document)
     assert spec.iceberg.tables == tuple(f"{topic}_routed" for topic in spec.topics)
+
+
+def test_an_upsert_connector_deploys_with_the_grants_of_an_append_one(tmp_path):
+    """An upsert table's commit (copy-on-write, docs/iceberg.md "Upsert tables") reads and writes files under the
+    table's location and commits an overwrite snapshot through the same catalog operations as an append: it deletes
+    no object, so its job role is the append connector's."""
+    upsert = iceberg_document(**{"iceberg.tables.upsert-mode-enabled": "true",
+                                 "iceberg.tables.default-id-columns": "id", "iceberg.tables.cdc-field": "__op",
+                                 "behavior.on.null.values": "write",
+                                 "key.converter": "org.apache.kafka.connect.json.JsonConverter"})
+    (tmp_path / "upsert").mkdir()
+    (tmp_path / "append").mkdir()
+    spec = load_spec(tmp_path / "upsert", upsert)
+    assert spec.config["iceberg.tables.upsert-mode-enabled"]
+    assert job_statements(spec, NAMES) == job_statements(load_spec(tmp_path / "append", iceberg_document()), NAMES)

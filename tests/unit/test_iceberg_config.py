@@ -136,7 +136,7 @@ def test_a_topics_table_is_that_of_its_routed_name(routers, table):
     ({"iceberg.catalog.warehouse": None}, "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql"),
     ({"behavior.on.null.values": "write"}, "behavior.on.null.values", "tombstones cannot be table rows"),
     ({"store.kafka.keys": "true"}, "store.kafka.keys", "kafka-metadata-enabled"),
-    ({"iceberg.tables.default-id-columns": "id"}, "iceberg.tables.default-id-columns", "upserts"),
+    ({"iceberg.tables.default-id-columns": "id"}, "iceberg.tables.default-id-columns", "upsert tables only"),
     ({"iceberg.tables.route-field": "region"}, "iceberg.tables.route-field", "is not built yet"),
     ({"format.class": "ParquetFormat"}, "iceberg.catalog.type", "only used with format.class=IcebergFormat"),
     ({"keys.format.class": "IcebergFormat"}, "keys.format.class", "is not built yet"),
