@@ -48,12 +48,7 @@ class ContinuousSummary:
 
 def check_continuous(config: SinkConfig) -> None:
     """ConfigError naming the key of what a continuous run cannot do."""
-    if config["format.class"] == "iceberg" and config["iceberg.tables.upsert-mode-enabled"]:
-        raise ConfigError(
-            "iceberg.tables.upsert-mode-enabled", "upsert tables are written by bounded runs only (not built yet)"
-        )
-    if not target_for(config).writes_continuously:
-        raise ConfigError("format.class", f"{config['format.class']} is not written by a continuous run (yet)")
+    target_for(config).check_continuous()
     if config["timestamp.extractor"] != "wallclock":
         return
     from sink_engine.partition.registry import TIME_BASED

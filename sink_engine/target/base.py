@@ -59,6 +59,12 @@ class Target(ABC):
         """A Spark task's side: write one planned range, as `sink_engine.task.run.write_to` does (never raises a
         SinkError; what the driver's `commit` needs beyond the offsets is the result's `target_result`)."""
 
+    def check_continuous(self) -> None:
+        """ConfigError naming the key of what a continuous run cannot write of this target's (`writes_continuously`
+        False: all of it)."""
+        if not self.writes_continuously:
+            raise ConfigError("format.class", f"{type(self).__name__} is not written by a continuous run (yet)")
+
     def stream_output(self, settings: TaskSettings, planned: PartitionRange, uploader: Uploader) -> RangeOutput:
         """A continuous run's side (sink_engine/continuous): the output one topic-partition's records go into for as
         long as the task runs, open from `planned.start_offset` (its end is open), committed each time its commit

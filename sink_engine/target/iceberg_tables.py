@@ -70,6 +70,13 @@ class IcebergTablesTarget(Target):
             f"{'created' if created else 'exists'}"
         ]
 
+    def check_continuous(self) -> None:
+        if self.settings.upsert is not None:
+            raise ConfigError(
+                "iceberg.tables.upsert-mode-enabled", "upsert tables are written by bounded runs only (not built yet)"
+            )
+        super().check_continuous()
+
     def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):
         from sink_engine.iceberg.task import run_table_range
 
