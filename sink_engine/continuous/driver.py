@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sink_engine.config import SinkConfig
+from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
 from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
 from sink_engine.driver.metrics import publisher_from_environment
@@ -93,15 +94,18 @@ def run_continuous(
     try:
         with LeaseKeeper(leases, token, duration) as keeper:
             ranges, _ = plan(config, store)
+            if target.recover(store, token, {r.topic for r in ranges}):
+                ranges, _ = plan(config, store)  # DynamoDB caught up with what the target committed before a crash
             groups = _spread(
                 [StreamStart(r.tp, r.start_offset) for r in ranges],
                 min(config["tasks.max"], task_slots(spark)),
             )
+            coordinator = target.stream_coordinator(dynamodb, store, leases, token, clock)
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
             publish = publisher_from_environment(os.environ, config["s3.region"]) is not None
             job.start(groups, stream_task(target, token, publish, clock))
-            while job.running and not keeper.lost and not stop.wait(0.5):
-                pass
+            failure = _watch(job, keeper, stop, coordinator)
+            stopping = time.monotonic()
             if job.running:
                 leases.request_stop(token)
                 job.wait(duration / 2000)
@@ -109,6 +113,10 @@ def run_continuous(
             summary.reports, summary.executors = job.reports, executors_of_job_group(spark, job.group)
             if keeper.lost or any(r.lease_lost for r in summary.reports):
                 raise LeaseLostError(config.name)
+            if failure is not None:
+                raise failure
+            if coordinator is not None:  # what the tasks handed on before they ended
+                coordinator.finish(max(0.0, duration / 2000 - (time.monotonic() - stopping)))
             if job.error is not None and not stop.is_set():
                 raise job.error
     finally:
@@ -118,6 +126,19 @@ def run_continuous(
     if failed:
         raise TaskFailedError("; ".join(f"{r.tp}: {r.error}" for r in failed))
     return summary
+
+
+def _watch(job: _SparkJob, keeper: LeaseKeeper, stop: threading.Event, coordinator: CommitCoordinator | None):
+    """Look at the job every half second, letting the coordinator commit, until it ends, the lease is lost, `stop` is
+    set or the coordinator fails (that SinkError is returned)."""
+    while job.running and not keeper.lost and not stop.wait(0.5):
+        if coordinator is None:
+            continue
+        try:
+            coordinator.tick()
+        except SinkError as e:
+            return e
+    return None
 
 
 def _acquire_when_free(leases: Leases, connector: str, owner: str, duration_ms: int, stop: threading.Event):

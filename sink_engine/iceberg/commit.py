@@ -124,8 +124,16 @@ class TableCommits:
                 files[identifier] += result.target_result.data_files
             if result.next_offset != result.range.expected_committed:
                 entries[identifier].append(_entry(result))
+        return self.commit_files(files, entries, leases, token, lease_ms)
+
+    def commit_files(self, files: dict[str, list], entries: dict[str, list], leases, token, lease_ms: int):
+        """Append each table's data files (`files`) in one snapshot whose summary records its `entries` (topic,
+        partition, start, next, dead_letters, dlq_scan_from); a table without files gets none. Returns table ->
+        snapshot id."""
         return {
-            identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token, lease_ms)
+            identifier: self._commit_table(
+                identifier, files[identifier], entries.get(identifier, []), leases, token, lease_ms
+            )
             for identifier in sorted(files)
             if files[identifier]
         }

@@ -1,0 +1,139 @@
+"""`sink-engine run --continuous` with IcebergFormat: records produced steadily land in the table exactly once (read
+with pyiceberg), in snapshots no more frequent than `iceberg.control.commit.interval-ms`; SIGKILLs at seeded random
+moments, each followed by a restart, lose and duplicate nothing; SIGTERM commits what was closed, releases the lease
+and exits 0."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import defaultdict
+
+import pytest
+
+from devtools.producer import SteadyProducer, create_topic
+from sink_engine.driver.job import now_ms
+from sink_engine.iceberg.staging import StageStore
+from sink_engine.offsets import Leases
+from tests.conftest import TABLE
+from tests.continuous.runs import caught_up, kill_group, start_continuous, wait_for
+from tests.continuous.test_continuous import _started_when_the_lease_lapses, stop
+from tests.iceberg.conftest import catalog_file, iceberg_connector  # noqa: F401 (fixtures shared by import)
+from tests.iceberg.runs import write_config
+from tests.iceberg.tables import connector_snapshots, create_namespace, rows
+from tests.runs import committed_offsets
+
+PARTITIONS = 4
+LEASE_MS = 8000
+INTERVAL_MS = 2000
+
+
+@pytest.fixture
+def continuous_table(stack, iceberg_connector, tmp_path):  # noqa: F811 (the fixture imported above)
+    """A fresh topic of PARTITIONS partitions and an IcebergFormat connector committing every INTERVAL_MS, its rows
+    carrying their Kafka partition and offset; returns (config, config file)."""
+    config = iceberg_connector(**{
+        "iceberg.control.commit.interval-ms": INTERVAL_MS, "iceberg.tables.kafka-metadata-enabled": "true",
+        "tasks.max": 2, "sink.lease.duration.ms": LEASE_MS,
+    })
+    create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
+    create_namespace(config)
+    return config, write_config(config, tmp_path / "connector.json")
+
+
+def in_table_once(dynamodb, config, produced: dict[int, list[int]]) -> None:
+    """Assert that the table holds every produced record once, at its partition and offset, and that the committed
+    offsets are at the end of what was produced."""
+    landed: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for row in rows(config):
+        landed[row["_kafka_metadata_partition"]].append((row["_kafka_metadata_offset"], row["id"]))
+    for partition, ids in produced.items():
+        found = sorted(landed[partition])
+        assert [offset for offset, _ in found] == list(range(len(ids))), f"partition {partition}: offsets"
+        assert [n for _, n in found] == ids, f"partition {partition}: {len(found)} rows of {len(ids)} produced"
+    assert committed_offsets(dynamodb, config) == {p: len(ids) for p, ids in produced.items()}
+
+
+def test_records_produced_steadily_land_once_in_snapshots_at_most_one_per_interval(stack, continuous_table, dynamodb):
+    # given a continuous run of an IcebergFormat connector, and records produced steadily to every partition
+    config, path = continuous_table
+    run = start_continuous(path)
+    try:
+        wait_for(lambda: committed_offsets(dynamodb, config), 90, "the run's first commits (its tasks started)")
+        with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 400) as producer:
+            time.sleep(12)
+        # then the table catches up with every record within a few intervals of the last
+        wait_for(caught_up(dynamodb, config, producer.produced), 60, "the table's commits")
+        # and SIGTERM ends the run: exit 0 within the lease duration, the lease released
+        started = time.monotonic()
+        code, out, err = stop(run)
+        assert code == 0, err[-3000:]
+        assert time.monotonic() - started < LEASE_MS / 1000, "the run took longer than its lease to stop"
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    assert Leases(dynamodb, TABLE, now_ms).describe(config.name)["expires_at_ms"] == 0
+    in_table_once(dynamodb, config, producer.produced)
+    # and the connector's snapshots are at least an interval apart, each recording its partitions' offsets
+    times = [s.timestamp_ms for s in connector_snapshots(config)]
+    assert len(times) >= 3, times
+    assert all(b - a >= INTERVAL_MS for a, b in zip(times, times[1:])), times
+
+
+def test_sigkilled_at_random_moments_and_restarted_each_record_lands_once(stack, continuous_table, dynamodb, seed):
+    rng = random.Random(seed)
+    config, path = continuous_table
+    # given records produced throughout, and the run SIGKILLed (driver, JVM and workers) at seeded random moments
+    with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 300) as producer:
+        for _ in range(3):
+            run = _started_when_the_lease_lapses(path)
+            time.sleep(rng.uniform(3, 9))
+            kill_group(run)
+        run = _started_when_the_lease_lapses(path)
+        time.sleep(3)
+    # when a last run catches up with everything produced and is stopped
+    try:
+        wait_for(caught_up(dynamodb, config, producer.produced), 120, "catching up after the kills")
+        code, _, err = stop(run)
+        assert code == 0, err[-3000:]
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    # then every record is in the table once, and committed
+    in_table_once(dynamodb, config, producer.produced)
+
+
+def test_sigterm_commits_what_was_closed_and_a_second_run_exits_3(stack, continuous_table, dynamodb):
+    config, path = continuous_table
+    first = start_continuous(path)
+    try:
+        with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 200) as producer:
+            wait_for(lambda: committed_offsets(dynamodb, config), 60, "the first run's first commits")
+            # a second run of the same connector finds the lease held: exit 3, nothing done
+            second = start_continuous(path)
+            _, err = second.communicate(timeout=60)
+            assert second.returncode == 3, err[-3000:]
+        # SIGTERM right after the last records: the run ends 0, its last commit at or past what it had committed
+        before = committed_offsets(dynamodb, config)
+        code, _, err = stop(first)
+        assert code == 0, err[-3000:]
+    finally:
+        if first.poll() is None:
+            kill_group(first)
+    after = committed_offsets(dynamodb, config)
+    assert all(after[p] >= before.get(p, 0) for p in after), (before, after)
+    # every stage the tasks handed on is committed: none starts at its partition's committed offset
+    staged = StageStore(dynamodb, TABLE).staged(config.name)
+    assert not [s for tp, s in staged.items() if s.commit.expected == after.get(tp.partition)], staged
+    lease = Leases(dynamodb, TABLE, now_ms).describe(config.name)
+    assert lease["expires_at_ms"] == 0 and lease["stop_requested"], lease
+    # and what is committed is in the table once; a restarted run then brings the rest
+    run = start_continuous(path)
+    try:
+        wait_for(caught_up(dynamodb, config, producer.produced), 60, "the restarted run catching up")
+        code, _, err = stop(run)
+        assert code == 0, err[-3000:]
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    in_table_once(dynamodb, config, producer.produced)
