@@ -1,5 +1,7 @@
 """A continuous run's Spark task: one consumer for its topic-partitions, one `PartitionStream` each, kept for as long
-as the task runs, committing under the run's lease each time a commit point moves.
+as the task runs, committing under the run's lease each time a commit point moves (the target's `StreamCommits`:
+the offsets for S3 objects; IcebergFormat stages its data files for the driver's snapshot, iceberg/stream_stage.py,
+and its wall-clock cuts are on `iceberg.control.commit.interval-ms` boundaries).
 
 A cycle: fetch what arrived (up to BATCH records, waiting at most POLL_S), feed each partition's records to its
 stream, cut the streams whose `rotate.schedule.interval.ms` boundary passed with files open (the cut is recorded as

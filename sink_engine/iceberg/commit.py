@@ -1,6 +1,6 @@
 """The driver's side of IcebergFormat: one snapshot per table and run, exactly once (docs/iceberg.md).
 
-A run's data files for a table are appended in one snapshot (fast append) whose summary holds the connector, the
+A run's data files for a table are appended in one snapshot (an append) whose summary holds the connector, the
 lease epoch, a commit id and each topic-partition's committed start and next offset; the offsets are committed in
 DynamoDB after it. So the table is the commit point and DynamoDB may lag it:
 
@@ -165,7 +165,9 @@ class TableCommits:
                 with (
                     table_files(identifier, "the snapshot commit"),
                     table.transaction() as transaction,
-                    transaction.update_snapshot(snapshot_properties=properties).fast_append() as append,
+                    # merge_append merges manifests when the table's commit.manifest-merge.enabled says so (as
+                    # pyiceberg's Table.append chooses), else appends one manifest as fast_append does
+                    transaction.update_snapshot(snapshot_properties=properties).merge_append() as append,
                 ):
                     for data_file in data_files:
                         append.append_data_file(data_file)

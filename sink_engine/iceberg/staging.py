@@ -28,7 +28,6 @@ from sink_engine.offsets.lease import LeaseToken
 from sink_engine.offsets.store import OffsetCommit
 from sink_engine.offsets.transactions import CANCELLED, transact_write
 
-STAGE_PREFIX = "STAGE#"
 _NONE = -1  # `start` of a partition's first commit (nothing committed yet)
 
 
@@ -41,10 +40,6 @@ class Stage:
     manifests: tuple[tuple[str, int], ...]
     files: int
     records: int
-
-
-def stage_sk(tp: TopicPartition) -> str:
-    return f"{STAGE_PREFIX}{tp.topic}#{tp.partition}"
 
 
 def write_manifests(table: Table, data_files: list) -> tuple[tuple[str, int], ...]:
@@ -92,7 +87,7 @@ class StageStore:
     def staged(self, connector: str) -> dict[TopicPartition, Stage]:
         """Every stage of the connector (strongly consistent), spent ones included."""
         found = {}
-        for item in layout.items_under(self._db, self._table, connector, STAGE_PREFIX):
+        for item in layout.items_under(self._db, self._table, connector, layout.STAGE_PREFIX):
             stage = _from_item(item)
             found[stage.commit.tp] = stage
         return found
@@ -121,7 +116,7 @@ class StageStore:
             raise CommitConflictError(token.connector, tp.topic, tp.partition, stage.commit.expected) from None
 
     def _holds(self, connector: str, stage: Stage) -> bool:
-        key = layout.key(connector, stage_sk(stage.commit.tp))
+        key = layout.key(connector, layout.stage_sk(stage.commit.tp.topic, stage.commit.tp.partition))
         item = self._db.get_item(TableName=self._table, Key=key, ConsistentRead=True).get("Item")
         return item is not None and _from_item(item).manifests == stage.manifests
 
@@ -129,7 +124,7 @@ class StageStore:
 def _to_item(token: LeaseToken, stage: Stage) -> dict:
     commit = stage.commit
     item = {
-        **layout.key(token.connector, stage_sk(commit.tp)),
+        **layout.key(token.connector, layout.stage_sk(commit.tp.topic, commit.tp.partition)),
         "topic": {"S": commit.tp.topic},
         "partition": {"N": str(commit.tp.partition)},
         "start": {"N": str(_NONE if commit.expected is None else commit.expected)},

@@ -14,6 +14,7 @@ two looks (or QUIET_MAX_MS after it first saw one), to take every partition of t
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -90,22 +91,33 @@ class StagedCommits(CommitCoordinator):
     def _commit(self, ready: dict[TopicPartition, Stage]) -> None:
         files: dict[str, list] = defaultdict(list)
         entries: dict[str, list] = defaultdict(list)
+        ios: dict[str, object] = {}
         for tp, stage in sorted(ready.items()):
             identifier = self._settings.table_identifier(tp.topic)
             if stage.manifests:
-                files[identifier] += read_data_files(self._io(identifier), stage.manifests)
+                io = ios[identifier] = ios.get(identifier) or self._io(identifier)
+                files[identifier] += read_data_files(io, stage.manifests)
             entries[identifier].append(_entry(stage))
         self._tables.commit_files(files, entries, self._leases, self._token, self._lease_ms)
         stages = [ready[tp] for tp in sorted(ready)]
         for start in range(0, len(stages), MAX_COMMITS):
             commit_logged(self._store, self._token, [(s.commit, s.files) for s in stages[start : start + MAX_COMMITS]])
         self._next_ms, self._seen = self._clock() + self._interval_ms, None
+        for tp, stage in ready.items():  # spent: the snapshot describes their files in manifests of its own
+            for path, _ in stage.manifests:
+                _delete(ios[self._settings.table_identifier(tp.topic)], path)
 
     def _io(self, identifier: str):
         table = load_table(self._tables.catalog, identifier)
         if table is None:
             raise TableError(f"table {identifier} of staged data files does not exist")
         return table.io
+
+
+def _delete(io, path: str) -> None:
+    """Delete a spent stage's manifest; one left behind (a failed delete) is an unreferenced file, harmless."""
+    with contextlib.suppress(OSError):
+        io.delete(path)
 
 
 def _entry(stage: Stage) -> dict:

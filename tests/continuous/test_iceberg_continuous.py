@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections import defaultdict
-
 import pytest
 
 from devtools.producer import SteadyProducer, create_topic
@@ -16,11 +14,11 @@ from sink_engine.driver.job import now_ms
 from sink_engine.iceberg.staging import StageStore
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE
-from tests.continuous.runs import caught_up, kill_group, start_continuous, wait_for
+from tests.continuous.runs import caught_up, in_table_once, kill_group, start_continuous, wait_for
 from tests.continuous.test_continuous import _started_when_the_lease_lapses, stop
 from tests.iceberg.conftest import catalog_file, iceberg_connector  # noqa: F401 (fixtures shared by import)
 from tests.iceberg.runs import write_config
-from tests.iceberg.tables import connector_snapshots, create_namespace, rows
+from tests.iceberg.tables import connector_snapshots, create_namespace
 from tests.runs import committed_offsets
 
 PARTITIONS = 4
@@ -39,19 +37,6 @@ def continuous_table(stack, iceberg_connector, tmp_path):  # noqa: F811 (the fix
     create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
     create_namespace(config)
     return config, write_config(config, tmp_path / "connector.json")
-
-
-def in_table_once(dynamodb, config, produced: dict[int, list[int]]) -> None:
-    """Assert that the table holds every produced record once, at its partition and offset, and that the committed
-    offsets are at the end of what was produced."""
-    landed: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for row in rows(config):
-        landed[row["_kafka_metadata_partition"]].append((row["_kafka_metadata_offset"], row["id"]))
-    for partition, ids in produced.items():
-        found = sorted(landed[partition])
-        assert [offset for offset, _ in found] == list(range(len(ids))), f"partition {partition}: offsets"
-        assert [n for _, n in found] == ids, f"partition {partition}: {len(found)} rows of {len(ids)} produced"
-    assert committed_offsets(dynamodb, config) == {p: len(ids) for p, ids in produced.items()}
 
 
 def test_records_produced_steadily_land_once_in_snapshots_at_most_one_per_interval(stack, continuous_table, dynamodb):
