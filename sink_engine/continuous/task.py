@@ -78,14 +78,14 @@ class StreamReport:
 
 @dataclass
 class _Schedule:
-    """`rotate.schedule.interval.ms` boundaries of one task's streams (off when not positive)."""
+    """Wall-clock cut boundaries of one task's streams (`Target.stream_cut_interval_ms`; off when not positive)."""
 
     interval_ms: int
     zone: tzinfo
     next_ms: dict[TopicPartition, int] = field(default_factory=dict)
 
     def passed(self, now: int) -> bool:
-        """Whether a boundary of some stream has passed (its cut is due, or waits for the last one's commit)."""
+        """Whether a boundary of some stream has passed (what was committed since may let it be cut)."""
         return self.interval_ms > 0 and any(now >= boundary for boundary in self.next_ms.values())
 
     def due(self, stream: PartitionStream, now: int) -> bool:
@@ -163,8 +163,8 @@ def _run(
                 lost = commits.refresh(streams.values())
                 if lost:
                     break
-        if not lost:  # what closed since the last commit, its uploads awaited
-            lost = commits.commit(streams.values(), wait=True)
+        if not lost:  # what closed since the last commit, its uploads awaited (and what another committed, seen)
+            lost = commits.refresh(streams.values()) or commits.commit(streams.values(), wait=True)
     finally:
         consumer.close()
         uploader.close()

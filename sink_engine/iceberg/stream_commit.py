@@ -7,9 +7,13 @@ newest snapshot checked against the one last seen), then the offsets are committ
 between the two is what `recover` repairs at the next start, as for a bounded run: each snapshot is followed by its
 offsets commit before the next, so the newest snapshot of the connector is the only one DynamoDB can lag.
 
-When: the tasks close their files on the interval's wall-clock boundaries and stage them within a second or so, so
-once the interval has passed since the last commit the driver commits as soon as the stages stop changing between
-two looks (or QUIET_MAX_MS after it first saw one), to take every partition of the boundary in one snapshot.
+When: once per window of the interval on the wall clock (boundaries at multiples of it from midnight in `timezone`,
+where the tasks cut), `commit_delay_ms` after the window's boundary: the tasks have cut and staged by then, and the
+commit is anchored to the boundaries, so it does not drift through the windows as a commit timed from the last one
+would (a commit takes time). So a table gets at most one snapshot per window: commits start about an interval apart,
+as the Iceberg Kafka Connect sink's coordinator times them (from one commit's start to the next). A stage that comes
+later is committed in the window's remaining time (looked for every LOOK_MS, or a tenth of the interval) or the
+next.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import contextlib
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from datetime import tzinfo
 
 from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.driver.committer import commit_logged
@@ -29,8 +34,15 @@ from sink_engine.iceberg.staging import Stage, StageStore, read_data_files
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import Leases, LeaseToken, OffsetStore
 from sink_engine.offsets.store import MAX_COMMITS
+from sink_engine.partition.time_buckets import next_rotation_ms
 
-QUIET_MAX_MS = 5000
+DELAY_MAX_MS = 5000
+LOOK_MS = 500
+
+
+def commit_delay_ms(interval_ms: int) -> int:
+    """How long after a window's boundary its commit starts: half the interval, at most DELAY_MAX_MS."""
+    return min(interval_ms // 2, DELAY_MAX_MS)
 
 
 class StagedCommits(CommitCoordinator):
@@ -44,34 +56,33 @@ class StagedCommits(CommitCoordinator):
         token: LeaseToken,
         lease_ms: int,
         interval_ms: int,
+        zone: tzinfo,
         clock: Callable[[], int],
     ):
         self._settings, self._tables, self._stages, self._store = settings, tables, stages, store
         self._leases, self._token, self._lease_ms = leases, token, lease_ms
-        self._interval_ms, self._clock = interval_ms, clock
-        self._quiet_max_ms = min(QUIET_MAX_MS, interval_ms // 4)
-        self._next_ms = 0  # no commit before (the last one's end plus the interval)
-        self._seen: tuple[frozenset, int] | None = None  # the ready stages last seen, since when
+        self._interval_ms, self._zone, self._clock = interval_ms, zone, clock
+        self._delay_ms, self._look_ms = commit_delay_ms(interval_ms), max(LOOK_MS, interval_ms // 10)
+        self._done_until = 0  # the end of the window a commit started in
+        self._looked = 0
 
     def tick(self) -> None:
         now = self._clock()
-        if now < self._next_ms:
+        window_end = next_rotation_ms(now, self._interval_ms, self._zone)
+        if now < self._done_until or now - (window_end - self._interval_ms) < self._delay_ms:
             return
+        if now - self._looked < self._look_ms:
+            return
+        self._looked = now
         ready = self._ready()
-        if not ready:
-            return
-        shown = frozenset((tp, stage.commit.next_offset) for tp, stage in ready.items())
-        if self._seen is None or self._seen[0] != shown:
-            first = self._seen[1] if self._seen is not None else now
-            self._seen = (shown, first)
-            if now - first < self._quiet_max_ms:
-                return  # more may be on their way: look again
-        self._commit(ready)
+        if ready:
+            self._done_until = window_end
+            self._commit(ready)
 
     def finish(self, budget_s: float) -> None:
-        """Commit what is staged, waiting for the interval to pass when it does within `budget_s`; else leave it
-        staged for the next run (its tasks go on after it, its driver commits it)."""
-        wait_s = (self._next_ms - self._clock()) / 1000
+        """Commit what is staged, waiting for the next window when this one had its commit and that comes within
+        `budget_s`; else leave it staged for the next run (its tasks go on after it, its driver commits it)."""
+        wait_s = (self._done_until - self._clock()) / 1000
         if wait_s > budget_s:
             return
         time.sleep(max(0.0, wait_s))
@@ -102,7 +113,6 @@ class StagedCommits(CommitCoordinator):
         stages = [ready[tp] for tp in sorted(ready)]
         for start in range(0, len(stages), MAX_COMMITS):
             commit_logged(self._store, self._token, [(s.commit, s.files) for s in stages[start : start + MAX_COMMITS]])
-        self._next_ms, self._seen = self._clock() + self._interval_ms, None
         for tp, stage in ready.items():  # spent: the snapshot describes their files in manifests of its own
             for path, _ in stage.manifests:
                 _delete(ios[self._settings.table_identifier(tp.topic)], path)

@@ -90,6 +90,7 @@ class IcebergTablesTarget(Target):
     def stream_coordinator(self, dynamodb, store, leases, token, clock):
         from sink_engine.iceberg.staging import StageStore
         from sink_engine.iceberg.stream_commit import StagedCommits
+        from sink_engine.partition.time_buckets import parse_zone
 
         config = self.config
         stages = StageStore(dynamodb, config["offset.storage.dynamodb.table"])
@@ -102,6 +103,7 @@ class IcebergTablesTarget(Target):
             token,
             config["sink.lease.duration.ms"],
             config["iceberg.control.commit.interval-ms"],
+            parse_zone(config["timezone"]),
             clock,
         )
 
