@@ -59,7 +59,11 @@ class TableStaging(StreamCommits):
     def commit(self, streams: Iterable[PartitionStream], wait: bool) -> bool:
         if not wait and self._uploader.busy:
             return False
-        pending = [(s, p) for s in streams if s.tp not in self._waiting and (p := s.pending()) is not None]
+        pending = [
+            (s, p)
+            for s in streams
+            if s.tp not in self._waiting and (p := s.pending()) is not None and p.commit.next_offset != s.committed
+        ]  # (not a first commit that would only pin the partition's start: the first stage with records does)
         if not pending:
             return False
         self._uploader.drain()  # dead letters are in place before the driver commits past them

@@ -52,8 +52,8 @@ def test_records_produced_steadily_land_once_in_snapshots_at_most_one_per_interv
     config, path = continuous_table(SLOW_INTERVAL_MS)
     run = start_continuous(path)
     try:
-        wait_for(lambda: committed_offsets(dynamodb, config), 90, "the run's first commits (its tasks started)")
         with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 400) as producer:
+            wait_for(lambda: connector_snapshots(config), 90, "the run's first snapshot (its tasks started)")
             time.sleep(12)
         # then the table catches up with every record within a few intervals of the last
         wait_for(caught_up(dynamodb, config, producer.produced), 60, "the table's commits")
@@ -102,7 +102,7 @@ def test_sigterm_commits_what_was_closed_and_a_second_run_exits_3(stack, continu
     first = start_continuous(path)
     try:
         with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 200) as producer:
-            wait_for(lambda: committed_offsets(dynamodb, config), 60, "the first run's first commits")
+            wait_for(lambda: committed_offsets(dynamodb, config), 90, "the first run's first commits")
             # a second run of the same connector finds the lease held: exit 3, nothing done
             second = start_continuous(path)
             _, err = second.communicate(timeout=60)
