@@ -46,6 +46,9 @@ def commit_delay_ms(interval_ms: int) -> int:
 
 
 class StagedCommits(CommitCoordinator):
+    """`tick` (the driver's loop, every half second) commits the ready stages once per window (module docstring);
+    a conflict (another run's snapshot or offsets, the lease lost) raises and ends the run."""
+
     def __init__(
         self,
         settings: IcebergSettings,
