@@ -1,6 +1,6 @@
 """`make bench-freshness`: how soon a record produced to Kafka appears in S3 with `sink-engine run --continuous`, and
 what a continuous run costs against a bounded one. Prints a table. Usage:
-    python -m devtools.bench_freshness [--seconds 60] [--rate 2000] [--records 2000000] [--soak-minutes 0]
+    python -m devtools.bench_freshness [--seconds 60] [--rate 2000] [--records 2000000] [--soak-minutes 0] [--iceberg]
 
 Every scenario runs a continuous run in this process (`run_continuous` on a local Spark session started once,
 JSON values of about 220 bytes over 4 partitions, JsonFormat output) while a producer thread produces to its topic.
@@ -17,6 +17,9 @@ order) and from the files' start offsets. CPU counts this process tree less the 
   the run phase of `make bench`) on the same Spark session: records/s (target: the continuous at least 0.9x the
   bounded), CPU µs/record (at most 1.2x) and Kafka read amplification, records fed to the writers / records
   written (at most 1.1).
+- `--iceberg`: the same with IcebergFormat (a SQL catalog in a SQLite file, the warehouse in the bucket,
+  `iceberg.control.commit.interval-ms` 5000); freshness to the first look at the table's metadata (every 0.25 s)
+  that shows the connector's snapshot recording the record's offset: what a table scan then reads.
 - soak (`--soak-minutes N`): the steady scenario for N minutes, RSS of the process tree sampled every 10 s; the
   mean of the first and of the last 5 minutes (target: within 10%).
 """
@@ -29,6 +32,7 @@ import statistics
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -46,8 +50,21 @@ BUCKET, TABLE, PARTITIONS, SCHEDULE_MS = "freshness-lake", "freshness-offsets", 
 LIST_EVERY_S = 0.25
 
 
+ICEBERG_CATALOG = "/tmp/sink-engine-bench-freshness-catalog.db"  # --iceberg: a SQL catalog, its warehouse in BUCKET
+ICEBERG: dict[str, object] = {
+    "format.class": "IcebergFormat",
+    "iceberg.tables": "bench.${topic}",
+    "iceberg.catalog.type": "sql",
+    "iceberg.catalog.uri": f"sqlite:///{ICEBERG_CATALOG}",
+    "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse",
+    "iceberg.tables.auto-create-enabled": "true",
+    "iceberg.control.commit.interval-ms": SCHEDULE_MS,
+}
+TARGET: dict[str, object] = {"format.class": "JsonFormat"}  # or ICEBERG (`--iceberg`)
+
+
 def connector(stack: LocalStack, name: str, flush_size: int):
-    return parse_config(
+    config = parse_config(
         {
             "name": name,
             "config": {
@@ -57,15 +74,22 @@ def connector(stack: LocalStack, name: str, flush_size: int):
                 "s3.region": "us-east-1",
                 "flush.size": flush_size,
                 "rotate.schedule.interval.ms": SCHEDULE_MS,
-                "format.class": "JsonFormat",
                 "value.converter": "JsonConverter",
                 "value.converter.schemas.enable": "false",
                 "offset.storage.dynamodb.table": TABLE,
                 "tasks.max": PARTITIONS,
                 "sink.lease.duration.ms": 30_000,
+                **TARGET,
             },
         }
     )
+    if config["format.class"] == "iceberg":
+        from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
+        from sink_engine.iceberg.settings import IcebergSettings
+
+        settings = IcebergSettings.from_config(config)
+        ensure_namespace(open_catalog(settings), settings.table_template)
+    return config
 
 
 def event_value(n: int) -> bytes:
@@ -73,11 +97,15 @@ def event_value(n: int) -> bytes:
 
 
 class Lister:
-    """Lists the topic's objects every LIST_EVERY_S from a thread; `seen[key]` is when a key first showed."""
+    """Looks every LIST_EVERY_S from a thread at what readers see: the topic's objects in a listing of the bucket, or
+    (IcebergFormat) the connector's snapshots in the table's current metadata, each making the records its summary
+    records visible to a table scan. `starts()`: partition -> (first offset, ms first seen) of each object or
+    snapshot."""
 
-    def __init__(self, topic: str):
-        self._s3, self._prefix = boto3.client("s3"), f"topics/{topic}/"
-        self.seen: dict[str, int] = {}
+    def __init__(self, config: SinkConfig):
+        self._config, self._topic = config, config["topics"][0]
+        self._s3 = boto3.client("s3")
+        self.seen: dict[tuple[int, int], int] = {}  # (partition, first offset) -> ms first seen
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -89,20 +117,42 @@ class Lister:
         self._stop.set()
         self._thread.join()
 
+    def starts(self) -> dict[int, list[tuple[int, int]]]:
+        found: dict[int, list[tuple[int, int]]] = {}
+        for (partition, first), seen_ms in self.seen.items():
+            found.setdefault(partition, []).append((first, seen_ms))
+        return found
+
     def _run(self) -> None:
+        look = self._snapshots if self._config["format.class"] == "iceberg" else self._objects
         while not self._stop.wait(LIST_EVERY_S):
             now = int(time.time() * 1000)
-            for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=self._prefix):
-                for item in page.get("Contents", []):
-                    self.seen.setdefault(item["Key"], now)
+            for shown in look():
+                self.seen.setdefault(shown, now)
+
+    def _objects(self):
+        pages = self._s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"topics/{self._topic}/")
+        for item in (item for page in pages for item in page.get("Contents", [])):
+            _, number, first = item["Key"].rsplit("/", 1)[1].rsplit(".", 1)[0].rsplit("+", 2)
+            yield int(number), int(first)
+
+    def _snapshots(self):
+        from sink_engine.iceberg.catalog import load_table, open_catalog
+        from sink_engine.iceberg.commit import CONNECTOR, snapshot_offsets
+        from sink_engine.iceberg.settings import IcebergSettings
+
+        settings = IcebergSettings.from_config(self._config)
+        table = load_table(open_catalog(settings), settings.table_identifier(self._topic))
+        for snapshot in table.metadata.snapshots if table else []:
+            if snapshot.summary is not None and snapshot.summary.get(CONNECTOR) == self._config.name:
+                for entry in snapshot_offsets(snapshot):
+                    if entry["next"] != entry["start"]:
+                        yield entry["partition"], entry["start"] or 0
 
 
 def freshness(lister: Lister, producer: SteadyProducer) -> list[int]:
-    """Each landed record's ms from its produce to its object's first listing."""
-    starts: dict[int, list[tuple[int, int]]] = {}
-    for key, seen_ms in lister.seen.items():
-        _, number, first = key.rsplit("/", 1)[1].rsplit(".", 1)[0].rsplit("+", 2)
-        starts.setdefault(int(number), []).append((int(first), seen_ms))
+    """Each landed record's ms from its produce to the first look that showed it (its object or snapshot)."""
+    starts = lister.starts()
     ages = []
     for partition, files in starts.items():
         files.sort()
@@ -183,7 +233,7 @@ def steady(stack, spark, dynamodb, name: str, rate: int, seconds: float) -> dict
     run = Running(config, spark)
     time.sleep(3)  # the tasks' consumers assigned
     with (
-        Lister(name) as lister,
+        Lister(config) as lister,
         SteadyProducer(stack.bootstrap_servers, name, list(range(PARTITIONS)), rate, event_value) as producer,
     ):
         time.sleep(seconds)
@@ -214,7 +264,7 @@ def full_rate(stack, spark, dynamodb, records: int) -> dict:
     create_topic(stack.bootstrap_servers, name, PARTITIONS)
     run = Running(config, spark)
     time.sleep(3)
-    with Lister(name) as lister:
+    with Lister(config) as lister:
         producer = SteadyProducer(stack.bootstrap_servers, name, list(range(PARTITIONS)), 0, event_value, records)
         with producer:
             producer.done.wait()
@@ -261,7 +311,16 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=2000)
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--soak-minutes", type=float, default=0)
+    parser.add_argument(
+        "--iceberg",
+        action="store_true",
+        help="IcebergFormat (a SQL catalog, iceberg.control.commit.interval-ms 5000): freshness to a table scan",
+    )
     args = parser.parse_args()
+    if args.iceberg:
+        TARGET.clear()
+        TARGET.update(ICEBERG)
+        Path(ICEBERG_CATALOG).unlink(missing_ok=True)
     with LocalStack() as stack:
         stack.apply_env()
         cpu = TreeCpu.without_children_so_far()
@@ -282,7 +341,15 @@ def main() -> None:
             rss = soak(stack, spark, "fresh-soak", args.rate, args.soak_minutes * 60)
         spark.stop()
     print()
-    print(f"Freshness (produce -> object listed), {PARTITIONS} partitions, rotate.schedule.interval.ms {SCHEDULE_MS}")
+    if args.iceberg:
+        print(
+            f"Freshness (produce -> visible in a table scan), {PARTITIONS} partitions, IcebergFormat, "
+            f"iceberg.control.commit.interval-ms {SCHEDULE_MS}"
+        )
+    else:
+        print(
+            f"Freshness (produce -> object listed), {PARTITIONS} partitions, rotate.schedule.interval.ms {SCHEDULE_MS}"
+        )
     print("| scenario | records | p50 s | p99 s | max s | target p99 |")
     print("|---|---|---|---|---|---|")
     for label, row, target in ((f"steady, {args.rate}/s", calm, 10), ("full rate", full, 30)):

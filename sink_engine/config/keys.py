@@ -464,6 +464,18 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "`r`, `u` (the row is written) or `D`, `d` (the row of the value's id columns is deleted), e.g. `__op` "
         "from ExtractNewRecordState's `add.fields=op`. Without it every record is an upsert.",
     ),
+    Key(
+        "iceberg.control.commit.interval-ms",
+        "int",
+        60_000,
+        "IcebergFormat, continuous runs (`run --continuous`): how often a table gets a snapshot. Tasks close their "
+        "data files on these wall-clock boundaries and the driver appends what they closed in one snapshot per table, "
+        "at most once per interval; a record is in the table about one interval after it was read. The Iceberg Kafka "
+        "Connect sink's default is 300000; 60000 gives a fresher table (as Redpanda's Iceberg topics, one minute) "
+        "for 1,440 snapshots a day, which `sink-engine iceberg maintain` expires (see [Iceberg tables](iceberg.md)). "
+        "A bounded run ignores it (it commits once, at its end).",
+        minimum=1000,
+    ),
     Key("iceberg.catalog", "string", "iceberg", "IcebergFormat: the catalog's name (pyiceberg's catalog name)."),
     Key(
         "iceberg.catalog.type",

@@ -5,9 +5,13 @@ It takes the lease as a bounded run does, waiting up to 1.5 times its duration f
 keeps it: LeaseHeldError, exit 3), and keeps renewing it, plans each topic-partition's start once (committed offset,
 else `auto.offset.reset`), spreads the partitions over at most `tasks.max` tasks (no more than Spark has task slots,
 `task_slots`: a task that never starts would hold its partitions back), and runs them as one Spark job in a thread of
-its own. The tasks commit as their files close (continuous/task.py). On `stop` (SIGTERM or SIGINT in the CLI) it asks
-the tasks to stop through the lease item, waits for them at most half of `sink.lease.duration.ms` (then cancels the
-Spark job: what they closed is committed already, what is open is read again by the next run), and releases the lease.
+its own. The tasks commit as their files close (continuous/task.py); where the target's commit is the driver's
+(IcebergFormat: one snapshot per table and interval, iceberg/stream_commit.py) the driver first moves DynamoDB
+forward to what the target committed before a crash (`Target.recover`) and, while the tasks run, lets the target's
+`CommitCoordinator` commit what they hand on, and once more after they ended. On `stop` (SIGTERM or SIGINT in the
+CLI) it asks the tasks to stop through the lease item, waits for them at most half of `sink.lease.duration.ms` (then
+cancels the Spark job: what they closed is committed already, what is open is read again by the next run), and
+releases the lease.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sink_engine.config import SinkConfig
+from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
 from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
 from sink_engine.driver.metrics import publisher_from_environment
@@ -92,15 +97,18 @@ def run_continuous(
     try:
         with LeaseKeeper(leases, token, duration) as keeper:
             ranges, _ = plan(config, store)
+            if target.recover(store, token, {r.topic for r in ranges}):
+                ranges, _ = plan(config, store)  # DynamoDB caught up with what the target committed before a crash
             groups = _spread(
                 [StreamStart(r.tp, r.start_offset) for r in ranges],
                 min(config["tasks.max"], task_slots(spark)),
             )
+            coordinator = target.stream_coordinator(dynamodb, store, leases, token, clock)
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
             publish = publisher_from_environment(os.environ, config["s3.region"]) is not None
             job.start(groups, stream_task(target, token, publish, clock))
-            while job.running and not keeper.lost and not stop.wait(0.5):
-                pass
+            failure = _watch(job, keeper, stop, coordinator)
+            stopping = time.monotonic()
             if job.running:
                 leases.request_stop(token)
                 job.wait(duration / 2000)
@@ -108,6 +116,10 @@ def run_continuous(
             summary.reports, summary.executors = job.reports, executors_of_job_group(spark, job.group)
             if keeper.lost or any(r.lease_lost for r in summary.reports):
                 raise LeaseLostError(config.name)
+            if failure is not None:
+                raise failure
+            if coordinator is not None:  # what the tasks handed on before they ended
+                coordinator.finish(max(0.0, duration / 2000 - (time.monotonic() - stopping)))
             if job.error is not None and not stop.is_set():
                 raise job.error
     finally:
@@ -117,6 +129,19 @@ def run_continuous(
     if failed:
         raise TaskFailedError("; ".join(f"{r.tp}: {r.error}" for r in failed))
     return summary
+
+
+def _watch(job: _SparkJob, keeper: LeaseKeeper, stop: threading.Event, coordinator: CommitCoordinator | None):
+    """Look at the job every half second, letting the coordinator commit, until it ends, the lease is lost, `stop` is
+    set or the coordinator fails (that SinkError is returned)."""
+    while job.running and not keeper.lost and not stop.wait(0.5):
+        if coordinator is None:
+            continue
+        try:
+            coordinator.tick()
+        except SinkError as e:
+            return e
+    return None
 
 
 def _acquire_when_free(leases: Leases, connector: str, owner: str, duration_ms: int, stop: threading.Event):

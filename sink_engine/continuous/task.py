@@ -1,5 +1,7 @@
 """A continuous run's Spark task: one consumer for its topic-partitions, one `PartitionStream` each, kept for as long
-as the task runs, committing under the run's lease each time a commit point moves.
+as the task runs, committing under the run's lease each time a commit point moves (the target's `StreamCommits`:
+the offsets for S3 objects; IcebergFormat stages its data files for the driver's snapshot, iceberg/stream_stage.py,
+and its wall-clock cuts are on `iceberg.control.commit.interval-ms` boundaries).
 
 A cycle: fetch what arrived (up to BATCH records, waiting at most POLL_S), feed each partition's records to its
 stream, cut the streams whose `rotate.schedule.interval.ms` boundary passed with files open (the cut is recorded as
@@ -28,14 +30,12 @@ from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine.aws import dynamodb_client, region
 from sink_engine.continuous.progress import StreamProgress, report
-from sink_engine.continuous.stream import PartitionStream, PendingCommit
-from sink_engine.driver.committer import commit_logged
+from sink_engine.continuous.stream import PartitionStream
 from sink_engine.driver.plans import PlanStore
 from sink_engine.errors import CommitConflictError, SinkError, SourceError
 from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.offsets import Leases, LeaseToken, OffsetStore
-from sink_engine.offsets.store import MAX_COMMITS
 from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
 from sink_engine.records import RecordChunk
 from sink_engine.source.consumer import make_consumer
@@ -78,11 +78,15 @@ class StreamReport:
 
 @dataclass
 class _Schedule:
-    """`rotate.schedule.interval.ms` boundaries of one task's streams (off when not positive)."""
+    """Wall-clock cut boundaries of one task's streams (`Target.stream_cut_interval_ms`; off when not positive)."""
 
     interval_ms: int
     zone: tzinfo
     next_ms: dict[TopicPartition, int] = field(default_factory=dict)
+
+    def passed(self, now: int) -> bool:
+        """Whether a boundary of some stream has passed (what was committed since may let it be cut)."""
+        return self.interval_ms > 0 and any(now >= boundary for boundary in self.next_ms.values())
 
     def due(self, stream: PartitionStream, now: int) -> bool:
         """Whether `stream` must be cut now: a boundary passed since its last look and files are open."""
@@ -127,8 +131,9 @@ def _run(
         PlanStore(dynamodb, table),
     )
     uploader = Uploader(upload_client(settings.s3), settings.bucket, settings.object_options)
-    streams = _open_streams(target, settings, token, store, plans, starts, uploader)
-    schedule = _Schedule(config["rotate.schedule.interval.ms"], parse_zone(config["timezone"]))
+    commits = target.stream_commits(dynamodb, store, token, uploader)
+    streams = _open_streams(target, settings, token, store, plans, commits, starts, uploader)
+    schedule = _Schedule(target.stream_cut_interval_ms, parse_zone(config["timezone"]))
     consumer = make_consumer(settings.source, **{"fetch.wait.max.ms": FETCH_WAIT_MS})
     consumer.assign([KafkaTP(tp.topic, tp.partition, s.processed) for tp, s in streams.items()])
     error, lost, checked = None, False, 0.0
@@ -140,8 +145,10 @@ def _run(
                 _feed(streams, consumer.consume(num_messages=BATCH, timeout=POLL_S))
             except SinkError as e:  # a record error not tolerated, a fetch that failed: commit what came before
                 error = e
-            due = [s for s in streams.values() if schedule.due(s, clock())] if error is None else []
-            lost = _cut(plans, token, due, clock()) or _commit(store, token, uploader, streams.values(), wait=False)
+            if schedule.passed(clock()):  # what was committed since the last look lets a stream be cut again
+                lost = commits.refresh(streams.values())
+            due = [s for s in streams.values() if schedule.due(s, clock())] if error is None and not lost else []
+            lost = lost or _cut(plans, token, due, clock()) or commits.commit(streams.values(), wait=False)
             if error is not None or lost:
                 break
             reporter.tick()
@@ -153,8 +160,11 @@ def _run(
                     break
                 if lease["stop_requested"]:
                     break
-        if not lost:  # what closed since the last commit, its uploads awaited
-            lost = _commit(store, token, uploader, streams.values(), wait=True)
+                lost = commits.refresh(streams.values())
+                if lost:
+                    break
+        if not lost:  # what closed since the last commit, its uploads awaited (and what another committed, seen)
+            lost = commits.refresh(streams.values()) or commits.commit(streams.values(), wait=True)
     finally:
         consumer.close()
         uploader.close()
@@ -201,16 +211,20 @@ class _Reporter:
         return max(0, high - stream.committed) if high is not None and high >= 0 else 0
 
 
-def _open_streams(target, settings, token, store, plans, starts, uploader) -> dict[TopicPartition, PartitionStream]:
-    """A stream per topic-partition from its committed offset (else its reset offset), with the cut an earlier
-    attempt recorded after it."""
+def _open_streams(
+    target, settings, token, store, plans, commits, starts, uploader
+) -> dict[TopicPartition, PartitionStream]:
+    """A stream per topic-partition from its committed offset (else its reset offset), or after what an earlier
+    attempt handed on to be committed (`StreamCommits.resume`), with the cut an earlier attempt recorded after it."""
     committed = store.committed(token.connector)
     recorded = plans.recorded(token.connector)
     streams = {}
     for start in starts:
         held = committed.get(start.tp)
         expected = held.next_offset if held is not None else None
-        begin = expected if expected is not None else start.reset_offset
+        begin = commits.resume(start.tp, expected)
+        if begin is None:
+            begin = expected if expected is not None else start.reset_offset
         plan = recorded.get(start.tp)
         cut = plan.end_offset if plan is not None and plan.cut_at_end and plan.expected_committed == expected else None
         streams[start.tp] = PartitionStream(target, settings, start.tp, begin, expected, uploader, cut)
@@ -262,24 +276,4 @@ def _cut(plans: PlanStore, token: LeaseToken, due: list[PartitionStream], now: i
         return True
     for stream in due:
         stream.cut(stream.processed)
-    return False
-
-
-def _commit(store: OffsetStore, token: LeaseToken, uploader: Uploader, streams, wait: bool) -> bool:
-    """Commit every stream whose commit point moved, once its uploads are done; True when the lease was lost.
-    Without `wait`, nothing while an upload is under way (the next cycle commits it: reading goes on meanwhile)."""
-    if not wait and uploader.busy:
-        return False
-    pending = [(s, p) for s in streams if (p := s.pending()) is not None]
-    if not pending:
-        return False
-    uploader.drain()  # the files and dead letters of these commits are in S3 before their offsets move
-    for start in range(0, len(pending), MAX_COMMITS):
-        batch: list[tuple[PartitionStream, PendingCommit]] = pending[start : start + MAX_COMMITS]
-        try:
-            commit_logged(store, token, [(done.commit, len(done.files)) for _, done in batch])
-        except CommitConflictError:
-            return True
-        for stream, done in batch:
-            stream.settled(done)
     return False

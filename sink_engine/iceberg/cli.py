@@ -34,10 +34,15 @@ def add_parser(commands) -> None:
     maintain.add_argument(
         "--older-than-hours",
         type=float,
-        default=120.0,
-        help="expire snapshots older than this (default 120, Iceberg's 5 days)",
+        help="expire snapshots older than this (default: the table's history.expire.max-snapshot-age-ms, else "
+        "120, Iceberg's 5 days)",
     )
-    maintain.add_argument("--retain-last", type=int, default=1, help="always keep this many newest snapshots")
+    maintain.add_argument(
+        "--retain-last",
+        type=int,
+        help="always keep this many newest snapshots (default: the table's history.expire.min-snapshots-to-keep, "
+        "else 1)",
+    )
     maintain.add_argument(
         "--min-files", type=int, default=2, help="rewrite a partition's small files only when it has at least this many"
     )
@@ -67,7 +72,7 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
                         expire_snapshots(
                             catalog.load_table(identifier),
                             upkeep,
-                            timedelta(hours=args.older_than_hours),
+                            None if args.older_than_hours is None else timedelta(hours=args.older_than_hours),
                             args.retain_last,
                         )
                 break

@@ -1,6 +1,6 @@
 """The driver's side of IcebergFormat: one snapshot per table and run, exactly once (docs/iceberg.md).
 
-A run's data files for a table are appended in one snapshot (fast append) whose summary holds the connector, the
+A run's data files for a table are appended in one snapshot (an append) whose summary holds the connector, the
 lease epoch, a commit id and each topic-partition's committed start and next offset; the offsets are committed in
 DynamoDB after it. So the table is the commit point and DynamoDB may lag it:
 
@@ -126,8 +126,16 @@ class TableCommits:
                 files[identifier].append(result.target_result)
             if result.next_offset != result.range.expected_committed:
                 entries[identifier].append(_entry(result))
+        return self.commit_files(files, entries, leases, token, lease_ms)
+
+    def commit_files(self, files: dict[str, list[TableFiles]], entries: dict[str, list], leases, token, lease_ms: int):
+        """Append each table's data files (`files`, with an upsert table's changed keys) in one snapshot whose summary
+        records its `entries` (topic, partition, start, next, dead_letters, dlq_scan_from); a table without files
+        gets none. Returns table -> snapshot id."""
         return {
-            identifier: self._commit_table(identifier, files[identifier], entries[identifier], leases, token, lease_ms)
+            identifier: self._commit_table(
+                identifier, files[identifier], entries.get(identifier, []), leases, token, lease_ms
+            )
             for identifier in sorted(files)
             if any(part.data_files or changes_in(part) for part in files[identifier])
         }
@@ -192,8 +200,10 @@ class TableCommits:
 
 
 def _producer(update, removed: list):
-    """A fast append, or an overwrite when the snapshot also removes data files (an upsert's rewrite)."""
-    return update.overwrite() if removed else update.fast_append()
+    """An append, or an overwrite when the snapshot also removes data files (an upsert's rewrite). The append is
+    merge_append: it merges manifests when the table's `commit.manifest-merge.enabled` says so (as pyiceberg's
+    Table.append chooses), else appends one manifest as fast_append does."""
+    return update.overwrite() if removed else update.merge_append()
 
 
 def _entry(result: TaskResult) -> dict:

@@ -5,9 +5,12 @@ snapshots. Neither changes what the table holds, and neither can break the conne
   adds files holding exactly their rows, committed with pyiceberg's retry, which checks that the files it deletes
   are still there. It carries no `sink-engine.connector`, so a run's commit that meets it looks again and appends
   on top of it (commit.py), and a rewrite that meets a run's append retries on top of that.
-- Expiry never removes the current snapshot, a branch or tag head, the `retain_last` newest snapshots, nor the
-  newest snapshot of each sink-engine connector: that one holds the offsets a run recovers after a crash between
-  its snapshot and its DynamoDB commit. Expired snapshots leave the metadata only; their files are not deleted.
+- Expiry removes the snapshots older than the table's `history.expire.max-snapshot-age-ms` (or the command's
+  `--older-than-hours`), so that a table a continuous run appends to every `iceberg.control.commit.interval-ms`
+  holds at most about (that age + the time between two maintenance runs) / the interval snapshots. It never
+  removes the current snapshot, a branch or tag head, the `retain_last` newest snapshots, nor the newest snapshot
+  of each sink-engine connector: that one holds the offsets a run recovers after a crash between its snapshot and
+  its DynamoDB commit. Expired snapshots leave the metadata only; their files are not deleted.
 
 A partition whose files have delete files (another writer's row-level deletes) is not rewritten.
 """
@@ -75,8 +78,18 @@ def rewrite_small_files(table: Table, upkeep: Upkeep, min_files: int = 2) -> Non
     upkeep.files_rewritten, upkeep.files_written = len(replaced), len(written)
 
 
-def expire_snapshots(table: Table, upkeep: Upkeep, older_than: timedelta, retain_last: int) -> None:
-    """Expire snapshots older than `older_than`, keeping those the module docstring names."""
+def expire_snapshots(table: Table, upkeep: Upkeep, older_than: timedelta | None, retain_last: int | None) -> None:
+    """Expire snapshots older than `older_than`, keeping those the module docstring names. Unset, `older_than` and
+    `retain_last` are the table's `history.expire.max-snapshot-age-ms` (default 5 days) and
+    `history.expire.min-snapshots-to-keep` (default 1), as Iceberg's own expiry reads them."""
+    properties = table.metadata.properties
+    if older_than is None:
+        age_ms = properties.get(TableProperties.MAX_SNAPSHOT_AGE_MS, TableProperties.MAX_SNAPSHOT_AGE_MS_DEFAULT)
+        older_than = timedelta(milliseconds=int(age_ms))
+    if retain_last is None:
+        retain_last = int(
+            properties.get(TableProperties.MIN_SNAPSHOTS_TO_KEEP, TableProperties.MIN_SNAPSHOTS_TO_KEEP_DEFAULT)
+        )
     snapshots = sorted(table.metadata.snapshots, key=lambda s: s.sequence_number or 0)  # None: pyiceberg's initial, 0
     kept = {s.snapshot_id for s in snapshots[-retain_last:]} if retain_last else set()
     kept |= {ref.snapshot_id for ref in table.metadata.refs.values()}

@@ -76,8 +76,34 @@ class TableWriter(RecordWriter):
         self.changes = RangeChanges(settings.upsert, self._identifier, topic) if settings.upsert else None
         self.changed_keys: pa.Table | None = None  # of an upsert table, once finished: the keys of every change
         self._first_change: int | None = None  # offset of the first change held
-        self.closed: list[ClosedFile] = []
+        self._closed_files: list[ClosedFile] = []
         self.last_added_offset = start_offset - 1
+
+    @property
+    def closed(self) -> list[ClosedFile]:
+        return self._closed_files
+
+    @closed.setter
+    def closed(self, files: list[ClosedFile]) -> None:
+        """Keep only these closed files (a continuous run lets go of what it committed), and their data files."""
+        kept = {f.key for f in files}
+        self._closed_files, self.data_files = list(files), [d for d in self.data_files if d.file_path in kept]
+
+    @property
+    def first_open_offset(self) -> int | None:
+        """The first offset of the rows in no closed data file yet (the open file's, else the buffer's); None when
+        there are none."""
+        return self._file_offsets[0] if self._file_offsets[0] is not None else self._buffered[1]
+
+    @property
+    def table(self) -> Table | None:
+        """The table as this writer last loaded it (None before its first records)."""
+        return self._table
+
+    def data_files_of(self, files: tuple[ClosedFile, ...]) -> list:
+        """The data files of these closed files."""
+        by_path = {d.file_path: d for d in self.data_files}
+        return [by_path[f.key] for f in files]
 
     def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions | None = None) -> None:
         for start, stop, records in self._tables(chunk, values):
@@ -280,7 +306,7 @@ class TableWriter(RecordWriter):
     def _closed(self, data_file, first: int, last: int) -> None:
         self.data_files.append(data_file)
         spec, schema = self._opened.spec(), self._opened.schema()
-        self.closed.append(
+        self._closed_files.append(
             ClosedFile(
                 data_file.file_path,
                 spec.partition_to_path(data_file.partition, schema),

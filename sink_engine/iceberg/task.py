@@ -1,4 +1,5 @@
-"""One Spark task's work for one planned range of an IcebergFormat connector: read, convert, write data files.
+"""One Spark task's work for one planned range of an IcebergFormat connector: read, convert, write data files (and
+the output a continuous run's stream writes into).
 
 The same range work as S3 objects (`sink_engine.task.run.write_to`: record steps, dead letters, uploads), into a
 TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files. Every record of
@@ -54,6 +55,18 @@ class TableOutput(RangeOutput):
 
     def finish(self, result: TaskResult) -> None:
         result.target_result = TableFiles(tuple(self.writer.data_files), self.writer.changed_keys)
+
+    # a continuous run's (iceberg/stream_commit.py): data files close at `iceberg.control.commit.interval-ms` cuts
+
+    def commit_point(self, processed: int) -> int:
+        first_open = self.writer.first_open_offset
+        return first_open if first_open is not None else processed
+
+    def cut(self, offset: int) -> None:
+        self.writer.finish()
+
+    def has_open_files(self) -> bool:
+        return self.writer.first_open_offset is not None
 
 
 def run_table_range(

@@ -26,6 +26,14 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   (Wallclock's time; absent: not used), `epoch`. Put by the job in a transaction with the lease check,
   deleted by it once its commits are done; the next run repeats a plan whose partition's committed offset is
   still `expected_committed`.
+- `STAGE#<topic>#<partition>`: what a continuous IcebergFormat run's task closed for the partition, staged for the
+  driver to append (`sink_engine.iceberg.staging`). `topic`, `partition`, `start` (the committed offset it starts
+  from; -1: none yet), `next_offset`, `manifests` (a list of maps `path`, `spec_id`: Iceberg manifests describing its
+  data files), `files`, `records`, `dead_letters` and `skipped` (maps of counts, as the offsets commit adds them),
+  `first_offset`, `dlq_scan_from` and `last_file` (as in `OFFSET#`, when set), `epoch`. Put by the job's tasks in a
+  transaction with the lease check, conditional on no stage of the same `start` (`attribute_not_exists(sk) OR
+  start <> :start`); read by its driver, which commits a stage whose `start` is the committed offset. A stage whose
+  `start` is behind the committed offset is spent; the partition's next stage replaces it.
 - `REPLAY#<topic>#<partition>#<offset, 20 digits>`: one replayed dead letter, keyed by its original record
   (`sink_engine.dlq.replay_progress`). `state` (`claimed`, then `replayed`), `error_class`, `target_topic`,
   `claimed_at_ms`, `replayed_at_ms`, `claim_id` (the claiming invocation's). Put by the DLQ replay (its Lambda
@@ -72,6 +80,7 @@ LEASE_SK = "LEASE"
 RUN_SK = "RUN"
 OFFSET_PREFIX = "OFFSET#"
 PLAN_PREFIX = "PLAN#"
+STAGE_PREFIX = "STAGE#"
 REPLAY_PREFIX = "REPLAY#"
 TRIGGER_PREFIX = "TRIGGER#"
 RESTORE_RUN_PREFIX = "RESTORE#"  # the trigger's restores of a connector
@@ -92,6 +101,10 @@ def offset_sk(topic: str, partition: int) -> str:
 
 def plan_sk(topic: str, partition: int) -> str:
     return f"{PLAN_PREFIX}{topic}#{partition}"
+
+
+def stage_sk(topic: str, partition: int) -> str:
+    return f"{STAGE_PREFIX}{topic}#{partition}"
 
 
 def trigger_sk(topic: str, partition: int) -> str:

@@ -5,12 +5,14 @@ the tasks' results, `sink-engine verify` and the doctor's checks."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 
 if TYPE_CHECKING:
+    from sink_engine.continuous.commits import CommitCoordinator, StreamCommits
     from sink_engine.doctor.checks import Check
     from sink_engine.model import PartitionRange, TaskResult
     from sink_engine.offsets import Leases, LeaseToken, OffsetStore
@@ -70,6 +72,23 @@ class Target(ABC):
         long as the task runs, open from `planned.start_offset` (its end is open), committed each time its commit
         point moves. ConfigError when this target cannot be written continuously."""
         raise ConfigError("format.class", f"{type(self).__name__} cannot be written by a continuous run (yet)")
+
+    @property
+    def stream_cut_interval_ms(self) -> int:
+        """A continuous run's wall-clock cuts: every open file closes on these boundaries (not positive: off)."""
+        return self.config["rotate.schedule.interval.ms"]
+
+    def stream_commits(self, dynamodb, store: OffsetStore, token: LeaseToken, uploader: Uploader) -> StreamCommits:
+        """A continuous run's task side of its commits: by default the offsets, once the files are uploaded."""
+        from sink_engine.continuous.commits import OffsetCommits
+
+        return OffsetCommits(store, token, uploader)
+
+    def stream_coordinator(
+        self, dynamodb, store: OffsetStore, leases: Leases, token: LeaseToken, clock: Callable[[], int]
+    ) -> CommitCoordinator | None:
+        """A continuous run's driver side of its commits (None: the tasks' commits are the whole commit)."""
+        return None
 
     def recover(self, store: OffsetStore, token: LeaseToken, topics: set[str]) -> bool:
         """The driver, under the lease and before planning: move the committed offsets of `topics` forward to what

@@ -1,6 +1,8 @@
 """Iceberg tables (format.class=IcebergFormat, sink_engine/iceberg): tasks write data files, the driver appends
 them in one snapshot per table that records the offsets, before the offsets commit; a run first moves DynamoDB
-forward to a snapshot committed before a crash. pyiceberg is imported only by the steps that use it."""
+forward to a snapshot committed before a crash. A continuous run's tasks stage their data files at each
+`iceberg.control.commit.interval-ms` boundary and its driver appends them (iceberg/stream_stage.py,
+stream_commit.py). pyiceberg is imported only by the steps that use it."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ _NOT_FOR_TABLES = {
 
 class IcebergTablesTarget(Target):
     key_prefixes = ("iceberg.",)
+    writes_continuously = True
     libraries = {"pyiceberg": "pyiceberg"}
 
     @cached_property
@@ -81,6 +84,41 @@ class IcebergTablesTarget(Target):
         from sink_engine.iceberg.task import run_table_range
 
         return run_table_range(settings, self.settings, planned, client, progress_dir, reader)
+
+    def stream_output(self, settings, planned, uploader):
+        from sink_engine.iceberg.task import TableOutput
+
+        return TableOutput(self.settings, planned)
+
+    @property
+    def stream_cut_interval_ms(self) -> int:
+        return self.config["iceberg.control.commit.interval-ms"]
+
+    def stream_commits(self, dynamodb, store, token, uploader):
+        from sink_engine.iceberg.staging import StageStore
+        from sink_engine.iceberg.stream_stage import TableStaging
+
+        return TableStaging(StageStore(dynamodb, self.config["offset.storage.dynamodb.table"]), store, token, uploader)
+
+    def stream_coordinator(self, dynamodb, store, leases, token, clock):
+        from sink_engine.iceberg.staging import StageStore
+        from sink_engine.iceberg.stream_commit import StagedCommits
+        from sink_engine.partition.time_buckets import parse_zone
+
+        config = self.config
+        stages = StageStore(dynamodb, config["offset.storage.dynamodb.table"])
+        return StagedCommits(
+            self.settings,
+            self._tables,
+            stages,
+            store,
+            leases,
+            token,
+            config["sink.lease.duration.ms"],
+            config["iceberg.control.commit.interval-ms"],
+            parse_zone(config["timezone"]),
+            clock,
+        )
 
     def recover(self, store, token, topics) -> bool:
         return self._tables.recover(store, token, topics)

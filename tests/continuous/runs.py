@@ -4,7 +4,8 @@ produced landed exactly once.
 Records are produced by devtools.producer.SteadyProducer (`{"id": n}`, n counting up; `produced` maps partition ->
 ids in offset order). `landed_once`
 reads every object of the topic back and asserts, per partition, files that follow each other from offset 0 without
-gap or overlap, each id once, and the committed offset at the end of what the files hold.
+gap or overlap, each id once, and the committed offset at the end of what the files hold; `in_table_once` checks an
+IcebergFormat connector's table the same way (its rows carry their Kafka partition and offset).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import defaultdict
 
 from tests.conftest import BUCKET
 from tests.runs import committed_offsets
+from tests.iceberg.tables import rows
 from tests.s3_reader import landed_by_key
 
 
@@ -77,3 +79,16 @@ def landed_once(s3, dynamodb, config, produced: dict[int, list[int]]) -> int:
         assert landed == ids, f"partition {partition}: {len(landed)} records landed of {len(ids)} produced"
         assert committed.get(partition) == offset == len(ids), (partition, committed.get(partition), offset)
     return sum(len(f) for f in files.values())
+
+
+def in_table_once(dynamodb, config, produced: dict[int, list[int]]) -> None:
+    """Assert that the table holds every produced record once, at its partition and offset, and that the committed
+    offsets are at the end of what was produced."""
+    landed: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for row in rows(config):
+        landed[row["_kafka_metadata_partition"]].append((row["_kafka_metadata_offset"], row["id"]))
+    for partition, ids in produced.items():
+        found = sorted(landed[partition])
+        assert [offset for offset, _ in found] == list(range(len(ids))), f"partition {partition}: offsets"
+        assert [n for _, n in found] == ids, f"partition {partition}: {len(found)} rows of {len(ids)} produced"
+    assert committed_offsets(dynamodb, config) == {p: len(ids) for p, ids in produced.items()}

@@ -80,3 +80,22 @@ def test_expiry_keeps_the_snapshot_a_run_recovers_from(stack, spark, dynamodb, t
 
 def _data_files(config) -> list:
     return list(table_of(config).scan().plan_files())
+
+
+def test_expiry_takes_its_age_and_retention_from_the_table_properties(stack, spark, dynamodb, twenty_files, tmp_path,
+                                                                      capsys):
+    config = twenty_files
+    # given a table whose history.expire.* properties expire every snapshot older than now (a streaming table's
+    # short age), and a second run's snapshot after the first
+    with table_of(config).transaction() as transaction:
+        transaction.set_properties({"history.expire.max-snapshot-age-ms": "0",
+                                    "history.expire.min-snapshots-to-keep": "0"})
+    produce_events(stack.bootstrap_servers, config["topics"][0], 40, 20, first_id=200)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
+    first, second = connector_snapshots(config)
+    # when maintenance expires without an age or a retention of its own
+    done = maintain(config, tmp_path, capsys, "--skip-rewrite")
+    # then the table's properties decide: all but the connector's newest (and current) snapshot are gone
+    assert done["snapshots_expired"] == [first.snapshot_id]
+    assert [s.snapshot_id for s in table_of(config).metadata.snapshots] == [second.snapshot_id]
+    assert ids(config) == list(range(240))
