@@ -45,6 +45,8 @@ from devtools.stack import LocalStack
 from sink_engine.config import SinkConfig, parse_config
 from sink_engine.continuous.driver import ContinuousSummary, run_continuous
 from sink_engine.driver.job import run_job
+from sink_engine.format.settings import FormatSettings
+from sink_engine.source.settings import SourceSettings
 
 BUCKET, TABLE, PARTITIONS, SCHEDULE_MS = "freshness-lake", "freshness-offsets", 4, 5000
 LIST_EVERY_S = 0.25
@@ -83,13 +85,17 @@ def connector(stack: LocalStack, name: str, flush_size: int):
             },
         }
     )
-    if config["format.class"] == "iceberg":
+    if _writes_tables(config):
         from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
         from sink_engine.iceberg.settings import IcebergSettings
 
         settings = IcebergSettings.from_config(config)
         ensure_namespace(open_catalog(settings), settings.table_template)
     return config
+
+
+def _writes_tables(config: SinkConfig) -> bool:
+    return FormatSettings.from_config(config).format_class == "iceberg"
 
 
 def event_value(n: int) -> bytes:
@@ -103,7 +109,9 @@ class Lister:
     snapshot."""
 
     def __init__(self, config: SinkConfig):
-        self._config, self._topic = config, config["topics"][0]
+        topics = SourceSettings.from_config(config).topics
+        assert topics is not None  # the bench's config names its topic
+        self._config, self._topic = config, topics[0]
         self._s3 = boto3.client("s3")
         self.seen: dict[tuple[int, int], int] = {}  # (partition, first offset) -> ms first seen
         self._stop = threading.Event()
@@ -124,7 +132,7 @@ class Lister:
         return found
 
     def _run(self) -> None:
-        look = self._snapshots if self._config["format.class"] == "iceberg" else self._objects
+        look = self._snapshots if _writes_tables(self._config) else self._objects
         while not self._stop.wait(LIST_EVERY_S):
             now = int(time.time() * 1000)
             for shown in look():

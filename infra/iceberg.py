@@ -19,9 +19,8 @@ import re
 from dataclasses import dataclass
 
 from infra.errors import ConnectorSpecError
-from sink_engine.config import SinkConfig
 from sink_engine.format.settings import FormatSettings
-from sink_engine.iceberg.settings import CATALOG_PREFIX, TABLE_PROPS_PREFIX, IcebergSettings
+from sink_engine.iceberg.settings import CATALOG_PREFIX, TABLE_PROPS_PREFIX, CatalogKeys, IcebergSettings
 
 WAREHOUSE_PREFIX = "iceberg"  # key prefix of every Iceberg table in the data lake
 _GLUE_NAME = r"[a-z0-9_]{1,255}"  # a database or table name that Glue keeps as it is and Athena can query
@@ -57,21 +56,6 @@ class IcebergTables:
     def table_prefix(self, table: str) -> str:
         """The key prefix of `table`'s data and metadata files in the data lake (its location, with a slash)."""
         return f"{WAREHOUSE_PREFIX}/{self.database}/{table}/"
-
-
-@dataclass(frozen=True)
-class CatalogKeys:
-    """The declared `iceberg.catalog.*` keys as the connector file sets them (None: unset), which the deployment
-    checks judge; IcebergSettings.catalog_properties holds them with the engine's defaults added (a REST catalog's
-    S3 Tables endpoint among them), so it cannot tell a key set from a default."""
-
-    type: str | None  # iceberg.catalog.type
-    uri: str | None  # iceberg.catalog.uri
-    warehouse: str | None  # iceberg.catalog.warehouse
-
-    @classmethod
-    def from_config(cls, config: SinkConfig) -> CatalogKeys:
-        return cls(config["iceberg.catalog.type"], config["iceberg.catalog.uri"], config["iceberg.catalog.warehouse"])
 
 
 def table_bucket_arn(region: str, account: str, name: str) -> str:

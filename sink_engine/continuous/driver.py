@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 
 from sink_engine.config import SinkConfig
 from sink_engine.continuous.commits import CommitCoordinator
+from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
 from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
 from sink_engine.driver.metrics import publisher_from_environment
 from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
-from sink_engine.errors import ConfigError, LeaseHeldError, LeaseLostError, SinkError
+from sink_engine.errors import LeaseHeldError, LeaseLostError, SinkError
 from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
 from sink_engine.target import target_for
 
@@ -51,25 +52,10 @@ class ContinuousSummary:
         return sum(r.files for r in self.reports)
 
 
-def check_continuous(config: SinkConfig) -> None:
-    """ConfigError naming the key of what a continuous run cannot do."""
+def check_continuous(config: SinkConfig) -> ContinuousSettings:
+    """The run's settings; ConfigError naming the key of what a continuous run cannot do."""
     target_for(config).check_continuous()
-    if config["timestamp.extractor"] != "wallclock":
-        return
-    from sink_engine.partition.registry import TIME_BASED
-
-    if config["partitioner.class"] in TIME_BASED:
-        raise ConfigError(
-            "timestamp.extractor",
-            "Wallclock with a time-based partitioner is not supported by a continuous run (a bounded run fixes "
-            "one wall-clock time per range); use Record or RecordField",
-        )
-    if config["rotate.interval.ms"] > 0:
-        raise ConfigError(
-            "rotate.interval.ms",
-            "with timestamp.extractor=Wallclock is not supported by a continuous run; use "
-            "rotate.schedule.interval.ms for wall-clock rotation",
-        )
+    return ContinuousSettings.from_config(config)
 
 
 def run_continuous(
@@ -83,14 +69,14 @@ def run_continuous(
     """Run until `stop` is set (see the module docstring). Raises LeaseHeldError (another run holds the lease),
     LeaseLostError (this run lost its lease), TaskFailedError (a record or a fetch stopped a task; what came
     before it is committed), SparkTaskError (Spark gave up on a task)."""
-    check_continuous(config)
+    settings = check_continuous(config).run
     started = time.monotonic()
     report_ignored_keys(config)
-    table = config["offset.storage.dynamodb.table"]
+    table = settings.offsets_table
     if not table_exists(dynamodb, table):
         raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
     leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
-    duration = config["sink.lease.duration.ms"]
+    duration = settings.lease_ms
     token = _acquire_when_free(leases, config.name, owner or uuid.uuid4().hex, duration, stop)
     target = target_for(config)
     summary = ContinuousSummary()
@@ -101,11 +87,11 @@ def run_continuous(
                 ranges, _ = plan(config, store)  # DynamoDB caught up with what the target committed before a crash
             groups = _spread(
                 [StreamStart(r.tp, r.start_offset) for r in ranges],
-                min(config["tasks.max"], task_slots(spark)),
+                min(settings.tasks_max, task_slots(spark)),
             )
             coordinator = target.stream_coordinator(dynamodb, store, leases, token, clock)
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
-            publish = publisher_from_environment(os.environ, config["s3.region"]) is not None
+            publish = publisher_from_environment(os.environ, settings.region) is not None
             job.start(groups, stream_task(target, token, publish, clock))
             failure = _watch(job, keeper, stop, coordinator)
             stopping = time.monotonic()

@@ -30,13 +30,14 @@ from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine.aws import dynamodb_client, region
 from sink_engine.continuous.progress import StreamProgress, report
+from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.stream import PartitionStream
 from sink_engine.driver.plans import PlanStore
 from sink_engine.errors import CommitConflictError, SinkError, SourceError
 from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.offsets import Leases, LeaseToken, OffsetStore
-from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
+from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.records import RecordChunk
 from sink_engine.source.consumer import make_consumer
 from sink_engine.storage.s3 import upload_client
@@ -121,10 +122,9 @@ def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callabl
 def _run(
     target: Target, token: LeaseToken, starts: list[StreamStart], publish: bool, clock: Callable[[], int]
 ) -> list[StreamReport]:
-    config = target.config
-    settings = TaskSettings.from_config(config)
-    table = config["offset.storage.dynamodb.table"]
-    dynamodb = dynamodb_client(config["s3.region"])
+    settings, continuous = TaskSettings.from_config(target.config), ContinuousSettings.from_config(target.config)
+    table = continuous.run.offsets_table
+    dynamodb = dynamodb_client(continuous.run.region)
     store, leases, plans = (
         OffsetStore(dynamodb, table, clock),
         Leases(dynamodb, table, clock),
@@ -133,12 +133,12 @@ def _run(
     uploader = Uploader(upload_client(settings.s3), settings.bucket, settings.object_options)
     commits = target.stream_commits(dynamodb, store, token, uploader)
     streams = _open_streams(target, settings, token, store, plans, commits, starts, uploader)
-    schedule = _Schedule(target.stream_cut_interval_ms, parse_zone(config["timezone"]))
+    schedule = _Schedule(target.stream_cut_interval_ms, continuous.cuts.zone)
     consumer = make_consumer(settings.source, **{"fetch.wait.max.ms": FETCH_WAIT_MS})
     consumer.assign([KafkaTP(tp.topic, tp.partition, s.processed) for tp, s in streams.items()])
     error, lost, checked = None, False, 0.0
-    check_every_s = min(STOP_CHECK_S, config["sink.lease.duration.ms"] / 4000)  # well within the driver's wait
-    reporter = _Reporter(config, streams, consumer, publish, clock)
+    check_every_s = min(STOP_CHECK_S, continuous.run.lease_ms / 4000)  # well within the driver's wait
+    reporter = _Reporter(continuous, streams, consumer, publish, clock)
     try:
         while True:
             try:
@@ -185,10 +185,18 @@ def _run(
 class _Reporter:
     """The task's progress reports, every `sink.continuous.metrics.interval.ms` (continuous/progress.py)."""
 
-    def __init__(self, config, streams: dict[TopicPartition, PartitionStream], consumer, publish: bool, clock):
-        self._connector, self._streams, self._consumer, self._clock = config.name, streams, consumer, clock
-        self._every_ms = config["sink.continuous.metrics.interval.ms"]
-        self._cloudwatch = boto3.client("cloudwatch", region_name=region(config["s3.region"])) if publish else None
+    def __init__(
+        self,
+        settings: ContinuousSettings,
+        streams: dict[TopicPartition, PartitionStream],
+        consumer,
+        publish: bool,
+        clock,
+    ):
+        self._connector, self._streams, self._consumer, self._clock = settings.run.connector, streams, consumer, clock
+        self._every_ms = settings.metrics_interval_ms
+        cloudwatch = boto3.client("cloudwatch", region_name=region(settings.run.region)) if publish else None
+        self._cloudwatch = cloudwatch
         self._last_ms, self._written = clock(), 0
 
     def tick(self) -> None:

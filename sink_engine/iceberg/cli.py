@@ -11,7 +11,9 @@ from datetime import timedelta
 
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
+from sink_engine.format.settings import FormatSettings
 from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.source.settings import SourceSettings
 
 HELP = (
     "rewrite each partition's small data files as target-size files and expire old snapshots of the connector's "
@@ -57,7 +59,7 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
     from sink_engine.iceberg.errors import TableError
     from sink_engine.iceberg.maintain import Upkeep, expire_snapshots, rewrite_small_files
 
-    if config["format.class"] != "iceberg":
+    if FormatSettings.from_config(config).format_class != "iceberg":
         raise ConfigError("format.class", "`iceberg maintain` needs format.class=IcebergFormat")
     iceberg = IcebergSettings.from_config(config)
     catalog = open_catalog(iceberg)
@@ -88,10 +90,11 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
 
 def connector_tables(config: SinkConfig, iceberg: IcebergSettings) -> list[str]:
     """The tables of the connector's topics (topics.regex: the matching topics Kafka has now)."""
-    topics = config["topics"]
-    if topics is None:
+    source = SourceSettings.from_config(config)
+    if source.topics is not None:
+        topics = set(source.topics)
+    else:
         from sink_engine.source.metadata import partition_watermarks
-        from sink_engine.source.settings import SourceSettings
 
-        topics = {tp.topic for tp in partition_watermarks(SourceSettings.from_config(config))}
+        topics = {tp.topic for tp in partition_watermarks(source)}
     return sorted({iceberg.table_identifier(topic) for topic in topics})

@@ -38,6 +38,7 @@ class IcebergSettings:
     timestamp_field: str | None  # timestamp.field, read into _record_timestamp; None without that column
     route: Callable[[str], str]  # the topic `transforms` routes a topic's records to: a table is the routed name's
     upsert: UpsertSettings | None = None  # iceberg.tables.upsert-mode-enabled
+    commit_interval_ms: int = 60_000  # iceberg.control.commit.interval-ms: a continuous run's snapshot interval
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -56,6 +57,7 @@ class IcebergSettings:
             partitioning.timestamp_field if RECORD_TIME_COLUMN in extra else None,
             _topic_route(config),
             UpsertSettings.from_config(config),
+            config["iceberg.control.commit.interval-ms"],
         )
 
     def table_identifier(self, topic: str) -> str:
@@ -65,6 +67,22 @@ class IcebergSettings:
     @property
     def namespace(self) -> str:
         return self.table_template.rsplit(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class CatalogKeys:
+    """The declared `iceberg.catalog.*` keys as the connector file sets them (None: unset), which the deployment
+    checks judge; IcebergSettings.catalog_properties holds them with the engine's defaults added (a REST catalog's
+    S3 Tables endpoint among them), so it cannot tell a key set from a default. The target's validation judges
+    them too."""
+
+    type: str | None  # iceberg.catalog.type
+    uri: str | None  # iceberg.catalog.uri
+    warehouse: str | None  # iceberg.catalog.warehouse
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> CatalogKeys:
+        return cls(config["iceberg.catalog.type"], config["iceberg.catalog.uri"], config["iceberg.catalog.warehouse"])
 
 
 ID_COLUMNS_KEY = "iceberg.table.{}.id-columns"

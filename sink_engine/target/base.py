@@ -76,7 +76,9 @@ class Target(ABC):
     @property
     def stream_cut_interval_ms(self) -> int:
         """A continuous run's wall-clock cuts: every open file closes on these boundaries (not positive: off)."""
-        return self.config["rotate.schedule.interval.ms"]
+        from sink_engine.driver.wall_clock import WallClockCuts
+
+        return WallClockCuts.from_config(self.config).schedule_ms
 
     def stream_commits(self, dynamodb, store: OffsetStore, token: LeaseToken, uploader: Uploader) -> StreamCommits:
         """A continuous run's task side of its commits: by default the offsets, once the files are uploaded."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TextIO
 
+from sink_engine.driver.settings import RunSettings
 from sink_engine.errors import ConfigError
 from sink_engine.failpoints import failpoint
-from sink_engine.iceberg.settings import IcebergSettings, check_rest_catalog, table_template
+from sink_engine.iceberg.settings import CatalogKeys, IcebergSettings, check_rest_catalog, table_template
 from sink_engine.target.base import Target
 
 # Settings of the S3 object path that have no meaning for a table, with why.
@@ -26,6 +27,15 @@ _NOT_FOR_TABLES = {
 }
 
 
+def _refuse_object_settings(config, upsert: bool) -> None:
+    """ConfigError naming the first key of _NOT_FOR_TABLES set to the value that has no meaning for a table."""
+    for key, (value, why) in _NOT_FOR_TABLES.items():
+        if key == "behavior.on.null.values" and upsert:
+            continue  # an upsert table's tombstone deletes the row its key names
+        if config[key] == value:
+            raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
+
+
 class IcebergTablesTarget(Target):
     key_prefixes = ("iceberg.",)
     writes_continuously = True
@@ -34,6 +44,10 @@ class IcebergTablesTarget(Target):
     @cached_property
     def settings(self) -> IcebergSettings:
         return IcebergSettings.from_config(self.config)
+
+    @cached_property
+    def _run(self) -> RunSettings:
+        return RunSettings.from_config(self.config)
 
     @cached_property
     def _tables(self):
@@ -46,23 +60,19 @@ class IcebergTablesTarget(Target):
         """A table, a catalog, and no S3-object-only setting."""
         config = self.config
         table_template(config)
-        catalog = config["iceberg.catalog.type"]
-        if catalog is None:
+        keys = CatalogKeys.from_config(config)
+        if keys.type is None:
             raise ConfigError("iceberg.catalog.type", "is required with format.class=IcebergFormat (sql, glue or rest)")
-        if catalog == "rest":
+        if keys.type == "rest":
             check_rest_catalog(config)
-        if catalog == "sql" and not config["iceberg.catalog.uri"]:
-            raise ConfigError("iceberg.catalog.uri", f"is required with iceberg.catalog.type={catalog}")
-        if catalog == "sql" and not config["iceberg.catalog.warehouse"]:
+        if keys.type == "sql" and not keys.uri:
+            raise ConfigError("iceberg.catalog.uri", f"is required with iceberg.catalog.type={keys.type}")
+        if keys.type == "sql" and not keys.warehouse:
             raise ConfigError(
                 "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql (s3://bucket/prefix)"
             )
-        for key, (value, why) in _NOT_FOR_TABLES.items():
-            if key == "behavior.on.null.values" and config["iceberg.tables.upsert-mode-enabled"]:
-                continue  # an upsert table's tombstone deletes the row its key names
-            if config[key] == value:
-                raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
-        IcebergSettings.from_config(config)  # the partitioner must have an Iceberg partition spec, a router one table
+        iceberg = IcebergSettings.from_config(config)  # the partitioner must have an Iceberg spec, a router one table
+        _refuse_object_settings(config, upsert=iceberg.upsert is not None)
 
     def init(self) -> list[str]:
         from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
@@ -92,31 +102,29 @@ class IcebergTablesTarget(Target):
 
     @property
     def stream_cut_interval_ms(self) -> int:
-        return self.config["iceberg.control.commit.interval-ms"]
+        return self.settings.commit_interval_ms
 
     def stream_commits(self, dynamodb, store, token, uploader):
         from sink_engine.iceberg.staging import StageStore
         from sink_engine.iceberg.stream_stage import TableStaging
 
-        return TableStaging(StageStore(dynamodb, self.config["offset.storage.dynamodb.table"]), store, token, uploader)
+        return TableStaging(StageStore(dynamodb, self._run.offsets_table), store, token, uploader)
 
     def stream_coordinator(self, dynamodb, store, leases, token, clock):
+        from sink_engine.driver.wall_clock import WallClockCuts
         from sink_engine.iceberg.staging import StageStore
         from sink_engine.iceberg.stream_commit import StagedCommits
-        from sink_engine.partition.time_buckets import parse_zone
 
-        config = self.config
-        stages = StageStore(dynamodb, config["offset.storage.dynamodb.table"])
         return StagedCommits(
             self.settings,
             self._tables,
-            stages,
+            StageStore(dynamodb, self._run.offsets_table),
             store,
             leases,
             token,
-            config["sink.lease.duration.ms"],
-            config["iceberg.control.commit.interval-ms"],
-            parse_zone(config["timezone"]),
+            self._run.lease_ms,
+            self.settings.commit_interval_ms,
+            WallClockCuts.from_config(self.config).zone,
             clock,
         )
 
