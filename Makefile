@@ -18,11 +18,12 @@ $(CDK_STAMP): package.json package-lock.json
 	touch $(CDK_STAMP)
 
 $(STAMP): requirements.txt requirements-columnar.txt requirements-spark.txt requirements-dev.txt requirements-infra.txt \
-    requirements-docs.txt pyproject.toml
+    requirements-docs.txt requirements-duckdb-iceberg.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip==25.3
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps --upgrade --target $(VENV)/duckdb-iceberg -r requirements-duckdb-iceberg.txt
 	touch $(STAMP)
 
 # Lint, format check and type check of sink_engine/, lambdas/, infra/, devtools/ and app.py (pyproject.toml's

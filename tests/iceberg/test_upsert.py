@@ -9,7 +9,7 @@ from sink_engine.driver.job import run_job
 from sink_engine.errors import ConfigError
 from sink_engine.validation import check_config
 from tests.iceberg.tables import connector_snapshots, create_namespace, table_of
-from tests.iceberg.upserts import SourceTable, own_rows, produce_changes, pyiceberg_rows
+from tests.iceberg.upserts import SourceTable, duckdb_table_rows, own_rows, produce_changes, pyiceberg_rows
 from tests.runs import committed_offsets
 
 UPSERT = {
@@ -38,9 +38,10 @@ def test_a_cdc_stream_leaves_each_keys_last_change(stack, spark, s3, dynamodb, i
         produce_changes(stack.bootstrap_servers, topic, source.cdc_records(source.changes(120)))
         # when a run commits them
         run_job(config, spark, dynamodb)
-        # then the table is the source table, by both readers
+        # then the table is the source table, by each of three readers
         expected = [{k: r[k] for k in ("id", "name", "amount")} for r in source.expected()]
         assert pyiceberg_rows(config) == expected, f"run {run}"
+        assert duckdb_table_rows(config) == expected, f"run {run}"
         assert own_rows(s3, config) == expected, f"run {run}"
     # and each run is one snapshot, the table's identifier field is the id column, required
     assert len(connector_snapshots(config)) == 4
@@ -191,7 +192,8 @@ def test_a_table_partitioned_by_a_column(stack, spark, s3, dynamodb, iceberg_con
         # then each key has one row, in the partition of its last value
         columns = ("id", "name", "amount", "region")
         expected = [{k: r[k] for k in columns} for r in source.expected()]
-        assert pyiceberg_rows(config, columns) == own_rows(s3, config, columns) == expected, f"run {run}"
+        readers = pyiceberg_rows(config, columns), duckdb_table_rows(config, columns), own_rows(s3, config, columns)
+        assert readers == (expected, expected, expected), f"run {run}"
     assert [f.name for f in table_of(config).spec().fields] == ["region"]
 
 

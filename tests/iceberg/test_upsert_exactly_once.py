@@ -13,7 +13,7 @@ from sink_engine.driver.job import run_job
 from tests.iceberg.runs import write_config
 from tests.iceberg.tables import connector_snapshots
 from tests.iceberg.test_upsert import upsert_table
-from tests.iceberg.upserts import SourceTable, own_rows, produce_changes, pyiceberg_rows
+from tests.iceberg.upserts import SourceTable, duckdb_table_rows, own_rows, produce_changes, pyiceberg_rows
 from tests.runs import committed_offsets, crash_at, past_the_lease, two_runs_at_once
 
 LEASE_MS = 3000
@@ -44,11 +44,11 @@ def test_a_crash_and_rerun_apply_each_change_once(stack, spark, s3, dynamodb, ta
     # when the job runs again past its lease, then once more with new changes
     run_job(config, spark, dynamodb, clock=past_the_lease(config))
     # then the table is the source table: no change was applied twice, none lost
-    assert pyiceberg_rows(config) == own_rows(s3, config) == expected(source)
+    assert pyiceberg_rows(config) == duckdb_table_rows(config) == own_rows(s3, config) == expected(source)
     assert len(connector_snapshots(config)) == 2
     changed(stack, config, source, 60)
     run_job(config, spark, dynamodb, clock=past_the_lease(config))
-    assert pyiceberg_rows(config) == own_rows(s3, config) == expected(source)
+    assert pyiceberg_rows(config) == duckdb_table_rows(config) == own_rows(s3, config) == expected(source)
     assert sum(committed_offsets(dynamodb, config).values()) == 240
 
 
@@ -59,7 +59,7 @@ def test_two_runs_at_once_apply_each_change_once(stack, spark, s3, dynamodb, tab
     changed(stack, config, source, 90)
     codes = two_runs_at_once(write_config(config, tmp_path / "connector.json"))
     assert codes[0] == 0 and set(codes) <= {0, 3, 4}
-    assert pyiceberg_rows(config) == own_rows(s3, config) == expected(source)
+    assert pyiceberg_rows(config) == duckdb_table_rows(config) == own_rows(s3, config) == expected(source)
     assert len(connector_snapshots(config)) == 2
 
 
@@ -87,7 +87,8 @@ def test_sigkill_at_random_moments_with_overlapping_runs(stack, spark, s3, dynam
     # when clean runs finish the work
     finish(path, config, LEASE_MS, capsys)
     # then the table is the source table
-    assert pyiceberg_rows(config) == own_rows(s3, config) == expected(source), f"seed {seed}"
+    readers = pyiceberg_rows(config), duckdb_table_rows(config), own_rows(s3, config)
+    assert readers == (expected(source),) * 3, f"seed {seed}"
     assert sum(committed_offsets(dynamodb, config).values()) == 360
 
 

@@ -1,5 +1,5 @@
-"""Upsert tables in tests: a CDC stream, a model of the source table it describes, and the table read by two
-readers: pyiceberg's scan, and a reader of our own (the metadata JSON, fastavro for the manifest list and manifests,
+"""Upsert tables in tests: a CDC stream, a model of the source table it describes, and the table read by three
+readers: pyiceberg's scan, DuckDB's iceberg extension, and a reader of our own (the metadata JSON, fastavro for the manifest list and manifests,
 pyarrow for the Parquet data files), which also checks that the table holds no delete files (copy-on-write)."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import orjson
 import pyarrow.parquet as pq
 from confluent_kafka import Producer
 
+from tests.iceberg.duckdb_reader import duckdb_rows
 from tests.iceberg.tables import table_of
 
 
@@ -72,6 +73,13 @@ class SourceTable:
 def pyiceberg_rows(config, columns=("id", "name", "amount"), topic: str | None = None) -> list[dict]:
     table = table_of(config, topic)
     found = table.scan(selected_fields=columns).to_arrow().to_pylist() if table else []
+    return sorted(found, key=lambda r: r["id"])
+
+
+def duckdb_table_rows(config, columns=("id", "name", "amount"), topic: str | None = None) -> list[dict]:
+    """The table as DuckDB's iceberg extension reads it (tests/iceberg/duckdb_reader.py)."""
+    table = table_of(config, topic)
+    found = duckdb_rows(table.metadata_location, columns) if table else []
     return sorted(found, key=lambda r: r["id"])
 
 
