@@ -19,7 +19,8 @@ from collections import defaultdict
 
 from tests.conftest import BUCKET
 from tests.runs import committed_offsets
-from tests.iceberg.tables import rows
+from tests.iceberg.duckdb_reader import duckdb_rows
+from tests.iceberg.tables import rows, table_of
 from tests.s3_reader import landed_by_key
 
 
@@ -82,11 +83,16 @@ def landed_once(s3, dynamodb, config, produced: dict[int, list[int]]) -> int:
 
 
 def in_table_once(dynamodb, config, produced: dict[int, list[int]]) -> None:
-    """Assert that the table holds every produced record once, at its partition and offset, and that the committed
-    offsets are at the end of what was produced."""
+    """Assert that the table holds every produced record once, at its partition and offset (as pyiceberg scans it,
+    and DuckDB's iceberg extension reads the same rows), and that the committed offsets are at the end of what was
+    produced."""
     landed: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for row in rows(config):
+    found_rows = rows(config)
+    for row in found_rows:
         landed[row["_kafka_metadata_partition"]].append((row["_kafka_metadata_offset"], row["id"]))
+    columns = ("_kafka_metadata_partition", "_kafka_metadata_offset", "id")
+    assert sorted(tuple(r[c] for c in columns) for r in duckdb_rows(table_of(config).metadata_location, columns)) == \
+        sorted(tuple(r[c] for c in columns) for r in found_rows), "DuckDB's iceberg extension reads other rows"
     for partition, ids in produced.items():
         found = sorted(landed[partition])
         assert [offset for offset, _ in found] == list(range(len(ids))), f"partition {partition}: offsets"

@@ -1,5 +1,5 @@
 """`sink-engine run --continuous` with IcebergFormat: records produced steadily land in the table exactly once (read
-with pyiceberg), in snapshots no more frequent than `iceberg.control.commit.interval-ms`; SIGKILLs at seeded random
+with pyiceberg and DuckDB), in snapshots no more frequent than `iceberg.control.commit.interval-ms`; SIGKILLs at seeded random
 moments, each followed by a restart, lose and duplicate nothing; SIGTERM commits what was closed, releases the lease
 and exits 0."""
 
