@@ -53,6 +53,16 @@ def spark(stack):
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory):
+    """The deployed artifacts built from this tree for this machine (tests/deployed/artifacts.py: the job archive,
+    each function's code and layers, built on first use): one set for the session, shared by tests/deployed and
+    tests/e2e (a fixture a sub-folder's conftest imports would be built again for that folder)."""
+    from tests.deployed.artifacts import Artifacts
+
+    return Artifacts(tmp_path_factory.mktemp("deployed"))
+
+
 # One meaning per fixture name. `s3` and `dynamodb` are clients of the session's stack (moto's server), made once
 # with the stack's environment: a test that points boto3 elsewhere (monkeypatch, the fault proxy) still reads what
 # happened through them. `moto_s3` is S3 in this process (moto's mock_aws), apart from the stack; a module that
