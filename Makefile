@@ -47,8 +47,8 @@ docs: venv
 demo: venv
 	$(PY) -m devtools.demo
 
-# In two worker processes (pytest-xdist), each with its own local stack and Spark session; the tests that synthesize
-# the CDK app share one worker (tests/conftest.py, SYNTHESIZING).
+# In two worker processes (pytest-xdist), each with its own local stack and Spark session, a test module at a time;
+# the tests that synthesize the CDK app share one worker (tests/conftest.py, SYNTHESIZING).
 test: venv cdk-cli
 	$(PY) -m pytest -n 2 --dist loadgroup -m "not fault_matrix and not soak and not scale and not many_partitions"
 
