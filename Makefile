@@ -48,8 +48,10 @@ docs: venv
 demo: venv
 	$(PY) -m devtools.demo
 
+# In two worker processes (pytest-xdist), each with its own local stack and Spark session, a test module at a time;
+# the tests that synthesize the CDK app share one worker (tests/conftest.py, SYNTHESIZING).
 test: venv cdk-cli
-	$(PY) -m pytest -m "not fault_matrix and not soak and not scale and not many_partitions"
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not fault_matrix and not soak and not scale and not many_partitions"
 
 # 500 connectors of 10 topics in one environment (tests/infra/test_infra_scale.py): a minute of synthesis, two on a
 # shared machine; run by CI after `make test` as test-faults is.

@@ -13,6 +13,29 @@ from sink_engine.offsets import ensure_table
 BUCKET = "test-lake"
 TABLE = "test-offsets"
 
+# What synthesizes the CDK app: it rewrites the Lambda code folders under build/ (infra/packaging.py
+# `assemble_code`) and builds the artifacts there when missing, so no two of them may run at once. Under pytest-xdist
+# with `--dist loadgroup` (`make test`) they form one group, run by one worker one after another; every other test
+# module is dealt whole to whichever worker is free (its module-scoped fixtures made once). A test elsewhere that
+# synthesizes joins this list.
+SYNTHESIZING = ("tests/infra/", "tests/iam/", "tests/e2e/", "tests/deployed/", "tests/catalog/test_athena_tables.py")
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the group above and one unit per other module, the units of most tests first.
+    (xdist's own groups, `xdist_group` marks, do not reach its scheduler under pytest 9, whose node ids it can no
+    longer suffix with the group.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SynthesisGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "synthesis" if nodeid.startswith(SYNTHESIZING) else nodeid.split("::", 1)[0]
+
+    return SynthesisGroup(config, log)
+
 
 @pytest.fixture(scope="session")
 def stack():
@@ -30,6 +53,16 @@ def spark(stack):
     session = spark_session("sink-engine-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory):
+    """The deployed artifacts built from this tree for this machine (tests/deployed/artifacts.py: the job archive,
+    each function's code and layers, built on first use): one set for the session, shared by tests/deployed and
+    tests/e2e (a fixture a sub-folder's conftest imports would be built again for that folder)."""
+    from tests.deployed.artifacts import Artifacts
+
+    return Artifacts(tmp_path_factory.mktemp("deployed"))
 
 
 # One meaning per fixture name. `s3` and `dynamodb` are clients of the session's stack (moto's server), made once

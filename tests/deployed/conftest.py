@@ -1,16 +1,10 @@
-"""One set of deployed artifacts per session, built for this machine on first use (see artifacts.py), and the
-dev environment synthesized once (see template.py)."""
+"""The dev environment synthesized once (see template.py). The deployed artifacts (`artifacts`, see artifacts.py)
+are tests/conftest.py's, one set per session shared with tests/e2e."""
 from __future__ import annotations
 
 import pytest
 
-from tests.deployed.artifacts import Artifacts
 from tests.deployed.template import Templates, synthesize
-
-
-@pytest.fixture(scope="session")
-def artifacts(tmp_path_factory) -> Artifacts:
-    return Artifacts(tmp_path_factory.mktemp("deployed"))
 
 
 @pytest.fixture(scope="session")

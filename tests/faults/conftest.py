@@ -1,6 +1,9 @@
 """Shared fixtures of the fault matrix: seeds (printed when a scenario fails), the figures each scenario reports
 (printed as one table at the end of the session), and the AWS fault proxy in front of moto.
 
+A scenario's figures travel in its teardown report (`user_properties`), so that the table is whole also when
+pytest-xdist runs the scenarios in worker processes: the controller's terminal reporter holds every report.
+
 Scenario files add their own fixtures here by appending; keep each generic."""
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import pytest
 from devtools.faults.aws_proxy import AwsFaultProxy
 from devtools.faults.report import format_table, write_rows
 
-_FIGURES = pytest.StashKey[list]()
+_FIGURES = "fault_figures"  # the user property that carries a scenario's row
 _SEEDS = pytest.StashKey[int]()
 
 
@@ -42,11 +45,13 @@ def figures(request):
     started = time.monotonic()
     yield row
     row["seconds"] = round(time.monotonic() - started, 1)
-    request.config.stash.setdefault(_FIGURES, []).append(row)
+    request.node.user_properties.append((_FIGURES, row))
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    rows = config.stash.get(_FIGURES, [])
+    rows = [value for reports in terminalreporter.stats.values() for report in reports
+            if getattr(report, "when", None) == "teardown"
+            for name, value in getattr(report, "user_properties", ()) if name == _FIGURES]
     if rows:
         terminalreporter.section("fault matrix figures")
         terminalreporter.write_line(format_table(rows))

@@ -41,7 +41,8 @@ def test_json_values_dropped_after_validation_give_the_same_items_and_documents(
     assert partitioner.encode(chunk(), fast) == partitioner.encode(chunk(), general)
 
 
-@pytest.mark.parametrize("fmt", [JsonFormat(), JsonFormat("gzip"), ParquetFormat("snappy")], ids=str)
+@pytest.mark.parametrize("fmt", [JsonFormat(), JsonFormat("gzip"), ParquetFormat("snappy")],
+                         ids=["json", "json-gzip", "parquet-snappy"])
 def test_each_format_writes_the_same_bytes_from_either_converter_path(fmt):
     general = SchemalessJsonConverter(keep_documents=True).convert(chunk())
     fast = SchemalessJsonConverter(keep_documents=False).convert(chunk())
