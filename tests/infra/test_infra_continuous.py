@@ -59,11 +59,11 @@ def test_a_malformed_continuous_setting_is_named(continuous, setting):
     assert failed.value.setting == setting
 
 
-@pytest.mark.parametrize("release", ["emr-7.0.0", "emr-7.1.0", "emr-7.8.0"])
+@pytest.mark.parametrize("release", ["emr-7.1.0", "emr-7.8.0"])  # (emr-7.0.0 has no Python the engine runs on)
 def test_a_release_before_7_9_cannot_run_continuous_connectors(release):
     # STREAMING runs from 7.1.0 (StartJobRun `mode`), their cancellation with a grace period from 7.9.0
     with pytest.raises(SettingsError) as failed:
-        _settings(OPTED_IN, release_label=release, python="3.9")
+        _settings(OPTED_IN, release_label=release, python="3.11")
     assert failed.value.setting == "emr.release_label" and "7.9.0" in str(failed.value)
     _settings(OPTED_IN, release_label="emr-7.9.0")
 
