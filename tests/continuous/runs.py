@@ -46,6 +46,49 @@ def kill_group(process: subprocess.Popen) -> None:
     process.wait(30)
 
 
+def stop(process: subprocess.Popen, lease_ms: int) -> tuple[int, str, str]:
+    """SIGTERM the run (its driver, as EMR's CancelJobRun with a grace period does) and wait for it to end (within
+    its lease, and a margin)."""
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=lease_ms / 1000 + 20)
+    return process.returncode, out, err
+
+
+def started_when_the_lease_lapses(path: str, lease_ms: int) -> subprocess.Popen:
+    """A continuous run, started again until the lease of a killed one has lapsed (exit 3 before that)."""
+    deadline = time.monotonic() + lease_ms / 1000 + 30
+    while True:
+        run = start_continuous(path)
+        try:
+            code = run.wait(timeout=8)
+        except Exception:  # still running: it took the lease
+            return run
+        assert code == 3 and time.monotonic() < deadline, run.stderr.read()[-3000:]
+        time.sleep(1)
+
+
+def killed_and_restarted(path: str, lease_ms: int, rng, alive_s: tuple[float, float], kills: int = 3):
+    """`kills` runs, each started once the previous one's lease lapsed and SIGKILLed (driver, JVM and workers) after
+    a seeded random `alive_s` (low, high) seconds; returns the next run, started the same way and left running."""
+    for _ in range(kills):
+        run = started_when_the_lease_lapses(path, lease_ms)
+        time.sleep(rng.uniform(*alive_s))
+        kill_group(run)
+    return started_when_the_lease_lapses(path, lease_ms)
+
+
+def stop_once_caught_up(run, dynamodb, config, produced: dict[int, list[int]], lease_ms: int, timeout_s: float) -> None:
+    """Wait until the run has committed everything `produced`, then SIGTERM it and assert it exits 0 (killed if it
+    is still running after a failure)."""
+    try:
+        wait_for(caught_up(dynamodb, config, produced), timeout_s, "catching up with everything produced")
+        code, _, err = stop(run, lease_ms)
+        assert code == 0, err[-3000:]
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+
+
 def wait_for(condition, timeout_s: float, what: str, interval_s: float = 0.2):
     """`condition()`'s first true answer within `timeout_s`."""
     deadline = time.monotonic() + timeout_s

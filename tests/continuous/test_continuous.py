@@ -5,7 +5,6 @@ duplicate nothing; a second run waits or exits 3; SIGTERM commits what is closed
 from __future__ import annotations
 
 import random
-import signal
 import time
 
 import pytest
@@ -15,7 +14,8 @@ from sink_engine.driver.job import now_ms
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE
 from devtools.producer import SteadyProducer
-from tests.continuous.runs import caught_up, kill_group, landed_once, start_continuous, wait_for
+from tests.continuous.runs import (caught_up, kill_group, killed_and_restarted, landed_once, start_continuous, stop,
+                                  stop_once_caught_up, wait_for)
 from tests.faults.landed_once import write_config
 from tests.runs import committed_offsets
 
@@ -36,13 +36,6 @@ def continuous(stack, connector, tmp_path):
     return config, write_config(config, tmp_path / "connector.json")
 
 
-def stop(process, timeout_s: float = LEASE_MS / 1000) -> tuple[int, str, str]:
-    """SIGTERM the run (its driver, as EMR's CancelJobRun with a grace period does) and wait for it to end."""
-    process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=timeout_s + 20)
-    return process.returncode, out, err
-
-
 def test_records_produced_steadily_land_once_and_idle_partitions_close_on_the_schedule(
     stack, continuous, s3, dynamodb
 ):
@@ -59,7 +52,7 @@ def test_records_produced_steadily_land_once_and_idle_partitions_close_on_the_sc
         wait_for(caught_up(dynamodb, config, produced), 60, "the schedule's cuts")
         # and SIGTERM ends the run: exit 0 within the lease duration, the lease released
         started = time.monotonic()
-        code, out, err = stop(run)
+        code, out, err = stop(run, LEASE_MS)
         assert code == 0, err[-3000:]
         assert time.monotonic() - started < LEASE_MS / 1000, "the run took longer than its lease to stop"
     finally:
@@ -76,35 +69,12 @@ def test_sigkilled_at_random_moments_and_restarted_each_record_lands_once(stack,
     config, path = continuous
     # given records produced throughout, and the run SIGKILLed (driver, JVM and workers) at seeded random moments
     with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 400) as producer:
-        for _ in range(3):
-            run = _started_when_the_lease_lapses(path)
-            time.sleep(rng.uniform(3, 8))
-            kill_group(run)
-        run = _started_when_the_lease_lapses(path)
+        run = killed_and_restarted(path, LEASE_MS, rng, (3, 8))
         time.sleep(3)
     # when a last run catches up with everything produced and is stopped
-    try:
-        wait_for(caught_up(dynamodb, config, producer.produced), 90, "catching up after the kills")
-        code, _, err = stop(run)
-        assert code == 0, err[-3000:]
-    finally:
-        if run.poll() is None:
-            kill_group(run)
+    stop_once_caught_up(run, dynamodb, config, producer.produced, LEASE_MS, 90)
     # then every record is in S3 once, in order, and committed
     landed_once(s3, dynamodb, config, producer.produced)
-
-
-def _started_when_the_lease_lapses(path: str):
-    """A continuous run, started again until the lease of a killed one has lapsed (exit 3 before that)."""
-    deadline = time.monotonic() + LEASE_MS / 1000 + 30
-    while True:
-        run = start_continuous(path)
-        try:
-            code = run.wait(timeout=8)
-        except Exception:  # still running: it took the lease
-            return run
-        assert code == 3 and time.monotonic() < deadline, run.stderr.read()[-3000:]
-        time.sleep(1)
 
 
 def test_a_second_continuous_run_exits_3_and_sigterm_releases_the_lease(stack, continuous, dynamodb):
@@ -118,7 +88,7 @@ def test_a_second_continuous_run_exits_3_and_sigterm_releases_the_lease(stack, c
         assert second.returncode == 3, err[-3000:]
         assert "leased by run" in err
         # SIGTERM: the first ends 0 and lets the lease go, so that a bounded run can start at once
-        code, _, err = stop(first)
+        code, _, err = stop(first, LEASE_MS)
         assert code == 0, err[-3000:]
     finally:
         if first.poll() is None:
@@ -139,7 +109,7 @@ def test_each_task_reports_freshness_records_and_lag_to_cloudwatch(stack, connec
             time.sleep(6)
         wait_for(caught_up(dynamodb, config, producer.produced), 60, "catching up")
         time.sleep(2)
-        code, _, err = stop(run)
+        code, _, err = stop(run, LEASE_MS)
         assert code == 0, err[-3000:]
     finally:
         if run.poll() is None:

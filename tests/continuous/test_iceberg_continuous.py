@@ -1,7 +1,7 @@
 """`sink-engine run --continuous` with IcebergFormat: records produced steadily land in the table exactly once (read
-with pyiceberg and DuckDB), in snapshots no more frequent than `iceberg.control.commit.interval-ms`; SIGKILLs at seeded random
-moments, each followed by a restart, lose and duplicate nothing; SIGTERM commits what was closed, releases the lease
-and exits 0."""
+with pyiceberg and DuckDB), in snapshots no more frequent than `iceberg.control.commit.interval-ms`; SIGKILLs at
+seeded random moments, each followed by a restart, lose and duplicate nothing; SIGTERM commits what was closed,
+releases the lease and exits 0."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from sink_engine.iceberg.stream_commit import commit_delay_ms
 from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE
-from tests.continuous.runs import caught_up, in_table_once, kill_group, start_continuous, wait_for
-from tests.continuous.test_continuous import _started_when_the_lease_lapses, stop
+from tests.continuous.runs import (caught_up, in_table_once, kill_group, killed_and_restarted, start_continuous, stop,
+                                  stop_once_caught_up, wait_for)
 from tests.iceberg.conftest import catalog_file, iceberg_connector  # noqa: F401 (fixtures shared by import)
 from tests.iceberg.runs import write_config
 from tests.iceberg.tables import connector_snapshots, create_namespace
@@ -59,7 +59,7 @@ def test_records_produced_steadily_land_once_in_snapshots_at_most_one_per_interv
         wait_for(caught_up(dynamodb, config, producer.produced), 60, "the table's commits")
         # and SIGTERM ends the run: exit 0 within the lease duration, the lease released
         started = time.monotonic()
-        code, out, err = stop(run)
+        code, out, err = stop(run, LEASE_MS)
         assert code == 0, err[-3000:]
         assert time.monotonic() - started < LEASE_MS / 1000, "the run took longer than its lease to stop"
     finally:
@@ -79,20 +79,10 @@ def test_sigkilled_at_random_moments_and_restarted_each_record_lands_once(stack,
     config, path = continuous_table()
     # given records produced throughout, and the run SIGKILLed (driver, JVM and workers) at seeded random moments
     with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 300) as producer:
-        for _ in range(3):
-            run = _started_when_the_lease_lapses(path)
-            time.sleep(rng.uniform(3, 9))
-            kill_group(run)
-        run = _started_when_the_lease_lapses(path)
+        run = killed_and_restarted(path, LEASE_MS, rng, (3, 9))
         time.sleep(3)
     # when a last run catches up with everything produced and is stopped
-    try:
-        wait_for(caught_up(dynamodb, config, producer.produced), 120, "catching up after the kills")
-        code, _, err = stop(run)
-        assert code == 0, err[-3000:]
-    finally:
-        if run.poll() is None:
-            kill_group(run)
+    stop_once_caught_up(run, dynamodb, config, producer.produced, LEASE_MS, 120)
     # then every record is in the table once, and committed
     in_table_once(dynamodb, config, producer.produced)
 
@@ -109,7 +99,7 @@ def test_sigterm_commits_what_was_closed_and_a_second_run_exits_3(stack, continu
             assert second.returncode == 3, err[-3000:]
         # SIGTERM right after the last records: the run ends 0, its last commit at or past what it had committed
         before = committed_offsets(dynamodb, config)
-        code, _, err = stop(first)
+        code, _, err = stop(first, LEASE_MS)
         assert code == 0, err[-3000:]
     finally:
         if first.poll() is None:
@@ -127,7 +117,7 @@ def test_sigterm_commits_what_was_closed_and_a_second_run_exits_3(stack, continu
         held = lambda: Leases(dynamodb, TABLE, now_ms).describe(config.name)["expires_at_ms"] > now_ms()  # noqa: E731
         wait_for(held, 90, "the restarted run taking the lease")  # (its SIGTERM handler is in place by then)
         wait_for(caught_up(dynamodb, config, producer.produced), 60, "the restarted run catching up")
-        code, _, err = stop(run)
+        code, _, err = stop(run, LEASE_MS)
         assert code == 0, err[-3000:]
     finally:
         if run.poll() is None:
