@@ -37,7 +37,6 @@ class Landed:
     missing: int
     files: int
     committed: dict = field(default_factory=dict)  # partition -> next offset
-    file_ends: dict = field(default_factory=dict)  # partition -> end offset of the last contiguous file
 
     def figures(self) -> dict:
         """The columns of the fault matrix's figures table that this check fills."""
@@ -45,10 +44,12 @@ class Landed:
 
 
 def check_exactly_once(s3, dynamodb, config, partitions: int, produced: int, complete: bool = True) -> Landed:
-    """Assert: per partition, files start at offset 0 and follow each other without gap or overlap, each holding
-    its offsets' records in order; the committed offset is a file boundary (its files are all in S3); no record
-    twice, none missing below the committed offset. With `complete` (after a clean last run that read to the
-    end), the committed offset is the last flush.size boundary of what was produced and no file lies past it."""
+    """Assert: per partition, the files below the committed offset start at offset 0 and follow each other without
+    gap or overlap up to it (its files are all in S3), each holding its offsets' records in order; no record twice,
+    none missing below the committed offset. Files at or past the committed offset are a failed attempt's orphans:
+    a task uploads several files at once, so a killed one can leave a gap among them; each must still hold its
+    offsets' records, without overlapping the next. With `complete` (after a clean last run that read to the end),
+    the committed offset is the last flush.size boundary of what was produced and no file lies past it."""
     topic = config["topics"][0]
     committed = committed_offsets(dynamodb, config)
     by_partition: dict[int, list[tuple[int, list]]] = {p: [] for p in range(partitions)}
@@ -60,14 +61,17 @@ def check_exactly_once(s3, dynamodb, config, partitions: int, produced: int, com
     landed = Landed(records=len(ids), duplicates=len(ids) - len(set(ids)), missing=len(expected - set(ids)),
                     files=sum(len(f) for f in by_partition.values()), committed=committed)
     for p, files in by_partition.items():
-        boundaries = _check_contiguous(topic, p, partitions, sorted(files))
-        landed.file_ends[p] = boundaries[-1]
-        assert committed.get(p, 0) in boundaries, (
-            f"{topic}-{p}: committed offset {committed.get(p)} is not the end of a file in S3 ({boundaries[-6:]})")
+        done = committed.get(p, 0)
+        files.sort()
+        boundaries = _check_contiguous(topic, p, partitions, [f for f in files if f[0] < done])
+        assert boundaries[-1] == done, (
+            f"{topic}-{p}: committed offset {done} is not the end of a file in S3 ({boundaries[-6:]})")
+        orphans = [f for f in files if f[0] >= done]
+        _check_orphans(topic, p, partitions, orphans)
         if complete:
             flush = config["flush.size"]
-            assert committed.get(p, 0) == produced // partitions // flush * flush, (p, committed, produced)
-            assert boundaries[-1] == committed.get(p, 0), f"{topic}-{p}: files past the committed offset"
+            assert done == produced // partitions // flush * flush, (p, committed, produced)
+            assert not orphans, f"{topic}-{p}: files past the committed offset {done}: {[f[0] for f in orphans]}"
     assert landed.duplicates == 0 and landed.missing == 0, landed
     return landed
 
@@ -77,9 +81,21 @@ def _check_contiguous(topic: str, p: int, partitions: int, files: list[tuple[int
     boundaries = [0]
     for start, numbers in files:
         assert start == boundaries[-1], f"{topic}-{p}: file at {start} does not follow the one ending at {boundaries[-1]}"
-        assert numbers == [(start + i) * partitions + p for i in range(len(numbers))], f"{topic}-{p}+{start}: records"
+        _check_records(topic, p, partitions, start, numbers)
         boundaries.append(start + len(numbers))
     return boundaries
+
+
+def _check_orphans(topic: str, p: int, partitions: int, files: list[tuple[int, list]]) -> None:
+    """Files sorted by start offset: each holds its offsets' records and ends at or before the next one starts."""
+    for (start, numbers), following in zip(files, files[1:] + [None]):
+        _check_records(topic, p, partitions, start, numbers)
+        if following is not None:
+            assert start + len(numbers) <= following[0], f"{topic}-{p}: file at {start} overlaps the next"
+
+
+def _check_records(topic: str, p: int, partitions: int, start: int, numbers: list) -> None:
+    assert numbers == [(start + i) * partitions + p for i in range(len(numbers))], f"{topic}-{p}+{start}: records"
 
 
 def check_status(dynamodb, config, partitions: int, produced: int) -> None:
