@@ -90,6 +90,7 @@ def connector(stack: LocalStack, name: str, flush_size: int):
         from sink_engine.iceberg.settings import IcebergSettings
 
         settings = IcebergSettings.from_config(config)
+        assert settings.table_template is not None  # one table, not fan-out
         ensure_namespace(open_catalog(settings), settings.table_template)
     return config
 
@@ -146,8 +147,8 @@ class Lister:
 
     def _snapshots(self):
         from sink_engine.iceberg.catalog import load_table, open_catalog
-        from sink_engine.iceberg.commit import CONNECTOR, snapshot_offsets
         from sink_engine.iceberg.settings import IcebergSettings
+        from sink_engine.iceberg.snapshots import CONNECTOR, snapshot_offsets
 
         settings = IcebergSettings.from_config(self._config)
         table = load_table(open_catalog(settings), settings.table_identifier(self._topic))

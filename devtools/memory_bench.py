@@ -180,6 +180,7 @@ def _table_writer(config):
     from sink_engine.iceberg.table_writer import TableWriter
 
     settings = IcebergSettings.from_config(config)
+    assert settings.table_template is not None  # one table, not fan-out
     ensure_namespace(open_catalog(settings), settings.table_template)
     return TableWriter(settings, "bench", 0, 0)
 

@@ -74,6 +74,7 @@ def iceberg_tables(config, topics: tuple[str, ...]) -> IcebergTables | None:
         return None
     iceberg, catalog = IcebergSettings.from_config(config), CatalogKeys.from_config(config)
     identifiers = sorted({iceberg.table_identifier(topic) for topic in topics})
+    assert iceberg.table_template is not None  # fan-out by field is refused (check_deployable)
     database = iceberg.table_template.split(".")[0]
     return IcebergTables(
         database,
@@ -115,6 +116,13 @@ def check_deployable(
     where = "a Glue table" if catalog == "glue" else "an S3 table"
     iceberg = IcebergSettings.from_config(config)
     template = iceberg.table_template
+    if template is None:
+        raise ConnectorSpecError(
+            source,
+            "iceberg.tables.dynamic-enabled",
+            "fan-out by field cannot be deployed yet: the job role is granted the tables `iceberg.tables` names, and "
+            "records name theirs only at run time",
+        )
     if template.count(".") != 1:
         raise ConnectorSpecError(
             source,

@@ -416,7 +416,8 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         None,
         "IcebergFormat: the destination table, `namespace.table`; `${topic}` in the table name gives each topic its "
         "own table (the topic in lower case, characters other than `a-z`, `0-9`, `_` as `_`). One entry: writing "
-        "every record to several tables is not built. Required with IcebergFormat.",
+        "every record to several tables is not built. Required with IcebergFormat, unless "
+        "`iceberg.tables.dynamic-enabled` routes records by a field (then it is not read).",
     ),
     Key(
         "iceberg.tables.auto-create-enabled",
@@ -463,6 +464,23 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "IcebergFormat, upsert mode: the value field holding each change's operation: `I`, `U`, Debezium's `c`, "
         "`r`, `u` (the row is written) or `D`, `d` (the row of the value's id columns is deleted), e.g. `__op` "
         "from ExtractNewRecordState's `add.fields=op`. Without it every record is an upsert.",
+    ),
+    Key(
+        "iceberg.tables.dynamic-enabled",
+        "bool",
+        False,
+        "IcebergFormat: fan-out: each record goes to the table its `iceberg.tables.route-field` names "
+        "(`namespace.table`, lower-cased, as the Iceberg sink reads it) instead of `iceberg.tables`; each table's "
+        "records of a run in one snapshot of it, exactly once (see [Fan-out by field](iceberg.md#fan-out-by-field)). "
+        "Bounded runs only.",
+    ),
+    Key(
+        "iceberg.tables.route-field",
+        "string",
+        None,
+        "IcebergFormat, with `iceberg.tables.dynamic-enabled`: the value field (nested `a.b`) naming each record's "
+        "table. A record without it, or naming no `namespace.table`, is a bad record. Static routing by "
+        "`iceberg.table.<table>.route-regex` is not built.",
     ),
     Key(
         "iceberg.control.commit.interval-ms",
@@ -1044,8 +1062,6 @@ KEYS: tuple[Key, ...] = (
 # Confluent keys that change what lands in S3 and are not built yet: setting them is an error, not a no-op.
 NOT_BUILT_YET: dict[str, str] = {
     "s3.sse.key": "customer-provided encryption keys (SSE-C)",
-    "iceberg.tables.dynamic-enabled": "routing records to tables named by a field",
-    "iceberg.tables.route-field": "routing records to tables by a field",
     "iceberg.tables.default-partition-by": "a partition spec other than partitioner.class's",
 }
 # Values of NOT_BUILT_YET keys that mean "feature off" and so are accepted.

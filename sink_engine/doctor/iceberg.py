@@ -16,6 +16,12 @@ def tables(context) -> str:
 
     settings = IcebergSettings.from_config(context.config)
     catalog = open_catalog(settings)
+    if settings.namespace is None:
+        namespaces = catalog.list_namespaces()
+        return (
+            f"catalog {settings.catalog}: {len(namespaces)} namespace(s) listed; records name their tables "
+            f"(iceberg.tables.route-field={settings.route_field})"
+        )
     try:
         catalog.load_namespace_properties(settings.namespace)
     except NoSuchNamespaceError:

@@ -63,7 +63,7 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
         raise ConfigError("format.class", "`iceberg maintain` needs format.class=IcebergFormat")
     iceberg = IcebergSettings.from_config(config)
     catalog = open_catalog(iceberg)
-    for identifier in args.table or connector_tables(config, iceberg):
+    for identifier in args.table or connector_tables(config, iceberg, catalog):
         for _ in range(ATTEMPTS):  # a commit that lost to a run's or another writer's: plan again on the new head
             upkeep = Upkeep(identifier)
             try:
@@ -88,8 +88,11 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
     return 0
 
 
-def connector_tables(config: SinkConfig, iceberg: IcebergSettings) -> list[str]:
-    """The tables of the connector's topics (topics.regex: the matching topics Kafka has now)."""
+def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog) -> list[str]:
+    """The tables of the connector's topics (topics.regex: the matching topics Kafka has now); with fan-out by
+    field, every table of the catalog that holds a snapshot of the connector."""
+    if iceberg.route_field is not None:
+        return _tables_with_snapshots_of(catalog, config.name)
     source = SourceSettings.from_config(config)
     if source.topics is not None:
         topics = set(source.topics)
@@ -98,3 +101,18 @@ def connector_tables(config: SinkConfig, iceberg: IcebergSettings) -> list[str]:
 
         topics = {tp.topic for tp in partition_watermarks(source)}
     return sorted({iceberg.table_identifier(topic) for topic in topics})
+
+
+def _tables_with_snapshots_of(catalog, connector: str) -> list[str]:
+    from sink_engine.iceberg.catalog import load_table
+    from sink_engine.iceberg.snapshots import newest_of_connector
+
+    found, namespaces = [], list(catalog.list_namespaces())
+    while namespaces:
+        namespace = namespaces.pop()
+        namespaces += [n for n in catalog.list_namespaces(namespace) if n != namespace]
+        for identifier in catalog.list_tables(namespace):
+            name = ".".join(identifier)
+            if newest_of_connector(load_table(catalog, name), connector) is not None:
+                found.append(name)
+    return sorted(found)

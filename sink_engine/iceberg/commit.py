@@ -14,6 +14,10 @@ DynamoDB after it. So the table is the commit point and DynamoDB may lag it:
   built on; pyiceberg's own rebasing retry is off, see catalog.without_commit_retries). A lost race with any other
   commit (table maintenance, a schema change, another connector) is retried after looking again; an append whose
   answer was lost is recognised by its commit id.
+
+With fan-out by field (iceberg/routing.py) no table holds all of a topic-partition's records, so `recover` moves
+nothing: the rerun reads the records again and each table's writer skips what the table holds (`written-below`);
+`commit` checks against the snapshot the tasks' writers read instead of `recover`'s.
 """
 
 from __future__ import annotations
@@ -24,8 +28,7 @@ import uuid
 from collections import defaultdict
 
 from pyiceberg.exceptions import CommitFailedException, CommitStateUnknownException
-from pyiceberg.table import Table
-from pyiceberg.table.snapshots import Snapshot, Summary
+from pyiceberg.table.snapshots import Snapshot
 
 from sink_engine import events
 from sink_engine.iceberg.catalog import (
@@ -37,42 +40,30 @@ from sink_engine.iceberg.catalog import (
 )
 from sink_engine.iceberg.errors import TableCommitConflictError, TableError
 from sink_engine.iceberg.settings import IcebergSettings
-from sink_engine.iceberg.task import TableFiles
+from sink_engine.iceberg.snapshots import (
+    COMMIT_ID,
+    CONNECTOR,
+    EPOCH,
+    OFFSETS,
+    WRITTEN_BELOW,
+    newest_of_connector,
+    snapshot_offsets,
+    summary_of,
+    written_below,
+    written_below_json,
+)
+from sink_engine.iceberg.task import RoutedFiles, TableFiles
 from sink_engine.iceberg.upsert import changes_in, run_files
 from sink_engine.model import TaskResult, TopicPartition
 
-CONNECTOR, EPOCH, COMMIT_ID, OFFSETS = (
-    f"sink-engine.{name}" for name in ("connector", "epoch", "commit-id", "offsets")
-)
 COMMIT_ATTEMPTS = 10
-
-
-def newest_of_connector(table: Table | None, connector: str) -> Snapshot | None:
-    """The connector's snapshot with the highest sequence number that the table's metadata still holds."""
-    ours = [
-        s for s in (table.metadata.snapshots if table else []) if s.summary and s.summary.get(CONNECTOR) == connector
-    ]
-    return max(ours, key=lambda s: s.sequence_number or 0, default=None)  # None: pyiceberg's initial, 0
-
-
-def snapshot_offsets(snapshot: Snapshot) -> list[dict]:
-    """The topic-partitions a snapshot committed: topic, partition, start (None: first commit), next, dead_letters
-    (error class -> count) and dlq_scan_from, as the offsets commit after it would have written them."""
-    offsets = _summary(snapshot)[OFFSETS]
-    assert offsets is not None  # every commit of the connector writes them
-    return json.loads(offsets)
-
-
-def _summary(snapshot: Snapshot) -> Summary:
-    """The summary of one of the connector's snapshots (every one has one: newest_of_connector finds them by it)."""
-    assert snapshot.summary is not None
-    return snapshot.summary
 
 
 class TableCommits:
     def __init__(self, settings: IcebergSettings, catalog=None):
         self._settings, self._catalog = settings, catalog
         self._seen: dict[str, int | None] = {}  # table -> the connector's newest snapshot when the run planned
+        self._routed: set[str] = set()  # tables records named (fan-out by field): they carry `written-below`
 
     @property
     def catalog(self):
@@ -82,6 +73,8 @@ class TableCommits:
     def recover(self, store, token, topics) -> bool:
         """Move DynamoDB's offsets forward to the connector's newest snapshot in each table of `topics` where they
         are behind it; True when any moved (the run must plan again)."""
+        if self._settings.route_field is not None:
+            return False  # records name their tables: each table's writer skips what it holds (iceberg/routing.py)
         committed = {tp: c.next_offset for tp, c in store.committed(token.connector).items()}
         moved = False
         for identifier in sorted({self._settings.table_identifier(topic) for topic in topics}):
@@ -121,12 +114,28 @@ class TableCommits:
         files: dict[str, list[TableFiles]] = defaultdict(list)
         entries: dict[str, list] = defaultdict(list)
         for result in sorted(results, key=lambda r: (r.range.topic, r.range.partition)):
-            identifier = self._settings.table_identifier(result.range.topic)
-            if isinstance(result.target_result, TableFiles):
-                files[identifier].append(result.target_result)
-            if result.next_offset != result.range.expected_committed:
-                entries[identifier].append(_entry(result))
+            for identifier, part in self._parts(result, token.connector):
+                if part is not None:
+                    files[identifier].append(part)
+                if result.next_offset != result.range.expected_committed:
+                    entries[identifier].append(_entry(result))
         return self.commit_files(files, entries, leases, token, lease_ms)
+
+    def _parts(self, result: TaskResult, connector: str) -> list[tuple[str, TableFiles | None]]:
+        """(table, the range's files of it) of a result: its topic's table, or with fan-out each table its records
+        named, whose base snapshots (what the range's writer skipped by) must agree with the other ranges'."""
+        target = result.target_result
+        if not isinstance(target, RoutedFiles):
+            part = target if isinstance(target, TableFiles) else None
+            return [(self._settings.table_identifier(result.range.topic), part)]
+        for identifier, _, base in target.tables:
+            if identifier in self._routed and self._seen[identifier] != base:
+                raise TableCommitConflictError(
+                    connector, identifier, f"its ranges read different snapshots of the connector ({base})"
+                )
+            self._routed.add(identifier)
+            self._seen[identifier] = base
+        return [(identifier, part) for identifier, part, _ in target.tables]
 
     def commit_files(self, files: dict[str, list[TableFiles]], entries: dict[str, list], leases, token, lease_ms: int):
         """Append each table's data files (`files`, with an upsert table's changed keys) in one snapshot whose summary
@@ -155,12 +164,14 @@ class TableCommits:
                 )
             table = without_commit_retries(reload_table(self.catalog, identifier))
             newest = newest_of_connector(table, token.connector)
-            if newest is not None and _summary(newest).get(COMMIT_ID) == commit_id:
+            if newest is not None and summary_of(newest).get(COMMIT_ID) == commit_id:
                 return self._committed(identifier, newest.snapshot_id, [], token, started)  # answer lost
             if (newest.snapshot_id if newest else None) != self._seen.get(identifier):
                 raise TableCommitConflictError(
                     token.connector, identifier, _changed(newest, self._seen.get(identifier))
                 )
+            if identifier in self._routed:
+                properties[WRITTEN_BELOW] = written_below_json(_marks(written_below(newest), entries))
             try:
                 # a file IO failure leaves at most an unreferenced file or an appended snapshot that the next
                 # run's `recover` finds by its summary: never records twice
@@ -217,10 +228,20 @@ def _entry(result: TaskResult) -> dict:
     }
 
 
+def _marks(previous: dict[TopicPartition, int], entries: list[dict]) -> dict[TopicPartition, int]:
+    """A routed table's `written-below` after this commit: the previous marks, moved to the next offset of each
+    topic-partition whose range had records of the table."""
+    marks = dict(previous)
+    for entry in entries:
+        tp = TopicPartition(entry["topic"], entry["partition"])
+        marks[tp] = max(marks.get(tp, 0), entry["next"])
+    return marks
+
+
 def _changed(newest: Snapshot | None, seen: int | None) -> str:
     if newest is None:
         return f"the connector's snapshot {seen} is no longer in the table's metadata"
     return (
-        f"snapshot {newest.snapshot_id} of the connector (epoch {_summary(newest).get(EPOCH)}) was committed after "
-        "this run planned"
+        f"snapshot {newest.snapshot_id} of the connector (epoch {summary_of(newest).get(EPOCH)}) was committed "
+        "after this run planned"
     )

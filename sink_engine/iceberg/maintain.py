@@ -25,7 +25,7 @@ from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
 from pyiceberg.table import FileScanTask, Table, TableProperties
 
-from sink_engine.iceberg.commit import CONNECTOR
+from sink_engine.iceberg.snapshots import CONNECTOR
 
 MAINTENANCE = "sink-engine.maintenance"  # snapshot summary property of a rewrite
 SMALL_SHARE = 0.75  # a file under this share of write.target-file-size-bytes is small

@@ -29,7 +29,7 @@ S3_TABLES_BUCKET_ARN = re.compile(r"arn:aws[a-z-]*:s3tables:(?P<region>[a-z0-9-]
 class IcebergSettings:
     catalog: str  # iceberg.catalog, the catalog's name
     catalog_properties: dict[str, str]  # pyiceberg's, with the engine's defaults (`catalog_properties`)
-    table_template: str  # iceberg.tables, checked (`table_template`)
+    table_template: str | None  # iceberg.tables, checked (`table_template`); None: routed by `route_field`
     auto_create: bool  # iceberg.tables.auto-create-enabled
     evolve_schema: bool  # iceberg.tables.evolve-schema-enabled
     table_properties: dict[str, str]  # of an auto-created table: iceberg.tables.auto-create-props.*
@@ -39,6 +39,7 @@ class IcebergSettings:
     route: Callable[[str], str]  # the topic `transforms` routes a topic's records to: a table is the routed name's
     upsert: UpsertSettings | None = None  # iceberg.tables.upsert-mode-enabled
     commit_interval_ms: int = 60_000  # iceberg.control.commit.interval-ms: a continuous run's snapshot interval
+    route_field: str | None = None  # iceberg.tables.route-field with iceberg.tables.dynamic-enabled
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -58,15 +59,19 @@ class IcebergSettings:
             _topic_route(config),
             UpsertSettings.from_config(config),
             config["iceberg.control.commit.interval-ms"],
+            route_field(config),
         )
 
     def table_identifier(self, topic: str) -> str:
-        """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it."""
+        """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it. Not
+        for a connector whose records name their tables (`route_field`)."""
+        assert self.table_template is not None, "records name their tables (iceberg.tables.route-field)"
         return self.table_template.replace(TOPIC_PLACEHOLDER, topic_as_name(self.route(topic)))
 
     @property
-    def namespace(self) -> str:
-        return self.table_template.rsplit(".", 1)[0]
+    def namespace(self) -> str | None:
+        """The namespace of `iceberg.tables` (None when records name their tables)."""
+        return self.table_template.rsplit(".", 1)[0] if self.table_template else None
 
 
 @dataclass(frozen=True)
@@ -123,12 +128,14 @@ class UpsertSettings:
         settings = cls(
             default, tables, config["iceberg.tables.cdc-field"] or None, ConverterSettings.from_config(config, "key")
         )
-        if TOPIC_PLACEHOLDER not in table_template(config):
-            settings.id_columns(table_template(config))
+        template = table_template(config)
+        if template is not None and TOPIC_PLACEHOLDER not in template:
+            settings.id_columns(template)
         elif not default:
             raise ConfigError(
                 "iceberg.tables.default-id-columns",
-                "is required with iceberg.tables.upsert-mode-enabled and a `${topic}` table pattern",
+                "is required with iceberg.tables.upsert-mode-enabled and a `${topic}` table pattern or tables named "
+                "by a field (iceberg.tables.dynamic-enabled)",
             )
         return settings
 
@@ -163,8 +170,26 @@ def _topic_route(config: SinkConfig) -> Callable[[str], str]:
     )
 
 
-def table_template(config: SinkConfig) -> str:
-    """The `iceberg.tables` entry, checked: `namespace[.namespace...].table`, `${topic}` only in the table part."""
+def route_field(config: SinkConfig) -> str | None:
+    """`iceberg.tables.route-field` when `iceberg.tables.dynamic-enabled` routes records by it (else None);
+    ConfigError naming the key when one is set without the other."""
+    field, dynamic = config["iceberg.tables.route-field"], config["iceberg.tables.dynamic-enabled"]
+    if dynamic and not field:
+        raise ConfigError("iceberg.tables.route-field", "is required with iceberg.tables.dynamic-enabled=true")
+    if field and not dynamic:
+        raise ConfigError(
+            "iceberg.tables.route-field",
+            "static routing (iceberg.table.<table>.route-regex) is not built yet: set "
+            "iceberg.tables.dynamic-enabled=true to route each record to the table the field names",
+        )
+    return field if dynamic else None
+
+
+def table_template(config: SinkConfig) -> str | None:
+    """The `iceberg.tables` entry, checked: `namespace[.namespace...].table`, `${topic}` only in the table part;
+    None when records name their tables (`route_field`: `iceberg.tables` is not read)."""
+    if route_field(config):
+        return None
     tables = config["iceberg.tables"]
     if not tables:
         raise ConfigError("iceberg.tables", "is required with format.class=IcebergFormat")

@@ -59,11 +59,21 @@ class TableWriter(RecordWriter):
     before it and raises TableSchemaError naming it. `finish` writes what is buffered; `data_files` and `closed`
     then describe every data file written."""
 
-    def __init__(self, settings: IcebergSettings, topic: str, partition: int, start_offset: int):
+    def __init__(
+        self,
+        settings: IcebergSettings,
+        topic: str,
+        partition: int,
+        start_offset: int,
+        identifier: str | None = None,
+        catalog: Catalog | None = None,
+    ):
+        """`identifier`: the table (default: the topic's, `IcebergSettings.table_identifier`); `catalog`: one to
+        share (default: opened with the first records)."""
         self._settings, self.topic, self.partition = settings, topic, partition
-        self._identifier = settings.table_identifier(topic)
+        self._identifier = identifier or settings.table_identifier(topic)
         self._record_times = FieldTimestamps(settings.timestamp_field).extract if settings.timestamp_field else None
-        self._catalog: Catalog | None = None
+        self._catalog = catalog
         self._table: Table | None = None  # opened by the first records (`_fitted`)
         self._schema: pa.Schema | None = None
         self._buffer: list[pa.Table] = []
@@ -116,9 +126,7 @@ class TableWriter(RecordWriter):
         if self.changes is None:
             super().write_tombstones(chunk, routed)
         assert self.changes is not None  # upsert mode
-        if self._table is None:
-            self._open(None)
-        if self._table is None:
+        if self.open_existing() is None:
             self.last_added_offset = chunk.offsets[-1]
             return
         try:
@@ -131,6 +139,12 @@ class TableWriter(RecordWriter):
             # every record before the bad one is written: nothing to write again (resume past it)
             raise StepFailed(e, STAGE_TASK_PUT, qualified_name(self), sys.maxsize) from None
         self.last_added_offset = chunk.offsets[-1]
+
+    def open_existing(self) -> Table | None:
+        """Open the table when it exists (without creating it); the table, or None."""
+        if self._table is None:
+            self._open(None)
+        return self._table
 
     def finish(self) -> None:
         if self.changes is not None and self._table is not None:

@@ -27,9 +27,16 @@ _NOT_FOR_TABLES = {
 }
 
 
-def _refuse_object_settings(config, upsert: bool) -> None:
-    """ConfigError naming the first key of _NOT_FOR_TABLES set to the value that has no meaning for a table."""
+def _refuse_object_settings(config, upsert: bool, routed: bool) -> None:
+    """ConfigError naming the first key of _NOT_FOR_TABLES set to the value that has no meaning for a table (or
+    for tables named by the records: `routed`)."""
     for key, (value, why) in _NOT_FOR_TABLES.items():
+        if key == "behavior.on.null.values" and upsert and routed and config[key] == value:
+            raise ConfigError(
+                key,
+                "write is not supported with iceberg.tables.dynamic-enabled: a tombstone has no value to name its "
+                "table (use ignore; with Debezium, delete.handling.mode=rewrite makes deletes values)",
+            )
         if key == "behavior.on.null.values" and upsert:
             continue  # an upsert table's tombstone deletes the row its key names
         if config[key] == value:
@@ -72,11 +79,13 @@ class IcebergTablesTarget(Target):
                 "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql (s3://bucket/prefix)"
             )
         iceberg = IcebergSettings.from_config(config)  # the partitioner must have an Iceberg spec, a router one table
-        _refuse_object_settings(config, upsert=iceberg.upsert is not None)
+        _refuse_object_settings(config, upsert=iceberg.upsert is not None, routed=iceberg.route_field is not None)
 
     def init(self) -> list[str]:
         from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
 
+        if self.settings.table_template is None:
+            return [f"tables named by the records' {self.settings.route_field}: their namespaces must exist"]
         created = ensure_namespace(open_catalog(self.settings), self.settings.table_template)
         return [
             f"namespace {self.settings.namespace} in catalog {self.settings.catalog}: "
@@ -84,6 +93,10 @@ class IcebergTablesTarget(Target):
         ]
 
     def check_continuous(self) -> None:
+        if self.settings.route_field is not None:
+            raise ConfigError(
+                "iceberg.tables.dynamic-enabled", "fan-out by field is written by bounded runs only (not built yet)"
+            )
         if self.settings.upsert is not None:
             raise ConfigError(
                 "iceberg.tables.upsert-mode-enabled", "upsert tables are written by bounded runs only (not built yet)"
@@ -93,12 +106,12 @@ class IcebergTablesTarget(Target):
     def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):
         from sink_engine.iceberg.task import run_table_range
 
-        return run_table_range(settings, self.settings, planned, client, progress_dir, reader)
+        return run_table_range(settings, self.settings, self.config.name, planned, client, progress_dir, reader)
 
     def stream_output(self, settings, planned, uploader):
         from sink_engine.iceberg.task import TableOutput
 
-        return TableOutput(self.settings, planned)
+        return TableOutput(self.settings, planned, self.config.name)
 
     @property
     def stream_cut_interval_ms(self) -> int:

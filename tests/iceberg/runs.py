@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
+import pytest
 from pyiceberg.table import Table
 
 from sink_engine.driver.job import run_job
 from sink_engine.iceberg import commit as table_commit
+from sink_engine.failpoints import SimulatedCrash
 from sink_engine.iceberg.catalog import open_catalog
 from tests.dlq_corpus import raw_config
 
@@ -91,3 +95,20 @@ def write_config(config, path: Path) -> Path:
     """The config as a connector JSON file (for the command line)."""
     path.write_text(orjson.dumps({"name": config.name, "config": raw_config(config)}).decode())
     return path
+
+
+@contextmanager
+def crash_after_table_commits(count: int) -> Iterator[list[str]]:
+    """A run's table snapshot commits die after `count` of them (SimulatedCrash from the next: a crash between two
+    tables' commits); yields the tables committed meanwhile."""
+    real, committed = table_commit.TableCommits._commit_table, []
+
+    def commit(self, identifier, *args, **kwargs):
+        if len(committed) == count:
+            raise SimulatedCrash("between table commits")
+        committed.append(identifier)
+        return real(self, identifier, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(table_commit.TableCommits, "_commit_table", commit)
+        yield committed

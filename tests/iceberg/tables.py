@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from sink_engine.iceberg.catalog import ensure_namespace, load_table, open_catalog
-from sink_engine.iceberg.commit import CONNECTOR, newest_of_connector, snapshot_offsets
+from sink_engine.iceberg.snapshots import CONNECTOR, newest_of_connector, snapshot_offsets
 from sink_engine.iceberg.settings import IcebergSettings
 
 
@@ -47,3 +47,14 @@ def newest_offsets(config, topic: str | None = None) -> dict[int, int]:
     """Partition -> next offset, as the connector's newest snapshot of the table holds them."""
     snapshot = newest_of_connector(table_of(config, topic), config.name)
     return {e["partition"]: e["next"] for e in snapshot_offsets(snapshot)} if snapshot else {}
+
+
+def table_view(config, identifier: str):
+    """The config of a connector that routes records by a field (`iceberg.tables.dynamic-enabled`) as if it wrote
+    `identifier` alone (same name, catalog and keys), for reading one of its tables with the helpers here."""
+    from sink_engine.config import parse_config
+    from tests.dlq_corpus import raw_config
+
+    raw = {k: v for k, v in raw_config(config).items() if k != "iceberg.tables.route-field"}
+    raw.update({"iceberg.tables": identifier, "iceberg.tables.dynamic-enabled": False})
+    return parse_config({"name": config.name, "config": raw})

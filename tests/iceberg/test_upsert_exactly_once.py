@@ -10,7 +10,7 @@ import time
 import pytest
 
 from sink_engine.driver.job import run_job
-from tests.iceberg.runs import write_config
+from tests.iceberg.runs import crash_after_table_commits, write_config
 from tests.iceberg.tables import connector_snapshots
 from tests.iceberg.test_upsert import upsert_table
 from tests.iceberg.upserts import SourceTable, duckdb_table_rows, own_rows, produce_changes, pyiceberg_rows
@@ -92,13 +92,11 @@ def test_sigkill_at_random_moments_with_overlapping_runs(stack, spark, s3, dynam
     assert sum(committed_offsets(dynamodb, config).values()) == 360
 
 
-def test_one_table_per_topic_with_a_crash_between_tables(stack, spark, s3, dynamodb, iceberg_connector, unique,
-                                                         monkeypatch):
+def test_one_table_per_topic_with_a_crash_between_tables(stack, spark, s3, dynamodb, iceberg_connector, unique):
     """The Debezium layout, a topic per source table, each its own upsert table (`${topic}`): a run that dies
     after committing the first table's snapshot leaves the others to the rerun, which applies them once."""
     from devtools.producer import create_topic
     from sink_engine.failpoints import SimulatedCrash
-    from sink_engine.iceberg.commit import TableCommits
     from tests.iceberg.tables import create_namespace
     from tests.iceberg.test_upsert import UPSERT
 
@@ -111,18 +109,8 @@ def test_one_table_per_topic_with_a_crash_between_tables(stack, spark, s3, dynam
         create_topic(stack.bootstrap_servers, topic, 2)
         produce_changes(stack.bootstrap_servers, topic, sources[topic].cdc_records(sources[topic].changes(50)))
     # given a run that dies once the first table's snapshot is committed
-    real, calls = TableCommits._commit_table, []
-
-    def first_then_crash(self, *args, **kwargs):
-        if calls:
-            raise SimulatedCrash("between table commits")
-        calls.append(args[0])
-        return real(self, *args, **kwargs)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(TableCommits, "_commit_table", first_then_crash)
-        with pytest.raises(SimulatedCrash):
-            run_job(config, spark, dynamodb)
+    with crash_after_table_commits(1), pytest.raises(SimulatedCrash):
+        run_job(config, spark, dynamodb)
     # when the job runs again, and once more after new changes
     run_job(config, spark, dynamodb, clock=past_the_lease(config))
     for topic in topics:

@@ -123,12 +123,13 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
     ("iceberg.catalog.glue.region", "us-east-1", "this environment deploys 'eu-west-1'"),
     ("iceberg.tables.auto-create-props.write.data.path", "s3://elsewhere/data", "under the table's location only"),
     ("iceberg.tables.auto-create-props.write.metadata.delete-after-commit.enabled", "true", "may not delete objects"),
+    ("iceberg.tables.dynamic-enabled", "true", "fan-out by field cannot be deployed yet"),
 ])
 def test_what_the_stacks_cannot_deploy_fails_naming_file_and_key(key, value, message, tmp_path):
     extra = {"sql": {"iceberg.catalog.uri": "sqlite:////tmp/catalog.db",
                      "iceberg.catalog.warehouse": "s3://lake/tables"},
              "rest": {"iceberg.catalog.warehouse": "arn:aws:s3tables:eu-west-1:111111111111:bucket/lake"},
-             }.get(value, {})
+             }.get(value, {"iceberg.tables.route-field": "__table"} if key.endswith("dynamic-enabled") else {})
     with pytest.raises(ConnectorSpecError, match=f"dev/{NAME}.json, key '{key}'.*{message}"):
         load_spec(tmp_path, iceberg_document(**{key: value, **extra}))
 
