@@ -3,7 +3,7 @@ names, a Spark task's side.
 
 The field's value, lower-cased as the Iceberg Kafka Connect sink reads it, is the table's `namespace.table`
 (`TableRoutes`, the range's partitioner: a record without the field, or whose value names no table, is a bad record
-naming its offset). A range's records go to one TableWriter per table (`RoutedTableWriter`), in offset order.
+naming its offset). A range's records go to one TableWriter per table (`RoutedTableWriter`).
 
 Exactly once across tables: the driver commits one snapshot per table, then the offsets; a crash between two
 tables' snapshots leaves the offsets where they were, so the rerun reads those records again. Each table's writer
@@ -15,8 +15,6 @@ still the connector's newest in the table (another run's commit meanwhile: exit 
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 
 from pyiceberg.catalog import Catalog
@@ -68,8 +66,14 @@ class TableRoutes:
 
 
 class RoutedTableWriter(RecordWriter):
-    """A range's records into the TableWriter of each one's table (`partitions`: TableRoutes' identifiers), in
-    offset order; `bases` holds, per table, the connector's snapshot its writer skipped by (None: none)."""
+    """A range's records into the TableWriter of each one's table (`partitions`: TableRoutes' identifiers); `bases`
+    holds, per table, the connector's snapshot its writer skipped by (None: none).
+
+    A chunk's records go to each table at once, in offset order within the table (records of several tables
+    interleaved record by record cost no more than one table's). So when a table refuses a record, other tables
+    may hold records after it: each table then takes only records past what it holds (`_added_below`), so that the
+    records the bad-record path hands in again are not added twice, and `last_added_offset` is the end of the
+    chunk's prefix that every table holds."""
 
     def __init__(self, settings: IcebergSettings, connector: str, topic: str, partition: int, start_offset: int):
         self._settings, self._connector = settings, connector
@@ -82,32 +86,39 @@ class RoutedTableWriter(RecordWriter):
         self.closed: list[ClosedFile] = []  # every table's, after each write and at the finish
 
     def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions) -> None:
-        position = 0
-        for encoded, run in itertools.groupby(partitions.as_list(len(chunk))):
-            start = position
-            position += sum(1 for _ in run)
-            identifier = str(encoded[1] if isinstance(encoded, tuple) else encoded)  # (routed topic, table): routers
-            writer = self._writer(identifier)
-            first = bisect.bisect_left(chunk.offsets, self._skip_below[identifier], start, position)
-            if first < position:
-                try:
-                    writer.write(chunk.slice(first, position), values.slice(first, position))
-                except RecordError:
-                    self.last_added_offset = max(self.last_added_offset, writer.last_added_offset)
-                    raise
-                finally:
-                    self._collect_closed()
-            self.last_added_offset = chunk.offsets[position - 1]
+        tables = [str(e[1] if isinstance(e, tuple) else e) for e in partitions.as_list(len(chunk))]  # (topic, table)
+        positions: dict[str, list[int]] = {}
+        for position, table in enumerate(tables):
+            positions.setdefault(table, []).append(position)
+        try:
+            for table, where in positions.items():
+                writer, below = self._writer(table), self._added_below(table)
+                where = [i for i in where if chunk.offsets[i] >= below]
+                if len(where) == len(chunk):
+                    writer.write(chunk, values)
+                elif where:
+                    writer.write(chunk.select(where), values.select(where))
+        except RecordError:
+            self.last_added_offset = (
+                next((o for o, t in zip(chunk.offsets, tables) if o >= self._added_below(t)), chunk.offsets[-1] + 1) - 1
+            )
+            raise
+        finally:
+            self.closed = [f for writer in self.writers.values() for f in writer.closed]
+        self.last_added_offset = chunk.offsets[-1]
+
+    def _added_below(self, table: str) -> int:
+        """Every record of the range below this offset that goes to `table` is in it, or in its writer (none for a
+        table not opened yet)."""
+        writer = self.writers.get(table)
+        return max(self._skip_below[table], writer.last_added_offset + 1) if writer else self._start
 
     def finish(self) -> None:
         try:
             for writer in self.writers.values():
                 writer.finish()
         finally:
-            self._collect_closed()
-
-    def _collect_closed(self) -> None:
-        self.closed = [f for writer in self.writers.values() for f in writer.closed]
+            self.closed = [f for writer in self.writers.values() for f in writer.closed]
 
     def _writer(self, identifier: str) -> TableWriter:
         writer = self.writers.get(identifier)

@@ -93,6 +93,25 @@ def test_a_record_naming_no_table_is_a_bad_record(stack, spark, s3, dynamodb, ro
     assert committed_offsets(dynamodb, config) == {0: 5}
 
 
+def test_a_record_its_table_refuses_among_other_tables_records_is_dead_lettered_once(stack, spark, s3, dynamodb,
+                                                                                       routed):
+    config, tables = routed(1, **{"errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "fan-out-dlq"})
+    topic = config["topics"][0]
+    # given one chunk of records of three tables interleaved, one of them a string where its table has a number
+    values = [row(n, tables[n % 2]) for n in range(7)]
+    values[3]["amount"], values[6]["__table"] = "thirty", tables[2]
+    produce(stack.bootstrap_servers, topic, [orjson.dumps(v) for v in values], 1)
+    run_job(config, spark, dynamodb)
+    # then every other record lands once in its table, the refused one is dead-lettered, the offset moves past all
+    assert [r["id"] for r in read_three_ways(s3, config, tables[0])] == [0, 2, 4]
+    assert [r["id"] for r in read_three_ways(s3, config, tables[1])] == [1, 5]
+    assert [r["id"] for r in read_three_ways(s3, config, tables[2])] == [6]
+    [letter] = read_dlq_s3(s3, BUCKET, f"fan-out-dlq/{topic}/")
+    assert (letter["offset"], letter["error"]["class"]) == (3, "TableSchemaError")
+    assert tables[1] in letter["error"]["message"]
+    assert committed_offsets(dynamodb, config) == {0: 7}
+
+
 def test_without_tolerance_a_record_naming_no_table_stops_the_run_before_it(stack, spark, s3, dynamodb, routed):
     config, tables = routed(1)
     values = [row(0, tables[0]), row(1, tables[2]), row(2), row(3, tables[0])]
