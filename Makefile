@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert clean
+.PHONY: venv cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
 
 venv: $(STAMP)
 
@@ -85,6 +85,10 @@ bench-upsert: venv
 	    $(if $(DUCKDB),--duckdb-path $(DUCKDB),)
 
 # sink-engine restore of an envelope backup (Parquet, JSON) of 1M records, and its rerun (not part of make test).
+# IcebergFormat with fan-out by field against one table (docs/iceberg.md, "Fan-out by field")
+bench-fan-out: venv
+	$(PY) -m devtools.bench_fan_out
+
 bench-restore: venv
 	$(PY) -m devtools.bench_restore
 

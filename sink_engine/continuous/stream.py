@@ -127,8 +127,7 @@ class PartitionStream:
     def settled(self, pending: PendingCommit) -> None:
         """`pending` was committed: what it settled is let go."""
         point = pending.commit.next_offset
-        writer = self.output.writer
-        writer.closed = [f for f in writer.closed if f.start_offset >= point]
+        self.output.let_go(point)
         self._dropped = [offset for offset in self._dropped if offset >= point]
         self._unsettled = [entry for entry in self._unsettled if entry[0] >= point]
         self.committed = self.expected = point

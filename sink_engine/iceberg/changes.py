@@ -110,12 +110,13 @@ class RangeChanges:
     def _bad(chunk: RecordChunk, position: int, reason: str) -> TableSchemaError:
         return TableSchemaError(chunk.topic, chunk.partition, chunk.offsets[position], f"a tombstone: {reason}")
 
-    def last(self, schema: pa.Schema) -> tuple[pa.Table, pa.Table]:
-        """(rows to write, keys of every change): each key's last change, all rows in the table's `schema` (which
-        may have evolved since a change was held)."""
-        if not self._held:
+    def take(self, schema: pa.Schema) -> tuple[pa.Table, pa.Table]:
+        """(rows to write, keys of every change) of the changes held, which are let go: each key's last change, all
+        rows in the table's `schema` (which may have evolved since a change was held)."""
+        held, self._held = self._held, []
+        if not held:
             empty = schema.empty_table()
             return empty, empty.select(list(self.id_columns))
-        rows = pa.concat_tables([fit(schema, fitted) for fitted, _ in self._held])
-        deletes = pa.concat_arrays([deletes for _, deletes in self._held])
+        rows = pa.concat_tables([fit(schema, fitted) for fitted, _ in held])
+        deletes = pa.concat_arrays([deletes for _, deletes in held])
         return last_changes(rows, deletes, self.id_columns)

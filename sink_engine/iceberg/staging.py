@@ -3,8 +3,9 @@ driver, which appends it to the table (iceberg/stream_commit.py).
 
 A stage is a `STAGE#<topic>#<partition>` item of the offsets table (`sink_engine.offsets.layout`): the offsets
 commit it asks for (`OffsetCommit`'s fields) and the paths of the Iceberg manifests (Avro, Iceberg's own description
-of data files: statistics, bounds, partition) that the task wrote beside the table's metadata. The item stays a few
-hundred bytes whatever the files (DynamoDB's item limit is 400 KB,
+of data files: statistics, bounds, partition) that the task wrote beside the table's metadata, with, for an upsert
+table, a Parquet file of the keys each part's changes replace (one part per cut the stage spans). The item stays a
+few hundred bytes whatever the files (DynamoDB's item limit is 400 KB,
 https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items), one Query reads
 every stage of a connector, and its put can be conditional: in a transaction with the lease check, and never over a
 stage of the same start (a partition has one stage per committed offset: the first one staged is the one committed).
@@ -17,6 +18,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from botocore.exceptions import ClientError
 from pyiceberg.manifest import ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile, write_manifest
 from pyiceberg.table import Table
@@ -32,17 +35,50 @@ _NONE = -1  # `start` of a partition's first commit (nothing committed yet)
 
 
 @dataclass(frozen=True)
+class StagePart:
+    """Data files described by a manifest (path, partition spec id; None: no data file) and, of an upsert table,
+    the keys whose rows they replace (the path of a Parquet file of the id columns; None: an append)."""
+
+    manifest: tuple[str, int] | None
+    keys: str | None = None
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for path in (self.manifest[0] if self.manifest else None, self.keys) if path is not None]
+
+
+@dataclass(frozen=True)
 class Stage:
-    """One topic-partition's staged commit: `commit` (expected = the committed offset it starts from) and the
-    manifests (path, partition spec id) describing its data files."""
+    """One topic-partition's staged commit: `commit` (expected = the committed offset it starts from) and its
+    parts, in offset order (an upsert table's later part replaces the rows of an earlier part's keys)."""
 
     commit: OffsetCommit
-    manifests: tuple[tuple[str, int], ...]
+    parts: tuple[StagePart, ...]
     files: int
     records: int
 
 
-def write_manifests(table: Table, data_files: list) -> tuple[tuple[str, int], ...]:
+def write_part(table: Table, data_files: list, keys: pa.Table | None) -> StagePart:
+    """Stage data files (`write_manifest`) and the keys of their changes (a Parquet file beside the manifest)."""
+    manifest = write_manifest_of(table, data_files) if data_files else None
+    if keys is None or keys.num_rows == 0:
+        return StagePart(manifest)
+    path = f"{table.location()}/metadata/sink-engine-stage-{uuid.uuid4()}-keys.parquet"
+    with table.io.new_output(path).create() as stream:
+        pq.write_table(keys, stream)
+    return StagePart(manifest, path)
+
+
+def read_part(io, part: StagePart) -> tuple[list, pa.Table | None]:
+    """(data files, changed keys) of a staged part."""
+    files = read_data_files(io, part.manifest) if part.manifest else []
+    if part.keys is None:
+        return files, None
+    with io.new_input(part.keys).open() as stream:
+        return files, pq.read_table(stream)
+
+
+def write_manifest_of(table: Table, data_files: list) -> tuple[str, int]:
     """Describe `data_files` in a manifest beside the table's metadata, with the table's current partition spec (as
     pyiceberg's append describes the files it adds); its path and spec id. Each name is unique: a manifest is
     written once."""
@@ -60,24 +96,22 @@ def write_manifests(table: Table, data_files: list) -> tuple[tuple[str, int], ..
             writer.add_entry(
                 ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=0, data_file=data_file)
             )
-    return ((path, spec.spec_id),)
+    return path, spec.spec_id
 
 
-def read_data_files(io, manifests: tuple[tuple[str, int], ...]) -> list:
-    """The data files the manifests describe (each with its spec id)."""
-    files = []
-    for path, spec_id in manifests:
-        manifest = ManifestFile.from_args(
-            manifest_path=path,
-            manifest_length=0,
-            partition_spec_id=spec_id,
-            content=ManifestContent.DATA,
-            sequence_number=0,
-            min_sequence_number=0,
-            added_snapshot_id=0,
-        )
-        files += [entry.data_file for entry in manifest.fetch_manifest_entry(io)]
-    return files
+def read_data_files(io, manifest: tuple[str, int]) -> list:
+    """The data files a staged manifest (path, spec id) describes (each with its spec id)."""
+    path, spec_id = manifest
+    entries = ManifestFile.from_args(
+        manifest_path=path,
+        manifest_length=0,
+        partition_spec_id=spec_id,
+        content=ManifestContent.DATA,
+        sequence_number=0,
+        min_sequence_number=0,
+        added_snapshot_id=0,
+    ).fetch_manifest_entry(io)
+    return [entry.data_file for entry in entries]
 
 
 class StageStore:
@@ -118,7 +152,7 @@ class StageStore:
     def _holds(self, connector: str, stage: Stage) -> bool:
         key = layout.key(connector, layout.stage_sk(stage.commit.tp.topic, stage.commit.tp.partition))
         item = self._db.get_item(TableName=self._table, Key=key, ConsistentRead=True).get("Item")
-        return item is not None and _from_item(item).manifests == stage.manifests
+        return item is not None and _from_item(item).parts == stage.parts
 
 
 def _to_item(token: LeaseToken, stage: Stage) -> dict:
@@ -129,7 +163,7 @@ def _to_item(token: LeaseToken, stage: Stage) -> dict:
         "partition": {"N": str(commit.tp.partition)},
         "start": {"N": str(_NONE if commit.expected is None else commit.expected)},
         "next_offset": {"N": str(commit.next_offset)},
-        "manifests": {"L": [{"M": {"path": {"S": p}, "spec_id": {"N": str(s)}}} for p, s in stage.manifests]},
+        "parts": {"L": [{"M": _part_item(part)} for part in stage.parts]},
         "files": {"N": str(stage.files)},
         "records": {"N": str(stage.records)},
         "dead_letters": _counts(commit.dead_letters),
@@ -157,8 +191,22 @@ def _from_item(item: dict) -> Stage:
         _from_counts(item["skipped"]),
         number("first_offset"),
     )
-    manifests = tuple((m["M"]["path"]["S"], int(m["M"]["spec_id"]["N"])) for m in item["manifests"]["L"])
-    return Stage(commit, manifests, int(item["files"]["N"]), int(item["records"]["N"]))
+    parts = tuple(_part_of(p["M"]) for p in item["parts"]["L"])
+    return Stage(commit, parts, int(item["files"]["N"]), int(item["records"]["N"]))
+
+
+def _part_item(part: StagePart) -> dict:
+    item = {}
+    if part.manifest is not None:
+        item.update({"manifest": {"S": part.manifest[0]}, "spec_id": {"N": str(part.manifest[1])}})
+    if part.keys is not None:
+        item["keys"] = {"S": part.keys}
+    return item
+
+
+def _part_of(item: dict) -> StagePart:
+    manifest = (item["manifest"]["S"], int(item["spec_id"]["N"])) if "manifest" in item else None
+    return StagePart(manifest, item["keys"]["S"] if "keys" in item else None)
 
 
 def _counts(counts: dict | None) -> dict:

@@ -30,7 +30,7 @@ from sink_engine.iceberg.catalog import load_table
 from sink_engine.iceberg.commit import TableCommits
 from sink_engine.iceberg.errors import TableError
 from sink_engine.iceberg.settings import IcebergSettings
-from sink_engine.iceberg.staging import Stage, StageStore, read_data_files
+from sink_engine.iceberg.staging import Stage, StageStore, read_part
 from sink_engine.iceberg.task import TableFiles
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import Leases, LeaseToken, OffsetStore
@@ -109,17 +109,20 @@ class StagedCommits(CommitCoordinator):
         ios: dict[str, object] = {}
         for tp, stage in sorted(ready.items()):
             identifier = self._settings.table_identifier(tp.topic)
-            if stage.manifests:
+            if stage.parts:
                 io = ios[identifier] = ios.get(identifier) or self._io(identifier)
-                files[identifier].append(TableFiles(tuple(read_data_files(io, stage.manifests))))
+            for part in stage.parts:  # in offset order: an upsert table's later keys replace earlier rows
+                data_files, keys = read_part(io, part)
+                files[identifier].append(TableFiles(tuple(data_files), keys))
             entries[identifier].append(_entry(stage))
         self._tables.commit_files(files, entries, self._leases, self._token, self._lease_ms)
         stages = [ready[tp] for tp in sorted(ready)]
         for start in range(0, len(stages), MAX_COMMITS):
             commit_logged(self._store, self._token, [(s.commit, s.files) for s in stages[start : start + MAX_COMMITS]])
         for tp, stage in ready.items():  # spent: the snapshot describes their files in manifests of its own
-            for path, _ in stage.manifests:
-                _delete(ios[self._settings.table_identifier(tp.topic)], path)
+            for part in stage.parts:
+                for path in part.paths:
+                    _delete(ios[self._settings.table_identifier(tp.topic)], path)
 
     def _io(self, identifier: str):
         table = load_table(self._tables.catalog, identifier)
@@ -129,7 +132,8 @@ class StagedCommits(CommitCoordinator):
 
 
 def _delete(io, path: str) -> None:
-    """Delete a spent stage's manifest; one left behind (a failed delete) is an unreferenced file, harmless."""
+    """Delete a spent stage's manifest or keys file; one left behind (a failed delete) is an unreferenced file,
+    harmless."""
     with contextlib.suppress(OSError):
         io.delete(path)
 

@@ -16,7 +16,7 @@ from sink_engine import events
 from sink_engine.continuous.commits import StreamCommits
 from sink_engine.continuous.stream import PartitionStream, PendingCommit
 from sink_engine.errors import CommitConflictError
-from sink_engine.iceberg.staging import Stage, StageStore, write_manifests
+from sink_engine.iceberg.staging import Stage, StageStore, write_part
 from sink_engine.iceberg.table_writer import TableWriter
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import LeaseToken, OffsetStore
@@ -70,9 +70,14 @@ class TableStaging(StreamCommits):
         for stream, done in pending:
             writer = stream.output.writer
             assert isinstance(writer, TableWriter)  # IcebergTablesTarget.stream_output's
-            data_files = writer.data_files_of(done.files)
-            manifests = write_manifests(writer.table, data_files) if data_files and writer.table else ()
-            stage = Stage(done.commit, manifests, len(done.files), sum(f.record_count for f in done.files))
+            table, point = writer.table, done.commit.next_offset
+            parts = (
+                [write_part(table, files, keys) for files, keys in writer.finished_parts(done.files, point)]
+                if table
+                else []  # no record reached the table
+            )
+            kept = tuple(part for part in parts if part.paths)
+            stage = Stage(done.commit, kept, len(done.files), sum(f.record_count for f in done.files))
             try:
                 self._stages.put(self._token, stage)
             except CommitConflictError:

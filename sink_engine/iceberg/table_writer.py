@@ -84,26 +84,47 @@ class TableWriter(RecordWriter):
         self._write_id, self._counter = uuid.uuid4(), itertools.count()
         self.data_files: list = []
         self.changes = RangeChanges(settings.upsert, self._identifier, topic) if settings.upsert else None
-        self.changed_keys: pa.Table | None = None  # of an upsert table, once finished: the keys of every change
+        # of an upsert table, per `finish` with changes: (the offset after its last change, the keys of its changes)
+        self.finished_keys: list[tuple[int, pa.Table]] = []
         self._first_change: int | None = None  # offset of the first change held
-        self._closed_files: list[ClosedFile] = []
+        self.closed: list[ClosedFile] = []
         self.last_added_offset = start_offset - 1
 
-    @property
-    def closed(self) -> list[ClosedFile]:
-        return self._closed_files
-
-    @closed.setter
-    def closed(self, files: list[ClosedFile]) -> None:
-        """Keep only these closed files (a continuous run lets go of what it committed), and their data files."""
-        kept = {f.key for f in files}
-        self._closed_files, self.data_files = list(files), [d for d in self.data_files if d.file_path in kept]
+    def let_go(self, point: int) -> None:
+        """Everything before `point` is committed (a continuous run): forget its closed files, their data files and
+        the changed keys of what it finished."""
+        self.closed = [f for f in self.closed if f.start_offset >= point]
+        kept = {f.key for f in self.closed}
+        self.data_files = [d for d in self.data_files if d.file_path in kept]
+        self.finished_keys = [(end, keys) for end, keys in self.finished_keys if end > point]
 
     @property
     def first_open_offset(self) -> int | None:
-        """The first offset of the rows in no closed data file yet (the open file's, else the buffer's); None when
-        there are none."""
-        return self._file_offsets[0] if self._file_offsets[0] is not None else self._buffered[1]
+        """The first offset of the rows in no closed data file yet (the open file's, the buffer's, an upsert
+        table's changes held); None when there are none."""
+        held = (self._file_offsets[0], self._buffered[1], self._first_change)
+        return min((offset for offset in held if offset is not None), default=None)
+
+    @property
+    def changed_keys(self) -> pa.Table | None:
+        """Of an upsert table: the keys of every change finished (a bounded run's range: its changes); else None."""
+        if not self.finished_keys:
+            return None
+        return pa.concat_tables([keys for _, keys in self.finished_keys], promote_options="permissive")
+
+    def finished_parts(self, files: tuple[ClosedFile, ...], point: int) -> list[tuple[list, pa.Table | None]]:
+        """(data files, changed keys) of these closed files, all before `point`, in offset order: one part per
+        `finish` of an upsert table before it (a later part's keys replace an earlier part's rows), one part of all
+        of them without changes."""
+        if self.changes is None:
+            return [(self.data_files_of(files), None)]
+        parts, left = [], list(files)
+        for end, keys in (entry for entry in self.finished_keys if entry[0] <= point):
+            mine = [f for f in left if f.start_offset < end]
+            left = [f for f in left if f.start_offset >= end]
+            parts.append((self.data_files_of(tuple(mine)), keys))
+        assert not left, "an upsert table's data files are written by a finish"
+        return parts
 
     @property
     def table(self) -> Table | None:
@@ -147,11 +168,14 @@ class TableWriter(RecordWriter):
         return self._table
 
     def finish(self) -> None:
-        if self.changes is not None and self._table is not None:
-            rows, self.changed_keys = self.changes.last(self._opened_schema)
+        """Write what is held: an upsert table's changes (each key's last) and the buffered rows, closing every file.
+        A continuous run's writer goes on after it."""
+        if self.changes is not None and self._first_change is not None:
+            rows, keys = self.changes.take(self._opened_schema)
             if rows.num_rows:
-                assert self._first_change is not None  # set with the first change held
                 self._append(rows, self._first_change, self.last_added_offset)
+            self.finished_keys.append((self.last_added_offset + 1, keys))
+            self._first_change = None
         self._finish_files()
 
     def _add(self, chunk: RecordChunk, values: ValueColumn, start: int, stop: int, records: pa.Table) -> None:
@@ -320,7 +344,7 @@ class TableWriter(RecordWriter):
     def _closed(self, data_file, first: int, last: int) -> None:
         self.data_files.append(data_file)
         spec, schema = self._opened.spec(), self._opened.schema()
-        self._closed_files.append(
+        self.closed.append(
             ClosedFile(
                 data_file.file_path,
                 spec.partition_to_path(data_file.partition, schema),

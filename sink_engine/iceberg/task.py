@@ -87,6 +87,10 @@ class TableOutput(RangeOutput):
     def cut(self, offset: int) -> None:
         self.writer.finish()
 
+    def let_go(self, point: int) -> None:
+        assert isinstance(self.writer, TableWriter)  # continuous runs refuse fan-out (IcebergTablesTarget)
+        self.writer.let_go(point)
+
     def has_open_files(self) -> bool:
         assert isinstance(self.writer, TableWriter)  # continuous runs refuse fan-out (IcebergTablesTarget)
         return self.writer.first_open_offset is not None

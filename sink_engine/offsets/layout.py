@@ -28,8 +28,9 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   still `expected_committed`.
 - `STAGE#<topic>#<partition>`: what a continuous IcebergFormat run's task closed for the partition, staged for the
   driver to append (`sink_engine.iceberg.staging`). `topic`, `partition`, `start` (the committed offset it starts
-  from; -1: none yet), `next_offset`, `manifests` (a list of maps `path`, `spec_id`: Iceberg manifests describing its
-  data files), `files`, `records`, `dead_letters` and `skipped` (maps of counts, as the offsets commit adds them),
+  from; -1: none yet), `next_offset`, `parts` (a list of maps, in offset order: `manifest` and `spec_id`, an Iceberg
+  manifest describing data files, and of an upsert table `keys`, a Parquet file of the keys their changes replace),
+  `files`, `records`, `dead_letters` and `skipped` (maps of counts, as the offsets commit adds them),
   `first_offset`, `dlq_scan_from` and `last_file` (as in `OFFSET#`, when set), `epoch`. Put by the job's tasks in a
   transaction with the lease check, conditional on no stage of the same `start` (`attribute_not_exists(sk) OR
   start <> :start`); read by its driver, which commits a stage whose `start` is the committed offset. A stage whose

@@ -7,7 +7,8 @@ offsets, nothing present) and again at each confirm of a restore.
 
 The lease is the run lease's protocol (offsets/lease.py) under `restore#<target topic>`: one restore into a
 target at a time. A restore that finds it held waits until it is released or lapses (a killed restore's lease
-lapses after `sink.lease.duration.ms`), for at most twice that long, then gives up with LeaseHeldError. Waiting
+lapses after `sink.lease.duration.ms`), for at most twice that long while one holder keeps it, then gives up
+with LeaseHeldError (a new holder starts the wait again: another restore may take the lease as it lapses). Waiting
 for the lapse is also what settles a killed restore's produce requests: a dead process sends nothing more, and
 what it had sent was answered long before, so the tail the next restore scans no longer changes under it (the
 producer's `message.timeout.ms` is kept well under the lease, so a live but stalled restore gives up its
@@ -86,18 +87,19 @@ class RestoreLease:
         self.duration_ms = duration_ms
 
     def acquire(self, owner: str, on_wait: Callable[[str, int], None] = lambda owner, until: None) -> LeaseToken:
-        """The lease, once it is free; `on_wait(holder, expires_at_ms)` when it has to wait."""
-        give_up = self._clock() + 2 * self.duration_ms
-        told = None
+        """The lease, once it is free; `on_wait(holder, expires_at_ms)` when it has to wait. LeaseHeldError when one
+        holder keeps it twice the lease duration (a live restore at work); a new holder (another restore took the
+        lease as it lapsed, and may die too) starts the wait again."""
+        told, give_up = None, 0
         while True:
             try:
                 return self.leases.acquire(self.name, owner, self.duration_ms)
             except LeaseHeldError as held:
-                if self._clock() >= give_up:
-                    raise
                 if told != held.owner:
                     on_wait(held.owner, held.expires_at_ms)
-                    told = held.owner
+                    told, give_up = held.owner, self._clock() + 2 * self.duration_ms
+                elif self._clock() >= give_up:
+                    raise
                 time.sleep(POLL_S)
 
     def checkpoint(self, source_topic: str) -> Checkpoint | None:

@@ -97,10 +97,6 @@ class IcebergTablesTarget(Target):
             raise ConfigError(
                 "iceberg.tables.dynamic-enabled", "fan-out by field is written by bounded runs only (not built yet)"
             )
-        if self.settings.upsert is not None:
-            raise ConfigError(
-                "iceberg.tables.upsert-mode-enabled", "upsert tables are written by bounded runs only (not built yet)"
-            )
         super().check_continuous()
 
     def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):

@@ -38,7 +38,12 @@ class RangeOutput(ABC):
         set."""
 
     # A continuous run's stream (sink_engine/continuous) writes into one output for as long as its task runs; an
-    # output that a target returns from `Target.stream_output` implements these three.
+    # output that a target returns from `Target.stream_output` implements these three (and `let_go` where it holds
+    # more than its writer's closed files).
+
+    def let_go(self, point: int) -> None:
+        """Everything before `point` is committed: forget the files closed before it."""
+        self.writer.closed = [f for f in self.writer.closed if f.start_offset >= point]
 
     def commit_point(self, processed: int) -> int:
         """While writing goes on: the first offset not settled once the records before `processed` were handled

@@ -8,6 +8,7 @@ import base64
 import os
 import random
 import signal
+from types import SimpleNamespace
 
 import pytest
 
@@ -149,6 +150,28 @@ def test_refusals_name_the_option(stack, new_topic, spark, dynamodb, connector, 
     code, out = restore(capsys, restore_argv(shortest, tmp_path, f"held-{unique}"))
     assert code == 3 and "waiting: restore someone-else holds the lease" in out and "leased by run someone-else" in out
     assert topic_records(stack.bootstrap_servers, f"held-{unique}") == {p: [] for p in range(PARTITIONS)}
+
+
+def test_a_restore_waits_again_for_a_new_holder_of_the_lease(stack, dynamodb, unique, monkeypatch):
+    """Waiting for a killed restore's lease, a restore may see another take the lease as it lapses (and be killed
+    too): the wait starts again for the new holder instead of giving up two lease durations after it began."""
+    from sink_engine.restore import lease as restore_lease
+
+    clock = {"now": 0}
+    lease = RestoreLease(dynamodb, TABLE, f"target-{unique}", 1000, clock=lambda: clock["now"])
+    others = Leases(dynamodb, TABLE, lambda: clock["now"])
+    others.acquire(lease.name, "killed-first", 1000)  # lapses at 1000
+
+    def sleep(_seconds):  # a poll: half a second passes; as the first lapses, a second restore takes it (to 2800)
+        clock["now"] += 500
+        if clock["now"] == 1000:
+            others.acquire(lease.name, "killed-second", 1800)
+
+    monkeypatch.setattr(restore_lease, "time", SimpleNamespace(sleep=sleep))  # this module's sleep only
+    told = []
+    token = lease.acquire("waiting", lambda owner, until: told.append((owner, until, clock["now"])))
+    assert told == [("killed-first", 1000, 0), ("killed-second", 2800, 1000)]
+    assert (token.owner, clock["now"]) == ("waiting", 3000)
 
 
 def sidecar_records(count: int, json_values: bool) -> list:

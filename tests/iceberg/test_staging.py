@@ -11,7 +11,7 @@ from pyiceberg.io.pyarrow import _dataframe_to_data_files
 
 from sink_engine.driver.job import now_ms
 from sink_engine.errors import CommitConflictError
-from sink_engine.iceberg.staging import Stage, StageStore, read_data_files, write_manifests
+from sink_engine.iceberg.staging import Stage, StagePart, StageStore, read_part, write_part
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import Leases
 from sink_engine.offsets.store import OffsetCommit
@@ -23,7 +23,9 @@ TP = TopicPartition("orders", 3)
 
 def stage(start: int | None, next_offset: int, manifest: str = "s3://lake/m.avro") -> Stage:
     commit = OffsetCommit(TP, start, next_offset, None, {"TableSchemaError": 1}, 7, {"ignored": 2}, 0)
-    return Stage(commit, ((manifest, 0),), 1, next_offset - (start or 0) - 3)
+    parts = (StagePart((manifest, 0)), StagePart(None, "s3://lake/k.parquet"), StagePart(("s3://lake/n.avro", 1),
+                                                                                          "s3://lake/l.parquet"))
+    return Stage(commit, parts, 1, next_offset - (start or 0) - 3)
 
 
 def test_the_first_stage_of_a_start_wins_and_a_retry_of_it_is_taken(stack, dynamodb, unique):
@@ -55,13 +57,18 @@ def test_a_stage_under_a_lease_that_moved_on_is_refused(stack, dynamodb, unique)
     assert StageStore(dynamodb, TABLE).staged(connector) == {}
 
 
-def test_a_manifest_gives_back_the_data_files_it_describes(stack, iceberg_connector):
+def test_a_staged_part_gives_back_the_data_files_it_describes_and_the_keys_they_replace(stack, iceberg_connector):
     config = iceberg_connector()
     create_namespace(config)
     rows = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", "b", None]})
     table = catalog_of(config).create_table(table_name(config), schema=rows.schema)
     written = list(_dataframe_to_data_files(table.metadata, rows, table.io, uuid.uuid4()))
-    back = read_data_files(table.io, write_manifests(table, written))
+    keys = rows.select(["id"]).slice(1)
+    back, keys_back = read_part(table.io, write_part(table, written, keys))
     assert [(f.file_path, f.record_count, f.file_size_in_bytes, f.null_value_counts) for f in back] == [
         (f.file_path, f.record_count, f.file_size_in_bytes, f.null_value_counts) for f in written
     ]
+    assert keys_back.equals(keys)
+    # an append's part has no keys, a part of deletes only no manifest
+    assert read_part(table.io, write_part(table, written, None))[1] is None
+    assert read_part(table.io, write_part(table, [], keys)) == ([], keys_back)

@@ -223,3 +223,45 @@ def test_bad_changes_are_dead_lettered(stack, spark, s3, dynamodb, iceberg_conne
     assert "column id" in letters[1]["error"]["message"]
     assert "a tombstone" in letters[2]["error"]["message"]
     assert committed_offsets(dynamodb, config) == {0: 5}
+
+
+def test_a_stage_that_spans_two_cuts_keeps_the_later_cuts_change(stack, iceberg_connector):
+    """A continuous run's task cuts its upsert table's changes at each interval; when the driver commits two cuts of
+    a partition at once (it fell behind), the second cut's change of a key replaces the first's."""
+    import orjson
+
+    from sink_engine.iceberg.settings import IcebergSettings
+    from sink_engine.iceberg.table_writer import TableWriter
+    from sink_engine.iceberg.task import TableFiles
+    from sink_engine.iceberg.upsert import run_files
+    from sink_engine.records import RecordChunk, ValueColumn
+
+    config = iceberg_connector(**UPSERT)
+    create_namespace(config)
+    topic = config["topics"][0]
+    writer = TableWriter(IcebergSettings.from_config(config), topic, 0, 0)
+
+    def cut(first: int, values: list[dict]) -> None:
+        texts = [orjson.dumps(v) for v in values]
+        chunk = RecordChunk(topic, 0, list(range(first, first + len(values))), texts, keys=[None] * len(values),
+                            timestamps=[0] * len(values))
+        writer.write(chunk, ValueColumn("json", texts))
+        writer.finish()
+
+    # given two cuts: keys 1 and 2 written, then 1 updated and 2 deleted
+    cut(0, [{"id": 1, "name": "a", "__op": "c"}, {"id": 2, "name": "b", "__op": "c"}, {"id": 3, "name": "c", "__op": "r"}])
+    cut(3, [{"id": 1, "name": "a2", "__op": "u"}, {"id": 2, "name": "b", "__op": "d"}])
+    # when both are staged and committed together
+    parts = writer.finished_parts(tuple(writer.closed), 5)
+    assert [keys["id"].to_pylist() for _, keys in parts] == [[1, 2, 3], [1, 2]]
+    table = writer.table
+    removed, added = run_files(table, [TableFiles(tuple(files), keys) for files, keys in parts])
+    with table.transaction() as tx, tx.update_snapshot().overwrite() as overwrite:
+        for data_file in added:
+            overwrite.append_data_file(data_file)
+    # then the table holds each key's last change once
+    assert not removed
+    assert pyiceberg_rows(config, ("id", "name")) == [{"id": 1, "name": "a2"}, {"id": 3, "name": "c"}]
+    # and once committed, the writer lets go of both cuts
+    writer.let_go(5)
+    assert (writer.closed, writer.data_files, writer.finished_keys) == ([], [], [])
