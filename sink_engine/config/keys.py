@@ -448,7 +448,8 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         False,
         "IcebergFormat: upsert tables: the table holds each key's row as of its last change (by the id columns, its "
         "identifier fields), a delete (`iceberg.tables.cdc-field`, a tombstone with `behavior.on.null.values=write`) "
-        "removes it; applied by copy-on-write (see [Upsert tables](iceberg.md#upsert-tables)). Bounded runs only.",
+        "removes it; applied by copy-on-write (see [Upsert tables](iceberg.md#upsert-tables)), by bounded and continuous "
+        "runs.",
     ),
     Key(
         "iceberg.tables.default-id-columns",

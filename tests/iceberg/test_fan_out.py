@@ -236,11 +236,6 @@ def test_fan_out_settings_are_checked(iceberg_connector, overrides, key, message
     assert raised.value.key == key and message in str(raised.value)
 
 
-def test_a_continuous_run_refuses_fan_out(iceberg_connector):
-    config = iceberg_connector(**{"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "t"})
-    with pytest.raises(ConfigError) as raised:
-        target_for(config).check_continuous()
-    assert raised.value.key == "iceberg.tables.dynamic-enabled"
 
 
 def test_iceberg_tables_is_not_read_with_fan_out(connector):

@@ -80,12 +80,15 @@ def test_a_run_of_deletes_only_commits_them(stack, spark, s3, dynamodb, iceberg_
     assert len(connector_snapshots(config)) == 2
 
 
-def test_a_continuous_run_refuses_upsert_tables(iceberg_connector):
+def test_a_continuous_run_takes_upsert_tables_but_not_fan_out(iceberg_connector):
     from sink_engine.continuous.driver import check_continuous
 
+    check_continuous(check_config(iceberg_connector(**UPSERT)))  # tests/continuous/test_upsert_continuous.py
+    routed = {"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "t",
+              "behavior.on.null.values": "ignore"}
     with pytest.raises(ConfigError) as raised:
-        check_continuous(check_config(iceberg_connector(**UPSERT)))
-    assert raised.value.key == "iceberg.tables.upsert-mode-enabled" and "bounded runs only" in str(raised.value)
+        check_continuous(check_config(iceberg_connector(**{**UPSERT, **routed})))
+    assert raised.value.key == "iceberg.tables.dynamic-enabled" and "bounded runs only" in str(raised.value)
 
 
 @pytest.mark.parametrize(("overrides", "key", "message"), [
