@@ -288,29 +288,24 @@ def _continuous(settings: Settings, source: str, config: SinkConfig) -> Continuo
     from sink_engine.continuous.driver import check_continuous
 
     where = f"continuous.connectors.{config.name}"
-    if FormatSettings.from_config(config).format_class == "iceberg":
-        raise SettingsError(
-            settings.source, where, "names an IcebergFormat connector: continuous runs write S3 objects only"
-        )
     try:
         check_continuous(config)
     except ConfigError as e:
         raise ConnectorSpecError(source, e.key, f"cannot run continuously ({where}): {e}") from e
-    schedule_ms = WallClockCuts.from_config(config).schedule_ms
-    if schedule_ms <= 0:
+    wait_key, wait_ms = _stream_wait(config)
+    if wait_ms <= 0:
         raise ConnectorSpecError(
             source,
-            "rotate.schedule.interval.ms",
+            wait_key,
             f"must be set for a continuous connector ({where}): without a scheduled rotation a partition's open file "
             "waits for flush.size, and its records' age in Kafka has no bound",
         )
-    if wanted.freshness_alarm_seconds * 1000 <= schedule_ms:
+    if wanted.freshness_alarm_seconds * 1000 <= wait_ms:
         raise SettingsError(
             settings.source,
             f"{where}.freshness_alarm_seconds",
-            f"{wanted.freshness_alarm_seconds} s is not above the connector's rotate.schedule.interval.ms "
-            f"({schedule_ms} ms): a record waits up to one schedule for its file to close, so the alarm would always "
-            "fire",
+            f"{wanted.freshness_alarm_seconds} s is not above the {wait_ms} ms a record may wait for its commit "
+            f"({wait_key}), so the alarm would always fire",
         )
     lease_ms = RunSettings.from_config(config).lease_ms
     grace = max(GRACE_RANGE_S[0], math.ceil(lease_ms / 1000) + GRACE_MARGIN_S)
@@ -322,6 +317,20 @@ def _continuous(settings: Settings, source: str, config: SinkConfig) -> Continuo
             f"the lease duration and {GRACE_MARGIN_S} s, and CancelJobRun allows at most {GRACE_RANGE_S[1]} s",
         )
     return ContinuousSpec(wanted.freshness_alarm_seconds, wanted.max_failed_attempts_per_hour, grace)
+
+
+def _stream_wait(config: SinkConfig) -> tuple[str, int]:
+    """How long a record may wait in a continuous run before it is committed, and the key that sets it: the
+    `rotate.schedule.interval.ms` a file closes on; with IcebergFormat the `iceberg.control.commit.interval-ms`
+    window its partition is cut at, and the driver's commit delay after the window's boundary
+    (iceberg/stream_commit.py)."""
+    if FormatSettings.from_config(config).format_class != "iceberg":
+        return "rotate.schedule.interval.ms", WallClockCuts.from_config(config).schedule_ms
+    from sink_engine.iceberg.settings import IcebergSettings
+    from sink_engine.iceberg.stream_commit import commit_delay_ms
+
+    interval = IcebergSettings.from_config(config).commit_interval_ms
+    return "iceberg.control.commit.interval-ms", interval + commit_delay_ms(interval)
 
 
 def _restore_targets(settings: Settings, name: str, dlq_topic: str | None) -> tuple[str, ...]:

@@ -36,7 +36,8 @@ _ELSEWHERE = (
     "role-session-name",
 )
 # table properties that put files outside the table's location, or make commits delete files, which the job
-# role may not do (`iceberg.tables.auto-create-props.<property>`)
+# role may not do (a continuous connector's may delete its spent staged files, nothing else)
+# (`iceberg.tables.auto-create-props.<property>`)
 _OUTSIDE_LOCATION = ("write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path")
 _DELETES = "write.metadata.delete-after-commit.enabled"
 _NAMESPACE = {"glue": "database", "rest": "namespace"}  # what the first part of `iceberg.tables` names, per catalog
@@ -191,7 +192,8 @@ def check_deployable(
             raise ConnectorSpecError(
                 source,
                 TABLE_PROPS_PREFIX + name,
-                "cannot be true on AWS: the job role may not delete objects (old metadata files are kept)",
+                "cannot be true on AWS: the job role may not delete table files (old metadata files are kept; "
+                "a continuous connector's may delete its spent staged files only)",
             )
 
 

@@ -53,8 +53,11 @@ The statements follow what the engine calls for this connector's config, and not
   PutObject, AbortMultipartUpload: pyarrow writes data and metadata files, in parts when large, and reads
   metadata, manifests and, in `iceberg maintain`, data files); and s3:ListBucket on the bucket without a prefix
   condition: pyiceberg checks that a new metadata file does not exist yet, and S3 answers a missing key with 404
-  only to a principal that may list the bucket (403 otherwise, which fails the commit). No DeleteObject: neither
-  a commit nor `iceberg maintain` deletes files. No objects under `<topics.dir>/`. And
+  only to a principal that may list the bucket (403 otherwise, which fails the commit). Neither a commit nor
+  `iceberg maintain` deletes files; a continuous connector's driver deletes the manifests and keys files its tasks
+  staged once a snapshot holds what they describe (iceberg/stream_commit.py), so its role gets s3:DeleteObject on
+  `iceberg/<database>/<table>/metadata/sink-engine-stage-*` of its tables, no other object. Its STAGE# items are
+  under its own partition key: the DynamoDB grants above cover them. No objects under `<topics.dir>/`. And
   lakeformation:GetDataLakeSettings (on `*`: the action has no resource types, Service Authorization Reference,
   "Actions, resources, and condition keys for AWS Lake Formation"), with which the doctor checks that Lake
   Formation leaves the database and tables to IAM (sink_engine/doctor/lake_formation.py).
@@ -69,7 +72,9 @@ The statements follow what the engine calls for this connector's config, and not
   the namespace exists) s3tables:GetNamespace on the bucket, for the connector's namespace only
   (`s3tables:namespace`; the action's resource is the table bucket: "GetNamespace", Amazon S3 API Reference,
   https://docs.aws.amazon.com/AmazonS3/latest/API/API_s3TableBuckets_GetNamespace.html). No other namespace
-  action: the stack creates the namespace. No delete, no S3 grant on the data lake for the tables.
+  action: the stack creates the namespace. No delete, no S3 grant on the data lake for the tables: a continuous
+  connector's driver leaves its spent staged files to the table bucket's unreferenced file removal (S3 Tables serves
+  no DeleteObject, IcebergSettings.deletes_spent_stages).
 
 Documents are plain JSON (CloudFormation tokens allowed in the physical names), so tests can compare them with
 the calls the engine makes.
@@ -84,6 +89,7 @@ from infra.connectors import ConnectorSpec
 from infra.iceberg import IcebergTables
 from sink_engine.convert.settings import ConverterSettings
 from sink_engine.driver.metrics import NAMESPACE as METRICS_NAMESPACE
+from sink_engine.iceberg.settings import STAGED_FILES
 from sink_engine.secrets import PARAMETER_STORE, SECRETS_MANAGER, references
 from sink_engine.storage.credentials import S3Credentials
 from sink_engine.storage.object_options import ObjectOptions
@@ -163,7 +169,7 @@ def job_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
         ),
         *_msk_statements(spec, names),
         *(_restore_statements(spec, names) if spec.restore_targets else []),
-        *(_iceberg_statements(spec.iceberg, names) if spec.iceberg else []),
+        *(_iceberg_statements(spec.iceberg, names, continuous=spec.continuous is not None) if spec.iceberg else []),
     ]
     if GLUE_CONVERTER in (ConverterSettings.from_config(config, role).name for role in ("value", "key")):
         statements.append(_allow("ReadGlueSchemaVersions", ["glue:GetSchemaVersion"], ["*"]))
@@ -260,13 +266,15 @@ def _glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, str
     )
 
 
-def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[dict]:
-    """An Iceberg connector's Glue tables and their files, or its S3 Tables (see the module docstring)."""
+def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames, *, continuous: bool) -> list[dict]:
+    """An Iceberg connector's Glue tables and their files (with `continuous`, the deletion of its spent staged
+    files), or its S3 Tables (see the module docstring)."""
     if tables.table_bucket_arn:
         return s3_tables_statements(tables.table_bucket_arn, tables.database, auto_create=tables.auto_create)
     catalog, database, table_arns = _glue_arns(tables, names)
     bucket = f"arn:aws:s3:::{names.bucket_name}"
     table_actions = ["glue:GetTable", "glue:UpdateTable"] + (["glue:CreateTable"] if tables.auto_create else [])
+    spent = [f"{bucket}/{tables.table_prefix(table)}{STAGED_FILES}*" for table in tables.tables]
     return [
         _allow("ReadIcebergDatabase", ["glue:GetDatabase"], [catalog, database]),
         # the doctor's check that Lake Formation leaves the tables to IAM (no resource-level permissions)
@@ -278,6 +286,7 @@ def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames) -> list[
             [f"{bucket}/{tables.table_prefix(table)}*" for table in tables.tables],
         ),
         _allow("FindIcebergFiles", ["s3:ListBucket"], [bucket]),
+        *([_allow("DeleteSpentStageFiles", ["s3:DeleteObject"], spent)] if continuous else []),
     ]
 
 

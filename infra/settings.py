@@ -185,15 +185,13 @@ class CatalogSettings:
 @dataclass(frozen=True)
 class IcebergSettings:
     """When `sink-engine iceberg maintain` runs for each IcebergFormat connector: `maintenance_schedule` (an
-    EventBridge schedule expression), or the connector's own in `connector_schedules` (name -> expression); and
+    EventBridge schedule expression), or the connector's own in `connector_schedules` (name -> expression; a
+    continuous connector without one: hourly, infra/constructs/maintenance.py); and
     `table_bucket`, the name of the S3 table bucket the data stack creates for S3 Tables connectors (None: none)."""
 
     maintenance_schedule: str
     connector_schedules: dict[str, str]
     table_bucket: str | None = None  # the S3 table bucket the data stack creates (`iceberg.catalog.type=rest`)
-
-    def schedule_of(self, connector: str) -> str:
-        return self.connector_schedules.get(connector, self.maintenance_schedule)
 
 
 @dataclass(frozen=True)

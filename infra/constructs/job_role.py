@@ -12,6 +12,7 @@ from constructs import Construct
 from infra.connectors import ConnectorSpec
 from infra.constructs.nag import KMS_FAMILIES, KMS_REASON, acknowledge
 from infra.job_policy import JobPhysicalNames, assumed_role_arn, job_statements
+from sink_engine.iceberg.settings import STAGED_FILES
 
 ROLE_NAME_LIMIT = 64  # IAM's limit on a role name
 
@@ -101,6 +102,13 @@ class ConnectorJobRole(Construct):
                     "The data and metadata files of this connector's own Iceberg table, named by pyiceberg at "
                     "run time, under the table's location.",
                 )
+                if spec.continuous:
+                    acknowledge(
+                        self.role,
+                        f"IAM5[Resource::{bucket}/{spec.iceberg.table_prefix(table)}{STAGED_FILES}*]",
+                        "The manifests and keys files this continuous connector's tasks stage for its driver, "
+                        "each named with a random id at run time; the driver deletes them once committed.",
+                    )
         acknowledge(
             self.role,
             f"IAM5[Resource::{names.msk_arn('transactional-id', f'sink-engine-dlq.{spec.name}.*')}]",

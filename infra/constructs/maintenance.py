@@ -14,6 +14,17 @@ from infra.errors import SettingsError
 from infra.settings import Settings
 from infra.stacks.connectors import ConnectorStacks
 
+# the upkeep of a continuous connector's tables without a schedule of its own: a snapshot per table every
+# `iceberg.control.commit.interval-ms` (docs/iceberg.md, "Upkeep")
+CONTINUOUS_SCHEDULE = "rate(1 hour)"
+
+
+def maintenance_schedule(settings: Settings, spec: ConnectorSpec) -> str:
+    """The connector's `iceberg.connectors.<name>.maintenance_schedule`; else CONTINUOUS_SCHEDULE for a continuous
+    connector, `iceberg.maintenance_schedule` for the others."""
+    own = settings.iceberg.connector_schedules.get(spec.name)
+    return own or (CONTINUOUS_SCHEDULE if spec.continuous else settings.iceberg.maintenance_schedule)
+
 
 def maintenance_input(connector: str) -> dict:
     """The trigger's event of a connector's tick; `time` (the scheduled event's time) names the tick."""
@@ -21,9 +32,8 @@ def maintenance_input(connector: str) -> dict:
 
 
 class IcebergMaintenance(Construct):
-    """Attribute: `rules` (connector name -> its schedule rule), at `iceberg.maintenance_schedule`, or the
-    connector's `iceberg.connectors.<name>.maintenance_schedule`; each where `placement` puts its connector's
-    resources."""
+    """Attribute: `rules` (connector name -> its schedule rule), at its `maintenance_schedule`; each where
+    `placement` puts its connector's resources."""
 
     def __init__(
         self,
@@ -36,7 +46,7 @@ class IcebergMaintenance(Construct):
         placement: ConnectorStacks,
     ):
         super().__init__(scope, id)
-        iceberg = {spec.name for spec in connectors if spec.iceberg}
+        iceberg = {spec.name: spec for spec in connectors if spec.iceberg}
         for name in settings.iceberg.connector_schedules:
             if name not in iceberg:
                 raise SettingsError(
@@ -50,7 +60,7 @@ class IcebergMaintenance(Construct):
             self.rules[name] = events.Rule(
                 placement.scope(self, name),
                 f"Maintain-{name}",
-                schedule=events.Schedule.expression(settings.iceberg.schedule_of(name)),
+                schedule=events.Schedule.expression(maintenance_schedule(settings, iceberg[name])),
                 description=f"sink-engine iceberg maintain of connector {name}: rewrite small files, expire snapshots",
                 targets=[
                     targets.LambdaFunction(function, event=events.RuleTargetInput.from_object(maintenance_input(name)))

@@ -23,6 +23,9 @@ TABLE_PROPS_PREFIX = "iceberg.tables.auto-create-props."
 _DECLARED_CATALOG_KEYS = ("type", "uri", "warehouse")
 # an S3 table bucket's ARN, the warehouse of S3 Tables' Iceberg REST endpoint
 S3_TABLES_BUCKET_ARN = re.compile(r"arn:aws[a-z-]*:s3tables:(?P<region>[a-z0-9-]+):\d{12}:bucket/[a-z0-9][a-z0-9-]*")
+# where a continuous run's task stages files, under its table's location (iceberg/staging.py): the deployed job role
+# may delete these objects and no other (infra/job_policy.py)
+STAGED_FILES = "metadata/sink-engine-stage-"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,15 @@ class IcebergSettings:
         for a connector whose records name their tables (`route_field`)."""
         assert self.table_template is not None, "records name their tables (iceberg.tables.route-field)"
         return self.table_template.replace(TOPIC_PLACEHOLDER, topic_as_name(self.route(topic)))
+
+    @property
+    def deletes_spent_stages(self) -> bool:
+        """Whether the driver deletes a continuous run's spent staged files: not in an S3 table bucket, which serves
+        no DeleteObject ("Supported Amazon S3 object-level API operations for S3 Tables",
+        https://docs.aws.amazon.com/AmazonS3/latest/API/developing-s3-tables-APIs.html) and removes files no snapshot
+        references itself ("Maintenance for table buckets",
+        https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-table-buckets-maintenance.html)."""
+        return not S3_TABLES_BUCKET_ARN.fullmatch(self.catalog_properties.get("warehouse") or "")
 
     @property
     def namespace(self) -> str | None:

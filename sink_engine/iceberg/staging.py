@@ -25,6 +25,7 @@ from pyiceberg.manifest import ManifestContent, ManifestEntry, ManifestEntryStat
 from pyiceberg.table import Table
 
 from sink_engine.errors import CommitConflictError
+from sink_engine.iceberg.settings import STAGED_FILES
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import layout
 from sink_engine.offsets.lease import LeaseToken
@@ -63,7 +64,7 @@ def write_part(table: Table, data_files: list, keys: pa.Table | None) -> StagePa
     manifest = write_manifest_of(table, data_files) if data_files else None
     if keys is None or keys.num_rows == 0:
         return StagePart(manifest)
-    path = f"{table.location()}/metadata/sink-engine-stage-{uuid.uuid4()}-keys.parquet"
+    path = f"{table.location()}/{STAGED_FILES}{uuid.uuid4()}-keys.parquet"
     with table.io.new_output(path).create() as stream:
         pq.write_table(keys, stream)
     return StagePart(manifest, path)
@@ -83,7 +84,7 @@ def write_manifest_of(table: Table, data_files: list) -> tuple[str, int]:
     pyiceberg's append describes the files it adds); its path and spec id. Each name is unique: a manifest is
     written once."""
     spec = table.spec()
-    path = f"{table.location()}/metadata/sink-engine-stage-{uuid.uuid4()}.avro"
+    path = f"{table.location()}/{STAGED_FILES}{uuid.uuid4()}.avro"
     with write_manifest(
         format_version=table.metadata.format_version,
         spec=spec,

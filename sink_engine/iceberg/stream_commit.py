@@ -18,12 +18,13 @@ next.
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import tzinfo
 
+from sink_engine import events
 from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.driver.committer import commit_logged
 from sink_engine.iceberg.catalog import load_table
@@ -119,6 +120,8 @@ class StagedCommits(CommitCoordinator):
         stages = [ready[tp] for tp in sorted(ready)]
         for start in range(0, len(stages), MAX_COMMITS):
             commit_logged(self._store, self._token, [(s.commit, s.files) for s in stages[start : start + MAX_COMMITS]])
+        if not self._settings.deletes_spent_stages:  # an S3 table bucket removes them (IcebergSettings)
+            return
         for tp, stage in ready.items():  # spent: the snapshot describes their files in manifests of its own
             for part in stage.parts:
                 for path in part.paths:
@@ -132,10 +135,12 @@ class StagedCommits(CommitCoordinator):
 
 
 def _delete(io, path: str) -> None:
-    """Delete a spent stage's manifest or keys file; one left behind (a failed delete) is an unreferenced file,
-    harmless."""
-    with contextlib.suppress(OSError):
+    """Delete a spent stage's manifest or keys file; one left behind (a failed delete: STAGE_FILE_KEPT, with S3's
+    answer) is an unreferenced file, harmless, and the run goes on."""
+    try:
         io.delete(path)
+    except OSError as e:
+        events.emit(events.STAGE_FILE_KEPT, logging.WARNING, path=path, error=str(e))
 
 
 def _entry(stage: Stage) -> dict:

@@ -122,7 +122,7 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
     ("iceberg.catalog.glue.id", "222222222222", "in this environment's account 111111111111"),
     ("iceberg.catalog.glue.region", "us-east-1", "this environment deploys 'eu-west-1'"),
     ("iceberg.tables.auto-create-props.write.data.path", "s3://elsewhere/data", "under the table's location only"),
-    ("iceberg.tables.auto-create-props.write.metadata.delete-after-commit.enabled", "true", "may not delete objects"),
+    ("iceberg.tables.auto-create-props.write.metadata.delete-after-commit.enabled", "true", "may not delete table files"),
     ("iceberg.tables.dynamic-enabled", "true", "fan-out by field cannot be deployed yet"),
 ])
 def test_what_the_stacks_cannot_deploy_fails_naming_file_and_key(key, value, message, tmp_path):
