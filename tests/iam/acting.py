@@ -8,7 +8,8 @@ mappings, a GET). Spark workers take the principal's variables from `SparkContex
 PySpark sends with every task: a new set of variables starts new workers, which read them as the deployed job reads
 its role. To record the workers' calls, each task installs the log first
 (`sink_engine.driver.spark_runner._task_function` is wrapped for the duration; the workers import this package from
-the repository root, put on their PYTHONPATH).
+the repository root, put on their PYTHONPATH); so does a continuous run's task (`sink_engine.continuous.driver
+.stream_task`, wrapped the same way).
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ def acting_as(principal: Principal, log: CallLog | None = None, spark=None):
 
 @contextmanager
 def _workers_as(spark, principal: Principal, log: CallLog | None):
+    from sink_engine.continuous import driver as continuous_driver
     from sink_engine.driver import spark_runner
 
     worker_env = {name: principal.credentials.env.get(name) for name in _VARIABLES}
@@ -59,22 +61,25 @@ def _workers_as(spark, principal: Principal, log: CallLog | None):
         worker_env["PYTHONPATH"] = str(ROOT)
     environment = spark.sparkContext.environment
     saved = {name: environment.get(name) for name in worker_env}
-    original = spark_runner._task_function
+    factories = ((spark_runner, "_task_function"), (continuous_driver, "stream_task"))
+    originals = [getattr(module, name) for module, name in factories]
     _set(environment, worker_env)
     if log:
-        spark_runner._task_function = _recording_tasks(original, log, principal.name)
+        for (module, name), original in zip(factories, originals):
+            setattr(module, name, _recording_tasks(original, log, principal.name))
     try:
         yield
     finally:
-        spark_runner._task_function = original
+        for (module, name), original in zip(factories, originals):
+            setattr(module, name, original)
         _set(environment, saved)
 
 
 def _recording_tasks(original, log: CallLog, principal: str):
-    """`original` (the engine's task function factory) whose tasks install `log` before their first call."""
+    """`original` (one of the engine's task function factories) whose tasks install `log` before their first call."""
 
-    def task_function(config, *args):
-        process = original(config, *args)
+    def task_function(*args):
+        process = original(*args)
 
         def recorded(batches):
             log.install(principal)

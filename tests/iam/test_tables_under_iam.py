@@ -17,21 +17,12 @@ import pytest
 from devtools.producer import produce
 from tests.iam.acting import acting_as
 from tests.iam.actions import needs
-from tests.iam.deployment import (ICEBERG_CONNECTOR, ICEBERG_DATABASE, TEST_SETTINGS, Deployed,
-                                  iceberg_connector_document, synthesize)
+from tests.iam.deployment import (ICEBERG_CONNECTOR, ICEBERG_DATABASE, TEST_SETTINGS, iceberg_connector_document,
+                                  synthesize)
 from tests.iam.engine import BAD_VALUES, PARTITIONS, CliResult, run_cli
 from tests.iam.evaluate import allows
-from tests.iam.intrinsics import resolve
 from tests.iam.policies import without_action
-from tests.iam.template import connector_role, custom_resource_property
-from tests.iam.world import Principal
-
-
-@dataclass(frozen=True)
-class IcebergDeployment:
-    deployed: Deployed
-    principal: Principal
-    config_uri: str
+from tests.iam.tables import IcebergDeployment, admin_catalog, iceberg_deployment
 
 
 @dataclass(frozen=True)
@@ -46,30 +37,12 @@ class IcebergRun:
 
 @pytest.fixture(scope="module")
 def iceberg(iam_stack, world, deployed, engine_run, tmp_path_factory) -> IcebergDeployment:
-    """The Iceberg connector deployed next to the suite's one: its Glue database, its published config, its job
-    role (the suite's connector has run: the topics hold records). Its config is removed afterwards, so that the
-    admin's drift check (test_lambdas_under_iam.py) finds only what the suite's deployment publishes."""
-    from infra.constructs.admin import RESOURCE_TYPE
-    from lambdas.admin.desired import DesiredState
-
+    """The Iceberg connector deployed next to the suite's one (tests/iam/tables.py), after the suite's connector has
+    run: the topics hold records."""
     synthesized = synthesize(iceberg_connector_document(iam_stack.bootstrap_servers),
                              tmp_path_factory.mktemp("iam-iceberg"))
-    mine = Deployed.of(synthesized, {})
-    for resource in synthesized.templates["data"]["Resources"].values():
-        if resource["Type"] == "AWS::Glue::Database":
-            world.admin.client("glue").create_database(
-                DatabaseInput=resolve(resource["Properties"]["DatabaseInput"], mine.physical["data"]))
-    state = mine.in_moto(custom_resource_property(synthesized.templates["service"], RESOURCE_TYPE, "State",
-                                                  mine.physical["service"]))
-    desired = DesiredState.from_json(state)  # the property is the JSON text the admin reads
-    (connector,) = desired.connectors
-    s3 = world.admin.client("s3")
-    s3.put_object(Bucket=desired.bucket, Key=connector.config_key,
-                  Body=desired.published_objects()[connector.config_key])
-    role_id = connector_role(synthesized.templates["service"], ICEBERG_CONNECTOR)
-    principal = world.role(mine.role_name(role_id), mine.documents(role_id))
-    yield IcebergDeployment(mine, principal, f"s3://{desired.bucket}/{connector.config_key}")
-    s3.delete_object(Bucket=desired.bucket, Key=connector.config_key)
+    with iceberg_deployment(world, synthesized) as deployment:
+        yield deployment
 
 
 @pytest.fixture(scope="module")
@@ -90,18 +63,6 @@ def iceberg_run(iceberg, world, spark, call_log) -> IcebergRun:
     return IcebergRun(run, {name: t.scan().to_arrow().num_rows for name, t in loaded.items()},
                       {i["sk"]["S"]: int(i["next_offset"]["N"]) for i in items if i["sk"]["S"].startswith("OFFSET#")},
                       tables, {name: t.metadata_location for name, t in loaded.items()}, letters)
-
-
-def admin_catalog(world):
-    """pyiceberg's Glue catalog as the admin, to read the tables back."""
-    from pyiceberg.catalog import load_catalog
-
-    admin, region = world.admin, world.region
-    return load_catalog("admin", **{
-        "type": "glue", "glue.endpoint": world.endpoint, "glue.region": region,
-        "glue.access-key-id": admin.access_key_id, "glue.secret-access-key": admin.secret_access_key,
-        "s3.endpoint": world.endpoint, "s3.region": region, "s3.access-key-id": admin.access_key_id,
-        "s3.secret-access-key": admin.secret_access_key})
 
 
 def test_an_iceberg_run_as_its_job_role_creates_and_commits_its_glue_tables(iceberg_run, iceberg):
