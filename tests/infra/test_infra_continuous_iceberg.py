@@ -97,9 +97,9 @@ def test_what_a_continuous_iceberg_connector_still_cannot_deploy_is_refused_nami
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory) -> dict[str, dict]:
+def synthesized(tmp_path_factory):
     """`cdk synth` of dev for two continuous Iceberg connectors (the shipped one left out: the settings name only
-    these): the templates, "data" / "service"."""
+    these): (outdir, deployment, the templates by "data" / "service")."""
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from infra.application import build, new_app
     from tests.infra.conftest import ensure_artifacts
@@ -113,12 +113,13 @@ def synthesized(tmp_path_factory) -> dict[str, dict]:
     deployment = build(app, ENV, connectors=tuple(load_spec(outdir, d, settings) for d in documents),
                        settings=settings)
     app.synth()
-    return {which: json.loads((outdir / "cdk.out" / f"{stack.stack_name}.template.json").read_text())
-            for which, stack in (("data", deployment.data), ("service", deployment.service))}
+    templates = {which: json.loads((outdir / "cdk.out" / f"{stack.stack_name}.template.json").read_text())
+                 for which, stack in (("data", deployment.data), ("service", deployment.service))}
+    return outdir, deployment, templates
 
 
 def test_a_continuous_connectors_upkeep_runs_hourly_unless_it_has_a_schedule_of_its_own(synthesized):
-    templates = synthesized
+    _, _, templates = synthesized
     schedules = {}
     for rule in resources(templates["service"], "AWS::Events::Rule").values():
         description = rule["Properties"].get("Description", "")
@@ -129,9 +130,17 @@ def test_a_continuous_connectors_upkeep_runs_hourly_unless_it_has_a_schedule_of_
 
 
 def test_the_synthesized_job_role_may_delete_the_staged_files_of_its_tables(synthesized):
-    templates = synthesized
+    _, _, templates = synthesized
     granted = [s for r in resources(templates["service"], "AWS::IAM::Policy").values()
                for s in r["Properties"]["PolicyDocument"]["Statement"] if s.get("Sid") == "DeleteSpentStageFiles"]
     resources_of = sorted(json.dumps(s["Resource"]) for s in granted)
     assert len(granted) == 2, granted
     assert [r.count("/metadata/sink-engine-stage-*") for r in resources_of] == [1, 2]  # audit.events; orders, payments
+
+
+def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
+    from tests.infra.test_infra_checks import cfn_lint_findings, nag_violations
+
+    outdir, deployment, _ = synthesized
+    assert cfn_lint_findings(outdir / "cdk.out", deployment) == []
+    assert nag_violations(outdir / "cdk.out") == []
