@@ -107,3 +107,37 @@ def test_a_zombie_parked_with_its_append_built_cannot_commit(stack, spark, dynam
     assert isinstance(outcome, TableCommitConflictError) and outcome.exit_code == 4
     assert len(rest_server.refused_commits) == refused + 1
     assert ids(config) == list(range(100)) and len(connector_snapshots(config)) == 1
+
+
+def test_a_continuous_run_on_an_s3_table_bucket_leaves_its_spent_stages_to_the_bucket(
+        stack, dynamodb, rest_server, new_topic, connector, unique, tmp_path):
+    """A table bucket serves no DeleteObject: the driver deletes no staged file (S3 Tables' unreferenced file removal
+    does), where on any other catalog it deletes each once committed (tests/iam/test_tables_continuous_under_iam.py)."""
+    import boto3
+
+    from sink_engine.iceberg.settings import STAGED_FILES
+    from tests.continuous.runs import caught_up, kill_group, start_continuous, stop, wait_for
+    from tests.iceberg.runs import write_config
+
+    # given a continuous run of a connector configured for S3 Tables (its endpoint the local REST catalog)
+    config = connector(**{"format.class": "IcebergFormat", "iceberg.tables": f"rest_{unique}.events",
+                          "iceberg.catalog.type": "rest", "iceberg.catalog.uri": rest_server.url,
+                          "iceberg.catalog.warehouse": TABLE_BUCKET_ARN, "iceberg.tables.auto-create-enabled": "true",
+                          "iceberg.control.commit.interval-ms": 2000, "sink.lease.duration.ms": 8000})
+    create_namespace(config)
+    new_topic(config, 2, events=100)
+    run = start_continuous(str(write_config(config, tmp_path / "connector.json")))
+    try:
+        # when it has committed every record and is stopped
+        wait_for(caught_up(dynamodb, config, {0: [0] * 50, 1: [0] * 50}), 120, "the run's commits")
+        code, _, err = stop(run, 8000)
+        assert code == 0, err[-3000:]
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    # then the records are in the table once, and the staged manifests it committed are still there
+    assert ids(config) == list(range(100))
+    location = table_of(config).location().removeprefix(f"s3://{BUCKET}/")
+    listed = boto3.client("s3").list_objects_v2(Bucket=BUCKET, Prefix=f"{location}/{STAGED_FILES}")
+    assert [o["Key"] for o in listed.get("Contents", [])], "no staged file left: the driver deleted them"
+    assert "STAGE_FILE_KEPT" not in err  # none was tried
