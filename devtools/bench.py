@@ -556,7 +556,7 @@ def iceberg_row(stack, args, dynamodb, spark, cpu: TreeCpu) -> tuple[RunRow, flo
         },
     )
     ensure_namespace(open_catalog(IcebergSettings.from_config(config)), "bench.events")
-    commits = _EventLog("SNAPSHOT_COMMITTED")
+    commits = EventLog("SNAPSHOT_COMMITTED")
     before = cpu.sample()
     with commits:
         summary = run_job(config, spark, dynamodb)
@@ -570,7 +570,7 @@ def iceberg_row(stack, args, dynamodb, spark, cpu: TreeCpu) -> tuple[RunRow, flo
     return row_, sum(event["seconds"] for event in commits.events)
 
 
-class _EventLog(logging.Handler):
+class EventLog(logging.Handler):
     """Collects one structured event of the `sink_engine` logger while in its `with` block."""
 
     def __init__(self, name: str):
