@@ -1,6 +1,7 @@
 """`make bench-freshness`: how soon a record produced to Kafka appears in S3 with `sink-engine run --continuous`, and
 what a continuous run costs against a bounded one. Prints a table. Usage:
     python -m devtools.bench_freshness [--seconds 60] [--rate 2000] [--records 2000000] [--soak-minutes 0] [--iceberg]
+                                       [--upsert]
 
 Every scenario runs a continuous run in this process (`run_continuous` on a local Spark session started once,
 JSON values of about 220 bytes over 4 partitions, JsonFormat output) while a producer thread produces to its topic.
@@ -20,6 +21,8 @@ order) and from the files' start offsets. CPU counts this process tree less the 
 - `--iceberg`: the same with IcebergFormat (a SQL catalog in a SQLite file, the warehouse in the bucket,
   `iceberg.control.commit.interval-ms` 5000); freshness to the first look at the table's metadata (every 0.25 s)
   that shows the connector's snapshot recording the record's offset: what a table scan then reads.
+- `--upsert`: `--iceberg` into an upsert table keyed by the events' `user_id` (997 keys, each changed again about
+  every 997 records): each commit rewrites the files that hold a changed key (copy-on-write).
 - soak (`--soak-minutes N`): the steady scenario for N minutes, RSS of the process tree sampled every 10 s; the
   mean of the first and of the last 5 minutes (target: within 10%).
 """
@@ -325,7 +328,11 @@ def main() -> None:
         action="store_true",
         help="IcebergFormat (a SQL catalog, iceberg.control.commit.interval-ms 5000): freshness to a table scan",
     )
+    parser.add_argument("--upsert", action="store_true", help="--iceberg into an upsert table keyed by user_id")
     args = parser.parse_args()
+    args.iceberg = args.iceberg or args.upsert
+    if args.upsert:
+        ICEBERG.update({"iceberg.tables.upsert-mode-enabled": "true", "iceberg.tables.default-id-columns": "user_id"})
     if args.iceberg:
         TARGET.clear()
         TARGET.update(ICEBERG)
@@ -352,8 +359,8 @@ def main() -> None:
     print()
     if args.iceberg:
         print(
-            f"Freshness (produce -> visible in a table scan), {PARTITIONS} partitions, IcebergFormat, "
-            f"iceberg.control.commit.interval-ms {SCHEDULE_MS}"
+            f"Freshness (produce -> visible in a table scan), {PARTITIONS} partitions, IcebergFormat"
+            f"{' (upsert table, id user_id)' if args.upsert else ''}, iceberg.control.commit.interval-ms {SCHEDULE_MS}"
         )
     else:
         print(
