@@ -4,6 +4,13 @@ transaction of 99 offset commits on a table of N items copied 100 N items: a run
 of seconds in the emulator's commits that DynamoDB answers in milliseconds. Here each table is copied once per
 transaction (the copies are taken before any item is applied, so they are all the same).
 
+And one difference from DynamoDB: moto applies an UpdateItem to the stored item in place, creating a missing item
+with its key alone first and then setting its attributes, so a Query or GetItem served meanwhile by another thread
+sees an item without its attributes (a poll of committed offsets met an `OFFSET#` item with no `topic`). DynamoDB
+applies an item's write whole, and a read never sees part of one (read-committed isolation, "Isolation levels for
+DynamoDB transactions", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html).
+Here DynamoDB's item operations run one at a time (docs/aws-fidelity.md).
+
 And one fault of moto's own state API (`/moto-api/data.json`, which tests read EMR Serverless job runs back
 through, docs/aws-fidelity.md): it leaves out attributes that are not JSON but fails whole (500) on one that raises
 while read, as an S3 part's `status` does once a multipart upload has been served. Here such an attribute is left
@@ -77,15 +84,37 @@ def _json_attributes(instance) -> dict:
     return found
 
 
+# DynamoDB's operations on items, each run whole before another starts (the module docstring)
+# (moto serves the batch and TransactGetItems operations through these)
+ITEM_OPERATIONS = ("get_item", "put_item", "update_item", "delete_item", "query", "scan", "transact_write_items")
+
+
+def one_at_a_time(backend: type) -> dict:
+    """The backend's ITEM_OPERATIONS, each run under one reentrant lock (a transaction's items go through the
+    single-item operations): name -> the wrapped method, to set on the backend class."""
+    lock = threading.RLock()
+
+    def wrapped(operation):
+        def run(*args, **kwargs):
+            with lock:
+                return operation(*args, **kwargs)
+
+        return run
+
+    return {name: wrapped(getattr(backend, name)) for name in ITEM_OPERATIONS}
+
+
 def patch() -> None:
-    """Patch moto's server in this process (what the module docstring lists): its data endpoint, and DynamoDB's
-    copies of tables."""
+    """Patch moto's server in this process (what the module docstring lists): its data endpoint, DynamoDB's copies
+    of tables, and its item operations one at a time."""
     MotoAPIResponse.model_data = _model_data  # type: ignore[method-assign]
     shim = _OneCopyPerTable()
     dynamodb_models.copy = shim  # type: ignore[assignment]  # the module's `copy` global, replaced by the shim
     DynamoDBBackend.transact_write_items = shim.transaction(  # type: ignore[method-assign]
         DynamoDBBackend.transact_write_items
     )
+    for name, operation in one_at_a_time(DynamoDBBackend).items():
+        setattr(DynamoDBBackend, name, operation)
 
 
 if __name__ == "__main__":

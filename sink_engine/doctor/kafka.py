@@ -64,7 +64,12 @@ def _metadata(source: SourceSettings):
     """(the cluster's metadata, the consumer that read it: the caller closes it); Failed naming the brokers and
     what the client reported meanwhile (a refused connection, a failed SASL authentication)."""
     reported: list[str] = []
-    consumer = make_consumer(source, error_cb=lambda error: reported.append(error.str()))
+
+    def report(error: KafkaError) -> None:  # each broker's own error; not the summary of them ("1/1 brokers are down")
+        if error.code() != KafkaError._ALL_BROKERS_DOWN:
+            reported.append(error.str())
+
+    consumer = make_consumer(source, error_cb=report)
     try:
         return consumer.list_topics(timeout=source.timeout_ms / 1000), consumer
     except KafkaException as e:
