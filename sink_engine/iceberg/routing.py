@@ -25,7 +25,7 @@ from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.iceberg.snapshots import newest_of_connector, written_below
 from sink_engine.iceberg.table_writer import TableWriter
 from sink_engine.model import ClosedFile, TopicPartition
-from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all
+from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all, memoized_by_string
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.task.record_writer import RecordWriter
 
@@ -41,15 +41,9 @@ class TableRoutes:
         self._seen: dict[str, str] = {}  # field value -> identifier (values repeat: a table per source table)
 
     def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
-        identifiers = []
-        for i, value in enumerate(lookup_all(values.documents(), self._path)):
-            identifier = self._seen.get(value) if type(value) is str else None
-            if identifier is None:
-                identifier = self._identifier(chunk, i, value)
-                if len(self._seen) < _MEMO_LIMIT:
-                    self._seen[value] = identifier
-            identifiers.append(identifier)
-        return Partitions.per_record(identifiers)
+        raw = lookup_all(values.documents(), self._path)
+        identify = lambda i, value: self._identifier(chunk, i, value)  # noqa: E731
+        return Partitions.per_record(memoized_by_string(raw, identify, self._seen, _MEMO_LIMIT))
 
     def _identifier(self, chunk: RecordChunk, i: int, value) -> str:
         def refused(problem: str) -> FieldError:
@@ -104,7 +98,7 @@ class RoutedTableWriter(RecordWriter):
             )
             raise
         finally:
-            self.closed = [f for writer in self.writers.values() for f in writer.closed]
+            self._collect_closed()
         self.last_added_offset = chunk.offsets[-1]
 
     def _added_below(self, table: str) -> int:
@@ -118,7 +112,10 @@ class RoutedTableWriter(RecordWriter):
             for writer in self.writers.values():
                 writer.finish()
         finally:
-            self.closed = [f for writer in self.writers.values() for f in writer.closed]
+            self._collect_closed()
+
+    def _collect_closed(self) -> None:
+        self.closed = [f for writer in self.writers.values() for f in writer.closed]
 
     def _writer(self, identifier: str) -> TableWriter:
         writer = self.writers.get(identifier)

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 from sink_engine.errors import ConfigError
-from sink_engine.partition.fields import MISSING, Escaper, FieldError, field_path, lookup, lookup_all, scalar_text
+from sink_engine.partition.fields import (
+    MISSING,
+    Escaper,
+    FieldError,
+    field_path,
+    lookup,
+    lookup_all,
+    memoized_by_string,
+    scalar_text,
+)
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
+
+_MEMO_LIMIT = 100_000  # field values whose segments are remembered
 
 
 class FieldPartitioner:
@@ -38,16 +49,8 @@ class FieldPartitioner:
 
     def _encode_one(self, chunk: RecordChunk, documents: list) -> list[str]:
         """One field: memoize the segment of each raw string value, which repeats in practice."""
-        path, seen, result = self._paths[0], self._seen, []
-        raw = lookup_all(documents, path)
-        for i, value in enumerate(raw):
-            segment = seen.get(value) if type(value) is str else None
-            if segment is None:
-                segment = self._segment(chunk, documents, i, 0)
-                if type(value) is str and len(seen) < 100_000:
-                    seen[value] = segment
-            result.append(segment)
-        return result
+        raw = lookup_all(documents, self._paths[0])
+        return memoized_by_string(raw, lambda i, _: self._segment(chunk, documents, i, 0), self._seen, _MEMO_LIMIT)
 
     def _segment(self, chunk: RecordChunk, documents: list, i: int, n: int) -> str:
         name = self._names[n]

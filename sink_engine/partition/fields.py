@@ -12,6 +12,8 @@ Every other character, non-ASCII included, is kept.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sink_engine.errors import RecordError
 
 MISSING = object()
@@ -66,6 +68,20 @@ class Escaper:
 def _percent(char: str) -> str:
     code = ord(char)
     return f"%{code:02X}" if code <= 0xFF else f"%u{code:04X}"
+
+
+def memoized_by_string(raw: list, compute: Callable[[int, object], str], memo: dict[str, str], limit: int) -> list:
+    """`compute(i, value)` of each raw field value, remembered in `memo` for string values (they repeat in practice:
+    a region, a table's name), at most `limit` of them."""
+    result = []
+    for i, value in enumerate(raw):
+        found = memo.get(value) if type(value) is str else None
+        if found is None:
+            found = compute(i, value)
+            if type(value) is str and len(memo) < limit:
+                memo[value] = found
+        result.append(found)
+    return result
 
 
 def scalar_text(value) -> str | None:
