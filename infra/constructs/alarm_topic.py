@@ -20,6 +20,7 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
+from aws_cdk.interfaces.aws_events import IRuleRef
 from constructs import Construct
 
 CLOUDWATCH = "cloudwatch.amazonaws.com"
@@ -80,5 +81,5 @@ class _TopicTarget:
     def __init__(self, topic: sns.ITopic, message: events.RuleTargetInput):
         self._topic, self._message = topic, message
 
-    def bind(self, _rule: events.IRule, _id: str | None = None) -> events.RuleTargetConfig:
+    def bind(self, rule: IRuleRef, id: str | None = None) -> events.RuleTargetConfig:  # noqa: ARG002
         return events.RuleTargetConfig(arn=self._topic.topic_arn, input=self._message)
