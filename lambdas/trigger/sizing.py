@@ -210,13 +210,16 @@ def largest_run(shape: RunShape, tables: bool = False, max_executors: int | None
 def driver_of(tables: bool) -> Worker:
     """A run's driver: 1 vCPU; 2 GB for S3 objects (it plans, renews the lease, commits offsets), 4 GB for Iceberg
     tables, bounded or continuous alike: the driver loads each table's metadata to commit, and an upsert table's
-    commit rewrites in the driver's Python the data files that hold a changed key (sink_engine/iceberg/upsert.py:
-    it reads such a file whole and gathers the rows it keeps until they reach the table's target file size,
-    512 MB by default, before writing). Of a worker's memory the JVM gets a quarter (Worker.heap_gb): 1 GB of a
-    2 GB driver is left to Python, 3 GB of a 4 GB one. make bench-freshness --upsert, run in one process, peaked at
-    1,208 MB RSS there against 1,077 MB for the same run writing JSON objects: the commits of a small upsert table
-    (997 keys) added about 130 MB; what a large table's rewrite holds is bounded by its target file size, which
-    1 GB cannot hold beside the driver's own Python and 3 GB can (a 1-vCPU worker may have 2 to 8 GB)."""
+    commit rewrites, in the driver's Python, the data files that hold a changed key (sink_engine/iceberg/upsert.py:
+    each such file read whole, the rows it keeps gathered until they pass the table's target file size, 512 MB of
+    Arrow by default, which also bounds the files the engine writes). Of a worker's memory the JVM gets a quarter
+    (Worker.heap_gb): 1 GB of a 2 GB driver is left to Python, 3 GB of a 4 GB one.
+
+    Measured (`python -m devtools.bench_rewrite_memory`, 1% of the keys changed): the rewrite of one file of about
+    450 MB of Arrow (207 MiB of Parquet) raised the process's RSS by 790-900 MiB, of two such files by 780-1,280 MiB,
+    to a peak of 1.1-1.7 GB; `make bench-freshness --upsert` (one process: driver, producer, listing) peaked at 1,208
+    MB against 1,077 MB for the same run writing JSON objects. 1 GB for Python cannot hold one such rewrite, 3 GB
+    can (a 1-vCPU worker may have 2 to 8 GB)."""
     return Worker(1, 4 if tables else 2)
 
 
