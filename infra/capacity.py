@@ -24,9 +24,9 @@ claims age. A capacity that cannot refuses synthesis (SettingsError naming `emr.
 
 A continuous connector's job (`continuous.connectors.<name>`) runs all the time, on the plan a continuous run gets
 (lambdas/trigger/sizing.py `continuous_run`: one executor vCPU per task of `tasks.max`, as its largest data run, and
-the Iceberg driver's 4 GB with tables): its
-footprint is always part of what the capacity must hold, and with `emr.concurrent_runs` at least one slot beside
-the continuous jobs must stay free for the other runs (fewer would queue them until their queue timeout fails them).
+the Iceberg driver's 4 GB with tables): its footprint is always part of what the capacity must hold, and with
+`emr.concurrent_runs` at least one slot beside the continuous jobs must stay free for the other runs (fewer would
+queue them until their queue timeout fails them).
 """
 
 from __future__ import annotations
