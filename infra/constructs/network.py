@@ -82,6 +82,12 @@ class JobNetwork(Construct):
         ]
         self._gateways(settings)
         self._interfaces(settings, interfaces)
+        self._output(settings, interfaces)
+
+    def _output(self, settings: Settings, interfaces: tuple[str, ...]) -> None:
+        """The stack output `NetworkEgress` (what is created, what the NAT must carry), and with "nat" an info
+        annotation saying the same."""
+        network = settings.network
         gateways = [f"{s} (reused {self.reused[s]})" if s in self.reused else s for s in GATEWAY_SERVICES]
         summary = f"gateway {', '.join(gateways)}; interface {', '.join(interfaces)}"
         if network.egress == "nat":
