@@ -24,11 +24,12 @@ pages render their tables client-side and were not re-read since):
 
 Continuous against triggered (`rate_costs`), a month of 730 hours at a steady `rate` MB/s of `record-bytes`
 records over `partitions` partitions:
-- continuous: the job's workers (sizing.continuous_run: a 1-vCPU / 2 GB driver and one executor vCPU per task, the
-  tasks the rate needs at CONTINUOUS_RECORDS_PER_VCPU_S, half of a vCPU's bounded rate: make bench-freshness measured
-  a continuous run's CPU per record at most 1.2x a bounded run's, and the half leaves room to catch up after a
-  restart) billed all month; every partition closes a file per `schedule-s` (`rotate.schedule.interval.ms`); its
-  freshness about the schedule and a second (make bench-freshness: p99 5-6 s at a 5 s schedule).
+- continuous: the job's workers (sizing.continuous_run: S3 objects' 1-vCPU / 2 GB driver and one executor vCPU per
+  task, the tasks the rate needs at CONTINUOUS_RECORDS_PER_VCPU_S, half of a vCPU's bounded rate: make
+  bench-freshness measured a continuous run's CPU per record at most 1.2x a bounded run's, and the half leaves room
+  to catch up after a restart) billed all month; every partition closes a file per `schedule-s`
+  (`rotate.schedule.interval.ms`); its freshness about the schedule and a second (make bench-freshness: p99 5-6 s at
+  a 5 s schedule).
 - triggered (the shipped connectors: flush.size 10,000, a 600 s schedule; the 300 s tick; batches every 30 s at
   most): a run whenever a partition fills flush.size or the schedule passes, one at a time, each on the trigger's
   workers for its backlog (`run_cost`); its freshness that interval, the batching window and the run (a quiet

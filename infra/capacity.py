@@ -23,9 +23,10 @@ of them: beyond it, runs the scheduler admitted would wait for capacity inside t
 claims age. A capacity that cannot refuses synthesis (SettingsError naming `emr.max_capacity.<resource>`).
 
 A continuous connector's job (`continuous.connectors.<name>`) runs all the time, on the plan a continuous run gets
-(lambdas/trigger/sizing.py `continuous_run`: one executor vCPU per task of `tasks.max`, as its largest data run): its
-footprint is always part of what the capacity must hold, and with `emr.concurrent_runs` at least one slot beside
-the continuous jobs must stay free for the other runs (fewer would queue them until their queue timeout fails them).
+(lambdas/trigger/sizing.py `continuous_run`: one executor vCPU per task of `tasks.max`, as its largest data run, and
+the Iceberg driver's 4 GB with tables): its footprint is always part of what the capacity must hold, and with
+`emr.concurrent_runs` at least one slot beside the continuous jobs must stay free for the other runs (fewer would
+queue them until their queue timeout fails them).
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ def environment_runs(settings: Settings, connectors: tuple[ConnectorSpec, ...]) 
         return RunShape.from_entry(c.name, c.config.values_of(SIZING_KEYS))
 
     runs = [
-        (f"continuous job of {c.name}", continuous_run(shape(c), max_executors)) for c in connectors if c.continuous
+        (f"continuous job of {c.name}", continuous_run(shape(c), max_executors, c.iceberg is not None))
+        for c in connectors
+        if c.continuous
     ]
     runs += [
         (f"data run of {c.name}", largest_run(shape(c), c.iceberg is not None, max_executors))

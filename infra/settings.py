@@ -16,6 +16,7 @@ from typing import Any
 import fastavro
 from fastavro.schema import SchemaParseException
 
+from infra import zones
 from infra.errors import SettingsError
 from sink_engine.config.credentials import clear_text_credential
 from sink_engine.errors import ConfigError
@@ -66,12 +67,12 @@ ENGINE_PYTHON = (3, 11)
 # AWS document confirms the path on EMR Serverless images: for those who checked their release's image).
 INTERPRETERS = ("image", "system")
 
-# How the job (EMR Serverless) and the replay Lambda, in `network.subnet_ids`, reach S3, DynamoDB, STS, Glue,
-# CloudWatch Logs, KMS, Secrets Manager and SSM: through a NAT the subnets already route to, or VPC endpoints the stack
-# creates (see infra/constructs/network.py).
+# How the job (EMR Serverless) and the replay Lambda, in `network.subnet_ids`, reach STS, Glue, CloudWatch Logs, KMS,
+# Secrets Manager and SSM: through a NAT the subnets already route to, or VPC endpoints the stack creates (see
+# infra/constructs/network.py). S3 and DynamoDB go through gateway endpoints in both.
 EGRESS = ("nat", "endpoints")
-# The gateway endpoints "endpoints" egress gives the route tables; `network.gateway_endpoint_ids` names existing ones
-# to reuse instead (a route table takes a service's prefix-list route from one endpoint only).
+# The gateway endpoints the stack gives the route tables in either egress; `network.gateway_endpoint_ids` names
+# existing ones to reuse instead (a route table takes a service's prefix-list route from one endpoint only).
 GATEWAY_SERVICES = ("s3", "dynamodb")
 
 
@@ -97,9 +98,9 @@ class MskSettings:
 @dataclass(frozen=True)
 class NetworkSettings:
     """Where the job and the replay Lambda run; `egress` is one of EGRESS, `route_table_ids` (the subnets' route
-    tables, for the S3 and DynamoDB gateway endpoints the stack creates) is set only with egress "endpoints" and
-    at least one gateway endpoint to create; `gateway_endpoint_ids` (service of GATEWAY_SERVICES -> the id of an
-    existing gateway endpoint on those route tables, reused instead of created) only with egress "endpoints"."""
+    tables, for the S3 and DynamoDB gateway endpoints the stack creates in either egress) is set while at least one
+    gateway endpoint is to be created; `gateway_endpoint_ids`: service of GATEWAY_SERVICES -> the id of an existing
+    gateway endpoint on those route tables, reused instead of created."""
 
     vpc_id: str
     subnet_ids: tuple[str, ...]
@@ -107,6 +108,9 @@ class NetworkSettings:
     egress: str
     route_table_ids: tuple[str, ...]
     gateway_endpoint_ids: dict[str, str] = field(default_factory=dict)
+    # subnet -> its Availability Zone ID (`network.subnet_zone_ids`; required where EMR Serverless is in some
+    # zones only, infra/zones.py)
+    subnet_zone_ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -326,7 +330,7 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
         protect_data=r.boolean("protect_data"),
         kafka_partitions=r.integer("kafka_partitions", 1, 10_000),
         msk=msk,
-        network=_network(r),
+        network=_network(r, region),
         emr=emr,
         trigger=TriggerSettings(
             backoff_base_seconds=r.integer("trigger.backoff_base_seconds", 1, 3_600),
@@ -465,31 +469,58 @@ def _iceberg(r: _Reader) -> IcebergSettings:
     )
 
 
-def _network(r: _Reader) -> NetworkSettings:
+def _network(r: _Reader, region: str) -> NetworkSettings:
     egress = r.choice("network.egress", EGRESS)
     route_tables, reused = "network.route_table_ids", "network.gateway_endpoint_ids"
     gateway_ids = _gateway_endpoint_ids(r) if r.present(reused) else {}
-    if egress == "nat" and gateway_ids:
-        raise SettingsError(r.source, reused, "is used only with network.egress 'endpoints' (this says 'nat')")
-    if egress == "endpoints" and set(gateway_ids) != set(GATEWAY_SERVICES):
+    if set(gateway_ids) != set(GATEWAY_SERVICES):
         route_table_ids = r.texts(route_tables, _ROUTE_TABLE)
     elif r.present(route_tables):
         raise SettingsError(
             r.source,
             route_tables,
-            "is used only to create gateway endpoints: with network.egress "
-            "'nat' or every one reused (network.gateway_endpoint_ids) the stack creates none",
+            "is used only to create gateway endpoints: with every one reused (network.gateway_endpoint_ids) the "
+            "stack creates none",
         )
     else:
         route_table_ids = ()
+    subnets = r.texts("network.subnet_ids", _SUBNET)
     return NetworkSettings(
         vpc_id=r.text("network.vpc_id", _VPC),
-        subnet_ids=r.texts("network.subnet_ids", _SUBNET),
+        subnet_ids=subnets,
         security_group_ids=r.texts("network.security_group_ids", _SECURITY_GROUP),
         egress=egress,
         route_table_ids=route_table_ids,
         gateway_endpoint_ids=gateway_ids,
+        subnet_zone_ids=_subnet_zones(r, subnets, region),
     )
+
+
+def _subnet_zones(r: _Reader, subnets: tuple[str, ...], region: str) -> dict[str, str]:
+    """`network.subnet_zone_ids` (subnet -> its AZ ID), required where EMR Serverless runs in some zones only
+    (infra/zones.py), each subnet's zone checked."""
+    path = "network.subnet_zone_ids"
+    if not r.present(path) and not zones.limited(region):
+        return {}
+    if not r.present(path):
+        raise SettingsError(
+            r.source,
+            path,
+            f"is required in {region}, where EMR Serverless runs in some Availability Zones only: map each of "
+            "network.subnet_ids to its AZ ID (aws ec2 describe-subnets --subnet-ids ... "
+            "--query 'Subnets[].[SubnetId,AvailabilityZoneId]')",
+        )
+    stated = r.mapping(path)
+    if set(stated) != set(subnets):
+        raise SettingsError(
+            r.source, path, f"must map exactly the subnets of network.subnet_ids ({', '.join(subnets)})"
+        )
+    found = {subnet: r.text(f"{path}.{subnet}", zones.ZONE_ID) for subnet in subnets}
+    faults = zones.zone_faults(region, found)
+    if faults:
+        subnet, why = faults[0]
+        raise SettingsError(r.source, f"{path}.{subnet}", f"subnet {subnet} {why}")
+    return found
 
 
 def _gateway_endpoint_ids(r: _Reader) -> dict[str, str]:

@@ -9,17 +9,15 @@ from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.connectors import ConnectorSpec
 from infra.constructs.admin import SERVICE as ADMIN_SERVICE
+from infra.constructs.alarm_topic import AlarmTopic
 from infra.constructs.data_lake import DLQ_METRICS_ID
 from infra.constructs.lambda_function import execution_role
 from infra.constructs.nag import acknowledge
@@ -157,7 +155,8 @@ class Monitoring(Construct):
     `trigger`, `replay` and `admin` functions, and `discarded` (the queue of the MSK batches the trigger's event
     sources discarded).
 
-    Attributes: `topic` (notifications, KMS-encrypted), `alarms` (name -> Alarm), `job_run_failed` (the EventBridge
+    Attributes: `topic` (notifications, KMS-encrypted; infra/constructs/alarm_topic.py: this account's alarms and the
+    rule below may publish), `alarms` (name -> Alarm), `job_run_failed` (the EventBridge
     rule publishing each failed or cancelled run of the application to `topic`), `dashboard`.
 
     Each connector's alarms lie where `placement` puts its resources; the dashboard's alarm status shows those of
@@ -182,12 +181,8 @@ class Monitoring(Construct):
         discarded: sqs.IQueue | None = None,
     ):
         super().__init__(scope, id)
-        key = kms.Key(self, "TopicKey", enable_key_rotation=True, description=f"Sink alarm topic ({settings.env})")
-        for publisher in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):  # alarms, and the job run rule
-            key.grant(iam.ServicePrincipal(publisher), "kms:Decrypt", "kms:GenerateDataKey*")
-        self.topic = sns.Topic(
-            self, "Alarms", master_key=key, enforce_ssl=True, display_name=f"Sink alarms ({settings.env})"
-        )
+        self._publishers = AlarmTopic(self, env=settings.env)
+        self.topic = self._publishers.topic
         if settings.alarms.email:
             self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarms.email))
         self.alarms: dict[str, cw.Alarm] = {}
@@ -366,13 +361,14 @@ class Monitoring(Construct):
             f"(was {field('$.detail.previousState')}) at {field('$.time')}. Why: aws emr-serverless get-job-run "
             f"--application-id {app} --job-run-id {run} (stateDetails), and the job's log group."
         )
-        return events.Rule(
+        rule = events.Rule(
             self,
             "JobRunFailed",
             event_pattern=job_run_failed_pattern(application_id),
             description="Notify each failed or cancelled sink job run",
-            targets=[targets.SnsTopic(self.topic, message=message)],
         )
+        self._publishers.publish_rule(rule, message)
+        return rule
 
     def _admin_alarms(self, admin: lambda_.IFunction) -> list[cw.Metric]:
         """Alarms on the admin's reconcile failures (custom resource) and errors (daily or direct runs)."""

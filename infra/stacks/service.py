@@ -95,7 +95,9 @@ class ServiceStack(Stack):
         # and stop before the application is deleted: the trigger, its event sources and schedules are deleted
         # first, then the application is stopped (infra/constructs/application_stop.py), then deleted
         self.trigger.node.add_dependency(self.application_stop.before_delete)
-        self.network = JobNetwork(self, "Network", settings=settings)
+        # the doctor's Lake Formation check runs for an Iceberg connector whose tables are in Glue
+        glue_tables = any(c.iceberg is not None and c.iceberg.table_bucket_arn is None for c in connectors)
+        self.network = JobNetwork(self, "Network", settings=settings, lake_formation=glue_tables)
         self.trigger.node.add_dependency(self.network)  # MSK event source pollers and the first runs need the endpoints
         self.maintenance = IcebergMaintenance(
             self,

@@ -52,7 +52,7 @@ def fingerprint(connector: Connector, job: JobSpec, sizes: str) -> str:
 
 def continuous_sizes(connector: Connector, job: JobSpec) -> str:
     """The `--conf`s of a continuous run's workers (sizing.continuous_run), within the application's capacity."""
-    plan = continuous_run(connector.shape, job.max_executors)
+    plan = continuous_run(connector.shape, job.max_executors, connector.tables)
     return fit(plan.driver, plan.executor, plan.executors, job.capacity).spark_parameters()
 
 

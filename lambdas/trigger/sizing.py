@@ -20,7 +20,7 @@ Facts it stands on:
 
 Spark tasks run only on executors (EMR Serverless has no local mode): a run has one executor at least.
 
-The plan: a driver of 1 vCPU (2 GB; 4 GB for Iceberg tables, whose commits load table metadata in the driver)
+The plan: a driver of 1 vCPU (2 GB; 4 GB for Iceberg tables, bounded or continuous: `driver_of`)
 and `v` executor vCPUs. Every worker is billed for start-up (STARTUP_S) plus the work (W vCPU-seconds spread
 over v): cost ~ (v + d) * (S + W / v), least at v = sqrt(d * W / S); so a run of up to ~30 vCPU-seconds gets one
 1-vCPU executor, and v grows with the square root of the work, capped by the tasks the run can have, by the
@@ -195,7 +195,7 @@ def plan_run(
     """The workers of a run that reads the offsets pending in `behind` (per topic-partition), with at most
     `max_executors` executors (None: no limit), within `capacity`; TriggerConfigError when not even a driver and one
     1-vCPU executor fit."""
-    driver = Worker(1, 4 if tables else 2)
+    driver = driver_of(tables)
     records, tasks = work(shape, behind)
     executor, count = _executors(wanted_vcpus(records, tasks, shape, driver.vcpu), max_executors)
     return fit(driver, executor, count, capacity)
@@ -204,17 +204,34 @@ def plan_run(
 def largest_run(shape: RunShape, tables: bool = False, max_executors: int | None = None) -> Plan:
     """The biggest plan `plan_run` gives a run of `shape` with any backlog, before fitting it in the capacity: one
     executor vCPU per task of `tasks.max` (wanted_vcpus never asks more), within `max_executors`."""
-    return Plan(Worker(1, 4 if tables else 2), *_executors(shape.tasks_max, max_executors))
+    return Plan(driver_of(tables), *_executors(shape.tasks_max, max_executors))
 
 
-def continuous_run(shape: RunShape, max_executors: int | None = None) -> Plan:
-    """The workers of a continuous run (`sink-engine run --continuous`, S3 objects only): a 1-vCPU / 2 GB driver
-    (it renews the lease and waits) and one executor vCPU per task of `tasks.max`, within `max_executors`. Each of
+def driver_of(tables: bool) -> Worker:
+    """A run's driver: 1 vCPU; 2 GB for S3 objects (it plans, renews the lease, commits offsets), 4 GB for Iceberg
+    tables, bounded or continuous alike: the driver loads each table's metadata to commit, and an upsert table's
+    commit rewrites, in the driver's Python, the data files that hold a changed key (sink_engine/iceberg/upsert.py:
+    each such file read whole, the rows it keeps gathered until they pass the table's target file size, 512 MB of
+    Arrow by default, which also bounds the files the engine writes). Of a worker's memory the JVM gets a quarter
+    (Worker.heap_gb): 1 GB of a 2 GB driver is left to Python, 3 GB of a 4 GB one.
+
+    Measured (`python -m devtools.bench_rewrite_memory`, 1% of the keys changed): the rewrite of one file of about
+    450 MB of Arrow (207 MiB of Parquet) raised the process's RSS by 790-900 MiB, of two such files by 780-1,280 MiB,
+    to a peak of 1.1-1.7 GB; `make bench-freshness --upsert` (one process: driver, producer, listing) peaked at 1,208
+    MB against 1,077 MB for the same run writing JSON objects. 1 GB for Python cannot hold one such rewrite, 3 GB
+    can (a 1-vCPU worker may have 2 to 8 GB)."""
+    return Worker(1, 4 if tables else 2)
+
+
+def continuous_run(shape: RunShape, max_executors: int | None = None, tables: bool = False) -> Plan:
+    """The workers of a continuous run (`sink-engine run --continuous`): its driver (`driver_of`: it renews the
+    lease, and with Iceberg `tables` commits a snapshot per table every commit interval) and one executor vCPU per
+    task of `tasks.max`, within `max_executors`. Each of
     its tasks is long-lived and holds its executor core for the whole run, and a task that gets no core never starts
     (its partitions would wait): the engine runs at most as many tasks as Spark has cores, so `tasks.max` cores make
     all of them run. The size does not follow a backlog: the run lasts weeks (its first minutes drain what is pending,
     on these same workers)."""
-    return Plan(Worker(1, 2), *_executors(shape.tasks_max, max_executors))
+    return Plan(driver_of(tables), *_executors(shape.tasks_max, max_executors))
 
 
 def _executors(vcpus: int, max_executors: int | None) -> tuple[Worker, int]:

@@ -2,7 +2,7 @@
 
 Allowed = some Allow statement matches (action, resource and all its conditions) and no Deny statement does.
 Wildcards `*` and `?` in actions (case-insensitive) and resources. Condition operators: StringEquals, StringLike,
-ArnEquals, ArnLike, each optionally ForAllValues: / ForAnyValue:. A single-valued operator on a key the request
+ArnEquals, ArnLike, Bool, each optionally ForAllValues: / ForAnyValue:. A single-valued operator on a key the request
 lacks does not match; ForAllValues on a missing key matches (AWS's rule, which is why a LeadingKeys condition
 does not restrict a request without keys). Any other operator raises NotImplementedError rather than being
 ignored (which is what moto does).
@@ -23,6 +23,27 @@ from tests.iam.policies import PolicyDocument, wildcard_match
 def allows(documents: Iterable[PolicyDocument], need: Need) -> bool:
     statements = [s for d in documents for s in d.statements if _matches(s, need)]
     return any(s["Effect"] == "Allow" for s in statements) and not any(s["Effect"] == "Deny" for s in statements)
+
+
+def resource_allows(document: PolicyDocument, principal: str, need: Need) -> bool:
+    """A resource-based policy (a topic's, a queue's) deciding a request of a service `principal` (e.g.
+    "cloudwatch.amazonaws.com") of the resource's own account: some Allow statement names the principal (or `*`) and
+    matches action, resource and conditions, and no such Deny does. A statement's `Service` principals and `*`
+    (also as `{"AWS": "*"}`) name a service; account or role principals never do."""
+    statements = [s for s in document.statements if _names(s, principal) and _matches(s, need)]
+    return any(s["Effect"] == "Allow" for s in statements) and not any(s["Effect"] == "Deny" for s in statements)
+
+
+def _names(statement: dict, principal: str) -> bool:
+    if "NotPrincipal" in statement:
+        raise NotImplementedError("NotPrincipal is not evaluated by tests/iam/evaluate.py")
+    named = statement["Principal"]
+    if named == "*":
+        return True
+    unknown = set(named) - {"Service", "AWS"}
+    if unknown:
+        raise NotImplementedError(f"principal kinds {sorted(unknown)} are not evaluated by tests/iam/evaluate.py")
+    return principal in _as_list(named.get("Service", [])) or "*" in _as_list(named.get("AWS", []))
 
 
 def _matches(statement: dict, need: Need) -> bool:
@@ -52,6 +73,7 @@ _COMPARISONS = {
     "StringLike": wildcard_match,
     "ArnEquals": lambda expected, value: expected == value,
     "ArnLike": wildcard_match,
+    "Bool": lambda expected, value: str(expected).lower() == str(value).lower(),
 }
 
 

@@ -64,6 +64,8 @@ def _values(kind: str, name: str, logical_id: str, region: str, account: str) ->
     if kind == "AWS::SQS::Queue":
         url = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
         return url, {"Arn": f"arn:aws:sqs:{region}:{account}:{name}", "QueueName": name, "QueueUrl": url}
+    if kind == "AWS::Events::Rule":
+        return name, {"Arn": f"arn:aws:events:{region}:{account}:rule/{name}"}
     if kind == "AWS::SNS::Topic":
         arn = f"arn:aws:sns:{region}:{account}:{name}"
         return arn, {"TopicArn": arn, "TopicName": name}

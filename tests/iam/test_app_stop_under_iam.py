@@ -38,12 +38,12 @@ from tests.iam.evaluate import allows
 from tests.iam.functions import LambdaContext, as_function
 from tests.iam.policies import without_action
 from tests.iam.recorder import CallLog
-from tests.iam.template import custom_resource_property, function_role
+from tests.iam.template import custom_resource_property, function_environment, function_role
 from tests.iam.world import ADMIN_REQUESTS, IamWorld, Principal
 
 APP_STOP = "lambdas.app_stop.handler.handler"
 POLL_SECONDS = 0.05
-RUNS = 2
+RUNS = 2  # bounded runs, as the trigger starts them; and one STREAMING run (a continuous connector's job)
 APPLICATION_ARN = re.compile(r"arn:aws:emr-serverless:[a-z0-9-]+:\d{12}:/applications/(?P<application>[0-9a-z]+)")
 JOB_RUN_ARN = re.compile(APPLICATION_ARN.pattern + r"/jobruns/(?P<run>[0-9a-z]+)")
 # granted to the Lambda runtime, not to the function's code: logs (AWSLambdaBasicExecutionRole) and X-Ray traces
@@ -63,13 +63,17 @@ class StopWorld:
     world: IamWorld
     deployed: Deployed  # the synthesized stacks, the application's id being this moto's
     application: str
-    runs: tuple[str, ...]
+    runs: tuple[str, ...]  # the bounded runs, then the STREAMING run
     stop: Principal  # the application stop's role
 
     def states(self) -> dict[str, str]:
         """Application and run ids -> their states (read through moto's API: no look, see emr_lifecycle)."""
         models = self.world.models("emrserverless")
         return {m["id"]: m["state"] for kind in ("Application", "JobRun") for m in models[kind]}
+
+    def graces(self) -> dict[str, int | None]:
+        """Run id -> the shutdownGracePeriodInSeconds it was cancelled with (as emr_lifecycle keeps it)."""
+        return {m["id"]: m.get("shutdown_grace_period_in_seconds") for m in self.world.models("emrserverless")["JobRun"]}
 
     def arns(self) -> dict[str, str]:
         models = self.world.models("emrserverless")
@@ -104,9 +108,10 @@ def stop_world(deployed, role_ids, stop_role, trigger_request, removed: str | No
         here = Deployed.of(synthesized, {logical_id: application})
         trigger = world.role(here.role_name(role_ids["trigger"]), here.documents(role_ids["trigger"]))
         emr = trigger.credentials.client("emr-serverless")
-        runs = tuple(emr.start_job_run(**{**trigger_request, "applicationId": application,
+        modes = ["BATCH"] * RUNS + ["STREAMING"]
+        runs = tuple(emr.start_job_run(**{**trigger_request, "applicationId": application, "mode": mode,
                                           "clientToken": f"{trigger_request['clientToken']}-{i}"})["jobRunId"]
-                     for i in range(RUNS))
+                     for i, mode in enumerate(modes))
         documents = here.documents(stop_role)
         stop = world.role(here.role_name(stop_role), without_action(documents, removed) if removed else documents)
         yield StopWorld(world, here, application, runs, stop)
@@ -159,6 +164,7 @@ class Stopped:
     world: StopWorld
     before: dict[str, str]
     after: dict[str, str]
+    graces: dict[str, int | None]
     arns: dict[str, str]
     answer: dict
     response: dict
@@ -172,10 +178,11 @@ def stopped(deployed, role_ids, stop_role, trigger_request, cloudformation, stop
         before = here.states()
         answer = _update(here, url, stop_log)
         found = [n for c in stop_log.calls() if c.principal == here.stop.name for n in needs(c, here.deployed.facts())]
-        return Stopped(here, before, here.states(), here.arns(), answer, responses[-1], found)
+        return Stopped(here, before, here.states(), here.graces(), here.arns(), answer, responses[-1], found)
 
 
 def test_the_update_cancels_the_runs_and_stops_the_application_as_its_role(stopped):
+    # (the STREAMING run is seen only by a listing that names its mode: emr_lifecycle lists BATCH runs without one)
     here = stopped.world
     # given the application STARTED by the runs the trigger started, which are not over
     assert stopped.before[here.application] in ("STARTING", "STARTED")
@@ -206,13 +213,22 @@ def test_every_call_is_granted_by_the_roles_documents_on_the_services_arns(stopp
                          "emr-serverless:StopApplication": {application_arn}}
 
 
+def test_each_listing_names_its_mode_and_the_streaming_run_gets_its_grace_period(stopped, deployed):
+    here = stopped.world
+    listings = [n.call.params.get("mode") for n in stopped.needs if n.call.operation == "ListJobRuns"]
+    assert listings and set(listings) == {"BATCH", "STREAMING"}
+    environment = function_environment(deployed.synthesized.templates["service"], APP_STOP, deployed.physical["service"])
+    grace = environment.get("STREAMING_GRACE_SECONDS")
+    assert [stopped.graces[r] for r in here.runs] == [None] * RUNS + [None if grace is None else int(grace)]
+
+
 def test_the_stop_waits_for_the_cancelled_runs_to_end_and_is_asked_once(stopped):
     # AWS refuses StopApplication while a run is not over (and the function would ask again): asked once, it was
     # asked after the runs had ended; then the application is looked at until it is no longer STOPPING (one look
     # sees STOPPING, the next STOPPED: emr_lifecycle's looks)
     operations = [n.call.operation for n in stopped.needs]
     assert operations.count("StopApplication") == 1
-    assert operations.count("CancelJobRun") == RUNS
+    assert operations.count("CancelJobRun") == RUNS + 1
     stop = operations.index("StopApplication")
     assert stop > max(i for i, o in enumerate(operations) if o == "CancelJobRun")
     assert operations[stop + 1:] == ["GetApplication", "GetApplication"]

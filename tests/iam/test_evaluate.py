@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.iam.actions import Facts, Need, needs
-from tests.iam.evaluate import allows
+from tests.iam.evaluate import allows, resource_allows
 from tests.iam.policies import PolicyDocument
 from tests.iam.recorder import Call
 
@@ -120,3 +120,24 @@ def test_a_deny_wins_and_an_unknown_operator_is_refused():
                                                   "Condition": {"NumericLessThan": {"s3:max-keys": "10"}}}]})
     with pytest.raises(NotImplementedError, match="NumericLessThan"):
         allows([numeric], secret)
+
+
+def _publish(principal: str, **context) -> bool:
+    topic = "arn:aws:sns:eu-west-1:123456789012:alarms"
+    policy = PolicyDocument("topic", {"Statement": [
+        {"Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}, "Action": "sns:Publish",
+         "Resource": topic, "Condition": {"StringEquals": {"aws:SourceAccount": "123456789012"}}},
+        {"Effect": "Deny", "Principal": {"AWS": "*"}, "Action": "sns:Publish", "Resource": topic,
+         "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]})
+    call = Call(principal, "sns", "Publish", "eu-west-1", {})
+    return resource_allows(policy, principal, Need("sns:Publish", topic, context, call))
+
+
+@pytest.mark.parametrize("principal, context, allowed", [
+    ("events.amazonaws.com", {"aws:SourceAccount": "123456789012", "aws:SecureTransport": "true"}, True),
+    ("events.amazonaws.com", {"aws:SourceAccount": "123456789012", "aws:SecureTransport": "false"}, False),  # Deny
+    ("events.amazonaws.com", {"aws:SourceAccount": "999999999999", "aws:SecureTransport": "true"}, False),
+    ("s3.amazonaws.com", {"aws:SourceAccount": "123456789012", "aws:SecureTransport": "true"}, False),  # not named
+])
+def test_a_resource_policy_names_its_principals_and_a_bool_deny_wins(principal, context, allowed):
+    assert _publish(principal, **context) is allowed

@@ -47,6 +47,15 @@ def test_the_data_stack_creates_and_keeps_each_iceberg_database_under_the_data_l
     assert not any(p.startswith("iceberg") for p in prefixes)
 
 
+def test_endpoints_egress_reaches_lake_formation_where_the_doctor_checks_it(synthesized):
+    # the doctor's Lake Formation check (GetDataLakeSettings) runs in the job, in the VPC, for tables in Glue
+    _, deployment, templates = synthesized
+    assert deployment.settings.network.egress == "endpoints"
+    (endpoint,) = [r["Properties"] for r in resources(templates["service"], "AWS::EC2::VPCEndpoint").values()
+                   if r["Properties"]["ServiceName"] == f"com.amazonaws.{DEV.region}.lakeformation"]
+    assert endpoint["VpcEndpointType"] == "Interface" and endpoint["PrivateDnsEnabled"] is True
+
+
 def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
     from tests.infra.test_infra_checks import cfn_lint_findings, nag_violations
 

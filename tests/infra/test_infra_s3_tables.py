@@ -85,6 +85,7 @@ def test_endpoints_egress_reaches_s3_tables_and_each_connector_is_maintained(syn
     services = [r["Properties"]["ServiceName"]
                 for r in resources(templates["service"], "AWS::EC2::VPCEndpoint").values()]
     assert f"com.amazonaws.{DEV.region}.s3tables" in services
+    assert f"com.amazonaws.{DEV.region}.lakeformation" not in services  # S3 Tables' connectors only: no Glue tables
     maintained = {json.loads(t["InputTransformer"]["InputTemplate"].replace("<time>", '""'))["connector"]
                   for r in resources(templates["service"], "AWS::Events::Rule").values()
                   for t in r["Properties"]["Targets"]

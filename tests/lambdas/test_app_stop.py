@@ -15,7 +15,7 @@ import pytest
 from botocore.stub import Stubber
 
 from lambdas.app_stop import handler as app_stop
-from lambdas.app_stop.service import ACTIVE_RUN_STATES, ApplicationStopper, StopTimeout
+from lambdas.app_stop.service import ACTIVE_RUN_STATES, RUN_MODES, ApplicationStopper, StopTimeout
 from tests.cloudformation import custom_resource_event, response_endpoint
 from tests.lambdas.conftest import LambdaContext
 
@@ -170,13 +170,15 @@ def _get(stub, state):
 
 
 def _runs(stub, *runs):
-    """ListJobRuns' answer: (id, state) or (id, state, mode) per run."""
-    stub.add_response("list_job_runs", {"jobRuns": [{
-        "applicationId": APP, "id": run[0], "arn": f"{ARN}/jobruns/{run[0]}",
-        "createdBy": "arn:aws:iam::111111111111:role/trigger", "createdAt": 0, "updatedAt": 0, "executionRole": "arn:aws:iam::111111111111:role/job",
-        "state": run[1], "stateDetails": run[1], "releaseLabel": "emr-7.12.0", "mode": (run + ("BATCH",))[2]}
-        for run in runs]},
-        {"applicationId": APP, "states": ACTIVE_RUN_STATES})
+    """ListJobRuns' answers, one per mode listed by name (BATCH, then STREAMING): (id, state) or (id, state, mode)
+    per run, each in its mode's listing."""
+    for mode in RUN_MODES:
+        stub.add_response("list_job_runs", {"jobRuns": [{
+            "applicationId": APP, "id": run[0], "arn": f"{ARN}/jobruns/{run[0]}",
+            "createdBy": "arn:aws:iam::111111111111:role/trigger", "createdAt": 0, "updatedAt": 0, "executionRole": "arn:aws:iam::111111111111:role/job",
+            "state": run[1], "stateDetails": run[1], "releaseLabel": "emr-7.12.0", "mode": mode}
+            for run in runs if (run + ("BATCH",))[2] == mode]},
+            {"applicationId": APP, "states": ACTIVE_RUN_STATES, "mode": mode})
 
 
 def test_active_runs_are_cancelled_and_ended_before_the_stop_and_the_stop_is_awaited():
@@ -232,6 +234,28 @@ def test_a_continuous_connectors_streaming_run_is_cancelled_with_its_grace_perio
     with stub:
         stopper = ApplicationStopper(emr, clock, clock.sleep, poll_seconds=5, streaming_grace_seconds=150)
         assert stopper.stop(APP, deadline=600) == [RUN1, RUN2]
+        stub.assert_no_pending_responses()
+
+
+def test_a_streaming_run_alone_is_listed_by_its_mode_and_cancelled_before_the_stop():
+    # given the application's only active run is a continuous connector's STREAMING run (a listing without `mode`
+    # may leave it out: each mode is asked by name, the Stubber checks the requests)
+    emr, stub = _stubbed()
+    _get(stub, "STARTED")
+    _runs(stub, (RUN2, "RUNNING", "STREAMING"))
+    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN2},
+                      {"applicationId": APP, "jobRunId": RUN2, "shutdownGracePeriodInSeconds": 150})
+    _get(stub, "STARTED")
+    _runs(stub, (RUN2, "CANCELLING", "STREAMING"))
+    _get(stub, "STARTED")
+    _runs(stub)
+    stub.add_response("stop_application", {}, {"applicationId": APP})
+    _get(stub, "STOPPED")
+    clock = _Clock()
+    # when stopped: the run is cancelled with its grace period and ended before StopApplication is asked
+    with stub:
+        stopper = ApplicationStopper(emr, clock, clock.sleep, poll_seconds=5, streaming_grace_seconds=150)
+        assert stopper.stop(APP, deadline=600) == [RUN2]
         stub.assert_no_pending_responses()
 
 

@@ -219,6 +219,15 @@ def test_a_continuous_run_has_a_core_per_task_within_the_executors_a_run_may_hav
     assert plan.executor.vcpu * plan.executors >= min(tasks_max, 4 * (max_executors or tasks_max))
 
 
+def test_a_continuous_iceberg_driver_holds_what_a_bounded_iceberg_driver_holds():
+    # its commits load table metadata and rewrite an upsert table's files in the driver, every commit interval
+    shape = RunShape(4, "iceberg", 1_000_000)
+    continuous, bounded = continuous_run(shape, 3, tables=True), largest_run(shape, tables=True, max_executors=3)
+    assert continuous.driver == bounded.driver == Worker(1, 4)
+    assert (continuous.driver.heap_gb, continuous.driver.overhead_gb) == (1, 3)  # 3 GB for the driver's Python
+    assert continuous_run(shape, 3).driver == Worker(1, 2)  # S3 objects
+
+
 def test_a_continuous_jobs_month_costs_its_floor_whatever_the_rate_and_beats_firehose_above_the_break_even():
     floor = 730 * 2 * (0.042094 + 2 * 0.004628)
     costs = [continuous_cost(rate, "json", 224, 12, 5.0) for rate in (0.1, 1, 10)]
