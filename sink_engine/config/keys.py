@@ -798,15 +798,16 @@ KEYS: tuple[Key, ...] = (
         "timestamp.field",
         "string",
         "timestamp",
-        "RecordField: the field (nested as `a.b`) holding epoch ms (number or digits) or an ISO-8601 time (UTC when "
-        "it has no offset).",
+        "RecordField: the field (nested as `a.b`) holding epoch ms (number or digits), a Connect `Timestamp` or an "
+        "ISO-8601 time (UTC when it has no offset).",
     ),
     Key(
         "partitioner.max.open.files",
         "int",
         1000,
-        "Cap on open files per topic-partition; a record that would open one more first closes them all (0: no cap).",
-        minimum=0,
+        "Cap on open files per topic-partition; a record that would open one more first closes them all (0 or -1: no "
+        "cap; -1 is the connector's default, 1000 this engine's, which bounds a task's memory).",
+        minimum=-1,
         maximum=JAVA_INT_MAX,
     ),
     Key(
@@ -832,8 +833,10 @@ KEYS: tuple[Key, ...] = (
     Key(
         "rotate.file.on.partition.change",
         "bool",
-        False,
-        "Close the open files when a record's encoded partition differs from the previous record's.",
+        True,
+        "With `rotate.interval.ms` and a time-based partitioner (only then, as in the connector): close the open files "
+        "when a record's encoded partition differs from the previous record's. `false`: records of hours out of order "
+        "stay in one open file per encoded partition until a time, size or open-file trigger.",
     ),
     Key(
         "value.converter",

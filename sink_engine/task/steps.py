@@ -17,7 +17,7 @@ from sink_engine.model import TaskResult
 from sink_engine.partition.base import Partitioner
 from sink_engine.records import PreparedRecords, RecordChunk, Tombstones, Transformed
 from sink_engine.task.bad_records import run_step, write_around
-from sink_engine.task.null_values import null_runs
+from sink_engine.task.null_values import TOMBSTONE, converted_runs, null_runs
 from sink_engine.task.record_writer import RecordWriter
 
 if TYPE_CHECKING:  # built only with `transforms` (task/run.py imports it then)
@@ -42,19 +42,30 @@ class RecordSteps:
         they made of it. Raises StepFailed, with the RecordError classified by the step that raised it."""
         if self.transforms is not None:
             return self.transforms.prepare(chunk, self.partitioner)
-        parts = [
-            Tombstones(run) if tombstones else self._prepared(run)
-            for run, tombstones in null_runs(chunk, self.null_behavior)
-        ]
+        parts: list[PreparedRecords | Tombstones] = []
+        for run, tombstones in null_runs(chunk, self.null_behavior):
+            parts.extend([Tombstones(run)] if tombstones else self._prepared(run))
         if not parts:
             return None
         only = parts[0]
         return only if len(parts) == 1 and isinstance(only, PreparedRecords) else Transformed(parts, [])
 
-    def _prepared(self, records: RecordChunk) -> PreparedRecords:
+    def _prepared(self, records: RecordChunk) -> list[PreparedRecords | Tombstones]:
+        """The converted records, partitioned; values the converter read as null take `behavior.on.null.values`
+        (task/null_values.py `converted_runs`), so the records around them may come in several parts."""
         values = run_step(
             lambda: self.converter.convert(records), ConversionError, STAGE_VALUE_CONVERTER, self.converter
         )
+        nulls = values.null_positions() if self.null_behavior != "keep" else []
+        if not nulls:
+            return [self._partitioned(records, values)]
+        parts: list[PreparedRecords | Tombstones] = []
+        for positions, kind in converted_runs(records, nulls, self.null_behavior):
+            run = records.select(positions)
+            parts.append(Tombstones(run) if kind == TOMBSTONE else self._partitioned(run, values.select(positions)))
+        return parts
+
+    def _partitioned(self, records: RecordChunk, values) -> PreparedRecords:
         partitions = run_step(
             lambda: self.partitioner.encode(records, values), PartitioningError, STAGE_TASK_PUT, self.partitioner
         )

@@ -22,7 +22,7 @@ from sink_engine.dlq.router import qualified_name
 from sink_engine.errors import ConversionError, PartitioningError, TransformationError
 from sink_engine.records import Partitions, PreparedRecords, RecordChunk, Tombstones, Transformed, ValueColumn
 from sink_engine.task.bad_records import StepFailed, run_step
-from sink_engine.task.null_values import null_value
+from sink_engine.task.null_values import AFTER_TRANSFORMS, null_value
 from sink_engine.transform.chain import TransformChain
 from sink_engine.transform.record import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Header, TransformRecord
 
@@ -60,7 +60,7 @@ class TransformStep:
                 kind = _kind(record, value_kind)
             except TransformationError as e:
                 raise StepFailed(e, STAGE_TRANSFORMATION, qualified_name(column)) from None
-            if kind is None and null_value(self._null_behavior, chunk, position, after_transforms=True) is None:
+            if kind is None and null_value(self._null_behavior, chunk, position, AFTER_TRANSFORMS) is None:
                 continue  # settled like a tombstone read from Kafka (task/null_values.py)
             out.append(record)
             positions.append(position)
