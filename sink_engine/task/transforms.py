@@ -200,10 +200,12 @@ def column(records: list[TransformRecord], kind: str, texts: list | None = None,
     if kind != "json":
         return ValueColumn(kind, values, values)
     texts = texts or [None] * len(values)
+    schemas = [r.value_schema if part == "value" else r.key_schema for r in records]
     return ValueColumn(
         "json",
         [text if text is not None else _json(value, record) for value, text, record in zip(values, texts, records)],
         values,
+        schemas if None not in schemas else None,  # values with a schema that are not structs (records.py)
     )
 
 
