@@ -227,6 +227,7 @@ class Tombstones:
 
     records: RecordChunk
     routed: list | None = None
+    sidecars: dict | None = None  # with store.kafka.keys / headers: their columns (task/sidecars.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,3 +111,38 @@ def envelope(schema: dict | None, payload) -> bytes:
 def key_of(offset: int, encoded: str = "partition=0", extension: str = ".json") -> str:
     """FileUtils.fileKeyToCommit's key for topics.dir `topics` and the default zero padding."""
     return f"topics/{TOPIC}/{encoded}/{TOPIC}+0+{offset:010d}{extension}"
+
+
+def batch_record(ibase: int, fbase: float = 12.2) -> dict:
+    """TopicPartitionWriterTest.createRecord(schema, ibase, fbase): `int` and `long` ibase, `float` and `double`
+    fbase."""
+    return {"boolean": True, "int": ibase, "long": ibase, "float": fbase, "double": fbase}
+
+
+def record_batches(batch_size: int, batches: int) -> list[dict]:
+    """TopicPartitionWriterTest.createRecordBatches: `batches` times the batch of `int` 16, 17, ... (`float` 12.2,
+    13.2, ...)."""
+    return [batch_record(16 + i, 12.2 + i) for _ in range(batches) for i in range(batch_size)]
+
+
+def structs(values: list[dict], schema: dict = RECORD_SCHEMA, stamps: list | None = None, key: bytes = b"key",
+            headers: list | None = None) -> list[Rec]:
+    """Records of Struct values of `schema` as JsonConverter envelopes, with record times `stamps` (0)."""
+    stamps = stamps or [0] * len(values)
+    return [Rec(envelope(schema, value), key, stamp, list(headers or [])) for value, stamp in zip(values, stamps)]
+
+
+def la_ms(year: int, month: int, day: int, hour: int, minute: int = 0) -> int:
+    """Epoch ms of a wall time in America/Los_Angeles (the tests' `new DateTime(..., forID("America/Los_Angeles"))`)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    return int(datetime(year, month, day, hour, minute, tzinfo=ZoneInfo("America/Los_Angeles")).timestamp() * 1000)
+
+
+# S3SinkConnectorTestBase.createProps: the partitioner settings every TopicPartitionWriterTest starts from (locale
+# `en`, timezone America/Los_Angeles, partition.field.name `int`); JsonConverter envelopes in.
+WRITER_BASE = {"value.converter.schemas.enable": "true", "locale": "en", "timezone": "America/Los_Angeles",
+               "partition.field.name": "int", "format.class": "AvroFormat"}
+HOURLY = {"partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+          "timestamp.extractor": "Record"}

@@ -76,13 +76,24 @@ class TransformStep:
             routed = [r.topic for r in out[start:stop]] if self._chain.has_routers else None
             kind = kinds[start]
             if kind is None:
-                parts.append(Tombstones(run, routed))
+                parts.append(Tombstones(run, routed, self._tombstone_sidecars(run, out[start:stop], key_kind)))
             else:
                 parts.append(
                     self._prepared(run, out[start:stop], kind, texts[start:stop], key_kind, partitioner, routed)
                 )
             start = stop
         return Transformed(parts, dropped)
+
+    def _tombstone_sidecars(self, run: RecordChunk, records: list, key_kind: str | None) -> dict | None:
+        """The keys and headers of tombstones after the chain, when they are stored."""
+        if not self._sidecars.formats:
+            return None
+        return run_step(
+            lambda: self._sidecars.transformed_columns(run, records, key_kind),
+            ConversionError,
+            STAGE_VALUE_CONVERTER,
+            self._sidecars,
+        )
 
     def _prepared(
         self,
