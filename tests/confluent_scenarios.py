@@ -8,6 +8,7 @@ int, long, float, double); `envelope` writes a value as JsonConverter does with 
 from apache/kafka connect/json JsonSchema.java: `float` and `double` for FLOAT32 and FLOAT64)."""
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from dataclasses import dataclass, field
@@ -75,6 +76,8 @@ def read_records(s3, key: str) -> list:
         return list(fastavro.reader(io.BytesIO(body)))
     if key.endswith(".parquet"):
         return pq.read_table(io.BytesIO(body)).to_pylist()
+    if key.endswith(".gz"):
+        body = gzip.decompress(body)
     return [json.loads(line) for line in body.decode().splitlines()]
 
 
