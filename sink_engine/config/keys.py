@@ -905,7 +905,8 @@ KEYS: tuple[Key, ...] = (
         False,
         "Also write each data object's record keys (converted with `key.converter`) to `<stem>.keys<ext>` beside it "
         "(`keys.format.class`), one record per data record in the same order; a null key then fails the run (as in "
-        'the connector). In JSON a key is its converted value; other formats wrap it as `{"key": ...}`.',
+        "the connector). In JSON and Avro a key is its converted value (Avro: of its own type); Parquet wraps it as "
+        "a record `RecordKey{key}`, as the connector's writers do.",
     ),
     Key(
         "store.kafka.headers",
@@ -913,8 +914,9 @@ KEYS: tuple[Key, ...] = (
         False,
         "Also write each data object's record headers to `<stem>.headers<ext>` beside it (`headers.format.class`), "
         "one record per data record in the same order; a record without headers then fails the run (as in the "
-        'connector). In JSON headers are `[{"key", "value"}]` (value as UTF-8 text, base64 when not UTF-8); other '
-        'formats wrap them as `{"headers": [...]}`.',
+        'connector). The headers are a list of `{"key", "value"}` (value as UTF-8 text, base64 when not UTF-8): in '
+        'JSON and Parquet wrapped as `{"headers": [...]}` (Parquet: a record `RecordHeaders`), in Avro the list '
+        "alone, as the connector's writers do.",
     ),
     Key(
         "keys.format.class",
