@@ -247,12 +247,24 @@ def to_json(value: Any, numeric_decimals: bool = False) -> bytes:
     """Compact JSON of a value of a schema, as Connect's JsonConverter writes it without a schema
     (bytes as base64, Decimal as base64 of its unscaled value or, with `numeric_decimals`
     (`json.decimal.format=NUMERIC`), as a number with its scale, Date as days, Time as milliseconds of the
-    day, Timestamp as epoch ms)."""
-    return orjson.dumps(
-        value,
-        default=_encode_numeric if numeric_decimals else _encode_logical,
-        option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS,
-    )
+    day, Timestamp as epoch ms; a map whose keys are not all strings as an array of `[key, value]` pairs, as
+    JsonConverter.convertToJson writes a map outside its object mode)."""
+    default = _encode_numeric if numeric_decimals else _encode_logical
+    try:
+        return orjson.dumps(value, default=default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+    except TypeError:  # a map with keys that are not strings (else the same error again below)
+        return orjson.dumps(_pairs(value), default=default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+
+
+def _pairs(value: Any) -> Any:
+    """`value` with each map whose keys are not all strings turned into a list of [key, value] pairs."""
+    if isinstance(value, dict):
+        if all(type(key) is str for key in value):
+            return {key: _pairs(item) for key, item in value.items()}
+        return [[_pairs(key), _pairs(item)] for key, item in value.items()]
+    if isinstance(value, list):
+        return [_pairs(item) for item in value]
+    return value
 
 
 def _encode_numeric(value: Any) -> Any:
