@@ -1,9 +1,9 @@
 """ColumnarEncoder: what the Parquet and Avro encoders share.
 
-Values with a schema of their own (struct, string, bytes, JSON envelopes and Avro of other types) become Arrow tables
-as they arrive, and the format
-writes them out as it goes (`_write_prepared`). Schemaless JSON is spooled (json_spool) and written when the
-file finishes, once its schema is known (`_write_spooled`).
+Values with a schema of their own (structs; strings, bytes and other values with a schema, wrapped in a struct:
+format/wrapped.py) become Arrow tables as they arrive, and the format writes them out as it goes
+(`_write_prepared`). Schemaless JSON is spooled (json_spool) and written when the file finishes, once its schema is
+known (`_write_spooled`).
 """
 
 from __future__ import annotations
