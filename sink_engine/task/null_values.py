@@ -23,13 +23,13 @@ from sink_engine.task.bad_records import StepFailed
 VALUE, TOMBSTONE = "value", "tombstone"
 
 
-TOMBSTONE_READ, AFTER_TRANSFORMS, CONVERTED = "(tombstone)", "after transforms", "(a null payload or union)"
+TOMBSTONE_READ, AFTER_TRANSFORMS, CONVERTED = "(tombstone)", "after transforms", "(the converter read a null value)"
 
 
 def null_value(behavior: str, chunk: RecordChunk, position: int, where: str = TOMBSTONE_READ) -> str | None:
     """What becomes of the record at `position` of `chunk`, whose value is null: read from Kafka (TOMBSTONE_READ),
     made null by the transforms (AFTER_TRANSFORMS), or read as null by the converter from a non-null Kafka value
-    (CONVERTED: JsonConverter's envelope with a null payload, as JsonConverter.toConnectData gives a null value).
+    (CONVERTED: the JSON `null`, an envelope's null payload, an Avro null, as Connect's converters give a null value).
     Returns VALUE, TOMBSTONE, or None when it is settled without output. Raises StepFailed for `fail`."""
     if behavior == "keep":
         return VALUE

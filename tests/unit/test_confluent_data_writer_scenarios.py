@@ -181,3 +181,18 @@ def test_schema_has_array_of_optional_items(moto_s3):
         {"field": "items", "type": "array", "optional": False, "items": {"type": "string", "optional": True}}]}
     run_records(moto_s3, {**ENVELOPES, "format.class": PARQUET}, structs([{"items": ["a", None, "b"]}] * 3, schema))
     assert landed(moto_s3) == {key_of(0, extension=".snappy.parquet"): [{"items": ["a", None, "b"]}] * 3}
+
+
+@pytest.mark.parametrize("behavior", ["ignore", "write", "fail"])
+def test_a_json_null_without_a_schema_is_a_null_value(moto_s3, behavior):
+    # JsonConverter.toConnectData with schemas.enable=false reads the JSON `null` as a null value, which
+    # S3SinkTask.maybeSkipOnNullValue then skips, writes to the tombstone partition or fails on
+    records = [Rec(b'{"a":1}'), Rec(b" null "), Rec(b'{"a":"null"}')]
+    result = run_records(moto_s3, {"behavior.on.null.values": behavior, "flush.size": 1,
+                                   "value.converter.schemas.enable": "false"}, records)
+    expected = {key_of(0): [{"a": 1}], key_of(2): [{"a": "null"}]}
+    if behavior == "fail":
+        assert "t-0@1" in (result.error or "") and landed(moto_s3) == {key_of(0): [{"a": 1}]}
+    else:
+        extra = {key_of(1, "tombstone"): [None]} if behavior == "write" else {}
+        assert result.error is None and landed(moto_s3) == {**expected, **extra}
