@@ -955,9 +955,9 @@ KEYS: tuple[Key, ...] = (
         "What a record with a null value (tombstone) does: `fail` (a tombstone fails the run, naming it), `ignore`, "
         "or `write`: tombstones go to files under `tombstone.encoded.partition`, in offset order with the other "
         "records and counted by `flush.size`; each tombstone is one JSON `null` line there (the connector writes only "
-        "key files for them). A non-null value that a schema'd converter decodes to null under a struct schema (a "
-        'top-level `["null", record]` Avro union) is a `ConversionError` naming the record (dead-lettered with '
-        "`errors.tolerance=all`), not a tombstone.",
+        "key files for them). A value the converter reads as null is a null value too, as in Kafka Connect: the JSON "
+        "`null`, a JsonConverter envelope's null payload under an optional schema, an Avro null under a top-level "
+        '`["null", record]` union.',
         choices=("fail", "ignore", "write"),
     ),
     Key(
