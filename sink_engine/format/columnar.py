@@ -24,7 +24,8 @@ class ColumnarEncoder:
 
     def prepare(self, values: ValueColumn, offsets: list) -> tuple:
         """(True, JSON lines) for schemaless JSON, else (False, what `_prepare_table` made of the batch). Values that
-        are not structs are a one-column record `value` (format/wrapped.py), of one schema per file."""
+        are not structs are a one-column record `value` (format/wrapped.py), of one schema per file; Avro writes
+        those of a schema'd converter bare."""
         if values.kind == "json" and values.schemas is None:
             return True, self._spool.prepare(values, offsets)
         if values.kind != "struct":
@@ -32,7 +33,7 @@ class ColumnarEncoder:
         return False, self._prepare_table(to_arrow_table(values), offsets)
 
     def _wrapped(self, values: ValueColumn, offsets: list) -> ValueColumn:
-        column = wrapped(values, "value", None)
+        column = wrapped(values, "value", None, bare=values.kind == "json")
         assert column.schemas is not None  # a struct column's
         self._value_schema = self._value_schema or column.schemas[0]
         for schema, offset in zip(column.schemas, offsets):

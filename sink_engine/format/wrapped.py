@@ -7,7 +7,8 @@ key a `"string"` `.keys.avro`, the headers an array of `{key, value}` records). 
 for them enveloped (`getViewSchema(record, true)`), since Parquet needs a record at the top: keys as
 `RecordKey{key}`, headers as `RecordHeaders{headers}`. A value that is not a struct the connector cannot write to
 Parquet (AvroData gives a NonRecordContainer, which ParquetRecordWriterProvider casts to a GenericRecord); here it
-is a record of one column `value`, as StringConverter and ByteArrayConverter values are.
+is a record of one column `value`. StringConverter and ByteArrayConverter values stay such a record in Avro too
+(the connector writes them bare): the deployed Athena tables read them (Hive's AvroSerDe needs a record).
 
 `wrapped` builds the struct column; the BARE parameter of its schema tells AvroFormat to write the field alone.
 """
@@ -23,10 +24,10 @@ from sink_engine.records import ValueColumn
 _PLAIN = {"string": Schema("string"), "bytes": Schema("bytes")}
 
 
-def wrapped(values: ValueColumn, field: str, name: str | None) -> ValueColumn:
-    """A "struct" column of one field `field` (its struct named `name`) holding each value of `values`: a string,
-    bytes or struct column, or a "json" column with schemas (values with a schema that are not structs, kept as
-    their Connect JSON text, read back here with their schemas)."""
+def wrapped(values: ValueColumn, field: str, name: str | None, bare: bool = True) -> ValueColumn:
+    """A "struct" column of one field `field` (its struct named `name`, BARE unless not `bare`) holding each value of
+    `values`: a string, bytes or struct column, or a "json" column with schemas (values with a schema that are not
+    structs, kept as their Connect JSON text, read back here with their schemas)."""
     if values.kind in _PLAIN:
         schemas = [_PLAIN[values.kind]] * len(values)
         items = values.items
@@ -35,13 +36,14 @@ def wrapped(values: ValueColumn, field: str, name: str | None) -> ValueColumn:
         schemas = values.schemas
         items = values.items if values.kind == "struct" else _decoded(values.documents(), schemas)
     rows = [{field: item} for item in items]
-    return ValueColumn("struct", rows, rows, [wrapper(schema, field, name) for schema in schemas])
+    return ValueColumn("struct", rows, rows, [wrapper(schema, field, name, bare) for schema in schemas])
 
 
 @lru_cache(maxsize=256)
-def wrapper(schema: Schema, field: str, name: str | None) -> Schema:
-    """The struct of one field `field` of `schema`, marked BARE."""
-    return Schema("struct", name=name, parameters=((BARE, "true"),), fields=(Field(field, schema),))
+def wrapper(schema: Schema, field: str, name: str | None, bare: bool = True) -> Schema:
+    """The struct of one field `field` of `schema`, marked BARE when `bare`."""
+    parameters = ((BARE, "true"),) if bare else ()
+    return Schema("struct", name=name, parameters=parameters, fields=(Field(field, schema),))
 
 
 def _decoded(documents: list, schemas: list) -> list:
