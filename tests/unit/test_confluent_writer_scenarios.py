@@ -218,17 +218,25 @@ def test_nested_field_partitioner(moto_s3):
                               for start in (0, 9) for n in range(3)}
 
 
-def test_exception_on_null_keys_reported(moto_s3):
-    # testExceptionOnNullKeysReported: with keys stored, a null key is a bad record ("Key cannot be null"): with
-    # errors.tolerance=all it goes to the dead-letter queue and the records around it are written
-    records = structs(record_batches(3, 3))
-    records.insert(2, Rec(envelope(RECORD_SCHEMA, record_batches(1, 1)[0]), key=None))
-    settings = {**WRITER_BASE, "store.kafka.keys": "true", "keys.format.class": "JsonFormat",
+@pytest.mark.parametrize("stored, bad", [
+    # testExceptionOnNullKeysReported: with keys stored, a null key ("Key cannot be null for SinkRecord")
+    ("store.kafka.keys", Rec(envelope(RECORD_SCHEMA, record_batches(1, 1)[0]), key=None, headers=HEADERS)),
+    # testExceptionOnEmptyHeadersReported / testExceptionOnNullHeadersReported: with headers stored, no headers
+    ("store.kafka.headers", Rec(envelope(RECORD_SCHEMA, record_batches(1, 1)[0]))),
+])
+def test_exception_on_null_keys_or_headers_reported(moto_s3, stored, bad):
+    # is a bad record: with errors.tolerance=all it goes to the dead-letter queue (the connector's errant record
+    # reporter) and the records around it are written, the sidecars lined up with them
+    records = structs(record_batches(3, 3), headers=HEADERS)
+    records.insert(2, bad)
+    settings = {**WRITER_BASE, stored: "true", "keys.format.class": "JsonFormat", "headers.format.class": "JsonFormat",
                 "key.converter": "org.apache.kafka.connect.storage.StringConverter", "errors.tolerance": "all",
                 "errors.deadletterqueue.s3.prefix": "dead"}
     result = run_records(moto_s3, settings, records)
-    assert result.error is None and len(result.dead_letters or []) == 1
+    assert result.error is None and sum(result.dead_letters.values()) == 1
     assert ints(moto_s3) == {key_of(start, extension=".avro"): [16, 17, 18] for start in (0, 4, 7)}
+    sidecars = {k: len(v) for k, v in landed(moto_s3).items() if ".keys." in k or ".headers." in k}
+    assert sorted(sidecars.values()) == [3, 3, 3]
 
 
 def test_a_tombstone_between_records_of_one_hour_does_not_rotate(moto_s3):
@@ -247,3 +255,11 @@ def test_a_tombstone_between_records_of_one_hour_does_not_rotate(moto_s3):
     # also writes a value object of one JSON null per tombstone; the connector writes none there)
     assert files(moto_s3) == {key_of(0, HOUR_10): 2, key_of(0, HOUR_10, ".keys.json"): 2,
                               key_of(1, "tombstone"): 1, key_of(1, "tombstone", ".keys.json"): 1}
+
+
+def test_write_record_default_with_empty_topics_dir(moto_s3):
+    # testWriteRecordDefaultWithEmptyTopicsDir: topics.dir "" puts the keys at the bucket's root (FileUtils.fileKey:
+    # no prefix for a blank topics.dir)
+    run_records(moto_s3, {**WRITER_BASE, "topics.dir": ""}, structs(record_batches(3, 3)))
+    assert {key: len(records) for key, records in landed(moto_s3, "").items()} == {
+        f"t/partition=0/t+0+{start:010d}.avro": 3 for start in (0, 3, 6)}
