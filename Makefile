@@ -6,9 +6,20 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
+.PHONY: venv connect-json cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
 
-venv: $(STAMP)
+venv: $(STAMP) connect-json
+
+# Kafka's JsonConverter with its dependencies (devtools/jvm/connect-json/pom.xml) under .venv/connect-json/libs: the
+# oracle of tests/unit/test_connect_json_oracle.py (tests/connect_json_oracle.py). Maven keeps its downloads in its
+# local repository (~/.m2), so a reinstall resolves offline.
+connect-json: $(VENV)/connect-json/.installed
+
+$(VENV)/connect-json/.installed: devtools/jvm/connect-json/pom.xml | $(STAMP)
+	rm -rf $(VENV)/connect-json
+	mvn -q -f devtools/jvm/connect-json/pom.xml dependency:copy-dependencies \
+	    -DoutputDirectory=$(abspath $(VENV))/connect-json/libs
+	touch $@
 
 # The AWS CDK CLI pinned in package.json (npx aws-cdk then runs it from node_modules).
 cdk-cli: $(CDK_STAMP)

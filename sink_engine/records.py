@@ -102,9 +102,11 @@ class ValueColumn:
     """Converted values of consecutive records. `items` are what formats encode; `documents()` gives
     the values as Python objects (dicts for JSON objects and structs) for steps that read fields, parsed once.
 
-    `schemas` (struct kind only) is parallel to `items`: the schema each value was written with, or after
-    projection the schema of the file. `sidecars` maps a sidecar name ("keys", "headers") to a column
-    parallel to this one, so that the sidecar records follow the values into the same files.
+    `schemas` is parallel to `items`: for a struct column the schema each value was written with, or after
+    projection the schema of the file; for a "json" column of values with a schema that are not structs (an int32,
+    an array: JsonConverter's envelope, Avro), each value's schema (None for schemaless JSON). A None item is a null
+    value a converter read from a non-null Kafka value (`null_positions`). `sidecars` maps a sidecar name ("keys",
+    "headers") to a column parallel to this one, so that the sidecar records follow the values into the same files.
     """
 
     def __init__(
@@ -126,9 +128,18 @@ class ValueColumn:
         """The schema of a struct column whose values share one (a file's column), else None."""
         return self.schemas[0] if self.schemas else None
 
+    def null_positions(self) -> list[int]:
+        """The positions of null values (a JsonConverter envelope's null payload under an optional schema, an Avro
+        null under a nullable schema): Connect reads them as null values, for `behavior.on.null.values`."""
+        items = self.items
+        return [i for i, item in enumerate(items) if item is None] if None in items else []
+
     def documents(self) -> list:
         if self._documents is None:
-            self._documents = [orjson.loads(i) for i in self.items] if self.kind == "json" else self.items
+            loads = orjson.loads
+            self._documents = (
+                [None if i is None else loads(i) for i in self.items] if self.kind == "json" else self.items
+            )
         return self._documents
 
     def slice(self, start: int, stop: int) -> ValueColumn:
@@ -216,6 +227,7 @@ class Tombstones:
 
     records: RecordChunk
     routed: list | None = None
+    sidecars: dict | None = None  # with store.kafka.keys / headers: their columns (task/sidecars.py)
 
 
 @dataclass(frozen=True, slots=True)

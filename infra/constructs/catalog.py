@@ -31,7 +31,9 @@ def sidecar_note(spec: ConnectorSpec) -> str:
         read.append("each object's <stem>.index.json as one row whose columns are all null")
     sidecars = SidecarSettings.from_config(config)
     if sidecars.keys_format or sidecars.headers_format:  # store.kafka.keys, store.kafka.headers
-        read.append("the <stem>.keys and <stem>.headers sidecars as rows too")
+        # (Avro sidecars hold bare keys and header lists, as the connector writes them: the table's record schema
+        # cannot read them as rows at all)
+        read.append("the <stem>.keys and <stem>.headers sidecars as rows too (Avro ones not at all)")
     if not read:
         return ""
     return f"Athena reads {' and '.join(read)}: filter with WHERE regexp_like(\"$path\", '{data_objects(config)}')"

@@ -798,15 +798,16 @@ KEYS: tuple[Key, ...] = (
         "timestamp.field",
         "string",
         "timestamp",
-        "RecordField: the field (nested as `a.b`) holding epoch ms (number or digits) or an ISO-8601 time (UTC when "
-        "it has no offset).",
+        "RecordField: the field (nested as `a.b`) holding epoch ms (number or digits), a Connect `Timestamp` or an "
+        "ISO-8601 time (UTC when it has no offset).",
     ),
     Key(
         "partitioner.max.open.files",
         "int",
         1000,
-        "Cap on open files per topic-partition; a record that would open one more first closes them all (0: no cap).",
-        minimum=0,
+        "Cap on open files per topic-partition; a record that would open one more first closes them all (0 or -1: no "
+        "cap; -1 is the connector's default, 1000 this engine's, which bounds a task's memory).",
+        minimum=-1,
         maximum=JAVA_INT_MAX,
     ),
     Key(
@@ -832,8 +833,10 @@ KEYS: tuple[Key, ...] = (
     Key(
         "rotate.file.on.partition.change",
         "bool",
-        False,
-        "Close the open files when a record's encoded partition differs from the previous record's.",
+        True,
+        "With `rotate.interval.ms` and a time-based partitioner (only then, as in the connector): close the open files "
+        "when a record's encoded partition differs from the previous record's. `false`: records of hours out of order "
+        "stay in one open file per encoded partition until a time, size or open-file trigger.",
     ),
     Key(
         "value.converter",
@@ -902,7 +905,8 @@ KEYS: tuple[Key, ...] = (
         False,
         "Also write each data object's record keys (converted with `key.converter`) to `<stem>.keys<ext>` beside it "
         "(`keys.format.class`), one record per data record in the same order; a null key then fails the run (as in "
-        'the connector). In JSON a key is its converted value; other formats wrap it as `{"key": ...}`.',
+        "the connector). In JSON and Avro a key is its converted value (Avro: of its own type); Parquet wraps it as "
+        "a record `RecordKey{key}`, as the connector's writers do.",
     ),
     Key(
         "store.kafka.headers",
@@ -910,8 +914,9 @@ KEYS: tuple[Key, ...] = (
         False,
         "Also write each data object's record headers to `<stem>.headers<ext>` beside it (`headers.format.class`), "
         "one record per data record in the same order; a record without headers then fails the run (as in the "
-        'connector). In JSON headers are `[{"key", "value"}]` (value as UTF-8 text, base64 when not UTF-8); other '
-        'formats wrap them as `{"headers": [...]}`.',
+        'connector). The headers are a list of `{"key", "value"}` (value as UTF-8 text, base64 when not UTF-8): in '
+        'JSON and Parquet wrapped as `{"headers": [...]}` (Parquet: a record `RecordHeaders`), in Avro the list '
+        "alone, as the connector's writers do.",
     ),
     Key(
         "keys.format.class",
@@ -950,9 +955,9 @@ KEYS: tuple[Key, ...] = (
         "What a record with a null value (tombstone) does: `fail` (a tombstone fails the run, naming it), `ignore`, "
         "or `write`: tombstones go to files under `tombstone.encoded.partition`, in offset order with the other "
         "records and counted by `flush.size`; each tombstone is one JSON `null` line there (the connector writes only "
-        "key files for them). A non-null value that a schema'd converter decodes to null under a struct schema (a "
-        'top-level `["null", record]` Avro union) is a `ConversionError` naming the record (dead-lettered with '
-        "`errors.tolerance=all`), not a tombstone.",
+        "key files for them). A value the converter reads as null is a null value too, as in Kafka Connect: the JSON "
+        "`null`, a JsonConverter envelope's null payload under an optional schema, an Avro null under a top-level "
+        '`["null", record]` union.',
         choices=("fail", "ignore", "write"),
     ),
     Key(

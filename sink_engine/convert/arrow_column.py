@@ -30,6 +30,10 @@ class ArrowStructColumn(ValueColumn):
     def __len__(self) -> int:
         return len(self._payloads)
 
+    def null_positions(self) -> list[int]:
+        """None: a columnar reader takes only a top-level record or message, never null."""
+        return []
+
     def arrow_table(self) -> pa.Table | None:
         if not self._runs or any(schema is not self.schemas[0] for schema in self.schemas):
             return None

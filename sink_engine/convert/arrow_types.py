@@ -17,6 +17,7 @@ from functools import lru_cache
 import pyarrow as pa
 
 from sink_engine.convert.schema import (
+    BARE,
     DATE,
     DECIMAL,
     ISO_DATE,
@@ -58,10 +59,13 @@ DEFAULT_DECIMAL_PRECISION = 38
 
 @lru_cache(maxsize=256)
 def arrow_schema(schema: Schema) -> pa.Schema:
-    """The table schema of a struct schema: one column per field."""
+    """The table schema of a struct schema: one column per field; a BARE struct's (format/wrapped.py) says so in
+    its metadata."""
     if schema.type != "struct":
         raise ValueError(f"only a struct schema is a table schema, not {schema.describe()}")
     metadata = {"connect.name": schema.name or "", "connect.version": str(schema.version or "")}
+    if schema.parameter(BARE):
+        metadata[BARE] = "true"
     return pa.schema([_field(f.name, f.schema) for f in schema.fields], metadata=metadata)
 
 

@@ -1,6 +1,7 @@
 """Kafka Connect's JSON schema language (the `schema` half of a JsonConverter envelope) and its values.
 
-`parse_schema` reads a schema document into a `Schema`. `compile_decoder` returns a function that turns a
+`parse_schema` reads a schema document into a `Schema`, with JsonConverter's type names (`float` and `double`
+for Connect's float32 and float64, see JSON_TYPE_NAMES). `compile_decoder` returns a function that turns a
 payload into the Python values of that schema, as Connect's JsonConverter does: bytes are base64 text,
 Decimal is base64 of the unscaled two's-complement integer (or a number), Date is days since the epoch,
 Time milliseconds of the day, Timestamp epoch milliseconds; a missing or null field takes the field's
@@ -34,6 +35,10 @@ from sink_engine.convert.schema import (
 )
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+# JsonConverter's names of Connect's FLOAT32 and FLOAT64 (JsonSchema.FLOAT_TYPE_NAME, DOUBLE_TYPE_NAME in
+# apache/kafka connect/json; asConnectSchema reads them, asJsonSchema writes them); its other type names are
+# Connect's own. Connect's enum names, float32 and float64, are read too (JsonConverter itself refuses them).
+JSON_TYPE_NAMES = {"float": "float32", "double": "float64"}
 ONE_OF = "io.confluent.connect.json.OneOf"  # JsonSchemaData's struct for a oneOf: one optional field per branch
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
@@ -45,6 +50,7 @@ def parse_schema(document: Any) -> Schema:
     if not isinstance(document, dict) or "type" not in document:
         raise ValueError(f"a schema must be an object with a 'type', got {document!r:.80}")
     kind = document["type"]
+    kind = JSON_TYPE_NAMES.get(kind, kind) if isinstance(kind, str) else kind
     parts: dict[str, Any] = {}
     if kind == "struct":
         parts["fields"] = tuple(Field(f["field"], parse_schema(f)) for f in document.get("fields", ()))
@@ -241,12 +247,24 @@ def to_json(value: Any, numeric_decimals: bool = False) -> bytes:
     """Compact JSON of a value of a schema, as Connect's JsonConverter writes it without a schema
     (bytes as base64, Decimal as base64 of its unscaled value or, with `numeric_decimals`
     (`json.decimal.format=NUMERIC`), as a number with its scale, Date as days, Time as milliseconds of the
-    day, Timestamp as epoch ms)."""
-    return orjson.dumps(
-        value,
-        default=_encode_numeric if numeric_decimals else _encode_logical,
-        option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS,
-    )
+    day, Timestamp as epoch ms; a map whose keys are not all strings as an array of `[key, value]` pairs, as
+    JsonConverter.convertToJson writes a map outside its object mode)."""
+    default = _encode_numeric if numeric_decimals else _encode_logical
+    try:
+        return orjson.dumps(value, default=default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+    except TypeError:  # a map with keys that are not strings (else the same error again below)
+        return orjson.dumps(_pairs(value), default=default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+
+
+def _pairs(value: Any) -> Any:
+    """`value` with each map whose keys are not all strings turned into a list of [key, value] pairs."""
+    if isinstance(value, dict):
+        if all(type(key) is str for key in value):
+            return {key: _pairs(item) for key, item in value.items()}
+        return [[_pairs(key), _pairs(item)] for key, item in value.items()]
+    if isinstance(value, list):
+        return [_pairs(item) for item in value]
+    return value
 
 
 def _encode_numeric(value: Any) -> Any:

@@ -79,6 +79,6 @@ class _EnvelopeDecoder:
         self.schema, self._decode = schema, compile_decoder(schema)
 
     def decode(self, payload: Any) -> Any:
-        if payload is None and self.schema.default_value() is None:
-            raise ValueError("the payload is null (a null value inside an envelope is not written)")
+        """The payload's value; a null payload is the schema's default, a null value under an optional schema (as
+        JsonConverter.convertToConnect reads it) and an error under a required one."""
         return self._decode(payload, "")

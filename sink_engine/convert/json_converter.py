@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import deque
+import operator
 
 import orjson
 
@@ -11,7 +11,8 @@ from sink_engine.records import RecordChunk, ValueColumn
 
 
 class SchemalessJsonConverter:
-    """Validates each value as JSON and keeps it as single-line JSON text.
+    """Validates each value as JSON and keeps it as single-line JSON text; the JSON `null` is a null value (None), as
+    JsonConverter.toConnectData reads it, for `behavior.on.null.values` (ValueColumn.null_positions).
 
     A value on one line is kept byte for byte (numbers keep their exact spelling); one that spans
     lines is re-serialized compactly. The parsed values are kept for steps that read fields only with
@@ -25,12 +26,14 @@ class SchemalessJsonConverter:
         items = chunk.values
         try:
             documents = list(map(orjson.loads, items)) if self.keep_documents else None
-            if documents is None:
-                deque(map(orjson.loads, items), maxlen=0)  # parsed and dropped at C speed
+            # parsed and dropped at C speed, the nulls counted
+            nulls = operator.countOf(map(orjson.loads, items), None) if documents is None else None in documents
         except orjson.JSONDecodeError:
             self._raise_first_invalid(chunk)
         if b"\n" in b"".join(items):
             items = [orjson.dumps(orjson.loads(v)) if b"\n" in v else v for v in items]
+        if nulls:
+            items = [None if item.strip() == b"null" else item for item in items]
         return ValueColumn("json", items, documents)
 
     @staticmethod

@@ -81,30 +81,27 @@ def _read_runs(decoders: list, payloads: list) -> list | None:
 
 def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
     """The column of decoded values: "struct" when every schema is a struct; "string" / "bytes" for those
-    top-level types; "json" (compact Connect JSON text) for other schemas and for schemaless JSON values."""
-    kinds = [_kind(schema) for schema in schemas]
-    if any(kind != kinds[0] for kind in kinds):
-        position = next(i for i, kind in enumerate(kinds) if kind != kinds[0])
+    top-level types; "json" (compact Connect JSON text) for other schemas, with them, and for schemaless JSON
+    values. A value that decodes to null (a null payload under an optional schema) stays None: a null value
+    (ValueColumn.null_positions). Values of structs and of other schemas cannot share a topic-partition's
+    chunk (a RecordError, as Connect's formats write one schema per file)."""
+    kinds = [None if item is None else _kind(schema) for item, schema in zip(items, schemas)]
+    kind = next((kind for kind in kinds if kind is not None), "json")
+    if any(other not in (kind, None) for other in kinds):
+        position = next(i for i, other in enumerate(kinds) if other not in (kind, None))
         raise RecordError(
             chunk.topic,
             chunk.partition,
             chunk.offsets[position],
-            f"its value is {kinds[position]} after {kinds[0]} values in the same batch; "
+            f"its value is {kinds[position]} after {kind} values in the same batch; "
             "mixing struct and non-struct values in one topic-partition is not supported",
         )
-    if kinds[0] == "struct":
-        if None in items:  # a null of a nullable struct schema (e.g. a top-level ["null", record] Avro union)
-            raise RecordError(
-                chunk.topic,
-                chunk.partition,
-                chunk.offsets[items.index(None)],
-                "its value decodes to null under a struct schema: a null value is not written as a "
-                "row (a Kafka null value, a tombstone, follows behavior.on.null.values)",
-            )
+    if kind == "struct":
         return ValueColumn("struct", items, items, schemas)
-    if kinds[0] in ("string", "bytes"):
-        return ValueColumn(kinds[0], items)
-    return ValueColumn("json", [to_json(item) for item in items])
+    if kind in ("string", "bytes"):
+        return ValueColumn(kind, items)
+    texts = [None if item is None else to_json(item) for item in items]
+    return ValueColumn("json", texts, schemas=schemas if schemas[0] is not None else None)
 
 
 def _kind(schema) -> str:

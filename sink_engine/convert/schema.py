@@ -29,6 +29,7 @@ LOCAL_TIMESTAMP_MILLIS = "sink_engine.data.LocalTimestampMillis"
 LOCAL_TIMESTAMP_MICROS = "sink_engine.data.LocalTimestampMicros"
 ISO_TIMESTAMP = "sink_engine.data.IsoTimestamp"
 ISO_DATE = "sink_engine.data.IsoDate"
+BARE = "sink_engine.avro.bare"  # a one-field struct's parameter: AvroFormat writes the field alone (format/wrapped.py)
 
 INTEGER_TYPES = ("int8", "int16", "int32", "int64")
 FLOAT_TYPES = ("float32", "float64")

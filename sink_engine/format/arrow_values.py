@@ -1,6 +1,7 @@
 """The bridge from converted values with a schema of their own to Arrow, for the columnar formats.
 
-`to_arrow_table` dispatches on `ValueColumn.kind`. A new kind registers a builder in `_BUILDERS`: a function
+`to_arrow_table` dispatches on `ValueColumn.kind` (values that are not structs are wrapped in one first:
+format/wrapped.py). A new kind registers a builder in `_BUILDERS`: a function
 `values -> pyarrow.Table` that returns one row per value, in order, with a schema that depends only on the
 values' schema (so that the batches of one file share it and a rerun encodes the same bytes). Schemaless
 JSON has no schema until its file is complete: see `json_spool` and `json_inference`.
@@ -31,13 +32,6 @@ def _struct_table(values: ValueColumn) -> pa.Table:
     return table if table is not None else struct_table(values)
 
 
-def _single_column(arrow_type: pa.DataType) -> Callable[[ValueColumn], pa.Table]:
-    """StringConverter / ByteArrayConverter values: one column named `value`."""
-    return lambda values: pa.table({"value": pa.array(values.items, type=arrow_type)})
-
-
 _BUILDERS: dict[str, Callable[[ValueColumn], pa.Table]] = {
-    "string": _single_column(pa.string()),
-    "bytes": _single_column(pa.binary()),
     "struct": _struct_table,
 }

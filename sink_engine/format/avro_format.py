@@ -1,7 +1,9 @@
 """AvroFormat: an Avro object container file (`.avro`) written with fastavro (`avro.codec`), block by block.
 
 The schema comes from the file's Arrow schema (see `avro_schema`): the first batch's for values with a
-schema of their own, the inferred one for schemaless JSON (written when the file closes). The sync marker
+schema of their own, the inferred one for schemaless JSON (written when the file closes). A value, key or header
+list that is not a struct is written bare, as the connector writes it (format/wrapped.py): its own type is the
+file's schema. The sync marker
 is derived from topic, partition and start offset, so that a rerun writes the same bytes; fastavro ends a
 block after the record that fills it, so blocks do not depend on how records were batched.
 """
@@ -15,7 +17,8 @@ import fastavro
 import pyarrow as pa
 
 from sink_engine.config.keys import DEFAULT_PART_SIZE
-from sink_engine.format.avro_schema import avro_schema, renamed_rows
+from sink_engine.convert.schema import BARE
+from sink_engine.format.avro_schema import avro_schema, bare_schema, renamed_rows, renamed_values
 from sink_engine.format.base import BinarySink, FileContext, Format
 from sink_engine.format.columnar import ColumnarEncoder
 
@@ -28,6 +31,7 @@ def sync_marker(context: FileContext) -> bytes:
 
 
 class AvroFormat(Format):
+    columnar = True
     extension = ".avro"
 
     def __init__(self, codec: str = "null", spool_bytes: int = DEFAULT_PART_SIZE):
@@ -41,12 +45,19 @@ class _AvroEncoder(ColumnarEncoder):
     def __init__(self, fmt: AvroFormat, context: FileContext, out: BinarySink):
         super().__init__(context, fmt.spool_bytes)
         self._fmt, self._out = fmt, out
-        self._schema: tuple | None = None  # (Avro schema, whether field names were renamed)
+        self._schema: tuple | None = None  # (Avro schema, whether field names were renamed, whether it is bare)
         self._writer: fastavro.write.Writer | None = None
 
     def _prepare_table(self, table: pa.Table, offsets: list) -> list:
-        schema, renamed = self._schema or self._schema_of(table, offsets[0])
-        rows = table.to_pylist()
+        return self._datums(table.to_pylist(), self._schema or self._schema_of(table, offsets[0]))
+
+    @staticmethod
+    def _datums(rows: list, file_schema: tuple) -> list:
+        """The rows as the file's datums: re-keyed by their Avro names, or a bare column's values."""
+        schema, renamed, bare = file_schema
+        if bare:
+            values = [next(iter(row.values())) for row in rows]
+            return renamed_values(values, schema) if renamed else values
         return renamed_rows(rows, schema) if renamed else rows
 
     def _write_prepared(self, rows: list, sizes: list) -> None:
@@ -55,7 +66,7 @@ class _AvroEncoder(ColumnarEncoder):
             writer.write(row)
 
     def _write_spooled(self, table: pa.Table, rows) -> None:
-        schema, renamed = self._schema or self._schema_of(table, self._context.start_offset)
+        schema, renamed, _ = self._schema or self._schema_of(table, self._context.start_offset)
         self._write_prepared(renamed_rows(table.to_pylist(), schema) if renamed else rows(), [])
 
     def _close(self) -> None:
@@ -63,8 +74,10 @@ class _AvroEncoder(ColumnarEncoder):
         self._writer.flush()
 
     def _schema_of(self, table: pa.Table, offset: int) -> tuple:
+        bare = (table.schema.metadata or {}).get(BARE.encode()) is not None
         try:
-            self._schema = avro_schema(table.schema)
+            schema, renamed = bare_schema(table.schema.field(0)) if bare else avro_schema(table.schema)
+            self._schema = schema, renamed, bare
         except TypeError as e:
             raise self._context.record_error(offset, f"cannot be written as Avro: {e}") from None
         return self._schema

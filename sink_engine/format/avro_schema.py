@@ -71,6 +71,26 @@ def avro_schema(schema: pa.Schema) -> tuple[dict, bool]:
     return record, bool(namer.renamed) or namer.maps > 0
 
 
+def bare_schema(arrow_field: pa.Field) -> tuple[Any, bool]:
+    """The Avro schema of one column written alone (a value, key or header list that is not a record, see
+    format/wrapped.py), with its records in NAMESPACE, and whether its values need `renamed_values`."""
+    namer = _Namer()
+    avro_type = _field_type(arrow_field.type, arrow_field.nullable, namer)
+    _in_namespace(avro_type)
+    return avro_type, bool(namer.renamed) or namer.maps > 0
+
+
+def _in_namespace(avro_type) -> None:
+    """Put the outermost records of `avro_type` in NAMESPACE (a record schema's nested records inherit it)."""
+    if isinstance(avro_type, list):
+        for branch in avro_type:
+            _in_namespace(branch)
+    elif isinstance(avro_type, dict) and avro_type["type"] == "record":
+        avro_type["namespace"] = NAMESPACE
+    elif isinstance(avro_type, dict) and avro_type["type"] in ("array", "map"):
+        _in_namespace(avro_type["items" if avro_type["type"] == "array" else "values"])
+
+
 def _record(fields: list[pa.Field], namer: _Namer) -> dict:
     record: dict[str, Any] = {"type": "record", "name": namer.record_name(), "fields": []}
     names = avro_names([f.name for f in fields])
@@ -139,6 +159,11 @@ def renamed_rows(rows: list, schema: dict) -> list:
     """Rows (dicts keyed by the original names) re-keyed by the Avro field names, recursively; map values
     (lists of key-value pairs from Arrow) become dicts or `{key, value}` records as the schema says."""
     return [_rename(row, schema) for row in rows]
+
+
+def renamed_values(values: list, avro_type) -> list:
+    """`renamed_rows` for values of a bare schema (`bare_schema`)."""
+    return [_rename(value, avro_type) for value in values]
 
 
 def _rename(value, avro_type):

@@ -62,7 +62,8 @@ class Format:
     """Base of the formats: `open` per file, and `encode` for a whole file at once (tests, tools)."""
 
     extension: str  # with the leading dot, e.g. ".json.gz"
-    writes_json = False  # whether its records are JSON text (sidecars then write keys and headers unwrapped)
+    writes_json = False  # whether its records are JSON text
+    columnar = False  # Parquet and Avro: a key that is not a struct is wrapped (format/wrapped.py)
 
     def open(self, context: FileContext, out: BinarySink) -> FileEncoder:
         raise NotImplementedError

@@ -30,6 +30,8 @@ _LEVELS = {"gzip": 6}  # pyarrow's gzip default is 9 (slow); 6 is zlib's and par
 
 
 class ParquetFormat(Format):
+    columnar = True
+
     def __init__(self, codec: str = "snappy", row_group_bytes: int = DEFAULT_PART_SIZE):
         self.codec, self.row_group_bytes = codec, row_group_bytes
         self.extension = _EXTENSIONS[codec] + ".parquet"

@@ -140,7 +140,7 @@ class TableWriter(RecordWriter):
         for start, stop, records in self._tables(chunk, values):
             self._add(chunk, values, start, stop, records)
 
-    def write_tombstones(self, chunk: RecordChunk, routed: list | None = None) -> None:
+    def write_tombstones(self, chunk: RecordChunk, routed: list | None = None, sidecars: dict | None = None) -> None:
         """Upsert mode: each tombstone deletes the row its key names (`RangeChanges.add_tombstones`); one that
         names none is a bad record (every record before it is added first). Tombstones of a table that does not
         exist yet delete nothing."""

@@ -25,8 +25,12 @@ def field_path(name: str) -> tuple[str, ...]:
 
 
 def lookup(document, path: tuple[str, ...]):
-    """The value at the path, or MISSING when a step is absent or not a map/struct."""
+    """The value at the path: null below a null parent (an optional struct not set), as storage-common's
+    DataUtils.getNestedFieldValue gives it (FieldPartitionerTest.testNestedNullPartition,
+    testNestedMissingPartition); MISSING when a step is absent or not a map/struct."""
     for step in path:
+        if document is None:
+            return None
         if not isinstance(document, dict) or step not in document:
             return MISSING
         document = document[step]

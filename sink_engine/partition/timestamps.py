@@ -1,9 +1,10 @@
 """Timestamp extractors (`timestamp.extractor`): the time of each record, in epoch milliseconds.
 
 - `Record`: the Kafka record timestamp.
-- `RecordField`: the value's field `timestamp.field` (nested `a.b` allowed): a number of epoch ms, a string
-  of digits (epoch ms), or an ISO-8601 string (`2024-01-15`, `2024-01-15T10:00:00.123+01:00`, `...Z`);
-  an ISO string without an offset is read as UTC (as the connector does on a UTC JVM).
+- `RecordField`: the value's field `timestamp.field` (nested `a.b` allowed): a number of epoch ms, a field of
+  Connect's Timestamp logical type, a string of digits (epoch ms), or an ISO-8601 string (`2024-01-15`,
+  `2024-01-15T10:00:00.123+01:00`, `...Z`); an ISO string without an offset is read as UTC (as the connector
+  does on a UTC JVM).
 - `Wallclock`: the run's planned wall-clock time, the same for every record of a range and reused by a
   rerun after a crash, so that a retry writes the same keys (the connector uses each record's processing
   time, which a retry cannot repeat).
@@ -89,6 +90,8 @@ def parse_timestamp(value) -> int | None:
         return None
     if isinstance(value, (int, float)):
         return int(value)
+    if isinstance(value, datetime):  # a field of Connect's Timestamp logical type (RecordFieldTimestampExtractor)
+        return (value - _EPOCH) // timedelta(milliseconds=1)
     if not isinstance(value, str):
         return None
     text = value.strip()

@@ -18,6 +18,7 @@ import io
 import zlib
 from binascii import a2b_base64  # binascii.Error is a ValueError
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import fastavro
 import orjson
@@ -95,15 +96,22 @@ class ObjectReader:
         ]
 
     def _sidecar(self, key: str, format_class: str, field: str) -> list:
-        """The sidecar's items: JSON lines parsed (keys as `_JsonLine`s), Parquet/Avro rows' wrapped field, or
-        ByteArray keys' raw bytes."""
+        """The sidecar's items: JSON lines parsed (keys as `_JsonLine`s, headers out of `{"headers": [...]}`),
+        Parquet rows' wrapped field, Avro datums (bare, as the connector writes them: task/sidecars.py), or ByteArray
+        keys' raw bytes. Sidecars this engine wrote before it wrote them so (headers in JSON as a bare list, keys and
+        headers in Avro as `{key}` / `{headers}` records) are read too."""
         body = _plain(self._get(key), key)
         if format_class == "json":
-            return [_JsonLine(line) if field == "key" else orjson.loads(line) for line in _lines(body)]
+            if field == "key":
+                return [_JsonLine(line) for line in _lines(body)]
+            return [_header_list(orjson.loads(line)) for line in _lines(body)]
         if format_class == "parquet":
             return [row[field] for row in pq.read_table(io.BytesIO(body), use_threads=False).to_pylist()]
         if format_class == "avro":
-            return [row[field] for row in _avro_records(body)]
+            reader: Any = fastavro.reader(io.BytesIO(body))
+            schema = reader.writer_schema
+            old = isinstance(schema, dict) and [f["name"] for f in schema.get("fields", ())] == [field]
+            return [datum[field] if old else datum for datum in reader]
         return [_RawBytes(item) for item in _split(body, self._settings.formats.separator, key)]
 
     def _get(self, key: str) -> bytes:
@@ -127,8 +135,13 @@ class _RawBytes(bytes):
 
 
 def _avro_records(body: bytes) -> Iterator[dict]:
-    """The records of an Avro object container file whose schema is a record's (the backup's and the sidecars')."""
+    """The records of an Avro object container file whose schema is a record's (the backup's)."""
     return fastavro.reader(io.BytesIO(body))  # type: ignore[return-value]  # fastavro types them as any Avro value
+
+
+def _header_list(item):
+    """A JSON headers line's list: `{"headers": [...]}`, or the bare list of earlier objects."""
+    return item["headers"] if isinstance(item, dict) else item
 
 
 def _key(item, converter: str) -> bytes | None:

@@ -1,5 +1,5 @@
 """`behavior.on.null.values`, decided here only, for a null value read from Kafka (a tombstone) as for a value
-the transforms made null (`null_value`):
+the converter read as null or the transforms made null (`null_value`):
 
 - `ignore`: the record is settled without output (a commit counts it as ignored);
 - `fail`: a bad record, NullValueError (stage TASK_PUT), which takes the one bad-record path
@@ -23,16 +23,19 @@ from sink_engine.task.bad_records import StepFailed
 VALUE, TOMBSTONE = "value", "tombstone"
 
 
-def null_value(behavior: str, chunk: RecordChunk, position: int, after_transforms: bool = False) -> str | None:
-    """What becomes of the record at `position` of `chunk`, whose value is null (after the transforms, with
-    `after_transforms`): VALUE, TOMBSTONE, or None when it is settled without output. Raises StepFailed for
-    `fail`."""
+TOMBSTONE_READ, AFTER_TRANSFORMS, CONVERTED = "(tombstone)", "after transforms", "(the converter read a null value)"
+
+
+def null_value(behavior: str, chunk: RecordChunk, position: int, where: str = TOMBSTONE_READ) -> str | None:
+    """What becomes of the record at `position` of `chunk`, whose value is null: read from Kafka (TOMBSTONE_READ),
+    made null by the transforms (AFTER_TRANSFORMS), or read as null by the converter from a non-null Kafka value
+    (CONVERTED: the JSON `null`, an envelope's null payload, an Avro null, as Connect's converters give a null value).
+    Returns VALUE, TOMBSTONE, or None when it is settled without output. Raises StepFailed for `fail`."""
     if behavior == "keep":
         return VALUE
     if behavior == "write":
         return TOMBSTONE
     if behavior == "fail":
-        where = "after transforms" if after_transforms else "(tombstone)"
         error = NullValueError(
             chunk.topic,
             chunk.partition,
@@ -72,3 +75,20 @@ def _select(chunk: RecordChunk, positions: list[int]) -> RecordChunk:
     if positions[-1] - positions[0] + 1 == len(positions):
         return chunk.slice(positions[0], positions[-1] + 1)
     return chunk.select(positions)
+
+
+def converted_runs(chunk: RecordChunk, nulls: list[int], behavior: str) -> list[tuple[list[int], str]]:
+    """The positions of a converted chunk in offset order, cut into runs of VALUE and TOMBSTONE records, `nulls`
+    the positions the converter read as null (`null_value` CONVERTED: those ignored are left out). Raises
+    StepFailed at the first null with `fail`."""
+    runs: list[tuple[list[int], str]] = []
+    null_set = set(nulls)
+    for position in range(len(chunk)):
+        kind = VALUE if position not in null_set else null_value(behavior, chunk, position, CONVERTED)
+        if kind is None:
+            continue
+        if runs and runs[-1][1] == kind:
+            runs[-1][0].append(position)
+        else:
+            runs.append(([position], kind))
+    return runs

@@ -26,9 +26,10 @@ class RecordWriter(ABC):
         """Add the records. At a record the output refuses, raise RecordError naming it; the records added before
         it are then those up to `last_added_offset` (possibly not all of those before it), none after it."""
 
-    def write_tombstones(self, chunk: RecordChunk, routed: list | None = None) -> None:
-        """Add tombstones (behavior.on.null.values=write), each of `routed` topic when routers made them. Object
-        files only: config validation refuses the setting for an Iceberg table."""
+    def write_tombstones(self, chunk: RecordChunk, routed: list | None = None, sidecars: dict | None = None) -> None:
+        """Add tombstones (behavior.on.null.values=write), each of `routed` topic when routers made them, with their
+        keys and headers in `sidecars` columns when they are stored. Object files only: config validation refuses
+        the setting for an Iceberg table."""
         raise NotImplementedError(f"{type(self).__name__} takes no tombstones")
 
     def put(self, prepared: PreparedRecords, router: DeadLetterRouter) -> None:

@@ -4,8 +4,9 @@ Any trigger closes every open file of the topic-partition, as in the Confluent c
 - `flush.size`: the open files hold that many records together (checked after a record is added);
 - `rotate.interval.ms`: a record's time (by `timestamp.extractor`) is that far past the time of the first
   record in the open files (checked before the record is added);
-- `rotate.file.on.partition.change`: a record's encoded partition differs from the previous record's (on
-  by itself with `rotate.interval.ms` and a time-based partitioner, as the connector does);
+- `rotate.file.on.partition.change` (default true, counted only with `rotate.interval.ms` and a time-based
+  partitioner, as in the connector): a record's encoded partition differs from the previous record's, but for a
+  move to or from the tombstone partition;
 - `partitioner.max.open.files`: a record would open one file more than the cap;
 - a schema change (task/schema_gate.py) and a scheduled cut at the end of a range (driver/wall_clock.py).
 
@@ -35,6 +36,7 @@ class RotationPolicy:
     on_partition_change: bool = False
     max_open_files: int = 0  # 0: no cap
     extractor: TimestampExtractor | None = None  # required when interval_ms > 0
+    tombstone_partition: str | None = None  # behavior.on.null.values=write: moving to or from it is no change
 
     def with_extractor(self, extractor: TimestampExtractor) -> RotationPolicy:
         """This policy reading record times with `extractor` when `rotate.interval.ms` is on (built from the
@@ -116,8 +118,7 @@ class RotationPolicy:
             if first is not None and (
                 timestamps is not None
                 and timestamps[i] - base >= self.interval_ms
-                or self.on_partition_change
-                and partition != last
+                or self._changes(partition, last)
                 or taken - first >= self.span_limit(len(seen) + (key not in seen))
             ):
                 return i, ALL, False
@@ -145,12 +146,25 @@ class RotationPolicy:
     ) -> bool:
         if timestamps is not None and timestamps[i] - base >= self.interval_ms:
             return True
-        if self.on_partition_change and partition != last:
+        if self._changes(partition, last):
             return True
         opened = partition in state.open_partitions or partition in added
         return (
             bool(self.max_open_files) and not opened and len(state.open_partitions) + len(added) >= self.max_open_files
         )
+
+    def _changes(self, partition: EncodedPartition, last: EncodedPartition | None) -> bool:
+        """A partition change that closes the open files: not a move to or from the tombstone partition, as the
+        connector suppresses those (TopicPartitionWriter.shouldRotateOnPartitionChangeWithTombstoneCheck)."""
+        if not self.on_partition_change or partition == last:
+            return False
+        tombstones = self.tombstone_partition
+        return tombstones is None or not (_holds(partition, tombstones) or _holds(last, tombstones))
+
+
+def _holds(partition: EncodedPartition | None, name: str) -> bool:
+    """Whether an encoded partition (a path, or a routed topic's (topic, path)) is the partition `name`."""
+    return partition == name or isinstance(partition, tuple) and partition[-1] == name
 
 
 @dataclass

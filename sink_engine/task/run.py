@@ -85,7 +85,7 @@ def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Side
     sidecars = sidecars or Sidecars()
     converter = converter_for(settings.values, topic)
     if not settings.transforms:
-        return RecordSteps(settings.null_values, sidecars.wrap(converter), partitioner)
+        return RecordSteps(settings.null_values, sidecars.wrap(converter), partitioner, sidecars=sidecars)
     from sink_engine.task.transforms import TransformStep
 
     keys = settings.transforms.key_converter or settings.sidecars.key_converter

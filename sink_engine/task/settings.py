@@ -81,13 +81,18 @@ class TaskSettings:
 
 def rotation_policy(config: SinkConfig) -> RotationPolicy:
     """The rotation keys as task/rotation.py applies them: `rotate.interval.ms` is off with Wallclock times (the
-    driver cuts wall-clock rotation, driver/wall_clock.py) and turns on `rotate.file.on.partition.change` with a
-    time-based partitioner, as the connector does."""
+    driver cuts wall-clock rotation, driver/wall_clock.py); `rotate.file.on.partition.change` counts only with
+    `rotate.interval.ms` and a time-based partitioner, and `partitioner.max.open.files=-1` is no cap, as in the
+    connector (kafka-connect-storage-cloud TopicPartitionWriter: rotateOnTime's periodicRotation,
+    rotateOnPartitionerMaxOpenFiles)."""
     interval = config["rotate.interval.ms"] if config["timestamp.extractor"] != "wallclock" else -1
     time_based = config["partitioner.class"] in TIME_BASED
     return RotationPolicy(
         config["flush.size"],
         interval,
-        config["rotate.file.on.partition.change"] or (interval > 0 and time_based),
-        config["partitioner.max.open.files"],
+        config["rotate.file.on.partition.change"] and config["rotate.interval.ms"] > 0 and time_based,
+        max(config["partitioner.max.open.files"], 0),
+        tombstone_partition=(
+            config["tombstone.encoded.partition"] if config["behavior.on.null.values"] == "write" else None
+        ),
     )

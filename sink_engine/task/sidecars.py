@@ -3,11 +3,13 @@ S3 sink writes them: `<stem>.keys<ext>` and `<stem>.headers<ext>`, in `keys.form
 `headers.format.class`, one record per data record in the same order.
 
 Keys are converted with `key.converter`; headers are written as a list of `{"key", "value"}` with the
-value as UTF-8 text (base64 when it is not UTF-8). In JSON the key is written as the converted value and
-the headers as that list; in the other formats they are wrapped in a struct (`RecordKey{key}`,
-`RecordHeaders{headers}`), as the connector does. A null key or a record without headers fails the run,
-as in the connector (the sidecars would no longer line up with the data). With single message transforms the
-sidecars hold each record's key and headers as the transforms left them (`transformed_columns`).
+value as UTF-8 text (base64 when it is not UTF-8). As the connector's writers write them (RecordViews' KeyRecordView
+and HeaderRecordView; format/wrapped.py): in JSON a key is the converted value and the headers `{"headers": [...]}`
+(JsonRecordWriterProvider envelopes the headers only); in Avro both are bare (a string key an Avro `"string"`, the
+headers an array); in Parquet both are wrapped in a struct (`RecordKey{key}`, `RecordHeaders{headers}`). A null key
+or a record without headers fails the run, as in the connector (the sidecars would no longer line up with the
+data). With single message transforms the sidecars hold each record's key and headers as the transforms left
+them (`transformed_columns`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import orjson
 
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
+from sink_engine.format.wrapped import wrapped, wrapper
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.task.transforms import column, key_kind_of
 
@@ -27,8 +30,7 @@ if TYPE_CHECKING:
     from sink_engine.task.settings import SidecarSettings
 
 _HEADER = Schema("struct", fields=(Field("key", Schema("string")), Field("value", Schema("string", optional=True))))
-HEADERS_SCHEMA = Schema("struct", name="RecordHeaders", fields=(Field("headers", Schema("array", items=_HEADER)),))
-_KEY_TYPES = {"string": Schema("string"), "bytes": Schema("bytes")}
+HEADERS_SCHEMA = wrapper(Schema("array", items=_HEADER), "headers", "RecordHeaders")
 
 
 class Sidecars:
@@ -57,7 +59,7 @@ class Sidecars:
         if "keys" in self.formats:
             sidecars["keys"] = self._keys(chunk)
         if "headers" in self.formats:
-            sidecars["headers"] = _headers(chunk, chunk.headers, self.formats["headers"].writes_json)
+            sidecars["headers"] = _headers(chunk, chunk.headers)
         return values.with_sidecars(sidecars)
 
     def wrap(self, converter) -> _AttachingConverter:
@@ -88,7 +90,6 @@ class Sidecars:
             sidecars["headers"] = _headers(
                 chunk,
                 [[(h.name, header_bytes(h)) for h in record.headers] for record in records],
-                self.formats["headers"].writes_json,
             )
         return sidecars
 
@@ -102,12 +103,11 @@ class Sidecars:
         return self._wrapped_keys(column)
 
     def _wrapped_keys(self, column: ValueColumn) -> ValueColumn:
-        if self.formats["keys"].writes_json or column.kind not in ("string", "bytes", "struct"):
+        """Keys for Parquet and Avro as `RecordKey{key}` (Avro writes the key alone); as they are otherwise, and
+        for schemaless JSON keys (whose file infers its schema)."""
+        if not self.formats["keys"].columnar or column.kind == "json" and column.schemas is None:
             return column
-        schema = column.schema if column.kind == "struct" else _KEY_TYPES[column.kind]
-        wrapper = Schema("struct", name="RecordKey", fields=(Field("key", schema),))
-        items = [{"key": item} for item in column.items]
-        return ValueColumn("struct", items, items, [wrapper] * len(items))
+        return wrapped(column, "key", "RecordKey")
 
 
 class _AttachingConverter:
@@ -141,7 +141,7 @@ def header_bytes(header) -> bytes | None:
     return orjson.dumps(value, default=str)
 
 
-def _headers(chunk: RecordChunk, headers_of: list, as_json: bool) -> ValueColumn:
+def _headers(chunk: RecordChunk, headers_of: list) -> ValueColumn:
     items = []
     for position, headers in enumerate(headers_of):
         if not headers:
@@ -151,11 +151,8 @@ def _headers(chunk: RecordChunk, headers_of: list, as_json: bool) -> ValueColumn
                 chunk.offsets[position],
                 "headers cannot be empty with store.kafka.headers=true",
             )
-        items.append([{"key": name, "value": _text(value)} for name, value in headers])
-    if as_json:
-        return ValueColumn("struct", items, items, None)
-    wrapped = [{"headers": item} for item in items]
-    return ValueColumn("struct", wrapped, wrapped, [HEADERS_SCHEMA] * len(items))
+        items.append({"headers": [{"key": name, "value": _text(value)} for name, value in headers]})
+    return ValueColumn("struct", items, items, [HEADERS_SCHEMA] * len(items))
 
 
 def _text(value: bytes | None) -> str | None:

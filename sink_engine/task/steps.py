@@ -15,12 +15,13 @@ from sink_engine.dlq.router import DeadLetterRouter
 from sink_engine.errors import ConversionError, PartitioningError
 from sink_engine.model import TaskResult
 from sink_engine.partition.base import Partitioner
-from sink_engine.records import PreparedRecords, RecordChunk, Tombstones, Transformed
+from sink_engine.records import PreparedRecords, RecordChunk, Tombstones, Transformed, ValueColumn
 from sink_engine.task.bad_records import run_step, write_around
-from sink_engine.task.null_values import null_runs
+from sink_engine.task.null_values import TOMBSTONE, converted_runs, null_runs
 from sink_engine.task.record_writer import RecordWriter
 
 if TYPE_CHECKING:  # built only with `transforms` (task/run.py imports it then)
+    from sink_engine.task.sidecars import Sidecars
     from sink_engine.task.transforms import TransformStep
 
 RETRY_PIECE = 32  # records tried at once after a bad record; doubles after each clean piece
@@ -35,6 +36,7 @@ class RecordSteps:
     converter: Converter
     partitioner: Partitioner
     transforms: TransformStep | None = None  # None without `transforms`
+    sidecars: Sidecars | None = None  # store.kafka.keys / headers: a tombstone's keys and headers go with it
 
     def prepare(self, chunk: RecordChunk) -> PreparedRecords | Transformed | None:
         """Nulls (task/null_values.py), conversion and partitioning of a chunk: its records, or with tombstones
@@ -42,19 +44,45 @@ class RecordSteps:
         they made of it. Raises StepFailed, with the RecordError classified by the step that raised it."""
         if self.transforms is not None:
             return self.transforms.prepare(chunk, self.partitioner)
-        parts = [
-            Tombstones(run) if tombstones else self._prepared(run)
-            for run, tombstones in null_runs(chunk, self.null_behavior)
-        ]
+        parts: list[PreparedRecords | Tombstones] = []
+        for run, tombstones in null_runs(chunk, self.null_behavior):
+            parts.extend([self._tombstones(run)] if tombstones else self._prepared(run))
         if not parts:
             return None
         only = parts[0]
         return only if len(parts) == 1 and isinstance(only, PreparedRecords) else Transformed(parts, [])
 
-    def _prepared(self, records: RecordChunk) -> PreparedRecords:
+    def _prepared(self, records: RecordChunk) -> list[PreparedRecords | Tombstones]:
+        """The converted records, partitioned; values the converter read as null take `behavior.on.null.values`
+        (task/null_values.py `converted_runs`), so the records around them may come in several parts."""
         values = run_step(
             lambda: self.converter.convert(records), ConversionError, STAGE_VALUE_CONVERTER, self.converter
         )
+        nulls = values.null_positions() if self.null_behavior != "keep" else []
+        if not nulls:
+            return [self._partitioned(records, values)]
+        parts: list[PreparedRecords | Tombstones] = []
+        for positions, kind in converted_runs(records, nulls, self.null_behavior):
+            run = records.select(positions)
+            parts.append(
+                self._tombstones(run) if kind == TOMBSTONE else self._partitioned(run, values.select(positions))
+            )
+        return parts
+
+    def _tombstones(self, records: RecordChunk) -> Tombstones:
+        """Tombstones to write, with their keys and headers when those are stored."""
+        sidecars = self.sidecars
+        if sidecars is None or not sidecars.formats:
+            return Tombstones(records)
+        columns = run_step(
+            lambda: sidecars.attach(records, ValueColumn("json", [b"null"] * len(records))).sidecars,
+            ConversionError,
+            STAGE_VALUE_CONVERTER,
+            sidecars,
+        )
+        return Tombstones(records, None, columns)
+
+    def _partitioned(self, records: RecordChunk, values) -> PreparedRecords:
         partitions = run_step(
             lambda: self.partitioner.encode(records, values), PartitioningError, STAGE_TASK_PUT, self.partitioner
         )
@@ -104,4 +132,4 @@ def _write_parts(writer: RecordWriter, transformed: Transformed, router: DeadLet
         if isinstance(part, PreparedRecords):
             writer.put(part, router)
         else:
-            writer.write_tombstones(part.records, part.routed)
+            writer.write_tombstones(part.records, part.routed, part.sidecars)

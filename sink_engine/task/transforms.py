@@ -22,7 +22,7 @@ from sink_engine.dlq.router import qualified_name
 from sink_engine.errors import ConversionError, PartitioningError, TransformationError
 from sink_engine.records import Partitions, PreparedRecords, RecordChunk, Tombstones, Transformed, ValueColumn
 from sink_engine.task.bad_records import StepFailed, run_step
-from sink_engine.task.null_values import null_value
+from sink_engine.task.null_values import AFTER_TRANSFORMS, null_value
 from sink_engine.transform.chain import TransformChain
 from sink_engine.transform.record import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Header, TransformRecord
 
@@ -60,7 +60,7 @@ class TransformStep:
                 kind = _kind(record, value_kind)
             except TransformationError as e:
                 raise StepFailed(e, STAGE_TRANSFORMATION, qualified_name(column)) from None
-            if kind is None and null_value(self._null_behavior, chunk, position, after_transforms=True) is None:
+            if kind is None and null_value(self._null_behavior, chunk, position, AFTER_TRANSFORMS) is None:
                 continue  # settled like a tombstone read from Kafka (task/null_values.py)
             out.append(record)
             positions.append(position)
@@ -76,13 +76,24 @@ class TransformStep:
             routed = [r.topic for r in out[start:stop]] if self._chain.has_routers else None
             kind = kinds[start]
             if kind is None:
-                parts.append(Tombstones(run, routed))
+                parts.append(Tombstones(run, routed, self._tombstone_sidecars(run, out[start:stop], key_kind)))
             else:
                 parts.append(
                     self._prepared(run, out[start:stop], kind, texts[start:stop], key_kind, partitioner, routed)
                 )
             start = stop
         return Transformed(parts, dropped)
+
+    def _tombstone_sidecars(self, run: RecordChunk, records: list, key_kind: str | None) -> dict | None:
+        """The keys and headers of tombstones after the chain, when they are stored."""
+        if not self._sidecars.formats:
+            return None
+        return run_step(
+            lambda: self._sidecars.transformed_columns(run, records, key_kind),
+            ConversionError,
+            STAGE_VALUE_CONVERTER,
+            self._sidecars,
+        )
 
     def _prepared(
         self,
@@ -200,10 +211,12 @@ def column(records: list[TransformRecord], kind: str, texts: list | None = None,
     if kind != "json":
         return ValueColumn(kind, values, values)
     texts = texts or [None] * len(values)
+    schemas = [r.value_schema if part == "value" else r.key_schema for r in records]
     return ValueColumn(
         "json",
         [text if text is not None else _json(value, record) for value, text, record in zip(values, texts, records)],
         values,
+        schemas if None not in schemas else None,  # values with a schema that are not structs (records.py)
     )
 
 

@@ -113,14 +113,17 @@ class TopicPartitionWriter(RecordWriter):
         partitions: Partitions,
         timestamps: list | None = None,
         sizes: list | None = None,
+        gated: bool = True,
     ) -> None:
         """Add converted records (RecordWriter.write); `timestamps` (record times for rotate.interval.ms) default
-        to the rotation policy's extractor, `sizes` (for row-group cuts) to the records' Kafka value sizes."""
+        to the rotation policy's extractor, `sizes` (for row-group cuts) to the records' Kafka value sizes. Not
+        `gated`: the schema gate does not see them (tombstones, in an encoded partition of their own, change no
+        schema there, as the connector's currentSchemas per encoded partition)."""
         timestamps = timestamps if timestamps is not None else self._rotation.timestamps(chunk, values)
         sizes = sizes if sizes is not None else _value_sizes(chunk.values)
-        keys = self._gate.lanes(chunk.offsets[0], values, bool(self._lanes)) if len(chunk) else None
+        keys = self._gate.lanes(chunk.offsets[0], values, bool(self._lanes)) if len(chunk) and gated else None
         if keys is None:
-            self._write_lane(None, chunk, values, partitions, timestamps, sizes, gated=True)
+            self._write_lane(None, chunk, values, partitions, timestamps, sizes, gated=gated)
         elif keys.count(keys[0]) == len(keys) and self._alone(keys[0]):
             self._write_lane(keys[0], chunk, values, partitions, timestamps, sizes, gated=False)
         else:
@@ -189,17 +192,19 @@ class TopicPartitionWriter(RecordWriter):
                     self._close_lane(close, next_offset)
             position = stop
 
-    def write_tombstones(self, chunk: RecordChunk, routed: list | None = None) -> None:
+    def write_tombstones(self, chunk: RecordChunk, routed: list | None = None, sidecars: dict | None = None) -> None:
         """Tombstones (behavior.on.null.values=write): files under the tombstone partition (of each record's
-        `routed` topic when a router made them), one JSON null per record; their time for rotate.interval.ms is the
-        Kafka record time."""
+        `routed` topic when a router made them), one JSON null per record, their keys and headers in the sidecars
+        (the connector requires the keys with tombstones); their time for rotate.interval.ms is the Kafka record
+        time."""
         stamps = chunk.timestamps if self._rotation.interval_ms > 0 else None
         partitions = (
             self._tombstones
             if routed is None
             else Partitions.per_record([(topic, self._tombstone_partition) for topic in routed])
         )
-        self.write(chunk, ValueColumn("json", [b"null"] * len(chunk)), partitions, stamps, [0] * len(chunk))
+        column = ValueColumn("json", [b"null"] * len(chunk), sidecars=sidecars)
+        self.write(chunk, column, partitions, stamps, [0] * len(chunk), gated=False)
 
     @property
     def first_open_offset(self) -> int | None:

@@ -101,4 +101,4 @@ def test_each_transform_writes_what_kafkas_transform_makes_in_every_format(topic
     assert read_back(bodies[key], extension) == [expected(i) for i in range(COUNT)]
     if case == "HeaderFrom":  # the field moved to its header
         headers = [orjson.loads(line) for line in bodies[key[:-len(extension)] + ".headers.json"].splitlines()]
-        assert headers == [[{"key": "h", "value": "secret"}]] * COUNT
+        assert headers == [{"headers": [{"key": "h", "value": "secret"}]}] * COUNT

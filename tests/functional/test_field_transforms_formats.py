@@ -88,7 +88,7 @@ def test_a_chain_of_field_transforms_lands_in_every_format_and_reruns_byte_ident
         assert read_back(after[key], extension) == [expected_row(i) for i in range(start, start + FLUSH)], key
         # the header the chain inserted is in the headers sidecar, beside each record
         headers = [orjson.loads(line) for line in after[key[:-len(extension)] + ".headers.json"].splitlines()]
-        assert headers == [[{"key": "pipeline", "value": "s3"}]] * FLUSH
+        assert headers == [{"headers": [{"key": "pipeline", "value": "s3"}]}] * FLUSH
     assert committed_offsets(dynamodb, config) == {0: COUNT}
 
 

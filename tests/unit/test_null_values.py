@@ -29,7 +29,7 @@ class Recorded(RecordWriter):
         self.calls.append(("records", list(chunk.offsets)))
         self.last_added_offset = chunk.offsets[-1]
 
-    def write_tombstones(self, chunk, routed=None):
+    def write_tombstones(self, chunk, routed=None, sidecars=None):
         self.calls.append(("tombstones", list(chunk.offsets)))
 
 

@@ -88,6 +88,8 @@ def test_avro_field_names_are_made_valid_and_unique():
 
 @pytest.mark.parametrize("kind, items", [("string", ["a", "é"]), ("bytes", [b"\x00", b"\xff"])])
 def test_strings_and_bytes_are_one_value_column(kind, items, tmp_path):
+    """A record in Avro too, where the connector writes them bare: Athena's AvroSerDe reads only records
+    (format/wrapped.py)."""
     context = FileContext("t", 0, 0)
     assert read_parquet(ParquetFormat().encode(ValueColumn(kind, items), context).body) == [
         {"value": v} for v in items]

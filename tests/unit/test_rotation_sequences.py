@@ -60,8 +60,14 @@ SEQUENCES = [
     ("rotate.interval.ms with a time partitioner rotates on partition change",
      {"flush.size": 100, "rotate.interval.ms": 10 * HOUR, **HOURLY}, hours(10, 10.5, 11, 10.9),
      [("year=1970/month=01/day=01/hour=10", 0, 2), ("year=1970/month=01/day=01/hour=11", 2, 1)], 3),
-    ("rotate.file.on.partition.change", {"flush.size": 100, "rotate.file.on.partition.change": "true", **FIELD},
-     regions(*"aabab"), [("r=a", 0, 2), ("r=b", 2, 1), ("r=a", 3, 1)], 4),
+    # rotate.file.on.partition.change counts only with rotate.interval.ms and a time-based partitioner
+    # (kafka-connect-storage-cloud TopicPartitionWriter.rotateOnTime: periodicRotation)
+    ("rotate.file.on.partition.change without rotate.interval.ms closes nothing",
+     {"flush.size": 100, "rotate.file.on.partition.change": "true", **FIELD}, regions(*"aabab"), [], 0),
+    ("rotate.file.on.partition.change=false keeps hours out of order in one file each",
+     {"flush.size": 100, "rotate.interval.ms": 10 * HOUR, "rotate.file.on.partition.change": "false", **HOURLY},
+     hours(10, 11, 10, 11, 20.5),
+     [("year=1970/month=01/day=01/hour=10", 0, 2), ("year=1970/month=01/day=01/hour=11", 1, 2)], 4),
     ("partitioner.max.open.files", {"flush.size": 100, "partitioner.max.open.files": 2, **FIELD},
      regions(*"abcab"), [("r=a", 0, 1), ("r=b", 1, 1), ("r=c", 2, 1), ("r=a", 3, 1)], 4),
     ("late data under the open-file cap", {"flush.size": 100, "partitioner.max.open.files": 2, **HOURLY},

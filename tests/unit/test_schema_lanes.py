@@ -136,16 +136,22 @@ def test_the_open_file_cap_closes_every_lane(moto_s3):
     assert commit == 4
 
 
+# A time-based partitioner with rotate.interval.ms (which turns rotate.file.on.partition.change on) and a field
+# segment first: records of one time bucket whose encoded partitions change with the field.
+FIELD_TIME = {"partitioner.class": "io.confluent.connect.storage.partitioner.FieldAndTimeBasedPartitioner",
+              "partition.field.name": "r", "path.format": "'year'=YYYY", "partition.duration.ms": 3_600_000,
+              "timestamp.extractor": "Record", "rotate.interval.ms": 3_600_000}
+EU, US = "r=eu/year=1970", "r=us/year=1970"
+
+
 def test_a_partition_change_closes_every_lane(moto_s3):
-    # given a field partitioner with rotate.file.on.partition.change
-    settings = {"flush.size": 10, "partitioner.class": "FieldPartitioner", "partition.field.name": "r",
-                "rotate.file.on.partition.change": "true"}
+    # given a time-based partitioner under rotate.interval.ms, whose encoded partitions change with a field
     regions = ["eu", "eu", "us", "eu", "us", "eu"]
     records = [record(i, [A, B][i % 2], regions[i]) for i in range(6)]
-    commit, _ = run(moto_s3, settings, records, 0, 6, 6)
+    commit, _ = run(moto_s3, {"flush.size": 10, **FIELD_TIME}, records, 0, 6, 6)
     # then a record in another partition than the previous record's closes every file, as with one schema
-    assert landed(moto_s3) == [(name(0, "r=eu"), [0]), (name(1, "r=eu"), [1]), (name(3, "r=eu"), [3]),
-                          (name(2, "r=us"), [2]), (name(4, "r=us"), [4])]
+    assert landed(moto_s3) == [(name(0, EU), [0]), (name(1, EU), [1]), (name(3, EU), [3]),
+                          (name(2, US), [2]), (name(4, US), [4])]
     assert commit == 5
 
 
@@ -179,8 +185,7 @@ SEQUENCES = [  # (name, settings, records, range sizes: more than the span bound
      [record(i, random.Random(i).choice([A, B, B, C])) for i in range(80)], [25, 33]),
     ("a version rollout", {"flush.size": 5}, rollout(70), [21, 27]),
     ("fields, a cap and partition changes",
-     {"flush.size": 3, "partitioner.class": "FieldPartitioner", "partition.field.name": "r",
-      "partitioner.max.open.files": 3, "rotate.file.on.partition.change": "true"},
+     {"flush.size": 3, **FIELD_TIME, "rotate.interval.ms": 10**9, "partitioner.max.open.files": 3},
      [record(i, [A, B][i % 3 == 0], ["eu", "us"][i % 5 < 2]) for i in range(60)], [7, 13]),
     ("record time rotation", {"flush.size": 50, "rotate.interval.ms": 6000, "timestamp.extractor": "Record"},
      interleaved([A, B, C, C], 60), [7, 13, 29]),

@@ -158,7 +158,8 @@ def test_sidecars_hold_the_records_that_survive_the_chain(moto_s3):
     # then record i of each sidecar belongs to record i of the data object
     stem = "topics/x/partition=0/a+0+0000000000"
     assert objects(moto_s3) == {f"{stem}.json": [{"n": 0}, {"n": 2}], f"{stem}.keys.json": ["k0", "k2"],
-                           f"{stem}.headers.json": [[{"key": "h", "value": "v0"}], [{"key": "h", "value": "v2"}]]}
+                           f"{stem}.headers.json": [{"headers": [{"key": "h", "value": "v0"}]},
+                                                     {"headers": [{"key": "h", "value": "v2"}]}]}
 
 
 def test_a_null_key_after_the_chain_is_a_bad_record_of_the_keys_sidecar(moto_s3):
