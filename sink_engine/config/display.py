@@ -34,7 +34,7 @@ def validation_report(config: SinkConfig, transforms: Iterable[str], show_all: b
         [len(key) for key, _, _ in rows] + [len(k) for k in config.unknown] + [len(i.key) for i in config.ignored]
     )
     lines = [
-        f"connector {config.name}: {len(config.explicit) + len(config.passthrough)} keys set, {len(config.derived)} "
+        f"connector {config.name}: {_set_count(config)} keys set, {len(config.derived)} "
         f"implied, {defaults} at their defaults" + ("" if show_all else " (--all lists them)")
     ]
     lines += [f"{key:<{width}}  {shown(key, value)}{_origin(origin)}" for key, value, origin in rows]
@@ -53,6 +53,10 @@ def validation_report(config: SinkConfig, transforms: Iterable[str], show_all: b
     if unused:
         lines.append(f"worker settings with no effect here ({len(unused)}): {', '.join(unused)}")
     return lines
+
+
+def _set_count(config: SinkConfig) -> int:
+    return len(config.explicit) + len(config.passthrough) + len(config.unknown) + len(config.ignored)
 
 
 def _origin(origin: str) -> str:

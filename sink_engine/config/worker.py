@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sink_engine.config.properties import parse_properties
-from sink_engine.errors import ConfigError
+from sink_engine.errors import OptionError
 
 ENV_PREFIX = "CONNECT_"
 CLUSTER_ENV = "SINK_MSK_CLUSTER_ARN"
@@ -75,7 +75,7 @@ class WorkerSettings:
 
 def read_worker(path: str | None, environ: Mapping[str, str]) -> WorkerSettings:
     """The worker settings of the file at `path` (None: none), the `CONNECT_*` variables of `environ` for the keys
-    the file does not set, and `environ`'s SINK_MSK_CLUSTER_ARN. ConfigError naming `--worker` when the file cannot
+    the file does not set, and `environ`'s SINK_MSK_CLUSTER_ARN. OptionError naming `--worker` when the file cannot
     be read."""
     properties: dict[str, str] = {}
     origins: dict[str, str] = {}
@@ -106,7 +106,7 @@ def _read_file(path: str) -> dict[str, str]:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        raise ConfigError(WORKER_OPTION, f"cannot read the worker file {path}: {e.strerror}") from e
+        raise OptionError(WORKER_OPTION, f"cannot read the worker file {path}: {e.strerror}") from e
     except UnicodeDecodeError as e:
-        raise ConfigError(WORKER_OPTION, f"the worker file {path} is not UTF-8 text (byte {e.start})") from None
+        raise OptionError(WORKER_OPTION, f"the worker file {path} is not UTF-8 text (byte {e.start})") from None
     return parse_properties(text)

@@ -105,7 +105,7 @@ def scratch_env(tmp_path):
     ("offset.storage.dynamodb.table", "other-table", "this environment deploys"),
     ("topics", "orders,unknown", "not in the environment's msk.topics"),
     ("flush.size", "0", "must be at least 1"),
-    ("format.class", "com.example.NoSuchFormat", "unknown class"),
+    ("format.class", "com.example.NoSuchFormat", "not a class this engine knows"),
     ("errors.deadletterqueue.s3.prefix", "dlq", "must be 'dlq/orders-s3-sink'"),
     ("s3.acl.canned", "public-read", "the data-lake bucket disables ACLs"),
     ("consumer.override.sasl.jaas.config",
