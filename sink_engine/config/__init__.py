@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive
+from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive, is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.collector import Collector
 from sink_engine.config.dead_letters import check_dead_letter_settings
@@ -136,6 +136,8 @@ def parse_config(
     if "name" in document and "name" not in raw:
         raw["name"] = document["name"]
     worker = worker or WorkerSettings()
+    converters = {} if is_cloud(raw) else worker.converters(raw)  # Confluent Cloud chooses its own converters
+    raw.update({key: value for key, (value, _) in converters.items()})
     found = Collector()
     warnings += lint(raw, found)
     with found.check():
@@ -145,6 +147,7 @@ def parse_config(
     except ConfigError as e:  # the keys a Cloud config implies are unknown: nothing further can be judged
         found.errors.append(e)
         found.raise_found()
+    derived = {**derived, **{key: where for key, (_, where) in converters.items()}}
     given = frozenset(raw) - frozenset(derived)
     _reject_not_built(raw, found)
     unknown, ignored = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES, found)

@@ -13,10 +13,11 @@ connector's `consumer.override.*`, each over the one before. The engine reads th
   asks for when nothing else names them (source/msk_brokers.py).
 
 Used here: `bootstrap.servers`; `security.protocol`, `sasl.*`, `ssl.*` and `consumer.*` for the consumer (and the
-dead-letter and restore producers, which take the consumer's connection). Unlike Connect, the worker's top-level
-security settings reach the consumer when `consumer.*` does not set them (Connect applies them to the worker's own
-clients only; a worker file that works with Connect sets both, with the same result here). `producer.*` and every
-other worker key change nothing here; `validate` counts them."""
+dead-letter and restore producers, which take the consumer's connection); `key.converter` and `value.converter`
+with their options, for a self-managed connector that names no converter of its own (as Connect does). Unlike
+Connect, the worker's top-level security settings reach the consumer when `consumer.*` does not set them (Connect
+applies them to the worker's own clients only; a worker file that works with Connect sets both, with the same result
+here). `producer.*` and every other worker key change nothing here; `validate` counts them."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ WORKER_OPTION = "--worker"
 _CLIENT_PREFIXES = ("security.protocol", "sasl.", "ssl.")
 _CONSUMER = "consumer."
 _ENV_SEPARATORS = {1: ".", 2: "-", 3: "_"}
+_CONVERTERS = ("key.converter", "value.converter")
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,22 @@ class WorkerSettings:
                 found[name] = (value, self.where(key))
         return found
 
+    def converters(self, connector: Mapping[str, object]) -> dict[str, tuple[str, str]]:
+        """The worker's `key.converter` and `value.converter`, each with its `<role>.converter.*` options and where
+        it was set, for the roles whose converter the `connector` map does not name: as in Connect, a connector
+        without its own converter gets the worker's, with the worker's options (Worker.startTask)."""
+        found: dict[str, tuple[str, str]] = {}
+        for name in _CONVERTERS:
+            if name in connector or not self.properties.get(name, "").strip():
+                continue
+            found.update(
+                {k: (v, self.where(k)) for k, v in self.properties.items() if k == name or k.startswith(name + ".")}
+            )
+        return found
+
     def unused(self) -> tuple[str, ...]:
         """The keys that change nothing here (producer.*, the worker's own: group.id, the storage topics, ...)."""
-        used = ("bootstrap.servers", _CONSUMER, *_CLIENT_PREFIXES)
+        used = ("bootstrap.servers", _CONSUMER, *_CLIENT_PREFIXES, *_CONVERTERS)
         return tuple(sorted(k for k in self.properties if not k.startswith(used)))
 
 

@@ -54,9 +54,11 @@ def environment(artifacts, tmp_path_factory) -> Path:
 def test_archive_runs_the_job_entry_point(environment, tmp_path):
     done = subprocess.run([str(environment / "bin" / "python"), str(ROOT / "infra" / "job" / "entrypoint.py"),
                            "validate", "--config", str(CONNECTOR)], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin"})
+                          env={"PATH": "/usr/bin:/bin", "SINK_MSK_CLUSTER_ARN": CLUSTER_ARN})
     assert done.returncode == 0, done.stderr
     assert "orders-s3-sink" in done.stdout and "flush.size" in done.stdout
+    # the shipped file names no brokers: the job's are its cluster's (SINK_MSK_CLUSTER_ARN, as the stack sets it)
+    assert f"(from the brokers of MSK cluster {CLUSTER_ARN}, asked for at run time)" in done.stdout
 
 
 def test_archive_holds_every_module_and_dependency(environment, tmp_path):

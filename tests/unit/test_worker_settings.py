@@ -145,3 +145,20 @@ def test_a_deployed_job_takes_its_brokers_from_the_cluster_at_run_time():
     assert config["bootstrap.servers"] == ()
     assert dict((k, o) for k, _, o in config.effective())["bootstrap.servers"] == (
         "from the brokers of MSK cluster arn:aws:kafka:eu-west-1:1:cluster/c/u-1, asked for at run time")
+
+
+def test_a_connector_without_a_converter_takes_the_workers_with_its_options():
+    # given a worker whose value converter is Avro with a registry, and a connector that names none
+    settings = worker({"bootstrap.servers": "w:1", "value.converter": "io.confluent.connect.avro.AvroConverter",
+                       "value.converter.schema.registry.url": "http://registry:8081",
+                       "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                       "key.converter.schemas.enable": "false"})
+    connector = {**CONNECTOR, "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    # when parsed; then its values are read as the worker says, its keys with its own converter and no worker option
+    config = check_config(parse_config(connector, worker=settings))
+    assert config["value.converter"] == "avro"
+    assert config["value.converter.schema.registry.url"] == "http://registry:8081"
+    assert (config["key.converter"], config["key.converter.schemas.enable"]) == ("string", True)
+    origins = {key: origin for key, _, origin in config.effective()}
+    assert origins["value.converter"] == "from value.converter of w.properties"
+    assert settings.unused() == ()
