@@ -6,7 +6,6 @@ connector class, the dead-letter destination); the checks that build a seam's pa
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
@@ -20,17 +19,15 @@ from sink_engine.config.dead_letters import check_dead_letter_settings
 from sink_engine.config.document import read_document
 from sink_engine.config.key_policy import IgnoredKey, undeclared_keys
 from sink_engine.config.keys import (
-    JAVA_LONG_MAX,
     KEYS,
     KEYS_BY_NAME,
     NOT_BUILT_YET,
     OFF_VALUES,
     PASSTHROUGH_PREFIXES,
-    REQUIRED,
-    Key,
 )
 from sink_engine.config.lint import ConfigWarning, lint
-from sink_engine.config.worker import WorkerSettings
+from sink_engine.config.values import parse_value
+from sink_engine.config.worker import WorkerSettings, with_worker_converters, worker_brokers
 from sink_engine.errors import ConfigError, OptionError
 from sink_engine.secrets import config_map, default_client_for, references, resolve
 
@@ -137,7 +134,7 @@ def parse_config(
         raw["name"] = document["name"]
     worker = worker or WorkerSettings()
     converters = {} if is_cloud(raw) else worker.converters(raw)  # Confluent Cloud chooses its own converters
-    raw.update({key: value for key, (value, _) in converters.items()})
+    raw, unheeded = with_worker_converters(raw, converters)
     found = Collector()
     warnings += lint(raw, found)
     with found.check():
@@ -152,14 +149,17 @@ def parse_config(
     _reject_not_built(raw, found)
     unknown, ignored = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES, found)
     ignored = tuple(
-        sorted(ignored + tuple(IgnoredKey(key, CLOUD_KEY_IGNORED, None) for key in cloud_keys), key=lambda i: i.key)
+        sorted(
+            ignored + tuple(IgnoredKey(key, CLOUD_KEY_IGNORED, None) for key in cloud_keys) + unheeded,
+            key=lambda i: i.key,
+        )
     )
     values, judged = {}, {e.key for e in found.errors}  # a key refused as written is not judged again
     for k in KEYS:
         with found.check(), _blaming(derived, raw):
-            values[k.name] = None if k.name in judged else _parse_value(k, raw.get(k.name))
+            values[k.name] = None if k.name in judged else parse_value(k, raw.get(k.name))
     found.raise_found()
-    values, derived = _worker_brokers(values, derived, worker)
+    values, derived = worker_brokers(values, derived, worker)
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
     values, lone_key = _lone_static_key(values)
     config = SinkConfig(
@@ -175,31 +175,6 @@ def parse_config(
     with _blaming(derived, raw):
         _check_combinations(config)
     return config
-
-
-def _worker_brokers(
-    values: dict[str, Any], derived: Mapping[str, str], worker: WorkerSettings
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """`bootstrap.servers` from the worker when the connector does not set it (a Connect worker's own setting):
-    its `consumer.bootstrap.servers` or `bootstrap.servers`, else the MSK cluster's brokers, asked for at run time
-    (an empty tuple until then: source/msk_brokers.py). ConfigError when nothing names them."""
-    if values["bootstrap.servers"] is not None:
-        return values, dict(derived)
-    given = worker.bootstrap_servers()
-    if given is not None:
-        servers, where = given
-        return {**values, "bootstrap.servers": _parse_list(KEYS_BY_NAME["bootstrap.servers"], servers)}, {
-            **derived,
-            "bootstrap.servers": where,
-        }
-    if worker.cluster_arn is not None:
-        where = f"the brokers of MSK cluster {worker.cluster_arn}, asked for at run time"
-        return {**values, "bootstrap.servers": ()}, {**derived, "bootstrap.servers": where}
-    raise ConfigError(
-        "bootstrap.servers",
-        "is not set: Kafka Connect takes it from the worker, not the connector; name the brokers in a worker file "
-        "(--worker connect-distributed.properties), in CONNECT_BOOTSTRAP_SERVERS, or in the connector file",
-    )
 
 
 def _lone_static_key(values: dict[str, Any]) -> tuple[dict[str, Any], tuple[IgnoredKey, ...]]:
@@ -243,79 +218,6 @@ def _reject_not_built(raw: Mapping[str, Any], found: Collector) -> None:
             found.errors.append(
                 ConfigError(key, f"{feature} is not built yet; remove the key or leave it at its off value")
             )
-
-
-def _parse_value(key: Key, value: Any) -> Any:
-    if value is None or (isinstance(value, str) and value.strip() == "" and key.kind != "string"):
-        if key.default is REQUIRED:
-            raise ConfigError(key.name, "is required")
-        value = key.default
-        if value is None or value == ():
-            return value
-    try:
-        parsed = _PARSERS[key.kind](key, value)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(key.name, f"{json.dumps(value)}: {e}") from None
-    return parsed
-
-
-def _parse_int(key: Key, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("expected a whole number, not true or false")
-    text = str(value).strip()
-    if not re.fullmatch(r"[+-]?\d+", text):
-        raise ValueError("expected a whole number")
-    number = int(text)
-    if key.minimum is not None and number < key.minimum:
-        raise ValueError(f"must be at least {key.minimum}")
-    maximum = JAVA_LONG_MAX if key.maximum is None else key.maximum
-    if number > maximum:
-        raise ValueError(f"must be at most {maximum}")
-    return number
-
-
-def _parse_bool(key: Key, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return text == "true"
-
-
-def _parse_list(key: Key, value: Any) -> tuple[str, ...]:
-    items = value if isinstance(value, list) else str(value).split(",")
-    parsed = tuple(str(item).strip() for item in items if str(item).strip())
-    if not parsed:
-        raise ValueError("expected a comma-separated list, found nothing")
-    return parsed
-
-
-def _parse_choice(key: Key, value: Any) -> str:
-    text = str(value).strip().lower()
-    if text not in key.choices:
-        raise ValueError(f"expected one of {', '.join(key.choices)}")
-    return text
-
-
-def _parse_class(key: Key, value: Any) -> str:
-    text = str(value).strip()
-    for canonical, spellings in key.classes.items():
-        if text in spellings or text.lower() == canonical:
-            if canonical not in key.built:
-                raise ValueError(f"{text} is not built yet (built: {', '.join(key.built)})")
-            return canonical
-    raise ValueError(f"not a class this engine knows; expected one of {', '.join(s[0] for s in key.classes.values())}")
-
-
-_PARSERS = {
-    "string": lambda key, value: str(value),
-    "int": _parse_int,
-    "bool": _parse_bool,
-    "list": _parse_list,
-    "choice": _parse_choice,
-    "class": _parse_class,
-}
 
 
 # DynamoDB's limit on a partition key value, which the connector's name is (offsets/layout.py):

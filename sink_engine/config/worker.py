@@ -24,9 +24,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from sink_engine.config.key_policy import IgnoredKey
+from sink_engine.config.keys import KEYS_BY_NAME
 from sink_engine.config.properties import parse_properties
-from sink_engine.errors import OptionError
+from sink_engine.config.values import parse_list
+from sink_engine.errors import ConfigError, OptionError
 
 ENV_PREFIX = "CONNECT_"
 CLUSTER_ENV = "SINK_MSK_CLUSTER_ARN"
@@ -125,3 +129,49 @@ def _read_file(path: str) -> dict[str, str]:
     except UnicodeDecodeError as e:
         raise OptionError(WORKER_OPTION, f"the worker file {path} is not UTF-8 text (byte {e.start})") from None
     return parse_properties(text)
+
+
+def with_worker_converters(
+    raw: dict[str, Any], converters: Mapping[str, tuple[str, str]]
+) -> tuple[dict[str, Any], tuple[IgnoredKey, ...]]:
+    """`raw` with the worker's converters (and their options) for the roles it names none of; its own options of
+    those roles are left out and reported, as Connect configures the worker's converter with the worker's options
+    only (Worker.startTask)."""
+    roles = {key for key in converters if key in ("key.converter", "value.converter")}
+    unheeded = tuple(
+        IgnoredKey(
+            key,
+            f"the connector names no {key.split('.')[0]}.converter, so the worker's is used with the "
+            "worker's options only, as Kafka Connect does",
+            None,
+        )
+        for key in sorted(raw)
+        if any(key.startswith(role + ".") for role in roles) and key not in converters
+    )
+    kept = {k: v for k, v in raw.items() if k not in {u.key for u in unheeded}}
+    return {**kept, **{key: value for key, (value, _) in converters.items()}}, unheeded
+
+
+def worker_brokers(
+    values: dict[str, Any], derived: Mapping[str, str], worker: WorkerSettings
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """`bootstrap.servers` from the worker when the connector does not set it (a Connect worker's own setting):
+    its `consumer.bootstrap.servers` or `bootstrap.servers`, else the MSK cluster's brokers, asked for at run time
+    (an empty tuple until then: source/msk_brokers.py). ConfigError when nothing names them."""
+    if values["bootstrap.servers"] is not None:
+        return values, dict(derived)
+    given = worker.bootstrap_servers()
+    if given is not None:
+        servers, where = given
+        return {**values, "bootstrap.servers": parse_list(KEYS_BY_NAME["bootstrap.servers"], servers)}, {
+            **derived,
+            "bootstrap.servers": where,
+        }
+    if worker.cluster_arn is not None:
+        where = f"the brokers of MSK cluster {worker.cluster_arn}, asked for at run time"
+        return {**values, "bootstrap.servers": ()}, {**derived, "bootstrap.servers": where}
+    raise ConfigError(
+        "bootstrap.servers",
+        "is not set: Kafka Connect takes it from the worker, not the connector; name the brokers in a worker file "
+        "(--worker connect-distributed.properties), in CONNECT_BOOTSTRAP_SERVERS, or in the connector file",
+    )

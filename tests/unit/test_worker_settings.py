@@ -153,7 +153,8 @@ def test_a_connector_without_a_converter_takes_the_workers_with_its_options():
                        "value.converter.schema.registry.url": "http://registry:8081",
                        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
                        "key.converter.schemas.enable": "false"})
-    connector = {**CONNECTOR, "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    connector = {**CONNECTOR, "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                 "value.converter.schemas.enable": "false"}
     # when parsed; then its values are read as the worker says, its keys with its own converter and no worker option
     config = check_config(parse_config(connector, worker=settings))
     assert config["value.converter"] == "avro"
@@ -162,3 +163,7 @@ def test_a_connector_without_a_converter_takes_the_workers_with_its_options():
     origins = {key: origin for key, _, origin in config.effective()}
     assert origins["value.converter"] == "from value.converter of w.properties"
     assert settings.unused() == ()
+    # and its own value converter option is left out and reported, as Connect configures the worker's converter with
+    # the worker's options only
+    (unheeded,) = config.ignored
+    assert unheeded.key == "value.converter.schemas.enable" and "the worker's is used" in unheeded.reason
