@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -24,17 +24,20 @@ from infra.errors import ConnectorSpecError, SettingsError
 from infra.iceberg import WAREHOUSE_PREFIX, IcebergTables, check_deployable, iceberg_tables, table_bucket_arn
 from infra.settings import SchemaRegistrySettings, Settings
 from lambdas.trigger.restore import target_allowed
-from sink_engine.config import SinkConfig, parse_config
+from sink_engine.config import SinkConfig, WorkerSettings, parse_config
 from sink_engine.config.cloud import is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault, registry_keys
 from sink_engine.config.credentials import clear_text_credential
+from sink_engine.config.document import read_document
 from sink_engine.config.key_policy import IgnoredKey
+from sink_engine.config.lint import ConfigWarning
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.driver.settings import RunSettings
 from sink_engine.driver.wall_clock import WallClockCuts
-from sink_engine.errors import ConfigError
+from sink_engine.errors import ConfigError, ConfigErrors, OptionError
 from sink_engine.format.settings import FormatSettings
 from sink_engine.secrets import config_map
+from sink_engine.source.msk_brokers import needs_cluster_brokers
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
@@ -79,6 +82,10 @@ class ConnectorSpec:
     # restore.connectors.<name>.target_topics: names, or prefixes ending in `*` (empty: restore not deployed)
     restore_targets: tuple[str, ...] = ()
     continuous: ContinuousSpec | None = None  # continuous.connectors.<name> (None: bounded runs)
+    # the worker settings of its job: the environment's MSK cluster (msk.cluster_arn), whose brokers the job asks
+    # for when the file names none (sink_engine/source/msk_brokers.py)
+    worker: WorkerSettings = field(default_factory=WorkerSettings)
+    warnings: tuple[ConfigWarning, ...] = ()  # keys taken as written while most likely a mistake (a synth warning)
 
     @property
     def group_id(self) -> str:
@@ -99,7 +106,12 @@ class ConnectorSpec:
     def config(self) -> SinkConfig:
         """The connector's parsed config (validated when the spec was loaded), parsed once: synthesis reads it for
         each of the connector's resources."""
-        return parse_config(self.document)
+        return parse_config(self.document, worker=self.worker)
+
+    @property
+    def brokers_from_cluster(self) -> bool:
+        """Whether its job asks MSK for the cluster's brokers (kafka:GetBootstrapBrokers): its file names none."""
+        return needs_cluster_brokers(self.config)
 
     def data_prefixes(self) -> tuple[str, ...]:
         """The key prefixes the job writes objects under: `<topics.dir>/<topic>/` for each topic its records are
@@ -191,16 +203,17 @@ def load_connectors(settings: Settings) -> tuple[ConnectorSpec, ...]:
 
 def _load(path: Path, settings: Settings) -> ConnectorSpec:
     source = f"{settings.env}/{path.name}"
+    worker = WorkerSettings(cluster_arn=settings.msk.cluster_arn)  # the brokers a file names not: the cluster's
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document, warnings = read_document(path.read_bytes(), source)
         _check_no_clear_credentials(source, document)
         document = published_document(document, settings.schema_registry)
         # unknown keys, refused values, malformed ${secrets:...} references, settings a run would refuse
-        config = check_config(parse_config(document))
-    except json.JSONDecodeError as e:
-        raise ConnectorSpecError(source, "(file)", f"is not valid JSON: {e}") from e
+        config = check_config(parse_config(document, worker=worker, warnings=warnings))
+    except OptionError as e:
+        raise ConnectorSpecError(source, "(file)", e.reason) from e
     except ConfigError as e:
-        raise ConnectorSpecError(source, e.key, str(e)) from e
+        raise ConnectorSpecError(source, e.key, _reasons(e)) from e
     if config.ignored and settings.connectors.refuse_ignored_keys:
         first = config.ignored[0]
         raise ConnectorSpecError(
@@ -276,7 +289,17 @@ def _load(path: Path, settings: Settings) -> ConnectorSpec:
         written=tuple(dict.fromkeys(route(topic) for topic in topics)),
         restore_targets=restore_targets,
         continuous=_continuous(settings, source, config),
+        worker=worker,
+        warnings=config.warnings,
     )
+
+
+def _reasons(error: ConfigError) -> str:
+    """The first error's reason, and the other keys refused in the same pass."""
+    if not isinstance(error, ConfigErrors):
+        return error.reason
+    others = ", ".join(f"'{e.key}'" for e in error.errors[1:])
+    return f"{error.reason} (and keys {others}: `sink-engine validate` lists them all)"
 
 
 def _continuous(settings: Settings, source: str, config: SinkConfig) -> ContinuousSpec | None:
@@ -349,13 +372,14 @@ def _restore_targets(settings: Settings, name: str, dlq_topic: str | None) -> tu
 
 
 def ignored_key_warnings(connectors: tuple[ConnectorSpec, ...]) -> list[str]:
-    """One warning per key a connector file carries that the job ignores, naming the file and the key."""
+    """One warning per key a connector file carries that the job ignores, and per key it takes as written while
+    most likely a mistake (config/lint.py, a key set twice), naming the file and the key."""
     return [
         f"connector config {c.source}, key '{i.key}': ignored ({i.describe()}); set "
         "connectors.refuse_ignored_keys in the environment's settings to refuse such keys"
         for c in connectors
         for i in c.ignored
-    ]
+    ] + [f"connector config {c.source}, key '{w.key}': {w.message}" for c in connectors for w in c.warnings]
 
 
 def published_document(document: Any, registry: SchemaRegistrySettings | None) -> Any:

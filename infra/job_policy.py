@@ -35,7 +35,8 @@ The statements follow what the engine calls for this connector's config, and not
   the action carries; it has no resource-level permission in use, so Resource is `*`): each run publishes its
   figures there (sink_engine/driver/metrics.py);
 - MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
-  create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`;
+  create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`; for a connector file
+  without `bootstrap.servers`, kafka:GetBootstrapBrokers (no resource type: `*`), the cluster's brokers;
 - Restore (`sink-engine restore`, only for a connector with `restore.connectors.<name>.target_topics` in the
   environment's settings; see docs/backup-restore.md): ListBucket on the bucket with `s3:prefix` under the
   connector's `<topics.dir>/<topic>/` prefixes and GetObject below them (the objects and their key and header
@@ -317,6 +318,12 @@ def s3_tables_statements(bucket_arn: str, namespace: str, *, auto_create: bool) 
 
 def _msk_statements(spec: ConnectorSpec, names: JobPhysicalNames) -> list[dict]:
     statements = [
+        # a connector file without bootstrap.servers: the job asks MSK for the cluster's brokers
+        # (sink_engine/source/msk_brokers.py). The Service Authorization Reference gives kafka:GetBootstrapBrokers
+        # no resource type ("Actions, resources, and condition keys for Amazon Managed Streaming for Apache Kafka",
+        # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonmanagedstreamingforapachekafka.html):
+        # it is granted on "*", and reads only connection strings
+        *([_allow("GetClusterBrokers", ["kafka:GetBootstrapBrokers"], ["*"])] if spec.brokers_from_cluster else []),
         _allow("ConnectToCluster", ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"], [names.cluster_arn]),
         _allow(
             "ReadOwnTopics",

@@ -13,14 +13,17 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 import sink_engine
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
+from sink_engine.cli_options import add_config_options
 from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import from_environment
+from sink_engine.config.worker import read_worker
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.driver.settings import RunSettings
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
 from sink_engine.iceberg import cli as iceberg_cli
+from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 from sink_engine.target import target_for
 from sink_engine.validation import load_checked_config
 
@@ -32,15 +35,24 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
         stream=sys.stderr,
     )
-    if args.command == "doctor":  # loads the config itself: a config or secret that fails is one of its findings
-        from sink_engine.doctor.runner import doctor
-
-        return doctor(args.config, from_environment(os.environ))
     try:
+        worker = read_worker(args.worker, os.environ)  # --worker, CONNECT_*, SINK_MSK_CLUSTER_ARN
+        if args.command == "doctor":  # loads the config itself: a config or secret that fails is one of its findings
+            from sink_engine.doctor.runner import doctor
+
+            return doctor(args.config, from_environment(os.environ), worker=worker)
         # a Confluent Cloud config's Schema Registry, when the file names none: SINK_SCHEMA_REGISTRY_URL
         config = load_checked_config(
-            args.config, resolve_secrets=args.command != "validate", registry=from_environment(os.environ)
+            args.config,
+            resolve_secrets=args.command != "validate",
+            registry=from_environment(os.environ),
+            worker=worker,
         )
+        if args.command == "validate":
+            return _validate(config, args.all)
+        for warning in config.warnings:
+            print(f"warning: config key {warning}", file=sys.stderr)
+        config = with_cluster_brokers(config, kafka_client)
         if args.command == "read":
             return _read(config, args.key, args.offset)
         if args.command == "dlq":
@@ -99,7 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     }
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
-        sub.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+        add_config_options(sub)
+        if name == "validate":
+            sub.add_argument("--all", action="store_true", help="also list every key left at its default")
         if name == "run":
             sub.add_argument(
                 "--continuous",
@@ -108,11 +122,11 @@ def _parser() -> argparse.ArgumentParser:
                 "then commit what is closed, release the lease and exit 0",
             )
     read = commands.add_parser("read", help=READ_HELP, description=READ_HELP)
-    read.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    add_config_options(read)
     read.add_argument("--key", required=True, help="key of a Block-GZIP object in s3.bucket.name")
     read.add_argument("--offset", required=True, type=int, help="Kafka offset of the record")
     verify = commands.add_parser("verify", help=VERIFY_HELP, description=VERIFY_HELP)
-    verify.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    add_config_options(verify)
     verify.add_argument(
         "--kafka",
         action="store_true",
@@ -124,7 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     dlq_cli.add_parser(commands)
     iceberg_cli.add_parser(commands)
     restore = commands.add_parser("restore", help=RESTORE_HELP, description=RESTORE_HELP)
-    restore.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    add_config_options(restore)
     restore.add_argument("--topic", required=True, help="the source topic whose backup is read")
     restore.add_argument("--target-topic", required=True, help="the topic to produce into")
     restore.add_argument("--partitions", help="only these source partitions, e.g. 0,3,5")
@@ -167,30 +181,17 @@ def _init(config: SinkConfig) -> int:
     return 0
 
 
-def _validate(config: SinkConfig) -> int:
-    """Every key with its effective value (credentials masked, `${secrets:...}` and `${ssm:...}` references shown
-    as written, not read) and where it comes from; then the keys accepted as having no effect here, the unknown
-    keys that are ignored (each with why and the known key it most resembles), and the chain of transforms."""
-    from sink_engine.config.credentials import masked
-    from sink_engine.config.key_policy import why_unused
+def _validate(config: SinkConfig, show_all: bool) -> int:
+    """The keys set (credentials masked, `${secrets:...}` and `${ssm:...}` references shown as written, not read)
+    and those another key or the worker implies, with their effective values in Connect's notation, and how many
+    keep their defaults (`--all`: those too); then the keys accepted as having no effect here, the unknown keys that
+    are ignored (each with why and the known key it most resembles), the warnings, the chain of transforms and the
+    worker settings that change nothing here (config/display.py)."""
+    from sink_engine.config.display import validation_report
     from sink_engine.transform.settings import TransformSettings
 
-    rows = config.effective()
-    width = max(len(key) for key, _, _ in rows)
-    for key, value, origin in rows:
-        shown = masked(key, ",".join(value) if isinstance(value, tuple) else value)
-        print(f"{key:<{width}}  {shown}{'' if origin == 'set' else f'  ({origin})'}")
-    for key in config.unknown:
-        print(f"{key:<{width}}  (accepted, no effect here: {why_unused(key)})")
-    if config.ignored:
-        print(f"ignored keys ({len(config.ignored)}):")
-        for ignored in config.ignored:
-            print(f"{ignored.key:<{width}}  (ignored: {ignored.describe()})")
-    chain = TransformSettings.from_config(config).describe()
-    if chain:
-        print("transforms, in order:")
-        for line in chain:
-            print(f"  {line}")
+    for line in validation_report(config, TransformSettings.from_config(config).describe(), show_all):
+        print(line)
     return 0
 
 
@@ -383,4 +384,4 @@ def _restore(config: SinkConfig, args) -> int:
     return 0
 
 
-COMMANDS = {"init": _init, "validate": _validate, "run": _run, "status": _status}
+COMMANDS = {"init": _init, "run": _run, "status": _status}

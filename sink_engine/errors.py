@@ -19,6 +19,16 @@ class ConfigError(SinkError):
         super().__init__(f"config key '{key}': {message}")
 
 
+class ConfigErrors(ConfigError):
+    """Several config errors found in one pass (config/collector.py), in order; `key` and `reason` are the first's,
+    the message lists them all, one a line."""
+
+    def __init__(self, errors):
+        self.errors = tuple(errors)
+        self.key, self.reason = self.errors[0].key, self.errors[0].reason
+        SinkError.__init__(self, f"{len(self.errors)} config errors:\n" + "\n".join(f"  {e}" for e in self.errors))
+
+
 class OptionError(ConfigError):
     """A command-line option that is malformed or contradicts the config (exit code 2, as a config error)."""
 

@@ -7,8 +7,9 @@ defaults and checks what needs nothing above `config/`; every caller that accept
 
 from __future__ import annotations
 
-from sink_engine.config import SinkConfig, load_config, parse_config
+from sink_engine.config import SinkConfig, WorkerSettings, load_config, parse_config
 from sink_engine.config.cloud_registry import RegistryDefault
+from sink_engine.config.collector import Collector
 from sink_engine.config.converters import check_converter_settings
 from sink_engine.errors import ConfigError
 from sink_engine.format.bytearray_format import unescape
@@ -29,14 +30,21 @@ CREDENTIAL_PAIRS = (("aws.access.key.id", "aws.secret.access.key"), ("kafka.api.
 
 
 def check_config(config: SinkConfig) -> SinkConfig:
-    """`config` itself when every check passes; otherwise ConfigError naming the key at fault."""
-    _check_output(config)
-    check_converter_settings(config)
-    _check_partitioning(config)
-    _check_connection(config)
-    _check_target(config)
-    _check_transforms(config)
-    _check_envelope(config)
+    """`config` itself when every check passes; otherwise ConfigError naming the key at fault (ConfigErrors with
+    every failed check's, when several fail: the checks do not depend on each other)."""
+    found = Collector()
+    for check in (
+        _check_output,
+        check_converter_settings,
+        _check_partitioning,
+        _check_connection,
+        _check_target,
+        _check_transforms,
+        _check_envelope,
+    ):
+        with found.check():
+            check(config)
+    found.raise_found()
     return config
 
 
@@ -51,9 +59,10 @@ def load_checked_config(
     resolve_secrets: bool = True,
     secrets_client_for=None,
     registry: RegistryDefault | None = None,
+    worker: WorkerSettings | None = None,
 ) -> SinkConfig:
     """`config.load_config`, then `check_config`."""
-    return check_config(load_config(location, s3_client, resolve_secrets, secrets_client_for, registry))
+    return check_config(load_config(location, s3_client, resolve_secrets, secrets_client_for, registry, worker))
 
 
 def _check_output(config: SinkConfig) -> None:

@@ -14,6 +14,7 @@ from infra.constructs.lambda_function import LibrariesLayer, PythonLambda, execu
 from infra.constructs.nag import BASIC_EXECUTION, XRAY_REASON, acknowledge
 from infra.job_policy import reference_reads
 from infra.settings import Settings
+from sink_engine.config.worker import CLUSTER_ENV
 
 SERVICE = "sink-dlq-replay"
 TIMEOUT = Duration.minutes(15)  # Lambda's maximum; `max_records` keeps one invocation shorter
@@ -61,7 +62,8 @@ class DlqReplay(Construct):
             timeout=TIMEOUT,
             memory_mb=MEMORY_MB,
             log_retention_days=settings.retention.log_retention_days,
-            environment={"CONNECTORS_URI": index_uri(settings.bucket_name)},
+            # the cluster whose brokers a connector file without bootstrap.servers means (sink_engine/config/worker.py)
+            environment={"CONNECTORS_URI": index_uri(settings.bucket_name), CLUSTER_ENV: settings.msk.cluster_arn},
         ).function
         statements = replay_statements(settings, connectors, table_arn)
         for statement in statements:
@@ -75,7 +77,8 @@ class DlqReplay(Construct):
         acknowledge(
             function,
             "IAM5[Resource::*]",
-            XRAY_REASON + " Neither have the EC2 network-interface actions a function in a VPC needs.",
+            XRAY_REASON + " Neither have the EC2 network-interface actions a function in a VPC needs, nor "
+            "kafka:GetBootstrapBrokers (the cluster's brokers, for a connector file without bootstrap.servers).",
         )
         for resource in sorted({r for s in statements for r in s.resources if r.endswith("*") and r != "*"}):
             acknowledge(
@@ -111,6 +114,12 @@ def replay_statements(
         ),
         iam.PolicyStatement(
             actions=["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], resources=[msk.cluster_arn]
+        ),
+        # no resource type in the Service Authorization Reference: "*" (infra/job_policy.py)
+        *(
+            [iam.PolicyStatement(actions=["kafka:GetBootstrapBrokers"], resources=["*"])]
+            if any(c.brokers_from_cluster for c in connectors)
+            else []
         ),
         iam.PolicyStatement(
             actions=["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"],

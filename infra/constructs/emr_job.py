@@ -24,6 +24,7 @@ from infra.job_timeout import check_job_timeout
 from infra.packaging import ROOT, Target, job_archive_path
 from infra.settings import EmrSettings, Settings
 from infra.stacks.connectors import ConnectorStacks
+from sink_engine.config.worker import CLUSTER_ENV
 from sink_engine.driver.metrics import CLOUDWATCH
 from sink_engine.driver.metrics import SETTING as METRICS_SETTING
 
@@ -151,6 +152,8 @@ class SinkJob(Construct):
                 f"--conf spark.emr-serverless.driverEnv.AWS_REGION={settings.region}",
                 f"--conf spark.executorEnv.AWS_REGION={settings.region}",
                 f"--conf spark.emr-serverless.driverEnv.{METRICS_SETTING}={CLOUDWATCH}",  # each run's metrics
+                # the brokers of a connector file without bootstrap.servers (sink_engine/config/worker.py)
+                f"--conf spark.emr-serverless.driverEnv.{CLUSTER_ENV}={settings.msk.cluster_arn}",
             ]
         )
 

@@ -128,7 +128,9 @@ class ConnectorJobRole(Construct):
             "by cloudwatch:namespace; glue:GetSchemaVersion, which looks a schema up by its version id, "
             "which no registry or schema ARN can scope (only with the Glue Schema Registry converter); "
             "lakeformation:GetDataLakeSettings, a read of the account's settings with no resource types "
-            "(only for Iceberg tables in Glue: the doctor's Lake Formation check).",
+            "(only for Iceberg tables in Glue: the doctor's Lake Formation check); kafka:GetBootstrapBrokers, "
+            "which has no resource types (only for a connector file without bootstrap.servers: the cluster's "
+            "brokers).",
         )
         acknowledge(
             self.role,

@@ -5,14 +5,23 @@ The replay itself is `sink_engine.dlq.replay`, shared with `sink-engine dlq repl
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 
 from sink_engine.config import SinkConfig
+from sink_engine.config.worker import read_worker
 from sink_engine.dlq.replay import replay
 from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConfigError
+from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 from sink_engine.validation import load_checked_config
+
+
+def load_deployed(uri: str, s3) -> SinkConfig:
+    """A deployed connector's config as its job reads it: its brokers, when its file names none, those MSK gives for
+    the environment's cluster (SINK_MSK_CLUSTER_ARN, set on the function: sink_engine/config/worker.py)."""
+    return with_cluster_brokers(load_checked_config(uri, s3, worker=read_worker(None, os.environ)), kafka_client)
 
 
 class ReplayService:
@@ -25,7 +34,7 @@ class ReplayService:
         dynamodb,
         s3,
         clock: Callable[[], int],
-        load: Callable[..., SinkConfig] = load_checked_config,
+        load: Callable[..., SinkConfig] = load_deployed,
     ):
         self._config_uris, self._db, self._s3, self._clock, self._load = config_uris, dynamodb, s3, clock, load
 

@@ -6,31 +6,32 @@ connector class, the dead-letter destination); the checks that build a seam's pa
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive
+from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive, is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault
+from sink_engine.config.collector import Collector
 from sink_engine.config.dead_letters import check_dead_letter_settings
+from sink_engine.config.document import read_document
 from sink_engine.config.key_policy import IgnoredKey, undeclared_keys
 from sink_engine.config.keys import (
-    JAVA_LONG_MAX,
     KEYS,
     KEYS_BY_NAME,
     NOT_BUILT_YET,
     OFF_VALUES,
     PASSTHROUGH_PREFIXES,
-    REQUIRED,
-    Key,
 )
-from sink_engine.errors import ConfigError
+from sink_engine.config.lint import ConfigWarning, lint
+from sink_engine.config.values import parse_value
+from sink_engine.config.worker import WorkerSettings, with_worker_converters, worker_brokers
+from sink_engine.errors import ConfigError, OptionError
 from sink_engine.secrets import config_map, default_client_for, references, resolve
 
-__all__ = ["SinkConfig", "parse_config", "load_config"]
+__all__ = ["SinkConfig", "WorkerSettings", "parse_config", "load_config"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,9 @@ class SinkConfig:
     """Validated connector config. `values` holds every declared key with its typed effective value; `unknown`
     the undeclared keys known and accepted as having no effect here; `ignored` the keys no one knows, each with
     why and a suggestion (config/key_policy.py; the other undeclared keys are refused); `derived` the keys whose
-    value another key implies (Confluent Cloud's, config/cloud.py), each with it."""
+    value another key implies (Confluent Cloud's, config/cloud.py), or the worker sets (`bootstrap.servers`), each
+    with where from; `worker` the Kafka Connect worker's settings (config/worker.py); `warnings` what is taken as
+    written while it is most likely a mistake (config/lint.py, duplicate keys)."""
 
     values: Mapping[str, Any]
     explicit: frozenset[str]
@@ -46,6 +49,8 @@ class SinkConfig:
     unknown: tuple[str, ...]
     derived: Mapping[str, str] = field(default_factory=dict)
     ignored: tuple[IgnoredKey, ...] = ()
+    worker: WorkerSettings = field(default_factory=WorkerSettings)
+    warnings: tuple[ConfigWarning, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -87,11 +92,12 @@ def load_config(
     resolve_secrets: bool = True,
     secrets_client_for=None,
     registry: RegistryDefault | None = None,
+    worker: WorkerSettings | None = None,
 ) -> SinkConfig:
     """Read a connector JSON file from a local path or an `s3://bucket/key` URI and parse it. With
     `resolve_secrets`, `${secrets:...}` and `${ssm:...}` references are replaced by their values from AWS Secrets
     Manager and SSM Parameter Store first (`secrets_client_for(service, region)` gives their clients; see
-    sink_engine/secrets.py); without, they are only checked. `registry`: as parse_config's."""
+    sink_engine/secrets.py); without, they are only checked. `registry` and `worker`: as parse_config's."""
     if location.startswith("s3://"):
         import boto3
 
@@ -103,47 +109,68 @@ def load_config(
             with open(location, "rb") as f:
                 data = f.read()
         except OSError as e:
-            raise ConfigError("--config", f"cannot read {location}: {e.strerror}") from e
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ConfigError(
-            "--config",
-            f"{location} is not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r}); "
-            "JSON files are UTF-8 (RFC 8259): save it as UTF-8",
-        ) from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError("--config", f"{location} is not valid JSON: {e}") from e
+            raise OptionError("--config", f"cannot read the connector file {location}: {e.strerror}") from e
+    document, warnings = read_document(data, location)
     if resolve_secrets and isinstance(document, Mapping):
         document = resolve(document, secrets_client_for or default_client_for(config_map(document)))
-    return parse_config(document, registry)
+    return parse_config(document, registry, worker, warnings)
 
 
-def parse_config(document: Mapping[str, Any], registry: RegistryDefault | None = None) -> SinkConfig:
-    """Accept `{"name": ..., "config": {...}}` or the flat map; parse every key, naming the one at fault (the
-    checks across seams are `sink_engine.validation.check_config`'s). `registry` is the Schema Registry of a
-    Confluent Cloud config whose file names none (config/cloud_registry.py)."""
+def parse_config(
+    document: Mapping[str, Any],
+    registry: RegistryDefault | None = None,
+    worker: WorkerSettings | None = None,
+    warnings: tuple[ConfigWarning, ...] = (),
+) -> SinkConfig:
+    """Accept `{"name": ..., "config": {...}}` or the flat map; parse every key, raising every error found in one
+    pass, each naming its key (ConfigErrors when there are several; the checks across seams are
+    `sink_engine.validation.check_config`'s). `registry` is the Schema Registry of a Confluent Cloud config whose
+    file names none (config/cloud_registry.py); `worker` the Kafka Connect worker's settings, where
+    `bootstrap.servers` comes from when the connector does not set it; `warnings` those of the file itself."""
     if not isinstance(document, Mapping):
-        raise ConfigError("--config", "the connector config must be a JSON object")
+        raise OptionError("--config", "the connector config must be a JSON object")
     raw = dict(document["config"]) if isinstance(document.get("config"), Mapping) else dict(document)
     if "name" in document and "name" not in raw:
         raw["name"] = document["name"]
-    references(raw)  # a malformed ${secrets:...} or ${ssm:...} reference fails here, naming its key
-    raw, derived, cloud_keys = derive(raw, registry)
+    worker = worker or WorkerSettings()
+    converters = {} if is_cloud(raw) else worker.converters(raw)  # Confluent Cloud chooses its own converters
+    raw, unheeded = with_worker_converters(raw, converters)
+    found = Collector()
+    warnings += lint(raw, found)
+    with found.check():
+        references(raw)  # a malformed ${secrets:...} or ${ssm:...} reference fails here, naming its key
+    try:
+        raw, derived, cloud_keys = derive(raw, registry)
+    except ConfigError as e:  # the keys a Cloud config implies are unknown: nothing further can be judged
+        found.errors.append(e)
+        found.raise_found()
+    derived = {**derived, **{key: where for key, (_, where) in converters.items()}}
     given = frozenset(raw) - frozenset(derived)
-    _reject_not_built(raw)
-    unknown, ignored = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES)
+    _reject_not_built(raw, found)
+    unknown, ignored = undeclared_keys(raw, KEYS_BY_NAME, PASSTHROUGH_PREFIXES, found)
     ignored = tuple(
-        sorted(ignored + tuple(IgnoredKey(key, CLOUD_KEY_IGNORED, None) for key in cloud_keys), key=lambda i: i.key)
+        sorted(
+            ignored + tuple(IgnoredKey(key, CLOUD_KEY_IGNORED, None) for key in cloud_keys) + unheeded,
+            key=lambda i: i.key,
+        )
     )
-    with _blaming(derived, raw):
-        values = {k.name: _parse_value(k, raw.get(k.name)) for k in KEYS}
+    values, judged = {}, {e.key for e in found.errors}  # a key refused as written is not judged again
+    for k in KEYS:
+        with found.check(), _blaming(derived, raw):
+            values[k.name] = None if k.name in judged else parse_value(k, raw.get(k.name))
+    found.raise_found()
+    values, derived = worker_brokers(values, derived, worker)
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
     values, lone_key = _lone_static_key(values)
     config = SinkConfig(
-        values, frozenset(k for k in given if k in KEYS_BY_NAME), passthrough, unknown, derived, ignored + lone_key
+        values,
+        frozenset(k for k in given if k in KEYS_BY_NAME),
+        passthrough,
+        unknown,
+        derived,
+        ignored + lone_key,
+        worker,
+        warnings,
     )
     with _blaming(derived, raw):
         _check_combinations(config)
@@ -185,80 +212,12 @@ def _blaming(derived: Mapping[str, str], raw: Mapping[str, Any]):
         raise ConfigError(source, f"{raw.get(source)} means {e.key}={raw.get(e.key)}, which is refused: {e}") from None
 
 
-def _reject_not_built(raw: Mapping[str, Any]) -> None:
+def _reject_not_built(raw: Mapping[str, Any], found: Collector) -> None:
     for key, feature in NOT_BUILT_YET.items():
         if key in raw and str(raw[key]).strip().lower() not in OFF_VALUES:
-            raise ConfigError(key, f"{feature} is not built yet; remove the key or leave it at its off value")
-
-
-def _parse_value(key: Key, value: Any) -> Any:
-    if value is None or (isinstance(value, str) and value.strip() == "" and key.kind != "string"):
-        if key.default is REQUIRED:
-            raise ConfigError(key.name, "is required")
-        value = key.default
-        if value is None or value == ():
-            return value
-    try:
-        parsed = _PARSERS[key.kind](key, value)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(key.name, f"{value!r} is not a valid {key.kind}: {e}") from e
-    return parsed
-
-
-def _parse_int(key: Key, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("a boolean is not an integer")
-    number = int(str(value).strip())
-    if key.minimum is not None and number < key.minimum:
-        raise ValueError(f"must be at least {key.minimum}")
-    maximum = JAVA_LONG_MAX if key.maximum is None else key.maximum
-    if number > maximum:
-        raise ValueError(f"must be at most {maximum}")
-    return number
-
-
-def _parse_bool(key: Key, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return text == "true"
-
-
-def _parse_list(key: Key, value: Any) -> tuple[str, ...]:
-    items = value if isinstance(value, list) else str(value).split(",")
-    parsed = tuple(str(item).strip() for item in items if str(item).strip())
-    if not parsed:
-        raise ValueError("the list is empty")
-    return parsed
-
-
-def _parse_choice(key: Key, value: Any) -> str:
-    text = str(value).strip().lower()
-    if text not in key.choices:
-        raise ValueError(f"expected one of {', '.join(key.choices)}")
-    return text
-
-
-def _parse_class(key: Key, value: Any) -> str:
-    text = str(value).strip()
-    for canonical, spellings in key.classes.items():
-        if text in spellings or text.lower() == canonical:
-            if canonical not in key.built:
-                raise ValueError(f"{text} is not built yet (built: {', '.join(key.built)})")
-            return canonical
-    raise ValueError(f"unknown class; expected one of {', '.join(s[0] for s in key.classes.values())}")
-
-
-_PARSERS = {
-    "string": lambda key, value: str(value),
-    "int": _parse_int,
-    "bool": _parse_bool,
-    "list": _parse_list,
-    "choice": _parse_choice,
-    "class": _parse_class,
-}
+            found.errors.append(
+                ConfigError(key, f"{feature} is not built yet; remove the key or leave it at its off value")
+            )
 
 
 # DynamoDB's limit on a partition key value, which the connector's name is (offsets/layout.py):
@@ -267,14 +226,27 @@ MAX_NAME_BYTES = 2048
 
 
 def _check_combinations(config: SinkConfig) -> None:
-    name_bytes = len(config.name.encode("utf-8"))
-    if not config.name.strip() or name_bytes > MAX_NAME_BYTES:
+    found = Collector()
+    with found.check():
+        _check_name(config.name)
+    with found.check():
+        _check_topics(config["topics"], config["topics.regex"])
+    with found.check():
+        check_dead_letter_settings(config)
+    found.raise_found()
+
+
+def _check_name(name: str) -> None:
+    name_bytes = len(name.encode("utf-8"))
+    if not name.strip() or name_bytes > MAX_NAME_BYTES:
         raise ConfigError(
             "name",
             f"must be 1 to {MAX_NAME_BYTES} bytes of UTF-8 (it is the DynamoDB partition key of "
             f"the connector's offsets and lease); it is {name_bytes}",
         )
-    topics, regex = config["topics"], config["topics.regex"]
+
+
+def _check_topics(topics: tuple[str, ...] | None, regex: str | None) -> None:
     if (topics is None) == (regex is None):
         raise ConfigError("topics", "set exactly one of topics and topics.regex")
     if regex is not None:
@@ -282,10 +254,3 @@ def _check_combinations(config: SinkConfig) -> None:
             re.compile(regex)
         except re.error as e:
             raise ConfigError("topics.regex", f"not a valid regular expression: {e}") from e
-    if not (config["connector.class"].endswith("S3SinkConnector") or config["connector.class"] == CLOUD_CLASS):
-        raise ConfigError(
-            "connector.class",
-            f"{config['connector.class']} is not the S3 sink connector "
-            f"(io.confluent.connect.s3.S3SinkConnector or {CLOUD_CLASS})",
-        )
-    check_dead_letter_settings(config)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from sink_engine.config.collector import Collector
 from sink_engine.config.confluent_keys import (
     CONVERTER_NO_EFFECT,
     DEFAULT_ONLY,
@@ -92,42 +93,47 @@ class UndeclaredKeys(NamedTuple):
 
 
 def undeclared_keys(
-    raw: Mapping[str, Any], declared: Mapping[str, Any], passthrough: tuple[str, ...]
+    raw: Mapping[str, Any], declared: Mapping[str, Any], passthrough: tuple[str, ...], found: Collector
 ) -> UndeclaredKeys:
-    """The undeclared keys of `raw`, sorted: accepted and unused, or unknown and ignored. ConfigError names the first
-    key that is refused."""
+    """The undeclared keys of `raw`, sorted: accepted and unused, or unknown and ignored. Each key that is refused
+    is a ConfigError added to `found`."""
     unused, ignored = [], []
     for key in sorted(raw):
         if key in declared or key.startswith(passthrough):
             continue
-        value = str(raw[key]).strip()
-        if key in ACCEPTED_UNUSED or prefix_reason(key) or _converter_no_effect(key):
-            unused.append(key)
-        elif key in ACCEPTED_VALUES:
-            accepted, why = ACCEPTED_VALUES[key]
-            if value not in accepted:
-                raise ConfigError(key, f"{value!r} is not supported: {why} (accepted: {', '.join(accepted)})")
-            unused.append(key)
-        elif key in DEFAULT_ONLY:
-            default, feature = DEFAULT_ONLY[key]
-            if value.lower() != default:
-                raise ConfigError(
-                    key, f"{feature} is not supported; remove the key or set it to {default} (Confluent's default)"
-                )
-            unused.append(key)
-        elif key in NOT_BUILT_YET:  # set to its off value: config/__init__.py refused the others
-            unused.append(key)
-        elif key in REFUSED_UNLESS_OFF:
-            if value.lower() in _OFF:
+        with found.check():
+            if _accepted(key, str(raw[key]).strip()):
                 unused.append(key)
-                continue
-            raise ConfigError(
-                key, f"{REFUSED_UNLESS_OFF[key]} is not supported; remove the key or set it to its off value"
-            )
-        else:
-            reason = IGNORED_CONVERTER if converter_option(key) else IGNORED
-            ignored.append(IgnoredKey(key, reason, suggestion(key, declared)))
+            else:
+                reason = IGNORED_CONVERTER if converter_option(key) else IGNORED
+                ignored.append(IgnoredKey(key, reason, suggestion(key, declared)))
     return UndeclaredKeys(tuple(unused), tuple(ignored))
+
+
+def _accepted(key: str, value: str) -> bool:
+    """True for a key known to have no effect here at `value`; False for a key no one knows; ConfigError for a key
+    whose value asks for what the engine does not do."""
+    if key in ACCEPTED_UNUSED or prefix_reason(key) or _converter_no_effect(key):
+        return True
+    if key in ACCEPTED_VALUES:
+        accepted, why = ACCEPTED_VALUES[key]
+        if value not in accepted:
+            raise ConfigError(key, f"{value!r} is not supported: {why} (accepted: {', '.join(accepted)})")
+        return True
+    if key in DEFAULT_ONLY:
+        default, feature = DEFAULT_ONLY[key]
+        if value.lower() != default:
+            raise ConfigError(
+                key, f"{feature} is not supported; remove the key or set it to {default} (Confluent's default)"
+            )
+        return True
+    if key in NOT_BUILT_YET:  # set to its off value: config/__init__.py refused the others
+        return True
+    if key in REFUSED_UNLESS_OFF:
+        if value.lower() in _OFF:
+            return True
+        raise ConfigError(key, f"{REFUSED_UNLESS_OFF[key]} is not supported; remove the key or set it to its off value")
+    return False
 
 
 def known_keys(declared: Mapping[str, Any]) -> frozenset[str]:

@@ -36,6 +36,7 @@ class Key:
 
 _S3 = "io.confluent.connect.s3"
 _STORAGE = "io.confluent.connect.storage"
+S3_SINK_CLASS = f"{_S3}.S3SinkConnector"
 
 FORMAT_CLASSES = {
     "json": (f"{_S3}.format.json.JsonFormat", "JsonFormat", "json"),
@@ -533,7 +534,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "connector.class",
         "string",
-        f"{_S3}.S3SinkConnector",
+        S3_SINK_CLASS,
         "The S3 sink connector, `io.confluent.connect.s3.S3SinkConnector`, or `S3_SINK`: Confluent Cloud's, whose "
         "keys and defaults then apply (see [Confluent Cloud configs](configuration/confluent-cloud.md)).",
     ),
@@ -549,7 +550,18 @@ KEYS: tuple[Key, ...] = (
         None,
         "Regular expression of topics to sink (full match). Exactly one of `topics` and `topics.regex` is required.",
     ),
-    Key("bootstrap.servers", "list", REQUIRED, "Kafka bootstrap servers, `host:port`, comma-separated."),
+    Key(
+        "bootstrap.servers",
+        "list",
+        None,
+        "Kafka bootstrap servers, `host:port`, comma-separated. A Kafka Connect worker setting, which a connector "
+        "JSON does not carry: unset, it comes from the worker's settings (`--worker FILE`, a "
+        "`connect-distributed.properties`: its `consumer.bootstrap.servers`, else `bootstrap.servers`; or "
+        "`CONNECT_BOOTSTRAP_SERVERS`), and in a deployed job from the environment's MSK cluster (`msk.cluster_arn`: "
+        "GetBootstrapBrokers at run time). Set in the connector file, it wins over the worker's (Connect itself "
+        "would ignore it there; `consumer.override.bootstrap.servers` wins over both). See [Worker "
+        "settings](configuration/worker.md).",
+    ),
     *CONNECTION_KEYS,
     Key(
         "tasks.max",

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
+from sink_engine.cli_options import add_config_options
 from sink_engine.config import SinkConfig
 from sink_engine.dlq.settings import DeadLetterSettings
 
@@ -16,7 +17,7 @@ def add_parser(commands) -> None:
     dlq = commands.add_parser("dlq", help="dead-letter queue tools", description="dead-letter queue tools")
     actions = dlq.add_subparsers(dest="dlq_command", required=True)
     replay = actions.add_parser("replay", help=HELP, description=HELP)
-    replay.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    add_config_options(replay)
     source = replay.add_mutually_exclusive_group()
     source.add_argument("--source-topic", help="dead-letter topic (default: the connector's)")
     source.add_argument("--source-s3-prefix", help="dead-letter prefix in s3.bucket.name (default: the connector's)")

@@ -11,20 +11,21 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
-from sink_engine.config import SinkConfig
+from sink_engine.config import SinkConfig, WorkerSettings
 from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.doctor import environment, grants, kafka, offsets, registry, s3, spark
 from sink_engine.doctor.checks import FAILED, OK, Check, Result
 from sink_engine.doctor.settings import DoctorSettings
 from sink_engine.errors import SinkError
 from sink_engine.secrets import Reference, references
+from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 from sink_engine.target import Target, target_for
 from sink_engine.validation import load_checked_config
 
@@ -56,10 +57,16 @@ class Context:
         return DoctorSettings.from_config(self.config)
 
 
-def doctor(location: str, registry_default: RegistryDefault | None = None, out: TextIO | None = None) -> int:
-    """Check everything a run of the connector at `location` (a path or s3:// URI) needs, printing to `out` (None:
-    standard output); see the module docstring."""
-    results, config = _load(location, registry_default)
+def doctor(
+    location: str,
+    registry_default: RegistryDefault | None = None,
+    out: TextIO | None = None,
+    worker: WorkerSettings | None = None,
+) -> int:
+    """Check everything a run of the connector at `location` (a path or s3:// URI) needs, with the Kafka Connect
+    worker's settings `worker` (config/worker.py), printing to `out` (None: standard output); see the module
+    docstring."""
+    results, config = _load(location, registry_default, worker)
     if config is not None:
         context = Context(config, target_for(config))
         results += [check(context) for check in checks_of(context.target) if check.applies(config)]
@@ -77,9 +84,14 @@ def doctor(location: str, registry_default: RegistryDefault | None = None, out: 
     return 1 if any(r.failed for r in results) else 0
 
 
-def _load(location: str, registry_default: RegistryDefault | None) -> tuple[list[Result], SinkConfig | None]:
+def _load(
+    location: str, registry_default: RegistryDefault | None, worker: WorkerSettings | None
+) -> tuple[list[Result], SinkConfig | None]:
     try:
-        written = load_checked_config(location, resolve_secrets=False, registry=registry_default)
+        written = with_cluster_brokers(
+            load_checked_config(location, resolve_secrets=False, registry=registry_default, worker=worker),
+            kafka_client,
+        )
     except ClientError as e:  # reading an s3:// config
         bucket, _, key = location.removeprefix("s3://").partition("/")
         return [Result("config", FAILED, grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}"))], None
@@ -90,7 +102,8 @@ def _load(location: str, registry_default: RegistryDefault | None) -> tuple[list
     if not refs:
         return results, written
     try:
-        resolved = load_checked_config(location, registry=registry_default)
+        read = load_checked_config(location, registry=registry_default, worker=worker)
+        resolved = replace(read, values={**read.values, "bootstrap.servers": written["bootstrap.servers"]})
     except (SinkError, ClientError, BotoCoreError) as e:
         hints = "; ".join(grants.grant_hint(a) for a in sorted({r.source.iam_action for r in refs}))
         denied = f" ({hints})" if "AccessDenied" in str(e) else ""

@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict
 from datetime import timedelta
 
+from sink_engine.cli_options import add_config_options
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 from sink_engine.format.settings import FormatSettings
@@ -26,7 +27,7 @@ def add_parser(commands) -> None:
     iceberg = commands.add_parser("iceberg", help="Iceberg table tools", description="Iceberg table tools")
     actions = iceberg.add_subparsers(dest="iceberg_command", required=True)
     maintain = actions.add_parser("maintain", help=HELP, description=HELP)
-    maintain.add_argument("--config", required=True, help="connector JSON: a path or s3://bucket/key")
+    add_config_options(maintain)
     maintain.add_argument(
         "--table",
         action="append",

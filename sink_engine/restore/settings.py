@@ -114,6 +114,7 @@ class RestoreSettings:
             bootstrap_servers=tuple(bootstrap_servers.split(",")),
             consumer_overrides={},
             top_level_security={},
+            worker_security={},
             kafka_api_key=None,
             kafka_api_secret=None,
         )

@@ -61,15 +61,21 @@ def kafka_authentication(source: SourceSettings) -> dict:
 
 
 def client_security_settings(source: SourceSettings) -> Settings:
-    """The security settings by librdkafka-or-Java name, from the top level and `consumer.override.*`; the same
-    setting given both ways with different values is an error."""
-    found = {key: (value, key) for key, value in source.top_level_security.items()}
+    """The security settings by librdkafka-or-Java name, from the connector's top level and `consumer.override.*`
+    (the same setting given both ways with different values is an error), over the worker's (config/worker.py: a
+    connector's setting wins, as Kafka Connect's `consumer.override.*` does; a connector that names its SASL
+    mechanism drops the worker's SASL login with it)."""
+    own = {key: (value, key) for key, value in source.top_level_security.items()}
     for key, value in source.consumer_overrides.items():
         if key not in AUTH_KEYS:
             continue
-        if key in found and found[key][0] != value:
+        if key in own and own[key][0] != value:
             raise ConfigError(f"consumer.override.{key}", f"differs from {key}; set one of the two")
-        found[key] = (value, f"consumer.override.{key}")
+        own[key] = (value, f"consumer.override.{key}")
+    worker = dict(source.worker_security)
+    if {"sasl.mechanism", "sasl.mechanisms"} & own.keys():
+        worker = {k: v for k, v in worker.items() if not k.startswith("sasl.")}
+    found = {**worker, **own}
     if (
         "sasl.mechanism" in found
         and "sasl.mechanisms" in found

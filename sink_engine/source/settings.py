@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sink_engine.config import SinkConfig
+from sink_engine.source.kafka_auth import AUTH_KEYS
 
 TOP_LEVEL_CLIENT_KEYS = ("security.protocol", "sasl.mechanism", "sasl.jaas.config")
 
@@ -19,26 +20,34 @@ class SourceSettings:
     topics: tuple[str, ...] | None  # topics, or None with topics.regex
     topics_regex: str | None
     timeout_ms: int  # sink.kafka.timeout.ms
-    consumer_overrides: Mapping[str, str]  # consumer.override.* without the prefix
+    consumer_overrides: Mapping[str, str]  # consumer.override.* without the prefix, over the worker's (not security)
     top_level_security: Mapping[str, str]  # TOP_LEVEL_CLIENT_KEYS set at the top level
     kafka_api_key: str | None  # Confluent Cloud's kafka.api.key / kafka.api.secret
     kafka_api_secret: str | None
     region: str  # s3.region: MSK IAM tokens' region when the environment names none
+    # the worker's security settings (config/worker.py) by client name, each with where it was set; the connector's
+    # own (top level, consumer.override.*) win over them
+    worker_security: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> SourceSettings:
+        """The Kafka consumer's settings as Kafka Connect layers them: the worker's (its `consumer.*` over its top
+        level), then the connector's `consumer.override.*` over them."""
         topics = config["topics"]
+        worker = config.worker.client_settings()
+        plain = {name: value for name, (value, _) in worker.items() if name not in AUTH_KEYS}
         return cls(
             config.name,
             tuple(config["bootstrap.servers"]),
             None if topics is None else tuple(topics),
             config["topics.regex"],
             config["sink.kafka.timeout.ms"],
-            config.consumer_overrides(),
+            {**plain, **config.consumer_overrides()},
             {key: config[key] for key in TOP_LEVEL_CLIENT_KEYS if config[key] is not None},
             config["kafka.api.key"],
             config["kafka.api.secret"],
             config["s3.region"],
+            {name: entry for name, entry in worker.items() if name in AUTH_KEYS},
         )
 
     def topic_matches(self, topic: str) -> bool:

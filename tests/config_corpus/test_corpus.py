@@ -1,6 +1,8 @@
 """Published Confluent S3 sink connector configs (`configs/`, one row each in SOURCES.md), parsed and checked as
 `sink-engine validate` does (`validation.load_checked_config` without resolving `${secrets:...}` references, a
-Cloud config's Schema Registry from SINK_SCHEMA_REGISTRY_URL); nothing reaches AWS, Kafka or a registry.
+Cloud config's Schema Registry from SINK_SCHEMA_REGISTRY_URL); nothing reaches AWS, Kafka or a registry. A connector
+config carries no `bootstrap.servers` (a Kafka Connect worker setting): each is checked with the worker's brokers
+given in CONNECT_BOOTSTRAP_SERVERS and, again, in a worker properties file (`--worker`).
 
 Each config validates, or is refused naming a key:
 - EXPECTED_REFUSALS: the key Confluent's own connector (or the Connect worker) would also refuse, with the source
@@ -20,7 +22,8 @@ import pytest
 
 from sink_engine.config import parse_config
 from sink_engine.config.cloud_registry import from_environment
-from sink_engine.errors import ConfigError
+from sink_engine.config.worker import read_worker
+from sink_engine.errors import ConfigError, ConfigErrors
 from sink_engine.validation import check_config, load_checked_config
 
 CORPUS = Path(__file__).parent / "configs"
@@ -32,6 +35,9 @@ CONFIGS = sorted(path.name for path in CORPUS.glob("*.json"))
 class Refusal:
     key: str
     reason: str
+    # a key the engine refuses as written, before it checks across keys (a redacted bucket name), and a valid
+    # stand-in for its value, under which the refusal of `key` shows
+    first: tuple[str, str] | None = None
 
 
 EXPECTED_REFUSALS = {
@@ -44,10 +50,32 @@ EXPECTED_REFUSALS = {
         "value.converter.schema.registry.url",
         "AvroConverter without schema.registry.url: the task fails with ConfigException 'Missing required "
         "configuration \"schema.registry.url\" which has no default value', as the issue's own trace shows "
-        "(aws-quickstart/quickstart-confluent-kafka#70)"),
+        "(aws-quickstart/quickstart-confluent-kafka#70)",
+        first=("s3.bucket.name", "xxx-ztest1")),
 }
 
 EXPECTED_REFUSALS.update({
+    "seed-000-basic-s3-sink.json": Refusal(
+        "partition.duration.ms",
+        "TimeBasedPartitioner without partition.duration.ms (nor path.format): storage-common's TimeBasedPartitioner "
+        "throws ConfigException 'Partition duration needs to be a positive.' (confluentinc/kafka-connect-storage-common"
+        ", partitioner/TimeBasedPartitioner.java, configure); the same page's complete example sets them"),
+    "seed-001-confluent-cloud-s3-sink.json": Refusal(
+        "s3.bucket.name",
+        "the page's placeholders (<my-bucket-name>, <topic-1>, <my-kafka-api-key>, ...) left as values: S3 refuses "
+        "the bucket name and Kafka the topic names; with values in their place it validates "
+        "(test_seed_cloud_config_validates_once_its_placeholders_are_filled)"),
+    "seed-002-confluent-load-s3-sink.json": Refusal(
+        "s3.bucket.name",
+        "the page lost the key of \"confluent-kafka-connect-s3-testing\" (s3.bucket.name in Confluent's quickstart) "
+        "and the class values: Connect refuses the missing s3.bucket.name ('Missing required configuration', "
+        "S3SinkConnectorConfig declares it without a default) and an empty storage.class ('Class  could not be "
+        "found'); quickstart-s3.json is that config as Confluent ships it"),
+    "rahulbats-bytearray-minimal.json": Refusal(
+        "s3.bucket.name",
+        "the placeholder BUCKET_NAME kept: S3 bucket names are lowercase (General purpose bucket naming rules, "
+        "https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html)"),
+
     "examples-cloud-etl-s3-avro-legacy.json": Refusal(
         "input.data.format",
         "Confluent Cloud's early S3 sink key data.format: today's S3_SINK requires input.data.format (Confluent "
@@ -70,6 +98,9 @@ THIRD_PARTY_CLASSES = {
 NOT_YET_ACCEPTED: dict[str, Refusal] = {}
 
 
+BROKERS = "localhost:9092"
+
+
 @pytest.fixture(autouse=True)
 def local_schema_registry(monkeypatch):
     """A Confluent Cloud config names no Schema Registry (Cloud finds its own); locally the docs have the user
@@ -77,9 +108,31 @@ def local_schema_registry(monkeypatch):
     monkeypatch.setenv("SINK_SCHEMA_REGISTRY_URL", "https://psrc-example.us-east-2.aws.confluent.cloud")
 
 
-def validate(name: str):
-    """What `sink-engine validate --config <file>` checks, without reading secrets."""
-    return load_checked_config(str(CORPUS / name), resolve_secrets=False, registry=from_environment(os.environ))
+@pytest.fixture(params=["environment", "worker file"])
+def worker_file(request, monkeypatch, tmp_path) -> str | None:
+    """The worker's brokers as a local user gives them: CONNECT_BOOTSTRAP_SERVERS, or a worker properties file
+    (its path; the environment then names nothing)."""
+    if request.param == "environment":
+        monkeypatch.setenv("CONNECT_BOOTSTRAP_SERVERS", BROKERS)
+        return None
+    monkeypatch.delenv("CONNECT_BOOTSTRAP_SERVERS", raising=False)
+    path = tmp_path / "connect-distributed.properties"
+    path.write_text(f"bootstrap.servers={BROKERS}\ngroup.id=connect-cluster\noffset.storage.topic=connect-offsets\n")
+    return str(path)
+
+
+def validate(name: str, worker_file: str | None = None):
+    """What `sink-engine validate --config <file> [--worker <worker_file>]` checks, without reading secrets."""
+    return load_checked_config(
+        str(CORPUS / name),
+        resolve_secrets=False,
+        registry=from_environment(os.environ),
+        worker=read_worker(worker_file, os.environ),
+    )
+
+
+def refused_keys(error: ConfigError) -> list[str]:
+    return [e.key for e in error.errors] if isinstance(error, ConfigErrors) else [error.key]
 
 
 def refusal_today(name: str) -> Refusal | None:
@@ -95,18 +148,39 @@ def connector_map(name: str) -> dict:
 
 
 @pytest.mark.parametrize("name", [n for n in CONFIGS if refusal_today(n) is None])
-def test_published_config_validates(name):
-    # given a published config, as published; when validated; then it passes, named as it names itself
-    config = validate(name)
+def test_published_config_validates(name, worker_file):
+    # given a published config, as published, and the worker's brokers; when validated; then it passes, named as it
+    # names itself, reading the brokers from the worker
+    config = validate(name, worker_file)
     assert config.name == connector_map(name)["name"]
+    assert config["bootstrap.servers"] == (BROKERS,)
 
 
 @pytest.mark.parametrize("name", [n for n in CONFIGS if refusal_today(n) is not None])
-def test_published_config_is_refused_naming_the_key(name):
-    # given a config listed as refused (for now, or as Confluent would); when validated; then the error names the key
+def test_published_config_is_refused_naming_the_key(name, worker_file):
+    # given a config listed as refused (for now, or as Confluent would); when validated; then the errors name the key
     with pytest.raises(ConfigError) as raised:
-        validate(name)
-    assert raised.value.key == refusal_today(name).key
+        validate(name, worker_file)
+    refusal = refusal_today(name)
+    assert (refusal.first[0] if refusal.first else refusal.key) in refused_keys(raised.value)
+
+
+def test_no_published_config_carries_bootstrap_servers():
+    # the files are as published: the brokers are the worker's
+    assert [n for n in CONFIGS if "bootstrap.servers" in connector_map(n)] == []
+
+
+def test_seed_cloud_config_validates_once_its_placeholders_are_filled(monkeypatch):
+    # given the Confluent Cloud page's config with values where its placeholders were
+    connector = connector_map("seed-001-confluent-cloud-s3-sink.json")
+    filled = {key: value for key, value in connector.items() if "<" not in str(value)}
+    filled.update({"kafka.api.key": "ABCDEFGHIJKLMNOP", "kafka.api.secret": "${secrets:cc/kafka:secret}",
+                   "aws.access.key.id": "AKIAIOSFODNN7EXAMPLE", "aws.secret.access.key": "${secrets:cc/aws:secret}",
+                   "s3.bucket.name": "my-bucket-name", "topics": "topic-1, topic-2"})
+    monkeypatch.setenv("CONNECT_BOOTSTRAP_SERVERS", BROKERS)
+    # when parsed and checked; then it passes
+    config = check_config(parse_config(filled, worker=read_worker(None, os.environ)))
+    assert config["topics"] == ("topic-1", "topic-2")
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_REFUSALS))
@@ -116,10 +190,13 @@ def test_expected_refusal_holds_behind_a_key_not_yet_accepted(name):
     blocker = NOT_YET_ACCEPTED.get(name)
     if blocker is not None:
         del connector[blocker.key]
+    if EXPECTED_REFUSALS[name].first is not None:
+        key, stand_in = EXPECTED_REFUSALS[name].first
+        connector[key] = stand_in
     # when parsed and checked; then the refusal names the key Confluent's connector refuses
     with pytest.raises(ConfigError) as raised:
-        check_config(parse_config(connector))
-    assert raised.value.key == EXPECTED_REFUSALS[name].key
+        check_config(parse_config(connector, worker=read_worker(None, {"CONNECT_BOOTSTRAP_SERVERS": BROKERS})))
+    assert EXPECTED_REFUSALS[name].key in refused_keys(raised.value)
 
 
 def test_corpus_is_large_and_holds_confluents_quickstart():

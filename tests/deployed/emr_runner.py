@@ -47,9 +47,9 @@ class JobRunResult:
     stderr: str
 
 
-def sink_job_parameters(archive_uri: str, region: str) -> str:
+def sink_job_parameters(archive_uri: str, region: str, cluster_arn: str) -> str:
     """The `sparkSubmitParameters` SinkJob (infra/constructs/emr_job.py) synthesizes for a job archive at
-    `archive_uri` (tests/infra checks that the synthesized ones are these)."""
+    `archive_uri` and the environment's MSK cluster (tests/infra checks that the synthesized ones are these)."""
     interpreter = f"./{ARCHIVE_ALIAS}/bin/python"
     return " ".join([
         f"--conf spark.archives={archive_uri}#{ARCHIVE_ALIAS}",
@@ -59,6 +59,7 @@ def sink_job_parameters(archive_uri: str, region: str) -> str:
         f"--conf spark.emr-serverless.driverEnv.AWS_REGION={region}",
         f"--conf spark.executorEnv.AWS_REGION={region}",
         "--conf spark.emr-serverless.driverEnv.SINK_METRICS=cloudwatch",
+        f"--conf spark.emr-serverless.driverEnv.SINK_MSK_CLUSTER_ARN={cluster_arn}",
     ])
 
 

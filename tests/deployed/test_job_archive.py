@@ -21,6 +21,8 @@ from tests.runs import committed_offsets
 from tests.s3_reader import landed_records
 
 REGION = "us-east-1"  # the local stack's
+# the stack's cluster: unused here, the connector file names the local broker (bootstrap.servers wins)
+CLUSTER_ARN = f"arn:aws:kafka:{REGION}:123456789012:cluster/local/0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d-1"
 RECORDS, PARTITIONS = 300, 2
 CONNECTOR = ROOT / "infra" / "connectors" / "dev" / "orders.json"
 IMPORT_ALL = """
@@ -52,9 +54,11 @@ def environment(artifacts, tmp_path_factory) -> Path:
 def test_archive_runs_the_job_entry_point(environment, tmp_path):
     done = subprocess.run([str(environment / "bin" / "python"), str(ROOT / "infra" / "job" / "entrypoint.py"),
                            "validate", "--config", str(CONNECTOR)], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin"})
+                          env={"PATH": "/usr/bin:/bin", "SINK_MSK_CLUSTER_ARN": CLUSTER_ARN})
     assert done.returncode == 0, done.stderr
     assert "orders-s3-sink" in done.stdout and "flush.size" in done.stdout
+    # the shipped file names no brokers: the job's are its cluster's (SINK_MSK_CLUSTER_ARN, as the stack sets it)
+    assert f"(from the brokers of MSK cluster {CLUSTER_ARN}, asked for at run time)" in done.stdout
 
 
 def test_archive_holds_every_module_and_dependency(environment, tmp_path):
@@ -89,7 +93,7 @@ def test_start_job_run_request_runs_the_archive_to_committed_objects(stack, arti
         executionRoleArn="arn:aws:iam::123456789012:role/sink-job",
         jobDriver={"sparkSubmit": {"entryPoint": entry_uri, "entryPointArguments": [
             "run", "--config", f"s3://{BUCKET}/_connectors/{name}.json"],
-            "sparkSubmitParameters": sink_job_parameters(archive_uri, REGION)}})
+            "sparkSubmitParameters": sink_job_parameters(archive_uri, REGION, CLUSTER_ARN)}})
     job_run = emr.get_job_run(applicationId=application["applicationId"], jobRunId=started["jobRunId"])["jobRun"]
     done = run_job_run(job_run, s3, tmp_path, stack.env)
     # then the run succeeded, every record landed once and the offsets are committed

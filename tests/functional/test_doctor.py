@@ -161,5 +161,5 @@ def test_a_config_that_cannot_be_read_is_the_only_finding(tmp_path, capsys):
     code = main(["doctor", "--config", str(tmp_path / "absent.json")])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert out[0].split()[:2] == ["config", "FAILED"] and "config key '--config': cannot read" in out[0]
+    assert out[0].split()[:2] == ["config", "FAILED"] and "option --config: cannot read the connector file" in out[0]
     assert out[1:] == ["doctor: 1 of 1 checks failed: config"]

@@ -44,7 +44,7 @@ def test_cdk_synth_writes_both_stacks(env, tmp_path):
 def test_cdk_synth_of_an_unknown_environment_names_it(tmp_path):
     done = _synth("nosuchenv", tmp_path)
     assert done.returncode != 0
-    assert "nosuchenv" in done.stderr
+    assert "nosuchenv" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_template_too_large_for_cloudformation_fails_naming_its_stack(dev):

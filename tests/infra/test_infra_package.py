@@ -40,7 +40,7 @@ def test_the_synthesized_parameters_are_those_the_deployed_tests_run(each_env):
     parameters = _spark_parameters(each_env)
     archive_uri = _archives(parameters)[0].partition("#")[0]
     settings = each_env.deployment.settings
-    assert parameters == sink_job_parameters(archive_uri, settings.region)
+    assert parameters == sink_job_parameters(archive_uri, settings.region, settings.msk.cluster_arn)
 
 
 def _top_level(folder: Path) -> set[str]:

@@ -130,3 +130,17 @@ def test_dead_letter_grants_stay_nag_and_lint_clean(with_dead_letters):
     assert [r for plugin in report["pluginReports"] for r in plugin.get("violations", [])] == []
     findings = lint_file(path, ManualArgs(regions=[deployment.settings.region], ignore_checks=CFN_LINT_IGNORED))
     assert [str(f) for f in findings] == []
+
+
+def test_connector_files_without_brokers_deploy_with_the_clusters(each_env):
+    """The example connector files carry no bootstrap.servers (a Kafka Connect worker setting): synthesis takes them
+    since the environment names the cluster, whose brokers the job and the replay ask MSK for at run time."""
+    settings, connectors = each_env.deployment.settings, each_env.deployment.connectors
+    assert connectors and all("bootstrap.servers" not in c.document["config"] for c in connectors)
+    assert all(c.brokers_from_cluster and c.config["bootstrap.servers"] == () for c in connectors)
+    variables = _function(each_env.template("service"))[1]["Properties"]["Environment"]["Variables"]
+    assert variables["SINK_MSK_CLUSTER_ARN"] == settings.msk.cluster_arn
+    # kafka:GetBootstrapBrokers has no resource type in the Service Authorization Reference
+    assert _resources(_by_action(each_env.template("service"))["kafka:GetBootstrapBrokers"]) == ["*"]
+    assert f"spark.emr-serverless.driverEnv.SINK_MSK_CLUSTER_ARN={settings.msk.cluster_arn}" in (
+        each_env.deployment.service.job.spark_parameters)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.connectors import load_connectors
+from infra.connectors import ignored_key_warnings, load_connectors
 from infra.errors import ConnectorSpecError, SettingsError
 from infra.settings import ENGINE_PYTHON, ENVIRONMENTS_DIR, ConnectorPolicy, RestoreSettings, load_settings, parse_settings
 
@@ -105,7 +105,7 @@ def scratch_env(tmp_path):
     ("offset.storage.dynamodb.table", "other-table", "this environment deploys"),
     ("topics", "orders,unknown", "not in the environment's msk.topics"),
     ("flush.size", "0", "must be at least 1"),
-    ("format.class", "com.example.NoSuchFormat", "unknown class"),
+    ("format.class", "com.example.NoSuchFormat", "not a class this engine knows"),
     ("errors.deadletterqueue.s3.prefix", "dlq", "must be 'dlq/orders-s3-sink'"),
     ("s3.acl.canned", "public-read", "the data-lake bucket disables ACLs"),
     ("consumer.override.sasl.jaas.config",
@@ -250,3 +250,32 @@ def test_an_environment_that_refuses_ignored_keys_names_file_and_key(scratch_env
 def test_prod_refuses_ignored_keys_and_dev_warns():
     assert load_settings("prod").connectors.refuse_ignored_keys
     assert not load_settings("dev").connectors.refuse_ignored_keys
+
+
+def test_a_connector_file_with_a_key_set_twice_deploys_with_a_warning_naming_it(scratch_env, monkeypatch):
+    # given the dev connector file with flush.size written twice (JSON keeps the last, as Kafka Connect does)
+    settings, folder = scratch_env
+    path = folder / "orders.json"
+    path.write_text(path.read_text().replace('"flush.size": "10000",', '"flush.size": "100",\n    "flush.size": "10000",'))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    # when loaded for synthesis; then it deploys with the last value and a warning names the file and the key
+    (spec,) = load_connectors(settings)
+    assert spec.config["flush.size"] == 10000
+    assert ignored_key_warnings((spec,)) == [
+        "connector config dev/orders.json, key 'flush.size': is set twice (\"100\", then \"10000\"); the last is used, "
+        "as Kafka Connect does: remove one"]
+
+
+def test_several_errors_of_a_connector_file_are_one_line_naming_the_first_key_and_the_others(scratch_env,
+                                                                                             monkeypatch):
+    settings, folder = scratch_env
+    path = folder / "orders.json"
+    document = json.loads(path.read_text())
+    document["config"].update({"flush.size": "-1", "topics": ["orders"]})
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(type(settings), "connectors_dir", property(lambda self: folder))
+    with pytest.raises(ConnectorSpecError) as raised:
+        load_connectors(settings)
+    assert "\n" not in str(raised.value)
+    assert str(raised.value).startswith("connector config dev/orders.json, key 'topics': is a JSON array")
+    assert str(raised.value).endswith("(and keys 'flush.size': `sink-engine validate` lists them all)")

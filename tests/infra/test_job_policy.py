@@ -254,3 +254,14 @@ def test_with_an_assumed_s3_role_the_restore_reads_are_that_roles_to_grant():
     statements = _by_sid(_with(RESTORED, **ASSUME_ROLE))
     assert {"ListOwnBackups", "ReadOwnBackups"}.isdisjoint(statements)
     assert {"RestoreLease", "WriteRestoreTargets"} <= set(statements)
+
+
+def test_a_connector_file_without_brokers_may_ask_msk_for_the_clusters():
+    # given the example connector, whose file names no bootstrap.servers (a Connect worker setting), and the same
+    # connector with its brokers in its file
+    named = _with(ORDERS, **{"bootstrap.servers": "b-1.eventsprod.def456.c3.kafka.us-east-1.amazonaws.com:9098"})
+    # then only the first job asks MSK for the brokers: kafka:GetBootstrapBrokers has no resource type in the SAR
+    assert "bootstrap.servers" not in ORDERS.document["config"]
+    assert _by_sid(ORDERS)["GetClusterBrokers"]["Action"] == ["kafka:GetBootstrapBrokers"]
+    assert _by_sid(ORDERS)["GetClusterBrokers"]["Resource"] == ["*"]
+    assert "kafka:GetBootstrapBrokers" not in _actions(named)

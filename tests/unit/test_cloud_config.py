@@ -210,7 +210,8 @@ def test_validate_says_where_each_value_comes_from_and_masks_credentials(tmp_pat
                                         "config.action.reload": "restart"})))
     assert cli.main(["validate", "--config", str(path)]) == 0  # references are not read by validate
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
-    assert lines["format.class"].split()[1:] == ["json", "(from", "output.data.format)"]
+    assert lines["format.class"].split()[1:] == [
+        "io.confluent.connect.s3.format.json.JsonFormat", "(from", "output.data.format)"]
     assert lines["flush.size"].split()[1:] == ["1000", "(from", "connector.class)"]
     assert lines["s3.compression.type"].split()[1:] == ["gzip", "(from", "compression.codec)"]
     assert lines["kafka.api.secret"].split()[1] == "${secrets:cc/api:secret}"
@@ -239,4 +240,5 @@ def test_a_provider_integration_means_the_jobs_own_role_and_validate_says_so(tmp
     assert config["s3.credentials.provider.class"] == "default"
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert lines["provider.integration.id"].split()[1:] == ["cspi-4xg7"]
-    assert lines["s3.credentials.provider.class"].split()[1:] == ["default", "(from", "provider.integration.id)"]
+    assert lines["s3.credentials.provider.class"].split()[1:] == [
+        "com.amazonaws.auth.DefaultAWSCredentialsProviderChain", "(from", "provider.integration.id)"]

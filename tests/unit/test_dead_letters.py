@@ -11,7 +11,7 @@ from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import ConfigError
 from tests.builders import connector_keys
 
-BASE = connector_keys({"topics": "orders", "s3.bucket.name": "b", "value.converter.schemas.enable": "false",
+BASE = connector_keys({"topics": "orders", "s3.bucket.name": "lake", "value.converter.schemas.enable": "false",
                        "errors.tolerance": "all"})
 
 

@@ -56,7 +56,7 @@ def test_each_format_writes_the_same_bytes_from_either_converter_path(fmt):
 ])
 def test_parsed_values_are_kept_only_where_a_step_reads_fields(settings, keeps):
     config = parse_config({"name": "fast", "config": {
-        "topics": "mixed", "bootstrap.servers": "127.0.0.1:9", "s3.bucket.name": "b", "flush.size": 10,
+        "topics": "mixed", "bootstrap.servers": "127.0.0.1:9", "s3.bucket.name": "lake", "flush.size": 10,
         "format.class": "JsonFormat",
         "value.converter": "JsonConverter", "value.converter.schemas.enable": "false", "key.converter": "JsonConverter",
         "key.converter.schemas.enable": "false", **settings}})

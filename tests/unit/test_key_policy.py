@@ -134,7 +134,7 @@ def test_a_known_key_without_effect_is_accepted_with_why(key, value, reason):
     ("s3.object.tagging.key.value.pairs", "team:data", "extra tags"),
     ("csfle.enabled", "true", "client-side field level encryption"),
     ("storage.class", "io.confluent.connect.hdfs.storage.HdfsStorage", "S3 is the only storage"),
-    ("flush.size", "ten", "not a valid int"),
+    ("flush.size", "ten", "\"ten\": expected a whole number"),
 ])
 def test_a_key_that_asks_for_what_the_engine_lacks_or_a_malformed_value_is_still_refused(key, value, message):
     with pytest.raises(ConfigError) as caught:

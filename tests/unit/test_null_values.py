@@ -16,7 +16,7 @@ from sink_engine.task.record_writer import RecordWriter
 from sink_engine.task.steps import RecordSteps, write_chunk
 from tests.unit.test_bad_records import Router
 
-CONFIG = parse_config({"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b",
+CONFIG = parse_config({"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "lake",
                        "flush.size": 10, "format.class": "JsonFormat", "value.converter.schemas.enable": "false"})
 NULLS = {1, 2, 5}
 

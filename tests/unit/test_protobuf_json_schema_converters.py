@@ -236,7 +236,7 @@ def test_json_schemas_without_a_connect_schema_are_refused_naming_the_place(regi
 
 def test_converters_are_built_from_the_connector_config_for_values_and_keys(registry):
     config = parse_checked_config({
-        "name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b", "flush.size": 1,
+        "name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "lake", "flush.size": 1,
         "format.class": "ParquetFormat", "value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
         "value.converter.schema.registry.url": registry.url, "value.converter.wrapper.for.nullables": "true",
         "key.converter": "JsonSchemaConverter", "key.converter.schema.registry.url": registry.url,
@@ -252,6 +252,6 @@ def test_converters_are_built_from_the_connector_config_for_values_and_keys(regi
 @pytest.mark.parametrize("converter", ["ProtobufConverter", "io.confluent.connect.json.JsonSchemaConverter"])
 def test_a_registry_converter_needs_its_registry_url(converter):
     with pytest.raises(ConfigError) as caught:
-        parse_checked_config({"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b",
+        parse_checked_config({"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "lake",
                       "flush.size": 1, "format.class": "JsonFormat", "value.converter": converter})
     assert caught.value.key == "value.converter.schema.registry.url"

@@ -42,7 +42,7 @@ class Bucket:
 
 
 def config(**overrides):
-    raw = {"topics": "orders", "bootstrap.servers": "localhost:9092", "s3.bucket.name": "b", "s3.region": "us-east-1",
+    raw = {"topics": "orders", "bootstrap.servers": "localhost:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",
            "flush.size": 10, "format.class": "EnvelopeFormat", "offset.storage.dynamodb.table": "t", **overrides}
     return parse_checked_config({"name": "c", "config": raw})
 

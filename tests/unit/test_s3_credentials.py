@@ -79,7 +79,7 @@ def test_static_keys_sign_with_the_providers_that_take_no_settings(stack, provid
 @pytest.mark.parametrize("keys, key, message", [
     ({"s3.credentials.provider.class": "AwsAccessKeyCredentialsProvider"}, "aws.access.key.id", "is required"),
     ({"s3.credentials.provider.class": "com.example.VaultCredentialsProvider"}, "s3.credentials.provider.class",
-     "unknown class"),
+     "not a class this engine knows"),
     ({**ASSUME, "s3.credentials.provider.sts.role.arn": None}, "s3.credentials.provider.sts.role.arn",
      "is required"),
     ({**ASSUME, "s3.credentials.provider.sts.role.arn": "lake-writer"}, "s3.credentials.provider.sts.role.arn",

@@ -173,7 +173,7 @@ def test_json_decimal_format_numeric_writes_decimals_as_numbers_with_their_scale
 
     column = EnvelopeJsonConverter().convert(chunk_of(envelope(PAYLOAD)))
     column = ValueColumn("struct", [{**column.items[0], "price": decimal.Decimal("2.55")}], None, column.schemas)
-    config = {"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "b", "s3.region": "r",
+    config = {"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",
               "flush.size": 1, "format.class": "JsonFormat"}
     base64_line = format_for(FormatSettings.from_config(parse_config(config))).encode(column).body
     numeric_config = parse_config({**config, "json.decimal.format": "NUMERIC"})
