@@ -83,7 +83,7 @@ def run_continuous(
     leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
     duration = settings.lease_ms
     token = _acquire_when_free(leases, config.name, owner or uuid.uuid4().hex, duration, stop)
-    say(f"lease taken: epoch {token.epoch}, renewed every {duration / 3000:g} s")
+    say(f"lease taken: epoch {token.epoch}, renewed every {duration / 3000:.1f} s")
     target = target_for(config)
     summary = ContinuousSummary()
     try:
@@ -100,7 +100,7 @@ def run_continuous(
             publish = publisher_from_environment(os.environ, settings.region) is not None
             job.start(groups, stream_task(target, token, publish, clock))
             say(
-                f"tasks started: {len(groups)} for {len(ranges)} partitions; a progress line every "
+                f"tasks starting: {len(groups)} for {len(ranges)} partitions; a progress line once they run, then every "
                 f"{settings_of.metrics_interval_ms / 1000:g} s (sink.continuous.metrics.interval.ms)"
             )
             progress = RunProgress(dynamodb, table, token, len(groups), settings_of.metrics_interval_ms, say)
