@@ -64,3 +64,27 @@ def test_a_run_on_a_terminal_shows_its_progress_per_partition(stack, unique, tmp
     assert "2 partitions: 400 records read, 4 files closed, 0 left" in final_board
     for noise in SPARK_NOISE:
         assert noise not in text and noise not in stderr
+
+
+def test_status_shows_no_commit_time_until_a_run_commits_records(stack, unique, tmp_path):
+    # given a connector whose topic holds fewer records than flush.size, after a run (it closed no file, and only
+    # pinned where the partitions start)
+    topic = f"pinned-{unique}"
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_events(stack.bootstrap_servers, topic, 40, 1)
+    config = tmp_path / "pinned.json"
+    config.write_text(json.dumps({"name": f"pinned-{unique}", "config": {
+        "topics": topic, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
+        "s3.region": "us-east-1", "flush.size": 100, "format.class": "JsonFormat",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+        "offset.storage.dynamodb.table": TABLE}}))
+    cli = [sys.executable, "-m", "sink_engine"]
+    env = {**os.environ, **stack.env}
+    run = subprocess.run([*cli, "run", "--config", str(config)], capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0 and "0 files" in run.stdout, run.stderr
+    # when status is asked
+    status = subprocess.run([*cli, "status", "--config", str(config)], capture_output=True, text=True, timeout=60,
+                            env=env)
+    # then its row shows the start the run pinned, the lag, and no commit time
+    row = status.stdout.splitlines()[1].split()
+    assert status.returncode == 0 and row == [f"{topic}-0", "0", "40", "40", "-", "-"], status.stdout
