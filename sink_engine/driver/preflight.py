@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from botocore.exceptions import ClientError
+
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.config import SinkConfig
 from sink_engine.driver.settings import RunSettings
@@ -15,7 +17,6 @@ from sink_engine.offsets import Leases, table_exists
 from sink_engine.offsets.lease import held_error
 from sink_engine.source.reachability import check_bootstrap
 from sink_engine.source.settings import SourceSettings
-from sink_engine.storage.s3 import bucket_exists
 
 POLL_S = 5.0  # the longest a wait for the lease sleeps between two looks at it
 
@@ -36,10 +37,22 @@ def preflight(
     dynamodb = dynamodb_client(run.region)
     if not table_exists(dynamodb, run.offsets_table):
         raise SinkError(missing_table(run.offsets_table))
-    if not bucket_exists(s3_client(S3Access.from_config(config)), run.bucket):
-        raise SinkError(f"bucket {run.bucket} does not exist or is not reachable (s3.bucket.name); nothing was read")
+    if bucket_missing(s3_client(S3Access.from_config(config)), run.bucket):
+        raise SinkError(f"bucket {run.bucket} does not exist (s3.bucket.name); nothing was read")
     check_bootstrap(SourceSettings.from_config(config).bootstrap_servers)
     wait_for_lease(Leases(dynamodb, run.offsets_table, clock), config.name, wait_for_lease_s, say, clock)
+
+
+def bucket_missing(s3, bucket: str) -> bool:
+    """Whether HeadBucket answers 404: the bucket does not exist. It needs s3:ListBucket, which a job role writing S3
+    objects is not granted (infra/job_policy.py): its 403 ("does not exist or you do not have permission", HeadBucket,
+    Amazon S3 API Reference: https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html) tells nothing, and
+    the run goes on as before, its first upload naming what S3 refuses."""
+    try:
+        s3.head_bucket(Bucket=bucket)
+        return False
+    except ClientError as e:
+        return e.response["Error"]["Code"] in ("404", "NoSuchBucket")
 
 
 def wait_for_lease(
