@@ -23,6 +23,7 @@ from confluent_kafka import KafkaError
 from sink_engine.errors import SourceError
 
 PROBE_TIMEOUT_S = 3.0
+REPEAT_AFTER_S = 600.0  # a client log message seen again after this long is logged again
 CONNECTED, REFUSED, UNRESOLVED, SILENT = "connected", "refused", "unresolved", "silent"
 
 
@@ -86,24 +87,24 @@ class ClientErrors:
 
 
 class _OncePerMessage(logging.Filter):
-    """Lets each distinct message of a client's log through once (its durations aside: a broker that keeps refusing
-    is logged once, not at every reconnect)."""
+    """Lets each distinct message of a client's log through once per REPEAT_AFTER_S (its durations aside: a broker
+    that keeps refusing is logged once, not at every reconnect; one that fails again later is logged again)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._seen: set[str] = set()
+        self._seen: dict[str, float] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = _without_durations(record.getMessage())
-        if message in self._seen:
+        if record.created - self._seen.get(message, -REPEAT_AFTER_S) < REPEAT_AFTER_S:
             return False
-        self._seen.add(message)
+        self._seen[message] = record.created
         return True
 
 
 def client_logger(name: str) -> logging.Logger:
     """The logger a Kafka client logs through (confluent-kafka's `logger` setting), letting each message through
-    once for as long as the process lives."""
+    once per REPEAT_AFTER_S in the process."""
     logger = logging.getLogger(f"sink_engine.kafka_client.{name}")
     if not logger.filters:
         logger.addFilter(_OncePerMessage())
