@@ -80,7 +80,7 @@ def test_connection_resets_mid_run_the_run_completes(broker, scenario, s3, dynam
 
 
 @pytest.mark.fault_matrix
-def test_broker_down_at_start_fails_within_the_timeout(broker, scenario, s3, dynamodb, spark, figures, capsys):
+def test_broker_down_at_start_fails_at_once_naming_the_address(broker, scenario, s3, dynamodb, spark, figures, capsys):
     # given a broker that is unreachable when the run starts (port closed)
     records = 600
     config, path = scenario(records, **{"flush.size": 50})
