@@ -205,6 +205,9 @@ def _validate(config: SinkConfig) -> int:
     return 0
 
 
+PIPE_PROGRESS_S = 10.0  # a bounded run's progress line in a pipe or a log (local Spark)
+
+
 def _say(line: str) -> None:
     """A line of what a run is doing, on standard output at once (a terminal, a pipe or a log)."""
     print(line, flush=True)
@@ -231,8 +234,9 @@ def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
     _checked_before_spark(config, math.inf if wait_for_lease else 0)
     spark = spark_session(f"sink-engine-{config.name}")
-    # the tasks can report through the driver's disk only when they run in its process
-    board = ProgressBoard(sys.stdout) if tasks_share_driver_process(spark) and sys.stdout.isatty() else None
+    # the tasks can report through the driver's disk only when they run in its process; a pipe gets the totals line
+    tty = sys.stdout.isatty()
+    board = ProgressBoard(sys.stdout, None if tty else PIPE_PROGRESS_S) if tasks_share_driver_process(spark) else None
     summary = run_job(config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, say=_say)
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{run.bucket}/{f.key}"  # a table's data file: its URI

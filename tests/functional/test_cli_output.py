@@ -1,6 +1,6 @@
 """`sink-engine run` started from a terminal or a pipe prints the run's own lines: no Spark stage bars and no JVM
 start-up notices (NativeCodeLoader, setLogLevel hints) when the engine starts Spark itself; on a terminal it shows
-its own progress board, in a pipe it does not."""
+its own progress board, in a pipe its totals line as a progress line."""
 from __future__ import annotations
 
 import json
@@ -35,7 +35,12 @@ def test_a_run_prints_its_own_lines_and_no_spark_noise(stack, unique, tmp_path):
                           text=True, timeout=300, env={**os.environ, **stack.env})
     assert done.returncode == 0, done.stderr
     assert "run finished" in done.stdout and done.stdout.count("wrote s3://") == 4
-    assert "records read" not in done.stdout  # no progress board in a pipe
+    # no board redrawn in a pipe: lines as they happen, and the totals as a progress line (every 10 s, and at the end)
+    assert "\x1b[" not in done.stdout
+    said = done.stdout.splitlines()
+    assert said[0] == "offsets table, bucket, Kafka and lease checked; starting Spark"
+    assert said[1].startswith("lease taken: epoch 1") and said[2].startswith("planned: 400 records in 2 of 2 partitions")
+    assert any(line.startswith("progress: 2 partitions: 400 records read, 4 files closed, 0 left; ") for line in said)
     for noise in SPARK_NOISE:
         assert noise not in done.stderr, done.stderr
 
