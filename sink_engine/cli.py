@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import logging
+import math
 import os
 import sys
+import time
 from importlib import metadata
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -60,11 +62,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "iceberg":
             return iceberg_cli.run(config, args)
         if args.command == "verify":
-            return _verify(config, args.kafka, args.topic, args.partition)
+            return _verify(config, args.kafka, args.topic, args.partition, args.verbose)
         if args.command == "restore":
             return _restore(config, args)
-        if args.command == "run" and args.continuous:
-            return _run_continuous(config)
+        if args.command == "run":
+            return (
+                _run_continuous(config, args.wait_for_lease) if args.continuous else _run(config, args.wait_for_lease)
+            )
         return COMMANDS[args.command](config)
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -120,6 +124,13 @@ def _parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="keep running and write what arrives (records in S3 within seconds) until SIGTERM or SIGINT; "
                 "then commit what is closed, release the lease and exit 0",
+            )
+            sub.add_argument(
+                "--wait-for-lease",
+                action="store_true",
+                help="when another run holds the connector's lease, wait until it is released or lapses (a killed "
+                "run's lapses after sink.lease.duration.ms), then run; without it a bounded run exits 3 at once and "
+                "a continuous run waits up to 1.5 leases",
             )
     read = commands.add_parser("read", help=READ_HELP, description=READ_HELP)
     add_config_options(read)
@@ -195,7 +206,24 @@ def _validate(config: SinkConfig, show_all: bool) -> int:
     return 0
 
 
-def _run(config: SinkConfig) -> int:
+PIPE_PROGRESS_S = 10.0  # a bounded run's progress line in a pipe or a log (local Spark)
+
+
+def _say(line: str) -> None:
+    """A line of what a run is doing, on standard output at once (a terminal, a pipe or a log)."""
+    print(line, flush=True)
+
+
+def _checked_before_spark(config: SinkConfig, wait_for_lease_s: float) -> None:
+    """The run's checks that need no Spark (driver/preflight.py), then the line that Spark starts."""
+    from sink_engine.driver.job import now_ms
+    from sink_engine.driver.preflight import preflight
+
+    preflight(config, wait_for_lease_s, _say, now_ms)
+    _say("offsets table, bucket, Kafka and lease checked; starting Spark")
+
+
+def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
     from sink_engine.dlq.settings import DeadLetterSettings
     from sink_engine.driver.job import run_job
     from sink_engine.driver.metrics import publisher_from_environment
@@ -205,10 +233,12 @@ def _run(config: SinkConfig) -> int:
 
     run = RunSettings.from_config(config)
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
+    _checked_before_spark(config, math.inf if wait_for_lease else 0)
     spark = spark_session(f"sink-engine-{config.name}")
-    # the tasks can report through the driver's disk only when they run in its process
-    board = ProgressBoard(sys.stdout) if tasks_share_driver_process(spark) and sys.stdout.isatty() else None
-    summary = run_job(config, spark, dynamodb_client(run.region), progress=board, metrics=metrics)
+    # the tasks can report through the driver's disk only when they run in its process; a pipe gets the totals line
+    tty = sys.stdout.isatty()
+    board = ProgressBoard(sys.stdout, None if tty else PIPE_PROGRESS_S) if tasks_share_driver_process(spark) else None
+    summary = run_job(config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, say=_say)
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{run.bucket}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
@@ -224,20 +254,23 @@ def _run(config: SinkConfig) -> int:
     return 0
 
 
-def _run_continuous(config: SinkConfig) -> int:
-    """`run --continuous`: until SIGTERM or SIGINT (EMR Serverless' CancelJobRun with a grace period sends SIGTERM)."""
+def _run_continuous(config: SinkConfig, wait_for_lease: bool = False) -> int:
+    """`run --continuous`: until SIGTERM or SIGINT (EMR Serverless' CancelJobRun with a grace period sends SIGTERM).
+    It waits for a held lease up to 1.5 leases (EMR retries a failed streaming attempt at once: the lease of the
+    attempt that failed is still held), or for as long as it is held with `--wait-for-lease`."""
     import signal
     import threading
 
     from sink_engine.continuous.driver import check_continuous, run_continuous
     from sink_engine.driver.spark_runner import spark_session
 
-    check_continuous(config)
+    run = check_continuous(config).run
     stop = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda *_: stop.set())
+    _checked_before_spark(config, math.inf if wait_for_lease else 1.5 * run.lease_ms / 1000)
     spark = spark_session(f"sink-engine-{config.name}")
-    summary = run_continuous(config, spark, dynamodb_client(RunSettings.from_config(config).region), stop)
+    summary = run_continuous(config, spark, dynamodb_client(run.region), stop, say=_say)
     for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
         print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
     print(
@@ -277,11 +310,15 @@ def _status(config: SinkConfig) -> int:
 
 
 def _offset_store(run: RunSettings):
-    """The connector's committed offsets, read as a run reads them."""
+    """The connector's committed offsets, read as a run reads them; SinkError when the table does not exist."""
     from sink_engine.driver.job import now_ms
-    from sink_engine.offsets import OffsetStore
+    from sink_engine.driver.preflight import missing_table
+    from sink_engine.offsets import OffsetStore, table_exists
 
-    return OffsetStore(dynamodb_client(run.region), run.offsets_table, now_ms)
+    dynamodb = dynamodb_client(run.region)
+    if not table_exists(dynamodb, run.offsets_table):
+        raise SinkError(missing_table(run.offsets_table))
+    return OffsetStore(dynamodb, run.offsets_table, now_ms)
 
 
 READ_HELP = "print the record at a Kafka offset from a Block-GZIP object, fetching only its gzip member"
@@ -307,9 +344,9 @@ VERIFY_HELP = (
 )
 
 
-def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None) -> int:
+def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None, verbose: bool) -> int:
     store = _offset_store(RunSettings.from_config(config))
-    return target_for(config).verify(store, kafka, topic, partition, sys.stdout)
+    return target_for(config).verify(store, kafka, topic, partition, sys.stdout, verbose)
 
 
 RESTORE_HELP = (
@@ -322,6 +359,7 @@ def _restore(config: SinkConfig, args) -> int:
     from sink_engine.restore import RestoreRequest, restore
     from sink_engine.restore.progress import RestoreBoard
     from sink_engine.restore.request import parse_names, parse_partitions, parse_time
+    from sink_engine.restore.settings import RestoreSettings
 
     request = RestoreRequest(
         config,
@@ -337,6 +375,9 @@ def _restore(config: SinkConfig, args) -> int:
         parse_names(args.binary_headers),
     )
     board = RestoreBoard(sys.stdout) if sys.stdout.isatty() else None
+    lacking = RestoreSettings.from_config(config).not_restored()
+    if lacking:
+        print(f"warning: the backup of {args.topic} holds no {'; no '.join(lacking)}", file=sys.stderr, flush=True)
 
     def started(summary) -> None:
         if summary.created_target:
@@ -354,7 +395,12 @@ def _restore(config: SinkConfig, args) -> int:
             board.start(summary.counts)
 
     def waiting(owner: str, until_ms: int) -> None:
-        print(f"waiting: restore {owner} holds the lease of {args.target_topic} until epoch ms {until_ms}", flush=True)
+        until = datetime.datetime.fromtimestamp(until_ms / 1000).astimezone().strftime("%H:%M:%S %Z")
+        left = max(0.0, until_ms / 1000 - time.time())
+        print(
+            f"waiting: restore {owner} holds the lease of {args.target_topic} until {until} (in {left:.0f} s)",
+            flush=True,
+        )
 
     try:
         summary = restore(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+
 
 class SinkError(Exception):
     """Base of every error the engine raises on purpose; the CLI prints its message and exits non-zero."""
@@ -90,12 +92,42 @@ class LeaseHeldError(SinkError):
 
     exit_code = 3
 
-    def __init__(self, connector: str, owner: str, expires_at_ms: int):
+    def __init__(
+        self,
+        connector: str,
+        owner: str,
+        expires_at_ms: int,
+        now_ms: int | None = None,
+        silent_ms: int | None = None,
+        renewals_stopped: bool = False,
+    ):
+        """`silent_ms`: since the holder last renewed (or took) the lease; `renewals_stopped`: for longer than its
+        renewals take (it has most likely crashed). Times are shown in local time and seconds from `now_ms`."""
         self.connector, self.owner, self.expires_at_ms = connector, owner, expires_at_ms
-        super().__init__(
-            f"connector '{connector}' is leased by run {owner} until epoch ms {expires_at_ms}; "
-            "another run is in progress, nothing was done"
+        self.now_ms, self.silent_ms, self.renewals_stopped = now_ms, silent_ms, renewals_stopped
+        advice = (
+            "nothing was done (--wait-for-lease waits for it to lapse and goes on)"
+            if renewals_stopped
+            else "another run is in progress; nothing was done"
         )
+        super().__init__(f"connector '{connector}' is leased by {self.situation()}; {advice}")
+
+    def situation(self) -> str:
+        """Who holds the lease, until when (local time, and seconds from now when known), and whether it still
+        renews it."""
+        at = datetime.datetime.fromtimestamp(self.expires_at_ms / 1000).astimezone()
+        until = at.strftime("%Y-%m-%d %H:%M:%S %Z")
+        if self.now_ms is not None:
+            until += f", in {max(0, self.expires_at_ms - self.now_ms) / 1000:.0f} s"
+        if self.silent_ms is None:
+            return f"run {self.owner} until {until}"
+        silent = f"{self.silent_ms / 1000:.0f} s ago"
+        if self.renewals_stopped:
+            return (
+                f"run {self.owner} until {until}: its renewals stopped {silent}, so it has most likely crashed and "
+                "the lease lapses by itself then"
+            )
+        return f"run {self.owner} until {until}: it renewed the lease {silent}, so it is running"
 
 
 class CommitConflictError(SinkError):

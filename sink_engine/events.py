@@ -18,6 +18,7 @@ LEASE_RELEASE_FAILED = "LEASE_RELEASE_FAILED"  # the lease lapses by itself
 RUN_PLANNED = "RUN_PLANNED"
 RUN_FINISHED = "RUN_FINISHED"  # its figures are the run's metrics (sink_engine/driver/metrics.py)
 STREAM_PROGRESS = "STREAM_PROGRESS"  # a continuous run's task: freshness, records written, lag (continuous/progress.py)
+RUN_PROGRESS = "RUN_PROGRESS"  # a continuous run's driver: its tasks' totals, also said on stdout (run_progress.py)
 METRICS_PUBLISH_FAILED = "METRICS_PUBLISH_FAILED"  # CloudWatch did not take a run's metrics; the run stands
 RECORD_FAILED = "RECORD_FAILED"
 SNAPSHOT_COMMITTED = "SNAPSHOT_COMMITTED"  # IcebergFormat: a run's data files appended to a table

@@ -45,10 +45,12 @@ class TaskProgress:
 
 class TerminalBoard:
     """Redraws the block of lines `lines()` gives on `out` (a terminal) once a second from `start` to `stop`, and
-    once more at `stop`."""
+    once more at `stop`. With `totals_every_s` (`out` is a pipe or a log, which cannot be redrawn) it writes instead
+    the block's last line, its totals, that often."""
 
-    def __init__(self, out: TextIO, lines: Callable[[], list[str]]):
+    def __init__(self, out: TextIO, lines: Callable[[], list[str]], totals_every_s: float | None = None):
         self._out, self._lines, self._drawn = out, lines, 0
+        self._every_s, self._totals = totals_every_s or 1.0, totals_every_s is not None
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -64,11 +66,15 @@ class TerminalBoard:
             self._draw()
 
     def _redraw_until_stopped(self) -> None:
-        while not self._stopped.wait(1.0):
+        while not self._stopped.wait(self._every_s):
             self._draw()
 
     def _draw(self) -> None:
         lines = self._lines()
+        if self._totals:
+            self._out.write(f"progress: {lines[-1]}\n")
+            self._out.flush()
+            return
         erase = f"\x1b[{self._drawn}F\x1b[J" if self._drawn else ""
         self._out.write(erase + "\n".join(lines) + "\n")
         self._out.flush()
@@ -76,14 +82,15 @@ class TerminalBoard:
 
 
 class ProgressBoard:
-    """A run's board: one line per partition from the tasks' reports in `directory` (TerminalBoard)."""
+    """A run's board: one line per partition from the tasks' reports in `directory` (TerminalBoard); on a pipe or a
+    log (`totals_every_s`), its totals line that often."""
 
-    def __init__(self, out: TextIO):
+    def __init__(self, out: TextIO, totals_every_s: float | None = None):
         self.directory = tempfile.mkdtemp(prefix="sink-engine-progress-")
         self._ranges: list[PartitionRange] = []
         self._started = 0.0
         self._screen = TerminalBoard(
-            out, lambda: render(self._ranges, self._reports(), time.monotonic() - self._started)
+            out, lambda: render(self._ranges, self._reports(), time.monotonic() - self._started), totals_every_s
         )
 
     def start(self, ranges: list[PartitionRange]) -> None:

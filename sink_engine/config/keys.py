@@ -1054,7 +1054,8 @@ KEYS: tuple[Key, ...] = (
         60_000,
         "A continuous run (`run --continuous`): how often each of its tasks reports its partitions' freshness (the "
         "age of the oldest record read but not yet in S3), records written and lag, as a STREAM_PROGRESS event and, "
-        "with SINK_METRICS=cloudwatch, as the metrics StreamFreshnessSeconds, StreamRecordsWritten and StreamLag.",
+        "with SINK_METRICS=cloudwatch, as the metrics StreamFreshnessSeconds, StreamRecordsWritten and StreamLag; "
+        "and how often the run's driver says its progress line (the tasks' totals) on standard output.",
         minimum=1000,
     ),
     Key(

@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 
 from sink_engine.config import SinkConfig
 from sink_engine.continuous.commits import CommitCoordinator
+from sink_engine.continuous.run_progress import RunProgress
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
 from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
 from sink_engine.driver.metrics import publisher_from_environment
+from sink_engine.driver.preflight import missing_table
 from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
 from sink_engine.errors import LeaseHeldError, LeaseLostError, SinkError
 from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
@@ -65,19 +67,23 @@ def run_continuous(
     stop: threading.Event,
     clock: Callable[[], int] = now_ms,
     owner: str | None = None,
+    say: Callable[[str], None] = lambda line: None,
 ) -> ContinuousSummary:
     """Run until `stop` is set (see the module docstring). Raises LeaseHeldError (another run holds the lease),
     LeaseLostError (this run lost its lease), TaskFailedError (a record or a fetch stopped a task; what came
-    before it is committed), SparkTaskError (Spark gave up on a task)."""
-    settings = check_continuous(config).run
+    before it is committed), SparkTaskError (Spark gave up on a task). `say` is told when the lease is taken, when
+    the tasks start and, while they run, the run's progress (continuous/run_progress.py)."""
+    settings_of = check_continuous(config)
+    settings = settings_of.run
     started = time.monotonic()
     report_ignored_keys(config)
     table = settings.offsets_table
     if not table_exists(dynamodb, table):
-        raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
+        raise SinkError(missing_table(table))
     leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
     duration = settings.lease_ms
     token = _acquire_when_free(leases, config.name, owner or uuid.uuid4().hex, duration, stop)
+    say(f"lease taken: epoch {token.epoch}, renewed every {duration / 3000:.1f} s")
     target = target_for(config)
     summary = ContinuousSummary()
     try:
@@ -93,7 +99,12 @@ def run_continuous(
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
             publish = publisher_from_environment(os.environ, settings.region) is not None
             job.start(groups, stream_task(target, token, publish, clock))
-            failure = _watch(job, keeper, stop, coordinator)
+            say(
+                f"tasks starting: {len(groups)} for {len(ranges)} partitions; a progress line once they run, then every "
+                f"{settings_of.metrics_interval_ms / 1000:g} s (sink.continuous.metrics.interval.ms)"
+            )
+            progress = RunProgress(dynamodb, table, token, len(groups), settings_of.metrics_interval_ms, say)
+            failure = _watch(job, keeper, stop, coordinator, progress)
             stopping = time.monotonic()
             if job.running:
                 leases.request_stop(token)
@@ -117,10 +128,17 @@ def run_continuous(
     return summary
 
 
-def _watch(job: _SparkJob, keeper: LeaseKeeper, stop: threading.Event, coordinator: CommitCoordinator | None):
-    """Look at the job every half second, letting the coordinator commit, until it ends, the lease is lost, `stop` is
-    set or the coordinator fails (that SinkError is returned)."""
+def _watch(
+    job: _SparkJob,
+    keeper: LeaseKeeper,
+    stop: threading.Event,
+    coordinator: CommitCoordinator | None,
+    progress: RunProgress,
+):
+    """Look at the job every half second, letting the coordinator commit and the progress be said, until it ends, the
+    lease is lost, `stop` is set or the coordinator fails (that SinkError is returned)."""
     while job.running and not keeper.lost and not stop.wait(0.5):
+        progress.tick()
         if coordinator is None:
             continue
         try:

@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from itertools import groupby
 
-import boto3
 from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTP
 
-from sink_engine.aws import dynamodb_client, region
-from sink_engine.continuous.progress import StreamProgress, report
+from sink_engine.aws import dynamodb_client
+from sink_engine.continuous.progress import TaskReporter
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.stream import PartitionStream
 from sink_engine.driver.plans import PlanStore
@@ -113,14 +112,18 @@ def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callabl
         settle_worker()
         if not logging.getLogger().handlers:
             logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        task = context.partitionId() if context is not None else 0
         for starts in groups:
-            yield from _run(target, token, starts, publish, clock)
+            yield from _run(target, token, starts, publish, clock, task)
 
     return process
 
 
 def _run(
-    target: Target, token: LeaseToken, starts: list[StreamStart], publish: bool, clock: Callable[[], int]
+    target: Target, token: LeaseToken, starts: list[StreamStart], publish: bool, clock: Callable[[], int], task: int
 ) -> list[StreamReport]:
     settings, continuous = TaskSettings.from_config(target.config), ContinuousSettings.from_config(target.config)
     table = continuous.run.offsets_table
@@ -138,7 +141,7 @@ def _run(
     consumer.assign([KafkaTP(tp.topic, tp.partition, s.processed) for tp, s in streams.items()])
     error, lost, checked = None, False, 0.0
     check_every_s = min(STOP_CHECK_S, continuous.run.lease_ms / 4000)  # well within the driver's wait
-    reporter = _Reporter(continuous, streams, consumer, publish, clock)
+    reporter = TaskReporter(continuous, streams, consumer, publish, clock, (dynamodb, token, task))
     try:
         while True:
             try:
@@ -180,43 +183,6 @@ def _run(
         )
         for tp, s in streams.items()
     ]
-
-
-class _Reporter:
-    """The task's progress reports, every `sink.continuous.metrics.interval.ms` (continuous/progress.py)."""
-
-    def __init__(
-        self,
-        settings: ContinuousSettings,
-        streams: dict[TopicPartition, PartitionStream],
-        consumer,
-        publish: bool,
-        clock,
-    ):
-        self._connector, self._streams, self._consumer, self._clock = settings.run.connector, streams, consumer, clock
-        self._every_ms = settings.metrics_interval_ms
-        cloudwatch = boto3.client("cloudwatch", region_name=region(settings.run.region)) if publish else None
-        self._cloudwatch = cloudwatch
-        self._last_ms, self._written = clock(), 0
-
-    def tick(self) -> None:
-        now = self._clock()
-        if now - self._last_ms < self._every_ms:
-            return
-        written = sum(s.records_written for s in self._streams.values())
-        oldest = [t for s in self._streams.values() if (t := s.oldest_unsettled_ms) is not None]
-        progress = StreamProgress(
-            max(0, now - min(oldest)) / 1000 if oldest else 0.0,
-            written - self._written,
-            sum(self._lag(tp, s) for tp, s in self._streams.items()),
-        )
-        report(self._connector, progress, now, self._cloudwatch)
-        self._last_ms, self._written = now, written
-
-    def _lag(self, tp: TopicPartition, stream: PartitionStream) -> int:
-        """Records after the committed offset up to the high watermark the consumer last fetched (0 unknown)."""
-        _, high = self._consumer.get_watermark_offsets(KafkaTP(tp.topic, tp.partition), cached=True)
-        return max(0, high - stream.committed) if high is not None and high >= 0 else 0
 
 
 def _open_streams(

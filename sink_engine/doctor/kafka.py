@@ -9,10 +9,12 @@ from confluent_kafka import KafkaError, KafkaException
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.doctor.checks import Check, Failed
 from sink_engine.doctor.grants import grant_hint
+from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
 from sink_engine.source.client_config import kafka_authentication
 from sink_engine.source.consumer import make_consumer
 from sink_engine.source.metadata import watermarks
+from sink_engine.source.reachability import ClientErrors, check_bootstrap
 from sink_engine.source.settings import SourceSettings
 
 
@@ -63,18 +65,18 @@ def dead_letter_topic(context) -> str:
 def _metadata(source: SourceSettings):
     """(the cluster's metadata, the consumer that read it: the caller closes it); Failed naming the brokers and
     what the client reported meanwhile (a refused connection, a failed SASL authentication)."""
-    reported: list[str] = []
-
-    def report(error: KafkaError) -> None:  # each broker's own error; not the summary of them ("1/1 brokers are down")
-        if error.code() != KafkaError._ALL_BROKERS_DOWN:
-            reported.append(error.str())
-
-    consumer = make_consumer(source, error_cb=report)
+    try:
+        check_bootstrap(source.bootstrap_servers)
+    except SourceError as e:
+        raise Failed(f"{e} ({_auth(source)})") from None
+    reported = ClientErrors()
+    consumer = make_consumer(source, error_cb=reported)
     try:
         return consumer.list_topics(timeout=source.timeout_ms / 1000), consumer
     except KafkaException as e:
+        consumer.poll(0)  # serves the client's errors
         consumer.close()
-        seen = list(dict.fromkeys(reported))[-3:]  # the last distinct ones
+        seen = reported.last()
         raise Failed(
             f"no answer from bootstrap.servers={','.join(source.bootstrap_servers)} ({_auth(source)}) "
             f"within sink.kafka.timeout.ms={source.timeout_ms}: {e.args[0].str()}"

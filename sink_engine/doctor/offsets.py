@@ -14,6 +14,7 @@ while AccessDeniedException shows it is not. A failed conditional write still co
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 
 from botocore.exceptions import ClientError
@@ -22,6 +23,8 @@ import sink_engine.offsets.layout as layout
 from sink_engine.aws import dynamodb_client
 from sink_engine.doctor import grants
 from sink_engine.doctor.checks import Check, Failed
+from sink_engine.offsets import Leases
+from sink_engine.offsets.lease import held_error
 
 
 def table(context) -> str:
@@ -43,19 +46,16 @@ def table(context) -> str:
 
 
 def lease(context) -> str:
+    """The lease item, read as a run reads it: free, or who holds it until when and whether it still renews it."""
     run = context.settings.run
+    now = int(time.time() * 1000)
     with _named(context, "lease item"):
-        item = (
-            _client(context)
-            .get_item(TableName=run.offsets_table, ConsistentRead=True, Key=layout.key(run.connector, layout.LEASE_SK))
-            .get("Item")
-        )
-    if item is None:
+        holder = Leases(_client(context), run.offsets_table, lambda: now).describe(run.connector)
+    if holder is None:
         return f"no lease item for {run.connector}: no run has started yet"
-    return (
-        f"lease of {run.connector}: epoch {item['epoch']['N']}, owner {item['owner']['S']}, "
-        f"expires at epoch ms {item['expires_at_ms']['N']}"
-    )
+    if holder["expires_at_ms"] <= now:
+        return f"lease of {run.connector}: free (epoch {holder['epoch']}, last held by run {holder['owner']})"
+    return f"lease of {run.connector}: epoch {holder['epoch']}, held by {held_error(run.connector, holder, now).situation()}"
 
 
 def conditional_write(context) -> str:

@@ -16,6 +16,7 @@ from sink_engine.driver.committer import commit_results
 from sink_engine.driver.metrics import MetricsPublisher, RunMetrics
 from sink_engine.driver.planner import plan_ranges
 from sink_engine.driver.plans import PlanStore
+from sink_engine.driver.preflight import missing_table
 from sink_engine.driver.run_timeout import RunWatchdog
 from sink_engine.driver.settings import RunSettings
 from sink_engine.driver.spark_runner import RangesRun
@@ -116,20 +117,22 @@ def run_job(
     owner: str | None = None,
     progress: ProgressBoard | None = None,
     metrics: MetricsPublisher | None = None,
+    say: Callable[[str], None] = lambda line: None,
 ) -> RunSummary:
     """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
     lost its lease), TaskFailedError (a record or upload failed; what came before it is committed).
     `progress` shows the tasks' progress while they run (local mode); `metrics` publishes the run's figures once its
-    commits are done, also before a TaskFailedError."""
+    commits are done, also before a TaskFailedError; `say` is told when the lease is taken and what was planned."""
     started, started_wall = time.monotonic(), time.time()
     report_ignored_keys(config)
     run = RunSettings.from_config(config)
     table = run.offsets_table
     if not table_exists(dynamodb, table):
-        raise SinkError(f"offsets table {table} does not exist; run `sink-engine init` first")
+        raise SinkError(missing_table(table))
     leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
     duration = run.lease_ms
     token = leases.acquire(config.name, owner or uuid.uuid4().hex, duration)
+    say(f"lease taken: epoch {token.epoch}")
     target = target_for(config)
     try:
         with LeaseKeeper(leases, token, duration):
@@ -145,10 +148,13 @@ def run_job(
                 epoch=token.epoch,
                 ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges],
             )
-            watchdog = RunWatchdog(spark, config.name, run.timeout_ms, started_wall)
-            written = _write_ranges(
-                spark, target, run, watchdog.bounded([r for r in ranges if len(r)]), progress, watchdog
+            planned = [r for r in ranges if len(r)]
+            say(
+                f"planned: {sum(len(r) for r in planned):,} records in {len(planned)} of {len(ranges)} partitions"
+                + (f"; starting their tasks (at most tasks.max={run.tasks_max})" if planned else "")
             )
+            watchdog = RunWatchdog(spark, config.name, run.timeout_ms, started_wall)
+            written = _write_ranges(spark, target, run, watchdog.bounded(planned), progress, watchdog)
             results = written.results
             summary = RunSummary(ranges, results, end_offsets=ends, executors=written.executors)
             events.emit(

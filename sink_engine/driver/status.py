@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sink_engine.config import SinkConfig
-from sink_engine.model import TopicPartition
+from sink_engine.model import CommittedOffset, TopicPartition
 from sink_engine.offsets import OffsetStore
 from sink_engine.source.metadata import partition_watermarks
 from sink_engine.source.settings import SourceSettings
@@ -23,7 +23,8 @@ class PartitionStatus:
 
 
 def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionStatus]:
-    """Lag counts the records from the committed offset (or the low watermark when none) to the end."""
+    """Lag counts the records from the committed offset (or the low watermark when none) to the end. The last commit
+    time is None while no commit settled a record: a run that closed no file still pins a new partition's start."""
     marks = partition_watermarks(SourceSettings.from_config(config))
     committed = store.committed(config.name)
     rows = []
@@ -37,9 +38,15 @@ def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionSt
                 entry.next_offset if entry else None,
                 high,
                 max(0, high - position),
-                entry.committed_at_ms if entry else None,
+                entry.committed_at_ms if entry and _settled_any(entry) else None,
                 entry.last_file if entry else None,
                 entry.dead_letters if entry else {},
             )
         )
     return rows
+
+
+def _settled_any(entry: CommittedOffset) -> bool:
+    """Whether the partition's commits moved past where its first range started (unknown for items older than
+    `first_offset`: assumed so)."""
+    return entry.first_offset is None or entry.next_offset != entry.first_offset or entry.last_file is not None

@@ -7,9 +7,11 @@ under its `pk`: the job's and the replay's roles may touch only their connectors
 Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is a Kafka topic-partition.
 
 - `LEASE`: the run lease (`sink_engine.offsets.lease`). `owner` (the run's unique id), `epoch` (the fencing
-  token: only ever grows), `expires_at_ms`, `acquired_at_ms`. Written by the job only: put if absent, or
-  expired with the epoch read (`epoch = :old AND expires_at_ms <= :now`), with epoch + 1; renewal and release
-  update `expires_at_ms` if `epoch` and `owner` are still the run's. Every other write of the job (PLAN#,
+  token: only ever grows), `expires_at_ms`, `acquired_at_ms`, `renewed_at_ms` (its holder's last renewal: a
+  holder silent for more than half the lease has stopped renewing it), `stop_requested_at_ms` (a continuous run's
+  stop). Written by the job only: put if absent, or expired with the epoch read (`epoch = :old AND expires_at_ms <=
+  :now`), with epoch + 1; renewal and release update `expires_at_ms` (renewal with `renewed_at_ms`) if `epoch` and
+  `owner` are still the run's. Every other write of the job (PLAN#,
   OFFSET#) is a transaction that checks `epoch` against the run's. Read by the trigger (is a run under way).
 - `OFFSET#<topic>#<partition>`: the committed offset (`sink_engine.offsets.store`). `topic`, `partition`,
   `next_offset` (the first record not yet landed), `epoch` (of the committing run), `committed_at_ms`,
@@ -35,6 +37,11 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   transaction with the lease check, conditional on no stage of the same `start` (`attribute_not_exists(sk) OR
   start <> :start`); read by its driver, which commits a stage whose `start` is the committed offset. A stage whose
   `start` is behind the committed offset is spent; the partition's next stage replaces it.
+- `PROGRESS#<task>`: a continuous run's task's figures, for the driver to show (`sink_engine.continuous
+  .run_progress`; `<task>` is the Spark partition index of the task). `epoch` (of the run's lease), `records_written`
+  and `files` (since the task started), `lag`, `freshness_s`, `partitions`, `reported_at_ms`. Put by the job's tasks
+  unconditionally when they start and every `sink.continuous.metrics.interval.ms`; read by its driver, which ignores
+  the items of other epochs; replaced by the next continuous run's task of the same index, deleted by no one.
 - `REPLAY#<topic>#<partition>#<offset, 20 digits>`: one replayed dead letter, keyed by its original record
   (`sink_engine.dlq.replay_progress`). `state` (`claimed`, then `replayed`), `error_class`, `target_topic`,
   `claimed_at_ms`, `replayed_at_ms`, `claim_id` (the claiming invocation's). Put by the DLQ replay (its Lambda
@@ -82,6 +89,7 @@ RUN_SK = "RUN"
 OFFSET_PREFIX = "OFFSET#"
 PLAN_PREFIX = "PLAN#"
 STAGE_PREFIX = "STAGE#"
+PROGRESS_PREFIX = "PROGRESS#"
 REPLAY_PREFIX = "REPLAY#"
 TRIGGER_PREFIX = "TRIGGER#"
 RESTORE_RUN_PREFIX = "RESTORE#"  # the trigger's restores of a connector
@@ -106,6 +114,10 @@ def plan_sk(topic: str, partition: int) -> str:
 
 def stage_sk(topic: str, partition: int) -> str:
     return f"{STAGE_PREFIX}{topic}#{partition}"
+
+
+def progress_sk(task: int) -> str:
+    return f"{PROGRESS_PREFIX}{task}"
 
 
 def trigger_sk(topic: str, partition: int) -> str:

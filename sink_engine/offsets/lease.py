@@ -47,7 +47,7 @@ class Leases:
         current = self.describe(connector)
         now = self._clock()
         if current and current["expires_at_ms"] > now:
-            raise LeaseHeldError(connector, current["owner"], current["expires_at_ms"])
+            raise held_error(connector, current, now)
         epoch = (current["epoch"] if current else 0) + 1
         condition = "attribute_not_exists(pk)" if not current else "epoch = :old AND expires_at_ms <= :now"
         values = {} if not current else {":old": {"N": str(current["epoch"])}, ":now": {"N": str(now)}}
@@ -69,17 +69,19 @@ class Leases:
                 raise
             winner = self.describe(connector) or {"owner": "unknown", "epoch": 0, "expires_at_ms": 0}
             if (winner["owner"], winner["epoch"]) != (owner, epoch):  # else a retry met its own first try's put
-                raise LeaseHeldError(connector, winner["owner"], winner["expires_at_ms"]) from None
+                raise held_error(connector, winner, self._clock()) from None
         events.emit(events.LEASE_ACQUIRED, connector=connector, owner=owner, epoch=epoch)
         return LeaseToken(connector, owner, epoch)
 
     def renew(self, token: LeaseToken, duration_ms: int) -> bool:
-        """Extend the lease; False when it is no longer ours."""
-        return self._update_expiry(token, self._clock() + duration_ms)
+        """Extend the lease, recording when (`renewed_at_ms`: a holder whose renewals stopped is told from a live one);
+        False when it is no longer ours."""
+        now = self._clock()
+        return self._set_if_held(token, {"expires_at_ms": now + duration_ms, "renewed_at_ms": now})
 
     def release(self, token: LeaseToken) -> bool:
         """Let the lease lapse now, keeping the epoch; False when it was no longer ours."""
-        released = self._update_expiry(token, 0)
+        released = self._set_if_held(token, {"expires_at_ms": 0})
         if released:
             events.emit(events.LEASE_RELEASED, connector=token.connector, owner=token.owner, epoch=token.epoch)
         return released
@@ -94,28 +96,29 @@ class Leases:
             "owner": item["owner"]["S"],
             "epoch": int(item["epoch"]["N"]),
             "expires_at_ms": int(item["expires_at_ms"]["N"]),
+            # the holder's last sign of life: its last renewal, else when it took the lease (items of older runs: none)
+            "alive_at_ms": int(item.get("renewed_at_ms", item.get("acquired_at_ms", {"N": "0"}))["N"]) or None,
             "stop_requested": "stop_requested_at_ms" in item,
         }
 
     def request_stop(self, token: LeaseToken) -> bool:
         """Ask the holder's long-lived tasks to stop (a continuous run's SIGTERM): they commit what they closed and
         end. The next acquire's put clears it. False when the lease is no longer ours."""
-        return self._set_if_held(token, "stop_requested_at_ms", self._clock())
+        return self._set_if_held(token, {"stop_requested_at_ms": self._clock()})
 
-    def _update_expiry(self, token: LeaseToken, expires_at_ms: int) -> bool:
-        return self._set_if_held(token, "expires_at_ms", expires_at_ms)
-
-    def _set_if_held(self, token: LeaseToken, attribute: str, value: int) -> bool:
-        """Set a number of the lease item if its epoch and owner are still `token`'s; False when they are not."""
+    def _set_if_held(self, token: LeaseToken, numbers: dict[str, int]) -> bool:
+        """Set numbers of the lease item if its epoch and owner are still `token`'s; False when they are not."""
+        names = {f"#a{i}": name for i, name in enumerate(numbers)}
+        values = {f":v{i}": {"N": str(value)} for i, value in enumerate(numbers.values())}
         try:
             self._db.update_item(
                 TableName=self._table,
                 Key=layout.key(token.connector, layout.LEASE_SK),
-                UpdateExpression="SET #attribute = :value",
+                UpdateExpression="SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(numbers))),
                 ConditionExpression="epoch = :epoch AND #owner = :owner",
-                ExpressionAttributeNames={"#owner": "owner", "#attribute": attribute},
+                ExpressionAttributeNames={"#owner": "owner", **names},
                 ExpressionAttributeValues={
-                    ":value": {"N": str(value)},
+                    **values,
                     ":epoch": {"N": str(token.epoch)},
                     ":owner": {"S": token.owner},
                 },
@@ -125,6 +128,17 @@ class Leases:
             if e.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 return False
             raise
+
+
+def held_error(connector: str, holder: dict, now_ms: int) -> LeaseHeldError:
+    """The error of a lease `holder` (as `Leases.describe` gives it) still holds at `now_ms`. Its renewals stopped
+    when its last sign of life is older than half of the lease (LeaseKeeper renews every third of it, restores every
+    fifth): it has most likely crashed, and its lease lapses by itself."""
+    alive_at = holder.get("alive_at_ms")
+    duration = holder["expires_at_ms"] - alive_at if alive_at else None
+    silent_ms = now_ms - alive_at if alive_at else None
+    stopped = silent_ms is not None and duration is not None and silent_ms > duration / 2
+    return LeaseHeldError(connector, holder["owner"], holder["expires_at_ms"], now_ms, silent_ms, stopped)
 
 
 class LeaseKeeper:

@@ -118,3 +118,18 @@ class RestoreSettings:
             kafka_api_key=None,
             kafka_api_secret=None,
         )
+
+    def not_restored(self) -> list[str]:
+        """What the backup does not hold, so the restored records lack it (empty for EnvelopeFormat, which holds
+        every field): each with the key that decides it."""
+        if self.formats.format_class == "envelope":
+            return []
+        missing = [
+            f"timestamps ({self.formats.format_class} objects hold none: the records get the time they are produced;"
+            " back up with EnvelopeFormat to keep them)"
+        ]
+        if self.keys_extension is None:
+            missing.append("keys (store.kafka.keys was off: no keys sidecars, so every key is null)")
+        if self.headers_extension is None:
+            missing.append("headers (store.kafka.headers was off: no headers sidecars)")
+        return missing

@@ -10,6 +10,7 @@ from confluent_kafka import TopicPartition as KafkaTP
 from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
 from sink_engine.source.consumer import make_consumer
+from sink_engine.source.reachability import ClientErrors, check_bootstrap
 from sink_engine.source.settings import SourceSettings
 
 
@@ -78,10 +79,13 @@ def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], deadline: f
 
 def partition_watermarks(source: SourceSettings) -> dict[TopicPartition, tuple[int, int]]:
     """Every partition the source reads, in order, with its (low, high) offsets, from one short-lived consumer,
-    all within `sink.kafka.timeout.ms`. Raises SourceError naming what Kafka did not answer."""
+    all within `sink.kafka.timeout.ms`. Raises SourceError naming what Kafka did not answer: within a few seconds when
+    no bootstrap address can be reached at all (source/reachability.py)."""
+    check_bootstrap(source.bootstrap_servers)
     timeout_s = source.timeout_ms / 1000
     deadline = time.monotonic() + timeout_s
-    consumer = make_consumer(source)
+    errors = ClientErrors()
+    consumer = make_consumer(source, error_cb=errors)
     try:
         try:
             tps = list_partitions(consumer, source, timeout_s)
@@ -89,6 +93,11 @@ def partition_watermarks(source: SourceSettings) -> dict[TopicPartition, tuple[i
         except SourceError as e:
             if not isinstance(e.__cause__, KafkaException):
                 raise
-            raise SourceError(f"{e} (no answer within sink.kafka.timeout.ms={source.timeout_ms})") from e.__cause__
+            consumer.poll(0)  # serves the client's errors
+            seen = errors.last()
+            raise SourceError(
+                f"{e} (no answer within sink.kafka.timeout.ms={source.timeout_ms})"
+                + (f"; the client reported: {'; '.join(seen)}" if seen else "")
+            ) from e.__cause__
     finally:
         consumer.close()

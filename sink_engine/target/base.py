@@ -103,11 +103,19 @@ class Target(ABC):
         an upload is all it takes."""
 
     @abstractmethod
-    def verify(self, store: OffsetStore, kafka: bool, topic: str | None, partition: int | None, out: TextIO) -> int:
+    def verify(
+        self,
+        store: OffsetStore,
+        kafka: bool,
+        topic: str | None,
+        partition: int | None,
+        out: TextIO,
+        verbose: bool = False,
+    ) -> int:
         """`sink-engine verify`: check from what is stored that every committed offset (of `topic`, `partition`)
         is in exactly one place, and print the report to `out`; the exit code (1: a finding). `kafka`: also read
-        what only Kafka knows (earliest retained offsets, the dead-letter topic). ConfigError when this target
-        cannot be verified."""
+        what only Kafka knows (earliest retained offsets, the dead-letter topic); `verbose`: list every object past
+        the commit, not a few. ConfigError when this target cannot be verified."""
 
     def doctor_checks(self) -> tuple[Check, ...]:
         """The doctor's checks of what this target writes to."""

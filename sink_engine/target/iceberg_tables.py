@@ -144,7 +144,9 @@ class IcebergTablesTarget(Target):
         self._tables.commit(results, leases, token, lease_ms)
         failpoint("after_snapshot_before_commit")
 
-    def verify(self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO) -> int:
+    def verify(
+        self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO, verbose: bool = False
+    ) -> int:
         raise ConfigError("format.class", "verify reads S3 objects; an Iceberg table's snapshots are its record")
 
     def doctor_checks(self):

@@ -22,7 +22,9 @@ class S3ObjectsTarget(Target):
 
         return ObjectOutput(settings, planned, uploader)
 
-    def verify(self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO) -> int:
+    def verify(
+        self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO, verbose: bool = False
+    ) -> int:
         from sink_engine.aws import S3Access, s3_client
         from sink_engine.verify.audit import audit
         from sink_engine.verify.report import print_report
@@ -48,7 +50,7 @@ class S3ObjectsTarget(Target):
             partition,
             letters,
         )
-        return print_report(result, out)
+        return print_report(result, out, verbose)
 
     def doctor_checks(self):
         from sink_engine.doctor import s3

@@ -5,6 +5,7 @@ duplicate nothing; a second run waits or exits 3; SIGTERM commits what is closed
 from __future__ import annotations
 
 import random
+import threading
 import time
 
 import pytest
@@ -141,3 +142,42 @@ def _stream_metrics(connector: str) -> dict[str, list[float]]:
             Statistics=["Sum", "Maximum"])["Datapoints"]
         found[name] = [p["Sum"] if name != "StreamFreshnessSeconds" else p["Maximum"] for p in points]
     return found
+
+
+def test_a_continuous_run_says_what_it_does_from_its_start_and_once_per_interval(stack, connector, tmp_path,
+                                                                                dynamodb):
+    # given a continuous run with a progress interval of 2 s, its standard output a pipe, records produced meanwhile
+    config = connector(**{"flush.size": 100, "rotate.schedule.interval.ms": SCHEDULE_MS, "tasks.max": 2,
+                          "sink.lease.duration.ms": LEASE_MS, "sink.continuous.metrics.interval.ms": 2000})
+    create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
+    run = start_continuous(write_config(config, tmp_path / "connector.json"))
+    lines: list[tuple[float, str]] = []
+    reader = threading.Thread(target=lambda: lines.extend((time.monotonic(), line) for line in run.stdout))
+    reader.start()
+    try:
+        with SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), 400) as producer:
+            wait_for(lambda: [t for t, line in lines if line.startswith("progress: ")], 90, "the first progress line")
+            time.sleep(9)
+        wait_for(caught_up(dynamodb, config, producer.produced), 60, "catching up")
+        time.sleep(4)
+        code, _, err = stop(run, LEASE_MS)
+        assert code == 0, err[-3000:]
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+        reader.join(30)
+    # then it said, in order: its checks before Spark, the lease taken, its tasks started
+    said = [line for _, line in lines]
+    order = [next(i for i, line in enumerate(said) if line.startswith(start))
+             for start in ("offsets table, bucket, Kafka and lease checked; starting Spark", "lease taken: epoch",
+                           "tasks starting: 2 for 4 partitions", "progress: ")]
+    assert order == sorted(order), said
+    # and a first progress line within seconds of the tasks' start (Spark's Python workers start meanwhile), then
+    # about one per interval (2 s)
+    started = next(t for t, line in lines if line.startswith("tasks starting"))
+    progress = [(t, line) for t, line in lines if line.startswith("progress: ")]
+    assert progress[0][0] - started < 20, said
+    gaps = [later - earlier for (earlier, _), (later, _) in zip(progress, progress[1:])]
+    assert len(progress) >= 5 and all(gap < 5 for gap in gaps), (gaps, said)
+    # the last one counting every record produced, in files, with no lag left
+    assert f"progress: {producer.count:,} records in " in progress[-1][1] and "lag 0 records" in progress[-1][1], said

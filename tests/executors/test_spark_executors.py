@@ -208,6 +208,8 @@ def test_a_continuous_run_loses_an_executor_mid_cycle_and_every_record_lands_onc
             job.kill()
     assert job.returncode == 0, out[-4000:]
     assert any(end.reason == "ExecutorLostFailure" for end in task_ends(tmp_path / "events"))
+    # and the driver said the progress its tasks on the executors reported (their PROGRESS# items)
+    assert "progress: " in out and "of 2 tasks reporting" in out, out[-4000:]
     if kind == "iceberg":
         in_table_once(dynamodb, config, producer.produced)
     else:

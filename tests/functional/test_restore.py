@@ -222,6 +222,8 @@ def test_values_with_key_and_header_sidecars(stack, new_topic, spark, dynamodb, 
     # timestamps: the restore's produce time stamps them)
     assert code == 0, out
     assert counts(out) == {0: (8, 0, 8), 1: (8, 0, 8)}
+    assert f"warning: the backup of {topic} holds no timestamps" in out and "keys (" not in out  # said once
+    assert out.count("warning:") == 1
     found = restored(stack.bootstrap_servers, f"sidecars-{unique}")
     for partition, records in source.items():
         assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == \

@@ -45,8 +45,8 @@ class ManifestedObjects(S3ObjectsTarget):
         boto3.client("s3").put_object(Bucket=BUCKET, Key=f"{self._prefix}{token.epoch:010d}.json",
                                       Body=json.dumps(listed).encode())
 
-    def verify(self, store, kafka, topic, partition, out) -> int:
-        code = super().verify(store, kafka, topic, partition, out)
+    def verify(self, store, kafka, topic, partition, out, verbose=False) -> int:
+        code = super().verify(store, kafka, topic, partition, out, verbose)
         s3 = boto3.client("s3")
         listed = {key for manifest in list_keys(s3, BUCKET, self._prefix) if manifest.endswith(".json")
                   for key in json.loads(s3.get_object(Bucket=BUCKET, Key=manifest)["Body"].read())}

@@ -321,3 +321,25 @@ def test_what_is_present_comes_from_the_checkpoint_and_the_tail_scan(monkeypatch
     assert ends == {0: 50, 1: 35}
     assert scans == ([ranges] if ranges else [])
     assert lease.recorded == ([] if stored else [(Checkpoint({0: 50, 1: 35}, {}), True)])
+
+
+@pytest.mark.parametrize("sidecars, lacking", [
+    ({}, ["timestamps", "keys", "headers"]),
+    ({"store.kafka.keys": "true"}, ["timestamps", "headers"]),
+    ({"store.kafka.keys": "true", "store.kafka.headers": "true"}, ["timestamps"]),
+])
+def test_what_a_backup_without_envelopes_does_not_restore_is_named_with_its_key(sidecars, lacking):
+    # given ByteArray objects with some sidecars, or none
+    settings = RestoreSettings.from_config(config(**{"format.class": "ByteArrayFormat",
+                                                     "value.converter": "ByteArrayConverter",
+                                                     "key.converter": "StringConverter", **sidecars}))
+    # when a restore asks what its records will lack
+    missing = settings.not_restored()
+    # then it names each, with the key that decides it where there is one
+    assert [line.split(" ", 1)[0] for line in missing] == lacking
+    assert ("keys" not in lacking or any("store.kafka.keys was off" in line and "null" in line for line in missing))
+    assert ("headers" not in lacking or any("store.kafka.headers was off" in line for line in missing))
+
+
+def test_an_envelope_backup_lacks_nothing():
+    assert RestoreSettings.from_config(config()).not_restored() == []
