@@ -36,7 +36,7 @@ def _cli(stack, *args: str, timeout: float = 300) -> tuple[int, str, str, float]
 
 def _config_file(stack, tmp_path, unique: str, **overrides) -> str:
     config = {
-        "topics": f"events-{unique}", "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": f"events-{unique}", "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
         "s3.region": "us-east-1", "flush.size": 10, "format.class": "JsonFormat",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
         "offset.storage.dynamodb.table": TABLE, **overrides,
