@@ -195,19 +195,29 @@ def _validate(config: SinkConfig) -> int:
 
 
 def _run(config: SinkConfig) -> int:
-    from sink_engine.dlq.settings import DeadLetterSettings
+    """`run`: one bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (driver/stopping.py)."""
     from sink_engine.driver.job import run_job
     from sink_engine.driver.metrics import publisher_from_environment
     from sink_engine.driver.spark_runner import spark_session, tasks_share_driver_process
+    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
     from sink_engine.progress import ProgressBoard
-    from sink_engine.transform.settings import TransformSettings
 
     run = RunSettings.from_config(config)
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
-    spark = spark_session(f"sink-engine-{config.name}")
-    # the tasks can report through the driver's disk only when they run in its process
-    board = ProgressBoard(sys.stdout) if tasks_share_driver_process(spark) and sys.stdout.isatty() else None
-    summary = run_job(config, spark, dynamodb_client(run.region), progress=board, metrics=metrics)
+    with stop_on_signals() as stop:
+        spark = spark_session(f"sink-engine-{config.name}")
+        # the tasks can report through the driver's disk only when they run in its process
+        board = ProgressBoard(sys.stdout) if tasks_share_driver_process(spark) and sys.stdout.isatty() else None
+        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
+            summary = run_job(config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, stop=stop)
+            _print_run(config, run, summary)
+    return 0
+
+
+def _print_run(config: SinkConfig, run: RunSettings, summary) -> None:
+    from sink_engine.dlq.settings import DeadLetterSettings
+    from sink_engine.transform.settings import TransformSettings
+
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{run.bucket}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
@@ -220,30 +230,31 @@ def _run(config: SinkConfig) -> int:
         print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
     if TransformSettings.from_config(config):
         print(f"dropped by transforms: {summary.records_dropped} records")
-    return 0
 
 
 def _run_continuous(config: SinkConfig) -> int:
-    """`run --continuous`: until SIGTERM or SIGINT (EMR Serverless' CancelJobRun with a grace period sends SIGTERM)."""
-    import signal
-    import threading
-
+    """`run --continuous`: until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a
+    grace period: driver/stopping.py)."""
     from sink_engine.continuous.driver import check_continuous, run_continuous
     from sink_engine.driver.spark_runner import spark_session
+    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
 
-    check_continuous(config)
-    stop = threading.Event()
-    for number in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(number, lambda *_: stop.set())
-    spark = spark_session(f"sink-engine-{config.name}")
-    summary = run_continuous(config, spark, dynamodb_client(RunSettings.from_config(config).region), stop)
+    run = check_continuous(config).run
+    with stop_on_signals() as stop:
+        spark = spark_session(f"sink-engine-{config.name}")
+        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
+            summary = run_continuous(config, spark, dynamodb_client(run.region), stop)
+            _print_continuous(summary)
+    return 0
+
+
+def _print_continuous(summary) -> None:
     for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
         print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
     print(
         f"continuous run stopped after {summary.seconds:.1f}s: {summary.files} files, {summary.records_written} "
         f"records{_where_tasks_ran(summary.executors)}"
     )
-    return 0
 
 
 def _where_tasks_ran(executors: tuple[str, ...]) -> str:

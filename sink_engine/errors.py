@@ -67,6 +67,11 @@ class RunTimeoutError(SinkError):
     a task did not stop, its Spark job was cancelled (nothing committed). The lease is released either way."""
 
 
+class RunStoppedError(SinkError):
+    """A bounded run was asked to stop (SIGTERM, SIGINT or its driver JVM's shutdown) while its tasks ran: its Spark
+    job was cancelled, nothing of it was committed and its lease was released."""
+
+
 class SourceError(SinkError):
     """Kafka could not be reached or did not deliver the planned records."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from sink_engine.driver.run_timeout import RunWatchdog
 from sink_engine.driver.settings import RunSettings
 from sink_engine.driver.spark_runner import RangesRun
 from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
-from sink_engine.errors import RunTimeoutError, SinkError
+from sink_engine.errors import RunStoppedError, RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
 from sink_engine.model import PartitionRange, TaskResult, TopicPartition
 from sink_engine.offsets import LeaseKeeper, Leases, LeaseToken, OffsetStore, table_exists
@@ -116,9 +117,11 @@ def run_job(
     owner: str | None = None,
     progress: ProgressBoard | None = None,
     metrics: MetricsPublisher | None = None,
+    stop: threading.Event | None = None,
 ) -> RunSummary:
     """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
-    lost its lease), TaskFailedError (a record or upload failed; what came before it is committed).
+    lost its lease), TaskFailedError (a record or upload failed; what came before it is committed), RunStoppedError
+    (`stop` was set while its tasks ran: their Spark job was cancelled, nothing committed).
     `progress` shows the tasks' progress while they run (local mode); `metrics` publishes the run's figures once its
     commits are done, also before a TaskFailedError."""
     started, started_wall = time.monotonic(), time.time()
@@ -145,7 +148,7 @@ def run_job(
                 epoch=token.epoch,
                 ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges],
             )
-            watchdog = RunWatchdog(spark, config.name, run.timeout_ms, started_wall)
+            watchdog = RunWatchdog(spark, config.name, run.timeout_ms, started_wall, stop)
             written = _write_ranges(
                 spark, target, run, watchdog.bounded([r for r in ranges if len(r)]), progress, watchdog
             )
@@ -209,6 +212,11 @@ def _write_ranges(
         with watchdog:
             return run_ranges(spark, target, ranges, run.tasks_max, progress.directory if progress else None)
     except SparkTaskError as e:
+        if watchdog.stopped:
+            raise RunStoppedError(
+                f"run of connector '{run.connector}' was asked to stop while its tasks ran: its Spark job was "
+                f"cancelled, nothing was committed and the next run goes on from the last commit"
+            ) from e
         if not watchdog.fired:
             raise
         raise RunTimeoutError(
