@@ -204,7 +204,7 @@ def _run(config: SinkConfig) -> int:
 
     run = RunSettings.from_config(config)
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
-    with stop_on_signals() as stop:
+    with stop_on_signals(config.name) as stop:
         spark = spark_session(f"sink-engine-{config.name}")
         # the tasks can report through the driver's disk only when they run in its process
         board = ProgressBoard(sys.stdout) if tasks_share_driver_process(spark) and sys.stdout.isatty() else None
@@ -240,7 +240,7 @@ def _run_continuous(config: SinkConfig) -> int:
     from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
 
     run = check_continuous(config).run
-    with stop_on_signals() as stop:
+    with stop_on_signals(config.name) as stop:
         spark = spark_session(f"sink-engine-{config.name}")
         with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
             summary = run_continuous(config, spark, dynamodb_client(run.region), stop)

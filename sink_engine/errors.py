@@ -68,8 +68,9 @@ class RunTimeoutError(SinkError):
 
 
 class RunStoppedError(SinkError):
-    """A bounded run was asked to stop (SIGTERM, SIGINT or its driver JVM's shutdown) while its tasks ran: its Spark
-    job was cancelled, nothing of it was committed and its lease was released."""
+    """A bounded run was asked to stop (SIGTERM, SIGINT or its driver JVM's shutdown) while its tasks ran: its ranges
+    stopped (what their closed files hold is committed) or, when a task did not stop within half the lease, its Spark
+    job was cancelled (nothing committed). The lease is released either way."""
 
 
 class SourceError(SinkError):

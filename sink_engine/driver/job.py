@@ -120,8 +120,9 @@ def run_job(
     stop: threading.Event | None = None,
 ) -> RunSummary:
     """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
-    lost its lease), TaskFailedError (a record or upload failed; what came before it is committed), RunStoppedError
-    (`stop` was set while its tasks ran: their Spark job was cancelled, nothing committed).
+    lost its lease), TaskFailedError (a record or upload failed, or `stop` was set while the tasks ran and they stopped
+    early; what came before it is committed), RunStoppedError (`stop` was set and a task did not stop within half the
+    lease: the Spark job was cancelled, nothing committed).
     `progress` shows the tasks' progress while they run (local mode); `metrics` publishes the run's figures once its
     commits are done, also before a TaskFailedError."""
     started, started_wall = time.monotonic(), time.time()
@@ -148,7 +149,15 @@ def run_job(
                 epoch=token.epoch,
                 ranges=[(r.topic, r.partition, r.start_offset, r.end_offset) for r in ranges],
             )
-            watchdog = RunWatchdog(spark, config.name, run.timeout_ms, started_wall, stop)
+            watchdog = RunWatchdog(
+                spark,
+                config.name,
+                run.timeout_ms,
+                started_wall,
+                stop,
+                lambda: leases.request_stop(token),
+                duration / 2000,
+            )
             written = _write_ranges(
                 spark, target, run, watchdog.bounded([r for r in ranges if len(r)]), progress, watchdog
             )
@@ -214,8 +223,9 @@ def _write_ranges(
     except SparkTaskError as e:
         if watchdog.stopped:
             raise RunStoppedError(
-                f"run of connector '{run.connector}' was asked to stop while its tasks ran: its Spark job was "
-                f"cancelled, nothing was committed and the next run goes on from the last commit"
+                f"run of connector '{run.connector}' was asked to stop and a task was still running half of "
+                f"sink.lease.duration.ms={run.lease_ms} later: its Spark job was cancelled, nothing was committed and "
+                f"the next run goes on from the last commit"
             ) from e
         if not watchdog.fired:
             raise

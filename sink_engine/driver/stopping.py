@@ -1,11 +1,12 @@
 """How a run is asked to stop: SIGTERM or SIGINT to its Python driver (`stop_on_signals`), or a shutdown of its
-driver's JVM, which is held until the run has ended (`JvmShutdownStop`). Both set the same `threading.Event`, which a
-continuous run's driver watches (it asks its tasks to stop, commits what they closed and releases the lease) and a
-bounded run's watchdog too (it cancels the run's Spark job; driver/run_timeout.py).
+driver's JVM, which is held until the Python driver has exited (`JvmShutdownStop`). Both log RUN_STOP_REQUESTED
+(`by`: the signal, or `jvm-shutdown`) and set the same `threading.Event`, which a continuous run's driver watches,
+and a bounded run's watchdog too (driver/run_timeout.py): each asks its tasks to stop through the lease item, commits
+what they closed and releases the lease.
 
 EMR Serverless runs the job with spark-submit: the driver is a JVM (SparkSubmit) that starts the Python driver as its
-child and waits for it. CancelJobRun with a grace period gives the job the time of its JVM shutdown hooks ("EMR
-Serverless job run cancellation with grace period", EMR Serverless User Guide,
+child and ends the application when it exits. CancelJobRun with a grace period gives the job the time of its JVM
+shutdown hooks ("EMR Serverless job run cancellation with grace period", EMR Serverless User Guide,
 https://docs.aws.amazon.com/emr/latest/EMR-Serverless-UserGuide/job-cancellation-grace-period.html: clean-up
 registered with Hadoop's `ShutdownHookManager`, higher priorities first; EMR's own listener for streaming jobs at 60).
 A SIGTERM to that JVM runs its hooks and never reaches the Python process (Spark's PythonRunner neither signals nor
@@ -46,15 +47,20 @@ def _exiting() -> None:
 
 
 @contextmanager
-def stop_on_signals() -> Iterator[threading.Event]:
+def stop_on_signals(connector: str) -> Iterator[threading.Event]:
     """An event that SIGTERM and SIGINT to this process set while inside the block (the main thread's: Python runs
     signal handlers there only); the previous handlers are back after it."""
     stop = threading.Event()
     if threading.current_thread() is not threading.main_thread():
         yield stop
         return
+
+    def handle(number: int, _frame) -> None:
+        events.emit(events.RUN_STOP_REQUESTED, connector=connector, by=signal.Signals(number).name)
+        stop.set()
+
     numbers = (signal.SIGTERM, signal.SIGINT)
-    previous = {number: signal.signal(number, lambda *_: stop.set()) for number in numbers}
+    previous = {number: signal.signal(number, handle) for number in numbers}
     try:
         yield stop
     finally:
