@@ -26,7 +26,7 @@ from tests.conftest import TABLE
 from tests.continuous.runs import caught_up, landed_once, wait_for
 from tests.faults.landed_once import produce_numbered, write_config
 from tests.runs import committed_offsets
-from tests.spark_cluster import spark_submit
+from tests.spark_cluster import spark_submit, spark_submit_jvm
 
 MASTER = "local[2]"  # the hook is the driver's: tasks in its process keep the test fast
 PARTITIONS = 2
@@ -87,7 +87,7 @@ def test_sigterm_to_the_jvm_of_a_bounded_run_midway_commits_what_closed_and_rele
         paused = time.monotonic()
         # when its driver JVM alone gets SIGTERM, and the tasks go on once the run has asked them to stop and their
         # first look at the lease item is due (a quarter of the lease into the task)
-        jvm = _spark_submit_jvm(job)
+        jvm = spark_submit_jvm(job)
         tree = [jvm, *jvm.children(recursive=True)]
         jvm.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
@@ -149,7 +149,7 @@ def _wait_while_running(job, condition, what: str) -> None:
 
 def _sigterm_the_jvm(job) -> tuple[float, str]:
     """SIGTERM to the SparkSubmit JVM only; seconds until it and every process under it ended, and its output."""
-    jvm = _spark_submit_jvm(job)
+    jvm = spark_submit_jvm(job)
     tree = [jvm, *jvm.children(recursive=True)]
     jvm.send_signal(signal.SIGTERM)
     return _ended(job, tree, time.monotonic())
@@ -165,15 +165,6 @@ def _ended(job, tree: list[psutil.Process], signalled: float) -> tuple[float, st
     assert not alive, [_cmdline(p) for p in alive]
     out, _ = job.communicate(timeout=30)
     return ended_s, out
-
-
-def _spark_submit_jvm(job) -> psutil.Process:
-    """The driver's JVM: spark-submit itself (its scripts exec the JVM) or the process under it running SparkSubmit."""
-    root = psutil.Process(job.pid)
-    for process in [root, *root.children(recursive=True)]:
-        if "org.apache.spark.deploy.SparkSubmit" in _cmdline(process):
-            return process
-    raise AssertionError(f"no SparkSubmit JVM under {root.cmdline()}")
 
 
 def _cmdline(process: psutil.Process) -> list[str]:
