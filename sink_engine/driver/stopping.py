@@ -93,7 +93,7 @@ class JvmShutdownStop:
         self._ended = threading.Event()
         self._callback = _Hook(connector, stop, self._ended, timeout_s)
         self._timeout_ms = int(timeout_s * 1000)
-        self.hook = None  # the Runnable registered in the JVM, while inside the block
+        self.hook = None  # the Runnable registered in the JVM (a Java Thread never started), from `__enter__` on
 
     def __enter__(self) -> JvmShutdownStop:
         from pyspark.java_gateway import ensure_callback_server_started
