@@ -30,7 +30,7 @@ from tests.spark_cluster import spark_submit, spark_submit_jvm
 
 MASTER = "local[2]"  # the hook is the driver's: tasks in its process keep the test fast
 PARTITIONS = 2
-LEASE_MS = 10_000
+LEASE_MS = 16_000  # a stuck task: half of it, then the cancel and the Python worker killed (about 2.5 s)
 SCHEDULE_MS = 2000
 PER_PARTITION = 20_000  # a bounded run's ranges: several chunks each (of at most 10,000 records), held after the first
 STUCK_PER_PARTITION = 6_000
