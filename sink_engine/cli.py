@@ -215,7 +215,8 @@ def _say(line: str) -> None:
 
 
 def _checked_before_spark(config: SinkConfig, wait_for_lease_s: float) -> None:
-    """The run's checks that need no Spark (driver/preflight.py), then the line that Spark starts."""
+    """The run's checks that need no Spark (driver/preflight.py), then the line that Spark starts. Runs before the
+    stop handlers are installed: a signal while it waits for a lease ends the process, which holds nothing yet."""
     from sink_engine.driver.job import now_ms
     from sink_engine.driver.preflight import preflight
 
@@ -224,21 +225,35 @@ def _checked_before_spark(config: SinkConfig, wait_for_lease_s: float) -> None:
 
 
 def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
-    from sink_engine.dlq.settings import DeadLetterSettings
+    """`run`: one bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (driver/stopping.py)."""
     from sink_engine.driver.job import run_job
     from sink_engine.driver.metrics import publisher_from_environment
     from sink_engine.driver.spark_runner import spark_session, tasks_share_driver_process
+    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
     from sink_engine.progress import ProgressBoard
-    from sink_engine.transform.settings import TransformSettings
 
     run = RunSettings.from_config(config)
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
     _checked_before_spark(config, math.inf if wait_for_lease else 0)
-    spark = spark_session(f"sink-engine-{config.name}")
-    # the tasks can report through the driver's disk only when they run in its process; a pipe gets the totals line
-    tty = sys.stdout.isatty()
-    board = ProgressBoard(sys.stdout, None if tty else PIPE_PROGRESS_S) if tasks_share_driver_process(spark) else None
-    summary = run_job(config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, say=_say)
+    with stop_on_signals(config.name) as stop:
+        spark = spark_session(f"sink-engine-{config.name}")
+        # the tasks can report through the driver's disk only when they run in its process; a pipe gets the totals
+        tty = sys.stdout.isatty()
+        board = (
+            ProgressBoard(sys.stdout, None if tty else PIPE_PROGRESS_S) if tasks_share_driver_process(spark) else None
+        )
+        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
+            summary = run_job(
+                config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, say=_say, stop=stop
+            )
+            _print_run(config, run, summary)
+    return 0
+
+
+def _print_run(config: SinkConfig, run: RunSettings, summary) -> None:
+    from sink_engine.dlq.settings import DeadLetterSettings
+    from sink_engine.transform.settings import TransformSettings
+
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{run.bucket}/{f.key}"  # a table's data file: its URI
         print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
@@ -251,33 +266,34 @@ def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
         print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
     if TransformSettings.from_config(config):
         print(f"dropped by transforms: {summary.records_dropped} records")
-    return 0
 
 
 def _run_continuous(config: SinkConfig, wait_for_lease: bool = False) -> int:
-    """`run --continuous`: until SIGTERM or SIGINT (EMR Serverless' CancelJobRun with a grace period sends SIGTERM).
-    It waits for a held lease up to 1.5 leases (EMR retries a failed streaming attempt at once: the lease of the
-    attempt that failed is still held), or for as long as it is held with `--wait-for-lease`."""
-    import signal
-    import threading
-
+    """`run --continuous`: until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a
+    grace period: driver/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
+    attempt at once: the lease of the attempt that failed is still held), or for as long as it is held with
+    `--wait-for-lease`."""
     from sink_engine.continuous.driver import check_continuous, run_continuous
     from sink_engine.driver.spark_runner import spark_session
+    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
 
     run = check_continuous(config).run
-    stop = threading.Event()
-    for number in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(number, lambda *_: stop.set())
     _checked_before_spark(config, math.inf if wait_for_lease else 1.5 * run.lease_ms / 1000)
-    spark = spark_session(f"sink-engine-{config.name}")
-    summary = run_continuous(config, spark, dynamodb_client(run.region), stop, say=_say)
+    with stop_on_signals(config.name) as stop:
+        spark = spark_session(f"sink-engine-{config.name}")
+        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
+            summary = run_continuous(config, spark, dynamodb_client(run.region), stop, say=_say)
+            _print_continuous(summary)
+    return 0
+
+
+def _print_continuous(summary) -> None:
     for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
         print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
     print(
         f"continuous run stopped after {summary.seconds:.1f}s: {summary.files} files, {summary.records_written} "
         f"records{_where_tasks_ran(summary.executors)}"
     )
-    return 0
 
 
 def _where_tasks_ran(executors: tuple[str, ...]) -> str:

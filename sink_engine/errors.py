@@ -79,6 +79,12 @@ class RunTimeoutError(SinkError):
     a task did not stop, its Spark job was cancelled (nothing committed). The lease is released either way."""
 
 
+class RunStoppedError(SinkError):
+    """A bounded run was asked to stop (SIGTERM, SIGINT or its driver JVM's shutdown) while its tasks ran: its ranges
+    stopped (what their closed files hold is committed) or, when a task did not stop within half the lease, its Spark
+    job was cancelled (nothing committed). The lease is released either way."""
+
+
 class SourceError(SinkError):
     """Kafka could not be reached or did not deliver the planned records."""
 

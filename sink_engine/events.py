@@ -25,6 +25,7 @@ SNAPSHOT_COMMITTED = "SNAPSHOT_COMMITTED"  # IcebergFormat: a run's data files a
 OFFSETS_RECOVERED = "OFFSETS_RECOVERED"  # IcebergFormat: DynamoDB moved forward to a snapshot's offsets
 FILES_STAGED = "FILES_STAGED"  # IcebergFormat, continuous: a task handed a partition's closed data files to the driver
 STAGE_FILE_KEPT = "STAGE_FILE_KEPT"  # IcebergFormat, continuous: a spent staged file S3 did not delete (left behind)
+RUN_STOP_REQUESTED = "RUN_STOP_REQUESTED"  # SIGTERM/SIGINT, or the driver JVM's shutdown (`by`): the run stops
 RUN_TIMED_OUT = "RUN_TIMED_OUT"  # sink.run.timeout.ms passed with a task still running: its Spark job is cancelled
 TRANSACTION_RETRIED = "TRANSACTION_RETRIED"  # DynamoDB cancelled a transaction for a transient reason; sent again
 CONFIG_KEY_IGNORED = "CONFIG_KEY_IGNORED"  # a connector key no one knows, ignored (config/key_policy.py)

@@ -8,7 +8,8 @@ Spark workers do not see environment changes made after the session started, so 
 armed with a file instead (`arm_task_failpoint`): `task_mid_range` kills the Python worker reading a
 topic-partition (`os._exit`) once its first chunk of records is written, in as many attempts as armed (one by
 default, so that Spark's retry of the task goes on); `task_stall` makes it hang there instead (a task stuck outside
-Kafka, for `sink.run.timeout.ms`).
+Kafka, for `sink.run.timeout.ms`); `task_pause` holds it there until the test lets it go on
+(`release_task_failpoint`: a task caught mid-range when its run is asked to stop).
 
 A kill from outside at a random moment may land after the work it meant to interrupt is done (on a loaded machine,
 a restore of a thousand records can finish within the delay). A counted failpoint places it instead:
@@ -30,7 +31,7 @@ from pathlib import Path
 
 ENV_VAR = "SINK_ENGINE_FAILPOINT"
 NAMES = ("after_upload_before_commit", "after_snapshot_before_commit", "after_first_commit")
-TASK_NAMES = ("task_mid_range", "task_stall")
+TASK_NAMES = ("task_mid_range", "task_stall", "task_pause")
 COUNTED_NAMES = ("restore_sigkill", "restore_sigstop")
 STALL_SECONDS = 600
 KILLED_EXIT = 70
@@ -73,13 +74,20 @@ def arm_task_failpoint(name: str, scope: str, times: int = 1) -> Path:
     assert name in TASK_NAMES and times > 0, (name, times)
     path = _arm_file(name, scope)
     _fired_file(path).unlink(missing_ok=True)
+    if name == "task_pause":
+        _held_file(path).touch()
     path.write_text(str(times))
     return path
 
 
+def release_task_failpoint(name: str, scope: str) -> None:
+    """Let a task held by `task_pause` go on."""
+    _held_file(_arm_file(name, scope)).unlink(missing_ok=True)
+
+
 def task_failpoint(name: str, scope: str) -> None:
-    """Kill this process without any cleanup (`task_stall`: hang for STALL_SECONDS) if `arm_task_failpoint(name,
-    scope)` armed it; counts one down."""
+    """Kill this process without any cleanup (`task_stall`: hang for STALL_SECONDS; `task_pause`: until released,
+    at most as long) if `arm_task_failpoint(name, scope)` armed it; counts one down."""
     assert name in TASK_NAMES, name
     path = _arm_file(name, scope)
     try:
@@ -93,6 +101,11 @@ def task_failpoint(name: str, scope: str) -> None:
         path.unlink(missing_ok=True)
     if name == "task_stall":
         time.sleep(STALL_SECONDS)
+        return
+    if name == "task_pause":
+        deadline = time.monotonic() + STALL_SECONDS
+        while _held_file(path).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         return
     os._exit(KILLED_EXIT)
 
@@ -108,6 +121,10 @@ def task_failpoint_fired(name: str, scope: str) -> int | None:
 
 def _fired_file(armed: Path) -> Path:
     return armed.with_name(armed.name + ".fired")
+
+
+def _held_file(armed: Path) -> Path:
+    return armed.with_name(armed.name + ".held")
 
 
 def _arm_file(name: str, scope: str) -> Path:

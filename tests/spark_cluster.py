@@ -8,6 +8,8 @@ where tasks ran.
   directory and an environment of its own (Java and loopback only): its executors see the driver's
   `spark.executorEnv.*` and nothing else of the driver's environment, and unpack `spark.archives` themselves.
 - `task_ends(event_log_dir)`: every task attempt the event log recorded, with the executor that ran it.
+- `spark_submit_jvm(job)`: the driver's JVM of a job spark-submit started (what a test sends SIGTERM to, as EMR's
+  CancelJobRun with a grace period does).
 """
 from __future__ import annotations
 
@@ -66,6 +68,21 @@ def spark_submit(master: str, arguments: list[str], event_log_dir: Path | None =
     return subprocess.Popen(spark_submit_command(master, entry_point, arguments, event_log_dir, confs),
                             cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **spark_env(), **python, **(env or {})})
+
+
+def spark_submit_jvm(job: subprocess.Popen):
+    """The driver's JVM of a job started by spark-submit (a psutil.Process): spark-submit itself, whose scripts exec
+    the JVM, or the process under it running SparkSubmit. What EMR's CancelJobRun with a grace period signals."""
+    import psutil
+
+    root = psutil.Process(job.pid)
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            if "org.apache.spark.deploy.SparkSubmit" in process.cmdline():
+                return process
+        except psutil.Error:
+            continue
+    raise AssertionError(f"no SparkSubmit JVM under process {job.pid}")
 
 
 @dataclass(frozen=True)

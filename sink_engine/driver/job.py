@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from sink_engine.driver.run_timeout import RunWatchdog
 from sink_engine.driver.settings import RunSettings
 from sink_engine.driver.spark_runner import RangesRun
 from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
-from sink_engine.errors import RunTimeoutError, SinkError
+from sink_engine.errors import RunStoppedError, RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
 from sink_engine.model import PartitionRange, TaskResult, TopicPartition
 from sink_engine.offsets import LeaseKeeper, Leases, LeaseToken, OffsetStore, table_exists
@@ -118,9 +119,12 @@ def run_job(
     progress: ProgressBoard | None = None,
     metrics: MetricsPublisher | None = None,
     say: Callable[[str], None] = lambda line: None,
+    stop: threading.Event | None = None,
 ) -> RunSummary:
     """One bounded run. Raises LeaseHeldError (another run is active), CommitConflictError (this run
-    lost its lease), TaskFailedError (a record or upload failed; what came before it is committed).
+    lost its lease), TaskFailedError (a record or upload failed, or `stop` was set while the tasks ran and they stopped
+    early; what came before it is committed), RunStoppedError (`stop` was set and a task did not stop within half the
+    lease: the Spark job was cancelled, nothing committed).
     `progress` shows the tasks' progress while they run (local mode); `metrics` publishes the run's figures once its
     commits are done, also before a TaskFailedError; `say` is told when the lease is taken and what was planned."""
     started, started_wall = time.monotonic(), time.time()
@@ -153,7 +157,15 @@ def run_job(
                 f"planned: {sum(len(r) for r in planned):,} records in {len(planned)} of {len(ranges)} partitions"
                 + (f"; starting their tasks (at most tasks.max={run.tasks_max})" if planned else "")
             )
-            watchdog = RunWatchdog(spark, config.name, run.timeout_ms, started_wall)
+            watchdog = RunWatchdog(
+                spark,
+                config.name,
+                run.timeout_ms,
+                started_wall,
+                stop,
+                lambda: leases.request_stop(token),
+                duration / 2000,
+            )
             written = _write_ranges(spark, target, run, watchdog.bounded(planned), progress, watchdog)
             results = written.results
             summary = RunSummary(ranges, results, end_offsets=ends, executors=written.executors)
@@ -215,6 +227,12 @@ def _write_ranges(
         with watchdog:
             return run_ranges(spark, target, ranges, run.tasks_max, progress.directory if progress else None)
     except SparkTaskError as e:
+        if watchdog.stopped:
+            raise RunStoppedError(
+                f"run of connector '{run.connector}' was asked to stop and a task was still running half of "
+                f"sink.lease.duration.ms={run.lease_ms} later: its Spark job was cancelled, nothing was committed and "
+                f"the next run goes on from the last commit"
+            ) from e
         if not watchdog.fired:
             raise
         raise RunTimeoutError(

@@ -14,6 +14,7 @@ from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.target import Target
 
 LOCAL_TASK_ATTEMPTS = 4
+STOP_CHECK_S = 5.0  # the most a bounded run's task reads its lease item for a stop request: one GetItem per task
 
 
 class SparkTaskError(SinkError):
@@ -154,7 +155,8 @@ def _job_failure(error: Exception) -> str:
 def _task_function(target: Target, progress_dir: str | None = None):
     """A task's work: its ranges, written to `target`, with settings built once where the task runs (the target
     too: an Iceberg catalog's S3 endpoint defaults to the worker's AWS_ENDPOINT_URL), and one Kafka consumer and
-    one S3 client for all of them: a range pays neither connections nor authentication of its own."""
+    one S3 client for all of them: a range pays neither connections nor authentication of its own. The ranges stop
+    early when the run is asked to stop (the lease item's stop request, task/deadline.py's `LeaseStopProbe`)."""
 
     def process(groups):
         from sink_engine.source.reader import RangeReader
@@ -164,12 +166,28 @@ def _task_function(target: Target, progress_dir: str | None = None):
         settle_worker()
         settings = TaskSettings.from_config(target.config)
         client = upload_client(settings.s3)
+        stop = _stop_probe(target)
         with RangeReader(settings.source) as reader:
             for group in groups:
                 for planned in group:
-                    yield target.write_range(settings, planned, client, progress_dir, reader)
+                    yield target.write_range(settings, planned, client, progress_dir, reader, stop)
 
     return process
+
+
+def _stop_probe(target: Target):
+    """A bounded run's task's `LeaseStopProbe`: every quarter of the lease, at most every STOP_CHECK_S."""
+    from sink_engine.aws import dynamodb_client
+    from sink_engine.driver.job import now_ms
+    from sink_engine.driver.settings import RunSettings
+    from sink_engine.offsets import Leases
+    from sink_engine.task.deadline import LeaseStopProbe
+
+    run = RunSettings.from_config(target.config)
+    every_s = min(STOP_CHECK_S, run.lease_ms / 4000)
+    return LeaseStopProbe(
+        lambda: Leases(dynamodb_client(run.region), run.offsets_table, now_ms), run.connector, every_s
+    )
 
 
 def warm_up(spark, tasks: int, modules: tuple[str, ...] = ()) -> None:

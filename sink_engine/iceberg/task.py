@@ -10,6 +10,7 @@ to the driver's commit as the result's `TableFiles` (`RoutedFiles` with fan-out)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sink_engine.errors import RecordError, SinkError
@@ -108,6 +109,7 @@ def run_table_range(
     client=None,
     progress_dir: str | None = None,
     reader: RangeReader | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> TaskResult:
     """Write the range's records as data files of its table and report them (not committed); `write_to`'s
     contract."""
@@ -115,4 +117,4 @@ def run_table_range(
     def output_for(_settings: TaskSettings, range_: PartitionRange, _uploader: Uploader) -> TableOutput:
         return TableOutput(iceberg, range_, connector)
 
-    return write_to(output_for, settings, planned, client, progress_dir, reader)
+    return write_to(output_for, settings, planned, client, progress_dir, reader, stop)

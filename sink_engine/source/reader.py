@@ -125,6 +125,7 @@ def _consume(consumer: Consumer, timeout_s: float, planned: PartitionRange) -> I
             )
             task_failpoint("task_mid_range", f"{planned.topic}-{planned.partition}")
             task_failpoint("task_stall", f"{planned.topic}-{planned.partition}")
+            task_failpoint("task_pause", f"{planned.topic}-{planned.partition}")
         if done:
             return
 

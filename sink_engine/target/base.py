@@ -57,9 +57,11 @@ class Target(ABC):
         client=None,
         progress_dir: str | None = None,
         reader: RangeReader | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> TaskResult:
         """A Spark task's side: write one planned range, as `sink_engine.task.run.write_to` does (never raises a
-        SinkError; what the driver's `commit` needs beyond the offsets is the result's `target_result`)."""
+        SinkError; what the driver's `commit` needs beyond the offsets is the result's `target_result`; `stop` ends
+        it early, task/deadline.py)."""
 
     def check_continuous(self) -> None:
         """ConfigError naming the key of what a continuous run cannot write of this target's (`writes_continuously`

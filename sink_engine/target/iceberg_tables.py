@@ -99,10 +99,10 @@ class IcebergTablesTarget(Target):
             )
         super().check_continuous()
 
-    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):
+    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None, stop=None):
         from sink_engine.iceberg.task import run_table_range
 
-        return run_table_range(settings, self.settings, self.config.name, planned, client, progress_dir, reader)
+        return run_table_range(settings, self.settings, self.config.name, planned, client, progress_dir, reader, stop)
 
     def stream_output(self, settings, planned, uploader):
         from sink_engine.iceberg.task import TableOutput

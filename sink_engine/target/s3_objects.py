@@ -12,10 +12,10 @@ from sink_engine.target.base import Target
 class S3ObjectsTarget(Target):
     writes_continuously = True
 
-    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):
+    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None, stop=None):
         from sink_engine.task.run import run_range
 
-        return run_range(settings, planned, client, progress_dir, reader)
+        return run_range(settings, planned, client, progress_dir, reader, stop)
 
     def stream_output(self, settings, planned, uploader):
         from sink_engine.task.object_output import ObjectOutput

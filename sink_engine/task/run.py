@@ -3,6 +3,8 @@ settle. `write_to` is the same for every target; `run_range` writes S3 objects (
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import SinkError
@@ -26,9 +28,10 @@ def run_range(
     client=None,
     progress_dir: str | None = None,
     reader: RangeReader | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> TaskResult:
     """`write_to` the S3 objects of the range."""
-    return write_to(ObjectOutput, settings, planned, client, progress_dir, reader)
+    return write_to(ObjectOutput, settings, planned, client, progress_dir, reader, stop)
 
 
 def write_to(
@@ -38,18 +41,20 @@ def write_to(
     client=None,
     progress_dir: str | None = None,
     reader: RangeReader | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> TaskResult:
     """Write the range's records into the output `output_for` builds and report what it closed. Never raises a
     SinkError: it is returned in the result, with the files closed and uploaded before it, so the driver can
     commit that much. With `progress_dir`, reports how far it got there (progress.TaskProgress). A task's ranges
-    share its S3 `client` and its `reader` (one Kafka consumer); without them, the range makes its own."""
+    share its S3 `client` and its `reader` (one Kafka consumer); without them, the range makes its own. `stop`
+    (task/deadline.py) ends the range early, as its deadline does."""
     uploader = Uploader(client or upload_client(settings.s3), settings.bucket, settings.object_options)
     output = output_for(settings, planned, uploader)
     writer, result = output.writer, TaskResult(range=planned, next_offset=planned.start_offset)
     steps = record_steps(settings, planned.topic, output.partitioner, output.sidecars)
     router, processed = router_for(settings.dead_letters, planned, uploader), planned.start_offset
     dropped: list[int] = []
-    chunks = within_deadline(read_records(settings, planned, reader), planned)  # a generator: reads when iterated
+    chunks = within_deadline(read_records(settings, planned, reader), planned, stop=stop)  # reads when iterated
     progress = TaskProgress(progress_dir, planned) if progress_dir else None
     try:
         error = None

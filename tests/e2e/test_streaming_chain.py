@@ -3,9 +3,9 @@ records produced to the broker -> the MSK event Lambda's event source would deli
 (trigger role) -> StartJobRun of an EMR Serverless STREAMING job run -> the job run from exactly that request with
 spark-submit and the packaged archive (the connector's job role) on a standalone Spark cluster -> objects in S3 and
 offsets in DynamoDB as files close on the 5 s schedule, while the same batch delivered again and the idle-flush tick
-start no second run; then the Python driver is sent SIGTERM (what EMR Serverless' CancelJobRun with a grace period
-is documented to let a PySpark job clean up on: docs/aws-fidelity.md), and the job commits, releases its lease and
-exits 0.
+start no second run; then the driver's JVM alone is sent SIGTERM (EMR Serverless' CancelJobRun with a grace period
+runs the job's JVM shutdown hooks: docs/aws-fidelity.md), and through the engine's hook the job commits, releases its
+lease and ends, every process of it within the lease.
 
 The deployment is dev's with the test connector opted in (`continuous.connectors.<name>`; tests/iam/streaming.py),
 in a world of its own: a broker and an IAM-enforcing moto whose EMR Serverless keeps a run RUNNING until cancelled
@@ -18,7 +18,6 @@ import json
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import psutil
 import pytest
@@ -30,8 +29,8 @@ from tests.deployed.lambda_runner import invoke
 from tests.e2e.msk_events import msk_event, read_records
 from tests.iam.engine import PARTITIONS
 from tests.iam.functions import HANDLERS
-from tests.iam.streaming import RETRIES_PER_HOUR, SCHEDULE_MS, streaming_world
-from tests.spark_cluster import ENTRY_POINT
+from tests.iam.streaming import LEASE_MS, RETRIES_PER_HOUR, SCHEDULE_MS, streaming_world
+from tests.spark_cluster import ENTRY_POINT, spark_submit_jvm
 
 FIRST, SECOND = 300, 200  # records produced before the job starts, and while it runs (orders-0 and orders-1)
 LAND_WITHIN_S = 120  # Spark's start on the cluster, then the 5 s schedule
@@ -77,28 +76,6 @@ def _wait_for(here, count: int, job: subprocess.Popen) -> list[int]:
             return landed
         time.sleep(1)
     return _landed(here)
-
-
-def _python_driver(job: subprocess.Popen) -> psutil.Process:
-    """The job's Python driver: the process spark-submit's JVM started on the entry point (PySpark's PythonRunner),
-    the archive's interpreter running `<entry point> run --continuous ...`."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        for child in psutil.Process(job.pid).children(recursive=True):
-            try:
-                command = child.cmdline()
-            except psutil.Error:
-                continue
-            if command and Path(command[0]).name.startswith("python") and "--continuous" in command:
-                return child
-        time.sleep(0.5)
-    found = []
-    for child in psutil.Process(job.pid).children(recursive=True):
-        try:
-            found.append(child.cmdline())
-        except psutil.Error:
-            pass
-    raise AssertionError(f"no Python driver process under spark-submit (exit {job.poll()}): {found}")
 
 
 def _lease(here) -> dict:
@@ -151,8 +128,13 @@ def chain(artifacts, spark_cluster, tmp_path_factory) -> dict:
             produced_at = time.monotonic()
             second = _wait_for(here, FIRST + SECOND, job)
             second_s = time.monotonic() - produced_at
-            # CancelJobRun with a grace period: the job's Python driver gets SIGTERM
-            _python_driver(job).send_signal(signal.SIGTERM)
+            # CancelJobRun with a grace period: the job's driver JVM gets SIGTERM, and runs its shutdown hooks
+            jvm = spark_submit_jvm(job)
+            tree = [jvm, *jvm.children(recursive=True)]
+            signalled = time.monotonic()
+            jvm.send_signal(signal.SIGTERM)
+            _, alive = psutil.wait_procs(tree, timeout=120)
+            ended_s = time.monotonic() - signalled
             out, err = job.communicate(timeout=120)
         finally:
             if job.poll() is None:
@@ -161,6 +143,7 @@ def chain(artifacts, spark_cluster, tmp_path_factory) -> dict:
         return {"started": started, "run": run, "first": first, "again": again, "runs": runs_while_active,
                 "lease_while_running": lease_while_running, "second": second, "second_s": second_s,
                 "code": job.returncode, "stdout": out, "stderr": err, "lease": _lease(here),
+                "alive": [p.pid for p in alive], "ended_s": ended_s,
                 "offsets": _offsets(here), "landed": _landed(here), "principals": here.principals,
                 "index": here.index}
 
@@ -192,8 +175,9 @@ def test_the_job_from_that_request_lands_what_arrives_as_files_close(chain):
     assert chain["second_s"] < 30 * SCHEDULE_MS / 1000
 
 
-def test_sigterm_to_the_python_driver_commits_releases_the_lease_and_exits_0(chain):
+def test_sigterm_to_the_driver_jvm_commits_releases_the_lease_and_ends_the_job_within_the_lease(chain):
     assert chain["code"] == 0, chain["stderr"][-4000:]
+    assert not chain["alive"] and chain["ended_s"] < LEASE_MS / 1000, (chain["alive"], chain["ended_s"])
     assert "continuous run stopped" in chain["stdout"]
     assert chain["landed"] == list(range(FIRST + SECOND))  # each record once
     assert chain["offsets"]["OFFSET#orders#0"] + chain["offsets"]["OFFSET#orders#1"] == FIRST + SECOND

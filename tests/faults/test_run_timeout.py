@@ -33,7 +33,8 @@ def test_a_range_past_the_deadline_keeps_only_its_closed_files(topic_config, s3,
     # given a clock that passes the run's deadline after the range's first chunk
     ticks = iter([0.0] + [100.0] * 10)
     monkeypatch.setattr(run, "within_deadline",
-                        lambda chunks, planned: deadline.within_deadline(chunks, planned, lambda: next(ticks)))
+                        lambda chunks, planned, stop=None: deadline.within_deadline(chunks, planned,
+                                                                                    lambda: next(ticks), stop))
     planned = PartitionRange(config["topics"][0], 0, 0, PER_PARTITION, None, deadline_ms=50_000)
     # when the range runs
     result = run.run_range(TaskSettings.from_config(config), planned, client=s3)

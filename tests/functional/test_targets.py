@@ -35,8 +35,8 @@ class ManifestedObjects(S3ObjectsTarget):
     def init(self) -> list[str]:
         return [f"manifests: s3://{BUCKET}/{self._prefix}"]
 
-    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None):
-        result = super().write_range(settings, planned, client, progress_dir, reader)
+    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None, stop=None):
+        result = super().write_range(settings, planned, client, progress_dir, reader, stop)
         result.target_result = tuple(f.key for f in result.files)
         return result
 
