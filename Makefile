@@ -6,9 +6,18 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
+.PHONY: venv kafka cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
 
-venv: $(STAMP)
+venv: $(STAMP) kafka
+
+# Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
+# .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
+# keeps its downloads in its local repository (~/.m2), so a reinstall resolves offline.
+kafka: $(VENV)/kafka/3.9/.installed
+
+$(VENV)/kafka/%/.installed: devtools/kafka/pom.xml devtools/kafka/kafka-%.sha256 devtools/kafka_dist.py | $(STAMP)
+	rm -f $@
+	$(PY) -m devtools.kafka_dist install $*
 
 # The AWS CDK CLI pinned in package.json (npx aws-cdk then runs it from node_modules).
 cdk-cli: $(CDK_STAMP)
@@ -61,6 +70,11 @@ test-scale: venv
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
 test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
+
+# A representative part of the suite against Apache Kafka 4.1, the newest line MSK offers (make test runs 3.9): the
+# exactly-once runs, transactions, continuous runs, Iceberg upserts and the Kafka faults; run by CI after make test.
+test-kafka4: venv $(VENV)/kafka/4.1/.installed
+	KAFKA_VERSION=4.1 $(PY) -m pytest -n 2 --dist loadgroup $(KAFKA4_TESTS)
 
 # A run over 1,000 partitions end to end (tests/faults/test_many_partitions.py; about a minute on 2 cores).
 test-many-partitions: venv
