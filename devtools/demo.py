@@ -73,7 +73,7 @@ def produce_step(stack: LocalStack, count: int, first_id: int) -> None:
 
 
 def main() -> int:
-    step("starting the local stack (Kafka-protocol broker, moto server for S3 and DynamoDB)")
+    step("starting the local stack (Apache Kafka broker, moto server for S3 and DynamoDB)")
     with LocalStack() as stack, tempfile.TemporaryDirectory() as work:
         stack.apply_env()
         print(f"    Kafka at {stack.bootstrap_servers}, AWS endpoint {stack.aws_endpoint}")

@@ -37,7 +37,9 @@ SETTINGS = {
     "transaction.state.log.num.partitions": "4",
     "group.initial.rebalance.delay.ms": "0",
     "num.partitions": "1",
-    # as MSK's default configuration: a topic is made by CreateTopics, never by a Metadata request or a produce
+    "log.cleaner.backoff.ms": "500",  # a compacted topic's closed segments are cleaned within a second (default 15 s)
+    # as MSK's default configuration ("Default Amazon MSK configuration", MSK Developer Guide): a topic is made by
+    # CreateTopics, never by a Metadata request or a produce
     "auto.create.topics.enable": "false",
 }
 JVM_OPTIONS = [

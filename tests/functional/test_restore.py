@@ -1,7 +1,6 @@
 """`sink-engine restore` end to end (real broker, moto's server, local Spark): a backup produced back into a new
 topic, every record equal and in order per partition; reruns, ranges, sidecars, partition-count mismatch.
-Tansu stamps CreateTime only (docs/aws-fidelity.md): LogAppendTime rows are unit-tested
-(tests/unit/test_restore_objects.py)."""
+The topics here are CreateTime: LogAppendTime rows are unit-tested (tests/unit/test_restore_objects.py)."""
 from __future__ import annotations
 
 import base64
