@@ -13,7 +13,7 @@ from sink_engine.errors import ConfigError, SourceError
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.source.client_config import consumer_settings
 from sink_engine.source.consumer import make_consumer
-from sink_engine.source.metadata import watermarks
+from sink_engine.source.metadata import await_leaders, watermarks
 from sink_engine.source.reader import read_range
 from sink_engine.source.settings import SourceSettings
 
@@ -82,7 +82,7 @@ def ensure_topic(source: SourceSettings, topic: str, replication_factor: int, ti
         except KafkaException as e:
             if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
-        return len(admin.list_topics(topic=topic, timeout=timeout_s).topics[topic].partitions)
+        return await_leaders(admin, topic, timeout_s)
     except KafkaException as e:
         raise SourceError(f"cannot create or describe the dead-letter topic {topic}: {e}") from e
 
