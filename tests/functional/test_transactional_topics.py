@@ -10,37 +10,7 @@ from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
 from tests.runs import committed_offsets
 from tests.s3_reader import landed_records, list_keys, read_json_lines
-
-
-class Transactional:
-    """A transactional producer whose records' offsets are kept: `offsets[n]` is (partition, offset) of value n."""
-
-    def __init__(self, bootstrap: str, transactional_id: str):
-        self.producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id,
-                                  "linger.ms": 5})
-        self.producer.init_transactions(30)
-        self.offsets: dict[int, tuple[int, int]] = {}
-
-    def send(self, topic: str, numbers: range, partitions: int) -> None:
-        """In an open transaction (begun here when none is): value {"n": n} to partition n % partitions."""
-        for n in numbers:
-            self.producer.produce(topic, orjson.dumps({"n": n}), key=str(n).encode(), partition=n % partitions,
-                                  on_delivery=self._delivered)
-        self.producer.flush(30)
-
-    def begin(self) -> Transactional:
-        self.producer.begin_transaction()
-        return self
-
-    def commit(self) -> None:
-        self.producer.commit_transaction(30)
-
-    def abort(self) -> None:
-        self.producer.abort_transaction(30)
-
-    def _delivered(self, error, message) -> None:
-        assert error is None, error
-        self.offsets[orjson.loads(message.value())["n"]] = (message.partition(), message.offset())
+from tests.transactional import Transactional
 
 
 def plain_records(bootstrap: str, topic: str, numbers: range, partitions: int) -> None:
