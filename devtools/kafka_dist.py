@@ -85,6 +85,8 @@ def resolve(line: str, into: Path) -> None:
     """Maven copies the line's jars and their runtime dependencies into `into`."""
     command = ["mvn", "-q", "-B", "-Dstyle.color=never", "--strict-checksums", "-f", str(POM), "-P", f"kafka-{line}"]
     command += ["dependency:copy-dependencies", f"-DoutputDirectory={into}", "-DincludeScope=runtime"]
+    if shutil.which("mvn") is None:
+        raise KafkaNotInstalled(f"Apache Kafka {line} is installed by Maven (mvn), which is not on the PATH")
     subprocess.run(command, check=True, stdin=subprocess.DEVNULL)
 
 
