@@ -79,8 +79,16 @@ def cluster_id() -> str:
 class KafkaBroker:
     """Context manager: a running broker; `bootstrap_servers` is its client listener's advertised address."""
 
-    def __init__(self, line: str | None = None, advertised_port: int | None = None, settings: dict | None = None):
+    def __init__(
+        self,
+        line: str | None = None,
+        advertised_port: int | None = None,
+        settings: dict | None = None,
+        jvm_options: tuple[str, ...] = (),
+    ):
+        """`jvm_options` are added to JVM_OPTIONS (write_class_archive's)."""
         self.line = line or kafka_dist.selected_line()
+        self.jvm_options = jvm_options
         self.port, self.internal_port, self.controller_port = free_port(), free_port(), free_port()
         self.advertised_port = advertised_port or self.port
         self.settings = {**SETTINGS, **(settings or {})}
@@ -98,7 +106,7 @@ class KafkaBroker:
 
     def start(self) -> KafkaBroker:
         """Format a fresh log folder and spawn the broker (do not wait for it: `wait_ready`)."""
-        libs = kafka_dist.libs_dir(self.line)
+        libs = kafka_dist.libs_dir(self.line).resolve()  # the class archive holds the class path it was made with
         self.folder = Path(tempfile.mkdtemp(prefix="kafka-broker-"))
         properties = self._write_config()
         classpath = f"{libs}/*"
@@ -106,7 +114,9 @@ class KafkaBroker:
             f"-Dlog4j.configuration=file:{self.folder / 'log4j.properties'}",
             f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
         ]
-        java = ["java", *JVM_OPTIONS, *logging, "-cp", classpath]
+        archive = kafka_dist.class_archive(self.line)
+        sharing = [f"-XX:SharedArchiveFile={archive}"] if archive.exists() and not self.jvm_options else []
+        java = ["java", *JVM_OPTIONS, *self.jvm_options, *sharing, *logging, "-cp", classpath]
         with open(self.log_file, "ab") as log:
             formatted = subprocess.run(
                 [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(properties)],
@@ -173,3 +183,23 @@ class KafkaBroker:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no broker log)"
+
+
+def write_class_archive(line: str) -> None:
+    """Start a broker of `line` once and stop it, the JVM writing the classes it loaded to `class_archive(line)` as it
+    exits (Java's dynamic class data sharing, `-XX:ArchiveClassesAtExit`): brokers started with the archive map
+    those classes in instead of loading them, which takes about 40% less CPU to a broker that answers (measured:
+    3.8 s without, 2.2 s with). A JVM that cannot use the archive (another Java) ignores it."""
+    target = kafka_dist.class_archive(line)
+    partial = target.with_suffix(".partial")
+    broker = KafkaBroker(line, jvm_options=(f"-XX:ArchiveClassesAtExit={partial}",))
+    try:
+        broker.start().wait_ready()
+        assert broker._process is not None
+        broker._process.terminate()  # the JVM writes the archive as it exits, after the broker's shutdown
+        broker._process.wait(timeout=120)
+        if not partial.exists():
+            raise RuntimeError(f"the broker exited without writing {partial}: {broker._log_tail()}")
+        partial.replace(target)
+    finally:
+        broker.stop()

@@ -55,6 +55,11 @@ def libs_dir(line: str) -> Path:
     return libs
 
 
+def class_archive(line: str) -> Path:
+    """The JVM class archive of the line's broker (kafka_broker.write_class_archive), beside its jars."""
+    return install_root() / line / "classes.jsa"
+
+
 def lock_file(line: str) -> Path:
     return KAFKA_DIR / f"kafka-{line}.sha256"
 
@@ -94,7 +99,7 @@ def install(line: str) -> Path:
     """Resolve, check against the pinned digests, then move into place; returns the install folder."""
     target = install_root() / line
     if (target / ".installed").exists():
-        return target
+        return _with_class_archive(line, target)
     install_root().mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=install_root(), prefix=f".{line}-") as staging:
         libs = Path(staging) / "libs"
@@ -104,8 +109,18 @@ def install(line: str) -> Path:
             raise RuntimeError(f"Apache Kafka {line}: the jars differ from {lock_file(line)}: " + "; ".join(problems))
         shutil.rmtree(target, ignore_errors=True)
         (Path(staging) / ".installed").touch()
+        os.chmod(staging, 0o755)  # (made 0700 by mkdtemp)
         os.rename(staging, target)
         os.mkdir(staging)  # for the TemporaryDirectory's own clean-up
+    return _with_class_archive(line, target)
+
+
+def _with_class_archive(line: str, target: Path) -> Path:
+    """Write the line's JVM class archive when missing (kafka_broker.write_class_archive); returns `target`."""
+    if not class_archive(line).exists():
+        from devtools.kafka_broker import write_class_archive  # (it starts the broker this module installs)
+
+        write_class_archive(line)
     return target
 
 
