@@ -72,10 +72,11 @@ test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
 
 # A representative part of the suite against Apache Kafka 4.1, the newest line MSK offers (make test runs 3.9): the
-# exactly-once runs, transactional topics, dead letters to a topic, continuous runs, Iceberg upserts and connection
-# resets through the fault proxy; run by CI after make test (a few minutes).
+# exactly-once runs, transactional, compacted and trimmed topics, dead letters to a topic, a continuous run over
+# transactions, Iceberg upserts and connection resets through the fault proxy; run by CI after make test.
 KAFKA4_TESTS := tests/functional/test_exactly_once.py tests/functional/test_transactional_topics.py \
-    tests/functional/test_dead_letters.py tests/continuous/test_continuous.py tests/iceberg/test_upsert_exactly_once.py \
+    tests/functional/test_topic_changes.py tests/functional/test_dead_letters.py \
+    tests/continuous/test_continuous_transactions.py tests/iceberg/test_upsert.py \
     tests/faults/test_kafka_faults.py::test_connection_resets_mid_run_the_run_completes
 test-kafka4: venv $(VENV)/kafka/4.1/.installed
 	KAFKA_VERSION=4.1 $(PY) -m pytest -n 2 --dist loadgroup $(KAFKA4_TESTS)
