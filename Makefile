@@ -6,9 +6,18 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv connect-json cdk-cli lint format docs demo test test-faults test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
+.PHONY: venv kafka connect-json cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
 
-venv: $(STAMP) connect-json
+venv: $(STAMP) kafka connect-json
+
+# Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
+# .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
+# keeps its downloads in its local repository (~/.m2), so a reinstall resolves offline.
+kafka: $(VENV)/kafka/3.9/.installed
+
+$(VENV)/kafka/%/.installed: devtools/kafka/pom.xml devtools/kafka/kafka-%.sha256 devtools/kafka_dist.py | $(STAMP)
+	rm -f $@
+	$(PY) -m devtools.kafka_dist install $*
 
 # Kafka's JsonConverter with its dependencies (devtools/jvm/connect-json/pom.xml) under .venv/connect-json/libs: the
 # oracle of tests/unit/test_connect_json_oracle.py (tests/connect_json_oracle.py). Maven keeps its downloads in its
@@ -72,6 +81,16 @@ test-scale: venv
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
 test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
+
+# A representative part of the suite against Apache Kafka 4.1, the newest line MSK offers (make test runs 3.9): the
+# exactly-once runs, transactional, compacted and trimmed topics, dead letters to a topic, a continuous run over
+# transactions, Iceberg upserts and connection resets through the fault proxy; run by CI after make test.
+KAFKA4_TESTS := tests/functional/test_exactly_once.py tests/functional/test_transactional_topics.py \
+    tests/functional/test_topic_changes.py tests/functional/test_dead_letters.py \
+    tests/continuous/test_continuous_transactions.py tests/iceberg/test_upsert.py \
+    tests/faults/test_kafka_faults.py::test_connection_resets_mid_run_the_run_completes
+test-kafka4: venv $(VENV)/kafka/4.1/.installed
+	KAFKA_VERSION=4.1 $(PY) -m pytest -n 2 --dist loadgroup $(KAFKA4_TESTS)
 
 # A run over 1,000 partitions end to end (tests/faults/test_many_partitions.py; about a minute on 2 cores).
 test-many-partitions: venv

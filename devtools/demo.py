@@ -1,6 +1,7 @@
-"""`make demo`: the sink end to end on the embedded local stack, with nothing to install but the venv.
+"""`make demo`: the sink end to end on the embedded local stack, with nothing to install but the venv (which holds
+Apache Kafka's jars: devtools/kafka_dist.py).
 
-Starts a Kafka-protocol broker and moto's S3/DynamoDB on free loopback ports, produces click events to a
+Starts an Apache Kafka broker and moto's S3/DynamoDB on free loopback ports, produces click events to a
 3-partition topic, runs the sink job on local Spark through its CLI, shows what landed and the offsets,
 runs again to show that nothing is written twice, and stops everything it started (also on Ctrl-C).
 """
@@ -73,7 +74,7 @@ def produce_step(stack: LocalStack, count: int, first_id: int) -> None:
 
 
 def main() -> int:
-    step("starting the local stack (Kafka-protocol broker, moto server for S3 and DynamoDB)")
+    step("starting the local stack (Apache Kafka broker, moto server for S3 and DynamoDB)")
     with LocalStack() as stack, tempfile.TemporaryDirectory() as work:
         stack.apply_env()
         print(f"    Kafka at {stack.bootstrap_servers}, AWS endpoint {stack.aws_endpoint}")

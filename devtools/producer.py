@@ -11,14 +11,18 @@ import orjson
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from sink_engine.source.metadata import await_leaders
+
 EVENT_TYPES = ("click", "view", "purchase")
 REGIONS = ("us-east", "us-west", "eu-central")
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+def create_topic(bootstrap: str, topic: str, partitions: int, settings: dict | None = None) -> None:
+    """One replica; `settings`: the topic's configs (`retention.ms`, ...)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
+    for future in admin.create_topics([NewTopic(topic, partitions, 1, config=settings or {})]).values():
         future.result(timeout=30)
+    await_leaders(admin, topic, 30)
 
 
 def sample_event(event_id: int, base_ms: int = 1_700_000_000_000, padding: int = 0) -> dict:

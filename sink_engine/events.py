@@ -16,6 +16,7 @@ LEASE_ACQUIRED = "LEASE_ACQUIRED"
 LEASE_RELEASED = "LEASE_RELEASED"
 LEASE_RELEASE_FAILED = "LEASE_RELEASE_FAILED"  # the lease lapses by itself
 RUN_PLANNED = "RUN_PLANNED"
+RECORDS_EXPIRED = "RECORDS_EXPIRED"  # a committed offset below the partition's log start: those records were deleted
 RUN_FINISHED = "RUN_FINISHED"  # its figures are the run's metrics (sink_engine/driver/metrics.py)
 STREAM_PROGRESS = "STREAM_PROGRESS"  # a continuous run's task: freshness, records written, lag (continuous/progress.py)
 RUN_PROGRESS = "RUN_PROGRESS"  # a continuous run's driver: its tasks' totals, also said on stdout (run_progress.py)

@@ -54,6 +54,13 @@ class PartitionRange:
     def __len__(self) -> int:
         return max(0, self.end_offset - self.start_offset)
 
+    @property
+    def expired(self) -> int:
+        """The offsets from the committed offset to the start (the planner starts at the partition's log start when
+        the commit is below it): records Kafka deleted unread, by retention or DeleteRecords."""
+        committed = self.expected_committed
+        return self.start_offset - committed if committed is not None and committed < self.start_offset else 0
+
 
 @dataclass(frozen=True)
 class ClosedFile:
@@ -83,6 +90,7 @@ class TaskResult:
     dlq_scan_from: int | None = None  # dead-letter topic position to scan from on the next run (see sink_engine.dlq)
     target_result: object = None  # the target's own immutable result of the range, for its commit (None: nothing)
     # offsets before next_offset in no closed file and no dead letter, by reason: `transforms` (dropped by a
-    # transform) and `ignored` (ignored tombstones, and offsets Kafka holds no record at: compacted away,
-    # transaction markers, aborted transactions' records); what `sink-engine verify` accounts with
+    # transform), `ignored` (ignored tombstones, and offsets Kafka holds no record at: compacted away,
+    # transaction markers, aborted transactions' records) and `expired` (deleted from Kafka before they were read:
+    # the committed offset was below the partition's log start offset); what `sink-engine verify` accounts with
     skipped: dict = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""Session-wide real parts: the local stack (Tansu broker, moto server) and one local Spark session."""
+"""Session-wide real parts: the local stack (Apache Kafka broker, moto server) and one local Spark session."""
 from __future__ import annotations
 
 import uuid
@@ -103,13 +103,14 @@ def unique():
 @pytest.fixture(scope="session")
 def new_topic(stack):
     """Create a topic on the session's broker and fill it: `new_topic(config or name, partitions, values=None,
-    keys=None, events=0)` returns its name (a config's first topic). `values` (bytes or None) go round-robin over the
-    partitions with their `keys` (devtools.producer.produce); `events` sample events of ids 0.. (produce_events)."""
+    keys=None, events=0, settings=None)` returns its name (a config's first topic). `values` (bytes or None) go
+    round-robin over the partitions with their `keys` (devtools.producer.produce); `events` sample events of ids 0..
+    (produce_events); `settings` the topic's configs."""
     from devtools.producer import create_topic, produce, produce_events
 
-    def create(topic, partitions: int, values=None, keys=None, events: int = 0) -> str:
+    def create(topic, partitions: int, values=None, keys=None, events: int = 0, settings=None) -> str:
         name = topic if isinstance(topic, str) else topic["topics"][0]
-        create_topic(stack.bootstrap_servers, name, partitions)
+        create_topic(stack.bootstrap_servers, name, partitions, settings)
         if values is not None:
             produce(stack.bootstrap_servers, name, values, partitions, keys=keys)
         if events:

@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
 from tests.s3_reader import list_keys, read_json_lines
 
 BIG = 3 * 1024 * 1024
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # the corpus's topics take its records of several MB (Kafka's default is 1 MB)
 
 
 @dataclass(frozen=True)
@@ -36,14 +38,27 @@ def corpus(partition: int) -> list[Sample]:
     ]
 
 
+def allow_large_records(bootstrap: str, topic: str) -> None:
+    """Set the topic's `max.message.bytes` to MAX_MESSAGE_BYTES, as a topic of records of several MB has it."""
+    entry = ConfigEntry("max.message.bytes", str(MAX_MESSAGE_BYTES),
+                        incremental_operation=AlterConfigOpType.SET)
+    resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[entry])
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # held until the answer: a dropped client ends its requests
+    admin.incremental_alter_configs([resource])[resource].result(30)
+
+
 def produce_samples(bootstrap: str, topic: str, samples_by_partition: dict[int, list[Sample]]) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 16 * 1024 * 1024,
+    """Produce the samples to their partitions, in order, on a topic that takes large records; every one delivered."""
+    allow_large_records(bootstrap, topic)
+    failed: list[str] = []
+    producer = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": MAX_MESSAGE_BYTES,
                          "enable.idempotence": True})
     for partition, samples in samples_by_partition.items():
         for s in samples:
-            producer.produce(topic, value=s.value, key=s.key, partition=partition, headers=list(s.headers) or None)
+            producer.produce(topic, value=s.value, key=s.key, partition=partition, headers=list(s.headers) or None,
+                             on_delivery=lambda error, _: failed.append(str(error)) if error else None)
         producer.flush(60)
-    assert producer.flush(60) == 0
+    assert producer.flush(60) == 0 and not failed, failed
 
 
 def read_topic(bootstrap: str, topic: str) -> list[dict]:

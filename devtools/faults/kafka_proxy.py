@@ -1,6 +1,6 @@
 """A TCP proxy in front of a Kafka broker that injects network faults: reset, stall, outage.
 
-The broker must advertise the proxy's address (Tansu: `--advertised-listener-url tcp://127.0.0.1:<proxy port>`),
+The broker must advertise the proxy's address (devtools/kafka_broker.py: `advertised_port`),
 so that every connection a client opens after bootstrap goes through the proxy too. One thread runs a selector
 loop over every connection; faults are commands to that loop, applied now or once the broker has sent a given
 number of bytes to the clients (a point mid-run that does not depend on timing):

@@ -13,7 +13,7 @@ from sink_engine.errors import ConfigError, SourceError
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.source.client_config import consumer_settings
 from sink_engine.source.consumer import make_consumer
-from sink_engine.source.metadata import watermarks
+from sink_engine.source.metadata import await_leaders, watermarks
 from sink_engine.source.reader import read_range
 from sink_engine.source.settings import SourceSettings
 
@@ -31,6 +31,10 @@ _CONSUMER_ONLY = frozenset(
     }
 )
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# The dead-letter topic this engine creates takes letters as large as its producer sends: a bad record of several MB
+# (which its source topic took) would otherwise be refused by a broker's default of 1 MB (`message.max.bytes`,
+# MSK's too) as MSG_SIZE_TOO_LARGE, and the run fail. A topic made beforehand keeps its own setting.
+TOPIC_CONFIG = {"max.message.bytes": str(MAX_MESSAGE_BYTES)}
 
 
 def client_settings(source: SourceSettings) -> dict:
@@ -54,7 +58,8 @@ def producer(source: SourceSettings, **extra) -> Producer:
 
 
 def ensure_topic(source: SourceSettings, topic: str, replication_factor: int, timeout_s: float = 30.0) -> int:
-    """Create `topic` with one partition when missing (as Kafka Connect does); returns its partition count.
+    """Create `topic` with one partition when missing (as Kafka Connect does), taking letters of up to
+    MAX_MESSAGE_BYTES (TOPIC_CONFIG); returns its partition count.
     ConfigError naming the replication factor's key when the cluster has fewer brokers (Kafka, and so MSK,
     refuses such a topic; a 2-broker MSK cluster with the default 3 is the common case)."""
     admin = AdminClient(client_settings(source))
@@ -71,11 +76,13 @@ def ensure_topic(source: SourceSettings, topic: str, replication_factor: int, ti
                 f"at most {len(cluster.brokers)}, or create the topic beforehand",
             )
         try:
-            admin.create_topics([NewTopic(topic, 1, replication_factor)])[topic].result(timeout=timeout_s)
+            admin.create_topics([NewTopic(topic, 1, replication_factor, config=TOPIC_CONFIG)])[topic].result(
+                timeout=timeout_s
+            )
         except KafkaException as e:
             if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
-        return len(admin.list_topics(topic=topic, timeout=timeout_s).topics[topic].partitions)
+        return await_leaders(admin, topic, timeout_s)
     except KafkaException as e:
         raise SourceError(f"cannot create or describe the dead-letter topic {topic}: {e}") from e
 

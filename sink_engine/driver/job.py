@@ -107,6 +107,18 @@ def plan(config: SinkConfig, store: OffsetStore) -> tuple[list[PartitionRange], 
         auto_offset_reset(source),
         RunSettings.from_config(config).max_records_per_partition,
     )
+    for planned in ranges:
+        if planned.expired:
+            events.emit(
+                events.RECORDS_EXPIRED,
+                logging.WARNING,
+                connector=config.name,
+                topic=planned.topic,
+                partition=planned.partition,
+                committed=planned.expected_committed,
+                log_start=planned.start_offset,
+                records=planned.expired,
+            )
     return ranges, {tp: high for tp, (_, high) in marks.items()}
 
 

@@ -22,10 +22,10 @@ What exactly once rests on:
   all target partitions are scanned. A target partition that now ends before the checkpoint's offset (the topic was
   recreated or truncated) voids the intervals: the whole target is scanned.
 - An idempotent producer: within one restore no record is written twice or out of order by retries.
-Tansu (the local broker) shows aborted transactional records to read_committed readers, and a non-transactional
-producer needs no read_committed to be right, so no transaction is used. Without a producer fence, the lease alone
-keeps a restore that stalled past it from appending records after another took over: a record is produced only while
-the lease is surely still this restore's for longer than its delivery can take (engine.py `_HeldLease`).
+A non-transactional producer needs no read_committed reader of the target to be right, so no transaction is used.
+Without a producer fence, the lease alone keeps a restore that stalled past it from appending records after another
+took over: a record is produced only while the lease is surely still this restore's for longer than its delivery can
+take (engine.py `_HeldLease`).
 """
 
 from sink_engine.restore.engine import RestoreSummary, restore

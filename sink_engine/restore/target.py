@@ -20,7 +20,7 @@ from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.restore.present import Present
 from sink_engine.restore.stored import origin_of
 from sink_engine.source.consumer import make_consumer
-from sink_engine.source.metadata import watermarks
+from sink_engine.source.metadata import await_leaders, watermarks
 from sink_engine.source.reader import read_range
 from sink_engine.source.settings import SourceSettings
 
@@ -38,12 +38,19 @@ def partition_counts(source: SourceSettings, topics: list[str]) -> dict[str, int
     return {name: len(listed[name].partitions) for name in topics if name in listed and listed[name].error is None}
 
 
+# A restored record keeps its original timestamp, which may be older than the cluster's time retention (Kafka's default
+# `retention.ms` is 7 days): the broker would delete such records at its next retention check, minutes after the
+# restore. So a target the restore creates keeps its records until someone sets a retention on it.
+TARGET_CONFIG = {"retention.ms": "-1"}
+
+
 def create_topic(source: SourceSettings, topic: str, partitions: int) -> None:
     """Create the target with the cluster's default replication factor (-1: the broker's
-    default.replication.factor)."""
+    default.replication.factor) and no time retention (TARGET_CONFIG)."""
     admin = AdminClient(client_settings(source))
     try:
-        admin.create_topics([NewTopic(topic, partitions, -1)])[topic].result(timeout=TIMEOUT_S)
+        admin.create_topics([NewTopic(topic, partitions, -1, config=TARGET_CONFIG)])[topic].result(timeout=TIMEOUT_S)
+        await_leaders(admin, topic, TIMEOUT_S)
     except KafkaException as e:
         if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
             raise OptionError("--create-target", f"cannot create {topic}: {e}") from e

@@ -6,6 +6,7 @@ import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTP
+from confluent_kafka.admin import AdminClient
 
 from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
@@ -31,6 +32,23 @@ def list_partitions(consumer: Consumer, source: SourceSettings, timeout_s: float
         if missing:
             raise SourceError(f"topics not found in Kafka: {', '.join(missing)}")
     return sorted(found)
+
+
+def await_leaders(admin: AdminClient, topic: str, timeout_s: float) -> int:
+    """Wait until every partition of a topic just created has a leader in the metadata; returns their count.
+
+    Kafka answers CreateTopics once the controller has the topic, before every broker knows its leaders: a
+    ListOffsets right after it may be answered NOT_LEADER_FOR_PARTITION (seen on Apache Kafka). SourceError when the
+    leaders are not known within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = admin.list_topics(topic=topic, timeout=max(0.001, deadline - time.monotonic())).topics.get(topic)
+        partitions = [] if found is None or found.error is not None else list(found.partitions.values())
+        if partitions and all(p.leader >= 0 and p.error is None for p in partitions):
+            return len(partitions)
+        if time.monotonic() > deadline:
+            raise SourceError(f"the partitions of {topic} have no leader {timeout_s:g}s after its creation")
+        time.sleep(0.05)
 
 
 def watermarks(consumer: Consumer, tps: list[TopicPartition], timeout_s: float = 15.0) -> dict:

@@ -64,12 +64,14 @@ class ObjectOutput(RangeOutput):
 
 def skipped_offsets(result: TaskResult) -> dict[str, int]:
     """The offsets of the committed part of the range in no closed file and no dead letter, by reason (see
-    TaskResult.skipped): what is neither written, dead-lettered nor dropped by a transform was ignored."""
+    TaskResult.skipped): what is neither written, dead-lettered nor dropped by a transform was ignored; what Kafka
+    deleted between the committed offset and the range's start (planner.py) expired."""
     settled = result.next_offset - result.range.start_offset
     ignored = (
         settled - sum(f.record_count for f in result.files) - sum(result.dead_letters.values()) - result.records_dropped
     )
-    return {reason: n for reason, n in (("transforms", result.records_dropped), ("ignored", ignored)) if n}
+    reasons = (("transforms", result.records_dropped), ("ignored", ignored), ("expired", result.range.expired))
+    return {reason: n for reason, n in reasons if n}
 
 
 def commit_point(writer: TopicPartitionWriter, processed: int) -> int:

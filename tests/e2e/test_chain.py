@@ -8,7 +8,7 @@ exactly the StartJobRun it sent, as the job role, and puts each backed-up record
 `make e2e` runs this file alone.
 
 Stand-ins, each written down in docs/aws-fidelity.md: moto's server for AWS (its EMR Serverless runs go straight
-to SUCCESS; the test runs the request itself), the Tansu broker for MSK (plaintext, no IAM auth), this machine's
+to SUCCESS; the test runs the request itself), Apache Kafka's broker for MSK (one node, plaintext, no IAM auth), this machine's
 archive and Lambda packages under the keys and layouts of the deployed ones, and a job run read back through
 moto's own state API (which authorizes nothing).
 """

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from sink_engine.restore.target import TARGET_CONFIG
 from tests.functional.test_restore import PARTITIONS, assert_each_record_once_in_order, backed_up
 from tests.restore_runs import counts, restore_argv, restore_process, restored, topic_records
 
@@ -58,7 +59,7 @@ def test_killed_restores_then_a_clean_one_write_each_record_once(stack, new_topi
     # given an envelope backup of 3 partitions and a target of 3 (partition for partition) or 2 (partitioner)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=PER_PARTITION)
     topic, target = config["topics"][0], f"kills-{unique}"
-    new_topic(target, target_partitions)
+    new_topic(target, target_partitions, settings=TARGET_CONFIG)
     argv = restore_argv(config, tmp_path, target)
     # when restores are killed round after round, then one runs to its end
     rounds = kill_rounds(argv, stack, target, seed)

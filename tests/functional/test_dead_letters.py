@@ -161,8 +161,8 @@ def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(
 
 def test_a_dead_letter_topic_needing_more_brokers_than_the_cluster_has_names_the_key(stack, new_topic, spark, dynamodb,
                                                                                      connector, unique):
-    """Kafka, and so MSK, refuses a topic whose replication factor exceeds its brokers (Tansu creates it anyway:
-    docs/aws-fidelity.md); the engine checks first and names the key: the default 3 on the local single broker."""
+    """Kafka, and so MSK, refuses a topic whose replication factor exceeds its brokers (as the local
+    broker does); the engine checks first and names the key: the default 3 on the local single broker."""
     dlq_topic = f"dlq-{unique}"
     config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq_topic})
     topic = new_topic(config, 1)

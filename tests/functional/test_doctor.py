@@ -127,8 +127,8 @@ def test_each_broken_dependency_is_named_and_fails_the_doctor(broken, healthy, t
 
 def test_a_kafka_login_the_broker_refuses_is_named_with_the_configured_authentication(sasl_broker, healthy, tmp_path,
                                                                                       capsys):
-    # given the connector pointed at a broker that requires SASL, with SCRAM credentials it does not know (Tansu
-    # keeps no SCRAM users: tests/functional/test_sasl_broker.py)
+    # given the connector pointed at a broker that requires SASL, with SCRAM credentials it does not know (the
+    # authenticating Tansu of tests/functional/test_sasl_broker.py, which keeps no SCRAM users)
     document = {**healthy, "config": {
         **healthy["config"], "bootstrap.servers": sasl_broker, "sink.kafka.timeout.ms": "3000",
         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",

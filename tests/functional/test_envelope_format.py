@@ -1,6 +1,6 @@
 """EnvelopeFormat end to end (real broker, moto's server, local Spark): every record backed up whole in each
 encoding, read back by an independent reader, byte-identical after a crash and a rerun; a field partitioner over
-JSON values with the envelope. Tansu stamps CreateTime only (docs/aws-fidelity.md): LogAppendTime is unit-tested."""
+JSON values with the envelope. The topics here are CreateTime: LogAppendTime is unit-tested (docs/aws-fidelity.md)."""
 from __future__ import annotations
 
 import base64

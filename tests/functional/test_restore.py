@@ -1,7 +1,6 @@
 """`sink-engine restore` end to end (real broker, moto's server, local Spark): a backup produced back into a new
 topic, every record equal and in order per partition; reruns, ranges, sidecars, partition-count mismatch.
-Tansu stamps CreateTime only (docs/aws-fidelity.md): LogAppendTime rows are unit-tested
-(tests/unit/test_restore_objects.py)."""
+The topics here are CreateTime: LogAppendTime rows are unit-tested (tests/unit/test_restore_objects.py)."""
 from __future__ import annotations
 
 import base64
@@ -18,11 +17,20 @@ from sink_engine.failpoints import SimulatedCrash
 from sink_engine.offsets import Leases
 from sink_engine.restore import engine
 from sink_engine.restore.lease import RestoreLease
+from sink_engine.restore.target import TARGET_CONFIG
 from tests.builders import with_overrides
 from tests.conftest import BUCKET, TABLE
 from tests.functional.test_envelope_format import BASE_MS, ENCODINGS, produce_records, record
-from tests.restore_runs import (at_once, counts, killed_mid_restore, restore, restore_argv, restore_process, restored,
-                                topic_records)
+from tests.restore_runs import (
+    at_once,
+    counts,
+    killed_mid_restore,
+    restore,
+    restore_argv,
+    restore_process,
+    restored,
+    topic_records,
+)
 from tests.s3_reader import list_keys
 
 PARTITIONS = 3
@@ -114,7 +122,7 @@ def test_a_target_with_another_partition_count_goes_through_the_partitioner(stac
     # given a backup of 3 partitions and an existing target of 2
     config, source = backed_up(stack, spark, dynamodb, connector, "avro")
     topic, target = config["topics"][0], f"fewer-{unique}"
-    new_topic(target, 2)
+    new_topic(target, 2, settings=TARGET_CONFIG)
     # when it is restored, then the output says the records go through the partitioner
     code, out = restore(capsys, restore_argv(config, tmp_path, target))
     assert code == 0, out
@@ -252,7 +260,7 @@ def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(
     # given an envelope backup, and a restore SIGKILLed twice mid-restore (by a failpoint, at seeded random records)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
     topic, target = config["topics"][0], f"killed-{unique}"
-    new_topic(target, PARTITIONS)
+    new_topic(target, PARTITIONS, settings=TARGET_CONFIG)
     argv = restore_argv(config, tmp_path, target)
     killed_mid_restore(argv, stack, PARTITIONS * 400, seed=23, kills=2)
     assert sum(len(r) for r in topic_records(stack.bootstrap_servers, target).values()) < PARTITIONS * 400
@@ -274,7 +282,7 @@ def test_a_restore_paused_past_its_lease_while_another_takes_over_sends_nothing_
     # at its 300th record, once what it sent was acknowledged
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
     topic, target = config["topics"][0], f"paused-{unique}"
-    new_topic(target, PARTITIONS)
+    new_topic(target, PARTITIONS, settings=TARGET_CONFIG)
     argv = restore_argv(config, tmp_path, target)
     paused = restore_process(argv, stack, failpoint="restore_sigstop@300")
     try:
@@ -300,7 +308,7 @@ def test_a_rerun_after_a_late_crash_scans_only_what_came_after_the_last_confirm(
     # acknowledged records after its 5th confirm (the checkpoint of 500 records)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
     topic, target = config["topics"][0], f"late-{unique}"
-    new_topic(target, PARTITIONS)
+    new_topic(target, PARTITIONS, settings=TARGET_CONFIG)
     argv = restore_argv(config, tmp_path, target)
     with monkeypatch.context() as patched:
         patched.setattr(engine, "CONFIRM_EVERY", 100)

@@ -141,16 +141,16 @@ def patch() -> None:
 @contextmanager
 def lifecycle_moto(free_requests: int) -> Iterator[str]:
     """A moto server with `patch()` applied, enforcing IAM after `free_requests` requests: yields its endpoint."""
-    from devtools.stack import LOOPBACK, _die_with_parent, _wait_for_port, free_port
+    from devtools.processes import LOOPBACK, die_with_parent, free_port, wait_for_port
 
     port = free_port()
     env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": str(free_requests),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen([sys.executable, "-m", "tests.iam.emr_lifecycle", "-H", LOOPBACK, "-p", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                               start_new_session=True, preexec_fn=_die_with_parent, env=env)
+                               start_new_session=True, preexec_fn=die_with_parent, env=env)
     try:
-        _wait_for_port(port, process, "moto server (EMR Serverless life cycle)")
+        wait_for_port(port, process, "moto server (EMR Serverless life cycle)")
         yield f"http://{LOOPBACK}:{port}"
     finally:
         process.terminate()

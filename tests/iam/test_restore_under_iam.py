@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from devtools.producer import create_topic
+from sink_engine.restore.target import TARGET_CONFIG
 from tests.iam.acting import acting_as
 from tests.iam.actions import needs
 from tests.iam.engine import PARTITIONS, CliResult, run_cli
@@ -35,7 +36,7 @@ def restore_log(tmp_path_factory) -> CallLog:
 def requested(engine_run, deployed, principals, iam_stack, world, restore_log) -> dict:
     """The restore of the engine run's `orders` objects asked of the trigger, as the trigger role: the job run it
     started (GetJobRun: moto's state API answers 500 once test_multipart_under_iam.py ran)."""
-    create_topic(iam_stack.bootstrap_servers, TARGET, PARTITIONS[TOPIC])
+    create_topic(iam_stack.bootstrap_servers, TARGET, PARTITIONS[TOPIC], TARGET_CONFIG)
     event = {"action": "restore", "connector": deployed.synthesized.connector, "topic": TOPIC, "target_topic": TARGET}
     with as_function(deployed, principals["trigger"], HANDLERS["trigger"], restore_log) as handler:
         answer = handler(event, LambdaContext())["restore"]
@@ -131,7 +132,7 @@ def test_without_a_read_grant_the_restore_fails_naming_the_refused_call(sid, ope
     # given the job role without the statement that lets a restore list, or read, the connector's objects
     principal = world.role(f"job-without-{sid}", _without_statement(deployed.documents(role_ids["job"]), sid))
     target = f"{TARGET}.{sid.lower()}"
-    create_topic(iam_stack.bootstrap_servers, target, PARTITIONS[TOPIC])
+    create_topic(iam_stack.bootstrap_servers, target, PARTITIONS[TOPIC], TARGET_CONFIG)
     # when the restore runs as it
     with acting_as(principal):
         result = run_cli("restore", "--config", config_uri, "--topic", TOPIC, "--target-topic", target)

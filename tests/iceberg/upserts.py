@@ -17,8 +17,8 @@ from tests.iceberg.tables import table_of
 
 
 def produce_changes(bootstrap: str, topic: str, changes: list[tuple[int, bytes | None, bytes | None]]) -> None:
-    """(partition, key, value) in order; each partition's last record is sent alone after a flush (an exact end
-    offset on Tansu too)."""
+    """(partition, key, value) in order; each partition's last record is sent alone after a flush (as
+    devtools.producer.produce does)."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True})
     last = {partition: i for i, (partition, _, _) in enumerate(changes)}
     for i, (partition, key, value) in enumerate(changes):

@@ -1,0 +1,149 @@
+"""Apache Kafka's broker jars for the test world, installed from Maven Central by the project's own pinned files.
+
+`devtools/kafka/pom.xml` pins each broker line's versions (profile `kafka-<line>`); `devtools/kafka/kafka-<line>.sha256`
+pins the SHA-256 of every jar the line resolves to. `install(line)` runs Maven's `dependency:copy-dependencies` (its
+downloads cached in Maven's local repository, ~/.m2 unless `-Dmaven.repo.local` says otherwise, and checked against
+Central's own checksums), checks the jars against the pinned list (a jar missing, extra or different fails, naming
+it), and only then moves them into `<venv>/kafka/<line>/libs`, where `libs_dir(line)` finds them.
+
+    python -m devtools.kafka_dist install 3.9          # what `make venv` runs (and 4.1 for make test-kafka4)
+    python -m devtools.kafka_dist lock 4.1             # rewrites the pinned list after a version change in the pom
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
+POM = KAFKA_DIR / "pom.xml"
+LINES = ("3.9", "4.1")
+DEFAULT_LINE = "3.9"  # make test's broker; KAFKA_VERSION=4.1 picks the other (make test-kafka4)
+
+
+class KafkaNotInstalled(RuntimeError):
+    """The broker jars of a line are not installed: the message says how to install them."""
+
+
+def selected_line() -> str:
+    """The broker line of this process: `KAFKA_VERSION` (a line of LINES) or the default."""
+    line = os.environ.get("KAFKA_VERSION", DEFAULT_LINE)
+    if line not in LINES:
+        raise ValueError(f"KAFKA_VERSION={line!r} is not a broker line of devtools/kafka/pom.xml: one of {LINES}")
+    return line
+
+
+def install_root() -> Path:
+    """Where installed lines live: the venv's `kafka/` folder (`make clean` removes it with the venv)."""
+    return Path(sys.prefix) / "kafka"
+
+
+def libs_dir(line: str) -> Path:
+    """The installed jars of `line`, for `java -cp '<dir>/*'`."""
+    libs = install_root() / line / "libs"
+    if not (libs.parent / ".installed").exists():
+        raise KafkaNotInstalled(
+            f"Apache Kafka {line} is not installed in {libs.parent}: run `make venv` "
+            f"(or `{sys.executable} -m devtools.kafka_dist install {line}`)"
+        )
+    return libs
+
+
+def class_archive(line: str) -> Path:
+    """The JVM class archive of the line's broker (kafka_broker.write_class_archive), beside its jars."""
+    return install_root() / line / "classes.jsa"
+
+
+def lock_file(line: str) -> Path:
+    return KAFKA_DIR / f"kafka-{line}.sha256"
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """SHA-256 of every jar in `folder`, by file name."""
+    return {jar.name: hashlib.sha256(jar.read_bytes()).hexdigest() for jar in sorted(folder.glob("*.jar"))}
+
+
+def pinned(line: str) -> dict[str, str]:
+    rows = (row.split() for row in lock_file(line).read_text().splitlines() if row.strip())
+    return {name: digest for digest, name in rows}
+
+
+def mismatches(found: dict[str, str], expected: dict[str, str]) -> list[str]:
+    """Each jar that is missing, not pinned or of another digest, named."""
+    problems = [f"{name}: pinned, not resolved" for name in sorted(expected.keys() - found.keys())]
+    problems += [f"{name}: resolved, not pinned" for name in sorted(found.keys() - expected.keys())]
+    problems += [
+        f"{name}: sha256 {found[name]}, pinned {expected[name]}"
+        for name in sorted(found.keys() & expected.keys())
+        if found[name] != expected[name]
+    ]
+    return problems
+
+
+def resolve(line: str, into: Path) -> None:
+    """Maven copies the line's jars and their runtime dependencies into `into`."""
+    command = ["mvn", "-q", "-B", "-Dstyle.color=never", "--strict-checksums", "-f", str(POM), "-P", f"kafka-{line}"]
+    command += ["dependency:copy-dependencies", f"-DoutputDirectory={into}", "-DincludeScope=runtime"]
+    if shutil.which("mvn") is None:
+        raise KafkaNotInstalled(f"Apache Kafka {line} is installed by Maven (mvn), which is not on the PATH")
+    subprocess.run(command, check=True, stdin=subprocess.DEVNULL)
+
+
+def install(line: str) -> Path:
+    """Resolve, check against the pinned digests, then move into place; returns the install folder."""
+    target = install_root() / line
+    if (target / ".installed").exists():
+        return _with_class_archive(line, target)
+    install_root().mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=install_root(), prefix=f".{line}-") as staging:
+        libs = Path(staging) / "libs"
+        resolve(line, libs)
+        problems = mismatches(digests(libs), pinned(line))
+        if problems:
+            raise RuntimeError(f"Apache Kafka {line}: the jars differ from {lock_file(line)}: " + "; ".join(problems))
+        shutil.rmtree(target, ignore_errors=True)
+        (Path(staging) / ".installed").touch()
+        os.chmod(staging, 0o755)  # (made 0700 by mkdtemp)
+        os.rename(staging, target)
+        os.mkdir(staging)  # for the TemporaryDirectory's own clean-up
+    return _with_class_archive(line, target)
+
+
+def _with_class_archive(line: str, target: Path) -> Path:
+    """Write the line's JVM class archive when missing (kafka_broker.write_class_archive); returns `target`."""
+    if not class_archive(line).exists():
+        from devtools.kafka_broker import write_class_archive  # (it starts the broker this module installs)
+
+        write_class_archive(line)
+    return target
+
+
+def lock(line: str) -> None:
+    """Rewrite the pinned digests of `line` from what Maven resolves now."""
+    with tempfile.TemporaryDirectory() as staging:
+        resolve(line, Path(staging))
+        rows = [f"{digest}  {name}\n" for name, digest in digests(Path(staging)).items()]
+    lock_file(line).write_text("".join(rows))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m devtools.kafka_dist", description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("install", "lock"))
+    parser.add_argument("lines", nargs="+", choices=LINES)
+    args = parser.parse_args(argv)
+    for line in args.lines:
+        if args.action == "install":
+            print(install(line))
+        else:
+            lock(line)
+            print(lock_file(line))
+
+
+if __name__ == "__main__":
+    main()
