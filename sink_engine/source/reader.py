@@ -23,7 +23,7 @@ from sink_engine.errors import SourceError
 from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange
 from sink_engine.records import RecordChunk
-from sink_engine.source.consumer import make_consumer
+from sink_engine.source.consumer import fetch_failure, make_consumer
 from sink_engine.source.settings import SourceSettings
 
 BATCH = 10_000
@@ -164,5 +164,5 @@ def _records_only(messages: list, planned: PartitionRange) -> tuple[list, bool]:
     error = errors[position]
     assert error is not None  # found so
     if error.code() != KafkaError._PARTITION_EOF:
-        raise SourceError(f"fetch from {planned.topic}-{planned.partition} failed: {error}")
+        raise SourceError(fetch_failure(planned.topic, planned.partition, error))
     return messages[:position], True
