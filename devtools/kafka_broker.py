@@ -21,7 +21,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from devtools import kafka_dist
-from devtools.kafka_security import ScramTls
+from devtools.kafka_security import OAuthBearerUnsecured, ScramTls
 from devtools.processes import LOOPBACK, free_port, spawn, stop_process, wait_for_port
 
 SETTINGS = {
@@ -86,10 +86,10 @@ class KafkaBroker:
         advertised_port: int | None = None,
         settings: dict | None = None,
         jvm_options: tuple[str, ...] = (),
-        security: ScramTls | None = None,
+        security: ScramTls | OAuthBearerUnsecured | None = None,
     ):
         """`jvm_options` are added to JVM_OPTIONS (write_class_archive's); `security` makes the client listener
-        SASL_SSL with SCRAM users and ACLs (devtools/kafka_security.py)."""
+        SASL_SSL with SCRAM users and ACLs, or SASL_PLAINTEXT with OAUTHBEARER (devtools/kafka_security.py)."""
         self.line = line or kafka_dist.selected_line()
         self.jvm_options = jvm_options
         self.port, self.internal_port, self.controller_port = free_port(), free_port(), free_port()

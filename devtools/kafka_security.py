@@ -9,8 +9,11 @@ may do only what an ACL allows (`allow.everyone.if.no.acl.found` stays false).""
 
 from __future__ import annotations
 
+import base64
 import datetime
 import ipaddress
+import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,3 +102,49 @@ def _certificate(name: str, issuer: tuple | None):
         names = [x509.IPAddress(ipaddress.ip_address(LOOPBACK)), x509.DNSName("localhost")]
         builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
     return key, builder.sign(issuer[0] if issuer else key, hashes.SHA256())
+
+
+@dataclass
+class OAuthBearerUnsecured:
+    """A SASL_PLAINTEXT listener with OAUTHBEARER, its tokens checked by Kafka's default validator for that mechanism
+    (`OAuthBearerUnsecuredValidatorCallbackHandler`): an unsigned JWS (`alg` none) with `sub` (the principal) and
+    `exp` claims passes, any other token is refused. No authorizer: every principal may do anything. This is as far
+    as a broker without AWS gets to MSK IAM: MSK validates its own tokens (a SigV4-presigned URL), no JWS."""
+
+    admin: str = "admin"
+    ca_path: Path | None = None
+
+    def write(self, folder: Path) -> None:
+        """Nothing to make: no TLS, no users."""
+
+    def broker_settings(self) -> dict[str, str]:
+        return {
+            "listener.security.protocol.map": "CLIENT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "sasl.enabled.mechanisms": "OAUTHBEARER",
+            "listener.name.client.oauthbearer.sasl.jaas.config": (
+                f"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                f'unsecuredLoginStringClaim_sub="{self.admin}";'
+            ),
+        }
+
+    def format_arguments(self) -> list[str]:
+        return []
+
+    def client_settings(self, user: str) -> dict[str, str]:
+        """librdkafka's own unsecured JWS for `user`."""
+        return {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanisms": "OAUTHBEARER",
+            "enable.sasl.oauthbearer.unsecure.jwt": "true",
+            "sasl.oauthbearer.config": f"principal={user}",
+        }
+
+
+def unsecured_jws(principal: str, lifetime_s: int = 3600) -> tuple[str, float]:
+    """(an unsigned JWS for `principal`, its expiry in seconds since the epoch): what the unsecured validator takes."""
+
+    def part(value: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    expiry = time.time() + lifetime_s
+    return f"{part({'alg': 'none'})}.{part({'sub': principal, 'exp': int(expiry)})}.", expiry
