@@ -36,11 +36,13 @@ USERS = {"admin": "admin-secret", "sink": "sink-secret", "groupless": "groupless
 
 @pytest.fixture(scope="module")
 def broker(stack):
-    """The secured broker: `sink` may read the topics whose names start with `granted-` and describe the groups
-    `connect-*` (the connectors' consumer groups, which librdkafka looks up); `groupless` only the topics."""
+    """The secured broker: `sink` may read the topics whose names start with `granted-`, only describe those named
+    `described-*`, and describe the groups `connect-*` (the connectors' consumer groups, which librdkafka looks up);
+    `groupless` may read the `granted-` topics only."""
     with KafkaBroker(security=ScramTls(dict(USERS))) as running:
         admin = AdminClient({"bootstrap.servers": running.bootstrap_servers, **running.admin_settings()})
         acls = [allow("User:sink", ResourceType.TOPIC, "granted-", AclOperation.READ),
+                allow("User:sink", ResourceType.TOPIC, "described-", AclOperation.DESCRIBE),
                 allow("User:sink", ResourceType.GROUP, "connect-", AclOperation.DESCRIBE),
                 allow("User:groupless", ResourceType.TOPIC, "granted-", AclOperation.READ)]
         for future in admin.create_acls(acls).values():
@@ -93,17 +95,25 @@ def test_a_run_lands_its_records_over_sasl_ssl_with_scram(broker, spark, s3, dyn
     assert [c.next_offset for c in commits(dynamodb, document["name"]).values()] == [10]
 
 
+DENIED = {
+    "no ACL": ("denied", "topic {topic}: not authorized to describe it (TOPIC_AUTHORIZATION_FAILED)"),
+    "DESCRIBE only": ("described", "fetch from {topic}-0 refused (TOPIC_AUTHORIZATION_FAILED): the connector's "
+                                   "principal needs READ on topic {topic}"),
+}
+
+
+@pytest.mark.parametrize("acl", DENIED, ids=list(DENIED))
 def test_a_topic_the_principal_may_not_read_is_an_error_naming_it_and_nothing_is_committed(broker, spark, s3,
-                                                                                        dynamodb, unique):
-    # given a connector of two topics, one of which its principal has no ACL for
+                                                                                        dynamodb, unique, acl):
+    # given a connector of two topics, the second of which its principal has no ACL for, or DESCRIBE only
+    prefix, says = DENIED[acl]
     granted = filled_topic(broker, f"granted-{unique}", 10)
-    denied = filled_topic(broker, f"denied-{unique}", 10)
+    denied = filled_topic(broker, f"{prefix}-{unique}", 10)
     document = connector(broker, f"denied-{unique}", f"{granted},{denied}")
     # when the sink runs, then it fails naming the denied topic and Kafka's answer
     with pytest.raises(SourceError) as failed:
         run_job(parse_config(document), spark, dynamodb)
-    assert f"topic {denied}: not authorized" in str(failed.value)
-    assert "TOPIC_AUTHORIZATION_FAILED" in str(failed.value) and granted not in str(failed.value)
+    assert says.format(topic=denied) in str(failed.value) and granted not in str(failed.value)
     # and nothing landed or was committed, for either topic
     assert commits(dynamodb, document["name"]) == {}
     assert list_keys(s3, BUCKET, f"topics/{granted}/") == [] and list_keys(s3, BUCKET, f"topics/{denied}/") == []
