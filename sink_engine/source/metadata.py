@@ -40,17 +40,20 @@ def list_partitions(
 
 def list_topics(consumer: Consumer, timeout_s: float, errors: ClientErrors | None = None):
     """The cluster's metadata within `timeout_s`; SourceError as soon as the client reports a refused SASL login
-    (it would retry the same credentials until the timeout)."""
+    (it would retry the same credentials until the timeout). Asks in slices of 1, 2, 4, ... s, reading the client's
+    errors between them: a broker slower to answer than a slice is answered in a later, longer one."""
     deadline = time.monotonic() + timeout_s
+    slice_s = 1.0
     while True:
         try:
-            return consumer.list_topics(timeout=max(0.001, min(1.0, deadline - time.monotonic())))
+            return consumer.list_topics(timeout=max(0.001, min(slice_s, deadline - time.monotonic())))
         except KafkaException:
             consumer.poll(0)  # serves the client's errors
             if errors is not None and errors.refused_login:
                 raise SourceError(f"Kafka refused the login: {errors.refused_login}") from None
             if time.monotonic() >= deadline:
                 raise
+            slice_s *= 2
 
 
 def named_topics(consumer: Consumer, names: list[str], timeout_s: float) -> list[tuple[str, KafkaError | None]]:
