@@ -1,8 +1,9 @@
 """Read planned ranges of topic-partitions as `RecordChunk`s: one consumer for all the ranges of a task.
 
 A consumer costs its connections to the brokers (on MSK a TCP and TLS handshake each and a SASL, IAM-signed,
-authentication) and its threads, so a task's ranges share one: each range is `assign()`ed in turn, without a
-group (no coordination). The end of a range is found without waiting: a fetch asks for no more records than the
+authentication) and its threads, so a task's ranges share one: each range is `assign()`ed in turn, without
+group membership or commits (librdkafka still looks up the coordinator of its `group.id`: with ACLs the principal
+needs DESCRIBE on the group). The end of a range is found without waiting: a fetch asks for no more records than the
 range has left, the broker answers a fetch at a partition's end within FETCH_WAIT_MS, and the end-of-partition event
 or the first offset past the range ends it.
 """
