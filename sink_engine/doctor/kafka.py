@@ -49,9 +49,14 @@ def topics(context) -> str:
 
 def dead_letter_topic(context) -> str:
     topic = context.settings.dead_letters.topic
-    metadata, consumer = _metadata(context.settings.source)
-    consumer.close()
-    found = metadata.topics.get(topic)
+    source = context.settings.source
+    metadata, consumer = _metadata(source)
+    try:
+        found = metadata.topics.get(topic)
+        if found is None:  # absent, or left out because the principal may not describe it: asked by name
+            found = consumer.list_topics(topic=topic, timeout=source.timeout_ms / 1000).topics.get(topic)
+    finally:
+        consumer.close()
     if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
         return (
             f"{topic} does not exist yet: the first dead letter creates it (with MSK IAM it "

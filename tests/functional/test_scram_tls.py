@@ -174,3 +174,26 @@ def test_the_doctor_names_why_the_broker_refused(broker, stack, unique, tmp_path
     code, rows = doctor_rows(document, tmp_path, capsys)
     assert code == 1 and "FAILED" in rows["kafka topics"]
     assert says.format(topic=topic, bootstrap=broker.bootstrap_servers) in rows["kafka topics"], rows["kafka topics"]
+
+
+DEAD_LETTERS = {
+    "denied": ("FAILED", "topic {topic}: not authorized to describe it"),
+    "absent": ("ok", "{topic} does not exist yet: the first dead letter creates it"),
+}
+
+
+@pytest.mark.parametrize("case", DEAD_LETTERS, ids=list(DEAD_LETTERS))
+def test_the_doctor_tells_a_denied_dead_letter_topic_from_an_absent_one(broker, stack, unique, tmp_path, capsys,
+                                                                       case):
+    # given a connector whose dead-letter topic exists and is denied to its principal, or is allowed and absent
+    topic = filled_topic(broker, f"granted-{unique}", 1)
+    dead_letters = filled_topic(broker, f"denied-{unique}", 0) if case == "denied" else f"granted-dlq-{unique}"
+    document = connector(broker, f"doctor-{unique}", topic)
+    document["config"].update({"errors.tolerance": "all", "errors.deadletterqueue.topic.name": dead_letters})
+    # when the doctor checks it, then the dead-letter check says which (Kafka leaves a topic the principal may not
+    # describe out of a listing, as if it were absent)
+    status, says = DEAD_LETTERS[case]
+    code, rows = doctor_rows(document, tmp_path, capsys)
+    assert code == (1 if status == "FAILED" else 0)
+    assert rows["kafka dead-letter topic"].split()[3] == status, rows["kafka dead-letter topic"]
+    assert says.format(topic=dead_letters) in rows["kafka dead-letter topic"]
