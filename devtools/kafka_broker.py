@@ -21,6 +21,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from devtools import kafka_dist
+from devtools.kafka_security import OAuthBearerUnsecured, ScramTls
 from devtools.processes import LOOPBACK, free_port, spawn, stop_process, wait_for_port
 
 SETTINGS = {
@@ -85,13 +86,16 @@ class KafkaBroker:
         advertised_port: int | None = None,
         settings: dict | None = None,
         jvm_options: tuple[str, ...] = (),
+        security: ScramTls | OAuthBearerUnsecured | None = None,
     ):
-        """`jvm_options` are added to JVM_OPTIONS (write_class_archive's)."""
+        """`jvm_options` are added to JVM_OPTIONS (write_class_archive's); `security` makes the client listener
+        SASL_SSL with SCRAM users and ACLs, or SASL_PLAINTEXT with OAUTHBEARER (devtools/kafka_security.py)."""
         self.line = line or kafka_dist.selected_line()
         self.jvm_options = jvm_options
         self.port, self.internal_port, self.controller_port = free_port(), free_port(), free_port()
         self.advertised_port = advertised_port or self.port
         self.settings = {**SETTINGS, **(settings or {})}
+        self.security = security
         self.folder: Path | None = None
         self._process: subprocess.Popen | None = None
 
@@ -108,6 +112,8 @@ class KafkaBroker:
         """Format a fresh log folder and spawn the broker (do not wait for it: `wait_ready`)."""
         libs = kafka_dist.libs_dir(self.line).resolve()  # the class archive holds the class path it was made with
         self.folder = Path(tempfile.mkdtemp(prefix="kafka-broker-"))
+        if self.security is not None:
+            self.security.write(self.folder)
         properties = self._write_config()
         classpath = f"{libs}/*"
         logging = [
@@ -118,8 +124,9 @@ class KafkaBroker:
         sharing = [f"-XX:SharedArchiveFile={archive}"] if archive.exists() and not self.jvm_options else []
         java = ["java", *JVM_OPTIONS, *self.jvm_options, *sharing, *logging, "-cp", classpath]
         with open(self.log_file, "ab") as log:
+            users = self.security.format_arguments() if self.security else []
             formatted = subprocess.run(
-                [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(properties)],
+                [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(properties), *users],
                 stdout=log,
                 stderr=log,
                 stdin=subprocess.DEVNULL,
@@ -135,13 +142,18 @@ class KafkaBroker:
         deadline = time.monotonic() + timeout_s
         try:
             wait_for_port(self.port, self._process, f"Kafka {self.line} broker", timeout_s)
-            admin = AdminClient({"bootstrap.servers": f"{LOOPBACK}:{self.port}"})
+            admin = AdminClient({"bootstrap.servers": f"{LOOPBACK}:{self.port}", **self.admin_settings()})
             while not admin.list_topics(timeout=max(1.0, deadline - time.monotonic())).brokers:
                 if time.monotonic() > deadline:
                     raise TimeoutError("no broker in the metadata")
                 time.sleep(0.05)
         except Exception as error:
             raise RuntimeError(f"Kafka {self.line} broker did not become ready: {error}\n{self._log_tail()}") from None
+
+    def admin_settings(self) -> dict:
+        """Client settings of the broker's admin: none on a plaintext broker, the admin's SCRAM login on a secured
+        one."""
+        return self.security.client_settings(self.security.admin) if self.security else {}
 
     def stop(self) -> None:
         if self._process is not None:
@@ -172,8 +184,10 @@ class KafkaBroker:
             "controller.quorum.voters": f"1@{LOOPBACK}:{self.controller_port}",
             "log.dirs": str(self.folder / "data"),
         }
+        secured = self.security.broker_settings() if self.security else {}
+        entries = {**self.settings, **secured, **listeners}.items()
         path = self.folder / "server.properties"
-        path.write_text("".join(f"{key}={value}\n" for key, value in {**self.settings, **listeners}.items()))
+        path.write_text("".join(f"{key}={_escaped(value)}\n" for key, value in entries))
         (self.folder / "log4j.properties").write_text(LOG4J)
         (self.folder / "log4j2.properties").write_text(LOG4J2)
         return path
@@ -183,6 +197,11 @@ class KafkaBroker:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no broker log)"
+
+
+def _escaped(value: str) -> str:
+    """A properties value on one line: a PEM value's newlines as the properties format's `\\n` escapes."""
+    return value.replace("\n", "\\n")
 
 
 def write_class_archive(line: str) -> None:

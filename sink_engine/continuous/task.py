@@ -38,7 +38,7 @@ from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.offsets import Leases, LeaseToken, OffsetStore
 from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.records import RecordChunk
-from sink_engine.source.consumer import make_consumer
+from sink_engine.source.consumer import fetch_failure, make_consumer
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.target import Target
@@ -226,6 +226,15 @@ def _offset(message: Message) -> int:
     return offset
 
 
+# errors a fetch meets again at every retry: a missing topic or partition, ACLs that deny the topic or the group
+REFUSED = (
+    KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError._UNKNOWN_PARTITION,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+)
+
+
 def _is_record(message: Message) -> bool:
     """A record, not an event; raises SourceError for an error the consumer does not recover from by itself."""
     error = message.error()
@@ -233,8 +242,8 @@ def _is_record(message: Message) -> bool:
         return True
     if error.code() == KafkaError._PARTITION_EOF:
         return False
-    if error.fatal() or error.code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION):
-        raise SourceError(f"fetch from {message.topic()}-{message.partition()} failed: {error}")
+    if error.fatal() or error.code() in REFUSED:
+        raise SourceError(fetch_failure(message.topic(), message.partition(), error))
     return False  # transient (a broker down, a timeout): librdkafka reconnects and fetches again
 
 

@@ -13,7 +13,7 @@ from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
 from sink_engine.source.client_config import kafka_authentication
 from sink_engine.source.consumer import make_consumer
-from sink_engine.source.metadata import watermarks
+from sink_engine.source.metadata import list_topics, named_topics, watermarks
 from sink_engine.source.reachability import ClientErrors, check_bootstrap
 from sink_engine.source.settings import SourceSettings
 
@@ -34,7 +34,7 @@ def topics(context) -> str:
             raise Failed(f"no topic matches topics.regex={source.topics_regex}")
         missing = [t for t in named if t not in found]
         if missing:
-            raise Failed(f"topics not found in Kafka: {', '.join(missing)} (topics)")
+            _missing(consumer, missing, source.timeout_ms / 1000)
         refused = [t for t in named if found[t].error is not None]
         if refused:
             raise Failed("; ".join(_topic_error(t, found[t].error) for t in refused))
@@ -49,9 +49,14 @@ def topics(context) -> str:
 
 def dead_letter_topic(context) -> str:
     topic = context.settings.dead_letters.topic
-    metadata, consumer = _metadata(context.settings.source)
-    consumer.close()
-    found = metadata.topics.get(topic)
+    source = context.settings.source
+    metadata, consumer = _metadata(source)
+    try:
+        found = metadata.topics.get(topic)
+        if found is None:  # absent, or left out because the principal may not describe it: asked by name
+            found = consumer.list_topics(topic=topic, timeout=source.timeout_ms / 1000).topics.get(topic)
+    finally:
+        consumer.close()
     if found is None or (found.error is not None and found.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
         return (
             f"{topic} does not exist yet: the first dead letter creates it (with MSK IAM it "
@@ -60,6 +65,16 @@ def dead_letter_topic(context) -> str:
     if found.error is not None:
         raise Failed(_topic_error(topic, found.error))
     return f"{topic}: {len(found.partitions)} partition(s)"
+
+
+def _missing(consumer, topics: list[str], timeout_s: float) -> None:
+    """Failed for topics left out of the metadata: those the principal may not describe (Kafka leaves them out of an
+    answer about every topic: named_topics asks for each), else those not found."""
+    asked = named_topics(consumer, topics, timeout_s)
+    refused = [(t, e) for t, e in asked if e is not None and e.code() != KafkaError.UNKNOWN_TOPIC_OR_PART]
+    if refused:
+        raise Failed("; ".join(_topic_error(t, e) for t, e in refused))
+    raise Failed(f"topics not found in Kafka: {', '.join(topics)} (topics)")
 
 
 def _metadata(source: SourceSettings):
@@ -72,7 +87,10 @@ def _metadata(source: SourceSettings):
     reported = ClientErrors()
     consumer = make_consumer(source, error_cb=reported)
     try:
-        return consumer.list_topics(timeout=source.timeout_ms / 1000), consumer
+        return list_topics(consumer, source.timeout_ms / 1000, reported), consumer
+    except SourceError as e:  # the broker refused the login
+        consumer.close()
+        raise Failed(f"bootstrap.servers={','.join(source.bootstrap_servers)} ({_auth(source)}): {e}") from None
     except KafkaException as e:
         consumer.poll(0)  # serves the client's errors
         consumer.close()

@@ -10,15 +10,19 @@ from confluent_kafka.admin import AdminClient
 
 from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
-from sink_engine.source.consumer import make_consumer
+from sink_engine.source.consumer import fetch_failure, make_consumer
 from sink_engine.source.reachability import ClientErrors, check_bootstrap
 from sink_engine.source.settings import SourceSettings
 
 
-def list_partitions(consumer: Consumer, source: SourceSettings, timeout_s: float = 15.0) -> list[TopicPartition]:
-    """Every partition of the topics the source names or matches, sorted. Raises SourceError."""
+def list_partitions(
+    consumer: Consumer, source: SourceSettings, timeout_s: float = 15.0, errors: ClientErrors | None = None
+) -> list[TopicPartition]:
+    """Every partition of the topics the source names or matches, sorted. Raises SourceError: naming each named
+    topic that is missing or that the principal may not describe; at once when the broker refused the login
+    (`errors`, the consumer's error callback)."""
     try:
-        metadata = consumer.list_topics(timeout=timeout_s)
+        metadata = list_topics(consumer, timeout_s, errors)
     except KafkaException as e:
         raise SourceError(f"cannot list topics from {','.join(source.bootstrap_servers)}: {e}") from e
     found = [
@@ -30,8 +34,49 @@ def list_partitions(consumer: Consumer, source: SourceSettings, timeout_s: float
     if source.topics is not None:
         missing = sorted(set(source.topics) - {tp.topic for tp in found})
         if missing:
-            raise SourceError(f"topics not found in Kafka: {', '.join(missing)}")
+            raise SourceError("; ".join(topic_problem(t, e) for t, e in named_topics(consumer, missing, timeout_s)))
     return sorted(found)
+
+
+def list_topics(consumer: Consumer, timeout_s: float, errors: ClientErrors | None = None):
+    """The cluster's metadata within `timeout_s`; SourceError as soon as the client reports a refused SASL login
+    (it would retry the same credentials until the timeout). Asks in slices of 1, 2, 4, ... s, reading the client's
+    errors between them: a broker slower to answer than a slice is answered in a later, longer one."""
+    deadline = time.monotonic() + timeout_s
+    slice_s = 1.0
+    while True:
+        try:
+            return consumer.list_topics(timeout=max(0.001, min(slice_s, deadline - time.monotonic())))
+        except KafkaException:
+            consumer.poll(0)  # serves the client's errors
+            if errors is not None and errors.refused_login:
+                raise SourceError(f"Kafka refused the login: {errors.refused_login}") from None
+            if time.monotonic() >= deadline:
+                raise
+            slice_s *= 2
+
+
+def named_topics(consumer: Consumer, names: list[str], timeout_s: float) -> list[tuple[str, KafkaError | None]]:
+    """(topic, Kafka's error for it) for topics missing from a metadata answer of every topic, asked by name: Kafka
+    leaves a topic the principal may not DESCRIBE out of that answer, and answers TOPIC_AUTHORIZATION_FAILED when
+    it is named (whether it exists or not, so as not to tell). None: no error, yet no partitions."""
+    answer = []
+    for name in names:
+        topic = consumer.list_topics(topic=name, timeout=timeout_s).topics.get(name)
+        answer.append((name, topic.error if topic is not None else None))
+    return answer
+
+
+def topic_problem(topic: str, error: KafkaError | None) -> str:
+    """What is wrong with a named topic the engine cannot read, for messages."""
+    if error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+        return (
+            f"topic {topic}: not authorized to describe it ({error.name()}): the connector's principal needs READ "
+            "on it (the cluster's ACLs; with MSK IAM, kafka-cluster:DescribeTopic and kafka-cluster:ReadData)"
+        )
+    if error is None or error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+        return f"topic {topic}: not found in Kafka"
+    return f"topic {topic}: {error.name()} ({error.str()})"
 
 
 def await_leaders(admin: AdminClient, topic: str, timeout_s: float) -> int:
@@ -84,7 +129,7 @@ def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], deadline: f
             continue
         error = message.error()
         if error is not None and error.code() != KafkaError._PARTITION_EOF:
-            raise SourceError(f"fetch from {message.topic()}-{message.partition()} failed: {error}")
+            raise SourceError(fetch_failure(message.topic(), message.partition(), error))
         pending.discard((message.topic(), message.partition()))
     result = {}
     for p in probe:
@@ -106,7 +151,7 @@ def partition_watermarks(source: SourceSettings) -> dict[TopicPartition, tuple[i
     consumer = make_consumer(source, error_cb=errors)
     try:
         try:
-            tps = list_partitions(consumer, source, timeout_s)
+            tps = list_partitions(consumer, source, timeout_s, errors)
             return watermarks(consumer, tps, max(0.001, deadline - time.monotonic()))
         except SourceError as e:
             if not isinstance(e.__cause__, KafkaException):

@@ -77,10 +77,13 @@ class ClientErrors:
 
     def __init__(self) -> None:
         self._seen: dict[str, None] = {}
+        self.refused_login: str | None = None  # the last failed SASL authentication: retrying will not help
 
     def __call__(self, error: KafkaError) -> None:
         if error.code() != KafkaError._ALL_BROKERS_DOWN:
             self._seen[_without_durations(error.str())] = None
+        if error.code() == KafkaError._AUTHENTICATION:
+            self.refused_login = _without_durations(error.str())
 
     def last(self, count: int = 3) -> list[str]:
         return list(self._seen)[-count:]

@@ -1,8 +1,9 @@
 """Read planned ranges of topic-partitions as `RecordChunk`s: one consumer for all the ranges of a task.
 
 A consumer costs its connections to the brokers (on MSK a TCP and TLS handshake each and a SASL, IAM-signed,
-authentication) and its threads, so a task's ranges share one: each range is `assign()`ed in turn, without a
-group (no coordination). The end of a range is found without waiting: a fetch asks for no more records than the
+authentication) and its threads, so a task's ranges share one: each range is `assign()`ed in turn, without
+group membership or commits (librdkafka still looks up the coordinator of its `group.id`: with ACLs the principal
+needs DESCRIBE on the group). The end of a range is found without waiting: a fetch asks for no more records than the
 range has left, the broker answers a fetch at a partition's end within FETCH_WAIT_MS, and the end-of-partition event
 or the first offset past the range ends it.
 """
@@ -23,7 +24,7 @@ from sink_engine.errors import SourceError
 from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange
 from sink_engine.records import RecordChunk
-from sink_engine.source.consumer import make_consumer
+from sink_engine.source.consumer import fetch_failure, make_consumer
 from sink_engine.source.settings import SourceSettings
 
 BATCH = 10_000
@@ -164,5 +165,5 @@ def _records_only(messages: list, planned: PartitionRange) -> tuple[list, bool]:
     error = errors[position]
     assert error is not None  # found so
     if error.code() != KafkaError._PARTITION_EOF:
-        raise SourceError(f"fetch from {planned.topic}-{planned.partition} failed: {error}")
+        raise SourceError(fetch_failure(planned.topic, planned.partition, error))
     return messages[:position], True

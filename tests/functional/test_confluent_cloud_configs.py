@@ -4,9 +4,9 @@ lists, validated with `sink-engine validate` and run with `sink-engine run` agai
 format, codec and layout the page says, read back with gzip, fastavro and pyarrow.
 
 What a Cloud config does not carry is added: the MSK bootstrap servers, the bucket's region, the offsets table.
-Credentials are `${secrets:...}` references to moto's Secrets Manager, resolved by the run. The local broker
-cannot authenticate SASL clients (docs/aws-fidelity.md), so the Kafka API key and secret are checked to reach the
-client config and removed for the runs; the AWS keys stay (moto takes any)."""
+Credentials are `${secrets:...}` references to moto's Secrets Manager, resolved by the run. The session's broker
+is plaintext (SASL is tests/functional/test_scram_tls.py's, on a broker of its own), so the Kafka API key and
+secret are checked to reach the client config and removed for the runs; the AWS keys stay (moto takes any)."""
 from __future__ import annotations
 
 import gzip

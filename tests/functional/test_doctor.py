@@ -1,5 +1,6 @@
 """`sink-engine doctor` against the local stack: all green, then with each dependency broken in turn, each named in
-its own row and in the verdict, exit 1. (S3 access denied is tests/iam/test_doctor_under_iam.py's.)"""
+its own row and in the verdict, exit 1. (S3 access denied is tests/iam/test_doctor_under_iam.py's; a refused Kafka
+login, a topic the ACLs deny and a group they deny are tests/functional/test_scram_tls.py's.)"""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ from devtools.stack import free_port
 from sink_engine import events
 from sink_engine.cli import main
 from tests.conftest import BUCKET, TABLE
-from tests.functional.test_sasl_broker import SCRAM, sasl_broker  # noqa: F401 - the fixture
 from tests.schema_registry_server import SchemaRegistryServer
 
 AVRO_VALUE = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]})
@@ -123,23 +123,6 @@ def test_each_broken_dependency_is_named_and_fails_the_doctor(broken, healthy, t
     assert verdict == f"doctor: {len(failed)} of {len(rows)} checks failed: {', '.join(failed)}"
     # and every other check still ran and passed
     assert all(status == "ok" for name, (status, _) in rows.items() if name not in failed)
-
-
-def test_a_kafka_login_the_broker_refuses_is_named_with_the_configured_authentication(sasl_broker, healthy, tmp_path,
-                                                                                      capsys):
-    # given the connector pointed at a broker that requires SASL, with SCRAM credentials it does not know (the
-    # authenticating Tansu of tests/functional/test_sasl_broker.py, which keeps no SCRAM users)
-    document = {**healthy, "config": {
-        **healthy["config"], "bootstrap.servers": sasl_broker, "sink.kafka.timeout.ms": "3000",
-        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
-        "sasl.jaas.config": f'{SCRAM} required username="sink-user" password="pw";'}}
-    # when the doctor checks it
-    code, rows, _ = _doctor(document, tmp_path, capsys)
-    # then the Kafka check fails, saying how it authenticated and what the broker answered
-    assert code == 1 and rows["kafka topics"][0] == "FAILED"
-    message = rows["kafka topics"][1]
-    assert f"bootstrap.servers={sasl_broker} (SASL_PLAINTEXT SCRAM-SHA-512)" in message
-    assert "SASL SCRAM authentication failed: broker responded with unknown-user" in message
 
 
 def test_a_resolved_reference_is_shown_and_its_value_used(healthy, tmp_path, capsys, unique):
