@@ -127,6 +127,7 @@ def connector(stack, unique):
     def build(**overrides):
         raw = {
             "name": f"conn-{unique}",
+            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
             "topics": f"events-{unique}",
             "bootstrap.servers": stack.bootstrap_servers,
             "s3.bucket.name": BUCKET,

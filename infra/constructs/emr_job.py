@@ -27,6 +27,7 @@ from infra.stacks.connectors import ConnectorStacks
 from sink_engine.config.worker import CLUSTER_ENV
 from sink_engine.driver.metrics import CLOUDWATCH
 from sink_engine.driver.metrics import SETTING as METRICS_SETTING
+from sink_engine.driver.preflight import BUCKET_MANAGED_SETTING
 
 ARCHIVE_ALIAS = "environment"
 IMAGE_DIR = ROOT / "infra" / "job" / "image"
@@ -152,6 +153,7 @@ class SinkJob(Construct):
                 f"--conf spark.emr-serverless.driverEnv.AWS_REGION={settings.region}",
                 f"--conf spark.executorEnv.AWS_REGION={settings.region}",
                 f"--conf spark.emr-serverless.driverEnv.{METRICS_SETTING}={CLOUDWATCH}",  # each run's metrics
+                f"--conf spark.emr-serverless.driverEnv.{BUCKET_MANAGED_SETTING}=true",  # the stack's bucket: no check
                 # the brokers of a connector file without bootstrap.servers (sink_engine/config/worker.py)
                 f"--conf spark.emr-serverless.driverEnv.{CLUSTER_ENV}={settings.msk.cluster_arn}",
             ]

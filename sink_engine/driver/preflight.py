@@ -4,6 +4,7 @@ Each failure is the error the run itself would end with, only sooner."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -19,6 +20,10 @@ from sink_engine.source.reachability import check_bootstrap
 from sink_engine.source.settings import SourceSettings
 
 POLL_S = 5.0  # the longest a wait for the lease sleeps between two looks at it
+# Environment variable; "true" when the bucket is the deployment's own (the deployed job sets it,
+# infra/constructs/emr_job.py): its existence is not checked, since HeadBucket needs s3:ListBucket, which the job
+# role is not granted, and a denied call in every run would only fill CloudTrail with AccessDenied.
+BUCKET_MANAGED_SETTING = "SINK_BUCKET_MANAGED"
 
 
 def missing_table(table: str) -> str:
@@ -37,7 +42,8 @@ def preflight(
     dynamodb = dynamodb_client(run.region)
     if not table_exists(dynamodb, run.offsets_table):
         raise SinkError(missing_table(run.offsets_table))
-    if bucket_missing(s3_client(S3Access.from_config(config)), run.bucket):
+    managed = os.environ.get(BUCKET_MANAGED_SETTING) == "true"
+    if not managed and bucket_missing(s3_client(S3Access.from_config(config)), run.bucket):
         raise SinkError(f"bucket {run.bucket} does not exist (s3.bucket.name); nothing was read")
     check_bootstrap(SourceSettings.from_config(config).bootstrap_servers)
     wait_for_lease(Leases(dynamodb, run.offsets_table, clock), config.name, wait_for_lease_s, say, clock)

@@ -59,6 +59,7 @@ def sink_job_parameters(archive_uri: str, region: str, cluster_arn: str) -> str:
         f"--conf spark.emr-serverless.driverEnv.AWS_REGION={region}",
         f"--conf spark.executorEnv.AWS_REGION={region}",
         "--conf spark.emr-serverless.driverEnv.SINK_METRICS=cloudwatch",
+        "--conf spark.emr-serverless.driverEnv.SINK_BUCKET_MANAGED=true",
         f"--conf spark.emr-serverless.driverEnv.SINK_MSK_CLUSTER_ARN={cluster_arn}",
     ])
 

@@ -14,6 +14,7 @@ import pytest
 from devtools.stack import LocalStack
 from sink_engine.driver.metrics import CLOUDWATCH
 from sink_engine.driver.metrics import SETTING as METRICS_SETTING
+from sink_engine.driver.preflight import BUCKET_MANAGED_SETTING
 from tests.cloudformation import custom_resource_event, response_endpoint
 from tests.connector_index import read_index
 from tests.iam.acting import acting_as
@@ -126,10 +127,12 @@ def published(deployed, principals, call_log, cloudformation) -> dict:
 @pytest.fixture(scope="session")
 def engine_run(iam_stack, world, deployed, principals, published, config_uri, spark, call_log) -> EngineRun:
     """`sink-engine run` then `status` under the connector's job role (driver and Spark workers), with the driver
-    environment the deployed job sets (SINK_METRICS=cloudwatch: the run publishes its metrics)."""
+    environment the deployed job sets (SINK_METRICS=cloudwatch: the run publishes its metrics; SINK_BUCKET_MANAGED=true:
+    the stack's bucket is not checked)."""
     workload = produce_workload(iam_stack.bootstrap_servers)
     with acting_as(principals["job"], call_log, spark), pytest.MonkeyPatch.context() as env:
         env.setenv(METRICS_SETTING, CLOUDWATCH)
+        env.setenv(BUCKET_MANAGED_SETTING, "true")
         run = run_cli("run", "--config", config_uri)
         status = run_cli("status", "--config", config_uri)
     settings, connector = deployed.synthesized.settings, deployed.synthesized.connector

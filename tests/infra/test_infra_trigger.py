@@ -5,7 +5,6 @@ import json
 
 from infra.connectors import INDEX_KEY, ROTATION_KEYS, SIZING_KEYS, index_uri
 from infra.constructs.nag import logical_id
-from sink_engine.config import parse_config
 from tests.infra.test_infra_service import _actions, _env_vars, _rendered, _statements
 
 
@@ -20,7 +19,7 @@ def test_each_connector_entry_carries_its_rotation_and_sizing_settings_and_its_j
     index = _index(each_env)
     assert [entry["name"] for entry in index] == list(specs)
     for entry in index:
-        config = parse_config(specs[entry["name"]].document)
+        config = specs[entry["name"]].config
         assert entry["rotation"] == {key: config[key] for key in ROTATION_KEYS}
         assert entry["sizing"] == {key: config[key] for key in SIZING_KEYS}
         assert entry["role_arn"].startswith("<") and entry["role_arn"].endswith(".Arn>")
