@@ -104,17 +104,31 @@ def watermarks(consumer: Consumer, tps: list[TopicPartition], timeout_s: float =
     `timeout_s` bounds the whole call, however many partitions: a broker that stops answering fails it in time.
     """
     deadline = time.monotonic() + timeout_s
-    listed = {}
-    for tp in tps:
-        try:
-            listed[tp] = consumer.get_watermark_offsets(
-                KafkaTP(tp.topic, tp.partition), timeout=max(0.001, deadline - time.monotonic())
-            )
-        except KafkaException as e:
-            raise SourceError(f"cannot read offsets of {tp}: {e}") from e
+    listed = {tp: _listed_offsets(consumer, tp, deadline) for tp in tps}
     probe = [KafkaTP(tp.topic, tp.partition, max(lo, hi - 1)) for tp, (lo, hi) in listed.items() if hi > lo]
     fetched = _fetch_high_watermarks(consumer, probe, deadline)
     return {tp: (lo, max(hi, fetched.get(tp, hi))) for tp, (lo, hi) in listed.items()}
+
+
+# What a partition's leader answers while it moves (a topic just created, a broker restarted): asked again
+LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+
+
+def _listed_offsets(consumer: Consumer, tp: TopicPartition, deadline: float) -> tuple[int, int]:
+    """ListOffsets' (low, high) for `tp`, asked again until `deadline` (monotonic time) while its leader moves:
+    librdkafka's watermark query does not retry NOT_LEADER_FOR_PARTITION, which Apache Kafka answers for a moment
+    after CreateTopics even once the metadata names the leader. Raises SourceError."""
+    while True:
+        try:
+            return consumer.get_watermark_offsets(
+                KafkaTP(tp.topic, tp.partition), timeout=max(0.001, deadline - time.monotonic())
+            )
+        except KafkaException as e:
+            error = e.args[0] if e.args else None
+            moving = isinstance(error, KafkaError) and error.code() in LEADER_MOVING
+            if not moving or time.monotonic() >= deadline:
+                raise SourceError(f"cannot read offsets of {tp}: {e}") from e
+            time.sleep(0.05)
 
 
 def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], deadline: float) -> dict:

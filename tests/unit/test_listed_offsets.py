@@ -1,0 +1,50 @@
+"""ListOffsets while a partition's leader moves: Apache Kafka answers NOT_LEADER_FOR_PARTITION for a moment after
+CreateTopics (seen in tests/functional/test_doctor.py on a topic just created); the watermark query asks again until
+its deadline, and any other error fails at once."""
+import time
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from sink_engine.errors import SourceError
+from sink_engine.model import TopicPartition
+from sink_engine.source.metadata import watermarks
+
+TP = TopicPartition("orders", 0)
+
+
+class Answers:
+    """A consumer whose ListOffsets raises the given errors in turn, then answers (0, 0)."""
+
+    def __init__(self, *codes: int):
+        self.codes, self.asked = list(codes), 0
+
+    def get_watermark_offsets(self, _tp, timeout):
+        self.asked += 1
+        if self.codes:
+            raise KafkaException(KafkaError(self.codes.pop(0)))
+        return 0, 0
+
+
+@pytest.mark.parametrize("code", [KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE])
+def test_a_moving_leader_is_asked_again(code):
+    # given a partition whose leader answers twice that it is not (yet) the leader
+    consumer = Answers(code, code)
+    # when its watermarks are read, then they are those of the third answer
+    assert watermarks(consumer, [TP], timeout_s=5) == {TP: (0, 0)}
+    assert consumer.asked == 3
+
+
+def test_another_error_fails_at_once_naming_the_partition():
+    consumer = Answers(KafkaError.UNKNOWN_TOPIC_OR_PART)
+    with pytest.raises(SourceError, match="cannot read offsets of orders-0"):
+        watermarks(consumer, [TP], timeout_s=5)
+    assert consumer.asked == 1
+
+
+def test_a_leader_that_keeps_moving_fails_at_the_deadline():
+    consumer = Answers(*[KafkaError.NOT_LEADER_FOR_PARTITION] * 1000)
+    started = time.monotonic()
+    with pytest.raises(SourceError, match="NOT_LEADER_FOR_PARTITION|Not leader"):
+        watermarks(consumer, [TP], timeout_s=0.3)
+    assert time.monotonic() - started < 5
