@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             return _validate(config, args.all)
         for warning in config.warnings:
             print(f"warning: config key {warning}", file=sys.stderr)
-        if args.command != "iceberg":  # iceberg maintain reads no Kafka: its job asks MSK for nothing
+        if args.command != "iceberg":  # iceberg maintain asks MSK only where it reads Kafka (connector_tables)
             config = with_cluster_brokers(config, kafka_client)
         if args.command == "read":
             return _read(config, args.key, args.offset)

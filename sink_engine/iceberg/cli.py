@@ -97,10 +97,14 @@ def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog) -> l
     source = SourceSettings.from_config(config)
     if source.topics is not None:
         topics = set(source.topics)
-    else:
+    else:  # the one place maintenance reads Kafka: a deployed job's brokers are its MSK cluster's, asked for here
         from sink_engine.source.metadata import partition_watermarks
+        from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 
-        topics = {tp.topic for tp in partition_watermarks(source)}
+        topics = {
+            tp.topic
+            for tp in partition_watermarks(SourceSettings.from_config(with_cluster_brokers(config, kafka_client)))
+        }
     return sorted({iceberg.table_identifier(topic) for topic in topics})
 
 

@@ -92,3 +92,27 @@ def test_a_denied_call_names_the_operation(msk):
                                  "kafka:GetBootstrapBrokers", 403, expected_params={"ClusterArn": ARN})
     with pytest.raises(AwsCallError, match="GetBootstrapBrokers failed: AccessDeniedException"):
         with_cluster_brokers(deployed(MSK_IAM), msk)
+
+
+def test_iceberg_maintenance_asks_msk_only_to_list_the_topics_a_regex_matches(msk, monkeypatch):
+    """`iceberg maintain` reads Kafka only for topics.regex (the topics that match now); with named topics its
+    deployed job asks MSK for nothing (sink_engine/iceberg/cli.py connector_tables)."""
+    from sink_engine.iceberg import cli as iceberg_cli
+    from sink_engine.iceberg.settings import IcebergSettings
+    from sink_engine.model import TopicPartition
+    from sink_engine.source import metadata, msk_brokers
+
+    monkeypatch.setattr(msk_brokers, "kafka_client", msk)
+    asked = []
+    monkeypatch.setattr(metadata, "partition_watermarks",
+                        lambda source: asked.append(source.bootstrap_servers) or {TopicPartition("orders", 0): (0, 1)})
+    iceberg = {"format.class": "IcebergFormat", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "sqlite://",
+               "iceberg.tables": "lake.${topic}", "iceberg.catalog.warehouse": "s3://lake/warehouse"}
+    named = deployed({**iceberg, "topics": "orders"})
+    assert iceberg_cli.connector_tables(named, IcebergSettings.from_config(named), None) == ["lake.orders"]
+    assert asked == [] and msk.regions == []
+
+    matched = deployed({**iceberg, "topics": None, "topics.regex": "ord.*"})
+    msk.stubber.add_response("get_bootstrap_brokers", ANSWER, {"ClusterArn": ARN})
+    assert iceberg_cli.connector_tables(matched, IcebergSettings.from_config(matched), None) == ["lake.orders"]
+    assert asked == [("b-1.events:9092", "b-2.events:9092")] and msk.regions == ["eu-west-1"]
