@@ -70,6 +70,7 @@ def _rows(stack: LocalStack, folder: Path, topics: list[str], partitions: int) -
 
 def _config(stack: LocalStack, folder: Path, name: str, topic: str, partitions: int) -> Path:
     config = {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "topics": topic,
         "bootstrap.servers": stack.bootstrap_servers,
         "s3.bucket.name": BUCKET,

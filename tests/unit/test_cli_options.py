@@ -79,3 +79,33 @@ def test_run_continuous_takes_one_config_for_now(tmp_path, capsys):
     code = cli.main(["run", "--continuous", "--config-dir", str(tmp_path)])
     assert code == 2
     assert "run --continuous takes one --config for now (2 given)" in capsys.readouterr().err
+
+
+def _connector_file(folder, file: str, name: str, **overrides) -> str:
+    config = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "t",
+              "bootstrap.servers": "localhost:9", "s3.bucket.name": "lake", "s3.region": "us-east-1",
+              "flush.size": "10", "format.class": "io.confluent.connect.s3.format.json.JsonFormat", **overrides}
+    path = folder / file
+    path.write_text(json.dumps({"name": name, "config": config}))
+    return str(path)
+
+
+def test_validate_shows_each_config_and_names_the_file_of_one_that_fails(tmp_path, capsys):
+    # given three connector files, the second with a flush.size that is not a number
+    good = _connector_file(tmp_path, "a.json", "first")
+    bad = _connector_file(tmp_path, "b.json", "second", **{"flush.size": "ten"})
+    other = _connector_file(tmp_path, "c.json", "third")
+    # when validate is given all three
+    code = cli.main(["validate", "--config-dir", str(tmp_path)])
+    said = capsys.readouterr()
+    # then each is shown under its file, the bad one named with its file and key, and the exit code is 2
+    assert code == 2
+    assert said.out.index(f"== {good}") < said.out.index(f"== {bad}") < said.out.index(f"== {other}")
+    assert "connector first: " in said.out and "connector third: " in said.out and "connector second" not in said.out
+    assert f"error: {bad}: config key 'flush.size'" in said.err
+
+
+def test_two_files_naming_one_connector_are_refused(tmp_path, capsys):
+    first, second = _connector_file(tmp_path, "a.json", "same"), _connector_file(tmp_path, "b.json", "same")
+    assert cli.main(["validate", "--config", first, "--config", second]) == 2
+    assert f"option --config: connector 'same' is named by {first} and {second}" in capsys.readouterr().err
