@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv kafka connect-json cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
+.PHONY: venv kafka connect-json cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs clean
 
 venv: $(STAMP) kafka connect-json
 
@@ -121,6 +121,10 @@ bench-fan-out: venv
 
 bench-restore: venv
 	$(PY) -m devtools.bench_restore
+
+# Bounded runs of many small connectors: one application (--config-dir) against a run process per connector
+bench-configs: venv
+	$(PY) -m devtools.bench_configs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache node_modules site

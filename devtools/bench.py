@@ -31,7 +31,8 @@ from devtools.process_cpu import TreeCpu
 from devtools.producer import create_topic, produce_events
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
-from sink_engine.driver.job import plan, run_job
+from sink_engine.driver.job import run_job
+from sink_engine.driver.session import plan
 from sink_engine.offsets import OffsetStore
 from sink_engine.task.run import run_range
 from sink_engine.task.settings import TaskSettings

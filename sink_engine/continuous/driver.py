@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,12 +27,12 @@ from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.continuous.run_progress import RunProgress
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
-from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
+from sink_engine.driver.job import TaskFailedError
 from sink_engine.driver.metrics import publisher_from_environment
-from sink_engine.driver.preflight import missing_table
+from sink_engine.driver.session import now_ms, open_session
 from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
-from sink_engine.errors import LeaseHeldError, LeaseLostError, SinkError
-from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
+from sink_engine.errors import LeaseLostError, SinkError
+from sink_engine.offsets import LeaseKeeper
 from sink_engine.target import target_for
 
 CANCEL_WAIT_S = 30
@@ -76,38 +75,33 @@ def run_continuous(
     settings_of = check_continuous(config)
     settings = settings_of.run
     started = time.monotonic()
-    report_ignored_keys(config)
-    table = settings.offsets_table
-    if not table_exists(dynamodb, table):
-        raise SinkError(missing_table(table))
-    leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
     duration = settings.lease_ms
-    token = _acquire_when_free(leases, config.name, owner or uuid.uuid4().hex, duration, stop)
+    session = open_session(config, dynamodb, clock, owner, 1.5 * duration / 1000, stop)
+    token = session.token
     say(f"lease taken: epoch {token.epoch}, renewed every {duration / 3000:.1f} s")
-    target = target_for(config)
     summary = ContinuousSummary()
     try:
-        with LeaseKeeper(leases, token, duration) as keeper:
-            ranges, _ = plan(config, store)
-            if target.recover(store, token, {r.topic for r in ranges}):
-                ranges, _ = plan(config, store)  # DynamoDB caught up with what the target committed before a crash
+        with session.keeper() as keeper:
+            ranges, _ = session.plan()
             groups = _spread(
                 [StreamStart(r.tp, r.start_offset) for r in ranges],
                 min(settings.tasks_max, task_slots(spark)),
             )
-            coordinator = target.stream_coordinator(dynamodb, store, leases, token, clock)
+            coordinator = session.target.stream_coordinator(dynamodb, session.store, session.leases, token, clock)
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
             publish = publisher_from_environment(os.environ, settings.region) is not None
-            job.start(groups, stream_task(target, token, publish, clock))
+            job.start(groups, stream_task(session.target, token, publish, clock))
             say(
                 f"tasks starting: {len(groups)} for {len(ranges)} partitions; a progress line once they run, then every "
                 f"{settings_of.metrics_interval_ms / 1000:g} s (sink.continuous.metrics.interval.ms)"
             )
-            progress = RunProgress(dynamodb, table, token, len(groups), settings_of.metrics_interval_ms, say)
+            progress = RunProgress(
+                dynamodb, settings.offsets_table, token, len(groups), settings_of.metrics_interval_ms, say
+            )
             failure = _watch(job, keeper, stop, coordinator, progress)
             stopping = time.monotonic()
             if job.running:
-                leases.request_stop(token)
+                session.leases.request_stop(token)
                 job.wait(duration / 2000)
                 job.cancel()
             summary.reports, summary.executors = job.reports, executors_of_job_group(spark, job.group)
@@ -120,7 +114,7 @@ def run_continuous(
             if job.error is not None and not stop.is_set():
                 raise job.error
     finally:
-        release_lease(leases, token)
+        session.release()
         summary.seconds = time.monotonic() - started
     failed = [r for r in summary.reports if r.error]
     if failed:
@@ -146,19 +140,6 @@ def _watch(
         except SinkError as e:
             return e
     return None
-
-
-def _acquire_when_free(leases: Leases, connector: str, owner: str, duration_ms: int, stop: threading.Event):
-    """The lease, waiting up to 1.5 times `sink.lease.duration.ms` for a holder's lease to lapse (a killed run's, or
-    the run EMR Serverless retries a failed streaming attempt after: it would exit 3 and spend a retry otherwise);
-    LeaseHeldError when a live holder keeps renewing it, or when `stop` is set meanwhile."""
-    deadline = time.monotonic() + 1.5 * duration_ms / 1000
-    while True:
-        try:
-            return leases.acquire(connector, owner, duration_ms)
-        except LeaseHeldError:
-            if time.monotonic() >= deadline or stop.wait(min(5.0, duration_ms / 4000)):
-                raise
 
 
 def task_slots(spark) -> int:

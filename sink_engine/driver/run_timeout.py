@@ -16,14 +16,16 @@ from sink_engine.model import PartitionRange
 
 
 class RunWatchdog:
-    """Context manager around the Spark job of one run. `fired` says whether it cancelled the job at the deadline,
-    `stopped` whether it did because the run was asked to stop (`stop` set): it first asks the tasks to stop
-    (`ask_tasks`: the lease item's stop request, which they read between chunks and then commit what they closed) and
-    cancels the job only if it still runs `stop_grace_s` later."""
+    """Context manager around the Spark job of one run, in the job group `group` (only the run's own jobs are
+    cancelled: other connectors' runs in the same Spark application go on). `fired` says whether it cancelled the
+    job at the deadline, `stopped` whether it did because the run was asked to stop (`stop` set): it first asks the
+    tasks to stop (`ask_tasks`: the lease item's stop request, which they read between chunks and then commit what
+    they closed) and cancels the job only if it still runs `stop_grace_s` later."""
 
     def __init__(
         self,
         spark,
+        group: str,
         connector: str,
         timeout_ms: int,
         started_s: float,
@@ -31,7 +33,7 @@ class RunWatchdog:
         ask_tasks: Callable[[], object] = lambda: None,
         stop_grace_s: float = 0.0,
     ):
-        self._spark, self._connector, self._timeout_ms = spark, connector, timeout_ms
+        self._spark, self._group, self._connector, self._timeout_ms = spark, group, connector, timeout_ms
         self.deadline_ms = int(started_s * 1000) + timeout_ms if timeout_ms > 0 else None
         self.grace_s = min(60.0, max(1.0, timeout_ms / 4000))
         self.fired = self.stopped = False
@@ -74,7 +76,7 @@ class RunWatchdog:
                 return
         self.stopped = True
         while not self._exited.is_set():
-            self._spark.sparkContext.cancelAllJobs()
+            self._spark.sparkContext.cancelJobGroup(self._group)
             self._exited.wait(0.2)
 
     def _cancel(self) -> None:
@@ -86,4 +88,4 @@ class RunWatchdog:
             timeout_ms=self._timeout_ms,
             grace_s=self.grace_s,
         )
-        self._spark.sparkContext.cancelAllJobs()
+        self._spark.sparkContext.cancelJobGroup(self._group)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,12 +93,13 @@ class RangesRun:
 
 
 def run_ranges(
-    spark, target: Target, ranges: list[PartitionRange], tasks_max: int, progress_dir: str | None = None
+    spark, target: Target, group_id: str, ranges: list[PartitionRange], tasks_max: int, progress_dir: str | None = None
 ) -> RangesRun:
-    """One Spark task per group of ranges (at most `tasks_max`, the run's `tasks.max`), each writing its ranges to
-    `target`; returns every range's result and where the tasks ran. Tasks report their progress in `progress_dir`
-    when given (a directory of the driver's machine: only for a master whose tasks share the driver's process,
-    `tasks_share_driver_process`).
+    """One Spark job of the job group `group_id` (the run's own: what its watchdog cancels, where other connectors'
+    runs in the same application go on), one Spark task per group of ranges (at most `tasks_max`, the run's
+    `tasks.max`), each writing its ranges to `target`; returns every range's result and where the tasks ran. Tasks
+    report their progress in `progress_dir` when given (a directory of the driver's machine: only for a master whose
+    tasks share the driver's process, `tasks_share_driver_process`).
 
     The groups are the elements of an RDD with one partition each: one stage, no shuffle, and nothing but the
     ranges and their results crosses the JVM (a DataFrame with `mapInArrow` cost a shuffle stage and Arrow
@@ -108,7 +108,6 @@ def run_ranges(
         return RangesRun([])
     config = target.config
     groups = assign_tasks(ranges, tasks_max)
-    group_id = f"sink-engine-{config.name}-{uuid.uuid4().hex[:12]}"
     context = spark.sparkContext
     context.setJobGroup(group_id, f"write {len(ranges)} ranges of connector {config.name}")
     try:
@@ -178,7 +177,7 @@ def _task_function(target: Target, progress_dir: str | None = None):
 def _stop_probe(target: Target):
     """A bounded run's task's `LeaseStopProbe`: every quarter of the lease, at most every STOP_CHECK_S."""
     from sink_engine.aws import dynamodb_client
-    from sink_engine.driver.job import now_ms
+    from sink_engine.driver.session import now_ms
     from sink_engine.driver.settings import RunSettings
     from sink_engine.offsets import Leases
     from sink_engine.task.deadline import LeaseStopProbe
