@@ -24,6 +24,8 @@ pytestmark = pytest.mark.cdc
 
 TABLES = ("customers", "orders", "products")
 PREFIX = "cdc"  # Debezium's topic.prefix: a table's topic is cdc.public.<table>
+# The SIGKILLs of the sink's run: the event it waits for, then the delay (s)
+KILLS = (("RUN_PLANNED", 1.0), ("SNAPSHOT_COMMITTED", 0.0))
 LEASE_MS = 4000  # short, so that the run after a SIGKILL takes the killed run's lease soon
 
 
@@ -122,14 +124,16 @@ def test_postgres_through_debezium_into_upsert_tables(stack, spark, s3, dynamodb
         source.add_column("customers", "tier")
         source.change(60)
         drain(stack, spark, dynamodb, config, source, worker, "a column added")
-        # when a run is SIGKILLed mid-way through its tasks' writes, then rerun
-        source.change(80)
-        wait_for_events(stack.bootstrap_servers, source.events)
-        killed = RunProcess(connector_file(config, tmp_path / "connector.json"))
-        _kill_after(killed, "RUN_PLANNED", delay_s=1.0)
-        assert killed.wait() == KILLED
-        time.sleep(LEASE_MS / 1000)
-        drain(stack, spark, dynamodb, config, source, worker, "a rerun after a SIGKILL")
+        # when a run is SIGKILLed mid-way, through its tasks' writes or after its first table's snapshot (the
+        # others not yet committed), then rerun
+        for event, delay_s in KILLS:
+            source.change(60)
+            wait_for_events(stack.bootstrap_servers, source.events)
+            killed = RunProcess(connector_file(config, tmp_path / "connector.json"))
+            _kill_after(killed, event, delay_s)
+            assert killed.wait() == KILLED
+            time.sleep(LEASE_MS / 1000)
+            drain(stack, spark, dynamodb, config, source, worker, f"a rerun after a SIGKILL after {event}")
     # and every kind of change was made, Debezium's tombstones deleting rows by the upsert default
     assert set(source.made) == {"insert", "update", "delete", "key change"}, source.made
     assert config["behavior.on.null.values"] == "write" and "behavior.on.null.values" not in config.explicit
