@@ -207,3 +207,14 @@ def test_an_upsert_tables_tombstones_delete_unless_the_key_says_otherwise(overri
     # validate reports where the value comes from
     row = next(row for row in config.effective() if row[0] == "behavior.on.null.values")
     assert row[1:] == (null_values, origin)
+
+
+def test_validate_says_where_an_upsert_tables_tombstone_behaviour_comes_from():
+    from sink_engine.config.display import validation_report
+
+    # given an upsert table's connector that does not set behavior.on.null.values
+    config = parse_checked_config({**BASE, "iceberg.tables.upsert-mode-enabled": "true",
+                                   "iceberg.tables.default-id-columns": "id"})
+    # when validate reports it, then the line names the value and the key that implies it
+    line = next(line for line in validation_report(config, (), False) if line.startswith("behavior.on.null.values"))
+    assert line.split()[1:4] == ["write", "(from", "iceberg.tables.upsert-mode-enabled"]
