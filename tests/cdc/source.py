@@ -49,14 +49,14 @@ class SourceTables:
 
     def _statement(self, table: str, kind: str, ids: list[int]) -> str:
         self.version += 1
-        extra = self.columns[table][3:]
+        extra = [(column, f"'x{self.version}'") for column in self.columns[table][3:]]  # what ALTER TABLE added
         if kind == "insert":
             new = max(ids, default=0) + 1 + self.rng.randrange(3)
-            values = ", ".join(["%d" % new, f"'i{self.version}'", str(self.version)] + [f"'x{self.version}'" for _ in extra])
-            return f"INSERT INTO {table} ({', '.join(self.columns[table])}) VALUES ({values})"
+            values = [str(new), f"'i{self.version}'", str(self.version)] + [value for _, value in extra]
+            return f"INSERT INTO {table} ({', '.join(self.columns[table])}) VALUES ({', '.join(values)})"
         key = self.rng.choice(ids)
         if kind == "update":
-            sets = [f"name = 'u{self.version}'", f"amount = {self.version}"] + [f"{c} = 'x{self.version}'" for c in extra]
+            sets = [f"name = 'u{self.version}'", f"amount = {self.version}"] + [f"{c} = {v}" for c, v in extra]
             return f"UPDATE {table} SET {', '.join(sets)} WHERE id = {key}"
         if kind == "delete":
             return f"DELETE FROM {table} WHERE id = {key}"

@@ -3,7 +3,8 @@ with logical decoding, Debezium's Postgres connector (pgoutput) in a Kafka Conne
 engine's upsert tables fanned out a table per topic, with ExtractNewRecordState as its defaults leave it (deletes
 and Debezium's tombstones as null values, which delete rows). After each drain every table equals its source table
 (SELECT compared row by row, read by pyiceberg and by DuckDB): inserts, updates, deletes, primary keys changed,
-ALTER TABLE ADD COLUMN mid-stream, and a run SIGKILLed mid-way and rerun."""
+ALTER TABLE ADD COLUMN mid-stream, and runs SIGKILLed mid-way (while tasks write; between two tables' snapshots),
+each rerun."""
 from __future__ import annotations
 
 import json
