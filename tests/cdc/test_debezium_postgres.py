@@ -133,6 +133,8 @@ def test_postgres_through_debezium_into_upsert_tables(stack, spark, s3, dynamodb
             killed = RunProcess(connector_file(config, tmp_path / "connector.json"))
             _kill_after(killed, event, delay_s)
             assert killed.wait() == KILLED
+            if event == "SNAPSHOT_COMMITTED":  # killed between two tables' commits: the rerun has the others left
+                assert killed.events.count(event) < len(TABLES), killed.events
             time.sleep(LEASE_MS / 1000)
             drain(stack, spark, dynamodb, config, source, worker, f"a rerun after a SIGKILL after {event}")
     # and every kind of change was made, Debezium's tombstones deleting rows by the upsert default
