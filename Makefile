@@ -6,9 +6,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv kafka connect-json cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs clean
+.PHONY: venv kafka connect-json debezium test-cdc cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs clean
 
-venv: $(STAMP) kafka connect-json
+venv: $(STAMP) kafka connect-json debezium
 
 # Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
 # .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
@@ -18,6 +18,15 @@ kafka: $(VENV)/kafka/3.9/.installed
 $(VENV)/kafka/%/.installed: devtools/kafka/pom.xml devtools/kafka/kafka-%.sha256 devtools/kafka_dist.py | $(STAMP)
 	rm -f $@
 	$(PY) -m devtools.kafka_dist install $*
+
+# Kafka Connect's worker and Debezium's Postgres connector (devtools/debezium/pom.xml, checked against its .sha256
+# lists) under .venv/debezium, for the CDC end-to-end test (make test-cdc).
+debezium: $(VENV)/debezium/.installed
+
+$(VENV)/debezium/.installed: devtools/debezium/pom.xml devtools/debezium/connect.sha256 \
+    devtools/debezium/debezium-postgres.sha256 devtools/debezium_dist.py | $(STAMP)
+	rm -rf $(VENV)/debezium
+	$(PY) -m devtools.debezium_dist install
 
 # Kafka's JsonConverter with its dependencies (devtools/jvm/connect-json/pom.xml) under .venv/connect-json/libs: the
 # oracle of tests/unit/test_connect_json_oracle.py (tests/connect_json_oracle.py). Maven keeps its downloads in its
@@ -71,7 +80,7 @@ demo: venv
 # In two worker processes (pytest-xdist), each with its own local stack and Spark session, a test module at a time;
 # the tests that synthesize the CDK app share one worker (tests/conftest.py, SYNTHESIZING).
 test: venv cdk-cli
-	$(PY) -m pytest -n 2 --dist loadgroup -m "not fault_matrix and not soak and not scale and not many_partitions"
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not fault_matrix and not soak and not scale and not many_partitions and not cdc"
 
 # 500 connectors of 10 topics in one environment (tests/infra/test_infra_scale.py): a minute of synthesis, two on a
 # shared machine; run by CI after `make test` as test-faults is.
@@ -91,6 +100,11 @@ KAFKA4_TESTS := tests/functional/test_exactly_once.py tests/functional/test_tran
     tests/faults/test_kafka_faults.py::test_connection_resets_mid_run_the_run_completes
 test-kafka4: venv $(VENV)/kafka/4.1/.installed
 	KAFKA_VERSION=4.1 $(PY) -m pytest -n 2 --dist loadgroup $(KAFKA4_TESTS)
+
+# PostgreSQL (Debian's package) -> Debezium in Kafka Connect -> Apache Kafka -> upsert tables, with a SIGKILL
+# (tests/cdc); run by CI after make test.
+test-cdc: venv
+	$(PY) -m pytest tests/cdc -m cdc
 
 # A run over 1,000 partitions end to end (tests/faults/test_many_partitions.py; about a minute on 2 cores).
 test-many-partitions: venv

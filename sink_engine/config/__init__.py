@@ -160,6 +160,7 @@ def parse_config(
             values[k.name] = None if k.name in judged else parse_value(k, raw.get(k.name))
     found.raise_found()
     values, derived = worker_brokers(values, derived, worker)
+    values, derived = _upsert_tombstones(values, derived, given)
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
     values, lone_key = _lone_static_key(values)
     config = SinkConfig(
@@ -175,6 +176,23 @@ def parse_config(
     with _blaming(derived, raw):
         _check_combinations(config)
     return config
+
+
+def _upsert_tombstones(
+    values: dict[str, Any], derived: dict[str, str], given: frozenset[str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """In an upsert table (`iceberg.tables.upsert-mode-enabled`) a tombstone deletes the row its key names:
+    `behavior.on.null.values` not written defaults to `write` there, as Debezium's default stream (a tombstone after
+    each delete, `tombstones.on.delete`) needs; a written `fail` or `ignore` is honoured. Not with fan-out by field
+    (`iceberg.tables.dynamic-enabled`): a tombstone has no value to name its table, so `fail` stays the default."""
+    key = "behavior.on.null.values"
+    upsert_table = values["format.class"] == "iceberg" and values["iceberg.tables.upsert-mode-enabled"]
+    if key in given or not upsert_table or values["iceberg.tables.dynamic-enabled"]:
+        return values, derived
+    return {**values, key: "write"}, {
+        **derived,
+        key: "iceberg.tables.upsert-mode-enabled (a tombstone deletes its row)",
+    }
 
 
 def _lone_static_key(values: dict[str, Any]) -> tuple[dict[str, Any], tuple[IgnoredKey, ...]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from devtools.producer import create_topic
-from sink_engine.driver.job import run_job
+from sink_engine.driver.job import TaskFailedError, run_job
 from sink_engine.errors import ConfigError
 from sink_engine.validation import check_config
 from tests.iceberg.tables import connector_snapshots, create_namespace, table_of
@@ -157,6 +157,49 @@ def test_debezium_envelopes_through_extract_new_record_state(stack, spark, s3, d
         # then after each run the table is the source table, by both readers
         expected = [{k: r[k] for k in ("id", "name", "amount")} for r in source.expected()]
         assert pyiceberg_rows(config) == own_rows(s3, config) == expected, f"run {run}"
+
+
+DEBEZIUM_DEFAULTS = {  # ExtractNewRecordState as Debezium's defaults leave it: deletes dropped, tombstones kept
+    "iceberg.tables.upsert-mode-enabled": "true", "iceberg.tables.default-id-columns": "id",
+    "transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "true",  # JsonConverter's default (the test connector's is false)
+}
+
+
+def test_debezium_default_tombstones_delete_with_only_the_upsert_keys_set(stack, spark, s3, dynamodb,
+                                                                          iceberg_connector):
+    # given Debezium's default stream (a tombstone after each delete) and a connector that sets only the upsert keys
+    config = iceberg_connector(**DEBEZIUM_DEFAULTS)
+    create_namespace(config)
+    create_topic(stack.bootstrap_servers, config["topics"][0], 2)
+    assert config["behavior.on.null.values"] == "write"
+    source, before = SourceTable(seed=41), {}
+    for run in range(2):
+        produce_changes(stack.bootstrap_servers, config["topics"][0],
+                        debezium_records(source.changes(80, tombstones=False), before))
+        # when a run commits them
+        run_job(config, spark, dynamodb)
+        # then the deletes are applied: the table is the model, by both readers
+        expected = [{k: r[k] for k in ("id", "name", "amount")} for r in source.expected()]
+        assert pyiceberg_rows(config) == duckdb_table_rows(config) == expected, f"run {run}"
+
+
+def test_an_explicit_fail_still_stops_at_the_first_tombstone(stack, spark, s3, dynamodb, iceberg_connector):
+    # given the same stream with behavior.on.null.values=fail written, one partition: an insert, a delete, its
+    # tombstone
+    config = iceberg_connector(**DEBEZIUM_DEFAULTS, **{"behavior.on.null.values": "fail"})
+    create_namespace(config)
+    topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
+    produce_changes(stack.bootstrap_servers, topic,
+                    debezium_records([(1, {"id": 1, "name": "a", "amount": 1}, "c"), (1, None, "d")], {}, 1))
+    # when it runs, then it stops at the delete (ExtractNewRecordState's default makes it a null value, as the
+    # tombstone after it), naming its offset; nothing from it on is committed
+    with pytest.raises(TaskFailedError, match=rf"{topic}-0@1: null value .*behavior.on.null.values=fail"):
+        run_job(config, spark, dynamodb)
+    assert committed_offsets(dynamodb, config) == {0: 1}
+    assert pyiceberg_rows(config) == [{"id": 1, "name": "a", "amount": 1}]
 
 
 def test_a_column_added_mid_stream(stack, spark, s3, dynamodb, iceberg_connector):

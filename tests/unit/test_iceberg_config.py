@@ -188,3 +188,33 @@ def test_partitioners_without_a_partition_spec(overrides, key, message):
     with pytest.raises(ConfigError) as caught:
         parse_checked_config({**BASE, **overrides})
     assert caught.value.key == key and message in str(caught.value)
+
+
+@pytest.mark.parametrize("overrides, null_values, origin", [
+    ({}, "write", "from iceberg.tables.upsert-mode-enabled (a tombstone deletes its row)"),
+    ({"behavior.on.null.values": "fail"}, "fail", "set"),
+    ({"behavior.on.null.values": "ignore"}, "ignore", "set"),
+    ({"iceberg.tables.upsert-mode-enabled": "false", "iceberg.tables.default-id-columns": None}, "fail", "default"),
+    ({"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "__table"}, "fail", "default"),
+])
+def test_an_upsert_tables_tombstones_delete_unless_the_key_says_otherwise(overrides, null_values, origin):
+    # given an upsert table's connector with only its upsert keys set, or a written behavior.on.null.values
+    raw = {**BASE, "iceberg.tables.upsert-mode-enabled": "true", "iceberg.tables.default-id-columns": "id",
+           **overrides}
+    # when it is parsed and checked
+    config = parse_checked_config({k: v for k, v in raw.items() if v is not None})
+    # then tombstones delete rows (write) unless the key is written, or records route to their tables by a field;
+    # validate reports where the value comes from
+    row = next(row for row in config.effective() if row[0] == "behavior.on.null.values")
+    assert row[1:] == (null_values, origin)
+
+
+def test_validate_says_where_an_upsert_tables_tombstone_behaviour_comes_from():
+    from sink_engine.config.display import validation_report
+
+    # given an upsert table's connector that does not set behavior.on.null.values
+    config = parse_checked_config({**BASE, "iceberg.tables.upsert-mode-enabled": "true",
+                                   "iceberg.tables.default-id-columns": "id"})
+    # when validate reports it, then the line names the value and the key that implies it
+    line = next(line for line in validation_report(config, (), False) if line.startswith("behavior.on.null.values"))
+    assert line.split()[1:4] == ["write", "(from", "iceberg.tables.upsert-mode-enabled"]
