@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive, is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault
@@ -18,6 +18,14 @@ from sink_engine.config.collector import Collector
 from sink_engine.config.dead_letters import check_dead_letter_settings
 from sink_engine.config.document import read_document
 from sink_engine.config.key_policy import IgnoredKey, undeclared_keys
+from sink_engine.config.key_types import (
+    BoolKey,
+    IntKey,
+    ListKey,
+    OptionalListKey,
+    OptionalTextKey,
+    TextKey,
+)
 from sink_engine.config.keys import (
     KEYS,
     KEYS_BY_NAME,
@@ -52,14 +60,44 @@ class SinkConfig:
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     warnings: tuple[ConfigWarning, ...] = ()
 
-    def __getitem__(self, key: str) -> Any:
+    @overload
+    def __getitem__(self, key: TextKey) -> str: ...
+    @overload
+    def __getitem__(self, key: OptionalTextKey) -> str | None: ...
+    @overload
+    def __getitem__(self, key: IntKey) -> int: ...
+    @overload
+    def __getitem__(self, key: BoolKey) -> bool: ...
+    @overload
+    def __getitem__(self, key: ListKey) -> tuple[str, ...]: ...
+    @overload
+    def __getitem__(self, key: OptionalListKey) -> tuple[str, ...] | None: ...
+    @overload
+    def __getitem__(self, key: str) -> object: ...
+    def __getitem__(self, key: str) -> object:
+        """The typed value of `key`, its type by key (config/key_types.py); a key named at run time is `object`."""
         return self.values[key]
+
+    def optional_text(self, key: str) -> str | None:
+        """The value of a text key named at run time (a string, choice or class key; None when unset and its default
+        is None); TypeError naming the key when it holds another type (a caller's mistake, not the user's)."""
+        value = self.values[key]
+        if value is None or isinstance(value, str):
+            return value
+        raise TypeError(f"config key {key} holds {type(value).__name__}, not text")
+
+    def text(self, key: str) -> str:
+        """The value of a text key named at run time whose default is not None; TypeError naming the key else."""
+        value = self.optional_text(key)
+        if value is None:
+            raise TypeError(f"config key {key} is unset, not text")
+        return value
 
     @property
     def name(self) -> str:
-        return self.values["name"]
+        return self["name"]
 
-    def values_of(self, keys: Iterable[str]) -> dict[str, Any]:
+    def values_of(self, keys: Iterable[str]) -> dict[str, object]:
         """The typed values of `keys`, by name: for what hands keys on by name (the connector index the trigger
         Lambda reads); code that acts on a key reads it through its seam's settings (`from_config`)."""
         return {key: self.values[key] for key in keys}
@@ -74,7 +112,7 @@ class SinkConfig:
             return topic in self.values["topics"]
         return re.fullmatch(self.values["topics.regex"], topic) is not None
 
-    def effective(self) -> list[tuple[str, Any, str]]:
+    def effective(self) -> list[tuple[str, object, str]]:
         """(key, value, origin) for every key, origin 'set', 'default' or 'from <key>', passthrough keys last."""
         rows = [(k.name, self.values[k.name], self._origin(k.name)) for k in KEYS]
         rows += [(k, v, "set") for k, v in sorted(self.passthrough.items())]

@@ -20,6 +20,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 import boto3
 import botocore.session
@@ -29,7 +30,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError, StorageError
 
-PROVIDER_KEY = "s3.credentials.provider.class"
+PROVIDER_KEY: Final = "s3.credentials.provider.class"
 _STS = "s3.credentials.provider.sts."
 # AssumeRole's own constraints on the values (STS API reference)
 _ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}")
@@ -61,7 +62,10 @@ class S3Credentials:
         AwsAssumeRoleCredentialsProvider."""
         provider = config[PROVIDER_KEY]
         key_id, secret = config["aws.access.key.id"] or None, config["aws.secret.access.key"] or None
-        sts = {name: config[_STS + name] for name in ("role.arn", "role.session.name", "role.external.id", "region")}
+        sts = {
+            name: config.optional_text(_STS + name)
+            for name in ("role.arn", "role.session.name", "role.external.id", "region")
+        }
         if provider != "assumerole":
             for name, value in sts.items():
                 if value:
