@@ -7,11 +7,12 @@ connector class, the dead-letter destination); the checks that build a seam's pa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from sink_engine.aws_types import S3Client, SecretsClient
 from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive, is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.collector import Collector
@@ -126,9 +127,9 @@ class SinkConfig:
 
 def load_config(
     location: str,
-    s3_client=None,
+    s3_client: S3Client | None = None,
     resolve_secrets: bool = True,
-    secrets_client_for=None,
+    secrets_client_for: Callable[[str, str | None], SecretsClient] | None = None,
     registry: RegistryDefault | None = None,
     worker: WorkerSettings | None = None,
 ) -> SinkConfig:
@@ -238,7 +239,7 @@ def _lone_static_key(values: dict[str, Any]) -> tuple[dict[str, Any], tuple[Igno
 
 
 @contextmanager
-def _blaming(derived: Mapping[str, str], raw: Mapping[str, Any]):
+def _blaming(derived: Mapping[str, str], raw: Mapping[str, Any]) -> Iterator[None]:
     """A ConfigError about a derived key names the key the user wrote (`input.data.format`, not
     `value.converter`), saying which value it implied."""
     try:
