@@ -8,14 +8,19 @@ and the check is skipped.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sink_engine.doctor.checks import Check, Failed
 from sink_engine.driver.spark_runner import executors_of_job_group, launched_by_spark_submit, spark_session
+
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
 
 STAGE_TASKS = 4
 GROUP = "sink-engine-doctor-executors"
 
 
-def executors(context) -> str:
+def executors(context: Context) -> str:
     spark = spark_session(f"sink-engine-doctor-{context.config.name}")
     master = spark.sparkContext.master
     spark.sparkContext.setJobGroup(GROUP, "doctor: where tasks run")
