@@ -27,7 +27,7 @@ def executors(context: Context) -> str:
     try:
         spark.sparkContext.parallelize(range(STAGE_TASKS), STAGE_TASKS).mapPartitions(lambda rows: rows).collect()
     finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # None removes it (the JVM's setLocalProperty); pyspark types only str
     ran = executors_of_job_group(spark, GROUP)
     if not ran:
         raise Failed(
