@@ -8,10 +8,12 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.config import SinkConfig
 from sink_engine.driver.committer import commit_results
 from sink_engine.driver.metrics import MetricsPublisher, RunMetrics
@@ -24,13 +26,16 @@ from sink_engine.driver.spark_runner import RangesRun
 from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.errors import RunStoppedError, RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
-from sink_engine.model import PartitionRange, TaskResult, TopicPartition
+from sink_engine.model import ClosedFile, PartitionRange, TaskResult, TopicPartition
 from sink_engine.offsets import LeaseKeeper, Leases, LeaseToken, OffsetStore, table_exists
 from sink_engine.progress import ProgressBoard
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
 from sink_engine.source.settings import SourceSettings
 from sink_engine.target import Target, target_for
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def now_ms() -> int:
@@ -51,7 +56,7 @@ class RunSummary:
     executors: tuple[str, ...] = ()  # Spark executors whose tasks succeeded ("driver": in the driver's process)
 
     @property
-    def files(self):
+    def files(self) -> list[ClosedFile]:
         return [f for r in self.results for f in r.files]
 
     @property
@@ -124,8 +129,8 @@ def plan(config: SinkConfig, store: OffsetStore) -> tuple[list[PartitionRange], 
 
 def run_job(
     config: SinkConfig,
-    spark,
-    dynamodb,
+    spark: SparkSession,
+    dynamodb: DynamoDBClient,
     clock: Callable[[], int] = now_ms,
     owner: str | None = None,
     progress: ProgressBoard | None = None,
@@ -223,7 +228,7 @@ def report_ignored_keys(config: SinkConfig) -> None:
 
 
 def _write_ranges(
-    spark,
+    spark: SparkSession,
     target: Target,
     run: RunSettings,
     ranges: list[PartitionRange],
