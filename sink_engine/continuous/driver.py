@@ -20,9 +20,11 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.config import SinkConfig
 from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.continuous.run_progress import RunProgress
@@ -33,8 +35,11 @@ from sink_engine.driver.metrics import publisher_from_environment
 from sink_engine.driver.preflight import missing_table
 from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
 from sink_engine.errors import LeaseHeldError, LeaseLostError, SinkError
-from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
+from sink_engine.offsets import LeaseKeeper, Leases, LeaseToken, OffsetStore, table_exists
 from sink_engine.target import target_for
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 CANCEL_WAIT_S = 30
 
@@ -62,8 +67,8 @@ def check_continuous(config: SinkConfig) -> ContinuousSettings:
 
 def run_continuous(
     config: SinkConfig,
-    spark,
-    dynamodb,
+    spark: SparkSession,
+    dynamodb: DynamoDBClient,
     stop: threading.Event,
     clock: Callable[[], int] = now_ms,
     owner: str | None = None,
@@ -134,7 +139,7 @@ def _watch(
     stop: threading.Event,
     coordinator: CommitCoordinator | None,
     progress: RunProgress,
-):
+) -> SinkError | None:
     """Look at the job every half second, letting the coordinator commit and the progress be said, until it ends, the
     lease is lost, `stop` is set or the coordinator fails (that SinkError is returned)."""
     while job.running and not keeper.lost and not stop.wait(0.5):
@@ -148,7 +153,9 @@ def _watch(
     return None
 
 
-def _acquire_when_free(leases: Leases, connector: str, owner: str, duration_ms: int, stop: threading.Event):
+def _acquire_when_free(
+    leases: Leases, connector: str, owner: str, duration_ms: int, stop: threading.Event
+) -> LeaseToken:
     """The lease, waiting up to 1.5 times `sink.lease.duration.ms` for a holder's lease to lapse (a killed run's, or
     the run EMR Serverless retries a failed streaming attempt after: it would exit 3 and spend a retry otherwise);
     LeaseHeldError when a live holder keeps renewing it, or when `stop` is set meanwhile."""
@@ -161,7 +168,7 @@ def _acquire_when_free(leases: Leases, connector: str, owner: str, duration_ms: 
                 raise
 
 
-def task_slots(spark) -> int:
+def task_slots(spark: SparkSession) -> int:
     """How many tasks the job can run at once: `spark.executor.instances` x `spark.executor.cores` when the job's
     settings name them (EMR's executors may register after the driver starts, and Spark's default parallelism counts
     only those registered), else Spark's default parallelism."""
@@ -182,13 +189,17 @@ class _SparkJob:
     """The continuous run's Spark job, collected in a thread of its own: `reports` once it ended, `error` if Spark
     gave up on it."""
 
-    def __init__(self, spark, group: str):
+    def __init__(self, spark: SparkSession, group: str) -> None:
         self._spark, self.group = spark, group
         self.reports: list[StreamReport] = []
         self.error: SinkError | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self, groups: list[list[StreamStart]], function) -> None:
+    def start(
+        self,
+        groups: list[list[StreamStart]],
+        function: Callable[[Iterable[list[StreamStart]]], Iterable[StreamReport]],
+    ) -> None:
         def collect() -> None:
             context = self._spark.sparkContext
             context.setJobGroup(self.group, "continuous run", interruptOnCancel=True)

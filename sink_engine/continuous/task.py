@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from itertools import groupby
@@ -105,14 +105,14 @@ class _Schedule:
 
 def stream_task(
     target: Target, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms
-) -> Callable[[Iterator[list[StreamStart]]], Iterator[StreamReport]]:
+) -> Callable[[Iterable[list[StreamStart]]], Iterator[StreamReport]]:
     """The function of a continuous run's Spark tasks: each element of the task's partition is a list of
     StreamStarts; yields a StreamReport per topic-partition when the task ends. `publish`: send each progress
     report to CloudWatch too (continuous/progress.py). The tasks log the engine's events at the driver's level
     (`-v`: INFO) to their standard error, which Spark keeps as the executor's log."""
     level = logging.getLogger("sink_engine").getEffectiveLevel()
 
-    def process(groups: Iterator[list[StreamStart]]) -> Iterator[StreamReport]:
+    def process(groups: Iterable[list[StreamStart]]) -> Iterator[StreamReport]:
         from sink_engine.driver.spark_runner import settle_worker
 
         settle_worker()
