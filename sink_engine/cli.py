@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -28,6 +29,12 @@ from sink_engine.iceberg import cli as iceberg_cli
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 from sink_engine.target import target_for
 from sink_engine.validation import load_checked_config
+
+if TYPE_CHECKING:
+    from sink_engine.continuous.driver import ContinuousSummary
+    from sink_engine.driver.job import RunSummary
+    from sink_engine.offsets import OffsetStore
+    from sink_engine.restore.engine import RestoreSummary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,7 +258,7 @@ def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
     return 0
 
 
-def _print_run(config: SinkConfig, run: RunSettings, summary) -> None:
+def _print_run(config: SinkConfig, run: RunSettings, summary: RunSummary) -> None:
     from sink_engine.dlq.settings import DeadLetterSettings
     from sink_engine.transform.settings import TransformSettings
 
@@ -288,7 +295,7 @@ def _run_continuous(config: SinkConfig, wait_for_lease: bool = False) -> int:
     return 0
 
 
-def _print_continuous(summary) -> None:
+def _print_continuous(summary: ContinuousSummary) -> None:
     for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
         print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
     print(
@@ -326,7 +333,7 @@ def _status(config: SinkConfig) -> int:
     return 0
 
 
-def _offset_store(run: RunSettings):
+def _offset_store(run: RunSettings) -> OffsetStore:
     """The connector's committed offsets, read as a run reads them; SinkError when the table does not exist."""
     from sink_engine.driver.job import now_ms
     from sink_engine.driver.preflight import missing_table
@@ -372,7 +379,7 @@ RESTORE_HELP = (
 )
 
 
-def _restore(config: SinkConfig, args) -> int:
+def _restore(config: SinkConfig, args: argparse.Namespace) -> int:
     from sink_engine.restore import RestoreRequest, restore
     from sink_engine.restore.progress import RestoreBoard
     from sink_engine.restore.request import parse_names, parse_partitions, parse_time
@@ -396,7 +403,7 @@ def _restore(config: SinkConfig, args) -> int:
     if lacking:
         print(f"warning: the backup of {args.topic} holds no {'; no '.join(lacking)}", file=sys.stderr, flush=True)
 
-    def started(summary) -> None:
+    def started(summary: RestoreSummary) -> None:
         if summary.created_target:
             print(f"created {args.target_topic} with {summary.target_partitions} partitions")
         if summary.partition_for_partition:
