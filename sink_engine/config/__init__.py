@@ -52,7 +52,7 @@ class SinkConfig:
     with where from; `worker` the Kafka Connect worker's settings (config/worker.py); `warnings` what is taken as
     written while it is most likely a mistake (config/lint.py, duplicate keys)."""
 
-    values: Mapping[str, Any]
+    values: Mapping[str, object]
     explicit: frozenset[str]
     passthrough: Mapping[str, str]
     unknown: tuple[str, ...]
@@ -109,9 +109,10 @@ class SinkConfig:
         return {k[len(prefix) :]: v for k, v in self.passthrough.items() if k.startswith(prefix)}
 
     def topic_matches(self, topic: str) -> bool:
-        if self.values["topics"] is not None:
-            return topic in self.values["topics"]
-        return re.fullmatch(self.values["topics.regex"], topic) is not None
+        topics, regex = self["topics"], self["topics.regex"]
+        if topics is not None:
+            return topic in topics
+        return regex is not None and re.fullmatch(regex, topic) is not None  # parsing set one of the two
 
     def effective(self) -> list[tuple[str, object, str]]:
         """(key, value, origin) for every key, origin 'set', 'default' or 'from <key>', passthrough keys last."""
