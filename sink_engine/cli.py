@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -18,7 +19,7 @@ from sink_engine.cli_options import MANY_CONFIGS, CommandParser, add_config_opti
 from sink_engine.cli_run import exit_code, run_command
 from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import from_environment
-from sink_engine.config.worker import read_worker
+from sink_engine.config.worker import WorkerSettings, read_worker
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import format_counts
 from sink_engine.driver.settings import RunSettings
@@ -28,6 +29,10 @@ from sink_engine.iceberg import cli as iceberg_cli
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 from sink_engine.target import target_for
 from sink_engine.validation import load_checked_config
+
+if TYPE_CHECKING:
+    from sink_engine.offsets import OffsetStore
+    from sink_engine.restore.engine import RestoreSummary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,7 +86,7 @@ def aws_call_error(e: ClientError) -> AwsCallError:
     return AwsCallError(e.operation_name, str(error.get("Code", "?")), error.get("Message", str(e)))
 
 
-def _load(location: str, command: str, worker, prefix: str = "") -> SinkConfig:
+def _load(location: str, command: str, worker: WorkerSettings, prefix: str = "") -> SinkConfig:
     """The connector's config, checked, its secrets read and (but for `iceberg`, which asks MSK only where it reads
     Kafka: connector_tables) its brokers those of its MSK cluster; its warnings on standard error. A Confluent Cloud
     config's Schema Registry, when the file names none: SINK_SCHEMA_REGISTRY_URL."""
@@ -91,7 +96,7 @@ def _load(location: str, command: str, worker, prefix: str = "") -> SinkConfig:
     return config if command == "iceberg" else with_cluster_brokers(config, kafka_client)
 
 
-def _load_each(locations: list[str], worker) -> list[SinkConfig]:
+def _load_each(locations: list[str], worker: WorkerSettings) -> list[SinkConfig]:
     """Every connector of a `run` loaded as `_load` loads one; the first failure's error, naming its file when there
     are several, once every file was tried (nothing runs unless all load); OptionError when two name one
     connector."""
@@ -222,7 +227,7 @@ def _init(config: SinkConfig) -> int:
     return 0
 
 
-def _validate_each(locations: list[str], show_all: bool, worker) -> int:
+def _validate_each(locations: list[str], show_all: bool, worker: WorkerSettings) -> int:
     """`_validate` of each connector (secrets not read), under a line naming its file when there are several; a
     config that fails is named with its file and the others are still shown. The first failure's exit code;
     OptionError when two files name one connector (a `run` of them is refused so)."""
@@ -280,7 +285,7 @@ def _status(config: SinkConfig) -> int:
     return 0
 
 
-def _offset_store(run: RunSettings):
+def _offset_store(run: RunSettings) -> OffsetStore:
     """The connector's committed offsets, read as a run reads them; SinkError when the table does not exist."""
     from sink_engine.driver.preflight import missing_table
     from sink_engine.driver.session import now_ms
@@ -326,7 +331,7 @@ RESTORE_HELP = (
 )
 
 
-def _restore(config: SinkConfig, args) -> int:
+def _restore(config: SinkConfig, args: argparse.Namespace) -> int:
     from sink_engine.restore import RestoreRequest, restore
     from sink_engine.restore.progress import RestoreBoard
     from sink_engine.restore.request import parse_names, parse_partitions, parse_time
@@ -350,7 +355,7 @@ def _restore(config: SinkConfig, args) -> int:
     if lacking:
         print(f"warning: the backup of {args.topic} holds no {'; no '.join(lacking)}", file=sys.stderr, flush=True)
 
-    def started(summary) -> None:
+    def started(summary: RestoreSummary) -> None:
         if summary.created_target:
             print(f"created {args.target_topic} with {summary.target_partitions} partitions")
         if summary.partition_for_partition:

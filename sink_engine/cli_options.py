@@ -5,7 +5,9 @@ given twice (argparse keeps the last one silently)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from sink_engine.config.worker import WORKER_OPTION
 from sink_engine.errors import OptionError
@@ -18,14 +20,20 @@ class CommandParser(argparse.ArgumentParser):
     --topic b` exits 2 naming the option rather than keeping `b`. Flags (`store_true`) given twice mean the same and
     are taken; options declared with `action="append"` take every value."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
 
 
 class _StoreOnce(argparse._StoreAction):
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         given = namespace.__dict__.setdefault("_options_given", set())
         if self.dest in given:
             more = f"; {' and '.join(MANY_CONFIGS)} take several" if self.dest == "config" else ""

@@ -15,6 +15,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -23,6 +24,15 @@ from sink_engine.config import SinkConfig
 from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.driver.settings import RunSettings
 from sink_engine.errors import OptionError, SinkError
+
+if TYPE_CHECKING:
+    import threading
+
+    from pyspark.sql import SparkSession
+
+    from sink_engine.continuous.driver import ContinuousSummary
+    from sink_engine.driver.job import RunSummary
+    from sink_engine.driver.many import Outcome
 
 PIPE_PROGRESS_S = 10.0  # a bounded run's progress line in a pipe or a log (local Spark)
 CONNECTORS_AT_ONCE = 8  # the connectors of a multi-connector run that run at once (driver/many.py)
@@ -110,12 +120,12 @@ def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
     return _report_many(configs, outcomes)
 
 
-def _bounded_run(spark, stop):
+def _bounded_run(spark: SparkSession, stop: threading.Event) -> Callable[[SinkConfig], RunSummary]:
     """A connector's bounded run in the shared Spark application, its lines prefixed by its name."""
     from sink_engine.driver.job import run_job
     from sink_engine.driver.metrics import publisher_from_environment
 
-    def run_one(config: SinkConfig):
+    def run_one(config: SinkConfig) -> RunSummary:
         run = RunSettings.from_config(config)
         metrics = publisher_from_environment(os.environ, run.region)
         say = _said_by(config.name)
@@ -126,7 +136,7 @@ def _bounded_run(spark, stop):
     return run_one
 
 
-def _report_many(configs: list[SinkConfig], outcomes) -> int:
+def _report_many(configs: list[SinkConfig], outcomes: dict[str, Outcome]) -> int:
     """Each failed connector's error on standard error, the outcomes' count last; the exit code (module docstring)."""
     failed = [outcomes[c.name] for c in configs if outcomes[c.name].error is not None]
     codes = {exit_code(o.error) for o in failed}
@@ -150,7 +160,7 @@ def exit_code(error: BaseException | None) -> int:
     return 1
 
 
-def _print_run(config: SinkConfig, run: RunSettings, summary, prefix: str) -> None:
+def _print_run(config: SinkConfig, run: RunSettings, summary: RunSummary, prefix: str) -> None:
     from sink_engine.dlq.settings import DeadLetterSettings
     from sink_engine.transform.settings import TransformSettings
 
@@ -190,7 +200,7 @@ def _run_continuous(config: SinkConfig, wait_for_lease: bool) -> int:
     return 0
 
 
-def _print_continuous(summary) -> None:
+def _print_continuous(summary: ContinuousSummary) -> None:
     for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
         print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
     print(

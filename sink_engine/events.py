@@ -33,6 +33,6 @@ CONFIG_KEY_IGNORED = "CONFIG_KEY_IGNORED"  # a connector key no one knows, ignor
 DOCTOR_CHECK = "DOCTOR_CHECK"  # one check of `sink-engine doctor`: its name, status (ok, FAILED) and message
 
 
-def emit(event: str, level: int = logging.INFO, **fields) -> None:
+def emit(event: str, level: int = logging.INFO, **fields: object) -> None:
     """Log one event as `{"event": NAME, ...fields}`."""
     logger.log(level, json.dumps({"event": event, **fields}, default=str, sort_keys=True))

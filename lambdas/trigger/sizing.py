@@ -67,7 +67,7 @@ class Worker:
     memory_gb: int
     disk_gb: int = DISK_GB
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         low, high, step = WORKER_MEMORY[self.vcpu]
         if not (low <= self.memory_gb <= high and (self.memory_gb - low) % step == 0):
             raise ValueError(f"{self.vcpu} vCPU workers have {low}-{high} GB in {step} GB steps, not {self.memory_gb}")

@@ -19,9 +19,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.config import SinkConfig
 from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.continuous.run_progress import RunProgress
@@ -34,6 +36,9 @@ from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_gro
 from sink_engine.errors import LeaseLostError, SinkError
 from sink_engine.offsets import LeaseKeeper
 from sink_engine.target import target_for
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 CANCEL_WAIT_S = 30
 
@@ -61,8 +66,8 @@ def check_continuous(config: SinkConfig) -> ContinuousSettings:
 
 def run_continuous(
     config: SinkConfig,
-    spark,
-    dynamodb,
+    spark: SparkSession,
+    dynamodb: DynamoDBClient,
     stop: threading.Event,
     clock: Callable[[], int] = now_ms,
     owner: str | None = None,
@@ -128,7 +133,7 @@ def _watch(
     stop: threading.Event,
     coordinator: CommitCoordinator | None,
     progress: RunProgress,
-):
+) -> SinkError | None:
     """Look at the job every half second, letting the coordinator commit and the progress be said, until it ends, the
     lease is lost, `stop` is set or the coordinator fails (that SinkError is returned)."""
     while job.running and not keeper.lost and not stop.wait(0.5):
@@ -142,7 +147,7 @@ def _watch(
     return None
 
 
-def task_slots(spark) -> int:
+def task_slots(spark: SparkSession) -> int:
     """How many tasks the job can run at once: `spark.executor.instances` x `spark.executor.cores` when the job's
     settings name them (EMR's executors may register after the driver starts, and Spark's default parallelism counts
     only those registered), else Spark's default parallelism."""
@@ -163,13 +168,17 @@ class _SparkJob:
     """The continuous run's Spark job, collected in a thread of its own: `reports` once it ended, `error` if Spark
     gave up on it."""
 
-    def __init__(self, spark, group: str):
+    def __init__(self, spark: SparkSession, group: str) -> None:
         self._spark, self.group = spark, group
         self.reports: list[StreamReport] = []
         self.error: SinkError | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self, groups: list[list[StreamStart]], function) -> None:
+    def start(
+        self,
+        groups: list[list[StreamStart]],
+        function: Callable[[Iterable[list[StreamStart]]], Iterable[StreamReport]],
+    ) -> None:
         def collect() -> None:
             context = self._spark.sparkContext
             context.setJobGroup(self.group, "continuous run", interruptOnCancel=True)

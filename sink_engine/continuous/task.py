@@ -19,10 +19,11 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTP
@@ -43,6 +44,9 @@ from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.target import Target
 from sink_engine.task.settings import TaskSettings
+
+if TYPE_CHECKING:
+    from sink_engine.continuous.commits import StreamCommits
 
 BATCH = 10_000
 POLL_S = 0.2  # the longest a cycle waits for records: what a cut or a stop waits behind at most
@@ -99,14 +103,16 @@ class _Schedule:
         return stream.has_open_files and stream.recorded_cut is None and stream.cuts_committed
 
 
-def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms):
+def stream_task(
+    target: Target, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms
+) -> Callable[[Iterable[list[StreamStart]]], Iterator[StreamReport]]:
     """The function of a continuous run's Spark tasks: each element of the task's partition is a list of
     StreamStarts; yields a StreamReport per topic-partition when the task ends. `publish`: send each progress
     report to CloudWatch too (continuous/progress.py). The tasks log the engine's events at the driver's level
     (`-v`: INFO) to their standard error, which Spark keeps as the executor's log."""
     level = logging.getLogger("sink_engine").getEffectiveLevel()
 
-    def process(groups: Iterator[list[StreamStart]]) -> Iterator[StreamReport]:
+    def process(groups: Iterable[list[StreamStart]]) -> Iterator[StreamReport]:
         from sink_engine.driver.spark_runner import settle_worker
 
         settle_worker()
@@ -186,7 +192,14 @@ def _run(
 
 
 def _open_streams(
-    target, settings, token, store, plans, commits, starts, uploader
+    target: Target,
+    settings: TaskSettings,
+    token: LeaseToken,
+    store: OffsetStore,
+    plans: PlanStore,
+    commits: StreamCommits,
+    starts: list[StreamStart],
+    uploader: Uploader,
 ) -> dict[TopicPartition, PartitionStream]:
     """A stream per topic-partition from its committed offset (else its reset offset), or after what an earlier
     attempt handed on to be committed (`StreamCommits.resume`), with the cut an earlier attempt recorded after it."""

@@ -22,6 +22,7 @@ from sink_engine.dlq.spool import MEMORY_BYTES, LetterSpool
 from sink_engine.errors import RecordError
 from sink_engine.model import PartitionRange
 from sink_engine.records import RecordChunk
+from sink_engine.storage.uploader import Uploader
 
 
 class Destination(Protocol):
@@ -117,7 +118,7 @@ def log_failure(letter: DeadLetter, include_messages: bool, tolerated: bool) -> 
     events.emit(events.RECORD_FAILED, level=logging.WARNING if tolerated else logging.ERROR, **fields)
 
 
-def router_for(settings: DeadLetterSettings, planned: PartitionRange, uploader) -> DeadLetterRouter:
+def router_for(settings: DeadLetterSettings, planned: PartitionRange, uploader: Uploader) -> DeadLetterRouter:
     """The range's router; its destination follows `errors.deadletterqueue.*` (only with tolerance all)."""
     if not settings.tolerates:
         return DeadLetterRouter(settings, None)

@@ -5,11 +5,16 @@ target's check (target/iceberg_tables.py)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sink_engine.doctor.checks import Check, Failed
 from sink_engine.iceberg.settings import IcebergSettings
 
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
 
-def tables(context) -> str:
+
+def tables(context: Context) -> str:
     from pyiceberg.exceptions import NoSuchNamespaceError  # pyiceberg only for IcebergFormat (`libraries` checks it)
 
     from sink_engine.iceberg.catalog import load_table, open_catalog

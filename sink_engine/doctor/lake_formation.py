@@ -16,13 +16,19 @@ Formation permissions themselves.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import boto3
 from botocore.exceptions import ClientError
 
 from sink_engine.aws import region
+from sink_engine.config import SinkConfig
 from sink_engine.doctor import grants
 from sink_engine.doctor.checks import Check, Failed
 from sink_engine.iceberg.settings import IcebergSettings, catalog_properties
+
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
 
 IAM_ONLY = {"Principal": {"DataLakePrincipalIdentifier": "IAM_ALLOWED_PRINCIPALS"}, "Permissions": ["ALL"]}
 
@@ -50,7 +56,7 @@ def governed(account: dict, database: dict) -> list[str]:
     return found
 
 
-def lake_formation(context) -> str:
+def lake_formation(context: Context) -> str:
     settings = IcebergSettings.from_config(context.config)
     where = settings.catalog_properties.get("glue.region") or region(context.settings.run.region)
     account = boto3.client("lakeformation", region_name=where).get_data_lake_settings()["DataLakeSettings"]
@@ -72,7 +78,7 @@ def lake_formation(context) -> str:
     )
 
 
-def _on_glue(config) -> bool:
+def _on_glue(config: SinkConfig) -> bool:
     """An Iceberg connector's catalog is Glue (the Iceberg target's checks hold this one): `iceberg.catalog.type`,
     the `type` of its catalog properties."""
     return catalog_properties(config).get("type") == "glue"

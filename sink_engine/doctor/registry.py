@@ -6,22 +6,28 @@ proves the call is allowed, AccessDenied that it is not, without reading any sch
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
+from sink_engine.config import SinkConfig
 from sink_engine.convert.confluent_registry import registry_client
 from sink_engine.convert.glue_converter import glue_client
 from sink_engine.convert.settings import ConverterSettings
 from sink_engine.doctor.checks import Check, Failed
 
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
+
 CONFLUENT = ("avro", "protobuf", "jsonschema")
 NO_SUCH_VERSION = str(uuid.UUID(int=0))
 
 
-def registry_of(role: str):
+def registry_of(role: str) -> Callable[[Context], str]:
     """The probe of the `role` (value or key) converter's registry."""
 
-    def probe(context) -> str:
+    def probe(context: Context) -> str:
         settings = ConverterSettings.from_config(context.config, role)
         if settings.name in CONFLUENT:
             return _confluent(settings)
@@ -52,7 +58,7 @@ def _glue(settings: ConverterSettings) -> str:
     return f"AWS Glue Schema Registry in {client.meta.region_name}: reachable"
 
 
-def _reads_registry(role: str):
+def _reads_registry(role: str) -> Callable[[SinkConfig], bool]:
     return lambda config: ConverterSettings.from_config(config, role).name in (*CONFLUENT, "glueavro")
 
 

@@ -14,6 +14,7 @@ dead-letter destination writes once and reads what an earlier attempt wrote.
 from __future__ import annotations
 
 import datetime
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
@@ -24,11 +25,14 @@ from sink_engine.doctor.settings import DoctorSettings
 from sink_engine.storage.s3 import s3_client
 from sink_engine.transform.settings import TransformSettings
 
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
+
 PROBE_FOLDER = "_doctor"
 PROBE_TAGS = {"sink-engine": "doctor"}
 
 
-def probe_keys(context) -> list[str]:
+def probe_keys(context: Context) -> list[str]:
     """The probe key under each topic the connector's objects are written under (its RegexRouters applied)."""
     settings = context.settings
     source = settings.source.topics or context.topics
@@ -42,7 +46,7 @@ def probe_keys(context) -> list[str]:
     ]
 
 
-def write(context) -> str:
+def write(context: Context) -> str:
     keys = probe_keys(context)
     for key in keys:
         _put(context, key)
@@ -53,7 +57,7 @@ def write(context) -> str:
     )
 
 
-def uploads(context) -> str:
+def uploads(context: Context) -> str:
     settings = context.settings
     bucket = settings.run.bucket
     prefix = probe_keys(context)[0].rsplit(PROBE_FOLDER, 1)[0]
@@ -64,7 +68,7 @@ def uploads(context) -> str:
     return f"listed incomplete uploads under {prefix} ({len(listed.get('Uploads', []))} shown of at most 1)"
 
 
-def dead_letters(context) -> str:
+def dead_letters(context: Context) -> str:
     settings = context.settings
     prefix = settings.dead_letters.s3_prefix or ""
     key = settings.naming.directory_delim.join((prefix.strip("/"), PROBE_FOLDER, f"{settings.run.connector}.probe"))
@@ -81,7 +85,7 @@ def dead_letters(context) -> str:
     return f"wrote and read back s3://{bucket}/{key}"
 
 
-def _put(context, key: str) -> bytes:
+def _put(context: Context, key: str) -> bytes:
     settings = context.settings
     bucket, options = settings.run.bucket, settings.object_options
     body = (

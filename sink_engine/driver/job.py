@@ -8,8 +8,10 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from sink_engine import events
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.config import SinkConfig
 from sink_engine.driver.metrics import MetricsPublisher, RunMetrics
 from sink_engine.driver.run_timeout import RunWatchdog
@@ -19,9 +21,12 @@ from sink_engine.driver.spark_runner import RangesRun
 from sink_engine.driver.wall_clock import decide_wall_clock
 from sink_engine.errors import RunStoppedError, RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
-from sink_engine.model import PartitionRange, TaskResult, TopicPartition
+from sink_engine.model import ClosedFile, PartitionRange, TaskResult, TopicPartition
 from sink_engine.progress import ProgressBoard
 from sink_engine.target import Target
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 class TaskFailedError(SinkError):
@@ -38,7 +43,7 @@ class RunSummary:
     executors: tuple[str, ...] = ()  # Spark executors whose tasks succeeded ("driver": in the driver's process)
 
     @property
-    def files(self):
+    def files(self) -> list[ClosedFile]:
         return [f for r in self.results for f in r.files]
 
     @property
@@ -84,8 +89,8 @@ class RunSummary:
 
 def run_job(
     config: SinkConfig,
-    spark,
-    dynamodb,
+    spark: SparkSession,
+    dynamodb: DynamoDBClient,
     clock: Callable[[], int] = now_ms,
     owner: str | None = None,
     progress: ProgressBoard | None = None,
@@ -128,7 +133,7 @@ class _Started:
 
 def _write_and_commit(
     session: ConnectorSession,
-    spark,
+    spark: SparkSession,
     started_wall: float,
     progress: ProgressBoard | None,
     say: Callable[[str], None],
@@ -173,7 +178,7 @@ def _write_and_commit(
 
 
 def _write_ranges(
-    spark,
+    spark: SparkSession,
     target: Target,
     run: RunSettings,
     group: str,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
+from sink_engine.aws_types import CloudWatchClient
 from sink_engine.errors import SinkError
 
 NAMESPACE = "SinkEngine"
@@ -79,7 +80,7 @@ def metric_data(connector: str, metrics: RunMetrics, timestamp_ms: int) -> list[
 class MetricsPublisher:
     """Publishes a run's metrics with an injected CloudWatch client."""
 
-    def __init__(self, cloudwatch):
+    def __init__(self, cloudwatch: CloudWatchClient) -> None:
         self._cloudwatch = cloudwatch
 
     def publish(self, connector: str, metrics: RunMetrics, timestamp_ms: int) -> None:

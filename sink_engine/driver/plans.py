@@ -8,8 +8,11 @@ its commits are done.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from botocore.exceptions import ClientError
 
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.offsets import layout
@@ -24,7 +27,7 @@ def _key(connector: str, tp: TopicPartition) -> dict:
 
 
 class PlanStore:
-    def __init__(self, dynamodb, table: str):
+    def __init__(self, dynamodb: DynamoDBClient, table: str) -> None:
         self._db, self._table = dynamodb, table
 
     def recorded(self, connector: str) -> dict[TopicPartition, PartitionRange]:
@@ -62,7 +65,7 @@ class PlanStore:
                 pending = self._db.batch_write_item(RequestItems=pending).get("UnprocessedItems") or None
 
 
-def _batches(items: list, size: int):
+def _batches(items: list, size: int) -> Iterator[list]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from botocore.exceptions import ClientError
 
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
+from sink_engine.aws_types import S3Client
 from sink_engine.config import SinkConfig
 from sink_engine.driver.settings import RunSettings
 from sink_engine.errors import LeaseHeldError, SinkError
@@ -49,7 +50,7 @@ def preflight(
     wait_for_lease(Leases(dynamodb, run.offsets_table, clock), config.name, wait_for_lease_s, say, clock)
 
 
-def bucket_missing(s3, bucket: str) -> bool:
+def bucket_missing(s3: S3Client, bucket: str) -> bool:
     """Whether HeadBucket answers 404: the bucket does not exist. It needs s3:ListBucket, which a job role writing S3
     objects is not granted (infra/job_policy.py): its 403 ("does not exist or you do not have permission", HeadBucket,
     Amazon S3 API Reference: https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html) tells nothing, and

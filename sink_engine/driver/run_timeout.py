@@ -10,9 +10,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sink_engine import events
 from sink_engine.model import PartitionRange
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 class RunWatchdog:
@@ -24,7 +28,7 @@ class RunWatchdog:
 
     def __init__(
         self,
-        spark,
+        spark: SparkSession,
         group: str,
         connector: str,
         timeout_ms: int,
@@ -55,7 +59,7 @@ class RunWatchdog:
             threading.Thread(target=self._watch_stop, name="run-stop-watch", daemon=True).start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._exited.set()
         if self._timer is not None:
             self._timer.cancel()

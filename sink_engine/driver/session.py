@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.config import SinkConfig
 from sink_engine.driver.committer import commit_results
 from sink_engine.driver.planner import plan_ranges
@@ -78,7 +79,7 @@ class ConnectorSession:
 
 def open_session(
     config: SinkConfig,
-    dynamodb,
+    dynamodb: DynamoDBClient,
     clock: Callable[[], int] = now_ms,
     owner: str | None = None,
     wait_s: float = 0.0,

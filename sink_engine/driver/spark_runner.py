@@ -5,12 +5,19 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sink_engine.errors import SinkError
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.target import Target
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from sink_engine.task.deadline import LeaseStopProbe
 
 LOCAL_TASK_ATTEMPTS = 4
 STOP_CHECK_S = 5.0  # the most a bounded run's task reads its lease item for a stop request: one GetItem per task
@@ -34,7 +41,7 @@ def launched_by_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def spark_session(app_name: str, master: str | None = None):
+def spark_session(app_name: str, master: str | None = None) -> SparkSession:
     """The active session, or a new one. Under spark-submit (`launched_by_spark_submit`), Spark's own settings
     decide everything, `--master` included. Started directly (the CLI, tests, benchmarks), it runs on `master`,
     default `local[*,4]`, bound to loopback, with the quiet logging of a terminal tool.
@@ -64,11 +71,11 @@ def spark_session(app_name: str, master: str | None = None):
     return spark
 
 
-def tasks_share_driver_process(spark) -> bool:
+def tasks_share_driver_process(spark: SparkSession) -> bool:
     """Whether tasks run inside the driver's JVM (a `local` master): only then do they share its machine,
     working directory and environment."""
     master = spark.sparkContext.master
-    return master == "local" or master.startswith("local[")
+    return master is not None and (master == "local" or master.startswith("local["))
 
 
 def assign_tasks(ranges: list[PartitionRange], tasks: int) -> list[list[PartitionRange]]:
@@ -93,7 +100,12 @@ class RangesRun:
 
 
 def run_ranges(
-    spark, target: Target, group_id: str, ranges: list[PartitionRange], tasks_max: int, progress_dir: str | None = None
+    spark: SparkSession,
+    target: Target,
+    group_id: str,
+    ranges: list[PartitionRange],
+    tasks_max: int,
+    progress_dir: str | None = None,
 ) -> RangesRun:
     """One Spark job of the job group `group_id` (the run's own: what its watchdog cancels, where other connectors'
     runs in the same application go on), one Spark task per group of ranges (at most `tasks_max`, the run's
@@ -115,11 +127,11 @@ def run_ranges(
     except Exception as e:  # Py4JJavaError or pyspark's captured exceptions: the job was aborted
         raise SparkTaskError(f"the Spark job of connector '{config.name}' failed: {_job_failure(e)}") from e
     finally:
-        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # None removes it (the JVM's setLocalProperty); pyspark types only str
     return RangesRun(results, executors_of_job_group(spark, group_id))
 
 
-def executors_of_job_group(spark, group_id: str) -> tuple[str, ...]:
+def executors_of_job_group(spark: SparkSession, group_id: str) -> tuple[str, ...]:
     """The sorted ids of the executors on which tasks of the jobs of `group_id` succeeded, read from the driver's
     status store (the store Spark's UI and REST API read; it exists with the UI off). `driver` stands for the
     driver's own process (a local master). Empty when the store cannot be read: its Scala API is Spark's
@@ -151,13 +163,15 @@ def _job_failure(error: Exception) -> str:
     return (aborted or lines or [type(error).__name__])[0][:600]
 
 
-def _task_function(target: Target, progress_dir: str | None = None):
+def _task_function(
+    target: Target, progress_dir: str | None = None
+) -> Callable[[Iterable[list[PartitionRange]]], Iterator[TaskResult]]:
     """A task's work: its ranges, written to `target`, with settings built once where the task runs (the target
     too: an Iceberg catalog's S3 endpoint defaults to the worker's AWS_ENDPOINT_URL), and one Kafka consumer and
     one S3 client for all of them: a range pays neither connections nor authentication of its own. The ranges stop
     early when the run is asked to stop (the lease item's stop request, task/deadline.py's `LeaseStopProbe`)."""
 
-    def process(groups):
+    def process(groups: Iterable[list[PartitionRange]]) -> Iterator[TaskResult]:
         from sink_engine.source.reader import RangeReader
         from sink_engine.storage.s3 import upload_client
         from sink_engine.task.settings import TaskSettings
@@ -174,7 +188,7 @@ def _task_function(target: Target, progress_dir: str | None = None):
     return process
 
 
-def _stop_probe(target: Target):
+def _stop_probe(target: Target) -> LeaseStopProbe:
     """A bounded run's task's `LeaseStopProbe`: every quarter of the lease, at most every STOP_CHECK_S."""
     from sink_engine.aws import dynamodb_client
     from sink_engine.driver.session import now_ms
@@ -189,11 +203,11 @@ def _stop_probe(target: Target):
     )
 
 
-def warm_up(spark, tasks: int, modules: tuple[str, ...] = ()) -> None:
+def warm_up(spark: SparkSession, tasks: int, modules: tuple[str, ...] = ()) -> None:
     """Start `tasks` Python workers, import the engine (and `modules`) and load S3's service model in them, so
     that later runs find them ready."""
 
-    def imports(numbers):
+    def imports(numbers: Iterable[int]) -> Iterable[int]:
         import importlib
 
         import boto3

@@ -32,8 +32,14 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from sink_engine import events
+
+if TYPE_CHECKING:
+    from py4j.java_gateway import JavaObject
+    from pyspark.sql import SparkSession
 
 HOOK_PRIORITY = 100  # above EMR's streaming listener (60) and Spark's hooks (40); AWS's own example uses 100
 _EXITING = threading.Event()  # this process is exiting: what a hook that stopped a run waits for
@@ -55,7 +61,7 @@ def stop_on_signals(connector: str) -> Iterator[threading.Event]:
         yield stop
         return
 
-    def handle(number: int, _frame) -> None:
+    def handle(number: int, _frame: FrameType | None) -> None:
         events.emit(events.RUN_STOP_REQUESTED, connector=connector, by=signal.Signals(number).name)
         stop.set()
 
@@ -88,8 +94,10 @@ class JvmShutdownStop:
     """Context manager around a run (see the module docstring): while inside it, a shutdown of the driver's JVM sets
     `stop` and waits for this process to exit, at most `timeout_s`."""
 
-    def __init__(self, spark, connector: str, stop: threading.Event, timeout_s: float):
-        self._gateway = spark.sparkContext._gateway
+    def __init__(self, spark: SparkSession, connector: str, stop: threading.Event, timeout_s: float) -> None:
+        gateway = spark.sparkContext._gateway
+        assert gateway is not None  # a started SparkContext's py4j gateway
+        self._gateway = gateway
         self._ended = threading.Event()
         self._callback = _Hook(connector, stop, self._ended, timeout_s)
         self._timeout_ms = int(timeout_s * 1000)
@@ -108,12 +116,12 @@ class JvmShutdownStop:
         self._manager().addShutdownHook(self.hook, HOOK_PRIORITY, self._timeout_ms, unit)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._ended.set()
         try:
             self._manager().removeShutdownHook(self.hook)
         except Exception as e:  # noqa: BLE001 - Py4JError: the JVM is shutting down (the hook runs or ran) or gone
             logging.getLogger(__name__).debug("shutdown hook not removed: %s", e)
 
-    def _manager(self):
+    def _manager(self) -> JavaObject:
         return self._gateway.jvm.org.apache.hadoop.util.ShutdownHookManager.get()

@@ -12,6 +12,7 @@ rerun after a crash reuses it (plans.py), so a retry cuts at the same offset.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import tzinfo
 
@@ -67,7 +68,7 @@ def with_wall_clock(
     committed: dict[TopicPartition, CommittedOffset],
     recorded: dict[TopicPartition, PartitionRange],
     now_ms: int,
-    cut_due,
+    cut_due: Callable[[int | None, int], bool],
 ) -> list[PartitionRange]:
     """Add the wall-clock decisions to planned ranges: a recorded plan whose run committed nothing (same
     start, end not past the new end) is repeated as it was; other ranges get `now_ms` as their wall-clock

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pyarrow as pa
@@ -38,7 +39,7 @@ def reload_table(catalog: Catalog, identifier: str) -> Table:
 
 
 @contextmanager
-def table_files(identifier: str, doing: str):
+def table_files(identifier: str, doing: str) -> Iterator[None]:
     """pyiceberg's file IO failing (an OSError of pyarrow's S3 filesystem: a missing metadata file, access
     denied, S3 unreachable) as a TableError naming the table and what was being done."""
     try:
@@ -57,7 +58,7 @@ def without_commit_retries(table: Table) -> Table:
     return Table(table.name(), metadata, table.metadata_location, table.io, table.catalog)
 
 
-def create_table(catalog: Catalog, identifier: str, schema, settings: IcebergSettings) -> Table:
+def create_table(catalog: Catalog, identifier: str, schema: pa.Schema, settings: IcebergSettings) -> Table:
     """Create the table with this (pyarrow) schema, the connector's partition fields and table properties, or load
     it when another task created it first."""
     try:
@@ -92,7 +93,7 @@ def ensure_namespace(catalog: Catalog, identifier: str) -> bool:
         return True
 
 
-def required(schema, id_columns: tuple[str, ...], key: str):
+def required(schema: pa.Schema, id_columns: tuple[str, ...], key: str) -> pa.Schema:
     """The (pyarrow) schema of a new upsert table: its id columns required (Iceberg's identifier fields must be);
     ConfigError naming `key` when the records lack one."""
     for name in id_columns:

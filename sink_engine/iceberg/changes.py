@@ -91,7 +91,7 @@ class RangeChanges:
                 keys[i] = key
         return keys
 
-    def _row(self, chunk: RecordChunk, position: int, key) -> dict:
+    def _row(self, chunk: RecordChunk, position: int, key: object) -> dict:
         if isinstance(key, dict):
             missing = [name for name in self.id_columns if key.get(name) is None]
             if missing:

@@ -8,6 +8,7 @@ import argparse
 import json
 from dataclasses import asdict
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sink_engine.cli_options import add_config_options
 from sink_engine.config import SinkConfig
@@ -16,6 +17,9 @@ from sink_engine.format.settings import FormatSettings
 from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.source.settings import SourceSettings
 
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+
 HELP = (
     "rewrite each partition's small data files as target-size files and expire old snapshots of the connector's "
     "tables, safely while runs commit; prints what was done per table as JSON lines"
@@ -23,7 +27,7 @@ HELP = (
 ATTEMPTS = 5
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: argparse._SubParsersAction) -> None:
     iceberg = commands.add_parser("iceberg", help="Iceberg table tools", description="Iceberg table tools")
     actions = iceberg.add_subparsers(dest="iceberg_command", required=True)
     maintain = actions.add_parser("maintain", help=HELP, description=HELP)
@@ -89,7 +93,7 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
     return 0
 
 
-def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog) -> list[str]:
+def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog: Catalog) -> list[str]:
     """The tables of the connector's topics (topics.regex: the matching topics Kafka has now); with fan-out by
     field, every table of the catalog that holds a snapshot of the connector."""
     if iceberg.route_field is not None:
@@ -108,7 +112,7 @@ def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog) -> l
     return sorted({iceberg.table_identifier(topic) for topic in topics})
 
 
-def _tables_with_snapshots_of(catalog, connector: str) -> list[str]:
+def _tables_with_snapshots_of(catalog: Catalog, connector: str) -> list[str]:
     from sink_engine.iceberg.catalog import load_table
     from sink_engine.iceberg.snapshots import newest_of_connector
 

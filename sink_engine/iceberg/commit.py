@@ -27,8 +27,10 @@ import time
 import uuid
 from collections import defaultdict
 
+from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException, CommitStateUnknownException
 from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.table.update.snapshot import UpdateSnapshot, _MergeAppendFiles, _OverwriteFiles
 
 from sink_engine import events
 from sink_engine.iceberg.catalog import (
@@ -55,22 +57,23 @@ from sink_engine.iceberg.snapshots import (
 from sink_engine.iceberg.task import RoutedFiles, TableFiles
 from sink_engine.iceberg.upsert import changes_in, run_files
 from sink_engine.model import TaskResult, TopicPartition
+from sink_engine.offsets import Leases, LeaseToken, OffsetStore
 
 COMMIT_ATTEMPTS = 10
 
 
 class TableCommits:
-    def __init__(self, settings: IcebergSettings, catalog=None):
+    def __init__(self, settings: IcebergSettings, catalog: Catalog | None = None) -> None:
         self._settings, self._catalog = settings, catalog
         self._seen: dict[str, int | None] = {}  # table -> the connector's newest snapshot when the run planned
         self._routed: set[str] = set()  # tables records named (fan-out by field): they carry `written-below`
 
     @property
-    def catalog(self):
+    def catalog(self) -> Catalog:
         self._catalog = self._catalog or open_catalog(self._settings)
         return self._catalog
 
-    def recover(self, store, token, topics) -> bool:
+    def recover(self, store: OffsetStore, token: LeaseToken, topics: set[str]) -> bool:
         """Move DynamoDB's offsets forward to the connector's newest snapshot in each table of `topics` where they
         are behind it; True when any moved (the run must plan again)."""
         if self._settings.route_field is not None:
@@ -86,7 +89,9 @@ class TableCommits:
                 moved |= self._forward(store, token, identifier, snapshot, entry, committed)
         return moved
 
-    def _forward(self, store, token, identifier: str, snapshot: Snapshot, entry: dict, committed: dict) -> bool:
+    def _forward(
+        self, store: OffsetStore, token: LeaseToken, identifier: str, snapshot: Snapshot, entry: dict, committed: dict
+    ) -> bool:
         tp = TopicPartition(entry["topic"], entry["partition"])
         current = committed.get(tp)
         if current is not None and current >= entry["next"]:
@@ -108,7 +113,7 @@ class TableCommits:
         )
         return True
 
-    def commit(self, results: list[TaskResult], leases, token, lease_ms: int) -> dict[str, int]:
+    def commit(self, results: list[TaskResult], leases: Leases, token: LeaseToken, lease_ms: int) -> dict[str, int]:
         """Append each table's data files of this run in one snapshot (of an upsert table, with the files it
         rewrites without the changed keys: upsert.run_files); returns table -> snapshot id."""
         files: dict[str, list[TableFiles]] = defaultdict(list)
@@ -137,7 +142,14 @@ class TableCommits:
             self._seen[identifier] = base
         return [(identifier, part) for identifier, part, _ in target.tables]
 
-    def commit_files(self, files: dict[str, list[TableFiles]], entries: dict[str, list], leases, token, lease_ms: int):
+    def commit_files(
+        self,
+        files: dict[str, list[TableFiles]],
+        entries: dict[str, list],
+        leases: Leases,
+        token: LeaseToken,
+        lease_ms: int,
+    ) -> dict[str, int]:
         """Append each table's data files (`files`, with an upsert table's changed keys) in one snapshot whose summary
         records its `entries` (topic, partition, start, next, dead_letters, dlq_scan_from); a table without files
         gets none. Returns table -> snapshot id."""
@@ -149,7 +161,9 @@ class TableCommits:
             if any(part.data_files or changes_in(part) for part in files[identifier])
         }
 
-    def _commit_table(self, identifier: str, parts: list, entries: list, leases, token, lease_ms: int) -> int:
+    def _commit_table(
+        self, identifier: str, parts: list, entries: list, leases: Leases, token: LeaseToken, lease_ms: int
+    ) -> int:
         commit_id, started = uuid.uuid4().hex, time.monotonic()
         properties = {
             CONNECTOR: token.connector,
@@ -194,7 +208,7 @@ class TableCommits:
             f"({COMMIT_ATTEMPTS} attempts); nothing was appended"
         )
 
-    def _committed(self, identifier: str, snapshot_id: int, data_files: list, token, started: float) -> int:
+    def _committed(self, identifier: str, snapshot_id: int, data_files: list, token: LeaseToken, started: float) -> int:
         """`seconds`: from the lease check to the catalog's answer (every attempt)."""
         self._seen[identifier] = snapshot_id
         events.emit(
@@ -210,7 +224,7 @@ class TableCommits:
         return snapshot_id
 
 
-def _producer(update, removed: list):
+def _producer(update: UpdateSnapshot, removed: list) -> _MergeAppendFiles | _OverwriteFiles:
     """An append, or an overwrite when the snapshot also removes data files (an upsert's rewrite). The append is
     merge_append: it merges manifests when the table's `commit.manifest-merge.enabled` says so (as pyiceberg's
     Table.append chooses), else appends one manifest as fast_append does."""

@@ -45,7 +45,7 @@ class TableRoutes:
         identify = lambda i, value: self._identifier(chunk, i, value)  # noqa: E731
         return Partitions.per_record(memoized_by_string(raw, identify, self._seen, _MEMO_LIMIT))
 
-    def _identifier(self, chunk: RecordChunk, i: int, value) -> str:
+    def _identifier(self, chunk: RecordChunk, i: int, value: object) -> str:
         def refused(problem: str) -> FieldError:
             return FieldError(chunk.topic, chunk.partition, chunk.offsets[i], self._name, problem)
 

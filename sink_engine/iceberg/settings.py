@@ -230,9 +230,9 @@ def catalog_properties(config: SinkConfig) -> dict[str, str]:
     boto3 reads them; `s3.region`), and so does Glue's region (boto3 reads AWS_DEFAULT_REGION, not the
     AWS_REGION the deployed job is given)."""
     properties = {
-        name: config[CATALOG_PREFIX + name]
+        name: value
         for name in _DECLARED_CATALOG_KEYS
-        if config[CATALOG_PREFIX + name] is not None
+        if (value := config.optional_text(CATALOG_PREFIX + name)) is not None
     }
     properties.update(
         {k[len(CATALOG_PREFIX) :]: v for k, v in config.passthrough.items() if k.startswith(CATALOG_PREFIX)}

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.parquet as pq
 from botocore.exceptions import ClientError
+from pyiceberg.io import FileIO
 from pyiceberg.manifest import ManifestContent, ManifestEntry, ManifestEntryStatus, ManifestFile, write_manifest
 from pyiceberg.table import Table
 
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.errors import CommitConflictError
 from sink_engine.iceberg.settings import STAGED_FILES
 from sink_engine.model import TopicPartition
@@ -70,7 +72,7 @@ def write_part(table: Table, data_files: list, keys: pa.Table | None) -> StagePa
     return StagePart(manifest, path)
 
 
-def read_part(io, part: StagePart) -> tuple[list, pa.Table | None]:
+def read_part(io: FileIO, part: StagePart) -> tuple[list, pa.Table | None]:
     """(data files, changed keys) of a staged part."""
     files = read_data_files(io, part.manifest) if part.manifest else []
     if part.keys is None:
@@ -100,7 +102,7 @@ def write_manifest_of(table: Table, data_files: list) -> tuple[str, int]:
     return path, spec.spec_id
 
 
-def read_data_files(io, manifest: tuple[str, int]) -> list:
+def read_data_files(io: FileIO, manifest: tuple[str, int]) -> list:
     """The data files a staged manifest (path, spec id) describes (each with its spec id)."""
     path, spec_id = manifest
     entries = ManifestFile.from_args(
@@ -116,7 +118,7 @@ def read_data_files(io, manifest: tuple[str, int]) -> list:
 
 
 class StageStore:
-    def __init__(self, dynamodb, table: str):
+    def __init__(self, dynamodb: DynamoDBClient, table: str) -> None:
         self._db, self._table = dynamodb, table
 
     def staged(self, connector: str) -> dict[TopicPartition, Stage]:

@@ -24,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import tzinfo
 
+from pyiceberg.io import FileIO
+
 from sink_engine import events
 from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.driver.committer import commit_logged
@@ -107,7 +109,7 @@ class StagedCommits(CommitCoordinator):
     def _commit(self, ready: dict[TopicPartition, Stage]) -> None:
         files: dict[str, list] = defaultdict(list)
         entries: dict[str, list] = defaultdict(list)
-        ios: dict[str, object] = {}
+        ios: dict[str, FileIO] = {}
         for tp, stage in sorted(ready.items()):
             identifier = self._settings.table_identifier(tp.topic)
             if stage.parts:
@@ -127,14 +129,14 @@ class StagedCommits(CommitCoordinator):
                 for path in part.paths:
                     _delete(ios[self._settings.table_identifier(tp.topic)], path)
 
-    def _io(self, identifier: str):
+    def _io(self, identifier: str) -> FileIO:
         table = load_table(self._tables.catalog, identifier)
         if table is None:
             raise TableError(f"table {identifier} of staged data files does not exist")
         return table.io
 
 
-def _delete(io, path: str) -> None:
+def _delete(io: FileIO, path: str) -> None:
     """Delete a spent stage's manifest or keys file; one left behind (a failed delete: STAGE_FILE_KEPT, with S3's
     answer) is an unreferenced file, harmless, and the run goes on."""
     try:

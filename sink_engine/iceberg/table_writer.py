@@ -18,11 +18,15 @@ from __future__ import annotations
 import itertools
 import sys
 import uuid
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TypeVar
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
+from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table, TableProperties
 
 from sink_engine.dlq.letter import STAGE_TASK_PUT
@@ -48,6 +52,8 @@ from sink_engine.partition.timestamps import FieldTimestamps
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.task.bad_records import StepFailed
 from sink_engine.task.record_writer import RecordWriter
+
+T = TypeVar("T")
 
 MAX_BUFFER_BYTES = 256 * 1024 * 1024  # rows held before data files are written, whatever the target file size
 ROW_GROUP_BYTES = 32 * 1024 * 1024  # Arrow bytes of an unpartitioned table's row group
@@ -200,7 +206,7 @@ class TableWriter(RecordWriter):
             for s, e, part in self._tables(sub_chunk, sub_values):
                 self._add(sub_chunk, sub_values, s, e, part)
 
-    def _tables(self, chunk: RecordChunk, values: ValueColumn):
+    def _tables(self, chunk: RecordChunk, values: ValueColumn) -> Iterator[tuple[int, int, pa.Table]]:
         return record_tables(chunk, values, self._settings.extra_columns, self._record_times)
 
     def _fitted(self, records: pa.Table) -> pa.Table | FitError:
@@ -317,7 +323,7 @@ class TableWriter(RecordWriter):
                 self._file = self._storing(lambda: StreamedDataFile(self._opened, self._write_id, next(self._counter)))
                 self._file_offsets = (first, None)
             part = rows.slice(start, max(1, int((target - self._file.bytes) / row_bytes)) if row_bytes else None)
-            self._storing(lambda part=part: self._file.write(part))
+            self._storing(partial(self._file.write, part))
             self._file_offsets, start = (self._file_offsets[0], last), start + part.num_rows
             if self._file.bytes >= target:
                 self._close_file()
@@ -334,14 +340,14 @@ class TableWriter(RecordWriter):
         self._file, self._file_offsets = None, (None, None)
         self._closed(data_file, first, last)
 
-    def _storing(self, write):
+    def _storing(self, write: Callable[[], T]) -> T:
         """`write()`, pyiceberg's file IO failing as a StorageError naming the table."""
         try:
             return write()
         except OSError as e:
             raise StorageError(f"writing data files of table {self._identifier} failed: {e}") from e
 
-    def _closed(self, data_file, first: int, last: int) -> None:
+    def _closed(self, data_file: DataFile, first: int, last: int) -> None:
         self.data_files.append(data_file)
         spec, schema = self._opened.spec(), self._opened.schema()
         self.closed.append(

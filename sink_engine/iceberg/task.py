@@ -13,12 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pyarrow as pa
+from pyiceberg.manifest import DataFile
+
+from sink_engine.aws_types import S3Client
 from sink_engine.errors import RecordError, SinkError
 from sink_engine.iceberg.routing import RoutedTableWriter, TableRoutes
 from sink_engine.iceberg.settings import IcebergSettings
 from sink_engine.iceberg.table_writer import TableWriter
 from sink_engine.model import PartitionRange, TaskResult
-from sink_engine.records import Partitions, RecordChunk
+from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.source.reader import RangeReader
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.output import RangeOutput
@@ -31,8 +35,8 @@ class TableFiles:
     """A range's data files (pyiceberg DataFiles, not committed), as `TaskResult.target_result`; of an upsert
     table also the keys of every change (a pyarrow Table of its id columns), whose old rows the commit removes."""
 
-    data_files: tuple = ()
-    changed_keys: object = None
+    data_files: tuple[DataFile, ...] = ()
+    changed_keys: pa.Table | None = None
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ class RoutedFiles:
 class _OnePartition:
     """A table's rows are not split by encoded partition (its partition spec splits data files)."""
 
-    def encode(self, chunk: RecordChunk, values) -> Partitions:
+    def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
         return Partitions.one("")
 
 
@@ -106,7 +110,7 @@ def run_table_range(
     iceberg: IcebergSettings,
     connector: str,
     planned: PartitionRange,
-    client=None,
+    client: S3Client | None = None,
     progress_dir: str | None = None,
     reader: RangeReader | None = None,
     stop: Callable[[], bool] | None = None,

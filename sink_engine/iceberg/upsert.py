@@ -16,14 +16,20 @@ Why copy-on-write and not delete files: docs/iceberg.md, "Upsert tables" (measur
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyiceberg.conversions import from_bytes
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
+from pyiceberg.manifest import DataFile
 from pyiceberg.table import FileScanTask, Table, TableProperties
 from pyiceberg.types import IntegerType, LongType, StringType
+
+if TYPE_CHECKING:
+    from sink_engine.iceberg.task import TableFiles
 
 ROW = "__sink_engine_row"  # a row's position, while keys are joined
 
@@ -50,7 +56,7 @@ def holds_keys(rows: pa.Table, keys: pa.Table) -> pa.Array:
     return pc.is_in(pa.array(range(rows.num_rows), pa.int64()), value_set=hits.combine_chunks())
 
 
-def changes_in(part) -> bool:
+def changes_in(part: TableFiles) -> bool:
     """Whether a range's TableFiles (iceberg.task) carry changed keys (an upsert table's range with changes)."""
     return part.changed_keys is not None and part.changed_keys.num_rows > 0
 
@@ -77,7 +83,7 @@ def run_files(table: Table, parts: list) -> tuple[list, list]:
     return removed, written + added
 
 
-def _new_file_task(table: Table, data_file) -> FileScanTask:
+def _new_file_task(table: Table, data_file: DataFile) -> FileScanTask:
     """A scan task of a data file not committed yet: pyiceberg gives a DataFile its spec id when it reads it from a
     manifest, a new one is of the table's default spec."""
     if getattr(data_file, "_spec_id", None) is None:
@@ -98,7 +104,7 @@ def rewrite_without(table: Table, keys: pa.Table) -> tuple[list, list]:
     return _rewrite(table, table.scan().plan_files(), keys)
 
 
-def _rewrite(table: Table, tasks, keys: pa.Table) -> tuple[list, list]:
+def _rewrite(table: Table, tasks: Iterable[FileScanTask], keys: pa.Table) -> tuple[list, list]:
     """The files of `tasks` that hold a row of `keys`, and files of their other rows: written together at the
     table's target file size, so that small files are merged on the way."""
     schema = table.schema()
@@ -124,7 +130,7 @@ def _rewrite(table: Table, tasks, keys: pa.Table) -> tuple[list, list]:
     return removed, written + _written(table, pending)
 
 
-def _bounded(table: Table, tasks, keys: pa.Table) -> list:
+def _bounded(table: Table, tasks: Iterable[FileScanTask], keys: pa.Table) -> list:
     """The tasks whose data file may hold one of `keys` by its lower and upper bound of the first id column (an
     integer or string column: their bounds compare as the keys do; a file without bounds may hold any)."""
     field = table.schema().find_field(keys.column_names[0])

@@ -83,6 +83,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sink_engine.aws_types import DynamoDBClient
+
 PK, SK = "pk", "sk"  # the table's partition and sort key attributes, both strings
 LEASE_SK = "LEASE"
 RUN_SK = "RUN"
@@ -146,7 +148,7 @@ def topic_partition(sk: str) -> tuple[str, int]:
     return topic, int(partition)
 
 
-def items_under(dynamodb, table: str, connector: str, prefix: str) -> Iterator[dict]:
+def items_under(dynamodb: DynamoDBClient, table: str, connector: str, prefix: str) -> Iterator[dict]:
     """Every item of the connector whose `sk` starts with `prefix`, read page by page (strongly consistent)."""
     kwargs = {
         "TableName": table,

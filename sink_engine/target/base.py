@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
+from sink_engine.aws_types import DynamoDBClient, S3Client
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
 
@@ -38,7 +39,7 @@ class Target(ABC):
     def __init__(self, config: SinkConfig):
         self.config = config
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Target], tuple[SinkConfig]]:
         return type(self), (self.config,)
 
     def validate(self) -> None:
@@ -54,7 +55,7 @@ class Target(ABC):
         self,
         settings: TaskSettings,
         planned: PartitionRange,
-        client=None,
+        client: S3Client | None = None,
         progress_dir: str | None = None,
         reader: RangeReader | None = None,
         stop: Callable[[], bool] | None = None,
@@ -82,14 +83,16 @@ class Target(ABC):
 
         return WallClockCuts.from_config(self.config).schedule_ms
 
-    def stream_commits(self, dynamodb, store: OffsetStore, token: LeaseToken, uploader: Uploader) -> StreamCommits:
+    def stream_commits(
+        self, dynamodb: DynamoDBClient, store: OffsetStore, token: LeaseToken, uploader: Uploader
+    ) -> StreamCommits:
         """A continuous run's task side of its commits: by default the offsets, once the files are uploaded."""
         from sink_engine.continuous.commits import OffsetCommits
 
         return OffsetCommits(store, token, uploader)
 
     def stream_coordinator(
-        self, dynamodb, store: OffsetStore, leases: Leases, token: LeaseToken, clock: Callable[[], int]
+        self, dynamodb: DynamoDBClient, store: OffsetStore, leases: Leases, token: LeaseToken, clock: Callable[[], int]
     ) -> CommitCoordinator | None:
         """A continuous run's driver side of its commits (None: the tasks' commits are the whole commit)."""
         return None

@@ -6,14 +6,28 @@ stream_commit.py). pyiceberg is imported only by the steps that use it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from sink_engine.aws_types import DynamoDBClient, S3Client
+from sink_engine.config import SinkConfig
 from sink_engine.driver.settings import RunSettings
 from sink_engine.errors import ConfigError
 from sink_engine.failpoints import failpoint
 from sink_engine.iceberg.settings import CatalogKeys, IcebergSettings, check_rest_catalog, table_template
 from sink_engine.target.base import Target
+
+if TYPE_CHECKING:
+    from sink_engine.continuous.commits import CommitCoordinator, StreamCommits
+    from sink_engine.doctor.checks import Check
+    from sink_engine.iceberg.commit import TableCommits
+    from sink_engine.model import PartitionRange, TaskResult
+    from sink_engine.offsets import Leases, LeaseToken, OffsetStore
+    from sink_engine.source.reader import RangeReader
+    from sink_engine.storage.uploader import Uploader
+    from sink_engine.task.output import RangeOutput
+    from sink_engine.task.settings import TaskSettings
 
 # Settings of the S3 object path that have no meaning for a table, with why.
 _NOT_FOR_TABLES = {
@@ -27,7 +41,7 @@ _NOT_FOR_TABLES = {
 }
 
 
-def _refuse_object_settings(config, upsert: bool, routed: bool) -> None:
+def _refuse_object_settings(config: SinkConfig, upsert: bool, routed: bool) -> None:
     """ConfigError naming the first key of _NOT_FOR_TABLES set to the value that has no meaning for a table (or
     for tables named by the records: `routed`)."""
     for key, (value, why) in _NOT_FOR_TABLES.items():
@@ -57,7 +71,7 @@ class IcebergTablesTarget(Target):
         return RunSettings.from_config(self.config)
 
     @cached_property
-    def _tables(self):
+    def _tables(self) -> TableCommits:
         """The driver's snapshot commits: what `recover` saw is what `commit` checks against."""
         from sink_engine.iceberg.commit import TableCommits
 
@@ -99,12 +113,20 @@ class IcebergTablesTarget(Target):
             )
         super().check_continuous()
 
-    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None, stop=None):
+    def write_range(
+        self,
+        settings: TaskSettings,
+        planned: PartitionRange,
+        client: S3Client | None = None,
+        progress_dir: str | None = None,
+        reader: RangeReader | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> TaskResult:
         from sink_engine.iceberg.task import run_table_range
 
         return run_table_range(settings, self.settings, self.config.name, planned, client, progress_dir, reader, stop)
 
-    def stream_output(self, settings, planned, uploader):
+    def stream_output(self, settings: TaskSettings, planned: PartitionRange, uploader: Uploader) -> RangeOutput:
         from sink_engine.iceberg.task import TableOutput
 
         return TableOutput(self.settings, planned, self.config.name)
@@ -113,13 +135,22 @@ class IcebergTablesTarget(Target):
     def stream_cut_interval_ms(self) -> int:
         return self.settings.commit_interval_ms
 
-    def stream_commits(self, dynamodb, store, token, uploader):
+    def stream_commits(
+        self, dynamodb: DynamoDBClient, store: OffsetStore, token: LeaseToken, uploader: Uploader
+    ) -> StreamCommits:
         from sink_engine.iceberg.staging import StageStore
         from sink_engine.iceberg.stream_stage import TableStaging
 
         return TableStaging(StageStore(dynamodb, self._run.offsets_table), store, token, uploader)
 
-    def stream_coordinator(self, dynamodb, store, leases, token, clock):
+    def stream_coordinator(
+        self,
+        dynamodb: DynamoDBClient,
+        store: OffsetStore,
+        leases: Leases,
+        token: LeaseToken,
+        clock: Callable[[], int],
+    ) -> CommitCoordinator:
         from sink_engine.driver.wall_clock import WallClockCuts
         from sink_engine.iceberg.staging import StageStore
         from sink_engine.iceberg.stream_commit import StagedCommits
@@ -137,19 +168,25 @@ class IcebergTablesTarget(Target):
             clock,
         )
 
-    def recover(self, store, token, topics) -> bool:
+    def recover(self, store: OffsetStore, token: LeaseToken, topics: set[str]) -> bool:
         return self._tables.recover(store, token, topics)
 
-    def commit(self, results, leases, token, lease_ms: int) -> None:
+    def commit(self, results: list[TaskResult], leases: Leases, token: LeaseToken, lease_ms: int) -> None:
         self._tables.commit(results, leases, token, lease_ms)
         failpoint("after_snapshot_before_commit")
 
     def verify(
-        self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO, verbose: bool = False
+        self,
+        store: OffsetStore,
+        kafka: bool,
+        topic: str | None,
+        partition: int | None,
+        out: TextIO,
+        verbose: bool = False,
     ) -> int:
         raise ConfigError("format.class", "verify reads S3 objects; an Iceberg table's snapshots are its record")
 
-    def doctor_checks(self):
+    def doctor_checks(self) -> tuple[Check, ...]:
         from sink_engine.doctor import iceberg, lake_formation
 
         return (*iceberg.CHECKS, *lake_formation.CHECKS)

@@ -4,26 +4,51 @@ objects back."""
 
 from __future__ import annotations
 
-from typing import TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
+from sink_engine.aws_types import S3Client
 from sink_engine.target.base import Target
+
+if TYPE_CHECKING:
+    from sink_engine.doctor.checks import Check
+    from sink_engine.model import PartitionRange, TaskResult
+    from sink_engine.offsets import OffsetStore
+    from sink_engine.source.reader import RangeReader
+    from sink_engine.storage.uploader import Uploader
+    from sink_engine.task.output import RangeOutput
+    from sink_engine.task.settings import TaskSettings
 
 
 class S3ObjectsTarget(Target):
     writes_continuously = True
 
-    def write_range(self, settings, planned, client=None, progress_dir=None, reader=None, stop=None):
+    def write_range(
+        self,
+        settings: TaskSettings,
+        planned: PartitionRange,
+        client: S3Client | None = None,
+        progress_dir: str | None = None,
+        reader: RangeReader | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> TaskResult:
         from sink_engine.task.run import run_range
 
         return run_range(settings, planned, client, progress_dir, reader, stop)
 
-    def stream_output(self, settings, planned, uploader):
+    def stream_output(self, settings: TaskSettings, planned: PartitionRange, uploader: Uploader) -> RangeOutput:
         from sink_engine.task.object_output import ObjectOutput
 
         return ObjectOutput(settings, planned, uploader)
 
     def verify(
-        self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO, verbose: bool = False
+        self,
+        store: OffsetStore,
+        kafka: bool,
+        topic: str | None,
+        partition: int | None,
+        out: TextIO,
+        verbose: bool = False,
     ) -> int:
         from sink_engine.aws import S3Access, s3_client
         from sink_engine.verify.audit import audit
@@ -52,7 +77,7 @@ class S3ObjectsTarget(Target):
         )
         return print_report(result, out, verbose)
 
-    def doctor_checks(self):
+    def doctor_checks(self) -> tuple[Check, ...]:
         from sink_engine.doctor import s3
 
         return s3.OBJECT_CHECKS

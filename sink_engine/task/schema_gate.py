@@ -19,6 +19,8 @@ schema'd values while files are open is an error, as in the connector.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sink_engine.convert.projection import ProjectionError, project
 from sink_engine.convert.schema import Schema
 from sink_engine.errors import RecordError
@@ -28,7 +30,7 @@ MODES = ("none", "backward", "forward", "full")
 FILES = ("separate", "rotate")  # sink.schema.files
 
 
-def changes_schema(mode: str, schema, current) -> bool:
+def changes_schema(mode: str, schema: Schema, current: Schema) -> bool:
     """Whether a record of `schema` must start new files when the current schema is `current`."""
     if schema is current or schema == current:
         return False
@@ -92,13 +94,15 @@ class SchemaGate:
                 self._current[encoded] = schemas[i]
         return stop, self._project(offsets, values, partitions, start, stop)
 
-    def _changes(self, offset: int, schema, current) -> bool:
+    def _changes(self, offset: int, schema: Schema, current: Schema) -> bool:
         try:
             return changes_schema(self.mode, schema, current)
         except ProjectionError as e:
             raise RecordError(self.topic, self.partition, offset, str(e)) from None
 
-    def _project(self, offsets, values: ValueColumn, partitions: Partitions, start: int, stop: int) -> ValueColumn:
+    def _project(
+        self, offsets: Sequence[int], values: ValueColumn, partitions: Partitions, start: int, stop: int
+    ) -> ValueColumn:
         shared, each, column_schemas = partitions.shared, partitions.each, values.schemas
         assert column_schemas is not None  # a struct column's
         if all(column_schemas[i] is self._current[shared if each is None else each[i]] for i in range(start, stop)):

@@ -129,14 +129,14 @@ class TopicPartitionWriter(RecordWriter):
         else:
             self._write_lanes(keys, chunk, values, partitions, timestamps, sizes)
 
-    def _alone(self, key) -> bool:
+    def _alone(self, key: object) -> bool:
         """Whether every record taken since no file was open went to lane `key` (rotating it alone is then
         rotating it with the other lanes)."""
         return not self._lanes or self._window.lanes == {key}
 
     def _write_lane(
         self,
-        key,
+        key: object,
         chunk: RecordChunk,
         values: ValueColumn,
         partitions: Partitions,
@@ -222,7 +222,7 @@ class TopicPartitionWriter(RecordWriter):
             self._close_lane(key, next_offset)
         self._settle(next_offset)
 
-    def _close_lane(self, key, next_offset: int) -> None:
+    def _close_lane(self, key: object, next_offset: int) -> None:
         """End the files of lane `key` (before record `next_offset`)."""
         for open_file in self._lanes.pop(key).open_partitions.values():
             size = open_file.finish(self._uploader)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from sink_engine.aws_types import S3Client
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.model import CommittedOffset, TopicPartition
 from sink_engine.verify.counters import RecordCounter
@@ -22,7 +23,7 @@ class Audit:
 
 def audit(
     settings: VerifySettings,
-    s3,
+    s3: S3Client,
     committed: dict[TopicPartition, CommittedOffset],
     earliest: dict[TopicPartition, int] | None = None,
     topic: str | None = None,
@@ -60,7 +61,11 @@ def audit(
 
 
 def _stored(
-    settings: VerifySettings, lister: Lister, topics: list[str], topic_letters: Iterable[DeadLetter] | None, wanted
+    settings: VerifySettings,
+    lister: Lister,
+    topics: list[str],
+    topic_letters: Iterable[DeadLetter] | None,
+    wanted: Callable[[TopicPartition], bool],
 ) -> tuple[dict, dict]:
     """The data objects and the dead letters of the wanted topic-partitions, by topic-partition."""
     objects: dict[TopicPartition, list] = {}

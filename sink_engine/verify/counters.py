@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,7 +131,7 @@ class RecordCounter:
 class _Window:
     """Reads a remote object forward through windows of AVRO_WINDOW bytes fetched at need."""
 
-    def __init__(self, fetch, size: int):
+    def __init__(self, fetch: Callable[[int, int], bytes], size: int) -> None:
         self._fetch, self._size = fetch, size
         self._start, self._data, self.position = 0, b"", 0
 

@@ -30,13 +30,20 @@ def declared() -> tuple[set[str], set[str]]:
     return names(dynamic["dependencies"]["file"]), extras
 
 
+def _type_checking_only(node: ast.AST) -> bool:
+    """An `if TYPE_CHECKING:` block (annotations' imports, e.g. pyspark's types in modules that load without it)."""
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
 def imported() -> tuple[set[str], set[str]]:
     """The top-level third-party modules sink_engine imports when its modules load, and those it imports inside
-    functions (when a command needs them)."""
+    functions (when a command needs them); `if TYPE_CHECKING:` imports are neither."""
     at_load, in_functions = set(), set()
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
+            if _type_checking_only(child):
+                continue  # read by mypy, never imported at run time
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 modules = [a.name for a in child.names] if isinstance(child, ast.Import) else \
                     [child.module] if child.level == 0 and child.module else []
