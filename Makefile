@@ -6,9 +6,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv kafka connect-json cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
+.PHONY: venv kafka connect-json iceberg-spark cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
 
-venv: $(STAMP) kafka connect-json
+venv: $(STAMP) kafka connect-json iceberg-spark
 
 # Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
 # .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
@@ -29,6 +29,15 @@ $(VENV)/connect-json/.installed: devtools/jvm/connect-json/pom.xml | $(STAMP)
 	mvn -q -f devtools/jvm/connect-json/pom.xml dependency:copy-dependencies \
 	    -DoutputDirectory=$(abspath $(VENV))/connect-json/libs
 	touch $@
+
+# Iceberg's Java reader (Iceberg's Spark runtime, its AWS bundle, sqlite-jdbc: devtools/jvm/iceberg-spark/pom.xml,
+# checked against libs.sha256 beside it) under .venv/iceberg-spark/libs, for tests/iceberg/spark_reader.py.
+iceberg-spark: $(VENV)/iceberg-spark/.installed
+
+$(VENV)/iceberg-spark/.installed: devtools/jvm/iceberg-spark/pom.xml devtools/jvm/iceberg-spark/libs.sha256 \
+    devtools/iceberg_spark_dist.py | $(STAMP)
+	rm -f $@
+	$(PY) -m devtools.iceberg_spark_dist install
 
 # The AWS CDK CLI pinned in package.json (npx aws-cdk then runs it from node_modules).
 cdk-cli: $(CDK_STAMP)
