@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv kafka connect-json iceberg-spark cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
+.PHONY: venv kafka connect-json iceberg-spark cdk-cli lint format docs demo test test-faults test-kafka4 test-iceberg-readers test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
 
 venv: $(STAMP) kafka connect-json iceberg-spark
 
@@ -90,6 +90,13 @@ test-scale: venv
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
 test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
+
+# The Iceberg and continuous tests, every table they read back read again by Iceberg's Java reader (Spark), pyiceberg
+# and DuckDB, which must agree (tests/iceberg/every_table.py); make test reads one table of each kind so
+# (tests/iceberg/test_java_reader.py).
+test-iceberg-readers: venv
+	ICEBERG_JAVA_READER=1 $(PY) -m pytest tests/iceberg tests/continuous -n 2 --dist loadgroup \
+	    -m "not fault_matrix and not soak and not scale and not many_partitions"
 
 # A representative part of the suite against Apache Kafka 4.1, the newest line MSK offers (make test runs 3.9): the
 # exactly-once runs, transactional, compacted and trimmed topics, dead letters to a topic, a continuous run over

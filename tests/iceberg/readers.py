@@ -14,7 +14,8 @@ from pyiceberg import types as t
 
 from tests.iceberg.duckdb_reader import duckdb_rows
 from tests.iceberg.spark_reader import SparkIcebergReader
-from tests.iceberg.tables import catalog_of, table_name, table_of
+from sink_engine.iceberg.catalog import load_table
+from tests.iceberg.tables import catalog_of, table_name
 from sink_engine.iceberg.settings import IcebergSettings
 
 _SPARK = {t.BooleanType: "boolean", t.IntegerType: "integer", t.LongType: "long", t.FloatType: "float",
@@ -27,10 +28,12 @@ _DUCKDB = {t.BooleanType: "BOOLEAN", t.IntegerType: "INTEGER", t.LongType: "BIGI
 
 
 def read_three_ways(reader: SparkIcebergReader, config, identifier: str | None = None) -> list[dict]:
-    """The rows of the connector's table `identifier` (that of its first topic by default), sorted, after asserting
-    that the three readers find the same rows and the schema pyiceberg reads."""
+    """The rows of the connector's table `identifier` (that of its first topic by default; tables.table_view for a
+    routed one's table), in `canonical` form, after asserting that the three readers find the same rows and the
+    schema pyiceberg reads."""
     identifier = identifier or table_name(config)
-    table = table_of(config) if identifier == table_name(config) else catalog_of(config).load_table(identifier)
+    table = load_table(catalog_of(config), identifier)
+    assert table is not None, f"{identifier}: no such table"
     settings = IcebergSettings.from_config(config)
     schema = table.schema()
     names = [field.name for field in schema.fields]

@@ -10,6 +10,7 @@ the rows, Spark's schema of the table, or the error). Each request reads in a ne
 own catalogs, so a catalog name may point at another catalog from one request to the next)."""
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sqlite3
@@ -111,6 +112,17 @@ class SparkIcebergReader:
 
     def __exit__(self, *_) -> None:
         self.close()
+
+
+_SHARED: list[SparkIcebergReader] = []
+
+
+def shared_reader() -> SparkIcebergReader:
+    """One reader for the process, started on first use and closed when the process exits."""
+    if not _SHARED:
+        _SHARED.append(SparkIcebergReader())
+        atexit.register(_SHARED[0].close)
+    return _SHARED[0]
 
 
 def java_catalog(name: str, properties: dict[str, str], scratch: Path) -> tuple[str, dict[str, str]]:

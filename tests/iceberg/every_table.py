@@ -1,0 +1,43 @@
+"""With ICEBERG_JAVA_READER=1 (make test-iceberg-readers), every table a test reads back through tables.table_of is
+read again, once the test's body has passed (before its fixtures close: a REST catalog's server is one), by the three
+readers of readers.py, which must agree on its rows and schema (a table whose metadata pyiceberg can no longer load
+is left out: a test made it so). A hook (`pytest_runtest_call`) that a conftest
+imports; one Spark reader serves the whole session (spark_reader.shared_reader)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from sink_engine.iceberg.catalog import load_table
+from sink_engine.iceberg.errors import TableError
+from tests.iceberg import tables
+from tests.iceberg.readers import read_three_ways
+from tests.iceberg.spark_reader import shared_reader
+
+ENABLED = os.environ.get("ICEBERG_JAVA_READER") == "1"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if not ENABLED:
+        return (yield)
+    tables.LOADED = {}
+    try:
+        outcome = yield  # (raises when the test failed: then nothing more is read)
+        for (_, identifier), config in tables.LOADED.items():
+            if _readable(config, identifier):
+                read_three_ways(shared_reader(), config, identifier)
+        return outcome
+    finally:
+        tables.LOADED = None
+
+
+def _readable(config, identifier: str) -> bool:
+    """Whether pyiceberg can load the table now: not when the test made its metadata unreadable on purpose (a
+    metadata file deleted: test_catalog.py)."""
+    try:
+        load_table(tables.catalog_of(config), identifier)
+    except TableError:
+        return False
+    return True
