@@ -63,17 +63,20 @@ class SparkIcebergReader:
     def __init__(self):
         self._folder = tempfile.TemporaryDirectory(prefix="iceberg-java-reader-")
         jars = ",".join(str(jar) for jar in sorted(libs_dir().glob("*.jar")))
-        self._process = subprocess.Popen(
-            [sys.executable, "-c", _SCRIPT, jars, self._folder.name],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(Path(self._folder.name) / "stderr", "wb"),
-            text=True, env={**os.environ, "PYSPARK_SUBMIT_ARGS": "pyspark-shell"},
-        )
-        self._requests = 0
-        self._answer("starting Spark")
+        with open(Path(self._folder.name) / "stderr", "wb") as stderr:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", _SCRIPT, jars, self._folder.name], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=stderr, text=True,
+                env={**os.environ, "PYSPARK_SUBMIT_ARGS": "pyspark-shell"},
+            )
+        self._requests, self._started = 0, False  # (Spark starts while the test goes on; the first read waits)
 
     def read(self, catalog: str, properties: dict[str, str], identifier: str) -> tuple[pa.Table, dict]:
         """Table `identifier` of the catalog that pyiceberg's `load_catalog(catalog, **properties)` opens."""
         assert self._process.stdin is not None
+        if not self._started:
+            self._answer("starting Spark")
+            self._started = True
         self._requests += 1
         scratch = Path(self._folder.name) / f"catalog-{self._requests}.db"
         name, java = java_catalog(catalog, properties, scratch)
@@ -106,12 +109,6 @@ class SparkIcebergReader:
             self._process.kill()
             self._process.wait()
         self._folder.cleanup()
-
-    def __enter__(self) -> SparkIcebergReader:
-        return self
-
-    def __exit__(self, *_) -> None:
-        self.close()
 
 
 _SHARED: list[SparkIcebergReader] = []
