@@ -6,9 +6,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv kafka connect-json debezium test-cdc cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs clean
+.PHONY: venv kafka connect-json debezium iceberg-spark cdk-cli lint format docs demo clean
+.PHONY: test test-faults test-kafka4 test-cdc test-iceberg-readers test-scale test-many-partitions soak
+.PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs
 
-venv: $(STAMP) kafka connect-json debezium
+venv: $(STAMP) kafka connect-json debezium iceberg-spark
 
 # Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
 # .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
@@ -38,6 +40,15 @@ $(VENV)/connect-json/.installed: devtools/jvm/connect-json/pom.xml | $(STAMP)
 	mvn -q -f devtools/jvm/connect-json/pom.xml dependency:copy-dependencies \
 	    -DoutputDirectory=$(abspath $(VENV))/connect-json/libs
 	touch $@
+
+# Iceberg's Java reader (Iceberg's Spark runtime, its AWS bundle, sqlite-jdbc: devtools/jvm/iceberg-spark/pom.xml,
+# checked against libs.sha256 beside it) under .venv/iceberg-spark/libs, for tests/iceberg/spark_reader.py.
+iceberg-spark: $(VENV)/iceberg-spark/.installed
+
+$(VENV)/iceberg-spark/.installed: devtools/jvm/iceberg-spark/pom.xml devtools/jvm/iceberg-spark/libs.sha256 \
+    devtools/iceberg_spark_dist.py | $(STAMP)
+	rm -f $@
+	$(PY) -m devtools.iceberg_spark_dist install
 
 # The AWS CDK CLI pinned in package.json (npx aws-cdk then runs it from node_modules).
 cdk-cli: $(CDK_STAMP)
@@ -90,6 +101,13 @@ test-scale: venv
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
 test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
+
+# The Iceberg and continuous tests, every table they read back read again by Iceberg's Java reader (Spark), pyiceberg
+# and DuckDB, which must agree (tests/iceberg/every_table.py); make test reads one table of each kind so
+# (tests/iceberg/test_java_reader.py).
+test-iceberg-readers: venv
+	ICEBERG_JAVA_READER=1 $(PY) -m pytest tests/iceberg tests/continuous -n 2 --dist loadgroup \
+	    -m "not fault_matrix and not soak and not scale and not many_partitions"
 
 # A representative part of the suite against Apache Kafka 4.1, the newest line MSK offers (make test runs 3.9): the
 # exactly-once runs, transactional, compacted and trimmed topics, dead letters to a topic, a continuous run over

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import BUCKET
+from tests.iceberg.every_table import pytest_runtest_call  # noqa: F401 (the hook, shared by import)
 
 
 @pytest.fixture

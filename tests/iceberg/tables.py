@@ -5,6 +5,9 @@ from sink_engine.iceberg.catalog import ensure_namespace, load_table, open_catal
 from sink_engine.iceberg.snapshots import CONNECTOR, newest_of_connector, snapshot_offsets
 from sink_engine.iceberg.settings import IcebergSettings
 
+# The tables a test loaded, (catalog, identifier) -> the config that reaches it, while every_table.py records them.
+LOADED: dict[tuple[str, str], object] | None = None
+
 
 def catalog_of(config):
     """The connector's catalog, opened as a run opens it."""
@@ -23,7 +26,11 @@ def create_namespace(config, topic: str | None = None) -> None:
 
 def table_of(config, topic: str | None = None):
     """The connector's table for `topic` (its first topic by default), freshly loaded; None when missing."""
-    return load_table(catalog_of(config), table_name(config, topic))
+    table = load_table(catalog_of(config), table_name(config, topic))
+    if LOADED is not None and table is not None:
+        LOADED[(str(sorted(IcebergSettings.from_config(config).catalog_properties.items())),
+                table_name(config, topic))] = config
+    return table
 
 
 def rows(config, topic: str | None = None, row_filter: str = "True") -> list[dict]:
