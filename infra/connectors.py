@@ -32,10 +32,10 @@ from sink_engine.config.document import read_document
 from sink_engine.config.key_policy import IgnoredKey
 from sink_engine.config.lint import ConfigWarning
 from sink_engine.dlq.settings import DeadLetterSettings
-from sink_engine.driver.settings import RunSettings
-from sink_engine.driver.wall_clock import WallClockCuts
 from sink_engine.errors import ConfigError, ConfigErrors, OptionError
 from sink_engine.format.settings import FormatSettings
+from sink_engine.run.settings import RunSettings
+from sink_engine.run.wall_clock import WallClockCuts
 from sink_engine.secrets import config_map
 from sink_engine.source.msk_brokers import needs_cluster_brokers
 from sink_engine.source.settings import SourceSettings
@@ -346,11 +346,11 @@ def _stream_wait(config: SinkConfig) -> tuple[str, int]:
     """How long a record may wait in a continuous run before it is committed, and the key that sets it: the
     `rotate.schedule.interval.ms` a file closes on; with IcebergFormat the `iceberg.control.commit.interval-ms`
     window its partition is cut at, and the driver's commit delay after the window's boundary
-    (iceberg/stream_commit.py)."""
+    (target/iceberg_tables/stream_commit.py)."""
     if FormatSettings.from_config(config).format_class != "iceberg":
         return "rotate.schedule.interval.ms", WallClockCuts.from_config(config).schedule_ms
-    from sink_engine.iceberg.settings import IcebergSettings
-    from sink_engine.iceberg.stream_commit import commit_delay_ms
+    from sink_engine.target.iceberg_tables.settings import IcebergSettings
+    from sink_engine.target.iceberg_tables.stream_commit import commit_delay_ms
 
     interval = IcebergSettings.from_config(config).commit_interval_ms
     return "iceberg.control.commit.interval-ms", interval + commit_delay_ms(interval)

@@ -21,12 +21,12 @@ from sink_engine.config.cloud_registry import from_environment
 from sink_engine.config.worker import read_worker
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
-from sink_engine.driver.settings import RunSettings
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
-from sink_engine.iceberg import cli as iceberg_cli
+from sink_engine.run.settings import RunSettings
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 from sink_engine.target import target_for
+from sink_engine.target.iceberg_tables import cli as iceberg_cli
 from sink_engine.validation import load_checked_config
 
 
@@ -216,22 +216,22 @@ def _say(line: str) -> None:
 
 
 def _checked_before_spark(config: SinkConfig, wait_for_lease_s: float) -> None:
-    """The run's checks that need no Spark (driver/preflight.py), then the line that Spark starts. Runs before the
+    """The run's checks that need no Spark (run/preflight.py), then the line that Spark starts. Runs before the
     stop handlers are installed: a signal while it waits for a lease ends the process, which holds nothing yet."""
     from sink_engine.driver.job import now_ms
-    from sink_engine.driver.preflight import preflight
+    from sink_engine.run.preflight import preflight
 
     preflight(config, wait_for_lease_s, _say, now_ms)
     _say("offsets table, bucket, Kafka and lease checked; starting Spark")
 
 
 def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
-    """`run`: one bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (driver/stopping.py)."""
+    """`run`: one bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (run/stopping.py)."""
     from sink_engine.driver.job import run_job
-    from sink_engine.driver.metrics import publisher_from_environment
-    from sink_engine.driver.spark_runner import spark_session, tasks_share_driver_process
-    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
     from sink_engine.progress import ProgressBoard
+    from sink_engine.run.metrics import publisher_from_environment
+    from sink_engine.run.spark_runner import spark_session, tasks_share_driver_process
+    from sink_engine.run.stopping import JvmShutdownStop, stop_on_signals
 
     run = RunSettings.from_config(config)
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
@@ -271,12 +271,12 @@ def _print_run(config: SinkConfig, run: RunSettings, summary) -> None:
 
 def _run_continuous(config: SinkConfig, wait_for_lease: bool = False) -> int:
     """`run --continuous`: until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a
-    grace period: driver/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
+    grace period: run/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
     attempt at once: the lease of the attempt that failed is still held), or for as long as it is held with
     `--wait-for-lease`."""
     from sink_engine.continuous.driver import check_continuous, run_continuous
-    from sink_engine.driver.spark_runner import spark_session
-    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
+    from sink_engine.run.spark_runner import spark_session
+    from sink_engine.run.stopping import JvmShutdownStop, stop_on_signals
 
     run = check_continuous(config).run
     _checked_before_spark(config, math.inf if wait_for_lease else 1.5 * run.lease_ms / 1000)
@@ -329,8 +329,8 @@ def _status(config: SinkConfig) -> int:
 def _offset_store(run: RunSettings):
     """The connector's committed offsets, read as a run reads them; SinkError when the table does not exist."""
     from sink_engine.driver.job import now_ms
-    from sink_engine.driver.preflight import missing_table
     from sink_engine.offsets import OffsetStore, table_exists
+    from sink_engine.run.preflight import missing_table
 
     dynamodb = dynamodb_client(run.region)
     if not table_exists(dynamodb, run.offsets_table):

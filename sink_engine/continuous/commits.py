@@ -3,7 +3,8 @@
 (`CommitCoordinator`).
 
 S3 objects (`OffsetCommits`): a task commits a partition's offset as soon as the files before it are uploaded (the
-upload is the whole commit). Iceberg tables (sink_engine/iceberg/stream_stage.py and stream_commit.py): tasks stage
+upload is the whole commit). Iceberg tables (sink_engine/target/iceberg_tables/stream_stage.py and stream_commit.py):
+tasks stage
 what they closed and the driver appends it, one snapshot per table and interval, before it commits the offsets.
 """
 
@@ -13,11 +14,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from sink_engine.continuous.stream import PartitionStream, PendingCommit
-from sink_engine.driver.committer import commit_logged
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import LeaseToken, OffsetStore
 from sink_engine.offsets.store import MAX_COMMITS
+from sink_engine.run.committer import commit_logged
 from sink_engine.storage.uploader import Uploader
 
 

@@ -6,7 +6,8 @@ keeps it: LeaseHeldError, exit 3), and keeps renewing it, plans each topic-parti
 else `auto.offset.reset`), spreads the partitions over at most `tasks.max` tasks (no more than Spark has task slots,
 `task_slots`: a task that never starts would hold its partitions back), and runs them as one Spark job in a thread of
 its own. The tasks commit as their files close (continuous/task.py); where the target's commit is the driver's
-(IcebergFormat: one snapshot per table and interval, iceberg/stream_commit.py) the driver first moves DynamoDB
+(IcebergFormat: one snapshot per table and interval, target/iceberg_tables/stream_commit.py) the driver first moves
+DynamoDB
 forward to what the target committed before a crash (`Target.recover`) and, while the tasks run, lets the target's
 `CommitCoordinator` commit what they hand on, and once more after they ended. On `stop` (SIGTERM or SIGINT in the
 CLI) it asks the tasks to stop through the lease item, waits for them at most half of `sink.lease.duration.ms` (then
@@ -29,11 +30,11 @@ from sink_engine.continuous.run_progress import RunProgress
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
 from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
-from sink_engine.driver.metrics import publisher_from_environment
-from sink_engine.driver.preflight import missing_table
-from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
 from sink_engine.errors import LeaseHeldError, LeaseLostError, SinkError
 from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
+from sink_engine.run.metrics import publisher_from_environment
+from sink_engine.run.preflight import missing_table
+from sink_engine.run.spark_runner import SparkTaskError, executors_of_job_group
 from sink_engine.target import target_for
 
 CANCEL_WAIT_S = 30

@@ -20,7 +20,7 @@ from confluent_kafka import TopicPartition as KafkaTP
 from sink_engine import events
 from sink_engine.aws import region
 from sink_engine.continuous.run_progress import TaskTotals, put_task_totals
-from sink_engine.driver.metrics import DIMENSION, NAMESPACE
+from sink_engine.run.metrics import DIMENSION, NAMESPACE
 
 if TYPE_CHECKING:
     from sink_engine.continuous.settings import ContinuousSettings

@@ -1,11 +1,12 @@
 """A continuous run's Spark task: one consumer for its topic-partitions, one `PartitionStream` each, kept for as long
 as the task runs, committing under the run's lease each time a commit point moves (the target's `StreamCommits`:
-the offsets for S3 objects; IcebergFormat stages its data files for the driver's snapshot, iceberg/stream_stage.py,
+the offsets for S3 objects; IcebergFormat stages its data files for the driver's snapshot,
+target/iceberg_tables/stream_stage.py,
 and its wall-clock cuts are on `iceberg.control.commit.interval-ms` boundaries).
 
 A cycle: fetch what arrived (up to BATCH records, waiting at most POLL_S), feed each partition's records to its
 stream, cut the streams whose `rotate.schedule.interval.ms` boundary passed with files open (the cut is recorded as
-a plan first, `driver/plans.py`, so that a retry of this task, or a bounded run, cuts at the same offset), then
+a plan first, `run/plans.py`, so that a retry of this task, or a bounded run, cuts at the same offset), then
 upload and commit every stream whose commit point moved, in one transaction per 99 partitions with the lease
 check, as soon as their uploads are done (reading goes on while they upload; a stream is not cut again before its
 last cut is committed: the recorded plan holds one cut). Every STOP_CHECK_S (at most a quarter of the lease) the
@@ -31,13 +32,13 @@ from sink_engine.aws import dynamodb_client
 from sink_engine.continuous.progress import TaskReporter
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.stream import PartitionStream
-from sink_engine.driver.plans import PlanStore
 from sink_engine.errors import CommitConflictError, SinkError, SourceError
 from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.offsets import Leases, LeaseToken, OffsetStore
 from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.records import RecordChunk
+from sink_engine.run.plans import PlanStore
 from sink_engine.source.consumer import fetch_failure, make_consumer
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
@@ -107,7 +108,7 @@ def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callabl
     level = logging.getLogger("sink_engine").getEffectiveLevel()
 
     def process(groups: Iterator[list[StreamStart]]) -> Iterator[StreamReport]:
-        from sink_engine.driver.spark_runner import settle_worker
+        from sink_engine.run.spark_runner import settle_worker
 
         settle_worker()
         if not logging.getLogger().handlers:

@@ -112,7 +112,7 @@ def _signer(settings: DoctorSettings) -> str:
     return f"signed as {grantor}" if grantor else f"credentials: {settings.s3.credentials.provider}"
 
 
-# the S3 objects target's (target/s3_objects.py)
+# the S3 objects target's (target/s3_objects/target.py)
 OBJECT_CHECKS = (Check("s3 write", write, service="s3"), Check("s3 incomplete uploads", uploads, service="s3"))
 CHECKS = (
     Check(

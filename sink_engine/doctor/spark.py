@@ -9,7 +9,7 @@ and the check is skipped.
 from __future__ import annotations
 
 from sink_engine.doctor.checks import Check, Failed
-from sink_engine.driver.spark_runner import executors_of_job_group, launched_by_spark_submit, spark_session
+from sink_engine.run.spark_runner import executors_of_job_group, launched_by_spark_submit, spark_session
 
 STAGE_TASKS = 4
 GROUP = "sink-engine-doctor-executors"

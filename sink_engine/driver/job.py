@@ -13,20 +13,20 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
 from sink_engine.config import SinkConfig
-from sink_engine.driver.committer import commit_results
-from sink_engine.driver.metrics import MetricsPublisher, RunMetrics
 from sink_engine.driver.planner import plan_ranges
-from sink_engine.driver.plans import PlanStore
-from sink_engine.driver.preflight import missing_table
 from sink_engine.driver.run_timeout import RunWatchdog
-from sink_engine.driver.settings import RunSettings
-from sink_engine.driver.spark_runner import RangesRun
-from sink_engine.driver.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.errors import RunStoppedError, RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
 from sink_engine.model import PartitionRange, TaskResult, TopicPartition
 from sink_engine.offsets import LeaseKeeper, Leases, LeaseToken, OffsetStore, table_exists
 from sink_engine.progress import ProgressBoard
+from sink_engine.run.committer import commit_results
+from sink_engine.run.metrics import MetricsPublisher, RunMetrics
+from sink_engine.run.plans import PlanStore
+from sink_engine.run.preflight import missing_table
+from sink_engine.run.settings import RunSettings
+from sink_engine.run.spark_runner import RangesRun
+from sink_engine.run.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
 from sink_engine.source.settings import SourceSettings
@@ -231,7 +231,7 @@ def _write_ranges(
     watchdog: RunWatchdog,
 ) -> RangesRun:
     """The ranges' results and where they ran; RunTimeoutError when the watchdog had to cancel the Spark job."""
-    from sink_engine.driver.spark_runner import SparkTaskError, run_ranges
+    from sink_engine.run.spark_runner import SparkTaskError, run_ranges
 
     if progress is not None:
         progress.start(ranges)

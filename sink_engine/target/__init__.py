@@ -2,7 +2,7 @@
 (`base.py`) for the steps in which they differ; `registry.target_for` chooses one from the config, once, and no
 other module asks which it is."""
 
-from sink_engine.target.base import Target
-from sink_engine.target.registry import target_for
+from sink_engine.target.choice import target_for
+from sink_engine.target.contract import Target
 
 __all__ = ["Target", "target_for"]

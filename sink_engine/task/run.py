@@ -1,5 +1,5 @@
 """One Spark task's work for one planned range: read, convert, partition, write into the range's output, upload,
-settle. `write_to` is the same for every target; `run_range` writes S3 objects (task/object_output.py)."""
+settle. `write_to` is the same for every target; `run_range` writes S3 objects (target/s3_objects/output.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from sink_engine.progress import TaskProgress
 from sink_engine.source.reader import RangeReader, read_range
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
+from sink_engine.target.s3_objects.output import ObjectOutput
 from sink_engine.task.deadline import within_deadline
 from sink_engine.task.envelope import EnvelopeConverter
-from sink_engine.task.object_output import ObjectOutput
 from sink_engine.task.output import OutputFactory
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.sidecars import Sidecars

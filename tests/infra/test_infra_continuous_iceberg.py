@@ -15,7 +15,7 @@ from infra.constructs.maintenance import CONTINUOUS_SCHEDULE
 from infra.errors import ConnectorSpecError, SettingsError
 from infra.job_policy import job_statements
 from infra.settings import ENVIRONMENTS_DIR, parse_settings
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from tests.infra.iceberg_connector import DATABASE, DEV, ENV, NAME, NAMES, iceberg_document, load_spec, resources
 
 BUCKET_ARN = f"arn:aws:s3tables:{DEV.region}:{DEV.account}:bucket/sink-dev-tables"

@@ -96,9 +96,9 @@ def test_a_denied_call_names_the_operation(msk):
 
 def test_iceberg_maintenance_asks_msk_only_to_list_the_topics_a_regex_matches(msk, monkeypatch):
     """`iceberg maintain` reads Kafka only for topics.regex (the topics that match now); with named topics its
-    deployed job asks MSK for nothing (sink_engine/iceberg/cli.py connector_tables)."""
-    from sink_engine.iceberg import cli as iceberg_cli
-    from sink_engine.iceberg.settings import IcebergSettings
+    deployed job asks MSK for nothing (sink_engine/target/iceberg_tables/cli.py connector_tables)."""
+    from sink_engine.target.iceberg_tables import cli as iceberg_cli
+    from sink_engine.target.iceberg_tables.settings import IcebergSettings
     from sink_engine.model import TopicPartition
     from sink_engine.source import metadata, msk_brokers
 
