@@ -18,15 +18,30 @@ from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.cli_options import add_config_options
 from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import from_environment
+from sink_engine.config.display import validation_report
 from sink_engine.config.worker import read_worker
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import add_counts, format_counts
+from sink_engine.dlq.settings import DeadLetterSettings
+from sink_engine.driver.job import now_ms, run_job
+from sink_engine.driver.status import partition_status
 from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.failpoints import SimulatedCrash
+from sink_engine.format.block_gzip_reader import read_chunk_at
+from sink_engine.offsets import OffsetStore, ensure_table, table_exists
+from sink_engine.progress import ProgressBoard
+from sink_engine.restore.progress import RestoreBoard
+from sink_engine.restore.request import parse_names, parse_partitions, parse_time
+from sink_engine.run.metrics import publisher_from_environment
+from sink_engine.run.preflight import missing_table, preflight
 from sink_engine.run.settings import RunSettings
+from sink_engine.run.spark_runner import spark_session, tasks_share_driver_process
+from sink_engine.run.stopping import JvmShutdownStop, stop_on_signals
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
-from sink_engine.target import target_for
+from sink_engine.storage.s3 import bucket_exists
+from sink_engine.target.choice import target_for, verified_target_for
 from sink_engine.target.iceberg_tables import cli as iceberg_cli
+from sink_engine.transform.settings import TransformSettings
 from sink_engine.validation import load_checked_config
 
 
@@ -40,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = read_worker(args.worker, os.environ)  # --worker, CONNECT_*, SINK_MSK_CLUSTER_ARN
         if args.command == "doctor":  # loads the config itself: a config or secret that fails is one of its findings
-            from sink_engine.doctor.runner import doctor
+            from sink_engine.doctor.runner import doctor  # imports pyarrow
 
             return doctor(args.config, from_environment(os.environ), worker=worker)
         # a Confluent Cloud config's Schema Registry, when the file names none: SINK_SCHEMA_REGISTRY_URL
@@ -177,8 +192,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _init(config: SinkConfig) -> int:
-    from sink_engine.offsets import ensure_table
-    from sink_engine.storage.s3 import bucket_exists
 
     run = RunSettings.from_config(config)
     table, bucket = run.offsets_table, run.bucket
@@ -199,8 +212,6 @@ def _validate(config: SinkConfig, show_all: bool) -> int:
     keep their defaults (`--all`: those too); then the keys accepted as having no effect here, the unknown keys that
     are ignored (each with why and the known key it most resembles), the warnings, the chain of transforms and the
     worker settings that change nothing here (config/display.py)."""
-    from sink_engine.config.display import validation_report
-    from sink_engine.transform.settings import TransformSettings
 
     for line in validation_report(config, TransformSettings.from_config(config).describe(), show_all):
         print(line)
@@ -218,8 +229,6 @@ def _say(line: str) -> None:
 def _checked_before_spark(config: SinkConfig, wait_for_lease_s: float) -> None:
     """The run's checks that need no Spark (run/preflight.py), then the line that Spark starts. Runs before the
     stop handlers are installed: a signal while it waits for a lease ends the process, which holds nothing yet."""
-    from sink_engine.driver.job import now_ms
-    from sink_engine.run.preflight import preflight
 
     preflight(config, wait_for_lease_s, _say, now_ms)
     _say("offsets table, bucket, Kafka and lease checked; starting Spark")
@@ -227,11 +236,6 @@ def _checked_before_spark(config: SinkConfig, wait_for_lease_s: float) -> None:
 
 def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
     """`run`: one bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (run/stopping.py)."""
-    from sink_engine.driver.job import run_job
-    from sink_engine.progress import ProgressBoard
-    from sink_engine.run.metrics import publisher_from_environment
-    from sink_engine.run.spark_runner import spark_session, tasks_share_driver_process
-    from sink_engine.run.stopping import JvmShutdownStop, stop_on_signals
 
     run = RunSettings.from_config(config)
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
@@ -252,8 +256,6 @@ def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
 
 
 def _print_run(config: SinkConfig, run: RunSettings, summary) -> None:
-    from sink_engine.dlq.settings import DeadLetterSettings
-    from sink_engine.transform.settings import TransformSettings
 
     for f in summary.files:
         where = f.key if "://" in f.key else f"s3://{run.bucket}/{f.key}"  # a table's data file: its URI
@@ -274,9 +276,7 @@ def _run_continuous(config: SinkConfig, wait_for_lease: bool = False) -> int:
     grace period: run/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
     attempt at once: the lease of the attempt that failed is still held), or for as long as it is held with
     `--wait-for-lease`."""
-    from sink_engine.continuous.driver import check_continuous, run_continuous
-    from sink_engine.run.spark_runner import spark_session
-    from sink_engine.run.stopping import JvmShutdownStop, stop_on_signals
+    from sink_engine.continuous.driver import check_continuous, run_continuous  # imports pyarrow
 
     run = check_continuous(config).run
     _checked_before_spark(config, math.inf if wait_for_lease else 1.5 * run.lease_ms / 1000)
@@ -307,7 +307,6 @@ def _where_tasks_ran(executors: tuple[str, ...]) -> str:
 
 
 def _status(config: SinkConfig) -> int:
-    from sink_engine.driver.status import partition_status
 
     store = _offset_store(RunSettings.from_config(config))
     print(f"{'topic-partition':<28} {'committed':>10} {'end':>10} {'lag':>8}  {'last commit (UTC)':<19}  last file")
@@ -328,9 +327,6 @@ def _status(config: SinkConfig) -> int:
 
 def _offset_store(run: RunSettings):
     """The connector's committed offsets, read as a run reads them; SinkError when the table does not exist."""
-    from sink_engine.driver.job import now_ms
-    from sink_engine.offsets import OffsetStore, table_exists
-    from sink_engine.run.preflight import missing_table
 
     dynamodb = dynamodb_client(run.region)
     if not table_exists(dynamodb, run.offsets_table):
@@ -342,7 +338,6 @@ READ_HELP = "print the record at a Kafka offset from a Block-GZIP object, fetchi
 
 
 def _read(config: SinkConfig, key: str, offset: int) -> int:
-    from sink_engine.format.block_gzip_reader import read_chunk_at
 
     chunk = read_chunk_at(s3_client(S3Access.from_config(config)), RunSettings.from_config(config).bucket, key, offset)
     record = chunk.record(offset)
@@ -363,7 +358,7 @@ VERIFY_HELP = (
 
 def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None, verbose: bool) -> int:
     store = _offset_store(RunSettings.from_config(config))
-    return target_for(config).verify(store, kafka, topic, partition, sys.stdout, verbose)
+    return verified_target_for(config).verify(store, kafka, topic, partition, sys.stdout, verbose)
 
 
 RESTORE_HELP = (
@@ -373,10 +368,8 @@ RESTORE_HELP = (
 
 
 def _restore(config: SinkConfig, args) -> int:
-    from sink_engine.restore import RestoreRequest, restore
-    from sink_engine.restore.progress import RestoreBoard
-    from sink_engine.restore.request import parse_names, parse_partitions, parse_time
-    from sink_engine.restore.settings import RestoreSettings
+    from sink_engine.restore import RestoreRequest, restore  # imports pyarrow
+    from sink_engine.restore.settings import RestoreSettings  # imports pyarrow
 
     request = RestoreRequest(
         config,

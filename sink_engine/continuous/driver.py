@@ -25,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sink_engine.config import SinkConfig
-from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.continuous.run_progress import RunProgress
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
@@ -35,7 +34,8 @@ from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
 from sink_engine.run.metrics import publisher_from_environment
 from sink_engine.run.preflight import missing_table
 from sink_engine.run.spark_runner import SparkTaskError, executors_of_job_group
-from sink_engine.target import target_for
+from sink_engine.target.choice import continuous_target_for as target_for  # the target's continuous side
+from sink_engine.target.contract import CommitCoordinator
 
 CANCEL_WAIT_S = 30
 

@@ -17,7 +17,7 @@ from sink_engine.model import ClosedFile, PartitionRange, TopicPartition
 from sink_engine.offsets.store import OffsetCommit
 from sink_engine.records import RecordChunk
 from sink_engine.storage.uploader import Uploader
-from sink_engine.target import Target
+from sink_engine.target.contract import ContinuousTarget
 from sink_engine.task.run import record_steps
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.steps import write_chunk
@@ -41,7 +41,7 @@ class PartitionStream:
 
     def __init__(
         self,
-        target: Target,
+        target: ContinuousTarget,
         settings: TaskSettings,
         tp: TopicPartition,
         start: int,

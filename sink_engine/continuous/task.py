@@ -29,6 +29,7 @@ from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine.aws import dynamodb_client
+from sink_engine.clock import now_ms
 from sink_engine.continuous.progress import TaskReporter
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.stream import PartitionStream
@@ -39,20 +40,17 @@ from sink_engine.offsets import Leases, LeaseToken, OffsetStore
 from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.records import RecordChunk
 from sink_engine.run.plans import PlanStore
+from sink_engine.run.spark_runner import settle_worker
 from sink_engine.source.consumer import fetch_failure, make_consumer
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
-from sink_engine.target import Target
+from sink_engine.target.contract import ContinuousTarget
 from sink_engine.task.settings import TaskSettings
 
 BATCH = 10_000
 POLL_S = 0.2  # the longest a cycle waits for records: what a cut or a stop waits behind at most
 STOP_CHECK_S = 5.0  # at most (a quarter of the lease): one consistent GetItem per task; 64 tasks read 13 items/s
 FETCH_WAIT_MS = 100  # librdkafka's fetch.wait.max.ms: a fetch at a partition's end is answered within it
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)
@@ -79,7 +77,8 @@ class StreamReport:
 
 @dataclass
 class _Schedule:
-    """Wall-clock cut boundaries of one task's streams (`Target.stream_cut_interval_ms`; off when not positive)."""
+    """Wall-clock cut boundaries of one task's streams (`ContinuousTarget.stream_cut_interval_ms`; off when not
+    positive)."""
 
     interval_ms: int
     zone: tzinfo
@@ -100,7 +99,7 @@ class _Schedule:
         return stream.has_open_files and stream.recorded_cut is None and stream.cuts_committed
 
 
-def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms):
+def stream_task(target: ContinuousTarget, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms):
     """The function of a continuous run's Spark tasks: each element of the task's partition is a list of
     StreamStarts; yields a StreamReport per topic-partition when the task ends. `publish`: send each progress
     report to CloudWatch too (continuous/progress.py). The tasks log the engine's events at the driver's level
@@ -108,8 +107,6 @@ def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callabl
     level = logging.getLogger("sink_engine").getEffectiveLevel()
 
     def process(groups: Iterator[list[StreamStart]]) -> Iterator[StreamReport]:
-        from sink_engine.run.spark_runner import settle_worker
-
         settle_worker()
         if not logging.getLogger().handlers:
             logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
@@ -124,7 +121,12 @@ def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callabl
 
 
 def _run(
-    target: Target, token: LeaseToken, starts: list[StreamStart], publish: bool, clock: Callable[[], int], task: int
+    target: ContinuousTarget,
+    token: LeaseToken,
+    starts: list[StreamStart],
+    publish: bool,
+    clock: Callable[[], int],
+    task: int,
 ) -> list[StreamReport]:
     settings, continuous = TaskSettings.from_config(target.config), ContinuousSettings.from_config(target.config)
     table = continuous.run.offsets_table

@@ -11,7 +11,7 @@ __all__ = ["Converter", "ConverterSettings", "converter_for"]
 
 def __getattr__(name: str):
     if name == "converter_for":
-        from sink_engine.convert.registry import converter_for
+        from sink_engine.convert.registry import converter_for  # imports pyarrow
 
         return converter_for
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,7 +30,7 @@ def interpreter(_context) -> str:
 
 
 def libraries(context) -> str:
-    required = dict(ALWAYS, **context.target.libraries)
+    required = dict(ALWAYS, **context.target.capabilities.libraries)
     found, missing = [], []
     for distribution, module in required.items():
         version = _version(distribution, module)

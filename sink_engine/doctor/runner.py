@@ -26,7 +26,8 @@ from sink_engine.doctor.settings import DoctorSettings
 from sink_engine.errors import SinkError
 from sink_engine.secrets import Reference, references
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
-from sink_engine.target import Target, target_for
+from sink_engine.target.choice import target_for
+from sink_engine.target.contract import Target
 from sink_engine.validation import load_checked_config
 
 

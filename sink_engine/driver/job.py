@@ -25,12 +25,13 @@ from sink_engine.run.metrics import MetricsPublisher, RunMetrics
 from sink_engine.run.plans import PlanStore
 from sink_engine.run.preflight import missing_table
 from sink_engine.run.settings import RunSettings
-from sink_engine.run.spark_runner import RangesRun
+from sink_engine.run.spark_runner import RangesRun, SparkTaskError, run_ranges
 from sink_engine.run.wall_clock import decide_wall_clock, needs_recorded_plan
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
 from sink_engine.source.settings import SourceSettings
-from sink_engine.target import Target, target_for
+from sink_engine.target.choice import target_for
+from sink_engine.target.contract import Target
 
 
 def now_ms() -> int:
@@ -231,8 +232,6 @@ def _write_ranges(
     watchdog: RunWatchdog,
 ) -> RangesRun:
     """The ranges' results and where they ran; RunTimeoutError when the watchdog had to cancel the Spark job."""
-    from sink_engine.run.spark_runner import SparkTaskError, run_ranges
-
     if progress is not None:
         progress.start(ranges)
     try:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
+from sink_engine.aws import region
 from sink_engine.errors import SinkError
 
 NAMESPACE = "SinkEngine"
@@ -103,7 +104,5 @@ def publisher_from_environment(environ: Mapping[str, str], configured_region: st
             f"environment variable {SETTING}={setting!r}: the one value is {CLOUDWATCH!r} (unset: no metrics)"
         )
     import boto3  # here, not at the top: infra imports this module's names without the engine's AWS clients
-
-    from sink_engine.aws import region
 
     return MetricsPublisher(boto3.client("cloudwatch", region_name=region(configured_region)))

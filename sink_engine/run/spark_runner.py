@@ -9,9 +9,17 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from sink_engine.aws import dynamodb_client
+from sink_engine.clock import now_ms
 from sink_engine.errors import SinkError
 from sink_engine.model import PartitionRange, TaskResult
-from sink_engine.target import Target
+from sink_engine.offsets import Leases
+from sink_engine.run.settings import RunSettings
+from sink_engine.source.reader import RangeReader
+from sink_engine.storage.s3 import upload_client
+from sink_engine.target.contract import Target
+from sink_engine.task.deadline import LeaseStopProbe
+from sink_engine.task.settings import TaskSettings
 
 LOCAL_TASK_ATTEMPTS = 4
 STOP_CHECK_S = 5.0  # the most a bounded run's task reads its lease item for a stop request: one GetItem per task
@@ -159,10 +167,6 @@ def _task_function(target: Target, progress_dir: str | None = None):
     early when the run is asked to stop (the lease item's stop request, task/deadline.py's `LeaseStopProbe`)."""
 
     def process(groups):
-        from sink_engine.source.reader import RangeReader
-        from sink_engine.storage.s3 import upload_client
-        from sink_engine.task.settings import TaskSettings
-
         settle_worker()
         settings = TaskSettings.from_config(target.config)
         client = upload_client(settings.s3)
@@ -177,12 +181,6 @@ def _task_function(target: Target, progress_dir: str | None = None):
 
 def _stop_probe(target: Target):
     """A bounded run's task's `LeaseStopProbe`: every quarter of the lease, at most every STOP_CHECK_S."""
-    from sink_engine.aws import dynamodb_client
-    from sink_engine.driver.job import now_ms
-    from sink_engine.offsets import Leases
-    from sink_engine.run.settings import RunSettings
-    from sink_engine.task.deadline import LeaseStopProbe
-
     run = RunSettings.from_config(target.config)
     every_s = min(STOP_CHECK_S, run.lease_ms / 4000)
     return LeaseStopProbe(
@@ -199,9 +197,7 @@ def warm_up(spark, tasks: int, modules: tuple[str, ...] = ()) -> None:
 
         import boto3
 
-        import sink_engine.task.run  # noqa: F401  (the import is the work)
-
-        for module in modules:
+        for module in ("sink_engine.task.run", *modules):  # the import is the work
             importlib.import_module(module)
         boto3.client("s3", region_name="us-east-1")  # the first client of a process reads the model: 0.14 CPU s
         settle_worker()

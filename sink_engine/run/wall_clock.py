@@ -18,6 +18,7 @@ from datetime import tzinfo
 from sink_engine.config import SinkConfig
 from sink_engine.model import CommittedOffset, PartitionRange, TopicPartition
 from sink_engine.offsets import LeaseToken, OffsetStore
+from sink_engine.partition.registry import TIME_BASED
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
 from sink_engine.run.plans import PlanStore
@@ -55,7 +56,6 @@ class WallClockCuts:
 
 def needs_recorded_plan(config: SinkConfig) -> bool:
     """Whether a run's plan holds wall-clock decisions that a rerun must repeat."""
-    from sink_engine.partition.registry import TIME_BASED
 
     partitioning = PartitionSettings.from_config(config)
     wallclock_paths = partitioning.partitioner in TIME_BASED and partitioning.extractor == "wallclock"

@@ -71,7 +71,7 @@ class RangeChanges:
 
     def _keys(self, chunk: RecordChunk) -> list:
         """The keys as `key.converter` reads them (dicts of struct and JSON object keys), None where none."""
-        from sink_engine.convert.registry import converter_for
+        from sink_engine.convert.registry import converter_for  # imports pyarrow
 
         self._key_converter = self._key_converter or converter_for(self._key_settings, self._topic)
         present = [i for i, key in enumerate(chunk.keys) if key is not None]

@@ -12,8 +12,11 @@ from datetime import timedelta
 from sink_engine.cli_options import add_config_options
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError
-from sink_engine.format.settings import FormatSettings
+from sink_engine.source.metadata import partition_watermarks
+from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 from sink_engine.source.settings import SourceSettings
+from sink_engine.target.choice import target_for
+from sink_engine.target.iceberg_tables.errors import TableError
 from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
 HELP = (
@@ -56,11 +59,14 @@ def add_parser(commands) -> None:
 def run(config: SinkConfig, args: argparse.Namespace) -> int:
     from pyiceberg.exceptions import CommitFailedException, ValidationException
 
-    from sink_engine.target.iceberg_tables.catalog import open_catalog, table_files
-    from sink_engine.target.iceberg_tables.errors import TableError
-    from sink_engine.target.iceberg_tables.maintain import Upkeep, expire_snapshots, rewrite_small_files
+    from sink_engine.target.iceberg_tables.catalog import open_catalog, table_files  # imports pyarrow
+    from sink_engine.target.iceberg_tables.maintain import (  # imports pyiceberg
+        Upkeep,
+        expire_snapshots,
+        rewrite_small_files,
+    )
 
-    if FormatSettings.from_config(config).format_class != "iceberg":
+    if not target_for(config).capabilities.tables:
         raise ConfigError("format.class", "`iceberg maintain` needs format.class=IcebergFormat")
     iceberg = IcebergSettings.from_config(config)
     catalog = open_catalog(iceberg)
@@ -98,9 +104,6 @@ def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog) -> l
     if source.topics is not None:
         topics = set(source.topics)
     else:  # the one place maintenance reads Kafka: a deployed job's brokers are its MSK cluster's, asked for here
-        from sink_engine.source.metadata import partition_watermarks
-        from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
-
         topics = {
             tp.topic
             for tp in partition_watermarks(SourceSettings.from_config(with_cluster_brokers(config, kafka_client)))
@@ -109,8 +112,8 @@ def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog) -> l
 
 
 def _tables_with_snapshots_of(catalog, connector: str) -> list[str]:
-    from sink_engine.target.iceberg_tables.catalog import load_table
-    from sink_engine.target.iceberg_tables.snapshots import newest_of_connector
+    from sink_engine.target.iceberg_tables.catalog import load_table  # imports pyarrow
+    from sink_engine.target.iceberg_tables.snapshots import newest_of_connector  # imports pyiceberg
 
     found, namespaces = [], list(catalog.list_namespaces())
     while namespaces:

@@ -12,7 +12,7 @@ from sink_engine.target.iceberg_tables.settings import IcebergSettings
 def tables(context) -> str:
     from pyiceberg.exceptions import NoSuchNamespaceError  # pyiceberg only for IcebergFormat (`libraries` checks it)
 
-    from sink_engine.target.iceberg_tables.catalog import load_table, open_catalog
+    from sink_engine.target.iceberg_tables.catalog import load_table, open_catalog  # imports pyarrow
 
     settings = IcebergSettings.from_config(context.config)
     catalog = open_catalog(settings)

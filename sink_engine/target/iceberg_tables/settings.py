@@ -16,6 +16,7 @@ from sink_engine.convert.settings import ConverterSettings
 from sink_engine.errors import ConfigError
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.target.iceberg_tables.spec import RECORD_TIME_COLUMN, extra_columns, partition_fields
+from sink_engine.transform.settings import TransformSettings
 
 TOPIC_PLACEHOLDER = "${topic}"
 CATALOG_PREFIX = "iceberg.catalog."
@@ -175,7 +176,6 @@ def _columns(value: str) -> tuple[str, ...]:
 def _topic_route(config: SinkConfig) -> Callable[[str], str]:
     """`transforms`' routing of a topic (TransformSettings.topic_router); a range's records go to one table, so a
     router that routes by record (TimestampRouter, a router behind a predicate) is a ConfigError naming it."""
-    from sink_engine.transform.settings import TransformSettings
 
     return TransformSettings.from_config(config).required_topic_router(
         "with format.class=IcebergFormat a router must send every record of a topic to one table: only RegexRouter "

@@ -27,12 +27,12 @@ from collections.abc import Callable
 from datetime import tzinfo
 
 from sink_engine import events
-from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import Leases, LeaseToken, OffsetStore
 from sink_engine.offsets.store import MAX_COMMITS
 from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.run.committer import commit_logged
+from sink_engine.target.contract import CommitCoordinator
 from sink_engine.target.iceberg_tables.catalog import load_table
 from sink_engine.target.iceberg_tables.commit import TableCommits
 from sink_engine.target.iceberg_tables.errors import TableError

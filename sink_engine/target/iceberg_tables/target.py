@@ -1,4 +1,4 @@
-"""Iceberg tables (format.class=IcebergFormat, sink_engine/iceberg): tasks write data files, the driver appends
+"""Iceberg tables (format.class=IcebergFormat, this folder): tasks write data files, the driver appends
 them in one snapshot per table that records the offsets, before the offsets commit; a run first moves DynamoDB
 forward to a snapshot committed before a crash. A continuous run's tasks stage their data files at each
 `iceberg.control.commit.interval-ms` boundary and its driver appends them (target/iceberg_tables/stream_stage.py,
@@ -6,13 +6,15 @@ stream_commit.py). pyiceberg is imported only by the steps that use it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
-from typing import TextIO
 
 from sink_engine.errors import ConfigError
 from sink_engine.failpoints import failpoint
 from sink_engine.run.settings import RunSettings
-from sink_engine.target.contract import Target
+from sink_engine.run.wall_clock import WallClockCuts
+from sink_engine.target.contract import SUPPORTED, Capabilities, Capability, ContinuousTarget
+from sink_engine.target.iceberg_tables import doctor, lake_formation
 from sink_engine.target.iceberg_tables.settings import CatalogKeys, IcebergSettings, check_rest_catalog, table_template
 
 # Settings of the S3 object path that have no meaning for a table, with why.
@@ -43,10 +45,21 @@ def _refuse_object_settings(config, upsert: bool, routed: bool) -> None:
             raise ConfigError(key, f"{value} is not supported with format.class=IcebergFormat: {why}")
 
 
-class IcebergTablesTarget(Target):
-    key_prefixes = ("iceberg.",)
-    writes_continuously = True
-    libraries = {"pyiceberg": "pyiceberg"}
+class IcebergTablesTarget(ContinuousTarget):
+    CAPABILITIES = Capabilities(
+        key_prefixes=("iceberg.",),
+        libraries={"pyiceberg": "pyiceberg"},
+        continuous=SUPPORTED,
+        verify=Capability(False, reason="verify reads S3 objects; an Iceberg table's snapshots are its record"),
+        tables=True,
+    )
+
+    @property
+    def capabilities(self) -> Capabilities:
+        if self.settings.route_field is None:
+            return self.CAPABILITIES
+        fan_out = "fan-out by field is written by bounded runs only (not built yet)"
+        return replace(self.CAPABILITIES, continuous=Capability(False, "iceberg.tables.dynamic-enabled", fan_out))
 
     @cached_property
     def settings(self) -> IcebergSettings:
@@ -59,7 +72,7 @@ class IcebergTablesTarget(Target):
     @cached_property
     def _tables(self):
         """The driver's snapshot commits: what `recover` saw is what `commit` checks against."""
-        from sink_engine.target.iceberg_tables.commit import TableCommits
+        from sink_engine.target.iceberg_tables.commit import TableCommits  # imports pyiceberg
 
         return TableCommits(self.settings)
 
@@ -82,7 +95,7 @@ class IcebergTablesTarget(Target):
         _refuse_object_settings(config, upsert=iceberg.upsert is not None, routed=iceberg.route_field is not None)
 
     def init(self) -> list[str]:
-        from sink_engine.target.iceberg_tables.catalog import ensure_namespace, open_catalog
+        from sink_engine.target.iceberg_tables.catalog import ensure_namespace, open_catalog  # imports pyiceberg
 
         if self.settings.table_template is None:
             return [f"tables named by the records' {self.settings.route_field}: their namespaces must exist"]
@@ -92,20 +105,13 @@ class IcebergTablesTarget(Target):
             f"{'created' if created else 'exists'}"
         ]
 
-    def check_continuous(self) -> None:
-        if self.settings.route_field is not None:
-            raise ConfigError(
-                "iceberg.tables.dynamic-enabled", "fan-out by field is written by bounded runs only (not built yet)"
-            )
-        super().check_continuous()
-
     def write_range(self, settings, planned, client=None, progress_dir=None, reader=None, stop=None):
-        from sink_engine.target.iceberg_tables.task import run_table_range
+        from sink_engine.target.iceberg_tables.task import run_table_range  # imports pyiceberg
 
         return run_table_range(settings, self.settings, self.config.name, planned, client, progress_dir, reader, stop)
 
     def stream_output(self, settings, planned, uploader):
-        from sink_engine.target.iceberg_tables.task import TableOutput
+        from sink_engine.target.iceberg_tables.task import TableOutput  # imports pyiceberg
 
         return TableOutput(self.settings, planned, self.config.name)
 
@@ -114,15 +120,16 @@ class IcebergTablesTarget(Target):
         return self.settings.commit_interval_ms
 
     def stream_commits(self, dynamodb, store, token, uploader):
+        # both import pyiceberg
         from sink_engine.target.iceberg_tables.staging import StageStore
-        from sink_engine.target.iceberg_tables.stream_stage import TableStaging
+        from sink_engine.target.iceberg_tables.stream_stage import TableStaging  # imports pyarrow
 
         return TableStaging(StageStore(dynamodb, self._run.offsets_table), store, token, uploader)
 
     def stream_coordinator(self, dynamodb, store, leases, token, clock):
-        from sink_engine.run.wall_clock import WallClockCuts
+        # both import pyiceberg
         from sink_engine.target.iceberg_tables.staging import StageStore
-        from sink_engine.target.iceberg_tables.stream_commit import StagedCommits
+        from sink_engine.target.iceberg_tables.stream_commit import StagedCommits  # imports pyarrow
 
         return StagedCommits(
             self.settings,
@@ -144,12 +151,5 @@ class IcebergTablesTarget(Target):
         self._tables.commit(results, leases, token, lease_ms)
         failpoint("after_snapshot_before_commit")
 
-    def verify(
-        self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO, verbose: bool = False
-    ) -> int:
-        raise ConfigError("format.class", "verify reads S3 objects; an Iceberg table's snapshots are its record")
-
     def doctor_checks(self):
-        from sink_engine.target.iceberg_tables import doctor, lake_formation
-
         return (*doctor.CHECKS, *lake_formation.CHECKS)

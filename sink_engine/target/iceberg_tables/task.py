@@ -22,7 +22,7 @@ from sink_engine.storage.uploader import Uploader
 from sink_engine.target.iceberg_tables.routing import RoutedTableWriter, TableRoutes
 from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from sink_engine.target.iceberg_tables.table_writer import TableWriter
-from sink_engine.task.output import RangeOutput
+from sink_engine.task.output import StreamOutput
 from sink_engine.task.run import write_to
 from sink_engine.task.settings import TaskSettings
 
@@ -52,7 +52,7 @@ class _OnePartition:
         return Partitions.one("")
 
 
-class TableOutput(RangeOutput):
+class TableOutput(StreamOutput):
     """A range's records as data files of its table (or, with fan-out by field, of the table each record names);
     each record before the one that stopped the range is written or dead-lettered."""
 

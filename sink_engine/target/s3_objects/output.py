@@ -1,22 +1,26 @@
 """`ObjectOutput`: a range's records as S3 objects (a TopicPartitionWriter's files under deterministic keys), and
-what its result says of the offsets in no object."""
+what its result says of the offsets in no object; `run_range`, a Spark task's range written so."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from sink_engine.errors import SinkError
 from sink_engine.format import format_for
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.partition import partitioner_for
 from sink_engine.partition.timestamps import extractor_for
+from sink_engine.source.reader import RangeReader
 from sink_engine.storage.uploader import Uploader
 from sink_engine.target.s3_objects.schema_gate import SchemaGate
 from sink_engine.target.s3_objects.writer import TopicPartitionWriter
-from sink_engine.task.output import RangeOutput
+from sink_engine.task.output import StreamOutput
+from sink_engine.task.run import write_to
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.sidecars import Sidecars
 
 
-class ObjectOutput(RangeOutput):
+class ObjectOutput(StreamOutput):
     """Files close when the rotation policy or a schema change says so; the open tail is not written: the range's
     next offset is the first record of an open file (read again by the next run)."""
 
@@ -60,6 +64,18 @@ class ObjectOutput(RangeOutput):
 
     def has_open_files(self) -> bool:
         return self.writer.first_open_offset is not None
+
+
+def run_range(
+    settings: TaskSettings,
+    planned: PartitionRange,
+    client=None,
+    progress_dir: str | None = None,
+    reader: RangeReader | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> TaskResult:
+    """`write_to` the S3 objects of the range."""
+    return write_to(ObjectOutput, settings, planned, client, progress_dir, reader, stop)
 
 
 def skipped_offsets(result: TaskResult) -> dict[str, int]:

@@ -1,43 +1,48 @@
 """S3 objects in the format of `format.class` (the default target): a range's closed files are uploaded under
 deterministic keys and are visible once uploaded, so the offsets commit is the whole commit; verify reads the
-objects back."""
+objects back. Its steps import pyarrow where they run: the DLQ replay Lambda validates configs without it."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
-from sink_engine.target.contract import Target
+from sink_engine.aws import S3Access, s3_client
+from sink_engine.dlq.replay_sources import from_topic
+from sink_engine.source.metadata import partition_watermarks
+from sink_engine.source.settings import SourceSettings
+from sink_engine.target.contract import SUPPORTED, Capabilities, ContinuousTarget, VerifiedTarget
+from sink_engine.target.s3_objects import doctor
 
 
-class S3ObjectsTarget(Target):
-    writes_continuously = True
+class S3ObjectsTarget(ContinuousTarget, VerifiedTarget):
+    CAPABILITIES = Capabilities(continuous=SUPPORTED, verify=SUPPORTED)
 
     def write_range(self, settings, planned, client=None, progress_dir=None, reader=None, stop=None):
-        from sink_engine.task.run import run_range
+        from sink_engine.target.s3_objects.output import run_range  # imports pyarrow
 
         return run_range(settings, planned, client, progress_dir, reader, stop)
 
     def stream_output(self, settings, planned, uploader):
-        from sink_engine.target.s3_objects.output import ObjectOutput
+        from sink_engine.target.s3_objects.output import ObjectOutput  # imports pyarrow
 
         return ObjectOutput(settings, planned, uploader)
+
+    def stream_commits(self, dynamodb, store, token, uploader):
+        from sink_engine.target.s3_objects.stream_commits import OffsetCommits  # imports pyarrow
+
+        return OffsetCommits(store, token, uploader)
 
     def verify(
         self, store, kafka: bool, topic: str | None, partition: int | None, out: TextIO, verbose: bool = False
     ) -> int:
-        from sink_engine.aws import S3Access, s3_client
-        from sink_engine.target.s3_objects.verify.audit import audit
-        from sink_engine.target.s3_objects.verify.report import print_report
-        from sink_engine.target.s3_objects.verify.settings import VerifySettings
+        from sink_engine.target.s3_objects.verify.audit import audit  # imports pyarrow
+        from sink_engine.target.s3_objects.verify.report import print_report  # imports pyarrow
+        from sink_engine.target.s3_objects.verify.settings import VerifySettings  # imports pyarrow
 
         config = self.config
         settings = VerifySettings.from_config(config)
         earliest = letters = None
         if kafka:
-            from sink_engine.dlq.replay_sources import from_topic
-            from sink_engine.source.metadata import partition_watermarks
-            from sink_engine.source.settings import SourceSettings
-
             source = SourceSettings.from_config(config)
             earliest = {tp: low for tp, (low, _) in partition_watermarks(source).items()}
             letters = from_topic(source, settings.letters_topic) if settings.letters_topic else None
@@ -53,6 +58,4 @@ class S3ObjectsTarget(Target):
         return print_report(result, out, verbose)
 
     def doctor_checks(self):
-        from sink_engine.doctor import s3
-
-        return s3.OBJECT_CHECKS
+        return doctor.CHECKS

@@ -9,6 +9,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.format.registry import format_for
 from sink_engine.format.settings import FormatSettings
 from sink_engine.storage.naming import ObjectNaming
+from sink_engine.transform.settings import TransformSettings
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,6 @@ class VerifySettings:
 def folder_router(config: SinkConfig, reader: str) -> Callable[[str], str]:
     """The topic whose folder holds a topic's objects (RegexRouters; the identity without routers). ConfigError
     naming the router when one routes by record: `reader` (a command) could not name the folders."""
-    from sink_engine.transform.settings import TransformSettings
 
     return TransformSettings.from_config(config).required_topic_router(
         f"routes by record (a TimestampRouter, or a router behind a predicate), so {reader} cannot name the "
