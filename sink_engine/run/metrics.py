@@ -18,6 +18,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
@@ -103,6 +104,4 @@ def publisher_from_environment(environ: Mapping[str, str], configured_region: st
         raise SinkError(
             f"environment variable {SETTING}={setting!r}: the one value is {CLOUDWATCH!r} (unset: no metrics)"
         )
-    import boto3  # here, not at the top: infra imports this module's names without the engine's AWS clients
-
     return MetricsPublisher(boto3.client("cloudwatch", region_name=region(configured_region)))
