@@ -17,7 +17,7 @@ from sink_engine.model import ClosedFile, PartitionRange, TopicPartition
 from sink_engine.offsets.store import OffsetCommit
 from sink_engine.records import RecordChunk
 from sink_engine.storage.uploader import Uploader
-from sink_engine.target.contract import ContinuousTarget
+from sink_engine.task.output import StreamOutputFactory
 from sink_engine.task.run import record_steps
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.steps import write_chunk
@@ -37,11 +37,12 @@ class PartitionStream:
     """Contract: `feed` takes the partition's records in offset order from `start`; `cut(offset)` closes every open
     file before `offset`; `pending()` is the commit that settles what closed since the last one (None while the
     commit point has not moved) and `settled(pending)` says it was committed. `recorded_cut`: the offset at which
-    an earlier attempt of this task cut after `start` (a recorded plan): `feed` cuts there again."""
+    an earlier attempt of this task cut after `start` (a recorded plan): `feed` cuts there again. `output_for` builds
+    the output the records go into (its target's `ContinuousTarget.stream_output`)."""
 
     def __init__(
         self,
-        target: ContinuousTarget,
+        output_for: StreamOutputFactory,
         settings: TaskSettings,
         tp: TopicPartition,
         start: int,
@@ -51,7 +52,7 @@ class PartitionStream:
     ):
         self.tp = tp
         self.range = PartitionRange(tp.topic, tp.partition, start, OPEN_END, expected)
-        self.output = target.stream_output(settings, self.range, uploader)
+        self.output = output_for(settings, self.range, uploader)
         self._steps = record_steps(settings, tp.topic, self.output.partitioner, self.output.sidecars)
         self._router = router_for(settings.dead_letters, self.range, uploader)
         self.processed = start  # the first offset not handled

@@ -204,7 +204,7 @@ def _open_streams(
             begin = expected if expected is not None else start.reset_offset
         plan = recorded.get(start.tp)
         cut = plan.end_offset if plan is not None and plan.cut_at_end and plan.expected_committed == expected else None
-        streams[start.tp] = PartitionStream(target, settings, start.tp, begin, expected, uploader, cut)
+        streams[start.tp] = PartitionStream(target.stream_output, settings, start.tp, begin, expected, uploader, cut)
     return streams
 
 

@@ -62,3 +62,4 @@ class StreamOutput(RangeOutput):
 
 # builds a range's output in the task; the uploader is the range's (shared with its dead letters)
 OutputFactory = Callable[[TaskSettings, PartitionRange, Uploader], RangeOutput]
+StreamOutputFactory = Callable[[TaskSettings, PartitionRange, Uploader], StreamOutput]
