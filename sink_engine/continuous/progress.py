@@ -24,8 +24,8 @@ from sink_engine.run.metrics import DIMENSION, NAMESPACE
 
 if TYPE_CHECKING:
     from sink_engine.continuous.settings import ContinuousSettings
-    from sink_engine.continuous.stream import PartitionStream
     from sink_engine.model import TopicPartition
+    from sink_engine.task.stream import PartitionStream
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,6 @@ from sink_engine.aws import dynamodb_client
 from sink_engine.clock import now_ms
 from sink_engine.continuous.progress import TaskReporter
 from sink_engine.continuous.settings import ContinuousSettings
-from sink_engine.continuous.stream import PartitionStream
 from sink_engine.errors import CommitConflictError, SinkError, SourceError
 from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange, TopicPartition
@@ -46,6 +45,7 @@ from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.target.contract import ContinuousTarget
 from sink_engine.task.settings import TaskSettings
+from sink_engine.task.stream import PartitionStream
 
 BATCH = 10_000
 POLL_S = 0.2  # the longest a cycle waits for records: what a cut or a stop waits behind at most

@@ -18,7 +18,6 @@ from sink_engine.errors import ConfigError
 from sink_engine.run.wall_clock import WallClockCuts
 
 if TYPE_CHECKING:
-    from sink_engine.continuous.stream import PartitionStream
     from sink_engine.doctor.checks import Check
     from sink_engine.model import PartitionRange, TaskResult, TopicPartition
     from sink_engine.offsets import Leases, LeaseToken, OffsetStore
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from sink_engine.storage.uploader import Uploader
     from sink_engine.task.output import StreamOutput
     from sink_engine.task.settings import TaskSettings
+    from sink_engine.task.stream import PartitionStream
 
 
 @dataclass(frozen=True)

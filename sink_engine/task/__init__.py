@@ -1,5 +1,5 @@
 """The record path, the same for every target: what one Spark task does with one planned range of a topic-partition,
-and what a continuous run's stream does with its records (sink_engine/continuous/stream.py).
+and what a continuous run does with one topic-partition's records for as long as its task runs (`stream`).
 
 `run.write_to` reads the range and passes its records through the record steps (`steps`: tombstones, value
 conversion, single message transforms (`transforms`), partitioning, dead letters) to the writer of the range's

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sink_engine import events
-from sink_engine.continuous.stream import PartitionStream, PendingCommit
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import LeaseToken, OffsetStore
@@ -22,6 +21,7 @@ from sink_engine.storage.uploader import Uploader
 from sink_engine.target.contract import StreamCommits
 from sink_engine.target.iceberg_tables.staging import Stage, StageStore, write_part
 from sink_engine.target.iceberg_tables.table_writer import TableWriter
+from sink_engine.task.stream import PartitionStream, PendingCommit
 
 
 class TableStaging(StreamCommits):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sink_engine.continuous.stream import PartitionStream, PendingCommit
 from sink_engine.errors import CommitConflictError
 from sink_engine.offsets import LeaseToken, OffsetStore
 from sink_engine.offsets.store import MAX_COMMITS
 from sink_engine.run.committer import commit_logged
 from sink_engine.storage.uploader import Uploader
 from sink_engine.target.contract import StreamCommits
+from sink_engine.task.stream import PartitionStream, PendingCommit
 
 
 class OffsetCommits(StreamCommits):
