@@ -20,7 +20,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from devtools import kafka_dist
+from devtools import kafka_lines
 from devtools.kafka_security import OAuthBearerUnsecured, ScramTls
 from devtools.processes import LOOPBACK, free_port, spawn, stop_process, wait_for_port
 
@@ -90,7 +90,7 @@ class KafkaBroker:
     ):
         """`jvm_options` are added to JVM_OPTIONS (write_class_archive's); `security` makes the client listener
         SASL_SSL with SCRAM users and ACLs, or SASL_PLAINTEXT with OAUTHBEARER (devtools/kafka_security.py)."""
-        self.line = line or kafka_dist.selected_line()
+        self.line = line or kafka_lines.selected_line()
         self.jvm_options = jvm_options
         self.port, self.internal_port, self.controller_port = free_port(), free_port(), free_port()
         self.advertised_port = advertised_port or self.port
@@ -110,7 +110,7 @@ class KafkaBroker:
 
     def start(self) -> KafkaBroker:
         """Format a fresh log folder and spawn the broker (do not wait for it: `wait_ready`)."""
-        libs = kafka_dist.libs_dir(self.line).resolve()  # the class archive holds the class path it was made with
+        libs = kafka_lines.libs_dir(self.line).resolve()  # the class archive holds the class path it was made with
         self.folder = Path(tempfile.mkdtemp(prefix="kafka-broker-"))
         if self.security is not None:
             self.security.write(self.folder)
@@ -120,7 +120,7 @@ class KafkaBroker:
             f"-Dlog4j.configuration=file:{self.folder / 'log4j.properties'}",
             f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
         ]
-        archive = kafka_dist.class_archive(self.line)
+        archive = kafka_lines.class_archive(self.line)
         sharing = [f"-XX:SharedArchiveFile={archive}"] if archive.exists() and not self.jvm_options else []
         java = ["java", *JVM_OPTIONS, *self.jvm_options, *sharing, *logging, "-cp", classpath]
         with open(self.log_file, "ab") as log:
@@ -209,7 +209,7 @@ def write_class_archive(line: str) -> None:
     exits (Java's dynamic class data sharing, `-XX:ArchiveClassesAtExit`): brokers started with the archive map
     those classes in instead of loading them, which takes about 40% less CPU to a broker that answers (measured:
     3.8 s without, 2.2 s with). A JVM that cannot use the archive (another Java) ignores it."""
-    target = kafka_dist.class_archive(line)
+    target = kafka_lines.class_archive(line)
     partial = target.with_suffix(".partial")
     broker = KafkaBroker(line, jvm_options=(f"-XX:ArchiveClassesAtExit={partial}",))
     try:

@@ -16,18 +16,28 @@ from botocore.exceptions import BotoCoreError, ClientError
 import sink_engine
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.cli_options import MANY_CONFIGS, CommandParser, add_config_options, config_locations
-from sink_engine.cli_run import exit_code, run_command
+from sink_engine.cli_run import aws_call_error, exit_code, run_command
+from sink_engine.clock import now_ms
 from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import from_environment
+from sink_engine.config.display import validation_report
 from sink_engine.config.worker import WorkerSettings, read_worker
 from sink_engine.dlq import cli as dlq_cli
 from sink_engine.dlq.counts import format_counts
-from sink_engine.driver.settings import RunSettings
-from sink_engine.errors import AwsCallError, OptionError, SinkError
+from sink_engine.driver.status import partition_status
+from sink_engine.errors import OptionError, SinkError
 from sink_engine.failpoints import SimulatedCrash
-from sink_engine.iceberg import cli as iceberg_cli
+from sink_engine.format.block_gzip_reader import read_chunk_at
+from sink_engine.offsets import OffsetStore, ensure_table, table_exists
+from sink_engine.restore.progress import RestoreBoard
+from sink_engine.restore.request import parse_names, parse_partitions, parse_time
+from sink_engine.run.preflight import missing_table
+from sink_engine.run.settings import RunSettings
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
-from sink_engine.target import target_for
+from sink_engine.storage.s3 import bucket_exists
+from sink_engine.target.choice import target_for, verified_target_for
+from sink_engine.target.iceberg_tables import cli as iceberg_cli
+from sink_engine.transform.settings import TransformSettings
 from sink_engine.validation import load_checked_config
 
 if TYPE_CHECKING:
@@ -45,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = read_worker(args.worker, os.environ)  # --worker, CONNECT_*, SINK_MSK_CLUSTER_ARN
         if args.command == "doctor":  # loads the config itself: a config or secret that fails is one of its findings
-            from sink_engine.doctor.runner import doctor
+            from sink_engine.doctor.runner import doctor  # imports pyarrow
 
             return doctor(args.config, from_environment(os.environ), worker=worker)
         if args.command == "validate":
@@ -78,12 +88,6 @@ def main(argv: list[str] | None = None) -> int:
     except SimulatedCrash as e:
         print(f"crash: {e}", file=sys.stderr)
         return 70
-
-
-def aws_call_error(e: ClientError) -> AwsCallError:
-    """The domain error of a botocore ClientError: the operation, AWS's error code and message."""
-    error = e.response.get("Error", {})
-    return AwsCallError(e.operation_name, str(error.get("Code", "?")), error.get("Message", str(e)))
 
 
 def _load(location: str, command: str, worker: WorkerSettings, prefix: str = "") -> SinkConfig:
@@ -211,8 +215,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _init(config: SinkConfig) -> int:
-    from sink_engine.offsets import ensure_table
-    from sink_engine.storage.s3 import bucket_exists
 
     run = RunSettings.from_config(config)
     table, bucket = run.offsets_table, run.bucket
@@ -257,8 +259,6 @@ def _validate(config: SinkConfig, show_all: bool) -> int:
     keep their defaults (`--all`: those too); then the keys accepted as having no effect here, the unknown keys that
     are ignored (each with why and the known key it most resembles), the warnings, the chain of transforms and the
     worker settings that change nothing here (config/display.py)."""
-    from sink_engine.config.display import validation_report
-    from sink_engine.transform.settings import TransformSettings
 
     for line in validation_report(config, TransformSettings.from_config(config).describe(), show_all):
         print(line)
@@ -266,7 +266,6 @@ def _validate(config: SinkConfig, show_all: bool) -> int:
 
 
 def _status(config: SinkConfig) -> int:
-    from sink_engine.driver.status import partition_status
 
     store = _offset_store(RunSettings.from_config(config))
     print(f"{'topic-partition':<28} {'committed':>10} {'end':>10} {'lag':>8}  {'last commit (UTC)':<19}  last file")
@@ -287,9 +286,6 @@ def _status(config: SinkConfig) -> int:
 
 def _offset_store(run: RunSettings) -> OffsetStore:
     """The connector's committed offsets, read as a run reads them; SinkError when the table does not exist."""
-    from sink_engine.driver.preflight import missing_table
-    from sink_engine.driver.session import now_ms
-    from sink_engine.offsets import OffsetStore, table_exists
 
     dynamodb = dynamodb_client(run.region)
     if not table_exists(dynamodb, run.offsets_table):
@@ -301,7 +297,6 @@ READ_HELP = "print the record at a Kafka offset from a Block-GZIP object, fetchi
 
 
 def _read(config: SinkConfig, key: str, offset: int) -> int:
-    from sink_engine.format.block_gzip_reader import read_chunk_at
 
     chunk = read_chunk_at(s3_client(S3Access.from_config(config)), RunSettings.from_config(config).bucket, key, offset)
     record = chunk.record(offset)
@@ -322,7 +317,7 @@ VERIFY_HELP = (
 
 def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None, verbose: bool) -> int:
     store = _offset_store(RunSettings.from_config(config))
-    return target_for(config).verify(store, kafka, topic, partition, sys.stdout, verbose)
+    return verified_target_for(config).verify(store, kafka, topic, partition, sys.stdout, verbose)
 
 
 RESTORE_HELP = (
@@ -332,10 +327,8 @@ RESTORE_HELP = (
 
 
 def _restore(config: SinkConfig, args: argparse.Namespace) -> int:
-    from sink_engine.restore import RestoreRequest, restore
-    from sink_engine.restore.progress import RestoreBoard
-    from sink_engine.restore.request import parse_names, parse_partitions, parse_time
-    from sink_engine.restore.settings import RestoreSettings
+    from sink_engine.restore import RestoreRequest, restore  # imports pyarrow
+    from sink_engine.restore.settings import RestoreSettings  # imports pyarrow
 
     request = RestoreRequest(
         config,

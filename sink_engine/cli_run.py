@@ -3,7 +3,7 @@ one.
 
 Several connectors (`--config` more than once, `--config-dir`): every config is loaded and checked first (one that
 fails stops the command, exit 2, before anything is leased); then each connector is checked as a run of it alone
-would be (driver/preflight.py) and run as if alone (driver/job.py: its own lease, plan, Spark job group and commit),
+would be (run/preflight.py) and run as if alone (driver/job.py: its own lease, plan, Spark job group and commit),
 several at once in threads of the driver (driver/many.py). One connector's failure is its own outcome: the others
 still commit. The lines a run says are prefixed by `[connector]`; the last line counts the outcomes. The exit code
 is 0 when every connector committed, else the failed connectors' exit code when they share one (3: a lease held),
@@ -20,10 +20,20 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.aws import dynamodb_client
+from sink_engine.clock import now_ms
 from sink_engine.config import SinkConfig
 from sink_engine.dlq.counts import add_counts, format_counts
-from sink_engine.driver.settings import RunSettings
-from sink_engine.errors import OptionError, SinkError
+from sink_engine.dlq.settings import DeadLetterSettings
+from sink_engine.driver.job import run_job
+from sink_engine.driver.many import Outcome, run_each
+from sink_engine.errors import AwsCallError, OptionError, SinkError
+from sink_engine.progress import ProgressBoard
+from sink_engine.run.metrics import publisher_from_environment
+from sink_engine.run.preflight import preflight
+from sink_engine.run.settings import RunSettings
+from sink_engine.run.spark_runner import spark_session, tasks_share_driver_process
+from sink_engine.run.stopping import JvmShutdownStop, stop_on_signals
+from sink_engine.transform.settings import TransformSettings
 
 if TYPE_CHECKING:
     import threading
@@ -32,7 +42,6 @@ if TYPE_CHECKING:
 
     from sink_engine.continuous.driver import ContinuousSummary
     from sink_engine.driver.job import RunSummary
-    from sink_engine.driver.many import Outcome
 
 PIPE_PROGRESS_S = 10.0  # a bounded run's progress line in a pipe or a log (local Spark)
 CONNECTORS_AT_ONCE = 8  # the connectors of a multi-connector run that run at once (driver/many.py)
@@ -59,21 +68,14 @@ def _said_by(connector: str) -> Callable[[str], None]:
 
 
 def _preflight(config: SinkConfig, wait_for_lease_s: float, say: Callable[[str], None]) -> None:
-    """The run's checks that need no Spark (driver/preflight.py). Runs before the stop handlers are installed: a
+    """The run's checks that need no Spark (run/preflight.py). Runs before the stop handlers are installed: a
     signal while it waits for a lease ends the process, which holds nothing yet."""
-    from sink_engine.driver.preflight import preflight
-    from sink_engine.driver.session import now_ms
 
     preflight(config, wait_for_lease_s, say, now_ms)
 
 
 def _run(config: SinkConfig, wait_for_lease: bool) -> int:
-    """One bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (driver/stopping.py)."""
-    from sink_engine.driver.job import run_job
-    from sink_engine.driver.metrics import publisher_from_environment
-    from sink_engine.driver.spark_runner import spark_session, tasks_share_driver_process
-    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
-    from sink_engine.progress import ProgressBoard
+    """One bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (run/stopping.py)."""
 
     run = RunSettings.from_config(config)
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
@@ -96,9 +98,6 @@ def _run(config: SinkConfig, wait_for_lease: bool) -> int:
 
 def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
     """A bounded run of each connector in one Spark application (see the module docstring)."""
-    from sink_engine.driver.many import Outcome, run_each
-    from sink_engine.driver.spark_runner import spark_session
-    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
 
     outcomes: dict[str, Outcome] = {}
     ready = []
@@ -122,8 +121,6 @@ def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
 
 def _bounded_run(spark: SparkSession, stop: threading.Event) -> Callable[[SinkConfig], RunSummary]:
     """A connector's bounded run in the shared Spark application, its lines prefixed by its name."""
-    from sink_engine.driver.job import run_job
-    from sink_engine.driver.metrics import publisher_from_environment
 
     def run_one(config: SinkConfig) -> RunSummary:
         run = RunSettings.from_config(config)
@@ -149,20 +146,22 @@ def _report_many(configs: list[SinkConfig], outcomes: dict[str, Outcome]) -> int
     return codes.pop() if len(codes) == 1 else 1
 
 
+def aws_call_error(e: ClientError) -> AwsCallError:
+    """The domain error of a botocore ClientError: the operation, AWS's error code and message."""
+    error = e.response.get("Error", {})
+    return AwsCallError(e.operation_name, str(error.get("Code", "?")), error.get("Message", str(e)))
+
+
 def exit_code(error: BaseException | None) -> int:
     """The exit code a run of one connector ends with on `error`."""
     if isinstance(error, SinkError):
         return error.exit_code
     if isinstance(error, ClientError):
-        from sink_engine.cli import aws_call_error
-
         return aws_call_error(error).exit_code
     return 1
 
 
 def _print_run(config: SinkConfig, run: RunSettings, summary: RunSummary, prefix: str) -> None:
-    from sink_engine.dlq.settings import DeadLetterSettings
-    from sink_engine.transform.settings import TransformSettings
 
     lines = []
     for f in summary.files:
@@ -182,12 +181,10 @@ def _print_run(config: SinkConfig, run: RunSettings, summary: RunSummary, prefix
 
 def _run_continuous(config: SinkConfig, wait_for_lease: bool) -> int:
     """`run --continuous`: until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a
-    grace period: driver/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
+    grace period: run/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
     attempt at once: the lease of the attempt that failed is still held), or for as long as it is held with
     `--wait-for-lease`."""
-    from sink_engine.continuous.driver import check_continuous, run_continuous
-    from sink_engine.driver.spark_runner import spark_session
-    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
+    from sink_engine.continuous.driver import check_continuous, run_continuous  # imports pyarrow
 
     run = check_continuous(config).run
     _preflight(config, math.inf if wait_for_lease else 1.5 * run.lease_ms / 1000, _say)

@@ -25,7 +25,7 @@ from sink_engine.source.client_config import kafka_authentication
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import S3Access
-from sink_engine.target.registry import check_keys, target_for
+from sink_engine.target.choice import check_keys, target_for
 from sink_engine.transform.settings import TransformSettings
 
 # Credentials that come in pairs: one without the other is an error naming the missing one.
@@ -100,7 +100,7 @@ def _check_connection(config: SinkConfig) -> None:
 
 
 def _check_target(config: SinkConfig) -> None:
-    """No key that only another target reads; then the target's own checks (target/base.py `validate`)."""
+    """No key that only another target reads; then the target's own checks (target/contract.py `validate`)."""
     target = target_for(config)
     check_keys(config, target)
     target.validate()

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from sink_engine.config import SinkConfig, parse_config
 from sink_engine.model import PartitionRange
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.object_output import ObjectOutput
+from sink_engine.target.s3_objects.output import ObjectOutput
 from sink_engine.task.settings import TaskSettings
 from tests.dlq_corpus import raw_config
 
@@ -34,7 +34,7 @@ def with_overrides(config: SinkConfig, overrides: Mapping) -> SinkConfig:
 
 def range_output(config: SinkConfig, uploader: Uploader, topic: str = "t", partition: int = 0, start: int = 0,
                  wallclock_ms: int | None = None) -> ObjectOutput:
-    """The output a task builds for a range of the topic-partition from offset `start` (task/object_output.py): its
+    """The output a task builds for a range of the topic-partition from offset `start` (target/s3_objects/output.py): its
     `writer` (the TopicPartitionWriter: format, naming, rotation with the range's timestamp extractor, schema gate,
     tombstone partition, sidecars, all from the config), `partitioner` and `sidecars`. `wallclock_ms` is the time
     the Wallclock extractor gives every record (None: now)."""

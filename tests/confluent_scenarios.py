@@ -1,6 +1,6 @@
 """The harness of the tests ported from the Confluent S3 sink's own suites (kafka-connect-storage-cloud's
 TopicPartitionWriterTest, DataWriter*Test, S3SinkTaskTest; kafka-connect-storage-common's partitioner tests):
-records as Kafka Connect's converters write them, through one task's range (task/run.py `run_range`, with a
+records as Kafka Connect's converters write them, through one task's range (target/s3_objects/output.py `run_range`, with a
 reader that yields them instead of Kafka's) into S3 (moto, in process), and the objects read back.
 
 `connect_record` builds the Struct that most of those tests write (StorageSinkTestBase.createRecord: boolean,
@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import RecordChunk
-from sink_engine.task.run import run_range
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task.settings import TaskSettings
 from sink_engine.validation import parse_checked_config
 from tests.builders import connector_keys

@@ -48,7 +48,7 @@ def stack():
 
 @pytest.fixture(scope="session")
 def spark(stack):
-    from sink_engine.driver.spark_runner import spark_session
+    from sink_engine.run.spark_runner import spark_session
 
     session = spark_session("sink-engine-tests")
     yield session

@@ -44,7 +44,7 @@ FORMAT_CLASSES = {
     "avro": (f"{_S3}.format.avro.AvroFormat", "AvroFormat", "avro"),
     "bytearray": (f"{_S3}.format.bytearray.ByteArrayFormat", "ByteArrayFormat", "bytearray"),
     "blockgzip": ("BlockGzipFormat", "blockgzip"),
-    # this engine's own: records appended to an Apache Iceberg table (iceberg.* keys, sink_engine/iceberg)
+    # this engine's own: records appended to an Apache Iceberg table (iceberg.* keys, sink_engine/target/iceberg_tables)
     "iceberg": ("IcebergFormat", "iceberg"),
     # this engine's own: each Kafka record whole (topic, partition, offset, timestamp, key, value, headers), a backup
     "envelope": ("EnvelopeFormat", "envelope"),

@@ -6,7 +6,8 @@ keeps it: LeaseHeldError, exit 3), and keeps renewing it, plans each topic-parti
 else `auto.offset.reset`), spreads the partitions over at most `tasks.max` tasks (no more than Spark has task slots,
 `task_slots`: a task that never starts would hold its partitions back), and runs them as one Spark job in a thread of
 its own. The tasks commit as their files close (continuous/task.py); where the target's commit is the driver's
-(IcebergFormat: one snapshot per table and interval, iceberg/stream_commit.py) the driver first moves DynamoDB
+(IcebergFormat: one snapshot per table and interval, target/iceberg_tables/stream_commit.py) the driver first moves
+DynamoDB
 forward to what the target committed before a crash (`Target.recover`) and, while the tasks run, lets the target's
 `CommitCoordinator` commit what they hand on, and once more after they ended. On `stop` (SIGTERM or SIGINT in the
 CLI) it asks the tasks to stop through the lease item, waits for them at most half of `sink.lease.duration.ms` (then
@@ -24,18 +25,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sink_engine.aws_types import DynamoDBClient
+from sink_engine.clock import now_ms
 from sink_engine.config import SinkConfig
-from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.continuous.run_progress import RunProgress
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
 from sink_engine.driver.job import TaskFailedError
-from sink_engine.driver.metrics import publisher_from_environment
-from sink_engine.driver.session import now_ms, open_session
-from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
+from sink_engine.driver.session import open_session
 from sink_engine.errors import LeaseLostError, SinkError
 from sink_engine.offsets import LeaseKeeper
-from sink_engine.target import target_for
+from sink_engine.run.metrics import publisher_from_environment
+from sink_engine.run.spark_runner import SparkTaskError, executors_of_job_group
+from sink_engine.target.choice import continuous_target_for
+from sink_engine.target.contract import CommitCoordinator, ContinuousTarget
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,7 +62,7 @@ class ContinuousSummary:
 
 def check_continuous(config: SinkConfig) -> ContinuousSettings:
     """The run's settings; ConfigError naming the key of what a continuous run cannot do."""
-    target_for(config).check_continuous()
+    continuous_target_for(config)
     return ContinuousSettings.from_config(config)
 
 
@@ -83,6 +85,8 @@ def run_continuous(
     duration = settings.lease_ms
     session = open_session(config, dynamodb, clock, owner, 1.5 * duration / 1000, stop)
     token = session.token
+    target = session.target
+    assert isinstance(target, ContinuousTarget)  # check_continuous refused a target without the capability
     say(f"lease taken: epoch {token.epoch}, renewed every {duration / 3000:.1f} s")
     summary = ContinuousSummary()
     try:
@@ -92,10 +96,10 @@ def run_continuous(
                 [StreamStart(r.tp, r.start_offset) for r in ranges],
                 min(settings.tasks_max, task_slots(spark)),
             )
-            coordinator = session.target.stream_coordinator(dynamodb, session.store, session.leases, token, clock)
+            coordinator = target.stream_coordinator(dynamodb, session.store, session.leases, token, clock)
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
             publish = publisher_from_environment(os.environ, settings.region) is not None
-            job.start(groups, stream_task(session.target, token, publish, clock))
+            job.start(groups, stream_task(target, token, publish, clock))
             say(
                 f"tasks starting: {len(groups)} for {len(ranges)} partitions; a progress line once they run, then every "
                 f"{settings_of.metrics_interval_ms / 1000:g} s (sink.continuous.metrics.interval.ms)"

@@ -23,13 +23,13 @@ from sink_engine import events
 from sink_engine.aws import region
 from sink_engine.aws_types import CloudWatchClient, DynamoDBClient
 from sink_engine.continuous.run_progress import TaskTotals, put_task_totals
-from sink_engine.driver.metrics import DIMENSION, NAMESPACE
 from sink_engine.offsets import LeaseToken
+from sink_engine.run.metrics import DIMENSION, NAMESPACE
 
 if TYPE_CHECKING:
     from sink_engine.continuous.settings import ContinuousSettings
-    from sink_engine.continuous.stream import PartitionStream
     from sink_engine.model import TopicPartition
+    from sink_engine.task.stream import PartitionStream
 
 
 @dataclass(frozen=True)

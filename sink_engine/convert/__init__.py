@@ -13,7 +13,7 @@ __all__ = ["Converter", "ConverterSettings", "converter_for"]
 
 def __getattr__(name: str) -> Callable[..., Converter]:
     if name == "converter_for":
-        from sink_engine.convert.registry import converter_for
+        from sink_engine.convert.registry import converter_for  # imports pyarrow
 
         return converter_for
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

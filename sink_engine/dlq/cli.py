@@ -8,6 +8,8 @@ import json
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.cli_options import add_config_options
 from sink_engine.config import SinkConfig
+from sink_engine.dlq.replay import replay
+from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.settings import DeadLetterSettings
 
 HELP = "replay dead letters into Kafka, each at most once; prints the summary as JSON"
@@ -59,8 +61,6 @@ def payload_from_args(args: argparse.Namespace, connector: str) -> dict:
 
 
 def run(config: SinkConfig, args: argparse.Namespace) -> int:
-    from sink_engine.dlq.replay import replay
-    from sink_engine.dlq.replay_request import request_from_payload
 
     settings = DeadLetterSettings.from_config(config)
     request = request_from_payload(payload_from_args(args, config.name), settings)

@@ -34,7 +34,7 @@ def interpreter(_context: Context) -> str:
 
 
 def libraries(context: Context) -> str:
-    required = dict(ALWAYS, **context.target.libraries)
+    required = dict(ALWAYS, **context.target.capabilities.libraries)
     found, missing = [], []
     for distribution, module in required.items():
         version = _version(distribution, module)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sink_engine.doctor.checks import Check, Failed
-from sink_engine.driver.spark_runner import executors_of_job_group, launched_by_spark_submit, spark_session
+from sink_engine.run.spark_runner import executors_of_job_group, launched_by_spark_submit, spark_session
 
 if TYPE_CHECKING:
     from sink_engine.doctor.runner import Context

@@ -12,18 +12,19 @@ from typing import TYPE_CHECKING
 
 from sink_engine import events
 from sink_engine.aws_types import DynamoDBClient
+from sink_engine.clock import now_ms
 from sink_engine.config import SinkConfig
-from sink_engine.driver.metrics import MetricsPublisher, RunMetrics
 from sink_engine.driver.run_timeout import RunWatchdog
-from sink_engine.driver.session import ConnectorSession, now_ms, open_session
-from sink_engine.driver.settings import RunSettings
-from sink_engine.driver.spark_runner import RangesRun
-from sink_engine.driver.wall_clock import decide_wall_clock
+from sink_engine.driver.session import ConnectorSession, open_session
 from sink_engine.errors import RunStoppedError, RunTimeoutError, SinkError
 from sink_engine.failpoints import failpoint
 from sink_engine.model import ClosedFile, PartitionRange, TaskResult, TopicPartition
 from sink_engine.progress import ProgressBoard
-from sink_engine.target import Target
+from sink_engine.run.metrics import MetricsPublisher, RunMetrics
+from sink_engine.run.settings import RunSettings
+from sink_engine.run.spark_runner import RangesRun, SparkTaskError, run_ranges
+from sink_engine.run.wall_clock import decide_wall_clock
+from sink_engine.target.contract import Target
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -187,8 +188,6 @@ def _write_ranges(
     watchdog: RunWatchdog,
 ) -> RangesRun:
     """The ranges' results and where they ran; RunTimeoutError when the watchdog had to cancel the Spark job."""
-    from sink_engine.driver.spark_runner import SparkTaskError, run_ranges
-
     if progress is not None:
         progress.start(ranges)
     try:

@@ -1,6 +1,6 @@
 """`sink.run.timeout.ms` on the driver: the run's deadline, given to every range, and a watchdog that cancels the
 run's Spark job when a task has not stopped by the deadline plus a grace (a task stuck outside Kafka never reaches
-the check between chunks, task/deadline.py), or when the run, asked to stop (driver/stopping.py), did not stop
+the check between chunks, task/deadline.py), or when the run, asked to stop (run/stopping.py), did not stop
 within a grace."""
 
 from __future__ import annotations

@@ -17,24 +17,22 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
 from sink_engine.aws_types import DynamoDBClient
+from sink_engine.clock import now_ms
 from sink_engine.config import SinkConfig
-from sink_engine.driver.committer import commit_results
 from sink_engine.driver.planner import plan_ranges
-from sink_engine.driver.plans import PlanStore
-from sink_engine.driver.preflight import missing_table
-from sink_engine.driver.settings import RunSettings
-from sink_engine.driver.wall_clock import needs_recorded_plan
 from sink_engine.errors import LeaseHeldError, SinkError
 from sink_engine.model import PartitionRange, TaskResult, TopicPartition
 from sink_engine.offsets import LeaseKeeper, Leases, LeaseToken, OffsetStore, table_exists
+from sink_engine.run.committer import commit_results
+from sink_engine.run.plans import PlanStore
+from sink_engine.run.preflight import missing_table
+from sink_engine.run.settings import RunSettings
+from sink_engine.run.wall_clock import needs_recorded_plan
 from sink_engine.source.client_config import auto_offset_reset
 from sink_engine.source.metadata import partition_watermarks
 from sink_engine.source.settings import SourceSettings
-from sink_engine.target import Target, target_for
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
+from sink_engine.target.choice import target_for
+from sink_engine.target.contract import Target
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ class ConnectorSession:
     leases: Leases
     store: OffsetStore
     token: LeaseToken
-    plans: PlanStore | None  # the recorded plans of its wall-clock cuts, when it needs them (driver/wall_clock.py)
+    plans: PlanStore | None  # the recorded plans of its wall-clock cuts, when it needs them (run/wall_clock.py)
 
     @property
     def name(self) -> str:

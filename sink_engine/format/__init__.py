@@ -13,7 +13,7 @@ __all__ = ["Format", "FormatSettings", "format_for"]
 
 def __getattr__(name: str) -> Callable[..., Format]:
     if name == "format_for":
-        from sink_engine.format.registry import format_for
+        from sink_engine.format.registry import format_for  # imports pyarrow
 
         return format_for
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

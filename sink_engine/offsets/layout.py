@@ -29,7 +29,8 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   deleted by it once its commits are done; the next run repeats a plan whose partition's committed offset is
   still `expected_committed`.
 - `STAGE#<topic>#<partition>`: what a continuous IcebergFormat run's task closed for the partition, staged for the
-  driver to append (`sink_engine.iceberg.staging`). `topic`, `partition`, `start` (the committed offset it starts
+  driver to append (`sink_engine.target.iceberg_tables.staging`). `topic`, `partition`, `start` (the committed offset
+  it starts
   from; -1: none yet), `next_offset`, `parts` (a list of maps, in offset order: `manifest` and `spec_id`, an Iceberg
   manifest describing data files, and of an upsert table `keys`, a Parquet file of the keys their changes replace),
   `files`, `records`, `dead_letters` and `skipped` (maps of counts, as the offsets commit adds them),

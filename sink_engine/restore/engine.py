@@ -26,7 +26,7 @@ from sink_engine.restore.selection import plan, selected, without_present
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.stored import StoredRecord, origin_header, origin_of
 from sink_engine.source.settings import SourceSettings
-from sink_engine.verify.listing import Lister
+from sink_engine.target.s3_objects.verify.listing import Lister
 
 CONFIRM_EVERY = 10_000  # records produced between checks that every earlier one was acknowledged (and checkpoints)
 

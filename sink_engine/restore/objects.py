@@ -32,7 +32,7 @@ from sink_engine.errors import StorageError
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.sidecar_values import converted_bytes, headers_of
 from sink_engine.restore.stored import StoredRecord
-from sink_engine.verify.listing import StoredObject
+from sink_engine.target.s3_objects.verify.listing import StoredObject
 
 # The job role's statements (infra/job_policy.py) that let a deployed restore list and read the backup.
 LIST_SID, READ_SID = "ListOwnBackups", "ReadOwnBackups"

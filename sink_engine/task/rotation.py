@@ -8,7 +8,7 @@ Any trigger closes every open file of the topic-partition, as in the Confluent c
   partitioner, as in the connector): a record's encoded partition differs from the previous record's, but for a
   move to or from the tombstone partition;
 - `partitioner.max.open.files`: a record would open one file more than the cap;
-- a schema change (task/schema_gate.py) and a scheduled cut at the end of a range (driver/wall_clock.py).
+- a schema change (target/s3_objects/schema_gate.py) and a scheduled cut at the end of a range (run/wall_clock.py).
 
 With files separated by schema (`sink.schema.files=separate` under `schema.compatibility=NONE`: `lane_cut`), the
 open files of each schema (a lane) close on their own when the lane's records reach `flush.size`. Every other

@@ -1,5 +1,5 @@
 """One Spark task's work for one planned range: read, convert, partition, write into the range's output, upload,
-settle. `write_to` is the same for every target; `run_range` writes S3 objects (task/object_output.py)."""
+settle. `write_to` is the same for every target (S3 objects: target/s3_objects/output.py `run_range`)."""
 
 from __future__ import annotations
 
@@ -18,23 +18,11 @@ from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.deadline import within_deadline
 from sink_engine.task.envelope import EnvelopeConverter
-from sink_engine.task.object_output import ObjectOutput
 from sink_engine.task.output import OutputFactory
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.sidecars import Sidecars
 from sink_engine.task.steps import RecordSteps, write_range
-
-
-def run_range(
-    settings: TaskSettings,
-    planned: PartitionRange,
-    client: S3Client | None = None,
-    progress_dir: str | None = None,
-    reader: RangeReader | None = None,
-    stop: Callable[[], bool] | None = None,
-) -> TaskResult:
-    """`write_to` the S3 objects of the range."""
-    return write_to(ObjectOutput, settings, planned, client, progress_dir, reader, stop)
+from sink_engine.task.transforms import TransformStep
 
 
 def write_to(
@@ -96,7 +84,6 @@ def record_steps(
     converter = converter_for(settings.values, topic)
     if not settings.transforms:
         return RecordSteps(settings.null_values, sidecars.wrap(converter), partitioner, sidecars=sidecars)
-    from sink_engine.task.transforms import TransformStep
 
     keys = settings.transforms.key_converter or settings.sidecars.key_converter
     step = TransformStep(

@@ -50,8 +50,8 @@ class Sidecars:
 
     @classmethod
     def from_settings(cls, sidecars: SidecarSettings, formats: FormatSettings, topic: str) -> Sidecars:
-        from sink_engine.convert.registry import converter_for
-        from sink_engine.format.registry import format_for
+        from sink_engine.convert.registry import converter_for  # imports pyarrow
+        from sink_engine.format.registry import format_for  # imports pyarrow
 
         return cls(
             converter_for(sidecars.key_converter, topic) if sidecars.key_converter is not None else None,

@@ -4,7 +4,7 @@ the engine landed, with its partition columns.
 
 One environment is synthesized with a connector per (partitioner, format) over one schemaless JSON topic, a
 registry Avro topic per format and a StringConverter topic per columnar format; the records land with the engine's
-own range runs (sink_engine.task.run.run_range, no Spark) on the local broker and moto's S3.
+own range runs (sink_engine.target.s3_objects.output.run_range, no Spark) on the local broker and moto's S3.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from infra.connectors import _load
 from infra.constructs.catalog import DATA_OBJECTS_PARAMETER, table_name
 from infra.settings import ENVIRONMENTS_DIR, parse_settings
 from sink_engine.model import PartitionRange
-from sink_engine.task.run import run_range
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task.settings import TaskSettings
 from tests.catalog.athena import ProjectedTable
 from tests.conftest import BUCKET

@@ -130,7 +130,7 @@ def _stream_metrics(connector: str) -> dict[str, list[float]]:
     import boto3
 
     from sink_engine.continuous.progress import STREAM_METRICS
-    from sink_engine.driver.metrics import DIMENSION, NAMESPACE
+    from sink_engine.run.metrics import DIMENSION, NAMESPACE
 
     now = datetime.datetime.now(datetime.UTC)
     client = boto3.client("cloudwatch")

@@ -12,8 +12,8 @@ import pytest
 
 from devtools.producer import SteadyProducer, create_topic
 from sink_engine.driver.job import now_ms
-from sink_engine.iceberg.staging import StageStore
-from sink_engine.iceberg.stream_commit import commit_delay_ms
+from sink_engine.target.iceberg_tables.staging import StageStore
+from sink_engine.target.iceberg_tables.stream_commit import commit_delay_ms
 from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE

@@ -11,6 +11,7 @@ from sink_engine import cli
 from sink_engine.driver.job import now_ms
 from sink_engine.failpoints import arm_task_failpoint
 from sink_engine.model import PartitionRange
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.offsets import Leases
 from sink_engine.task import deadline, run
 from sink_engine.task.settings import TaskSettings
@@ -37,7 +38,7 @@ def test_a_range_past_the_deadline_keeps_only_its_closed_files(topic_config, s3,
                                                                                     lambda: next(ticks), stop))
     planned = PartitionRange(config["topics"][0], 0, 0, PER_PARTITION, None, deadline_ms=50_000)
     # when the range runs
-    result = run.run_range(TaskSettings.from_config(config), planned, client=s3)
+    result = run_range(TaskSettings.from_config(config), planned, client=s3)
     # then it stopped at the second chunk, naming the timeout, with its commit point at the end of its last
     # closed file: its files follow each other from 0, and no object lies past the commit point
     assert "sink.run.timeout.ms" in result.error and result.error_class == "RunTimeoutError"

@@ -13,12 +13,12 @@ from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.replay_sources import from_s3
 from sink_engine.dlq.s3_destination import S3Destination
 from sink_engine.dlq.settings import DeadLetterSettings
-from sink_engine.driver.committer import commit_results
+from sink_engine.run.committer import commit_results
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import PartitionRange
 from sink_engine.offsets import Leases, OffsetStore
-from sink_engine.task.run import run_range
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task.settings import TaskSettings
 from tests.conftest import BUCKET, TABLE
 from tests.dlq_corpus import read_dlq_s3

@@ -12,7 +12,7 @@ import pytest
 from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.driver.job import now_ms
-from sink_engine.driver.spark_runner import LOCAL_TASK_ATTEMPTS
+from sink_engine.run.spark_runner import LOCAL_TASK_ATTEMPTS
 from sink_engine.failpoints import arm_task_failpoint
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE

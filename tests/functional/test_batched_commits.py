@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sink_engine.driver.committer import commit_results
+from sink_engine.run.committer import commit_results
 from sink_engine.driver.job import now_ms
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import PartitionRange, TaskResult, TopicPartition

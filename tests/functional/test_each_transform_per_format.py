@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from sink_engine.model import PartitionRange
-from sink_engine.task.run import run_range
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task.settings import TaskSettings
 from tests.conftest import BUCKET
 from tests.functional.test_transforms import FORMATS, read_back

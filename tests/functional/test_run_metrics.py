@@ -12,7 +12,7 @@ import pytest
 from devtools.producer import produce
 from sink_engine import cli
 from sink_engine.driver.job import TaskFailedError, run_job
-from sink_engine.driver.metrics import DIMENSION, METRICS, NAMESPACE, publisher_from_environment
+from sink_engine.run.metrics import DIMENSION, METRICS, NAMESPACE, publisher_from_environment
 from tests.conftest import BUCKET, TABLE
 from tests.runs import committed_offsets
 

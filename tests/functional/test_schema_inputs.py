@@ -111,7 +111,7 @@ V2_ROW = lambda i: {"id": i, "note": f"n{i}", "score": 0.5}  # noqa: E731
 UP = lambda i: {"id": i, "note": "none", "score": None}  # noqa: E731  (a v1 record projected to v2)
 
 # Offsets 0..5 carry schema versions 1, 2, 1, 1, 1, 1 with flush.size 3. Expected files (start offset: rows)
-# and committed offset, worked out from the Confluent connector's rules (see task/schema_gate.py).
+# and committed offset, worked out from the Confluent connector's rules (see target/s3_objects/schema_gate.py).
 EVOLUTION = {
     "NONE": ({0: [V1_ROW(0)], 1: [V2_ROW(1)], 2: [V1_ROW(2), V1_ROW(3), V1_ROW(4)]}, 5),
     "BACKWARD": ({0: [V1_ROW(0)], 1: [V2_ROW(1), UP(2), UP(3)]}, 4),

@@ -1,7 +1,7 @@
-"""The target seam (sink_engine/target): a third target, registered in `registry.TARGETS` alone, is what `sink-engine
+"""The target seam (sink_engine/target): a third target, registered in `choice.TARGETS` alone, is what `sink-engine
 init`, `run`, `verify` and `doctor` use for the connectors it selects, with no other edit; every registered target
-crosses to Spark tasks as its class and config; and no module outside the registry and the Iceberg package asks
-whether a connector writes Iceberg tables."""
+crosses to Spark tasks as its class and config and implements the interfaces of the capabilities it declares; and
+no module but `choice.py` asks whether a connector writes Iceberg tables."""
 from __future__ import annotations
 
 import json
@@ -16,8 +16,9 @@ import pytest
 from sink_engine.cli import main
 from sink_engine.config import parse_config
 from sink_engine.doctor.checks import Check
-from sink_engine.target import registry
-from sink_engine.target.s3_objects import S3ObjectsTarget
+from sink_engine.target import choice as target_choice
+from sink_engine.target.contract import ContinuousTarget, VerifiedTarget
+from sink_engine.target.s3_objects.target import S3ObjectsTarget
 from tests.builders import connector_keys
 from tests.conftest import BUCKET
 from tests.functional.test_exactly_once import _raw
@@ -70,9 +71,9 @@ class ManifestedObjects(S3ObjectsTarget):
 @pytest.fixture
 def manifested(monkeypatch):
     """ManifestedObjects registered, in the one place targets are, for connectors named `manifested-*`."""
-    choice = registry.Choice(ManifestedObjects, lambda config: config.name.startswith("manifested-"),
+    choice = target_choice.Choice(ManifestedObjects, lambda config: config.name.startswith("manifested-"),
                              "a connector named manifested-*")
-    monkeypatch.setattr(registry, "TARGETS", (choice, *registry.TARGETS))
+    monkeypatch.setattr(target_choice, "TARGETS", (choice, *target_choice.TARGETS))
 
 
 def test_a_target_registered_in_one_place_is_used_by_init_run_verify_and_doctor(new_topic, spark, s3, connector,
@@ -113,7 +114,7 @@ def test_a_target_registered_in_one_place_is_used_by_init_run_verify_and_doctor(
 
 def test_a_connector_the_new_target_does_not_select_keeps_its_target(manifested):
     config = parse_config({"name": "orders", "config": {**BASE, "format.class": "JsonFormat"}})
-    assert type(registry.target_for(config)) is S3ObjectsTarget
+    assert type(target_choice.target_for(config)) is S3ObjectsTarget
 
 
 # a config each registered target selects: a target added to the registry adds its own here
@@ -125,11 +126,11 @@ SELECTING = {
 }
 
 
-@pytest.mark.parametrize("choice", registry.TARGETS, ids=lambda choice: choice.target.__name__)
+@pytest.mark.parametrize("choice", target_choice.TARGETS, ids=lambda choice: choice.target.__name__)
 def test_every_target_crosses_to_the_tasks_as_its_class_and_config(choice):
     # given a target chosen for a config it selects, holding what cannot be pickled (a client, a catalog)
     config = parse_config({"name": "orders", "config": {**BASE, **SELECTING[choice.target.__name__]}})
-    target = registry.target_for(config)
+    target = target_choice.target_for(config)
     assert type(target) is choice.target
     target.validate()
     target.client = threading.Lock()
@@ -138,12 +139,26 @@ def test_every_target_crosses_to_the_tasks_as_its_class_and_config(choice):
     assert type(arrived) is choice.target and vars(arrived) == {"config": config}
 
 
+@pytest.mark.parametrize("choice", target_choice.TARGETS, ids=lambda choice: choice.target.__name__)
+def test_every_target_declares_the_capabilities_its_interfaces_implement(choice):
+    # given a target class and what it declares
+    declared = choice.target.CAPABILITIES
+    # then it implements the opt-in interface of each capability it declares, and of no other
+    assert issubclass(choice.target, ContinuousTarget) == declared.continuous.supported
+    assert issubclass(choice.target, VerifiedTarget) == declared.verify.supported
+    # and a config it selects takes capabilities away, never adds one
+    config = parse_config({"name": "orders", "config": {**BASE, **SELECTING[choice.target.__name__]}})
+    capabilities = target_choice.target_for(config).capabilities
+    assert declared.continuous.supported or not capabilities.continuous.supported
+    assert declared.verify.supported or not capabilities.verify.supported
+
+
 ROOT = Path(__file__).parents[2] / "sink_engine"
 
 
 def test_only_the_registry_and_the_iceberg_package_ask_for_iceberg_and_tasks_import_no_target():
     asks = re.compile(r"""(format\.class"\]|format_class)\s*[!=]=\s*"iceberg"|is_iceberg""")  # by key or settings
     askers = sorted(str(path.relative_to(ROOT)) for path in ROOT.rglob("*.py") if asks.search(path.read_text()))
-    assert askers == ["iceberg/cli.py", "target/registry.py"]  # `iceberg maintain` refuses other connectors
+    assert askers == ["target/choice.py"]  # the rest consult the target's capabilities
     imports = re.compile(r"^\s*(from|import) sink_engine\.(target|iceberg)\b", re.MULTILINE)
     assert [path.name for path in (ROOT / "task").glob("*.py") if imports.search(path.read_text())] == []

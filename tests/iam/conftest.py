@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import pytest
 
 from devtools.stack import LocalStack
-from sink_engine.driver.metrics import CLOUDWATCH
-from sink_engine.driver.metrics import SETTING as METRICS_SETTING
-from sink_engine.driver.preflight import BUCKET_MANAGED_SETTING
+from sink_engine.run.metrics import CLOUDWATCH
+from sink_engine.run.metrics import SETTING as METRICS_SETTING
+from sink_engine.run.preflight import BUCKET_MANAGED_SETTING
 from tests.cloudformation import custom_resource_event, response_endpoint
 from tests.connector_index import read_index
 from tests.iam.acting import acting_as

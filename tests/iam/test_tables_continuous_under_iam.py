@@ -27,8 +27,8 @@ import pytest
 
 from devtools.producer import SteadyProducer, create_topic, produce
 from infra.settings import ENVIRONMENTS_DIR, parse_settings
-from sink_engine.iceberg.settings import STAGED_FILES
-from sink_engine.iceberg.snapshots import CONNECTOR as SNAPSHOT_CONNECTOR
+from sink_engine.target.iceberg_tables.settings import STAGED_FILES
+from sink_engine.target.iceberg_tables.snapshots import CONNECTOR as SNAPSHOT_CONNECTOR
 from tests.iam.acting import acting_as
 from tests.iam.actions import needs
 from tests.iam.deployment import ENV, iceberg_connector_document, synthesize

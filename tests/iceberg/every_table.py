@@ -11,8 +11,8 @@ import pytest
 from pyiceberg.schema import index_by_id
 from pyiceberg.types import TimeType
 
-from sink_engine.iceberg.catalog import load_table
-from sink_engine.iceberg.errors import TableError
+from sink_engine.target.iceberg_tables.catalog import load_table
+from sink_engine.target.iceberg_tables.errors import TableError
 from tests.iceberg import tables
 from tests.iceberg.readers import read_three_ways
 from tests.iceberg.spark_reader import shared_reader

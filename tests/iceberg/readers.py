@@ -14,9 +14,9 @@ from pyiceberg import types as t
 
 from tests.iceberg.duckdb_reader import duckdb_rows
 from tests.iceberg.spark_reader import SparkIcebergReader
-from sink_engine.iceberg.catalog import load_table
+from sink_engine.target.iceberg_tables.catalog import load_table
 from tests.iceberg.tables import catalog_of, table_name
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
 _SPARK = {t.BooleanType: "boolean", t.IntegerType: "integer", t.LongType: "long", t.FloatType: "float",
           t.DoubleType: "double", t.DateType: "date", t.TimestampType: "timestamp_ntz", t.TimestamptzType: "timestamp",

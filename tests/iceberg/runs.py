@@ -11,9 +11,9 @@ import pytest
 from pyiceberg.table import Table
 
 from sink_engine.driver.job import run_job
-from sink_engine.iceberg import commit as table_commit
+from sink_engine.target.iceberg_tables import commit as table_commit
 from sink_engine.failpoints import SimulatedCrash
-from sink_engine.iceberg.catalog import open_catalog
+from sink_engine.target.iceberg_tables.catalog import open_catalog
 from tests.dlq_corpus import raw_config
 
 

@@ -1,9 +1,9 @@
 """Reading what landed in a table, as its readers would: pyiceberg scans to Arrow."""
 from __future__ import annotations
 
-from sink_engine.iceberg.catalog import ensure_namespace, load_table, open_catalog
-from sink_engine.iceberg.snapshots import CONNECTOR, newest_of_connector, snapshot_offsets
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.catalog import ensure_namespace, load_table, open_catalog
+from sink_engine.target.iceberg_tables.snapshots import CONNECTOR, newest_of_connector, snapshot_offsets
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
 # The tables a test loaded, (catalog, identifier) -> the config that reaches it, while every_table.py records them.
 LOADED: dict[tuple[str, str], object] | None = None

@@ -5,8 +5,8 @@ import pyarrow as pa
 
 from devtools.producer import produce_events
 from sink_engine import cli
-from sink_engine.iceberg.catalog import create_table, load_table
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.catalog import create_table, load_table
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from tests.conftest import BUCKET
 from tests.iceberg.runs import write_config
 from tests.iceberg.tables import catalog_of, create_namespace, table_name, table_of

@@ -7,7 +7,7 @@ import pytest
 
 from devtools.producer import produce_events
 from sink_engine.driver.job import now_ms, run_job
-from sink_engine.iceberg.errors import TableCommitConflictError
+from sink_engine.target.iceberg_tables.errors import TableCommitConflictError
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, write_config
 from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, newest_offsets, table_of
 from tests.runs import committed, committed_offsets, crash_at, past_the_lease, two_runs_at_once

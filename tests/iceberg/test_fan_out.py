@@ -13,7 +13,7 @@ from devtools.producer import create_topic, produce
 from sink_engine.driver.job import TaskFailedError, run_job
 from sink_engine.errors import ConfigError
 from sink_engine.failpoints import SimulatedCrash
-from sink_engine.target.registry import target_for
+from sink_engine.target.choice import target_for
 from tests.conftest import BUCKET
 from tests.dlq_corpus import read_dlq_s3
 from tests.iceberg.runs import crash_after_table_commits, write_config

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sink_engine.driver.job import run_job
-from sink_engine.iceberg.catalog import ensure_namespace, load_table
+from sink_engine.target.iceberg_tables.catalog import ensure_namespace, load_table
 from tests.functional.test_field_transforms_formats import COUNT, VALUES, chain_keys, expected_row
 from tests.iceberg.tables import catalog_of
 from tests.runs import committed_offsets

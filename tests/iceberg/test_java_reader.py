@@ -16,7 +16,7 @@ from pyiceberg.catalog import load_catalog
 from devtools.producer import create_topic, produce, produce_events
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from tests.iceberg.duckdb_reader import duckdb_rows
 from tests.iceberg.readers import canonical, read_three_ways
 from tests.iceberg.spark_reader import SparkReaderError, shared_reader

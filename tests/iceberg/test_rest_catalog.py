@@ -12,8 +12,8 @@ from pyiceberg.exceptions import CommitFailedException
 
 from devtools.producer import produce_events
 from sink_engine.driver.job import now_ms, run_job
-from sink_engine.iceberg.catalog import without_commit_retries
-from sink_engine.iceberg.errors import TableCommitConflictError
+from sink_engine.target.iceberg_tables.catalog import without_commit_retries
+from sink_engine.target.iceberg_tables.errors import TableCommitConflictError
 from tests.conftest import BUCKET
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog
 from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, newest_offsets, table_name, table_of
@@ -115,7 +115,7 @@ def test_a_continuous_run_on_an_s3_table_bucket_leaves_its_spent_stages_to_the_b
     does), where on any other catalog it deletes each once committed (tests/iam/test_tables_continuous_under_iam.py)."""
     import boto3
 
-    from sink_engine.iceberg.settings import STAGED_FILES
+    from sink_engine.target.iceberg_tables.settings import STAGED_FILES
     from tests.continuous.runs import caught_up, kill_group, start_continuous, stop, wait_for
     from tests.iceberg.runs import write_config
 

@@ -1,4 +1,4 @@
-"""Staged commits of a continuous IcebergFormat run (`STAGE#` items, iceberg/staging.py): one stage per partition and
+"""Staged commits of a continuous IcebergFormat run (`STAGE#` items, target/iceberg_tables/staging.py): one stage per partition and
 committed offset, the first one staged wins; a stage under a lease that moved on is refused; the data files a
 stage's manifest describes come back as the task wrote them."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pyiceberg.io.pyarrow import _dataframe_to_data_files
 
 from sink_engine.driver.job import now_ms
 from sink_engine.errors import CommitConflictError
-from sink_engine.iceberg.staging import Stage, StagePart, StageStore, read_part, write_part
+from sink_engine.target.iceberg_tables.staging import Stage, StagePart, StageStore, read_part, write_part
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import Leases
 from sink_engine.offsets.store import OffsetCommit

@@ -3,7 +3,7 @@ Filter drops are settled (committed past) without a row."""
 from __future__ import annotations
 
 from sink_engine.driver.job import run_job
-from sink_engine.iceberg.catalog import ensure_namespace, load_table
+from sink_engine.target.iceberg_tables.catalog import ensure_namespace, load_table
 from tests.iceberg.tables import catalog_of
 from tests.runs import committed_offsets
 

@@ -276,10 +276,10 @@ def test_a_stage_that_spans_two_cuts_keeps_the_later_cuts_change(stack, iceberg_
     a partition at once (it fell behind), the second cut's change of a key replaces the first's."""
     import orjson
 
-    from sink_engine.iceberg.settings import IcebergSettings
-    from sink_engine.iceberg.table_writer import TableWriter
-    from sink_engine.iceberg.task import TableFiles
-    from sink_engine.iceberg.upsert import run_files
+    from sink_engine.target.iceberg_tables.settings import IcebergSettings
+    from sink_engine.target.iceberg_tables.table_writer import TableWriter
+    from sink_engine.target.iceberg_tables.task import TableFiles
+    from sink_engine.target.iceberg_tables.upsert import run_files
     from sink_engine.records import RecordChunk, ValueColumn
 
     config = iceberg_connector(**UPSERT)

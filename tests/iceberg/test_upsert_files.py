@@ -12,8 +12,8 @@ from pyiceberg.conversions import from_bytes
 from pyiceberg.io.pyarrow import _dataframe_to_data_files
 from pyiceberg.types import LongType
 
-from sink_engine.iceberg.task import TableFiles
-from sink_engine.iceberg.upsert import last_changes, run_files
+from sink_engine.target.iceberg_tables.task import TableFiles
+from sink_engine.target.iceberg_tables.upsert import last_changes, run_files
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
 

@@ -11,11 +11,12 @@ import os
 
 import pytest
 
+from infra.connectors import connector_index, load_connectors
 from infra.constructs.maintenance import CONTINUOUS_SCHEDULE
 from infra.errors import ConnectorSpecError, SettingsError
 from infra.job_policy import job_statements
 from infra.settings import ENVIRONMENTS_DIR, parse_settings
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from tests.infra.iceberg_connector import DATABASE, DEV, ENV, NAME, NAMES, iceberg_document, load_spec, resources
 
 BUCKET_ARN = f"arn:aws:s3tables:{DEV.region}:{DEV.account}:bucket/sink-dev-tables"
@@ -144,3 +145,13 @@ def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
     outdir, deployment, _ = synthesized
     assert cfn_lint_findings(outdir / "cdk.out", deployment) == []
     assert nag_violations(outdir / "cdk.out") == []
+
+
+def test_the_index_says_which_connectors_write_tables_as_their_targets_capabilities_declare(tmp_path):
+    # given dev's S3 objects connector and an Iceberg one
+    (objects,) = load_connectors(DEV)
+    tables = load_spec(tmp_path, iceberg_document())
+    # when the trigger's index is written, then `tables` (what `iceberg maintain` and the driver's sizing go by) is
+    # each target's `Capabilities.tables`
+    entries = connector_index((objects, tables), DEV.bucket_name, {objects.name: "r", tables.name: "r"})
+    assert {e["name"]: e["tables"] for e in entries} == {objects.name: False, tables.name: True}

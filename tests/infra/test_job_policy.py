@@ -55,7 +55,7 @@ def test_the_run_lists_the_buckets_uploads_unconditioned_and_aborts_only_under_i
 
 
 def test_the_run_may_describe_the_table_and_delete_plans_in_batches():
-    """`driver/job.py` checks the table with DescribeTable; `driver/plans.py` deletes plans with BatchWriteItem."""
+    """`driver/job.py` checks the table with DescribeTable; `run/plans.py` deletes plans with BatchWriteItem."""
     statements = _by_sid(ORDERS)
     assert statements["DescribeOffsetsTable"]["Action"] == ["dynamodb:DescribeTable"]
     assert "dynamodb:BatchWriteItem" in statements["OwnOffsetsLeaseAndPlans"]["Action"]

@@ -16,7 +16,7 @@ from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.steps import RecordSteps, write_chunk
-from sink_engine.task.writer import TopicPartitionWriter
+from sink_engine.target.s3_objects.writer import TopicPartitionWriter
 from tests.builders import connector_keys, range_output
 
 BASE = connector_keys({"s3.region": "us-east-1", "flush.size": 100, "value.converter.schemas.enable": "false"})

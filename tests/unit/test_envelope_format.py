@@ -26,8 +26,8 @@ from sink_engine.task.envelope import EnvelopeConverter
 from sink_engine.task.bad_records import StepFailed
 from sink_engine.task.steps import RecordSteps
 from sink_engine.validation import parse_checked_config
-from sink_engine.verify.counters import RecordCounter
-from sink_engine.verify.listing import StoredObject
+from sink_engine.target.s3_objects.verify.counters import RecordCounter
+from sink_engine.target.s3_objects.verify.listing import StoredObject
 from tests.builders import connector_keys
 from tests.kafka_message import Message
 

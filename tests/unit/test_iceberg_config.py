@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from sink_engine.errors import ConfigError
-from sink_engine.iceberg.settings import IcebergSettings, catalog_properties, table_properties
+from sink_engine.target.iceberg_tables.settings import IcebergSettings, catalog_properties, table_properties
 from sink_engine.validation import parse_checked_config
 
 BASE = {

@@ -12,8 +12,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
 
-from sink_engine.iceberg.data_file import StreamedDataFile
-from sink_engine.iceberg.schema_fit import fit, table_schema_of
+from sink_engine.target.iceberg_tables.data_file import StreamedDataFile
+from sink_engine.target.iceberg_tables.schema_fit import fit, table_schema_of
 
 N = 3_000
 START = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from sink_engine.errors import FormatError
-from sink_engine.iceberg.rows import record_tables
+from sink_engine.target.iceberg_tables.rows import record_tables
 from sink_engine.records import RecordChunk, ValueColumn
 
 DOCS = [{"n": 1, "name": "a"}, {"n": 2.5, "name": {"first": "b"}}, {"n": 3, "tags": ["x"]}, {"name": None}]

@@ -7,7 +7,7 @@ import pytest
 from pyiceberg.io.pyarrow import _pyarrow_to_schema_without_ids, schema_to_pyarrow
 from pyiceberg.schema import assign_fresh_schema_ids
 
-from sink_engine.iceberg.schema_fit import FitError, evolution, evolved, fit, iceberg_type, table_schema_of
+from sink_engine.target.iceberg_tables.schema_fit import FitError, evolution, evolved, fit, iceberg_type, table_schema_of
 
 
 def table_schema(records: pa.Table) -> pa.Schema:

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from devtools import kafka_dist
+from devtools import kafka_dist, kafka_lines
 from devtools.kafka_broker import cluster_id
 
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
@@ -38,7 +38,7 @@ def test_each_line_pins_the_broker_of_its_profile(line):
 def test_a_line_that_is_not_pinned_is_refused(monkeypatch):
     monkeypatch.setenv("KAFKA_VERSION", "2.8")
     with pytest.raises(ValueError, match="KAFKA_VERSION='2.8'"):
-        kafka_dist.selected_line()
+        kafka_lines.selected_line()
 
 
 def test_a_cluster_id_is_as_kafka_writes_one():

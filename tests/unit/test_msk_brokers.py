@@ -96,15 +96,14 @@ def test_a_denied_call_names_the_operation(msk):
 
 def test_iceberg_maintenance_asks_msk_only_to_list_the_topics_a_regex_matches(msk, monkeypatch):
     """`iceberg maintain` reads Kafka only for topics.regex (the topics that match now); with named topics its
-    deployed job asks MSK for nothing (sink_engine/iceberg/cli.py connector_tables)."""
-    from sink_engine.iceberg import cli as iceberg_cli
-    from sink_engine.iceberg.settings import IcebergSettings
+    deployed job asks MSK for nothing (sink_engine/target/iceberg_tables/cli.py connector_tables)."""
     from sink_engine.model import TopicPartition
-    from sink_engine.source import metadata, msk_brokers
+    from sink_engine.target.iceberg_tables import cli as iceberg_cli
+    from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
-    monkeypatch.setattr(msk_brokers, "kafka_client", msk)
+    monkeypatch.setattr(iceberg_cli, "kafka_client", msk)
     asked = []
-    monkeypatch.setattr(metadata, "partition_watermarks",
+    monkeypatch.setattr(iceberg_cli, "partition_watermarks",
                         lambda source: asked.append(source.bootstrap_servers) or {TopicPartition("orders", 0): (0, 1)})
     iceberg = {"format.class": "IcebergFormat", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "sqlite://",
                "iceberg.tables": "lake.${topic}", "iceberg.catalog.warehouse": "s3://lake/warehouse"}

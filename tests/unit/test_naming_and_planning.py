@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from sink_engine.driver.planner import plan_ranges
-from sink_engine.driver.spark_runner import assign_tasks
+from sink_engine.run.spark_runner import assign_tasks
 from sink_engine.errors import SourceError
 from sink_engine.model import CommittedOffset, PartitionRange, TopicPartition
 from sink_engine.storage.naming import ObjectNaming

@@ -24,7 +24,7 @@ from sink_engine.restore.stored import ORIGIN_HEADER, StoredRecord, origin_of
 from sink_engine.restore.lease import MAX_CHECKPOINT_BYTES, Checkpoint, _item_bytes
 from sink_engine.restore.present import Present
 from sink_engine.validation import parse_checked_config
-from sink_engine.verify.listing import StoredObject
+from sink_engine.target.s3_objects.verify.listing import StoredObject
 from tests.unit.test_envelope_format import CONTEXT, MESSAGES, TYPES, chunk_of
 
 

@@ -13,7 +13,7 @@ from botocore.stub import Stubber
 
 from sink_engine import events
 from sink_engine.driver.job import RunSummary
-from sink_engine.driver.metrics import (DIMENSION, METRICS, NAMESPACE, MetricsPublisher, RunMetrics, metric_data,
+from sink_engine.run.metrics import (DIMENSION, METRICS, NAMESPACE, MetricsPublisher, RunMetrics, metric_data,
                                         publisher_from_environment)
 from sink_engine.errors import SinkError
 from sink_engine.model import ClosedFile, PartitionRange, TaskResult, TopicPartition

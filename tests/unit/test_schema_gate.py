@@ -7,7 +7,7 @@ from sink_engine.convert.projection import ProjectionError, project
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
 from sink_engine.records import Partitions, ValueColumn
-from sink_engine.task.schema_gate import SchemaGate, changes_schema
+from sink_engine.target.s3_objects.schema_gate import SchemaGate, changes_schema
 
 V1 = Schema("struct", name="Ev", version=1, fields=(Field("id", Schema("int32")),))
 V2 = Schema("struct", name="Ev", version=2, fields=(

@@ -12,8 +12,8 @@ from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import ConfigError
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.object_output import commit_point
-from sink_engine.task.writer import TopicPartitionWriter
+from sink_engine.target.s3_objects.output import commit_point
+from sink_engine.target.s3_objects.writer import TopicPartitionWriter
 from sink_engine.task.settings import TaskSettings
 from sink_engine.validation import parse_checked_config
 from tests.builders import connector_keys, range_output

@@ -26,7 +26,7 @@ TEXT_READERS = ("text", "optional_text")  # SinkConfig's readers of a key named 
 ALLOWED_DIRECTORIES = ("sink_engine/config/",)
 ALLOWED_FUNCTIONS = {
     "sink_engine/validation.py": {"_check_connection", "_check_envelope"},
-    "sink_engine/target/iceberg_tables.py": {"_refuse_object_settings"},
+    "sink_engine/target/iceberg_tables/target.py": {"_refuse_object_settings"},
 }
 
 

@@ -1,4 +1,4 @@
-"""Record counts of `sink-engine verify` (sink_engine/verify/counters.py) from object metadata, with the requests
+"""Record counts of `sink-engine verify` (sink_engine/target/s3_objects/verify/counters.py) from object metadata, with the requests
 they cost: Avro block headers through 256 KiB windows, a Parquet footer through one ranged GET."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from sink_engine.format.settings import FormatSettings
-from sink_engine.verify.counters import AVRO_WINDOW, RecordCounter
-from sink_engine.verify.listing import StoredObject
+from sink_engine.target.s3_objects.verify.counters import AVRO_WINDOW, RecordCounter
+from sink_engine.target.s3_objects.verify.listing import StoredObject
 
 
 class RangedObjects:

@@ -1,10 +1,10 @@
-"""The coverage check of `sink-engine verify` (sink_engine/verify/coverage.py): gaps, overlaps, dead letters and
+"""The coverage check of `sink-engine verify` (sink_engine/target/s3_objects/verify/coverage.py): gaps, overlaps, dead letters and
 skipped offsets, over names, counts and, when stored, last offsets."""
 from __future__ import annotations
 
 import pytest
 
-from sink_engine.verify.coverage import COUNTS_ONLY, PROVEN, Commit, Entry, Letter, check
+from sink_engine.target.s3_objects.verify.coverage import COUNTS_ONLY, PROVEN, Commit, Entry, Letter, check
 
 
 def files(*spans: tuple[int, int]) -> list[Entry]:

@@ -6,7 +6,7 @@ import pytest
 
 from sink_engine.errors import ConfigError
 from sink_engine.validation import parse_checked_config
-from sink_engine.verify.settings import VerifySettings
+from sink_engine.target.s3_objects.verify.settings import VerifySettings
 from tests.builders import connector_keys
 
 BASE = connector_keys({"value.converter.schemas.enable": "false"})

@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from sink_engine.driver.wall_clock import WallClockCuts, with_wall_clock
+from sink_engine.run.wall_clock import WallClockCuts, with_wall_clock
 from sink_engine.model import CommittedOffset, PartitionRange, TopicPartition
 from sink_engine.partition.time_buckets import next_rotation_ms, parse_zone
 
