@@ -66,8 +66,9 @@ $(STAMP): requirements.txt requirements-columnar.txt requirements-spark.txt requ
 	$(PY) -m pip install --quiet --no-deps --upgrade --target $(VENV)/duckdb-iceberg -r requirements-duckdb-iceberg.txt
 	touch $(STAMP)
 
-# Lint, format check and type check of sink_engine/, lambdas/, infra/, devtools/ and app.py (pyproject.toml's
-# [tool.ruff] and [tool.mypy]); `make format` applies ruff's safe fixes and its formatting.
+# Lint and format check of sink_engine/, lambdas/, infra/, devtools/, tests/ and app.py (pyproject.toml's [tool.ruff]),
+# type check of the same but tests/ ([tool.mypy]: every def annotated in sink_engine/ and lambdas/); `make format`
+# applies ruff's safe fixes and its formatting.
 lint: venv
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/ruff format --check

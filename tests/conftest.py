@@ -1,4 +1,5 @@
 """Session-wide real parts: the local stack (Apache Kafka broker, moto server) and one local Spark session."""
+
 from __future__ import annotations
 
 import uuid

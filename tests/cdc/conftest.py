@@ -1,4 +1,5 @@
 """The CDC end-to-end test's fixtures: the Iceberg connectors of tests/iceberg, a PostgreSQL cluster of its own."""
+
 from __future__ import annotations
 
 import pytest

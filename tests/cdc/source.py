@@ -2,6 +2,7 @@
 Postgres connector emits for them (its defaults: a delete is a delete event and a tombstone; an update of the
 primary key is a delete and tombstone of the old key and a create of the new one; a snapshot read, an insert or
 another update one event)."""
+
 from __future__ import annotations
 
 import random

@@ -5,6 +5,7 @@ and Debezium's tombstones as null values, which delete rows). After each drain e
 (SELECT compared row by row, read by pyiceberg and by DuckDB): inserts, updates, deletes, primary keys changed,
 ALTER TABLE ADD COLUMN mid-stream, and runs SIGKILLed mid-way (while tasks write; between two tables' snapshots),
 each rerun."""
+
 from __future__ import annotations
 
 import json
@@ -52,15 +53,22 @@ def debezium(pg, slot: str) -> dict[str, str]:
 def sink(iceberg_connector, unique: str):
     """Upsert tables, one per Debezium topic (`${topic}`), from the change events as ExtractNewRecordState unwraps
     them by default; only the upsert keys set, tombstones delete (behavior.on.null.values's upsert default)."""
-    config = iceberg_connector(**{
-        "topics.regex": rf"{PREFIX}\.public\..*", "topics": None,
-        "iceberg.tables": f"lake_{unique}.${{topic}}",
-        "iceberg.tables.upsert-mode-enabled": "true", "iceberg.tables.default-id-columns": "id",
-        "iceberg.tables.evolve-schema-enabled": "true",
-        "transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter.schemas.enable": "true", "tasks.max": 2, "sink.lease.duration.ms": LEASE_MS,
-    })
+    config = iceberg_connector(
+        **{
+            "topics.regex": rf"{PREFIX}\.public\..*",
+            "topics": None,
+            "iceberg.tables": f"lake_{unique}.${{topic}}",
+            "iceberg.tables.upsert-mode-enabled": "true",
+            "iceberg.tables.default-id-columns": "id",
+            "iceberg.tables.evolve-schema-enabled": "true",
+            "transforms": "unwrap",
+            "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "true",
+            "tasks.max": 2,
+            "sink.lease.duration.ms": LEASE_MS,
+        }
+    )
     create_namespace(config, topic(TABLES[0]))
     return config
 
@@ -108,8 +116,9 @@ def assert_tables_equal_the_source(config, source: SourceTables, when: str) -> N
         assert duckdb_table_rows(config, columns, topic(table)) == expected, f"{table}, DuckDB, {when}"
 
 
-def test_postgres_through_debezium_into_upsert_tables(stack, spark, s3, dynamodb, postgres, iceberg_connector,
-                                                      unique, tmp_path):
+def test_postgres_through_debezium_into_upsert_tables(
+    stack, spark, s3, dynamodb, postgres, iceberg_connector, unique, tmp_path
+):
     # given three PostgreSQL tables with rows, and Debezium's Postgres connector reading them into Kafka
     source = SourceTables(postgres, TABLES, random.Random(37))
     source.create(rows=20)

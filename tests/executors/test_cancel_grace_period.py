@@ -19,9 +19,9 @@ import pytest
 
 from devtools.producer import SteadyProducer, create_topic
 from sink_engine.driver.job import now_ms, run_job
-from sink_engine.run.stopping import JvmShutdownStop
 from sink_engine.failpoints import arm_task_failpoint, release_task_failpoint, task_failpoint_fired
 from sink_engine.offsets import Leases
+from sink_engine.run.stopping import JvmShutdownStop
 from tests.conftest import TABLE
 from tests.continuous.runs import caught_up, landed_once, wait_for
 from tests.faults.landed_once import produce_numbered, write_config

@@ -2,6 +2,7 @@
 while tasks write, during the commit), with a second run started meanwhile, round after round, with new records
 between rounds. After every round, what landed is contiguous and committed only where files are in S3; at the
 end (after a clean run) every record is in S3 exactly once and `status` agrees."""
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,13 @@ class RunProcess:
 
     def __init__(self, config_path: str):
         self.started = time.monotonic()
-        self.process = subprocess.Popen([sys.executable, "-m", "sink_engine", "-v", "run", "--config", config_path],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "sink_engine", "-v", "run", "--config", config_path],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         self.events: list[str] = []
         self.errors: list[str] = []
         self.changed = threading.Condition()
@@ -101,8 +106,18 @@ def kill_when(runs: list[RunProcess], phase: str, rng: random.Random) -> RunProc
     return None
 
 
-def kill_loop(bootstrap: str, config, path: str, rng: random.Random, rounds: int, per_round: int,
-              partitions: int, s3, dynamodb, check_every: int = 1) -> LoopFigures:
+def kill_loop(
+    bootstrap: str,
+    config,
+    path: str,
+    rng: random.Random,
+    rounds: int,
+    per_round: int,
+    partitions: int,
+    s3,
+    dynamodb,
+    check_every: int = 1,
+) -> LoopFigures:
     """Rounds of: new records, a run, a second run started 0-2 s later, a SIGKILL at a random moment of a phase
     (each phase once in every three rounds, in random order) of the first run to reach it, both waited for; then,
     every `check_every` rounds, the invariants that hold at any time."""
@@ -156,34 +171,69 @@ def scenario(stack, connector, tmp_path, partitions: int, **overrides):
 def test_sigkill_loop_with_overlapping_runs(stack, spark, s3, dynamodb, connector, tmp_path, seed, figures, capsys):
     rng = random.Random(seed)
     partitions, lease_ms = 3, 3000
-    config, path = scenario(stack, connector, tmp_path, partitions, **{"flush.size": 100,
-                                                                       "sink.lease.duration.ms": lease_ms})
-    loop = kill_loop(stack.bootstrap_servers, config, path, rng, rounds=3, per_round=1200, partitions=partitions,
-                     s3=s3, dynamodb=dynamodb)
+    config, path = scenario(
+        stack, connector, tmp_path, partitions, **{"flush.size": 100, "sink.lease.duration.ms": lease_ms}
+    )
+    loop = kill_loop(
+        stack.bootstrap_servers,
+        config,
+        path,
+        rng,
+        rounds=3,
+        per_round=1200,
+        partitions=partitions,
+        s3=s3,
+        dynamodb=dynamodb,
+    )
     final = finish(path, config, lease_ms, capsys)
     landed = check_exactly_once(s3, dynamodb, config, partitions, loop.records)
     check_status(dynamodb, config, partitions, loop.records)
-    figures.update(faults={f"SIGKILL at {k}": v for k, v in loop.kills.items()}, runs=len(loop.exit_codes) + len(final),
-                   exit_codes=loop.exit_codes + final, overlaps=loop.overlaps, killed_after=dict(loop.last_events),
-                   **landed.figures())
+    figures.update(
+        faults={f"SIGKILL at {k}": v for k, v in loop.kills.items()},
+        runs=len(loop.exit_codes) + len(final),
+        exit_codes=loop.exit_codes + final,
+        overlaps=loop.overlaps,
+        killed_after=dict(loop.last_events),
+        **landed.figures(),
+    )
 
 
 @pytest.mark.soak
-def test_soak_ten_million_records_through_the_sigkill_loop(stack, spark, s3, dynamodb, connector, tmp_path, seed,
-                                                           figures, capsys):
+def test_soak_ten_million_records_through_the_sigkill_loop(
+    stack, spark, s3, dynamodb, connector, tmp_path, seed, figures, capsys
+):
     rng = random.Random(seed)
     partitions, lease_ms, rounds = 4, 5000, 20
-    config, path = scenario(stack, connector, tmp_path, partitions, **{"flush.size": 25_000,
-                                                                       "sink.lease.duration.ms": lease_ms,
-                                                                       "sink.kafka.timeout.ms": 120_000})
+    config, path = scenario(
+        stack,
+        connector,
+        tmp_path,
+        partitions,
+        **{"flush.size": 25_000, "sink.lease.duration.ms": lease_ms, "sink.kafka.timeout.ms": 120_000},
+    )
     started = time.monotonic()
-    loop = kill_loop(stack.bootstrap_servers, config, path, rng, rounds=rounds, per_round=500_000,
-                     partitions=partitions, s3=s3, dynamodb=dynamodb, check_every=5)
+    loop = kill_loop(
+        stack.bootstrap_servers,
+        config,
+        path,
+        rng,
+        rounds=rounds,
+        per_round=500_000,
+        partitions=partitions,
+        s3=s3,
+        dynamodb=dynamodb,
+        check_every=5,
+    )
     final = finish(path, config, lease_ms, capsys)
     landed = check_exactly_once(s3, dynamodb, config, partitions, loop.records)
     check_status(dynamodb, config, partitions, loop.records)
     assert landed.records >= 10_000_000
-    figures.update(faults={f"SIGKILL at {k}": v for k, v in loop.kills.items()}, runs=len(loop.exit_codes) + len(final),
-                   exit_codes=dict(Counter(loop.exit_codes + final)), overlaps=loop.overlaps,
-                   killed_after=dict(loop.last_events),
-                   loop_seconds=round(time.monotonic() - started, 1), **landed.figures())
+    figures.update(
+        faults={f"SIGKILL at {k}": v for k, v in loop.kills.items()},
+        runs=len(loop.exit_codes) + len(final),
+        exit_codes=dict(Counter(loop.exit_codes + final)),
+        overlaps=loop.overlaps,
+        killed_after=dict(loop.last_events),
+        loop_seconds=round(time.monotonic() - started, 1),
+        **landed.figures(),
+    )

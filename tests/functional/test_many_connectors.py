@@ -1,6 +1,7 @@
 """`sink-engine run` of several connectors in one Spark application: each connector's objects and offsets as if it
 ran alone, one connector's failure leaves the others' commits, and two overlapping runs sharing a connector land
 each record once."""
+
 from __future__ import annotations
 
 import json
@@ -17,11 +18,18 @@ def _write(folder, name: str, topic: str, stack, **overrides) -> str:
     """A connector file in `folder`, reading `topic`; overrides are Confluent keys."""
     folder.mkdir(exist_ok=True)
     config = {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": topic,
-        "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET, "s3.region": "us-east-1",
-        "flush.size": 100, "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-        "offset.storage.dynamodb.table": TABLE, "tasks.max": 2, **overrides,
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": topic,
+        "bootstrap.servers": stack.bootstrap_servers,
+        "s3.bucket.name": BUCKET,
+        "s3.region": "us-east-1",
+        "flush.size": 100,
+        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "offset.storage.dynamodb.table": TABLE,
+        "tasks.max": 2,
+        **overrides,
     }
     path = folder / f"{name}.json"
     path.write_text(json.dumps({"name": name, "config": config}))
@@ -33,7 +41,8 @@ def _offsets(dynamodb, name: str) -> dict:
 
 
 def test_a_run_of_many_configs_writes_each_connector_as_if_alone_and_a_failure_stops_only_its_own(
-        stack, spark, s3, dynamodb, new_topic, unique, tmp_path, capsys):
+    stack, spark, s3, dynamodb, new_topic, unique, tmp_path, capsys
+):
     # given three topics: JSON events, the same for Parquet, and one whose 151st record is not JSON
     events, bad = new_topic(f"many-events-{unique}", 2, events=400), f"many-bad-{unique}"
     new_topic(bad, 1, values=[b'{"id": %d}' % i for i in range(150)] + [b"{not json"] + [b'{"id": 0}'] * 20)
@@ -54,11 +63,17 @@ def test_a_run_of_many_configs_writes_each_connector_as_if_alone_and_a_failure_s
     assert f"[many-json-{unique}] run finished" in said.out and f"[many-parquet-{unique}] run finished" in said.out
     assert f"error: [many-bad-{unique}] record {bad}-0@150" in said.err
     # and each connector wrote the same keys and bytes, and committed the same offsets, as it did alone
-    together, apart = object_bodies(s3, BUCKET, f"many-{unique}/{events}/"), object_bodies(s3, BUCKET, f"alone-{unique}/")
+    together, apart = (
+        object_bodies(s3, BUCKET, f"many-{unique}/{events}/"),
+        object_bodies(s3, BUCKET, f"alone-{unique}/"),
+    )
     assert len(together) == 8 and together == {k.replace("alone-", "many-", 1): v for k, v in apart.items()}
     for kind in formats:
-        assert _offsets(dynamodb, f"many-{kind}-{unique}") == _offsets(dynamodb, f"alone-{kind}-{unique}") == {
-            f"{events}-0": 200, f"{events}-1": 200}
+        assert (
+            _offsets(dynamodb, f"many-{kind}-{unique}")
+            == _offsets(dynamodb, f"alone-{kind}-{unique}")
+            == {f"{events}-0": 200, f"{events}-1": 200}
+        )
     # and the poisoned one committed what it closed before its bad record
     assert _offsets(dynamodb, f"many-bad-{unique}") == {f"{bad}-0": 100}
 
@@ -67,7 +82,10 @@ def test_two_overlapping_multi_connector_runs_land_each_record_once(stack, spark
     # given connectors a, b and c, each on a topic of its own; and two runs: a with b, b with c
     names = {c: f"overlap-{c}-{unique}" for c in "abc"}
     files = {c: _write(tmp_path, name, new_topic(name, 2, events=400), stack) for c, name in names.items()}
-    runs = [["run", "--config", files["a"], "--config", files["b"]], ["run", "--config", files["b"], "--config", files["c"]]]
+    runs = [
+        ["run", "--config", files["a"], "--config", files["b"]],
+        ["run", "--config", files["b"], "--config", files["c"]],
+    ]
     # when both start at the same moment (one of them finds b leased: exit 3, its other connector commits)
     codes, start = [], threading.Barrier(2)
 

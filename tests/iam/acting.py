@@ -11,6 +11,7 @@ its role. To record the workers' calls, each task installs the log first
 the repository root, put on their PYTHONPATH); so does a continuous run's task (`sink_engine.continuous.driver
 .stream_task`, wrapped the same way).
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,14 @@ from tests.iam.recorder import CallLog
 from tests.iam.world import Principal, sign_payload_hash
 
 ROOT = Path(__file__).resolve().parents[2]
-_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION",
-              "AWS_DEFAULT_REGION")
+_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_ENDPOINT_URL",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+)
 
 
 @contextmanager

@@ -5,6 +5,7 @@ The extension's wheels (`duckdb-extension-iceberg`, `-avro`, `-httpfs` on PyPI) 
 duckdb 2.0.0 the project runs, so `make venv` installs duckdb 1.5.5 and the three extensions into a folder of their
 own (`.venv/duckdb-iceberg`, requirements-duckdb-iceberg.txt), and the table is read in a subprocess that imports
 from that folder only."""
+
 from __future__ import annotations
 
 import json

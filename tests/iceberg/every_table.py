@@ -3,6 +3,7 @@ read again, once the test's body has passed (before its fixtures close: a REST c
 readers of readers.py, which must agree on its rows and schema (left out: a table whose metadata pyiceberg can no
 longer load, as a test made it so, and a table with a `time` column, which Spark's reader refuses). A hook
 (`pytest_runtest_call`) that a conftest imports; one Spark reader serves the whole session (shared_reader)."""
+
 from __future__ import annotations
 
 import os

@@ -5,26 +5,49 @@ Values are compared in one form (`canonical`): what each reader hands Python (py
 values as its subprocess prints them, JSON with `str` for the rest), instants in UTC. Schemas are compared as each
 reader's own type names: pyiceberg's Iceberg schema says what Spark (`spark_type`) and DuckDB (`duckdb_type`)
 should call each column, and whether Spark should find it nullable."""
+
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pyiceberg import types as t
 
+from sink_engine.target.iceberg_tables.catalog import load_table
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from tests.iceberg.duckdb_reader import duckdb_rows
 from tests.iceberg.spark_reader import SparkIcebergReader
-from sink_engine.target.iceberg_tables.catalog import load_table
 from tests.iceberg.tables import catalog_of, table_name
-from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
-_SPARK = {t.BooleanType: "boolean", t.IntegerType: "integer", t.LongType: "long", t.FloatType: "float",
-          t.DoubleType: "double", t.DateType: "date", t.TimestampType: "timestamp_ntz", t.TimestamptzType: "timestamp",
-          t.StringType: "string", t.UUIDType: "string", t.FixedType: "binary", t.BinaryType: "binary"}
-_DUCKDB = {t.BooleanType: "BOOLEAN", t.IntegerType: "INTEGER", t.LongType: "BIGINT", t.FloatType: "FLOAT",
-           t.DoubleType: "DOUBLE", t.DateType: "DATE", t.TimeType: "TIME", t.TimestampType: "TIMESTAMP",
-           t.TimestamptzType: "TIMESTAMP WITH TIME ZONE", t.StringType: "VARCHAR", t.UUIDType: "UUID",
-           t.FixedType: "BLOB", t.BinaryType: "BLOB"}
+_SPARK = {
+    t.BooleanType: "boolean",
+    t.IntegerType: "integer",
+    t.LongType: "long",
+    t.FloatType: "float",
+    t.DoubleType: "double",
+    t.DateType: "date",
+    t.TimestampType: "timestamp_ntz",
+    t.TimestamptzType: "timestamp",
+    t.StringType: "string",
+    t.UUIDType: "string",
+    t.FixedType: "binary",
+    t.BinaryType: "binary",
+}
+_DUCKDB = {
+    t.BooleanType: "BOOLEAN",
+    t.IntegerType: "INTEGER",
+    t.LongType: "BIGINT",
+    t.FloatType: "FLOAT",
+    t.DoubleType: "DOUBLE",
+    t.DateType: "DATE",
+    t.TimeType: "TIME",
+    t.TimestampType: "TIMESTAMP",
+    t.TimestamptzType: "TIMESTAMP WITH TIME ZONE",
+    t.StringType: "VARCHAR",
+    t.UUIDType: "UUID",
+    t.FixedType: "BLOB",
+    t.BinaryType: "BLOB",
+}
 
 
 def read_three_ways(reader: SparkIcebergReader, config, identifier: str | None = None) -> list[dict]:
@@ -56,7 +79,7 @@ def canonical(value):
     """One form of a value whichever reader read it: instants in UTC, then anything JSON lacks as `str` (as the
     DuckDB reader prints it)."""
     if isinstance(value, datetime) and value.tzinfo is not None:
-        value = value.astimezone(timezone.utc)
+        value = value.astimezone(UTC)
     if isinstance(value, dict):
         return {k: canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -74,13 +97,26 @@ def spark_type(kind: t.IcebergType) -> str | dict:
     if isinstance(kind, t.DecimalType):
         return f"decimal({kind.precision},{kind.scale})"
     if isinstance(kind, t.StructType):
-        return {"type": "struct", "fields": [{"name": f.name, "type": spark_type(f.field_type),
-                                              "nullable": not f.required, "metadata": {}} for f in kind.fields]}
+        return {
+            "type": "struct",
+            "fields": [
+                {"name": f.name, "type": spark_type(f.field_type), "nullable": not f.required, "metadata": {}}
+                for f in kind.fields
+            ],
+        }
     if isinstance(kind, t.ListType):
-        return {"type": "array", "elementType": spark_type(kind.element_type), "containsNull": not kind.element_required}
+        return {
+            "type": "array",
+            "elementType": spark_type(kind.element_type),
+            "containsNull": not kind.element_required,
+        }
     if isinstance(kind, t.MapType):
-        return {"type": "map", "keyType": spark_type(kind.key_type), "valueType": spark_type(kind.value_type),
-                "valueContainsNull": not kind.value_required}
+        return {
+            "type": "map",
+            "keyType": spark_type(kind.key_type),
+            "valueType": spark_type(kind.value_type),
+            "valueContainsNull": not kind.value_required,
+        }
     return _SPARK[type(kind)]
 
 

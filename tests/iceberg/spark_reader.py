@@ -8,6 +8,7 @@ classpath must stay the engine's), started once and kept: each request is a line
 name and pyiceberg properties, a table), each answer a line of JSON on its stdout (the path of an Arrow IPC file of
 the rows, Spark's schema of the table, or the error). Each request reads in a new Spark session (`newSession()`: its
 own catalogs, so a catalog name may point at another catalog from one request to the next)."""
+
 from __future__ import annotations
 
 import atexit
@@ -65,8 +66,11 @@ class SparkIcebergReader:
         jars = ",".join(str(jar) for jar in sorted(libs_dir().glob("*.jar")))
         with open(Path(self._folder.name) / "stderr", "wb") as stderr:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", _SCRIPT, jars, self._folder.name], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=stderr, text=True,
+                [sys.executable, "-c", _SCRIPT, jars, self._folder.name],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
                 env={**os.environ, "PYSPARK_SUBMIT_ARGS": "pyspark-shell"},
             )
         self._requests, self._started = 0, False  # (Spark starts while the test goes on; the first read waits)
@@ -131,8 +135,13 @@ def java_catalog(name: str, properties: dict[str, str], scratch: Path) -> tuple[
     kind = properties.get("type", "rest")
     endpoint = properties.get("s3.endpoint") or os.environ.get("AWS_ENDPOINT_URL")
     region = properties.get("s3.region") or os.environ.get("AWS_DEFAULT_REGION", "us-east-1")
-    java = {"": "org.apache.iceberg.spark.SparkCatalog", "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-            "s3.path-style-access": "true", "client.region": region, "cache-enabled": "false"}
+    java = {
+        "": "org.apache.iceberg.spark.SparkCatalog",
+        "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        "s3.path-style-access": "true",
+        "client.region": region,
+        "cache-enabled": "false",
+    }
     if endpoint:
         java["s3.endpoint"] = endpoint
     if properties.get("warehouse"):

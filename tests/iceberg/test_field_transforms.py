@@ -1,5 +1,6 @@
 """Kafka's field transforms with IcebergFormat: the chain of tests/functional/test_field_transforms_formats.py on
 schemaless and schema'd values; the auto-created table's columns follow the transforms, every record is one row."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """Upsert tables exactly once: crashes at each point of a run and reruns, two runs at once, and `sink-engine run`
 processes SIGKILLed at seeded random moments with a second run started meanwhile. After the reruns the table is the
 model of the source table, and no key has two rows at any time."""
+
 from __future__ import annotations
 
 import os
@@ -101,8 +102,14 @@ def test_one_table_per_topic_with_a_crash_between_tables(stack, spark, s3, dynam
     from tests.iceberg.test_upsert import UPSERT
 
     topics = [f"{name}-{unique}" for name in ("customers", "orders", "items")]
-    config = iceberg_connector(**{**UPSERT, "topics": ",".join(topics), "iceberg.tables": f"lake_{unique}.${{topic}}",
-                                  "sink.lease.duration.ms": LEASE_MS})
+    config = iceberg_connector(
+        **{
+            **UPSERT,
+            "topics": ",".join(topics),
+            "iceberg.tables": f"lake_{unique}.${{topic}}",
+            "sink.lease.duration.ms": LEASE_MS,
+        }
+    )
     create_namespace(config, topics[0])
     sources = {topic: SourceTable(seed=i) for i, topic in enumerate(topics)}
     for topic in topics:

@@ -1,5 +1,6 @@
 """The command line's options: a single-valued option given twice is refused (argparse keeps the last silently),
 `run` and `validate` take several connectors (`--config` repeated, `--config-dir`)."""
+
 from __future__ import annotations
 
 import json
@@ -15,13 +16,16 @@ def _parsed(argv):
     return cli._parser().parse_args(argv)
 
 
-@pytest.mark.parametrize("argv", [
-    ["status", "--config", "a.json", "--config", "b.json"],
-    ["verify", "--config", "a.json", "--topic", "t1", "--topic", "t2"],
-    ["run", "--config", "a.json", "--worker", "w1.properties", "--worker", "w2.properties"],
-    ["run", "--config-dir", "one", "--config-dir", "two"],
-    ["dlq", "replay", "--config", "a.json", "--source-topic", "d1", "--source-topic", "d2"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status", "--config", "a.json", "--config", "b.json"],
+        ["verify", "--config", "a.json", "--topic", "t1", "--topic", "t2"],
+        ["run", "--config", "a.json", "--worker", "w1.properties", "--worker", "w2.properties"],
+        ["run", "--config-dir", "one", "--config-dir", "two"],
+        ["dlq", "replay", "--config", "a.json", "--source-topic", "d1", "--source-topic", "d2"],
+    ],
+)
 def test_a_single_valued_option_given_twice_is_refused_naming_it(argv, capsys):
     # given an option that takes one value, given twice; when the command line is parsed; then it exits 2 naming it
     with pytest.raises(SystemExit) as exit_:
@@ -39,8 +43,9 @@ def test_status_refused_two_configs_points_at_the_commands_that_take_several(cap
 
 def test_repeatable_options_and_flags_take_every_value():
     # given options declared repeatable and a flag given twice; then each value is kept, the flag is set
-    args = _parsed(["dlq", "replay", "--config", "a.json", "--error-class", "A", "--error-class", "B", "--dry-run",
-                    "--dry-run"])
+    args = _parsed(
+        ["dlq", "replay", "--config", "a.json", "--error-class", "A", "--error-class", "B", "--dry-run", "--dry-run"]
+    )
     assert args.error_class == ["A", "B"] and args.dry_run
 
 
@@ -55,12 +60,15 @@ def test_run_takes_each_config_in_order_then_the_directorys_json_files_by_name(t
     assert config_locations(args) == ["z.json", "y.json", str(folder / "a.json"), str(folder / "b.json")]
 
 
-@pytest.mark.parametrize("argv, option, says", [
-    (["run"], "--config", "give at least one connector"),
-    (["run", "--config", "a.json", "--config", "a.json"], "--config", "a.json given more than once"),
-    (["validate", "--config-dir", "{empty}"], "--config-dir", "holds no *.json file"),
-    (["validate", "--config-dir", "{missing}"], "--config-dir", "is not a directory"),
-])
+@pytest.mark.parametrize(
+    "argv, option, says",
+    [
+        (["run"], "--config", "give at least one connector"),
+        (["run", "--config", "a.json", "--config", "a.json"], "--config", "a.json given more than once"),
+        (["validate", "--config-dir", "{empty}"], "--config-dir", "holds no *.json file"),
+        (["validate", "--config-dir", "{missing}"], "--config-dir", "is not a directory"),
+    ],
+)
 def test_a_run_without_connectors_or_with_one_twice_is_refused(argv, option, says, tmp_path):
     (tmp_path / "empty").mkdir()
     argv = [a.format(empty=tmp_path / "empty", missing=tmp_path / "missing") for a in argv]
@@ -72,9 +80,15 @@ def test_a_run_without_connectors_or_with_one_twice_is_refused(argv, option, say
 def test_run_continuous_takes_one_config_for_now(tmp_path, capsys):
     # given two connector files (valid configs); when run --continuous is given both; then it exits 2 naming why
     for name in ("a", "b"):
-        config = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "t",
-                  "bootstrap.servers": "localhost:9", "s3.bucket.name": "lake", "s3.region": "us-east-1",
-                  "flush.size": "10", "format.class": "io.confluent.connect.s3.format.json.JsonFormat"}
+        config = {
+            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+            "topics": "t",
+            "bootstrap.servers": "localhost:9",
+            "s3.bucket.name": "lake",
+            "s3.region": "us-east-1",
+            "flush.size": "10",
+            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+        }
         (tmp_path / f"{name}.json").write_text(json.dumps({"name": name, "config": config}))
     code = cli.main(["run", "--continuous", "--config-dir", str(tmp_path)])
     assert code == 2
@@ -82,9 +96,16 @@ def test_run_continuous_takes_one_config_for_now(tmp_path, capsys):
 
 
 def _connector_file(folder, file: str, name: str, **overrides) -> str:
-    config = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "t",
-              "bootstrap.servers": "localhost:9", "s3.bucket.name": "lake", "s3.region": "us-east-1",
-              "flush.size": "10", "format.class": "io.confluent.connect.s3.format.json.JsonFormat", **overrides}
+    config = {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": "t",
+        "bootstrap.servers": "localhost:9",
+        "s3.bucket.name": "lake",
+        "s3.region": "us-east-1",
+        "flush.size": "10",
+        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+        **overrides,
+    }
     path = folder / file
     path.write_text(json.dumps({"name": name, "config": config}))
     return str(path)

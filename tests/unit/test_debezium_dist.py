@@ -1,5 +1,6 @@
 """Kafka Connect's worker and Debezium's connector for tests/cdc (devtools/debezium_dist.py): each part's pinned
 jars hold the versions its pom profile names, the plugin's none of Kafka's own (the worker serves them)."""
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,10 @@ def test_each_part_pins_the_jars_of_its_profile(part):
     # given the pom's profile of the part
     profiles = ET.parse(debezium_dist.POM).getroot().findall("m:profiles/m:profile", POM_NS)
     profile = next(p for p in profiles if p.findtext("m:id", namespaces=POM_NS) == part)
-    named = [(d.findtext("m:artifactId", namespaces=POM_NS), d.findtext("m:version", namespaces=POM_NS))
-             for d in profile.iterfind("m:dependencies/m:dependency", POM_NS)]
+    named = [
+        (d.findtext("m:artifactId", namespaces=POM_NS), d.findtext("m:version", namespaces=POM_NS))
+        for d in profile.iterfind("m:dependencies/m:dependency", POM_NS)
+    ]
     # then the pinned digests hold each named jar, each digest a sha256
     pinned = debezium_dist.pinned(part)
     assert all(f"{artifact}-{version}.jar" in pinned for artifact, version in named)

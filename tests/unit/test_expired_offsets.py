@@ -1,5 +1,6 @@
 """A committed offset below the partition's log start (retention, DeleteRecords): the planner starts at the log start,
 and the offsets in between are the range's `expired`, counted by the commit as `skipped.expired`."""
+
 from __future__ import annotations
 
 from sink_engine.driver.planner import plan_ranges

@@ -1,6 +1,7 @@
 """ListOffsets while a partition's leader moves: Apache Kafka answers NOT_LEADER_FOR_PARTITION for a moment after
 CreateTopics (seen in tests/functional/test_doctor.py on a topic just created); the watermark query asks again until
 its deadline, and any other error fails at once."""
+
 import time
 
 import pytest

@@ -1,5 +1,6 @@
 """What `pip install .` gives: pyproject.toml's dependencies (requirements.txt) and extras cover every library the
 engine imports, and `sink-engine --version` names the package's version."""
+
 import ast
 import sys
 import tomllib
@@ -23,8 +24,11 @@ def declared() -> tuple[set[str], set[str]]:
 
     def names(files: list[str]) -> set[str]:
         lines = [line for f in files for line in (ROOT / f).read_text().splitlines()]
-        return {canonicalize_name(Requirement(line).name) for line in lines
-                if line.strip() and not line.strip().startswith("#")}
+        return {
+            canonicalize_name(Requirement(line).name)
+            for line in lines
+            if line.strip() and not line.strip().startswith("#")
+        }
 
     extras = set().union(*(names(spec["file"]) for spec in dynamic["optional-dependencies"].values()))
     return names(dynamic["dependencies"]["file"]), extras
@@ -45,13 +49,19 @@ def imported() -> tuple[set[str], set[str]]:
             if _type_checking_only(child):
                 continue  # read by mypy, never imported at run time
             if isinstance(child, (ast.Import, ast.ImportFrom)):
-                modules = [a.name for a in child.names] if isinstance(child, ast.Import) else \
-                    [child.module] if child.level == 0 and child.module else []
+                modules = (
+                    [a.name for a in child.names]
+                    if isinstance(child, ast.Import)
+                    else [child.module]
+                    if child.level == 0 and child.module
+                    else []
+                )
                 (in_functions if in_function else at_load).update(m.split(".")[0] for m in modules)
             visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
 
     for path in (ROOT / "sink_engine").rglob("*.py"):
         visit(ast.parse(path.read_text()), False)
+
     def third_party(modules: set[str]) -> set[str]:
         return {m for m in modules if m not in sys.stdlib_module_names and m != "sink_engine"}
 

@@ -1,6 +1,7 @@
 """The config is read by key only where settings are built: a `config["<key>"]` lookup or a `config.text(key)`,
 `config.optional_text(key)` call (on a name or attribute called `config`, or its `.values`) anywhere else in
-sink_engine/, lambdas/, infra/ or devtools/ fails this test, naming the file, line and lookup. Code that acts on a key reads it through its seam's settings object (a frozen
+sink_engine/, lambdas/, infra/ or devtools/ fails this test, naming the file, line and lookup. Code that acts on a
+key reads it through its seam's settings object (a frozen
 dataclass built once by `from_config`: docs/development/layout.md, "Reading the config").
 
 Where a lookup belongs:
@@ -8,7 +9,8 @@ Where a lookup belongs:
 - a function named `from_config` (a settings object's builder, wherever its class lives), and what it nests;
 - sink_engine/config/ (parsing, defaults and the checks that need nothing above it);
 - the validation checks in ALLOWED_FUNCTIONS: they take key names from a table (the credential pairs, the keys
-  EnvelopeFormat refuses, the S3-object settings a table refuses) and judge each key as a key (set or not, with its name in the error), which no seam's
+  EnvelopeFormat refuses, the S3-object settings a table refuses) and judge each key as a key (set or not, with its
+  name in the error), which no seam's
   settings object holds by name.
 """
 

@@ -1,4 +1,5 @@
 """`sink-engine verify`'s report: the objects past a partition's commit summarized in one line, all with -v."""
+
 from __future__ import annotations
 
 import io
