@@ -18,7 +18,7 @@ from confluent_kafka import Consumer, TopicPartition
 from devtools.kafka_connect import ConnectWorker
 from sink_engine.driver.job import run_job
 from tests.cdc.source import SourceTables
-from tests.faults.test_process_kills import KILLED, RunProcess
+from tests.faults.run_processes import KILLED, RunProcess
 from tests.iceberg.tables import create_namespace
 from tests.iceberg.upserts import duckdb_table_rows, pyiceberg_rows
 

@@ -15,7 +15,7 @@ from devtools.producer import create_topic
 from sink_engine.driver.job import run_job
 from sink_engine.offsets.store import MAX_COMMITS
 from tests.faults.landed_once import check_exactly_once, check_status, produce_numbered, write_config
-from tests.faults.test_process_kills import KILLED, RunProcess, finish, kill_when
+from tests.faults.run_processes import KILLED, RunProcess, finish, kill_when
 
 MANY = 300  # more than three transactions' worth of commits (MAX_COMMITS each)
 PER_PARTITION, FLUSH = 20, 10

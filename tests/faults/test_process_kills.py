@@ -5,13 +5,7 @@ end (after a clean run) every record is in S3 exactly once and `status` agrees."
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,63 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from devtools.producer import create_topic
-from sink_engine import cli
 from tests.faults.landed_once import check_exactly_once, check_status, produce_numbered, write_config
-
-# The event a kill waits for, and the extra delay (s) drawn after it; start-up kills count from the process start.
-PHASES = {
-    "start-up": (None, (0.3, 4.0)),
-    "write": ("RUN_PLANNED", (0.0, 1.0)),
-    "commit": ("FILES_UPLOADED", (0.0, 0.05)),
-}
-KILLED = -signal.SIGKILL
-
-
-class RunProcess:
-    """`python -m sink_engine -v run` in its own process group; the events it logs are read as they come."""
-
-    def __init__(self, config_path: str):
-        self.started = time.monotonic()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "sink_engine", "-v", "run", "--config", config_path],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        self.events: list[str] = []
-        self.errors: list[str] = []
-        self.changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.process.stderr:
-            start = line.find('{"')
-            with self.changed:
-                if start >= 0 and '"event"' in line:
-                    self.events.append(json.loads(line[start:])["event"])
-                elif line.startswith("error:"):
-                    self.errors.append(line.strip())
-                self.changed.notify_all()
-        with self.changed:
-            self.changed.notify_all()
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def kill(self) -> bool:
-        """SIGKILL the run and everything it started (its Spark JVM and Python workers); False if it had ended."""
-        if not self.alive:
-            return False
-        os.killpg(self.process.pid, signal.SIGKILL)
-        return True
-
-    def wait(self, timeout: float = 180) -> int:
-        code = self.process.wait(timeout=timeout)
-        self._reader.join(timeout=10)
-        return code
+from tests.faults.run_processes import KILLED, PHASES, RunProcess, finish, kill_when
 
 
 @dataclass
@@ -86,24 +25,6 @@ class LoopFigures:
     last_events: Counter = field(default_factory=Counter)  # the last event a killed run logged
     overlaps: int = 0
     exit_codes: list = field(default_factory=list)
-
-
-def kill_when(runs: list[RunProcess], phase: str, rng: random.Random) -> RunProcess | None:
-    """Kill the first of `runs` to reach `phase`, after the phase's random delay; returns it, None if none was
-    killed (none reached the phase alive)."""
-    event, (low, high) = PHASES[phase]
-    delay = rng.uniform(low, high)
-    if event is None:
-        victim = rng.choice(runs)
-        time.sleep(max(0.0, victim.started + delay - time.monotonic()))
-        return victim if victim.kill() else None
-    while any(r.alive for r in runs):
-        reached = [r for r in runs if event in r.events]
-        if reached:
-            time.sleep(delay)
-            return reached[0] if reached[0].kill() else None
-        time.sleep(0.02)
-    return None
 
 
 def kill_loop(
@@ -143,23 +64,6 @@ def kill_loop(
         if figures.rounds % check_every == 0:
             check_exactly_once(s3, dynamodb, config, partitions, figures.records, complete=False)
     return figures
-
-
-def finish(path: str, config, lease_ms: int, capsys) -> list[int]:
-    """Clean runs (in this process) until one completes and nothing is left to read; returns their exit codes."""
-    codes = []
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        capsys.readouterr()
-        code = cli.main(["run", "--config", path])
-        codes.append(code)
-        out = capsys.readouterr()
-        assert code in (0, 3), out.err
-        if code == 0 and ", 0 records," in out.out:
-            return codes
-        if code == 3:
-            time.sleep(lease_ms / 1000)
-    raise AssertionError(f"no clean run completed: {codes}")
 
 
 def scenario(stack, connector, tmp_path, partitions: int, **overrides):

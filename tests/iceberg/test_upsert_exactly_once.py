@@ -65,7 +65,7 @@ def test_two_runs_at_once_apply_each_change_once(stack, spark, s3, dynamodb, tab
 
 
 def test_sigkill_at_random_moments_with_overlapping_runs(stack, spark, s3, dynamodb, table_config, tmp_path, capsys):
-    from tests.faults.test_process_kills import KILLED, RunProcess, finish, kill_when
+    from tests.faults.run_processes import KILLED, RunProcess, finish, kill_when
 
     config, source = table_config, SourceTable(seed=29, partitions=3)
     seed = int(os.environ.get("SEED") or 31)
