@@ -99,7 +99,7 @@ def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
     if kind == "struct":
         return ValueColumn("struct", items, items, schemas)
     if kind in ("string", "bytes"):
-        return ValueColumn(kind, items)
+        return ValueColumn(kind, items, schemas=schemas)  # the schemas transforms see (task/transforms.py)
     texts = [None if item is None else to_json(item) for item in items]
     return ValueColumn("json", texts, schemas=schemas if schemas[0] is not None else None)
 
