@@ -81,7 +81,7 @@ def _read_runs(decoders: list, payloads: list) -> list | None:
 
 def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
     """The column of decoded values: "struct" when every schema is a struct; "string" / "bytes" for those
-    top-level types; "json" (compact Connect JSON text) for other schemas, with them, and for schemaless JSON
+    top-level types (with their schemas, which transforms see); "json" (compact Connect JSON text) for other schemas, with them, and for schemaless JSON
     values. A value that decodes to null (a null payload under an optional schema) stays None: a null value
     (ValueColumn.null_positions). Values of structs and of other schemas cannot share a topic-partition's
     chunk (a RecordError, as Connect's formats write one schema per file)."""
