@@ -148,7 +148,8 @@ def _plain(value: Any) -> Any:
 
 
 def comparable(outcome: dict[str, Any]) -> dict[str, Any]:
-    """An outcome with float32 values (payloads and defaults) rounded to float32, and an error's message dropped."""
+    """An outcome with float32 values (payloads and defaults) rounded to float32, a map's [key, value] pairs in one
+    order, and an error's message dropped."""
     if "error" in outcome:
         return {"error": True}
     if "config_error" in outcome:
@@ -198,5 +199,8 @@ def _rounded(document: dict, value: Any) -> Any:
         return [_rounded(document["items"], item) for item in value]
     if kind == "map" and isinstance(value, dict):
         return {k: _rounded(document["values"], v) for k, v in value.items()}
+    if kind == "map" and isinstance(value, list):  # [key, value] pairs: a map's order is not its content (HashMap)
+        pairs = [[_rounded(document["keys"], k), _rounded(document["values"], v)] for k, v in value]
+        return sorted(pairs, key=lambda pair: orjson.dumps(pair[0]))
     return value
 

@@ -70,8 +70,12 @@ def typed(draw, kind: str, depth: int = 0) -> tuple[dict, object]:
         document = {"type": "array", "items": {**item_schema, "optional": True}}
         value = draw(st.lists(st.none() | item, max_size=3))
     elif kind == "map":
-        document = {"type": "map", "keys": {"type": "string"}, "values": {"type": "int64", "optional": True}}
-        value = draw(st.dictionaries(st.sampled_from(["k", "l", "m"]), st.none() | st.integers(-5, 5), max_size=3))
+        if draw(st.booleans()):
+            document = {"type": "map", "keys": {"type": "string"}, "values": {"type": "int64", "optional": True}}
+            value = draw(st.dictionaries(st.sampled_from(["k", "l", "m"]), st.none() | st.integers(-5, 5), max_size=3))
+        else:  # keys that are not strings: JsonConverter's array of [key, value] pairs
+            document = {"type": "map", "keys": {"type": "int32"}, "values": {"type": "string"}}
+            value = [[k, v] for k, v in draw(st.dictionaries(st.integers(-3, 3), _TEXTS, max_size=3)).items()]
     else:
         schema, payload = _PRIMITIVES[kind]
         document, value = dict(schema), draw(payload)

@@ -57,6 +57,13 @@ def _conflicting_deprecated_names(config: dict, wire: WireRecord | None, java: d
     return conflict and "ReplaceField" in str(config) and "config_error" in engine and "results" in java
 
 
+def _rename_onto_a_kept_field(config: dict, wire: WireRecord | None, java: dict, engine: dict) -> bool:
+    renames = next((v for k, v in config.items() if k.endswith(".renames")), "")
+    missing = {pair.split(":")[0] for pair in renames.split(",") if ":" in pair}
+    return "ReplaceField" in str(config) and "is not a valid field name" in java.get("error", "") and _record(engine) \
+        and any(java["error"].startswith(f"DataException: {name} is not") for name in missing)
+
+
 def _whole_logical_cast(config: dict, wire: WireRecord | None, java: dict, engine: dict) -> bool:
     spec = next((v for k, v in config.items() if k.endswith(".spec")), "")
     role = "key" if "Cast$Key" in str(config) else "value"
@@ -84,6 +91,10 @@ DIFFERENCES = (
                lambda config, wire, java, engine: "ExtractNewRecordState" in str(config)
                and any(k.endswith((".drop.tombstones", ".delete.handling.mode")) for k in config)
                and not any(k.endswith(".delete.tombstone.handling.mode") for k in config)),
+    # ReplaceField renaming a field the struct lacks to the name of one it has (`renames=amount:name` on a struct with
+    # `name` and no `amount`): Kafka 3.9 reads each new field under its old name through the reverse of `renames`, so it
+    # looks for `amount` and fails the record; the engine keeps `name` as it is (the rename has nothing to rename).
+    Difference("ReplaceField: a rename of a missing field onto a present one", _rename_onto_a_kept_field),
     # Cast of a whole key or value of a logical type (a Timestamp, a Date) to a type: Kafka keeps the logical name on
     # the new type (an int8 named Timestamp, which its converters cannot write, or refuse with a default); the engine
     # drops the name and parameters, so the result is a plain number or string.
@@ -172,10 +183,11 @@ def test_the_engines_converters_read_what_kafkas_json_converter_reads(oracle, ba
 @ORACLE
 @given(data=st.data())
 def test_real_and_python_chains_agree_on_generated_records(oracle, data):
-    families = data.draw(st.lists(st.sampled_from(sorted(f for f in OPTIONS if not f.startswith("io.debezium"))),
-                                  min_size=2, max_size=3))
-    steps = [data.draw(a_step(family)) for family in families]
-    batch = data.draw(st.lists(records(), min_size=1, max_size=5))
+    unwrap = data.draw(st.booleans())  # ExtractNewRecordState first, on change events, then Kafka's transforms
+    kafkas = sorted(f for f in OPTIONS if not f.startswith("io.debezium"))
+    families = data.draw(st.lists(st.sampled_from(kafkas), min_size=1 if unwrap else 2, max_size=3))
+    steps = [data.draw(a_step(family)) for family in (["io.debezium.transforms.ExtractNewRecordState"] if unwrap else []) + families]
+    batch = data.draw(st.lists(records(change_events() if unwrap else values), min_size=1, max_size=5))
     agree(oracle, _config(steps, data.draw(a_predicate())), batch)
 
 
