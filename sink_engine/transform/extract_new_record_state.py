@@ -1,18 +1,21 @@
 """Debezium's ExtractNewRecordState: a change event envelope (a value whose schema's name ends in `.Envelope`,
 with `before`, `after`, `source`, `op`, `ts_ms`, ...) unwrapped to its `after` state.
 
-`delete.tombstone.handling.mode` (Debezium 2.5+, default `tombstone`) decides deletes and tombstones:
-`drop` drops both; `tombstone` turns a delete into a null value (with the `after` schema) and drops Debezium's
-own tombstones; `rewrite` makes a delete its `before` state and adds a string field `__deleted` (`true`, and
-`false` on creates and updates), dropping tombstones; `rewrite-with-tombstone` the same, keeping tombstones;
-`delete-to-tombstone` a delete becomes a tombstone (null value and schema), tombstones are dropped. Without it,
-Debezium 1.x/2.x's keys are read: `drop.tombstones` (default true) and `delete.handling.mode` (`drop` (default),
-`none`: a null value, `rewrite`). A truncate event (no `before`, no `after`) is dropped.
+`delete.tombstone.handling.mode` (Debezium 2.5+, default `tombstone`) decides deletes and tombstones: `drop` drops
+both; `tombstone` turns a delete into a null value (with the `after` schema) and drops Debezium's own tombstones;
+`rewrite` makes a delete its `before` state and adds a string field `__deleted` (`true`, and `false` on creates and
+updates), dropping tombstones; `rewrite-with-tombstone` the same, keeping tombstones; `delete-to-tombstone` a delete
+becomes a tombstone (null value and schema), tombstones are dropped. Without it, Debezium 1.x/2.x's keys are read:
+`drop.tombstones` (default true) and `delete.handling.mode` (`drop` (default), `none`: a null value, `rewrite`;
+Debezium 3 no longer reads them, a difference docs/transforms lists). A truncate event (no `before`, no `after`) is
+dropped.
 
 `add.fields` / `add.headers` (see debezium_fields.py) add envelope fields to the new value (the struct schema
 rebuilt once per input schema and operation) / as headers, named with `add.fields.prefix` /
 `add.headers.prefix` (default `__`); on a tombstone only an `op` header is added (`d`). `route.by.field`: the
-topic becomes that field's value (of `after`, of `before` for a delete). `replace.null.with.default` (true):
+topic becomes that field's value (of `after`, of `before` for a delete; a field the row's schema lacks, or one
+that is not a string, is a TransformError, as Debezium's Struct.getString fails). The new value's schema is the
+`after` struct's made required, as Debezium 3 gives it. `replace.null.with.default` (true):
 null fields with a default read as the default when `__deleted` is added.
 
 Records that are not envelopes pass unchanged, as in Debezium; so do schemaless values (JSON with
