@@ -41,7 +41,7 @@ $(VENV)/connect-transforms/.installed: devtools/jvm/connect-transforms/pom.xml |
 	    -DoutputDirectory=$(abspath $(VENV))/connect-transforms/libs
 	touch $@
 
-# The differential transform test with many more generated examples per transform (make test runs 40).
+# The differential transform test with many more generated examples per transform (make test runs 100; about 18 minutes).
 .PHONY: test-oracle
 test-oracle: venv
 	ORACLE_EXAMPLES=1000 $(PY) -m pytest tests/unit/transform/test_connect_transforms_oracle.py -s
