@@ -6,11 +6,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv kafka connect-json debezium iceberg-spark cdk-cli lint format docs demo clean
-.PHONY: test test-faults test-kafka4 test-cdc test-iceberg-readers test-scale test-many-partitions soak
+.PHONY: venv kafka connect-json connect-transforms debezium iceberg-spark cdk-cli lint format docs demo clean
+.PHONY: test test-faults test-kafka4 test-cdc test-iceberg-readers test-oracle test-scale test-many-partitions soak
 .PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs
 
-venv: $(STAMP) kafka connect-json debezium iceberg-spark
+venv: $(STAMP) kafka connect-json connect-transforms debezium iceberg-spark
 
 # Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
 # .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
@@ -49,6 +49,20 @@ $(VENV)/iceberg-spark/.installed: devtools/jvm/iceberg-spark/pom.xml devtools/jv
     devtools/iceberg_spark_dist.py | $(STAMP)
 	rm -f $@
 	$(PY) -m devtools.iceberg_spark_dist install
+# Kafka Connect's transforms and JsonConverter (3.9.1) and Debezium's ExtractNewRecordState (3.6.1.Final) with their
+# dependencies (devtools/jvm/connect-transforms/pom.xml) under .venv/connect-transforms/libs: the oracle of the
+# differential transform test (tests/unit/transform/test_connect_transforms_oracle.py, tests/connect_transforms_oracle.py).
+connect-transforms: $(VENV)/connect-transforms/.installed
+
+$(VENV)/connect-transforms/.installed: devtools/jvm/connect-transforms/pom.xml | $(STAMP)
+	rm -rf $(VENV)/connect-transforms
+	mvn -q -f devtools/jvm/connect-transforms/pom.xml dependency:copy-dependencies \
+	    -DoutputDirectory=$(abspath $(VENV))/connect-transforms/libs
+	touch $@
+
+# The differential transform test with many more generated examples per transform (make test runs 100; about 18 minutes).
+test-oracle: venv
+	ORACLE_EXAMPLES=1000 $(PY) -m pytest tests/unit/transform/test_connect_transforms_oracle.py -s
 
 # The AWS CDK CLI pinned in package.json (npx aws-cdk then runs it from node_modules).
 cdk-cli: $(CDK_STAMP)

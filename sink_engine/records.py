@@ -108,7 +108,8 @@ class ValueColumn:
 
     `schemas` is parallel to `items`: for a struct column the schema each value was written with, or after
     projection the schema of the file; for a "json" column of values with a schema that are not structs (an int32,
-    an array: JsonConverter's envelope, Avro), each value's schema (None for schemaless JSON). A None item is a null
+    an array: JsonConverter's envelope, Avro), each value's schema (None for schemaless JSON); for a "string" or
+    "bytes" column a converter with schemas read, each value's (a plain string or bytes schema). A None item is a null
     value a converter read from a non-null Kafka value (`null_positions`). `sidecars` maps a sidecar name ("keys",
     "headers") to a column parallel to this one, so that the sidecar records follow the values into the same files.
     """

@@ -92,10 +92,10 @@ def _read_runs(decoders: list, payloads: list) -> list | None:
 
 def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
     """The column of decoded values: "struct" when every schema is a struct; "string" / "bytes" for those
-    top-level types; "json" (compact Connect JSON text) for other schemas, with them, and for schemaless JSON
-    values. A value that decodes to null (a null payload under an optional schema) stays None: a null value
-    (ValueColumn.null_positions). Values of structs and of other schemas cannot share a topic-partition's
-    chunk (a RecordError, as Connect's formats write one schema per file)."""
+    top-level types (with their schemas, which transforms see); "json" (compact Connect JSON text) for other
+    schemas, with them, and for schemaless JSON values. A value that decodes to null (a null payload under an
+    optional schema) stays None: a null value (ValueColumn.null_positions). Values of structs and of other schemas
+    cannot share a topic-partition's chunk (a RecordError, as Connect's formats write one schema per file)."""
     kinds = [None if item is None else _kind(schema) for item, schema in zip(items, schemas)]
     kind = next((kind for kind in kinds if kind is not None), "json")
     if any(other not in (kind, None) for other in kinds):
@@ -110,7 +110,7 @@ def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
     if kind == "struct":
         return ValueColumn("struct", items, items, schemas)
     if kind in ("string", "bytes"):
-        return ValueColumn(kind, items)
+        return ValueColumn(kind, items, schemas=schemas)  # the schemas transforms see (task/transforms.py)
     texts = [None if item is None else to_json(item) for item in items]
     return ValueColumn("json", texts, schemas=schemas if schemas[0] is not None else None)
 

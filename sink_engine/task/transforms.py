@@ -12,12 +12,14 @@ routed topic.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
 from sink_engine.convert.base import Converter
-from sink_engine.convert.schema import PRIMITIVE_TYPES
+from sink_engine.convert.connect_json import Decoder, compile_decoder, to_json
+from sink_engine.convert.schema import Schema
 from sink_engine.dlq.letter import STAGE_KEY_CONVERTER, STAGE_TASK_PUT, STAGE_TRANSFORMATION, STAGE_VALUE_CONVERTER
 from sink_engine.dlq.router import qualified_name
 from sink_engine.errors import ConversionError, PartitioningError, TransformationError
@@ -152,7 +154,9 @@ def _converted(chunk: RecordChunk, items: list, converter: Converter, stage: str
         part = part.select(present)
     column_ = run_step(lambda: converter.convert(part), ConversionError, stage, converter)
     documents = column_.documents()
-    schemas = column_.schemas if column_.kind == "struct" and column_.schemas is not None else [None] * len(present)
+    schemas = column_.schemas if column_.schemas is not None else [None] * len(present)
+    if column_.kind == "json" and column_.schemas is not None:  # values of a schema, as Connect JSON: read back
+        documents = [_decoder(s)(d, "") for d, s in zip(documents, schemas)]
     texts = column_.items if column_.kind == "json" else [None] * len(present)
     for j, i in enumerate(present):
         converted[i] = (documents[j], schemas[j], texts[j])
@@ -185,23 +189,15 @@ def _records(chunk: RecordChunk, values: list, keys: list) -> list[TransformReco
 def _kind(record: TransformRecord, input_kind: str | None, part: str = "value") -> str | None:
     """The column kind of a record's value (or key): None for null; "struct" with a struct schema; "string" /
     "bytes" for a plain string or bytes schema, for bytes, and for a schemaless string from a "string" column;
-    "json" for the rest (schemaless maps, lists, numbers, booleans, strings; numbers, booleans, arrays and maps
-    with a schema). A logical type outside a struct (Decimal, Date, ...) is a TransformationError: no format here
-    writes one as a whole value."""
+    "json" for the rest (schemaless maps, lists, numbers, booleans, strings; numbers, booleans, arrays, maps and
+    logical types (Decimal, Date, ...) with a schema, as a converter's column holds them: registry_converter.py)."""
     value, schema = (record.value, record.value_schema) if part == "value" else (record.key, record.key_schema)
     if value is None:
         return None
     if schema is not None:
         if schema.type == "struct":
             return "struct"
-        if schema.name is not None and schema.type in PRIMITIVE_TYPES:
-            raise TransformationError(
-                record.source_topic,
-                record.partition,
-                record.offset,
-                f"the {part} is a {schema.name} after transforms; only a struct or a plain value can be written",
-            )
-        return schema.type if schema.type in ("string", "bytes") else "json"
+        return schema.type if schema.type in ("string", "bytes") and schema.name is None else "json"
     if isinstance(value, (bytes, bytearray)):
         return "bytes"
     return "string" if isinstance(value, str) and input_kind == "string" else "json"
@@ -224,12 +220,19 @@ def column(records: list[TransformRecord], kind: str, texts: list | None = None,
         return ValueColumn(kind, values, values)
     texts = texts or [None] * len(values)
     schemas = [r.value_schema if part == "value" else r.key_schema for r in records]
-    return ValueColumn(
-        "json",
-        [text if text is not None else _json(value, record) for value, text, record in zip(values, texts, records)],
-        values,
-        schemas if None not in schemas else None,  # values with a schema that are not structs (records.py)
-    )
+    items = [
+        text if text is not None else to_json(value) if schema is not None else _json(value, record)
+        for value, text, record, schema in zip(values, texts, records, schemas)
+    ]
+    if None in schemas:
+        return ValueColumn("json", items, values)
+    return ValueColumn("json", items, None, schemas)  # values with a schema that are not structs (records.py)
+
+
+@lru_cache(maxsize=64)
+def _decoder(schema: Schema) -> Decoder:
+    """The Connect JSON payload reader of a schema (the values of a "json" column with schemas)."""
+    return compile_decoder(schema)
 
 
 def _json(value: Any, record: TransformRecord) -> bytes:

@@ -16,6 +16,8 @@ which this engine's formats would otherwise read as the logical type's value).
 
 from __future__ import annotations
 
+from typing import Any
+
 from sink_engine.convert.schema import (
     DATE,
     DECIMAL,
@@ -31,6 +33,7 @@ from sink_engine.convert.schema import (
     Schema,
 )
 from sink_engine.errors import ConfigError
+from sink_engine.transform import java_values
 from sink_engine.transform.cast_values import OUTPUT_TYPES, cast_value
 from sink_engine.transform.errors import TransformError
 from sink_engine.transform.options import TransformOptions
@@ -85,10 +88,10 @@ class Cast:
 
     def _schemaless(self, value: object) -> object:
         if self.whole is not None:
-            return cast_value(None, value, self.whole)
+            return _schemaless_cast(value, self.whole)
         updated = dict(require_map(value, PURPOSE))
         for name, target in self.casts.items():
-            updated[name] = cast_value(None, updated.get(name), target)
+            updated[name] = _schemaless_cast(updated.get(name), target)
         return updated
 
     def _updated_schema(self, schema: Schema) -> Schema:
@@ -120,6 +123,14 @@ class Cast:
         return Schema(
             target, optional=schema.optional, default=None if default is None else cast_value(schema, default, target)
         )
+
+
+def _schemaless_cast(value: Any, target: str) -> Any:
+    """`cast_value` without a schema; a float32 result as the double its Java text reads as: schemaless values have
+    no float32 here, and Kafka's Float is written (Jackson) and cast on by `Float.toString`, its shortest digits on
+    JDK 19+ (java_values.to_string)."""
+    cast = cast_value(None, value, target)
+    return float(java_values.to_string(cast, "float32")) if target == "float32" and cast is not None else cast
 
 
 def parse_spec(options: TransformOptions) -> tuple[dict[str, str], str | None]:

@@ -1,18 +1,21 @@
 """Debezium's ExtractNewRecordState: a change event envelope (a value whose schema's name ends in `.Envelope`,
 with `before`, `after`, `source`, `op`, `ts_ms`, ...) unwrapped to its `after` state.
 
-`delete.tombstone.handling.mode` (Debezium 2.5+, default `tombstone`) decides deletes and tombstones:
-`drop` drops both; `tombstone` turns a delete into a null value (with the `after` schema) and drops Debezium's
-own tombstones; `rewrite` makes a delete its `before` state and adds a string field `__deleted` (`true`, and
-`false` on creates and updates), dropping tombstones; `rewrite-with-tombstone` the same, keeping tombstones;
-`delete-to-tombstone` a delete becomes a tombstone (null value and schema), tombstones are dropped. Without it,
-Debezium 1.x/2.x's keys are read: `drop.tombstones` (default true) and `delete.handling.mode` (`drop` (default),
-`none`: a null value, `rewrite`). A truncate event (no `before`, no `after`) is dropped.
+`delete.tombstone.handling.mode` (Debezium 2.5+, default `tombstone`) decides deletes and tombstones: `drop` drops
+both; `tombstone` turns a delete into a null value (with the `after` schema) and drops Debezium's own tombstones;
+`rewrite` makes a delete its `before` state and adds a string field `__deleted` (`true`, and `false` on creates and
+updates), dropping tombstones; `rewrite-with-tombstone` the same, keeping tombstones; `delete-to-tombstone` a delete
+becomes a tombstone (null value and schema), tombstones are dropped. Without it, Debezium 1.x/2.x's keys are read:
+`drop.tombstones` (default true) and `delete.handling.mode` (`drop` (default), `none`: a null value, `rewrite`;
+Debezium 3 no longer reads them, a difference docs/transforms lists). A truncate event (no `before`, no `after`) is
+dropped.
 
 `add.fields` / `add.headers` (see debezium_fields.py) add envelope fields to the new value (the struct schema
 rebuilt once per input schema and operation) / as headers, named with `add.fields.prefix` /
 `add.headers.prefix` (default `__`); on a tombstone only an `op` header is added (`d`). `route.by.field`: the
-topic becomes that field's value (of `after`, of `before` for a delete). `replace.null.with.default` (true):
+topic becomes that field's value (of `after`, of `before` for a delete; a field the row's schema lacks, or one
+that is not a string, is a TransformError, as Debezium's Struct.getString fails). The new value's schema is the
+`after` struct's made required, as Debezium 3 gives it. `replace.null.with.default` (true):
 null fields with a default read as the default when `__deleted` is added.
 
 Records that are not envelopes pass unchanged, as in Debezium; so do schemaless values (JSON with
@@ -22,6 +25,7 @@ Records that are not envelopes pass unchanged, as in Debezium; so do schemaless 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,10 +111,10 @@ class ExtractNewRecordState:
         if after is None:
             before, _ = _part(record, "before")
             return None if before is None else self._deleted_record(record)
-        state = record.with_changes(value=after, value_schema=after_schema)
+        state = record.with_changes(value=after, value_schema=dataclasses.replace(after_schema, optional=False))
         if self.handling.rewrite:
             state = self._with_deleted(state, "false")
-        state = self._routed(state, after)
+        state = self._routed(state, after, after_schema)
         return self._with_fields(record, state)
 
     def _deleted_record(self, record: TransformRecord) -> TransformRecord | None:
@@ -124,7 +128,7 @@ class ExtractNewRecordState:
             state = record.with_changes(value=None, value_schema=_part(record, "after")[1])
         else:
             state = self._with_deleted(record.with_changes(value=before, value_schema=before_schema), "true")
-        state = self._routed(state, before)
+        state = self._routed(state, before, before_schema)
         return state if state.value is None else self._with_fields(record, state)
 
     def _with_deleted(self, state: TransformRecord, flag: str) -> TransformRecord:
@@ -141,12 +145,15 @@ class ExtractNewRecordState:
         value = {f.name: field_value(state.value, f, self.replace_null_with_default) for f in schema.fields}
         return state.with_changes(value={**value, DELETED_FIELD: flag}, value_schema=updated)
 
-    def _routed(self, state: TransformRecord, row: dict) -> TransformRecord:
+    def _routed(self, state: TransformRecord, row: dict, schema: Schema) -> TransformRecord:
+        """The state routed to the row's `route.by.field` (Debezium's Struct.getString: a TransformError when the
+        row's schema has no such field or it is not a string)."""
         if self.route_by_field is None:
             return state
+        field = schema.field(self.route_by_field)
+        if field is None or field.schema.type != "string":
+            raise TransformError(f"route.by.field {self.route_by_field!r} is not a string field of {schema.describe()}")
         topic = row.get(self.route_by_field)
-        if topic is not None and not isinstance(topic, str):
-            raise TransformError(f"route.by.field {self.route_by_field!r} is not a string field")
         return state.with_changes(topic=topic) if topic and topic.strip() else state
 
     def _with_fields(self, record: TransformRecord, state: TransformRecord) -> TransformRecord:

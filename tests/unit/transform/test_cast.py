@@ -378,3 +378,10 @@ def test_struct_basics_kept_and_schema_cached():
 
 def test_schemaless_missing_field_becomes_null():
     assert cast("a:int32").apply(record(value={"b": 1})).value == {"b": 1, "a": None}
+
+
+def test_a_schemaless_float32_is_the_double_of_its_java_text():
+    """As Kafka's Float, which Jackson writes and Float.toString prints by its shortest digits (6.21034E8 on JDK 19+),
+    not the float32's exact value (621033984); found by test_connect_transforms_oracle.py."""
+    transformed = cast("float32").apply(record(value=621033952.0))
+    assert transformed.value == 621034000.0 and cast("a:float32").apply(record(value={"a": 0.1})).value == {"a": 0.1}

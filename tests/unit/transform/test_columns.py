@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from sink_engine.convert.schema import DATE, Field, Schema
-from sink_engine.errors import TransformationError
 from sink_engine.task.transforms import _kind, column
 from tests.unit.transform.helpers import record
 
@@ -33,9 +34,11 @@ def test_a_value_is_written_as_its_kind(value, schema, input_kind, kind):
     assert _kind(record(value=value, value_schema=schema), input_kind) == kind
 
 
-def test_a_logical_type_as_a_whole_value_cannot_be_written():
-    with pytest.raises(TransformationError, match="Date after transforms"):
-        _kind(record(value=19000, value_schema=Schema("int32", name=DATE), offset=5), "struct")
+def test_a_logical_type_as_a_whole_value_is_written_as_its_connect_json_payload():
+    dated = record(value=datetime.date(2022, 1, 8), value_schema=Schema("int32", name=DATE))
+    assert _kind(dated, "struct") == "json"
+    values = column([dated], "json")
+    assert (values.items, values.schemas, values.documents()) == ([b"19000"], [dated.value_schema], [19000])
 
 
 def test_json_values_keep_their_text_unless_changed():
