@@ -117,11 +117,12 @@ test-scale: venv
 test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
 
-# The Iceberg and continuous tests, every table they read back read again by Iceberg's Java reader (Spark), pyiceberg
-# and DuckDB, which must agree (tests/iceberg/every_table.py); make test reads one table of each kind so
-# (tests/iceberg/test_java_reader.py).
+# The Iceberg tests and the continuous runs into tables, every table they read back read again by Iceberg's Java reader
+# (Spark), pyiceberg and DuckDB, which must agree (tests/iceberg/every_table.py); make test reads one table of each
+# kind so (tests/iceberg/test_java_reader.py). Run by CI after make test.
 test-iceberg-readers: venv
-	ICEBERG_JAVA_READER=1 $(PY) -m pytest tests/iceberg tests/continuous -n 2 --dist loadgroup \
+	ICEBERG_JAVA_READER=1 $(PY) -m pytest tests/iceberg tests/continuous/test_iceberg_continuous.py \
+	    tests/continuous/test_upsert_continuous.py -n 2 --dist loadgroup \
 	    -m "not fault_matrix and not soak and not scale and not many_partitions"
 
 # A representative part of the suite against Apache Kafka 4.1, the newest line MSK offers (make test runs 3.9): the
