@@ -2,10 +2,11 @@
 brokers; topics of three replicas with min.insync.replicas 2, as MSK recommends).
 
 Each fault strikes mid-run at a fixed point: the task reading the seeded partition holds after its first chunk
-(failpoint `task_pause`) while the fault is applied, then reads on. Its consumer fetches in small steps (small record batches
-and fetches, as from a partition far larger than its prefetch), so what it reads after the fault comes from wherever the partition's leader
-is then. A run ends 0, or 1 naming what failed and a rerun completes; every record lands once, the committed
-offsets at the last `flush.size` boundary and `status` right."""
+(failpoint `task_pause`) while the fault is applied, then reads on. Records come in small batches and the consumer
+fetches in small steps (as from a partition far larger than its prefetch), so what it reads after the fault comes
+from wherever the partition's leader is then. A run ends 0, or 1 naming what failed and a rerun completes; every
+record lands once, the committed offsets at the last `flush.size` boundary and `status` right. A broker killed just
+before a run plans, and one killed under a continuous run while records are produced, are survived too."""
 from __future__ import annotations
 
 import random
@@ -15,18 +16,21 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from devtools.kafka_cluster import KafkaCluster
+from devtools.kafka_cluster import BROKERS, KafkaCluster
+from devtools.producer import SteadyProducer
 from sink_engine import cli
 from sink_engine.failpoints import arm_task_failpoint, release_task_failpoint, task_failpoint_fired
+from tests.continuous.runs import kill_group, landed_once, start_continuous, stop_once_caught_up, wait_for
 from tests.faults.landed_once import check_exactly_once, check_status, produce_numbered, write_config
+from tests.runs import committed_offsets
 
 pytestmark = pytest.mark.fault_matrix
 
 PARTITIONS = 3
-RECORDS = 24_000
+RECORDS = 12_000
 PAD = 100
 # record batches of at most 16 KiB (about 130 records; Kafka hands out whole batches, however large), a fetch of at
-# most one of them per partition, and at most 64 KiB held ahead of the task: about 60 fetches per partition
+# most one of them per partition, and at most 64 KiB held ahead of the task: about 30 fetches per partition
 SMALL_BATCHES = {"batch.size": 16384}
 SMALL_FETCHES = {"consumer.override.max.partition.fetch.bytes": 16384,
                  "consumer.override.queued.max.messages.kbytes": 64}
@@ -40,9 +44,16 @@ def cluster(stack):
 
 
 @pytest.fixture
-def scenario(cluster, connector, tmp_path):
-    """A fresh replicated topic with RECORDS numbered records; returns (config, config file). The nodes a test
-    stopped are started again after it."""
+def healed(cluster):
+    """The cluster, whose nodes the test stopped are started again after it."""
+    yield cluster
+    cluster.heal()
+
+
+@pytest.fixture
+def scenario(healed, connector, tmp_path):
+    """A fresh replicated topic with RECORDS numbered records; returns (config, config file)."""
+    cluster = healed
 
     def build(**overrides):
         config = connector(**{"bootstrap.servers": cluster.bootstrap_servers, "flush.size": 500,
@@ -51,8 +62,7 @@ def scenario(cluster, connector, tmp_path):
         produce_numbered(cluster.bootstrap_servers, config["topics"][0], 0, RECORDS, PARTITIONS, PAD, SMALL_BATCHES)
         return config, write_config(config, tmp_path / "connector.json")
 
-    yield build
-    cluster.heal()
+    return build
 
 
 def run_with_fault(path: str, scope: str, fault: Callable[[], object], after: Callable[[], object] = lambda: None):
@@ -153,3 +163,47 @@ def test_the_active_controller_restarted_mid_run_every_record_lands_once(
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, RECORDS)
     check_status(dynamodb, config, PARTITIONS, RECORDS)
     figures.update(faults={f"controller {how}": 1}, runs=len(codes), exit_codes=codes, **landed.figures())
+
+
+def test_a_broker_killed_as_a_run_starts_its_offsets_are_asked_of_the_new_leader(
+        cluster, scenario, s3, dynamodb, spark, seed, figures, capsys):
+    rng = random.Random(seed)
+    # given a seeded broker SIGKILLed just before a run: the metadata names it as a leader until it is fenced
+    config, path = scenario()
+    victim = cluster.broker(rng.choice(BROKERS))
+    victim.kill()
+    # when the run plans (ListOffsets of each partition, from its leader) and reads, then it completes: every
+    # record once (before, the query waited for the dead leader until sink.kafka.timeout.ms and failed the run)
+    codes = until_done(path, cli.main(["run", "--config", path]), capsys)
+    assert codes == [0], codes
+    landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, RECORDS)
+    check_status(dynamodb, config, PARTITIONS, RECORDS)
+    figures.update(faults={"broker SIGKILL": 1}, runs=len(codes), exit_codes=codes, **landed.figures())
+
+
+def test_a_broker_killed_under_a_continuous_run_every_record_lands_once(
+        healed, connector, tmp_path, s3, dynamodb, seed, figures):
+    rng = random.Random(seed)
+    lease_ms = 8000
+    # given a continuous run over a replicated topic and records produced steadily to it
+    config = connector(**{"bootstrap.servers": healed.bootstrap_servers, "flush.size": 500, "tasks.max": 2,
+                          "rotate.schedule.interval.ms": 2000, "sink.lease.duration.ms": lease_ms})
+    topic = config["topics"][0]
+    healed.create_topic(topic, PARTITIONS)
+    run = start_continuous(write_config(config, tmp_path / "connector.json"))
+    try:
+        with SteadyProducer(healed.bootstrap_servers, topic, list(range(PARTITIONS)), per_second=300) as producer:
+            wait_for(lambda: sum(committed_offsets(dynamodb, config).values()), 120, "a first commit")
+            # when a seeded broker is SIGKILLed, and records are produced on through its leaders' move
+            victim = healed.broker(rng.choice(BROKERS))
+            victim.kill()
+            time.sleep(rng.uniform(10, 14))
+        # then the run catches up with everything produced and stops with exit 0
+        stop_once_caught_up(run, dynamodb, config, producer.produced, lease_ms, 90)
+    finally:
+        if run.poll() is None:
+            kill_group(run)
+    # and every record is in S3 once, in order, and committed
+    files = landed_once(s3, dynamodb, config, producer.produced)
+    figures.update(faults={"broker SIGKILL": 1}, runs=1, exit_codes=[0], records=producer.count, duplicates=0,
+                   missing=0, files=files)
