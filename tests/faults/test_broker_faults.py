@@ -27,13 +27,14 @@ from tests.runs import committed_offsets
 pytestmark = pytest.mark.fault_matrix
 
 PARTITIONS = 3
-RECORDS = 12_000
+RECORDS = 6_000
 PAD = 100
-# record batches of at most 16 KiB (about 130 records; Kafka hands out whole batches, however large), a fetch of at
-# most one of them per partition, and at most 64 KiB held ahead of the task: about 30 fetches per partition
-SMALL_BATCHES = {"batch.size": 16384}
-SMALL_FETCHES = {"consumer.override.max.partition.fetch.bytes": 16384,
-                 "consumer.override.queued.max.messages.kbytes": 64}
+# record batches of at most 1 KiB (about 8 records; Kafka hands out whole batches, however large), a fetch of one of
+# them per partition: about 250 fetches per partition, of which a task's first chunk (what arrives within one
+# consume call's 0.1 s) takes a fraction
+SMALL_BATCHES = {"batch.size": 1024}
+SMALL_FETCHES = {"consumer.override.max.partition.fetch.bytes": 1024,
+                 "consumer.override.queued.max.messages.kbytes": 16}
 RUN_TIMEOUT_S = 180
 
 
@@ -56,7 +57,7 @@ def scenario(healed, connector, tmp_path):
     cluster = healed
 
     def build(**overrides):
-        config = connector(**{"bootstrap.servers": cluster.bootstrap_servers, "flush.size": 500,
+        config = connector(**{"bootstrap.servers": cluster.bootstrap_servers, "flush.size": 250,
                               "tasks.max": PARTITIONS, **SMALL_FETCHES, **overrides})
         cluster.create_topic(config["topics"][0], PARTITIONS)
         produce_numbered(cluster.bootstrap_servers, config["topics"][0], 0, RECORDS, PARTITIONS, PAD, SMALL_BATCHES)
