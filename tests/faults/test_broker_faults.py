@@ -70,8 +70,9 @@ def run_with_fault(path: str, scope: str, fault: Callable[[], object], after: Ca
     """`sink-engine run` in a thread; once the task reading `scope` (`<topic>-<p>`) holds at its first chunk,
     `fault()` runs here, the task goes on, and `after()` runs here while the run goes on. Returns the exit code."""
     arm_task_failpoint("task_pause", scope)
-    with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(cli.main, ["run", "--config", path])
+    pool = ThreadPoolExecutor(1)
+    running = pool.submit(cli.main, ["run", "--config", path])
+    try:
         try:
             deadline = time.monotonic() + RUN_TIMEOUT_S
             while task_failpoint_fired("task_pause", scope) is None:
@@ -82,6 +83,8 @@ def run_with_fault(path: str, scope: str, fault: Callable[[], object], after: Ca
             release_task_failpoint("task_pause", scope)
         after()
         return running.result(timeout=RUN_TIMEOUT_S)
+    finally:
+        pool.shutdown(wait=False)  # a run that outlived its timeout fails the test instead of hanging it
 
 
 def until_done(path: str, first: int, capsys) -> list[int]:
