@@ -14,7 +14,6 @@ What MSK sets differently is in docs/aws-fidelity.md."""
 from __future__ import annotations
 
 import base64
-import json
 import shutil
 import signal
 import subprocess
@@ -234,18 +233,6 @@ class KafkaBroker:
         if self._process is not None:
             stop_process(self._process, timeout_s)
             self._process = None
-
-    def quorum_leader(self) -> tuple[int, int] | None:
-        """A controller's view of the quorum from its `quorum-state` file: (leader id, leader epoch), None while it
-        knows no leader."""
-        assert self.folder is not None and self.is_controller, "a started controller"
-        path = self.folder / "data" / "__cluster_metadata-0" / "quorum-state"
-        try:
-            state = json.loads(path.read_text())
-        except (OSError, ValueError):  # not written yet, or caught mid-write
-            return None
-        leader = state.get("leaderId", -1)
-        return (leader, state.get("leaderEpoch", -1)) if leader >= 0 else None
 
     def stop(self) -> None:
         self.shutdown()

@@ -11,6 +11,7 @@ leaders: a SIGKILLed broker's partitions have no leader for that long."""
 
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -67,7 +68,7 @@ class KafkaCluster:
         deadline = time.monotonic() + timeout_s
         for node in self.nodes:
             node.wait_ready(max(1.0, deadline - time.monotonic()))
-        while not all(controller.quorum_leader() for controller in self.controllers):
+        while not all(quorum_leader(controller) for controller in self.controllers):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the controllers know no quorum leader after {timeout_s:g}s")
             time.sleep(0.1)
@@ -95,7 +96,7 @@ class KafkaCluster:
         deadline = time.monotonic() + timeout_s
         while True:
             running = {c.node_id: c for c in self.controllers if c.running}
-            known = [view for view in (c.quorum_leader() for c in running.values()) if view is not None]
+            known = [view for view in (quorum_leader(c) for c in running.values()) if view is not None]
             leader = max(known, key=lambda view: view[1])[0] if known else None
             if leader in running:
                 return running[leader]
@@ -118,3 +119,16 @@ class KafkaCluster:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def quorum_leader(controller: KafkaBroker) -> tuple[int, int] | None:
+    """A started controller's view of the quorum, from the `quorum-state` file of its metadata log: (leader id,
+    leader epoch), None while it knows no leader."""
+    assert controller.folder is not None and controller.is_controller, "a started controller"
+    path = controller.folder / "data" / "__cluster_metadata-0" / "quorum-state"
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):  # not written yet, or caught mid-write
+        return None
+    leader = state.get("leaderId", -1)
+    return (leader, state.get("leaderEpoch", -1)) if leader >= 0 else None
