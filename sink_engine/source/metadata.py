@@ -111,8 +111,10 @@ def watermarks(consumer: Consumer, tps: list[TopicPartition], timeout_s: float =
     return {tp: (lo, max(hi, fetched.get(tp, hi))) for tp, (lo, hi) in listed.items()}
 
 
-# What a partition's leader answers while it moves (a topic just created, a broker restarted): asked again
-LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+# What a partition's leader answers while it moves (a topic just created, a broker restarted), and what a leader
+# just elected answers until its high watermark has caught up (OFFSET_NOT_AVAILABLE, KIP-207; seen after a broker
+# was killed, tests/faults/test_broker_faults.py): asked again
+LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.OFFSET_NOT_AVAILABLE)
 # What the client reports while the leader it knows is gone (a broker killed: the controllers move its leaders once
 # they fence it, broker.session.timeout.ms later, 9 s by default): asked again, which looks the leader up anew
 LEADER_GONE = (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._DESTROY_BROKER)
