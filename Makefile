@@ -6,9 +6,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
 
-.PHONY: venv kafka connect-json cdk-cli lint format docs demo test test-faults test-kafka4 test-scale test-many-partitions soak bench bench-restore bench-freshness bench-upsert bench-fan-out clean
+.PHONY: venv kafka connect-json debezium iceberg-spark cdk-cli lint format docs demo clean
+.PHONY: test test-faults test-kafka4 test-cdc test-iceberg-readers test-scale test-many-partitions soak
+.PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs
 
-venv: $(STAMP) kafka connect-json
+venv: $(STAMP) kafka connect-json debezium iceberg-spark
 
 # Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
 # .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
@@ -18,6 +20,15 @@ kafka: $(VENV)/kafka/3.9/.installed
 $(VENV)/kafka/%/.installed: devtools/kafka/pom.xml devtools/kafka/kafka-%.sha256 devtools/kafka_dist.py | $(STAMP)
 	rm -f $@
 	$(PY) -m devtools.kafka_dist install $*
+
+# Kafka Connect's worker and Debezium's Postgres connector (devtools/debezium/pom.xml, checked against its .sha256
+# lists) under .venv/debezium, for the CDC end-to-end test (make test-cdc).
+debezium: $(VENV)/debezium/.installed
+
+$(VENV)/debezium/.installed: devtools/debezium/pom.xml devtools/debezium/connect.sha256 \
+    devtools/debezium/debezium-postgres.sha256 devtools/debezium_dist.py | $(STAMP)
+	rm -rf $(VENV)/debezium
+	$(PY) -m devtools.debezium_dist install
 
 # Kafka's JsonConverter with its dependencies (devtools/jvm/connect-json/pom.xml) under .venv/connect-json/libs: the
 # oracle of tests/unit/test_connect_json_oracle.py (tests/connect_json_oracle.py). Maven keeps its downloads in its
@@ -29,6 +40,15 @@ $(VENV)/connect-json/.installed: devtools/jvm/connect-json/pom.xml | $(STAMP)
 	mvn -q -f devtools/jvm/connect-json/pom.xml dependency:copy-dependencies \
 	    -DoutputDirectory=$(abspath $(VENV))/connect-json/libs
 	touch $@
+
+# Iceberg's Java reader (Iceberg's Spark runtime, its AWS bundle, sqlite-jdbc: devtools/jvm/iceberg-spark/pom.xml,
+# checked against libs.sha256 beside it) under .venv/iceberg-spark/libs, for tests/iceberg/spark_reader.py.
+iceberg-spark: $(VENV)/iceberg-spark/.installed
+
+$(VENV)/iceberg-spark/.installed: devtools/jvm/iceberg-spark/pom.xml devtools/jvm/iceberg-spark/libs.sha256 \
+    devtools/iceberg_spark_dist.py | $(STAMP)
+	rm -f $@
+	$(PY) -m devtools.iceberg_spark_dist install
 
 # The AWS CDK CLI pinned in package.json (npx aws-cdk then runs it from node_modules).
 cdk-cli: $(CDK_STAMP)
@@ -46,8 +66,9 @@ $(STAMP): requirements.txt requirements-columnar.txt requirements-spark.txt requ
 	$(PY) -m pip install --quiet --no-deps --upgrade --target $(VENV)/duckdb-iceberg -r requirements-duckdb-iceberg.txt
 	touch $(STAMP)
 
-# Lint, format check and type check of sink_engine/, lambdas/, infra/, devtools/ and app.py (pyproject.toml's
-# [tool.ruff] and [tool.mypy]); `make format` applies ruff's safe fixes and its formatting.
+# Lint and format check of sink_engine/, lambdas/, infra/, devtools/, tests/ and app.py (pyproject.toml's [tool.ruff]),
+# type check of the same but tests/ ([tool.mypy]: every def annotated in sink_engine/ and lambdas/); `make format`
+# applies ruff's safe fixes and its formatting.
 lint: venv
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/ruff format --check
@@ -71,7 +92,7 @@ demo: venv
 # In two worker processes (pytest-xdist), each with its own local stack and Spark session, a test module at a time;
 # the tests that synthesize the CDK app share one worker (tests/conftest.py, SYNTHESIZING).
 test: venv cdk-cli
-	$(PY) -m pytest -n 2 --dist loadgroup -m "not fault_matrix and not soak and not scale and not many_partitions"
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not fault_matrix and not soak and not scale and not many_partitions and not cdc"
 
 # 500 connectors of 10 topics in one environment (tests/infra/test_infra_scale.py): a minute of synthesis, two on a
 # shared machine; run by CI after `make test` as test-faults is.
@@ -81,6 +102,13 @@ test-scale: venv
 # The full fault matrix (tests/faults, seeded: a failing seed is printed), run by CI after `make test`.
 test-faults: venv
 	$(PY) -m pytest tests/faults -m "not soak"
+
+# The Iceberg and continuous tests, every table they read back read again by Iceberg's Java reader (Spark), pyiceberg
+# and DuckDB, which must agree (tests/iceberg/every_table.py); make test reads one table of each kind so
+# (tests/iceberg/test_java_reader.py).
+test-iceberg-readers: venv
+	ICEBERG_JAVA_READER=1 $(PY) -m pytest tests/iceberg tests/continuous -n 2 --dist loadgroup \
+	    -m "not fault_matrix and not soak and not scale and not many_partitions"
 
 # A representative part of the suite against Apache Kafka 4.1, the newest line MSK offers (make test runs 3.9): the
 # exactly-once runs, transactional, compacted and trimmed topics, dead letters to a topic, a continuous run over
@@ -93,6 +121,11 @@ KAFKA4_TESTS := tests/functional/test_exactly_once.py tests/functional/test_tran
     tests/faults/test_broker_faults.py::test_a_broker_killed_mid_run_its_leaders_move_and_every_record_lands_once
 test-kafka4: venv $(VENV)/kafka/4.1/.installed
 	KAFKA_VERSION=4.1 $(PY) -m pytest -n 2 --dist loadgroup $(KAFKA4_TESTS)
+
+# PostgreSQL (Debian's package) -> Debezium in Kafka Connect -> Apache Kafka -> upsert tables, with a SIGKILL
+# (tests/cdc); run by CI after make test.
+test-cdc: venv
+	$(PY) -m pytest tests/cdc -m cdc
 
 # A run over 1,000 partitions end to end (tests/faults/test_many_partitions.py; about a minute on 2 cores).
 test-many-partitions: venv
@@ -123,6 +156,10 @@ bench-fan-out: venv
 
 bench-restore: venv
 	$(PY) -m devtools.bench_restore
+
+# Bounded runs of many small connectors: one application (--config-dir) against a run process per connector
+bench-configs: venv
+	$(PY) -m devtools.bench_configs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache node_modules site

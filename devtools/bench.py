@@ -31,9 +31,10 @@ from devtools.process_cpu import TreeCpu
 from devtools.producer import create_topic, produce_events
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
-from sink_engine.driver.job import plan, run_job
+from sink_engine.driver.job import run_job
+from sink_engine.driver.session import plan
 from sink_engine.offsets import OffsetStore
-from sink_engine.task.run import run_range
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task.settings import TaskSettings
 
 BUCKET, TABLE, TOPIC = "bench-lake", "bench-offsets", "bench-events"
@@ -194,7 +195,7 @@ def main() -> None:
 
         print("starting Spark ...", flush=True)
         started, cpu_before = time.perf_counter(), cpu.sample()
-        from sink_engine.driver.spark_runner import spark_session, warm_up
+        from sink_engine.run.spark_runner import spark_session, warm_up
 
         spark = spark_session("sink-engine-bench", args.master)
         warm_up(spark, args.partitions, ICEBERG_IMPORTS if args.iceberg else ())
@@ -528,14 +529,14 @@ def _engine_row(stack, args, dynamodb, spark, cpu: TreeCpu, name: str, overrides
 
 # What the Iceberg row's tasks import beyond the engine (pyiceberg, its SQL catalog and SQLAlchemy: 0.45 CPU s in
 # each Python worker), imported by the warm-up as the object formats' imports are, not inside the row's run phase.
-ICEBERG_IMPORTS = ("sink_engine.iceberg.task", "pyiceberg.catalog.sql")
+ICEBERG_IMPORTS = ("sink_engine.target.iceberg_tables.task", "pyiceberg.catalog.sql")
 
 
 def iceberg_row(stack, args, dynamodb, spark, cpu: TreeCpu) -> tuple[RunRow, float]:
     """`sink-engine run` with IcebergFormat (Parquet/snappy data files, a SQL catalog in a temporary SQLite file,
     the warehouse in the bench bucket): its row, and the seconds of its snapshot commit (SNAPSHOT_COMMITTED)."""
-    from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-    from sink_engine.iceberg.settings import IcebergSettings
+    from sink_engine.target.iceberg_tables.catalog import ensure_namespace, open_catalog
+    from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
     _empty_bucket()
     print(f"iceberg: sink-engine run, tasks.max={args.partitions} ...", flush=True)

@@ -17,9 +17,9 @@ from devtools.bench import row
 from devtools.producer import create_topic, produce, sample_event
 from devtools.stack import LocalStack
 from sink_engine.config import parse_config
-from sink_engine.driver.job import plan
+from sink_engine.driver.session import plan
 from sink_engine.offsets import OffsetStore
-from sink_engine.task.run import run_range
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task.settings import TaskSettings
 
 BUCKET, TABLE = "bench-dlq-lake", "bench-dlq-offsets"

@@ -40,7 +40,7 @@ def main() -> None:
         stack.apply_env()
         cpu = TreeCpu.without_children_so_far()
         dynamodb = stack.create_store(BUCKET, TABLE)
-        from sink_engine.driver.spark_runner import spark_session, warm_up
+        from sink_engine.run.spark_runner import spark_session, warm_up
 
         spark = spark_session("sink-engine-bench-fan-out")
         warm_up(spark, args.partitions, ICEBERG_IMPORTS)
@@ -86,8 +86,8 @@ def _row(stack, args, dynamodb, spark, cpu: TreeCpu, name: str, table_of) -> tup
             "iceberg.tables.auto-create-props.write.parquet.compression-codec": "snappy",
         },
     )
-    from sink_engine.iceberg.catalog import open_catalog
-    from sink_engine.iceberg.settings import IcebergSettings
+    from sink_engine.target.iceberg_tables.catalog import open_catalog
+    from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
     open_catalog(IcebergSettings.from_config(config)).create_namespace_if_not_exists(NAMESPACE)
     before, commits = cpu.sample(), EventLog("SNAPSHOT_COMMITTED")

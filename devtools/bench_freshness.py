@@ -89,8 +89,8 @@ def connector(stack: LocalStack, name: str, flush_size: int):
         }
     )
     if _writes_tables(config):
-        from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-        from sink_engine.iceberg.settings import IcebergSettings
+        from sink_engine.target.iceberg_tables.catalog import ensure_namespace, open_catalog
+        from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
         settings = IcebergSettings.from_config(config)
         assert settings.table_template is not None  # one table, not fan-out
@@ -149,9 +149,9 @@ class Lister:
             yield int(number), int(first)
 
     def _snapshots(self):
-        from sink_engine.iceberg.catalog import load_table, open_catalog
-        from sink_engine.iceberg.settings import IcebergSettings
-        from sink_engine.iceberg.snapshots import CONNECTOR, snapshot_offsets
+        from sink_engine.target.iceberg_tables.catalog import load_table, open_catalog
+        from sink_engine.target.iceberg_tables.settings import IcebergSettings
+        from sink_engine.target.iceberg_tables.snapshots import CONNECTOR, snapshot_offsets
 
         settings = IcebergSettings.from_config(self._config)
         table = load_table(open_catalog(settings), settings.table_identifier(self._topic))
@@ -341,7 +341,7 @@ def main() -> None:
         stack.apply_env()
         cpu = TreeCpu.without_children_so_far()
         dynamodb = stack.create_store(BUCKET, TABLE)
-        from sink_engine.driver.spark_runner import spark_session, warm_up
+        from sink_engine.run.spark_runner import spark_session, warm_up
 
         spark = spark_session("sink-engine-bench-freshness")
         warm_up(spark, PARTITIONS)

@@ -107,7 +107,7 @@ def main() -> None:
         create_topic(stack.bootstrap_servers, TOPIC, args.partitions)
         print(f"producing {args.records:,} records to {args.partitions} partitions ...", flush=True)
         produce_source(stack.bootstrap_servers, args.records, args.partitions)
-        from sink_engine.driver.spark_runner import spark_session
+        from sink_engine.run.spark_runner import spark_session
 
         spark = spark_session("sink-engine-bench-restore")
         configs = {}

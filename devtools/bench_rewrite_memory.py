@@ -1,4 +1,5 @@
-"""What an upsert table's commit holds in the driver: the peak RSS of `rewrite_without` (sink_engine/iceberg/upsert.py)
+"""What an upsert table's commit holds in the driver: the peak RSS of `rewrite_without`
+(sink_engine/target/iceberg_tables/upsert.py)
 over a table of N rows, 1% of its keys changed (every data file holds one), against the RSS before it. Prints one
 line per size. Usage:
     python -m devtools.bench_rewrite_memory [--rows 1000000 4000000 8000000]
@@ -21,7 +22,7 @@ import psutil
 import pyarrow as pa
 from pyiceberg.catalog.sql import SqlCatalog
 
-from sink_engine.iceberg.upsert import rewrite_without
+from sink_engine.target.iceberg_tables.upsert import rewrite_without
 
 MIB = 2**20
 

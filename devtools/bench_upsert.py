@@ -4,7 +4,8 @@ A table of N rows (an int64 id and about 100 bytes of other columns, data files 
 catalog on the local file system (no S3: this measures the work, not the network). Each run changes a share of the
 ids, chosen at random (the worst case for pruning: every data file holds a changed key), and commits them:
 
-- copy-on-write: the engine's own (`sink_engine.iceberg.upsert.rewrite_without`): the files holding a changed key
+- copy-on-write: the engine's own (`sink_engine.target.iceberg_tables.upsert.rewrite_without`): the files holding a
+changed key
   are rewritten without its row, and the run's rows appended, in one overwrite snapshot. Read by pyiceberg.
 - equality deletes (merge-on-read, as Flink's and Tabular's writers do): the run's rows and one equality-delete
   file of their ids in one snapshot; pyiceberg 0.12 writes neither delete files nor delete manifests, so this bench
@@ -43,9 +44,9 @@ from pyiceberg.table import Table
 from pyiceberg.table.update.snapshot import _FastAppendFiles
 from pyiceberg.typedef import Record
 
-from sink_engine.iceberg.maintain import Upkeep, rewrite_small_files
-from sink_engine.iceberg.task import TableFiles
-from sink_engine.iceberg.upsert import holds_keys, last_changes, run_files
+from sink_engine.target.iceberg_tables.maintain import Upkeep, rewrite_small_files
+from sink_engine.target.iceberg_tables.task import TableFiles
+from sink_engine.target.iceberg_tables.upsert import holds_keys, last_changes, run_files
 
 TARGET_BYTES = 128 * 1024 * 1024
 T = TypeVar("T")

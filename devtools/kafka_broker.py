@@ -25,7 +25,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from devtools import kafka_dist
+from devtools import kafka_lines
 from devtools.kafka_security import OAuthBearerUnsecured, ScramTls
 from devtools.processes import LOOPBACK, free_port, spawn, stop_process, wait_for_port
 
@@ -117,7 +117,7 @@ class KafkaBroker:
         SASL_SSL with SCRAM users and ACLs, or SASL_PLAINTEXT with OAUTHBEARER (devtools/kafka_security.py).
         `roles`: Kafka's `process.roles`; `quorum`: the cluster this node joins (default: a new one, of this node
         alone, which then must be a controller)."""
-        self.line = line or kafka_dist.selected_line()
+        self.line = line or kafka_lines.selected_line()
         self.jvm_options = jvm_options
         self.node_id, self.roles = node_id, roles
         self.quorum = quorum or Quorum.of([node_id])
@@ -186,12 +186,12 @@ class KafkaBroker:
 
     def _java(self) -> list[str]:
         assert self.folder is not None
-        libs = kafka_dist.libs_dir(self.line).resolve()  # the class archive holds the class path it was made with
+        libs = kafka_lines.libs_dir(self.line).resolve()  # the class archive holds the class path it was made with
         logging = [
             f"-Dlog4j.configuration=file:{self.folder / 'log4j.properties'}",
             f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
         ]
-        archive = kafka_dist.class_archive(self.line)
+        archive = kafka_lines.class_archive(self.line)
         sharing = [f"-XX:SharedArchiveFile={archive}"] if archive.exists() and not self.jvm_options else []
         return ["java", *JVM_OPTIONS, *self.jvm_options, *sharing, *logging, "-cp", f"{libs}/*"]
 
@@ -296,7 +296,7 @@ def write_class_archive(line: str) -> None:
     exits (Java's dynamic class data sharing, `-XX:ArchiveClassesAtExit`): brokers started with the archive map
     those classes in instead of loading them, which takes about 40% less CPU to a broker that answers (measured:
     3.8 s without, 2.2 s with). A JVM that cannot use the archive (another Java) ignores it."""
-    target = kafka_dist.class_archive(line)
+    target = kafka_lines.class_archive(line)
     partial = target.with_suffix(".partial")
     broker = KafkaBroker(line, jvm_options=(f"-XX:ArchiveClassesAtExit={partial}",))
     try:

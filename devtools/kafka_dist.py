@@ -17,47 +17,14 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+from devtools.kafka_broker import write_class_archive
+from devtools.kafka_lines import LINES, KafkaNotInstalled, class_archive, install_root
+
 KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
 POM = KAFKA_DIR / "pom.xml"
-LINES = ("3.9", "4.1")
-DEFAULT_LINE = "3.9"  # make test's broker; KAFKA_VERSION=4.1 picks the other (make test-kafka4)
-
-
-class KafkaNotInstalled(RuntimeError):
-    """The broker jars of a line are not installed: the message says how to install them."""
-
-
-def selected_line() -> str:
-    """The broker line of this process: `KAFKA_VERSION` (a line of LINES) or the default."""
-    line = os.environ.get("KAFKA_VERSION", DEFAULT_LINE)
-    if line not in LINES:
-        raise ValueError(f"KAFKA_VERSION={line!r} is not a broker line of devtools/kafka/pom.xml: one of {LINES}")
-    return line
-
-
-def install_root() -> Path:
-    """Where installed lines live: the venv's `kafka/` folder (`make clean` removes it with the venv)."""
-    return Path(sys.prefix) / "kafka"
-
-
-def libs_dir(line: str) -> Path:
-    """The installed jars of `line`, for `java -cp '<dir>/*'`."""
-    libs = install_root() / line / "libs"
-    if not (libs.parent / ".installed").exists():
-        raise KafkaNotInstalled(
-            f"Apache Kafka {line} is not installed in {libs.parent}: run `make venv` "
-            f"(or `{sys.executable} -m devtools.kafka_dist install {line}`)"
-        )
-    return libs
-
-
-def class_archive(line: str) -> Path:
-    """The JVM class archive of the line's broker (kafka_broker.write_class_archive), beside its jars."""
-    return install_root() / line / "classes.jsa"
 
 
 def lock_file(line: str) -> Path:
@@ -118,8 +85,6 @@ def install(line: str) -> Path:
 def _with_class_archive(line: str, target: Path) -> Path:
     """Write the line's JVM class archive when missing (kafka_broker.write_class_archive); returns `target`."""
     if not class_archive(line).exists():
-        from devtools.kafka_broker import write_class_archive  # (it starts the broker this module installs)
-
         write_class_archive(line)
     return target
 

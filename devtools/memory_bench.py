@@ -88,8 +88,8 @@ def run_row(name: str, megabytes: int, record_bytes: int) -> dict:
     from sink_engine.storage.naming import ObjectNaming
     from sink_engine.storage.object_options import ObjectOptions
     from sink_engine.storage.uploader import Uploader
+    from sink_engine.target.s3_objects.writer import TopicPartitionWriter
     from sink_engine.task.settings import rotation_policy
-    from sink_engine.task.writer import TopicPartitionWriter
 
     settings, envelope = ROWS[name]
     records = megabytes * 1_000_000 // record_bytes
@@ -175,9 +175,9 @@ def _catalog(settings: dict | None) -> dict:
 
 def _table_writer(config):
     """The Iceberg row's writer, of a table it auto-creates (unpartitioned)."""
-    from sink_engine.iceberg.catalog import ensure_namespace, open_catalog
-    from sink_engine.iceberg.settings import IcebergSettings
-    from sink_engine.iceberg.table_writer import TableWriter
+    from sink_engine.target.iceberg_tables.catalog import ensure_namespace, open_catalog
+    from sink_engine.target.iceberg_tables.settings import IcebergSettings
+    from sink_engine.target.iceberg_tables.table_writer import TableWriter
 
     settings = IcebergSettings.from_config(config)
     assert settings.table_template is not None  # one table, not fan-out

@@ -27,8 +27,8 @@ from sink_engine.partition.timestamps import extractor_for
 from sink_engine.records import RecordChunk
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.uploader import Uploader
+from sink_engine.target.s3_objects.writer import TopicPartitionWriter
 from sink_engine.task.settings import rotation_policy
-from sink_engine.task.writer import TopicPartitionWriter
 
 BUCKET, CHUNK = "partition-bench", 10_000
 PARTITIONERS: dict[str, dict] = {

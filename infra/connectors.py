@@ -31,17 +31,20 @@ from sink_engine.config.credentials import clear_text_credential
 from sink_engine.config.document import read_document
 from sink_engine.config.key_policy import IgnoredKey
 from sink_engine.config.lint import ConfigWarning
+from sink_engine.continuous import settings as continuous_run
 from sink_engine.dlq.settings import DeadLetterSettings
-from sink_engine.driver.settings import RunSettings
-from sink_engine.driver.wall_clock import WallClockCuts
 from sink_engine.errors import ConfigError, ConfigErrors, OptionError
 from sink_engine.format.settings import FormatSettings
+from sink_engine.run.settings import RunSettings
+from sink_engine.run.wall_clock import WallClockCuts
 from sink_engine.secrets import config_map
 from sink_engine.source.msk_brokers import needs_cluster_brokers
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import S3Access
+from sink_engine.target.choice import target_for
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from sink_engine.transform.settings import TransformSettings
 from sink_engine.validation import check_config
 
@@ -159,7 +162,7 @@ def connector_index(
                 "rotation": config.values_of(ROTATION_KEYS),
                 "sizing": config.values_of(SIZING_KEYS),
                 "role_arn": role_arns[c.name],
-                "tables": c.iceberg is not None,
+                "tables": target_for(config).capabilities.tables,
                 "restore_targets": list(c.restore_targets),
                 **(
                     {
@@ -308,13 +311,10 @@ def _continuous(settings: Settings, source: str, config: SinkConfig) -> Continuo
     wanted = settings.continuous.of(config.name)
     if wanted is None:
         return None
-    from sink_engine.continuous.driver import check_continuous
-
     where = f"continuous.connectors.{config.name}"
-    try:
-        check_continuous(config)
-    except ConfigError as e:
-        raise ConnectorSpecError(source, e.key, f"cannot run continuously ({where}): {e}") from e
+    refused = _continuous_refusal(config)
+    if refused is not None:
+        raise ConnectorSpecError(source, refused.key, f"cannot run continuously ({where}): {refused}")
     wait_key, wait_ms = _stream_wait(config)
     if wait_ms <= 0:
         raise ConnectorSpecError(
@@ -342,15 +342,27 @@ def _continuous(settings: Settings, source: str, config: SinkConfig) -> Continuo
     return ContinuousSpec(wanted.freshness_alarm_seconds, wanted.max_failed_attempts_per_hour, grace)
 
 
+def _continuous_refusal(config: SinkConfig) -> ConfigError | None:
+    """Why a continuous run cannot write the connector, as `sink-engine run --continuous` refuses it: its target's
+    capabilities say so, or the run's own settings (a Wallclock setting it cannot follow) are refused."""
+    continuous = target_for(config).capabilities.continuous
+    if not continuous.supported:
+        return ConfigError(continuous.key, continuous.reason)
+    try:
+        continuous_run.ContinuousSettings.from_config(config)
+    except ConfigError as e:
+        return e
+    return None
+
+
 def _stream_wait(config: SinkConfig) -> tuple[str, int]:
     """How long a record may wait in a continuous run before it is committed, and the key that sets it: the
     `rotate.schedule.interval.ms` a file closes on; with IcebergFormat the `iceberg.control.commit.interval-ms`
     window its partition is cut at, and the driver's commit delay after the window's boundary
-    (iceberg/stream_commit.py)."""
+    (target/iceberg_tables/stream_commit.py)."""
     if FormatSettings.from_config(config).format_class != "iceberg":
         return "rotate.schedule.interval.ms", WallClockCuts.from_config(config).schedule_ms
-    from sink_engine.iceberg.settings import IcebergSettings
-    from sink_engine.iceberg.stream_commit import commit_delay_ms
+    from sink_engine.target.iceberg_tables.stream_commit import commit_delay_ms  # imports pyarrow
 
     interval = IcebergSettings.from_config(config).commit_interval_ms
     return "iceberg.control.commit.interval-ms", interval + commit_delay_ms(interval)

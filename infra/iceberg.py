@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from infra.errors import ConnectorSpecError
 from sink_engine.format.settings import FormatSettings
-from sink_engine.iceberg.settings import CATALOG_PREFIX, TABLE_PROPS_PREFIX, CatalogKeys, IcebergSettings
+from sink_engine.target.iceberg_tables.settings import CATALOG_PREFIX, TABLE_PROPS_PREFIX, CatalogKeys, IcebergSettings
 
 WAREHOUSE_PREFIX = "iceberg"  # key prefix of every Iceberg table in the data lake
 _GLUE_NAME = r"[a-z0-9_]{1,255}"  # a database or table name that Glue keeps as it is and Athena can query

@@ -33,7 +33,7 @@ The statements follow what the engine calls for this connector's config, and not
   which is not granted;
 - CloudWatch: PutMetricData, only in the namespace `SinkEngine` (`cloudwatch:namespace`, the one condition key
   the action carries; it has no resource-level permission in use, so Resource is `*`): each run publishes its
-  figures there (sink_engine/driver/metrics.py);
+  figures there (sink_engine/run/metrics.py);
 - MSK (IAM auth): connect, read its topics, its consumer group `connect-<name>`, and for a dead-letter topic
   create/describe/read/write it, idempotently, in transactions `sink-engine-dlq.<name>.*`; for a connector file
   without `bootstrap.servers`, kafka:GetBootstrapBrokers (no resource type: `*`), the cluster's brokers;
@@ -56,12 +56,13 @@ The statements follow what the engine calls for this connector's config, and not
   condition: pyiceberg checks that a new metadata file does not exist yet, and S3 answers a missing key with 404
   only to a principal that may list the bucket (403 otherwise, which fails the commit). Neither a commit nor
   `iceberg maintain` deletes files; a continuous connector's driver deletes the manifests and keys files its tasks
-  staged once a snapshot holds what they describe (iceberg/stream_commit.py), so its role gets s3:DeleteObject on
+  staged once a snapshot holds what they describe (target/iceberg_tables/stream_commit.py), so its role gets
+  s3:DeleteObject on
   `iceberg/<database>/<table>/metadata/sink-engine-stage-*` of its tables, no other object. Its STAGE# items are
   under its own partition key: the DynamoDB grants above cover them. No objects under `<topics.dir>/`. And
   lakeformation:GetDataLakeSettings (on `*`: the action has no resource types, Service Authorization Reference,
   "Actions, resources, and condition keys for AWS Lake Formation"), with which the doctor checks that Lake
-  Formation leaves the database and tables to IAM (sink_engine/doctor/lake_formation.py).
+  Formation leaves the database and tables to IAM (sink_engine/target/iceberg_tables/lake_formation.py).
 - IcebergFormat on S3 Tables (`iceberg.catalog.type=rest`, the stack's table bucket): the s3tables actions AWS
   maps the Iceberg REST operations the engine calls to (Amazon S3 user guide, "Accessing tables using the Amazon
   S3 Tables Iceberg REST endpoint"): getConfig (the catalog's start) s3tables:GetTableBucket on the bucket;
@@ -89,11 +90,11 @@ from typing import Any
 from infra.connectors import ConnectorSpec
 from infra.iceberg import IcebergTables
 from sink_engine.convert.settings import ConverterSettings
-from sink_engine.driver.metrics import NAMESPACE as METRICS_NAMESPACE
-from sink_engine.iceberg.settings import STAGED_FILES
+from sink_engine.run.metrics import NAMESPACE as METRICS_NAMESPACE
 from sink_engine.secrets import PARAMETER_STORE, SECRETS_MANAGER, references
 from sink_engine.storage.credentials import S3Credentials
 from sink_engine.storage.object_options import ObjectOptions
+from sink_engine.target.iceberg_tables.settings import STAGED_FILES
 
 GLUE_CONVERTER = "glueavro"
 

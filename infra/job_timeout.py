@@ -27,7 +27,7 @@ import math
 from infra.connectors import ConnectorSpec
 from infra.errors import ConnectorSpecError
 from infra.settings import Settings
-from sink_engine.driver.settings import RunSettings
+from sink_engine.run.settings import RunSettings
 
 MARGIN_MINUTES = 10
 KEY = "sink.run.timeout.ms"

@@ -193,7 +193,7 @@ def _write_tar(folder: Path, archive: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from infra.settings import ENVIRONMENTS_DIR, load_settings
+    from infra.settings import ENVIRONMENTS_DIR, load_settings  # imports fastavro
 
     parser = argparse.ArgumentParser(prog="python -m infra.packaging", description=__doc__.splitlines()[0])
     parser.add_argument("--env", action="append", help="environment(s) to build for; default: all")

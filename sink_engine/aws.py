@@ -6,6 +6,7 @@ import os
 
 import boto3
 
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.storage.s3 import S3Access, s3_client
 
 
@@ -14,7 +15,7 @@ def region(configured: str) -> str:
     return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or configured
 
 
-def dynamodb_client(configured_region: str):
+def dynamodb_client(configured_region: str) -> DynamoDBClient:
     return boto3.client("dynamodb", region_name=region(configured_region))
 
 

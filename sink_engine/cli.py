@@ -5,29 +5,44 @@ from __future__ import annotations
 import argparse
 import datetime
 import logging
-import math
 import os
 import sys
 import time
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 import sink_engine
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
-from sink_engine.cli_options import add_config_options
+from sink_engine.cli_options import MANY_CONFIGS, CommandParser, add_config_options, config_locations
+from sink_engine.cli_run import aws_call_error, exit_code, run_command
+from sink_engine.clock import now_ms
 from sink_engine.config import SinkConfig
 from sink_engine.config.cloud_registry import from_environment
-from sink_engine.config.worker import read_worker
+from sink_engine.config.display import validation_report
+from sink_engine.config.worker import WorkerSettings, read_worker
 from sink_engine.dlq import cli as dlq_cli
-from sink_engine.dlq.counts import add_counts, format_counts
-from sink_engine.driver.settings import RunSettings
-from sink_engine.errors import AwsCallError, SinkError
+from sink_engine.dlq.counts import format_counts
+from sink_engine.driver.status import partition_status
+from sink_engine.errors import OptionError, SinkError
 from sink_engine.failpoints import SimulatedCrash
-from sink_engine.iceberg import cli as iceberg_cli
+from sink_engine.format.block_gzip_reader import read_chunk_at
+from sink_engine.offsets import OffsetStore, ensure_table, table_exists
+from sink_engine.restore.progress import RestoreBoard
+from sink_engine.restore.request import parse_names, parse_partitions, parse_time
+from sink_engine.run.preflight import missing_table
+from sink_engine.run.settings import RunSettings
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
-from sink_engine.target import target_for
+from sink_engine.storage.s3 import bucket_exists
+from sink_engine.target.choice import target_for, verified_target_for
+from sink_engine.target.iceberg_tables import cli as iceberg_cli
+from sink_engine.transform.settings import TransformSettings
 from sink_engine.validation import load_checked_config
+
+if TYPE_CHECKING:
+    from sink_engine.offsets import OffsetStore
+    from sink_engine.restore.engine import RestoreSummary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,22 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = read_worker(args.worker, os.environ)  # --worker, CONNECT_*, SINK_MSK_CLUSTER_ARN
         if args.command == "doctor":  # loads the config itself: a config or secret that fails is one of its findings
-            from sink_engine.doctor.runner import doctor
+            from sink_engine.doctor.runner import doctor  # imports pyarrow
 
             return doctor(args.config, from_environment(os.environ), worker=worker)
-        # a Confluent Cloud config's Schema Registry, when the file names none: SINK_SCHEMA_REGISTRY_URL
-        config = load_checked_config(
-            args.config,
-            resolve_secrets=args.command != "validate",
-            registry=from_environment(os.environ),
-            worker=worker,
-        )
         if args.command == "validate":
-            return _validate(config, args.all)
-        for warning in config.warnings:
-            print(f"warning: config key {warning}", file=sys.stderr)
-        if args.command != "iceberg":  # iceberg maintain asks MSK only where it reads Kafka (connector_tables)
-            config = with_cluster_brokers(config, kafka_client)
+            return _validate_each(config_locations(args), args.all, worker)
+        if args.command == "run":
+            configs = _load_each(config_locations(args), worker)
+            return run_command(configs, args.continuous, args.wait_for_lease)
+        config = _load(args.config, args.command, worker)
         if args.command == "read":
             return _read(config, args.key, args.offset)
         if args.command == "dlq":
@@ -66,10 +74,6 @@ def main(argv: list[str] | None = None) -> int:
             return _verify(config, args.kafka, args.topic, args.partition, args.verbose)
         if args.command == "restore":
             return _restore(config, args)
-        if args.command == "run":
-            return (
-                _run_continuous(config, args.wait_for_lease) if args.continuous else _run(config, args.wait_for_lease)
-            )
         return COMMANDS[args.command](config)
     except SinkError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -86,10 +90,43 @@ def main(argv: list[str] | None = None) -> int:
         return 70
 
 
-def aws_call_error(e: ClientError) -> AwsCallError:
-    """The domain error of a botocore ClientError: the operation, AWS's error code and message."""
-    error = e.response.get("Error", {})
-    return AwsCallError(e.operation_name, str(error.get("Code", "?")), error.get("Message", str(e)))
+def _load(location: str, command: str, worker: WorkerSettings, prefix: str = "") -> SinkConfig:
+    """The connector's config, checked, its secrets read and (but for `iceberg`, which asks MSK only where it reads
+    Kafka: connector_tables) its brokers those of its MSK cluster; its warnings on standard error. A Confluent Cloud
+    config's Schema Registry, when the file names none: SINK_SCHEMA_REGISTRY_URL."""
+    config = load_checked_config(location, registry=from_environment(os.environ), worker=worker)
+    for warning in config.warnings:
+        print(f"warning: {prefix}config key {warning}", file=sys.stderr)
+    return config if command == "iceberg" else with_cluster_brokers(config, kafka_client)
+
+
+def _load_each(locations: list[str], worker: WorkerSettings) -> list[SinkConfig]:
+    """Every connector of a `run` loaded as `_load` loads one; the first failure's error, naming its file when there
+    are several, once every file was tried (nothing runs unless all load); OptionError when two name one
+    connector."""
+    if len(locations) == 1:
+        return [_load(locations[0], "run", worker)]
+    configs, errors = [], []
+    for location in locations:
+        try:
+            configs.append(_load(location, "run", worker, f"{location}: "))
+        except (SinkError, ClientError, BotoCoreError) as e:
+            print(f"error: {location}: {e}", file=sys.stderr)
+            errors.append(e)
+    if errors:
+        failed = SinkError(f"{len(errors)} of {len(locations)} connector configs failed; nothing was run")
+        failed.exit_code = exit_code(errors[0])
+        raise failed
+    _refuse_same_names(locations, [c.name for c in configs])
+    return configs
+
+
+def _refuse_same_names(locations: list[str], names: list[str]) -> None:
+    """OptionError naming the files of a connector given twice (its two runs would contend for one lease)."""
+    for name in dict.fromkeys(names):
+        files = [location for location, named in zip(locations, names, strict=True) if named == name]
+        if len(files) > 1:
+            raise OptionError("--config", f"connector '{name}' is named by {' and '.join(files)}")
 
 
 def package_version() -> str:
@@ -102,21 +139,22 @@ def package_version() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sink-engine", description="Exactly-once Kafka-to-S3 sink on Spark.")
+    parser = CommandParser(prog="sink-engine", description="Exactly-once Kafka-to-S3 sink on Spark.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log structured events to stderr")
     commands = parser.add_subparsers(dest="command", required=True)
     helps = {
         "init": "create the DynamoDB offsets table if missing and check that the bucket exists",
-        "validate": "print the effective config with defaults; exit 2 naming the key at fault",
+        "validate": "print each connector's effective config with defaults; exit 2 naming the key at fault",
         "doctor": "reach everything a run needs (Kafka, schema registry, S3, DynamoDB, secrets, Iceberg catalog) as "
         "the run would; exit 1 naming each failure",
-        "run": "one bounded run: plan, write, commit (--continuous: a run that stays up, committing as files close)",
+        "run": "one bounded run of each connector given, in one Spark application: plan, write, commit "
+        "(--continuous: a run of one connector that stays up, committing as files close)",
         "status": "committed offset, end offset, lag, last commit and last file per topic-partition",
     }
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
-        add_config_options(sub)
+        add_config_options(sub, many=name in MANY_CONFIGS)
         if name == "validate":
             sub.add_argument("--all", action="store_true", help="also list every key left at its default")
         if name == "run":
@@ -177,8 +215,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _init(config: SinkConfig) -> int:
-    from sink_engine.offsets import ensure_table
-    from sink_engine.storage.s3 import bucket_exists
 
     run = RunSettings.from_config(config)
     table, bucket = run.offsets_table, run.bucket
@@ -193,121 +229,43 @@ def _init(config: SinkConfig) -> int:
     return 0
 
 
+def _validate_each(locations: list[str], show_all: bool, worker: WorkerSettings) -> int:
+    """`_validate` of each connector (secrets not read), under a line naming its file when there are several; a
+    config that fails is named with its file and the others are still shown. The first failure's exit code;
+    OptionError when two files name one connector (a `run` of them is refused so)."""
+    codes, loaded = [], {}
+    for location in locations:
+        if len(locations) > 1:
+            print(f"== {location}")
+        try:
+            config = load_checked_config(
+                location, resolve_secrets=False, registry=from_environment(os.environ), worker=worker
+            )
+        except SinkError as e:
+            if len(locations) == 1:
+                raise
+            print(f"error: {location}: {e}", file=sys.stderr, flush=True)
+            codes.append(e.exit_code)
+            continue
+        loaded[location] = config.name
+        _validate(config, show_all)
+    _refuse_same_names(list(loaded), list(loaded.values()))
+    return codes[0] if codes else 0
+
+
 def _validate(config: SinkConfig, show_all: bool) -> int:
     """The keys set (credentials masked, `${secrets:...}` and `${ssm:...}` references shown as written, not read)
     and those another key or the worker implies, with their effective values in Connect's notation, and how many
     keep their defaults (`--all`: those too); then the keys accepted as having no effect here, the unknown keys that
     are ignored (each with why and the known key it most resembles), the warnings, the chain of transforms and the
     worker settings that change nothing here (config/display.py)."""
-    from sink_engine.config.display import validation_report
-    from sink_engine.transform.settings import TransformSettings
 
     for line in validation_report(config, TransformSettings.from_config(config).describe(), show_all):
         print(line)
     return 0
 
 
-PIPE_PROGRESS_S = 10.0  # a bounded run's progress line in a pipe or a log (local Spark)
-
-
-def _say(line: str) -> None:
-    """A line of what a run is doing, on standard output at once (a terminal, a pipe or a log)."""
-    print(line, flush=True)
-
-
-def _checked_before_spark(config: SinkConfig, wait_for_lease_s: float) -> None:
-    """The run's checks that need no Spark (driver/preflight.py), then the line that Spark starts. Runs before the
-    stop handlers are installed: a signal while it waits for a lease ends the process, which holds nothing yet."""
-    from sink_engine.driver.job import now_ms
-    from sink_engine.driver.preflight import preflight
-
-    preflight(config, wait_for_lease_s, _say, now_ms)
-    _say("offsets table, bucket, Kafka and lease checked; starting Spark")
-
-
-def _run(config: SinkConfig, wait_for_lease: bool = False) -> int:
-    """`run`: one bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (driver/stopping.py)."""
-    from sink_engine.driver.job import run_job
-    from sink_engine.driver.metrics import publisher_from_environment
-    from sink_engine.driver.spark_runner import spark_session, tasks_share_driver_process
-    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
-    from sink_engine.progress import ProgressBoard
-
-    run = RunSettings.from_config(config)
-    metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
-    _checked_before_spark(config, math.inf if wait_for_lease else 0)
-    with stop_on_signals(config.name) as stop:
-        spark = spark_session(f"sink-engine-{config.name}")
-        # the tasks can report through the driver's disk only when they run in its process; a pipe gets the totals
-        tty = sys.stdout.isatty()
-        board = (
-            ProgressBoard(sys.stdout, None if tty else PIPE_PROGRESS_S) if tasks_share_driver_process(spark) else None
-        )
-        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
-            summary = run_job(
-                config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, say=_say, stop=stop
-            )
-            _print_run(config, run, summary)
-    return 0
-
-
-def _print_run(config: SinkConfig, run: RunSettings, summary) -> None:
-    from sink_engine.dlq.settings import DeadLetterSettings
-    from sink_engine.transform.settings import TransformSettings
-
-    for f in summary.files:
-        where = f.key if "://" in f.key else f"s3://{run.bucket}/{f.key}"  # a table's data file: its URI
-        print(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
-    print(
-        f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
-        f"{summary.records_written} records, {summary.bytes_written} bytes; "
-        f"{len(summary.committed)} partitions committed{_where_tasks_ran(summary.executors)}"
-    )
-    if DeadLetterSettings.from_config(config).tolerates:
-        print(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
-    if TransformSettings.from_config(config):
-        print(f"dropped by transforms: {summary.records_dropped} records")
-
-
-def _run_continuous(config: SinkConfig, wait_for_lease: bool = False) -> int:
-    """`run --continuous`: until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a
-    grace period: driver/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
-    attempt at once: the lease of the attempt that failed is still held), or for as long as it is held with
-    `--wait-for-lease`."""
-    from sink_engine.continuous.driver import check_continuous, run_continuous
-    from sink_engine.driver.spark_runner import spark_session
-    from sink_engine.driver.stopping import JvmShutdownStop, stop_on_signals
-
-    run = check_continuous(config).run
-    _checked_before_spark(config, math.inf if wait_for_lease else 1.5 * run.lease_ms / 1000)
-    with stop_on_signals(config.name) as stop:
-        spark = spark_session(f"sink-engine-{config.name}")
-        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
-            summary = run_continuous(config, spark, dynamodb_client(run.region), stop, say=_say)
-            _print_continuous(summary)
-    return 0
-
-
-def _print_continuous(summary) -> None:
-    for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
-        print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
-    print(
-        f"continuous run stopped after {summary.seconds:.1f}s: {summary.files} files, {summary.records_written} "
-        f"records{_where_tasks_ran(summary.executors)}"
-    )
-
-
-def _where_tasks_ran(executors: tuple[str, ...]) -> str:
-    """The end of the run's summary line: which Spark executors ran its tasks (none when it wrote nothing)."""
-    if not executors:
-        return ""
-    if executors == ("driver",):
-        return "; tasks ran in the driver (local Spark)"
-    return f"; tasks ran on executors {', '.join(executors)}"
-
-
 def _status(config: SinkConfig) -> int:
-    from sink_engine.driver.status import partition_status
 
     store = _offset_store(RunSettings.from_config(config))
     print(f"{'topic-partition':<28} {'committed':>10} {'end':>10} {'lag':>8}  {'last commit (UTC)':<19}  last file")
@@ -326,11 +284,8 @@ def _status(config: SinkConfig) -> int:
     return 0
 
 
-def _offset_store(run: RunSettings):
+def _offset_store(run: RunSettings) -> OffsetStore:
     """The connector's committed offsets, read as a run reads them; SinkError when the table does not exist."""
-    from sink_engine.driver.job import now_ms
-    from sink_engine.driver.preflight import missing_table
-    from sink_engine.offsets import OffsetStore, table_exists
 
     dynamodb = dynamodb_client(run.region)
     if not table_exists(dynamodb, run.offsets_table):
@@ -342,7 +297,6 @@ READ_HELP = "print the record at a Kafka offset from a Block-GZIP object, fetchi
 
 
 def _read(config: SinkConfig, key: str, offset: int) -> int:
-    from sink_engine.format.block_gzip_reader import read_chunk_at
 
     chunk = read_chunk_at(s3_client(S3Access.from_config(config)), RunSettings.from_config(config).bucket, key, offset)
     record = chunk.record(offset)
@@ -363,7 +317,7 @@ VERIFY_HELP = (
 
 def _verify(config: SinkConfig, kafka: bool, topic: str | None, partition: int | None, verbose: bool) -> int:
     store = _offset_store(RunSettings.from_config(config))
-    return target_for(config).verify(store, kafka, topic, partition, sys.stdout, verbose)
+    return verified_target_for(config).verify(store, kafka, topic, partition, sys.stdout, verbose)
 
 
 RESTORE_HELP = (
@@ -372,11 +326,9 @@ RESTORE_HELP = (
 )
 
 
-def _restore(config: SinkConfig, args) -> int:
-    from sink_engine.restore import RestoreRequest, restore
-    from sink_engine.restore.progress import RestoreBoard
-    from sink_engine.restore.request import parse_names, parse_partitions, parse_time
-    from sink_engine.restore.settings import RestoreSettings
+def _restore(config: SinkConfig, args: argparse.Namespace) -> int:
+    from sink_engine.restore import RestoreRequest, restore  # imports pyarrow
+    from sink_engine.restore.settings import RestoreSettings  # imports pyarrow
 
     request = RestoreRequest(
         config,
@@ -396,7 +348,7 @@ def _restore(config: SinkConfig, args) -> int:
     if lacking:
         print(f"warning: the backup of {args.topic} holds no {'; no '.join(lacking)}", file=sys.stderr, flush=True)
 
-    def started(summary) -> None:
+    def started(summary: RestoreSummary) -> None:
         if summary.created_target:
             print(f"created {args.target_topic} with {summary.target_partitions} partitions")
         if summary.partition_for_partition:
@@ -447,4 +399,4 @@ def _restore(config: SinkConfig, args) -> int:
     return 0
 
 
-COMMANDS = {"init": _init, "run": _run, "status": _status}
+COMMANDS = {"init": _init, "status": _status}

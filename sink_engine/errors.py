@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 
 
 class SinkError(Exception):
@@ -25,7 +26,7 @@ class ConfigErrors(ConfigError):
     """Several config errors found in one pass (config/collector.py), in order; `key` and `reason` are the first's,
     the message lists them all, one a line."""
 
-    def __init__(self, errors):
+    def __init__(self, errors: Iterable[ConfigError]) -> None:
         self.errors = tuple(errors)
         self.key, self.reason = self.errors[0].key, self.errors[0].reason
         SinkError.__init__(self, f"{len(self.errors)} config errors:\n" + "\n".join(f"  {e}" for e in self.errors))

@@ -17,7 +17,7 @@ LEASE_RELEASED = "LEASE_RELEASED"
 LEASE_RELEASE_FAILED = "LEASE_RELEASE_FAILED"  # the lease lapses by itself
 RUN_PLANNED = "RUN_PLANNED"
 RECORDS_EXPIRED = "RECORDS_EXPIRED"  # a committed offset below the partition's log start: those records were deleted
-RUN_FINISHED = "RUN_FINISHED"  # its figures are the run's metrics (sink_engine/driver/metrics.py)
+RUN_FINISHED = "RUN_FINISHED"  # its figures are the run's metrics (sink_engine/run/metrics.py)
 STREAM_PROGRESS = "STREAM_PROGRESS"  # a continuous run's task: freshness, records written, lag (continuous/progress.py)
 RUN_PROGRESS = "RUN_PROGRESS"  # a continuous run's driver: its tasks' totals, also said on stdout (run_progress.py)
 METRICS_PUBLISH_FAILED = "METRICS_PUBLISH_FAILED"  # CloudWatch did not take a run's metrics; the run stands
@@ -33,6 +33,6 @@ CONFIG_KEY_IGNORED = "CONFIG_KEY_IGNORED"  # a connector key no one knows, ignor
 DOCTOR_CHECK = "DOCTOR_CHECK"  # one check of `sink-engine doctor`: its name, status (ok, FAILED) and message
 
 
-def emit(event: str, level: int = logging.INFO, **fields) -> None:
+def emit(event: str, level: int = logging.INFO, **fields: object) -> None:
     """Log one event as `{"event": NAME, ...fields}`."""
     logger.log(level, json.dumps({"event": event, **fields}, default=str, sort_keys=True))

@@ -9,11 +9,15 @@ chunk after single message transforms (task/transforms.py), as parts to write in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from sink_engine.convert.schema import Schema
 
 
 class RecordChunk:
@@ -71,7 +75,7 @@ class RecordChunk:
         """The records at these positions, in the given order."""
         return self._derive(lambda items: [items[i] for i in positions])
 
-    def _derive(self, pick) -> RecordChunk:
+    def _derive(self, pick: Callable[[Sequence[Any]], Any]) -> RecordChunk:
         if self._messages is not None:
             return RecordChunk(
                 self.topic, self.partition, pick(self.offsets), pick(self.values), messages=pick(self._messages)
@@ -124,7 +128,7 @@ class ValueColumn:
         return len(self.items)
 
     @property
-    def schema(self):
+    def schema(self) -> Schema | None:
         """The schema of a struct column whose values share one (a file's column), else None."""
         return self.schemas[0] if self.schemas else None
 
@@ -152,7 +156,7 @@ class ValueColumn:
         """The same column with these sidecar columns (parallel to it) attached."""
         return ValueColumn(self.kind, self.items, self._documents, self.schemas, sidecars)
 
-    def _derive(self, pick) -> ValueColumn:
+    def _derive(self, pick: Callable[[Sequence[Any]], Any]) -> ValueColumn:
         return ValueColumn(
             self.kind,
             pick(self.items),

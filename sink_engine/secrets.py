@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sink_engine.aws_types import SecretsClient
 from sink_engine.errors import ConfigError, SinkError
 
 REFERENCE = re.compile(r"\$\{(secrets|aws:secretsmanager|ssm|aws:ssm):([^}]*)\}")
@@ -77,11 +78,11 @@ def _parameter_name_problem(name: str) -> str | None:
     return None
 
 
-def _secret_string(client, name: str) -> str | None:
+def _secret_string(client: SecretsClient, name: str) -> str | None:
     return client.get_secret_value(SecretId=name).get("SecretString")
 
 
-def _parameter_value(client, name: str) -> str:
+def _parameter_value(client: SecretsClient, name: str) -> str:
     return client.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
 
 
@@ -219,11 +220,11 @@ def resolve(document: Mapping[str, Any], client_for: Callable[[str, str | None],
     return resolved
 
 
-def default_client_for(config: Mapping[str, Any]) -> Callable[[str, str | None], Any]:
+def default_client_for(config: Mapping[str, Any]) -> Callable[[str, str | None], SecretsClient]:
     """Clients from boto3's own settings; a name is looked up in the run's region (AWS_REGION, AWS_DEFAULT_REGION,
     else the config's s3.region), an ARN in its own."""
 
-    def client_for(service: str, region: str | None):
+    def client_for(service: str, region: str | None) -> SecretsClient:
         import boto3
 
         own = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or config.get("s3.region")
@@ -238,7 +239,7 @@ def _refs(key: str, value: Any) -> Iterator[Reference]:
             yield parse_reference(key, match.group(1), match.group(2))
 
 
-def _read(client, ref: Reference) -> str:
+def _read(client: SecretsClient, ref: Reference) -> str:
     from botocore.exceptions import BotoCoreError, ClientError
 
     source = ref.source

@@ -7,6 +7,10 @@ defaults and checks what needs nothing above `config/`; every caller that accept
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sink_engine.aws_types import S3Client, SecretsClient
 from sink_engine.config import SinkConfig, WorkerSettings, load_config, parse_config
 from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.collector import Collector
@@ -21,7 +25,7 @@ from sink_engine.source.client_config import kafka_authentication
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.object_options import ObjectOptions
 from sink_engine.storage.s3 import S3Access
-from sink_engine.target.registry import check_keys, target_for
+from sink_engine.target.choice import check_keys, target_for
 from sink_engine.transform.settings import TransformSettings
 
 # Credentials that come in pairs: one without the other is an error naming the missing one.
@@ -48,16 +52,16 @@ def check_config(config: SinkConfig) -> SinkConfig:
     return config
 
 
-def parse_checked_config(document) -> SinkConfig:
+def parse_checked_config(document: Mapping[str, Any]) -> SinkConfig:
     """`config.parse_config`, then `check_config`."""
     return check_config(parse_config(document))
 
 
 def load_checked_config(
     location: str,
-    s3_client=None,
+    s3_client: S3Client | None = None,
     resolve_secrets: bool = True,
-    secrets_client_for=None,
+    secrets_client_for: Callable[[str, str | None], SecretsClient] | None = None,
     registry: RegistryDefault | None = None,
     worker: WorkerSettings | None = None,
 ) -> SinkConfig:
@@ -96,7 +100,7 @@ def _check_connection(config: SinkConfig) -> None:
 
 
 def _check_target(config: SinkConfig) -> None:
-    """No key that only another target reads; then the target's own checks (target/base.py `validate`)."""
+    """No key that only another target reads; then the target's own checks (target/contract.py `validate`)."""
     target = target_for(config)
     check_keys(config, target)
     target.validate()

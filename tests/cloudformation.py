@@ -1,12 +1,13 @@
 """CloudFormation's side of a custom resource, for tests: the endpoint its pre-signed ResponseURL points at, and
 the events it sends the function."""
+
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Iterator
 
 
 @contextmanager
@@ -31,12 +32,26 @@ def response_endpoint() -> Iterator[tuple[str, list[dict]]]:
         server.shutdown()
 
 
-def custom_resource_event(kind: str, url: str, properties: dict, resource_type: str, request_id: str = "r-1",
-                          physical_id: str | None = None, logical_id: str = "AdminConnectors",
-                          stack_id: str = "arn:aws:cloudformation:eu-west-1:1:stack/s/1") -> dict:
+def custom_resource_event(
+    kind: str,
+    url: str,
+    properties: dict,
+    resource_type: str,
+    request_id: str = "r-1",
+    physical_id: str | None = None,
+    logical_id: str = "AdminConnectors",
+    stack_id: str = "arn:aws:cloudformation:eu-west-1:1:stack/s/1",
+) -> dict:
     """The event CloudFormation sends for a Create, Update or Delete (`kind`) of a custom resource."""
-    event = {"RequestType": kind, "ResponseURL": url, "StackId": stack_id, "RequestId": request_id,
-             "LogicalResourceId": logical_id, "ResourceType": resource_type, "ResourceProperties": properties}
+    event = {
+        "RequestType": kind,
+        "ResponseURL": url,
+        "StackId": stack_id,
+        "RequestId": request_id,
+        "LogicalResourceId": logical_id,
+        "ResourceType": resource_type,
+        "ResourceProperties": properties,
+    }
     if physical_id:
         event["PhysicalResourceId"] = physical_id
     return event

@@ -1,6 +1,7 @@
 """What the columnar-reader tests share (Avro, Protobuf, JSON Schema): a chunk of values at offsets 100.., the
 bytes each output format writes from a converted column, and the check that a columnar column and the general
 path's column of the same chunk write the same bytes."""
+
 from __future__ import annotations
 
 import pytest

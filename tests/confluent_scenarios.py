@@ -1,11 +1,13 @@
 """The harness of the tests ported from the Confluent S3 sink's own suites (kafka-connect-storage-cloud's
 TopicPartitionWriterTest, DataWriter*Test, S3SinkTaskTest; kafka-connect-storage-common's partitioner tests):
-records as Kafka Connect's converters write them, through one task's range (task/run.py `run_range`, with a
+records as Kafka Connect's converters write them, through one task's range (target/s3_objects/output.py
+`run_range`, with a
 reader that yields them instead of Kafka's) into S3 (moto, in process), and the objects read back.
 
 `connect_record` builds the Struct that most of those tests write (StorageSinkTestBase.createRecord: boolean,
 int, long, float, double); `envelope` writes a value as JsonConverter does with schemas.enable=true (type names
 from apache/kafka connect/json JsonSchema.java: `float` and `double` for FLOAT32 and FLOAT64)."""
+
 from __future__ import annotations
 
 import gzip
@@ -19,7 +21,7 @@ import pyarrow.parquet as pq
 
 from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import RecordChunk
-from sink_engine.task.run import run_range
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task.settings import TaskSettings
 from sink_engine.validation import parse_checked_config
 from tests.builders import connector_keys
@@ -51,12 +53,14 @@ class ListReader:
             stop = min(planned.end_offset, first + self._chunk_size)
             picked = [self._records[i - planned.start_offset] for i in range(first, stop)]
             messages = [Message(r.key, r.value, r.headers or None, (1, r.timestamp)) for r in picked]
-            yield RecordChunk(planned.topic, planned.partition, list(range(first, stop)),
-                              [r.value for r in picked], messages=messages)
+            yield RecordChunk(
+                planned.topic, planned.partition, list(range(first, stop)), [r.value for r in picked], messages=messages
+            )
 
 
-def run_records(s3, keys: dict, records: list[Rec], chunk_size: int = 100, wallclock_ms: int = 0,
-                start: int = 0) -> TaskResult:
+def run_records(
+    s3, keys: dict, records: list[Rec], chunk_size: int = 100, wallclock_ms: int = 0, start: int = 0
+) -> TaskResult:
     """One range [start, start + len(records)) of topic `t` partition 0 written with connector `keys` (on top of
     BASE and tests/builders.py's), as a task writes it; its result (error, files, next offset)."""
     config = parse_checked_config({"name": "c", **connector_keys({**BASE, **keys})})
@@ -92,13 +96,19 @@ def parquet_schema_of(s3, key: str):
 
 # StorageSinkTestBase.createSchema / createRecord as JsonConverter writes them (its asJsonSchema: the struct's
 # fields in order, each with its `field` name, `optional` always written).
-RECORD_SCHEMA = {"type": "struct", "name": "record", "version": 1, "optional": False, "fields": [
-    {"field": "boolean", "type": "boolean", "optional": False},
-    {"field": "int", "type": "int32", "optional": False},
-    {"field": "long", "type": "int64", "optional": False},
-    {"field": "float", "type": "float", "optional": False},
-    {"field": "double", "type": "double", "optional": False},
-]}
+RECORD_SCHEMA = {
+    "type": "struct",
+    "name": "record",
+    "version": 1,
+    "optional": False,
+    "fields": [
+        {"field": "boolean", "type": "boolean", "optional": False},
+        {"field": "int", "type": "int32", "optional": False},
+        {"field": "long", "type": "int64", "optional": False},
+        {"field": "float", "type": "float", "optional": False},
+        {"field": "double", "type": "double", "optional": False},
+    ],
+}
 
 
 def connect_record(i: int = 0) -> dict:
@@ -128,8 +138,13 @@ def record_batches(batch_size: int, batches: int) -> list[dict]:
     return [batch_record(16 + i, 12.2 + i) for _ in range(batches) for i in range(batch_size)]
 
 
-def structs(values: list[dict], schema: dict = RECORD_SCHEMA, stamps: list | None = None, key: bytes = b"key",
-            headers: list | None = None) -> list[Rec]:
+def structs(
+    values: list[dict],
+    schema: dict = RECORD_SCHEMA,
+    stamps: list | None = None,
+    key: bytes = b"key",
+    headers: list | None = None,
+) -> list[Rec]:
     """Records of Struct values of `schema` as JsonConverter envelopes, with record times `stamps` (0)."""
     stamps = stamps or [0] * len(values)
     return [Rec(envelope(schema, value), key, stamp, list(headers or [])) for value, stamp in zip(values, stamps)]
@@ -145,7 +160,14 @@ def la_ms(year: int, month: int, day: int, hour: int, minute: int = 0) -> int:
 
 # S3SinkConnectorTestBase.createProps: the partitioner settings every TopicPartitionWriterTest starts from (locale
 # `en`, timezone America/Los_Angeles, partition.field.name `int`); JsonConverter envelopes in.
-WRITER_BASE = {"value.converter.schemas.enable": "true", "locale": "en", "timezone": "America/Los_Angeles",
-               "partition.field.name": "int", "format.class": "AvroFormat"}
-HOURLY = {"partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
-          "timestamp.extractor": "Record"}
+WRITER_BASE = {
+    "value.converter.schemas.enable": "true",
+    "locale": "en",
+    "timezone": "America/Los_Angeles",
+    "partition.field.name": "int",
+    "format.class": "AvroFormat",
+}
+HOURLY = {
+    "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+    "timestamp.extractor": "Record",
+}

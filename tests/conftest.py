@@ -1,4 +1,5 @@
 """Session-wide real parts: the local stack (Apache Kafka broker, moto server) and one local Spark session."""
+
 from __future__ import annotations
 
 import uuid
@@ -48,7 +49,7 @@ def stack():
 
 @pytest.fixture(scope="session")
 def spark(stack):
-    from sink_engine.driver.spark_runner import spark_session
+    from sink_engine.run.spark_runner import spark_session
 
     session = spark_session("sink-engine-tests")
     yield session

@@ -3,6 +3,7 @@ single-file source mode against connect-json's jars (`make connect-json`, a part
 .venv/connect-json/libs from devtools/jvm/connect-json/pom.xml). `oracle_cases` gives, for a Connect value of each
 type, the envelope JsonConverter writes with schemas.enable=true and the JSON it writes with schemas.enable=false
 (what the Confluent S3 sink's JsonFormat writes for that value)."""
+
 from __future__ import annotations
 
 import subprocess

@@ -1,5 +1,6 @@
 """The connector index as the admin publishes it (`_connectors/_index.json`), for tests of the functions that read
 it (trigger, DLQ replay): publish one, and read one back."""
+
 from __future__ import annotations
 
 import json
@@ -14,10 +15,16 @@ def publish_index(uri: str, entries: list[dict], s3=None) -> str:
     bucket, _, key = uri.removeprefix("s3://").partition("/")
     if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
         region = s3.meta.region_name
-        s3.create_bucket(Bucket=bucket, **({} if region == "us-east-1" else
-                                           {"CreateBucketConfiguration": {"LocationConstraint": region}}))
-    s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(entries, indent=2, sort_keys=True).encode(),
-                  ContentType="application/json")
+        s3.create_bucket(
+            Bucket=bucket,
+            **({} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}),
+        )
+    s3.put_object(
+        Bucket=bucket,
+        Key=key,
+        Body=json.dumps(entries, indent=2, sort_keys=True).encode(),
+        ContentType="application/json",
+    )
     return uri
 
 

@@ -1,5 +1,6 @@
 """A small forwarding HTTP proxy on 127.0.0.1 for tests: absolute-form requests (`GET http://host:port/path`) are
 forwarded, CONNECT opens a tunnel; each request's method, target and Proxy-Authorization header are recorded."""
+
 from __future__ import annotations
 
 import http.client
@@ -22,7 +23,7 @@ class Seen:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "_Server"
+    server: _Server
 
     def log_message(self, *args) -> None:
         pass
@@ -84,7 +85,7 @@ class _Server(ThreadingHTTPServer):
 class Proxy:
     """Context manager: `url` is the proxy's http://127.0.0.1:<port>, `seen` what went through it."""
 
-    def __enter__(self) -> "Proxy":
+    def __enter__(self) -> Proxy:
         self._server = _Server()
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()

@@ -9,6 +9,7 @@ CommitTableResponse); a commit's requirements and updates are applied by SqlCata
 requirement (a stale base) is answered 409 as the spec says. Authorization headers are recorded, not verified
 (S3 Tables checks the SigV4 signature against IAM). Not served: listing, drops, renames, views, scan planning.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,18 +20,30 @@ from urllib.parse import unquote
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.rest import CreateTableRequest, TableResponse
-from pyiceberg.exceptions import (CommitFailedException, NamespaceAlreadyExistsError, NoSuchNamespaceError,
-                                  NoSuchTableError, TableAlreadyExistsError)
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    NamespaceAlreadyExistsError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+)
 from pyiceberg.table import CommitTableRequest
 
 NAMESPACE_SEPARATOR = "\x1f"  # pyiceberg's default, as the spec's multi-level namespaces are sent
-_ROUTES = (("namespaces", re.compile(r"/v1/namespaces")),
-           ("namespace", re.compile(r"/v1/namespaces/(?P<namespace>[^/]+)")),
-           ("tables", re.compile(r"/v1/namespaces/(?P<namespace>[^/]+)/tables")),
-           ("table", re.compile(r"/v1/namespaces/(?P<namespace>[^/]+)/tables/(?P<table>[^/]+)")),
-           ("config", re.compile(r"/v1/config")))
-_ERRORS = {NoSuchNamespaceError: 404, NoSuchTableError: 404, NamespaceAlreadyExistsError: 409,
-           TableAlreadyExistsError: 409, CommitFailedException: 409}
+_ROUTES = (
+    ("namespaces", re.compile(r"/v1/namespaces")),
+    ("namespace", re.compile(r"/v1/namespaces/(?P<namespace>[^/]+)")),
+    ("tables", re.compile(r"/v1/namespaces/(?P<namespace>[^/]+)/tables")),
+    ("table", re.compile(r"/v1/namespaces/(?P<namespace>[^/]+)/tables/(?P<table>[^/]+)")),
+    ("config", re.compile(r"/v1/config")),
+)
+_ERRORS = {
+    NoSuchNamespaceError: 404,
+    NoSuchTableError: 404,
+    NamespaceAlreadyExistsError: 409,
+    TableAlreadyExistsError: 409,
+    CommitFailedException: 409,
+}
 
 
 class IcebergRestServer:
@@ -45,7 +58,7 @@ class IcebergRestServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> "IcebergRestServer":
+    def __enter__(self) -> IcebergRestServer:
         self._thread.start()
         return self
 
@@ -88,16 +101,23 @@ class IcebergRestServer:
     def _post_tables(self, body: bytes, namespace: str):
         """Create a table, or with `stage-create` only its first metadata (the commit that follows creates it)."""
         # the spec's optional fields; pyiceberg's client leaves them out when unset, its model declares no default
-        request = CreateTableRequest.model_validate({"location": None, "partition-spec": None, "write-order": None,
-                                                     **json.loads(body)})
+        request = CreateTableRequest.model_validate(
+            {"location": None, "partition-spec": None, "write-order": None, **json.loads(body)}
+        )
         identifier = (*_namespace(namespace), request.name)
         if not self.catalog.namespace_exists(_namespace(namespace)):
             raise NoSuchNamespaceError(f"Namespace does not exist: {namespace}")
         if self.catalog.table_exists(identifier):
             raise TableAlreadyExistsError(f"Table already exists: {'.'.join(identifier)}")
         create = self.catalog._create_staged_table if request.stage_create else self.catalog.create_table
-        table = create(identifier, request.table_schema, request.location, request.partition_spec,
-                       request.write_order, request.properties)
+        table = create(
+            identifier,
+            request.table_schema,
+            request.location,
+            request.partition_spec,
+            request.write_order,
+            request.properties,
+        )
         location = None if request.stage_create else table.metadata_location
         return 200, _dump(TableResponse(metadata_location=location, metadata=table.metadata))
 

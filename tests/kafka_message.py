@@ -1,5 +1,6 @@
 """A stand-in for a confluent_kafka Message: what RecordChunk reads of one (key, value, headers, timestamp), for
 tests that build record chunks without a broker."""
+
 from __future__ import annotations
 
 

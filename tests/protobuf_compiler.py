@@ -4,6 +4,7 @@ Confluent's registry parses .proto text itself (Java); the Python client registe
 base64 FileDescriptorProtos (`format=serialized`). This turns one into the other the way protoc does, and
 builds message classes from the result, so tests serialize with real generated-style classes.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,13 +40,20 @@ def builtin_files() -> dict[str, descriptor_pb2.FileDescriptorProto]:
 
 
 def _builtin_names() -> list[str]:
-    return sorted({module.DESCRIPTOR.name for module in vars(common).values()
-                   if getattr(getattr(module, "DESCRIPTOR", None), "serialized_pb", None)
-                   and hasattr(module.DESCRIPTOR, "message_types_by_name")})
+    return sorted(
+        {
+            module.DESCRIPTOR.name
+            for module in vars(common).values()
+            if getattr(getattr(module, "DESCRIPTOR", None), "serialized_pb", None)
+            and hasattr(module.DESCRIPTOR, "message_types_by_name")
+        }
+    )
 
 
-def compile_files(sources: dict[str, str], known: dict[str, descriptor_pb2.FileDescriptorProto] | None = None,
-                  ) -> dict[str, descriptor_pb2.FileDescriptorProto]:
+def compile_files(
+    sources: dict[str, str],
+    known: dict[str, descriptor_pb2.FileDescriptorProto] | None = None,
+) -> dict[str, descriptor_pb2.FileDescriptorProto]:
     """Every file of `sources` (name -> .proto text) compiled, with the files they import: among `sources`,
     in `known` (name -> FileDescriptorProto) or the builtins. Returns name -> FileDescriptorProto."""
     known = {**builtin_files(), **(known or {})}
@@ -56,8 +64,14 @@ def compile_files(sources: dict[str, str], known: dict[str, descriptor_pb2.FileD
             (root / name).write_text(text)
         given = descriptor_pb2.FileDescriptorSet(file=[p for n, p in known.items() if n not in sources])
         (root / "known.pb").write_bytes(given.SerializeToString())
-        args = ["protoc", f"-I{root}", f"--descriptor_set_in={root / 'known.pb'}", "--include_imports",
-                f"--descriptor_set_out={root / 'out.pb'}", *sources]
+        args = [
+            "protoc",
+            f"-I{root}",
+            f"--descriptor_set_in={root / 'known.pb'}",
+            "--include_imports",
+            f"--descriptor_set_out={root / 'out.pb'}",
+            *sources,
+        ]
         errors = io.StringIO()
         with contextlib.redirect_stderr(errors):
             status = protoc.main(args)

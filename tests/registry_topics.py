@@ -2,6 +2,7 @@
 well-known and logical types, in two versions, and their records serialized by confluent-kafka's own
 ProtobufSerializer and JSONSerializer against the test registry; and a flat Avro topic of two versions
 (AvroSerializer)."""
+
 from __future__ import annotations
 
 import datetime
@@ -16,7 +17,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from tests.protobuf_compiler import message_classes
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 ADDRESS_PROTO = """syntax = "proto3";
 package geo;
 message Address { string street = 1; string city = 2; }
@@ -49,14 +50,25 @@ message Order {
 """
 ORDER_PROTO_V2_FIELD = "\n  string channel = 13;"
 
-ORDER_AVRO = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
-    {"name": "id", "type": "int"}, {"name": "item", "type": "string"}]}
+ORDER_AVRO = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "shop",
+    "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}],
+}
 ORDER_AVRO_V2 = {**ORDER_AVRO, "fields": ORDER_AVRO["fields"] + [{"name": "note", "type": "string", "default": "none"}]}
 
-ADDRESS_JSON = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "Address", "type": "object",
-                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}, "required": ["city"]}
+ADDRESS_JSON = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Address",
+    "type": "object",
+    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+    "required": ["city"],
+}
 ORDER_JSON = {
-    "$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Order",
+    "type": "object",
     "properties": {
         "id": {"type": "integer"},
         "status": {"type": "string", "enum": ["NEW", "PAID", "SHIPPED"]},
@@ -66,18 +78,26 @@ ORDER_JSON = {
         "ship_to": {"$ref": "address.json"},
         "created_at": {"type": "string", "format": "date-time"},
         "delivery": {"type": ["string", "null"], "format": "date"},
-        "total": {"type": "number", "title": "org.apache.kafka.connect.data.Decimal",
-                  "connect.parameters": {"scale": "2", "connect.decimal.precision": "10"}},
+        "total": {
+            "type": "number",
+            "title": "org.apache.kafka.connect.data.Decimal",
+            "connect.parameters": {"scale": "2", "connect.decimal.precision": "10"},
+        },
     },
     "required": ["id", "created_at", "lines"],
     "definitions": {
-        "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
-                 "required": ["sku", "qty"]},
+        "Line": {
+            "type": "object",
+            "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
+            "required": ["sku", "qty"],
+        },
         "Card": {"type": "object", "properties": {"last4": {"type": "string"}}, "required": ["last4"]},
     },
 }
-ORDER_JSON_V2 = {**ORDER_JSON, "properties": {**ORDER_JSON["properties"], "channel": {"type": "string",
-                                                                                       "default": "web"}}}
+ORDER_JSON_V2 = {
+    **ORDER_JSON,
+    "properties": {**ORDER_JSON["properties"], "channel": {"type": "string", "default": "web"}},
+}
 
 
 def created_at(i: int) -> datetime.datetime:
@@ -86,10 +106,17 @@ def created_at(i: int) -> datetime.datetime:
 
 def order_fields(i: int) -> dict:
     """What record i holds, in Python terms shared by both encodings."""
-    return {"id": i, "status": ["NEW", "PAID", "SHIPPED"][i % 3], "lines": [{"sku": f"s{i}", "qty": i + 1}],
-            "tags": {"b": i, "a": 1}, "card": f"c{i}" if i % 2 == 0 else None,
-            "ship_to": {"street": f"{i} Main St", "city": "Springfield"}, "created_at": created_at(i),
-            "delivery": datetime.date(2024, 2, 1 + i % 28), "total": decimal.Decimal(f"{i}.25")}
+    return {
+        "id": i,
+        "status": ["NEW", "PAID", "SHIPPED"][i % 3],
+        "lines": [{"sku": f"s{i}", "qty": i + 1}],
+        "tags": {"b": i, "a": 1},
+        "card": f"c{i}" if i % 2 == 0 else None,
+        "ship_to": {"street": f"{i} Main St", "city": "Springfield"},
+        "created_at": created_at(i),
+        "delivery": datetime.date(2024, 2, 1 + i % 28),
+        "total": decimal.Decimal(f"{i}.25"),
+    }
 
 
 class ProtobufTopic:
@@ -100,9 +127,15 @@ class ProtobufTopic:
     def __init__(self, registry_url: str, topic: str, field: str = MessageField.VALUE, strategy: str = "TOPIC"):
         self.client = SchemaRegistryClient({"url": registry_url})
         self.context = SerializationContext(topic, field)
-        self.classes = {version: message_classes({"geo/address.proto": ADDRESS_PROTO, "shop/order.proto":
-                                                  ORDER_PROTO % (ORDER_PROTO_V2_FIELD if version == 2 else "")})
-                        for version in (1, 2)}
+        self.classes = {
+            version: message_classes(
+                {
+                    "geo/address.proto": ADDRESS_PROTO,
+                    "shop/order.proto": ORDER_PROTO % (ORDER_PROTO_V2_FIELD if version == 2 else ""),
+                }
+            )
+            for version in (1, 2)
+        }
         conf = {"subject.name.strategy.type": strategy}
         self._serializers = {v: ProtobufSerializer(c["shop.Order"], self.client, conf) for v, c in self.classes.items()}
 
@@ -142,16 +175,22 @@ class JsonSchemaTopic:
         address = self.client.register_schema_full_response("address.json", Schema(json.dumps(ADDRESS_JSON), "JSON"))
         reference = [SchemaReference("address.json", "address.json", address.version)]
         conf = {"subject.name.strategy.type": strategy}
-        self._serializers = {v: JSONSerializer(Schema(json.dumps(s), "JSON", reference), self.client, conf=conf)
-                             for v, s in ((1, ORDER_JSON), (2, ORDER_JSON_V2))}
+        self._serializers = {
+            v: JSONSerializer(Schema(json.dumps(s), "JSON", reference), self.client, conf=conf)
+            for v, s in ((1, ORDER_JSON), (2, ORDER_JSON_V2))
+        }
 
     @staticmethod
     def document(i: int, version: int = 1) -> dict:
         fields = order_fields(i)
         card = fields.pop("card")
-        document = {**fields, "payment": card or {"last4": f"{i:04d}"},
-                    "created_at": fields["created_at"].isoformat().replace("+00:00", "Z"),
-                    "delivery": fields["delivery"].isoformat() if i % 2 == 0 else None, "total": float(fields["total"])}
+        document = {
+            **fields,
+            "payment": card or {"last4": f"{i:04d}"},
+            "created_at": fields["created_at"].isoformat().replace("+00:00", "Z"),
+            "delivery": fields["delivery"].isoformat() if i % 2 == 0 else None,
+            "total": float(fields["total"]),
+        }
         if version == 2:
             document["channel"] = "app"
         return document
@@ -168,8 +207,9 @@ class AvroTopic:
         self.client = SchemaRegistryClient({"url": registry_url})
         self.context = SerializationContext(topic, field)
         conf = {"subject.name.strategy.type": strategy}
-        self._serializers = {v: AvroSerializer(self.client, json.dumps(s), conf=conf)
-                             for v, s in ((1, ORDER_AVRO), (2, ORDER_AVRO_V2))}
+        self._serializers = {
+            v: AvroSerializer(self.client, json.dumps(s), conf=conf) for v, s in ((1, ORDER_AVRO), (2, ORDER_AVRO_V2))
+        }
 
     @staticmethod
     def document(i: int, version: int = 1) -> dict:

@@ -1,5 +1,6 @@
 """Restores in tests: a connector file, `sink-engine restore` in this process or as a subprocess, and a topic read
 back whole, per partition."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,16 @@ def config_file(config, tmp_path) -> str:
 
 
 def restore_argv(config, tmp_path, target: str, *options: str) -> list[str]:
-    return ["restore", "--config", config_file(config, tmp_path), "--topic", config["topics"][0],
-            "--target-topic", target, *options]
+    return [
+        "restore",
+        "--config",
+        config_file(config, tmp_path),
+        "--topic",
+        config["topics"][0],
+        "--target-topic",
+        target,
+        *options,
+    ]
 
 
 def restore(capsys, argv: list[str]) -> tuple[int, str]:
@@ -41,8 +50,9 @@ def restore_process(argv: list[str], stack, failpoint: str | None = None) -> sub
     env.pop(ENV_VAR, None)
     if failpoint:
         env[ENV_VAR] = failpoint
-    return subprocess.Popen([sys.executable, "-m", "sink_engine", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "sink_engine", *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+    )
 
 
 def counts(output: str) -> dict[int, tuple[int, int, int]]:
@@ -50,7 +60,7 @@ def counts(output: str) -> dict[int, tuple[int, int, int]]:
     rows = {}
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["partition", "read"])
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         parts = line.split()
         if len(parts) != 4 or not parts[0].isdigit():
             break
@@ -60,8 +70,14 @@ def counts(output: str) -> dict[int, tuple[int, int, int]]:
 
 def topic_records(bootstrap: str, topic: str) -> dict[int, list[dict]]:
     """Every record of the topic by partition, in offset order: key, value, headers, timestamp (type, ms)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "restore-test-reader",
-                         "enable.auto.commit": False, "enable.partition.eof": True})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "restore-test-reader",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     try:
         partitions = consumer.list_topics(timeout=10).topics[topic].partitions
         consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
@@ -73,9 +89,15 @@ def topic_records(bootstrap: str, topic: str) -> dict[int, list[dict]]:
             if message.error():
                 eof.add(message.partition())
                 continue
-            records[message.partition()].append({
-                "key": message.key(), "value": message.value(), "headers": message.headers() or [],
-                "timestamp": message.timestamp(), "offset": message.offset()})
+            records[message.partition()].append(
+                {
+                    "key": message.key(),
+                    "value": message.value(),
+                    "headers": message.headers() or [],
+                    "timestamp": message.timestamp(),
+                    "offset": message.offset(),
+                }
+            )
         return records
     finally:
         consumer.close()

@@ -1,4 +1,5 @@
 """Running the job in tests: a run that dies at a failpoint, two runs started at once, and what runs committed."""
+
 from __future__ import annotations
 
 import threading

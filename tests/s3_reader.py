@@ -1,4 +1,5 @@
 """Independent read-back of what landed in S3, for assertions."""
+
 from __future__ import annotations
 
 import gzip

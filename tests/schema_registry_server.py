@@ -13,6 +13,7 @@ as text. Differences: a PROTOBUF schema registered as a base64 descriptor (as th
 answered as registered without `format=serialized`, where Confluent's registry prints it as .proto text;
 no compatibility checks, no deletes, no contexts.
 """
+
 from __future__ import annotations
 
 import base64
@@ -41,7 +42,7 @@ class SchemaRegistryServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> "SchemaRegistryServer":
+    def __enter__(self) -> SchemaRegistryServer:
         self._thread.start()
         return self
 
@@ -83,8 +84,9 @@ class SchemaRegistryServer:
         return answer
 
     def versions_of(self, schema_id: int) -> list[dict]:
-        return [{"subject": s, "version": ids.index(schema_id) + 1} for s, ids in self.subjects.items()
-                if schema_id in ids]
+        return [
+            {"subject": s, "version": ids.index(schema_id) + 1} for s, ids in self.subjects.items() if schema_id in ids
+        ]
 
     def _descriptor(self, entry: dict, name: str = "schema.proto") -> descriptor_pb2.FileDescriptorProto:
         """A PROTOBUF schema as a FileDescriptorProto: parsed when registered serialized, else compiled."""
@@ -152,12 +154,16 @@ NOT_FOUND = (404, {"error_code": 40403, "message": "Schema not found"})
 def _route(registry: SchemaRegistryServer, method: str, path: str, params: dict, body) -> tuple[int, object]:
     fmt = params.get("format")
     if method == "POST" and (m := re.fullmatch(r"/subjects/([^/]+)/versions", path)):
-        registered = registry.register(unquote(m.group(1)), body["schema"], body.get("references"),
-                                       body.get("schemaType", "AVRO"))
+        registered = registry.register(
+            unquote(m.group(1)), body["schema"], body.get("references"), body.get("schemaType", "AVRO")
+        )
         return 200, registered
     if method == "POST" and (m := re.fullmatch(r"/subjects/([^/]+)", path)):
-        entry = {"schema": body["schema"], "schemaType": body.get("schemaType", "AVRO").upper(),
-                 "references": body.get("references") or []}
+        entry = {
+            "schema": body["schema"],
+            "schemaType": body.get("schemaType", "AVRO").upper(),
+            "references": body.get("references") or [],
+        }
         found = registry.lookup(unquote(m.group(1)), entry)
         return (200, found) if found else NOT_FOUND
     if method == "GET" and (m := re.fullmatch(r"/schemas/ids/(\d+)(/versions)?", path)):

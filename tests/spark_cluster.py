@@ -11,6 +11,7 @@ where tasks ran.
 - `spark_submit_jvm(job)`: the driver's JVM of a job spark-submit started (what a test sends SIGTERM to, as EMR's
   CancelJobRun with a grace period does).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -38,36 +39,64 @@ def spark_env() -> dict[str, str]:
     java = shutil.which("java")
     if java is None:
         raise RuntimeError("java is not on PATH: Spark needs Java 17")
-    env = {"PATH": f"{Path(java).resolve().parent}:/usr/bin:/bin", "SPARK_HOME": str(SPARK_HOME),
-           "SPARK_LOCAL_IP": LOOPBACK, "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
+    env = {
+        "PATH": f"{Path(java).resolve().parent}:/usr/bin:/bin",
+        "SPARK_HOME": str(SPARK_HOME),
+        "SPARK_LOCAL_IP": LOOPBACK,
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "LANG": "C.UTF-8",
+    }
     if "JAVA_HOME" in os.environ:
         env["JAVA_HOME"] = os.environ["JAVA_HOME"]
     return env
 
 
-def spark_submit_command(master: str, entry_point: Path, arguments: list[str], event_log_dir: Path | None = None,
-                         confs: dict[str, str] | None = None) -> list[str]:
+def spark_submit_command(
+    master: str,
+    entry_point: Path,
+    arguments: list[str],
+    event_log_dir: Path | None = None,
+    confs: dict[str, str] | None = None,
+) -> list[str]:
     """spark-submit's command line: `master`, no UI, the event log in `event_log_dir` when given, `confs`."""
-    settings = {"spark.ui.enabled": "false", "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-                **({"spark.eventLog.enabled": "true", "spark.eventLog.dir": event_log_dir.as_uri()}
-                   if event_log_dir else {}),
-                **(confs or {})}
-    return [str(Path(sys.executable).parent / "spark-submit"), "--master", master,
-            *(arg for key, value in settings.items() for arg in ("--conf", f"{key}={value}")),
-            str(entry_point), *arguments]
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        **({"spark.eventLog.enabled": "true", "spark.eventLog.dir": event_log_dir.as_uri()} if event_log_dir else {}),
+        **(confs or {}),
+    }
+    return [
+        str(Path(sys.executable).parent / "spark-submit"),
+        "--master",
+        master,
+        *(arg for key, value in settings.items() for arg in ("--conf", f"{key}={value}")),
+        str(entry_point),
+        *arguments,
+    ]
 
 
-def spark_submit(master: str, arguments: list[str], event_log_dir: Path | None = None,
-                 confs: dict[str, str] | None = None, env: dict[str, str] | None = None, cwd: Path | None = None,
-                 entry_point: Path = ENTRY_POINT) -> subprocess.Popen:
+def spark_submit(
+    master: str,
+    arguments: list[str],
+    event_log_dir: Path | None = None,
+    confs: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    entry_point: Path = ENTRY_POINT,
+) -> subprocess.Popen:
     """Start `entry_point arguments` under spark-submit on `master` (see `spark_submit_command`); the driver and
     executors run this venv's Python. `env` is added to the test process's environment (the driver's)."""
     if event_log_dir is not None:
         event_log_dir.mkdir(parents=True, exist_ok=True)
     python = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    return subprocess.Popen(spark_submit_command(master, entry_point, arguments, event_log_dir, confs),
-                            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **spark_env(), **python, **(env or {})})
+    return subprocess.Popen(
+        spark_submit_command(master, entry_point, arguments, event_log_dir, confs),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **spark_env(), **python, **(env or {})},
+    )
 
 
 def spark_submit_jvm(job: subprocess.Popen):
@@ -105,8 +134,9 @@ def task_ends(event_log_dir: Path) -> list[TaskEnd]:
             event = json.loads(line)
             if event.get("Event") == "SparkListenerTaskEnd":
                 info = event["Task Info"]
-                ends.append(TaskEnd(event["Stage ID"], info["Executor ID"], info["Host"],
-                                    event["Task End Reason"]["Reason"]))
+                ends.append(
+                    TaskEnd(event["Stage ID"], info["Executor ID"], info["Host"], event["Task End Reason"]["Reason"])
+                )
     return ends
 
 
@@ -129,13 +159,33 @@ class StandaloneCluster:
 
     def __enter__(self) -> StandaloneCluster:
         try:
-            self._start("master", "org.apache.spark.deploy.master.Master", "--host", LOOPBACK, "--port",
-                        str(self.port), "--webui-port", str(self.ui_port))
+            self._start(
+                "master",
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                LOOPBACK,
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.ui_port),
+            )
             for work_dir in self.worker_dirs():
                 work_dir.mkdir(parents=True, exist_ok=True)
-                self._start(work_dir.name, "org.apache.spark.deploy.worker.Worker", self.master_url, "--host",
-                            LOOPBACK, "--work-dir", str(work_dir), "--cores", str(self.cores), "--memory",
-                            self.memory, "--webui-port", str(free_port()))
+                self._start(
+                    work_dir.name,
+                    "org.apache.spark.deploy.worker.Worker",
+                    self.master_url,
+                    "--host",
+                    LOOPBACK,
+                    "--work-dir",
+                    str(work_dir),
+                    "--cores",
+                    str(self.cores),
+                    "--memory",
+                    self.memory,
+                    "--webui-port",
+                    str(free_port()),
+                )
             self._wait_for_workers()
         except BaseException:
             self.__exit__(None, None, None)
@@ -153,8 +203,14 @@ class StandaloneCluster:
 
     def _start(self, name: str, main_class: str, *args: str) -> None:
         log = open(self.root / f"{name}.log", "w")  # noqa: SIM115 - open for the process's life
-        self._processes.append(subprocess.Popen([str(SPARK_HOME / "bin" / "spark-class"), main_class, *args],
-                                                stdout=log, stderr=subprocess.STDOUT, env=spark_env()))
+        self._processes.append(
+            subprocess.Popen(
+                [str(SPARK_HOME / "bin" / "spark-class"), main_class, *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=spark_env(),
+            )
+        )
 
     def _wait_for_workers(self, timeout_s: float = 90) -> None:
         """Until the master's status page lists every worker ALIVE."""
@@ -171,5 +227,6 @@ class StandaloneCluster:
             except OSError:
                 pass
             time.sleep(0.5)
-        raise RuntimeError(f"the standalone cluster's {self.workers} workers did not register in {timeout_s}s "
-                           f"(logs in {self.root})")
+        raise RuntimeError(
+            f"the standalone cluster's {self.workers} workers did not register in {timeout_s}s (logs in {self.root})"
+        )

@@ -1,5 +1,6 @@
 """A transactional producer for the tests (Apache Kafka honours transactions: aborted records reach no read_committed
 reader, an open transaction holds the last stable offset)."""
+
 from __future__ import annotations
 
 import orjson
@@ -10,16 +11,20 @@ class Transactional:
     """A transactional producer whose records' offsets are kept: `offsets[n]` is (partition, offset) of value n."""
 
     def __init__(self, bootstrap: str, transactional_id: str):
-        self.producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id,
-                                  "linger.ms": 5})
+        self.producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id, "linger.ms": 5})
         self.producer.init_transactions(30)
         self.offsets: dict[int, tuple[int, int]] = {}
 
     def send(self, topic: str, numbers: range, partitions: int) -> None:
         """In an open transaction (begun here when none is): value {"n": n} to partition n % partitions."""
         for n in numbers:
-            self.producer.produce(topic, orjson.dumps({"n": n}), key=str(n).encode(), partition=n % partitions,
-                                  on_delivery=self._delivered)
+            self.producer.produce(
+                topic,
+                orjson.dumps({"n": n}),
+                key=str(n).encode(),
+                partition=n % partitions,
+                on_delivery=self._delivered,
+            )
         self.producer.flush(30)
 
     def begin(self) -> Transactional:

@@ -25,9 +25,9 @@ from infra.packaging import ROOT, Target, job_archive_path
 from infra.settings import EmrSettings, Settings
 from infra.stacks.connectors import ConnectorStacks
 from sink_engine.config.worker import CLUSTER_ENV
-from sink_engine.driver.metrics import CLOUDWATCH
-from sink_engine.driver.metrics import SETTING as METRICS_SETTING
-from sink_engine.driver.preflight import BUCKET_MANAGED_SETTING
+from sink_engine.run.metrics import CLOUDWATCH
+from sink_engine.run.metrics import SETTING as METRICS_SETTING
+from sink_engine.run.preflight import BUCKET_MANAGED_SETTING
 
 ARCHIVE_ALIAS = "environment"
 IMAGE_DIR = ROOT / "infra" / "job" / "image"

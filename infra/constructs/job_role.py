@@ -12,7 +12,7 @@ from constructs import Construct
 from infra.connectors import ConnectorSpec
 from infra.constructs.nag import KMS_FAMILIES, KMS_REASON, acknowledge
 from infra.job_policy import JobPhysicalNames, assumed_role_arn, job_statements
-from sink_engine.iceberg.settings import STAGED_FILES
+from sink_engine.target.iceberg_tables.settings import STAGED_FILES
 
 ROLE_NAME_LIMIT = 64  # IAM's limit on a role name
 

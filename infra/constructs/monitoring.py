@@ -1,6 +1,6 @@
 """Alarms and notifications to an encrypted SNS topic, and a dashboard: failed job runs (EventBridge), queued job
 runs (the trigger), lag, DLQ growth, broken MSK event source mappings, trigger, admin and replay failures, each
-connector's run metrics (what its job runs wrote and left, sink_engine/driver/metrics.py), and each continuous
+connector's run metrics (what its job runs wrote and left, sink_engine/run/metrics.py), and each continuous
 connector's freshness (its job's per-minute stream metrics)."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from infra.settings import Settings
 from infra.stacks.connectors import ConnectorStacks
 from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
 from lambdas.trigger.runs import QUEUED_METRIC
-from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
-from sink_engine.driver.metrics import NAMESPACE  # the trigger's and admin's Powertools metrics share it
+from sink_engine.run.metrics import DIMENSION as RUN_DIMENSION
+from sink_engine.run.metrics import NAMESPACE  # the trigger's and admin's Powertools metrics share it
 
 FIVE_MINUTES = Duration.minutes(5)
 ONE_MINUTE = Duration.minutes(1)

@@ -18,7 +18,7 @@ CloudWatch Logs (the job's log group), CloudWatch (`monitoring`: each run's metr
 Manager and SSM (`${secrets:...}` and `${ssm:...}` references), Lambda + STS for the MSK event source's pollers
 (on-demand mode), which run in the cluster's VPC and, without a NAT, need both endpoints there; S3 Tables with a table
 bucket; Lake Formation where an Iceberg connector's tables are in Glue (the doctor's Lake Formation check,
-sink_engine/doctor/lake_formation.py, runs in the job).
+sink_engine/target/iceberg_tables/lake_formation.py, runs in the job).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from http.client import HTTPResponse
 
 
 def send(
@@ -12,7 +15,7 @@ def send(
     physical_id: str,
     reason: str = "",
     data: dict | None = None,
-    opener=urllib.request.urlopen,
+    opener: Callable[..., AbstractContextManager[HTTPResponse]] = urllib.request.urlopen,
 ) -> None:
     """Answer CloudFormation for `event` with SUCCESS or FAILED; `reason` is shown in the stack events."""
     body = json.dumps(

@@ -58,7 +58,7 @@ class DesiredState:
         return objects
 
 
-def _listed(doc: dict, key: str, default) -> Any:
+def _listed(doc: dict, key: str, default: tuple[()] | None) -> Any:
     """`doc[key]`, or the list packed in `doc[key + "_gzip"]`; `default` when neither is there (None: KeyError)."""
     if f"{key}_gzip" in doc:
         return json.loads(gzip.decompress(base64.b64decode(doc[f"{key}_gzip"])))

@@ -7,6 +7,7 @@ both use the desired state stored by the last deployment. Environment: BUCKET, C
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -16,6 +17,9 @@ from lambdas.admin import cfn
 from lambdas.admin.desired import DesiredState
 from lambdas.admin.live import LiveState
 from lambdas.admin.service import AdminService
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 tracer = Tracer()
@@ -29,7 +33,7 @@ def _service() -> AdminService:
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict, context) -> dict:
+def handler(event: dict, context: LambdaContext) -> dict:
     if "RequestType" in event:
         return _custom_resource(event)
     return _direct(event.get("action", "plan"))

@@ -3,11 +3,16 @@ Vendor errors for "absent" become None / empty."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from sink_engine.aws_types import S3Client
 
 
 class LiveState:
-    def __init__(self, s3):
+    def __init__(self, s3: S3Client) -> None:
         self._s3 = s3
 
     def objects(self, bucket: str, prefix: str) -> dict[str, bytes]:

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 import boto3
 from aws_lambda_powertools import Logger, Tracer
 
 from lambdas.admin import cfn
 from lambdas.app_stop.service import ApplicationStopper
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 tracer = Tracer()
@@ -32,7 +36,7 @@ MARGIN_MS = 30_000  # kept to answer CloudFormation before Lambda's timeout
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-def handler(event: dict, context) -> dict:
+def handler(event: dict, context: LambdaContext) -> dict:
     properties, kind = event["ResourceProperties"], event["RequestType"]
     on_delete = "ApplicationId" in properties
     physical_id = event.get("PhysicalResourceId") or (

@@ -29,8 +29,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from sink_engine.aws_types import EMRServerlessClient
 
 # states a job run is not over in (EMR Serverless API Reference, JobRun.state), and those CancelJobRun acts on
 ACTIVE_RUN_STATES = ["SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "CANCELLING", "QUEUED"]
@@ -53,12 +57,12 @@ class ApplicationStopper:
 
     def __init__(
         self,
-        emr,
+        emr: EMRServerlessClient,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         poll_seconds: float = 10.0,
         streaming_grace_seconds: int | None = None,
-    ):
+    ) -> None:
         self._emr, self._clock, self._sleep, self._poll = emr, clock, sleep, poll_seconds
         self._grace = streaming_grace_seconds
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import boto3
 from aws_lambda_powertools import Logger, Tracer
@@ -21,6 +22,9 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from lambdas.dlq_replay.service import ReplayService, config_uris
 from lambdas.shared.connector_index import ConnectorIndex
 from sink_engine.errors import ConfigError
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 tracer = Tracer()
@@ -39,7 +43,7 @@ def _service() -> ReplayService:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-def handler(event: dict, context) -> dict:
+def handler(event: dict, context: LambdaContext) -> dict:
     try:
         result = _service().handle(event)
     except ConfigError as e:  # a bad payload: answered, not retried

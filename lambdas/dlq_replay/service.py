@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from sink_engine.config import SinkConfig
 from sink_engine.config.worker import read_worker
@@ -17,8 +18,11 @@ from sink_engine.errors import ConfigError
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
 from sink_engine.validation import load_checked_config
 
+if TYPE_CHECKING:
+    from sink_engine.aws_types import DynamoDBClient, S3Client
 
-def load_deployed(uri: str, s3) -> SinkConfig:
+
+def load_deployed(uri: str, s3: S3Client) -> SinkConfig:
     """A deployed connector's config as its job reads it: its brokers, when its file names none, those MSK gives for
     the environment's cluster (SINK_MSK_CLUSTER_ARN, set on the function: sink_engine/config/worker.py)."""
     return with_cluster_brokers(load_checked_config(uri, s3, worker=read_worker(None, os.environ)), kafka_client)
@@ -31,11 +35,11 @@ class ReplayService:
     def __init__(
         self,
         config_uris: Callable[[], Mapping[str, str]],
-        dynamodb,
-        s3,
+        dynamodb: DynamoDBClient,
+        s3: S3Client,
         clock: Callable[[], int],
-        load: Callable[..., SinkConfig] = load_deployed,
-    ):
+        load: Callable[[str, S3Client], SinkConfig] = load_deployed,
+    ) -> None:
         self._config_uris, self._db, self._s3, self._clock, self._load = config_uris, dynamodb, s3, clock, load
 
     def handle(self, payload: dict) -> dict:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from sink_engine.aws_types import S3Client
 
 INDEX_TTL_MS = 60_000
 T = TypeVar("T")
@@ -33,8 +36,13 @@ class ConnectorIndex(Generic[T]):
     again)."""
 
     def __init__(
-        self, uri: str, s3, parse: Callable[[list[dict]], T], clock: Callable[[], int], ttl_ms: int = INDEX_TTL_MS
-    ):
+        self,
+        uri: str,
+        s3: S3Client,
+        parse: Callable[[list[dict]], T],
+        clock: Callable[[], int],
+        ttl_ms: int = INDEX_TTL_MS,
+    ) -> None:
         bucket, _, key = uri.removeprefix("s3://").partition("/")
         if not uri.startswith("s3://") or not bucket or not key:
             raise ConnectorIndexError(uri, "is not an s3://<bucket>/<key> URI")

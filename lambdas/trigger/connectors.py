@@ -56,7 +56,9 @@ class Connector:
     config_uri: str
     rotation: Rotation
     role_arn: str  # the job runtime role its runs use (StartJobRun executionRoleArn)
-    tables: bool = True  # writes Iceberg tables (`iceberg maintain` applies); an index without the flag: assumed
+    # its target's `Capabilities.tables` (sink_engine/target/contract.py): it writes tables, `iceberg maintain`
+    # applies and its driver commits their snapshots; an index without the flag: assumed
+    tables: bool = True
     shape: RunShape = RunShape()  # what sizes its runs (sizing.py); an index without it: the engine's defaults
     restore_targets: tuple[str, ...] = ()  # the topics a restore may produce into (names, prefixes*); none: no restore
     continuous: Continuous | None = None  # its job runs continuously (STREAMING); None: bounded runs

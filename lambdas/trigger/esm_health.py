@@ -14,8 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+if TYPE_CHECKING:
+    from sink_engine.aws_types import LambdaClient
 
 METRIC = "UnhealthyEventSourceMappings"
 HEALTHY_RESULTS = frozenset({"OK", "No records processed"})
@@ -48,14 +53,14 @@ def problems(mappings: Iterable[dict], topics: Iterable[str]) -> list[MappingPro
     return found
 
 
-def check(client, function_name: str, topics: Iterable[str]) -> list[MappingProblem]:
+def check(client: LambdaClient, function_name: str, topics: Iterable[str]) -> list[MappingProblem]:
     """List every event source mapping of `function_name` with the Lambda `client` (needs
     lambda:ListEventSourceMappings) and return their problems against `topics`."""
     pages = client.get_paginator("list_event_source_mappings").paginate(FunctionName=function_name)
     return problems((m for page in pages for m in page["EventSourceMappings"]), topics)
 
 
-def report(client, function_name: str, topics: Iterable[str], logger) -> list[MappingProblem]:
+def report(client: LambdaClient, function_name: str, topics: Iterable[str], logger: Logger) -> list[MappingProblem]:
     """`check`, then log each problem with `logger` (a Powertools Logger) and publish METRIC; returns the problems."""
     found = check(client, function_name, topics)
     for problem in found:

@@ -27,6 +27,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import boto3
 from aws_lambda_powertools import Logger, Tracer
@@ -35,13 +36,18 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from lambdas.shared.connector_index import ConnectorIndex
 from lambdas.trigger import esm_health
 from lambdas.trigger.connectors import connectors_from_entries
-from lambdas.trigger.continuous import ContinuousRuns
+from lambdas.trigger.continuous import Cancelled, ContinuousRuns
 from lambdas.trigger.errors import UnknownRequestError
-from lambdas.trigger.restore_runs import RestoreRuns
+from lambdas.trigger.restore_runs import RestoreRuns, Settled
 from lambdas.trigger.runs import QUEUED_METRIC, Backoff, JobSpec, RunStarter
 from lambdas.trigger.service import Decision, TriggerService
 from lambdas.trigger.sizing import Capacity
 from lambdas.trigger.state import TriggerState
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from sink_engine.aws_types import LambdaClient
 
 logger = Logger()
 tracer = Tracer()
@@ -80,7 +86,7 @@ def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerSe
 
 
 @lru_cache(maxsize=1)
-def _lambda_client():
+def _lambda_client() -> LambdaClient:
     return boto3.client("lambda")
 
 
@@ -156,7 +162,7 @@ def restore(event: dict) -> dict:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-def handler(event: dict, context) -> dict:
+def handler(event: dict, context: LambdaContext) -> dict:
     if event.get("action") == "maintain":
         return {"maintenance": maintain(event)}
     if event.get("action") == "doctor":
@@ -187,14 +193,14 @@ def handler(event: dict, context) -> dict:
     return answer
 
 
-def _report_cancelled(cancelled) -> dict:
+def _report_cancelled(cancelled: Cancelled) -> dict:
     """CONTINUOUS_RUN_CANCELLED: a STREAMING run the tick cancelled, as no continuous connector owns it."""
     fields = {"connector": cancelled.connector, "job_run_id": cancelled.job_run_id, "reason": cancelled.reason}
     logger.info("CONTINUOUS_RUN_CANCELLED", extra=fields)
     return fields
 
 
-def _report_restore(settled) -> dict:
+def _report_restore(settled: Settled) -> dict:
     """RESTORE_RUN_RESUMED, _SUCCEEDED, _STOPPED or _START_FAILED (a restore still running is not logged)."""
     fields = {
         "connector": settled.connector,

@@ -24,11 +24,15 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from lambdas.trigger.restore import RestoreRequest
 from sink_engine.offsets import layout
+
+if TYPE_CHECKING:
+    from sink_engine.aws_types import DynamoDBClient
 
 SUCCEEDED, STOPPED = "succeeded", "stopped"
 
@@ -61,7 +65,7 @@ class Settled:
 class RestoreRuns:
     """The trigger's `RESTORE#` items in the offsets table, and the restores' checkpoints (read only)."""
 
-    def __init__(self, dynamodb, table: str):
+    def __init__(self, dynamodb: DynamoDBClient, table: str) -> None:
         self._db, self._table = dynamodb, table
 
     def record(self, connector: str, run: RestoreRun) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
@@ -38,6 +39,9 @@ from lambdas.trigger.pending import Pending
 from lambdas.trigger.restore import RestoreRequest
 from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run
 from lambdas.trigger.state import FAILED, IDLE, RESTARTED, SUCCEEDED, RunClaim, TriggerState
+
+if TYPE_CHECKING:
+    from sink_engine.aws_types import EMRServerlessClient
 
 TERMINAL_STATES = {"SUCCESS", "FAILED", "CANCELLED"}  # any other state (QUEUED ... CANCELLING) is active
 # a run waiting for a slot of the application's MaxConcurrentRuns ("Job run states", EMR Serverless User Guide)
@@ -151,7 +155,9 @@ def doctor_arguments(config_uri: str) -> list[str]:
 
 
 class RunStarter:
-    def __init__(self, state: TriggerState, emr, job: JobSpec, claim_ms: int, backoff: Backoff):
+    def __init__(
+        self, state: TriggerState, emr: EMRServerlessClient, job: JobSpec, claim_ms: int, backoff: Backoff
+    ) -> None:
         self._state, self._emr, self._job, self._claim_ms, self._backoff = state, emr, job, claim_ms, backoff
 
     def start(

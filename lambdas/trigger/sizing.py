@@ -67,7 +67,7 @@ class Worker:
     memory_gb: int
     disk_gb: int = DISK_GB
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         low, high, step = WORKER_MEMORY[self.vcpu]
         if not (low <= self.memory_gb <= high and (self.memory_gb - low) % step == 0):
             raise ValueError(f"{self.vcpu} vCPU workers have {low}-{high} GB in {step} GB steps, not {self.memory_gb}")
@@ -210,7 +210,8 @@ def largest_run(shape: RunShape, tables: bool = False, max_executors: int | None
 def driver_of(tables: bool) -> Worker:
     """A run's driver: 1 vCPU; 2 GB for S3 objects (it plans, renews the lease, commits offsets), 4 GB for Iceberg
     tables, bounded or continuous alike: the driver loads each table's metadata to commit, and an upsert table's
-    commit rewrites, in the driver's Python, the data files that hold a changed key (sink_engine/iceberg/upsert.py:
+    commit rewrites, in the driver's Python, the data files that hold a changed key
+    (sink_engine/target/iceberg_tables/upsert.py:
     each such file read whole, the rows it keeps gathered until they pass the table's target file size, 512 MB of
     Arrow by default, which also bounds the files the engine writes). Of a worker's memory the JVM gets a quarter
     (Worker.heap_gb): 1 GB of a 2 GB driver is left to Python, 3 GB of a 4 GB one.

@@ -8,13 +8,17 @@ a partition's batches to one invocation at a time, so markers need no condition;
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from botocore.exceptions import ClientError
 
 from lambdas.trigger.pending import Committed, Seen, TopicPartition
 from sink_engine.offsets import layout
+
+if TYPE_CHECKING:
+    from sink_engine.aws_types import DynamoDBClient
 
 SUCCEEDED, FAILED, IDLE = "succeeded", "failed", "idle"  # outcomes of a claim's run
 RESTARTED = "restarted"  # a continuous run the trigger cancelled itself (a new config, an opt-out): no failure
@@ -65,7 +69,7 @@ class RunClaim:
 
 
 class TriggerState:
-    def __init__(self, dynamodb, table: str):
+    def __init__(self, dynamodb: DynamoDBClient, table: str) -> None:
         self._db, self._table = dynamodb, table
 
     def committed(self, connector: str) -> dict[TopicPartition, Committed]:
@@ -198,11 +202,11 @@ class TriggerState:
     def _get(self, connector: str, sk: str) -> dict | None:
         return self._db.get_item(TableName=self._table, Key=layout.key(connector, sk), ConsistentRead=True).get("Item")
 
-    def _items(self, connector: str, prefix: str):
+    def _items(self, connector: str, prefix: str) -> Iterator[dict]:
         return layout.items_under(self._db, self._table, connector, prefix)
 
     @staticmethod
-    def _conditional(write) -> bool:
+    def _conditional(write: Callable[[], object]) -> bool:
         try:
             write()
             return True

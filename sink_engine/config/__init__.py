@@ -7,17 +7,26 @@ connector class, the dead-letter destination); the checks that build a seam's pa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
+from sink_engine.aws_types import S3Client, SecretsClient
 from sink_engine.config.cloud import CLOUD_CLASS, CLOUD_KEY_IGNORED, derive, is_cloud
 from sink_engine.config.cloud_registry import RegistryDefault
 from sink_engine.config.collector import Collector
 from sink_engine.config.dead_letters import check_dead_letter_settings
 from sink_engine.config.document import read_document
 from sink_engine.config.key_policy import IgnoredKey, undeclared_keys
+from sink_engine.config.key_types import (
+    BoolKey,
+    IntKey,
+    ListKey,
+    OptionalListKey,
+    OptionalTextKey,
+    TextKey,
+)
 from sink_engine.config.keys import (
     KEYS,
     KEYS_BY_NAME,
@@ -43,7 +52,7 @@ class SinkConfig:
     with where from; `worker` the Kafka Connect worker's settings (config/worker.py); `warnings` what is taken as
     written while it is most likely a mistake (config/lint.py, duplicate keys)."""
 
-    values: Mapping[str, Any]
+    values: Mapping[str, object]
     explicit: frozenset[str]
     passthrough: Mapping[str, str]
     unknown: tuple[str, ...]
@@ -52,14 +61,44 @@ class SinkConfig:
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     warnings: tuple[ConfigWarning, ...] = ()
 
-    def __getitem__(self, key: str) -> Any:
+    @overload
+    def __getitem__(self, key: TextKey) -> str: ...
+    @overload
+    def __getitem__(self, key: OptionalTextKey) -> str | None: ...
+    @overload
+    def __getitem__(self, key: IntKey) -> int: ...
+    @overload
+    def __getitem__(self, key: BoolKey) -> bool: ...
+    @overload
+    def __getitem__(self, key: ListKey) -> tuple[str, ...]: ...
+    @overload
+    def __getitem__(self, key: OptionalListKey) -> tuple[str, ...] | None: ...
+    @overload
+    def __getitem__(self, key: str) -> object: ...
+    def __getitem__(self, key: str) -> object:
+        """The typed value of `key`, its type by key (config/key_types.py); a key named at run time is `object`."""
         return self.values[key]
+
+    def optional_text(self, key: str) -> str | None:
+        """The value of a text key named at run time (a string, choice or class key; None when unset and its default
+        is None); TypeError naming the key when it holds another type (a caller's mistake, not the user's)."""
+        value = self.values[key]
+        if value is None or isinstance(value, str):
+            return value
+        raise TypeError(f"config key {key} holds {type(value).__name__}, not text")
+
+    def text(self, key: str) -> str:
+        """The value of a text key named at run time whose default is not None; TypeError naming the key else."""
+        value = self.optional_text(key)
+        if value is None:
+            raise TypeError(f"config key {key} is unset, not text")
+        return value
 
     @property
     def name(self) -> str:
-        return self.values["name"]
+        return self["name"]
 
-    def values_of(self, keys: Iterable[str]) -> dict[str, Any]:
+    def values_of(self, keys: Iterable[str]) -> dict[str, object]:
         """The typed values of `keys`, by name: for what hands keys on by name (the connector index the trigger
         Lambda reads); code that acts on a key reads it through its seam's settings (`from_config`)."""
         return {key: self.values[key] for key in keys}
@@ -70,11 +109,12 @@ class SinkConfig:
         return {k[len(prefix) :]: v for k, v in self.passthrough.items() if k.startswith(prefix)}
 
     def topic_matches(self, topic: str) -> bool:
-        if self.values["topics"] is not None:
-            return topic in self.values["topics"]
-        return re.fullmatch(self.values["topics.regex"], topic) is not None
+        topics, regex = self["topics"], self["topics.regex"]
+        if topics is not None:
+            return topic in topics
+        return regex is not None and re.fullmatch(regex, topic) is not None  # parsing set one of the two
 
-    def effective(self) -> list[tuple[str, Any, str]]:
+    def effective(self) -> list[tuple[str, object, str]]:
         """(key, value, origin) for every key, origin 'set', 'default' or 'from <key>', passthrough keys last."""
         rows = [(k.name, self.values[k.name], self._origin(k.name)) for k in KEYS]
         rows += [(k, v, "set") for k, v in sorted(self.passthrough.items())]
@@ -88,9 +128,9 @@ class SinkConfig:
 
 def load_config(
     location: str,
-    s3_client=None,
+    s3_client: S3Client | None = None,
     resolve_secrets: bool = True,
-    secrets_client_for=None,
+    secrets_client_for: Callable[[str, str | None], SecretsClient] | None = None,
     registry: RegistryDefault | None = None,
     worker: WorkerSettings | None = None,
 ) -> SinkConfig:
@@ -160,6 +200,7 @@ def parse_config(
             values[k.name] = None if k.name in judged else parse_value(k, raw.get(k.name))
     found.raise_found()
     values, derived = worker_brokers(values, derived, worker)
+    values, derived = _upsert_tombstones(values, derived, given)
     passthrough = {k: str(v) for k, v in raw.items() if k.startswith(PASSTHROUGH_PREFIXES) and k not in KEYS_BY_NAME}
     values, lone_key = _lone_static_key(values)
     config = SinkConfig(
@@ -175,6 +216,24 @@ def parse_config(
     with _blaming(derived, raw):
         _check_combinations(config)
     return config
+
+
+def _upsert_tombstones(
+    values: dict[str, Any], derived: dict[str, str], given: frozenset[str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """In an upsert table (`iceberg.tables.upsert-mode-enabled`) a tombstone deletes the row its key names:
+    `behavior.on.null.values` not written defaults to `write` there, as Debezium's default stream (a tombstone after
+    each delete, `tombstones.on.delete`) needs; a written `fail` or `ignore` is honoured. Not with fan-out by field
+    (`iceberg.tables.dynamic-enabled`): a tombstone has no value to name its table, so `fail` stays the default. The
+    upsert key alone decides (no format.class test: only target/choice.py asks which target a config writes, and a
+    target other than Iceberg tables refuses `iceberg.*` keys)."""
+    key = "behavior.on.null.values"
+    if key in given or not values["iceberg.tables.upsert-mode-enabled"] or values["iceberg.tables.dynamic-enabled"]:
+        return values, derived
+    return {**values, key: "write"}, {
+        **derived,
+        key: "iceberg.tables.upsert-mode-enabled (a tombstone deletes its row)",
+    }
 
 
 def _lone_static_key(values: dict[str, Any]) -> tuple[dict[str, Any], tuple[IgnoredKey, ...]]:
@@ -200,7 +259,7 @@ def _lone_static_key(values: dict[str, Any]) -> tuple[dict[str, Any], tuple[Igno
 
 
 @contextmanager
-def _blaming(derived: Mapping[str, str], raw: Mapping[str, Any]):
+def _blaming(derived: Mapping[str, str], raw: Mapping[str, Any]) -> Iterator[None]:
     """A ConfigError about a derived key names the key the user wrote (`input.data.format`, not
     `value.converter`), saying which value it implied."""
     try:

@@ -23,7 +23,7 @@ _JAAS_SECRET_OPTION = re.compile(
 MASK = "********"
 
 
-def clear_text_credential(key: str, value) -> bool:
+def clear_text_credential(key: str, value: object) -> bool:
     """True when `value` of `key` holds a credential that is not a `${secrets:...}` or `${ssm:...}` reference."""
     if value is None or str(value).strip() == "":
         return False
@@ -41,7 +41,7 @@ def clear_text_credential(key: str, value) -> bool:
     return not is_reference(text)
 
 
-def masked(key: str, value):
+def masked(key: str, value: object) -> object:
     """`value` for display: the secret parts of a credential replaced by ********, references kept."""
     if not isinstance(value, str) or not (CREDENTIAL_KEY.search(key) or _URL_KEY.search(key)):
         return value

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sink_engine.errors import ConfigError
 
+if TYPE_CHECKING:
+    from sink_engine.config import SinkConfig
 
-def check_dead_letter_settings(config) -> None:
+
+def check_dead_letter_settings(config: SinkConfig) -> None:
     """One destination at most; it must not feed the sink its own dead letters or mix them with the data."""
     topic, prefix = config["errors.deadletterqueue.topic.name"], config["errors.deadletterqueue.s3.prefix"]
     if topic and prefix:

@@ -44,7 +44,7 @@ FORMAT_CLASSES = {
     "avro": (f"{_S3}.format.avro.AvroFormat", "AvroFormat", "avro"),
     "bytearray": (f"{_S3}.format.bytearray.ByteArrayFormat", "ByteArrayFormat", "bytearray"),
     "blockgzip": ("BlockGzipFormat", "blockgzip"),
-    # this engine's own: records appended to an Apache Iceberg table (iceberg.* keys, sink_engine/iceberg)
+    # this engine's own: records appended to an Apache Iceberg table (iceberg.* keys, sink_engine/target/iceberg_tables)
     "iceberg": ("IcebergFormat", "iceberg"),
     # this engine's own: each Kafka record whole (topic, partition, offset, timestamp, key, value, headers), a backup
     "envelope": ("EnvelopeFormat", "envelope"),
@@ -448,8 +448,8 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "bool",
         False,
         "IcebergFormat: upsert tables: the table holds each key's row as of its last change (by the id columns, its "
-        "identifier fields), a delete (`iceberg.tables.cdc-field`, a tombstone with `behavior.on.null.values=write`) "
-        "removes it; applied by copy-on-write (see [Upsert tables](iceberg.md#upsert-tables)), by bounded and continuous "
+        "identifier fields), a delete (`iceberg.tables.cdc-field`, or a tombstone: `behavior.on.null.values` defaults "
+        "to `write` here) removes it; applied by copy-on-write (see [Upsert tables](iceberg.md#upsert-tables)), by bounded and continuous "
         "runs.",
     ),
     Key(
@@ -969,7 +969,8 @@ KEYS: tuple[Key, ...] = (
         "records and counted by `flush.size`; each tombstone is one JSON `null` line there (the connector writes only "
         "key files for them). A value the converter reads as null is a null value too, as in Kafka Connect: the JSON "
         "`null`, a JsonConverter envelope's null payload under an optional schema, an Avro null under a top-level "
-        '`["null", record]` union.',
+        '`["null", record]` union. In an upsert table (`iceberg.tables.upsert-mode-enabled`, not routed by field) the '
+        "default is `write`: a tombstone deletes the row its key names.",
         choices=("fail", "ignore", "write"),
     ),
     Key(

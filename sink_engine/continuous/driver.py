@@ -6,7 +6,8 @@ keeps it: LeaseHeldError, exit 3), and keeps renewing it, plans each topic-parti
 else `auto.offset.reset`), spreads the partitions over at most `tasks.max` tasks (no more than Spark has task slots,
 `task_slots`: a task that never starts would hold its partitions back), and runs them as one Spark job in a thread of
 its own. The tasks commit as their files close (continuous/task.py); where the target's commit is the driver's
-(IcebergFormat: one snapshot per table and interval, iceberg/stream_commit.py) the driver first moves DynamoDB
+(IcebergFormat: one snapshot per table and interval, target/iceberg_tables/stream_commit.py) the driver first moves
+DynamoDB
 forward to what the target committed before a crash (`Target.recover`) and, while the tasks run, lets the target's
 `CommitCoordinator` commit what they hand on, and once more after they ended. On `stop` (SIGTERM or SIGINT in the
 CLI) it asks the tasks to stop through the lease item, waits for them at most half of `sink.lease.duration.ms` (then
@@ -19,22 +20,27 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from sink_engine.aws_types import DynamoDBClient
+from sink_engine.clock import now_ms
 from sink_engine.config import SinkConfig
-from sink_engine.continuous.commits import CommitCoordinator
 from sink_engine.continuous.run_progress import RunProgress
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.continuous.task import StreamReport, StreamStart, stream_task
-from sink_engine.driver.job import TaskFailedError, now_ms, plan, release_lease, report_ignored_keys
-from sink_engine.driver.metrics import publisher_from_environment
-from sink_engine.driver.preflight import missing_table
-from sink_engine.driver.spark_runner import SparkTaskError, executors_of_job_group
-from sink_engine.errors import LeaseHeldError, LeaseLostError, SinkError
-from sink_engine.offsets import LeaseKeeper, Leases, OffsetStore, table_exists
-from sink_engine.target import target_for
+from sink_engine.driver.job import TaskFailedError
+from sink_engine.driver.session import open_session
+from sink_engine.errors import LeaseLostError, SinkError
+from sink_engine.offsets import LeaseKeeper
+from sink_engine.run.metrics import publisher_from_environment
+from sink_engine.run.spark_runner import SparkTaskError, executors_of_job_group
+from sink_engine.target.choice import continuous_target_for
+from sink_engine.target.contract import CommitCoordinator, ContinuousTarget
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 CANCEL_WAIT_S = 30
 
@@ -56,14 +62,14 @@ class ContinuousSummary:
 
 def check_continuous(config: SinkConfig) -> ContinuousSettings:
     """The run's settings; ConfigError naming the key of what a continuous run cannot do."""
-    target_for(config).check_continuous()
+    continuous_target_for(config)
     return ContinuousSettings.from_config(config)
 
 
 def run_continuous(
     config: SinkConfig,
-    spark,
-    dynamodb,
+    spark: SparkSession,
+    dynamodb: DynamoDBClient,
     stop: threading.Event,
     clock: Callable[[], int] = now_ms,
     owner: str | None = None,
@@ -76,26 +82,21 @@ def run_continuous(
     settings_of = check_continuous(config)
     settings = settings_of.run
     started = time.monotonic()
-    report_ignored_keys(config)
-    table = settings.offsets_table
-    if not table_exists(dynamodb, table):
-        raise SinkError(missing_table(table))
-    leases, store = Leases(dynamodb, table, clock), OffsetStore(dynamodb, table, clock)
     duration = settings.lease_ms
-    token = _acquire_when_free(leases, config.name, owner or uuid.uuid4().hex, duration, stop)
+    session = open_session(config, dynamodb, clock, owner, 1.5 * duration / 1000, stop)
+    token = session.token
+    target = session.target
+    assert isinstance(target, ContinuousTarget)  # check_continuous refused a target without the capability
     say(f"lease taken: epoch {token.epoch}, renewed every {duration / 3000:.1f} s")
-    target = target_for(config)
     summary = ContinuousSummary()
     try:
-        with LeaseKeeper(leases, token, duration) as keeper:
-            ranges, _ = plan(config, store)
-            if target.recover(store, token, {r.topic for r in ranges}):
-                ranges, _ = plan(config, store)  # DynamoDB caught up with what the target committed before a crash
+        with session.keeper() as keeper:
+            ranges, _ = session.plan()
             groups = _spread(
                 [StreamStart(r.tp, r.start_offset) for r in ranges],
                 min(settings.tasks_max, task_slots(spark)),
             )
-            coordinator = target.stream_coordinator(dynamodb, store, leases, token, clock)
+            coordinator = target.stream_coordinator(dynamodb, session.store, session.leases, token, clock)
             job = _SparkJob(spark, f"sink-engine-continuous-{config.name}-{token.epoch}")
             publish = publisher_from_environment(os.environ, settings.region) is not None
             job.start(groups, stream_task(target, token, publish, clock))
@@ -103,11 +104,13 @@ def run_continuous(
                 f"tasks starting: {len(groups)} for {len(ranges)} partitions; a progress line once they run, then every "
                 f"{settings_of.metrics_interval_ms / 1000:g} s (sink.continuous.metrics.interval.ms)"
             )
-            progress = RunProgress(dynamodb, table, token, len(groups), settings_of.metrics_interval_ms, say)
+            progress = RunProgress(
+                dynamodb, settings.offsets_table, token, len(groups), settings_of.metrics_interval_ms, say
+            )
             failure = _watch(job, keeper, stop, coordinator, progress)
             stopping = time.monotonic()
             if job.running:
-                leases.request_stop(token)
+                session.leases.request_stop(token)
                 job.wait(duration / 2000)
                 job.cancel()
             summary.reports, summary.executors = job.reports, executors_of_job_group(spark, job.group)
@@ -120,7 +123,7 @@ def run_continuous(
             if job.error is not None and not stop.is_set():
                 raise job.error
     finally:
-        release_lease(leases, token)
+        session.release()
         summary.seconds = time.monotonic() - started
     failed = [r for r in summary.reports if r.error]
     if failed:
@@ -134,7 +137,7 @@ def _watch(
     stop: threading.Event,
     coordinator: CommitCoordinator | None,
     progress: RunProgress,
-):
+) -> SinkError | None:
     """Look at the job every half second, letting the coordinator commit and the progress be said, until it ends, the
     lease is lost, `stop` is set or the coordinator fails (that SinkError is returned)."""
     while job.running and not keeper.lost and not stop.wait(0.5):
@@ -148,20 +151,7 @@ def _watch(
     return None
 
 
-def _acquire_when_free(leases: Leases, connector: str, owner: str, duration_ms: int, stop: threading.Event):
-    """The lease, waiting up to 1.5 times `sink.lease.duration.ms` for a holder's lease to lapse (a killed run's, or
-    the run EMR Serverless retries a failed streaming attempt after: it would exit 3 and spend a retry otherwise);
-    LeaseHeldError when a live holder keeps renewing it, or when `stop` is set meanwhile."""
-    deadline = time.monotonic() + 1.5 * duration_ms / 1000
-    while True:
-        try:
-            return leases.acquire(connector, owner, duration_ms)
-        except LeaseHeldError:
-            if time.monotonic() >= deadline or stop.wait(min(5.0, duration_ms / 4000)):
-                raise
-
-
-def task_slots(spark) -> int:
+def task_slots(spark: SparkSession) -> int:
     """How many tasks the job can run at once: `spark.executor.instances` x `spark.executor.cores` when the job's
     settings name them (EMR's executors may register after the driver starts, and Spark's default parallelism counts
     only those registered), else Spark's default parallelism."""
@@ -182,13 +172,17 @@ class _SparkJob:
     """The continuous run's Spark job, collected in a thread of its own: `reports` once it ended, `error` if Spark
     gave up on it."""
 
-    def __init__(self, spark, group: str):
+    def __init__(self, spark: SparkSession, group: str) -> None:
         self._spark, self.group = spark, group
         self.reports: list[StreamReport] = []
         self.error: SinkError | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self, groups: list[list[StreamStart]], function) -> None:
+    def start(
+        self,
+        groups: list[list[StreamStart]],
+        function: Callable[[Iterable[list[StreamStart]]], Iterable[StreamReport]],
+    ) -> None:
         def collect() -> None:
             context = self._spark.sparkContext
             context.setJobGroup(self.group, "continuous run", interruptOnCancel=True)

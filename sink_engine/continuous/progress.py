@@ -10,22 +10,26 @@ from __future__ import annotations
 
 import datetime
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
+from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine import events
 from sink_engine.aws import region
+from sink_engine.aws_types import CloudWatchClient, DynamoDBClient
 from sink_engine.continuous.run_progress import TaskTotals, put_task_totals
-from sink_engine.driver.metrics import DIMENSION, NAMESPACE
+from sink_engine.offsets import LeaseToken
+from sink_engine.run.metrics import DIMENSION, NAMESPACE
 
 if TYPE_CHECKING:
     from sink_engine.continuous.settings import ContinuousSettings
-    from sink_engine.continuous.stream import PartitionStream
     from sink_engine.model import TopicPartition
+    from sink_engine.task.stream import PartitionStream
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,9 @@ STREAM_METRICS = {
 }
 
 
-def report(connector: str, progress: StreamProgress, timestamp_ms: int, cloudwatch=None) -> None:
+def report(
+    connector: str, progress: StreamProgress, timestamp_ms: int, cloudwatch: CloudWatchClient | None = None
+) -> None:
     """Log the task's STREAM_PROGRESS; publish it when `cloudwatch` (a client) is given. A publish CloudWatch
     refuses is logged (METRICS_PUBLISH_FAILED) and does not stop the task."""
     events.emit(
@@ -81,11 +87,11 @@ class TaskReporter:
         self,
         settings: ContinuousSettings,
         streams: dict[TopicPartition, PartitionStream],
-        consumer,
+        consumer: Consumer,
         publish: bool,
-        clock,
-        item: tuple,
-    ):
+        clock: Callable[[], int],
+        item: tuple[DynamoDBClient, LeaseToken, int],
+    ) -> None:
         self._connector, self._streams, self._consumer, self._clock = settings.run.connector, streams, consumer, clock
         self._every_ms, self._table, self._item = settings.metrics_interval_ms, settings.run.offsets_table, item
         cloudwatch = boto3.client("cloudwatch", region_name=region(settings.run.region)) if publish else None

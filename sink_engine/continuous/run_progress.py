@@ -15,6 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 import sink_engine.offsets.layout as layout
 from sink_engine import events
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.offsets import LeaseToken
 
 
@@ -30,7 +31,9 @@ class TaskTotals:
     partitions: int
 
 
-def put_task_totals(dynamodb, table: str, token: LeaseToken, task: int, totals: TaskTotals, now_ms: int) -> None:
+def put_task_totals(
+    dynamodb: DynamoDBClient, table: str, token: LeaseToken, task: int, totals: TaskTotals, now_ms: int
+) -> None:
     """Replace the task's PROGRESS# item (unconditionally: it only informs; the epoch tells this run's apart)."""
     dynamodb.put_item(
         TableName=table,
@@ -50,7 +53,15 @@ def put_task_totals(dynamodb, table: str, token: LeaseToken, task: int, totals: 
 class RunProgress:
     """The driver's side: `tick()` often (it reads the items at most every fifth of the interval, 1 to 10 s)."""
 
-    def __init__(self, dynamodb, table: str, token: LeaseToken, tasks: int, every_ms: int, say: Callable[[str], None]):
+    def __init__(
+        self,
+        dynamodb: DynamoDBClient,
+        table: str,
+        token: LeaseToken,
+        tasks: int,
+        every_ms: int,
+        say: Callable[[str], None],
+    ) -> None:
         self._db, self._table, self._token, self._tasks, self._every_ms = dynamodb, table, token, tasks, every_ms
         self._say = say
         self._look_every_s = min(10.0, max(1.0, every_ms / 5000))

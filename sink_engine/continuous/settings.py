@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sink_engine.config import SinkConfig
-from sink_engine.driver.settings import RunSettings
-from sink_engine.driver.wall_clock import WallClockCuts
 from sink_engine.errors import ConfigError
 from sink_engine.partition.registry import TIME_BASED
+from sink_engine.run.settings import RunSettings
+from sink_engine.run.wall_clock import WallClockCuts
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,12 @@
 """A continuous run's Spark task: one consumer for its topic-partitions, one `PartitionStream` each, kept for as long
 as the task runs, committing under the run's lease each time a commit point moves (the target's `StreamCommits`:
-the offsets for S3 objects; IcebergFormat stages its data files for the driver's snapshot, iceberg/stream_stage.py,
+the offsets for S3 objects; IcebergFormat stages its data files for the driver's snapshot,
+target/iceberg_tables/stream_stage.py,
 and its wall-clock cuts are on `iceberg.control.commit.interval-ms` boundaries).
 
 A cycle: fetch what arrived (up to BATCH records, waiting at most POLL_S), feed each partition's records to its
 stream, cut the streams whose `rotate.schedule.interval.ms` boundary passed with files open (the cut is recorded as
-a plan first, `driver/plans.py`, so that a retry of this task, or a bounded run, cuts at the same offset), then
+a plan first, `run/plans.py`, so that a retry of this task, or a bounded run, cuts at the same offset), then
 upload and commit every stream whose commit point moved, in one transaction per 99 partitions with the lease
 check, as soon as their uploads are done (reading goes on while they upload; a stream is not cut again before its
 last cut is committed: the recorded plan holds one cut). Every STOP_CHECK_S (at most a quarter of the lease) the
@@ -19,39 +20,41 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine.aws import dynamodb_client
+from sink_engine.clock import now_ms
 from sink_engine.continuous.progress import TaskReporter
 from sink_engine.continuous.settings import ContinuousSettings
-from sink_engine.continuous.stream import PartitionStream
-from sink_engine.driver.plans import PlanStore
 from sink_engine.errors import CommitConflictError, SinkError, SourceError
 from sink_engine.failpoints import task_failpoint
 from sink_engine.model import PartitionRange, TopicPartition
 from sink_engine.offsets import Leases, LeaseToken, OffsetStore
 from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.records import RecordChunk
+from sink_engine.run.plans import PlanStore
+from sink_engine.run.spark_runner import settle_worker
 from sink_engine.source.consumer import fetch_failure, make_consumer
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
-from sink_engine.target import Target
+from sink_engine.target.contract import ContinuousTarget
 from sink_engine.task.settings import TaskSettings
+from sink_engine.task.stream import PartitionStream
+
+if TYPE_CHECKING:
+    from sink_engine.target.contract import StreamCommits
 
 BATCH = 10_000
 POLL_S = 0.2  # the longest a cycle waits for records: what a cut or a stop waits behind at most
 STOP_CHECK_S = 5.0  # at most (a quarter of the lease): one consistent GetItem per task; 64 tasks read 13 items/s
 FETCH_WAIT_MS = 100  # librdkafka's fetch.wait.max.ms: a fetch at a partition's end is answered within it
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,8 @@ class StreamReport:
 
 @dataclass
 class _Schedule:
-    """Wall-clock cut boundaries of one task's streams (`Target.stream_cut_interval_ms`; off when not positive)."""
+    """Wall-clock cut boundaries of one task's streams (`ContinuousTarget.stream_cut_interval_ms`; off when not
+    positive)."""
 
     interval_ms: int
     zone: tzinfo
@@ -99,16 +103,16 @@ class _Schedule:
         return stream.has_open_files and stream.recorded_cut is None and stream.cuts_committed
 
 
-def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms):
+def stream_task(
+    target: ContinuousTarget, token: LeaseToken, publish: bool, clock: Callable[[], int] = now_ms
+) -> Callable[[Iterable[list[StreamStart]]], Iterator[StreamReport]]:
     """The function of a continuous run's Spark tasks: each element of the task's partition is a list of
     StreamStarts; yields a StreamReport per topic-partition when the task ends. `publish`: send each progress
     report to CloudWatch too (continuous/progress.py). The tasks log the engine's events at the driver's level
     (`-v`: INFO) to their standard error, which Spark keeps as the executor's log."""
     level = logging.getLogger("sink_engine").getEffectiveLevel()
 
-    def process(groups: Iterator[list[StreamStart]]) -> Iterator[StreamReport]:
-        from sink_engine.driver.spark_runner import settle_worker
-
+    def process(groups: Iterable[list[StreamStart]]) -> Iterator[StreamReport]:
         settle_worker()
         if not logging.getLogger().handlers:
             logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
@@ -123,7 +127,12 @@ def stream_task(target: Target, token: LeaseToken, publish: bool, clock: Callabl
 
 
 def _run(
-    target: Target, token: LeaseToken, starts: list[StreamStart], publish: bool, clock: Callable[[], int], task: int
+    target: ContinuousTarget,
+    token: LeaseToken,
+    starts: list[StreamStart],
+    publish: bool,
+    clock: Callable[[], int],
+    task: int,
 ) -> list[StreamReport]:
     settings, continuous = TaskSettings.from_config(target.config), ContinuousSettings.from_config(target.config)
     table = continuous.run.offsets_table
@@ -186,7 +195,14 @@ def _run(
 
 
 def _open_streams(
-    target, settings, token, store, plans, commits, starts, uploader
+    target: ContinuousTarget,
+    settings: TaskSettings,
+    token: LeaseToken,
+    store: OffsetStore,
+    plans: PlanStore,
+    commits: StreamCommits,
+    starts: list[StreamStart],
+    uploader: Uploader,
 ) -> dict[TopicPartition, PartitionStream]:
     """A stream per topic-partition from its committed offset (else its reset offset), or after what an earlier
     attempt handed on to be committed (`StreamCommits.resume`), with the cut an earlier attempt recorded after it."""
@@ -201,7 +217,7 @@ def _open_streams(
             begin = expected if expected is not None else start.reset_offset
         plan = recorded.get(start.tp)
         cut = plan.end_offset if plan is not None and plan.cut_at_end and plan.expected_committed == expected else None
-        streams[start.tp] = PartitionStream(target, settings, start.tp, begin, expected, uploader, cut)
+        streams[start.tp] = PartitionStream(target.stream_output, settings, start.tp, begin, expected, uploader, cut)
     return streams
 
 

@@ -8,7 +8,9 @@ its records share a schema, else None (the formats then build it from `items`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import cached_property
+from typing import Any
 
 import pyarrow as pa
 
@@ -42,7 +44,7 @@ class ArrowStructColumn(ValueColumn):
     def with_sidecars(self, sidecars: dict) -> ArrowStructColumn:
         return ArrowStructColumn(self._runs, self._payloads, self._decoders, self.schemas, sidecars)
 
-    def _derive(self, pick) -> ArrowStructColumn:
+    def _derive(self, pick: Callable[[Sequence[Any]], Any]) -> ArrowStructColumn:
         positions = pick(range(len(self)))
         contiguous = isinstance(positions, range) and positions.step == 1
         runs = self._sliced(self._runs, positions) if self._runs is not None and contiguous else None

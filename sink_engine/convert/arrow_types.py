@@ -30,6 +30,7 @@ from sink_engine.convert.schema import (
     TIMESTAMP_MICROS,
     Schema,
 )
+from sink_engine.records import ValueColumn
 
 _PRIMITIVES = {
     "int8": pa.int8(),
@@ -96,7 +97,7 @@ def _logical(schema: Schema) -> pa.DataType | None:
     return _LOGICAL.get(schema.name) if schema.name is not None else None
 
 
-def struct_table(values) -> pa.Table:
+def struct_table(values: ValueColumn) -> pa.Table:
     """A "struct" ValueColumn of one schema (a file's column) as a table of that schema's columns."""
     rows = values.items
     to_arrow = _row_converter(values.schema)

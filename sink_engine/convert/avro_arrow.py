@@ -26,6 +26,7 @@ are not checked byte for byte here).
 from __future__ import annotations
 
 import io
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from sink_engine.convert.arrow_cast import cast_to
 from sink_engine.convert.arrow_types import arrow_schema
 from sink_engine.convert.avro_sizes import datum_sizes, markers_hold
 from sink_engine.convert.native import import_optional, or_none
+from sink_engine.convert.schema import Schema
 
 _UNLOADED = object()
 polars: Any = _UNLOADED  # the module once an Avro schema asks for it (its import takes ~0.3 s); None if not installed
@@ -55,7 +57,7 @@ _LOGICAL = {
 class ArrowAvroReader:
     """Reads datums of one writer schema into the Arrow table of its Connect schema (module docstring)."""
 
-    def __init__(self, document: dict, connect_schema):
+    def __init__(self, document: dict, connect_schema: Schema) -> None:
         self._document = document
         self._header = _header(orjson.dumps(document))
         self._target = arrow_schema(connect_schema)
@@ -75,7 +77,7 @@ class ArrowAvroReader:
         return cast_to(read, self._target)
 
 
-def arrow_reader(document: Any, connect_schema, references: list | None) -> ArrowAvroReader | None:
+def arrow_reader(document: Any, connect_schema: Schema, references: list | None) -> ArrowAvroReader | None:
     """The columnar reader of a writer schema, or None when polars is missing or the schema is not covered."""
     if references or not isinstance(document, dict) or document.get("type") != "record":
         return None
@@ -84,7 +86,7 @@ def arrow_reader(document: Any, connect_schema, references: list | None) -> Arro
     return ArrowAvroReader(document, connect_schema)
 
 
-def _load_polars():
+def _load_polars() -> ModuleType | None:
     """polars, imported on first use; None without it (every batch then takes the general path)."""
     global polars
     if polars is _UNLOADED:

@@ -37,7 +37,7 @@ class ConfluentAvroConverter(SchemaRegistryConverter):
         return AvroDecoder(document, self._registry.version(schema_id, record_name(document)), referenced)
 
 
-def record_name(document) -> str | None:
+def record_name(document: object) -> str | None:
     """The full name of an Avro record schema (its name when dotted, else namespace.name), None for other
     schemas: Confluent's AvroSchema.name()."""
     if not isinstance(document, dict) or document.get("type") != "record" or not document.get("name"):

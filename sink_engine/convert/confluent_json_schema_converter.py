@@ -16,6 +16,8 @@ schemas json_schema_arrow.py covers are read columnarly, a run of one schema id 
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
@@ -26,6 +28,7 @@ from sink_engine.convert.connect_json import compile_decoder
 from sink_engine.convert.json_schema_arrow import arrow_reader
 from sink_engine.convert.json_schema_mapping import connect_schema, resource_registry
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
+from sink_engine.convert.schema import Schema
 
 JSON = "JSON"
 
@@ -77,10 +80,10 @@ class ConfluentJsonSchemaConverter(SchemaRegistryConverter):
 
 
 class _JsonSchemaDecoder:
-    def __init__(self, schema):
+    def __init__(self, schema: Schema) -> None:
         self.schema, self._decode, self.arrow = schema, compile_decoder(schema), arrow_reader(schema)
 
-    def decode(self, payload: bytes):
+    def decode(self, payload: bytes) -> Any:
         try:
             document = orjson.loads(payload)
         except orjson.JSONDecodeError as e:
@@ -88,13 +91,13 @@ class _JsonSchemaDecoder:
         return self._decode(document, "")
 
 
-def _title(document) -> str | None:
+def _title(document: object) -> str | None:
     """Confluent's JsonSchema.name(): the schema's `title`."""
     title = document.get("title") if isinstance(document, dict) else None
     return title if isinstance(title, str) else None
 
 
-def _parsed(text: str, what: str):
+def _parsed(text: str, what: str) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as e:

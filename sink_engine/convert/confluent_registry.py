@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from confluent_kafka.schema_registry import Schema as RegistrySchema
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.common.serde import SchemaId
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -85,7 +86,7 @@ class RegistryLookups:
     def __init__(self, client: SchemaRegistryClient, subjects: SubjectNames):
         self.client, self.subjects = client, subjects
 
-    def call(self, what: str, lookup: Callable, *args, missing: str | None = None) -> Any:
+    def call(self, what: str, lookup: Callable[..., Any], *args: object, missing: str | None = None) -> Any:
         """`lookup(*args)`, with errors naming `what` (e.g. "schema id 7"); `missing` replaces the message of
         a 404."""
         try:
@@ -99,8 +100,9 @@ class RegistryLookups:
         except Exception as e:  # transport errors of the HTTP client: the registry is unreachable
             raise SourceError(f"Schema Registry unreachable while fetching {what}: {e!r}") from e
 
-    def schema(self, schema_id: int, schema_type: str, fmt: str | None = None):
-        """The registered schema of an id; ValueError when it is of another type."""
+    def schema(self, schema_id: int, schema_type: str, fmt: str | None = None) -> Any:
+        """The registered schema of an id (a confluent_kafka Schema, whose `schema_str` a registry's answer always
+        holds though the class types it Optional); ValueError when it is of another type."""
         schema = self.call(f"schema id {schema_id}", self.client.get_schema, schema_id, None, fmt)
         if (schema.schema_type or "AVRO") != schema_type:
             raise ValueError(f"schema id {schema_id} is a {schema.schema_type or 'AVRO'} schema, not {schema_type}")
@@ -119,10 +121,11 @@ class RegistryLookups:
             return mine[0]
         return pairs[0].version if len(pairs) == 1 else None
 
-    def referenced(self, schema, schema_id: int) -> list[tuple[str, Any]]:
+    def referenced(self, schema: RegistrySchema, schema_id: int) -> list[tuple[str, Any]]:
         """(reference name, registered schema) of what `schema` refers to, recursively, each after its own."""
-        found = []
+        found: list[tuple[str, Any]] = []
         for reference in schema.references or []:
+            assert reference.name is not None  # Confluent's SchemaReference types it Optional; a registry's has one
             where = f"{reference.subject} version {reference.version}"
             registered = self.call(
                 where,

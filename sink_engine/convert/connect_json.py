@@ -16,7 +16,7 @@ import base64
 import datetime
 import decimal
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -73,6 +73,9 @@ def parse_schema(document: Any) -> Schema:
     return schema
 
 
+_Moment = TypeVar("_Moment", datetime.date, datetime.datetime)  # what _after_epoch counts from
+
+
 def compile_decoder(schema: Schema) -> Decoder:
     """A function (payload, path) -> Python value for this schema, applying defaults and optionality."""
     decode = _logical(schema) or _structured(schema) or _primitive(schema)
@@ -108,7 +111,7 @@ def _structured(schema: Schema) -> Decoder | None:
     if schema.type == "struct":
         fields = [(f.name, compile_decoder(f.schema)) for f in schema.fields]
 
-        def struct(value, path):
+        def struct(value: Any, path: str) -> dict:
             _expect(isinstance(value, dict), value, "an object", path)
             return {name: decode(value.get(name), f"{path}.{name}" if path else name) for name, decode in fields}
 
@@ -117,7 +120,7 @@ def _structured(schema: Schema) -> Decoder | None:
         assert schema.items is not None
         item = compile_decoder(schema.items)
 
-        def array(value, path):
+        def array(value: Any, path: str) -> list:
             _expect(isinstance(value, list), value, "an array", path)
             return [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
@@ -126,7 +129,7 @@ def _structured(schema: Schema) -> Decoder | None:
         assert schema.keys is not None and schema.values is not None
         key, val = compile_decoder(schema.keys), compile_decoder(schema.values)
 
-        def mapping(value, path):
+        def mapping(value: Any, path: str) -> dict:
             _expect(isinstance(value, (dict, list)), value, "an object or an array of pairs", path)
             pairs = value.items() if isinstance(value, dict) else value  # non-string keys: [[k, v], ...]
             return {key(k, path): val(v, f"{path}[{k}]") for k, v in pairs}
@@ -139,7 +142,7 @@ def _one_of(schema: Schema) -> Decoder:
     branches = [(f.name, compile_decoder(f.schema)) for f in schema.fields]
     empty = dict.fromkeys(name for name, _ in branches)
 
-    def one_of(value, path):
+    def one_of(value: Any, path: str) -> dict:
         for name, decode in branches:
             try:
                 return {**empty, name: decode(value, path)}
@@ -155,14 +158,14 @@ def _primitive(schema: Schema) -> Decoder:
     if kind in INTEGER_TYPES:
         low, high = _int_range(kind)
 
-        def integer(value, path):
+        def integer(value: Any, path: str) -> int:
             _expect(type(value) is int and low <= value <= high, value, f"an {kind}", path)
             return value
 
         return integer
     if kind in FLOAT_TYPES:
 
-        def number(value, path):
+        def number(value: Any, path: str) -> float:
             _expect(type(value) in (int, float), value, "a number", path)
             return float(value)
 
@@ -171,7 +174,7 @@ def _primitive(schema: Schema) -> Decoder:
         return lambda value, path: _base64(value, path)
     expected = {"boolean": bool, "string": str}[kind]
 
-    def plain(value, path):
+    def plain(value: Any, path: str) -> Any:
         _expect(type(value) is expected, value, f"a {kind}", path)
         return value
 
@@ -182,7 +185,7 @@ def _logical(schema: Schema) -> Decoder | None:
     if schema.name == DECIMAL:
         scale = int(schema.parameter("scale", "0"))
 
-        def to_decimal(value, path):
+        def to_decimal(value: Any, path: str) -> decimal.Decimal:
             if type(value) in (int, float):
                 return decimal.Decimal(str(value)).quantize(decimal.Decimal(1).scaleb(-scale))
             unscaled = int.from_bytes(_base64(value, path), "big", signed=True)
@@ -198,7 +201,7 @@ def _logical(schema: Schema) -> Decoder | None:
     if schema.name in (ISO_TIMESTAMP, ISO_DATE):
         parse = parse_date_time if schema.name == ISO_TIMESTAMP else parse_date
 
-        def iso(value, path):
+        def iso(value: Any, path: str) -> object:
             _expect(isinstance(value, str), value, "a string", path)
             try:
                 return parse(value)
@@ -220,7 +223,7 @@ def _int(value: Any, path: str) -> int:
     return value
 
 
-def _after_epoch(epoch, unit: str, value: Any, path: str):
+def _after_epoch(epoch: _Moment, unit: str, value: Any, path: str) -> _Moment:
     """`epoch` plus `value` `unit`s; ValueError past what Python's date and datetime hold (years 1 to 9999)."""
     try:
         return epoch + datetime.timedelta(**{unit: _int(value, path)})

@@ -13,6 +13,7 @@ import orjson
 
 from sink_engine.convert.connect_json import compile_decoder, parse_schema
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
+from sink_engine.convert.schema import Schema
 
 _SCHEMA, _PAYLOAD = b'{"schema":', b',"payload":'
 KNOWN_LAYOUTS = 64  # schema texts remembered per converter (a task's topic has few schema versions)
@@ -30,7 +31,7 @@ class EnvelopeJsonConverter(SchemaRegistryConverter):
 
     label = "JsonConverter envelope"
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self._known: dict[bytes, bytes] = {}  # a schema's text as written -> its canonical JSON text
 
@@ -75,7 +76,7 @@ def _parses_to(text: bytes, schema: Any) -> bool:
 
 
 class _EnvelopeDecoder:
-    def __init__(self, schema):
+    def __init__(self, schema: Schema) -> None:
         self.schema, self._decode = schema, compile_decoder(schema)
 
     def decode(self, payload: Any) -> Any:

@@ -18,6 +18,7 @@ import boto3
 import orjson
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sink_engine.aws_types import GlueClient
 from sink_engine.convert.avro_schema import AvroDecoder
 from sink_engine.convert.registry_converter import SchemaRegistryConverter
 from sink_engine.errors import SourceError
@@ -30,7 +31,7 @@ HEADER_LENGTH = 18
 class GlueSchemaRegistryConverter(SchemaRegistryConverter):
     label = "AWSKafkaAvroConverter"
 
-    def __init__(self, glue_client):
+    def __init__(self, glue_client: GlueClient) -> None:
         super().__init__()
         self._glue = glue_client
 
@@ -51,7 +52,7 @@ class GlueSchemaRegistryConverter(SchemaRegistryConverter):
             raise ValueError(f"unknown compression byte {value[1]} (0 none, 5 zlib)")
         return value[2:HEADER_LENGTH], payload
 
-    def fetch(self, version_bytes: bytes):
+    def fetch(self, version_bytes: bytes) -> AvroDecoder | _JsonDocument:
         version_id = uuid.UUID(bytes=version_bytes)
         try:
             found = self._glue.get_schema_version(SchemaVersionId=str(version_id))
@@ -74,13 +75,13 @@ class _JsonDocument:
 
     schema = None
 
-    def decode(self, payload: bytes):
+    def decode(self, payload: bytes) -> Any:
         try:
             return orjson.loads(payload)
         except orjson.JSONDecodeError as e:
             raise ValueError(f"JSON payload is not valid JSON: {e}") from None
 
 
-def glue_client(settings: Mapping[str, Any]):
+def glue_client(settings: Mapping[str, Any]) -> GlueClient:
     """A Glue client for `region` (else boto3's default region) and `endpoint` (else boto3's resolution)."""
     return boto3.client("glue", region_name=settings.get("region"), endpoint_url=settings.get("endpoint"))

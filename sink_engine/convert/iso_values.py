@@ -16,7 +16,7 @@ class IsoText(str):
     value: datetime.date
 
 
-def _rebuild(text: str, value) -> IsoText:
+def _rebuild(text: str, value: datetime.date) -> IsoText:
     made = IsoText(text)
     made.value = value
     return made

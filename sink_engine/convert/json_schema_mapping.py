@@ -23,6 +23,7 @@ from typing import Any
 
 import referencing
 import referencing.jsonschema
+from referencing._core import Resolver
 from referencing.exceptions import Unresolvable
 
 from sink_engine.convert.connect_json import ONE_OF, compile_decoder
@@ -55,10 +56,10 @@ def _resource(document: Any) -> referencing.Resource:
 
 
 class _Mapper:
-    def __init__(self):
+    def __init__(self) -> None:
         self._resolving: list[int] = []  # the $ref targets being mapped (a repeat is a cycle)
 
-    def map(self, node: Any, resolver, pointer: str, optional: bool = False) -> Schema:
+    def map(self, node: Any, resolver: Resolver, pointer: str, optional: bool = False) -> Schema:
         if not isinstance(node, dict):
             raise ValueError(f"{pointer}: a schema must be an object here, got {node!r:.60}")
         if "$ref" in node:
@@ -76,7 +77,7 @@ class _Mapper:
             schema = Schema(**{**schema.__dict__, "default": default})
         return schema
 
-    def _reference(self, node: dict, resolver, pointer: str, optional: bool) -> Schema:
+    def _reference(self, node: dict, resolver: Resolver, pointer: str, optional: bool) -> Schema:
         try:
             resolved = resolver.lookup(node["$ref"])
         except Unresolvable:
@@ -93,7 +94,7 @@ class _Mapper:
         finally:
             self._resolving.pop()
 
-    def _union(self, node: dict, branches, resolver, pointer: str, optional: bool) -> Schema:
+    def _union(self, node: dict, branches: list | None, resolver: Resolver, pointer: str, optional: bool) -> Schema:
         if branches is None:  # "type": [..] is a union of the same schema with each type
             branches = [{**{k: v for k, v in node.items() if k != "type"}, "type": t} for t in node["type"]]
         others = [(i, b) for i, b in enumerate(branches) if not (isinstance(b, dict) and b.get("type") == "null")]
@@ -108,7 +109,7 @@ class _Mapper:
         )
         return Schema("struct", optional, name=ONE_OF, fields=fields)
 
-    def _typed(self, node: dict, kind: str, resolver, pointer: str, optional: bool) -> Schema:
+    def _typed(self, node: dict, kind: str, resolver: Resolver, pointer: str, optional: bool) -> Schema:
         if kind == "object":
             return self._object(node, resolver, pointer, optional)
         if kind == "array":
@@ -127,7 +128,7 @@ class _Mapper:
             return Schema("string", optional, name=_FORMATS[node["format"]])
         return Schema(_TYPES[kind], optional)
 
-    def _object(self, node: dict, resolver, pointer: str, optional: bool) -> Schema:
+    def _object(self, node: dict, resolver: Resolver, pointer: str, optional: bool) -> Schema:
         properties = node.get("properties")
         extra = node.get("additionalProperties")
         if not properties and isinstance(extra, dict):

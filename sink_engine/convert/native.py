@@ -19,7 +19,7 @@ def import_optional(name: str) -> ModuleType | None:
         return None
 
 
-def or_none(call: Callable[..., T], *args) -> T | None:
+def or_none(call: Callable[..., T], *args: object) -> T | None:
     """`call(*args)`, or None when it raises: an error, or a Rust panic, which pyo3 raises as PanicException, a
     BaseException. KeyboardInterrupt and SystemExit go on."""
     try:

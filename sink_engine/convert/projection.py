@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sink_engine.convert.schema import FLOAT_TYPES, NUMERIC_ORDER, Schema
+from sink_engine.convert.schema import FLOAT_TYPES, NUMERIC_ORDER, Field, Schema
 
 
 class ProjectionError(ValueError):
@@ -41,7 +41,7 @@ def project(value: Any, source: Schema, target: Schema, path: str = "") -> Any:
     return value
 
 
-def _project_field(value: dict, source: Schema, target_field, path: str) -> Any:
+def _project_field(value: dict, source: Schema, target_field: Field, path: str) -> Any:
     source_field = source.field(target_field.name)
     if source_field is None:
         if target_field.schema.default_value() is not None:

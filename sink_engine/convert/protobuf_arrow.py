@@ -25,14 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import chain
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf import descriptor_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
-from google.protobuf.message import DecodeError
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, OneofDescriptor
+from google.protobuf.message import DecodeError, Message
 from google.protobuf.message_factory import GetMessageClass
 
 from sink_engine.convert.arrow_types import arrow_schema, arrow_type
@@ -94,7 +95,7 @@ def arrow_reader(
     return or_none(ArrowProtobufReader, descriptor, connect_schema, columns)  # None: a schema ptars cannot take
 
 
-def _load_ptars():
+def _load_ptars() -> ModuleType | None:
     """ptars, imported on first use; None without it (every batch then takes the general path)."""
     global ptars
     if ptars is _UNLOADED:
@@ -138,7 +139,7 @@ class _Shaper:
             return None
         return lambda lists: pa.ListArray.from_arrays(lists.offsets, items(lists.values), type=type_)
 
-    def _oneof(self, oneof, schema: Schema):
+    def _oneof(self, oneof: OneofDescriptor, schema: Schema) -> Shape | None:
         members: list[tuple[str, Shape]] = []
         for fd in oneof.fields:
             field = schema.field(fd.name)
@@ -217,7 +218,7 @@ def _scalar(fd: FieldDescriptor, schema: Schema) -> Shape:
     return lambda array: array.cast(target)
 
 
-def _enum(enum) -> Shape:
+def _enum(enum: EnumDescriptor) -> Shape:
     known = {number: value.name for number, value in enum.values_by_number.items()}
     unknown = f"UNKNOWN_ENUM_VALUE_{enum.name}_"
 
@@ -261,7 +262,7 @@ class _Prefixes(dict):
         return prefix
 
 
-def _batch_class(descriptor: Descriptor):
+def _batch_class(descriptor: Descriptor) -> type[Message]:
     """A message class with one field, `repeated <descriptor> rows = 1`, in the descriptor's own pool."""
     pool, package = descriptor.file.pool, f"sink_engine_batch.{descriptor.full_name}"
     try:

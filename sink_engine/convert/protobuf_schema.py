@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.schema_registry.confluent import meta_pb2
 from google.protobuf import descriptor_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
-from google.protobuf.message import DecodeError
+from google.protobuf.descriptor import Descriptor, FieldDescriptor, OneofDescriptor
+from google.protobuf.message import DecodeError, Message
 from google.protobuf.message_factory import GetMessageClass
 
 from sink_engine.convert.connect_json import EPOCH
@@ -114,7 +114,7 @@ class _Compiler:
         finally:
             self._open.pop()
 
-        def read(message) -> dict:
+        def read(message: Message) -> dict:
             return {name: reader(message) for name, reader in readers}
 
         return Schema("struct", True, name=descriptor.name, fields=tuple(fields)), read
@@ -135,13 +135,13 @@ class _Compiler:
             readers.append((fd.name, reader))
         return fields, readers
 
-    def _oneof(self, oneof) -> tuple[Schema, Reader]:
+    def _oneof(self, oneof: OneofDescriptor) -> tuple[Schema, Reader]:
         members = [(fd.name, *self._value(fd)) for fd in oneof.fields]
         empty = dict.fromkeys(name for name, _, _ in members)
         converters = {name: convert for name, _, convert in members}
         union_name = oneof.name
 
-        def read(message):
+        def read(message: Message) -> dict | None:
             chosen = message.WhichOneof(union_name)
             return None if chosen is None else {**empty, chosen: converters[chosen](getattr(message, chosen))}
 
@@ -196,7 +196,7 @@ def _scalar(fd: FieldDescriptor) -> tuple[Schema, Reader]:
     return Schema(_SCALARS[fd.type], True), _same
 
 
-def _same(value):
+def _same(value: object) -> object:
     return value
 
 
@@ -216,18 +216,18 @@ def _well_known(descriptor: Descriptor, wrappers: bool) -> tuple[Schema, Reader]
     return None
 
 
-def _timestamp(message) -> datetime.datetime:
+def _timestamp(message: Message) -> datetime.datetime:
     return EPOCH + datetime.timedelta(seconds=message.seconds, milliseconds=message.nanos // 1_000_000)
 
 
-def _date(message) -> datetime.date:
+def _date(message: Message) -> datetime.date:
     try:
         return datetime.date(message.year, message.month, message.day)
     except ValueError:
         raise ValueError(f"google.type.Date {message.year}-{message.month}-{message.day} is not a full date") from None
 
 
-def _time_of_day(message) -> datetime.time:
+def _time_of_day(message: Message) -> datetime.time:
     try:
         return datetime.time(message.hours, message.minutes, message.seconds, message.nanos // 1_000_000 * 1000)
     except ValueError:
@@ -236,7 +236,7 @@ def _time_of_day(message) -> datetime.time:
         ) from None
 
 
-def _decimal(message) -> decimal.Decimal:
+def _decimal(message: Message) -> decimal.Decimal:
     return decimal.Decimal(f"{int.from_bytes(message.value, 'big', signed=True)}E{-message.scale}")  # exact
 
 
@@ -258,7 +258,7 @@ def _scaled(read: Reader, fd: FieldDescriptor, schema: Schema) -> Reader:
     scale = int(dict(_decimal_parameters(fd, schema))["scale"])
     exponent = decimal.Decimal(1).scaleb(-scale)
 
-    def scaled(message):
+    def scaled(message: Message) -> decimal.Decimal:
         value = read(message)
         fitted = value.quantize(exponent, context=_EXACT)
         if fitted != value:

@@ -23,11 +23,11 @@ def converter_for(settings: ConverterSettings, topic: str = "") -> Converter:
     if name == "avro":
         return ConfluentAvroConverter(registry_client(options), subject)
     if name == "protobuf":  # imported here: Protobuf's runtime loads only for the topics that use it
-        from sink_engine.convert.confluent_protobuf_converter import ConfluentProtobufConverter
+        from sink_engine.convert.confluent_protobuf_converter import ConfluentProtobufConverter  # imports protobuf
 
         return ConfluentProtobufConverter(registry_client(options), subject, options["wrapper.for.nullables"])
     if name == "jsonschema":
-        from sink_engine.convert.confluent_json_schema_converter import ConfluentJsonSchemaConverter
+        from sink_engine.convert.confluent_json_schema_converter import ConfluentJsonSchemaConverter  # imports pyarrow
 
         return ConfluentJsonSchemaConverter(registry_client(options), subject, options["json.fail.invalid.schema"])
     if name == "glueavro":

@@ -12,24 +12,35 @@ not take sends the whole chunk down the general path, one datum at a time, which
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sink_engine.convert.arrow_column import ArrowStructColumn
 from sink_engine.convert.connect_json import to_json
+from sink_engine.convert.schema import Schema
 from sink_engine.errors import RecordError
 from sink_engine.records import RecordChunk, ValueColumn
+
+
+class SchemaDecoder(Protocol):
+    """What `fetch` gives for a schema reference: its Connect schema (None: schemaless JSON) and its payloads'
+    decoder."""
+
+    @property
+    def schema(self) -> Schema | None: ...
+
+    def decode(self, payload: Any) -> Any: ...
 
 
 class SchemaRegistryConverter:
     label = "converter"  # names the converter in record errors
 
-    def __init__(self):
-        self._decoders: dict[bytes, Any] = {}
+    def __init__(self) -> None:
+        self._decoders: dict[bytes, SchemaDecoder] = {}
 
     def split(self, value: bytes) -> tuple[bytes, Any]:
         raise NotImplementedError
 
-    def fetch(self, schema_ref: bytes):
+    def fetch(self, schema_ref: bytes) -> SchemaDecoder:
         raise NotImplementedError
 
     def convert(self, chunk: RecordChunk) -> ValueColumn:
@@ -104,7 +115,7 @@ def column_of(items: list, schemas: list, chunk: RecordChunk) -> ValueColumn:
     return ValueColumn("json", texts, schemas=schemas if schemas[0] is not None else None)
 
 
-def _kind(schema) -> str:
+def _kind(schema: Schema | None) -> str:
     if schema is None:
         return "json"
     if schema.type == "struct":

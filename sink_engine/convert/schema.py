@@ -60,7 +60,7 @@ class Schema:
     keys: Schema | None = None  # map
     values: Schema | None = None  # map
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.type not in TYPES:
             raise ValueError(f"unknown schema type {self.type!r}; expected one of {', '.join(TYPES)}")
         if isinstance(self.default, (dict, list)):  # keep the schema hashable
@@ -93,10 +93,10 @@ class Schema:
 class _Frozen:
     """A hashable holder for a dict or list default (compared by value)."""
 
-    def __init__(self, value):
+    def __init__(self, value: dict | list) -> None:
         self.value = value
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, _Frozen) and self.value == other.value
 
     def __hash__(self) -> int:

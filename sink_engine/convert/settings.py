@@ -22,7 +22,7 @@ class ConverterSettings:
     def from_config(cls, config: SinkConfig, role: str = "value") -> ConverterSettings:
         prefix = f"{role}.converter."
         options = {k.name[len(prefix) :]: config[k.name] for k in KEYS if k.name.startswith(prefix)}
-        return cls(role, config[f"{role}.converter"], options, role == "value" and reads_value_fields(config))
+        return cls(role, config.text(f"{role}.converter"), options, role == "value" and reads_value_fields(config))
 
 
 def reads_value_fields(config: SinkConfig) -> bool:

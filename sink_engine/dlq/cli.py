@@ -8,12 +8,14 @@ import json
 from sink_engine.aws import S3Access, dynamodb_client, s3_client
 from sink_engine.cli_options import add_config_options
 from sink_engine.config import SinkConfig
+from sink_engine.dlq.replay import replay
+from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.settings import DeadLetterSettings
 
 HELP = "replay dead letters into Kafka, each at most once; prints the summary as JSON"
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: argparse._SubParsersAction) -> None:
     dlq = commands.add_parser("dlq", help="dead-letter queue tools", description="dead-letter queue tools")
     actions = dlq.add_subparsers(dest="dlq_command", required=True)
     replay = actions.add_parser("replay", help=HELP, description=HELP)
@@ -39,7 +41,7 @@ def add_parser(commands) -> None:
 def payload_from_args(args: argparse.Namespace, connector: str) -> dict:
     """The Lambda payload that these options describe."""
 
-    def some(**values) -> dict:
+    def some(**values: object) -> dict:
         return {k: v for k, v in values.items() if v is not None and v != []}
 
     return some(
@@ -59,8 +61,6 @@ def payload_from_args(args: argparse.Namespace, connector: str) -> dict:
 
 
 def run(config: SinkConfig, args: argparse.Namespace) -> int:
-    from sink_engine.dlq.replay import replay
-    from sink_engine.dlq.replay_request import request_from_payload
 
     settings = DeadLetterSettings.from_config(config)
     request = request_from_payload(payload_from_args(args, config.name), settings)
@@ -69,5 +69,5 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
     return 0
 
 
-def _time(value: str | None):
+def _time(value: str | None) -> int | str | None:
     return int(value) if value is not None and value.isdigit() else value

@@ -42,7 +42,7 @@ def client_settings(source: SourceSettings) -> dict:
     return {k: v for k, v in consumer_settings(source).items() if k not in _CONSUMER_ONLY}
 
 
-def producer(source: SourceSettings, **extra) -> Producer:
+def producer(source: SourceSettings, **extra: object) -> Producer:
     settings = {
         **client_settings(source),
         "enable.idempotence": True,

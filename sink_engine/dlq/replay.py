@@ -14,8 +14,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException, Message
 
+from sink_engine.aws_types import DynamoDBClient, S3Client
 from sink_engine.dlq import kafka_io
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.dlq.replay_progress import REPLAYED, ReplayProgress
@@ -52,8 +53,8 @@ class ReplaySummary:
 def replay(
     settings: DeadLetterSettings,
     request: ReplayRequest,
-    dynamodb,
-    s3_client,
+    dynamodb: DynamoDBClient,
+    s3_client: S3Client,
     clock: Callable[[], int] = lambda: int(time.time() * 1000),
 ) -> ReplaySummary:
     progress = ReplayProgress(dynamodb, settings.offsets_table, settings.connector, clock)
@@ -119,6 +120,6 @@ class _Sender:
         confirmed, self._pending = self._pending, []
         return confirmed
 
-    def _delivered(self, error, message) -> None:
+    def _delivered(self, error: KafkaError | None, message: Message) -> None:
         if error is not None:
             self._errors.append(str(error))

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from botocore.exceptions import ClientError
 
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.offsets import layout
 
@@ -22,7 +23,7 @@ CLAIMED, REPLAYED = "claimed", "replayed"
 
 
 class ReplayProgress:
-    def __init__(self, dynamodb, table: str, connector: str, clock: Callable[[], int]):
+    def __init__(self, dynamodb: DynamoDBClient, table: str, connector: str, clock: Callable[[], int]) -> None:
         self._db, self._table, self._connector, self._clock = dynamodb, table, connector, clock
         self._claim_id = uuid.uuid4().hex
 

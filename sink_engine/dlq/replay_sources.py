@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sink_engine.aws_types import S3Client
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.dlq.replay_request import ReplayRequest
 from sink_engine.dlq.settings import DeadLetterSettings
@@ -16,7 +17,7 @@ from sink_engine.source.reader import read_range
 from sink_engine.source.settings import SourceSettings
 
 
-def dead_letters(settings: DeadLetterSettings, request: ReplayRequest, s3_client) -> Iterator[DeadLetter]:
+def dead_letters(settings: DeadLetterSettings, request: ReplayRequest, s3_client: S3Client) -> Iterator[DeadLetter]:
     if request.source_topic is not None:
         return from_topic(settings.source, request.source_topic)
     return from_s3(settings, request, s3_client)
@@ -42,7 +43,7 @@ def from_topic(source: SourceSettings, topic: str) -> Iterator[DeadLetter]:
                     yield letter
 
 
-def from_s3(settings: DeadLetterSettings, request: ReplayRequest, s3_client) -> Iterator[DeadLetter]:
+def from_s3(settings: DeadLetterSettings, request: ReplayRequest, s3_client: S3Client) -> Iterator[DeadLetter]:
     """Objects in key order, which is offset order within a topic-partition (zero-padded first offsets). Their
     offsets are disjoint (dlq/s3_destination.py) unless a rerun planned a shorter range than a crashed attempt
     of it (a lowered `sink.run.max.records.per.partition`): a source offset seen before is skipped."""
@@ -67,7 +68,7 @@ def from_s3(settings: DeadLetterSettings, request: ReplayRequest, s3_client) -> 
                 yield letter
 
 
-def _keys(s3_client, bucket: str, prefix: str) -> Iterator[str]:
+def _keys(s3_client: S3Client, bucket: str, prefix: str) -> Iterator[str]:
     for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for item in page.get("Contents", []):
             yield item["Key"]

@@ -17,11 +17,14 @@ from typing import Protocol
 
 from sink_engine import events
 from sink_engine.dlq.letter import DeadLetter, b64
+from sink_engine.dlq.s3_destination import S3Destination
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.dlq.spool import MEMORY_BYTES, LetterSpool
+from sink_engine.dlq.topic_destination import TopicDestination
 from sink_engine.errors import RecordError
 from sink_engine.model import PartitionRange
 from sink_engine.records import RecordChunk
+from sink_engine.storage.uploader import Uploader
 
 
 class Destination(Protocol):
@@ -117,16 +120,12 @@ def log_failure(letter: DeadLetter, include_messages: bool, tolerated: bool) -> 
     events.emit(events.RECORD_FAILED, level=logging.WARNING if tolerated else logging.ERROR, **fields)
 
 
-def router_for(settings: DeadLetterSettings, planned: PartitionRange, uploader) -> DeadLetterRouter:
+def router_for(settings: DeadLetterSettings, planned: PartitionRange, uploader: Uploader) -> DeadLetterRouter:
     """The range's router; its destination follows `errors.deadletterqueue.*` (only with tolerance all)."""
     if not settings.tolerates:
         return DeadLetterRouter(settings, None)
     if settings.s3_prefix:
-        from sink_engine.dlq.s3_destination import S3Destination
-
         return DeadLetterRouter(settings, S3Destination.from_settings(settings, uploader))
     if settings.topic:
-        from sink_engine.dlq.topic_destination import TopicDestination
-
         return DeadLetterRouter(settings, TopicDestination(settings, planned))
     return DeadLetterRouter(settings, None)

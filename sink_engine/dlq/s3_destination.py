@@ -23,11 +23,13 @@ from collections.abc import Iterable, Iterator
 import orjson
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sink_engine.aws_types import S3Client
 from sink_engine.dlq.letter import DeadLetter
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.errors import StorageError
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions
+from sink_engine.storage.uploader import Uploader
 
 WINDOW_OFFSETS = 10_000
 # A window's object is cut before a letter that would take its source bytes (`_weight`) past this: a body then
@@ -39,11 +41,11 @@ LETTER_WEIGHT = 1024  # counted for each letter beyond its source bytes (bounds 
 class S3Destination:
     scan_from: int | None = None  # no position to store with the commit (router.Destination)
 
-    def __init__(self, naming: ObjectNaming, uploader):
+    def __init__(self, naming: ObjectNaming, uploader: Uploader) -> None:
         self._naming, self._uploader = naming, uploader
 
     @classmethod
-    def from_settings(cls, settings: DeadLetterSettings, uploader) -> S3Destination:
+    def from_settings(cls, settings: DeadLetterSettings, uploader: Uploader) -> S3Destination:
         assert settings.s3_prefix is not None  # the S3 destination's settings
         naming = ObjectNaming(
             settings.s3_prefix.strip("/"), settings.directory_delim, settings.file_delim, settings.offset_pad_width
@@ -61,7 +63,7 @@ class S3Destination:
         first dead letter: the objects a run writes where no attempt of its range wrote before."""
         return [(self._key(group[0]), _body(group)) for group in _objects(letters)]
 
-    def _write_once(self, client, bucket: str, options: ObjectOptions, letters: list[DeadLetter]) -> None:
+    def _write_once(self, client: S3Client, bucket: str, options: ObjectOptions, letters: list[DeadLetter]) -> None:
         """Create the window's object, or go on after the one an earlier attempt created (see the module)."""
         while letters:
             key = self._key(letters[0])
@@ -114,7 +116,7 @@ def _body(letters: list[DeadLetter]) -> bytes:
     return b"".join(letter.to_json_line() for letter in letters)
 
 
-def _create(client, bucket: str, key: str, body: bytes, options: ObjectOptions) -> bool:
+def _create(client: S3Client, bucket: str, key: str, body: bytes, options: ObjectOptions) -> bool:
     """PutObject only if the key is free: True when created, False when an object is there (possibly this
     call's own first try, whose answer was lost)."""
     try:
@@ -130,7 +132,7 @@ def _create(client, bucket: str, key: str, body: bytes, options: ObjectOptions) 
         raise StorageError(f"dead-letter upload of s3://{bucket}/{key} failed: {e}") from e
 
 
-def _source_offsets(client, bucket: str, key: str, options: ObjectOptions) -> list[int]:
+def _source_offsets(client: S3Client, bucket: str, key: str, options: ObjectOptions) -> list[int]:
     """The source offsets of the dead letters in an existing object, in its order."""
     try:
         body = options.retry.call(lambda: client.get_object(Bucket=bucket, Key=key)["Body"].read())

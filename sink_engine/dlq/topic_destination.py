@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaException, Producer
 
 from sink_engine.aws import dynamodb_client
 from sink_engine.dlq import kafka_io
@@ -55,7 +55,7 @@ class TopicDestination:
     def transactional_id(self) -> str:
         return f"sink-engine-dlq.{self._settings.connector}.{self._planned.topic}.{self._planned.partition}"
 
-    def _produce(self, producer, dlq: TopicPartition, letters: Iterable[DeadLetter]) -> None:
+    def _produce(self, producer: Producer, dlq: TopicPartition, letters: Iterable[DeadLetter]) -> None:
         with_context = self._settings.context_headers
         producer.begin_transaction()
         for letter in letters:

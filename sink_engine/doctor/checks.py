@@ -58,12 +58,12 @@ class Check:
     grantor: str | None = None
     applies: Callable[[SinkConfig], bool] = lambda config: True
 
-    def __call__(self, context) -> Result:
+    def __call__(self, context: Context) -> Result:
         """The probe's Result; its message on one line (AWS's messages may hold an XML body)."""
         status, message = self._outcome(context)
         return Result(self.name, status, " ".join(message.split()))
 
-    def _outcome(self, context) -> tuple[str, str]:
+    def _outcome(self, context: Context) -> tuple[str, str]:
         try:
             return OK, self.probe(context)
         except Skipped as e:

@@ -8,8 +8,12 @@ import importlib
 import platform
 import sys
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from sink_engine.doctor.checks import Check, Failed
+
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
 
 # distribution name -> module a run imports
 ALWAYS = {
@@ -22,15 +26,15 @@ ALWAYS = {
 }
 
 
-def interpreter(_context) -> str:
+def interpreter(_context: Context) -> str:
     return (
         f"Python {platform.python_version()} ({platform.python_implementation()}) on {platform.platform()}; "
         f"{sys.executable}"
     )
 
 
-def libraries(context) -> str:
-    required = dict(ALWAYS, **context.target.libraries)
+def libraries(context: Context) -> str:
+    required = dict(ALWAYS, **context.target.capabilities.libraries)
     found, missing = [], []
     for distribution, module in required.items():
         version = _version(distribution, module)

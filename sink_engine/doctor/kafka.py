@@ -4,7 +4,10 @@ all within `sink.kafka.timeout.ms`; and the dead-letter topic, when one is confi
 
 from __future__ import annotations
 
-from confluent_kafka import KafkaError, KafkaException
+from typing import TYPE_CHECKING
+
+from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka.admin import ClusterMetadata
 
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.doctor.checks import Check, Failed
@@ -17,8 +20,11 @@ from sink_engine.source.metadata import list_topics, named_topics, watermarks
 from sink_engine.source.reachability import ClientErrors, check_bootstrap
 from sink_engine.source.settings import SourceSettings
 
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
 
-def topics(context) -> str:
+
+def topics(context: Context) -> str:
     """Every topic the config names exists with partitions; their watermarks are read. Records the topics found
     on `context.topics` (the S3 probe writes under them with `topics.regex`)."""
     source = context.settings.source
@@ -35,9 +41,9 @@ def topics(context) -> str:
         missing = [t for t in named if t not in found]
         if missing:
             _missing(consumer, missing, source.timeout_ms / 1000)
-        refused = [t for t in named if found[t].error is not None]
+        refused = [(t, error) for t in named if (error := found[t].error) is not None]
         if refused:
-            raise Failed("; ".join(_topic_error(t, found[t].error) for t in refused))
+            raise Failed("; ".join(_topic_error(t, error) for t, error in refused))
         tps = sorted(TopicPartition(t, p) for t in named for p in found[t].partitions)
         marks = watermarks(consumer, tps, source.timeout_ms / 1000)
     finally:
@@ -47,8 +53,9 @@ def topics(context) -> str:
     return f"{_auth(source)}: {len(tps)} partitions of {', '.join(named)}, {records} records between their watermarks"
 
 
-def dead_letter_topic(context) -> str:
+def dead_letter_topic(context: Context) -> str:
     topic = context.settings.dead_letters.topic
+    assert topic is not None  # the check applies with a dead-letter topic only (CHECKS)
     source = context.settings.source
     metadata, consumer = _metadata(source)
     try:
@@ -67,7 +74,7 @@ def dead_letter_topic(context) -> str:
     return f"{topic}: {len(found.partitions)} partition(s)"
 
 
-def _missing(consumer, topics: list[str], timeout_s: float) -> None:
+def _missing(consumer: Consumer, topics: list[str], timeout_s: float) -> None:
     """Failed for topics left out of the metadata: those the principal may not describe (Kafka leaves them out of an
     answer about every topic: named_topics asks for each), else those not found."""
     asked = named_topics(consumer, topics, timeout_s)
@@ -77,7 +84,7 @@ def _missing(consumer, topics: list[str], timeout_s: float) -> None:
     raise Failed(f"topics not found in Kafka: {', '.join(topics)} (topics)")
 
 
-def _metadata(source: SourceSettings):
+def _metadata(source: SourceSettings) -> tuple[ClusterMetadata, Consumer]:
     """(the cluster's metadata, the consumer that read it: the caller closes it); Failed naming the brokers and
     what the client reported meanwhile (a refused connection, a failed SASL authentication)."""
     try:

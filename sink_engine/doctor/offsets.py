@@ -15,19 +15,25 @@ while AccessDeniedException shows it is not. A failed conditional write still co
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 import sink_engine.offsets.layout as layout
 from sink_engine.aws import dynamodb_client
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.doctor import grants
 from sink_engine.doctor.checks import Check, Failed
 from sink_engine.offsets import Leases
 from sink_engine.offsets.lease import held_error
 
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
 
-def table(context) -> str:
+
+def table(context: Context) -> str:
     name = context.settings.run.offsets_table
     try:
         with _named(context, "table"):
@@ -45,7 +51,7 @@ def table(context) -> str:
     return f"table {name}: {described['TableStatus']}"
 
 
-def lease(context) -> str:
+def lease(context: Context) -> str:
     """The lease item, read as a run reads it: free, or who holds it until when and whether it still renews it."""
     run = context.settings.run
     now = int(time.time() * 1000)
@@ -58,7 +64,7 @@ def lease(context) -> str:
     return f"lease of {run.connector}: epoch {holder['epoch']}, held by {held_error(run.connector, holder, now).situation()}"
 
 
-def conditional_write(context) -> str:
+def conditional_write(context: Context) -> str:
     run = context.settings.run
     try:
         with _named(context, "lease item"):
@@ -81,7 +87,7 @@ def conditional_write(context) -> str:
 
 
 @contextmanager
-def _named(context, what: str):
+def _named(context: Context, what: str) -> Iterator[None]:
     """A refused call as Failed naming the table (and the item: the grant is per partition key)."""
     run = context.settings.run
     try:
@@ -93,7 +99,7 @@ def _named(context, what: str):
         raise Failed(grants.describe(e, "dynamodb", f"table {run.offsets_table}{item}")) from None
 
 
-def _client(context):
+def _client(context: Context) -> DynamoDBClient:
     return dynamodb_client(context.settings.run.region)
 
 

@@ -20,13 +20,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sink_engine import events
 from sink_engine.config import SinkConfig, WorkerSettings
 from sink_engine.config.cloud_registry import RegistryDefault
-from sink_engine.doctor import environment, grants, kafka, offsets, registry, s3, spark
+from sink_engine.doctor import environment, grants, kafka, offsets, s3, schema_registry, spark
 from sink_engine.doctor.checks import FAILED, OK, Check, Result
 from sink_engine.doctor.settings import DoctorSettings
 from sink_engine.errors import SinkError
 from sink_engine.secrets import Reference, references
 from sink_engine.source.msk_brokers import kafka_client, with_cluster_brokers
-from sink_engine.target import Target, target_for
+from sink_engine.target.choice import target_for
+from sink_engine.target.contract import Target
 from sink_engine.validation import load_checked_config
 
 
@@ -36,7 +37,7 @@ def checks_of(target: Target) -> tuple[Check, ...]:
         *environment.CHECKS,
         *spark.CHECKS,
         *kafka.CHECKS,
-        *registry.CHECKS,
+        *schema_registry.CHECKS,
         *target.doctor_checks(),
         *s3.CHECKS,
         *offsets.CHECKS,

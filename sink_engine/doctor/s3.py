@@ -1,6 +1,6 @@
-"""S3 as a run writes it, with the S3 client the run builds (s3.credentials.provider.class: static keys, the
-default chain or an assumed role; store.url; s3.proxy.url) and the object options it writes with (SSE and its KMS
-key, canned ACL, tags).
+"""S3 as a run writes it (the S3 objects' own checks: target/s3_objects/doctor.py), with the S3 client the run
+builds (s3.credentials.provider.class: static keys, the default chain or an assumed role; store.url; s3.proxy.url)
+and the object options it writes with (SSE and its KMS key, canned ACL, tags).
 
 The job role may write under its prefixes and never delete, so the write probe is a small object at a fixed key
 per written topic, `<topics.dir>/<topic>/_doctor/<connector>.probe`, overwritten by every doctor run and never
@@ -14,74 +14,41 @@ dead-letter destination writes once and reads what an earlier attempt wrote.
 from __future__ import annotations
 
 import datetime
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.doctor import grants
-from sink_engine.doctor.checks import Check, Failed, Skipped
+from sink_engine.doctor.checks import Check, Failed
 from sink_engine.doctor.settings import DoctorSettings
 from sink_engine.storage.s3 import s3_client
-from sink_engine.transform.settings import TransformSettings
+
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
 
 PROBE_FOLDER = "_doctor"
 PROBE_TAGS = {"sink-engine": "doctor"}
 
 
-def probe_keys(context) -> list[str]:
-    """The probe key under each topic the connector's objects are written under (its RegexRouters applied)."""
-    settings = context.settings
-    source = settings.source.topics or context.topics
-    if source is None:
-        raise Skipped("with topics.regex the topics come from Kafka, which did not list them (kafka topics)")
-    route = TransformSettings.from_config(context.config).topic_router() or (lambda topic: topic)
-    naming = settings.naming
-    return [
-        naming.directory_delim.join((naming.topics_dir, topic, PROBE_FOLDER, f"{settings.run.connector}.probe"))
-        for topic in sorted({route(t) for t in source})
-    ]
-
-
-def write(context) -> str:
-    keys = probe_keys(context)
-    for key in keys:
-        _put(context, key)
-    return (
-        f"wrote s3://{context.settings.run.bucket}/{keys[0]}"
-        + (f" and {len(keys) - 1} more probe(s)" if len(keys) > 1 else "")
-        + f" ({_signer(context.settings)})"
-    )
-
-
-def uploads(context) -> str:
-    settings = context.settings
-    bucket = settings.run.bucket
-    prefix = probe_keys(context)[0].rsplit(PROBE_FOLDER, 1)[0]
-    try:
-        listed = s3_client(settings.s3).list_multipart_uploads(Bucket=bucket, Prefix=prefix, MaxUploads=1)
-    except ClientError as e:
-        raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}", _grantor(settings))) from None
-    return f"listed incomplete uploads under {prefix} ({len(listed.get('Uploads', []))} shown of at most 1)"
-
-
-def dead_letters(context) -> str:
+def dead_letters(context: Context) -> str:
     settings = context.settings
     prefix = settings.dead_letters.s3_prefix or ""
     key = settings.naming.directory_delim.join((prefix.strip("/"), PROBE_FOLDER, f"{settings.run.connector}.probe"))
-    body = _put(context, key)
+    body = put_probe(context, key)
     bucket = settings.run.bucket
     try:
         read = s3_client(settings.s3).get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as e:
         raise Failed(
-            grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", _grantor(settings), sid="ReadOwnDeadLetters")
+            grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", grantor(settings), sid="ReadOwnDeadLetters")
         ) from None
     if read != body:
         raise Failed(f"s3://{bucket}/{key} read back other bytes than were written")
     return f"wrote and read back s3://{bucket}/{key}"
 
 
-def _put(context, key: str) -> bytes:
+def put_probe(context: Context, key: str) -> bytes:
     settings = context.settings
     bucket, options = settings.run.bucket, settings.object_options
     body = (
@@ -96,24 +63,22 @@ def _put(context, key: str) -> bytes:
         if grants.error_code(e).startswith("KMS"):
             kms = grants.grant_hint("kms:GenerateDataKey", options.kms_key_id)
             raise Failed(f"{grants.describe(e, 's3')}; {kms} (s3.sse.kms.key.id)") from None
-        raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", _grantor(settings))) from None
+        raise Failed(grants.describe(e, "s3", f"arn:aws:s3:::{bucket}/{key}", grantor(settings))) from None
     return body
 
 
-def _grantor(settings: DoctorSettings) -> str | None:
+def grantor(settings: DoctorSettings) -> str | None:
     assume = settings.s3.credentials.assume  # set with AwsAssumeRoleCredentialsProvider only
     if assume is None:
         return None
     return f"the role the S3 client assumes ({assume.role_arn}, s3.credentials.provider.sts.role.arn)"
 
 
-def _signer(settings: DoctorSettings) -> str:
-    grantor = _grantor(settings)
-    return f"signed as {grantor}" if grantor else f"credentials: {settings.s3.credentials.provider}"
+def signer(settings: DoctorSettings) -> str:
+    role = grantor(settings)
+    return f"signed as {role}" if role else f"credentials: {settings.s3.credentials.provider}"
 
 
-# the S3 objects target's (target/s3_objects.py)
-OBJECT_CHECKS = (Check("s3 write", write, service="s3"), Check("s3 incomplete uploads", uploads, service="s3"))
 CHECKS = (
     Check(
         "s3 dead letters",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sink_engine.config import SinkConfig
 from sink_engine.dlq.settings import DeadLetterSettings
-from sink_engine.driver.settings import RunSettings
+from sink_engine.run.settings import RunSettings
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.naming import ObjectNaming
 from sink_engine.storage.object_options import ObjectOptions

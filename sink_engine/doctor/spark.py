@@ -8,21 +8,26 @@ and the check is skipped.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sink_engine.doctor.checks import Check, Failed
-from sink_engine.driver.spark_runner import executors_of_job_group, launched_by_spark_submit, spark_session
+from sink_engine.run.spark_runner import executors_of_job_group, launched_by_spark_submit, spark_session
+
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
 
 STAGE_TASKS = 4
 GROUP = "sink-engine-doctor-executors"
 
 
-def executors(context) -> str:
+def executors(context: Context) -> str:
     spark = spark_session(f"sink-engine-doctor-{context.config.name}")
     master = spark.sparkContext.master
     spark.sparkContext.setJobGroup(GROUP, "doctor: where tasks run")
     try:
         spark.sparkContext.parallelize(range(STAGE_TASKS), STAGE_TASKS).mapPartitions(lambda rows: rows).collect()
     finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # None removes it (the JVM's setLocalProperty); pyspark types only str
     ran = executors_of_job_group(spark, GROUP)
     if not ran:
         raise Failed(

@@ -1,6 +1,5 @@
-"""The driver of a run (docs/exactly-once.md): `settings.py` holds the keys it reads itself (`RunSettings`);
-`job.py` leases, plans, has Spark run the ranges and commits; `planner.py` plans the ranges, `wall_clock.py` adds
-the wall-clock decisions that `plans.py` records, `spark_runner.py` runs the ranges as Spark tasks
-(`sink_engine.task`), `committer.py` commits the offsets; `status.py` reports them; `metrics.py` publishes each
-run's figures to CloudWatch. What differs by target (writing a range, a table's snapshot commit and its recovery)
-is the target's (`sink_engine.target`), called by `job.py`."""
+"""The driver of a bounded run (docs/exactly-once.md): `job.py` leases, plans, has Spark run the ranges and commits;
+`planner.py` plans the ranges, `run_timeout.py` cancels a run past its deadline; `status.py` reports the committed
+offsets. What every run shares with a continuous one (its settings, recorded plans, wall-clock cuts, the Spark
+session, the offsets commit, metrics) is `sink_engine.run`'s; what differs by target (writing a range, a table's
+snapshot commit and its recovery) is the target's (`sink_engine.target`), called by `job.py`."""

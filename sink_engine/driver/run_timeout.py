@@ -1,6 +1,6 @@
 """`sink.run.timeout.ms` on the driver: the run's deadline, given to every range, and a watchdog that cancels the
 run's Spark job when a task has not stopped by the deadline plus a grace (a task stuck outside Kafka never reaches
-the check between chunks, task/deadline.py), or when the run, asked to stop (driver/stopping.py), did not stop
+the check between chunks, task/deadline.py), or when the run, asked to stop (run/stopping.py), did not stop
 within a grace."""
 
 from __future__ import annotations
@@ -10,20 +10,26 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sink_engine import events
 from sink_engine.model import PartitionRange
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 
 class RunWatchdog:
-    """Context manager around the Spark job of one run. `fired` says whether it cancelled the job at the deadline,
-    `stopped` whether it did because the run was asked to stop (`stop` set): it first asks the tasks to stop
-    (`ask_tasks`: the lease item's stop request, which they read between chunks and then commit what they closed) and
-    cancels the job only if it still runs `stop_grace_s` later."""
+    """Context manager around the Spark job of one run, in the job group `group` (only the run's own jobs are
+    cancelled: other connectors' runs in the same Spark application go on). `fired` says whether it cancelled the
+    job at the deadline, `stopped` whether it did because the run was asked to stop (`stop` set): it first asks the
+    tasks to stop (`ask_tasks`: the lease item's stop request, which they read between chunks and then commit what
+    they closed) and cancels the job only if it still runs `stop_grace_s` later."""
 
     def __init__(
         self,
-        spark,
+        spark: SparkSession,
+        group: str,
         connector: str,
         timeout_ms: int,
         started_s: float,
@@ -31,7 +37,7 @@ class RunWatchdog:
         ask_tasks: Callable[[], object] = lambda: None,
         stop_grace_s: float = 0.0,
     ):
-        self._spark, self._connector, self._timeout_ms = spark, connector, timeout_ms
+        self._spark, self._group, self._connector, self._timeout_ms = spark, group, connector, timeout_ms
         self.deadline_ms = int(started_s * 1000) + timeout_ms if timeout_ms > 0 else None
         self.grace_s = min(60.0, max(1.0, timeout_ms / 4000))
         self.fired = self.stopped = False
@@ -53,7 +59,7 @@ class RunWatchdog:
             threading.Thread(target=self._watch_stop, name="run-stop-watch", daemon=True).start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._exited.set()
         if self._timer is not None:
             self._timer.cancel()
@@ -74,7 +80,7 @@ class RunWatchdog:
                 return
         self.stopped = True
         while not self._exited.is_set():
-            self._spark.sparkContext.cancelAllJobs()
+            self._spark.sparkContext.cancelJobGroup(self._group)
             self._exited.wait(0.2)
 
     def _cancel(self) -> None:
@@ -86,4 +92,4 @@ class RunWatchdog:
             timeout_ms=self._timeout_ms,
             grace_s=self.grace_s,
         )
-        self._spark.sparkContext.cancelAllJobs()
+        self._spark.sparkContext.cancelJobGroup(self._group)

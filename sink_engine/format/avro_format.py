@@ -11,6 +11,7 @@ block after the record that fills it, so blocks do not depend on how records wer
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import IO, cast
 
 import fastavro
@@ -65,7 +66,7 @@ class _AvroEncoder(ColumnarEncoder):
         for row in rows:
             writer.write(row)
 
-    def _write_spooled(self, table: pa.Table, rows) -> None:
+    def _write_spooled(self, table: pa.Table, rows: Callable[[], list[dict]]) -> None:
         schema, renamed, _ = self._schema or self._schema_of(table, self._context.start_offset)
         self._write_prepared(renamed_rows(table.to_pylist(), schema) if renamed else rows(), [])
 

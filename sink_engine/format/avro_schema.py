@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
+# an Avro schema as JSON: a type name, a union (a list) or a complex type (a dict); indexed by kind, so not a union
+AvroType: TypeAlias = Any
 NAMESPACE = "io.confluent.connect.avro"
 _INVALID = re.compile(r"[^A-Za-z0-9_]")
 _PRIMITIVES = (
@@ -80,7 +82,7 @@ def bare_schema(arrow_field: pa.Field) -> tuple[Any, bool]:
     return avro_type, bool(namer.renamed) or namer.maps > 0
 
 
-def _in_namespace(avro_type) -> None:
+def _in_namespace(avro_type: AvroType) -> None:
     """Put the outermost records of `avro_type` in NAMESPACE (a record schema's nested records inherit it)."""
     if isinstance(avro_type, list):
         for branch in avro_type:
@@ -105,12 +107,12 @@ def _record(fields: list[pa.Field], namer: _Namer) -> dict:
     return record
 
 
-def _field_type(arrow_type: pa.DataType, nullable: bool, namer: _Namer):
+def _field_type(arrow_type: pa.DataType, nullable: bool, namer: _Namer) -> AvroType:
     avro_type = _type(arrow_type, namer)
     return ["null", avro_type] if nullable and avro_type != "null" else avro_type
 
 
-def _type(arrow_type: pa.DataType, namer: _Namer):
+def _type(arrow_type: pa.DataType, namer: _Namer) -> AvroType:
     for predicate, name in _PRIMITIVES:
         if predicate(arrow_type):
             return name
@@ -161,12 +163,12 @@ def renamed_rows(rows: list, schema: dict) -> list:
     return [_rename(row, schema) for row in rows]
 
 
-def renamed_values(values: list, avro_type) -> list:
+def renamed_values(values: list, avro_type: AvroType) -> list:
     """`renamed_rows` for values of a bare schema (`bare_schema`)."""
     return [_rename(value, avro_type) for value in values]
 
 
-def _rename(value, avro_type):
+def _rename(value: Any, avro_type: AvroType) -> object:
     if value is None:
         return None
     if isinstance(avro_type, list):

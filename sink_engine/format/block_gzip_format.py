@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Callable
 
 import orjson
 
@@ -37,7 +38,7 @@ class BlockGzipFormat(Format):
 
 
 class _BlockGzipEncoder:
-    def __init__(self, out: BinarySink, block_size: int, level: int, to_lines):
+    def __init__(self, out: BinarySink, block_size: int, level: int, to_lines: Callable[[ValueColumn], list]):
         self._out, self._block_size, self._level, self._to_lines = out, block_size, level, to_lines
         self._chunks: list[dict] = []
         self._member: GzipStream | None = None

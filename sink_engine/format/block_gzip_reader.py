@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import orjson
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sink_engine.aws_types import S3Client
 from sink_engine.errors import StorageError
 from sink_engine.format.block_gzip_format import INDEX_SUFFIX, BlockGzipFormat
 
@@ -43,7 +44,7 @@ def find_chunk(chunks: list[dict], offset: int) -> dict | None:
     return None
 
 
-def read_chunk_at(client, bucket: str, key: str, offset: int) -> Chunk:
+def read_chunk_at(client: S3Client, bucket: str, key: str, offset: int) -> Chunk:
     """The member of `key` that spans `offset`, fetched with one ranged GET and decompressed."""
     chunks = orjson.loads(_get(client, bucket, index_key(key)))["chunks"]
     entry = find_chunk(chunks, offset)
@@ -55,7 +56,7 @@ def read_chunk_at(client, bucket: str, key: str, offset: int) -> Chunk:
     return Chunk(entry, gzip.decompress(raw).split(b"\n")[:-1])
 
 
-def _get(client, bucket: str, key: str, byte_range: str | None = None) -> bytes:
+def _get(client: S3Client, bucket: str, key: str, byte_range: str | None = None) -> bytes:
     try:
         extra = {"Range": byte_range} if byte_range else {}
         return client.get_object(Bucket=bucket, Key=key, **extra)["Body"].read()

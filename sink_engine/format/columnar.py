@@ -8,6 +8,11 @@ known (`_write_spooled`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
 from sink_engine.convert.schema import Schema
 from sink_engine.format.arrow_values import to_arrow_table
 from sink_engine.format.base import FileContext
@@ -59,14 +64,14 @@ class ColumnarEncoder:
         self._close()
         return {}
 
-    def _prepare_table(self, table, offsets: list):
+    def _prepare_table(self, table: pa.Table, offsets: list) -> object:
         """Check a batch's table against the format (raising RecordError) and shape it for `_write_prepared`."""
         raise NotImplementedError
 
-    def _write_prepared(self, prepared, sizes: list) -> None:
+    def _write_prepared(self, prepared: Any, sizes: list) -> None:
         raise NotImplementedError
 
-    def _write_spooled(self, table, rows) -> None:
+    def _write_spooled(self, table: pa.Table, rows: Callable[[], list[dict]]) -> None:
         """Write one block of a schemaless JSON file (every block has the file's schema); `rows()` gives the
         block's rows as Python dicts."""
         raise NotImplementedError

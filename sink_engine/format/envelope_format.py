@@ -19,7 +19,7 @@ import fastavro
 
 from sink_engine.config.keys import DEFAULT_PART_SIZE
 from sink_engine.format.avro_format import sync_marker
-from sink_engine.format.base import BinarySink, FileContext, Format
+from sink_engine.format.base import BinarySink, FileContext, FileEncoder, Format
 from sink_engine.format.delimited import DelimitedEncoder
 from sink_engine.format.envelope_schema import AVRO_SCHEMA, arrow_table, avro_row, check_kind, json_line
 from sink_engine.format.json_format import gzip_level
@@ -53,7 +53,7 @@ class EnvelopeFormat(Format):
             }[encoding]
         )
 
-    def open(self, context: FileContext, out: BinarySink):
+    def open(self, context: FileContext, out: BinarySink) -> FileEncoder:
         if self.encoding == "parquet":
             return _EnvelopeParquetEncoder(self._parquet, context, out)
         if self.encoding == "avro":

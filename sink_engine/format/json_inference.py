@@ -21,6 +21,7 @@ takes the slower path in Python, with the whole file in memory.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, TypeAlias
 
 import orjson
 import pyarrow as pa
@@ -28,6 +29,9 @@ import pyarrow.json as pa_json
 
 _INT64 = (-(2**63), 2**63 - 1)
 JSON_TEXT = "json"  # inferred tag of a field whose values are kept as their JSON text
+# an inferred JSON type: a tag ("null", "bool", "int", "double", "string", JSON_TEXT), ("list", element) or
+# ("struct", {name: type}); indexed by tag, so not spelled as a union
+Inferred: TypeAlias = Any
 
 
 def json_text_table(text: bytes, record_error: Callable[[int, str], Exception]) -> tuple:
@@ -76,7 +80,7 @@ def documents(text: bytes) -> list:
     return [orjson.loads(line) for line in text.splitlines()]
 
 
-def rows_in_python(text: bytes, record_error) -> tuple:
+def rows_in_python(text: bytes, record_error: Callable[[int, str], Exception]) -> tuple:
     """The slow path, over the whole file: (table, function giving the normalized rows)."""
     table, rows = _inferred_in_python(documents(text), record_error)
     return table, lambda: rows
@@ -116,7 +120,7 @@ def _read(data: bytes, schema: pa.Schema | None) -> pa.Table:
     return pa_json.read_json(pa.BufferReader(data), read_options=read_options, parse_options=parse_options)
 
 
-def _has(schema: pa.Schema, predicate) -> bool:
+def _has(schema: pa.Schema, predicate: Callable[[pa.DataType], bool]) -> bool:
     def visit(arrow_type: pa.DataType) -> bool:
         if predicate(arrow_type):
             return True
@@ -138,7 +142,7 @@ def _timestamps_as_strings(schema: pa.Schema) -> pa.Schema:
     return pa.schema([f.with_type(replace(f.type)) for f in schema])
 
 
-def _inferred_in_python(documents: list, record_error) -> pa.Table:
+def _inferred_in_python(documents: list, record_error: Callable[[int, str], Exception]) -> tuple[pa.Table, list]:
     inferred = "null"
     for position, document in enumerate(documents):
         if not isinstance(document, dict):
@@ -152,7 +156,7 @@ def _inferred_in_python(documents: list, record_error) -> pa.Table:
     return pa.Table.from_struct_array(pa.array(rows, type=arrow_type(("struct", fields)))), rows
 
 
-def infer(value):
+def infer(value: Any) -> Inferred:
     """The inferred type of one JSON value: a tag, ("list", element) or ("struct", {name: type})."""
     if value is None:
         return "null"
@@ -172,7 +176,7 @@ def infer(value):
     return ("struct", {key: infer(item) for key, item in value.items()})
 
 
-def merge(a, b):
+def merge(a: Inferred, b: Inferred) -> Inferred:
     """The type that holds values of both types (see the module's rules)."""
     if a == "null":
         return b
@@ -190,7 +194,7 @@ def merge(a, b):
     return JSON_TEXT
 
 
-def _finish(inferred):
+def _finish(inferred: Inferred) -> Inferred:
     """Objects that are empty everywhere become JSON text (Parquet cannot hold an empty struct)."""
     if isinstance(inferred, tuple) and inferred[0] == "list":
         return ("list", _finish(inferred[1]))
@@ -201,7 +205,7 @@ def _finish(inferred):
     return inferred
 
 
-def arrow_type(inferred) -> pa.DataType:
+def arrow_type(inferred: Inferred) -> pa.DataType:
     if isinstance(inferred, tuple) and inferred[0] == "list":
         return pa.list_(arrow_type(inferred[1]))
     if isinstance(inferred, tuple):
@@ -216,7 +220,7 @@ def arrow_type(inferred) -> pa.DataType:
     }[inferred]
 
 
-def normalize(value, inferred):
+def normalize(value: Any, inferred: Inferred) -> object:
     """The value shaped to its inferred type: JSON text where the type is JSON_TEXT, floats for doubles."""
     if value is None:
         return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -67,7 +68,7 @@ class _ParquetEncoder(ColumnarEncoder):
         self._pending_sizes = self._pending_sizes[start:]
         self._pending_bytes = ends[-1] - base
 
-    def _write_spooled(self, table: pa.Table, rows) -> None:
+    def _write_spooled(self, table: pa.Table, rows: Callable[[], list[dict]]) -> None:
         """Rows per group from the average size of the table's rows in memory."""
         per_group = max(1, math.ceil(table.num_rows * self._fmt.row_group_bytes / max(1, table.nbytes)))
         for start in range(0, table.num_rows, per_group):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from sink_engine.convert.connect_json import compile_decoder
+from sink_engine.convert.connect_json import Decoder, compile_decoder
 from sink_engine.convert.schema import BARE, Field, Schema
 from sink_engine.records import ValueColumn
 
@@ -52,5 +52,5 @@ def _decoded(documents: list, schemas: list) -> list:
 
 
 @lru_cache(maxsize=256)
-def _decoder(schema: Schema):
+def _decoder(schema: Schema) -> Decoder:
     return compile_decoder(schema)

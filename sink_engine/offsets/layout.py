@@ -29,7 +29,8 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   deleted by it once its commits are done; the next run repeats a plan whose partition's committed offset is
   still `expected_committed`.
 - `STAGE#<topic>#<partition>`: what a continuous IcebergFormat run's task closed for the partition, staged for the
-  driver to append (`sink_engine.iceberg.staging`). `topic`, `partition`, `start` (the committed offset it starts
+  driver to append (`sink_engine.target.iceberg_tables.staging`). `topic`, `partition`, `start` (the committed offset
+  it starts
   from; -1: none yet), `next_offset`, `parts` (a list of maps, in offset order: `manifest` and `spec_id`, an Iceberg
   manifest describing data files, and of an upsert table `keys`, a Parquet file of the keys their changes replace),
   `files`, `records`, `dead_letters` and `skipped` (maps of counts, as the offsets commit adds them),
@@ -82,6 +83,8 @@ a connector's name, so that two restores into one topic meet whatever connectors
 from __future__ import annotations
 
 from collections.abc import Iterator
+
+from sink_engine.aws_types import DynamoDBClient
 
 PK, SK = "pk", "sk"  # the table's partition and sort key attributes, both strings
 LEASE_SK = "LEASE"
@@ -146,7 +149,7 @@ def topic_partition(sk: str) -> tuple[str, int]:
     return topic, int(partition)
 
 
-def items_under(dynamodb, table: str, connector: str, prefix: str) -> Iterator[dict]:
+def items_under(dynamodb: DynamoDBClient, table: str, connector: str, prefix: str) -> Iterator[dict]:
     """Every item of the connector whose `sk` starts with `prefix`, read page by page (strongly consistent)."""
     kwargs = {
         "TableName": table,

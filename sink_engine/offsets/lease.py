@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 
 import sink_engine.offsets.layout as layout
 from sink_engine import events
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.errors import LeaseHeldError
 
 
@@ -35,7 +36,7 @@ class LeaseToken:
 class Leases:
     """Take, renew and release the lease of a connector. `clock` returns epoch milliseconds."""
 
-    def __init__(self, dynamodb, table: str, clock: Callable[[], int]):
+    def __init__(self, dynamodb: DynamoDBClient, table: str, clock: Callable[[], int]) -> None:
         self._db, self._table, self._clock = dynamodb, table, clock
 
     def acquire(self, connector: str, owner: str, duration_ms: int) -> LeaseToken:
@@ -171,7 +172,7 @@ class LeaseKeeper:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from botocore.exceptions import BotoCoreError, ClientError
 
 import sink_engine.offsets.layout as layout
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.errors import CommitConflictError, CommitFailedError
 from sink_engine.model import CommittedOffset, TopicPartition
 from sink_engine.offsets.lease import LeaseToken
@@ -40,7 +41,13 @@ def _key(connector: str, tp: TopicPartition) -> dict:
 
 
 class OffsetStore:
-    def __init__(self, dynamodb, table: str, clock: Callable[[], int], sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        dynamodb: DynamoDBClient,
+        table: str,
+        clock: Callable[[], int],
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self._db, self._table, self._clock, self._sleep = dynamodb, table, clock, sleep
 
     def committed(self, connector: str) -> dict[TopicPartition, CommittedOffset]:

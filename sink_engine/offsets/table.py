@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.offsets.layout import PK, SK
 
 
-def table_exists(dynamodb, table: str) -> bool:
+def table_exists(dynamodb: DynamoDBClient, table: str) -> bool:
     try:
         dynamodb.describe_table(TableName=table)
         return True
@@ -17,7 +18,7 @@ def table_exists(dynamodb, table: str) -> bool:
         raise
 
 
-def ensure_table(dynamodb, table: str) -> bool:
+def ensure_table(dynamodb: DynamoDBClient, table: str) -> bool:
     """Create the table (on-demand, string keys `layout.PK`, `layout.SK`) if it is missing and wait until it is active.
 
     Returns True when it created the table. Idempotent.

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from botocore.exceptions import ClientError
 
 from sink_engine import events
+from sink_engine.aws_types import DynamoDBClient
 
 CANCELLED = "TransactionCanceledException"
 TRANSIENT_REASONS = frozenset({"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"})
@@ -36,7 +37,7 @@ def transient(error: ClientError) -> bool:
 
 
 def transact_write(
-    db, items: list[dict], sleep: Callable[[float], None] = time.sleep, attempts: int = ATTEMPTS
+    db: DynamoDBClient, items: list[dict], sleep: Callable[[float], None] = time.sleep, attempts: int = ATTEMPTS
 ) -> None:
     """`transact_write_items(items)`, sent again (new token, full-jitter exponential backoff) while DynamoDB
     cancels it for transient reasons only; the last cancellation, and any other error, propagates."""

@@ -10,6 +10,7 @@ from typing import cast
 
 from sink_engine.partition.field import FieldPartitioner
 from sink_engine.partition.time_based import TimeBasedPartitioner
+from sink_engine.partition.timestamps import TimestampExtractor
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 
 
@@ -18,7 +19,7 @@ class FieldAndTimeBasedPartitioner:
         self._fields, self._times, self._delim = fields, times, directory_delim
 
     @property
-    def extractor(self):
+    def extractor(self) -> TimestampExtractor:
         return self._times.extractor
 
     def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:

@@ -24,7 +24,7 @@ def field_path(name: str) -> tuple[str, ...]:
     return tuple(name.split("."))
 
 
-def lookup(document, path: tuple[str, ...]):
+def lookup(document: object, path: tuple[str, ...]) -> object:
     """The value at the path: null below a null parent (an optional struct not set), as storage-common's
     DataUtils.getNestedFieldValue gives it (FieldPartitionerTest.testNestedNullPartition,
     testNestedMissingPartition); MISSING when a step is absent or not a map/struct."""
@@ -88,7 +88,7 @@ def memoized_by_string(raw: list, compute: Callable[[int, object], str], memo: d
     return result
 
 
-def scalar_text(value) -> str | None:
+def scalar_text(value: object) -> str | None:
     """The text of a partitioning value: `null`, `true`/`false`, numbers as written; None for maps/lists."""
     if value is None:
         return "null"

@@ -16,8 +16,9 @@ reads it (parse_locale).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
+from typing import Any
 
 from babel import Locale, localedata
 from babel.dates import get_timezone_name
@@ -36,26 +37,26 @@ class JavaRootLocale(Locale):
     which the JDK ships as English abbreviations at every width (Jan, Mon), AM/PM, eras CE/BCE, English zone
     names. Measured with Joda-Time 2.12 on OpenJDK 17 (`new Locale("en_us")`, `new Locale("fr_fr")`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("en")
 
     @property
-    def months(self):
+    def months(self) -> dict:  # type: ignore[override]  # Babel's formatting only reads it, as a plain dict
         return _abbreviated_everywhere(super().months)
 
     @property
-    def days(self):
+    def days(self) -> dict:  # type: ignore[override]  # Babel's formatting only reads it, as a plain dict
         return _abbreviated_everywhere(super().days)
 
     @property
-    def eras(self):
+    def eras(self) -> dict:  # type: ignore[override]  # Babel's formatting only reads it, as a plain dict
         return {width: {0: "BCE", 1: "CE"} for width in ("abbreviated", "wide", "narrow")}
 
     def __repr__(self) -> str:
         return "<JavaRootLocale>"
 
 
-def _abbreviated_everywhere(names) -> dict:
+def _abbreviated_everywhere(names: Mapping[str, Mapping[str, Any]]) -> dict:
     return {context: {width: names[context]["abbreviated"] for width in names[context]} for context in names}
 
 
@@ -83,7 +84,7 @@ def compile_pattern(pattern: str, locale: Locale) -> Callable[[datetime], str]:
     return lambda moment: "".join(p if isinstance(p, str) else p(moment) for p in parts)
 
 
-def _tokens(pattern: str):
+def _tokens(pattern: str) -> Iterator[tuple[str, str]]:
     """(kind, text) pairs: ("literal", text) or ("field", run of one letter)."""
     i, n = 0, len(pattern)
     while i < n:

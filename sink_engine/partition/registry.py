@@ -8,12 +8,12 @@ from sink_engine.partition.field import FieldPartitioner
 from sink_engine.partition.field_time import FieldAndTimeBasedPartitioner
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_based import TimeBasedPartitioner, time_buckets
-from sink_engine.partition.timestamps import extractor_for
+from sink_engine.partition.timestamps import TimestampExtractor, extractor_for
 
 TIME_BASED = ("time", "daily", "hourly", "fieldtime")
 
 
-def partitioner_for(settings: PartitionSettings, extractor=None) -> Partitioner:
+def partitioner_for(settings: PartitionSettings, extractor: TimestampExtractor | None = None) -> Partitioner:
     """The configured partitioner. Time-based ones use `extractor` (default: the configured one, with the
     wall clock read now). Raises ConfigError naming a key the partitioner cannot work with."""
     kind = settings.partitioner

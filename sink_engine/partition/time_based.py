@@ -9,6 +9,7 @@ from sink_engine.partition.fields import FieldError
 from sink_engine.partition.joda_format import compile_pattern, parse_locale
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.partition.time_buckets import TimeBuckets, parse_zone
+from sink_engine.partition.timestamps import TimestampExtractor
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 
 HOUR_MS = 3_600_000
@@ -45,7 +46,7 @@ class TimeBasedPartitioner:
     """`Partitions.one` when the whole chunk falls in one bucket (the common case for ordered data), else one per
     record."""
 
-    def __init__(self, buckets: TimeBuckets, extractor):
+    def __init__(self, buckets: TimeBuckets, extractor: TimestampExtractor) -> None:
         self.buckets, self.extractor = buckets, extractor
 
     def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:

@@ -96,7 +96,7 @@ class TimeBuckets:
 def next_rotation_ms(now_ms: int, interval_ms: int, zone: tzinfo) -> int:
     """The next `rotate.schedule.interval.ms` boundary after `now_ms`: a multiple of the interval past local
     midnight, at most the next midnight (the connector's DateTimeUtils.getNextTimeAdjustedByDay). The driver
-    (driver/wall_clock.py) and the trigger Lambda (which ships this module) decide with it."""
+    (run/wall_clock.py) and the trigger Lambda (which ships this module) decide with it."""
     start_of_day = TimeBuckets(DAY_MS, zone, str).bucket_start(now_ms)
     next_offset = ((now_ms - start_of_day) // interval_ms + 1) * interval_ms
     return start_of_day + min(next_offset, DAY_MS)

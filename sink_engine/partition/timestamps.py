@@ -29,6 +29,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 class TimestampExtractor:
     """Extract once per chunk: the partitioner and the rotation policy ask for the same chunk."""
 
+    field: str  # the time's source, as record errors name it
     _chunk = None
     _stamps: list = []
 
@@ -84,7 +85,7 @@ class WallclockTimestamps(TimestampExtractor):
         return [self.wallclock_ms] * len(chunk)
 
 
-def parse_timestamp(value) -> int | None:
+def parse_timestamp(value: object) -> int | None:
     """Epoch ms from a number, a string of digits or an ISO-8601 string; None when it is none of those."""
     if isinstance(value, bool) or value is None or value is MISSING:
         return None

@@ -9,12 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from botocore.exceptions import ClientError
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from sink_engine.aws_types import DynamoDBClient, S3Client
 from sink_engine.doctor.grants import describe
 from sink_engine.errors import OptionError, SourceError, StorageError
 from sink_engine.failpoints import KillCountdown
-from sink_engine.offsets import LeaseKeeper, OffsetStore
+from sink_engine.offsets import LeaseKeeper, LeaseToken, OffsetStore
 from sink_engine.restore import target as kafka
 from sink_engine.restore.lease import Checkpoint, RestoreLease, RestoreLeaseLost
 from sink_engine.restore.objects import LIST_SID, ObjectReader
@@ -24,7 +25,8 @@ from sink_engine.restore.request import RestoreRequest
 from sink_engine.restore.selection import plan, selected, without_present
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.stored import StoredRecord, origin_header, origin_of
-from sink_engine.verify.listing import Lister
+from sink_engine.source.settings import SourceSettings
+from sink_engine.target.s3_objects.verify.listing import Lister
 
 CONFIRM_EVERY = 10_000  # records produced between checks that every earlier one was acknowledged (and checkpoints)
 
@@ -45,8 +47,8 @@ class RestoreSummary:
 
 def restore(
     request: RestoreRequest,
-    dynamodb,
-    s3,
+    dynamodb: DynamoDBClient,
+    s3: S3Client,
     on_start: Callable[[RestoreSummary], None] = lambda s: None,
     on_wait: Callable[[str, int], None] = lambda owner, until: None,
     clock: Callable[[], int] = lambda: int(time.time() * 1000),
@@ -134,7 +136,9 @@ def _listed(lister: Lister, settings: RestoreSettings, topic: str) -> list:
         ) from None
 
 
-def _partitions(request: RestoreRequest, target, objects: list, committed: dict) -> tuple[int, int, bool]:
+def _partitions(
+    request: RestoreRequest, target: SourceSettings, objects: list, committed: dict
+) -> tuple[int, int, bool]:
     """The source's partition count (the source topic's on the target cluster, else the backup's highest partition
     + 1), the target's, and whether the target was created now (`--create-target`)."""
     counts = kafka.partition_counts(target, [request.target_topic, request.topic])
@@ -154,7 +158,7 @@ def _partitions(request: RestoreRequest, target, objects: list, committed: dict)
 
 
 def _present(
-    request: RestoreRequest, target, lease: RestoreLease, token, summary: RestoreSummary
+    request: RestoreRequest, target: SourceSettings, lease: RestoreLease, token: LeaseToken, summary: RestoreSummary
 ) -> tuple[dict[int, Present], dict[int, int]]:
     """The original offsets already in the target, by source partition, and the target's end offsets now (up to
     which it was scanned). Known present: the `RESTORED#` checkpoint's intervals, and what a scan of the target
@@ -198,7 +202,7 @@ class _HeldLease:
         self.message_timeout_ms = lease_ms // 2
         self._window_s = (self.message_timeout_ms + lease_ms / 10) / 1000
 
-    def wait_to_send(self, where: str, producer) -> None:
+    def wait_to_send(self, where: str, producer: Producer) -> None:
         """Return once a record may be handed to `producer`, serving its callbacks (poll) while it waits;
         RestoreLeaseLost naming `where` when the lease was taken meanwhile."""
         while self._keeper.held_for() < self._window_s:
@@ -221,12 +225,12 @@ class _Sender:
 
     def __init__(
         self,
-        target,
+        target: SourceSettings,
         topic: str,
         source_topic: str,
         lease: _HeldLease,
         on_confirmed: Callable[[dict[int, int]], object],
-    ):
+    ) -> None:
         self._topic, self._source_topic, self._lease = topic, source_topic, lease
         message_timeout_ms = lease.message_timeout_ms
         self._on_confirmed = on_confirmed
@@ -282,9 +286,12 @@ class _Sender:
         """Whether nothing produced is still queued or in flight."""
         return len(self._producer) == 0
 
-    def _delivered(self, error, message) -> None:
+    def _delivered(self, error: KafkaError | None, message: Message) -> None:
         if error is None:
-            self._ends[message.partition()] = message.offset() + 1  # in order per partition (idempotence)
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None and offset is not None  # a delivered record has both
+            self._ends[partition] = offset + 1  # in order per partition (idempotence)
         else:
-            origin = origin_of(message.headers())
+            headers = message.headers()  # a list, as produced here (confluent_kafka also types it a dict)
+            origin = origin_of(headers if isinstance(headers, list) else None)
             self._failed.append((f"{origin[0]}-{origin[1]}@{origin[2]}" if origin else "a record", str(error)))

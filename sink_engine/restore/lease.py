@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 import sink_engine.offsets.layout as layout
+from sink_engine.aws_types import DynamoDBClient
 from sink_engine.errors import LeaseHeldError, SinkError
 from sink_engine.offsets import Leases, LeaseToken
 from sink_engine.offsets.transactions import transact_write
@@ -75,12 +76,12 @@ class RestoreLeaseLost(SinkError):
 class RestoreLease:
     def __init__(
         self,
-        dynamodb,
+        dynamodb: DynamoDBClient,
         table: str,
         target_topic: str,
         duration_ms: int,
         clock: Callable[[], int] = lambda: int(time.time() * 1000),
-    ):
+    ) -> None:
         self._db, self._table, self._clock = dynamodb, table, clock
         self.leases = Leases(dynamodb, table, clock)
         self.name = layout.restore_pk(target_topic)

@@ -22,15 +22,17 @@ from typing import Any
 
 import fastavro
 import orjson
+import pyarrow as pa
 import pyarrow.parquet as pq
 from botocore.exceptions import ClientError
 
+from sink_engine.aws_types import S3Client
 from sink_engine.doctor.grants import describe
 from sink_engine.errors import StorageError
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.sidecar_values import converted_bytes, headers_of
 from sink_engine.restore.stored import StoredRecord
-from sink_engine.verify.listing import StoredObject
+from sink_engine.target.s3_objects.verify.listing import StoredObject
 
 # The job role's statements (infra/job_policy.py) that let a deployed restore list and read the backup.
 LIST_SID, READ_SID = "ListOwnBackups", "ReadOwnBackups"
@@ -39,7 +41,7 @@ LIST_SID, READ_SID = "ListOwnBackups", "ReadOwnBackups"
 class ObjectReader:
     """Reads objects of one backup; `requests` adds up the GETs made."""
 
-    def __init__(self, client, settings: RestoreSettings, binary_headers: frozenset = frozenset()):
+    def __init__(self, client: S3Client, settings: RestoreSettings, binary_headers: frozenset = frozenset()) -> None:
         self._client, self._settings, self._binary = client, settings, binary_headers
         self.requests = 0
 
@@ -139,12 +141,12 @@ def _avro_records(body: bytes) -> Iterator[dict]:
     return fastavro.reader(io.BytesIO(body))  # type: ignore[return-value]  # fastavro types them as any Avro value
 
 
-def _header_list(item):
+def _header_list(item: Any) -> list:
     """A JSON headers line's list: `{"headers": [...]}`, or the bare list of earlier objects."""
     return item["headers"] if isinstance(item, dict) else item
 
 
-def _key(item, converter: str) -> bytes | None:
+def _key(item: object, converter: str) -> bytes | None:
     if isinstance(item, _RawBytes):
         return bytes(item)
     if isinstance(item, _JsonLine):
@@ -228,7 +230,7 @@ _stored_record = functools.partial(tuple.__new__, StoredRecord)  # from a 7-tupl
 _PARQUET_COLUMNS = ("partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers")
 
 
-def _header_lists(column) -> list[list[tuple]]:
+def _header_lists(column: pa.ChunkedArray) -> list[list[tuple]]:
     """Each row's [(name, value)] from the list-of-struct column: the names and values converted once, flat, then
     cut at the list offsets (a struct per header made into a dict and back costs twice as much)."""
     lists = column.combine_chunks()
@@ -239,7 +241,7 @@ def _header_lists(column) -> list[list[tuple]]:
     return [pairs[start - base : end - base] for start, end in zip(offsets, offsets[1:])]
 
 
-def _repeated_strings(array) -> list:
+def _repeated_strings(array: pa.Array) -> list:
     """A string array of few distinct values as a list: each distinct string made once."""
     encoded = array.dictionary_encode()
     if encoded.null_count:

@@ -25,7 +25,7 @@ class RestoreRequest:
     create_target: bool = False  # create a missing target topic (the source's partition count)
     binary_headers: frozenset = frozenset()  # header names whose sidecar values may be base64 (sidecar_values.py)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         topics = SourceSettings.from_config(self.config).topics
         if topics is not None and self.topic not in topics:
             raise OptionError("--topic", f"{self.topic} is not one of the connector's topics ({', '.join(topics)})")

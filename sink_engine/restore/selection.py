@@ -1,6 +1,7 @@
 """Which records of the backup a restore produces, per source partition in offset order.
 
-The objects of `<topics.dir>/<topic>/` are listed once (verify/listing.py; sidecars and other files are not data
+The objects of `<topics.dir>/<topic>/` are listed once (target/s3_objects/verify/listing.py; sidecars and other files
+are not data
 objects). Only committed records are restored: a record at or past the partition's committed offset (the
 connector's `OFFSET#` item) may belong to an upload a crashed run left behind, and a partition without a commit
 has nothing complete. Objects that start past `--to-offset` are not read; with one file stream per partition
@@ -22,7 +23,7 @@ from sink_engine.restore.objects import ObjectReader
 from sink_engine.restore.present import Present
 from sink_engine.restore.request import RestoreRequest
 from sink_engine.restore.stored import StoredRecord
-from sink_engine.verify.listing import StoredObject
+from sink_engine.target.s3_objects.verify.listing import StoredObject
 
 
 @dataclass(frozen=True)

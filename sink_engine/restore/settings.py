@@ -12,7 +12,7 @@ from sink_engine.format.registry import format_for
 from sink_engine.format.settings import FormatSettings
 from sink_engine.source.settings import SourceSettings
 from sink_engine.storage.naming import ObjectNaming
-from sink_engine.verify.settings import folder_router, one_file_stream
+from sink_engine.target.s3_objects.verify.settings import folder_router, one_file_stream
 
 # What a restore reads back: the envelope (every field), and ByteArray or JSON values with their sidecars.
 READABLE_FORMATS = ("envelope", "bytearray", "json")

@@ -44,7 +44,7 @@ def headers_of(entries: list, binary_names: frozenset) -> list:
     return [(entry["key"], header_value(entry["value"], entry["key"] in binary_names)) for entry in entries]
 
 
-def converted_bytes(item, converter: str, from_json: bool) -> bytes | None:
+def converted_bytes(item: object, converter: str, from_json: bool) -> bytes | None:
     """The record bytes of a converted key or value: `item` as JSON parsed it (`from_json`) or as Parquet/Avro
     gave it."""
     if item is None:

@@ -10,7 +10,9 @@ target has as many partitions as the source; otherwise through the partitioner J
 
 from __future__ import annotations
 
-from confluent_kafka import KafkaError, KafkaException, Producer
+from collections.abc import Callable
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sink_engine.dlq import kafka_io
@@ -82,7 +84,9 @@ def present(
     return {p: Present.of(offsets) for p, offsets in found.items()}, read
 
 
-def producer(source: SourceSettings, message_timeout_ms: int, on_delivery) -> Producer:
+def producer(
+    source: SourceSettings, message_timeout_ms: int, on_delivery: Callable[[KafkaError | None, Message], None]
+) -> Producer:
     """kafka_io's idempotent producer, with at most 5 requests in flight, the Java clients' default partitioner,
     and unsent records given up after `message_timeout_ms`."""
     return kafka_io.producer(

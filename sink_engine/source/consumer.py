@@ -11,7 +11,7 @@ from sink_engine.source.reachability import client_logger
 from sink_engine.source.settings import SourceSettings
 
 
-def make_consumer(source: SourceSettings, **extra) -> Consumer:
+def make_consumer(source: SourceSettings, **extra: object) -> Consumer:
     """A consumer whose log lets each distinct message through once (source/reachability.py)."""
     settings = {**consumer_settings(source), "logger": client_logger("consumer"), **extra}
     try:

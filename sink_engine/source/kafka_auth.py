@@ -17,9 +17,13 @@ and credentials are never sent over a protocol that would not send them.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from sink_engine.errors import ConfigError
 from sink_engine.source.jaas import JaasLogin, parse_jaas
+
+if TYPE_CHECKING:
+    from sink_engine.source.settings import SourceSettings
 
 MSK_IAM_PACKAGE = "software.amazon.msk.auth.iam."
 PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -58,7 +62,7 @@ class Settings:
         return self._found[name][1] if name in self._found else f"consumer.override.{name}"
 
 
-def authentication(source_settings, settings: Settings) -> dict:
+def authentication(source_settings: SourceSettings, settings: Settings) -> dict:
     """librdkafka's security settings for `source_settings` (a SourceSettings); ConfigError naming the key at fault."""
     mechanism_name = "sasl.mechanisms" if settings.value("sasl.mechanisms") else "sasl.mechanism"
     mechanism = (settings.value(mechanism_name) or "").strip().upper()
@@ -133,7 +137,7 @@ def _jaas(settings: Settings) -> JaasLogin | None:
         raise ConfigError(settings.source("sasl.jaas.config"), f"is not a JAAS login: {e}") from None
 
 
-def _msk_iam(source_settings, settings: Settings, jaas: JaasLogin | None) -> dict:
+def _msk_iam(source_settings: SourceSettings, settings: Settings, jaas: JaasLogin | None) -> dict:
     source = settings.source("sasl.jaas.config")
     if jaas is not None:
         if jaas.module_name not in ("IAMLoginModule", "OAuthBearerLoginModule"):
@@ -158,9 +162,11 @@ def _msk_iam(source_settings, settings: Settings, jaas: JaasLogin | None) -> dic
     return {"security.protocol": protocol, "sasl.mechanisms": "OAUTHBEARER", "oauth_cb": MskIamToken(region)}
 
 
-def _credentials(source_settings, settings: Settings, jaas: JaasLogin | None, mechanism: str):
+def _credentials(
+    source_settings: SourceSettings, settings: Settings, jaas: JaasLogin | None, mechanism: str
+) -> tuple[tuple[str, str | None], str] | None:
     """((username, password), the key they came from), or None; ConfigError when two keys give credentials."""
-    found = []
+    found: list[tuple[tuple[str, str | None], str]] = []
     if jaas is not None:
         found.append((_jaas_credentials(jaas, settings, mechanism), settings.source("sasl.jaas.config")))
     if source_settings.kafka_api_key:
@@ -214,7 +220,7 @@ class MskIamToken:
     def __init__(self, region: str):
         self.region = region
 
-    def __call__(self, _config_str):
+    def __call__(self, _config_str: str | None) -> tuple[str, float]:
         from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
 
         token, expiry_ms = MSKAuthTokenProvider.generate_auth_token(self.region)

@@ -7,7 +7,7 @@ import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTP
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ClusterMetadata
 
 from sink_engine.errors import SourceError
 from sink_engine.model import TopicPartition
@@ -39,7 +39,7 @@ def list_partitions(
     return sorted(found)
 
 
-def list_topics(consumer: Consumer, timeout_s: float, errors: ClientErrors | None = None):
+def list_topics(consumer: Consumer, timeout_s: float, errors: ClientErrors | None = None) -> ClusterMetadata:
     """The cluster's metadata within `timeout_s`; SourceError as soon as the client reports a refused SASL login
     (it would retry the same credentials until the timeout). Asks in slices of 1, 2, 4, ... s, reading the client's
     errors between them: a broker slower to answer than a slice is answered in a later, longer one."""

@@ -11,10 +11,12 @@ IAM 9098, the private ones (the job runs in the cluster's VPC)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sink_engine.aws_types import KafkaClient
 from sink_engine.config import SinkConfig
 from sink_engine.errors import AwsCallError, ConfigError
 from sink_engine.source.client_config import kafka_authentication
@@ -34,7 +36,7 @@ def needs_cluster_brokers(config: SinkConfig) -> bool:
     return not SourceSettings.from_config(config).bootstrap_servers and config.worker.cluster_arn is not None
 
 
-def with_cluster_brokers(config: SinkConfig, kafka_client_for) -> SinkConfig:
+def with_cluster_brokers(config: SinkConfig, kafka_client_for: Callable[[str], KafkaClient]) -> SinkConfig:
     """`config` itself when it names its brokers; else with the brokers MSK gives for its worker's cluster and its
     client's listener (`kafka_client_for(region)`: a boto3 "kafka" client). ConfigError naming `bootstrap.servers`
     when the cluster has no listener for that authentication; AwsCallError when the call fails."""
@@ -68,7 +70,7 @@ def with_cluster_brokers(config: SinkConfig, kafka_client_for) -> SinkConfig:
     return replace(config, values={**config.values, "bootstrap.servers": tuple(brokers.split(","))})
 
 
-def kafka_client(region: str):
+def kafka_client(region: str) -> KafkaClient:
     """The boto3 MSK client of `region` (AWS_ENDPOINT_URL* applies, as to every client here)."""
     import boto3
 

@@ -90,7 +90,7 @@ class RangeReader:
     def __enter__(self) -> RangeReader:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sink_engine.config import SinkConfig
+from sink_engine.errors import ConfigError
 from sink_engine.source.kafka_auth import AUTH_KEYS
 
 TOP_LEVEL_CLIENT_KEYS = ("security.protocol", "sasl.mechanism", "sasl.jaas.config")
@@ -33,17 +34,19 @@ class SourceSettings:
     def from_config(cls, config: SinkConfig) -> SourceSettings:
         """The Kafka consumer's settings as Kafka Connect layers them: the worker's (its `consumer.*` over its top
         level), then the connector's `consumer.override.*` over them."""
-        topics = config["topics"]
+        topics, servers = config["topics"], config["bootstrap.servers"]
+        if servers is None:
+            raise ConfigError("bootstrap.servers", "is required to read Kafka")
         worker = config.worker.client_settings()
         plain = {name: value for name, (value, _) in worker.items() if name not in AUTH_KEYS}
         return cls(
             config.name,
-            tuple(config["bootstrap.servers"]),
+            tuple(servers),
             None if topics is None else tuple(topics),
             config["topics.regex"],
             config["sink.kafka.timeout.ms"],
             {**plain, **config.consumer_overrides()},
-            {key: config[key] for key in TOP_LEVEL_CLIENT_KEYS if config[key] is not None},
+            {key: value for key in TOP_LEVEL_CLIENT_KEYS if (value := config.optional_text(key)) is not None},
             config["kafka.api.key"],
             config["kafka.api.secret"],
             config["s3.region"],

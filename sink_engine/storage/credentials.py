@@ -18,18 +18,20 @@ import datetime
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 import boto3
 import botocore.session
 from botocore.credentials import CredentialProvider, CredentialResolver, DeferredRefreshableCredentials
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sink_engine.aws_types import STSClient
 from sink_engine.config import SinkConfig
 from sink_engine.errors import ConfigError, StorageError
 
-PROVIDER_KEY = "s3.credentials.provider.class"
+PROVIDER_KEY: Final = "s3.credentials.provider.class"
 _STS = "s3.credentials.provider.sts."
 # AssumeRole's own constraints on the values (STS API reference)
 _ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}")
@@ -61,7 +63,10 @@ class S3Credentials:
         AwsAssumeRoleCredentialsProvider."""
         provider = config[PROVIDER_KEY]
         key_id, secret = config["aws.access.key.id"] or None, config["aws.secret.access.key"] or None
-        sts = {name: config[_STS + name] for name in ("role.arn", "role.session.name", "role.external.id", "region")}
+        sts = {
+            name: config.optional_text(_STS + name)
+            for name in ("role.arn", "role.session.name", "role.external.id", "region")
+        }
         if provider != "assumerole":
             for name, value in sts.items():
                 if value:
@@ -110,7 +115,7 @@ def client_source(credentials: S3Credentials, region: str) -> tuple:
     return boto3, {}
 
 
-def environment_keys(environ) -> dict:
+def environment_keys(environ: Mapping[str, str]) -> dict:
     """The keys EnvironmentVariableCredentialsProvider reads (see the module docstring); ConfigError naming
     `s3.credentials.provider.class` when they are absent."""
 
@@ -183,7 +188,7 @@ def _region(configured: str) -> str:
     return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or configured
 
 
-def _assume_role_fetcher(sts, assume: AssumeRole):
+def _assume_role_fetcher(sts: STSClient, assume: AssumeRole) -> Callable[[], dict]:
     def fetch() -> dict:
         try:
             answer = sts.assume_role(
@@ -208,15 +213,15 @@ def _assume_role_fetcher(sts, assume: AssumeRole):
 class _Given(CredentialProvider):
     METHOD = "assume-role"
 
-    def __init__(self, credentials):
+    def __init__(self, credentials: DeferredRefreshableCredentials) -> None:
         super().__init__()
         self._credentials = credentials
 
-    def load(self):
+    def load(self) -> DeferredRefreshableCredentials:
         return self._credentials
 
 
-def _session_with(credentials) -> boto3.Session:
+def _session_with(credentials: DeferredRefreshableCredentials) -> boto3.Session:
     core = botocore.session.Session()
     core.register_component("credential_provider", CredentialResolver([_Given(credentials)]))
     return boto3.Session(botocore_session=core)

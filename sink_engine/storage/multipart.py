@@ -8,6 +8,7 @@ import threading
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine import events
+from sink_engine.aws_types import S3Client
 from sink_engine.storage.object_options import ObjectOptions
 
 
@@ -20,7 +21,7 @@ class MultipartUpload:
     """Created on construction (CreateMultipartUpload, retried). Parts may be uploaded from several threads;
     `complete` assembles them in part-number order. Raises botocore errors after the retries."""
 
-    def __init__(self, client, bucket: str, key: str, options: ObjectOptions, create_args: dict):
+    def __init__(self, client: S3Client, bucket: str, key: str, options: ObjectOptions, create_args: dict) -> None:
         self._client, self.bucket, self.key, self._retry = client, bucket, key, options.retry
         answer = self._retry.call(lambda: client.create_multipart_upload(Bucket=bucket, Key=key, **create_args))
         self.upload_id = answer["UploadId"]
@@ -86,7 +87,7 @@ class MultipartUpload:
         except (ClientError, BotoCoreError) as e:
             self._cleanup_failed("abort", e, upload_id=upload_id)
 
-    def _cleanup_failed(self, step: str, error: Exception, **fields) -> None:
+    def _cleanup_failed(self, step: str, error: Exception, **fields: object) -> None:
         """A clean-up S3 refused, which the upload itself survives: a WARNING event naming the bucket, the key, the
         step (`list` or `abort`) and S3's error code (the exception's class for an error without an answer)."""
         code = error.response["Error"]["Code"] if isinstance(error, ClientError) else type(error).__name__
@@ -102,7 +103,9 @@ class MultipartUpload:
         )
 
 
-def upload_in_parts(client, bucket: str, key: str, body: bytes, options: ObjectOptions, create_args: dict) -> None:
+def upload_in_parts(
+    client: S3Client, bucket: str, key: str, body: bytes, options: ObjectOptions, create_args: dict
+) -> None:
     """Upload a whole body in parts of `s3.part.size`, on this thread; aborted when any step fails for good."""
     upload = MultipartUpload(client, bucket, key, options, create_args)
     try:

@@ -22,7 +22,7 @@ class ObjectStream:
         self._size = 0
         self._upload: StreamedUpload | None = None
 
-    def write(self, data) -> int:
+    def write(self, data: bytes | bytearray | memoryview) -> int:
         self._pieces.append(bytes(data))
         self._buffered += len(data)
         self._size += len(data)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sink_engine.aws_types import S3Client
 from sink_engine.config import SinkConfig
 from sink_engine.errors import StorageError
 from sink_engine.storage.credentials import S3Credentials, client_source
@@ -38,19 +39,19 @@ class S3Access:
         )
 
 
-def s3_client(access: S3Access):
+def s3_client(access: S3Access) -> S3Client:
     """A client for the bucket's region; `store.url` overrides the endpoint, else boto3's own resolution
     (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, then the regional endpoint). It signs as storage/credentials.py
     says and goes through `s3.proxy.url` when set."""
     return _client(access, _RETRIES)
 
 
-def upload_client(access: S3Access):
+def upload_client(access: S3Access) -> S3Client:
     """Like `s3_client`, without the SDK's own retries: `put_object` retries as the config says."""
     return _client(access, _NO_SDK_RETRIES)
 
 
-def _client(access: S3Access, config: Config):
+def _client(access: S3Access, config: Config) -> S3Client:
     if access.proxy_url:
         config = config.merge(Config(proxies=proxies(access.proxy_url)))
     source, keys = client_source(access.credentials, access.region)
@@ -58,7 +59,12 @@ def _client(access: S3Access, config: Config):
 
 
 def put_object(
-    client, bucket: str, key: str, body: bytes, options: ObjectOptions | None = None, tags: dict[str, str] | None = None
+    client: S3Client,
+    bucket: str,
+    key: str,
+    body: bytes,
+    options: ObjectOptions | None = None,
+    tags: dict[str, str] | None = None,
 ) -> None:
     """Upload one object (overwriting an identical one from an earlier attempt): one PutObject, or a
     multipart upload when it is larger than `s3.part.size`. Raises StorageError after the retries."""
@@ -73,7 +79,7 @@ def put_object(
         raise StorageError(f"upload of s3://{bucket}/{key} failed: {e}") from e
 
 
-def bucket_exists(client, bucket: str) -> bool:
+def bucket_exists(client: S3Client, bucket: str) -> bool:
     try:
         client.head_bucket(Bucket=bucket)
         return True

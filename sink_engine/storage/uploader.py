@@ -9,10 +9,12 @@ done.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sink_engine.aws_types import S3Client
 from sink_engine.errors import StorageError
 from sink_engine.storage.multipart import MultipartUpload
 from sink_engine.storage.object_options import ObjectOptions
@@ -20,7 +22,7 @@ from sink_engine.storage.s3 import put_object
 
 
 class Uploader:
-    def __init__(self, client, bucket: str, options: ObjectOptions | None = None, threads: int = 4):
+    def __init__(self, client: S3Client, bucket: str, options: ObjectOptions | None = None, threads: int = 4) -> None:
         self._client, self._bucket, self.options = client, bucket, options or ObjectOptions()
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="upload")
         self._slots = threading.Semaphore(threads + 1)
@@ -30,7 +32,7 @@ class Uploader:
         """Queue an upload of a whole object; `tags` are applied when `s3.object.tagging` is on."""
         self._queue(put_object, self._client, self._bucket, key, body, self.options, tags)
 
-    def submit_call(self, function, *args) -> None:
+    def submit_call(self, function: Callable[..., object], *args: object) -> None:
         """Queue `function(client, bucket, options, *args)`, an upload step of the caller's own (it raises
         StorageError; `drain` raises it)."""
         self._queue(function, self._client, self._bucket, self.options, *args)
@@ -58,7 +60,7 @@ class Uploader:
     def close(self) -> None:
         self._pool.shutdown(wait=True)
 
-    def _queue(self, function, *args) -> Future:
+    def _queue(self, function: Callable[..., object], *args: object) -> Future:
         self._slots.acquire()
         future = self._pool.submit(function, *args)
         future.add_done_callback(lambda _: self._slots.release())
@@ -87,7 +89,7 @@ class StreamedUpload:
         """Queue an abort that runs once the parts in flight have finished."""
         self._uploader._queue(self._abort)
 
-    def _complete(self, tags) -> None:
+    def _complete(self, tags: dict[str, str] | None) -> None:
         wait(self._parts)
         failed = [error for f in self._parts if (error := f.exception()) is not None]
         if failed:
@@ -103,7 +105,7 @@ class StreamedUpload:
         wait(self._parts)
         self._upload.abort()
 
-    def _call(self, step, *args) -> None:
+    def _call(self, step: Callable[..., object], *args: object) -> None:
         try:
             step(*args)
         except (ClientError, BotoCoreError) as e:

@@ -1,8 +1,3 @@
-"""What a run writes to: S3 objects (`s3_objects.py`) or Iceberg tables (`iceberg_tables.py`), each a `Target`
-(`base.py`) for the steps in which they differ; `registry.target_for` chooses one from the config, once, and no
-other module asks which it is."""
-
-from sink_engine.target.base import Target
-from sink_engine.target.registry import target_for
-
-__all__ = ["Target", "target_for"]
+"""What a run writes to: S3 objects (`s3_objects/`) or Iceberg tables (`iceberg_tables/`), each a folder holding
+its target class, writer, commit sides, checks and settings. `contract.py` is what a target implements and declares
+(`Capabilities`); `choice.target_for` chooses one from the config, once, and no other module asks which it is."""

@@ -6,10 +6,13 @@ propagates (everything before it can still be committed)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from sink_engine.dlq.router import DeadLetterRouter, qualified_name
 from sink_engine.errors import RecordError
 from sink_engine.records import RecordChunk
+
+T = TypeVar("T")
 
 
 class StepFailed(Exception):
@@ -29,7 +32,7 @@ def classified(error: RecordError, error_class: type[RecordError]) -> RecordErro
     return error_class(error.topic, error.partition, error.offset, error.cause).with_traceback(error.__traceback__)
 
 
-def run_step(step: Callable, error_class: type[RecordError], stage: str, owner: object):
+def run_step(step: Callable[[], T], error_class: type[RecordError], stage: str, owner: object) -> T:
     """`step()`, its RecordError `classified` and raised as StepFailed at `stage`, named after `owner`."""
     try:
         return step()

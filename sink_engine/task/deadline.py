@@ -1,5 +1,5 @@
 """`sink.run.timeout.ms` inside a task: a range stops reading once its run's deadline has passed, or once its run
-was asked to stop (`stop`: a bounded run's SIGTERM, driver/stopping.py, read from the lease item by `LeaseStopProbe`).
+was asked to stop (`stop`: a bounded run's SIGTERM, run/stopping.py, read from the lease item by `LeaseStopProbe`).
 
 The check sits between chunks: the chunk read last is not written, and the range ends with RunTimeoutError (or
 RunStoppedError), so that it commits what its closed files hold (the commit point of any range that stops early) and

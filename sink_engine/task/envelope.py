@@ -10,6 +10,7 @@ converter's stage, dead-lettered or fatal per errors.tolerance.
 
 from __future__ import annotations
 
+from sink_engine.convert.base import Converter
 from sink_engine.errors import RecordError
 from sink_engine.format.envelope_schema import envelope_column
 from sink_engine.records import RecordChunk, ValueColumn
@@ -19,7 +20,7 @@ class EnvelopeConverter:
     """A Converter (convert/base.py) giving envelope rows; with `field_converter`, the rows carry the values it
     converted as their documents, for the partitioner and the timestamp extractor."""
 
-    def __init__(self, field_converter=None):
+    def __init__(self, field_converter: Converter | None = None) -> None:
         self._field_converter = field_converter
 
     def convert(self, chunk: RecordChunk) -> ValueColumn:

@@ -37,27 +37,29 @@ class RangeOutput(ABC):
         """Add to the result what only this output knows, once `files`, `next_offset` and `records_dropped` are
         set."""
 
-    # A continuous run's stream (sink_engine/continuous) writes into one output for as long as its task runs; an
-    # output that a target returns from `Target.stream_output` implements these three (and `let_go` where it holds
-    # more than its writer's closed files).
+
+class StreamOutput(RangeOutput):
+    """A continuous run's output (sink_engine/continuous, `ContinuousTarget.stream_output`): one topic-partition's
+    records go into it for as long as its task runs."""
 
     def let_go(self, point: int) -> None:
         """Everything before `point` is committed: forget the files closed before it."""
         self.writer.closed = [f for f in self.writer.closed if f.start_offset >= point]
 
+    @abstractmethod
     def commit_point(self, processed: int) -> int:
         """While writing goes on: the first offset not settled once the records before `processed` were handled
         (every offset before it is in a closed file, a dead letter, or skipped)."""
-        raise NotImplementedError(f"{type(self).__name__} is not written continuously")
 
+    @abstractmethod
     def cut(self, offset: int) -> None:
         """Close every open file before `offset` (a wall-clock cut)."""
-        raise NotImplementedError(f"{type(self).__name__} is not written continuously")
 
+    @abstractmethod
     def has_open_files(self) -> bool:
         """Whether records are held in files not closed yet."""
-        raise NotImplementedError(f"{type(self).__name__} is not written continuously")
 
 
 # builds a range's output in the task; the uploader is the range's (shared with its dead letters)
 OutputFactory = Callable[[TaskSettings, PartitionRange, Uploader], RangeOutput]
+StreamOutputFactory = Callable[[TaskSettings, PartitionRange, Uploader], StreamOutput]

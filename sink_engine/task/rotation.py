@@ -8,7 +8,7 @@ Any trigger closes every open file of the topic-partition, as in the Confluent c
   partitioner, as in the connector): a record's encoded partition differs from the previous record's, but for a
   move to or from the tombstone partition;
 - `partitioner.max.open.files`: a record would open one file more than the cap;
-- a schema change (task/schema_gate.py) and a scheduled cut at the end of a range (driver/wall_clock.py).
+- a schema change (target/s3_objects/schema_gate.py) and a scheduled cut at the end of a range (run/wall_clock.py).
 
 With files separated by schema (`sink.schema.files=separate` under `schema.compatibility=NONE`: `lane_cut`), the
 open files of each schema (a lane) close on their own when the lane's records reach `flush.size`. Every other
@@ -20,10 +20,11 @@ together.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from sink_engine.partition.timestamps import TimestampExtractor
-from sink_engine.records import EncodedPartition, Partitions
+from sink_engine.records import EncodedPartition, Partitions, RecordChunk, ValueColumn
 
 ALL = "*"  # lane_cut: close the files of every lane
 SPAN_FACTOR = 2  # span_limit: records taken since no file was open, per flush.size and per lane
@@ -47,7 +48,7 @@ class RotationPolicy:
         """How many more records the open files take before they must be closed."""
         return self.flush_size - open_records
 
-    def timestamps(self, chunk, values) -> list | None:
+    def timestamps(self, chunk: RecordChunk, values: ValueColumn) -> list | None:
         """Record times for `rotate.interval.ms`; None when it is off."""
         if self.interval_ms <= 0:
             return None
@@ -139,12 +140,12 @@ class RotationPolicy:
         state: OpenState,
         partition: EncodedPartition,
         last: EncodedPartition | None,
-        base,
-        timestamps,
+        base: int | None,
+        timestamps: list | None,
         i: int,
         added: set,
     ) -> bool:
-        if timestamps is not None and timestamps[i] - base >= self.interval_ms:
+        if timestamps is not None and base is not None and timestamps[i] - base >= self.interval_ms:
             return True
         if self._changes(partition, last):
             return True
@@ -194,7 +195,7 @@ class Window:
     last: EncodedPartition | None = None
     lanes: set = field(default_factory=set)
 
-    def took(self, taken: int, base: int | None, last: EncodedPartition, lanes) -> None:
+    def took(self, taken: int, base: int | None, last: EncodedPartition, lanes: Iterable[object]) -> None:
         """Records went to `lanes`: `taken` were taken before them, the first at time `base`, the last in `last`."""
         if self.first is None:
             self.first, self.base = taken, base

@@ -1,44 +1,35 @@
 """One Spark task's work for one planned range: read, convert, partition, write into the range's output, upload,
-settle. `write_to` is the same for every target; `run_range` writes S3 objects (task/object_output.py)."""
+settle. `write_to` is the same for every target (S3 objects: target/s3_objects/output.py `run_range`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from sink_engine.aws_types import S3Client
 from sink_engine.convert import converter_for
 from sink_engine.dlq import router_for
 from sink_engine.errors import SinkError
 from sink_engine.model import PartitionRange, TaskResult
+from sink_engine.partition.base import Partitioner
 from sink_engine.progress import TaskProgress
+from sink_engine.records import RecordChunk
 from sink_engine.source.reader import RangeReader, read_range
 from sink_engine.storage.s3 import upload_client
 from sink_engine.storage.uploader import Uploader
 from sink_engine.task.deadline import within_deadline
 from sink_engine.task.envelope import EnvelopeConverter
-from sink_engine.task.object_output import ObjectOutput
 from sink_engine.task.output import OutputFactory
 from sink_engine.task.settings import TaskSettings
 from sink_engine.task.sidecars import Sidecars
 from sink_engine.task.steps import RecordSteps, write_range
-
-
-def run_range(
-    settings: TaskSettings,
-    planned: PartitionRange,
-    client=None,
-    progress_dir: str | None = None,
-    reader: RangeReader | None = None,
-    stop: Callable[[], bool] | None = None,
-) -> TaskResult:
-    """`write_to` the S3 objects of the range."""
-    return write_to(ObjectOutput, settings, planned, client, progress_dir, reader, stop)
+from sink_engine.task.transforms import TransformStep
 
 
 def write_to(
     output_for: OutputFactory,
     settings: TaskSettings,
     planned: PartitionRange,
-    client=None,
+    client: S3Client | None = None,
     progress_dir: str | None = None,
     reader: RangeReader | None = None,
     stop: Callable[[], bool] | None = None,
@@ -81,7 +72,9 @@ def write_to(
     return result
 
 
-def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Sidecars | None = None) -> RecordSteps:
+def record_steps(
+    settings: TaskSettings, topic: str, partitioner: Partitioner, sidecars: Sidecars | None = None
+) -> RecordSteps:
     """The record steps of a range of `topic`: with `transforms`, a TransformStep between conversion and
     partitioning, which builds the sidecar columns from the transformed records; with EnvelopeFormat, the records
     whole (task/envelope.py), null values kept."""
@@ -91,7 +84,6 @@ def record_steps(settings: TaskSettings, topic: str, partitioner, sidecars: Side
     converter = converter_for(settings.values, topic)
     if not settings.transforms:
         return RecordSteps(settings.null_values, sidecars.wrap(converter), partitioner, sidecars=sidecars)
-    from sink_engine.task.transforms import TransformStep
 
     keys = settings.transforms.key_converter or settings.sidecars.key_converter
     step = TransformStep(
@@ -111,6 +103,6 @@ def envelope_converter(settings: TaskSettings, topic: str) -> EnvelopeConverter:
     return EnvelopeConverter(converter_for(settings.values, topic) if reads_fields else None)
 
 
-def read_records(settings: TaskSettings, planned: PartitionRange, reader: RangeReader | None):
+def read_records(settings: TaskSettings, planned: PartitionRange, reader: RangeReader | None) -> Iterator[RecordChunk]:
     """The range's chunks, through the task's `reader` when there is one (a generator: reads when iterated)."""
     return reader.read(planned) if reader is not None else read_range(settings.source, planned)

@@ -81,7 +81,7 @@ class TaskSettings:
 
 def rotation_policy(config: SinkConfig) -> RotationPolicy:
     """The rotation keys as task/rotation.py applies them: `rotate.interval.ms` is off with Wallclock times (the
-    driver cuts wall-clock rotation, driver/wall_clock.py); `rotate.file.on.partition.change` counts only with
+    driver cuts wall-clock rotation, run/wall_clock.py); `rotate.file.on.partition.change` counts only with
     `rotate.interval.ms` and a time-based partitioner, and `partitioner.max.open.files=-1` is no cap, as in the
     connector (kafka-connect-storage-cloud TopicPartitionWriter: rotateOnTime's periodicRotation,
     rotateOnPartitionerMaxOpenFiles)."""

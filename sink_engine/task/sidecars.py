@@ -19,11 +19,14 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from sink_engine.convert.base import Converter
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
+from sink_engine.format.base import Format
 from sink_engine.format.wrapped import wrapped, wrapper
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.task.transforms import column, key_kind_of
+from sink_engine.transform.record import Header
 
 if TYPE_CHECKING:
     from sink_engine.format.settings import FormatSettings
@@ -36,14 +39,19 @@ HEADERS_SCHEMA = wrapper(Schema("array", items=_HEADER), "headers", "RecordHeade
 class Sidecars:
     """Attaches key and header columns to converted values; encodes them when a file closes."""
 
-    def __init__(self, key_converter=None, key_format=None, header_format=None):
+    def __init__(
+        self,
+        key_converter: Converter | None = None,
+        key_format: Format | None = None,
+        header_format: Format | None = None,
+    ) -> None:
         self._key_converter = key_converter
         self.formats = {name: fmt for name, fmt in (("keys", key_format), ("headers", header_format)) if fmt}
 
     @classmethod
     def from_settings(cls, sidecars: SidecarSettings, formats: FormatSettings, topic: str) -> Sidecars:
-        from sink_engine.convert.registry import converter_for
-        from sink_engine.format.registry import format_for
+        from sink_engine.convert.registry import converter_for  # imports pyarrow
+        from sink_engine.format.registry import format_for  # imports pyarrow
 
         return cls(
             converter_for(sidecars.key_converter, topic) if sidecars.key_converter is not None else None,
@@ -62,7 +70,7 @@ class Sidecars:
             sidecars["headers"] = _headers(chunk, chunk.headers)
         return values.with_sidecars(sidecars)
 
-    def wrap(self, converter) -> _AttachingConverter:
+    def wrap(self, converter: Converter) -> _AttachingConverter:
         """A converter that converts values with `converter` and attaches the sidecar columns."""
         return _AttachingConverter(converter, self)
 
@@ -95,6 +103,7 @@ class Sidecars:
 
     def _keys(self, chunk: RecordChunk) -> ValueColumn:
         _check_keys(chunk, chunk.keys)
+        assert self._key_converter is not None  # given with the keys' format (from_settings)
         column = self._key_converter.convert(
             RecordChunk(
                 chunk.topic, chunk.partition, chunk.offsets, chunk.keys, keys=chunk.keys, timestamps=[0] * len(chunk)
@@ -111,7 +120,7 @@ class Sidecars:
 
 
 class _AttachingConverter:
-    def __init__(self, converter, sidecars: Sidecars):
+    def __init__(self, converter: Converter, sidecars: Sidecars) -> None:
         self._converter, self._sidecars = converter, sidecars
 
     def convert(self, chunk: RecordChunk) -> ValueColumn:
@@ -126,7 +135,7 @@ def _check_keys(chunk: RecordChunk, keys: list) -> None:
             )
 
 
-def header_bytes(header) -> bytes | None:
+def header_bytes(header: Header) -> bytes | None:
     """A header's value as Kafka carries it: a header read from Kafka its bytes; one a transform made (with a
     schema, or a schemaless field's value: HeaderFrom on schemaless values) as Connect's SimpleHeaderConverter
     writes it: text as UTF-8, bytes as they are, numbers and booleans as Java prints them, maps, arrays and

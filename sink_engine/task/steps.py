@@ -82,7 +82,7 @@ class RecordSteps:
         )
         return Tombstones(records, None, columns)
 
-    def _partitioned(self, records: RecordChunk, values) -> PreparedRecords:
+    def _partitioned(self, records: RecordChunk, values: ValueColumn) -> PreparedRecords:
         partitions = run_step(
             lambda: self.partitioner.encode(records, values), PartitioningError, STAGE_TASK_PUT, self.partitioner
         )

@@ -12,19 +12,24 @@ routed topic.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from sink_engine.convert.base import Converter
 from sink_engine.convert.schema import PRIMITIVE_TYPES
 from sink_engine.dlq.letter import STAGE_KEY_CONVERTER, STAGE_TASK_PUT, STAGE_TRANSFORMATION, STAGE_VALUE_CONVERTER
 from sink_engine.dlq.router import qualified_name
 from sink_engine.errors import ConversionError, PartitioningError, TransformationError
+from sink_engine.partition.base import Partitioner
 from sink_engine.records import Partitions, PreparedRecords, RecordChunk, Tombstones, Transformed, ValueColumn
 from sink_engine.task.bad_records import StepFailed, run_step
 from sink_engine.task.null_values import AFTER_TRANSFORMS, null_value
 from sink_engine.transform.chain import TransformChain
 from sink_engine.transform.record import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Header, TransformRecord
+
+if TYPE_CHECKING:
+    from sink_engine.task.sidecars import Sidecars
 
 _TIMESTAMP_TYPES = {0: NO_TIMESTAMP_TYPE, 1: CREATE_TIME, 2: LOG_APPEND_TIME}
 
@@ -32,13 +37,20 @@ _TIMESTAMP_TYPES = {0: NO_TIMESTAMP_TYPE, 1: CREATE_TIME, 2: LOG_APPEND_TIME}
 class TransformStep:
     """Runs the chain on the chunks of one topic-partition (RecordSteps.prepare with a chain)."""
 
-    def __init__(self, chain: TransformChain, converter, key_converter, sidecars, null_behavior: str):
+    def __init__(
+        self,
+        chain: TransformChain,
+        converter: Converter,
+        key_converter: Converter | None,
+        sidecars: Sidecars,
+        null_behavior: str,
+    ) -> None:
         """`converter` the value converter; `key_converter` None when keys stay Kafka's bytes; `sidecars` the
         task's Sidecars (their columns are built from the transformed keys and headers)."""
         self._chain, self._converter, self._key_converter = chain, converter, key_converter
         self._sidecars, self._null_behavior = sidecars, null_behavior
 
-    def prepare(self, chunk: RecordChunk, partitioner) -> Transformed:
+    def prepare(self, chunk: RecordChunk, partitioner: Partitioner) -> Transformed:
         """The chunk's parts to write and the offsets it dropped. Raises StepFailed for the first bad record."""
         values, value_kind = _converted(chunk, chunk.values, self._converter, STAGE_VALUE_CONVERTER)
         keys, key_kind = (
@@ -102,7 +114,7 @@ class TransformStep:
         kind: str,
         texts: list,
         key_kind: str | None,
-        partitioner,
+        partitioner: Partitioner,
         routed: list | None,
     ) -> PreparedRecords:
         values = run_step(lambda: column(records, kind, texts), TransformationError, STAGE_TRANSFORMATION, column)
@@ -122,7 +134,7 @@ class TransformStep:
         return PreparedRecords(run, values, partitions)
 
 
-def _converted(chunk: RecordChunk, items: list, converter, stage: str) -> tuple[list, str | None]:
+def _converted(chunk: RecordChunk, items: list, converter: Converter, stage: str) -> tuple[list, str | None]:
     """Each item converted as (value, schema, JSON text or None), (None, None, None) for a null item; and the
     column's kind (None when every item is null)."""
     present = [i for i, item in enumerate(items) if item is not None]
@@ -140,7 +152,7 @@ def _converted(chunk: RecordChunk, items: list, converter, stage: str) -> tuple[
         part = part.select(present)
     column_ = run_step(lambda: converter.convert(part), ConversionError, stage, converter)
     documents = column_.documents()
-    schemas = column_.schemas if column_.kind == "struct" else [None] * len(present)
+    schemas = column_.schemas if column_.kind == "struct" and column_.schemas is not None else [None] * len(present)
     texts = column_.items if column_.kind == "json" else [None] * len(present)
     for j, i in enumerate(present):
         converted[i] = (documents[j], schemas[j], texts[j])

@@ -83,7 +83,7 @@ class Cast:
             updated[field.name] = original if target is None else cast_value(field.schema, original, target)
         return with_operand(record, self.role, updated, updated_schema)
 
-    def _schemaless(self, value):
+    def _schemaless(self, value: object) -> object:
         if self.whole is not None:
             return cast_value(None, value, self.whole)
         updated = dict(require_map(value, PURPOSE))

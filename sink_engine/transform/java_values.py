@@ -83,7 +83,7 @@ def float32(number: float) -> float:
         return math.copysign(math.inf, number)
 
 
-def to_string(value, type_: str) -> str:
+def to_string(value: object, type_: str) -> str:
     """Java's toString of a value of Connect type `type_` (`boolean`, `float32`, `float64`, integers, decimals)."""
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from sink_engine.config import SinkConfig
 from sink_engine.convert.settings import ConverterSettings
@@ -133,7 +134,7 @@ class TransformSettings:
         return lines
 
 
-def _aliases(config: SinkConfig, key: str) -> tuple[str, ...]:
+def _aliases(config: SinkConfig, key: Literal["transforms", "predicates"]) -> tuple[str, ...]:
     aliases = config[key] or ()
     for position, alias in enumerate(aliases):
         if alias in aliases[:position]:

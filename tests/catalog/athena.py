@@ -16,6 +16,7 @@ with a partition-projected table:
 4. the rows get the partition columns and `$path`; an optional regular expression on `$path` stands for
    `WHERE regexp_like("$path", ...)`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -44,7 +45,9 @@ class ProjectedTable:
         assert self.parameters["storage.location.template"].startswith(bucket_url)
         self._bucket_url = bucket_url
 
-    def select(self, now: datetime, injected: dict[str, str] | None = None, path_regex: str | None = None) -> list[dict]:
+    def select(
+        self, now: datetime, injected: dict[str, str] | None = None, path_regex: str | None = None
+    ) -> list[dict]:
         """Every row of the table as Athena's `SELECT *` (with `$path`) returns it at time `now`, `injected`
         giving the value of each injected column (`WHERE column = value`)."""
         rows = []
@@ -72,7 +75,7 @@ class ProjectedTable:
                 choices.append(self.parameters[f"projection.{name}.values"].split(","))
             elif kind == "date":
                 prefix = f"projection.{name}."
-                projection = {k[len(prefix):]: v for k, v in self.parameters.items() if k.startswith(prefix)}
+                projection = {k[len(prefix) :]: v for k, v in self.parameters.items() if k.startswith(prefix)}
                 choices.append(self.java.projected(projection, now))
             elif kind == "injected":
                 if name not in injected:
@@ -88,7 +91,7 @@ class ProjectedTable:
         for name, value in values.items():
             text = text.replace(f"${{{name}}}", value)
         assert "${" not in text, text
-        return self.root / text[len(self._bucket_url):]
+        return self.root / text[len(self._bucket_url) :]
 
     def _objects(self, prefix: Path) -> list[Path]:
         if not prefix.is_dir():
@@ -116,12 +119,12 @@ class ProjectedTable:
         for name, hive in self.columns:
             expected = duckdb_type(hive)
             if name not in in_file:
-                selected.append(f"NULL::{expected} AS \"{name}\"")
+                selected.append(f'NULL::{expected} AS "{name}"')
                 continue
             actual_name, actual = in_file[name]
             if _normal(actual) != _normal(expected):
                 raise TypeError(f"{path.name}: column {name} is {actual} in the file, {expected} in the table")
-            selected.append(f"\"{actual_name}\" AS \"{name}\"")
+            selected.append(f'"{actual_name}" AS "{name}"')
         return _dicts(duckdb.sql(f"SELECT {', '.join(selected)} FROM read_parquet('{path}')"))
 
     def _json(self, path: Path) -> list[dict]:
@@ -129,8 +132,10 @@ class ProjectedTable:
         keys = {name: serde.get(f"mapping.{name}", name) for name, _ in self.columns}
         columns = ", ".join(f"'{keys[name]}': '{duckdb_type(hive)}'" for name, hive in self.columns)
         compression = "gzip" if path.name.endswith(".gz") else "none"
-        relation = duckdb.sql(f"SELECT * FROM read_json('{path}', format='newline_delimited', "
-                              f"columns={{{columns}}}, compression='{compression}')")
+        relation = duckdb.sql(
+            f"SELECT * FROM read_json('{path}', format='newline_delimited', "
+            f"columns={{{columns}}}, compression='{compression}')"
+        )
         return [{name: row[keys[name]] for name, _ in self.columns} for row in _dicts(relation)]
 
     def _avro(self, path: Path) -> list[dict]:
@@ -143,7 +148,7 @@ class ProjectedTable:
             return []
         connection = duckdb.connect()
         connection.register("avro_rows", pa.Table.from_pylist([{n: r[names[n]] for n in names} for r in records]))
-        selected = ", ".join(f"CAST(\"{name}\" AS {duckdb_type(hive)}) AS \"{name}\"" for name, hive in self.columns)
+        selected = ", ".join(f'CAST("{name}" AS {duckdb_type(hive)}) AS "{name}"' for name, hive in self.columns)
         return _dicts(connection.sql(f"SELECT {selected} FROM avro_rows"))
 
 
@@ -156,9 +161,19 @@ def _normal(duck: str) -> str:
     return re.sub(r"\s+", "", duck.upper()).replace('"', "")
 
 
-_SIMPLE = {"boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT",
-           "float": "FLOAT", "double": "DOUBLE", "string": "VARCHAR", "binary": "BLOB", "date": "DATE",
-           "timestamp": "TIMESTAMP WITH TIME ZONE"}
+_SIMPLE = {
+    "boolean": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INTEGER",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "string": "VARCHAR",
+    "binary": "BLOB",
+    "date": "DATE",
+    "timestamp": "TIMESTAMP WITH TIME ZONE",
+}
 
 
 def duckdb_type(hive: str) -> str:
@@ -175,7 +190,7 @@ def _parse(text: str, i: int) -> tuple[str, int]:
         return _SIMPLE[word], i
     if word == "decimal":
         close = text.index(")", i)
-        return f"DECIMAL{text[i:close + 1]}", close + 1
+        return f"DECIMAL{text[i : close + 1]}", close + 1
     assert text[i] == "<", text
     i += 1
     if word == "array":

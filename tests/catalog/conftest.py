@@ -1,4 +1,5 @@
 """Fixtures of the Athena table tests: java.time for the date projection (one JVM per session)."""
+
 from __future__ import annotations
 
 import pytest

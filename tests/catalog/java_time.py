@@ -5,10 +5,11 @@ same pattern) by `interval` `interval.unit` up to the range end (a date in the p
 does the same with the real classes, so a pattern Java reads differently from the engine's Joda formatter, or a
 range start Java cannot parse, fails here as it would in Athena.
 """
+
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _RELATIVE = re.compile(r"\s*NOW\s*(?:([+-])\s*([0-9]+)\s*(YEARS?|MONTHS?|WEEKS?|DAYS?|HOURS?|MINUTES?|SECONDS?)\s*)?")
 
@@ -33,8 +34,9 @@ class JavaTime:
 
     def format(self, pattern: str, moment: datetime) -> str:
         """`moment`'s wall-clock fields (its zone ignored) formatted by the Java pattern."""
-        local = self._time.LocalDateTime.of(moment.year, moment.month, moment.day, moment.hour, moment.minute,
-                                            moment.second, moment.microsecond * 1000)
+        local = self._time.LocalDateTime.of(
+            moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second, moment.microsecond * 1000
+        )
         return self.formatter(pattern).format(local)
 
     def projected(self, projection: dict[str, str], now: datetime) -> list[str]:
@@ -57,7 +59,7 @@ class JavaTime:
         relative = _RELATIVE.fullmatch(text)
         if relative is None:
             return self._local(formatter.parse(text))
-        utc = now.astimezone(timezone.utc)
+        utc = now.astimezone(UTC)
         moment = self._time.LocalDateTime.of(utc.year, utc.month, utc.day, utc.hour, utc.minute, utc.second)
         if relative[1]:
             unit = relative[3].upper() + ("" if relative[3].upper().endswith("S") else "S")
@@ -78,6 +80,12 @@ class JavaTime:
         def get(field, default: int) -> int:
             return parsed.getLong(field) if parsed.isSupported(field) else default
 
-        return self._time.LocalDateTime.of(get(f.YEAR, 1970), get(f.MONTH_OF_YEAR, 1), get(f.DAY_OF_MONTH, 1),
-                                           get(f.HOUR_OF_DAY, 0), get(f.MINUTE_OF_HOUR, 0),
-                                           get(f.SECOND_OF_MINUTE, 0), get(f.NANO_OF_SECOND, 0))
+        return self._time.LocalDateTime.of(
+            get(f.YEAR, 1970),
+            get(f.MONTH_OF_YEAR, 1),
+            get(f.DAY_OF_MONTH, 1),
+            get(f.HOUR_OF_DAY, 0),
+            get(f.MINUTE_OF_HOUR, 0),
+            get(f.SECOND_OF_MINUTE, 0),
+            get(f.NANO_OF_SECOND, 0),
+        )

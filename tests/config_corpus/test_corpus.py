@@ -10,6 +10,7 @@ Each config validates, or is refused naming a key:
 - THIRD_PARTY_CLASSES: a class of another vendor's plugin, which this engine does not have;
 - NOT_YET_ACCEPTED: the key the engine refuses today where Confluent accepts the config. An entry's test fails
   once the config stops failing for that key: then remove the entry (issue 20)."""
+
 from __future__ import annotations
 
 import json
@@ -45,53 +46,64 @@ EXPECTED_REFUSALS = {
         "value.converter",
         "io.confluent.connect.avro.avroConverter (lower-case a) is no class: the worker's ConnectorConfig declares "
         "value.converter as Type.CLASS and refuses a class it cannot load (apache/kafka, connect/runtime/.../"
-        "ConnectorConfig.java)"),
+        "ConnectorConfig.java)",
+    ),
     "quickstart-confluent-kafka-issue70-avro.json": Refusal(
         "value.converter.schema.registry.url",
         "AvroConverter without schema.registry.url: the task fails with ConfigException 'Missing required "
         "configuration \"schema.registry.url\" which has no default value', as the issue's own trace shows "
         "(aws-quickstart/quickstart-confluent-kafka#70)",
-        first=("s3.bucket.name", "xxx-ztest1")),
+        first=("s3.bucket.name", "xxx-ztest1"),
+    ),
 }
 
-EXPECTED_REFUSALS.update({
-    "seed-000-basic-s3-sink.json": Refusal(
-        "partition.duration.ms",
-        "TimeBasedPartitioner without partition.duration.ms (nor path.format): storage-common's TimeBasedPartitioner "
-        "throws ConfigException 'Partition duration needs to be a positive.' (confluentinc/kafka-connect-storage-common"
-        ", partitioner/TimeBasedPartitioner.java, configure); the same page's complete example sets them"),
-    "seed-001-confluent-cloud-s3-sink.json": Refusal(
-        "s3.bucket.name",
-        "the page's placeholders (<my-bucket-name>, <topic-1>, <my-kafka-api-key>, ...) left as values: S3 refuses "
-        "the bucket name and Kafka the topic names; with values in their place it validates "
-        "(test_seed_cloud_config_validates_once_its_placeholders_are_filled)"),
-    "seed-002-confluent-load-s3-sink.json": Refusal(
-        "s3.bucket.name",
-        "the page lost the key of \"confluent-kafka-connect-s3-testing\" (s3.bucket.name in Confluent's quickstart) "
-        "and the class values: Connect refuses the missing s3.bucket.name ('Missing required configuration', "
-        "S3SinkConnectorConfig declares it without a default) and an empty storage.class ('Class  could not be "
-        "found'); quickstart-s3.json is that config as Confluent ships it"),
-    "rahulbats-bytearray-minimal.json": Refusal(
-        "s3.bucket.name",
-        "the placeholder BUCKET_NAME kept: S3 bucket names are lowercase (General purpose bucket naming rules, "
-        "https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html)"),
-
-    "examples-cloud-etl-s3-avro-legacy.json": Refusal(
-        "input.data.format",
-        "Confluent Cloud's early S3 sink key data.format: today's S3_SINK requires input.data.format (Confluent "
-        "Cloud's S3 sink configuration reference), so an export from today's Cloud carries it"),
-    "examples-cloud-etl-s3-bytes-legacy.json": Refusal(
-        "input.data.format",
-        "Confluent Cloud's early S3 sink key data.format: today's S3_SINK requires input.data.format"),
-})
+EXPECTED_REFUSALS.update(
+    {
+        "seed-000-basic-s3-sink.json": Refusal(
+            "partition.duration.ms",
+            "TimeBasedPartitioner without partition.duration.ms (nor path.format): storage-common's TimeBasedPartitioner "
+            "throws ConfigException 'Partition duration needs to be a positive.' (confluentinc/kafka-connect-storage-common"
+            ", partitioner/TimeBasedPartitioner.java, configure); the same page's complete example sets them",
+        ),
+        "seed-001-confluent-cloud-s3-sink.json": Refusal(
+            "s3.bucket.name",
+            "the page's placeholders (<my-bucket-name>, <topic-1>, <my-kafka-api-key>, ...) left as values: S3 refuses "
+            "the bucket name and Kafka the topic names; with values in their place it validates "
+            "(test_seed_cloud_config_validates_once_its_placeholders_are_filled)",
+        ),
+        "seed-002-confluent-load-s3-sink.json": Refusal(
+            "s3.bucket.name",
+            'the page lost the key of "confluent-kafka-connect-s3-testing" (s3.bucket.name in Confluent\'s quickstart) '
+            "and the class values: Connect refuses the missing s3.bucket.name ('Missing required configuration', "
+            "S3SinkConnectorConfig declares it without a default) and an empty storage.class ('Class  could not be "
+            "found'); quickstart-s3.json is that config as Confluent ships it",
+        ),
+        "rahulbats-bytearray-minimal.json": Refusal(
+            "s3.bucket.name",
+            "the placeholder BUCKET_NAME kept: S3 bucket names are lowercase (General purpose bucket naming rules, "
+            "https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html)",
+        ),
+        "examples-cloud-etl-s3-avro-legacy.json": Refusal(
+            "input.data.format",
+            "Confluent Cloud's early S3 sink key data.format: today's S3_SINK requires input.data.format (Confluent "
+            "Cloud's S3 sink configuration reference), so an export from today's Cloud carries it",
+        ),
+        "examples-cloud-etl-s3-bytes-legacy.json": Refusal(
+            "input.data.format",
+            "Confluent Cloud's early S3 sink key data.format: today's S3_SINK requires input.data.format",
+        ),
+    }
+)
 
 # Classes of another vendor's plugin: a Connect worker loads them only with that plugin installed; this engine has
 # no such code to load, so the config is refused naming the key (never run without the class's behaviour).
 THIRD_PARTY_CLASSES = {
     "aiven-docs-confluent-s3-bytearray.json": Refusal(
-        "s3.credentials.provider.class", "Aiven's AivenAWSCredentialsProvider (Aiven's build of the connector)"),
+        "s3.credentials.provider.class", "Aiven's AivenAWSCredentialsProvider (Aiven's build of the connector)"
+    ),
     "canelmas-custom-field-time-partitioner.json": Refusal(
-        "partitioner.class", "a custom partitioner class (com.canelmas...TimeAndFieldBasedPartitioner)"),
+        "partitioner.class", "a custom partitioner class (com.canelmas...TimeAndFieldBasedPartitioner)"
+    ),
 }
 
 # Refused today where Confluent accepts the config; each entry's test fails once it is accepted (remove it then).
@@ -174,9 +186,16 @@ def test_seed_cloud_config_validates_once_its_placeholders_are_filled(monkeypatc
     # given the Confluent Cloud page's config with values where its placeholders were
     connector = connector_map("seed-001-confluent-cloud-s3-sink.json")
     filled = {key: value for key, value in connector.items() if "<" not in str(value)}
-    filled.update({"kafka.api.key": "ABCDEFGHIJKLMNOP", "kafka.api.secret": "${secrets:cc/kafka:secret}",
-                   "aws.access.key.id": "AKIAIOSFODNN7EXAMPLE", "aws.secret.access.key": "${secrets:cc/aws:secret}",
-                   "s3.bucket.name": "my-bucket-name", "topics": "topic-1, topic-2"})
+    filled.update(
+        {
+            "kafka.api.key": "ABCDEFGHIJKLMNOP",
+            "kafka.api.secret": "${secrets:cc/kafka:secret}",
+            "aws.access.key.id": "AKIAIOSFODNN7EXAMPLE",
+            "aws.secret.access.key": "${secrets:cc/aws:secret}",
+            "s3.bucket.name": "my-bucket-name",
+            "topics": "topic-1, topic-2",
+        }
+    )
     monkeypatch.setenv("CONNECT_BOOTSTRAP_SERVERS", BROKERS)
     # when parsed and checked; then it passes
     config = check_config(parse_config(filled, worker=read_worker(None, os.environ)))

@@ -10,6 +10,7 @@ IcebergFormat connector's table the same way (its rows carry their Kafka partiti
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -18,9 +19,9 @@ import time
 from collections import defaultdict
 
 from tests.conftest import BUCKET
-from tests.runs import committed_offsets
 from tests.iceberg.duckdb_reader import duckdb_rows
 from tests.iceberg.tables import rows, table_of
+from tests.runs import committed_offsets
 from tests.s3_reader import landed_by_key
 
 
@@ -39,10 +40,8 @@ def start_continuous(config_path: str, *extra: str, env: dict | None = None) -> 
 
 def kill_group(process: subprocess.Popen) -> None:
     """SIGKILL the run and everything it started (its Spark JVM and Python workers)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait(30)
 
 
@@ -134,8 +133,9 @@ def in_table_once(dynamodb, config, produced: dict[int, list[int]]) -> None:
     for row in found_rows:
         landed[row["_kafka_metadata_partition"]].append((row["_kafka_metadata_offset"], row["id"]))
     columns = ("_kafka_metadata_partition", "_kafka_metadata_offset", "id")
-    assert sorted(tuple(r[c] for c in columns) for r in duckdb_rows(table_of(config).metadata_location, columns)) == \
-        sorted(tuple(r[c] for c in columns) for r in found_rows), "DuckDB's iceberg extension reads other rows"
+    assert sorted(
+        tuple(r[c] for c in columns) for r in duckdb_rows(table_of(config).metadata_location, columns)
+    ) == sorted(tuple(r[c] for c in columns) for r in found_rows), "DuckDB's iceberg extension reads other rows"
     for partition, ids in produced.items():
         found = sorted(landed[partition])
         assert [offset for offset, _ in found] == list(range(len(ids))), f"partition {partition}: offsets"

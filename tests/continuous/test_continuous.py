@@ -10,13 +10,20 @@ import time
 
 import pytest
 
-from devtools.producer import create_topic
+from devtools.producer import SteadyProducer, create_topic
 from sink_engine.driver.job import now_ms
 from sink_engine.offsets import Leases
 from tests.conftest import TABLE
-from devtools.producer import SteadyProducer
-from tests.continuous.runs import (caught_up, kill_group, killed_and_restarted, landed_once, start_continuous, stop,
-                                  stop_once_caught_up, wait_for)
+from tests.continuous.runs import (
+    caught_up,
+    kill_group,
+    killed_and_restarted,
+    landed_once,
+    start_continuous,
+    stop,
+    stop_once_caught_up,
+    wait_for,
+)
 from tests.faults.landed_once import write_config
 from tests.runs import committed_offsets
 
@@ -29,17 +36,19 @@ SCHEDULE_MS = 2000
 def continuous(stack, connector, tmp_path):
     """A fresh topic of PARTITIONS partitions and a connector with count rotation and a wall-clock schedule;
     returns (config, config file)."""
-    config = connector(**{
-        "flush.size": 500, "rotate.schedule.interval.ms": SCHEDULE_MS, "tasks.max": 2,
-        "sink.lease.duration.ms": LEASE_MS,
-    })
+    config = connector(
+        **{
+            "flush.size": 500,
+            "rotate.schedule.interval.ms": SCHEDULE_MS,
+            "tasks.max": 2,
+            "sink.lease.duration.ms": LEASE_MS,
+        }
+    )
     create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
     return config, write_config(config, tmp_path / "connector.json")
 
 
-def test_records_produced_steadily_land_once_and_idle_partitions_close_on_the_schedule(
-    stack, continuous, s3, dynamodb
-):
+def test_records_produced_steadily_land_once_and_idle_partitions_close_on_the_schedule(stack, continuous, s3, dynamodb):
     # given a continuous run, and records produced steadily to partitions 0-2 while partition 3 gets a few at first
     config, path = continuous
     run = start_continuous(path)
@@ -100,8 +109,15 @@ def test_a_second_continuous_run_exits_3_and_sigterm_releases_the_lease(stack, c
 
 def test_each_task_reports_freshness_records_and_lag_to_cloudwatch(stack, connector, tmp_path, dynamodb):
     # given a continuous run that publishes its progress (SINK_METRICS=cloudwatch) every second
-    config = connector(**{"flush.size": 200, "rotate.schedule.interval.ms": SCHEDULE_MS, "tasks.max": 2,
-                          "sink.lease.duration.ms": LEASE_MS, "sink.continuous.metrics.interval.ms": 1000})
+    config = connector(
+        **{
+            "flush.size": 200,
+            "rotate.schedule.interval.ms": SCHEDULE_MS,
+            "tasks.max": 2,
+            "sink.lease.duration.ms": LEASE_MS,
+            "sink.continuous.metrics.interval.ms": 1000,
+        }
+    )
     create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
     path = write_config(config, tmp_path / "connector.json")
     run = start_continuous(path, "-v", env={"SINK_METRICS": "cloudwatch"})
@@ -130,25 +146,36 @@ def _stream_metrics(connector: str) -> dict[str, list[float]]:
     import boto3
 
     from sink_engine.continuous.progress import STREAM_METRICS
-    from sink_engine.driver.metrics import DIMENSION, NAMESPACE
+    from sink_engine.run.metrics import DIMENSION, NAMESPACE
 
     now = datetime.datetime.now(datetime.UTC)
     client = boto3.client("cloudwatch")
     found = {}
     for name in STREAM_METRICS:
         points = client.get_metric_statistics(
-            Namespace=NAMESPACE, MetricName=name, Dimensions=[{"Name": DIMENSION, "Value": connector}],
-            StartTime=now - datetime.timedelta(hours=1), EndTime=now + datetime.timedelta(hours=1), Period=60,
-            Statistics=["Sum", "Maximum"])["Datapoints"]
+            Namespace=NAMESPACE,
+            MetricName=name,
+            Dimensions=[{"Name": DIMENSION, "Value": connector}],
+            StartTime=now - datetime.timedelta(hours=1),
+            EndTime=now + datetime.timedelta(hours=1),
+            Period=60,
+            Statistics=["Sum", "Maximum"],
+        )["Datapoints"]
         found[name] = [p["Sum"] if name != "StreamFreshnessSeconds" else p["Maximum"] for p in points]
     return found
 
 
-def test_a_continuous_run_says_what_it_does_from_its_start_and_once_per_interval(stack, connector, tmp_path,
-                                                                                dynamodb):
+def test_a_continuous_run_says_what_it_does_from_its_start_and_once_per_interval(stack, connector, tmp_path, dynamodb):
     # given a continuous run with a progress interval of 2 s, its standard output a pipe, records produced meanwhile
-    config = connector(**{"flush.size": 100, "rotate.schedule.interval.ms": SCHEDULE_MS, "tasks.max": 2,
-                          "sink.lease.duration.ms": LEASE_MS, "sink.continuous.metrics.interval.ms": 2000})
+    config = connector(
+        **{
+            "flush.size": 100,
+            "rotate.schedule.interval.ms": SCHEDULE_MS,
+            "tasks.max": 2,
+            "sink.lease.duration.ms": LEASE_MS,
+            "sink.continuous.metrics.interval.ms": 2000,
+        }
+    )
     create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
     run = start_continuous(write_config(config, tmp_path / "connector.json"))
     lines: list[tuple[float, str]] = []
@@ -168,9 +195,15 @@ def test_a_continuous_run_says_what_it_does_from_its_start_and_once_per_interval
         reader.join(30)
     # then it said, in order: its checks before Spark, the lease taken, its tasks started
     said = [line for _, line in lines]
-    order = [next(i for i, line in enumerate(said) if line.startswith(start))
-             for start in ("offsets table, bucket, Kafka and lease checked; starting Spark", "lease taken: epoch",
-                           "tasks starting: 2 for 4 partitions", "progress: ")]
+    order = [
+        next(i for i, line in enumerate(said) if line.startswith(start))
+        for start in (
+            "offsets table, bucket, Kafka and lease checked; starting Spark",
+            "lease taken: epoch",
+            "tasks starting: 2 for 4 partitions",
+            "progress: ",
+        )
+    ]
     assert order == sorted(order), said
     # and a first progress line within seconds of the tasks' start (Spark's Python workers start meanwhile), then
     # about one per interval (2 s)

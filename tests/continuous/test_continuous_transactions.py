@@ -18,11 +18,18 @@ LEASE_MS = 8000
 SCHEDULE_MS = 1000
 
 
-def test_a_continuous_run_lands_committed_transactions_once_and_no_aborted_record(stack, connector, tmp_path, s3,
-                                                                                  unique):
+def test_a_continuous_run_lands_committed_transactions_once_and_no_aborted_record(
+    stack, connector, tmp_path, s3, unique
+):
     # given a continuous run over a topic of two partitions, closing files on a one-second schedule
-    config = connector(**{"flush.size": 1000, "rotate.schedule.interval.ms": SCHEDULE_MS, "tasks.max": 1,
-                          "sink.lease.duration.ms": LEASE_MS})
+    config = connector(
+        **{
+            "flush.size": 1000,
+            "rotate.schedule.interval.ms": SCHEDULE_MS,
+            "tasks.max": 1,
+            "sink.lease.duration.ms": LEASE_MS,
+        }
+    )
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, 2)
     run = start_continuous(write_config(config, tmp_path / "connector.json"))

@@ -8,17 +8,26 @@ from __future__ import annotations
 import random
 import time
 from datetime import UTC
+
 import pytest
 
 from devtools.producer import SteadyProducer, create_topic
 from sink_engine.driver.job import now_ms
-from sink_engine.iceberg.staging import StageStore
-from sink_engine.iceberg.stream_commit import commit_delay_ms
-from sink_engine.partition.time_buckets import next_rotation_ms
 from sink_engine.offsets import Leases
+from sink_engine.partition.time_buckets import next_rotation_ms
+from sink_engine.target.iceberg_tables.staging import StageStore
+from sink_engine.target.iceberg_tables.stream_commit import commit_delay_ms
 from tests.conftest import TABLE
-from tests.continuous.runs import (caught_up, in_table_once, kill_group, killed_and_restarted, start_continuous, stop,
-                                  stop_once_caught_up, wait_for)
+from tests.continuous.runs import (
+    caught_up,
+    in_table_once,
+    kill_group,
+    killed_and_restarted,
+    start_continuous,
+    stop,
+    stop_once_caught_up,
+    wait_for,
+)
 from tests.iceberg.conftest import catalog_file, iceberg_connector  # noqa: F401 (fixtures shared by import)
 from tests.iceberg.runs import write_config
 from tests.iceberg.tables import connector_snapshots, create_namespace
@@ -36,10 +45,14 @@ def continuous_table(stack, iceberg_connector, tmp_path):  # noqa: F811 (the fix
     (INTERVAL_MS by default), its rows carrying their Kafka partition and offset; returns (config, config file)."""
 
     def build(interval: int = INTERVAL_MS):
-        config = iceberg_connector(**{
-            "iceberg.control.commit.interval-ms": interval, "iceberg.tables.kafka-metadata-enabled": "true",
-            "tasks.max": 2, "sink.lease.duration.ms": LEASE_MS,
-        })
+        config = iceberg_connector(
+            **{
+                "iceberg.control.commit.interval-ms": interval,
+                "iceberg.tables.kafka-metadata-enabled": "true",
+                "tasks.max": 2,
+                "sink.lease.duration.ms": LEASE_MS,
+            }
+        )
         create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
         create_namespace(config)
         return config, write_config(config, tmp_path / "connector.json")

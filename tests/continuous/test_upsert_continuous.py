@@ -12,7 +12,14 @@ import orjson
 import pytest
 
 from devtools.producer import SteadyProducer, create_topic
-from tests.continuous.runs import kill_group, killed_and_restarted, start_continuous, stop, stop_once_caught_up, wait_for
+from tests.continuous.runs import (
+    kill_group,
+    killed_and_restarted,
+    start_continuous,
+    stop,
+    stop_once_caught_up,
+    wait_for,
+)
 from tests.iceberg.conftest import catalog_file, iceberg_connector  # noqa: F401 (fixtures shared by import)
 from tests.iceberg.runs import write_config
 from tests.iceberg.tables import connector_snapshots, create_namespace
@@ -56,17 +63,28 @@ def assert_is_the_model(s3, config, produced) -> None:
 
 @pytest.fixture
 def continuous_upsert(stack, iceberg_connector, tmp_path):  # noqa: F811 (the fixture imported above)
-    config = iceberg_connector(**{**UPSERT, "behavior.on.null.values": "ignore", "tasks.max": 2,
-                                  "iceberg.control.commit.interval-ms": INTERVAL_MS,
-                                  "sink.lease.duration.ms": LEASE_MS})
+    config = iceberg_connector(
+        **{
+            **UPSERT,
+            "behavior.on.null.values": "ignore",
+            "tasks.max": 2,
+            "iceberg.control.commit.interval-ms": INTERVAL_MS,
+            "sink.lease.duration.ms": LEASE_MS,
+        }
+    )
     create_topic(stack.bootstrap_servers, config["topics"][0], PARTITIONS)
     create_namespace(config)
     return config, write_config(config, tmp_path / "connector.json")
 
 
 def producing(stack, config, per_second: int) -> SteadyProducer:
-    return SteadyProducer(stack.bootstrap_servers, config["topics"][0], list(range(PARTITIONS)), per_second,
-                          value_of=lambda n: orjson.dumps(change(n)))
+    return SteadyProducer(
+        stack.bootstrap_servers,
+        config["topics"][0],
+        list(range(PARTITIONS)),
+        per_second,
+        value_of=lambda n: orjson.dumps(change(n)),
+    )
 
 
 def test_a_cdc_stream_produced_steadily_leaves_the_source_table(stack, s3, dynamodb, continuous_upsert):
@@ -87,8 +105,9 @@ def test_a_cdc_stream_produced_steadily_leaves_the_source_table(stack, s3, dynam
     assert len(connector_snapshots(config)) >= 3
 
 
-def test_sigkilled_at_random_moments_and_restarted_the_table_is_the_source_table(stack, s3, dynamodb, seed,
-                                                                                continuous_upsert):
+def test_sigkilled_at_random_moments_and_restarted_the_table_is_the_source_table(
+    stack, s3, dynamodb, seed, continuous_upsert
+):
     rng = random.Random(seed)
     config, path = continuous_upsert
     with producing(stack, config, 150) as producer:
@@ -112,4 +131,4 @@ def test_sigterm_commits_what_was_closed(stack, s3, dynamodb, continuous_upsert)
             kill_group(run)
     # what is committed is the source table as of the committed offsets
     committed = committed_offsets(dynamodb, config)
-    assert_is_the_model(s3, config, {p: ns[:committed.get(p, 0)] for p, ns in producer.produced.items()})
+    assert_is_the_model(s3, config, {p: ns[: committed.get(p, 0)] for p, ns in producer.produced.items()})

@@ -8,6 +8,7 @@ own boto3/botocore. tests/deployed/conftest.py holds one per pytest session (fix
 The target is this machine's Python (3.11 here, as on EMR) and architecture; the deployed targets (EMR Python
 3.11 and Lambda Python 3.14 on ARM64) get the same recipe from `make package`.
 """
+
 from __future__ import annotations
 
 import platform
@@ -20,8 +21,10 @@ from pathlib import Path
 
 from infra import packaging
 
-LOCAL_TARGET = packaging.Target(f"{sys.version_info.major}.{sys.version_info.minor}",
-                                {"x86_64": "X86_64", "aarch64": "ARM64", "arm64": "ARM64"}[platform.machine()])
+LOCAL_TARGET = packaging.Target(
+    f"{sys.version_info.major}.{sys.version_info.minor}",
+    {"x86_64": "X86_64", "aarch64": "ARM64", "arm64": "ARM64"}[platform.machine()],
+)
 # The interpreter outside any venv: the archive's bin/python links to it (as to /usr/bin/python3.11 on EMR) and
 # Lambda functions run with it (`python -S`, see lambda_runner).
 BASE_PYTHON = str(Path(sys._base_executable).resolve())
@@ -82,9 +85,24 @@ class Artifacts:
     def runtime(self) -> Path:
         """boto3 and botocore at the versions `requirements.txt` pins, standing in for the Lambda runtime's."""
         folder = self.root / "lambda-runtime"
-        done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target",
-                               str(folder), *self.target.pip_args(), "-c", str(packaging.ROOT / "requirements.txt"),
-                               "boto3"], capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-compile",
+                "--target",
+                str(folder),
+                *self.target.pip_args(),
+                "-c",
+                str(packaging.ROOT / "requirements.txt"),
+                "boto3",
+            ],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"pip could not install boto3 into {folder}: {done.stderr[-2000:]}")
         return folder

@@ -1,5 +1,6 @@
 """The dev environment synthesized once (see template.py). The deployed artifacts (`artifacts`, see artifacts.py)
 are tests/conftest.py's, one set per session shared with tests/e2e."""
+
 from __future__ import annotations
 
 import pytest

@@ -18,6 +18,7 @@ for the EMR image's Spark.
   file, so that Spark ships it and each executor unpacks it in its own working directory, as on EMR; executors
   see the request's `spark.executorEnv.*` and nothing else of the driver.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,9 +27,9 @@ import shutil
 import subprocess
 import tarfile
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from tests.spark_cluster import spark_env, spark_submit_command
 
@@ -51,17 +52,19 @@ def sink_job_parameters(archive_uri: str, region: str, cluster_arn: str) -> str:
     """The `sparkSubmitParameters` SinkJob (infra/constructs/emr_job.py) synthesizes for a job archive at
     `archive_uri` and the environment's MSK cluster (tests/infra checks that the synthesized ones are these)."""
     interpreter = f"./{ARCHIVE_ALIAS}/bin/python"
-    return " ".join([
-        f"--conf spark.archives={archive_uri}#{ARCHIVE_ALIAS}",
-        f"--conf spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON={interpreter}",
-        f"--conf spark.emr-serverless.driverEnv.PYSPARK_PYTHON={interpreter}",
-        f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
-        f"--conf spark.emr-serverless.driverEnv.AWS_REGION={region}",
-        f"--conf spark.executorEnv.AWS_REGION={region}",
-        "--conf spark.emr-serverless.driverEnv.SINK_METRICS=cloudwatch",
-        "--conf spark.emr-serverless.driverEnv.SINK_BUCKET_MANAGED=true",
-        f"--conf spark.emr-serverless.driverEnv.SINK_MSK_CLUSTER_ARN={cluster_arn}",
-    ])
+    return " ".join(
+        [
+            f"--conf spark.archives={archive_uri}#{ARCHIVE_ALIAS}",
+            f"--conf spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON={interpreter}",
+            f"--conf spark.emr-serverless.driverEnv.PYSPARK_PYTHON={interpreter}",
+            f"--conf spark.executorEnv.PYSPARK_PYTHON={interpreter}",
+            f"--conf spark.emr-serverless.driverEnv.AWS_REGION={region}",
+            f"--conf spark.executorEnv.AWS_REGION={region}",
+            "--conf spark.emr-serverless.driverEnv.SINK_METRICS=cloudwatch",
+            "--conf spark.emr-serverless.driverEnv.SINK_BUCKET_MANAGED=true",
+            f"--conf spark.emr-serverless.driverEnv.SINK_MSK_CLUSTER_ARN={cluster_arn}",
+        ]
+    )
 
 
 def spark_confs(job_run: Mapping) -> dict[str, str]:
@@ -84,8 +87,15 @@ def spark_confs(job_run: Mapping) -> dict[str, str]:
     return confs
 
 
-def run_job_run(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], timeout_s: int = 600,
-                master: str = LOCAL_MASTER, event_log_dir: Path | None = None) -> JobRunResult:
+def run_job_run(
+    job_run: Mapping,
+    s3,
+    workdir: Path,
+    aws: Mapping[str, str],
+    timeout_s: int = 600,
+    master: str = LOCAL_MASTER,
+    event_log_dir: Path | None = None,
+) -> JobRunResult:
     """Run `job_run` (see the module docstring) in the empty folder `workdir` on `master`, Spark's event log in
     `event_log_dir` when given; returns spark-submit's exit code and output."""
     command, env = job_run_command(job_run, s3, workdir, aws, master, event_log_dir)
@@ -93,31 +103,48 @@ def run_job_run(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], tim
     return JobRunResult(done.returncode, done.stdout, done.stderr)
 
 
-def start_job_run(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], master: str = LOCAL_MASTER,
-                  event_log_dir: Path | None = None) -> subprocess.Popen:
+def start_job_run(
+    job_run: Mapping,
+    s3,
+    workdir: Path,
+    aws: Mapping[str, str],
+    master: str = LOCAL_MASTER,
+    event_log_dir: Path | None = None,
+) -> subprocess.Popen:
     """`run_job_run` without waiting: the spark-submit process (output to pipes), for a run that does not end by
     itself (a STREAMING job run of `run --continuous`, stopped by a signal)."""
     command, env = job_run_command(job_run, s3, workdir, aws, master, event_log_dir)
     return subprocess.Popen(command, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def job_run_command(job_run: Mapping, s3, workdir: Path, aws: Mapping[str, str], master: str = LOCAL_MASTER,
-                    event_log_dir: Path | None = None) -> tuple[list[str], dict[str, str]]:
+def job_run_command(
+    job_run: Mapping,
+    s3,
+    workdir: Path,
+    aws: Mapping[str, str],
+    master: str = LOCAL_MASTER,
+    event_log_dir: Path | None = None,
+) -> tuple[list[str], dict[str, str]]:
     """spark-submit's command line and environment for `job_run`, its files fetched into `workdir`."""
     driver = job_run["jobDriver"]["sparkSubmit"]
     confs = spark_confs(job_run)
-    shipped = [_shipped(s3, entry.strip(), workdir) for entry in filter(None, confs.pop("spark.archives", "").split(","))]
+    shipped = [
+        _shipped(s3, entry.strip(), workdir) for entry in filter(None, confs.pop("spark.archives", "").split(","))
+    ]
     if shipped:
         confs["spark.archives"] = ",".join(shipped)  # the downloaded files: Spark ships them to the executors
     entry_point = _download(s3, driver["entryPoint"], workdir / Path(driver["entryPoint"]).name)
-    driver_env = {k[len(DRIVER_ENV):]: v for k, v in confs.items() if k.startswith(DRIVER_ENV)}
+    driver_env = {k[len(DRIVER_ENV) :]: v for k, v in confs.items() if k.startswith(DRIVER_ENV)}
     remote = sorted(k for k, v in confs.items() if "s3://" in v)
     if remote:
         raise ValueError(f"Spark properties {remote} name S3 objects, which local Spark cannot read")
-    settings = {**{k: v for k, v in confs.items() if not k.startswith(DRIVER_ENV)},
-                **{f"{EXECUTOR_ENV}{k}": v for k, v in aws.items()}}
-    command = spark_submit_command(master, entry_point, list(driver.get("entryPointArguments", [])),
-                                   event_log_dir, settings)
+    settings = {
+        **{k: v for k, v in confs.items() if not k.startswith(DRIVER_ENV)},
+        **{f"{EXECUTOR_ENV}{k}": v for k, v in aws.items()},
+    }
+    command = spark_submit_command(
+        master, entry_point, list(driver.get("entryPointArguments", [])), event_log_dir, settings
+    )
     if event_log_dir is not None:
         event_log_dir.mkdir(parents=True, exist_ok=True)
     return command, {**spark_env(), **aws, **driver_env}
@@ -152,7 +179,7 @@ def localize_archive(s3, entry: str, workdir: Path) -> tuple[Path, Path]:
 def _download(s3, uri: str, into: Path) -> Path:
     if not uri.startswith("s3://"):
         raise ValueError(f"{uri} is not an s3:// URI (EMR Serverless reads the job's files from S3)")
-    bucket, _, key = uri[len("s3://"):].partition("/")
+    bucket, _, key = uri[len("s3://") :].partition("/")
     into.parent.mkdir(parents=True, exist_ok=True)
     s3.download_file(bucket, key, str(into))
     return into

@@ -5,14 +5,16 @@ runtime's reserved variables, the event as JSON on stdin, and a context object w
     result = invoke(artifacts.lambda_layout("dlq_replay"), {"connector": "orders"}, {"CONNECTORS_URI": "s3://..."},
                     stack.env)
 """
+
 from __future__ import annotations
 
 import json
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from tests.deployed.artifacts import BASE_PYTHON, LambdaLayout
 
@@ -54,8 +56,14 @@ class LambdaInvokeError(Exception):
     """The handler raised (or its interpreter died): names the handler, with the interpreter's stderr."""
 
 
-def invoke(layout: LambdaLayout, event: Any, environment: Mapping[str, str], aws: Mapping[str, str],
-           timeout_s: int = 120, sign_payload_hash: bool = False) -> Any:
+def invoke(
+    layout: LambdaLayout,
+    event: Any,
+    environment: Mapping[str, str],
+    aws: Mapping[str, str],
+    timeout_s: int = 120,
+    sign_payload_hash: bool = False,
+) -> Any:
     """The handler's JSON result for `event`. `environment`: the function's variables (as the template sets
     them); `aws`: credentials, region and AWS_ENDPOINT_URL (moto's server). With `sign_payload_hash`, the handler's
     EMR Serverless and Lambda requests sign their payload hash, which an IAM-enforcing moto needs for a request
@@ -65,26 +73,50 @@ def invoke(layout: LambdaLayout, event: Any, environment: Mapping[str, str], aws
     name = f"sink-{layout.function.replace('_', '-')}"
     region = aws.get("AWS_REGION", "us-east-1")
     runtime = {  # what the Lambda runtime sets (reserved variables), and the handler's path only
-        "PATH": "/usr/bin:/bin", "LANG": "en_US.UTF-8", "TZ": ":UTC",
+        "PATH": "/usr/bin:/bin",
+        "LANG": "en_US.UTF-8",
+        "TZ": ":UTC",
         "PYTHONPATH": ":".join(str(p) for p in layout.python_path),
-        "LAMBDA_TASK_ROOT": str(layout.task), "LAMBDA_RUNTIME_DIR": str(layout.runtime), "_HANDLER": layout.handler,
-        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.14", "AWS_LAMBDA_FUNCTION_NAME": name,
-        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(MEMORY_MB),
-        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}", "AWS_LAMBDA_LOG_STREAM_NAME": "2026/01/01/[$LATEST]0",
-        "AWS_REGION": region, "AWS_DEFAULT_REGION": region,
+        "LAMBDA_TASK_ROOT": str(layout.task),
+        "LAMBDA_RUNTIME_DIR": str(layout.runtime),
+        "_HANDLER": layout.handler,
+        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.14",
+        "AWS_LAMBDA_FUNCTION_NAME": name,
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(MEMORY_MB),
+        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
+        "AWS_LAMBDA_LOG_STREAM_NAME": "2026/01/01/[$LATEST]0",
+        "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
         "_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
     }
-    context = {"timeout_s": timeout_s, "sign_payload_hash": sign_payload_hash, "attributes": {  # what Powertools' inject_lambda_context reads
-        "function_name": name, "function_version": "$LATEST", "memory_limit_in_mb": MEMORY_MB,
-        "invoked_function_arn": f"arn:aws:lambda:{region}:{ACCOUNT}:function:{name}",
-        "aws_request_id": str(uuid.uuid4()), "log_group_name": runtime["AWS_LAMBDA_LOG_GROUP_NAME"],
-        "log_stream_name": runtime["AWS_LAMBDA_LOG_STREAM_NAME"]}}
+    context = {
+        "timeout_s": timeout_s,
+        "sign_payload_hash": sign_payload_hash,
+        "attributes": {  # what Powertools' inject_lambda_context reads
+            "function_name": name,
+            "function_version": "$LATEST",
+            "memory_limit_in_mb": MEMORY_MB,
+            "invoked_function_arn": f"arn:aws:lambda:{region}:{ACCOUNT}:function:{name}",
+            "aws_request_id": str(uuid.uuid4()),
+            "log_group_name": runtime["AWS_LAMBDA_LOG_GROUP_NAME"],
+            "log_stream_name": runtime["AWS_LAMBDA_LOG_STREAM_NAME"],
+        },
+    }
     with tempfile.TemporaryDirectory(prefix=f"lambda-{layout.function}-") as scratch:
         result_file = Path(scratch) / "result.json"
-        done = subprocess.run([BASE_PYTHON, "-S", "-c", _BOOTSTRAP, layout.handler, json.dumps(context),
-                               str(result_file)], input=json.dumps(event), capture_output=True, text=True,
-                              cwd=layout.task, env={**environment, **aws, **runtime}, timeout=timeout_s)
+        done = subprocess.run(
+            [BASE_PYTHON, "-S", "-c", _BOOTSTRAP, layout.handler, json.dumps(context), str(result_file)],
+            input=json.dumps(event),
+            capture_output=True,
+            text=True,
+            cwd=layout.task,
+            env={**environment, **aws, **runtime},
+            timeout=timeout_s,
+        )
         if done.returncode != 0 or not result_file.is_file():
-            raise LambdaInvokeError(f"{layout.handler} failed (exit {done.returncode}):\n{done.stderr[-6000:]}"
-                                    f"\n--- log lines ---\n{done.stdout[-3000:]}")
+            raise LambdaInvokeError(
+                f"{layout.handler} failed (exit {done.returncode}):\n{done.stderr[-6000:]}"
+                f"\n--- log lines ---\n{done.stdout[-3000:]}"
+            )
         return json.loads(result_file.read_text())

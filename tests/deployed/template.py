@@ -8,13 +8,15 @@ plain values, each reference to a resource replaced by the value the test stands
 
 A reference with no value given raises Unresolved naming the resource type and attribute to add.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 Values = Mapping[tuple[str, str], str]  # (resource type, "Ref" or an attribute name) -> value
 _SUB = re.compile(r"\$\{([^}!][^}]*)\}")
@@ -38,8 +40,12 @@ class Templates:
 
     def resources(self, resource_type: str) -> list[tuple[str, str, dict]]:
         """(stack, logical id, resource) of every resource of `resource_type`."""
-        return [(stack, logical, resource) for stack, template in self.templates.items()
-                for logical, resource in template.get("Resources", {}).items() if resource["Type"] == resource_type]
+        return [
+            (stack, logical, resource)
+            for stack, template in self.templates.items()
+            for logical, resource in template.get("Resources", {}).items()
+            if resource["Type"] == resource_type
+        ]
 
     def resolve(self, stack: str, node: Any, values: Values) -> Any:
         """`node` of `stack`'s template with Ref, Fn::GetAtt, Fn::ImportValue, Fn::Join, Fn::Sub, Fn::Select
@@ -51,7 +57,7 @@ class Templates:
         first = next(iter(node), "")
         if len(node) != 1 or not (first == "Ref" or first.startswith("Fn::")):  # not an intrinsic function
             return {key: self.resolve(stack, value, values) for key, value in node.items()}
-        (function, argument), = node.items()
+        ((function, argument),) = node.items()
         if function == "Ref":
             return self._reference(stack, argument, "Ref", values)
         if function == "Fn::GetAtt":
@@ -78,8 +84,13 @@ class Templates:
         return self._reference(stack, logical, attribute or "Ref", values)
 
     def _reference(self, stack: str, name: str, attribute: str, values: Values) -> str:
-        pseudo = {"AWS::AccountId": self.account, "AWS::Region": self.region, "AWS::Partition": "aws",
-                  "AWS::URLSuffix": "amazonaws.com", "AWS::StackName": stack}
+        pseudo = {
+            "AWS::AccountId": self.account,
+            "AWS::Region": self.region,
+            "AWS::Partition": "aws",
+            "AWS::URLSuffix": "amazonaws.com",
+            "AWS::StackName": stack,
+        }
         if attribute == "Ref" and name in pseudo:
             return pseudo[name]
         resources = self.templates[stack].get("Resources", {})
@@ -100,8 +111,11 @@ class Templates:
     def function(self, function: str) -> tuple[str, dict]:
         """(stack, resource) of the function whose handler is `lambdas.<function>.handler.handler`."""
         handler = f"lambdas.{function}.handler.handler"
-        found = [(stack, resource) for stack, _, resource in self.resources("AWS::Lambda::Function")
-                 if resource["Properties"].get("Handler") == handler]
+        found = [
+            (stack, resource)
+            for stack, _, resource in self.resources("AWS::Lambda::Function")
+            if resource["Properties"].get("Handler") == handler
+        ]
         if len(found) != 1:
             raise LookupError(f"{len(found)} functions with handler {handler} (expected 1)")
         return found[0]
@@ -117,5 +131,8 @@ def synthesize(env: str, outdir: Path) -> Templates:
     deployment = build(app, env)
     app.synth()
     stacks = (deployment.data, deployment.service)
-    return Templates({s.stack_name: json.loads((outdir / f"{s.stack_name}.template.json").read_text()) for s in stacks},
-                     deployment.settings.account, deployment.settings.region)
+    return Templates(
+        {s.stack_name: json.loads((outdir / f"{s.stack_name}.template.json").read_text()) for s in stacks},
+        deployment.settings.account,
+        deployment.settings.region,
+    )

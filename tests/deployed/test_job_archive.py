@@ -2,6 +2,7 @@
 folder, its interpreter runs the entry point and imports every engine module and dependency with no other
 site-packages; and a real `run` started from a StartJobRun request (read back from moto), the archive and entry
 point in S3 under the keys CDK gives them, lands records in S3 and commits their offsets."""
+
 from __future__ import annotations
 
 import json
@@ -52,9 +53,19 @@ def environment(artifacts, tmp_path_factory) -> Path:
 
 
 def test_archive_runs_the_job_entry_point(environment, tmp_path):
-    done = subprocess.run([str(environment / "bin" / "python"), str(ROOT / "infra" / "job" / "entrypoint.py"),
-                           "validate", "--config", str(CONNECTOR)], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "SINK_MSK_CLUSTER_ARN": CLUSTER_ARN})
+    done = subprocess.run(
+        [
+            str(environment / "bin" / "python"),
+            str(ROOT / "infra" / "job" / "entrypoint.py"),
+            "validate",
+            "--config",
+            str(CONNECTOR),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "SINK_MSK_CLUSTER_ARN": CLUSTER_ARN},
+    )
     assert done.returncode == 0, done.stderr
     assert "orders-s3-sink" in done.stdout and "flush.size" in done.stdout
     # the shipped file names no brokers: the job's are its cluster's (SINK_MSK_CLUSTER_ARN, as the stack sets it)
@@ -62,8 +73,13 @@ def test_archive_runs_the_job_entry_point(environment, tmp_path):
 
 
 def test_archive_holds_every_module_and_dependency(environment, tmp_path):
-    done = subprocess.run([str(environment / "bin" / "python"), "-c", IMPORT_ALL], cwd=tmp_path,
-                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [str(environment / "bin" / "python"), "-c", IMPORT_ALL],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     assert "ALL-IMPORTED" in done.stdout
 
@@ -73,11 +89,21 @@ def test_start_job_run_request_runs_the_archive_to_committed_objects(stack, arti
     topic, name = f"deployed-{unique}", f"deployed-{unique}"
     create_topic(stack.bootstrap_servers, topic, PARTITIONS)
     produce_events(stack.bootstrap_servers, topic, RECORDS, PARTITIONS)
-    document = {"name": name, "config": {
-        "topics": topic, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": REGION, "flush.size": 50, "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-        "offset.storage.dynamodb.table": TABLE, "tasks.max": 2}}
+    document = {
+        "name": name,
+        "config": {
+            "topics": topic,
+            "bootstrap.servers": stack.bootstrap_servers,
+            "s3.bucket.name": BUCKET,
+            "s3.region": REGION,
+            "flush.size": 50,
+            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "offset.storage.dynamodb.table": TABLE,
+            "tasks.max": 2,
+        },
+    }
     s3 = boto3.client("s3")
     s3.put_object(Bucket=BUCKET, Key=f"_connectors/{name}.json", Body=json.dumps(document).encode())
     # and the job's artifacts in an asset bucket as CDK publishes them
@@ -89,15 +115,23 @@ def test_start_job_run_request_runs_the_archive_to_committed_objects(stack, arti
     emr = boto3.client("emr-serverless")
     application = emr.create_application(name=f"sink-{unique}", releaseLabel="emr-7.12.0", type="SPARK")
     started = emr.start_job_run(
-        applicationId=application["applicationId"], clientToken=unique, name=f"{name}-1",
+        applicationId=application["applicationId"],
+        clientToken=unique,
+        name=f"{name}-1",
         executionRoleArn="arn:aws:iam::123456789012:role/sink-job",
-        jobDriver={"sparkSubmit": {"entryPoint": entry_uri, "entryPointArguments": [
-            "run", "--config", f"s3://{BUCKET}/_connectors/{name}.json"],
-            "sparkSubmitParameters": sink_job_parameters(archive_uri, REGION, CLUSTER_ARN)}})
+        jobDriver={
+            "sparkSubmit": {
+                "entryPoint": entry_uri,
+                "entryPointArguments": ["run", "--config", f"s3://{BUCKET}/_connectors/{name}.json"],
+                "sparkSubmitParameters": sink_job_parameters(archive_uri, REGION, CLUSTER_ARN),
+            }
+        },
+    )
     job_run = emr.get_job_run(applicationId=application["applicationId"], jobRunId=started["jobRunId"])["jobRun"]
     done = run_job_run(job_run, s3, tmp_path, stack.env)
     # then the run succeeded, every record landed once and the offsets are committed
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert sorted(r["event_id"] for r in landed_records(s3, topic)) == list(range(RECORDS))
     assert committed_offsets(boto3.client("dynamodb"), parse_config(document)) == {
-        p: RECORDS // PARTITIONS for p in range(PARTITIONS)}
+        p: RECORDS // PARTITIONS for p in range(PARTITIONS)
+    }

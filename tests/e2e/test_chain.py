@@ -8,10 +8,12 @@ exactly the StartJobRun it sent, as the job role, and puts each backed-up record
 `make e2e` runs this file alone.
 
 Stand-ins, each written down in docs/aws-fidelity.md: moto's server for AWS (its EMR Serverless runs go straight
-to SUCCESS; the test runs the request itself), Apache Kafka's broker for MSK (one node, plaintext, no IAM auth), this machine's
+to SUCCESS; the test runs the request itself), Apache Kafka's broker for MSK (one node, plaintext, no IAM auth),
+this machine's
 archive and Lambda packages under the keys and layouts of the deployed ones, and a job run read back through
 moto's own state API (which authorizes nothing).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,13 +24,13 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from devtools.producer import create_topic, produce
+from devtools.producer import create_topic
 from infra.constructs.admin import RESOURCE_TYPE
 from tests.cloudformation import custom_resource_event
 from tests.connector_index import read_index
 from tests.deployed.emr_runner import run_job_run
-from tests.dlq_corpus import read_topic
 from tests.deployed.lambda_runner import invoke
+from tests.dlq_corpus import read_topic
 from tests.e2e.msk_events import msk_event, read_records
 from tests.iam.deployment import TEST_SETTINGS
 from tests.iam.engine import PARTITIONS
@@ -52,8 +54,11 @@ def _job_runs(world) -> list[dict]:
 
 def _as_get_job_run(run: dict) -> dict:
     """A job run as moto stores it, in the shape of `get_job_run(...)["jobRun"]`."""
-    return {"jobDriver": run["job_driver"], "configurationOverrides": run.get("configuration_overrides") or {},
-            "executionRoleArn": run["execution_role_arn"]}
+    return {
+        "jobDriver": run["job_driver"],
+        "configurationOverrides": run.get("configuration_overrides") or {},
+        "executionRoleArn": run["execution_role_arn"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +67,11 @@ def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, spa
     creds = {name: principal.credentials.env for name, principal in principals.items()}
     # deploy: the admin's Create (packaged, its role) publishes the connector config
     url, responses = cloudformation
-    state = deployed.in_moto(custom_resource_property(
-        deployed.synthesized.templates["service"], RESOURCE_TYPE, "State", deployed.physical["service"]))
+    state = deployed.in_moto(
+        custom_resource_property(
+            deployed.synthesized.templates["service"], RESOURCE_TYPE, "State", deployed.physical["service"]
+        )
+    )
     create = custom_resource_event("Create", url, {"ServiceToken": "arn", "State": state}, RESOURCE_TYPE, "e2e-create")
     invoke(artifacts.lambda_layout("admin"), create, deployed.environment(HANDLERS["admin"]), creds["admin"])
     assert responses[-1]["Status"] == "SUCCESS", responses[-1]
@@ -71,8 +79,10 @@ def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, spa
     trigger_env = deployed.environment(HANDLERS["trigger"])
     parameters = dict(arg.split("=", 1) for arg in shlex.split(trigger_env["SPARK_PARAMETERS"]) if "=" in arg)
     s3 = admin.client("s3")
-    for uri, path in ((parameters["spark.archives"], artifacts.job_archive),
-                      (trigger_env["ENTRY_POINT"], deployed_entry_point())):
+    for uri, path in (
+        (parameters["spark.archives"], artifacts.job_archive),
+        (trigger_env["ENTRY_POINT"], deployed_entry_point()),
+    ):
         bucket, key = _asset(uri)
         if bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
             s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": world.region})
@@ -86,31 +96,62 @@ def chain(iam_stack, world, deployed, principals, artifacts, cloudformation, spa
     # the event source's batches (at most trigger.batch_size records each): orders-0, then orders-1
     records = read_records(bootstrap, "orders", PARTITIONS["orders"])
     batch_size = deployed.synthesized.settings.trigger.batch_size
-    first = msk_event([r for r in records if r.partition() == 0][:batch_size], deployed.synthesized.settings.msk.cluster_arn, bootstrap)
-    second = msk_event([r for r in records if r.partition() == 1], deployed.synthesized.settings.msk.cluster_arn, bootstrap)
+    first = msk_event(
+        [r for r in records if r.partition() == 0][:batch_size],
+        deployed.synthesized.settings.msk.cluster_arn,
+        bootstrap,
+    )
+    second = msk_event(
+        [r for r in records if r.partition() == 1], deployed.synthesized.settings.msk.cluster_arn, bootstrap
+    )
     trigger = artifacts.lambda_layout("trigger")
     started = invoke(trigger, first, trigger_env, creds["trigger"])
     runs = _job_runs(world)
     # the job, from exactly the request the trigger sent, as the job role
     workdir, event_log = tmp_path_factory.mktemp("emr-driver"), tmp_path_factory.mktemp("emr-events")
-    job = run_job_run(_as_get_job_run(runs[0]), principals["job"].credentials.client("s3"), workdir, creds["job"],
-                      master=spark_cluster.master_url, event_log_dir=event_log)
+    job = run_job_run(
+        _as_get_job_run(runs[0]),
+        principals["job"].credentials.client("s3"),
+        workdir,
+        creds["job"],
+        master=spark_cluster.master_url,
+        event_log_dir=event_log,
+    )
     (entry,) = read_index(trigger_env["CONNECTORS_URI"], s3)  # the connector index the admin's Create published
     config_uri = entry["config_uri"]
     entry_point = workdir / Path(runs[0]["job_driver"]["sparkSubmit"]["entryPoint"]).name  # as EMR fetched it
-    status = subprocess.run([str(workdir / "environment" / "bin" / "python"), str(entry_point), "status",
-                             "--config", config_uri], cwd=workdir, capture_output=True, text=True,
-                            env={"PATH": "/usr/bin:/bin", **creds["job"]}, timeout=120)
+    status = subprocess.run(
+        [str(workdir / "environment" / "bin" / "python"), str(entry_point), "status", "--config", config_uri],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", **creds["job"]},
+        timeout=120,
+    )
     landed_after_run = _landed(admin, deployed)
     # later batches, and the first one again (the event source retries it): no run can close a file
-    after = [invoke(trigger, second, trigger_env, creds["trigger"]), invoke(trigger, first, trigger_env, creds["trigger"])]
+    after = [
+        invoke(trigger, second, trigger_env, creds["trigger"]),
+        invoke(trigger, first, trigger_env, creds["trigger"]),
+    ]
     replay = artifacts.lambda_layout("dlq_replay")
     replay_env = deployed.environment(HANDLERS["replay"])
     replays = [invoke(replay, {"connector": connector}, replay_env, creds["replay"], timeout_s=300) for _ in range(2)]
-    return {"started": started, "runs": runs, "job": job, "tasks": task_ends(event_log), "status": status,
-            "landed": landed_after_run, "cluster": spark_cluster,
-            "after": after, "runs_after": _job_runs(world), "landed_after": _landed(admin, deployed),
-            "replays": replays, "bootstrap": bootstrap, "principals": principals}
+    return {
+        "started": started,
+        "runs": runs,
+        "job": job,
+        "tasks": task_ends(event_log),
+        "status": status,
+        "landed": landed_after_run,
+        "cluster": spark_cluster,
+        "after": after,
+        "runs_after": _job_runs(world),
+        "landed_after": _landed(admin, deployed),
+        "replays": replays,
+        "bootstrap": bootstrap,
+        "principals": principals,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -119,13 +160,23 @@ def restored(chain, world, deployed, principals, artifacts, spark_cluster, tmp_p
     run from exactly the StartJobRun it sent (the job role); the target topic read back."""
     bootstrap, creds = chain["bootstrap"], {name: p.credentials.env for name, p in principals.items()}
     create_topic(bootstrap, RESTORE_TARGET, PARTITIONS["orders"])
-    event = {"action": "restore", "connector": deployed.synthesized.connector, "topic": "orders",
-             "target_topic": RESTORE_TARGET}
-    answer = invoke(artifacts.lambda_layout("trigger"), event, deployed.environment(HANDLERS["trigger"]),
-                    creds["trigger"])["restore"]
+    event = {
+        "action": "restore",
+        "connector": deployed.synthesized.connector,
+        "topic": "orders",
+        "target_topic": RESTORE_TARGET,
+    }
+    answer = invoke(
+        artifacts.lambda_layout("trigger"), event, deployed.environment(HANDLERS["trigger"]), creds["trigger"]
+    )["restore"]
     (run,) = [r for r in _job_runs(world) if r["id"] == answer["job_run_id"]]
-    job = run_job_run(_as_get_job_run(run), principals["job"].credentials.client("s3"),
-                      tmp_path_factory.mktemp("emr-restore"), creds["job"], master=spark_cluster.master_url)
+    job = run_job_run(
+        _as_get_job_run(run),
+        principals["job"].credentials.client("s3"),
+        tmp_path_factory.mktemp("emr-restore"),
+        creds["job"],
+        master=spark_cluster.master_url,
+    )
     return {"run": run, "job": job, "target": read_topic(bootstrap, RESTORE_TARGET)}
 
 
@@ -147,10 +198,15 @@ def _landed(admin, deployed) -> dict:
         return {k: s3.get_object(Bucket=bucket, Key=k)["Body"].read().splitlines() for k in keys}
 
     items = admin.client("dynamodb").query(
-        TableName=settings.table_name, KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
-        ExpressionAttributeValues={":pk": {"S": synthesized.connector}, ":o": {"S": "OFFSET#"}})["Items"]
-    return {"objects": lines("topics/"), "dead_letters": lines(synthesized.dead_letter_prefix),
-            "offsets": {i["sk"]["S"]: int(i["next_offset"]["N"]) for i in items}}
+        TableName=settings.table_name,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
+        ExpressionAttributeValues={":pk": {"S": synthesized.connector}, ":o": {"S": "OFFSET#"}},
+    )["Items"]
+    return {
+        "objects": lines("topics/"),
+        "dead_letters": lines(synthesized.dead_letter_prefix),
+        "offsets": {i["sk"]["S"]: int(i["next_offset"]["N"]) for i in items},
+    }
 
 
 def deployed_entry_point():

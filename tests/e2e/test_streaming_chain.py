@@ -12,6 +12,7 @@ in a world of its own: a broker and an IAM-enforcing moto whose EMR Serverless k
 and keeps StartJobRun's `mode` and `retryPolicy` (tests/iam/emr_lifecycle.py; moto 5.2.5 drops them).
 `make e2e` runs it with tests/e2e/test_chain.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,11 @@ def _asset(uri: str) -> tuple[str, str]:
 
 
 def _as_get_job_run(run: dict) -> dict:
-    return {"jobDriver": run["job_driver"], "configurationOverrides": run.get("configuration_overrides") or {},
-            "executionRoleArn": run["execution_role_arn"]}
+    return {
+        "jobDriver": run["job_driver"],
+        "configurationOverrides": run.get("configuration_overrides") or {},
+        "executionRoleArn": run["execution_role_arn"],
+    }
 
 
 def _produce(bootstrap: str, start: int, count: int) -> None:
@@ -61,11 +65,16 @@ def _produce(bootstrap: str, start: int, count: int) -> None:
 def _landed(here) -> list[int]:
     settings = here.deployed.synthesized.settings
     s3 = here.world.admin.client("s3")
-    keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=settings.bucket_name,
-                                                                            Prefix="topics/")
-            for o in page.get("Contents", [])]
-    return sorted(json.loads(line)["n"] for k in keys
-                  for line in s3.get_object(Bucket=settings.bucket_name, Key=k)["Body"].read().splitlines())
+    keys = [
+        o["Key"]
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=settings.bucket_name, Prefix="topics/")
+        for o in page.get("Contents", [])
+    ]
+    return sorted(
+        json.loads(line)["n"]
+        for k in keys
+        for line in s3.get_object(Bucket=settings.bucket_name, Key=k)["Body"].read().splitlines()
+    )
 
 
 def _wait_for(here, count: int, job: subprocess.Popen) -> list[int]:
@@ -80,15 +89,21 @@ def _wait_for(here, count: int, job: subprocess.Popen) -> list[int]:
 
 def _lease(here) -> dict:
     settings, connector = here.deployed.synthesized.settings, here.deployed.synthesized.connector
-    return here.world.admin.client("dynamodb").get_item(
-        TableName=settings.table_name, Key={"pk": {"S": connector}, "sk": {"S": "LEASE"}}).get("Item") or {}
+    return (
+        here.world.admin.client("dynamodb")
+        .get_item(TableName=settings.table_name, Key={"pk": {"S": connector}, "sk": {"S": "LEASE"}})
+        .get("Item")
+        or {}
+    )
 
 
 def _offsets(here) -> dict[str, int]:
     settings, connector = here.deployed.synthesized.settings, here.deployed.synthesized.connector
     items = here.world.admin.client("dynamodb").query(
-        TableName=settings.table_name, KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
-        ExpressionAttributeValues={":pk": {"S": connector}, ":o": {"S": "OFFSET#"}})["Items"]
+        TableName=settings.table_name,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
+        ExpressionAttributeValues={":pk": {"S": connector}, ":o": {"S": "OFFSET#"}},
+    )["Items"]
     return {i["sk"]["S"]: int(i["next_offset"]["N"]) for i in items}
 
 
@@ -115,13 +130,20 @@ def chain(artifacts, spark_cluster, tmp_path_factory) -> dict:
         started = _invoke(trigger, event, trigger_env, creds["trigger"])
         (run,) = here.runs()
         workdir = tmp_path_factory.mktemp("emr-streaming-driver")
-        job = start_job_run(_as_get_job_run(run), here.principals["job"].credentials.client("s3"), workdir,
-                            creds["job"], master=spark_cluster.master_url)
+        job = start_job_run(
+            _as_get_job_run(run),
+            here.principals["job"].credentials.client("s3"),
+            workdir,
+            creds["job"],
+            master=spark_cluster.master_url,
+        )
         try:
             first = _wait_for(here, FIRST, job)
             # while it runs: the batch delivered again, and the tick
-            again = [_invoke(trigger, event, trigger_env, creds["trigger"]),
-                     _invoke(trigger, {"action": "idle-flush"}, trigger_env, creds["trigger"])]
+            again = [
+                _invoke(trigger, event, trigger_env, creds["trigger"]),
+                _invoke(trigger, {"action": "idle-flush"}, trigger_env, creds["trigger"]),
+            ]
             runs_while_active = here.runs()
             lease_while_running = _lease(here)
             _produce(bootstrap, FIRST, SECOND)
@@ -140,12 +162,26 @@ def chain(artifacts, spark_cluster, tmp_path_factory) -> dict:
             if job.poll() is None:
                 job.kill()
                 job.communicate()
-        return {"started": started, "run": run, "first": first, "again": again, "runs": runs_while_active,
-                "lease_while_running": lease_while_running, "second": second, "second_s": second_s,
-                "code": job.returncode, "stdout": out, "stderr": err, "lease": _lease(here),
-                "alive": [p.pid for p in alive], "ended_s": ended_s,
-                "offsets": _offsets(here), "landed": _landed(here), "principals": here.principals,
-                "index": here.index}
+        return {
+            "started": started,
+            "run": run,
+            "first": first,
+            "again": again,
+            "runs": runs_while_active,
+            "lease_while_running": lease_while_running,
+            "second": second,
+            "second_s": second_s,
+            "code": job.returncode,
+            "stdout": out,
+            "stderr": err,
+            "lease": _lease(here),
+            "alive": [p.pid for p in alive],
+            "ended_s": ended_s,
+            "offsets": _offsets(here),
+            "landed": _landed(here),
+            "principals": here.principals,
+            "index": here.index,
+        }
 
 
 def test_an_msk_batch_starts_the_connectors_streaming_job_run_with_its_role(chain):
@@ -153,10 +189,17 @@ def test_an_msk_batch_starts_the_connectors_streaming_job_run_with_its_role(chai
     assert (decision["action"], decision["reason"]) == ("started", "continuous"), decision
     run = chain["run"]
     assert (run["mode"], run["retry_policy"], run["requested_timeout_minutes"]) == (
-        "STREAMING", {"maxFailedAttemptsPerHour": RETRIES_PER_HOUR}, 0)
+        "STREAMING",
+        {"maxFailedAttemptsPerHour": RETRIES_PER_HOUR},
+        0,
+    )
     assert run["execution_role_arn"] == chain["principals"]["job"].arn
     assert run["job_driver"]["sparkSubmit"]["entryPointArguments"] == [
-        "run", "--continuous", "--config", chain["index"][0]["config_uri"]]
+        "run",
+        "--continuous",
+        "--config",
+        chain["index"][0]["config_uri"],
+    ]
 
 
 def test_while_it_runs_the_same_batch_again_and_the_tick_start_no_second(chain):

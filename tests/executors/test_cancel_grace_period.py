@@ -1,7 +1,7 @@
 """CancelJobRun with a grace period as EMR Serverless delivers it to a job's JVM shutdown hooks ("EMR Serverless job
 run cancellation with grace period", EMR Serverless User Guide): the job started by spark-submit through the EMR entry
 point (infra/job/entrypoint.py), and SIGTERM sent to the driver's JVM (SparkSubmit) only, never to the Python driver
-or the process group. The engine's hook in that JVM (sink_engine/driver/stopping.py) stops the run: the whole
+or the process group. The engine's hook in that JVM (sink_engine/run/stopping.py) stops the run: the whole
 process tree ends within `sink.lease.duration.ms`, the lease is released (a bounded run right after takes it),
 what was closed is committed and every record is in S3 once. A bounded run's task that does not stop (stuck outside
 Kafka) has the run's Spark job cancelled half a lease after the stop: nothing is committed."""
@@ -19,9 +19,9 @@ import pytest
 
 from devtools.producer import SteadyProducer, create_topic
 from sink_engine.driver.job import now_ms, run_job
-from sink_engine.driver.stopping import JvmShutdownStop
 from sink_engine.failpoints import arm_task_failpoint, release_task_failpoint, task_failpoint_fired
 from sink_engine.offsets import Leases
+from sink_engine.run.stopping import JvmShutdownStop
 from tests.conftest import TABLE
 from tests.continuous.runs import caught_up, landed_once, wait_for
 from tests.faults.landed_once import produce_numbered, write_config

@@ -1,6 +1,7 @@
 """The job on a Spark whose executors are separate processes, started as EMR starts it (spark-submit): its tasks
 run on the executors, never in the driver (Spark's event log says where each task ran), and an executor killed
 mid-run costs a retry elsewhere, never a record lost or written twice (JsonFormat, Parquet and IcebergFormat)."""
+
 from __future__ import annotations
 
 import io
@@ -12,15 +13,14 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from devtools.producer import create_topic
+from devtools.producer import SteadyProducer, create_topic
 from sink_engine.failpoints import arm_task_failpoint, task_failpoint_fired
+from tests.conftest import BUCKET
+from tests.continuous.runs import caught_up, in_table_once, landed_once, wait_for
 from tests.faults.landed_once import produce_numbered, write_config
 from tests.iceberg import tables
 from tests.runs import committed_offsets
 from tests.s3_reader import list_keys, read_json_lines
-from tests.conftest import BUCKET
-from devtools.producer import SteadyProducer
-from tests.continuous.runs import caught_up, in_table_once, landed_once, wait_for
 from tests.spark_cluster import LOCAL_CLUSTER, spark_submit, task_ends
 
 PARTITIONS = 4
@@ -28,8 +28,7 @@ PER_PARTITION = 6_000  # several chunks of records per range: the stall comes af
 STALL = "task_stall"
 FORMATS = {
     "json": {},
-    "parquet": {"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-                "parquet.codec": "snappy"},
+    "parquet": {"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat", "parquet.codec": "snappy"},
     "iceberg": "iceberg",
 }
 
@@ -71,7 +70,7 @@ def run_finished(output: str) -> dict:
     """The RUN_FINISHED event the driver logged (`-v`): in spark-submit's standard output, where its PythonRunner
     sends the Python driver's standard error too."""
     (line,) = [line for line in output.splitlines() if '"event": "RUN_FINISHED"' in line]
-    return json.loads(line[line.index("{"):])
+    return json.loads(line[line.index("{") :])
 
 
 def test_a_run_started_by_spark_submit_runs_its_tasks_on_the_executors(numbered, s3, dynamodb, tmp_path):
@@ -141,8 +140,9 @@ def _wait_for(probe, job, timeout_s: float = 180):
         if found is not None:
             return found
         if job.poll() is not None:
-            raise AssertionError(f"the job ended ({job.returncode}) before the failpoint fired: "
-                                 f"{job.stdout.read()[-4000:]}")
+            raise AssertionError(
+                f"the job ended ({job.returncode}) before the failpoint fired: {job.stdout.read()[-4000:]}"
+            )
         time.sleep(0.1)
     raise AssertionError("the failpoint did not fire")
 
@@ -155,10 +155,13 @@ def _executor_of(python_worker: int) -> psutil.Process:
     raise AssertionError(f"Python worker {python_worker} has no JVM among its parents")
 
 
-@pytest.mark.parametrize("master, status, says", [
-    (LOCAL_CLUSTER, "ok", "ran on executors 0, 1 (master local-cluster"),
-    ("local[2]", "FAILED", "ran inside the driver (master local[2]): every run would do its work in its driver"),
-])
+@pytest.mark.parametrize(
+    "master, status, says",
+    [
+        (LOCAL_CLUSTER, "ok", "ran on executors 0, 1 (master local-cluster"),
+        ("local[2]", "FAILED", "ran inside the driver (master local[2]): every run would do its work in its driver"),
+    ],
+)
 def test_the_doctor_under_spark_submit_names_the_executors_that_ran_its_stage(master, status, says, numbered):
     # given a connector, and the doctor started as EMR starts it, on two executor processes or forced local
     config, path = numbered()
@@ -179,8 +182,9 @@ def test_a_continuous_run_loses_an_executor_mid_cycle_and_every_record_lands_onc
     # closed data file)
     keys = {"tasks.max": 2, "sink.lease.duration.ms": 8000}
     if kind == "iceberg":
-        config = iceberg_connector(**keys, **{"iceberg.control.commit.interval-ms": 2000,
-                                              "iceberg.tables.kafka-metadata-enabled": "true"})
+        config = iceberg_connector(
+            **keys, **{"iceberg.control.commit.interval-ms": 2000, "iceberg.tables.kafka-metadata-enabled": "true"}
+        )
         tables.create_namespace(config)
     else:
         config = connector(**keys, **{"flush.size": 500, "rotate.schedule.interval.ms": 2000})

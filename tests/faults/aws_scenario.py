@@ -4,6 +4,7 @@ behind the fault proxy), and the checks every scenario ends with, read straight 
 Record n of partition p is `{"p": p, "n": n, "pad": ...}` at offset n, so what landed tells duplicates (an
 offset twice), missing records (an offset below the partition's committed offset that is not in S3) and
 records written past the commit (an offset at or above it) without any other bookkeeping."""
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,12 @@ KIB = 1024
 # Small records: every file goes up in one PutObject.
 SMALL = {"partitions": 2, "per_partition": 1000, "pad": 100, "settings": {"flush.size": 300}}
 # 10 kB records, 5.5 MB files: every file is a streamed multipart upload of two parts (5 MiB and the rest).
-LARGE = {"partitions": 2, "per_partition": 1200, "pad": 10 * KIB,
-         "settings": {"flush.size": 550, "s3.part.size": 5 * KIB * KIB}}
+LARGE = {
+    "partitions": 2,
+    "per_partition": 1200,
+    "pad": 10 * KIB,
+    "settings": {"flush.size": 550, "s3.part.size": 5 * KIB * KIB},
+}
 # Both: partition 0 as LARGE, partition 1's records of 100 bytes (single PutObjects).
 MIXED = {**LARGE, "pad": (10 * KIB, 100)}
 
@@ -49,8 +54,10 @@ def prepare(stack, connector, shape: dict, **settings):
     partitions, per_partition = shape["partitions"], shape["per_partition"]
     create_topic(stack.bootstrap_servers, topic, partitions)
     pads = shape["pad"] if isinstance(shape["pad"], tuple) else (shape["pad"],) * partitions
-    values = [orjson.dumps({"p": i % partitions, "n": i // partitions, "pad": "x" * pads[i % partitions]})
-              for i in range(partitions * per_partition)]
+    values = [
+        orjson.dumps({"p": i % partitions, "n": i // partitions, "pad": "x" * pads[i % partitions]})
+        for i in range(partitions * per_partition)
+    ]
     produce(stack.bootstrap_servers, topic, values, partitions)
     return config
 
@@ -93,8 +100,9 @@ def landed(s3, dynamodb, config) -> dict:
         "duplicates": sum(count - 1 for count in seen.values()),
         "missing": len(expected - set(seen)),
         "past_commit": len(set(seen) - expected),
-        "unlisted_last_files": [c.last_file for c in committed(dynamodb, config).values()
-                                if c.last_file and c.last_file not in by_key],
+        "unlisted_last_files": [
+            c.last_file for c in committed(dynamodb, config).values() if c.last_file and c.last_file not in by_key
+        ],
         "leftover_uploads": len(leftover_uploads(s3, f"topics/{topic}/")),
     }
 
@@ -115,6 +123,12 @@ def assert_complete(state: dict, commits: dict[int, int]) -> None:
 
 
 def record_figures(figures: dict, proxy, runs: list[RunOutcome], state: dict) -> None:
-    figures.update(faults=dict(proxy.injected), runs=len(runs), exit_codes=[r.code for r in runs],
-                   records=state["records"], duplicates=state["duplicates"], missing=state["missing"],
-                   leftover_uploads=state["leftover_uploads"])
+    figures.update(
+        faults=dict(proxy.injected),
+        runs=len(runs),
+        exit_codes=[r.code for r in runs],
+        records=state["records"],
+        duplicates=state["duplicates"],
+        missing=state["missing"],
+        leftover_uploads=state["leftover_uploads"],
+    )

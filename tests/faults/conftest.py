@@ -5,6 +5,7 @@ A scenario's figures travel in its teardown report (`user_properties`), so that 
 pytest-xdist runs the scenarios in worker processes: the controller's terminal reporter holds every report.
 
 Scenario files add their own fixtures here by appending; keep each generic."""
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,9 @@ def seed(request) -> int:
 def pytest_runtest_makereport(item, call):
     report = yield
     if report.failed and _SEEDS in item.stash:
-        report.sections.append(("fault seed", f"rerun with: SEED={item.stash[_SEEDS]} .venv/bin/python -m pytest "
-                                              f"'{item.nodeid}'"))
+        report.sections.append(
+            ("fault seed", f"rerun with: SEED={item.stash[_SEEDS]} .venv/bin/python -m pytest '{item.nodeid}'")
+        )
     return report
 
 
@@ -49,9 +51,14 @@ def figures(request):
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    rows = [value for reports in terminalreporter.stats.values() for report in reports
-            if getattr(report, "when", None) == "teardown"
-            for name, value in getattr(report, "user_properties", ()) if name == _FIGURES]
+    rows = [
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "when", None) == "teardown"
+        for name, value in getattr(report, "user_properties", ())
+        if name == _FIGURES
+    ]
     if rows:
         terminalreporter.section("fault matrix figures")
         terminalreporter.write_line(format_table(rows))

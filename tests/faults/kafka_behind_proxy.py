@@ -1,5 +1,6 @@
 """A dedicated Apache Kafka broker whose client listener advertises a KafkaProxy's port, so every client connection
 goes through the proxy (the broker's own traffic to itself uses its internal listener: devtools/kafka_broker.py)."""
+
 from __future__ import annotations
 
 from devtools.faults.kafka_proxy import KafkaProxy

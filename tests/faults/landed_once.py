@@ -4,6 +4,7 @@ Records are JSON objects `{"id": n}` produced round-robin, so record n sits in p
 (every batch is a multiple of P records and starts at a multiple of P). Output is JsonFormat with count-based
 rotation: keys `topics/<topic>/partition=<p>/<topic>+<p>+<start>.json`, one record per line.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,8 +20,9 @@ from tests.runs import committed_offsets
 from tests.s3_reader import landed_by_key
 
 
-def produce_numbered(bootstrap: str, topic: str, first: int, count: int, partitions: int, pad: int = 0,
-                     settings: dict | None = None) -> int:
+def produce_numbered(
+    bootstrap: str, topic: str, first: int, count: int, partitions: int, pad: int = 0, settings: dict | None = None
+) -> int:
     """Produce records `first` .. `first + count - 1` (`settings`: the producer's); returns the next number."""
     assert first % partitions == 0 and count % partitions == 0, (first, count, partitions)
     filler = "x" * pad
@@ -59,14 +61,20 @@ def check_exactly_once(s3, dynamodb, config, partitions: int, produced: int, com
         by_partition[int(partition)].append((int(start), [r["id"] for r in records]))
     ids = [n for files in by_partition.values() for _, numbers in files for n in numbers]
     expected = {n for p in range(partitions) for n in range(p, committed.get(p, 0) * partitions, partitions)}
-    landed = Landed(records=len(ids), duplicates=len(ids) - len(set(ids)), missing=len(expected - set(ids)),
-                    files=sum(len(f) for f in by_partition.values()), committed=committed)
+    landed = Landed(
+        records=len(ids),
+        duplicates=len(ids) - len(set(ids)),
+        missing=len(expected - set(ids)),
+        files=sum(len(f) for f in by_partition.values()),
+        committed=committed,
+    )
     for p, files in by_partition.items():
         done = committed.get(p, 0)
         files.sort()
         boundaries = _check_contiguous(topic, p, partitions, [f for f in files if f[0] < done])
         assert boundaries[-1] == done, (
-            f"{topic}-{p}: committed offset {done} is not the end of a file in S3 ({boundaries[-6:]})")
+            f"{topic}-{p}: committed offset {done} is not the end of a file in S3 ({boundaries[-6:]})"
+        )
         orphans = [f for f in files if f[0] >= done]
         _check_orphans(topic, p, partitions, orphans)
         if complete:
@@ -81,7 +89,9 @@ def _check_contiguous(topic: str, p: int, partitions: int, files: list[tuple[int
     """File boundaries 0, end of 1st file, ...; asserts each file holds exactly the records of its offsets."""
     boundaries = [0]
     for start, numbers in files:
-        assert start == boundaries[-1], f"{topic}-{p}: file at {start} does not follow the one ending at {boundaries[-1]}"
+        assert start == boundaries[-1], (
+            f"{topic}-{p}: file at {start} does not follow the one ending at {boundaries[-1]}"
+        )
         _check_records(topic, p, partitions, start, numbers)
         boundaries.append(start + len(numbers))
     return boundaries
@@ -107,7 +117,10 @@ def check_status(dynamodb, config, partitions: int, produced: int) -> None:
     for row in rows:
         p = row.tp.partition
         assert (row.committed, row.end_offset, row.lag) == (
-            committed.get(p), produced // partitions, produced // partitions - committed.get(p, 0)), row
+            committed.get(p),
+            produced // partitions,
+            produced // partitions - committed.get(p, 0),
+        ), row
 
 
 def write_config(config, path) -> str:

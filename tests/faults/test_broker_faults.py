@@ -7,6 +7,7 @@ fetches in small steps (as from a partition far larger than its prefetch), so wh
 from wherever the partition's leader is then. A run ends 0, or 1 naming what failed and a rerun completes; every
 record lands once, the committed offsets at the last `flush.size` boundary and `status` right. A broker killed just
 before a run plans, and one killed under a continuous run while records are produced, are survived too."""
+
 from __future__ import annotations
 
 import random
@@ -33,8 +34,10 @@ PAD = 100
 # them per partition: about 250 fetches per partition, of which a task's first chunk (what arrives within one
 # consume call's 0.1 s) takes a fraction
 SMALL_BATCHES = {"batch.size": 1024}
-SMALL_FETCHES = {"consumer.override.max.partition.fetch.bytes": 1024,
-                 "consumer.override.queued.max.messages.kbytes": 16}
+SMALL_FETCHES = {
+    "consumer.override.max.partition.fetch.bytes": 1024,
+    "consumer.override.queued.max.messages.kbytes": 16,
+}
 RUN_TIMEOUT_S = 180
 
 
@@ -57,8 +60,15 @@ def scenario(healed, connector, tmp_path):
     cluster = healed
 
     def build(**overrides):
-        config = connector(**{"bootstrap.servers": cluster.bootstrap_servers, "flush.size": 250,
-                              "tasks.max": PARTITIONS, **SMALL_FETCHES, **overrides})
+        config = connector(
+            **{
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "flush.size": 250,
+                "tasks.max": PARTITIONS,
+                **SMALL_FETCHES,
+                **overrides,
+            }
+        )
         cluster.create_topic(config["topics"][0], PARTITIONS)
         produce_numbered(cluster.bootstrap_servers, config["topics"][0], 0, RECORDS, PARTITIONS, PAD, SMALL_BATCHES)
         return config, write_config(config, tmp_path / "connector.json")
@@ -99,7 +109,8 @@ def until_done(path: str, first: int, capsys) -> list[int]:
 
 
 def test_a_broker_killed_mid_run_its_leaders_move_and_every_record_lands_once(
-        cluster, scenario, s3, dynamodb, spark, seed, figures, capsys):
+    cluster, scenario, s3, dynamodb, spark, seed, figures, capsys
+):
     rng = random.Random(seed)
     # given a replicated topic and a run reading it, held mid-range on a seeded partition
     config, path = scenario()
@@ -114,12 +125,14 @@ def test_a_broker_killed_mid_run_its_leaders_move_and_every_record_lands_once(
     assert not victim.running and cluster.leaders(topic)[partition] not in (victim.node_id, -1), "the leader moved"
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, RECORDS)
     check_status(dynamodb, config, PARTITIONS, RECORDS)
-    figures.update(faults={"broker SIGKILL": 1}, runs=len(codes), exit_codes=codes, run_s=round(seconds, 1),
-                   **landed.figures())
+    figures.update(
+        faults={"broker SIGKILL": 1}, runs=len(codes), exit_codes=codes, run_s=round(seconds, 1), **landed.figures()
+    )
 
 
 def test_a_broker_restarted_mid_run_every_record_lands_once(
-        cluster, scenario, s3, dynamodb, spark, seed, figures, capsys):
+    cluster, scenario, s3, dynamodb, spark, seed, figures, capsys
+):
     rng = random.Random(seed)
     # given a run held mid-range on a seeded partition
     config, path = scenario()
@@ -140,12 +153,14 @@ def test_a_broker_restarted_mid_run_every_record_lands_once(
     assert victim.running
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, RECORDS)
     check_status(dynamodb, config, PARTITIONS, RECORDS)
-    figures.update(faults={"broker restart": 1}, runs=len(codes), exit_codes=codes, down_s=round(down_s, 1),
-                   **landed.figures())
+    figures.update(
+        faults={"broker restart": 1}, runs=len(codes), exit_codes=codes, down_s=round(down_s, 1), **landed.figures()
+    )
 
 
 def test_the_active_controller_restarted_mid_run_every_record_lands_once(
-        cluster, scenario, s3, dynamodb, spark, seed, figures, capsys):
+    cluster, scenario, s3, dynamodb, spark, seed, figures, capsys
+):
     rng = random.Random(seed)
     # given a run held mid-range on a seeded partition
     config, path = scenario()
@@ -170,7 +185,8 @@ def test_the_active_controller_restarted_mid_run_every_record_lands_once(
 
 
 def test_a_broker_killed_as_a_run_starts_its_offsets_are_asked_of_the_new_leader(
-        cluster, scenario, s3, dynamodb, spark, seed, figures, capsys):
+    cluster, scenario, s3, dynamodb, spark, seed, figures, capsys
+):
     rng = random.Random(seed)
     # given a seeded broker SIGKILLed just before a run: the metadata names it as a leader until it is fenced
     config, path = scenario()
@@ -186,12 +202,20 @@ def test_a_broker_killed_as_a_run_starts_its_offsets_are_asked_of_the_new_leader
 
 
 def test_a_broker_killed_under_a_continuous_run_every_record_lands_once(
-        healed, connector, tmp_path, s3, dynamodb, seed, figures):
+    healed, connector, tmp_path, s3, dynamodb, seed, figures
+):
     rng = random.Random(seed)
     lease_ms = 8000
     # given a continuous run over a replicated topic and records produced steadily to it
-    config = connector(**{"bootstrap.servers": healed.bootstrap_servers, "flush.size": 500, "tasks.max": 2,
-                          "rotate.schedule.interval.ms": 2000, "sink.lease.duration.ms": lease_ms})
+    config = connector(
+        **{
+            "bootstrap.servers": healed.bootstrap_servers,
+            "flush.size": 500,
+            "tasks.max": 2,
+            "rotate.schedule.interval.ms": 2000,
+            "sink.lease.duration.ms": lease_ms,
+        }
+    )
     topic = config["topics"][0]
     healed.create_topic(topic, PARTITIONS)
     run = start_continuous(write_config(config, tmp_path / "connector.json"))
@@ -209,5 +233,12 @@ def test_a_broker_killed_under_a_continuous_run_every_record_lands_once(
             kill_group(run)
     # and every record is in S3 once, in order, and committed
     files = landed_once(s3, dynamodb, config, producer.produced)
-    figures.update(faults={"broker SIGKILL": 1}, runs=1, exit_codes=[0], records=producer.count, duplicates=0,
-                   missing=0, files=files)
+    figures.update(
+        faults={"broker SIGKILL": 1},
+        runs=1,
+        exit_codes=[0],
+        records=producer.count,
+        duplicates=0,
+        missing=0,
+        files=files,
+    )

@@ -3,6 +3,7 @@
 The lease's expiry is written and judged with each run's own clock (docs/faults.md, "Clocks"), so a skew can let a
 run take a lease early or make it wait; it can never let two runs commit: every commit is a transaction
 conditional on the lease's epoch, and taking the lease bumps the epoch."""
+
 from __future__ import annotations
 
 import random
@@ -78,14 +79,18 @@ def skewed(offset_ms: int):
 
 def commit_epochs(dynamodb, config) -> set[int]:
     """The lease epochs that wrote the connector's committed offsets."""
-    items = dynamodb.query(TableName=TABLE, KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
-                           ExpressionAttributeValues={":pk": {"S": config.name}, ":o": {"S": "OFFSET#"}},
-                           ConsistentRead=True)["Items"]
+    items = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
+        ExpressionAttributeValues={":pk": {"S": config.name}, ":o": {"S": "OFFSET#"}},
+        ConsistentRead=True,
+    )["Items"]
     return {int(item["epoch"]["N"]) for item in items}
 
 
 def test_run_a_lease_period_ahead_takes_the_lease_early_and_the_holder_is_fenced(
-        stack, spark, s3, dynamodb, topic_config, seed, figures):
+    stack, spark, s3, dynamodb, topic_config, seed, figures
+):
     rng = random.Random(seed)
     config = topic_config
     # given a run with a true clock parked at its commit, files uploaded, lease held and renewed
@@ -107,7 +112,8 @@ def test_run_a_lease_period_ahead_takes_the_lease_early_and_the_holder_is_fenced
 
 
 def test_run_a_lease_period_behind_holds_a_lease_others_see_expired_and_is_fenced(
-        stack, spark, s3, dynamodb, topic_config, seed, figures):
+    stack, spark, s3, dynamodb, topic_config, seed, figures
+):
     rng = random.Random(seed)
     config = topic_config
     produce_numbered(stack.bootstrap_servers, config["topics"][0], 0, 400, PARTITIONS)
@@ -124,14 +130,14 @@ def test_run_a_lease_period_behind_holds_a_lease_others_see_expired_and_is_fence
     assert isinstance(fenced, CommitConflictError), fenced
     assert commit_epochs(dynamodb, config) == {late_epoch + 1}
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, 400)
-    figures.update(faults={"clock behind ms": behind}, runs=2, exit_codes=[fenced.exit_code, 0],
-                   **landed.figures())
+    figures.update(faults={"clock behind ms": behind}, runs=2, exit_codes=[fenced.exit_code, 0], **landed.figures())
 
 
 @pytest.mark.fault_matrix
 @pytest.mark.parametrize("crashed_skew, waiting_skew", [(0, -1), (1, 0)], ids=["waiter_behind", "crashed_ahead"])
-def test_skew_makes_a_run_wait_longer_for_a_crashed_runs_lease(stack, spark, s3, dynamodb, topic_config, seed,
-                                                               figures, crashed_skew, waiting_skew):
+def test_skew_makes_a_run_wait_longer_for_a_crashed_runs_lease(
+    stack, spark, s3, dynamodb, topic_config, seed, figures, crashed_skew, waiting_skew
+):
     """A crashed run's lease lapses a skew late for a run behind it (or for every run, when the crashed run's
     clock was ahead): the cost of a skew is waiting, never a second commit."""
     rng = random.Random(seed)
@@ -160,5 +166,10 @@ def test_skew_makes_a_run_wait_longer_for_a_crashed_runs_lease(stack, spark, s3,
     waited = time.monotonic() - crashed_at
     assert waited >= (LEASE_MS + skew) / 1000 - 0.5, waited
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, 400)
-    figures.update(faults={"clock skew ms": skew}, runs=len(codes) + 2, exit_codes=[70, *codes, 0],
-                   waited_s=round(waited, 1), **landed.figures())
+    figures.update(
+        faults={"clock skew ms": skew},
+        runs=len(codes) + 2,
+        exit_codes=[70, *codes, 0],
+        waited_s=round(waited, 1),
+        **landed.figures(),
+    )

@@ -1,6 +1,7 @@
 """Lost answers to the claims of the dead-letter replay and of the trigger: each claim's retry meets its own first
 try and must count as claimed by this invocation, so a record is replayed once (not reported in doubt) and a
 run starts once."""
+
 from __future__ import annotations
 
 import boto3
@@ -20,11 +21,12 @@ from sink_engine.driver.job import run_job
 from tests.conftest import TABLE
 from tests.dlq_corpus import read_topic
 
-BAD = [b"{not json", b"[1, 2", b"\xff\xfe", b"{\"n\": ", b"nope"]
+BAD = [b"{not json", b"[1, 2", b"\xff\xfe", b'{"n": ', b"nope"]
 
 
-def test_a_replay_claim_whose_answer_was_lost_is_replayed_once(stack, new_topic, spark, s3, dynamodb, connector,
-                                                               aws_faults, figures, unique):
+def test_a_replay_claim_whose_answer_was_lost_is_replayed_once(
+    stack, new_topic, spark, s3, dynamodb, connector, aws_faults, figures, unique
+):
     config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "claims-dlq"})
     topic, target = config["topics"][0], f"replayed-{unique}"
     new_topic(topic, 1)
@@ -43,25 +45,40 @@ def test_a_replay_claim_whose_answer_was_lost_is_replayed_once(stack, new_topic,
     assert aws_faults.injected["drop_after"] >= 1, "the seed lost no claim: pick another"
     assert summary["totals"] == {"found": 5, "replayed": 5, "already_replayed": 0, "in_doubt": 0}, summary
     assert sorted(r["value"] for r in read_topic(stack.bootstrap_servers, target)) == sorted(BAD)
-    figures.update(faults=dict(aws_faults.injected), runs=1, exit_codes=[0], records=len(BAD), duplicates=0,
-                   missing=0)
+    figures.update(faults=dict(aws_faults.injected), runs=1, exit_codes=[0], records=len(BAD), duplicates=0, missing=0)
 
 
 @pytest.mark.fault_matrix
 def test_a_trigger_claim_whose_answer_was_lost_starts_one_run(stack, aws_faults, figures, unique):
     emr = boto3.client("emr-serverless")
     application = emr.create_application(name=f"faults-{unique}", releaseLabel="emr-7.12.0", type="SPARK")
-    job = JobSpec(application["applicationId"], "s3://assets/entrypoint.py", "--conf spark.executor.cores=1", 60,
-                  Capacity(16, 64, 200))
+    job = JobSpec(
+        application["applicationId"],
+        "s3://assets/entrypoint.py",
+        "--conf spark.executor.cores=1",
+        60,
+        Capacity(16, 64, 200),
+    )
     state = TriggerState(boto3.client("dynamodb"), TABLE)
     starter = RunStarter(state, emr, job, claim_ms=900_000, backoff=Backoff(60_000, 3_600_000))
-    rotation = Rotation.from_entry("c", {"flush.size": 100, "rotate.schedule.interval.ms": -1,
-                                         "rotate.interval.ms": -1, "timestamp.extractor": "record",
-                                         "timezone": "UTC"})
-    connector = Connector(f"trigger-{unique}", ("orders",), "s3://lake/c.json", rotation, "arn:aws:iam::123456789012:role/job")
+    rotation = Rotation.from_entry(
+        "c",
+        {
+            "flush.size": 100,
+            "rotate.schedule.interval.ms": -1,
+            "rotate.interval.ms": -1,
+            "timestamp.extractor": "record",
+            "timezone": "UTC",
+        },
+    )
+    connector = Connector(
+        f"trigger-{unique}", ("orders",), "s3://lake/c.json", rotation, "arn:aws:iam::123456789012:role/job"
+    )
     # given DynamoDB applies the run claim (a conditional put) and, later, its settlement, losing both answers
-    aws_faults.add(Rule("drop_after", "dynamodb", "PutItem", where='"RUN"', times=1),
-                   Rule("drop_after", "dynamodb", "UpdateItem", where='outcome', times=1))
+    aws_faults.add(
+        Rule("drop_after", "dynamodb", "PutItem", where='"RUN"', times=1),
+        Rule("drop_after", "dynamodb", "UpdateItem", where="outcome", times=1),
+    )
     # when the trigger starts a run, and is asked for another once that run ended (moto's runs end at once; as this
     # one took no lease it is settled as failed, so the second is forced past the backoff)
     first = starter.start(connector, "flush-size", 1_000, 0)

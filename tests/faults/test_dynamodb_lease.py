@@ -1,5 +1,6 @@
 """Lost answers to the lease's conditional writes: the SDK retries the write, the retry meets what its own first
 try wrote, and the run must recognise itself instead of reporting another run (exit 3) or a lost lease."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,12 +13,17 @@ from tests.faults.aws_scenario import SMALL, assert_complete, expected_commits, 
 from tests.runs import lapse_lease
 
 
-@pytest.mark.parametrize("operation, times", [
-    ("PutItem", 1),  # the acquisition
-    pytest.param("UpdateItem", 3, marks=pytest.mark.fault_matrix),  # renewals and the release
-], ids=["acquire", "renew-release"])
-def test_a_lost_answer_to_a_lease_write_is_recognised_as_our_own(stack, spark, s3, dynamodb, connector, aws_faults,
-                                                                figures, tmp_path, operation, times):
+@pytest.mark.parametrize(
+    "operation, times",
+    [
+        ("PutItem", 1),  # the acquisition
+        pytest.param("UpdateItem", 3, marks=pytest.mark.fault_matrix),  # renewals and the release
+    ],
+    ids=["acquire", "renew-release"],
+)
+def test_a_lost_answer_to_a_lease_write_is_recognised_as_our_own(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path, operation, times
+):
     config = prepare(stack, connector, SMALL, **{"sink.lease.duration.ms": 1500})
     # given DynamoDB applies the lease writes but their answers never come back
     aws_faults.add(Rule("drop_after", "dynamodb", operation, where='"LEASE"', times=times))
@@ -33,8 +39,9 @@ def test_a_lost_answer_to_a_lease_write_is_recognised_as_our_own(stack, spark, s
 
 
 @pytest.mark.fault_matrix
-def test_a_release_that_fails_for_good_leaves_a_successful_run_successful(stack, spark, s3, dynamodb, connector,
-                                                                          aws_faults, figures, tmp_path, monkeypatch):
+def test_a_release_that_fails_for_good_leaves_a_successful_run_successful(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path, monkeypatch
+):
     config = prepare(stack, connector, SMALL, **{"sink.lease.duration.ms": 1500})
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")
     # given DynamoDB throttles every update of the lease (renewals and the release) past the SDK's retries

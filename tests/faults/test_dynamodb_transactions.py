@@ -1,25 +1,38 @@
 """Lost answers to the commit and plan transactions: a retry that meets its own commit is recognised (the run goes
 on, exit 0); a commit whose every try was lost says whether it committed, and a rerun after the faults stop
 finishes the work exactly once."""
+
 from __future__ import annotations
 
 import pytest
 
 from devtools.faults.aws_proxy import Rule
 from tests.faults.aws_scenario import (
-    SMALL, assert_complete, assert_safe, expected_commits, landed, prepare, record_figures, run_cli,
+    SMALL,
+    assert_complete,
+    assert_safe,
+    expected_commits,
+    landed,
+    prepare,
+    record_figures,
+    run_cli,
 )
 from tests.runs import lapse_lease
 
 WALL_CLOCK = {"rotate.schedule.interval.ms": 3_600_000}  # plans are recorded before the tasks run
 
 
-@pytest.mark.parametrize("where, settings", [
-    ('"OFFSET#', {}),
-    pytest.param('"PLAN#', WALL_CLOCK, marks=pytest.mark.fault_matrix),
-], ids=["commit", "plan"])
-def test_a_retried_transaction_that_meets_its_own_write_goes_on(stack, spark, s3, dynamodb, connector, aws_faults,
-                                                               figures, tmp_path, where, settings):
+@pytest.mark.parametrize(
+    "where, settings",
+    [
+        ('"OFFSET#', {}),
+        pytest.param('"PLAN#', WALL_CLOCK, marks=pytest.mark.fault_matrix),
+    ],
+    ids=["commit", "plan"],
+)
+def test_a_retried_transaction_that_meets_its_own_write_goes_on(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path, where, settings
+):
     # (with the wall-clock rotation, the planned cut closes every file at the end of the range)
     config = prepare(stack, connector, SMALL, **settings)
     # given DynamoDB applies the first commit (or plan) transaction but its answer never comes back
@@ -35,13 +48,18 @@ def test_a_retried_transaction_that_meets_its_own_write_goes_on(stack, spark, s3
     record_figures(figures, aws_faults, [run], state)
 
 
-@pytest.mark.parametrize("kind, committed", [
-    ("drop_after", True), ("drop_before", False),
-    pytest.param("throttle", False, marks=pytest.mark.fault_matrix),
-    pytest.param("internal", False, marks=pytest.mark.fault_matrix),
-])
-def test_a_commit_whose_answers_are_all_lost_says_what_happened(stack, spark, s3, dynamodb, connector, aws_faults,
-                                                                figures, tmp_path, monkeypatch, kind, committed):
+@pytest.mark.parametrize(
+    "kind, committed",
+    [
+        ("drop_after", True),
+        ("drop_before", False),
+        pytest.param("throttle", False, marks=pytest.mark.fault_matrix),
+        pytest.param("internal", False, marks=pytest.mark.fault_matrix),
+    ],
+)
+def test_a_commit_whose_answers_are_all_lost_says_what_happened(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path, monkeypatch, kind, committed
+):
     config = prepare(stack, connector, SMALL)
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")  # the SDK's retries, kept short
     # given every commit transaction fails: its answer lost after DynamoDB applied it, or it never got there
@@ -70,13 +88,16 @@ def test_a_commit_whose_answers_are_all_lost_says_what_happened(stack, spark, s3
 
 
 @pytest.mark.fault_matrix
-def test_a_failed_commit_is_reported_even_when_the_lease_release_fails_too(stack, spark, s3, dynamodb, connector,
-                                                                         aws_faults, figures, tmp_path, monkeypatch):
+def test_a_failed_commit_is_reported_even_when_the_lease_release_fails_too(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path, monkeypatch
+):
     config = prepare(stack, connector, SMALL)
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")
     # given DynamoDB takes neither commits nor lease updates (renewals, the release)
-    aws_faults.add(Rule("drop_before", "dynamodb", "TransactWriteItems", where='"OFFSET#'),
-                   Rule("drop_before", "dynamodb", "UpdateItem", where='"LEASE"'))
+    aws_faults.add(
+        Rule("drop_before", "dynamodb", "TransactWriteItems", where='"OFFSET#'),
+        Rule("drop_before", "dynamodb", "UpdateItem", where='"LEASE"'),
+    )
     run = run_cli(config, tmp_path)
     # then the run reports the commit, not the release that failed after it; its lease lapses
     assert run.code == 1, run
@@ -91,8 +112,9 @@ def test_a_failed_commit_is_reported_even_when_the_lease_release_fails_too(stack
     record_figures(figures, aws_faults, [run, rerun], state)
 
 
-def test_a_commit_cancelled_by_a_concurrent_write_is_sent_again(stack, spark, s3, dynamodb, connector, aws_faults,
-                                                                figures, tmp_path):
+def test_a_commit_cancelled_by_a_concurrent_write_is_sent_again(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path
+):
     config = prepare(stack, connector, SMALL)
     # given DynamoDB cancels the first two commit transactions with TransactionConflict, as it does when the run's
     # own lease renewal touches the lease item that every commit checks (moto never does)

@@ -2,6 +2,7 @@
 
 A run finishes, or fails within `sink.kafka.timeout.ms` of the fault with a SourceError (exit 1) naming the
 partition and the setting; it commits only what is in S3, releases its lease, and a rerun completes."""
+
 from __future__ import annotations
 
 import random
@@ -35,9 +36,16 @@ def scenario(broker, connector, tmp_path):
     Faults still armed when the test ends are dropped."""
 
     def build(records: int, **overrides):
-        config = connector(**{"bootstrap.servers": broker.bootstrap_servers, "flush.size": 500,
-                              "sink.kafka.timeout.ms": TIMEOUT_MS, "sink.lease.duration.ms": 3000,
-                              "tasks.max": PARTITIONS, **overrides})
+        config = connector(
+            **{
+                "bootstrap.servers": broker.bootstrap_servers,
+                "flush.size": 500,
+                "sink.kafka.timeout.ms": TIMEOUT_MS,
+                "sink.lease.duration.ms": 3000,
+                "tasks.max": PARTITIONS,
+                **overrides,
+            }
+        )
         create_topic(broker.bootstrap_servers, config["topics"][0], PARTITIONS)
         produce_numbered(broker.bootstrap_servers, config["topics"][0], 0, records, PARTITIONS, pad=PAD)
         return config, write_config(config, tmp_path / "connector.json")
@@ -101,14 +109,20 @@ def test_broker_down_at_start_fails_at_once_naming_the_address(broker, scenario,
     rerun, err, _ = run_cli(path, capsys)
     assert rerun == 0, err
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, records)
-    figures.update(faults={"kafka outage": 1}, runs=2, exit_codes=[code, rerun], failed_after_s=round(seconds, 1),
-                   **landed.figures())
+    figures.update(
+        faults={"kafka outage": 1},
+        runs=2,
+        exit_codes=[code, rerun],
+        failed_after_s=round(seconds, 1),
+        **landed.figures(),
+    )
 
 
 @pytest.mark.fault_matrix
 @pytest.mark.parametrize("kind", ["stall", "outage"])
-def test_fault_shorter_than_the_timeout_the_run_completes(broker, scenario, s3, dynamodb, spark, seed, figures, capsys,
-                                                          kind):
+def test_fault_shorter_than_the_timeout_the_run_completes(
+    broker, scenario, s3, dynamodb, spark, seed, figures, capsys, kind
+):
     rng = random.Random(seed)
     # given a stall (bytes held) or an outage (connections reset, port closed) of 20% to 60% of the timeout
     records = 24_000
@@ -122,14 +136,16 @@ def test_fault_shorter_than_the_timeout_the_run_completes(broker, scenario, s3, 
     assert code == 0, err
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, records)
     check_status(dynamodb, config, PARTITIONS, records)
-    figures.update(faults={f"kafka {kind}": 1}, fault_seconds=round(lasting, 1), runs=1, exit_codes=[code],
-                   **landed.figures())
+    figures.update(
+        faults={f"kafka {kind}": 1}, fault_seconds=round(lasting, 1), runs=1, exit_codes=[code], **landed.figures()
+    )
 
 
 @pytest.mark.fault_matrix
 @pytest.mark.parametrize("kind", ["stall", "outage"])
-def test_fault_longer_than_the_timeout_fails_in_time_then_a_rerun_completes(broker, scenario, s3, dynamodb, spark,
-                                                                          seed, figures, capsys, kind):
+def test_fault_longer_than_the_timeout_fails_in_time_then_a_rerun_completes(
+    broker, scenario, s3, dynamodb, spark, seed, figures, capsys, kind
+):
     rng = random.Random(seed)
     # given a stall or an outage that starts mid-run and lasts until the run is over
     records = 24_000
@@ -155,9 +171,14 @@ def test_fault_longer_than_the_timeout_fails_in_time_then_a_rerun_completes(brok
     assert rerun == 0, err
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, records)
     check_status(dynamodb, config, PARTITIONS, records)
-    figures.update(faults={f"kafka {kind}": 1}, failed_after_fault_s=round(ended - fault_at, 1),
-                   committed_by_failed_run=sum(failed.committed.values()), runs=2, exit_codes=[code, rerun],
-                   **landed.figures())
+    figures.update(
+        faults={f"kafka {kind}": 1},
+        failed_after_fault_s=round(ended - fault_at, 1),
+        committed_by_failed_run=sum(failed.committed.values()),
+        runs=2,
+        exit_codes=[code, rerun],
+        **landed.figures(),
+    )
 
 
 @pytest.mark.fault_matrix
@@ -170,8 +191,7 @@ def test_seeded_mix_of_faults_exactly_once(broker, scenario, s3, dynamodb, spark
     armed = rng.randint(3, 6)
     for _ in range(armed):
         kind = rng.choice(["reset", "stall", "outage"])
-        broker.proxy.inject(kind, seconds=TIMEOUT_MS / 1000 * rng.uniform(0.1, 0.5),
-                            after_bytes=mid_run(rng, records))
+        broker.proxy.inject(kind, seconds=TIMEOUT_MS / 1000 * rng.uniform(0.1, 0.5), after_bytes=mid_run(rng, records))
     # when the job runs until it completes
     codes = []
     for _ in range(3):
@@ -188,5 +208,9 @@ def test_seeded_mix_of_faults_exactly_once(broker, scenario, s3, dynamodb, spark
     assert sum(injected.values()) == armed, f"{armed} faults armed, {injected} injected"
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, records)
     check_status(dynamodb, config, PARTITIONS, records)
-    figures.update(faults={f"kafka {k}": v for k, v in injected.items() if v}, runs=len(codes), exit_codes=codes,
-                   **landed.figures())
+    figures.update(
+        faults={f"kafka {k}": v for k, v in injected.items() if v},
+        runs=len(codes),
+        exit_codes=codes,
+        **landed.figures(),
+    )

@@ -2,15 +2,10 @@
 while tasks write, during the commit), with a second run started meanwhile, round after round, with new records
 between rounds. After every round, what landed is contiguous and committed only where files are in S3; at the
 end (after a clean run) every record is in S3 exactly once and `status` agrees."""
+
 from __future__ import annotations
 
-import json
-import os
 import random
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,59 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from devtools.producer import create_topic
-from sink_engine import cli
 from tests.faults.landed_once import check_exactly_once, check_status, produce_numbered, write_config
-
-# The event a kill waits for, and the extra delay (s) drawn after it; start-up kills count from the process start.
-PHASES = {
-    "start-up": (None, (0.3, 4.0)),
-    "write": ("RUN_PLANNED", (0.0, 1.0)),
-    "commit": ("FILES_UPLOADED", (0.0, 0.05)),
-}
-KILLED = -signal.SIGKILL
-
-
-class RunProcess:
-    """`python -m sink_engine -v run` in its own process group; the events it logs are read as they come."""
-
-    def __init__(self, config_path: str):
-        self.started = time.monotonic()
-        self.process = subprocess.Popen([sys.executable, "-m", "sink_engine", "-v", "run", "--config", config_path],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                        start_new_session=True)
-        self.events: list[str] = []
-        self.errors: list[str] = []
-        self.changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.process.stderr:
-            start = line.find('{"')
-            with self.changed:
-                if start >= 0 and '"event"' in line:
-                    self.events.append(json.loads(line[start:])["event"])
-                elif line.startswith("error:"):
-                    self.errors.append(line.strip())
-                self.changed.notify_all()
-        with self.changed:
-            self.changed.notify_all()
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def kill(self) -> bool:
-        """SIGKILL the run and everything it started (its Spark JVM and Python workers); False if it had ended."""
-        if not self.alive:
-            return False
-        os.killpg(self.process.pid, signal.SIGKILL)
-        return True
-
-    def wait(self, timeout: float = 180) -> int:
-        code = self.process.wait(timeout=timeout)
-        self._reader.join(timeout=10)
-        return code
+from tests.faults.run_processes import KILLED, PHASES, RunProcess, finish, kill_when
 
 
 @dataclass
@@ -83,26 +27,18 @@ class LoopFigures:
     exit_codes: list = field(default_factory=list)
 
 
-def kill_when(runs: list[RunProcess], phase: str, rng: random.Random) -> RunProcess | None:
-    """Kill the first of `runs` to reach `phase`, after the phase's random delay; returns it, None if none was
-    killed (none reached the phase alive)."""
-    event, (low, high) = PHASES[phase]
-    delay = rng.uniform(low, high)
-    if event is None:
-        victim = rng.choice(runs)
-        time.sleep(max(0.0, victim.started + delay - time.monotonic()))
-        return victim if victim.kill() else None
-    while any(r.alive for r in runs):
-        reached = [r for r in runs if event in r.events]
-        if reached:
-            time.sleep(delay)
-            return reached[0] if reached[0].kill() else None
-        time.sleep(0.02)
-    return None
-
-
-def kill_loop(bootstrap: str, config, path: str, rng: random.Random, rounds: int, per_round: int,
-              partitions: int, s3, dynamodb, check_every: int = 1) -> LoopFigures:
+def kill_loop(
+    bootstrap: str,
+    config,
+    path: str,
+    rng: random.Random,
+    rounds: int,
+    per_round: int,
+    partitions: int,
+    s3,
+    dynamodb,
+    check_every: int = 1,
+) -> LoopFigures:
     """Rounds of: new records, a run, a second run started 0-2 s later, a SIGKILL at a random moment of a phase
     (each phase once in every three rounds, in random order) of the first run to reach it, both waited for; then,
     every `check_every` rounds, the invariants that hold at any time."""
@@ -130,23 +66,6 @@ def kill_loop(bootstrap: str, config, path: str, rng: random.Random, rounds: int
     return figures
 
 
-def finish(path: str, config, lease_ms: int, capsys) -> list[int]:
-    """Clean runs (in this process) until one completes and nothing is left to read; returns their exit codes."""
-    codes = []
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        capsys.readouterr()
-        code = cli.main(["run", "--config", path])
-        codes.append(code)
-        out = capsys.readouterr()
-        assert code in (0, 3), out.err
-        if code == 0 and ", 0 records," in out.out:
-            return codes
-        if code == 3:
-            time.sleep(lease_ms / 1000)
-    raise AssertionError(f"no clean run completed: {codes}")
-
-
 def scenario(stack, connector, tmp_path, partitions: int, **overrides):
     config = connector(**{"tasks.max": partitions, **overrides})
     create_topic(stack.bootstrap_servers, config["topics"][0], partitions)
@@ -156,34 +75,69 @@ def scenario(stack, connector, tmp_path, partitions: int, **overrides):
 def test_sigkill_loop_with_overlapping_runs(stack, spark, s3, dynamodb, connector, tmp_path, seed, figures, capsys):
     rng = random.Random(seed)
     partitions, lease_ms = 3, 3000
-    config, path = scenario(stack, connector, tmp_path, partitions, **{"flush.size": 100,
-                                                                       "sink.lease.duration.ms": lease_ms})
-    loop = kill_loop(stack.bootstrap_servers, config, path, rng, rounds=3, per_round=1200, partitions=partitions,
-                     s3=s3, dynamodb=dynamodb)
+    config, path = scenario(
+        stack, connector, tmp_path, partitions, **{"flush.size": 100, "sink.lease.duration.ms": lease_ms}
+    )
+    loop = kill_loop(
+        stack.bootstrap_servers,
+        config,
+        path,
+        rng,
+        rounds=3,
+        per_round=1200,
+        partitions=partitions,
+        s3=s3,
+        dynamodb=dynamodb,
+    )
     final = finish(path, config, lease_ms, capsys)
     landed = check_exactly_once(s3, dynamodb, config, partitions, loop.records)
     check_status(dynamodb, config, partitions, loop.records)
-    figures.update(faults={f"SIGKILL at {k}": v for k, v in loop.kills.items()}, runs=len(loop.exit_codes) + len(final),
-                   exit_codes=loop.exit_codes + final, overlaps=loop.overlaps, killed_after=dict(loop.last_events),
-                   **landed.figures())
+    figures.update(
+        faults={f"SIGKILL at {k}": v for k, v in loop.kills.items()},
+        runs=len(loop.exit_codes) + len(final),
+        exit_codes=loop.exit_codes + final,
+        overlaps=loop.overlaps,
+        killed_after=dict(loop.last_events),
+        **landed.figures(),
+    )
 
 
 @pytest.mark.soak
-def test_soak_ten_million_records_through_the_sigkill_loop(stack, spark, s3, dynamodb, connector, tmp_path, seed,
-                                                           figures, capsys):
+def test_soak_ten_million_records_through_the_sigkill_loop(
+    stack, spark, s3, dynamodb, connector, tmp_path, seed, figures, capsys
+):
     rng = random.Random(seed)
     partitions, lease_ms, rounds = 4, 5000, 20
-    config, path = scenario(stack, connector, tmp_path, partitions, **{"flush.size": 25_000,
-                                                                       "sink.lease.duration.ms": lease_ms,
-                                                                       "sink.kafka.timeout.ms": 120_000})
+    config, path = scenario(
+        stack,
+        connector,
+        tmp_path,
+        partitions,
+        **{"flush.size": 25_000, "sink.lease.duration.ms": lease_ms, "sink.kafka.timeout.ms": 120_000},
+    )
     started = time.monotonic()
-    loop = kill_loop(stack.bootstrap_servers, config, path, rng, rounds=rounds, per_round=500_000,
-                     partitions=partitions, s3=s3, dynamodb=dynamodb, check_every=5)
+    loop = kill_loop(
+        stack.bootstrap_servers,
+        config,
+        path,
+        rng,
+        rounds=rounds,
+        per_round=500_000,
+        partitions=partitions,
+        s3=s3,
+        dynamodb=dynamodb,
+        check_every=5,
+    )
     final = finish(path, config, lease_ms, capsys)
     landed = check_exactly_once(s3, dynamodb, config, partitions, loop.records)
     check_status(dynamodb, config, partitions, loop.records)
     assert landed.records >= 10_000_000
-    figures.update(faults={f"SIGKILL at {k}": v for k, v in loop.kills.items()}, runs=len(loop.exit_codes) + len(final),
-                   exit_codes=dict(Counter(loop.exit_codes + final)), overlaps=loop.overlaps,
-                   killed_after=dict(loop.last_events),
-                   loop_seconds=round(time.monotonic() - started, 1), **landed.figures())
+    figures.update(
+        faults={f"SIGKILL at {k}": v for k, v in loop.kills.items()},
+        runs=len(loop.exit_codes) + len(final),
+        exit_codes=dict(Counter(loop.exit_codes + final)),
+        overlaps=loop.overlaps,
+        killed_after=dict(loop.last_events),
+        loop_seconds=round(time.monotonic() - started, 1),
+        **landed.figures(),
+    )

@@ -4,6 +4,7 @@ with a second restore started beside it, round after round; then a clean restore
 Every record of the backup is then in the target exactly once, in order per partition (partition for partition),
 or once each with each key's records in order (through the partitioner). The fast subset is in
 tests/functional/test_restore.py."""
+
 from __future__ import annotations
 
 import random
@@ -37,8 +38,9 @@ def kill_rounds(argv: list[str], stack, target: str, seed: int) -> list[str]:
             child.wait()
             phase = f"start-up +{delay:.2f}s"
         else:
-            left = PARTITIONS * PER_PARTITION - sum(len(r) for r in topic_records(stack.bootstrap_servers,
-                                                                                    target).values())
+            left = PARTITIONS * PER_PARTITION - sum(
+                len(r) for r in topic_records(stack.bootstrap_servers, target).values()
+            )
             at = chance.randint(1, max(1, left - 1))
             child = restore_process(argv, stack, failpoint=f"restore_sigkill@{at}")
             child.communicate(timeout=300)
@@ -54,8 +56,9 @@ def kill_rounds(argv: list[str], stack, target: str, seed: int) -> list[str]:
 
 
 @pytest.mark.parametrize("target_partitions", [PARTITIONS, 2])
-def test_killed_restores_then_a_clean_one_write_each_record_once(stack, new_topic, spark, dynamodb, connector, unique,
-                                                                 tmp_path, seed, target_partitions):
+def test_killed_restores_then_a_clean_one_write_each_record_once(
+    stack, new_topic, spark, dynamodb, connector, unique, tmp_path, seed, target_partitions
+):
     # given an envelope backup of 3 partitions and a target of 3 (partition for partition) or 2 (partitioner)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=PER_PARTITION)
     topic, target = config["topics"][0], f"kills-{unique}"
@@ -72,8 +75,9 @@ def test_killed_restores_then_a_clean_one_write_each_record_once(stack, new_topi
         assert_each_record_once_in_order(stack, source, target, topic)
         return
     found = [r for records in restored(stack.bootstrap_servers, target).values() for r in records]
-    assert sorted(r["origin"] for r in found) == sorted((topic, p, r["offset"]) for p, rs in source.items()
-                                                        for r in rs), rounds
+    assert sorted(r["origin"] for r in found) == sorted(
+        (topic, p, r["offset"]) for p, rs in source.items() for r in rs
+    ), rounds
     for records in restored(stack.bootstrap_servers, target).values():
         by_key: dict = {}
         for r in records:

@@ -1,6 +1,7 @@
 """sink.run.timeout.ms: a run past its deadline stops its ranges at a chunk boundary and commits only what its
 closed files hold; a task that does not stop (stuck outside Kafka) has its Spark job cancelled by the driver;
 either way the lease is released at once and a rerun lands every record once."""
+
 from __future__ import annotations
 
 import time
@@ -12,6 +13,7 @@ from sink_engine.driver.job import now_ms
 from sink_engine.failpoints import arm_task_failpoint
 from sink_engine.model import PartitionRange
 from sink_engine.offsets import Leases
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task import deadline, run
 from sink_engine.task.settings import TaskSettings
 from tests.conftest import BUCKET, TABLE
@@ -32,12 +34,14 @@ def test_a_range_past_the_deadline_keeps_only_its_closed_files(topic_config, s3,
     config, _ = topic_config
     # given a clock that passes the run's deadline after the range's first chunk
     ticks = iter([0.0] + [100.0] * 10)
-    monkeypatch.setattr(run, "within_deadline",
-                        lambda chunks, planned, stop=None: deadline.within_deadline(chunks, planned,
-                                                                                    lambda: next(ticks), stop))
+    monkeypatch.setattr(
+        run,
+        "within_deadline",
+        lambda chunks, planned, stop=None: deadline.within_deadline(chunks, planned, lambda: next(ticks), stop),
+    )
     planned = PartitionRange(config["topics"][0], 0, 0, PER_PARTITION, None, deadline_ms=50_000)
     # when the range runs
-    result = run.run_range(TaskSettings.from_config(config), planned, client=s3)
+    result = run_range(TaskSettings.from_config(config), planned, client=s3)
     # then it stopped at the second chunk, naming the timeout, with its commit point at the end of its last
     # closed file: its files follow each other from 0, and no object lies past the commit point
     assert "sink.run.timeout.ms" in result.error and result.error_class == "RunTimeoutError"
@@ -48,8 +52,9 @@ def test_a_range_past_the_deadline_keeps_only_its_closed_files(topic_config, s3,
     assert sorted(o["Key"] for o in listed) == sorted(f.key for f in result.files)
 
 
-def test_a_run_past_its_timeout_commits_nothing_past_its_uploads_and_frees_the_lease(topic_config, spark, s3,
-                                                                                      dynamodb, capsys):
+def test_a_run_past_its_timeout_commits_nothing_past_its_uploads_and_frees_the_lease(
+    topic_config, spark, s3, dynamodb, capsys
+):
     config, path = topic_config
     # given a run whose timeout has passed before its tasks handle a chunk
     timed = path.replace(".json", "-timed.json")
@@ -98,8 +103,9 @@ def _path(name: str):
 
 
 def _set(path: str, key: str, value) -> None:
-    import orjson
     from pathlib import Path
+
+    import orjson
 
     document = orjson.loads(Path(path).read_bytes())
     document["config"][key] = value

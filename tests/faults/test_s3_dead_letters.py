@@ -1,6 +1,7 @@
 """Dead-letter objects in S3 are written once and never changed: a zombie attempt that saw fewer records cannot
 shrink a committed object, a rerun that saw more records adds the rest beside what a crashed attempt wrote, and a
 put whose answer was lost recognises its own object. Readers (and the replay) see each dead letter once."""
+
 from __future__ import annotations
 
 import orjson
@@ -13,12 +14,12 @@ from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.replay_sources import from_s3
 from sink_engine.dlq.s3_destination import S3Destination
 from sink_engine.dlq.settings import DeadLetterSettings
-from sink_engine.driver.committer import commit_results
 from sink_engine.driver.job import now_ms, run_job
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import PartitionRange
 from sink_engine.offsets import Leases, OffsetStore
-from sink_engine.task.run import run_range
+from sink_engine.run.committer import commit_results
+from sink_engine.target.s3_objects.output import run_range
 from sink_engine.task.settings import TaskSettings
 from tests.conftest import BUCKET, TABLE
 from tests.dlq_corpus import read_dlq_s3
@@ -29,13 +30,21 @@ from tests.s3_reader import list_keys, object_bodies
 
 def produce_with_bad(stack, topic: str, first: int, count: int) -> None:
     """Offsets first.. of partition 0; every offset ending in 5 is malformed JSON (a dead letter)."""
-    values = [f"{{bad {o}".encode() if o % 10 == 5 else orjson.dumps({"p": 0, "n": o}) for o in range(first, first + count)]
+    values = [
+        f"{{bad {o}".encode() if o % 10 == 5 else orjson.dumps({"p": 0, "n": o}) for o in range(first, first + count)
+    ]
     produce(stack.bootstrap_servers, topic, values, 1)
 
 
 def dead_letter_config(connector, prefix: str):
-    return connector(**{"flush.size": 10, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": prefix,
-                        "sink.lease.duration.ms": 1000})
+    return connector(
+        **{
+            "flush.size": 10,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.s3.prefix": prefix,
+            "sink.lease.duration.ms": 1000,
+        }
+    )
 
 
 def dlq_prefix(config) -> str:
@@ -53,8 +62,9 @@ def replayed_offsets(s3, config) -> list[int]:
     return [letter.offset for letter in from_s3(settings, request, s3)]
 
 
-def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, new_topic, spark, s3, dynamodb, connector,
-                                                                      figures):
+def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(
+    stack, new_topic, spark, s3, dynamodb, connector, figures
+):
     config = dead_letter_config(connector, "zombie-dlq")
     topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 50)
@@ -81,8 +91,9 @@ def test_a_zombie_attempt_never_shrinks_a_committed_dead_letter_object(stack, ne
     figures.update(runs=2, exit_codes=[0, 4], records=10, duplicates=0, missing=0)
 
 
-def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attempts_object(stack, new_topic, spark, s3,
-                                                                                          dynamodb, connector, figures):
+def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attempts_object(
+    stack, new_topic, spark, s3, dynamodb, connector, figures
+):
     config = dead_letter_config(connector, "rerun-dlq")
     topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 50)
@@ -98,8 +109,9 @@ def test_a_rerun_that_saw_more_records_writes_the_rest_beside_the_crashed_attemp
     # dead letter is there once
     keys = list_keys(s3, BUCKET, dlq_prefix(config))
     assert [key.rsplit("+", 1)[1] for key in keys] == ["0000000005.json", "0000000045.json"]
-    assert {key: body for key, body in object_bodies(s3, BUCKET, dlq_prefix(config)).items() if key in crashed} \
-        == crashed
+    assert {
+        key: body for key, body in object_bodies(s3, BUCKET, dlq_prefix(config)).items() if key in crashed
+    } == crashed
     assert dead_letter_offsets(s3, config) == list(range(5, 100, 10))
     assert replayed_offsets(s3, config) == list(range(5, 100, 10))
     figures.update(runs=2, exit_codes=[70, 0], records=10, duplicates=0, missing=0)
@@ -111,8 +123,22 @@ def test_the_replay_reads_a_source_offset_once_when_objects_overlap(s3, connecto
     next run's object starts inside it."""
     config = dead_letter_config(connector, "overlap-dlq")
     topic = config["topics"][0]
-    letter = lambda offset: DeadLetter(config.name, topic, 0, offset, 0, None, b"x", (), "ConversionError",  # noqa
-                                       STAGE_VALUE_CONVERTER, "bad")
+
+    def letter(offset):
+        return DeadLetter(
+            config.name,
+            topic,
+            0,
+            offset,
+            0,
+            None,
+            b"x",
+            (),
+            "ConversionError",
+            STAGE_VALUE_CONVERTER,
+            "bad",
+        )
+
     destination = S3Destination.from_settings(DeadLetterSettings.from_config(config), uploader=None)
     crashed, next_run = [letter(o) for o in (5, 15, 25, 35)], [letter(o) for o in (25, 35, 45)]
     for key, body in destination.objects(crashed) + destination.objects(next_run):
@@ -121,8 +147,9 @@ def test_the_replay_reads_a_source_offset_once_when_objects_overlap(s3, connecto
 
 
 @pytest.mark.fault_matrix
-def test_a_dead_letter_put_whose_answer_was_lost_recognises_its_own_object(stack, new_topic, spark, s3, dynamodb,
-                                                                           connector, aws_faults, figures, tmp_path):
+def test_a_dead_letter_put_whose_answer_was_lost_recognises_its_own_object(
+    stack, new_topic, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path
+):
     config = dead_letter_config(connector, "lost-dlq")
     topic = new_topic(config, 1)
     produce_with_bad(stack, topic, 0, 100)

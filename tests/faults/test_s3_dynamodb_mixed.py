@@ -3,6 +3,7 @@ what the retries absorb, and runs the connector until the faults are spent. Ever
 request failed for good) or 3 (a failed run's lease release was lost: it lapses), never 4 (no other run exists,
 so a conflict would be a retry meeting its own write); after each, nothing is in S3 twice and nothing is
 committed past S3; once the faults stop, a rerun finishes the work exactly once with no upload left behind."""
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,14 @@ import pytest
 
 from devtools.faults.aws_proxy import Rule
 from tests.faults.aws_scenario import (
-    MIXED, assert_complete, assert_safe, expected_commits, landed, prepare, record_figures, run_cli,
+    MIXED,
+    assert_complete,
+    assert_safe,
+    expected_commits,
+    landed,
+    prepare,
+    record_figures,
+    run_cli,
 )
 from tests.runs import lapse_lease
 
@@ -32,18 +40,30 @@ def draw_rules(rand: random.Random, connector: str, topic_prefix: str) -> list[R
         step, kind = rand.choice(S3_STEPS), rand.choice(S3_KINDS)
         if (step, kind) == ("CreateMultipartUpload", "drop_after"):
             kind = "drop_before"
-        rules.append(Rule(kind, "s3", step, where=topic_prefix, probability=rand.choice((0.2, 0.5, 0.9)),
-                          times=rand.randint(1, 8)))
+        rules.append(
+            Rule(
+                kind, "s3", step, where=topic_prefix, probability=rand.choice((0.2, 0.5, 0.9)), times=rand.randint(1, 8)
+            )
+        )
     for _ in range(rand.randint(1, 2)):
-        rules.append(Rule(rand.choice(DYNAMODB_KINDS), "dynamodb", rand.choice(DYNAMODB_CALLS), where=connector,
-                          probability=rand.choice((0.2, 0.5)), times=rand.randint(1, 4)))
+        rules.append(
+            Rule(
+                rand.choice(DYNAMODB_KINDS),
+                "dynamodb",
+                rand.choice(DYNAMODB_CALLS),
+                where=connector,
+                probability=rand.choice((0.2, 0.5)),
+                times=rand.randint(1, 4),
+            )
+        )
     return rules
 
 
 @pytest.mark.fault_matrix
 @pytest.mark.parametrize("mix", SEEDS)
-def test_a_seeded_mix_of_faults_never_loses_or_repeats_a_record(stack, spark, s3, dynamodb, connector, aws_faults,
-                                                                figures, tmp_path, monkeypatch, mix):
+def test_a_seeded_mix_of_faults_never_loses_or_repeats_a_record(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path, monkeypatch, mix
+):
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "4")  # DynamoDB faults can outlast the SDK's retries too
     config = prepare(stack, connector, MIXED)
     rules = draw_rules(random.Random(mix), config.name, f"topics/{config['topics'][0]}/")
@@ -70,5 +90,6 @@ def test_a_seeded_mix_of_faults_never_loses_or_repeats_a_record(stack, spark, s3
     state = landed(s3, dynamodb, config)
     assert_complete(state, expected_commits(MIXED, config))
     record_figures(figures, aws_faults, runs, state)
-    figures["scenario"] = f"mix seed {mix}: " + ", ".join(f"{r.service} {r.operation} {r.kind} x{r.times}"
-                                                          for r in rules)
+    figures["scenario"] = f"mix seed {mix}: " + ", ".join(
+        f"{r.service} {r.operation} {r.kind} x{r.times}" for r in rules
+    )

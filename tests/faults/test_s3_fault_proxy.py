@@ -1,5 +1,6 @@
 """The AWS fault proxy itself, with boto3 against moto's server through it: it names each request's operation as
 the rules expect, forwards everything else unchanged, and fires rules as their skip, times and window say."""
+
 from __future__ import annotations
 
 import time
@@ -23,14 +24,21 @@ def test_requests_are_named_by_service_and_operation(aws_faults, unique):
     upload = s3.create_multipart_upload(Bucket=BUCKET, Key=key)["UploadId"]
     etag = s3.upload_part(Bucket=BUCKET, Key=key, UploadId=upload, PartNumber=1, Body=b"y")["ETag"]
     s3.list_multipart_uploads(Bucket=BUCKET, Prefix=key)
-    s3.complete_multipart_upload(Bucket=BUCKET, Key=key, UploadId=upload,
-                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    s3.complete_multipart_upload(
+        Bucket=BUCKET, Key=key, UploadId=upload, MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]}
+    )
     assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == b"y"
     db.get_item(TableName=TABLE, Key={"pk": {"S": unique}, "sk": {"S": "x"}})
     assert set(aws_faults.forwarded) == {
-        ("s3", "PutObject"), ("s3", "HeadObject"), ("s3", "CreateMultipartUpload"), ("s3", "UploadPart"),
-        ("s3", "ListMultipartUploads"), ("s3", "CompleteMultipartUpload"), ("s3", "GetObject"),
-        ("dynamodb", "GetItem")}
+        ("s3", "PutObject"),
+        ("s3", "HeadObject"),
+        ("s3", "CreateMultipartUpload"),
+        ("s3", "UploadPart"),
+        ("s3", "ListMultipartUploads"),
+        ("s3", "CompleteMultipartUpload"),
+        ("s3", "GetObject"),
+        ("dynamodb", "GetItem"),
+    }
 
 
 def test_a_rule_fires_after_skip_at_most_times_and_only_where_it_aims(aws_faults, unique):

@@ -1,6 +1,7 @@
 """An S3 outage longer than the upload retries: the run gives up in bounded time (the retries' backoff, not the
 outage's length), exits 1 naming the object it could not write, commits nothing past S3, and a rerun after the
 outage writes every record once."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,15 @@ import pytest
 from devtools.faults.aws_proxy import Rule
 from tests.conftest import BUCKET
 from tests.faults.aws_scenario import (
-    LARGE, SMALL, assert_complete, assert_safe, expected_commits, landed, leftover_uploads, prepare, record_figures,
+    LARGE,
+    SMALL,
+    assert_complete,
+    assert_safe,
+    expected_commits,
+    landed,
+    leftover_uploads,
+    prepare,
+    record_figures,
     run_cli,
 )
 
@@ -19,12 +28,17 @@ GIVES_UP_WITHIN_S = 12.0
 
 
 @pytest.mark.fault_matrix
-@pytest.mark.parametrize("shape, skip", [
-    (SMALL, 0),  # S3 is down from the run's first upload
-    (LARGE, 4),  # S3 goes down mid-upload, parts in flight
-], ids=["from-the-start", "mid-multipart"])
-def test_an_outage_longer_than_the_retries_fails_the_run_in_bounded_time(stack, spark, s3, dynamodb, connector,
-                                                                         aws_faults, figures, tmp_path, shape, skip):
+@pytest.mark.parametrize(
+    "shape, skip",
+    [
+        (SMALL, 0),  # S3 is down from the run's first upload
+        (LARGE, 4),  # S3 goes down mid-upload, parts in flight
+    ],
+    ids=["from-the-start", "mid-multipart"],
+)
+def test_an_outage_longer_than_the_retries_fails_the_run_in_bounded_time(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path, shape, skip
+):
     config = prepare(stack, connector, shape)
     topic_prefix = f"topics/{config['topics'][0]}/"
     aws_faults.add(Rule("outage", "s3", where=topic_prefix, skip=skip, seconds=OUTAGE_S))

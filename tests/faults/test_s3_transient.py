@@ -2,27 +2,40 @@
 reached S3 and after S3 did the write (the answer lost). At most `s3.part.retries` faults are injected, at seeded
 random requests of the step, so the retries absorb them: the run succeeds at once, every record lands once,
 nothing is committed past S3 and no upload is left incomplete."""
+
 from __future__ import annotations
 
 import pytest
 
 from devtools.faults.aws_proxy import Rule
-from tests.conftest import BUCKET
 from tests.faults.aws_scenario import (
-    LARGE, SMALL, assert_complete, expected_commits, landed, leftover_uploads, prepare, record_figures, run_cli,
+    LARGE,
+    SMALL,
+    assert_complete,
+    expected_commits,
+    landed,
+    leftover_uploads,
+    prepare,
+    record_figures,
+    run_cli,
 )
 
 FAST = {("PutObject", "slowdown"), ("UploadPart", "drop_after")}  # in `make test`; the rest in `make test-faults`
 CASES = [("PutObject", kind) for kind in ("slowdown", "internal", "throttle", "drop_before", "drop_after")] + [
-    (step, kind) for step in ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
-    for kind in ("slowdown", "internal", "drop_before", "drop_after")]
+    (step, kind)
+    for step in ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")
+    for kind in ("slowdown", "internal", "drop_before", "drop_after")
+]
 
 
-@pytest.mark.parametrize("step, kind", [
-    pytest.param(step, kind, marks=() if (step, kind) in FAST else pytest.mark.fault_matrix) for step, kind in CASES
-], ids=[f"{step}-{kind}" for step, kind in CASES])
-def test_passing_faults_on_an_upload_step_are_absorbed(stack, spark, s3, dynamodb, connector, aws_faults, figures,
-                                                       tmp_path, step, kind):
+@pytest.mark.parametrize(
+    "step, kind",
+    [pytest.param(step, kind, marks=() if (step, kind) in FAST else pytest.mark.fault_matrix) for step, kind in CASES],
+    ids=[f"{step}-{kind}" for step, kind in CASES],
+)
+def test_passing_faults_on_an_upload_step_are_absorbed(
+    stack, spark, s3, dynamodb, connector, aws_faults, figures, tmp_path, step, kind
+):
     shape = SMALL if step == "PutObject" else LARGE
     config = prepare(stack, connector, shape)
     topic_prefix = f"topics/{config['topics'][0]}/"

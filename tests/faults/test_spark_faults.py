@@ -1,6 +1,7 @@
 """Spark faults: Python workers killed mid-range (Spark's task retry re-runs the range), a task killed on every
 attempt (the job fails clearly, nothing is committed), and a task hung on a stalled broker (the lease is held
 only until `sink.kafka.timeout.ms` ends the task)."""
+
 from __future__ import annotations
 
 import random
@@ -12,9 +13,9 @@ import pytest
 from devtools.producer import create_topic
 from sink_engine import cli
 from sink_engine.driver.job import now_ms
-from sink_engine.driver.spark_runner import LOCAL_TASK_ATTEMPTS
 from sink_engine.failpoints import arm_task_failpoint
 from sink_engine.offsets import Leases
+from sink_engine.run.spark_runner import LOCAL_TASK_ATTEMPTS
 from tests.conftest import TABLE
 from tests.faults.kafka_behind_proxy import ProxiedBroker
 from tests.faults.landed_once import check_exactly_once, check_status, produce_numbered, write_config
@@ -29,8 +30,7 @@ def scenario(stack, connector, tmp_path):
     """A fresh topic with PER_PARTITION numbered records per partition; returns (config, config file)."""
 
     def build(bootstrap: str = stack.bootstrap_servers, **overrides):
-        config = connector(**{"bootstrap.servers": bootstrap, "flush.size": 2000, "tasks.max": PARTITIONS,
-                              **overrides})
+        config = connector(**{"bootstrap.servers": bootstrap, "flush.size": 2000, "tasks.max": PARTITIONS, **overrides})
         create_topic(bootstrap, config["topics"][0], PARTITIONS)
         produce_numbered(bootstrap, config["topics"][0], 0, PARTITIONS * PER_PARTITION, PARTITIONS)
         return config, write_config(config, tmp_path / "connector.json")
@@ -78,13 +78,13 @@ def test_worker_killed_several_times_still_lands_once(scenario, spark, s3, dynam
     assert not any(a.exists() for a in armed), "a worker was killed fewer times than armed"
     assert code == 0, err
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, PARTITIONS * PER_PARTITION)
-    figures.update(faults={"python worker killed": sum(kills.values())}, runs=1, exit_codes=[code],
-                   **landed.figures())
+    figures.update(faults={"python worker killed": sum(kills.values())}, runs=1, exit_codes=[code], **landed.figures())
 
 
 @pytest.mark.fault_matrix
-def test_task_killed_on_every_attempt_fails_clearly_then_a_rerun_lands_once(scenario, spark, s3, dynamodb, seed,
-                                                                             figures, capsys):
+def test_task_killed_on_every_attempt_fails_clearly_then_a_rerun_lands_once(
+    scenario, spark, s3, dynamodb, seed, figures, capsys
+):
     rng = random.Random(seed)
     # given one range whose worker dies on every attempt Spark makes
     config, path = scenario()
@@ -102,18 +102,21 @@ def test_task_killed_on_every_attempt_fails_clearly_then_a_rerun_lands_once(scen
     rerun, err = run_cli(path, capsys)
     assert rerun == 0, err
     landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, PARTITIONS * PER_PARTITION)
-    figures.update(faults={"python worker killed": LOCAL_TASK_ATTEMPTS}, runs=2, exit_codes=[code, rerun],
-                   **landed.figures())
+    figures.update(
+        faults={"python worker killed": LOCAL_TASK_ATTEMPTS}, runs=2, exit_codes=[code, rerun], **landed.figures()
+    )
 
 
 @pytest.mark.fault_matrix
 def test_task_hung_on_a_stalled_broker_holds_the_lease_only_until_the_kafka_timeout(
-        stack, scenario, spark, s3, dynamodb, figures, capsys):
+    stack, scenario, spark, s3, dynamodb, figures, capsys
+):
     # given a lease of 1.5 s renewed by the run, and a broker that stalls for good while the tasks read
     kafka_timeout_ms, lease_ms = 6000, 1500
     with ProxiedBroker() as broker:
-        config, path = scenario(broker.bootstrap_servers, **{"sink.kafka.timeout.ms": kafka_timeout_ms,
-                                                             "sink.lease.duration.ms": lease_ms})
+        config, path = scenario(
+            broker.bootstrap_servers, **{"sink.kafka.timeout.ms": kafka_timeout_ms, "sink.lease.duration.ms": lease_ms}
+        )
         broker.proxy.inject("stall", after_bytes=PER_PARTITION * 20)
         outcome = {}
         first = threading.Thread(target=lambda: outcome.update(zip(("code", "err"), run_cli(path, capsys))))
@@ -139,5 +142,10 @@ def test_task_hung_on_a_stalled_broker_holds_the_lease_only_until_the_kafka_time
         third, err = run_cli(path, capsys)
         assert third == 0, err
         landed = check_exactly_once(s3, dynamodb, config, PARTITIONS, PARTITIONS * PER_PARTITION)
-    figures.update(faults={"kafka stall": 1}, runs=3, exit_codes=[outcome["code"], second, third],
-                   lease_held_s=round(ended - stalled_at, 1), **landed.figures())
+    figures.update(
+        faults={"kafka stall": 1},
+        runs=3,
+        exit_codes=[outcome["code"], second, third],
+        lease_held_s=round(ended - stalled_at, 1),
+        **landed.figures(),
+    )

@@ -1,16 +1,17 @@
 """Offsets committed many partitions per transaction (issue 22), against moto's DynamoDB: the first partition alone,
 then up to 99 with one lease check; a transaction is all or nothing, a lost condition names its partition, and a
 retry that meets the transaction's own write is recognised."""
+
 from __future__ import annotations
 
 import pytest
 
-from sink_engine.driver.committer import commit_results
 from sink_engine.driver.job import now_ms
 from sink_engine.errors import CommitConflictError
 from sink_engine.model import PartitionRange, TaskResult, TopicPartition
 from sink_engine.offsets import Leases, OffsetStore
 from sink_engine.offsets.store import MAX_COMMITS
+from sink_engine.run.committer import commit_results
 from tests.conftest import TABLE
 
 
@@ -33,8 +34,9 @@ class Recording:
 
 
 def results(topic: str, partitions: int, start: int | None = None, end: int = 10) -> list[TaskResult]:
-    return [TaskResult(range=PartitionRange(topic, p, start or 0, end, start), next_offset=end)
-            for p in range(partitions)]
+    return [
+        TaskResult(range=PartitionRange(topic, p, start or 0, end, start), next_offset=end) for p in range(partitions)
+    ]
 
 
 @pytest.fixture
@@ -69,8 +71,11 @@ def test_a_lost_condition_cancels_its_whole_transaction_and_names_its_partition(
         commit_results(store, token, results(topic, 150, start=10, end=20))
     # then the error names partition 120; the transactions before it are committed, nothing of its own is
     assert (raised.value.topic, raised.value.partition, raised.value.expected_start) == (topic, 120, 10)
-    assert committed(dynamodb, connector) == {**{p: 20 for p in range(100)}, **{p: 10 for p in range(100, 150)},
-                                              120: 15}
+    assert committed(dynamodb, connector) == {
+        **{p: 20 for p in range(100)},
+        **{p: 10 for p in range(100, 150)},
+        120: 15,
+    }
 
 
 def test_a_lost_lease_names_the_first_partition_of_the_transaction(dynamodb, lease, unique):

@@ -36,10 +36,17 @@ def _cli(stack, *args: str, timeout: float = 300) -> tuple[int, str, str, float]
 
 def _config_file(stack, tmp_path, unique: str, **overrides) -> str:
     config = {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": f"events-{unique}", "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "flush.size": 10, "format.class": "JsonFormat",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-        "offset.storage.dynamodb.table": TABLE, **overrides,
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": f"events-{unique}",
+        "bootstrap.servers": stack.bootstrap_servers,
+        "s3.bucket.name": BUCKET,
+        "s3.region": "us-east-1",
+        "flush.size": 10,
+        "format.class": "JsonFormat",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "offset.storage.dynamodb.table": TABLE,
+        **overrides,
     }
     path = tmp_path / f"connector-{unique}.json"
     path.write_text(json.dumps({"name": f"conn-{unique}", "config": config}))
@@ -56,7 +63,9 @@ UNREACHABLE = {
 @pytest.mark.parametrize("broker", UNREACHABLE, ids=list(UNREACHABLE))
 def test_an_unreachable_broker_is_named_within_seconds(stack, tmp_path, unique, command, broker):
     # given a connector whose only bootstrap address refuses connections, or does not resolve
-    address, says = (text.replace("{port}", str(free_port())).replace("{unique}", unique) for text in UNREACHABLE[broker])
+    address, says = (
+        text.replace("{port}", str(free_port())).replace("{unique}", unique) for text in UNREACHABLE[broker]
+    )
     path = _config_file(stack, tmp_path, unique, **{"bootstrap.servers": address})
     # when the command runs (the client's own timeout, sink.kafka.timeout.ms, is left at its 60 s)
     code, out, err, seconds = _cli(stack, command, "--config", path)
@@ -83,14 +92,19 @@ HOLDER = textwrap.dedent(
 )
 
 
-def test_a_run_after_a_killed_run_says_when_the_lease_lapses_and_waits_for_it_when_asked(stack, tmp_path, unique,
-                                                                                          new_topic):
+def test_a_run_after_a_killed_run_says_when_the_lease_lapses_and_waits_for_it_when_asked(
+    stack, tmp_path, unique, new_topic
+):
     # given a topic with records and a run holding the connector's lease of 20 s, renewing it every 2 s
     lease_ms = 20_000
     new_topic(f"events-{unique}", 1, events=30)
     path = _config_file(stack, tmp_path, unique, **{"sink.lease.duration.ms": str(lease_ms)})
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, TABLE, f"conn-{unique}", str(lease_ms)],
-                              stdout=subprocess.PIPE, text=True, env={**os.environ, **stack.env})
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, TABLE, f"conn-{unique}", str(lease_ms)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **stack.env},
+    )
     try:
         assert holder.stdout.readline().strip() == "holding"
         # when a run starts while it is alive
@@ -128,8 +142,10 @@ def test_status_on_a_missing_table_says_what_run_says(stack, tmp_path, unique):
     status = _cli(stack, "status", "--config", path)
     run = _cli(stack, "run", "--config", path)
     # then both say the same: run init first, before Spark starts
-    expected = f"error: offsets table missing-{unique} does not exist (offset.storage.dynamodb.table); " \
-               "run `sink-engine init` first"
+    expected = (
+        f"error: offsets table missing-{unique} does not exist (offset.storage.dynamodb.table); "
+        "run `sink-engine init` first"
+    )
     for code, out, err, _ in (status, run):
         assert code == 1 and err.strip() == expected, (out, err)
     assert SPARK_STARTING not in run[1]

@@ -1,6 +1,7 @@
 """`sink-engine run` started from a terminal or a pipe prints the run's own lines: no Spark stage bars and no JVM
 start-up notices (NativeCodeLoader, setLogLevel hints) when the engine starts Spark itself; on a terminal it shows
 its own progress board, in a pipe its totals line as a progress line."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,6 @@ import sys
 from devtools.producer import create_topic, produce_events
 from tests.conftest import BUCKET, TABLE
 
-
 SPARK_NOISE = ("NativeCodeLoader", "setLogLevel", "[Stage", "WARN")
 
 
@@ -21,25 +21,45 @@ def _connector(stack, unique: str, tmp_path, name: str):
     create_topic(stack.bootstrap_servers, topic, 2)
     produce_events(stack.bootstrap_servers, topic, 400, 2)
     config = tmp_path / f"{name}.json"
-    config.write_text(json.dumps({"name": f"{name}-{unique}", "config": {
-        "topics": topic, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "flush.size": 100, "format.class": "JsonFormat",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-        "offset.storage.dynamodb.table": TABLE}}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": f"{name}-{unique}",
+                "config": {
+                    "topics": topic,
+                    "bootstrap.servers": stack.bootstrap_servers,
+                    "s3.bucket.name": BUCKET,
+                    "s3.region": "us-east-1",
+                    "flush.size": 100,
+                    "format.class": "JsonFormat",
+                    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                    "value.converter.schemas.enable": "false",
+                    "offset.storage.dynamodb.table": TABLE,
+                },
+            }
+        )
+    )
     return topic, config
 
 
 def test_a_run_prints_its_own_lines_and_no_spark_noise(stack, unique, tmp_path):
     _, config = _connector(stack, unique, tmp_path, "quiet")
-    done = subprocess.run([sys.executable, "-m", "sink_engine", "run", "--config", str(config)], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, **stack.env})
+    done = subprocess.run(
+        [sys.executable, "-m", "sink_engine", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **stack.env},
+    )
     assert done.returncode == 0, done.stderr
     assert "run finished" in done.stdout and done.stdout.count("wrote s3://") == 4
     # no board redrawn in a pipe: lines as they happen, and the totals as a progress line (every 10 s, and at the end)
     assert "\x1b[" not in done.stdout
     said = done.stdout.splitlines()
     assert said[0] == "offsets table, bucket, Kafka and lease checked; starting Spark"
-    assert said[1].startswith("lease taken: epoch 1") and said[2].startswith("planned: 400 records in 2 of 2 partitions")
+    assert said[1].startswith("lease taken: epoch 1") and said[2].startswith(
+        "planned: 400 records in 2 of 2 partitions"
+    )
     assert any(line.startswith("progress: 2 partitions: 400 records read, 4 files closed, 0 left; ") for line in said)
     for noise in SPARK_NOISE:
         assert noise not in done.stderr, done.stderr
@@ -48,8 +68,12 @@ def test_a_run_prints_its_own_lines_and_no_spark_noise(stack, unique, tmp_path):
 def test_a_run_on_a_terminal_shows_its_progress_per_partition(stack, unique, tmp_path):
     topic, config = _connector(stack, unique, tmp_path, "board")
     leader, follower = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "sink_engine", "run", "--config", str(config)],
-                               stdout=follower, stderr=subprocess.PIPE, env={**os.environ, **stack.env})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sink_engine", "run", "--config", str(config)],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **stack.env},
+    )
     os.close(follower)
     screen = b""
     while True:
@@ -64,7 +88,7 @@ def test_a_run_on_a_terminal_shows_its_progress_per_partition(stack, unique, tmp
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=300) == 0, stderr
     text = screen.decode()
-    final_board = text[text.rindex("partition "):text.index("run finished")]
+    final_board = text[text.rindex("partition ") : text.index("run finished")]
     assert f"{topic}-0" in final_board and f"{topic}-1" in final_board
     assert "2 partitions: 400 records read, 4 files closed, 0 left" in final_board
     for noise in SPARK_NOISE:
@@ -78,18 +102,32 @@ def test_status_shows_no_commit_time_until_a_run_commits_records(stack, unique, 
     create_topic(stack.bootstrap_servers, topic, 1)
     produce_events(stack.bootstrap_servers, topic, 40, 1)
     config = tmp_path / "pinned.json"
-    config.write_text(json.dumps({"name": f"pinned-{unique}", "config": {
-        "topics": topic, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "flush.size": 100, "format.class": "JsonFormat",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-        "offset.storage.dynamodb.table": TABLE}}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": f"pinned-{unique}",
+                "config": {
+                    "topics": topic,
+                    "bootstrap.servers": stack.bootstrap_servers,
+                    "s3.bucket.name": BUCKET,
+                    "s3.region": "us-east-1",
+                    "flush.size": 100,
+                    "format.class": "JsonFormat",
+                    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                    "value.converter.schemas.enable": "false",
+                    "offset.storage.dynamodb.table": TABLE,
+                },
+            }
+        )
+    )
     cli = [sys.executable, "-m", "sink_engine"]
     env = {**os.environ, **stack.env}
     run = subprocess.run([*cli, "run", "--config", str(config)], capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0 and "0 files" in run.stdout, run.stderr
     # when status is asked
-    status = subprocess.run([*cli, "status", "--config", str(config)], capture_output=True, text=True, timeout=60,
-                            env=env)
+    status = subprocess.run(
+        [*cli, "status", "--config", str(config)], capture_output=True, text=True, timeout=60, env=env
+    )
     # then its row shows the start the run pinned, the lag, and no commit time
     row = status.stdout.splitlines()[1].split()
     assert status.returncode == 0 and row == [f"{topic}-0", "0", "40", "40", "-", "-"], status.stdout

@@ -7,12 +7,13 @@ What a Cloud config does not carry is added: the MSK bootstrap servers, the buck
 Credentials are `${secrets:...}` references to moto's Secrets Manager, resolved by the run. The session's broker
 is plaintext (SASL is tests/functional/test_scram_tls.py's, on a broker of its own), so the Kafka API key and
 secret are checked to reach the client config and removed for the runs; the AWS keys stay (moto takes any)."""
+
 from __future__ import annotations
 
 import gzip
 import io
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import boto3
 import fastavro
@@ -34,7 +35,7 @@ from tests.runs import committed_offsets
 from tests.s3_reader import list_keys
 from tests.schema_registry_server import SchemaRegistryServer
 
-NINE_AM_UTC = int(datetime(2024, 3, 12, 9, 5, tzinfo=timezone.utc).timestamp() * 1000)
+NINE_AM_UTC = int(datetime(2024, 3, 12, 9, 5, tzinfo=UTC).timestamp() * 1000)
 HOUR_PATH = "year=2024/month=03/day=12/hour=09"
 
 
@@ -70,8 +71,13 @@ def secrets(stack, unique):
 
 def local(config: dict, stack, drop_kafka_credentials: bool = True) -> dict:
     """What the Cloud file does not carry, for the local stack; the Kafka credentials removed for a run."""
-    added = {**config, "bootstrap.servers": stack.bootstrap_servers, "s3.region": "us-east-1",
-             "offset.storage.dynamodb.table": TABLE, "sink.kafka.timeout.ms": 20000}
+    added = {
+        **config,
+        "bootstrap.servers": stack.bootstrap_servers,
+        "s3.region": "us-east-1",
+        "offset.storage.dynamodb.table": TABLE,
+        "sink.kafka.timeout.ms": 20000,
+    }
     if drop_kafka_credentials:
         added = {k: v for k, v in added.items() if k not in ("kafka.api.key", "kafka.api.secret")}
     return added
@@ -108,8 +114,9 @@ def body(s3, key: str) -> bytes:
     return s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
 
 
-def test_quick_start_config_validates_and_lands_hourly_gzip_json(stack, spark, s3, dynamodb, secrets, unique,
-                                                                 tmp_path, capsys):
+def test_quick_start_config_validates_and_lands_hourly_gzip_json(
+    stack, spark, s3, dynamodb, secrets, unique, tmp_path, capsys
+):
     config = quick_start(unique)
     # given the page's quick start file: it validates as written (references are not read by validate)
     assert cli.main(["validate", "--config", write(tmp_path, local(config, stack, False))]) == 0
@@ -139,22 +146,33 @@ def test_full_key_list_with_the_optional_properties(stack, spark, s3, dynamodb, 
     timestamp.field, timezone and locale, with the page's tip (topics.dir json_logs/hourly, path.format
     'dt'=YYYY-MM-dd/'hr'=HH -> json_logs/hourly/<topic>/dt=2020-02-06/hr=09/) and its example zone PST."""
     topic = f"cloudkeys-{unique}"
-    config = {**quick_start(unique), "topics": topic, "output.data.format": "AVRO", "compression.codec": "AVRO - deflate",
-              "topics.dir": "json_logs/hourly", "path.format": "'dt'=YYYY-MM-dd/'hr'=HH",
-              "rotate.schedule.interval.ms": "-1", "rotate.interval.ms": "600000", "timestamp.field": "ts",
-              "timezone": "PST", "locale": "en-US"}
+    config = {
+        **quick_start(unique),
+        "topics": topic,
+        "output.data.format": "AVRO",
+        "compression.codec": "AVRO - deflate",
+        "topics.dir": "json_logs/hourly",
+        "path.format": "'dt'=YYYY-MM-dd/'hr'=HH",
+        "rotate.schedule.interval.ms": "-1",
+        "rotate.interval.ms": "600000",
+        "timestamp.field": "ts",
+        "timezone": "PST",
+        "locale": "en-US",
+    }
     # given records whose field ts runs from 09:50 to 10:20 PST on 2020-02-06 (Kafka time is now: not used)
-    first = int(datetime(2020, 2, 6, 17, 50, tzinfo=timezone.utc).timestamp() * 1000)
+    first = int(datetime(2020, 2, 6, 17, 50, tzinfo=UTC).timestamp() * 1000)
     records = [{"id": i, "name": f"event-{i}", "ts": first + i * 12_000} for i in range(150)]
-    now = int(datetime.now(timezone.utc).timestamp() * 1000)
+    now = int(datetime.now(UTC).timestamp() * 1000)
     produce_at(stack.bootstrap_servers, topic, [json.dumps(r).encode() for r in records], [now] * 150)
     # when the sink runs
     run(write(tmp_path, local(config, stack)), capsys)
     # then files close at the PST hour and 10 minutes (rotate.interval.ms) past their first record's ts; the
     # records of the last 10 minutes wait for more (not written, not committed)
     keys = list_keys(s3, BUCKET, f"json_logs/hourly/{topic}/")
-    assert keys == [f"json_logs/hourly/{topic}/dt=2020-02-06/hr=09/{topic}+0+0000000000.avro",
-                    f"json_logs/hourly/{topic}/dt=2020-02-06/hr=10/{topic}+0+0000000050.avro"]
+    assert keys == [
+        f"json_logs/hourly/{topic}/dt=2020-02-06/hr=09/{topic}+0+0000000000.avro",
+        f"json_logs/hourly/{topic}/dt=2020-02-06/hr=10/{topic}+0+0000000050.avro",
+    ]
     for key, expected in zip(keys, (records[:50], records[50:100])):
         reader = fastavro.reader(io.BytesIO(body(s3, key)))
         assert reader.codec == "deflate" and list(reader) == expected
@@ -173,14 +191,20 @@ CODECS = {
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_each_output_format_and_codec_lands_as_the_page_says(stack, spark, s3, dynamodb, secrets, unique, tmp_path,
-                                                             capsys, codec):
+def test_each_output_format_and_codec_lands_as_the_page_says(
+    stack, spark, s3, dynamodb, secrets, unique, tmp_path, capsys, codec
+):
     input_format, output_format, extension = CODECS[codec]
     topic = f"cloudfmt-{unique}"
     daily = codec.endswith("DAILY")
-    config = {**quick_start(unique), "topics": topic, "input.data.format": input_format,
-              "output.data.format": output_format, "flush.size": "10",
-              **({"time.interval": "DAILY"} if daily else {})}
+    config = {
+        **quick_start(unique),
+        "topics": topic,
+        "input.data.format": input_format,
+        "output.data.format": output_format,
+        "flush.size": "10",
+        **({"time.interval": "DAILY"} if daily else {}),
+    }
     config = {k: v for k, v in config.items() if not (k == "compression.codec" and codec.startswith("no codec"))}
     if not codec.startswith("no codec"):
         config["compression.codec"] = codec
@@ -209,26 +233,41 @@ def read_back(data: bytes, output_format: str, codec: str) -> list:
     return [json.loads(line) for line in text.splitlines()]  # JSON lines, or BYTES' values with "\n" after each
 
 
-def test_avro_input_from_a_registry_whose_password_is_a_secret(stack, spark, s3, dynamodb, secrets, unique, tmp_path,
-                                                               capsys):
+def test_avro_input_from_a_registry_whose_password_is_a_secret(
+    stack, spark, s3, dynamodb, secrets, unique, tmp_path, capsys
+):
     """input.data.format AVRO with the registry's basic-auth password in Secrets Manager: the Spark tasks that
     decode the records reach the registry only if the run resolved the reference before handing them the config."""
     secrets.create_secret(Name=f"cloud-{unique}/registry", SecretString=json.dumps({"password": "reg-pw"}))
-    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "int"},
-                                                            {"name": "item", "type": "string"}]}
+    schema = {
+        "type": "record",
+        "name": "Order",
+        "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}],
+    }
     topic = f"cloudavro-{unique}"
     with SchemaRegistryServer(user_info="sink:reg-pw") as registry:
-        serializer = AvroSerializer(SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": "sink:reg-pw"}),
-                                    json.dumps(schema))
+        serializer = AvroSerializer(
+            SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": "sink:reg-pw"}), json.dumps(schema)
+        )
         context = SerializationContext(topic, MessageField.VALUE)
         orders = [{"id": i, "item": f"item-{i}"} for i in range(12)]
-        produce_at(stack.bootstrap_servers, topic, [serializer(o, context) for o in orders],
-                   [NINE_AM_UTC + i for i in range(12)])
-        config = {**quick_start(unique), "topics": topic, "input.data.format": "AVRO", "output.data.format": "PARQUET",
-                  "compression.codec": "PARQUET - gzip", "flush.size": "6",
-                  "value.converter.schema.registry.url": registry.url,
-                  "value.converter.basic.auth.credentials.source": "USER_INFO",
-                  "value.converter.basic.auth.user.info": f"sink:${{secrets:cloud-{unique}/registry:password}}"}
+        produce_at(
+            stack.bootstrap_servers,
+            topic,
+            [serializer(o, context) for o in orders],
+            [NINE_AM_UTC + i for i in range(12)],
+        )
+        config = {
+            **quick_start(unique),
+            "topics": topic,
+            "input.data.format": "AVRO",
+            "output.data.format": "PARQUET",
+            "compression.codec": "PARQUET - gzip",
+            "flush.size": "6",
+            "value.converter.schema.registry.url": registry.url,
+            "value.converter.basic.auth.credentials.source": "USER_INFO",
+            "value.converter.basic.auth.user.info": f"sink:${{secrets:cloud-{unique}/registry:password}}",
+        }
         run(write(tmp_path, local(config, stack)), capsys)
     keys = list_keys(s3, BUCKET, f"topics/{topic}/")
     assert keys == [f"topics/{topic}/{HOUR_PATH}/{topic}+0+{s:010d}.gz.parquet" for s in (0, 6)]
@@ -237,24 +276,44 @@ def test_avro_input_from_a_registry_whose_password_is_a_secret(stack, spark, s3,
     assert [row for t in tables for row in t.to_pylist()] == orders
 
 
-def test_avro_input_as_exported_takes_its_registry_from_the_environment(stack, spark, s3, dynamodb, secrets, unique,
-                                                                       tmp_path, capsys, monkeypatch):
+def test_avro_input_as_exported_takes_its_registry_from_the_environment(
+    stack, spark, s3, dynamodb, secrets, unique, tmp_path, capsys, monkeypatch
+):
     """input.data.format AVRO in a file that names no registry (Cloud finds its own): refused naming
     input.data.format; with SINK_SCHEMA_REGISTRY_URL and SINK_SCHEMA_REGISTRY_USER_INFO it validates, saying where
     the registry came from, and runs with the registry's basic auth."""
-    schema = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "int"},
-                                                            {"name": "item", "type": "string"}]}
+    schema = {
+        "type": "record",
+        "name": "Order",
+        "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}],
+    }
     topic = f"cloudenv-{unique}"
     with SchemaRegistryServer(user_info="sink:reg-pw") as registry:
-        serializer = AvroSerializer(SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": "sink:reg-pw"}),
-                                    json.dumps(schema))
+        serializer = AvroSerializer(
+            SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": "sink:reg-pw"}), json.dumps(schema)
+        )
         context = SerializationContext(topic, MessageField.VALUE)
         orders = [{"id": i, "item": f"item-{i}"} for i in range(6)]
-        produce_at(stack.bootstrap_servers, topic, [serializer(o, context) for o in orders],
-                   [NINE_AM_UTC + i for i in range(6)])
-        path = write(tmp_path, local({**quick_start(unique), "topics": topic, "input.data.format": "AVRO",
-                                      "output.data.format": "PARQUET", "compression.codec": "PARQUET - gzip",
-                                      "flush.size": "3"}, stack))
+        produce_at(
+            stack.bootstrap_servers,
+            topic,
+            [serializer(o, context) for o in orders],
+            [NINE_AM_UTC + i for i in range(6)],
+        )
+        path = write(
+            tmp_path,
+            local(
+                {
+                    **quick_start(unique),
+                    "topics": topic,
+                    "input.data.format": "AVRO",
+                    "output.data.format": "PARQUET",
+                    "compression.codec": "PARQUET - gzip",
+                    "flush.size": "3",
+                },
+                stack,
+            ),
+        )
         # given no registry anywhere: validate refuses naming input.data.format
         monkeypatch.delenv("SINK_SCHEMA_REGISTRY_URL", raising=False)
         assert cli.main(["validate", "--config", path]) == 2
@@ -264,8 +323,11 @@ def test_avro_input_as_exported_takes_its_registry_from_the_environment(stack, s
         monkeypatch.setenv("SINK_SCHEMA_REGISTRY_USER_INFO", "sink:reg-pw")
         assert cli.main(["validate", "--config", path]) == 0
         shown = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
-        assert shown["value.converter.schema.registry.url"].split()[1:] == [registry.url, "(from",
-                                                                             "SINK_SCHEMA_REGISTRY_URL)"]
+        assert shown["value.converter.schema.registry.url"].split()[1:] == [
+            registry.url,
+            "(from",
+            "SINK_SCHEMA_REGISTRY_URL)",
+        ]
         run(path, capsys)
     # then the run read the records through it
     keys = list_keys(s3, BUCKET, f"topics/{topic}/")
@@ -273,22 +335,45 @@ def test_avro_input_as_exported_takes_its_registry_from_the_environment(stack, s
     assert [row for k in keys for row in pq.read_table(io.BytesIO(body(s3, k))).to_pylist()] == orders
 
 
-@pytest.mark.parametrize("input_format, topic_class, output_format, codec, extension", [
-    ("PROTOBUF", ProtobufTopic, "PARQUET", "PARQUET - snappy", ".snappy.parquet"),
-    ("JSON_SR", JsonSchemaTopic, "AVRO", "AVRO - snappy", ".avro"),
-])
-def test_protobuf_and_json_schema_inputs(stack, spark, s3, dynamodb, secrets, unique, tmp_path, capsys,
-                                         input_format, topic_class, output_format, codec, extension):
+@pytest.mark.parametrize(
+    "input_format, topic_class, output_format, codec, extension",
+    [
+        ("PROTOBUF", ProtobufTopic, "PARQUET", "PARQUET - snappy", ".snappy.parquet"),
+        ("JSON_SR", JsonSchemaTopic, "AVRO", "AVRO - snappy", ".avro"),
+    ],
+)
+def test_protobuf_and_json_schema_inputs(
+    stack,
+    spark,
+    s3,
+    dynamodb,
+    secrets,
+    unique,
+    tmp_path,
+    capsys,
+    input_format,
+    topic_class,
+    output_format,
+    codec,
+    extension,
+):
     """input.data.format PROTOBUF and JSON_SR: Confluent's ProtobufConverter and JsonSchemaConverter, records
     serialized by confluent-kafka against the registry, typed columns in the output."""
     topic = f"cloudsr-{unique}"
     with SchemaRegistryServer() as registry:
         values = topic_class(registry.url, topic)
-        produce_at(stack.bootstrap_servers, topic, [values.value(i) for i in range(8)],
-                   [NINE_AM_UTC + i for i in range(8)])
-        config = {**quick_start(unique), "topics": topic, "input.data.format": input_format,
-                  "output.data.format": output_format, "compression.codec": codec, "flush.size": "4",
-                  "value.converter.schema.registry.url": registry.url}
+        produce_at(
+            stack.bootstrap_servers, topic, [values.value(i) for i in range(8)], [NINE_AM_UTC + i for i in range(8)]
+        )
+        config = {
+            **quick_start(unique),
+            "topics": topic,
+            "input.data.format": input_format,
+            "output.data.format": output_format,
+            "compression.codec": codec,
+            "flush.size": "4",
+            "value.converter.schema.registry.url": registry.url,
+        }
         run(write(tmp_path, local(config, stack)), capsys)
     keys = list_keys(s3, BUCKET, f"topics/{topic}/")
     assert keys == [f"topics/{topic}/{HOUR_PATH}/{topic}+0+{s:010d}{extension}" for s in (0, 4)]

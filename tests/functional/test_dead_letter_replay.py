@@ -1,4 +1,5 @@
 """Replay: after the cause is fixed, dead letters go back to Kafka once and land in S3 once."""
+
 from __future__ import annotations
 
 import json
@@ -11,10 +12,8 @@ from sink_engine.dlq.replay_request import request_from_payload
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.driver.job import run_job
 from tests.conftest import BUCKET
-from tests.dlq_corpus import raw_config, corpus, produce_samples, read_dlq_s3, read_topic
+from tests.dlq_corpus import corpus, produce_samples, raw_config, read_dlq_s3, read_topic
 from tests.s3_reader import landed_records
-
-
 
 
 def end_offset(bootstrap: str, topic: str) -> int:
@@ -32,13 +31,22 @@ def dead_letters(stack, s3, config) -> list[tuple]:
 
 
 @pytest.mark.parametrize("destination", ["s3", "topic"])
-def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, new_topic, spark, s3, dynamodb, connector, unique,
-                                                             tmp_path, capsys, destination):
+def test_fixed_cause_then_replay_lands_each_dead_letter_once(
+    stack, new_topic, spark, s3, dynamodb, connector, unique, tmp_path, capsys, destination
+):
     # given the corpus dead-lettered by a connector that reads JSON
-    settings = {"flush.size": 1, "errors.tolerance": "all", **(
-        {"errors.deadletterqueue.s3.prefix": "replay-dlq"} if destination == "s3" else
-        {"errors.deadletterqueue.topic.name": f"replay-dlq-{unique}",
-         "errors.deadletterqueue.topic.replication.factor": 1})}
+    settings = {
+        "flush.size": 1,
+        "errors.tolerance": "all",
+        **(
+            {"errors.deadletterqueue.s3.prefix": "replay-dlq"}
+            if destination == "s3"
+            else {
+                "errors.deadletterqueue.topic.name": f"replay-dlq-{unique}",
+                "errors.deadletterqueue.topic.replication.factor": 1,
+            }
+        ),
+    }
     config = connector(**settings)
     topic = new_topic(config, 1)
     samples = corpus(0)
@@ -46,8 +54,10 @@ def test_fixed_cause_then_replay_lands_each_dead_letter_once(stack, new_topic, s
     run_job(config, spark, dynamodb)
     assert len(dead_letters(stack, s3, config)) == 5
     # when the cause is fixed (the topic's values are text, not JSON) and a dry run looks first
-    fixed = connector(**settings, **{"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-                                     "behavior.on.null.values": "ignore"})
+    fixed = connector(
+        **settings,
+        **{"value.converter": "org.apache.kafka.connect.storage.StringConverter", "behavior.on.null.values": "ignore"},
+    )
     payload = {"connector": config.name, "filters": {"error_classes": ["ConversionError"]}}
     fixed_settings = DeadLetterSettings.from_config(fixed)
     dry = replay(fixed_settings, request_from_payload({**payload, "dry_run": True}, fixed_settings), dynamodb, s3)

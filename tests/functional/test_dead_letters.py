@@ -1,4 +1,5 @@
 """errors.tolerance=all: bad records go to the dead-letter queue exactly once, good ones land exactly once."""
+
 from __future__ import annotations
 
 import base64
@@ -16,20 +17,32 @@ from tests.s3_reader import landed_records, list_keys
 
 
 def expected_bad(samples_by_partition: dict) -> list[tuple]:
-    return sorted((p, offset, s.error_class, s.key, s.value, tuple(s.headers))
-                  for p, samples in samples_by_partition.items() for offset, s in enumerate(samples) if s.error_class)
+    return sorted(
+        (p, offset, s.error_class, s.key, s.value, tuple(s.headers))
+        for p, samples in samples_by_partition.items()
+        for offset, s in enumerate(samples)
+        if s.error_class
+    )
 
 
 def good_docs(samples_by_partition: dict) -> list[dict]:
-    return sorted((json.loads(s.value) for samples in samples_by_partition.values() for s in samples
-                   if s.error_class is None), key=lambda d: (d["p"], d["n"]))
+    return sorted(
+        (json.loads(s.value) for samples in samples_by_partition.values() for s in samples if s.error_class is None),
+        key=lambda d: (d["p"], d["n"]),
+    )
 
 
 def test_corpus_to_s3_prefix(stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys):
     # given two partitions of good records between malformed JSON, tombstones, non-UTF-8 keys and values,
     # headers and records of several MB
-    config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "dlq",
-                          "errors.log.enable": "true"})
+    config = connector(
+        **{
+            "flush.size": 1,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.s3.prefix": "dlq",
+            "errors.log.enable": "true",
+        }
+    )
     topic = new_topic(config, 2)
     samples = {p: corpus(p) for p in (0, 1)}
     produce_samples(stack.bootstrap_servers, topic, samples)
@@ -42,25 +55,41 @@ def test_corpus_to_s3_prefix(stack, new_topic, spark, s3, dynamodb, connector, t
     assert {p: c.next_offset for p, c in committed(dynamodb, config).items()} == {0: 11, 1: 11}
     # and every bad one is in the dead-letter objects once, with its key, value, headers and error
     lines = read_dlq_s3(s3, BUCKET, f"dlq/{topic}/")
-    assert sorted((d["partition"], d["offset"], d["error"]["class"], d["key"], d["value"],
-                   tuple((n, None if v is None else base64.b64decode(v)) for n, v in d["headers"]))
-                  for d in lines) == expected_bad(samples)
+    assert sorted(
+        (
+            d["partition"],
+            d["offset"],
+            d["error"]["class"],
+            d["key"],
+            d["value"],
+            tuple((n, None if v is None else base64.b64decode(v)) for n, v in d["headers"]),
+        )
+        for d in lines
+    ) == expected_bad(samples)
     assert all(d["connector"] == config.name and d["topic"] == topic and d["error"]["message"] for d in lines)
     assert list_keys(s3, BUCKET, f"dlq/{topic}/") == [
-        f"dlq/{topic}/partition={p}/{topic}+{p}+0000000001.json" for p in (0, 1)]
+        f"dlq/{topic}/partition={p}/{topic}+{p}+0000000001.json" for p in (0, 1)
+    ]
     # and the counts by error class are in the run's summary, the committed offsets and the status
     assert "dead letters: ConversionError=8, NullValueError=2" in capsys.readouterr().out
     assert [c.dead_letters for c in committed(dynamodb, config).values()] == [
-        {"ConversionError": 4, "NullValueError": 1}] * 2
+        {"ConversionError": 4, "NullValueError": 1}
+    ] * 2
     assert cli.main(["status", "--config", str(config_file)]) == 0
     assert capsys.readouterr().out.count("dead letters: ConversionError=4, NullValueError=1") == 2
 
 
 def test_corpus_to_topic_with_context_headers(stack, new_topic, spark, s3, dynamodb, connector, unique):
     dlq_topic = f"dlq-{unique}"
-    config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq_topic,
-                          "errors.deadletterqueue.topic.replication.factor": 1,
-                          "errors.deadletterqueue.context.headers.enable": "true"})
+    config = connector(
+        **{
+            "flush.size": 1,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq_topic,
+            "errors.deadletterqueue.topic.replication.factor": 1,
+            "errors.deadletterqueue.context.headers.enable": "true",
+        }
+    )
     topic = new_topic(config, 2)
     samples = {p: corpus(p) for p in (0, 1)}
     produce_samples(stack.bootstrap_servers, topic, samples)
@@ -71,9 +100,16 @@ def test_corpus_to_topic_with_context_headers(stack, new_topic, spark, s3, dynam
     for r in records:
         headers = dict(r["headers"])
         original = tuple((n, v) for n, v in r["headers"] if not n.startswith("__"))
-        found.append((int(headers["__connect.errors.partition"]), int(headers["__connect.errors.offset"]),
-                      headers["__connect.errors.exception.class.name"].decode().rsplit(".", 1)[1],
-                      r["key"], r["value"], original))
+        found.append(
+            (
+                int(headers["__connect.errors.partition"]),
+                int(headers["__connect.errors.offset"]),
+                headers["__connect.errors.exception.class.name"].decode().rsplit(".", 1)[1],
+                r["key"],
+                r["value"],
+                original,
+            )
+        )
         assert headers["__connect.errors.topic"] == topic.encode()
         assert headers["__connect.errors.connector.name"] == config.name.encode()
         assert headers["__connect.errors.stage"] in (b"VALUE_CONVERTER", b"TASK_PUT")
@@ -83,11 +119,15 @@ def test_corpus_to_topic_with_context_headers(stack, new_topic, spark, s3, dynam
 
 
 @pytest.mark.parametrize("destination", ["topic", "s3"])
-def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, new_topic, spark, s3, dynamodb, connector,
-                                                                   unique, destination):
+def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(
+    stack, new_topic, spark, s3, dynamodb, connector, unique, destination
+):
     dlq_topic = f"dlq-{unique}"
-    where = ({"errors.deadletterqueue.topic.name": dlq_topic, "errors.deadletterqueue.topic.replication.factor": 1}
-             if destination == "topic" else {"errors.deadletterqueue.s3.prefix": "dead/letters"})
+    where = (
+        {"errors.deadletterqueue.topic.name": dlq_topic, "errors.deadletterqueue.topic.replication.factor": 1}
+        if destination == "topic"
+        else {"errors.deadletterqueue.s3.prefix": "dead/letters"}
+    )
     config = connector(**{"flush.size": 3, "errors.tolerance": "all", "sink.lease.duration.ms": 1500, **where})
     topic = new_topic(config, 1)
     samples = {0: corpus(0)}
@@ -111,8 +151,9 @@ def test_crash_before_commit_then_rerun_sends_no_dead_letter_twice(stack, new_to
     assert committed(dynamodb, config)[0].next_offset == 16
 
 
-def test_tolerance_none_fails_naming_the_record_and_commits_nothing_past_it(stack, new_topic, spark, s3, dynamodb,
-                                                                            connector):
+def test_tolerance_none_fails_naming_the_record_and_commits_nothing_past_it(
+    stack, new_topic, spark, s3, dynamodb, connector
+):
     config = connector(**{"flush.size": 1, "errors.deadletterqueue.s3.prefix": "dlq-none"})
     topic = new_topic(config, 1)
     produce_samples(stack.bootstrap_servers, topic, {0: corpus(0)})
@@ -124,14 +165,17 @@ def test_tolerance_none_fails_naming_the_record_and_commits_nothing_past_it(stac
 
 def _dead_letter_offsets(stack, s3, destination: str, dlq_topic: str, topic: str) -> list[int]:
     if destination == "topic":
-        return sorted(json.loads(dict(r["headers"])["__sink_engine.dlq.source"])["offset"]
-                      for r in read_topic(stack.bootstrap_servers, dlq_topic))
+        return sorted(
+            json.loads(dict(r["headers"])["__sink_engine.dlq.source"])["offset"]
+            for r in read_topic(stack.bootstrap_servers, dlq_topic)
+        )
     return sorted(d["offset"] for d in read_dlq_s3(s3, BUCKET, f"dead/letters/{topic}/"))
 
 
 @pytest.mark.parametrize("fmt, extension", [("ParquetFormat", ".snappy.parquet"), ("AvroFormat", ".avro")])
-def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(stack, new_topic, spark, s3, dynamodb,
-                                                                               connector, fmt, extension):
+def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(
+    stack, new_topic, spark, s3, dynamodb, connector, fmt, extension
+):
     import io
 
     import fastavro
@@ -140,8 +184,14 @@ def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(
     from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
 
     # given schemaless JSON for Parquet or Avro output with values that are not objects among objects
-    config = connector(**{"flush.size": 3, "format.class": fmt, "errors.tolerance": "all",
-                          "errors.deadletterqueue.s3.prefix": "format-dlq"})
+    config = connector(
+        **{
+            "flush.size": 3,
+            "format.class": fmt,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.s3.prefix": "format-dlq",
+        }
+    )
     topic = new_topic(config, 1)
     values = [b'{"n": 0}', b"[1, 2]", b'{"n": 1}', b'"text"', b'{"n": 2}', b"7", b'{"n": 3}']
     produce_samples(stack.bootstrap_servers, topic, {0: [Sample(b"k", v) for v in values]})
@@ -149,26 +199,36 @@ def test_json_that_a_columnar_file_cannot_hold_is_dead_lettered_when_it_arrives(
     # then the objects of the file went in, the others went to the dead-letter queue as FormatError
     [key] = list_keys(s3, BUCKET, f"topics/{topic}/")
     body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
-    rows = pq.read_table(io.BytesIO(body), use_threads=False).to_pylist() if fmt == "ParquetFormat" else \
-        list(fastavro.reader(io.BytesIO(body)))
+    rows = (
+        pq.read_table(io.BytesIO(body), use_threads=False).to_pylist()
+        if fmt == "ParquetFormat"
+        else list(fastavro.reader(io.BytesIO(body)))
+    )
     assert key.endswith(extension) and rows == [{"n": 0}, {"n": 1}, {"n": 2}]
     letters = read_dlq_s3(s3, BUCKET, f"format-dlq/{topic}/")
     assert [(d["offset"], d["error"]["class"], d["value"]) for d in letters] == [
-        (1, "FormatError", b"[1, 2]"), (3, "FormatError", b'"text"'), (5, "FormatError", b"7")]
+        (1, "FormatError", b"[1, 2]"),
+        (3, "FormatError", b'"text"'),
+        (5, "FormatError", b"7"),
+    ]
     # and the commit is past the dead letters of the closed file; {"n": 3} waits in the tail
     assert committed(dynamodb, config)[0].next_offset == 6
 
 
-def test_a_dead_letter_topic_needing_more_brokers_than_the_cluster_has_names_the_key(stack, new_topic, spark, dynamodb,
-                                                                                     connector, unique):
+def test_a_dead_letter_topic_needing_more_brokers_than_the_cluster_has_names_the_key(
+    stack, new_topic, spark, dynamodb, connector, unique
+):
     """Kafka, and so MSK, refuses a topic whose replication factor exceeds its brokers (as the local
     broker does); the engine checks first and names the key: the default 3 on the local single broker."""
     dlq_topic = f"dlq-{unique}"
     config = connector(**{"flush.size": 1, "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq_topic})
     topic = new_topic(config, 1)
     produce_samples(stack.bootstrap_servers, topic, {0: corpus(0)})
-    with pytest.raises(TaskFailedError, match=r"config key 'errors.deadletterqueue.topic.replication.factor': 3 is "
-                                              r"more than the 1 broker\(s\) of the cluster"):
+    with pytest.raises(
+        TaskFailedError,
+        match=r"config key 'errors.deadletterqueue.topic.replication.factor': 3 is "
+        r"more than the 1 broker\(s\) of the cluster",
+    ):
         run_job(config, spark, dynamodb)
     assert committed(dynamodb, config)[0].next_offset == 0  # its dead letters were not sent: nothing is committed
     assert dlq_topic not in AdminClient({"bootstrap.servers": stack.bootstrap_servers}).list_topics(timeout=10).topics

@@ -1,6 +1,7 @@
 """Dead letters of Schema Registry Avro input: truncated records, a wrong magic byte and an unknown schema id
 go to the dead-letter queue; an unreachable registry fails the run instead; registering the missing schema
 and replaying brings the unknown-id records into S3 once."""
+
 from __future__ import annotations
 
 import io
@@ -17,12 +18,16 @@ from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
 from tests.dlq_corpus import Sample, produce_samples, read_dlq_s3
+from tests.runs import committed
 from tests.s3_reader import landed_records, list_keys
 from tests.schema_registry_server import SchemaRegistryServer
-from tests.runs import committed
 
-ORDER = {"type": "record", "name": "Order", "namespace": "shop",
-         "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}]}
+ORDER = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "shop",
+    "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}],
+}
 LATER = {**ORDER, "name": "LaterOrder"}  # registered only after the records that use its id
 
 
@@ -33,21 +38,32 @@ def wire(schema_id: int, schema: dict, record: dict) -> bytes:
 
 
 def avro_connector(connector, url: str):
-    return connector(**{"value.converter": "io.confluent.connect.avro.AvroConverter",
-                        "value.converter.schema.registry.url": url, "flush.size": 1, "errors.tolerance": "all",
-                        "errors.deadletterqueue.s3.prefix": "avro-dlq"})
+    return connector(
+        **{
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": url,
+            "flush.size": 1,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.s3.prefix": "avro-dlq",
+        }
+    )
 
 
-def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, new_topic, spark, s3, dynamodb,
-                                                                       connector):
+def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(
+    stack, new_topic, spark, s3, dynamodb, connector
+):
     with SchemaRegistryServer() as registry:
         order_id = registry.register("orders-value", json.dumps(ORDER))["id"]
         later_id = order_id + 1
         good = [wire(order_id, ORDER, {"id": i, "item": f"i{i}"}) for i in range(4)]
-        samples = [Sample(b"g0", good[0]), Sample(b"cut", good[1][:7], error_class="ConversionError"),
-                   Sample(b"g2", good[2]), Sample(b"magic", b"\x01" + good[3][1:], error_class="ConversionError"),
-                   Sample(b"later", wire(later_id, LATER, {"id": 9, "item": "late"}), error_class="ConversionError"),
-                   Sample(b"g3", good[3])]
+        samples = [
+            Sample(b"g0", good[0]),
+            Sample(b"cut", good[1][:7], error_class="ConversionError"),
+            Sample(b"g2", good[2]),
+            Sample(b"magic", b"\x01" + good[3][1:], error_class="ConversionError"),
+            Sample(b"later", wire(later_id, LATER, {"id": 9, "item": "late"}), error_class="ConversionError"),
+            Sample(b"g3", good[3]),
+        ]
         config = avro_connector(connector, registry.url)
         topic = new_topic(config, 1)
         produce_samples(stack.bootstrap_servers, topic, {0: samples})
@@ -57,7 +73,10 @@ def test_bad_avro_is_dead_lettered_and_replayed_once_its_schema_exists(stack, ne
         assert [d["id"] for d in landed_records(s3, topic)] == [0, 2, 3]
         letters = read_dlq_s3(s3, BUCKET, f"avro-dlq/{topic}/")
         assert [(d["offset"], d["key"], d["error"]["class"]) for d in letters] == [
-            (1, b"cut", "ConversionError"), (3, b"magic", "ConversionError"), (4, b"later", "ConversionError")]
+            (1, b"cut", "ConversionError"),
+            (3, b"magic", "ConversionError"),
+            (4, b"later", "ConversionError"),
+        ]
         assert f"schema id {later_id}" in letters[2]["error"]["message"]
         assert committed(dynamodb, config)[0].next_offset == 6
         # when the missing schema is registered and the unknown-id records are replayed, then the sink runs
@@ -84,23 +103,29 @@ def test_unreachable_registry_fails_the_run_and_dead_letters_nothing(stack, new_
     assert committed(dynamodb, config)[0].next_offset == 0
 
 
-
-
 def test_a_record_that_cannot_be_projected_is_dead_lettered(stack, new_topic, spark, s3, dynamodb, connector):
     # given v2 of the schema adds a field without a default, so v1 records cannot be projected up to it
     v2 = {**ORDER, "fields": ORDER["fields"] + [{"name": "note", "type": "string"}]}
     with SchemaRegistryServer() as registry:
         v1_id = registry.register("proj-value", json.dumps(ORDER))["id"]
         v2_id = registry.register("proj-value", json.dumps(v2))["id"]
-        samples = [Sample(b"a", wire(v1_id, ORDER, {"id": 0, "item": "a"})),
-                   Sample(b"b", wire(v2_id, v2, {"id": 1, "item": "b", "note": "n"})),
-                   Sample(b"c", wire(v1_id, ORDER, {"id": 2, "item": "c"}), error_class="SchemaProjectionError"),
-                   Sample(b"d", wire(v2_id, v2, {"id": 3, "item": "d", "note": "n"})),
-                   Sample(b"e", wire(v2_id, v2, {"id": 4, "item": "e", "note": "n"}))]
-        config = connector(**{"value.converter": "io.confluent.connect.avro.AvroConverter",
-                              "value.converter.schema.registry.url": registry.url, "flush.size": 3,
-                              "schema.compatibility": "BACKWARD", "errors.tolerance": "all",
-                              "errors.deadletterqueue.s3.prefix": "proj-dlq"})
+        samples = [
+            Sample(b"a", wire(v1_id, ORDER, {"id": 0, "item": "a"})),
+            Sample(b"b", wire(v2_id, v2, {"id": 1, "item": "b", "note": "n"})),
+            Sample(b"c", wire(v1_id, ORDER, {"id": 2, "item": "c"}), error_class="SchemaProjectionError"),
+            Sample(b"d", wire(v2_id, v2, {"id": 3, "item": "d", "note": "n"})),
+            Sample(b"e", wire(v2_id, v2, {"id": 4, "item": "e", "note": "n"})),
+        ]
+        config = connector(
+            **{
+                "value.converter": "io.confluent.connect.avro.AvroConverter",
+                "value.converter.schema.registry.url": registry.url,
+                "flush.size": 3,
+                "schema.compatibility": "BACKWARD",
+                "errors.tolerance": "all",
+                "errors.deadletterqueue.s3.prefix": "proj-dlq",
+            }
+        )
         topic = new_topic(config, 1)
         produce_samples(stack.bootstrap_servers, topic, {0: samples})
         # when the sink runs

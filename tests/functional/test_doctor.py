@@ -1,6 +1,7 @@
 """`sink-engine doctor` against the local stack: all green, then with each dependency broken in turn, each named in
 its own row and in the verdict, exit 1. (S3 access denied is tests/iam/test_doctor_under_iam.py's; a refused Kafka
 login, a topic the ACLs deny and a group they deny are tests/functional/test_scram_tls.py's.)"""
+
 from __future__ import annotations
 
 import json
@@ -30,12 +31,22 @@ def healthy(stack, new_topic, registry, unique) -> dict:
     topic = f"doctor-{unique}"
     new_topic(topic, 2)
     registry.register(f"{topic}-value", AVRO_VALUE)
-    return {"name": f"doctor-{unique}", "config": {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": topic,
-        "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET, "s3.region": "us-east-1",
-        "offset.storage.dynamodb.table": TABLE, "flush.size": "100", "format.class": "ParquetFormat",
-        "value.converter": "io.confluent.connect.avro.AvroConverter",
-        "value.converter.schema.registry.url": registry.url, "sink.kafka.timeout.ms": "5000"}}
+    return {
+        "name": f"doctor-{unique}",
+        "config": {
+            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+            "topics": topic,
+            "bootstrap.servers": stack.bootstrap_servers,
+            "s3.bucket.name": BUCKET,
+            "s3.region": "us-east-1",
+            "offset.storage.dynamodb.table": TABLE,
+            "flush.size": "100",
+            "format.class": "ParquetFormat",
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": registry.url,
+            "sink.kafka.timeout.ms": "5000",
+        },
+    }
 
 
 def _doctor(document: dict, tmp_path, capsys) -> tuple[int, dict[str, tuple[str, str]], str]:
@@ -58,16 +69,27 @@ def _split(line: str) -> tuple[str, str, str]:
     return name, status, message
 
 
-def test_a_healthy_connector_passes_every_check_and_writes_only_its_probe(healthy, tmp_path, capsys, caplog, s3,
-                                                                          dynamodb):
+def test_a_healthy_connector_passes_every_check_and_writes_only_its_probe(
+    healthy, tmp_path, capsys, caplog, s3, dynamodb
+):
     # when the doctor checks a connector whose dependencies are all up
     with caplog.at_level(logging.INFO, logger="sink_engine"):
         code, rows, verdict = _doctor(healthy, tmp_path, capsys)
     # then every check that applies to it passed, and it says so
     assert code == 0, rows
     assert {name for name, (status, _) in rows.items() if status != "ok"} == set()
-    assert set(rows) == {"config", "interpreter", "libraries", "kafka topics", "schema registry (value)", "s3 write",
-                         "s3 incomplete uploads", "dynamodb table", "dynamodb lease", "dynamodb conditional write"}
+    assert set(rows) == {
+        "config",
+        "interpreter",
+        "libraries",
+        "kafka topics",
+        "schema registry (value)",
+        "s3 write",
+        "s3 incomplete uploads",
+        "dynamodb table",
+        "dynamodb lease",
+        "dynamodb conditional write",
+    }
     assert verdict == f"doctor: all {len(rows)} checks passed"
     assert "2 partitions of doctor-" in rows["kafka topics"][1]
     assert "1 subjects" in rows["schema registry (value)"][1]
@@ -82,26 +104,47 @@ def test_a_healthy_connector_passes_every_check_and_writes_only_its_probe(health
 
 
 BROKEN = {
-    "kafka unreachable": ({"bootstrap.servers": "127.0.0.1:{port}", "sink.kafka.timeout.ms": "3000"},
-                          {"kafka topics": "Kafka cannot be reached at any address of bootstrap.servers: "
-                                           "127.0.0.1:{port} refused the connection (127.0.0.1: Connection refused) "
-                                           "(PLAINTEXT)"}),
-    "topic missing": ({"topics": "absent-{unique}"},
-                      {"kafka topics": "topics not found in Kafka: absent-{unique} (topics)"}),
-    "bucket missing": ({"s3.bucket.name": "absent-{unique}"},
-                       {"s3 write": "bucket absent-{unique} does not exist (s3.bucket.name)",
-                        "s3 incomplete uploads": "ListMultipartUploads: NoSuchBucket"}),
-    "table missing": ({"offset.storage.dynamodb.table": "absent-{unique}"},
-                      {"dynamodb table": "table absent-{unique} does not exist (offset.storage.dynamodb.table)",
-                       "dynamodb lease": "GetItem: ResourceNotFoundException",
-                       "dynamodb conditional write": "UpdateItem: ResourceNotFoundException"}),
-    "secret unresolved": ({"value.converter.basic.auth.credentials.source": "USER_INFO",
-                           "value.converter.basic.auth.user.info": "${secrets:absent-{unique}:login}"},
-                          {"secrets": "config key 'value.converter.basic.auth.user.info': secret 'absent-{unique}' "
-                                      "does not exist in AWS Secrets Manager"}),
-    "schema registry down": ({"value.converter.schema.registry.url": "http://127.0.0.1:{port}"},
-                             {"schema registry (value)": "Schema Registry at http://127.0.0.1:{port} "
-                                                         "(value.converter.schema.registry.url)"}),
+    "kafka unreachable": (
+        {"bootstrap.servers": "127.0.0.1:{port}", "sink.kafka.timeout.ms": "3000"},
+        {
+            "kafka topics": "Kafka cannot be reached at any address of bootstrap.servers: "
+            "127.0.0.1:{port} refused the connection (127.0.0.1: Connection refused) "
+            "(PLAINTEXT)"
+        },
+    ),
+    "topic missing": (
+        {"topics": "absent-{unique}"},
+        {"kafka topics": "topics not found in Kafka: absent-{unique} (topics)"},
+    ),
+    "bucket missing": (
+        {"s3.bucket.name": "absent-{unique}"},
+        {
+            "s3 write": "bucket absent-{unique} does not exist (s3.bucket.name)",
+            "s3 incomplete uploads": "ListMultipartUploads: NoSuchBucket",
+        },
+    ),
+    "table missing": (
+        {"offset.storage.dynamodb.table": "absent-{unique}"},
+        {
+            "dynamodb table": "table absent-{unique} does not exist (offset.storage.dynamodb.table)",
+            "dynamodb lease": "GetItem: ResourceNotFoundException",
+            "dynamodb conditional write": "UpdateItem: ResourceNotFoundException",
+        },
+    ),
+    "secret unresolved": (
+        {
+            "value.converter.basic.auth.credentials.source": "USER_INFO",
+            "value.converter.basic.auth.user.info": "${secrets:absent-{unique}:login}",
+        },
+        {
+            "secrets": "config key 'value.converter.basic.auth.user.info': secret 'absent-{unique}' "
+            "does not exist in AWS Secrets Manager"
+        },
+    ),
+    "schema registry down": (
+        {"value.converter.schema.registry.url": "http://127.0.0.1:{port}"},
+        {"schema registry (value)": "Schema Registry at http://127.0.0.1:{port} (value.converter.schema.registry.url)"},
+    ),
 }
 
 
@@ -130,13 +173,21 @@ def test_a_resolved_reference_is_shown_and_its_value_used(healthy, tmp_path, cap
     import boto3
 
     boto3.client("secretsmanager").create_secret(Name=f"registry-{unique}", SecretString='{"login": "sink:pw"}')
-    document = {**healthy, "config": {**healthy["config"], "value.converter.basic.auth.credentials.source": "USER_INFO",
-                                      "value.converter.basic.auth.user.info": f"${{secrets:registry-{unique}:login}}"}}
+    document = {
+        **healthy,
+        "config": {
+            **healthy["config"],
+            "value.converter.basic.auth.credentials.source": "USER_INFO",
+            "value.converter.basic.auth.user.info": f"${{secrets:registry-{unique}:login}}",
+        },
+    }
     # when the doctor checks it, then the reference resolved and every check passed
     code, rows, _ = _doctor(document, tmp_path, capsys)
     assert code == 0, rows
-    assert rows["secrets"] == ("ok", f"resolved 1 reference(s): secret 'registry-{unique}' "
-                                     "(value.converter.basic.auth.user.info)")
+    assert rows["secrets"] == (
+        "ok",
+        f"resolved 1 reference(s): secret 'registry-{unique}' (value.converter.basic.auth.user.info)",
+    )
 
 
 def test_a_config_that_cannot_be_read_is_the_only_finding(tmp_path, capsys):

@@ -2,6 +2,7 @@
 is seen whole or not at all by a concurrent read, even the first write of an item by UpdateItem, which moto applies
 by putting the key alone and then setting the attributes (devtools/moto_server.py serializes the item operations).
 Checked in-process, with the update held between the two steps while another thread queries."""
+
 from __future__ import annotations
 
 import os
@@ -33,22 +34,33 @@ def first_update_with_a_query_meanwhile(monkeypatch) -> list[dict]:
         monkeypatch.delenv(name)
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        dynamodb.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
-                              KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
-                                         {"AttributeName": "sk", "KeyType": "RANGE"}],
-                              AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
-                                                    {"AttributeName": "sk", "AttributeType": "S"}])
+        dynamodb.create_table(
+            TableName="t",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+        )
 
         def query() -> None:
             key_put.wait(5)
-            found.extend(dynamodb.query(TableName="t", KeyConditionExpression="pk = :pk",
-                                        ExpressionAttributeValues={":pk": {"S": "c"}})["Items"])
+            found.extend(
+                dynamodb.query(
+                    TableName="t", KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": "c"}}
+                )["Items"]
+            )
             answered.set()
 
         reader = threading.Thread(target=query)
         reader.start()
-        dynamodb.update_item(TableName="t", Key={"pk": {"S": "c"}, "sk": {"S": "OFFSET#t#0"}},
-                             UpdateExpression="SET topic = :t", ExpressionAttributeValues={":t": {"S": "t"}})
+        dynamodb.update_item(
+            TableName="t",
+            Key={"pk": {"S": "c"}, "sk": {"S": "OFFSET#t#0"}},
+            UpdateExpression="SET topic = :t",
+            ExpressionAttributeValues={":t": {"S": "t"}},
+        )
         reader.join(10)
     return found
 

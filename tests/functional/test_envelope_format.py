@@ -1,6 +1,7 @@
 """EnvelopeFormat end to end (real broker, moto's server, local Spark): every record backed up whole in each
 encoding, read back by an independent reader, byte-identical after a crash and a rerun; a field partitioner over
 JSON values with the envelope. The topics here are CreateTime: LogAppendTime is unit-tested (docs/aws-fidelity.md)."""
+
 from __future__ import annotations
 
 import base64
@@ -57,9 +58,18 @@ def produce_records(bootstrap: str, topic: str, records: list, partitions: int) 
 def expected(topic: str, records: list, partitions: int) -> list:
     rows = []
     for i, (key, value, headers, stamp) in enumerate(records):
-        rows.append({"topic": topic, "partition": i % partitions, "offset": i // partitions, "timestamp": stamp,
-                     "timestamp_type": "CreateTime", "key": key, "value": value,
-                     "headers": [{"key": name, "value": data} for name, data in headers]})
+        rows.append(
+            {
+                "topic": topic,
+                "partition": i % partitions,
+                "offset": i // partitions,
+                "timestamp": stamp,
+                "timestamp_type": "CreateTime",
+                "key": key,
+                "value": value,
+                "headers": [{"key": name, "value": data} for name, data in headers],
+            }
+        )
     return sorted(rows, key=lambda r: (r["partition"], r["offset"]))
 
 
@@ -87,12 +97,20 @@ ENCODINGS = {
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_every_record_is_backed_up_whole_and_rerun_after_crash_is_byte_identical(stack, new_topic, spark, s3, dynamodb,
-                                                                                 connector, encoding):
+def test_every_record_is_backed_up_whole_and_rerun_after_crash_is_byte_identical(
+    stack, new_topic, spark, s3, dynamodb, connector, encoding
+):
     # given a topic of 2 partitions with tombstones, null keys, empty values, random bytes and repeated headers
     overrides, extension = ENCODINGS[encoding]
-    config = connector(**{"flush.size": 10, "sink.lease.duration.ms": 1500, "format.class": "EnvelopeFormat",
-                          "format.envelope.encoding": encoding, **overrides})
+    config = connector(
+        **{
+            "flush.size": 10,
+            "sink.lease.duration.ms": 1500,
+            "format.class": "EnvelopeFormat",
+            "format.envelope.encoding": encoding,
+            **overrides,
+        }
+    )
     topic = new_topic(config, 2)
     noise = random.Random(7)
     records = [record(i, noise) for i in range(2 * PER_PARTITION)]
@@ -101,19 +119,31 @@ def test_every_record_is_backed_up_whole_and_rerun_after_crash_is_byte_identical
     crashed, after = rewritten_after_crash(config, spark, dynamodb, s3, f"topics/{topic}/")
     # then the rerun wrote the same keys with the same bytes, in the Confluent key layout
     assert after == crashed
-    assert sorted(after) == sorted(f"topics/{topic}/partition={p}/{topic}+{p}+{s:010d}{extension}"
-                                   for p in (0, 1) for s in range(0, PER_PARTITION, 10))
+    assert sorted(after) == sorted(
+        f"topics/{topic}/partition={p}/{topic}+{p}+{s:010d}{extension}"
+        for p in (0, 1)
+        for s in range(0, PER_PARTITION, 10)
+    )
     # and every record is there whole, in offset order, tombstones and unreadable values included
     rows = [row for key in sorted(after) for row in read_back(after[key], encoding)]
     assert rows == expected(topic, records, 2)
 
 
-def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(stack, new_topic, spark, s3, dynamodb, connector,
-                                                                     unique):
+def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(
+    stack, new_topic, spark, s3, dynamodb, connector, unique
+):
     # given JSON values with a region, and between them one value that is not JSON (tolerated: a bad record)
-    config = connector(**{"flush.size": 3, "format.class": "EnvelopeFormat", "format.envelope.encoding": "json",
-                          "partitioner.class": "FieldPartitioner", "partition.field.name": "region",
-                          "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": f"dlq-{unique}/"})
+    config = connector(
+        **{
+            "flush.size": 3,
+            "format.class": "EnvelopeFormat",
+            "format.envelope.encoding": "json",
+            "partitioner.class": "FieldPartitioner",
+            "partition.field.name": "region",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.s3.prefix": f"dlq-{unique}/",
+        }
+    )
     topic = new_topic(config, 1)
     values = [b'{"region": "%s", "n": %d}' % (REGIONS[i % 3].encode(), i) for i in range(9)]
     produced = values[:4] + [b"\x00not json"] + values[4:]
@@ -135,8 +165,14 @@ def test_a_field_partitioner_reads_json_values_and_keeps_their_bytes(stack, new_
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_verify_proves_an_envelope_backup(stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys, encoding):
     # given a backup of 2 partitions in files of 10 records, tombstones included, 5 records per partition unwritten
-    config = connector(**{"flush.size": 10, "format.class": "EnvelopeFormat", "format.envelope.encoding": encoding,
-                          **ENCODINGS[encoding][0]})
+    config = connector(
+        **{
+            "flush.size": 10,
+            "format.class": "EnvelopeFormat",
+            "format.envelope.encoding": encoding,
+            **ENCODINGS[encoding][0],
+        }
+    )
     topic = new_topic(config, 2)
     noise = random.Random(3)
     produce_records(stack.bootstrap_servers, topic, [record(i, noise) for i in range(50)], 2)

@@ -1,4 +1,5 @@
 """Exactly-once behaviour of the backbone against the real broker, moto's server and local Spark."""
+
 from __future__ import annotations
 
 import orjson
@@ -128,11 +129,17 @@ def test_gzip_json_objects(new_topic, spark, s3, dynamodb, connector):
     assert [e["event_id"] for e in landed_records(s3, config["topics"][0])] == list(range(40))
 
 
-@pytest.mark.parametrize("converter, values, expected", [
-    ("org.apache.kafka.connect.storage.StringConverter", [b"plain text", "caf\u00e9".encode()],
-     ["plain text", "caf\u00e9"]),
-    ("org.apache.kafka.connect.converters.ByteArrayConverter", [b"\x00\xff", b"ab"], ["AP8=", "YWI="]),
-])
+@pytest.mark.parametrize(
+    "converter, values, expected",
+    [
+        (
+            "org.apache.kafka.connect.storage.StringConverter",
+            [b"plain text", "caf\u00e9".encode()],
+            ["plain text", "caf\u00e9"],
+        ),
+        ("org.apache.kafka.connect.converters.ByteArrayConverter", [b"\x00\xff", b"ab"], ["AP8=", "YWI="]),
+    ],
+)
 def test_string_and_bytearray_converters(new_topic, spark, s3, dynamodb, connector, converter, values, expected):
     config = connector(**{"flush.size": 2, "value.converter": converter})
     new_topic(config, 1, values)

@@ -2,9 +2,10 @@
 ReplaceField, MaskField, Cast, TimestampConverter and InsertHeader on schemaless JSON and on values with a schema
 (Connect's JSON envelope), through JSON, Parquet and Avro objects read back by independent readers; the output
 schema follows the transforms, and a rerun after a crash writes the same bytes (IcebergFormat: tests/iceberg)."""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import orjson
 import pytest
@@ -22,13 +23,21 @@ BASE_MS = 1_700_000_000_000
 # one chain, alias -> options (Connect's option names)
 CHAIN = {
     "flat": {"type": f"{KAFKA}.Flatten$Value", "delimiter": "_"},
-    "ins": {"type": f"{KAFKA}.InsertField$Value", "static.field": "source", "static.value": "web",
-            "offset.field": "kafka_offset"},
+    "ins": {
+        "type": f"{KAFKA}.InsertField$Value",
+        "static.field": "source",
+        "static.value": "web",
+        "offset.field": "kafka_offset",
+    },
     "slim": {"type": f"{KAFKA}.ReplaceField$Value", "exclude": "user_id", "renames": "event_type:type"},
     "mask": {"type": f"{KAFKA}.MaskField$Value", "fields": "region"},
     "cast": {"type": f"{KAFKA}.Cast$Value", "spec": "event_id:string"},
-    "when": {"type": f"{KAFKA}.TimestampConverter$Value", "field": "timestamp", "target.type": "string",
-             "format": "yyyy-MM-dd HH:mm:ss"},
+    "when": {
+        "type": f"{KAFKA}.TimestampConverter$Value",
+        "field": "timestamp",
+        "target.type": "string",
+        "format": "yyyy-MM-dd HH:mm:ss",
+    },
     "hdr": {"type": f"{KAFKA}.InsertHeader", "header": "pipeline", "value.literal": "s3"},
 }
 
@@ -41,39 +50,77 @@ def chain_keys() -> dict:
 
 
 def event(i: int) -> dict:
-    return {"event_id": i, "event_type": ("view", "click", "buy")[i % 3], "region": "eu-west",
-            "timestamp": BASE_MS + i * 1000, "user_id": f"user-{i}", "geo": {"country": "FR", "city": f"c{i}"}}
+    return {
+        "event_id": i,
+        "event_type": ("view", "click", "buy")[i % 3],
+        "region": "eu-west",
+        "timestamp": BASE_MS + i * 1000,
+        "user_id": f"user-{i}",
+        "geo": {"country": "FR", "city": f"c{i}"},
+    }
 
 
-_GEO = {"type": "struct", "optional": False, "field": "geo",
-        "fields": [{"field": "country", "type": "string"}, {"field": "city", "type": "string"}]}
-_SCHEMA = {"type": "struct", "name": "Click", "fields": [
-    {"field": "event_id", "type": "int64"}, {"field": "event_type", "type": "string"},
-    {"field": "region", "type": "string"}, {"field": "timestamp", "type": "int64"},
-    {"field": "user_id", "type": "string"}, _GEO]}
+_GEO = {
+    "type": "struct",
+    "optional": False,
+    "field": "geo",
+    "fields": [{"field": "country", "type": "string"}, {"field": "city", "type": "string"}],
+}
+_SCHEMA = {
+    "type": "struct",
+    "name": "Click",
+    "fields": [
+        {"field": "event_id", "type": "int64"},
+        {"field": "event_type", "type": "string"},
+        {"field": "region", "type": "string"},
+        {"field": "timestamp", "type": "int64"},
+        {"field": "user_id", "type": "string"},
+        _GEO,
+    ],
+}
 
 VALUES = {
     "schemaless": ({"value.converter.schemas.enable": "false"}, lambda i: orjson.dumps(event(i))),
-    "with-schema": ({"value.converter.schemas.enable": "true"},
-                    lambda i: orjson.dumps({"schema": _SCHEMA, "payload": event(i)})),
+    "with-schema": (
+        {"value.converter.schemas.enable": "true"},
+        lambda i: orjson.dumps({"schema": _SCHEMA, "payload": event(i)}),
+    ),
 }
 
 
 def expected_row(i: int) -> dict:
     """What Kafka's transforms make of event(i) at offset i (one partition)."""
-    when = datetime.fromtimestamp((BASE_MS + i * 1000) / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    return {"event_id": str(i), "type": ("view", "click", "buy")[i % 3], "region": "", "timestamp": when,
-            "geo_country": "FR", "geo_city": f"c{i}", "source": "web", "kafka_offset": i}
+    when = datetime.fromtimestamp((BASE_MS + i * 1000) / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return {
+        "event_id": str(i),
+        "type": ("view", "click", "buy")[i % 3],
+        "region": "",
+        "timestamp": when,
+        "geo_country": "FR",
+        "geo_city": f"c{i}",
+        "source": "web",
+        "kafka_offset": i,
+    }
 
 
 @pytest.mark.parametrize("values", VALUES)
 @pytest.mark.parametrize("name", FORMATS)
 def test_a_chain_of_field_transforms_lands_in_every_format_and_reruns_byte_identical(
-        new_topic, spark, s3, dynamodb, connector, name, values):
+    new_topic, spark, s3, dynamodb, connector, name, values
+):
     overrides, extension = FORMATS[name]
     converter, encode = VALUES[values]
-    config = connector(**{"flush.size": FLUSH, "sink.lease.duration.ms": 1500, "store.kafka.headers": "true",
-                          "headers.format.class": "JsonFormat", **chain_keys(), **converter, **overrides})
+    config = connector(
+        **{
+            "flush.size": FLUSH,
+            "sink.lease.duration.ms": 1500,
+            "store.kafka.headers": "true",
+            "headers.format.class": "JsonFormat",
+            **chain_keys(),
+            **converter,
+            **overrides,
+        }
+    )
     topic = new_topic(config, 1, [encode(i) for i in range(COUNT)])
     # given a run that dies after its uploads, before any commit; when its objects are gone and the job runs again
     # once the dead run's lease has lapsed
@@ -87,29 +134,53 @@ def test_a_chain_of_field_transforms_lands_in_every_format_and_reruns_byte_ident
         start = int(key.split("+")[2][:10])
         assert read_back(after[key], extension) == [expected_row(i) for i in range(start, start + FLUSH)], key
         # the header the chain inserted is in the headers sidecar, beside each record
-        headers = [orjson.loads(line) for line in after[key[:-len(extension)] + ".headers.json"].splitlines()]
+        headers = [orjson.loads(line) for line in after[key[: -len(extension)] + ".headers.json"].splitlines()]
         assert headers == [{"headers": [{"key": "pipeline", "value": "s3"}]}] * FLUSH
     assert committed_offsets(dynamodb, config) == {0: COUNT}
 
 
-_ROW = {"type": "struct", "name": "dbserver1.inventory.customers.Value", "optional": True,
-        "fields": [{"field": "id", "type": "int32"}, {"field": "name", "type": "string"}]}
-_ENVELOPE = {"type": "struct", "name": "dbserver1.inventory.customers.Envelope", "fields": [
-    {**_ROW, "field": "before"}, {**_ROW, "field": "after"},
-    {"type": "struct", "name": "io.debezium.connector.postgresql.Source", "field": "source",
-     "fields": [{"field": "table", "type": "string"}, {"field": "ts_ms", "type": "int64"}]},
-    {"field": "op", "type": "string"}, {"field": "ts_ms", "type": "int64", "optional": True}]}
+_ROW = {
+    "type": "struct",
+    "name": "dbserver1.inventory.customers.Value",
+    "optional": True,
+    "fields": [{"field": "id", "type": "int32"}, {"field": "name", "type": "string"}],
+}
+_ENVELOPE = {
+    "type": "struct",
+    "name": "dbserver1.inventory.customers.Envelope",
+    "fields": [
+        {**_ROW, "field": "before"},
+        {**_ROW, "field": "after"},
+        {
+            "type": "struct",
+            "name": "io.debezium.connector.postgresql.Source",
+            "field": "source",
+            "fields": [{"field": "table", "type": "string"}, {"field": "ts_ms", "type": "int64"}],
+        },
+        {"field": "op", "type": "string"},
+        {"field": "ts_ms", "type": "int64", "optional": True},
+    ],
+}
 
 # Debezium change events of one table (offsets 0-4): create, update, delete, Debezium's tombstone, create
-CHANGES = [("c", None, {"id": 1, "name": "a"}), ("u", {"id": 1, "name": "a"}, {"id": 1, "name": "b"}),
-           ("d", {"id": 2, "name": "x"}, None), None, ("c", None, {"id": 3, "name": "c"})]
+CHANGES = [
+    ("c", None, {"id": 1, "name": "a"}),
+    ("u", {"id": 1, "name": "a"}, {"id": 1, "name": "b"}),
+    ("d", {"id": 2, "name": "x"}, None),
+    None,
+    ("c", None, {"id": 3, "name": "c"}),
+]
 CDC_CHAIN = {
     "transforms": "unwrap,key,meta,wrap",
     "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
-    "transforms.unwrap.delete.tombstone.handling.mode": "rewrite", "transforms.unwrap.add.fields": "op",
-    "transforms.key.type": f"{KAFKA}.ValueToKey", "transforms.key.fields": "id",
-    "transforms.meta.type": f"{KAFKA}.SetSchemaMetadata$Value", "transforms.meta.schema.name": "com.acme.Customer",
-    "transforms.wrap.type": f"{KAFKA}.HoistField$Value", "transforms.wrap.field": "customer",
+    "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+    "transforms.unwrap.add.fields": "op",
+    "transforms.key.type": f"{KAFKA}.ValueToKey",
+    "transforms.key.fields": "id",
+    "transforms.meta.type": f"{KAFKA}.SetSchemaMetadata$Value",
+    "transforms.meta.schema.name": "com.acme.Customer",
+    "transforms.wrap.type": f"{KAFKA}.HoistField$Value",
+    "transforms.wrap.field": "customer",
 }
 
 
@@ -117,8 +188,13 @@ def change_event(change) -> bytes | None:
     if change is None:
         return None
     op, before, after = change
-    payload = {"before": before, "after": after, "source": {"table": "customers", "ts_ms": BASE_MS}, "op": op,
-               "ts_ms": BASE_MS}
+    payload = {
+        "before": before,
+        "after": after,
+        "source": {"table": "customers", "ts_ms": BASE_MS},
+        "op": op,
+        "ts_ms": BASE_MS,
+    }
     return orjson.dumps({"schema": _ENVELOPE, "payload": payload})
 
 
@@ -127,8 +203,16 @@ def test_debezium_change_events_unwrap_into_every_format(new_topic, spark, s3, d
     overrides, extension = FORMATS[name]
     # given Debezium's envelopes (Connect JSON with schemas) unwrapped with deletes rewritten, keyed by id,
     # renamed and hoisted; keys written beside the data
-    config = connector(**{"flush.size": 2, "value.converter.schemas.enable": "true", "store.kafka.keys": "true",
-                          "keys.format.class": "JsonFormat", **CDC_CHAIN, **overrides})
+    config = connector(
+        **{
+            "flush.size": 2,
+            "value.converter.schemas.enable": "true",
+            "store.kafka.keys": "true",
+            "keys.format.class": "JsonFormat",
+            **CDC_CHAIN,
+            **overrides,
+        }
+    )
     topic = new_topic(config, 1, [change_event(c) for c in CHANGES], keys=[b"k"] * len(CHANGES))
     # when the sink runs
     run_job(config, spark, dynamodb)
@@ -141,7 +225,9 @@ def test_debezium_change_events_unwrap_into_every_format(new_topic, spark, s3, d
         rows += read_back(bodies[stem + extension], extension)
         keys += [orjson.loads(line) for line in bodies[stem + ".keys.json"].splitlines()]
     flag = {"c": "false", "u": "false", "d": "true"}
-    assert rows == [{"customer": {**(after or before), "__op": op, "__deleted": flag[op]}}
-                    for op, before, after in (c for c in CHANGES if c is not None)]
+    assert rows == [
+        {"customer": {**(after or before), "__op": op, "__deleted": flag[op]}}
+        for op, before, after in (c for c in CHANGES if c is not None)
+    ]
     assert keys == [{"id": 1}, {"id": 1}, {"id": 2}, {"id": 3}]
     assert committed_offsets(dynamodb, config) == {0: len(CHANGES)}

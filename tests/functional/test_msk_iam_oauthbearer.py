@@ -5,6 +5,7 @@ OAUTHBEARER and the token of the engine's `oauth_cb`, signed by aws-msk-iam-sasl
 credentials (moto's placeholders): the broker refuses that token, a SigV4-presigned URL and no JWS, and the run
 fails at once with its answer. With the signer's token swapped for an unsigned JWS the same client path reads the
 topic: only the token's contents, which MSK alone validates, are not shown (docs/aws-fidelity.md)."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,13 +33,27 @@ def broker(stack):
 
 def msk_iam_source(broker) -> SourceSettings:
     """A connector configured for MSK IAM as Java clients are, over SASL_PLAINTEXT (MSK's port 9098 is SASL_SSL)."""
-    return SourceSettings.from_config(parse_config({"name": "iam-sink", "config": {
-        "topics": "iam-orders", "bootstrap.servers": broker.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "offset.storage.dynamodb.table": TABLE, "flush.size": "5",
-        "format.class": "io.confluent.connect.s3.format.json.JsonFormat", "sink.kafka.timeout.ms": "20000",
-        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "AWS_MSK_IAM",
-        "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
-        "sasl.client.callback.handler.class": "software.amazon.msk.auth.iam.IAMClientCallbackHandler"}}))
+    return SourceSettings.from_config(
+        parse_config(
+            {
+                "name": "iam-sink",
+                "config": {
+                    "topics": "iam-orders",
+                    "bootstrap.servers": broker.bootstrap_servers,
+                    "s3.bucket.name": BUCKET,
+                    "s3.region": "us-east-1",
+                    "offset.storage.dynamodb.table": TABLE,
+                    "flush.size": "5",
+                    "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                    "sink.kafka.timeout.ms": "20000",
+                    "security.protocol": "SASL_PLAINTEXT",
+                    "sasl.mechanism": "AWS_MSK_IAM",
+                    "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
+                    "sasl.client.callback.handler.class": "software.amazon.msk.auth.iam.IAMClientCallbackHandler",
+                },
+            }
+        )
+    )
 
 
 def test_the_signed_msk_iam_token_reaches_the_broker_in_an_oauthbearer_login(broker, monkeypatch):
@@ -47,8 +62,11 @@ def test_the_signed_msk_iam_token_reaches_the_broker_in_an_oauthbearer_login(bro
 
     signed = []
     sign = MSKAuthTokenProvider.generate_auth_token
-    monkeypatch.setattr(MSKAuthTokenProvider, "generate_auth_token",
-                        lambda region, **kw: signed.append(sign(region, **kw)) or signed[-1])
+    monkeypatch.setattr(
+        MSKAuthTokenProvider,
+        "generate_auth_token",
+        lambda region, **kw: signed.append(sign(region, **kw)) or signed[-1],
+    )
     # when the run asks Kafka for its partitions, then the broker refused the token, and the run says so at once
     with pytest.raises(SourceError, match="Kafka refused the login: .*SASL authentication error") as failed:
         partition_watermarks(msk_iam_source(broker))
@@ -61,7 +79,10 @@ def test_an_oauthbearer_token_the_broker_accepts_reads_the_topic_through_the_sam
     # given the signer's token swapped for an unsigned JWS naming principal `sink`
     from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
 
-    monkeypatch.setattr(MSKAuthTokenProvider, "generate_auth_token",
-                        lambda region, **kw: (lambda token, expiry: (token, expiry * 1000))(*unsecured_jws("sink")))
+    monkeypatch.setattr(
+        MSKAuthTokenProvider,
+        "generate_auth_token",
+        lambda region, **kw: (lambda token, expiry: (token, expiry * 1000))(*unsecured_jws("sink")),
+    )
     # when the run asks Kafka for its partitions, then it logs in with OAUTHBEARER and reads their watermarks
     assert partition_watermarks(msk_iam_source(broker)) == {TopicPartition("iam-orders", 0): (0, 0)}

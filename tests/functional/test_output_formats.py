@@ -1,5 +1,6 @@
 """Every output format end to end (real broker, moto's server, local Spark): read back record for record by
 an independent reader, and byte-identical objects after a crash and a rerun."""
+
 from __future__ import annotations
 
 import gzip
@@ -22,8 +23,10 @@ from tests.runs import rewritten_after_crash
 FORMATS = {
     "json-gzip": ({"format.class": "JsonFormat", "s3.compression.type": "gzip"}, ".json.gz"),
     "parquet-snappy": ({"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat"}, ".snappy.parquet"),
-    "avro-deflate": ({"format.class": "io.confluent.connect.s3.format.avro.AvroFormat", "avro.codec": "deflate"},
-                     ".avro"),
+    "avro-deflate": (
+        {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat", "avro.codec": "deflate"},
+        ".avro",
+    ),
     "bytearray": ({"format.class": "ByteArrayFormat", "format.bytearray.separator": "\\r\\n"}, ".bin"),
     "blockgzip": ({"format.class": "BlockGzipFormat", "format.blockgzip.block.size": 400}, ".json.gz"),
 }
@@ -41,8 +44,7 @@ def read_back(body: bytes, extension: str) -> list:
 
 
 @pytest.mark.parametrize("name", FORMATS)
-def test_format_reads_back_and_rerun_after_crash_is_byte_identical(new_topic, spark, s3, dynamodb, connector,
-                                                                    name):
+def test_format_reads_back_and_rerun_after_crash_is_byte_identical(new_topic, spark, s3, dynamodb, connector, name):
     overrides, extension = FORMATS[name]
     config = connector(**{"flush.size": 20, "sink.lease.duration.ms": 1500, **overrides})
     topic = new_topic(config, 2, events=90)
@@ -52,8 +54,9 @@ def test_format_reads_back_and_rerun_after_crash_is_byte_identical(new_topic, sp
     # then every object was written again byte for byte
     assert after == crashed
     data_keys = [k for k in after if not k.endswith(".index.json")]
-    assert sorted(data_keys) == sorted(f"topics/{topic}/partition={p}/{topic}+{p}+{s:010d}{extension}"
-                                       for p in (0, 1) for s in (0, 20))
+    assert sorted(data_keys) == sorted(
+        f"topics/{topic}/partition={p}/{topic}+{p}+{s:010d}{extension}" for p in (0, 1) for s in (0, 20)
+    )
     # and each file holds its records in offset order, read back by an independent reader
     for key in data_keys:
         partition, start = int(key.split("+")[1]), int(key.split("+")[2][:10])
@@ -78,7 +81,8 @@ def test_block_gzip_record_by_offset_with_one_ranged_get(new_topic, spark, s3, d
     assert len(gets) == 2 and len(ranged) == 1
     assert orjson.loads(chunk.record(17)) == sample_event(17)
     assert [orjson.loads(line) for line in chunk.lines] == [
-        sample_event(o) for o in range(chunk.entry["first_record_offset"], chunk.entry["last_record_offset"] + 1)]
+        sample_event(o) for o in range(chunk.entry["first_record_offset"], chunk.entry["last_record_offset"] + 1)
+    ]
     # and the CLI prints that record
     config_file = tmp_path / "c.json"
     config_file.write_text(orjson.dumps({"name": config.name, "config": _raw(config)}).decode())

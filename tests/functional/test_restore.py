@@ -1,6 +1,7 @@
 """`sink-engine restore` end to end (real broker, moto's server, local Spark): a backup produced back into a new
 topic, every record equal and in order per partition; reruns, ranges, sidecars, partition-count mismatch.
 The topics here are CreateTime: LogAppendTime rows are unit-tested (tests/unit/test_restore_objects.py)."""
+
 from __future__ import annotations
 
 import base64
@@ -43,17 +44,27 @@ def mixed(i: int, noise: random.Random) -> tuple:
     return key, value, headers, BASE_MS + i
 
 
-def backed_up(stack, spark, dynamodb, connector, encoding: str, seed: int = 5, per_partition: int = PER_PARTITION,
-              **overrides):
+def backed_up(
+    stack, spark, dynamodb, connector, encoding: str, seed: int = 5, per_partition: int = PER_PARTITION, **overrides
+):
     """A topic of PARTITIONS partitions with the issue's record mix, backed up with EnvelopeFormat in `encoding`:
     (config, the topic's records by partition)."""
-    config = connector(**{"flush.size": 5, "format.class": "EnvelopeFormat", "format.envelope.encoding": encoding,
-                          "sink.lease.duration.ms": 3000, **ENCODINGS[encoding][0], **overrides})
+    config = connector(
+        **{
+            "flush.size": 5,
+            "format.class": "EnvelopeFormat",
+            "format.envelope.encoding": encoding,
+            "sink.lease.duration.ms": 3000,
+            **ENCODINGS[encoding][0],
+            **overrides,
+        }
+    )
     topic = config["topics"][0]
     create_topic(stack.bootstrap_servers, topic, PARTITIONS)
     noise = random.Random(seed)
-    produce_records(stack.bootstrap_servers, topic, [mixed(i, noise) for i in range(PARTITIONS * per_partition)],
-                    PARTITIONS)
+    produce_records(
+        stack.bootstrap_servers, topic, [mixed(i, noise) for i in range(PARTITIONS * per_partition)], PARTITIONS
+    )
     run_job(config, spark, dynamodb)
     return config, topic_records(stack.bootstrap_servers, topic)
 
@@ -64,14 +75,16 @@ def assert_restored_whole(stack, source: dict, target: str, topic: str) -> None:
     found = restored(stack.bootstrap_servers, target)
     assert sorted(found) == sorted(source)
     for partition, records in source.items():
-        assert [(r["key"], r["value"], r["headers"], r["timestamp"]) for r in found[partition]] == \
-            [(r["key"], r["value"], r["headers"], r["timestamp"]) for r in records]
+        assert [(r["key"], r["value"], r["headers"], r["timestamp"]) for r in found[partition]] == [
+            (r["key"], r["value"], r["headers"], r["timestamp"]) for r in records
+        ]
         assert [r["origin"] for r in found[partition]] == [(topic, partition, r["offset"]) for r in records]
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_round_trip_then_a_rerun_produces_nothing(stack, spark, dynamodb, connector, unique, tmp_path, capsys,
-                                                  encoding):
+def test_round_trip_then_a_rerun_produces_nothing(
+    stack, spark, dynamodb, connector, unique, tmp_path, capsys, encoding
+):
     # given an envelope backup of 3 partitions: null and empty keys and values, tombstones, repeated binary headers
     config, source = backed_up(stack, spark, dynamodb, connector, encoding)
     topic, target = config["topics"][0], f"restored-{unique}"
@@ -95,30 +108,61 @@ def test_an_offset_range_and_a_time_range(stack, spark, dynamodb, connector, uni
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet")
     topic = config["topics"][0]
     # when offsets 4..12 of partitions 0 and 2 are restored (to a cluster named on the command line)
-    code, out = restore(capsys, restore_argv(config, tmp_path, f"offsets-{unique}", "--create-target",
-                                             "--partitions", "0,2", "--from-offset", "4", "--to-offset", "12",
-                                             "--target-bootstrap-servers", stack.bootstrap_servers))
+    code, out = restore(
+        capsys,
+        restore_argv(
+            config,
+            tmp_path,
+            f"offsets-{unique}",
+            "--create-target",
+            "--partitions",
+            "0,2",
+            "--from-offset",
+            "4",
+            "--to-offset",
+            "12",
+            "--target-bootstrap-servers",
+            stack.bootstrap_servers,
+        ),
+    )
     # then those records are there, in order, and nothing else
     assert code == 0, out
     assert counts(out) == {0: (9, 0, 9), 2: (9, 0, 9)}
     found = restored(stack.bootstrap_servers, f"offsets-{unique}")
-    assert {p: [r["origin"][2] for r in rs] for p, rs in found.items()} == {0: list(range(4, 13)), 1: [],
-                                                                            2: list(range(4, 13))}
+    assert {p: [r["origin"][2] for r in rs] for p, rs in found.items()} == {
+        0: list(range(4, 13)),
+        1: [],
+        2: list(range(4, 13)),
+    }
     # when the records stamped from BASE_MS + 10 to BASE_MS + 30 (both included) are restored, as ISO and epoch ms
     base = source[0][0]["timestamp"][1]
-    code, out = restore(capsys, restore_argv(config, tmp_path, f"times-{unique}", "--create-target",
-                                             "--from-time", "2024-01-15T00:00:00.010Z", "--to-time", str(base + 30)))
+    code, out = restore(
+        capsys,
+        restore_argv(
+            config,
+            tmp_path,
+            f"times-{unique}",
+            "--create-target",
+            "--from-time",
+            "2024-01-15T00:00:00.010Z",
+            "--to-time",
+            str(base + 30),
+        ),
+    )
     # then exactly the records of that time range are there, in order per partition
     assert code == 0, out
     found = restored(stack.bootstrap_servers, f"times-{unique}")
     assert {p: [r["timestamp"][1] - base for r in rs] for p, rs in found.items()} == {
-        p: [i for i in range(10, 31) if i % PARTITIONS == p] for p in range(PARTITIONS)}
-    assert all(r["origin"] == (topic, p, (r["timestamp"][1] - base) // PARTITIONS)
-               for p, rs in found.items() for r in rs)
+        p: [i for i in range(10, 31) if i % PARTITIONS == p] for p in range(PARTITIONS)
+    }
+    assert all(
+        r["origin"] == (topic, p, (r["timestamp"][1] - base) // PARTITIONS) for p, rs in found.items() for r in rs
+    )
 
 
-def test_a_target_with_another_partition_count_goes_through_the_partitioner(stack, new_topic, spark, dynamodb,
-                                                                            connector, unique, tmp_path, capsys):
+def test_a_target_with_another_partition_count_goes_through_the_partitioner(
+    stack, new_topic, spark, dynamodb, connector, unique, tmp_path, capsys
+):
     # given a backup of 3 partitions and an existing target of 2
     config, source = backed_up(stack, spark, dynamodb, connector, "avro")
     topic, target = config["topics"][0], f"fewer-{unique}"
@@ -129,8 +173,7 @@ def test_a_target_with_another_partition_count_goes_through_the_partitioner(stac
     assert f"through the partitioner: {topic} has 3 partitions, {target} 2" in out
     # and every record is there once, a key's records in their order
     found = [r for rs in restored(stack.bootstrap_servers, target).values() for r in rs]
-    assert sorted(r["origin"] for r in found) == sorted((topic, p, r["offset"]) for p, rs in source.items()
-                                                        for r in rs)
+    assert sorted(r["origin"] for r in found) == sorted((topic, p, r["offset"]) for p, rs in source.items() for r in rs)
     for partition in range(2):
         by_key: dict = {}
         for r in restored(stack.bootstrap_servers, target)[partition]:
@@ -147,8 +190,9 @@ def test_refusals_name_the_option(stack, new_topic, spark, dynamodb, connector, 
     code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}"))
     assert code == 2 and f"option --target-topic: missing-{unique} does not exist" in out
     # a time that has no zone
-    code, out = restore(capsys, restore_argv(config, tmp_path, f"missing-{unique}", "--from-time",
-                                             "2024-01-15T00:00:00"))
+    code, out = restore(
+        capsys, restore_argv(config, tmp_path, f"missing-{unique}", "--from-time", "2024-01-15T00:00:00")
+    )
     assert code == 2 and "option --from-time: '2024-01-15T00:00:00' has no zone" in out
     # a target whose restore lease another holder keeps for longer than a restore waits (twice the lease: 2 s with
     # the shortest lease)
@@ -194,38 +238,60 @@ def sidecar_records(count: int, json_values: bool) -> list:
             value = b'{"n":%d,"s":"v%d"}' % (i, i)
         else:
             value = b"" if i % 5 == 0 else bytes(noise.choice([b for b in range(256) if b != 10]) for _ in range(12))
-        headers = [("trace", bytes([0xff, i])), ("trace", f"t{i}".encode()), ("none", None)][:1 + i % 3]
+        headers = [("trace", bytes([0xFF, i])), ("trace", f"t{i}".encode()), ("none", None)][: 1 + i % 3]
         rows.append((key, value, headers, 1_705_276_800_000 + i))
     return rows
 
 
 SIDECAR_CASES = {
-    "bytearray": {"format.class": "ByteArrayFormat", "value.converter": "ByteArrayConverter",
-                  "key.converter": "ByteArrayConverter", "keys.format.class": "JsonFormat"},
-    "json": {"format.class": "JsonFormat", "value.converter": "JsonConverter",
-             "value.converter.schemas.enable": "false", "key.converter": "StringConverter",
-             "keys.format.class": "ParquetFormat", "headers.format.class": "JsonFormat"},
+    "bytearray": {
+        "format.class": "ByteArrayFormat",
+        "value.converter": "ByteArrayConverter",
+        "key.converter": "ByteArrayConverter",
+        "keys.format.class": "JsonFormat",
+    },
+    "json": {
+        "format.class": "JsonFormat",
+        "value.converter": "JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "key.converter": "StringConverter",
+        "keys.format.class": "ParquetFormat",
+        "headers.format.class": "JsonFormat",
+    },
 }
 # the objects of a topic a RegexRouter writes under another folder: the restore lists that folder
-SIDECAR_CASES["bytearray-routed"] = {**SIDECAR_CASES["bytearray"], "transforms": "route",
-                                     "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
-                                     "transforms.route.regex": "(.*)", "transforms.route.replacement": "backup-$1"}
+SIDECAR_CASES["bytearray-routed"] = {
+    **SIDECAR_CASES["bytearray"],
+    "transforms": "route",
+    "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+    "transforms.route.regex": "(.*)",
+    "transforms.route.replacement": "backup-$1",
+}
 
 
 @pytest.mark.parametrize("case", SIDECAR_CASES)
-def test_values_with_key_and_header_sidecars(stack, new_topic, spark, dynamodb, s3, connector, unique, tmp_path, capsys,
-                                             case):
+def test_values_with_key_and_header_sidecars(
+    stack, new_topic, spark, dynamodb, s3, connector, unique, tmp_path, capsys, case
+):
     # given values in ByteArray or JSON objects, their keys and headers in sidecars, 2 partitions
-    config = connector(**{"flush.size": 4, "store.kafka.keys": "true", "store.kafka.headers": "true",
-                          "sink.lease.duration.ms": 3000, **SIDECAR_CASES[case]})
+    config = connector(
+        **{
+            "flush.size": 4,
+            "store.kafka.keys": "true",
+            "store.kafka.headers": "true",
+            "sink.lease.duration.ms": 3000,
+            **SIDECAR_CASES[case],
+        }
+    )
     topic = new_topic(config, 2)
     produce_records(stack.bootstrap_servers, topic, sidecar_records(16, case == "json"), 2)
     run_job(config, spark, dynamodb)
     assert case != "bytearray-routed" or list_keys(s3, BUCKET, f"topics/backup-{topic}/")
     source = topic_records(stack.bootstrap_servers, topic)
     # when the backup is restored, the header `trace` named binary
-    code, out = restore(capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--create-target",
-                                             "--binary-headers", "trace"))
+    code, out = restore(
+        capsys, restore_argv(config, tmp_path, f"sidecars-{unique}", "--create-target", "--binary-headers", "trace")
+    )
     # then each record's key, value and headers are back, in order per partition (these objects keep no
     # timestamps: the restore's produce time stamps them)
     assert code == 0, out
@@ -234,8 +300,9 @@ def test_values_with_key_and_header_sidecars(stack, new_topic, spark, dynamodb, 
     assert out.count("warning:") == 1
     found = restored(stack.bootstrap_servers, f"sidecars-{unique}")
     for partition, records in source.items():
-        assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == \
-            [(r["key"], r["value"], r["headers"]) for r in records]
+        assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == [
+            (r["key"], r["value"], r["headers"]) for r in records
+        ]
         assert [r["origin"] for r in found[partition]] == [(topic, partition, r["offset"]) for r in records]
     # and restored without naming it binary, its values that were not UTF-8 come back as the base64 text stored
     code, out = restore(capsys, restore_argv(config, tmp_path, f"text-{unique}", "--create-target"))
@@ -251,12 +318,14 @@ def assert_each_record_once_in_order(stack, source: dict, target: str, topic: st
     found = restored(stack.bootstrap_servers, target)
     for partition, records in source.items():
         assert [r["origin"] for r in found[partition]] == [(topic, partition, r["offset"]) for r in records]
-        assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == \
-            [(r["key"], r["value"], r["headers"]) for r in records]
+        assert [(r["key"], r["value"], r["headers"]) for r in found[partition]] == [
+            (r["key"], r["value"], r["headers"]) for r in records
+        ]
 
 
-def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(stack, new_topic, spark, dynamodb,
-                                                                                connector, unique, tmp_path):
+def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(
+    stack, new_topic, spark, dynamodb, connector, unique, tmp_path
+):
     # given an envelope backup, and a restore SIGKILLed twice mid-restore (by a failpoint, at seeded random records)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
     topic, target = config["topics"][0], f"killed-{unique}"
@@ -275,9 +344,9 @@ def test_a_killed_restore_rerun_and_two_restores_at_once_write_each_record_once(
     assert_each_record_once_in_order(stack, source, target, topic)
 
 
-def test_a_restore_paused_past_its_lease_while_another_takes_over_sends_nothing_more(stack, new_topic, spark,
-                                                                                       dynamodb, connector, unique,
-                                                                                       tmp_path):
+def test_a_restore_paused_past_its_lease_while_another_takes_over_sends_nothing_more(
+    stack, new_topic, spark, dynamodb, connector, unique, tmp_path
+):
     # given an envelope backup of 1,200 records, and a restore that stops itself (SIGSTOP, its lease renewals too)
     # at its 300th record, once what it sent was acknowledged
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)
@@ -301,9 +370,9 @@ def test_a_restore_paused_past_its_lease_while_another_takes_over_sends_nothing_
     assert_each_record_once_in_order(stack, source, target, topic)
 
 
-def test_a_rerun_after_a_late_crash_scans_only_what_came_after_the_last_confirm(stack, new_topic, spark, dynamodb,
-                                                                                connector, unique, tmp_path, capsys,
-                                                                                monkeypatch):
+def test_a_rerun_after_a_late_crash_scans_only_what_came_after_the_last_confirm(
+    stack, new_topic, spark, dynamodb, connector, unique, tmp_path, capsys, monkeypatch
+):
     # given an envelope backup of 1,200 records, and a restore that confirms every 100 records and dies 30
     # acknowledged records after its 5th confirm (the checkpoint of 500 records)
     config, source = backed_up(stack, spark, dynamodb, connector, "parquet", per_partition=400)

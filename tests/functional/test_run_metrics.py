@@ -1,6 +1,7 @@
 """Each run's metrics reach CloudWatch (moto's server) once, with the figures of what landed in S3 and what was left
 in Kafka: for a run that wrote, one that read nothing new, and one that failed after committing some ranges; and
 nothing is published without SINK_METRICS=cloudwatch."""
+
 from __future__ import annotations
 
 import datetime
@@ -12,7 +13,7 @@ import pytest
 from devtools.producer import produce
 from sink_engine import cli
 from sink_engine.driver.job import TaskFailedError, run_job
-from sink_engine.driver.metrics import DIMENSION, METRICS, NAMESPACE, publisher_from_environment
+from sink_engine.run.metrics import DIMENSION, METRICS, NAMESPACE, publisher_from_environment
 from tests.conftest import BUCKET, TABLE
 from tests.runs import committed_offsets
 
@@ -21,14 +22,19 @@ CLOUDWATCH = {"SINK_METRICS": "cloudwatch"}
 
 def _published(connector: str) -> dict[str, list[tuple[float, float, str]]]:
     """Metric name -> [(sum, sample count, unit)] per minute, over the last and next hour, for the connector."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     client = boto3.client("cloudwatch")
     found = {}
     for name in METRICS:
         points = client.get_metric_statistics(
-            Namespace=NAMESPACE, MetricName=name, Dimensions=[{"Name": DIMENSION, "Value": connector}],
-            StartTime=now - datetime.timedelta(hours=1), EndTime=now + datetime.timedelta(hours=1), Period=60,
-            Statistics=["Sum", "SampleCount"])["Datapoints"]
+            Namespace=NAMESPACE,
+            MetricName=name,
+            Dimensions=[{"Name": DIMENSION, "Value": connector}],
+            StartTime=now - datetime.timedelta(hours=1),
+            EndTime=now + datetime.timedelta(hours=1),
+            Period=60,
+            Statistics=["Sum", "SampleCount"],
+        )["Datapoints"]
         if points:
             found[name] = [(p["Sum"], p["SampleCount"], p["Unit"]) for p in points]
     return found
@@ -77,8 +83,15 @@ def test_a_run_with_nothing_new_publishes_zeros_and_the_same_lag(new_topic, spar
     # then it publishes once: nothing written, 10 records left (read by one task, in the driver: local Spark)
     values = _one_run(_published(config.name))
     assert {name: v for name, v in values.items() if name != "RunSeconds"} == {
-        "RecordsWritten": 0, "BytesWritten": 0, "FilesWritten": 0, "DeadLetters": 0, "RecordsDropped": 0, "Lag": 10,
-        "Executors": 1, "TasksInDriver": 1}
+        "RecordsWritten": 0,
+        "BytesWritten": 0,
+        "FilesWritten": 0,
+        "DeadLetters": 0,
+        "RecordsDropped": 0,
+        "Lag": 10,
+        "Executors": 1,
+        "TasksInDriver": 1,
+    }
 
 
 def test_a_run_failing_after_commits_publishes_what_it_committed(stack, new_topic, spark, s3, dynamodb, connector):
@@ -99,19 +112,33 @@ def test_a_run_failing_after_commits_publishes_what_it_committed(stack, new_topi
     assert files == 6 and published["Lag"] == 8
 
 
-def test_the_cli_publishes_only_with_sink_metrics_and_prints_the_same(stack, new_topic, unique, tmp_path, monkeypatch,
-                                                                      capsys):
+def test_the_cli_publishes_only_with_sink_metrics_and_prints_the_same(
+    stack, new_topic, unique, tmp_path, monkeypatch, capsys
+):
     # given two connectors of 100 records each
     paths = {}
     for setting in ("off", "on"):
         topic = f"cli-metrics-{setting}-{unique}"
         new_topic(topic, 1, events=100)
         paths[setting] = tmp_path / f"{setting}.json"
-        paths[setting].write_text(json.dumps({"name": topic, "config": {
-            "topics": topic, "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET,
-            "s3.region": "us-east-1", "flush.size": 50, "format.class": "JsonFormat",
-            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter.schemas.enable": "false", "offset.storage.dynamodb.table": TABLE}}))
+        paths[setting].write_text(
+            json.dumps(
+                {
+                    "name": topic,
+                    "config": {
+                        "topics": topic,
+                        "bootstrap.servers": stack.bootstrap_servers,
+                        "s3.bucket.name": BUCKET,
+                        "s3.region": "us-east-1",
+                        "flush.size": 50,
+                        "format.class": "JsonFormat",
+                        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                        "value.converter.schemas.enable": "false",
+                        "offset.storage.dynamodb.table": TABLE,
+                    },
+                }
+            )
+        )
     # when one runs without the setting and one with it
     monkeypatch.delenv("SINK_METRICS", raising=False)
     assert cli.main(["run", "--config", str(paths["off"])]) == 0

@@ -1,4 +1,5 @@
 """The s3.* object options as moto's server records them: encryption, tags, ACL, multipart uploads."""
+
 from __future__ import annotations
 
 import boto3
@@ -17,10 +18,18 @@ ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
 
 def test_kms_encryption_tags_acl_and_multipart_on_sink_objects(stack, new_topic, spark, s3, dynamodb, connector):
     key_id = boto3.client("kms").create_key()["KeyMetadata"]["KeyId"]
-    config = connector(**{"flush.size": 7, "format.class": "ByteArrayFormat",
-                          "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-                          "s3.ssea.name": "aws:kms", "s3.sse.kms.key.id": key_id, "s3.acl.canned": "public-read",
-                          "s3.object.tagging": "true", "s3.part.size": 5 * MIB})
+    config = connector(
+        **{
+            "flush.size": 7,
+            "format.class": "ByteArrayFormat",
+            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+            "s3.ssea.name": "aws:kms",
+            "s3.sse.kms.key.id": key_id,
+            "s3.acl.canned": "public-read",
+            "s3.object.tagging": "true",
+            "s3.part.size": 5 * MIB,
+        }
+    )
     topic = new_topic(config, 1)
     values = [bytes([65 + i]) * 900_000 for i in range(8)]
     produce(stack.bootstrap_servers, topic, values, 1)

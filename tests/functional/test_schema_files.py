@@ -3,6 +3,7 @@ schema.compatibility=NONE), end to end (real broker, moto, local Spark, the test
 interleaved under RecordNameStrategy and two interleaved versions of a JsonConverter envelope land in files of
 flush.size records of one schema each; every record lands once, across runs that stop anywhere, and a run that
 dies after its uploads is redone with the same keys and bytes."""
+
 from __future__ import annotations
 
 import io
@@ -25,8 +26,10 @@ from tests.schema_registry_server import SchemaRegistryServer
 
 EVENTS = {  # record name: its fields besides id
     "shop.Order": [{"name": "item", "type": "string"}],
-    "shop.Refund": [{"name": "amount", "type": "long"}, {"name": "reason", "type": ["null", "string"],
-                                                         "default": None}],
+    "shop.Refund": [
+        {"name": "amount", "type": "long"},
+        {"name": "reason", "type": ["null", "string"], "default": None},
+    ],
     "shop.Click": [{"name": "page", "type": "string"}, {"name": "x", "type": "int"}],
 }
 FLUSH = 4
@@ -35,15 +38,22 @@ COUNT = 38  # 12 full files of 3 types round-robin, and two records left open (o
 
 def avro_schema(full_name: str) -> dict:
     namespace, name = full_name.rsplit(".", 1)
-    return {"type": "record", "name": name, "namespace": namespace,
-            "fields": [{"name": "id", "type": "int"}] + EVENTS[full_name]}
+    return {
+        "type": "record",
+        "name": name,
+        "namespace": namespace,
+        "fields": [{"name": "id", "type": "int"}] + EVENTS[full_name],
+    }
 
 
 def event(i: int) -> tuple[str, dict]:
     """Record i: the event types in turn."""
     name = sorted(EVENTS)[i % 3]
-    fields = {"shop.Order": {"item": f"i{i}"}, "shop.Refund": {"amount": i * 10, "reason": None if i % 2 else "r"},
-              "shop.Click": {"page": f"/p{i}", "x": i}}[name]
+    fields = {
+        "shop.Order": {"item": f"i{i}"},
+        "shop.Refund": {"amount": i * 10, "reason": None if i % 2 else "r"},
+        "shop.Click": {"page": f"/p{i}", "x": i},
+    }[name]
     return name, {"id": i, **fields}
 
 
@@ -62,18 +72,30 @@ def event_topic(stack, new_topic, connector, unique):
     with SchemaRegistryServer() as registry:
         client = SchemaRegistryClient({"url": registry.url})
         context = SerializationContext(topic, MessageField.VALUE)
-        serializers = {name: AvroSerializer(client, json.dumps(avro_schema(name)),
-                                            conf={"subject.name.strategy.type": "RECORD"}) for name in EVENTS}
+        serializers = {
+            name: AvroSerializer(client, json.dumps(avro_schema(name)), conf={"subject.name.strategy.type": "RECORD"})
+            for name in EVENTS
+        }
         new_topic(topic, 1)
-        produce(stack.bootstrap_servers, topic,
-                [serializers[name](value, context) for name, value in map(event, range(COUNT))], 1)
+        produce(
+            stack.bootstrap_servers,
+            topic,
+            [serializers[name](value, context) for name, value in map(event, range(COUNT))],
+            1,
+        )
         assert sorted(registry.subjects) == sorted(EVENTS)
 
         def build(**overrides):
-            return connector(**{"topics": topic, "value.converter": "io.confluent.connect.avro.AvroConverter",
-                                "value.converter.schema.registry.url": registry.url,
-                                "value.converter.value.subject.name.strategy": "RecordNameStrategy",
-                                "flush.size": FLUSH, **overrides})
+            return connector(
+                **{
+                    "topics": topic,
+                    "value.converter": "io.confluent.connect.avro.AvroConverter",
+                    "value.converter.schema.registry.url": registry.url,
+                    "value.converter.value.subject.name.strategy": "RecordNameStrategy",
+                    "flush.size": FLUSH,
+                    **overrides,
+                }
+            )
 
         yield topic, build
 
@@ -133,8 +155,9 @@ def envelope(i: int) -> bytes:
     version = 1 + i % 2
     fields = [{"field": "id", "type": "int32"}] + ([{"field": "note", "type": "string"}] if version == 2 else [])
     payload = {"id": i, **({"note": f"n{i}"} if version == 2 else {})}
-    return orjson.dumps({"schema": {"type": "struct", "name": "Ev", "version": version, "fields": fields},
-                         "payload": payload})
+    return orjson.dumps(
+        {"schema": {"type": "struct", "name": "Ev", "version": version, "fields": fields}, "payload": payload}
+    )
 
 
 def test_two_interleaved_versions_go_to_files_of_their_own(new_topic, spark, s3, dynamodb, connector):

@@ -3,6 +3,7 @@ module's: devtools/kafka_security.py): the connector's principal `sink` may READ
 named `granted-*` and nothing else. A run lands its records; a topic it may not read is an error naming the topic,
 and nothing is committed; a wrong password is an authentication error, quickly; the doctor's Kafka check passes
 with good credentials and names the cause with bad ones."""
+
 from __future__ import annotations
 
 import json
@@ -41,10 +42,12 @@ def broker(stack):
     `groupless` may read the `granted-` topics only."""
     with KafkaBroker(security=ScramTls(dict(USERS))) as running:
         admin = AdminClient({"bootstrap.servers": running.bootstrap_servers, **running.admin_settings()})
-        acls = [allow("User:sink", ResourceType.TOPIC, "granted-", AclOperation.READ),
-                allow("User:sink", ResourceType.TOPIC, "described-", AclOperation.DESCRIBE),
-                allow("User:sink", ResourceType.GROUP, "connect-", AclOperation.DESCRIBE),
-                allow("User:groupless", ResourceType.TOPIC, "granted-", AclOperation.READ)]
+        acls = [
+            allow("User:sink", ResourceType.TOPIC, "granted-", AclOperation.READ),
+            allow("User:sink", ResourceType.TOPIC, "described-", AclOperation.DESCRIBE),
+            allow("User:sink", ResourceType.GROUP, "connect-", AclOperation.DESCRIBE),
+            allow("User:groupless", ResourceType.TOPIC, "granted-", AclOperation.READ),
+        ]
         for future in admin.create_acls(acls).values():
             future.result(30)
         yield running
@@ -69,14 +72,25 @@ def filled_topic(broker, name: str, count: int) -> str:
 
 def connector(broker, name: str, topics: str, user: str = "sink", password: str | None = None) -> dict:
     """The connector JSON as a user of MSK's SCRAM listener writes it: Java's JAAS login, the private CA's PEM."""
-    return {"name": name, "config": {
-        "topics": topics, "bootstrap.servers": broker.bootstrap_servers, "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "offset.storage.dynamodb.table": TABLE, "flush.size": "5",
-        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-        "sink.kafka.timeout.ms": "20000", "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
-        "sasl.jaas.config": broker.security.jaas_config(user, password),
-        "consumer.override.ssl.ca.location": str(broker.security.ca_path)}}
+    return {
+        "name": name,
+        "config": {
+            "topics": topics,
+            "bootstrap.servers": broker.bootstrap_servers,
+            "s3.bucket.name": BUCKET,
+            "s3.region": "us-east-1",
+            "offset.storage.dynamodb.table": TABLE,
+            "flush.size": "5",
+            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "sink.kafka.timeout.ms": "20000",
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.jaas.config": broker.security.jaas_config(user, password),
+            "consumer.override.ssl.ca.location": str(broker.security.ca_path),
+        },
+    }
 
 
 def commits(dynamodb, name: str) -> dict:
@@ -97,14 +111,18 @@ def test_a_run_lands_its_records_over_sasl_ssl_with_scram(broker, spark, s3, dyn
 
 DENIED = {
     "no ACL": ("denied", "topic {topic}: not authorized to describe it (TOPIC_AUTHORIZATION_FAILED)"),
-    "DESCRIBE only": ("described", "fetch from {topic}-0 refused (TOPIC_AUTHORIZATION_FAILED): the connector's "
-                                   "principal needs READ on topic {topic}"),
+    "DESCRIBE only": (
+        "described",
+        "fetch from {topic}-0 refused (TOPIC_AUTHORIZATION_FAILED): the connector's "
+        "principal needs READ on topic {topic}",
+    ),
 }
 
 
 @pytest.mark.parametrize("acl", DENIED, ids=list(DENIED))
-def test_a_topic_the_principal_may_not_read_is_an_error_naming_it_and_nothing_is_committed(broker, spark, s3,
-                                                                                        dynamodb, unique, acl):
+def test_a_topic_the_principal_may_not_read_is_an_error_naming_it_and_nothing_is_committed(
+    broker, spark, s3, dynamodb, unique, acl
+):
     # given a connector of two topics, the second of which its principal has no ACL for, or DESCRIBE only
     prefix, says = DENIED[acl]
     granted = filled_topic(broker, f"granted-{unique}", 10)
@@ -129,8 +147,10 @@ def test_a_wrong_password_is_an_authentication_error_before_the_kafka_timeout(br
         run_job(parse_config(document), spark, dynamodb)
     # then it fails with the broker's answer to the SCRAM login, well before the timeout, and commits nothing
     assert time.monotonic() - started < 15
-    assert "Authentication failed during authentication due to invalid credentials with SASL mechanism " \
-           "SCRAM-SHA-512" in str(failed.value)
+    assert (
+        "Authentication failed during authentication due to invalid credentials with SASL mechanism "
+        "SCRAM-SHA-512" in str(failed.value)
+    )
     assert commits(dynamodb, document["name"]) == {}
 
 
@@ -149,17 +169,28 @@ def test_the_doctor_reaches_the_topics_over_scram_and_tls(broker, stack, unique,
     # when the doctor checks it, then every check passes, the Kafka one saying how it logged in
     code, rows = doctor_rows(connector(broker, f"doctor-{unique}", topic), tmp_path, capsys)
     assert code == 0, rows
-    assert f"SASL_SSL SCRAM-SHA-512: 1 partitions of {topic}, 3 records between their watermarks" in rows[
-        "kafka topics"]
+    assert (
+        f"SASL_SSL SCRAM-SHA-512: 1 partitions of {topic}, 3 records between their watermarks" in rows["kafka topics"]
+    )
 
 
 DOCTOR_FAULTS = {
-    "wrong password": ("granted", "sink", "not-the-password", "(SASL_SSL SCRAM-SHA-512): Kafka refused the login: "
-                       "sasl_ssl://{bootstrap}/bootstrap: SASL authentication error: Authentication failed during authentication due to invalid "
-                       "credentials with SASL mechanism SCRAM-SHA-512"),
+    "wrong password": (
+        "granted",
+        "sink",
+        "not-the-password",
+        "(SASL_SSL SCRAM-SHA-512): Kafka refused the login: "
+        "sasl_ssl://{bootstrap}/bootstrap: SASL authentication error: Authentication failed during authentication due to invalid "
+        "credentials with SASL mechanism SCRAM-SHA-512",
+    ),
     "denied topic": ("denied", "sink", None, "topic {topic}: not authorized to describe it"),
-    "no group ACL": ("granted", "groupless", None, "Kafka refused the consumer's group (GROUP_AUTHORIZATION_FAILED): "
-                     "the connector's principal needs DESCRIBE on the group connect-<connector name>"),
+    "no group ACL": (
+        "granted",
+        "groupless",
+        None,
+        "Kafka refused the consumer's group (GROUP_AUTHORIZATION_FAILED): "
+        "the connector's principal needs DESCRIBE on the group connect-<connector name>",
+    ),
 }
 
 
@@ -183,8 +214,7 @@ DEAD_LETTERS = {
 
 
 @pytest.mark.parametrize("case", DEAD_LETTERS, ids=list(DEAD_LETTERS))
-def test_the_doctor_tells_a_denied_dead_letter_topic_from_an_absent_one(broker, stack, unique, tmp_path, capsys,
-                                                                       case):
+def test_the_doctor_tells_a_denied_dead_letter_topic_from_an_absent_one(broker, stack, unique, tmp_path, capsys, case):
     # given a connector whose dead-letter topic exists and is denied to its principal, or is allowed and absent
     topic = filled_topic(broker, f"granted-{unique}", 1)
     dead_letters = filled_topic(broker, f"denied-{unique}", 0) if case == "denied" else f"granted-dlq-{unique}"

@@ -1,4 +1,5 @@
 """store.kafka.keys / store.kafka.headers: sidecar objects beside each data object, read back independently."""
+
 from __future__ import annotations
 
 import io
@@ -11,8 +12,8 @@ from confluent_kafka import Producer
 
 from sink_engine.driver.job import TaskFailedError, run_job
 from tests.conftest import BUCKET
-from tests.s3_reader import list_keys, read_json_lines
 from tests.runs import committed_offsets
+from tests.s3_reader import list_keys, read_json_lines
 
 
 def produce_with_headers(bootstrap: str, topic: str, count: int, key_of=lambda i: f"k{i}".encode()) -> None:
@@ -21,8 +22,13 @@ def produce_with_headers(bootstrap: str, topic: str, count: int, key_of=lambda i
     for i in range(count):
         if i == count - 1:
             producer.flush(30)
-        producer.produce(topic, value=orjson.dumps({"n": i}), key=key_of(i), partition=0,
-                         headers=[("trace", f"t{i}".encode()), ("raw", b"\xff\x00")])
+        producer.produce(
+            topic,
+            value=orjson.dumps({"n": i}),
+            key=key_of(i),
+            partition=0,
+            headers=[("trace", f"t{i}".encode()), ("raw", b"\xff\x00")],
+        )
     assert producer.flush(30) == 0
 
 
@@ -32,9 +38,15 @@ def body(s3, key: str) -> bytes:
 
 def test_json_keys_and_headers_sidecars_line_up_with_the_data(stack, new_topic, spark, s3, dynamodb, connector):
     # given 4 records with keys and headers, flush.size 2, JSON sidecars
-    config = connector(**{"store.kafka.keys": "true", "store.kafka.headers": "true", "flush.size": 2,
-                          "keys.format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-                          "headers.format.class": "JsonFormat"})
+    config = connector(
+        **{
+            "store.kafka.keys": "true",
+            "store.kafka.headers": "true",
+            "flush.size": 2,
+            "keys.format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "headers.format.class": "JsonFormat",
+        }
+    )
     topic = new_topic(config, 1)
     produce_with_headers(stack.bootstrap_servers, topic, 4)
     # when the sink runs
@@ -42,18 +54,27 @@ def test_json_keys_and_headers_sidecars_line_up_with_the_data(stack, new_topic, 
     # then each data object has its keys and headers objects, named as the Confluent connector names them
     stem = f"topics/{topic}/partition=0/{topic}+0+"
     assert list_keys(s3, BUCKET, f"topics/{topic}/") == sorted(
-        f"{stem}{start:010d}{suffix}" for start in (0, 2) for suffix in (".json", ".keys.json", ".headers.json"))
+        f"{stem}{start:010d}{suffix}" for start in (0, 2) for suffix in (".json", ".keys.json", ".headers.json")
+    )
     # and record i of each sidecar belongs to record i of the data object
     assert read_json_lines(s3, BUCKET, f"{stem}0000000002.json") == [{"n": 2}, {"n": 3}]
     assert read_json_lines(s3, BUCKET, f"{stem}0000000002.keys.json") == ["k2", "k3"]
     # (headers enveloped as the connector's JsonRecordWriterProvider writes them: {"headers": [...]})
     assert read_json_lines(s3, BUCKET, f"{stem}0000000002.headers.json") == [
-        {"headers": [{"key": "trace", "value": f"t{i}"}, {"key": "raw", "value": "/wA="}]} for i in (2, 3)]
+        {"headers": [{"key": "trace", "value": f"t{i}"}, {"key": "raw", "value": "/wA="}]} for i in (2, 3)
+    ]
 
 
 def test_parquet_keys_and_avro_headers_sidecars(stack, new_topic, spark, s3, dynamodb, connector):
-    config = connector(**{"store.kafka.keys": "true", "store.kafka.headers": "true", "flush.size": 3,
-                          "format.class": "ParquetFormat", "keys.format.class": "ParquetFormat"})
+    config = connector(
+        **{
+            "store.kafka.keys": "true",
+            "store.kafka.headers": "true",
+            "flush.size": 3,
+            "format.class": "ParquetFormat",
+            "keys.format.class": "ParquetFormat",
+        }
+    )
     topic = new_topic(config, 1)
     produce_with_headers(stack.bootstrap_servers, topic, 3)
     run_job(config, spark, dynamodb)

@@ -1,6 +1,7 @@
 """Objects go up while their files are written (multipart, one part at a time), against moto's server:
 nothing appears before the file closes, the parts are the configured size, memory stays near a part,
 an unwritten tail leaves no upload behind, and a crash and rerun gives the same bytes."""
+
 from __future__ import annotations
 
 import io
@@ -100,12 +101,17 @@ def test_memory_while_streaming_stays_near_a_few_parts(s3, unique):
     assert peak < 8 * 5 * MIB, f"peak {peak / MIB:.1f} MiB"
 
 
-@pytest.mark.parametrize("settings, extension", [
-    ({"format.class": "JsonFormat"}, ".json"),
-    ({"format.class": "ParquetFormat", "parquet.codec": "none"}, ".parquet"),
-], ids=["json", "parquet"])
-def test_large_files_stream_and_a_rerun_after_a_crash_is_byte_identical(stack, new_topic, spark, s3, dynamodb,
-                                                                        connector, settings, extension):
+@pytest.mark.parametrize(
+    "settings, extension",
+    [
+        ({"format.class": "JsonFormat"}, ".json"),
+        ({"format.class": "ParquetFormat", "parquet.codec": "none"}, ".parquet"),
+    ],
+    ids=["json", "parquet"],
+)
+def test_large_files_stream_and_a_rerun_after_a_crash_is_byte_identical(
+    stack, new_topic, spark, s3, dynamodb, connector, settings, extension
+):
     config = connector(**{"flush.size": 110, "s3.part.size": 5 * MIB, "sink.lease.duration.ms": 1500, **settings})
     topic = new_topic(config, 1)
     # 210 records of 60 kB that do not compress: one file of 110 (6.6 MB, more than a part), a tail of 100 (6 MB)
@@ -121,6 +127,9 @@ def test_large_files_stream_and_a_rerun_after_a_crash_is_byte_identical(stack, n
     assert s3.head_object(Bucket=BUCKET, Key=key, PartNumber=1)["PartsCount"] == 2
     assert uploads_under(s3, prefix) == []  # the tail's started upload was aborted
     body = first[key]
-    rows = pq.read_table(io.BytesIO(body), use_threads=False).to_pylist() if extension == ".parquet" else \
-        [orjson.loads(line) for line in body.splitlines()]
+    rows = (
+        pq.read_table(io.BytesIO(body), use_threads=False).to_pylist()
+        if extension == ".parquet"
+        else [orjson.loads(line) for line in body.splitlines()]
+    )
     assert rows == records[:110]

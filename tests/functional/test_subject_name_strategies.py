@@ -3,6 +3,7 @@ topics whose schemas are registered under RecordNameStrategy's or TopicRecordNam
 schema.compatibility BACKWARD: files rotate on a newer version and older records are projected up, as with
 TopicNameStrategy. The same schemas are also registered newest first under the other strategy's subject, so
 a run that looked under the wrong subject would order them the other way."""
+
 from __future__ import annotations
 
 import io
@@ -32,8 +33,9 @@ STRATEGIES = {  # config value: (the serializers' subject.name.strategy.type, su
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 @pytest.mark.parametrize("input_name", sorted(INPUTS))
-def test_backward_projection_under_a_record_subject(new_topic, spark, s3, dynamodb, connector, unique, input_name,
-                                                    strategy):
+def test_backward_projection_under_a_record_subject(
+    new_topic, spark, s3, dynamodb, connector, unique, input_name, strategy
+):
     topic_class, converter, new_field, new_value, projected = INPUTS[input_name]
     serializer_strategy, subject_of = STRATEGIES[strategy]
     other_subject = next(s for k, (_, s) in STRATEGIES.items() if k != strategy)
@@ -46,10 +48,17 @@ def test_backward_projection_under_a_record_subject(new_topic, spark, s3, dynamo
             entry = registry.entries[schema_id - 1]
             registry.register(other_subject(topic), entry["schema"], entry["references"], entry["schemaType"])
         # when the sink runs with that strategy and BACKWARD compatibility
-        config = connector(**{"topics": topic, "format.class": "ParquetFormat", "value.converter": converter,
-                              "value.converter.schema.registry.url": registry.url,
-                              "value.converter.value.subject.name.strategy": strategy,
-                              "schema.compatibility": "BACKWARD", "flush.size": 3})
+        config = connector(
+            **{
+                "topics": topic,
+                "format.class": "ParquetFormat",
+                "value.converter": converter,
+                "value.converter.schema.registry.url": registry.url,
+                "value.converter.value.subject.name.strategy": strategy,
+                "schema.compatibility": "BACKWARD",
+                "flush.size": 3,
+            }
+        )
         run_job(config, spark, dynamodb)
     # then a file per version, the older records of the second projected up to v2
     keys = list_keys(s3, BUCKET, f"topics/{topic}/")

@@ -1,6 +1,7 @@
 """A topic that changes under the connector, on Apache Kafka (the local stack's broker): records deleted from its
 start between runs (retention, or DeleteRecords: either moves the log start offset past the committed offset), a
 partition added between runs, and a compacted topic (offset gaps, tombstones)."""
+
 from __future__ import annotations
 
 import time
@@ -22,8 +23,9 @@ def numbered(numbers: range) -> list[bytes]:
     return [orjson.dumps({"n": n}) for n in numbers]
 
 
-def test_records_deleted_below_the_committed_offset_are_counted_as_expired(stack, new_topic, spark, s3, dynamodb,
-                                                                         connector, tmp_path, capsys):
+def test_records_deleted_below_the_committed_offset_are_counted_as_expired(
+    stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys
+):
     # given a partition whose first 10 records landed and were committed, and 20 more
     config = connector(**{"flush.size": 5})
     topic = new_topic(config, 1, values=numbered(range(10)))
@@ -63,16 +65,27 @@ def test_a_partition_added_between_runs_is_read_from_its_start(stack, new_topic,
 
 def compacted_topic(bootstrap: str, topic: str) -> None:
     """A compacted topic whose segments roll at once, so the cleaner compacts every segment but the active one."""
-    settings = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
-                "min.compaction.lag.ms": "0", "delete.retention.ms": "86400000"}
+    settings = {
+        "cleanup.policy": "compact",
+        "segment.ms": "100",
+        "min.cleanable.dirty.ratio": "0.01",
+        "min.compaction.lag.ms": "0",
+        "delete.retention.ms": "86400000",
+    }
     admin = AdminClient({"bootstrap.servers": bootstrap})
     [future.result(30) for future in admin.create_topics([NewTopic(topic, 1, 1, config=settings)]).values()]
 
 
 def offsets_held(bootstrap: str, topic: str) -> list[int]:
     """The offsets the partition holds records at, read to its end."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "compaction-check", "enable.partition.eof": True,
-                         "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "compaction-check",
+            "enable.partition.eof": True,
+            "enable.auto.commit": False,
+        }
+    )
     consumer.assign([KafkaTP(topic, 0, 0)])
     found = []
     try:

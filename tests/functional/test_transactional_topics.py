@@ -1,6 +1,7 @@
 """Topics written by transactional producers, on Apache Kafka (the local stack's broker): aborted records never land,
 the offsets that transaction markers and aborted records take leave object keys and commits right, and a run planned
 while a transaction is open ends at the partition's last stable offset and lands the rest once it commits."""
+
 from __future__ import annotations
 
 import orjson
@@ -31,8 +32,9 @@ def keys_start_at_their_first_record(s3, topic: str, offsets: dict[int, tuple[in
     return True
 
 
-def test_aborted_transactions_interleaved_with_committed_ones_never_land(stack, new_topic, spark, s3, dynamodb,
-                                                                        connector, unique):
+def test_aborted_transactions_interleaved_with_committed_ones_never_land(
+    stack, new_topic, spark, s3, dynamodb, connector, unique
+):
     # given two transactional producers writing to both partitions at once, three rounds in which one commits and
     # the other aborts (their records interleaved in each partition, a marker after each transaction)
     config = connector(**{"flush.size": 3})
@@ -59,8 +61,9 @@ def test_aborted_transactions_interleaved_with_committed_ones_never_land(stack, 
     assert all(offset > last[p] for p, offset in committed_offsets(dynamodb, config).items())
 
 
-def test_a_run_planned_while_a_transaction_is_open_ends_at_the_last_stable_offset(stack, new_topic, spark, s3,
-                                                                                   dynamodb, connector, unique):
+def test_a_run_planned_while_a_transaction_is_open_ends_at_the_last_stable_offset(
+    stack, new_topic, spark, s3, dynamodb, connector, unique
+):
     # given records, then an open transaction's, then records of another producer after them
     config = connector(**{"flush.size": 1})
     topic = new_topic(config, 1)
@@ -79,5 +82,6 @@ def test_a_run_planned_while_a_transaction_is_open_ends_at_the_last_stable_offse
     open_one.commit()
     run_job(config, spark, dynamodb)
     assert sorted(r["n"] for r in landed_records(s3, topic)) == [*range(5), *range(100, 105), *range(200, 205)]
-    assert keys_start_at_their_first_record(s3, topic, {**open_one.offsets, **later.offsets,
-                                                        **{n: (0, n) for n in range(5)}})
+    assert keys_start_at_their_first_record(
+        s3, topic, {**open_one.offsets, **later.offsets, **{n: (0, n) for n in range(5)}}
+    )

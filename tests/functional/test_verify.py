@@ -1,5 +1,6 @@
 """`sink-engine verify` on buckets the sink wrote: it passes, and names the partition and offsets when an object
 is deleted, copied under another start offset, or a dead letter is removed."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,12 @@ FORMATS = {
     "avro": {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat", "avro.codec": "deflate"},
     "blockgzip": {"format.class": "BlockGzipFormat", "format.blockgzip.block.size": 400},
     "bytearray": {"format.class": "ByteArrayFormat", "value.converter": "ByteArrayConverter"},
-    "json-fields-tagged": {"format.class": "JsonFormat", "s3.object.tagging": "true",
-                           "partitioner.class": "FieldPartitioner", "partition.field.name": "region"},
+    "json-fields-tagged": {
+        "format.class": "JsonFormat",
+        "s3.object.tagging": "true",
+        "partitioner.class": "FieldPartitioner",
+        "partition.field.name": "region",
+    },
 }
 
 
@@ -51,14 +56,19 @@ def test_verify_passes_on_a_bucket_the_sink_wrote(new_topic, spark, s3, dynamodb
     assert out.splitlines()[-1] == f"{objects} data objects, {1 + objects} S3 requests"
 
 
-def test_verify_names_deleted_and_copied_objects_and_removed_dead_letters(stack, new_topic, spark, s3, dynamodb,
-                                                                          connector, tmp_path, capsys):
+def test_verify_names_deleted_and_copied_objects_and_removed_dead_letters(
+    stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys
+):
     # given one partition in files of 5 records with a bad record at offset 13, dead-lettered to an S3 prefix:
     # objects at 0, 5, 10 (10..15 but 13), 16, 21; offsets 26..29 not written yet
     config = connector(**{"flush.size": 5, "errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "dlq"})
     topic = new_topic(config, 1)
-    produce(stack.bootstrap_servers, topic, [b"{not json" if i == 13 else json.dumps({"n": i}).encode()
-                                             for i in range(30)], 1)
+    produce(
+        stack.bootstrap_servers,
+        topic,
+        [b"{not json" if i == 13 else json.dumps({"n": i}).encode() for i in range(30)],
+        1,
+    )
     run_job(config, spark, dynamodb)
     assert verify(config, tmp_path, capsys)[0] == 0
     folder = f"topics/{topic}/partition=0/{topic}+0+"
@@ -70,8 +80,9 @@ def test_verify_names_deleted_and_copied_objects_and_removed_dead_letters(stack,
     assert code == 1 and f"GAP {topic}-0 offsets 5..9: offsets 5..9 in no object or dead letter" in out, out
     s3.put_object(Bucket=BUCKET, Key=f"{folder}0000000005.json", Body=held[f"{folder}0000000005.json"])
     # when an object is copied under another start offset, then the offsets held twice are named
-    s3.copy_object(Bucket=BUCKET, Key=f"{folder}0000000002.json",
-                   CopySource={"Bucket": BUCKET, "Key": f"{folder}0000000000.json"})
+    s3.copy_object(
+        Bucket=BUCKET, Key=f"{folder}0000000002.json", CopySource={"Bucket": BUCKET, "Key": f"{folder}0000000000.json"}
+    )
     code, out = verify(config, tmp_path, capsys)
     assert code == 1 and f"OVERLAP {topic}-0 offsets 2..4: {folder}0000000000.json holds 5 records" in out, out
     s3.delete_object(Bucket=BUCKET, Key=f"{folder}0000000002.json")
@@ -85,8 +96,9 @@ def test_verify_names_deleted_and_copied_objects_and_removed_dead_letters(stack,
     assert verify(config, tmp_path, capsys)[0] == 0
 
 
-def test_verify_accounts_for_ignored_tombstones_counted_by_the_commits(stack, new_topic, spark, s3, dynamodb, connector,
-                                                                      tmp_path, capsys):
+def test_verify_accounts_for_ignored_tombstones_counted_by_the_commits(
+    stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys
+):
     # given tombstones at offsets 3, 8 and 14, ignored (behavior.on.null.values=ignore), written in two runs
     config = connector(**{"flush.size": 5, "behavior.on.null.values": "ignore"})
     topic = new_topic(config, 1)
@@ -109,14 +121,25 @@ def test_verify_accounts_for_ignored_tombstones_counted_by_the_commits(stack, ne
     assert "in all 8 offsets lack one, the commits skipped 3: 5 missing" in out, out
 
 
-def test_verify_reads_the_dead_letter_topic_with_kafka(stack, new_topic, spark, s3, dynamodb, connector, unique,
-                                                       tmp_path, capsys):
+def test_verify_reads_the_dead_letter_topic_with_kafka(
+    stack, new_topic, spark, s3, dynamodb, connector, unique, tmp_path, capsys
+):
     # given bad records at offsets 2 and 7 dead-lettered to a topic
-    config = connector(**{"flush.size": 4, "errors.tolerance": "all", "errors.deadletterqueue.topic.name":
-                          f"dlq-{unique}", "errors.deadletterqueue.topic.replication.factor": 1})
+    config = connector(
+        **{
+            "flush.size": 4,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": f"dlq-{unique}",
+            "errors.deadletterqueue.topic.replication.factor": 1,
+        }
+    )
     topic = new_topic(config, 1)
-    produce(stack.bootstrap_servers, topic, [b"{not json" if i in (2, 7) else json.dumps({"n": i}).encode()
-                                             for i in range(12)], 1)
+    produce(
+        stack.bootstrap_servers,
+        topic,
+        [b"{not json" if i in (2, 7) else json.dumps({"n": i}).encode() for i in range(12)],
+        1,
+    )
     run_job(config, spark, dynamodb)
     # when verify runs without Kafka, then the committed count stands in for the letters; with it, they are placed
     code, out = verify(config, tmp_path, capsys)
@@ -128,5 +151,7 @@ def test_verify_reads_the_dead_letter_topic_with_kafka(stack, new_topic, spark, 
     s3.delete_object(Bucket=BUCKET, Key=f"topics/{topic}/partition=0/{topic}+0+0000000000.json")
     code, out = verify(config, tmp_path, capsys, "--kafka")
     assert code == 1, out
-    assert f"GAP {topic}-0 offsets 0..4: 4 of the offsets 0..4 in no object or dead letter (before the first " \
-           "object)" in out, out
+    assert (
+        f"GAP {topic}-0 offsets 0..4: 4 of the offsets 0..4 in no object or dead letter (before the first "
+        "object)" in out
+    ), out

@@ -7,10 +7,11 @@ moto needs for a request without a body (`world.sign_payload_hash`; the trigger'
 mappings, a GET). Spark workers take the principal's variables from `SparkContext.environment`, which
 PySpark sends with every task: a new set of variables starts new workers, which read them as the deployed job reads
 its role. To record the workers' calls, each task installs the log first
-(`sink_engine.driver.spark_runner._task_function` is wrapped for the duration; the workers import this package from
+(`sink_engine.run.spark_runner._task_function` is wrapped for the duration; the workers import this package from
 the repository root, put on their PYTHONPATH); so does a continuous run's task (`sink_engine.continuous.driver
 .stream_task`, wrapped the same way).
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,14 @@ from tests.iam.recorder import CallLog
 from tests.iam.world import Principal, sign_payload_hash
 
 ROOT = Path(__file__).resolve().parents[2]
-_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION",
-              "AWS_DEFAULT_REGION")
+_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_ENDPOINT_URL",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+)
 
 
 @contextmanager
@@ -54,7 +61,7 @@ def acting_as(principal: Principal, log: CallLog | None = None, spark=None):
 @contextmanager
 def _workers_as(spark, principal: Principal, log: CallLog | None):
     from sink_engine.continuous import driver as continuous_driver
-    from sink_engine.driver import spark_runner
+    from sink_engine.run import spark_runner
 
     worker_env = {name: principal.credentials.env.get(name) for name in _VARIABLES}
     if log:

@@ -6,11 +6,12 @@ the recorded-calls test keeps covering every call. A Need's action must be in th
 (`service_authorization.py`) and its context may hold only keys the extract lists for that action (or global
 `aws:*` ones): ValueError otherwise, so that no mapping feeds a condition a key AWS would not send.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from tests.iam.recorder import Call
 from tests.iam.service_authorization import authorization
@@ -40,8 +41,10 @@ class Need:
             raise ValueError(e.args[0]) from None
         foreign = sorted(key for key in self.context if not entry.carries(key))
         if foreign:
-            raise ValueError(f"a request for {self.action} carries no {', '.join(foreign)} (SAR extract "
-                             "tests/iam/service_authorization.json)")
+            raise ValueError(
+                f"a request for {self.action} carries no {', '.join(foreign)} (SAR extract "
+                "tests/iam/service_authorization.json)"
+            )
 
     def __str__(self) -> str:
         context = f" with {dict(self.context)}" if self.context else ""
@@ -56,6 +59,7 @@ def needs(call: Call, facts: Facts) -> list[Need]:
 
 
 # --- S3 -------------------------------------------------------------------------------------------------------------
+
 
 def _object(call: Call) -> str:
     return f"arn:aws:s3:::{call.params['Bucket']}/{call.params['Key']}"
@@ -108,15 +112,19 @@ def _s3_bucket_action(action: str):
 
 
 _S3 = {
-    "GetObject": _s3_read, "HeadObject": _s3_read,
+    "GetObject": _s3_read,
+    "HeadObject": _s3_read,
     "PutObject": _s3_write,
     "CreateMultipartUpload": lambda call, facts: _s3_write(call, facts, ("kms:GenerateDataKey", "kms:Decrypt")),
-    "UploadPart": _s3_object_action("s3:PutObject"), "CompleteMultipartUpload": _s3_object_action("s3:PutObject"),
+    "UploadPart": _s3_object_action("s3:PutObject"),
+    "CompleteMultipartUpload": _s3_object_action("s3:PutObject"),
     "AbortMultipartUpload": _s3_object_action("s3:AbortMultipartUpload"),
     "PutObjectTagging": _s3_object_action("s3:PutObjectTagging"),
     "PutObjectAcl": _s3_object_action("s3:PutObjectAcl"),
     "DeleteObject": _s3_object_action("s3:DeleteObject"),
-    "ListObjectsV2": _s3_list, "ListObjects": _s3_list, "ListMultipartUploads": _s3_list_uploads,
+    "ListObjectsV2": _s3_list,
+    "ListObjects": _s3_list,
+    "ListMultipartUploads": _s3_list_uploads,
     "HeadBucket": _s3_bucket_action("s3:ListBucket"),
     "GetBucketLifecycleConfiguration": _s3_bucket_action("s3:GetLifecycleConfiguration"),
     "PutBucketLifecycleConfiguration": _s3_bucket_action("s3:PutLifecycleConfiguration"),
@@ -124,6 +132,7 @@ _S3 = {
 
 
 # --- DynamoDB -------------------------------------------------------------------------------------------------------
+
 
 def _table(call: Call, facts: Facts, table: str) -> str:
     return f"arn:aws:dynamodb:{call.region}:{facts.account}:table/{table}"
@@ -142,8 +151,9 @@ def _leading(facts: Facts, table: str, item: dict) -> dict:
 def _query_leading(facts: Facts, params: dict) -> dict:
     """dynamodb:LeadingKeys of a Query: the value its key condition gives the partition key."""
     key = facts.partition_keys[params["TableName"]]
-    aliases = [re.escape(key)] + [re.escape(alias) for alias, name in params.get("ExpressionAttributeNames", {}).items()
-                                  if name == key]
+    aliases = [re.escape(key)] + [
+        re.escape(alias) for alias, name in params.get("ExpressionAttributeNames", {}).items() if name == key
+    ]
     match = re.search(rf"(?<![\w#])(?:{'|'.join(aliases)})\s*=\s*(:\w+)", params["KeyConditionExpression"])
     if not match:
         raise ValueError(f"cannot find the partition key {key} in {params['KeyConditionExpression']!r}")
@@ -155,6 +165,7 @@ def _item_action(action: str):
         table = call.params["TableName"]
         item = call.params.get("Key") or call.params["Item"]
         return [(action, _table(call, facts, table), _leading(facts, table, item))]
+
     return needed
 
 
@@ -176,32 +187,47 @@ def _batch_write(call: Call, facts: Facts):
     return found
 
 
-_TRANSACTION_ITEM_ACTIONS = {"Put": "dynamodb:PutItem", "Update": "dynamodb:UpdateItem",
-                             "Delete": "dynamodb:DeleteItem", "ConditionCheck": "dynamodb:ConditionCheckItem",
-                             "Get": "dynamodb:GetItem"}
+_TRANSACTION_ITEM_ACTIONS = {
+    "Put": "dynamodb:PutItem",
+    "Update": "dynamodb:UpdateItem",
+    "Delete": "dynamodb:DeleteItem",
+    "ConditionCheck": "dynamodb:ConditionCheckItem",
+    "Get": "dynamodb:GetItem",
+}
 
 
 def _transaction(call: Call, facts: Facts):
     """AWS authorizes TransactWriteItems / TransactGetItems by the item action of each of its items."""
     found = []
     for entry in call.params["TransactItems"]:
-        (kind, request), = entry.items()
+        ((kind, request),) = entry.items()
         table = request["TableName"]
-        found.append((_TRANSACTION_ITEM_ACTIONS[kind], _table(call, facts, table),
-                      _leading(facts, table, request.get("Key") or request["Item"])))
+        found.append(
+            (
+                _TRANSACTION_ITEM_ACTIONS[kind],
+                _table(call, facts, table),
+                _leading(facts, table, request.get("Key") or request["Item"]),
+            )
+        )
     return found
 
 
 _DYNAMODB = {
-    "GetItem": _item_action("dynamodb:GetItem"), "PutItem": _item_action("dynamodb:PutItem"),
-    "UpdateItem": _item_action("dynamodb:UpdateItem"), "DeleteItem": _item_action("dynamodb:DeleteItem"),
-    "Query": _query, "BatchWriteItem": _batch_write,
-    "TransactWriteItems": _transaction, "TransactGetItems": _transaction,
-    "DescribeTable": _table_action("dynamodb:DescribeTable"), "CreateTable": _table_action("dynamodb:CreateTable"),
+    "GetItem": _item_action("dynamodb:GetItem"),
+    "PutItem": _item_action("dynamodb:PutItem"),
+    "UpdateItem": _item_action("dynamodb:UpdateItem"),
+    "DeleteItem": _item_action("dynamodb:DeleteItem"),
+    "Query": _query,
+    "BatchWriteItem": _batch_write,
+    "TransactWriteItems": _transaction,
+    "TransactGetItems": _transaction,
+    "DescribeTable": _table_action("dynamodb:DescribeTable"),
+    "CreateTable": _table_action("dynamodb:CreateTable"),
 }
 
 
 # --- EMR Serverless, IAM, STS, Glue ---------------------------------------------------------------------------------
+
 
 def _application(call: Call, facts: Facts) -> str:
     return f"arn:aws:emr-serverless:{call.region}:{facts.account}:/applications/{call.params['applicationId']}"
@@ -210,8 +236,10 @@ def _application(call: Call, facts: Facts) -> str:
 def _start_job_run(call: Call, facts: Facts):
     """StartJobRun passes the job role (iam:PassRole to EMR Serverless); tags on the new run need TagResource
     (the run's ARN does not exist yet: `<application>/jobruns/*`)."""
-    found = [("emr-serverless:StartJobRun", _application(call, facts), {}),
-             ("iam:PassRole", call.params["executionRoleArn"], {"iam:PassedToService": "emr-serverless.amazonaws.com"})]
+    found = [
+        ("emr-serverless:StartJobRun", _application(call, facts), {}),
+        ("iam:PassRole", call.params["executionRoleArn"], {"iam:PassedToService": "emr-serverless.amazonaws.com"}),
+    ]
     if call.params.get("tags"):
         found.append(("emr-serverless:TagResource", f"{_application(call, facts)}/jobruns/*", {}))
     return found
@@ -233,14 +261,17 @@ def _glue_arns(call: Call, facts: Facts, database: str, table: str | None = None
 
 
 def _glue_database_action(action: str):
-    return lambda call, facts: [(action, arn, {}) for arn in _glue_arns(
-        call, facts, call.params.get("Name") or call.params["DatabaseInput"]["Name"])]
+    return lambda call, facts: [
+        (action, arn, {})
+        for arn in _glue_arns(call, facts, call.params.get("Name") or call.params["DatabaseInput"]["Name"])
+    ]
 
 
 def _glue_table_action(action: str):
     def needed(call: Call, facts: Facts):
         table = call.params.get("Name") or call.params["TableInput"]["Name"]
         return [(action, arn, {}) for arn in _glue_arns(call, facts, call.params["DatabaseName"], table)]
+
     return needed
 
 
@@ -276,16 +307,23 @@ _SERVICES = {
         "StopApplication": _application_action("emr-serverless:StopApplication"),
         "ListApplications": lambda call, facts: [("emr-serverless:ListApplications", "*", {})],  # no resource type
     },
-    "iam": {op: _role_action(f"iam:{op}") for op in ("GetRolePolicy", "PutRolePolicy", "DeleteRolePolicy",
-                                                     "ListRolePolicies")},
+    "iam": {
+        op: _role_action(f"iam:{op}")
+        for op in ("GetRolePolicy", "PutRolePolicy", "DeleteRolePolicy", "ListRolePolicies")
+    },
     "sts": {"GetCallerIdentity": lambda call, facts: []},  # needs no permission
     "secretsmanager": {"GetSecretValue": _secret_value},
     "ssm": {"GetParameter": _parameter_value},
-    "glue": {"GetSchemaVersion": lambda call, facts: [("glue:GetSchemaVersion", "*", {})],
-             "GetDatabase": _glue_database_action("glue:GetDatabase"),
-             "CreateDatabase": _glue_database_action("glue:CreateDatabase"),
-             **{op: _glue_table_action(f"glue:{op}") for op in ("GetTable", "CreateTable", "UpdateTable")}},
+    "glue": {
+        "GetSchemaVersion": lambda call, facts: [("glue:GetSchemaVersion", "*", {})],
+        "GetDatabase": _glue_database_action("glue:GetDatabase"),
+        "CreateDatabase": _glue_database_action("glue:CreateDatabase"),
+        **{op: _glue_table_action(f"glue:{op}") for op in ("GetTable", "CreateTable", "UpdateTable")},
+    },
     # a run's metrics: no resource-level permission in use; the request carries its namespace
-    "cloudwatch": {"PutMetricData": lambda call, facts: [
-        ("cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": call.params["Namespace"]})]},
+    "cloudwatch": {
+        "PutMetricData": lambda call, facts: [
+            ("cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": call.params["Namespace"]})
+        ]
+    },
 }

@@ -3,6 +3,7 @@ test connector, one moto role per deployed role (its documents taken from the te
 runs (admin Create, engine run and status, trigger, replay) made once per session under those roles, with every
 AWS call they make recorded for test_recorded_calls.py.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 import pytest
 
 from devtools.stack import LocalStack
-from sink_engine.driver.metrics import CLOUDWATCH
-from sink_engine.driver.metrics import SETTING as METRICS_SETTING
-from sink_engine.driver.preflight import BUCKET_MANAGED_SETTING
+from sink_engine.run.metrics import CLOUDWATCH
+from sink_engine.run.metrics import SETTING as METRICS_SETTING
+from sink_engine.run.preflight import BUCKET_MANAGED_SETTING
 from tests.cloudformation import custom_resource_event, response_endpoint
 from tests.connector_index import read_index
 from tests.iam.acting import acting_as
@@ -56,12 +57,17 @@ def deployed(world, iam_synthesized) -> Deployed:
 
     settings = iam_synthesized.settings
     world.admin.client("s3").create_bucket(
-        Bucket=settings.bucket_name, CreateBucketConfiguration={"LocationConstraint": settings.region})
+        Bucket=settings.bucket_name, CreateBucketConfiguration={"LocationConstraint": settings.region}
+    )
     ensure_table(world.admin.client("dynamodb"), settings.table_name)
-    (application,) = [k for k, r in iam_synthesized.templates["service"]["Resources"].items()
-                      if r["Type"] == "AWS::EMRServerless::Application"]
+    (application,) = [
+        k
+        for k, r in iam_synthesized.templates["service"]["Resources"].items()
+        if r["Type"] == "AWS::EMRServerless::Application"
+    ]
     application_id = world.admin.client("emr-serverless").create_application(
-        name=f"sink-{ENV}", releaseLabel=settings.emr.release_label, type="SPARK")["applicationId"]
+        name=f"sink-{ENV}", releaseLabel=settings.emr.release_label, type="SPARK"
+    )["applicationId"]
     return Deployed.of(iam_synthesized, {application: application_id})
 
 
@@ -77,8 +83,9 @@ def role_ids(deployed) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def principals(world, deployed, role_ids) -> dict[str, Principal]:
     """One moto role per deployed role, with exactly that role's documents (moto copies)."""
-    return {name: world.role(deployed.role_name(role_id), deployed.documents(role_id))
-            for name, role_id in role_ids.items()}
+    return {
+        name: world.role(deployed.role_name(role_id), deployed.documents(role_id)) for name, role_id in role_ids.items()
+    }
 
 
 @pytest.fixture(scope="session")
@@ -116,8 +123,11 @@ def published(deployed, principals, call_log, cloudformation) -> dict:
     from infra.constructs.admin import RESOURCE_TYPE
 
     url, responses = cloudformation
-    state = deployed.in_moto(custom_resource_property(
-        deployed.synthesized.templates["service"], RESOURCE_TYPE, "State", deployed.physical["service"]))
+    state = deployed.in_moto(
+        custom_resource_property(
+            deployed.synthesized.templates["service"], RESOURCE_TYPE, "State", deployed.physical["service"]
+        )
+    )
     event = custom_resource_event("Create", url, {"ServiceToken": "arn", "State": state}, RESOURCE_TYPE, "create-1")
     with as_function(deployed, principals["admin"], HANDLERS["admin"], call_log) as handler:
         answer = handler(event, LambdaContext())
@@ -136,8 +146,9 @@ def engine_run(iam_stack, world, deployed, principals, published, config_uri, sp
         run = run_cli("run", "--config", config_uri)
         status = run_cli("status", "--config", config_uri)
     settings, connector = deployed.synthesized.settings, deployed.synthesized.connector
-    after = landed(world.admin, settings.bucket_name, settings.table_name, connector,
-                   deployed.synthesized.dead_letter_prefix)
+    after = landed(
+        world.admin, settings.bucket_name, settings.table_name, connector, deployed.synthesized.dead_letter_prefix
+    )
     return EngineRun(workload, config_uri, run, status, after)
 
 

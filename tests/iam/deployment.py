@@ -6,6 +6,7 @@ client settings removed) with the features the tests exercise: object tags, a sc
 in DynamoDB and deleted with BatchWriteItem) and dead letters under its own S3 prefix. It is synthesized, not
 just run, so that a policy that depends on the connector's settings is the one the tests run under.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,12 @@ from tests.iam.template import bucket_kms_keys, function_environment, table_part
 ENV = "dev"
 SHIPPED_CONNECTOR = Path(__file__).resolve().parents[2] / "infra" / "connectors" / ENV / "orders.json"
 TEST_SETTINGS = {
-    "flush.size": "1000", "tasks.max": "2", "s3.object.tagging": "true",
-    "rotate.schedule.interval.ms": "600000", "errors.tolerance": "all", "sink.kafka.timeout.ms": "20000",
+    "flush.size": "1000",
+    "tasks.max": "2",
+    "s3.object.tagging": "true",
+    "rotate.schedule.interval.ms": "600000",
+    "errors.tolerance": "all",
+    "sink.kafka.timeout.ms": "20000",
 }
 
 
@@ -34,8 +39,15 @@ def connector_document(bootstrap_servers: str) -> dict:
     document = json.loads(SHIPPED_CONNECTOR.read_text())
     config = {k: v for k, v in document["config"].items() if not k.startswith("consumer.override.")}
     dlq = f"{load_settings(ENV).retention.dlq_prefix}{document['name']}"
-    return {"name": document["name"], "config": {**config, **TEST_SETTINGS, "bootstrap.servers": bootstrap_servers,
-                                                 "errors.deadletterqueue.s3.prefix": dlq}}
+    return {
+        "name": document["name"],
+        "config": {
+            **config,
+            **TEST_SETTINGS,
+            "bootstrap.servers": bootstrap_servers,
+            "errors.deadletterqueue.s3.prefix": dlq,
+        },
+    }
 
 
 ICEBERG_CONNECTOR = "orders-iceberg"
@@ -48,10 +60,18 @@ def iceberg_connector_document(bootstrap_servers: str) -> dict:
     document = connector_document(bootstrap_servers)
     config = {k: v for k, v in document["config"].items() if k not in ("s3.object.tagging", "topics.dir")}
     dlq = f"{load_settings(ENV).retention.dlq_prefix}{ICEBERG_CONNECTOR}"
-    return {"name": ICEBERG_CONNECTOR, "config": {
-        **config, "format.class": "IcebergFormat", "iceberg.tables": f"{ICEBERG_DATABASE}.${{topic}}",
-        "iceberg.catalog.type": "glue", "iceberg.tables.auto-create-enabled": "true",
-        "iceberg.tables.evolve-schema-enabled": "true", "errors.deadletterqueue.s3.prefix": dlq}}
+    return {
+        "name": ICEBERG_CONNECTOR,
+        "config": {
+            **config,
+            "format.class": "IcebergFormat",
+            "iceberg.tables": f"{ICEBERG_DATABASE}.${{topic}}",
+            "iceberg.catalog.type": "glue",
+            "iceberg.tables.auto-create-enabled": "true",
+            "iceberg.tables.evolve-schema-enabled": "true",
+            "errors.deadletterqueue.s3.prefix": dlq,
+        },
+    }
 
 
 SECRETS_CONNECTOR = "orders-secrets"
@@ -67,27 +87,41 @@ def secrets_connector_document(bootstrap_servers: str, secret: str, parameter: s
     run against the plaintext broker."""
     document = connector_document(bootstrap_servers)
     dlq = f"{load_settings(ENV).retention.dlq_prefix}{SECRETS_CONNECTOR}"
-    return {"name": SECRETS_CONNECTOR, "config": {
-        **document["config"], "topics.dir": SECRETS_CONNECTOR, "errors.deadletterqueue.s3.prefix": dlq,
-        REGISTRY_LOGIN_KEY: f"orders-sink:${{secrets:{secret}:password}}",
-        KEY_REGISTRY_LOGIN_KEY: f"orders-sink:${{ssm:{parameter}}}"}}
+    return {
+        "name": SECRETS_CONNECTOR,
+        "config": {
+            **document["config"],
+            "topics.dir": SECRETS_CONNECTOR,
+            "errors.deadletterqueue.s3.prefix": dlq,
+            REGISTRY_LOGIN_KEY: f"orders-sink:${{secrets:{secret}:password}}",
+            KEY_REGISTRY_LOGIN_KEY: f"orders-sink:${{ssm:{parameter}}}",
+        },
+    }
 
 
 ASSUME_ROLE_CONNECTOR = "orders-assume"
 WRITER_SESSION, WRITER_EXTERNAL_ID = "orders-assume-sink", "ext-orders-assume"
 
 
-def assume_role_connector_document(bootstrap_servers: str, role_arn: str, external_id: str = WRITER_EXTERNAL_ID) -> dict:
+def assume_role_connector_document(
+    bootstrap_servers: str, role_arn: str, external_id: str = WRITER_EXTERNAL_ID
+) -> dict:
     """The deployed connector of `connector_document` under its own name, data prefix and dead-letter folder,
     whose S3 client assumes `role_arn` (AwsAssumeRoleCredentialsProvider, session WRITER_SESSION)."""
     document = connector_document(bootstrap_servers)
     dlq = f"{load_settings(ENV).retention.dlq_prefix}{ASSUME_ROLE_CONNECTOR}"
-    return {"name": ASSUME_ROLE_CONNECTOR, "config": {
-        **document["config"], "topics.dir": ASSUME_ROLE_CONNECTOR, "errors.deadletterqueue.s3.prefix": dlq,
-        "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
-        "s3.credentials.provider.sts.role.arn": role_arn,
-        "s3.credentials.provider.sts.role.session.name": WRITER_SESSION,
-        "s3.credentials.provider.sts.role.external.id": external_id}}
+    return {
+        "name": ASSUME_ROLE_CONNECTOR,
+        "config": {
+            **document["config"],
+            "topics.dir": ASSUME_ROLE_CONNECTOR,
+            "errors.deadletterqueue.s3.prefix": dlq,
+            "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+            "s3.credentials.provider.sts.role.arn": role_arn,
+            "s3.credentials.provider.sts.role.session.name": WRITER_SESSION,
+            "s3.credentials.provider.sts.role.external.id": external_id,
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -122,8 +156,9 @@ def synthesize(document: dict, outdir: Path, settings: Settings | None = None) -
     deployment = build(app, ENV, connectors=(_load(source, settings),), settings=settings)
     app.synth()
     stacks = {"data": deployment.data.stack_name, "service": deployment.service.stack_name}
-    templates = {which: json.loads((outdir / "cdk.out" / f"{name}.template.json").read_text())
-                 for which, name in stacks.items()}
+    templates = {
+        which: json.loads((outdir / "cdk.out" / f"{name}.template.json").read_text()) for which, name in stacks.items()
+    }
     return Synthesized(settings, document, stacks, templates)
 
 
@@ -136,12 +171,16 @@ class Deployed:
     physical: dict[str, Physical]  # "data" / "service"
 
     @classmethod
-    def of(cls, synthesized: Synthesized, names: dict[str, str]) -> "Deployed":
+    def of(cls, synthesized: Synthesized, names: dict[str, str]) -> Deployed:
         settings, templates = synthesized.settings, synthesized.templates
         common = {"region": settings.region, "account": settings.account, "names": names}
         data = stack_physical(templates["data"], stack_name=synthesized.stack_names["data"], **common)
-        service = stack_physical(templates["service"], stack_name=synthesized.stack_names["service"],
-                                 exports=stack_exports(templates["data"], data), **common)
+        service = stack_physical(
+            templates["service"],
+            stack_name=synthesized.stack_names["service"],
+            exports=stack_exports(templates["data"], data),
+            **common,
+        )
         return cls(synthesized, {"data": data, "service": service})
 
     def in_moto(self, value):
@@ -152,12 +191,15 @@ class Deployed:
 
     def documents(self, role_id: str) -> list[PolicyDocument]:
         """The role's effective documents, ARNs in moto's account."""
-        return [PolicyDocument(d.source, self.in_moto(d.document))
-                for d in role_documents(self.synthesized.templates["service"], role_id, self.physical["service"])]
+        return [
+            PolicyDocument(d.source, self.in_moto(d.document))
+            for d in role_documents(self.synthesized.templates["service"], role_id, self.physical["service"])
+        ]
 
     def environment(self, handler: str) -> dict[str, str]:
-        return self.in_moto(function_environment(self.synthesized.templates["service"], handler,
-                                                 self.physical["service"]))
+        return self.in_moto(
+            function_environment(self.synthesized.templates["service"], handler, self.physical["service"])
+        )
 
     def facts(self) -> Facts:
         data, physical = self.synthesized.templates["data"], self.physical["data"]

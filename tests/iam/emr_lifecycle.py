@@ -25,15 +25,16 @@ What changes, as the EMR Serverless API Reference and User Guide describe it:
 Time is counted in looks, so that a test is deterministic: each GetApplication or ListApplications moves every
 application one step along its way, each GetJobRun or ListJobRuns every run, before the answer.
 """
+
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 ACTIVE = {"SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED"}  # runs CancelJobRun cancels
 NOT_OVER = ACTIVE | {"CANCELLING"}  # runs that keep StopApplication refused
@@ -60,8 +61,12 @@ def patch() -> None:
     from moto.emrserverless.responses import EMRServerlessResponse
 
     backend_class, responses = EMRServerlessBackend, EMRServerlessResponse
-    create, start, cancel, listing = (backend_class.create_application, backend_class.start_job_run,
-                                      backend_class.cancel_job_run, backend_class.list_job_runs)
+    create, start, cancel, listing = (
+        backend_class.create_application,
+        backend_class.start_job_run,
+        backend_class.cancel_job_run,
+        backend_class.list_job_runs,
+    )
 
     def create_application(self, *args, **kwargs):
         application = create(self, *args, **kwargs)
@@ -95,8 +100,10 @@ def patch() -> None:
         if application.state not in ("STARTING", "STARTED"):
             raise ValidationException(f"Application {application_id} is {application.state}: it cannot be stopped")
         if any(r.state in NOT_OVER for r in self.job_runs.get(application_id, [])):
-            raise ValidationException(f"Application {application_id} has job runs in progress: all scheduled and "
-                                      "running jobs must be completed or cancelled before stopping it")
+            raise ValidationException(
+                f"Application {application_id} has job runs in progress: all scheduled and "
+                "running jobs must be completed or cancelled before stopping it"
+            )
         _ahead(application, "STOPPING", "STOPPING", "STOPPED")
 
     def list_job_runs(self, application_id, *args, **kwargs):
@@ -108,18 +115,24 @@ def patch() -> None:
     def reading(answer, **wanted: str):
         """The response `answer` with the request's parameters `wanted` (thread-local name -> parameter name) put
         aside first, for the backend that moto does not give them to."""
+
         def respond(self):
             for local, parameter in wanted.items():
                 setattr(_REQUEST, local, self._get_param(parameter))
             return answer(self)
+
         return respond
 
     def looking_at(kind: str, answer):
         def look(self):
             backend = self.emrserverless_backend
-            _step(backend.applications.values() if kind == "applications"
-                  else [r for runs in backend.job_runs.values() for r in runs])
+            _step(
+                backend.applications.values()
+                if kind == "applications"
+                else [r for runs in backend.job_runs.values() for r in runs]
+            )
             return answer(self)
+
         return look
 
     backend_class.create_application = create_application
@@ -127,11 +140,16 @@ def patch() -> None:
     backend_class.cancel_job_run = cancel_job_run
     backend_class.stop_application = stop_application
     backend_class.list_job_runs = list_job_runs
-    responses.start_job_run = reading(responses.start_job_run, mode="mode", retry_policy="retryPolicy",
-                                      timeout="executionTimeoutMinutes")
+    responses.start_job_run = reading(
+        responses.start_job_run, mode="mode", retry_policy="retryPolicy", timeout="executionTimeoutMinutes"
+    )
     responses.cancel_job_run = reading(responses.cancel_job_run, grace="shutdownGracePeriodInSeconds")
-    for name, kind in [("get_application", "applications"), ("list_applications", "applications"),
-                       ("get_job_run", "runs"), ("list_job_runs", "runs")]:
+    for name, kind in [
+        ("get_application", "applications"),
+        ("list_applications", "applications"),
+        ("get_job_run", "runs"),
+        ("list_job_runs", "runs"),
+    ]:
         answer = getattr(responses, name)
         if name == "list_job_runs":
             answer = reading(answer, mode="mode")
@@ -144,11 +162,20 @@ def lifecycle_moto(free_requests: int) -> Iterator[str]:
     from devtools.processes import LOOPBACK, die_with_parent, free_port, wait_for_port
 
     port = free_port()
-    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": str(free_requests),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.Popen([sys.executable, "-m", "tests.iam.emr_lifecycle", "-H", LOOPBACK, "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                               start_new_session=True, preexec_fn=die_with_parent, env=env)
+    env = {
+        **os.environ,
+        "INITIAL_NO_AUTH_ACTION_COUNT": str(free_requests),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.iam.emr_lifecycle", "-H", LOOPBACK, "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=die_with_parent,
+        env=env,
+    )
     try:
         wait_for_port(port, process, "moto server (EMR Serverless life cycle)")
         yield f"http://{LOOPBACK}:{port}"
@@ -161,8 +188,9 @@ def lifecycle_moto(free_requests: int) -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    from devtools import moto_server
     from moto.server import main
+
+    from devtools import moto_server
 
     moto_server.patch()  # the suite's moto: one table copy per transaction, a state API that does not fail
     patch()

@@ -1,5 +1,6 @@
 """The engine's side of the IAM tests: the records the connector reads, and the CLI run in-process (the driver in
 this process, its Spark tasks in the session's workers) with its exit code and output."""
+
 from __future__ import annotations
 
 import io
@@ -65,6 +66,7 @@ def landed(admin, bucket: str, table: str, connector: str, dlq_prefix: str) -> L
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="topics/").get("Contents", [])]
     objects = {k: {t["Key"]: t["Value"] for t in s3.get_object_tagging(Bucket=bucket, Key=k)["TagSet"]} for k in keys}
     letters = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=dlq_prefix).get("Contents", [])]
-    items = dynamodb.query(TableName=table, KeyConditionExpression="pk = :pk",
-                           ExpressionAttributeValues={":pk": {"S": connector}})["Items"]
+    items = dynamodb.query(
+        TableName=table, KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": connector}}
+    )["Items"]
     return Landed(objects, letters, {i["sk"]["S"]: i for i in items})

@@ -12,9 +12,10 @@ The request context is the Need's: only the condition keys the SAR extract lists
 action's requests never carry sees no value, as on AWS: the old job-role statement that conditioned
 ListBucketMultipartUploads on `s3:prefix` is false for every listing here too.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from tests.iam.actions import Need
 from tests.iam.policies import PolicyDocument, wildcard_match
@@ -47,10 +48,15 @@ def _names(statement: dict, principal: str) -> bool:
 
 
 def _matches(statement: dict, need: Need) -> bool:
-    return (any(wildcard_match(a, need.action, case=False) for a in _as_list(statement["Action"]))
-            and any(wildcard_match(r, need.resource) for r in _as_list(statement["Resource"]))
-            and all(_condition(op, key, expected, need.context)
-                    for op, keys in statement.get("Condition", {}).items() for key, expected in keys.items()))
+    return (
+        any(wildcard_match(a, need.action, case=False) for a in _as_list(statement["Action"]))
+        and any(wildcard_match(r, need.resource) for r in _as_list(statement["Resource"]))
+        and all(
+            _condition(op, key, expected, need.context)
+            for op, keys in statement.get("Condition", {}).items()
+            for key, expected in keys.items()
+        )
+    )
 
 
 def _condition(operator: str, key: str, expected, context) -> bool:

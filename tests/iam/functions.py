@@ -1,5 +1,6 @@
 """Invoke a Lambda handler in-process as Lambda would run it: the environment the stack deploys for the function
 (from the template), the function's role credentials, its service objects built afresh, calls recorded."""
+
 from __future__ import annotations
 
 import importlib
@@ -13,8 +14,11 @@ from tests.iam.recorder import CallLog
 from tests.iam.world import Principal
 from tests.lambdas.conftest import LambdaContext  # noqa: F401 (the context handlers get, here too)
 
-HANDLERS = {"admin": "lambdas.admin.handler.handler", "trigger": "lambdas.trigger.handler.handler",
-            "replay": "lambdas.dlq_replay.handler.handler"}
+HANDLERS = {
+    "admin": "lambdas.admin.handler.handler",
+    "trigger": "lambdas.trigger.handler.handler",
+    "replay": "lambdas.dlq_replay.handler.handler",
+}
 RUNTIME_ENV = {"POWERTOOLS_TRACE_DISABLED": "1"}  # no X-Ray daemon here
 
 

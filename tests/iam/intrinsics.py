@@ -5,11 +5,13 @@
 published (for `Fn::ImportValue`). `resolve` handles Ref, Fn::GetAtt, Fn::Join, Fn::Select, Fn::Split, Fn::Sub and
 Fn::ImportValue; anything else (Fn::If, Fn::FindInMap, ...) raises UnresolvedError naming it.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 
 class UnresolvedError(KeyError):
@@ -46,7 +48,7 @@ def resolve(value: Any, physical: Physical) -> Any:
     if not isinstance(value, dict):
         return value
     if len(value) == 1:
-        (key, argument), = value.items()
+        ((key, argument),) = value.items()
         if key == "Ref" or key.startswith("Fn::"):
             if key not in _FUNCTIONS:
                 raise UnresolvedError(f"{key} is not supported by tests/iam/intrinsics.py (argument {argument!r})")

@@ -10,6 +10,7 @@ copy:
 - adds the transaction action next to the item actions that authorize a transaction on AWS.
 Conditions are kept (moto ignores them; the recorded-calls test evaluates them). Every change is a `Relaxation`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,8 +19,12 @@ from tests.iam.policies import PolicyDocument
 
 # transaction action moto asks -> the item actions AWS authorizes it by
 TRANSACTION_ACTIONS = {
-    "dynamodb:TransactWriteItems": {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-                                    "dynamodb:ConditionCheckItem"},
+    "dynamodb:TransactWriteItems": {
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:ConditionCheckItem",
+    },
     "dynamodb:TransactGetItems": {"dynamodb:GetItem"},
 }
 
@@ -57,11 +62,25 @@ def for_moto(policy: PolicyDocument) -> tuple[dict, list[Relaxation]]:
             raise ValueError(f"{policy.source}: a Deny on {resources} cannot be widened to '*' for moto")
         added = sorted(t for t, items in TRANSACTION_ACTIONS.items() if items & set(other))
         if resources != ["*"]:
-            relaxed.append(Relaxation(policy.source, statement.get("Sid"), tuple(other), tuple(resources),
-                                      "moto authorizes services other than S3 with the resource '*'"))
+            relaxed.append(
+                Relaxation(
+                    policy.source,
+                    statement.get("Sid"),
+                    tuple(other),
+                    tuple(resources),
+                    "moto authorizes services other than S3 with the resource '*'",
+                )
+            )
         if added:
-            relaxed.append(Relaxation(policy.source, statement.get("Sid"), tuple(added), tuple(resources),
-                                      "moto authorizes a transaction by this action; AWS by its item actions"))
+            relaxed.append(
+                Relaxation(
+                    policy.source,
+                    statement.get("Sid"),
+                    tuple(added),
+                    tuple(resources),
+                    "moto authorizes a transaction by this action; AWS by its item actions",
+                )
+            )
         statements.append({**statement, "Action": other + added, "Resource": "*"})
     return {"Version": "2012-10-17", "Statement": statements}, relaxed
 

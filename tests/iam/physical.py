@@ -5,25 +5,40 @@ Names follow the template where it sets them (BucketName, TableName, ...); other
 EMR application id moto assigned), else the logical id itself (moto's role for a template role is created under
 that name). ARNs are built as AWS builds them, in the deployed account; `to_moto_account` then rewrites them.
 """
+
 from __future__ import annotations
 
 import re
 import uuid
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from tests.iam.intrinsics import Physical, resolve
 
 MOTO_ACCOUNT = "123456789012"  # moto's default account (moto.core.DEFAULT_ACCOUNT_ID)
 
 _NAME_PROPERTIES = {
-    "AWS::S3::Bucket": "BucketName", "AWS::DynamoDB::Table": "TableName", "AWS::DynamoDB::GlobalTable": "TableName",
-    "AWS::IAM::Role": "RoleName", "AWS::Lambda::Function": "FunctionName", "AWS::Logs::LogGroup": "LogGroupName",
-    "AWS::SNS::Topic": "TopicName", "AWS::KMS::Alias": "AliasName", "AWS::SQS::Queue": "QueueName",
+    "AWS::S3::Bucket": "BucketName",
+    "AWS::DynamoDB::Table": "TableName",
+    "AWS::DynamoDB::GlobalTable": "TableName",
+    "AWS::IAM::Role": "RoleName",
+    "AWS::Lambda::Function": "FunctionName",
+    "AWS::Logs::LogGroup": "LogGroupName",
+    "AWS::SNS::Topic": "TopicName",
+    "AWS::KMS::Alias": "AliasName",
+    "AWS::SQS::Queue": "QueueName",
 }
 
 
-def stack_physical(template: dict, *, stack_name: str, region: str, account: str,
-                   names: Mapping[str, str] | None = None, exports: Mapping[str, str] | None = None) -> Physical:
+def stack_physical(
+    template: dict,
+    *,
+    stack_name: str,
+    region: str,
+    account: str,
+    names: Mapping[str, str] | None = None,
+    exports: Mapping[str, str] | None = None,
+) -> Physical:
     """The Ref and Fn::GetAtt values of every resource of `template` deployed as `stack_name`."""
     names = names or {}
     refs, attributes = {}, {}
@@ -34,15 +49,23 @@ def stack_physical(template: dict, *, stack_name: str, region: str, account: str
         ref, attrs = _values(kind, name, logical_id, region, account)
         refs[logical_id] = ref
         attributes.update({(logical_id, a): v for a, v in attrs.items()})
-    pseudo = {"AWS::Region": region, "AWS::AccountId": account, "AWS::Partition": "aws",
-              "AWS::URLSuffix": "amazonaws.com", "AWS::StackName": stack_name}
+    pseudo = {
+        "AWS::Region": region,
+        "AWS::AccountId": account,
+        "AWS::Partition": "aws",
+        "AWS::URLSuffix": "amazonaws.com",
+        "AWS::StackName": stack_name,
+    }
     return Physical(refs, attributes, pseudo, dict(exports or {}))
 
 
 def stack_exports(template: dict, physical: Physical) -> dict[str, str]:
     """Export name -> value of the stack's Outputs (what Fn::ImportValue in another stack receives)."""
-    return {resolve(o["Export"]["Name"], physical): resolve(o["Value"], physical)
-            for o in template.get("Outputs", {}).values() if "Export" in o}
+    return {
+        resolve(o["Export"]["Name"], physical): resolve(o["Value"], physical)
+        for o in template.get("Outputs", {}).values()
+        if "Export" in o
+    }
 
 
 def _values(kind: str, name: str, logical_id: str, region: str, account: str) -> tuple[str, dict[str, str]]:
@@ -84,6 +107,7 @@ def to_moto_account(value: Any, deployed_account: str) -> Any:
     if isinstance(value, list):
         return [to_moto_account(v, deployed_account) for v in value]
     if isinstance(value, str):
-        return _ARN_ACCOUNT.sub(lambda m: m.group(1) + (MOTO_ACCOUNT if m.group(2) == deployed_account
-                                                         else m.group(2)) + m.group(3), value)
+        return _ARN_ACCOUNT.sub(
+            lambda m: m.group(1) + (MOTO_ACCOUNT if m.group(2) == deployed_account else m.group(2)) + m.group(3), value
+        )
     return value

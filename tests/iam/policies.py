@@ -4,6 +4,7 @@ A role's documents are its inline `Policies`, every `AWS::IAM::Policy` / `AWS::I
 name it, and its `ManagedPolicyArns` (AWS managed ones mapped to their documents by `managed_policies`, the
 template's own by their resource). Intrinsics are resolved with the `Physical` values the caller gives.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,23 +33,30 @@ def role_documents(template: dict, role_id: str, physical: Physical) -> list[Pol
     if resources.get(role_id, {}).get("Type") != "AWS::IAM::Role":
         raise KeyError(f"{role_id} is not an AWS::IAM::Role of this template")
     properties = resources[role_id].get("Properties", {})
-    documents = [PolicyDocument(f"inline {p['PolicyName']}", resolve(p["PolicyDocument"], physical))
-                 for p in properties.get("Policies", [])]
+    documents = [
+        PolicyDocument(f"inline {p['PolicyName']}", resolve(p["PolicyDocument"], physical))
+        for p in properties.get("Policies", [])
+    ]
     for arn in properties.get("ManagedPolicyArns", []):
         documents.append(_managed(arn, resources, physical))
     role_name = physical.ref(role_id)
     for logical_id, resource in resources.items():
         if resource["Type"] in _ATTACHABLE and role_name in resolve(resource["Properties"].get("Roles", []), physical):
-            documents.append(PolicyDocument(f"{resource['Type']} {logical_id}",
-                                            resolve(resource["Properties"]["PolicyDocument"], physical)))
+            documents.append(
+                PolicyDocument(
+                    f"{resource['Type']} {logical_id}", resolve(resource["Properties"]["PolicyDocument"], physical)
+                )
+            )
     return documents
 
 
 def _managed(arn, resources: dict, physical: Physical) -> PolicyDocument:
     own = isinstance(arn, dict) and "Ref" in arn
     if own and resources.get(arn["Ref"], {}).get("Type") == "AWS::IAM::ManagedPolicy":
-        return PolicyDocument(f"AWS::IAM::ManagedPolicy {arn['Ref']}",
-                              resolve(resources[arn["Ref"]]["Properties"]["PolicyDocument"], physical))
+        return PolicyDocument(
+            f"AWS::IAM::ManagedPolicy {arn['Ref']}",
+            resolve(resources[arn["Ref"]]["Properties"]["PolicyDocument"], physical),
+        )
     resolved = resolve(arn, physical)
     return PolicyDocument(f"managed {resolved.rsplit('/', 1)[-1]}", managed_policy(resolved))
 

@@ -6,6 +6,7 @@ session (the session `boto3.client` uses), once; clients created afterwards reco
 of any other boto3 Session created until `uninstall()` (pyiceberg's Glue catalog makes a session of its own). The
 log is read back with `calls()`. Bodies and other binary parameters are recorded as placeholders.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,9 +59,16 @@ class CallLog:
         path = str(self.path)
 
         def record(params, model, context=None, **_):
-            line = json.dumps({"principal": principal, "service": model.service_model.service_name,
-                               "operation": model.name, "region": (context or {}).get("client_region") or "",
-                               "params": params}, default=_placeholder)
+            line = json.dumps(
+                {
+                    "principal": principal,
+                    "service": model.service_model.service_name,
+                    "operation": model.name,
+                    "region": (context or {}).get("client_region") or "",
+                    "params": params,
+                },
+                default=_placeholder,
+            )
             with open(path, "a", encoding="utf-8") as log:  # one write per line: appends from workers interleave whole
                 log.write(line + "\n")
 

@@ -9,6 +9,7 @@ against the secret's or parameter's ARN (`actions.py`; a secret's from `facts.se
 allow fails as on AWS (HTTP 400 AccessDeniedException, AWS's message); an allowed one goes to moto, which still
 checks the action.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -23,8 +24,10 @@ from tests.iam.world import SESSION, Principal
 
 # event service id -> (botocore service name, operation, how AWS's refusal names the resource: the id as written
 # for Secrets Manager, the parameter's ARN for SSM)
-READS = {"secrets-manager": ("secretsmanager", "GetSecretValue", lambda params, need: params["SecretId"]),
-         "ssm": ("ssm", "GetParameter", lambda params, need: need.resource)}
+READS = {
+    "secrets-manager": ("secretsmanager", "GetSecretValue", lambda params, need: params["SecretId"]),
+    "ssm": ("ssm", "GetParameter", lambda params, need: need.resource),
+}
 
 
 @contextmanager
@@ -36,17 +39,27 @@ def aws_checks_secret_reads(principal: Principal, facts: Facts):
             call = Call(principal.name, service, operation, (context or {}).get("client_region") or "", dict(params))
             for need in needs(call, facts):
                 if not allows(principal.documents, need):
-                    message = (f"User: {caller} is not authorized to perform: {need.action} on resource: "
-                               f"{named(params, need)} because no identity-based policy allows the {need.action} "
-                               "action")
-                    raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": message},
-                                       "ResponseMetadata": {"HTTPStatusCode": 400}}, operation)
+                    message = (
+                        f"User: {caller} is not authorized to perform: {need.action} on resource: "
+                        f"{named(params, need)} because no identity-based policy allows the {need.action} "
+                        "action"
+                    )
+                    raise ClientError(
+                        {
+                            "Error": {"Code": "AccessDeniedException", "Message": message},
+                            "ResponseMetadata": {"HTTPStatusCode": 400},
+                        },
+                        operation,
+                    )
+
         return check
 
     registered = []
     for event_service, (service, operation, named) in READS.items():
-        event, unique_id = (f"before-parameter-build.{event_service}.{operation}",
-                            f"aws-checks-secret-reads:{principal.name}:{service}")
+        event, unique_id = (
+            f"before-parameter-build.{event_service}.{operation}",
+            f"aws-checks-secret-reads:{principal.name}:{service}",
+        )
         boto3.DEFAULT_SESSION.events.register(event, checker(service, operation, named), unique_id=unique_id)
         registered.append((event, unique_id))
     try:

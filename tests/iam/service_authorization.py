@@ -11,6 +11,7 @@ IAM compares them; a placeholder of the SAR (`aws:ResourceTag/${TagKey}`, `s3:Ex
 condition key is carried by one of the statement's actions. An action missing from the extract is an error naming
 it: add its entry from its service's SAR page (the file's `services`).
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,10 @@ def authorization(action: str) -> ActionAuthorization:
     """The extract's entry for `action` (any case); KeyError naming the action and the file when it has none."""
     found = [name for name in _extract()["actions"] if name.lower() == action.lower()]
     if not found:
-        raise KeyError(f"{action} is not in {EXTRACT.name}: add its resource types and condition keys from its "
-                       "service's page of the Service Authorization Reference")
+        raise KeyError(
+            f"{action} is not in {EXTRACT.name}: add its resource types and condition keys from its "
+            "service's page of the Service Authorization Reference"
+        )
     entry = _extract()["actions"][found[0]]
     return ActionAuthorization(found[0], tuple(entry["resource_types"]), tuple(entry["condition_keys"]))
 
@@ -71,8 +74,11 @@ def statement_flaws(statement: dict) -> list[str]:
     flaws = [f"{pattern} is not in {EXTRACT.name}" for pattern, entries in found.items() if not entries]
     entries = [e for matched in found.values() for e in matched]
     keys = sorted({key for keys in statement.get("Condition", {}).values() for key in keys})
-    flaws += [f"condition key {key}: no request for {', '.join(actions)} carries it (SAR)"
-              for key in keys if entries and not any(e.carries(key) for e in entries)]
+    flaws += [
+        f"condition key {key}: no request for {', '.join(actions)} carries it (SAR)"
+        for key in keys
+        if entries and not any(e.carries(key) for e in entries)
+    ]
     return flaws
 
 

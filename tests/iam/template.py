@@ -3,6 +3,7 @@ EMR job role, a custom resource's property, a table's partition key and a bucket
 
 Each raises LookupError naming what it looked for, so a changed construct fails with the reason.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,8 +13,11 @@ from tests.iam.intrinsics import Physical, resolve
 
 def function_id(template: dict, handler: str) -> str:
     """Logical id of the AWS::Lambda::Function whose Handler is `handler`."""
-    found = [k for k, r in template["Resources"].items()
-             if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == handler]
+    found = [
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == handler
+    ]
     if len(found) != 1:
         raise LookupError(f"expected one function with handler {handler}, found {found}")
     return found[0]
@@ -41,8 +45,10 @@ def connector_role(template: dict, connector: str) -> str:
     described = [k for k, p in roles.items() if connector in str(p.get("Description", ""))]
     found = tagged or described
     if len(found) != 1:
-        raise LookupError(f"expected one job role of connector {connector} (tag connector={connector} or a "
-                          f"Description naming it), found {found}")
+        raise LookupError(
+            f"expected one job role of connector {connector} (tag connector={connector} or a "
+            f"Description naming it), found {found}"
+        )
     return found[0]
 
 

@@ -18,13 +18,14 @@ and `jobRun`, `.../applications/${ApplicationId}/jobruns/${JobRunId}`, as cfn-li
 reference and the API Reference's JobRun `arn` pattern write them); and against the ARNs the service reports for the
 application and its runs.
 """
+
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 import pytest
 
@@ -73,7 +74,9 @@ class StopWorld:
 
     def graces(self) -> dict[str, int | None]:
         """Run id -> the shutdownGracePeriodInSeconds it was cancelled with (as emr_lifecycle keeps it)."""
-        return {m["id"]: m.get("shutdown_grace_period_in_seconds") for m in self.world.models("emrserverless")["JobRun"]}
+        return {
+            m["id"]: m.get("shutdown_grace_period_in_seconds") for m in self.world.models("emrserverless")["JobRun"]
+        }
 
     def arns(self) -> dict[str, str]:
         models = self.world.models("emrserverless")
@@ -88,8 +91,9 @@ def stop_role(iam_synthesized) -> str:
 @pytest.fixture(scope="module")
 def trigger_request(triggered, call_log, principals) -> dict:
     """The StartJobRun request the trigger made in this session (conftest's `triggered`), as recorded."""
-    (call,) = [c for c in call_log.calls()
-               if c.principal == principals["trigger"].name and c.operation == "StartJobRun"]
+    (call,) = [
+        c for c in call_log.calls() if c.principal == principals["trigger"].name and c.operation == "StartJobRun"
+    ]
     return call.params
 
 
@@ -98,20 +102,32 @@ def stop_world(deployed, role_ids, stop_role, trigger_request, removed: str | No
     """A moto with AWS's EMR Serverless life cycle, the sink's application in it running RUNS job runs started as
     the trigger starts them, and the application stop's role (without `removed`, when given)."""
     synthesized = deployed.synthesized
-    (logical_id,) = [k for k, r in synthesized.templates["service"]["Resources"].items()
-                     if r["Type"] == "AWS::EMRServerless::Application"]
+    (logical_id,) = [
+        k
+        for k, r in synthesized.templates["service"]["Resources"].items()
+        if r["Type"] == "AWS::EMRServerless::Application"
+    ]
     name = _properties(deployed)["ApplicationName"]
     with lifecycle_moto(ADMIN_REQUESTS) as endpoint:
         world = IamWorld(endpoint, synthesized.settings.region)
         application = world.admin.client("emr-serverless").create_application(
-            name=name, releaseLabel=synthesized.settings.emr.release_label, type="SPARK")["applicationId"]
+            name=name, releaseLabel=synthesized.settings.emr.release_label, type="SPARK"
+        )["applicationId"]
         here = Deployed.of(synthesized, {logical_id: application})
         trigger = world.role(here.role_name(role_ids["trigger"]), here.documents(role_ids["trigger"]))
         emr = trigger.credentials.client("emr-serverless")
         modes = ["BATCH"] * RUNS + ["STREAMING"]
-        runs = tuple(emr.start_job_run(**{**trigger_request, "applicationId": application, "mode": mode,
-                                          "clientToken": f"{trigger_request['clientToken']}-{i}"})["jobRunId"]
-                     for i, mode in enumerate(modes))
+        runs = tuple(
+            emr.start_job_run(
+                **{
+                    **trigger_request,
+                    "applicationId": application,
+                    "mode": mode,
+                    "clientToken": f"{trigger_request['clientToken']}-{i}",
+                }
+            )["jobRunId"]
+            for i, mode in enumerate(modes)
+        )
         documents = here.documents(stop_role)
         stop = world.role(here.role_name(stop_role), without_action(documents, removed) if removed else documents)
         yield StopWorld(world, here, application, runs, stop)
@@ -119,19 +135,28 @@ def stop_world(deployed, role_ids, stop_role, trigger_request, removed: str | No
 
 def _properties(deployed: Deployed) -> dict:
     template, physical = deployed.synthesized.templates["service"], deployed.physical["service"]
-    return {name: custom_resource_property(template, RESOURCE_TYPE, name, physical)
-            for name in ("ApplicationName", "ConfigurationHash")}
+    return {
+        name: custom_resource_property(template, RESOURCE_TYPE, name, physical)
+        for name in ("ApplicationName", "ConfigurationHash")
+    }
 
 
 def _update_event(deployed: Deployed, url: str) -> dict:
     """CloudFormation's Update of the resource: the properties the function reads (and the hash) as the template
     sets them, the old ones with another configuration hash (what makes CloudFormation send the Update)."""
-    (logical_id,) = [k for k, r in deployed.synthesized.templates["service"]["Resources"].items()
-                     if r["Type"] == RESOURCE_TYPE]
+    (logical_id,) = [
+        k for k, r in deployed.synthesized.templates["service"]["Resources"].items() if r["Type"] == RESOURCE_TYPE
+    ]
     properties = {"ServiceToken": "arn:aws:lambda:eu-west-1:123456789012:function:app-stop", **_properties(deployed)}
-    event = custom_resource_event("Update", url, properties, RESOURCE_TYPE, request_id="update-1",
-                                  logical_id=logical_id,
-                                  physical_id=f"sink-application-stop-{properties['ApplicationName']}")
+    event = custom_resource_event(
+        "Update",
+        url,
+        properties,
+        RESOURCE_TYPE,
+        request_id="update-1",
+        logical_id=logical_id,
+        physical_id=f"sink-application-stop-{properties['ApplicationName']}",
+    )
     return {**event, "OldResourceProperties": {**properties, "ConfigurationHash": "0" * 64}}
 
 
@@ -140,10 +165,19 @@ def _delete_event(deployed: Deployed, url: str) -> dict:
     template, physical = deployed.synthesized.templates["service"], deployed.physical["service"]
     (logical_id,) = [k for k, r in template["Resources"].items() if r["Type"] == RESOURCE_TYPE_ON_DELETE]
     application = custom_resource_property(template, RESOURCE_TYPE_ON_DELETE, "ApplicationId", physical)
-    properties = {"ServiceToken": "arn:aws:lambda:eu-west-1:123456789012:function:app-stop",
-                  "ApplicationId": application}
-    return custom_resource_event("Delete", url, properties, RESOURCE_TYPE_ON_DELETE, request_id="delete-1",
-                                 logical_id=logical_id, physical_id=f"sink-application-stop-on-delete-{application}")
+    properties = {
+        "ServiceToken": "arn:aws:lambda:eu-west-1:123456789012:function:app-stop",
+        "ApplicationId": application,
+    }
+    return custom_resource_event(
+        "Delete",
+        url,
+        properties,
+        RESOURCE_TYPE_ON_DELETE,
+        request_id="delete-1",
+        logical_id=logical_id,
+        physical_id=f"sink-application-stop-on-delete-{application}",
+    )
 
 
 def _update(here: StopWorld, url: str, log: CallLog | None, event=_update_event) -> dict:
@@ -190,10 +224,15 @@ def test_the_update_cancels_the_runs_and_stops_the_application_as_its_role(stopp
     # then (the Update handled as the function's role) the runs are cancelled and the application stopped
     assert stopped.answer == {"status": "SUCCESS", "cancelled_runs": {here.application: list(here.runs)}}
     assert {k: stopped.after[k] for k in (here.application, *here.runs)} == {
-        here.application: "STOPPED", **{r: "CANCELLED" for r in here.runs}}
+        here.application: "STOPPED",
+        **{r: "CANCELLED" for r in here.runs},
+    }
     # and CloudFormation hears SUCCESS for the resource
     assert (stopped.response["Status"], stopped.response["RequestId"], stopped.response["Data"]) == (
-        "SUCCESS", "update-1", {"Applications": 1})
+        "SUCCESS",
+        "update-1",
+        {"Applications": 1},
+    )
 
 
 def test_every_call_is_granted_by_the_roles_documents_on_the_services_arns(stopped):
@@ -206,18 +245,22 @@ def test_every_call_is_granted_by_the_roles_documents_on_the_services_arns(stopp
     application_arn, run_arns = stopped.arns[here.application], {stopped.arns[r] for r in here.runs}
     assert APPLICATION_ARN.fullmatch(application_arn)["application"] == here.application
     assert {JOB_RUN_ARN.fullmatch(a)["run"] for a in run_arns} == set(here.runs)
-    assert by_action == {"emr-serverless:ListApplications": {"*"},
-                         "emr-serverless:GetApplication": {application_arn},
-                         "emr-serverless:ListJobRuns": {application_arn},
-                         "emr-serverless:CancelJobRun": run_arns,
-                         "emr-serverless:StopApplication": {application_arn}}
+    assert by_action == {
+        "emr-serverless:ListApplications": {"*"},
+        "emr-serverless:GetApplication": {application_arn},
+        "emr-serverless:ListJobRuns": {application_arn},
+        "emr-serverless:CancelJobRun": run_arns,
+        "emr-serverless:StopApplication": {application_arn},
+    }
 
 
 def test_each_listing_names_its_mode_and_the_streaming_run_gets_its_grace_period(stopped, deployed):
     here = stopped.world
     listings = [n.call.params.get("mode") for n in stopped.needs if n.call.operation == "ListJobRuns"]
     assert listings and set(listings) == {"BATCH", "STREAMING"}
-    environment = function_environment(deployed.synthesized.templates["service"], APP_STOP, deployed.physical["service"])
+    environment = function_environment(
+        deployed.synthesized.templates["service"], APP_STOP, deployed.physical["service"]
+    )
     grace = environment.get("STREAMING_GRACE_SECONDS")
     assert [stopped.graces[r] for r in here.runs] == [None] * RUNS + [None if grace is None else int(grace)]
 
@@ -231,22 +274,35 @@ def test_the_stop_waits_for_the_cancelled_runs_to_end_and_is_asked_once(stopped)
     assert operations.count("CancelJobRun") == RUNS + 1
     stop = operations.index("StopApplication")
     assert stop > max(i for i, o in enumerate(operations) if o == "CancelJobRun")
-    assert operations[stop + 1:] == ["GetApplication", "GetApplication"]
+    assert operations[stop + 1 :] == ["GetApplication", "GetApplication"]
 
 
 def test_the_role_grants_the_function_nothing_it_does_not_call(stopped):
     here = stopped.world
-    granted = {a for d in here.stop.documents for s in d.statements if s["Effect"] == "Allow"
-               for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
-               if not a.startswith(RUNTIME_SERVICES)}
+    granted = {
+        a
+        for d in here.stop.documents
+        for s in d.statements
+        if s["Effect"] == "Allow"
+        for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+        if not a.startswith(RUNTIME_SERVICES)
+    }
     assert granted == {n.action for n in stopped.needs}
 
 
-@pytest.mark.parametrize("action", ["emr-serverless:ListApplications", "emr-serverless:GetApplication",
-                                    "emr-serverless:ListJobRuns", "emr-serverless:CancelJobRun",
-                                    "emr-serverless:StopApplication"])
+@pytest.mark.parametrize(
+    "action",
+    [
+        "emr-serverless:ListApplications",
+        "emr-serverless:GetApplication",
+        "emr-serverless:ListJobRuns",
+        "emr-serverless:CancelJobRun",
+        "emr-serverless:StopApplication",
+    ],
+)
 def test_without_a_grant_the_update_fails_and_cloudformation_hears_the_refused_call(
-        action, deployed, role_ids, stop_role, trigger_request, cloudformation):
+    action, deployed, role_ids, stop_role, trigger_request, cloudformation
+):
     # given the role without `action` (every statement granting it loses it)
     url, responses = cloudformation
     operation = action.split(":")[1]
@@ -263,9 +319,9 @@ def test_without_a_grant_the_update_fails_and_cloudformation_hears_the_refused_c
     assert after[here.application] != "STOPPED"
 
 
-
 def test_the_delete_stops_the_running_application_so_that_cloudformation_can_delete_it(
-        deployed, role_ids, stop_role, trigger_request, cloudformation):
+    deployed, role_ids, stop_role, trigger_request, cloudformation
+):
     # given the application STARTED by runs the trigger started, which are not over: DeleteApplication, as
     # CloudFormation sends it, is refused ("An application has to be in a stopped or created state in order to be
     # deleted", EMR Serverless API Reference, DeleteApplication): the stack would end DELETE_FAILED
@@ -283,6 +339,8 @@ def test_the_delete_stops_the_running_application_so_that_cloudformation_can_del
         deleted = here.states()[here.application]
     assert answer == {"status": "SUCCESS", "cancelled_runs": {here.application: list(here.runs)}}
     assert {k: after[k] for k in (here.application, *here.runs)} == {
-        here.application: "STOPPED", **{r: "CANCELLED" for r in here.runs}}
+        here.application: "STOPPED",
+        **{r: "CANCELLED" for r in here.runs},
+    }
     assert deleted == "TERMINATED"
     assert (responses[-1]["Status"], responses[-1]["RequestId"]) == ("SUCCESS", "delete-1")

@@ -1,5 +1,6 @@
 """The engine under enforced IAM: a run and `status` as the connector's job role, with the role's documents
 taken from the synthesized template (see conftest.py); and a permission removed from the role fails a run."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,15 +18,20 @@ def test_a_run_as_the_job_role_writes_tags_commits_and_reports(engine_run):
     landed, workload = engine_run.landed, engine_run.workload
     # then every partition closed a file (the scheduled rotation is due on a first run), tagged as configured
     assert sorted(k.split("/")[1] + "-" + k.split("+")[1] for k in landed.objects) == [
-        "orders-0", "orders-1", "payments-0"]
+        "orders-0",
+        "orders-1",
+        "payments-0",
+    ]
     assert all({"startOffset", "endOffset", "recordCount"} <= set(tags) for tags in landed.objects.values())
     # and the bad records went to the connector's dead-letter prefix
     assert landed.dead_letters
     # and the offsets were committed past every record, and the recorded plans deleted (BatchWriteItem)
     committed = {sk: int(item["next_offset"]["N"]) for sk, item in landed.items.items() if sk.startswith("OFFSET#")}
-    assert committed == {"OFFSET#orders#0": workload.good["orders"] // 2 + workload.bad,
-                         "OFFSET#orders#1": workload.good["orders"] // 2,
-                         "OFFSET#payments#0": workload.good["payments"]}
+    assert committed == {
+        "OFFSET#orders#0": workload.good["orders"] // 2 + workload.bad,
+        "OFFSET#orders#1": workload.good["orders"] // 2,
+        "OFFSET#payments#0": workload.good["payments"],
+    }
     assert [sk for sk in landed.items if sk.startswith("PLAN#")] == []
     # and `status` reports every partition with no lag
     assert engine_run.status.code == 0, engine_run.status.err
@@ -43,14 +49,19 @@ REMOVED = {
 
 
 @pytest.mark.parametrize("action", sorted(REMOVED))
-def test_a_permission_removed_from_the_job_role_fails_the_run_naming_it(action, engine_run, world, deployed,
-                                                                          role_ids, iam_stack, spark):
+def test_a_permission_removed_from_the_job_role_fails_the_run_naming_it(
+    action, engine_run, world, deployed, role_ids, iam_stack, spark
+):
     # given the job role's documents without one action the engine needs
     documents = without_action(deployed.documents(role_ids["job"]), action)
     principal = world.role(f"job-without-{action.replace(':', '-')}", documents)
     # and a full file's worth of new records, so that a task uploads
-    produce(iam_stack.bootstrap_servers, "payments", [b'{"n": 0}'] * int(TEST_SETTINGS["flush.size"]),
-            PARTITIONS["payments"])
+    produce(
+        iam_stack.bootstrap_servers,
+        "payments",
+        [b'{"n": 0}'] * int(TEST_SETTINGS["flush.size"]),
+        PARTITIONS["payments"],
+    )
     # when the connector runs as that role
     with acting_as(principal, spark=spark):
         result = run_cli("run", "--config", engine_run.config_uri)

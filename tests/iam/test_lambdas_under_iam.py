@@ -1,5 +1,6 @@
 """The admin, trigger and DLQ replay handlers under enforced IAM, each with its function's role (documents from
 the synthesized template) and the environment the stack deploys for it (see conftest.py)."""
+
 from __future__ import annotations
 
 import json
@@ -34,4 +35,4 @@ def test_the_trigger_starts_the_run_with_the_connectors_job_role(triggered, worl
 def test_the_replay_republishes_the_runs_dead_letters_as_its_role(replayed, iam_stack):
     assert replayed["totals"]["replayed"] == len(BAD_VALUES), replayed
     values = [r["value"] for r in read_topic(iam_stack.bootstrap_servers, "orders") if r["partition"] == 0]
-    assert values[-len(BAD_VALUES):] == list(BAD_VALUES)
+    assert values[-len(BAD_VALUES) :] == list(BAD_VALUES)

@@ -3,6 +3,7 @@
 prefixes). moto ignores conditions, so the calls the clean-up made are also evaluated as AWS would: with the
 condition keys the SAR gives each action (no s3:prefix for ListBucketMultipartUploads), against the role's
 documents as deployed, and against the statement the role had before (a prefix condition), which denies the listing."""
+
 from __future__ import annotations
 
 import pytest
@@ -42,7 +43,8 @@ def test_the_job_role_aborts_a_stray_upload_of_a_key_it_completes(cleanup, world
     stray, left, found, logged = cleanup
     # the stray was listed and aborted, nothing of the key is left, and nothing was refused
     assert ("s3:AbortMultipartUpload", f"arn:aws:s3:::{deployed.synthesized.settings.bucket_name}/{KEY}") in {
-        (n.action, n.resource) for n in found if n.call.params.get("UploadId") == stray}
+        (n.action, n.resource) for n in found if n.call.params.get("UploadId") == stray
+    }
     assert left == [] and events.MULTIPART_CLEANUP_FAILED not in logged
     # and the key's object holds this attempt's bytes (read by the admin: the job role may not read data)
     bucket = deployed.synthesized.settings.bucket_name
@@ -67,6 +69,8 @@ def test_the_old_prefix_condition_on_the_listing_would_deny_it_on_aws(cleanup, p
 
 def _with_prefix_condition(document: dict, prefixes: list[str]) -> dict:
     """`document` with the listing statement as it was: conditioned on s3:prefix (which its requests never carry)."""
-    statements = [{**s, "Condition": {"StringLike": {"s3:prefix": prefixes}}}
-                  if s.get("Sid") == "ListUploads" else s for s in document["Statement"]]
+    statements = [
+        {**s, "Condition": {"StringLike": {"s3:prefix": prefixes}}} if s.get("Sid") == "ListUploads" else s
+        for s in document["Statement"]
+    ]
     return {**document, "Statement": statements}

@@ -4,6 +4,7 @@ deployed, with resource ARNs of every service and conditions (dynamodb:LeadingKe
 iam:PassedToService, cloudwatch:namespace) evaluated; and each permission those calls use is needed (removing it
 leaves a call denied).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,8 +37,14 @@ def test_every_role_made_calls_and_the_engine_calls_were_recorded_in_its_workers
     job = principals["job"].name
     operations = {(n.call.service, n.call.operation) for n in found if n.call.principal == job}
     # the driver's (config, table check, plans, the run's metrics) and the Spark tasks' (uploads) calls
-    assert {("s3", "GetObject"), ("dynamodb", "DescribeTable"), ("dynamodb", "TransactWriteItems"),
-            ("dynamodb", "BatchWriteItem"), ("s3", "PutObject"), ("cloudwatch", "PutMetricData")} <= operations
+    assert {
+        ("s3", "GetObject"),
+        ("dynamodb", "DescribeTable"),
+        ("dynamodb", "TransactWriteItems"),
+        ("dynamodb", "BatchWriteItem"),
+        ("s3", "PutObject"),
+        ("cloudwatch", "PutMetricData"),
+    } <= operations
 
 
 def test_every_recorded_call_is_granted_by_its_roles_documents_as_deployed(recorded):
@@ -48,9 +55,16 @@ def test_every_recorded_call_is_granted_by_its_roles_documents_as_deployed(recor
 
 # permissions moto does not check (resources of other services than S3, transactions' item actions, tags on a
 # PutObject, KMS, PassRole): removed from the stack, the check above fails
-MOTO_BLIND = [("job", "s3:PutObjectTagging"), ("job", "dynamodb:ConditionCheckItem"), ("job", "dynamodb:PutItem"),
-              ("job", "kms:GenerateDataKey"), ("trigger", "iam:PassRole"), ("trigger", "emr-serverless:StartJobRun"),
-              ("trigger", "kms:Decrypt"), ("replay", "kms:Decrypt")]
+MOTO_BLIND = [
+    ("job", "s3:PutObjectTagging"),
+    ("job", "dynamodb:ConditionCheckItem"),
+    ("job", "dynamodb:PutItem"),
+    ("job", "kms:GenerateDataKey"),
+    ("trigger", "iam:PassRole"),
+    ("trigger", "emr-serverless:StartJobRun"),
+    ("trigger", "kms:Decrypt"),
+    ("replay", "kms:Decrypt"),
+]
 
 
 @pytest.mark.parametrize("role, action", MOTO_BLIND)
@@ -59,8 +73,9 @@ def test_a_permission_moto_does_not_check_removed_from_the_role_fails_the_check(
     name = principals[role].name
     mine = [n for n in found if n.call.principal == name]
     reduced = without_action(documents[name], action)
-    newly_denied = {n.action for n in mine if not allows(reduced, n)} - {n.action for n in mine
-                                                                         if not allows(documents[name], n)}
+    newly_denied = {n.action for n in mine if not allows(reduced, n)} - {
+        n.action for n in mine if not allows(documents[name], n)
+    }
     assert newly_denied == {action}
 
 
@@ -69,8 +84,13 @@ def test_a_leading_keys_condition_naming_another_connector_fails_the_check(recor
     name = principals["job"].name
     other = [PolicyDocument(d.source, _with_leading_keys(d.document, ["another-connector"])) for d in documents[name]]
     denied = {n.action for n in found if n.call.principal == name and not allows(other, n)}
-    assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
-            "dynamodb:BatchWriteItem"} <= denied
+    assert {
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
+        "dynamodb:BatchWriteItem",
+    } <= denied
     assert "dynamodb:DescribeTable" not in denied  # a table-level action has no leading keys
 
 
@@ -86,7 +106,9 @@ def test_the_run_metrics_are_granted_in_their_namespace_only(recorded, principal
 def _with_leading_keys(document: dict, keys: list[str]) -> dict:
     statements = []
     for statement in document["Statement"]:
-        condition = {op: {k: (keys if k == "dynamodb:LeadingKeys" else v) for k, v in values.items()}
-                     for op, values in statement.get("Condition", {}).items()}
+        condition = {
+            op: {k: (keys if k == "dynamodb:LeadingKeys" else v) for k, v in values.items()}
+            for op, values in statement.get("Condition", {}).items()
+        }
         statements.append({**statement, **({"Condition": condition} if condition else {})})
     return {**document, "Statement": statements}

@@ -7,6 +7,7 @@ file does not reference is refused, and the engine names the config key it was r
 moto does not check which secret or parameter a role reads (docs/aws-fidelity.md):
 `secret_reads.aws_checks_secret_reads` checks each read as AWS does, and tests here show that moto alone lets the
 reads through."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +19,14 @@ import pytest
 
 from tests.iam.acting import acting_as
 from tests.iam.actions import Facts, needs
-from tests.iam.deployment import (KEY_REGISTRY_LOGIN_KEY, REGISTRY_LOGIN_KEY, SECRETS_CONNECTOR, Deployed,
-                                  secrets_connector_document, synthesize)
+from tests.iam.deployment import (
+    KEY_REGISTRY_LOGIN_KEY,
+    REGISTRY_LOGIN_KEY,
+    SECRETS_CONNECTOR,
+    Deployed,
+    secrets_connector_document,
+    synthesize,
+)
 from tests.iam.engine import run_cli
 from tests.iam.evaluate import allows
 from tests.iam.functions import HANDLERS, LambdaContext, as_function
@@ -55,17 +62,22 @@ def secrets(iam_stack, world, engine_run, tmp_path_factory) -> SecretsDeployment
     from lambdas.admin.desired import DesiredState
 
     manager = world.admin.client("secretsmanager")
-    arns = {name: manager.create_secret(Name=name, SecretString=json.dumps({"password": password}))["ARN"]
-            for name, password in PASSWORDS.items()}
+    arns = {
+        name: manager.create_secret(Name=name, SecretString=json.dumps({"password": password}))["ARN"]
+        for name, password in PASSWORDS.items()
+    }
     ssm = world.admin.client("ssm")
     for name, password in PARAMETERS.items():
         ssm.put_parameter(Name=name, Value=password, Type="SecureString", Overwrite=True)
-    synthesized = synthesize(secrets_connector_document(iam_stack.bootstrap_servers, REFERENCED, PARAMETER),
-                             tmp_path_factory.mktemp("iam-secrets"))
+    synthesized = synthesize(
+        secrets_connector_document(iam_stack.bootstrap_servers, REFERENCED, PARAMETER),
+        tmp_path_factory.mktemp("iam-secrets"),
+    )
     mine = Deployed.of(synthesized, {})
     template = synthesized.templates["service"]
-    desired = DesiredState.from_json(mine.in_moto(custom_resource_property(
-        template, RESOURCE_TYPE, "State", mine.physical["service"])))
+    desired = DesiredState.from_json(
+        mine.in_moto(custom_resource_property(template, RESOURCE_TYPE, "State", mine.physical["service"]))
+    )
     (connector,) = desired.connectors
     published = desired.published_objects()
     s3 = world.admin.client("s3")
@@ -73,19 +85,29 @@ def secrets(iam_stack, world, engine_run, tmp_path_factory) -> SecretsDeployment
     job_id, replay_id = connector_role(template, SECRETS_CONNECTOR), function_role(template, HANDLERS["replay"])
     job = world.role(mine.role_name(job_id), mine.documents(job_id))
     replay = world.role(f"{mine.role_name(replay_id)[:56]}-secrets", mine.documents(replay_id))
-    yield SecretsDeployment(mine, job, replay, dataclasses.replace(mine.facts(), secret_arns=arns),
-                            f"s3://{desired.bucket}/{connector.config_key}", published)
+    yield SecretsDeployment(
+        mine,
+        job,
+        replay,
+        dataclasses.replace(mine.facts(), secret_arns=arns),
+        f"s3://{desired.bucket}/{connector.config_key}",
+        published,
+    )
     s3.delete_object(Bucket=desired.bucket, Key=connector.config_key)
 
 
 def _secret_reads(call_log, principal: Principal) -> list[str]:
-    return [c.params["SecretId"] for c in call_log.calls()
-            if c.principal == principal.name and c.operation == "GetSecretValue"]
+    return [
+        c.params["SecretId"]
+        for c in call_log.calls()
+        if c.principal == principal.name and c.operation == "GetSecretValue"
+    ]
 
 
 def _parameter_reads(call_log, principal: Principal) -> list[str]:
-    return [c.params["Name"] for c in call_log.calls()
-            if c.principal == principal.name and c.operation == "GetParameter"]
+    return [
+        c.params["Name"] for c in call_log.calls() if c.principal == principal.name and c.operation == "GetParameter"
+    ]
 
 
 def _parameter_arn(secrets: SecretsDeployment, name: str) -> str:
@@ -97,11 +119,16 @@ def test_a_run_as_the_job_role_resolves_its_secret_and_parameter_with_the_stacks
 
     # given the job role's documents as synthesized: GetSecretValue on the referenced secret's name-?????? only,
     # GetParameter on the referenced parameter's ARN only
-    (granted,) = [s["Resource"] for d in secrets.job.documents for s in d.statements
-                  if s.get("Sid") == "ReadOwnSecrets"]
+    (granted,) = [
+        s["Resource"] for d in secrets.job.documents for s in d.statements if s.get("Sid") == "ReadOwnSecrets"
+    ]
     assert granted == secrets.facts.secret_arns[REFERENCED][:-6] + "??????"  # one resource: a string, not a list
-    (parameters,) = [(s["Action"], s["Resource"]) for d in secrets.job.documents for s in d.statements
-                     if s.get("Sid") == "ReadOwnParameters"]
+    (parameters,) = [
+        (s["Action"], s["Resource"])
+        for d in secrets.job.documents
+        for s in d.statements
+        if s.get("Sid") == "ReadOwnParameters"
+    ]
     assert parameters == ("ssm:GetParameter", _parameter_arn(secrets, PARAMETER))
     # when the connector runs as that role, and loads its config as the run does
     with acting_as(secrets.job, call_log, spark), aws_checks_secret_reads(secrets.job, secrets.facts):
@@ -138,18 +165,26 @@ def test_moto_alone_lets_the_job_role_read_a_parameter_its_file_does_not_referen
 
 # the key edited, its reference to what the deployed file does not name, what the error says, and the action
 # and resource AWS refuses
-REFUSED = [(REGISTRY_LOGIN_KEY, f"${{secrets:{UNREFERENCED}:password}}",
-            f"cannot read secret '{UNREFERENCED}' from AWS Secrets Manager: AccessDeniedException",
-            lambda secrets: f"secretsmanager:GetSecretValue on resource: {UNREFERENCED}"),
-           (KEY_REGISTRY_LOGIN_KEY, f"${{ssm:{OTHER_PARAMETER}}}",
-            f"cannot read parameter '{OTHER_PARAMETER}' from AWS Systems Manager Parameter Store: "
-            "AccessDeniedException",
-            lambda secrets: f"ssm:GetParameter on resource: {_parameter_arn(secrets, OTHER_PARAMETER)}")]
+REFUSED = [
+    (
+        REGISTRY_LOGIN_KEY,
+        f"${{secrets:{UNREFERENCED}:password}}",
+        f"cannot read secret '{UNREFERENCED}' from AWS Secrets Manager: AccessDeniedException",
+        lambda secrets: f"secretsmanager:GetSecretValue on resource: {UNREFERENCED}",
+    ),
+    (
+        KEY_REGISTRY_LOGIN_KEY,
+        f"${{ssm:{OTHER_PARAMETER}}}",
+        f"cannot read parameter '{OTHER_PARAMETER}' from AWS Systems Manager Parameter Store: AccessDeniedException",
+        lambda secrets: f"ssm:GetParameter on resource: {_parameter_arn(secrets, OTHER_PARAMETER)}",
+    ),
+]
 
 
 @pytest.mark.parametrize("key, reference, refused, action", REFUSED, ids=["secret", "parameter"])
-def test_the_job_role_is_refused_what_its_file_does_not_reference_naming_the_key(secrets, spark, tmp_path, key,
-                                                                                   reference, refused, action):
+def test_the_job_role_is_refused_what_its_file_does_not_reference_naming_the_key(
+    secrets, spark, tmp_path, key, reference, refused, action
+):
     # given the published config edited to reference a secret or parameter the deployed file does not (a grant
     # is synthesized from the file: the edit is not deployed)
     document = json.loads(secrets.published[secrets.config_uri.split("/", 3)[3]])
@@ -174,8 +209,10 @@ def test_the_dlq_replay_resolves_the_connectors_secret_and_parameter_as_its_role
     s3.put_object(Bucket=bucket, Key=index_key, Body=secrets.published[index_key])
     # when an operator asks the replay Lambda for a dry run of the connector's dead letters
     try:
-        with as_function(secrets.deployed, secrets.replay, HANDLERS["replay"], call_log) as handler, \
-                aws_checks_secret_reads(secrets.replay, secrets.facts):
+        with (
+            as_function(secrets.deployed, secrets.replay, HANDLERS["replay"], call_log) as handler,
+            aws_checks_secret_reads(secrets.replay, secrets.facts),
+        ):
             answer = handler({"connector": SECRETS_CONNECTOR, "dry_run": True}, LambdaContext())
     finally:
         s3.put_object(Bucket=bucket, Key=index_key, Body=before)

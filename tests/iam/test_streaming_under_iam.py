@@ -9,6 +9,7 @@ sent, which moto 5.2.5 drops: docs/aws-fidelity.md), time counted in looks. Ever
 recorded and checked against its role's documents with resource ARNs and conditions (tests/iam/evaluate.py), and
 each of its EMR Serverless grants is needed.
 """
+
 from __future__ import annotations
 
 import time
@@ -39,8 +40,10 @@ class Kept:
 
 
 def _invoke(here: StreamingWorld, event: dict, log: CallLog, **environment: str) -> dict:
-    with as_function(here.deployed, here.principals["trigger"], TRIGGER, log) as handler, \
-            pytest.MonkeyPatch.context() as env:
+    with (
+        as_function(here.deployed, here.principals["trigger"], TRIGGER, log) as handler,
+        pytest.MonkeyPatch.context() as env,
+    ):
         for name, value in environment.items():  # a redeploy changing the trigger's variables
             env.setenv(name, value)
         return handler(event, LambdaContext())
@@ -80,7 +83,11 @@ def test_an_msk_batch_starts_the_connectors_streaming_job_run_as_the_triggers_ro
     assert run["requested_timeout_minutes"] == 0
     assert run["execution_role_arn"] == kept.here.principals["job"].arn
     assert run["job_driver"]["sparkSubmit"]["entryPointArguments"] == [
-        "run", "--continuous", "--config", kept.here.index[0]["config_uri"]]
+        "run",
+        "--continuous",
+        "--config",
+        kept.here.index[0]["config_uri"],
+    ]
 
 
 def test_while_it_is_active_a_batch_or_a_tick_starts_no_second(kept):
@@ -93,21 +100,28 @@ def test_while_it_is_active_a_batch_or_a_tick_starts_no_second(kept):
 def test_a_changed_job_cancels_the_run_with_its_grace_period_and_the_next_starts_once_it_ended(kept):
     first, second = kept.runs
     decision = _decision(kept.answers["redeployed"])
-    assert (decision["action"], decision["reason"], decision["job_run_id"]) == ("cancelled", "config-changed",
-                                                                               first["id"])
+    assert (decision["action"], decision["reason"], decision["job_run_id"]) == (
+        "cancelled",
+        "config-changed",
+        first["id"],
+    )
     assert first["state"] == "CANCELLED"
     # the connector's lease (20 s) and the job's stop margin (30 s)
     assert first["shutdown_grace_period_in_seconds"] == kept.here.index[0]["continuous"]["shutdown_grace_seconds"] == 50
     reasons = [_decision(kept.answers[f"after-{look}"])["reason"] for look in range(4)]
-    assert reasons[:reasons.index("continuous")] == ["run-stopping"] * reasons.index("continuous")
+    assert reasons[: reasons.index("continuous")] == ["run-stopping"] * reasons.index("continuous")
     assert second["mode"] == "STREAMING" and second["tags"]["attempt"] == "2"
     assert [_decision(kept.answers[f"after-{look}"])["action"] for look in range(4)].count("started") == 1
 
 
 def _trigger_needs(kept: Kept):
     name = kept.here.principals["trigger"].name
-    return [n for c in kept.log.calls() if c.principal == name and c.service in MAPPED
-            for n in needs(c, kept.here.deployed.facts())]
+    return [
+        n
+        for c in kept.log.calls()
+        if c.principal == name and c.service in MAPPED
+        for n in needs(c, kept.here.deployed.facts())
+    ]
 
 
 def test_every_call_is_granted_by_the_triggers_documents_and_each_emr_grant_is_needed(kept):
@@ -115,8 +129,14 @@ def test_every_call_is_granted_by_the_triggers_documents_and_each_emr_grant_is_n
     found = _trigger_needs(kept)
     assert sorted({str(n) for n in found if not allows(trigger.documents, n)}) == []
     emr = {n.action for n in found if n.action.startswith(("emr-serverless:", "iam:"))}
-    assert emr == {"emr-serverless:StartJobRun", "emr-serverless:TagResource", "iam:PassRole",
-                   "emr-serverless:GetJobRun", "emr-serverless:ListJobRuns", "emr-serverless:CancelJobRun"}
+    assert emr == {
+        "emr-serverless:StartJobRun",
+        "emr-serverless:TagResource",
+        "iam:PassRole",
+        "emr-serverless:GetJobRun",
+        "emr-serverless:ListJobRuns",
+        "emr-serverless:CancelJobRun",
+    }
     for action in emr:
         reduced = without_action(list(trigger.documents), action)
         assert [n for n in found if n.action == action and not allows(reduced, n)], action

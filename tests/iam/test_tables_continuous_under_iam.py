@@ -12,6 +12,7 @@ driver's Query of them included) are granted by the role's documents with their 
 
 The run is in-process, as tests/iam runs the engine: SIGTERM is sent to this process, whose handler is the CLI's
 while the run runs (and pytest's again after it)."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,8 @@ import pytest
 
 from devtools.producer import SteadyProducer, create_topic, produce
 from infra.settings import ENVIRONMENTS_DIR, parse_settings
-from sink_engine.iceberg.settings import STAGED_FILES
-from sink_engine.iceberg.snapshots import CONNECTOR as SNAPSHOT_CONNECTOR
+from sink_engine.target.iceberg_tables.settings import STAGED_FILES
+from sink_engine.target.iceberg_tables.snapshots import CONNECTOR as SNAPSHOT_CONNECTOR
 from tests.iam.acting import acting_as
 from tests.iam.actions import needs
 from tests.iam.deployment import ENV, iceberg_connector_document, synthesize
@@ -58,10 +59,18 @@ def _document(bootstrap: str) -> dict:
     """tests/iam's Iceberg connector under its own name, reading TOPIC into TABLE, its rows with their Kafka
     metadata, a snapshot every INTERVAL_MS."""
     document = iceberg_connector_document(bootstrap)
-    return {"name": NAME, "config": {
-        **document["config"], "topics": TOPIC, "iceberg.tables": f"{DATABASE}.${{topic}}",
-        "iceberg.tables.kafka-metadata-enabled": "true", "iceberg.control.commit.interval-ms": str(INTERVAL_MS),
-        "sink.lease.duration.ms": str(LEASE_MS), "errors.deadletterqueue.s3.prefix": f"dlq/{NAME}"}}
+    return {
+        "name": NAME,
+        "config": {
+            **document["config"],
+            "topics": TOPIC,
+            "iceberg.tables": f"{DATABASE}.${{topic}}",
+            "iceberg.tables.kafka-metadata-enabled": "true",
+            "iceberg.control.commit.interval-ms": str(INTERVAL_MS),
+            "sink.lease.duration.ms": str(LEASE_MS),
+            "errors.deadletterqueue.s3.prefix": f"dlq/{NAME}",
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -86,8 +95,10 @@ class _Events(logging.Handler):
 
 def _committed(world: IamWorld, table: str) -> dict[int, int]:
     items = world.admin.client("dynamodb").query(
-        TableName=table, KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
-        ExpressionAttributeValues={":pk": {"S": NAME}, ":o": {"S": f"OFFSET#{TOPIC}#"}})["Items"]
+        TableName=table,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :o)",
+        ExpressionAttributeValues={":pk": {"S": NAME}, ":o": {"S": f"OFFSET#{TOPIC}#"}},
+    )["Items"]
     return {int(i["partition"]["N"]): int(i["next_offset"]["N"]) for i in items}
 
 
@@ -100,7 +111,9 @@ def _snapshots(world: IamWorld) -> int:
 
 def _staged(world: IamWorld, bucket: str) -> list[str]:
     prefix = f"iceberg/{DATABASE}/{TOPIC}/{STAGED_FILES}"
-    return [o["Key"] for o in world.admin.client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])]
+    return [
+        o["Key"] for o in world.admin.client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    ]
 
 
 def _stop_when(ready, running: threading.Event, timeout_s: float, waited: list) -> None:
@@ -116,8 +129,16 @@ def _stop_when(ready, running: threading.Event, timeout_s: float, waited: list) 
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _run_live(deployment: IcebergDeployment, principal: Principal, world: IamWorld, spark, log: CallLog | None,
-              produce_records, ready, timeout_s: float) -> tuple[CliResult, list[str], list[str]]:
+def _run_live(
+    deployment: IcebergDeployment,
+    principal: Principal,
+    world: IamWorld,
+    spark,
+    log: CallLog | None,
+    produce_records,
+    ready,
+    timeout_s: float,
+) -> tuple[CliResult, list[str], list[str]]:
     """`run --continuous` as `principal` while `produce_records()` runs (a context manager), stopped by SIGTERM once
     `ready()`; (the run, the driver's STAGE_FILE_KEPT events, what it was stopped without)."""
     handlers = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGINT)}
@@ -164,10 +185,23 @@ def live_run(live, iam_stack, world, spark) -> LiveRun:
         return _committed(world, settings.table_name) == {p: len(ids) for p, ids in producer.produced.items()}
 
     run, kept, waited = _run_live(deployment, deployment.principal, world, spark, log, lambda: producer, ready, 180)
-    rows = admin_catalog(world).load_table(TABLE).scan().to_arrow().select(
-        ["_kafka_metadata_partition", "_kafka_metadata_offset", "id"]).to_pylist()
-    return LiveRun(run, dict(producer.produced), [tuple(r.values()) for r in rows], _snapshots(world),
-                   _staged(world, settings.bucket_name), kept, waited[0] if waited else None)
+    rows = (
+        admin_catalog(world)
+        .load_table(TABLE)
+        .scan()
+        .to_arrow()
+        .select(["_kafka_metadata_partition", "_kafka_metadata_offset", "id"])
+        .to_pylist()
+    )
+    return LiveRun(
+        run,
+        dict(producer.produced),
+        [tuple(r.values()) for r in rows],
+        _snapshots(world),
+        _staged(world, settings.bucket_name),
+        kept,
+        waited[0] if waited else None,
+    )
 
 
 def test_a_continuous_run_as_its_job_role_lands_every_record_once_and_stops_on_sigterm(live_run):
@@ -208,20 +242,23 @@ def test_every_recorded_call_of_the_run_is_granted_by_the_role_with_its_conditio
     calls = [c for c in log.calls() if c.principal == deployment.principal.name]
     found = [n for c in calls if c.service in ("dynamodb", "glue", "s3") for n in needs(c, deployment.deployed.facts())]
     # the tasks staged (the transaction's conditional put and lease check) and the driver read the stages back
-    stage_puts = [n for n in found if n.call.operation == "TransactWriteItems"
-                  and "STAGE#" in json.dumps(n.call.params)]
+    stage_puts = [
+        n for n in found if n.call.operation == "TransactWriteItems" and "STAGE#" in json.dumps(n.call.params)
+    ]
     stage_reads = [n for n in found if n.call.operation == "Query" and "STAGE#" in json.dumps(n.call.params)]
     assert stage_puts and stage_reads
     assert sorted({str(n) for n in found if not allows(deployment.principal.documents, n)}) == []
 
 
 def test_without_its_delete_grant_a_run_commits_and_leaves_the_spent_files_naming_the_denied_delete(
-        live_run, live, iam_stack, world, spark):
+    live_run, live, iam_stack, world, spark
+):
     # given the role without s3:DeleteObject, and new records after what the first run committed
     deployment, _ = live
     settings = deployment.deployed.synthesized.settings
-    principal = world.role("live-job-without-s3-DeleteObject",
-                           without_action(list(deployment.principal.documents), "s3:DeleteObject"))
+    principal = world.role(
+        "live-job-without-s3-DeleteObject", without_action(list(deployment.principal.documents), "s3:DeleteObject")
+    )
     before = _committed(world, settings.table_name)
     extra = 50
 

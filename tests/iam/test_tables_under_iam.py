@@ -7,6 +7,7 @@ needed, and one removed fails a run naming it.
 
 pyarrow uploads data files in parts, after which moto's state API fails (docs/aws-fidelity.md): this module's
 name puts it after the tests that read job runs back through that API."""
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,13 @@ import pytest
 from devtools.producer import produce
 from tests.iam.acting import acting_as
 from tests.iam.actions import needs
-from tests.iam.deployment import (ICEBERG_CONNECTOR, ICEBERG_DATABASE, TEST_SETTINGS, iceberg_connector_document,
-                                  synthesize)
+from tests.iam.deployment import (
+    ICEBERG_CONNECTOR,
+    ICEBERG_DATABASE,
+    TEST_SETTINGS,
+    iceberg_connector_document,
+    synthesize,
+)
 from tests.iam.engine import BAD_VALUES, PARTITIONS, CliResult, run_cli
 from tests.iam.evaluate import allows
 from tests.iam.policies import without_action
@@ -39,8 +45,9 @@ class IcebergRun:
 def iceberg(iam_stack, world, deployed, engine_run, tmp_path_factory) -> IcebergDeployment:
     """The Iceberg connector deployed next to the suite's one (tests/iam/tables.py), after the suite's connector has
     run: the topics hold records."""
-    synthesized = synthesize(iceberg_connector_document(iam_stack.bootstrap_servers),
-                             tmp_path_factory.mktemp("iam-iceberg"))
+    synthesized = synthesize(
+        iceberg_connector_document(iam_stack.bootstrap_servers), tmp_path_factory.mktemp("iam-iceberg")
+    )
     with iceberg_deployment(world, synthesized) as deployment:
         yield deployment
 
@@ -54,15 +61,24 @@ def iceberg_run(iceberg, world, spark, call_log) -> IcebergRun:
     glue, catalog = world.admin.client("glue"), admin_catalog(world)
     tables = {t["Name"]: t for t in glue.get_tables(DatabaseName=ICEBERG_DATABASE)["TableList"]}
     items = world.admin.client("dynamodb").query(
-        TableName=settings.table_name, KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": {"S": ICEBERG_CONNECTOR}})["Items"]
+        TableName=settings.table_name,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": ICEBERG_CONNECTOR}},
+    )["Items"]
     loaded = {name: catalog.load_table(f"{ICEBERG_DATABASE}.{name}") for name in tables}
     s3, prefix = world.admin.client("s3"), f"{settings.retention.dlq_prefix}{ICEBERG_CONNECTOR}/"
-    letters = sum(s3.get_object(Bucket=settings.bucket_name, Key=o["Key"])["Body"].read().count(b"\n")
-                  for o in s3.list_objects_v2(Bucket=settings.bucket_name, Prefix=prefix).get("Contents", []))
-    return IcebergRun(run, {name: t.scan().to_arrow().num_rows for name, t in loaded.items()},
-                      {i["sk"]["S"]: int(i["next_offset"]["N"]) for i in items if i["sk"]["S"].startswith("OFFSET#")},
-                      tables, {name: t.metadata_location for name, t in loaded.items()}, letters)
+    letters = sum(
+        s3.get_object(Bucket=settings.bucket_name, Key=o["Key"])["Body"].read().count(b"\n")
+        for o in s3.list_objects_v2(Bucket=settings.bucket_name, Prefix=prefix).get("Contents", [])
+    )
+    return IcebergRun(
+        run,
+        {name: t.scan().to_arrow().num_rows for name, t in loaded.items()},
+        {i["sk"]["S"]: int(i["next_offset"]["N"]) for i in items if i["sk"]["S"].startswith("OFFSET#")},
+        tables,
+        {name: t.metadata_location for name, t in loaded.items()},
+        letters,
+    )
 
 
 def test_an_iceberg_run_as_its_job_role_creates_and_commits_its_glue_tables(iceberg_run, iceberg):
@@ -72,8 +88,10 @@ def test_an_iceberg_run_as_its_job_role_creates_and_commits_its_glue_tables(iceb
     assert set(iceberg_run.offsets) == {f"OFFSET#{t}#{p}" for t, n in PARTITIONS.items() for p in range(n)}
     orders = sum(n for sk, n in iceberg_run.offsets.items() if sk.startswith("OFFSET#orders#"))
     assert iceberg_run.dead_letters >= len(BAD_VALUES)
-    assert iceberg_run.rows == {"orders": orders - iceberg_run.dead_letters,
-                                "payments": iceberg_run.offsets["OFFSET#payments#0"]}
+    assert iceberg_run.rows == {
+        "orders": orders - iceberg_run.dead_letters,
+        "payments": iceberg_run.offsets["OFFSET#payments#0"],
+    }
     # each table lies under its database's location in the data lake, as the role's S3 grants name it
     bucket = iceberg.deployed.synthesized.settings.bucket_name
     for name, table in iceberg_run.glue_tables.items():
@@ -86,7 +104,9 @@ def test_each_glue_table_carries_what_athena_reads_an_iceberg_table_by(iceberg_r
     for name, table in iceberg_run.glue_tables.items():
         assert table["Parameters"]["table_type"] == "ICEBERG"
         assert table["Parameters"]["metadata_location"] == iceberg_run.metadata_locations[name]
-        assert table["Parameters"]["metadata_location"].startswith(table["StorageDescriptor"]["Location"] + "/metadata/")
+        assert table["Parameters"]["metadata_location"].startswith(
+            table["StorageDescriptor"]["Location"] + "/metadata/"
+        )
 
 
 def _glue_needs(call_log, iceberg, iceberg_run):
@@ -119,17 +139,20 @@ REMOVED = {
 
 
 @pytest.mark.parametrize("action", sorted(REMOVED))
-def test_an_action_removed_from_the_role_fails_the_run_naming_it(action, iceberg_run, iceberg, world,
-                                                                     iam_stack, spark):
+def test_an_action_removed_from_the_role_fails_the_run_naming_it(action, iceberg_run, iceberg, world, iam_stack, spark):
     # given the role's documents without one action, and new records for a commit
-    principal = world.role(f"iceberg-job-without-{action.replace(':', '-')}",
-                           without_action(list(iceberg.principal.documents), action))
-    produce(iam_stack.bootstrap_servers, "payments", [b'{"n": 1}'] * int(TEST_SETTINGS["flush.size"]),
-            PARTITIONS["payments"])
+    principal = world.role(
+        f"iceberg-job-without-{action.replace(':', '-')}", without_action(list(iceberg.principal.documents), action)
+    )
+    produce(
+        iam_stack.bootstrap_servers,
+        "payments",
+        [b'{"n": 1}'] * int(TEST_SETTINGS["flush.size"]),
+        PARTITIONS["payments"],
+    )
     # when the connector runs as that role
     with acting_as(principal, spark=spark):
         result = run_cli("run", "--config", iceberg.config_uri)
     # then the run fails, saying which call was denied
     assert result.code != 0, result.out
     assert re.search("AccessDenied|ACCESS_DENIED", result.err) and REMOVED[action] in result.err, result.err
-

@@ -4,6 +4,7 @@ IAM role whose inline policies are the moto copies of that role's documents, ass
 moto evaluates an assumed role's inline policies as it evaluates a user's; a role keeps the deployed shape (the
 caller is `assumed-role/<name>/<session>`, as on AWS).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,16 @@ ADMIN_REQUESTS = 3
 ADMIN = "iam-test-admin"
 SESSION = "iam-test"  # the session name of every assumed role (the caller is assumed-role/<role>/<SESSION>)
 # moto checks a trust policy's principal literally (an account root does not cover the admin user)
-_TRUST = {"Version": "2012-10-17", "Statement": [
-    {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{MOTO_ACCOUNT}:user/{ADMIN}"}, "Action": "sts:AssumeRole"}]}
+_TRUST = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{MOTO_ACCOUNT}:user/{ADMIN}"},
+            "Action": "sts:AssumeRole",
+        }
+    ],
+}
 
 
 @dataclass(frozen=True)
@@ -38,15 +47,21 @@ class Credentials:
     @property
     def env(self) -> dict[str, str]:
         """The variables boto3 reads (in this process, a Lambda handler or a Spark worker)."""
-        env = {"AWS_ACCESS_KEY_ID": self.access_key_id, "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
-               "AWS_ENDPOINT_URL": self.endpoint, "AWS_REGION": self.region, "AWS_DEFAULT_REGION": self.region}
+        env = {
+            "AWS_ACCESS_KEY_ID": self.access_key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_REGION": self.region,
+            "AWS_DEFAULT_REGION": self.region,
+        }
         if self.session_token:
             env["AWS_SESSION_TOKEN"] = self.session_token
         return env
 
     def client(self, service: str):
-        client = boto3.session.Session(self.access_key_id, self.secret_access_key, self.session_token,
-                                       self.region).client(service, endpoint_url=self.endpoint)
+        client = boto3.session.Session(
+            self.access_key_id, self.secret_access_key, self.session_token, self.region
+        ).client(service, endpoint_url=self.endpoint)
         client.meta.events.register("before-sign.emr-serverless", sign_payload_hash)
         return client
 
@@ -66,8 +81,13 @@ class IamWorld:
         self.endpoint, self.region = endpoint, region
         iam = Credentials("bootstrap", "bootstrap", None, endpoint, region).client("iam")
         iam.create_user(UserName=ADMIN)
-        iam.put_user_policy(UserName=ADMIN, PolicyName="admin", PolicyDocument=json.dumps(
-            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
+        iam.put_user_policy(
+            UserName=ADMIN,
+            PolicyName="admin",
+            PolicyDocument=json.dumps(
+                {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+            ),
+        )
         key = iam.create_access_key(UserName=ADMIN)["AccessKey"]
         self.admin = Credentials(key["AccessKeyId"], key["SecretAccessKey"], None, endpoint, region)
 
@@ -86,11 +106,13 @@ class IamWorld:
         for index, policy in enumerate(documents):
             copy, relaxed = for_moto(policy)
             relaxations += relaxed
-            iam.put_role_policy(RoleName=name, PolicyName=_policy_name(index, policy.source),
-                                PolicyDocument=json.dumps(copy))
+            iam.put_role_policy(
+                RoleName=name, PolicyName=_policy_name(index, policy.source), PolicyDocument=json.dumps(copy)
+            )
         assumed = self.admin.client("sts").assume_role(RoleArn=arn, RoleSessionName=SESSION)["Credentials"]
-        credentials = Credentials(assumed["AccessKeyId"], assumed["SecretAccessKey"], assumed["SessionToken"],
-                                  self.endpoint, self.region)
+        credentials = Credentials(
+            assumed["AccessKeyId"], assumed["SecretAccessKey"], assumed["SessionToken"], self.endpoint, self.region
+        )
         return Principal(name, arn, tuple(documents), tuple(relaxations), credentials)
 
 

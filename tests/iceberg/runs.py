@@ -1,4 +1,5 @@
 """Running IcebergFormat connectors in tests: a run parked in its snapshot commit, config files."""
+
 from __future__ import annotations
 
 import threading
@@ -11,9 +12,9 @@ import pytest
 from pyiceberg.table import Table
 
 from sink_engine.driver.job import run_job
-from sink_engine.iceberg import commit as table_commit
 from sink_engine.failpoints import SimulatedCrash
-from sink_engine.iceberg.catalog import open_catalog
+from sink_engine.target.iceberg_tables import commit as table_commit
+from sink_engine.target.iceberg_tables.catalog import open_catalog
 from tests.dlq_corpus import raw_config
 
 

@@ -1,9 +1,13 @@
 """Reading what landed in a table, as its readers would: pyiceberg scans to Arrow."""
+
 from __future__ import annotations
 
-from sink_engine.iceberg.catalog import ensure_namespace, load_table, open_catalog
-from sink_engine.iceberg.snapshots import CONNECTOR, newest_of_connector, snapshot_offsets
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.catalog import ensure_namespace, load_table, open_catalog
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.snapshots import CONNECTOR, newest_of_connector, snapshot_offsets
+
+# The tables a test loaded, (catalog, identifier) -> the config that reaches it, while every_table.py records them.
+LOADED: dict[tuple[str, str], object] | None = None
 
 
 def catalog_of(config):
@@ -23,7 +27,12 @@ def create_namespace(config, topic: str | None = None) -> None:
 
 def table_of(config, topic: str | None = None):
     """The connector's table for `topic` (its first topic by default), freshly loaded; None when missing."""
-    return load_table(catalog_of(config), table_name(config, topic))
+    table = load_table(catalog_of(config), table_name(config, topic))
+    if LOADED is not None and table is not None:
+        LOADED[
+            (str(sorted(IcebergSettings.from_config(config).catalog_properties.items())), table_name(config, topic))
+        ] = config
+    return table
 
 
 def rows(config, topic: str | None = None, row_filter: str = "True") -> list[dict]:
@@ -39,8 +48,14 @@ def ids(config, column: str = "event_id", topic: str | None = None) -> list:
 def connector_snapshots(config, topic: str | None = None) -> list:
     """The connector's snapshots, oldest first."""
     table = table_of(config, topic)
-    return sorted((s for s in table.metadata.snapshots if s.summary.get(CONNECTOR) == config.name),
-                  key=lambda s: s.sequence_number) if table else []
+    return (
+        sorted(
+            (s for s in table.metadata.snapshots if s.summary.get(CONNECTOR) == config.name),
+            key=lambda s: s.sequence_number,
+        )
+        if table
+        else []
+    )
 
 
 def newest_offsets(config, topic: str | None = None) -> dict[int, int]:

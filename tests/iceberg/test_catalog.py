@@ -1,12 +1,13 @@
 """The SQL catalog on the local stack: `init` creates the namespace, tables live in moto's S3."""
+
 from __future__ import annotations
 
 import pyarrow as pa
 
 from devtools.producer import produce_events
 from sink_engine import cli
-from sink_engine.iceberg.catalog import create_table, load_table
-from sink_engine.iceberg.settings import IcebergSettings
+from sink_engine.target.iceberg_tables.catalog import create_table, load_table
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from tests.conftest import BUCKET
 from tests.iceberg.runs import write_config
 from tests.iceberg.tables import catalog_of, create_namespace, table_name, table_of
@@ -32,11 +33,10 @@ def test_a_created_table_keeps_its_metadata_in_the_warehouse(iceberg_connector, 
     assert load_table(catalog, identifier) is None
     table = create_table(catalog, identifier, pa.schema([("n", pa.int64())]), IcebergSettings.from_config(config))
     assert table.location().startswith(config["iceberg.catalog.warehouse"])
-    bucket, prefix = table.metadata_location[len("s3://"):].split("/", 1)
+    bucket, prefix = table.metadata_location[len("s3://") :].split("/", 1)
     assert bucket == BUCKET and s3.head_object(Bucket=bucket, Key=prefix)["ContentLength"] > 0
     # a second create (another task first) loads the same table
-    again = create_table(catalog, identifier, pa.schema([("other", pa.string())]),
-                         IcebergSettings.from_config(config))
+    again = create_table(catalog, identifier, pa.schema([("other", pa.string())]), IcebergSettings.from_config(config))
     assert again.metadata.table_uuid == table.metadata.table_uuid
 
 
@@ -48,8 +48,9 @@ def _json(config) -> str:
     return orjson.dumps({"name": config.name, "config": {**flat, **config.passthrough}}).decode()
 
 
-def test_a_table_whose_metadata_cannot_be_read_stops_the_run_naming_it(stack, new_topic, iceberg_connector, tmp_path,
-                                                                       capsys, s3, dynamodb):
+def test_a_table_whose_metadata_cannot_be_read_stops_the_run_naming_it(
+    stack, new_topic, iceberg_connector, tmp_path, capsys, s3, dynamodb
+):
     """pyiceberg's file IO raises OSError (pyarrow's S3 filesystem); the run reports it as an error naming the
     table, commits nothing, and lets the lease go (the next run meets the same error, not a held lease)."""
     config = iceberg_connector()
@@ -58,13 +59,16 @@ def test_a_table_whose_metadata_cannot_be_read_stops_the_run_naming_it(stack, ne
     new_topic(topic, 1, events=20)
     config_file = write_config(config, tmp_path / "connector.json")
     assert cli.main(["run", "--config", str(config_file)]) == 0
-    bucket, key = table_of(config).metadata_location[len("s3://"):].split("/", 1)
+    bucket, key = table_of(config).metadata_location[len("s3://") :].split("/", 1)
     s3.delete_object(Bucket=bucket, Key=key)  # e.g. removed by a lifecycle rule or by hand
     produce_events(stack.bootstrap_servers, topic, 20, 1, first_id=20)
     capsys.readouterr()
     for _ in range(2):
         assert cli.main(["run", "--config", str(config_file)]) == 1
         error = capsys.readouterr().err
-        assert error.startswith(f"error: table {table_name(config)}: reading its metadata failed: ") and \
-            key in error and "Traceback" not in error
+        assert (
+            error.startswith(f"error: table {table_name(config)}: reading its metadata failed: ")
+            and key in error
+            and "Traceback" not in error
+        )
     assert committed_offsets(dynamodb, config) == {0: 20}

@@ -1,5 +1,6 @@
 """`sink-engine doctor` for an IcebergFormat connector (SQL catalog, warehouse in moto's S3): the catalog check
 replaces the S3 object probes; a namespace that does not exist yet fails it, naming the namespace."""
+
 from __future__ import annotations
 
 import json
@@ -11,13 +12,25 @@ from tests.conftest import BUCKET, TABLE
 
 def _document(stack, unique, catalog_file) -> dict:
     create_topic(stack.bootstrap_servers, f"events-{unique}", 1)
-    return {"name": f"tables-{unique}", "config": {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": f"events-{unique}",
-        "bootstrap.servers": stack.bootstrap_servers, "s3.bucket.name": BUCKET, "s3.region": "us-east-1",
-        "offset.storage.dynamodb.table": TABLE, "flush.size": "100", "format.class": "IcebergFormat",
-        "iceberg.tables": f"lake_{unique}.events", "iceberg.catalog.type": "sql",
-        "iceberg.catalog.uri": f"sqlite:///{catalog_file}", "iceberg.catalog.warehouse": f"s3://{BUCKET}/wh-{unique}",
-        "iceberg.tables.auto-create-enabled": "true", "sink.kafka.timeout.ms": "5000"}}
+    return {
+        "name": f"tables-{unique}",
+        "config": {
+            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+            "topics": f"events-{unique}",
+            "bootstrap.servers": stack.bootstrap_servers,
+            "s3.bucket.name": BUCKET,
+            "s3.region": "us-east-1",
+            "offset.storage.dynamodb.table": TABLE,
+            "flush.size": "100",
+            "format.class": "IcebergFormat",
+            "iceberg.tables": f"lake_{unique}.events",
+            "iceberg.catalog.type": "sql",
+            "iceberg.catalog.uri": f"sqlite:///{catalog_file}",
+            "iceberg.catalog.warehouse": f"s3://{BUCKET}/wh-{unique}",
+            "iceberg.tables.auto-create-enabled": "true",
+            "sink.kafka.timeout.ms": "5000",
+        },
+    }
 
 
 def _rows(out: str) -> dict[str, tuple[str, str]]:
@@ -46,5 +59,8 @@ def test_an_iceberg_connector_is_checked_through_its_catalog(stack, unique, cata
     capsys.readouterr()
     assert main(["doctor", "--config", str(path)]) == 0
     rows = _rows(capsys.readouterr().out)
-    assert rows["iceberg catalog"] == ("ok", f"catalog iceberg, namespace lake_{unique}: 0 table(s) loaded, 1 "
-                                             f"created by the first run: lake_{unique}.events")
+    assert rows["iceberg catalog"] == (
+        "ok",
+        f"catalog iceberg, namespace lake_{unique}: 0 table(s) loaded, 1 "
+        f"created by the first run: lake_{unique}.events",
+    )

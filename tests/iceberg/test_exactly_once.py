@@ -1,5 +1,6 @@
 """IcebergFormat exactly once: every record is a row of the table once, across crashes at each point of a run,
 concurrent runs, a zombie whose lease was lost, and other writers committing to the table meanwhile."""
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -7,7 +8,7 @@ import pytest
 
 from devtools.producer import produce_events
 from sink_engine.driver.job import now_ms, run_job
-from sink_engine.iceberg.errors import TableCommitConflictError
+from sink_engine.target.iceberg_tables.errors import TableCommitConflictError
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog, write_config
 from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, newest_offsets, table_of
 from tests.runs import committed, committed_offsets, crash_at, past_the_lease, two_runs_at_once
@@ -37,7 +38,7 @@ def test_crash_after_data_files_before_the_snapshot(stack, spark, s3, dynamodb, 
     assert len(connector_snapshots(config)) == 1
     assert committed_offsets(dynamodb, config) == {0: 100, 1: 100, 2: 100}
     table = table_of(config)
-    bucket, prefix = table.location()[len("s3://"):].split("/", 1)
+    bucket, prefix = table.location()[len("s3://") :].split("/", 1)
     written = s3.list_objects_v2(Bucket=bucket, Prefix=prefix + "/data/")["KeyCount"]
     assert written == 2 * len(list(table.scan().plan_files()))
 

@@ -2,6 +2,7 @@
 table its field names, each table's records of a run in one snapshot of it, exactly once across a crash between two
 tables' commits, reruns and two runs at once; appends and upsert tables (a CDC stream of three source tables in one
 topic), read by pyiceberg, DuckDB's iceberg extension and our own reader."""
+
 from __future__ import annotations
 
 import random
@@ -13,7 +14,7 @@ from devtools.producer import create_topic, produce
 from sink_engine.driver.job import TaskFailedError, run_job
 from sink_engine.errors import ConfigError
 from sink_engine.failpoints import SimulatedCrash
-from sink_engine.target.registry import target_for
+from sink_engine.target.choice import target_for
 from tests.conftest import BUCKET
 from tests.dlq_corpus import read_dlq_s3
 from tests.iceberg.runs import crash_after_table_commits, write_config
@@ -33,8 +34,14 @@ def routed(stack, iceberg_connector, unique):
     (config, identifiers)."""
 
     def build(partitions: int = 2, **overrides):
-        config = iceberg_connector(**{"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "__table",
-                                      "sink.lease.duration.ms": LEASE_MS, **overrides})
+        config = iceberg_connector(
+            **{
+                "iceberg.tables.dynamic-enabled": "true",
+                "iceberg.tables.route-field": "__table",
+                "sink.lease.duration.ms": LEASE_MS,
+                **overrides,
+            }
+        )
         catalog_of(config).create_namespace(f"lake_{unique}")
         create_topic(stack.bootstrap_servers, config["topics"][0], partitions)
         return config, [f"lake_{unique}.{name}" for name in NAMES]
@@ -87,14 +94,18 @@ def test_a_record_naming_no_table_is_a_bad_record(stack, spark, s3, dynamodb, ro
     assert [r["id"] for r in read_three_ways(s3, config, tables[1])] == [4]
     letters = sorted(read_dlq_s3(s3, BUCKET, f"fan-out-dlq/{topic}/"), key=lambda letter: letter["offset"])
     assert [(letter["offset"], letter["error"]["class"]) for letter in letters] == [
-        (1, "FieldError"), (2, "FieldError"), (3, "FieldError")]
+        (1, "FieldError"),
+        (2, "FieldError"),
+        (3, "FieldError"),
+    ]
     assert all("field '__table'" in letter["error"]["message"] for letter in letters)
     assert "not `namespace.table`" in letters[1]["error"]["message"]
     assert committed_offsets(dynamodb, config) == {0: 5}
 
 
-def test_a_record_its_table_refuses_among_other_tables_records_is_dead_lettered_once(stack, spark, s3, dynamodb,
-                                                                                       routed):
+def test_a_record_its_table_refuses_among_other_tables_records_is_dead_lettered_once(
+    stack, spark, s3, dynamodb, routed
+):
     config, tables = routed(1, **{"errors.tolerance": "all", "errors.deadletterqueue.s3.prefix": "fan-out-dlq"})
     topic = config["topics"][0]
     # given one chunk of records of three tables interleaved, one of them a string where its table has a number
@@ -221,26 +232,49 @@ def test_maintain_finds_the_tables_the_connector_wrote(stack, spark, s3, dynamod
     assert maintained == sorted(tables[:2])
 
 
-@pytest.mark.parametrize("overrides, key, message", [
-    ({"iceberg.tables.dynamic-enabled": "true"}, "iceberg.tables.route-field", "is required"),
-    ({"iceberg.tables.route-field": "__table"}, "iceberg.tables.route-field", "static routing"),
-    ({"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "__table",
-      "behavior.on.null.values": "write", "iceberg.tables.upsert-mode-enabled": "true",
-      "iceberg.tables.default-id-columns": "id"}, "behavior.on.null.values", "a tombstone has no value"),
-    ({"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "__table",
-      "iceberg.tables.upsert-mode-enabled": "true"}, "iceberg.tables.default-id-columns", "is required"),
-])
+@pytest.mark.parametrize(
+    "overrides, key, message",
+    [
+        ({"iceberg.tables.dynamic-enabled": "true"}, "iceberg.tables.route-field", "is required"),
+        ({"iceberg.tables.route-field": "__table"}, "iceberg.tables.route-field", "static routing"),
+        (
+            {
+                "iceberg.tables.dynamic-enabled": "true",
+                "iceberg.tables.route-field": "__table",
+                "behavior.on.null.values": "write",
+                "iceberg.tables.upsert-mode-enabled": "true",
+                "iceberg.tables.default-id-columns": "id",
+            },
+            "behavior.on.null.values",
+            "a tombstone has no value",
+        ),
+        (
+            {
+                "iceberg.tables.dynamic-enabled": "true",
+                "iceberg.tables.route-field": "__table",
+                "iceberg.tables.upsert-mode-enabled": "true",
+            },
+            "iceberg.tables.default-id-columns",
+            "is required",
+        ),
+    ],
+)
 def test_fan_out_settings_are_checked(iceberg_connector, overrides, key, message):
     with pytest.raises(ConfigError) as raised:
         target_for(iceberg_connector(**overrides)).validate()
     assert raised.value.key == key and message in str(raised.value)
 
 
-
-
 def test_iceberg_tables_is_not_read_with_fan_out(connector):
-    config = connector(**{"format.class": "IcebergFormat", "iceberg.catalog.type": "sql",
-                          "iceberg.catalog.uri": "sqlite:////tmp/x.db", "iceberg.catalog.warehouse": "s3://b/w",
-                          "iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "t"})
+    config = connector(
+        **{
+            "format.class": "IcebergFormat",
+            "iceberg.catalog.type": "sql",
+            "iceberg.catalog.uri": "sqlite:////tmp/x.db",
+            "iceberg.catalog.warehouse": "s3://b/w",
+            "iceberg.tables.dynamic-enabled": "true",
+            "iceberg.tables.route-field": "t",
+        }
+    )
     target_for(config).validate()
     assert "tables named by the records' t" in target_for(config).init()[0]

@@ -1,11 +1,12 @@
 """Kafka's field transforms with IcebergFormat: the chain of tests/functional/test_field_transforms_formats.py on
 schemaless and schema'd values; the auto-created table's columns follow the transforms, every record is one row."""
+
 from __future__ import annotations
 
 import pytest
 
 from sink_engine.driver.job import run_job
-from sink_engine.iceberg.catalog import ensure_namespace, load_table
+from sink_engine.target.iceberg_tables.catalog import ensure_namespace, load_table
 from tests.functional.test_field_transforms_formats import COUNT, VALUES, chain_keys, expected_row
 from tests.iceberg.tables import catalog_of
 from tests.runs import committed_offsets

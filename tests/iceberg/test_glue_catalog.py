@@ -1,5 +1,6 @@
 """IcebergFormat with the AWS Glue Data Catalog (moto's Glue; the warehouse in moto's S3): the same commit path as
 the SQL catalog, through pyiceberg's Glue catalog (a commit is Glue's UpdateTable with the VersionId it read)."""
+
 from __future__ import annotations
 
 import boto3
@@ -15,11 +16,19 @@ from tests.runs import committed_offsets, crash_at, past_the_lease
 def glue_config(stack, new_topic, connector, unique):
     """A connector writing `glue_<unique>.events` in Glue; the database exists (the deployed stack creates it)."""
     database = f"glue_{unique}"
-    boto3.client("glue").create_database(DatabaseInput={"Name": database,
-                                                        "LocationUri": f"s3://{BUCKET}/glue-{unique}"})
-    config = connector(**{"format.class": "IcebergFormat", "iceberg.tables": f"{database}.events",
-                          "iceberg.catalog.type": "glue", "iceberg.tables.auto-create-enabled": "true",
-                          "iceberg.tables.evolve-schema-enabled": "true", "sink.lease.duration.ms": 2000})
+    boto3.client("glue").create_database(
+        DatabaseInput={"Name": database, "LocationUri": f"s3://{BUCKET}/glue-{unique}"}
+    )
+    config = connector(
+        **{
+            "format.class": "IcebergFormat",
+            "iceberg.tables": f"{database}.events",
+            "iceberg.catalog.type": "glue",
+            "iceberg.tables.auto-create-enabled": "true",
+            "iceberg.tables.evolve-schema-enabled": "true",
+            "sink.lease.duration.ms": 2000,
+        }
+    )
     new_topic(config, 2, events=100)
     return config
 

@@ -1,5 +1,6 @@
 """`sink-engine iceberg maintain`: small files rewritten into one without changing the rows, while a run commits;
 snapshots expired except the connector's newest, which a run recovers its offsets from."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,9 @@ def maintain(config, tmp_path, capsys, *options: str) -> dict:
     return json.loads(line)
 
 
-def test_small_files_become_one_while_a_run_commits(stack, spark, dynamodb, twenty_files, monkeypatch, tmp_path,
-                                                     capsys):
+def test_small_files_become_one_while_a_run_commits(
+    stack, spark, dynamodb, twenty_files, monkeypatch, tmp_path, capsys
+):
     config = twenty_files
     before = table_of(config).scan().to_arrow().sort_by("event_id")
     produce_events(stack.bootstrap_servers, config["topics"][0], 40, 20, first_id=200)
@@ -82,14 +84,16 @@ def _data_files(config) -> list:
     return list(table_of(config).scan().plan_files())
 
 
-def test_expiry_takes_its_age_and_retention_from_the_table_properties(stack, spark, dynamodb, twenty_files, tmp_path,
-                                                                      capsys):
+def test_expiry_takes_its_age_and_retention_from_the_table_properties(
+    stack, spark, dynamodb, twenty_files, tmp_path, capsys
+):
     config = twenty_files
     # given a table whose history.expire.* properties expire every snapshot older than now (a streaming table's
     # short age), and a second run's snapshot after the first
     with table_of(config).transaction() as transaction:
-        transaction.set_properties({"history.expire.max-snapshot-age-ms": "0",
-                                    "history.expire.min-snapshots-to-keep": "0"})
+        transaction.set_properties(
+            {"history.expire.max-snapshot-age-ms": "0", "history.expire.min-snapshots-to-keep": "0"}
+        )
     produce_events(stack.bootstrap_servers, config["topics"][0], 40, 20, first_id=200)
     run_job(config, spark, dynamodb, clock=past_the_lease(config))
     first, second = connector_snapshots(config)

@@ -1,5 +1,6 @@
 """The connector's partitioner as the table's partition spec: identity of a field, hour or day of the record's
 time (a field's or Kafka's, kept as a column); files hold one partition each, and a filtered scan prunes."""
+
 from __future__ import annotations
 
 import datetime
@@ -31,21 +32,26 @@ def test_field_partitioner_is_an_identity_partition(stack, spark, dynamodb, iceb
     run_job(config, spark, dynamodb)
     table = table_of(config)
     [field] = table.spec().fields
-    assert (field.name, str(field.transform), table.schema().find_column_name(field.source_id)) == \
-        ("region", "identity", "region")
+    assert (field.name, str(field.transform), table.schema().find_column_name(field.source_id)) == (
+        "region",
+        "identity",
+        "region",
+    )
     # each data file holds one region, named in its path
     files = list(table.scan().plan_files())
     assert len(files) == 6  # 3 regions in each of 2 Kafka partitions
     assert all(f"/data/region={f.file.partition[0]}/" in f.file.file_path for f in files)
     # a scan with a filter on the field reads only that partition's files
     assert _files_scanned(config, "region == 'eu-central'") == 2
-    assert sorted(r["event_id"] for r in rows(config, row_filter="region == 'eu-central'")) == \
-        [i for i in range(90) if (i // 3) % 3 == 2]
+    assert sorted(r["event_id"] for r in rows(config, row_filter="region == 'eu-central'")) == [
+        i for i in range(90) if (i // 3) % 3 == 2
+    ]
 
 
 def test_hourly_partitioner_on_a_record_field(stack, spark, dynamodb, iceberg_connector):
-    config = iceberg_connector(**{"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "RecordField",
-                                  "timestamp.field": "ts"})
+    config = iceberg_connector(
+        **{"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "RecordField", "timestamp.field": "ts"}
+    )
     topic = _topic(stack, config, 1)
     # 30 records over three hours, their time an ISO-8601 string (read as the S3 path reads timestamp.field)
     times = [T0 + i * 6 * 60_000 for i in range(30)]
@@ -54,8 +60,9 @@ def test_hourly_partitioner_on_a_record_field(stack, spark, dynamodb, iceberg_co
     table = table_of(config)
     [field] = table.spec().fields
     assert (str(field.transform), table.schema().find_column_name(field.source_id)) == ("hour", "_record_timestamp")
-    assert [r["_record_timestamp"] for r in sorted(rows(config), key=lambda r: r["n"])] == \
-        [datetime.datetime.fromtimestamp(t / 1000, datetime.timezone.utc) for t in times]
+    assert [r["_record_timestamp"] for r in sorted(rows(config), key=lambda r: r["n"])] == [
+        datetime.datetime.fromtimestamp(t / 1000, datetime.UTC) for t in times
+    ]
     # one file per hour; a filter on the time reads only the hours it can match
     assert len(list(table.scan().plan_files())) == 3
     assert _files_scanned(config, f"_record_timestamp >= '{_iso(T0 + 2 * HOUR_MS)}'") == 1
@@ -68,9 +75,11 @@ def test_daily_partitioner_on_the_kafka_timestamp(stack, spark, dynamodb, iceber
     run_job(config, spark, dynamodb)
     table = table_of(config)
     [field] = table.spec().fields
-    assert (str(field.transform), table.schema().find_column_name(field.source_id)) == \
-        ("day", "_kafka_metadata_timestamp")
-    today = datetime.datetime.now(datetime.timezone.utc).date()
+    assert (str(field.transform), table.schema().find_column_name(field.source_id)) == (
+        "day",
+        "_kafka_metadata_timestamp",
+    )
+    today = datetime.datetime.now(datetime.UTC).date()
     found = rows(config)
     assert len(found) == 20 and all(r["_kafka_metadata_timestamp"].date() == today for r in found)
     # the other Kafka metadata columns are not asked for
@@ -78,4 +87,4 @@ def test_daily_partitioner_on_the_kafka_timestamp(stack, spark, dynamodb, iceber
 
 
 def _iso(epoch_ms: int) -> str:
-    return datetime.datetime.fromtimestamp(epoch_ms / 1000, datetime.timezone.utc).isoformat()
+    return datetime.datetime.fromtimestamp(epoch_ms / 1000, datetime.UTC).isoformat()

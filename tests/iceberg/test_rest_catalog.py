@@ -1,6 +1,7 @@
 """IcebergFormat with an Iceberg REST catalog (`iceberg.catalog.type=rest`, as S3 Tables' endpoint is reached):
 pyiceberg's RestCatalog against tests/iceberg_rest_server.py (the spec's endpoints over a SQL catalog, the
 warehouse in moto's S3), with the S3 Tables defaults that a table bucket's ARN as warehouse brings."""
+
 from __future__ import annotations
 
 import os
@@ -12,11 +13,19 @@ from pyiceberg.exceptions import CommitFailedException
 
 from devtools.producer import produce_events
 from sink_engine.driver.job import now_ms, run_job
-from sink_engine.iceberg.catalog import without_commit_retries
-from sink_engine.iceberg.errors import TableCommitConflictError
+from sink_engine.target.iceberg_tables.catalog import without_commit_retries
+from sink_engine.target.iceberg_tables.errors import TableCommitConflictError
 from tests.conftest import BUCKET
 from tests.iceberg.runs import CatalogGate, ParkedRun, gate_first_catalog
-from tests.iceberg.tables import catalog_of, connector_snapshots, create_namespace, ids, newest_offsets, table_name, table_of
+from tests.iceberg.tables import (
+    catalog_of,
+    connector_snapshots,
+    create_namespace,
+    ids,
+    newest_offsets,
+    table_name,
+    table_of,
+)
 from tests.iceberg_rest_server import IcebergRestServer
 from tests.runs import committed_offsets, crash_at, past_the_lease
 
@@ -26,9 +35,16 @@ TABLE_BUCKET_ARN = "arn:aws:s3tables:us-east-1:123456789012:bucket/lake-tables"
 @pytest.fixture
 def rest_server(stack, tmp_path, unique):
     """The REST catalog, its tables kept by a SQL catalog with the warehouse in moto's S3."""
-    backing = load_catalog("rest-backing", **{"type": "sql", "uri": f"sqlite:///{tmp_path / 'rest.db'}",
-                                              "warehouse": f"s3://{BUCKET}/rest-{unique}", "s3.region": "us-east-1",
-                                              "s3.endpoint": os.environ["AWS_ENDPOINT_URL"]})
+    backing = load_catalog(
+        "rest-backing",
+        **{
+            "type": "sql",
+            "uri": f"sqlite:///{tmp_path / 'rest.db'}",
+            "warehouse": f"s3://{BUCKET}/rest-{unique}",
+            "s3.region": "us-east-1",
+            "s3.endpoint": os.environ["AWS_ENDPOINT_URL"],
+        },
+    )
     with IcebergRestServer(backing) as server:
         yield server
 
@@ -37,10 +53,17 @@ def rest_server(stack, tmp_path, unique):
 def rest_config(new_topic, connector, rest_server, unique):
     """A connector writing `rest_<unique>.events` through the REST catalog, configured as for S3 Tables (a table
     bucket's ARN as warehouse) but for the endpoint; the namespace exists, the topic holds 100 events."""
-    config = connector(**{"format.class": "IcebergFormat", "iceberg.tables": f"rest_{unique}.events",
-                          "iceberg.catalog.type": "rest", "iceberg.catalog.uri": rest_server.url,
-                          "iceberg.catalog.warehouse": TABLE_BUCKET_ARN,
-                          "iceberg.tables.auto-create-enabled": "true", "sink.lease.duration.ms": 2000})
+    config = connector(
+        **{
+            "format.class": "IcebergFormat",
+            "iceberg.tables": f"rest_{unique}.events",
+            "iceberg.catalog.type": "rest",
+            "iceberg.catalog.uri": rest_server.url,
+            "iceberg.catalog.warehouse": TABLE_BUCKET_ARN,
+            "iceberg.tables.auto-create-enabled": "true",
+            "sink.lease.duration.ms": 2000,
+        }
+    )
     create_namespace(config)
     new_topic(config, 2, events=100)
     return config
@@ -92,8 +115,9 @@ def test_an_append_on_a_stale_base_is_refused_with_409(stack, spark, dynamodb, r
     assert ids(config) == [-1] + list(range(100))
 
 
-def test_a_zombie_parked_with_its_append_built_cannot_commit(stack, spark, dynamodb, rest_server, rest_config,
-                                                             monkeypatch):
+def test_a_zombie_parked_with_its_append_built_cannot_commit(
+    stack, spark, dynamodb, rest_server, rest_config, monkeypatch
+):
     """Run A is parked with its append built on the head it read while run B, a lease period ahead, takes the lease
     and commits the same records: the server refuses A's stale base (409) and A stops, its lease gone."""
     config = rest_config
@@ -110,20 +134,29 @@ def test_a_zombie_parked_with_its_append_built_cannot_commit(stack, spark, dynam
 
 
 def test_a_continuous_run_on_an_s3_table_bucket_leaves_its_spent_stages_to_the_bucket(
-        stack, dynamodb, rest_server, new_topic, connector, unique, tmp_path):
+    stack, dynamodb, rest_server, new_topic, connector, unique, tmp_path
+):
     """A table bucket serves no DeleteObject: the driver deletes no staged file (S3 Tables' unreferenced file removal
     does), where on any other catalog it deletes each once committed (tests/iam/test_tables_continuous_under_iam.py)."""
     import boto3
 
-    from sink_engine.iceberg.settings import STAGED_FILES
+    from sink_engine.target.iceberg_tables.settings import STAGED_FILES
     from tests.continuous.runs import caught_up, kill_group, start_continuous, stop, wait_for
     from tests.iceberg.runs import write_config
 
     # given a continuous run of a connector configured for S3 Tables (its endpoint the local REST catalog)
-    config = connector(**{"format.class": "IcebergFormat", "iceberg.tables": f"rest_{unique}.events",
-                          "iceberg.catalog.type": "rest", "iceberg.catalog.uri": rest_server.url,
-                          "iceberg.catalog.warehouse": TABLE_BUCKET_ARN, "iceberg.tables.auto-create-enabled": "true",
-                          "iceberg.control.commit.interval-ms": 2000, "sink.lease.duration.ms": 8000})
+    config = connector(
+        **{
+            "format.class": "IcebergFormat",
+            "iceberg.tables": f"rest_{unique}.events",
+            "iceberg.catalog.type": "rest",
+            "iceberg.catalog.uri": rest_server.url,
+            "iceberg.catalog.warehouse": TABLE_BUCKET_ARN,
+            "iceberg.tables.auto-create-enabled": "true",
+            "iceberg.control.commit.interval-ms": 2000,
+            "sink.lease.duration.ms": 8000,
+        }
+    )
     create_namespace(config)
     new_topic(config, 2, events=100)
     run = start_continuous(str(write_config(config, tmp_path / "connector.json")))

@@ -1,6 +1,8 @@
-"""Staged commits of a continuous IcebergFormat run (`STAGE#` items, iceberg/staging.py): one stage per partition and
+"""Staged commits of a continuous IcebergFormat run (`STAGE#` items, target/iceberg_tables/staging.py): one stage
+per partition and
 committed offset, the first one staged wins; a stage under a lease that moved on is refused; the data files a
 stage's manifest describes come back as the task wrote them."""
+
 from __future__ import annotations
 
 import uuid
@@ -11,10 +13,10 @@ from pyiceberg.io.pyarrow import _dataframe_to_data_files
 
 from sink_engine.driver.job import now_ms
 from sink_engine.errors import CommitConflictError
-from sink_engine.iceberg.staging import Stage, StagePart, StageStore, read_part, write_part
 from sink_engine.model import TopicPartition
 from sink_engine.offsets import Leases
 from sink_engine.offsets.store import OffsetCommit
+from sink_engine.target.iceberg_tables.staging import Stage, StagePart, StageStore, read_part, write_part
 from tests.conftest import TABLE
 from tests.iceberg.tables import catalog_of, create_namespace, table_name
 
@@ -23,8 +25,11 @@ TP = TopicPartition("orders", 3)
 
 def stage(start: int | None, next_offset: int, manifest: str = "s3://lake/m.avro") -> Stage:
     commit = OffsetCommit(TP, start, next_offset, None, {"TableSchemaError": 1}, 7, {"ignored": 2}, 0)
-    parts = (StagePart((manifest, 0)), StagePart(None, "s3://lake/k.parquet"), StagePart(("s3://lake/n.avro", 1),
-                                                                                          "s3://lake/l.parquet"))
+    parts = (
+        StagePart((manifest, 0)),
+        StagePart(None, "s3://lake/k.parquet"),
+        StagePart(("s3://lake/n.avro", 1), "s3://lake/l.parquet"),
+    )
     return Stage(commit, parts, 1, next_offset - (start or 0) - 3)
 
 

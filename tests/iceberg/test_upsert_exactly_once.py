@@ -1,6 +1,7 @@
 """Upsert tables exactly once: crashes at each point of a run and reruns, two runs at once, and `sink-engine run`
 processes SIGKILLed at seeded random moments with a second run started meanwhile. After the reruns the table is the
 model of the source table, and no key has two rows at any time."""
+
 from __future__ import annotations
 
 import os
@@ -64,7 +65,7 @@ def test_two_runs_at_once_apply_each_change_once(stack, spark, s3, dynamodb, tab
 
 
 def test_sigkill_at_random_moments_with_overlapping_runs(stack, spark, s3, dynamodb, table_config, tmp_path, capsys):
-    from tests.faults.test_process_kills import KILLED, RunProcess, finish, kill_when
+    from tests.faults.run_processes import KILLED, RunProcess, finish, kill_when
 
     config, source = table_config, SourceTable(seed=29, partitions=3)
     seed = int(os.environ.get("SEED") or 31)
@@ -101,8 +102,14 @@ def test_one_table_per_topic_with_a_crash_between_tables(stack, spark, s3, dynam
     from tests.iceberg.test_upsert import UPSERT
 
     topics = [f"{name}-{unique}" for name in ("customers", "orders", "items")]
-    config = iceberg_connector(**{**UPSERT, "topics": ",".join(topics), "iceberg.tables": f"lake_{unique}.${{topic}}",
-                                  "sink.lease.duration.ms": LEASE_MS})
+    config = iceberg_connector(
+        **{
+            **UPSERT,
+            "topics": ",".join(topics),
+            "iceberg.tables": f"lake_{unique}.${{topic}}",
+            "sink.lease.duration.ms": LEASE_MS,
+        }
+    )
     create_namespace(config, topics[0])
     sources = {topic: SourceTable(seed=i) for i, topic in enumerate(topics)}
     for topic in topics:

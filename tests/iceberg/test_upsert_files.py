@@ -1,6 +1,7 @@
 """The copy-on-write steps of upsert tables on a local table (a SQL catalog on the local disk): each key's last
 change within a range, and a run's files when ranges change the same key (their changes were not in one
 partition)."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,8 @@ from pyiceberg.conversions import from_bytes
 from pyiceberg.io.pyarrow import _dataframe_to_data_files
 from pyiceberg.types import LongType
 
-from sink_engine.iceberg.task import TableFiles
-from sink_engine.iceberg.upsert import last_changes, run_files
+from sink_engine.target.iceberg_tables.task import TableFiles
+from sink_engine.target.iceberg_tables.upsert import last_changes, run_files
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
 
@@ -29,8 +30,10 @@ def table(tmp_path):
 
 def changes(rows: list[tuple[int, str | None]]) -> tuple[pa.Table, pa.Array]:
     """(rows, deletes) of (id, name) changes, a None name a delete."""
-    return (pa.table({"id": [i for i, _ in rows], "name": [n for _, n in rows]}, schema=SCHEMA),
-            pa.array([n is None for _, n in rows]))
+    return (
+        pa.table({"id": [i for i, _ in rows], "name": [n for _, n in rows]}, schema=SCHEMA),
+        pa.array([n is None for _, n in rows]),
+    )
 
 
 def range_files(table, rows: list[tuple[int, str | None]]) -> TableFiles:
@@ -56,7 +59,10 @@ def test_the_last_change_of_each_key_wins_in_kafka_order():
 
 def test_a_run_replaces_updated_rows_and_removes_deleted_ones(table):
     assert committed(table, [range_files(table, [(1, "a2"), (2, None), (9, "new")])]) == [
-        (1, "a2"), (3, "c"), (9, "new")]
+        (1, "a2"),
+        (3, "c"),
+        (9, "new"),
+    ]
 
 
 def test_a_key_changed_in_two_ranges_keeps_the_last_ranges_change(table):

@@ -1,5 +1,6 @@
 """Writing a topic to an Iceberg table: data files with the table's field ids under its location, one snapshot
 per run, read back with pyiceberg scans."""
+
 from __future__ import annotations
 
 import pyarrow.parquet as pq
@@ -36,10 +37,11 @@ def test_a_run_appends_every_record_in_one_snapshot(stack, spark, s3, dynamodb, 
     assert summary.records_written == 250
     for data_file in summary.files:
         assert data_file.key.startswith(table.location() + "/data/")
-        bucket, key = data_file.key[len("s3://"):].split("/", 1)
+        bucket, key = data_file.key[len("s3://") :].split("/", 1)
         parquet = pq.ParquetFile(_download(s3, bucket, key))
-        ids_in_file = [parquet.schema_arrow.field(name).metadata[b"PARQUET:field_id"] for name in
-                       ("event_id", "user_id")]
+        ids_in_file = [
+            parquet.schema_arrow.field(name).metadata[b"PARQUET:field_id"] for name in ("event_id", "user_id")
+        ]
         assert ids_in_file == [str(table.schema().find_field(n).field_id).encode() for n in ("event_id", "user_id")]
 
 
@@ -64,8 +66,9 @@ def test_kafka_metadata_columns(stack, spark, dynamodb, iceberg_connector):
     topic = prepared(stack, config, 2, 10)
     run_job(config, spark, dynamodb)
     found = sorted(rows(config), key=lambda r: (r["_kafka_metadata_partition"], r["_kafka_metadata_offset"]))
-    assert [(r["_kafka_metadata_topic"], r["_kafka_metadata_partition"], r["_kafka_metadata_offset"])
-            for r in found] == [(topic, p, o) for p in (0, 1) for o in range(5)]
+    assert [
+        (r["_kafka_metadata_topic"], r["_kafka_metadata_partition"], r["_kafka_metadata_offset"]) for r in found
+    ] == [(topic, p, o) for p in (0, 1) for o in range(5)]
     assert all(r["_kafka_metadata_timestamp"] is not None for r in found)
     assert "_kafka_metadata_key" in found[0]
 

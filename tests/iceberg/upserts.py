@@ -1,6 +1,8 @@
 """Upsert tables in tests: a CDC stream, a model of the source table it describes, and the table read by three
-readers: pyiceberg's scan, DuckDB's iceberg extension, and a reader of our own (the metadata JSON, fastavro for the manifest list and manifests,
-pyarrow for the Parquet data files), which also checks that the table holds no delete files (copy-on-write)."""
+readers: pyiceberg's scan, DuckDB's iceberg extension, and a reader of our own (the metadata JSON, fastavro for the
+manifest list and manifests, pyarrow for the Parquet data files), which also checks that the table holds no delete
+files (copy-on-write)."""
+
 from __future__ import annotations
 
 import io
@@ -61,13 +63,15 @@ class SourceTable:
         records = []
         for key, row, op in changes:
             value = None if op == "tombstone" else {**(row or {"id": key}), cdc_field: op}
-            records.append((key % self.partitions, orjson.dumps({"id": key}),
-                            None if value is None else orjson.dumps(value)))
+            records.append(
+                (key % self.partitions, orjson.dumps({"id": key}), None if value is None else orjson.dumps(value))
+            )
         return records
 
     def expected(self, extra: dict | None = None) -> list[dict]:
-        return sorted(({**row, **(extra or {}).get(row["id"], {})} for row in self.rows.values()),
-                      key=lambda r: r["id"])
+        return sorted(
+            ({**row, **(extra or {}).get(row["id"], {})} for row in self.rows.values()), key=lambda r: r["id"]
+        )
 
 
 def pyiceberg_rows(config, columns=("id", "name", "amount"), topic: str | None = None) -> list[dict]:

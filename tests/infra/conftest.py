@@ -1,4 +1,5 @@
 """One synthesized app per environment, shared by every infra test (synthesis takes seconds per environment)."""
+
 from __future__ import annotations
 
 import json
@@ -54,8 +55,10 @@ def synthesized(tmp_path_factory) -> dict[str, Synthesized]:
         app = new_app(str(outdir))
         deployment = build(app, env)
         app.synth()
-        templates = {which: json.loads((outdir / f"{stack.stack_name}.template.json").read_text())
-                     for which, stack in (("data", deployment.data), ("service", deployment.service))}
+        templates = {
+            which: json.loads((outdir / f"{stack.stack_name}.template.json").read_text())
+            for which, stack in (("data", deployment.data), ("service", deployment.service))
+        }
         result[env] = Synthesized(env, outdir, deployment, templates)
     return result
 

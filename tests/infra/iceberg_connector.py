@@ -1,5 +1,6 @@
 """An IcebergFormat connector file for the dev environment, made from the shipped dev connector, and the dev
 stacks synthesized with it (tests/infra, tests/deployed)."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,14 @@ DEV = load_settings(ENV)
 # a second connector's overrides: one table, in namespace `audit`, not auto-created
 AUDIT_TABLE = {"topics": "orders", "iceberg.tables": "audit.events", "iceberg.tables.auto-create-enabled": None}
 # the physical names a job role's statements are built with, for policy checks without a synthesis
-NAMES = JobPhysicalNames(DEV.bucket_name, "arn:aws:dynamodb:eu-west-1:111111111111:table/offsets",
-                         DEV.msk.cluster_arn, DEV.retention.dlq_prefix, DEV.region, DEV.account)
+NAMES = JobPhysicalNames(
+    DEV.bucket_name,
+    "arn:aws:dynamodb:eu-west-1:111111111111:table/offsets",
+    DEV.msk.cluster_arn,
+    DEV.retention.dlq_prefix,
+    DEV.region,
+    DEV.account,
+)
 
 
 def settings_with(**iceberg):
@@ -31,9 +38,15 @@ def iceberg_document(name: str = NAME, **config) -> dict:
     """The shipped dev connector as an Iceberg connector `name`: a Glue table per topic in DATABASE, auto-created,
     dead letters under its own folder; `config` overrides keys (None removes one)."""
     document = json.loads((DEV.connectors_dir / "orders.json").read_text())
-    merged = {**document["config"], "format.class": "IcebergFormat", "iceberg.tables": f"{DATABASE}.${{topic}}",
-              "iceberg.catalog.type": "glue", "iceberg.tables.auto-create-enabled": "true",
-              "errors.deadletterqueue.s3.prefix": f"{DEV.retention.dlq_prefix}{name}", **config}
+    merged = {
+        **document["config"],
+        "format.class": "IcebergFormat",
+        "iceberg.tables": f"{DATABASE}.${{topic}}",
+        "iceberg.catalog.type": "glue",
+        "iceberg.tables.auto-create-enabled": "true",
+        "errors.deadletterqueue.s3.prefix": f"{DEV.retention.dlq_prefix}{name}",
+        **config,
+    }
     return {"name": name, "config": {k: v for k, v in merged.items() if v is not None}}
 
 
@@ -62,8 +75,10 @@ def synthesize_with(outdir: Path, documents: list[dict], settings=None):
     app = new_app(str(outdir / "cdk.out"))
     deployment = build(app, ENV, connectors=connectors, settings=settings)
     app.synth()
-    templates = {which: json.loads((outdir / "cdk.out" / f"{stack.stack_name}.template.json").read_text())
-                 for which, stack in (("data", deployment.data), ("service", deployment.service))}
+    templates = {
+        which: json.loads((outdir / "cdk.out" / f"{stack.stack_name}.template.json").read_text())
+        for which, stack in (("data", deployment.data), ("service", deployment.service))
+    }
     return deployment, templates
 
 

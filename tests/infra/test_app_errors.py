@@ -1,5 +1,6 @@
 """`cdk synth` (app.py) reports a misfit connector or setting in one line naming its file and key, without a
 Python traceback."""
+
 from __future__ import annotations
 
 import runpy
@@ -13,12 +14,19 @@ from infra.errors import ConnectorSpecError, SettingsError
 APP = Path(__file__).resolve().parents[2] / "app.py"
 
 
-@pytest.mark.parametrize("error, line", [
-    (ConnectorSpecError("dev/orders.json", "s3.bucket.name", "must be 'acme-sink-dev-111111111111'"),
-     "error: connector config dev/orders.json, key 's3.bucket.name': must be 'acme-sink-dev-111111111111'\n"),
-    (SettingsError("dev.json", "msk.cluster_arn", "must be in the environment's account and region"),
-     "error: setting 'msk.cluster_arn' in dev.json: must be in the environment's account and region\n"),
-])
+@pytest.mark.parametrize(
+    "error, line",
+    [
+        (
+            ConnectorSpecError("dev/orders.json", "s3.bucket.name", "must be 'acme-sink-dev-111111111111'"),
+            "error: connector config dev/orders.json, key 's3.bucket.name': must be 'acme-sink-dev-111111111111'\n",
+        ),
+        (
+            SettingsError("dev.json", "msk.cluster_arn", "must be in the environment's account and region"),
+            "error: setting 'msk.cluster_arn' in dev.json: must be in the environment's account and region\n",
+        ),
+    ],
+)
 def test_a_misfit_is_one_line_naming_the_file_and_key(monkeypatch, capsys, error, line):
     # given a build that finds a misfit connector or setting
     def build(app, env, connectors=None, settings=None):

@@ -1,4 +1,5 @@
 """A policy's resource list stays exact while it fits ARN_LIST_BUDGET and becomes one wildcard past it."""
+
 import pytest
 
 from infra.arn_lists import ARN_LIST_BUDGET, listed_or_wildcard

@@ -5,6 +5,7 @@ A topic policy replaces SNS's default one, so a publisher it does not name is re
 were ("Why didn't I receive an SNS notification for my CloudWatch alarm trigger?", AWS re:Post Knowledge Center).
 The requests carry what each service sends: `aws:SourceArn` (the alarm's or the rule's ARN) and `aws:SourceAccount`
 (EventBridge: "Using IAM policy conditions in Amazon EventBridge"), and `aws:SecureTransport`."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,9 +15,9 @@ import pytest
 from infra.constructs.alarm_topic import CLOUDWATCH, EVENTBRIDGE
 from tests.iam.actions import Need
 from tests.iam.evaluate import resource_allows
+from tests.iam.intrinsics import resolve
 from tests.iam.physical import stack_physical
 from tests.iam.policies import PolicyDocument
-from tests.iam.intrinsics import resolve
 from tests.iam.recorder import Call
 
 OTHER_ACCOUNT = "999999999999"
@@ -43,12 +44,16 @@ class Topic:
 @pytest.fixture
 def topic(each_env) -> Topic:
     settings, template = each_env.deployment.settings, each_env.templates["service"]
-    physical = stack_physical(template, stack_name=each_env.deployment.service.stack_name, region=settings.region,
-                              account=settings.account)
+    physical = stack_physical(
+        template, stack_name=each_env.deployment.service.stack_name, region=settings.region, account=settings.account
+    )
     (policy,) = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::SNS::TopicPolicy"]
     (arn,) = resolve(policy["Topics"], physical)
-    (rule,) = [k for k, r in template["Resources"].items()
-               if r["Type"] == "AWS::Events::Rule" and k.startswith("MonitoringJobRunFailed")]
+    (rule,) = [
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::Events::Rule" and k.startswith("MonitoringJobRunFailed")
+    ]
     document = PolicyDocument("AWS::SNS::TopicPolicy", resolve(policy["PolicyDocument"], physical))
     return Topic(arn, document, settings.account, settings.region, physical.get_att(rule, "Arn"))
 

@@ -1,4 +1,5 @@
 """Checks over the synthesized templates: cfn-lint, cdk-nag (AwsSolutions) and its acknowledgements."""
+
 import json
 
 import pytest
@@ -13,8 +14,10 @@ def cfn_lint_findings(cdk_out, deployment) -> list[str]:
 
     findings = []
     for stack in (deployment.data, deployment.service):
-        findings += lint_file(cdk_out / f"{stack.stack_name}.template.json",
-                              ManualArgs(regions=[deployment.settings.region], ignore_checks=CFN_LINT_IGNORED))
+        findings += lint_file(
+            cdk_out / f"{stack.stack_name}.template.json",
+            ManualArgs(regions=[deployment.settings.region], ignore_checks=CFN_LINT_IGNORED),
+        )
     return [str(f) for f in findings]
 
 

@@ -1,4 +1,5 @@
 """`cdk synth` warns about each connector key the job ignores, naming the file and the key."""
+
 from __future__ import annotations
 
 import json
@@ -32,11 +33,19 @@ def test_synth_warns_naming_file_and_key(with_ignored_keys):
     from aws_cdk.assertions import Annotations, Match
 
     stack = Annotations.from_stack(with_ignored_keys.service)
-    stack.has_warning("/Sink-dev-Service", Match.string_like_regexp(
-        r"connector config dev/orders.json, key 's3.endpoint': ignored .*did you mean `store.url`\?"))
-    stack.has_warning("/Sink-dev-Service", Match.string_like_regexp(
-        r"connector config dev/orders.json, key 'frobnicate': ignored \(unknown .*\); set "
-        r"connectors.refuse_ignored_keys"))
+    stack.has_warning(
+        "/Sink-dev-Service",
+        Match.string_like_regexp(
+            r"connector config dev/orders.json, key 's3.endpoint': ignored .*did you mean `store.url`\?"
+        ),
+    )
+    stack.has_warning(
+        "/Sink-dev-Service",
+        Match.string_like_regexp(
+            r"connector config dev/orders.json, key 'frobnicate': ignored \(unknown .*\); set "
+            r"connectors.refuse_ignored_keys"
+        ),
+    )
 
 
 def test_the_shipped_dev_connector_synthesizes_without_such_warnings(dev):

@@ -2,6 +2,7 @@
 service stack: a job role's policy (its nested stack's parameters resolved) is the one it has without nested
 stacks, the trigger may pass every named job role, reads each topic through one mapping there, and the admin
 publishes the same configs and index (packed). Large environments: tests/infra/test_infra_scale.py."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,8 +28,7 @@ def grouped(tmp_path_factory):
 
     ensure_artifacts()
     dev = load_settings("dev")  # its capacity holds a few runs: the others queue (emr.concurrent_runs)
-    settings = dataclasses.replace(dev, connector_stacks=STACKS,
-                                   emr=dataclasses.replace(dev.emr, concurrent_runs=1))
+    settings = dataclasses.replace(dev, connector_stacks=STACKS, emr=dataclasses.replace(dev.emr, concurrent_runs=1))
     (shipped,) = sorted(settings.connectors_dir.glob("*.json"))
     folder = tmp_path_factory.mktemp("grouped")
     specs = [_load(shipped, settings)]
@@ -74,16 +74,21 @@ def _resolved(value, parameters: dict):
 
 
 def _job_role(template: dict, connector: str) -> tuple[str, dict]:
-    (found,) = [(k, r) for k, r in template["Resources"].items() if r["Type"] == "AWS::IAM::Role"
-                and {"Key": "connector", "Value": connector} in r["Properties"].get("Tags", [])]
+    (found,) = [
+        (k, r)
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::IAM::Role" and {"Key": "connector", "Value": connector} in r["Properties"].get("Tags", [])
+    ]
     return found
 
 
 def _statements(template: dict, role_id: str, parameters: dict | None = None) -> list:
-    return sorted((json.dumps(_resolved(s, parameters or {}), sort_keys=True)
-                   for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
-                   and {"Ref": role_id} in r["Properties"]["Roles"]
-                   for s in r["Properties"]["PolicyDocument"]["Statement"]))
+    return sorted(
+        json.dumps(_resolved(s, parameters or {}), sort_keys=True)
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in r["Properties"]["Roles"]
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+    )
 
 
 def test_each_connector_lies_in_the_nested_stack_its_name_hashes_to(grouped):
@@ -91,13 +96,21 @@ def test_each_connector_lies_in_the_nested_stack_its_name_hashes_to(grouped):
     nested = _nested(templates)
     assert 1 < len(nested) <= STACKS
     for spec in deployment.connectors:  # its role there, whose id is Connectors<index>NestedStack...
-        (holder,) = [logical for logical, (_, t) in nested.items()
-                     if any({"Key": "connector", "Value": spec.name} in r["Properties"].get("Tags", [])
-                            for r in t["Resources"].values() if r["Type"] == "AWS::IAM::Role")]
+        (holder,) = [
+            logical
+            for logical, (_, t) in nested.items()
+            if any(
+                {"Key": "connector", "Value": spec.name} in r["Properties"].get("Tags", [])
+                for r in t["Resources"].values()
+                if r["Type"] == "AWS::IAM::Role"
+            )
+        ]
         assert holder.startswith(f"Connectors{connector_stack_index(spec.name, STACKS):03d}")
-    assert not [r for r in _service(templates)["Resources"].values()
-                if r["Type"] in ("AWS::Lambda::EventSourceMapping", "AWS::CloudWatch::Alarm")
-                and "Lag" in json.dumps(r)]
+    assert not [
+        r
+        for r in _service(templates)["Resources"].values()
+        if r["Type"] in ("AWS::Lambda::EventSourceMapping", "AWS::CloudWatch::Alarm") and "Lag" in json.dumps(r)
+    ]
 
 
 def test_a_nested_job_role_grants_what_the_service_stack_one_does(grouped, dev):
@@ -120,8 +133,9 @@ def test_a_nested_job_role_grants_what_the_service_stack_one_does(grouped, dev):
 def test_the_trigger_may_pass_each_named_role_and_the_index_names_them(grouped):
     deployment, templates, _ = grouped
     service = _service(templates)
-    (state,) = [r["Properties"]["State"] for r in service["Resources"].values()
-                if r["Type"] == "Custom::SinkConnectors"]
+    (state,) = [
+        r["Properties"]["State"] for r in service["Resources"].values() if r["Type"] == "Custom::SinkConnectors"
+    ]
     from lambdas.admin.desired import DesiredState
 
     desired = DesiredState.from_json(_rendered(state))
@@ -133,21 +147,31 @@ def test_the_trigger_may_pass_each_named_role_and_the_index_names_them(grouped):
             if r["Type"] == "AWS::IAM::Role" and "RoleName" in r["Properties"]:
                 p = r["Properties"]
                 arns[p["Tags"][0]["Value"] if p["Tags"][0]["Key"] == "connector" else None] = (
-                    f"arn:aws:iam::{deployment.settings.account}:role{p['Path']}{p['RoleName']}")
+                    f"arn:aws:iam::{deployment.settings.account}:role{p['Path']}{p['RoleName']}"
+                )
     assert {e["name"]: e["role_arn"] for e in desired.index} == arns
-    passes = [s for r in service["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
-              for s in r["Properties"]["PolicyDocument"]["Statement"] if s["Action"] == "iam:PassRole"]
+    passes = [
+        s
+        for r in service["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy"
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+        if s["Action"] == "iam:PassRole"
+    ]
     (pass_role,) = passes
     assert all(fnmatch.fnmatchcase(arn, pass_role["Resource"]) for arn in arns.values())
-    assert not fnmatch.fnmatchcase(f"arn:aws:iam::{deployment.settings.account}:role/sink-dev-other",
-                                   pass_role["Resource"])
+    assert not fnmatch.fnmatchcase(
+        f"arn:aws:iam::{deployment.settings.account}:role/sink-dev-other", pass_role["Resource"]
+    )
 
 
 def test_each_topic_is_read_by_one_mapping_of_the_trigger_in_a_nested_stack(grouped):
     deployment, templates, _ = grouped
     service = _service(templates)
-    (trigger,) = [k for k, r in service["Resources"].items() if r["Type"] == "AWS::Lambda::Function"
-                  and r["Properties"]["Handler"].startswith("lambdas.trigger.")]
+    (trigger,) = [
+        k
+        for k, r in service["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"].startswith("lambdas.trigger.")
+    ]
     topics = []
     for parameters, template in _nested(templates).values():
         for mapping in [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]:
@@ -155,10 +179,14 @@ def test_each_topic_is_read_by_one_mapping_of_the_trigger_in_a_nested_stack(grou
             topics += mapping["Properties"]["Topics"]
             # a batch the trigger keeps failing on goes, after Lambda's 10 retries, to the service stack's queue
             settings = deployment.settings
-            assert mapping["Properties"]["DestinationConfig"] == {"OnFailure": {"Destination": (
-                f"arn:aws:sqs:{settings.region}:{settings.account}:sink-{settings.env}-trigger-discarded-batches")}}
+            assert mapping["Properties"]["DestinationConfig"] == {
+                "OnFailure": {
+                    "Destination": (
+                        f"arn:aws:sqs:{settings.region}:{settings.account}:sink-{settings.env}-trigger-discarded-batches"
+                    )
+                }
+            }
     assert sorted(topics) == sorted({t for s in deployment.connectors for t in s.topics})
-
 
 
 def test_a_nested_template_too_large_for_cloudformation_fails_naming_its_stack(grouped, tmp_path):
@@ -169,6 +197,9 @@ def test_a_nested_template_too_large_for_cloudformation_fails_naming_its_stack(g
     check_template_sizes(outdir)
     nested = next(outdir.glob("*.nested.template.json"))
     (tmp_path / nested.name).write_bytes(nested.read_bytes())  # an assembly whose only template is a nested one
-    with pytest.raises(TemplateSizeError, match=rf"stack {nested.name.removesuffix('.template.json')}: .* set or "
-                                                r"raise the setting connector_stacks"):
+    with pytest.raises(
+        TemplateSizeError,
+        match=rf"stack {nested.name.removesuffix('.template.json')}: .* set or "
+        r"raise the setting connector_stacks",
+    ):
         check_template_sizes(tmp_path, limit=nested.stat().st_size - 1)

@@ -4,6 +4,7 @@ loaded, naming the setting or the connector file's key at fault; carried into th
 per continuous connector and the stream metrics on the dashboard; the trigger may cancel and list job runs; the
 application's concurrency and capacity count each continuous job as always running; the job timeout does not apply.
 """
+
 from __future__ import annotations
 
 import copy
@@ -40,19 +41,35 @@ def _settings(continuous: dict, **emr):
 OPTED_IN = {"connectors": {ORDERS: {"freshness_alarm_seconds": 900, "max_failed_attempts_per_hour": 3}}}
 
 
-@pytest.mark.parametrize("continuous, setting", [
-    ({"connectors": {ORDERS: {}}}, f"continuous.connectors.{ORDERS}.freshness_alarm_seconds"),
-    ({"connectors": {ORDERS: {"freshness_alarm_seconds": "60"}}}, f"continuous.connectors.{ORDERS}.freshness_alarm_seconds"),
-    ({"connectors": {ORDERS: {"freshness_alarm_seconds": 5}}}, f"continuous.connectors.{ORDERS}.freshness_alarm_seconds"),
-    ({"connectors": {ORDERS: {"freshness_alarm_seconds": 60, "max_failed_attempts_per_hour": 0}}},
-     f"continuous.connectors.{ORDERS}.max_failed_attempts_per_hour"),
-    ({"connectors": {ORDERS: {"freshness_alarm_seconds": 60, "max_failed_attempts_per_hour": 11}}},
-     f"continuous.connectors.{ORDERS}.max_failed_attempts_per_hour"),
-    ({"connectors": {ORDERS: {"freshness_alarm_seconds": 60, "freshness": 1}}}, f"continuous.connectors.{ORDERS}.freshness"),
-    ({"connectors": {ORDERS: 60}}, f"continuous.connectors.{ORDERS}"),
-    ({"connectors": {"bad name!": {"freshness_alarm_seconds": 60}}}, "continuous.connectors.bad name!"),
-    ({"jobs": {}}, "continuous.jobs"),
-])
+@pytest.mark.parametrize(
+    "continuous, setting",
+    [
+        ({"connectors": {ORDERS: {}}}, f"continuous.connectors.{ORDERS}.freshness_alarm_seconds"),
+        (
+            {"connectors": {ORDERS: {"freshness_alarm_seconds": "60"}}},
+            f"continuous.connectors.{ORDERS}.freshness_alarm_seconds",
+        ),
+        (
+            {"connectors": {ORDERS: {"freshness_alarm_seconds": 5}}},
+            f"continuous.connectors.{ORDERS}.freshness_alarm_seconds",
+        ),
+        (
+            {"connectors": {ORDERS: {"freshness_alarm_seconds": 60, "max_failed_attempts_per_hour": 0}}},
+            f"continuous.connectors.{ORDERS}.max_failed_attempts_per_hour",
+        ),
+        (
+            {"connectors": {ORDERS: {"freshness_alarm_seconds": 60, "max_failed_attempts_per_hour": 11}}},
+            f"continuous.connectors.{ORDERS}.max_failed_attempts_per_hour",
+        ),
+        (
+            {"connectors": {ORDERS: {"freshness_alarm_seconds": 60, "freshness": 1}}},
+            f"continuous.connectors.{ORDERS}.freshness",
+        ),
+        ({"connectors": {ORDERS: 60}}, f"continuous.connectors.{ORDERS}"),
+        ({"connectors": {"bad name!": {"freshness_alarm_seconds": 60}}}, "continuous.connectors.bad name!"),
+        ({"jobs": {}}, "continuous.jobs"),
+    ],
+)
 def test_a_malformed_continuous_setting_is_named(continuous, setting):
     with pytest.raises(SettingsError) as failed:
         _settings(continuous)
@@ -84,8 +101,10 @@ def test_an_opted_in_connector_carries_its_retry_policy_grace_and_config_hash_in
     assert spec.continuous.shutdown_grace_seconds == 120 + GRACE_MARGIN_S
     (entry,) = connector_index((spec,), settings.bucket_name, {spec.name: "arn:aws:iam::1:role/job"})
     assert entry["continuous"] == {
-        "max_failed_attempts_per_hour": 3, "shutdown_grace_seconds": 120 + GRACE_MARGIN_S,
-        "config_sha256": hashlib.sha256(json.dumps(spec.document, sort_keys=True).encode()).hexdigest()}
+        "max_failed_attempts_per_hour": 3,
+        "shutdown_grace_seconds": 120 + GRACE_MARGIN_S,
+        "config_sha256": hashlib.sha256(json.dumps(spec.document, sort_keys=True).encode()).hexdigest(),
+    }
     # which the trigger reads back
     (connector,) = connectors_from_entries([entry], None)
     assert connector.continuous.max_failed_attempts_per_hour == 3
@@ -109,13 +128,24 @@ def test_a_freshness_alarm_not_above_the_rotation_schedule_is_refused():
     assert failed.value.setting == f"continuous.connectors.{ORDERS}.freshness_alarm_seconds"
 
 
-@pytest.mark.parametrize("keys, key", [
-    ({"rotate.schedule.interval.ms": "-1"}, "rotate.schedule.interval.ms"),  # no bound on freshness
-    ({"sink.lease.duration.ms": "1800000"}, "sink.lease.duration.ms"),  # grace past CancelJobRun's 1800 s
-    ({"partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner", "path.format": "'h'=HH",
-      "partition.duration.ms": "3600000", "locale": "en", "timezone": "UTC",
-      "timestamp.extractor": "Wallclock"}, "timestamp.extractor"),  # the engine's continuous runs refuse it
-])
+@pytest.mark.parametrize(
+    "keys, key",
+    [
+        ({"rotate.schedule.interval.ms": "-1"}, "rotate.schedule.interval.ms"),  # no bound on freshness
+        ({"sink.lease.duration.ms": "1800000"}, "sink.lease.duration.ms"),  # grace past CancelJobRun's 1800 s
+        (
+            {
+                "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+                "path.format": "'h'=HH",
+                "partition.duration.ms": "3600000",
+                "locale": "en",
+                "timezone": "UTC",
+                "timestamp.extractor": "Wallclock",
+            },
+            "timestamp.extractor",
+        ),  # the engine's continuous runs refuse it
+    ],
+)
 def test_a_connector_that_cannot_run_continuously_is_refused_naming_its_key(keys, key, tmp_path):
     settings = _settings(OPTED_IN)
     source = json.loads((settings.connectors_dir / "orders.json").read_text())
@@ -158,6 +188,7 @@ def test_the_job_timeout_does_not_apply_to_a_continuous_connector():
 
 # --- the synthesized stacks -----------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def opted_in(tmp_path_factory):
     """dev's stacks with its connector continuous."""
@@ -181,13 +212,20 @@ def _widgets(template) -> list[dict]:
 
 
 def _searches(template) -> list[str]:
-    return [m[0]["expression"] for w in _widgets(template) for m in w["properties"].get("metrics", [])
-            if isinstance(m[0], dict) and "expression" in m[0]]
+    return [
+        m[0]["expression"]
+        for w in _widgets(template)
+        for m in w["properties"].get("metrics", [])
+        if isinstance(m[0], dict) and "expression" in m[0]
+    ]
 
 
 def test_a_continuous_connector_has_a_freshness_alarm_on_its_jobs_metric(opted_in):
-    alarms = [a["Properties"] for a in opted_in.find_resources("AWS::CloudWatch::Alarm").values()
-              if a["Properties"]["MetricName"] == "StreamFreshnessSeconds"]
+    alarms = [
+        a["Properties"]
+        for a in opted_in.find_resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"]["MetricName"] == "StreamFreshnessSeconds"
+    ]
     (alarm,) = alarms
     # the job's per-minute metric, a plain one (an alarm cannot watch a SEARCH), at its largest
     assert (alarm["Namespace"], alarm["Dimensions"]) == ("SinkEngine", [{"Name": "Connector", "Value": ORDERS}])
@@ -200,13 +238,19 @@ def test_a_continuous_connector_has_a_freshness_alarm_on_its_jobs_metric(opted_i
 
 
 def test_the_dashboard_graphs_the_stream_metrics_of_every_continuous_connector(opted_in, dev):
-    for name, statistic in (("StreamFreshnessSeconds", "Maximum"), ("StreamRecordsWritten", "Sum"),
-                            ("StreamLag", "Sum")):
+    for name, statistic in (
+        ("StreamFreshnessSeconds", "Maximum"),
+        ("StreamRecordsWritten", "Sum"),
+        ("StreamLag", "Sum"),
+    ):
         assert f"SEARCH('{{SinkEngine,Connector}} MetricName=\"{name}\"', '{statistic}', 60)" in _searches(opted_in)
     # an environment without continuous connectors has neither the widgets nor the alarm
     assert not [s for s in _searches(dev.template("service")) if "Stream" in s]
-    assert not [a for a in dev.template("service").find_resources("AWS::CloudWatch::Alarm").values()
-                if a["Properties"]["MetricName"] == "StreamFreshnessSeconds"]
+    assert not [
+        a
+        for a in dev.template("service").find_resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"]["MetricName"] == "StreamFreshnessSeconds"
+    ]
 
 
 def _trigger_statements(template) -> list[dict]:
@@ -234,9 +278,11 @@ def test_the_trigger_may_cancel_runs_and_list_the_applications_runs_whatever_the
 
 
 def _streaming_graces(template) -> list[str]:
-    return [f["Properties"].get("Environment", {}).get("Variables", {}).get("STREAMING_GRACE_SECONDS")
-            for f in template.find_resources("AWS::Lambda::Function").values()
-            if "STREAMING_GRACE_SECONDS" in json.dumps(f["Properties"].get("Environment", {}))]
+    return [
+        f["Properties"].get("Environment", {}).get("Variables", {}).get("STREAMING_GRACE_SECONDS")
+        for f in template.find_resources("AWS::Lambda::Function").values()
+        if "STREAMING_GRACE_SECONDS" in json.dumps(f["Properties"].get("Environment", {}))
+    ]
 
 
 def test_the_application_stop_cancels_streaming_runs_with_their_grace_period(opted_in, dev):

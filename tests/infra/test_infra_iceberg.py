@@ -3,6 +3,7 @@ keeps them, their job role gets their Glue tables and the tables' files and noth
 per connector invokes the trigger for its table upkeep; what the stacks cannot deploy (a SQL catalog, REST without
 the environment's table bucket, names Glue or Athena refuse, requests or files elsewhere) fails synthesis naming
 the file and the key. S3 Tables connectors (`iceberg.catalog.type=rest`): test_infra_s3_tables.py."""
+
 from __future__ import annotations
 
 import copy
@@ -14,7 +15,16 @@ from infra.errors import ConnectorSpecError, SettingsError
 from infra.job_policy import job_statements
 from infra.settings import ENVIRONMENTS_DIR, parse_settings
 from tests.infra.iceberg_connector import (
-    AUDIT_TABLE, DATABASE, DEV, NAME, NAMES, iceberg_document, load_spec, resources, settings_with, synthesize_with,
+    AUDIT_TABLE,
+    DATABASE,
+    DEV,
+    NAME,
+    NAMES,
+    iceberg_document,
+    load_spec,
+    resources,
+    settings_with,
+    synthesize_with,
 )
 
 AUDIT = "audit-iceberg"  # a second Iceberg connector: one table, no auto-create, a schedule of its own
@@ -30,19 +40,25 @@ def synthesized(tmp_path_factory):
 
 def test_the_data_stack_creates_and_keeps_each_iceberg_database_under_the_data_lake(synthesized):
     _, _, templates = synthesized
-    databases = {r["Properties"]["DatabaseInput"]["Name"]: r for r in
-                 resources(templates["data"], "AWS::Glue::Database").values()}
+    databases = {
+        r["Properties"]["DatabaseInput"]["Name"]: r
+        for r in resources(templates["data"], "AWS::Glue::Database").values()
+    }
     assert sorted(databases) == ["audit", DATABASE]
     for name, resource in databases.items():
         assert resource["Properties"]["DatabaseInput"]["LocationUri"] == f"s3://{DEV.bucket_name}/iceberg/{name}"
         assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
     # the Athena tables of the service stack stay the object connectors' (an Iceberg table is its own)
-    tables = [r["Properties"]["TableInput"]["Name"]
-              for r in resources(templates["service"], "AWS::Glue::Table").values()]
+    tables = [
+        r["Properties"]["TableInput"]["Name"] for r in resources(templates["service"], "AWS::Glue::Table").values()
+    ]
     assert tables and all(t.startswith("orders_s3_sink_") for t in tables)
     # and no lifecycle rule reaches iceberg/ (Athena cannot read archived objects)
-    (bucket,) = [r for r in resources(templates["data"], "AWS::S3::Bucket").values()
-                 if r["Properties"].get("BucketName") == DEV.bucket_name]
+    (bucket,) = [
+        r
+        for r in resources(templates["data"], "AWS::S3::Bucket").values()
+        if r["Properties"].get("BucketName") == DEV.bucket_name
+    ]
     prefixes = [rule.get("Prefix", "") for rule in bucket["Properties"]["LifecycleConfiguration"]["Rules"]]
     assert not any(p.startswith("iceberg") for p in prefixes)
 
@@ -51,8 +67,11 @@ def test_endpoints_egress_reaches_lake_formation_where_the_doctor_checks_it(synt
     # the doctor's Lake Formation check (GetDataLakeSettings) runs in the job, in the VPC, for tables in Glue
     _, deployment, templates = synthesized
     assert deployment.settings.network.egress == "endpoints"
-    (endpoint,) = [r["Properties"] for r in resources(templates["service"], "AWS::EC2::VPCEndpoint").values()
-                   if r["Properties"]["ServiceName"] == f"com.amazonaws.{DEV.region}.lakeformation"]
+    (endpoint,) = [
+        r["Properties"]
+        for r in resources(templates["service"], "AWS::EC2::VPCEndpoint").values()
+        if r["Properties"]["ServiceName"] == f"com.amazonaws.{DEV.region}.lakeformation"
+    ]
     assert endpoint["VpcEndpointType"] == "Interface" and endpoint["PrivateDnsEnabled"] is True
 
 
@@ -69,21 +88,29 @@ def test_the_job_role_gets_its_glue_tables_and_their_files_only(tmp_path):
     statements = {s["Sid"]: s for s in job_statements(spec, NAMES)}
     glue, bucket = f"arn:aws:glue:{DEV.region}:{DEV.account}", f"arn:aws:s3:::{DEV.bucket_name}"
     tables = [f"{glue}:table/{DATABASE}/{t}" for t in ("orders", "payments")]
-    assert statements["ReadIcebergDatabase"] == {"Sid": "ReadIcebergDatabase", "Effect": "Allow",
-                                                 "Action": ["glue:GetDatabase"],
-                                                 "Resource": [f"{glue}:catalog", f"{glue}:database/{DATABASE}"]}
+    assert statements["ReadIcebergDatabase"] == {
+        "Sid": "ReadIcebergDatabase",
+        "Effect": "Allow",
+        "Action": ["glue:GetDatabase"],
+        "Resource": [f"{glue}:catalog", f"{glue}:database/{DATABASE}"],
+    }
     assert statements["CommitIcebergTables"]["Action"] == ["glue:GetTable", "glue:UpdateTable", "glue:CreateTable"]
     assert statements["CommitIcebergTables"]["Resource"] == [f"{glue}:catalog", f"{glue}:database/{DATABASE}", *tables]
     assert statements["IcebergTableFiles"]["Action"] == ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"]
-    assert statements["IcebergTableFiles"]["Resource"] == [f"{bucket}/iceberg/{DATABASE}/{t}/*"
-                                                           for t in ("orders", "payments")]
+    assert statements["IcebergTableFiles"]["Resource"] == [
+        f"{bucket}/iceberg/{DATABASE}/{t}/*" for t in ("orders", "payments")
+    ]
     assert statements["FindIcebergFiles"]["Resource"] == [bucket] and "Condition" not in statements["FindIcebergFiles"]
     # nothing under topics.dir: its S3 writes are its dead letters only, and no other Glue or delete action
     assert statements["WriteOwnPrefixes"]["Resource"] == [f"{bucket}/dlq/{NAME}/*"]
     assert "ListUploads" not in statements
     actions = {a for s in statements.values() for a in s["Action"]}
-    assert {a for a in actions if a.startswith("glue:")} == {"glue:GetDatabase", "glue:GetTable", "glue:UpdateTable",
-                                                             "glue:CreateTable"}
+    assert {a for a in actions if a.startswith("glue:")} == {
+        "glue:GetDatabase",
+        "glue:GetTable",
+        "glue:UpdateTable",
+        "glue:CreateTable",
+    }
     assert not any("Delete" in a for a in actions if a.startswith(("s3:", "glue:")))
 
 
@@ -96,8 +123,11 @@ def test_without_auto_create_the_role_may_not_create_tables(tmp_path):
 def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_its_maintain_event(synthesized):
     _, _, templates = synthesized
     service = templates["service"]
-    (trigger,) = [k for k, r in resources(service, "AWS::Lambda::Function").items()
-                  if r["Properties"]["Handler"] == "lambdas.trigger.handler.handler"]
+    (trigger,) = [
+        k
+        for k, r in resources(service, "AWS::Lambda::Function").items()
+        if r["Properties"]["Handler"] == "lambdas.trigger.handler.handler"
+    ]
     rules = {}
     for resource in resources(service, "AWS::Events::Rule").values():
         (target,) = resource["Properties"]["Targets"]
@@ -108,37 +138,53 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
             event = json.loads(transformer["InputTemplate"].replace("<time>", '"2026-03-02T02:30:00Z"'))
             rules[event["connector"]] = (resource["Properties"]["ScheduleExpression"], event)
     assert rules == {
-        NAME: (DEV.iceberg.maintenance_schedule,
-               {"action": "maintain", "connector": NAME, "time": "2026-03-02T02:30:00Z"}),
-        AUDIT: (AUDIT_SCHEDULE, {"action": "maintain", "connector": AUDIT, "time": "2026-03-02T02:30:00Z"})}
+        NAME: (
+            DEV.iceberg.maintenance_schedule,
+            {"action": "maintain", "connector": NAME, "time": "2026-03-02T02:30:00Z"},
+        ),
+        AUDIT: (AUDIT_SCHEDULE, {"action": "maintain", "connector": AUDIT, "time": "2026-03-02T02:30:00Z"}),
+    }
     # EventBridge may invoke the trigger for each rule
-    permitted = [r["Properties"]["SourceArn"] for r in resources(service, "AWS::Lambda::Permission").values()
-                 if r["Properties"]["Principal"] == "events.amazonaws.com"
-                 and r["Properties"]["FunctionName"] == {"Fn::GetAtt": [trigger, "Arn"]}]
+    permitted = [
+        r["Properties"]["SourceArn"]
+        for r in resources(service, "AWS::Lambda::Permission").values()
+        if r["Properties"]["Principal"] == "events.amazonaws.com"
+        and r["Properties"]["FunctionName"] == {"Fn::GetAtt": [trigger, "Arn"]}
+    ]
     assert len(permitted) == 3  # the idle-flush tick and the two connectors' upkeep
 
 
-@pytest.mark.parametrize("key, value, message", [
-    ("iceberg.catalog.type", "sql", "cannot be deployed: a SQL catalog's SQLite file serves the processes of one "
-                                    "machine"),
-    ("iceberg.catalog.type", "rest", "this environment has none: set iceberg.table_bucket"),
-    ("iceberg.tables", "lake.sub.events", "a Glue table is `database.table`"),
-    ("iceberg.tables", "lake.Events", "'Events' is not a Glue name Athena can query"),
-    ("iceberg.tables", "sink_dev.${topic}", "is the environment's catalog.database"),
-    ("iceberg.catalog.warehouse", "s3://elsewhere/tables", "must be unset on AWS"),
-    ("iceberg.catalog.glue.endpoint", "https://glue.example.com", "must be unset on AWS"),
-    ("iceberg.catalog.s3.access-key-id", "AKIAEXAMPLE", "must be unset on AWS"),
-    ("iceberg.catalog.glue.id", "222222222222", "in this environment's account 111111111111"),
-    ("iceberg.catalog.glue.region", "us-east-1", "this environment deploys 'eu-west-1'"),
-    ("iceberg.tables.auto-create-props.write.data.path", "s3://elsewhere/data", "under the table's location only"),
-    ("iceberg.tables.auto-create-props.write.metadata.delete-after-commit.enabled", "true", "may not delete table files"),
-    ("iceberg.tables.dynamic-enabled", "true", "fan-out by field cannot be deployed yet"),
-])
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        (
+            "iceberg.catalog.type",
+            "sql",
+            "cannot be deployed: a SQL catalog's SQLite file serves the processes of one machine",
+        ),
+        ("iceberg.catalog.type", "rest", "this environment has none: set iceberg.table_bucket"),
+        ("iceberg.tables", "lake.sub.events", "a Glue table is `database.table`"),
+        ("iceberg.tables", "lake.Events", "'Events' is not a Glue name Athena can query"),
+        ("iceberg.tables", "sink_dev.${topic}", "is the environment's catalog.database"),
+        ("iceberg.catalog.warehouse", "s3://elsewhere/tables", "must be unset on AWS"),
+        ("iceberg.catalog.glue.endpoint", "https://glue.example.com", "must be unset on AWS"),
+        ("iceberg.catalog.s3.access-key-id", "AKIAEXAMPLE", "must be unset on AWS"),
+        ("iceberg.catalog.glue.id", "222222222222", "in this environment's account 111111111111"),
+        ("iceberg.catalog.glue.region", "us-east-1", "this environment deploys 'eu-west-1'"),
+        ("iceberg.tables.auto-create-props.write.data.path", "s3://elsewhere/data", "under the table's location only"),
+        (
+            "iceberg.tables.auto-create-props.write.metadata.delete-after-commit.enabled",
+            "true",
+            "may not delete table files",
+        ),
+        ("iceberg.tables.dynamic-enabled", "true", "fan-out by field cannot be deployed yet"),
+    ],
+)
 def test_what_the_stacks_cannot_deploy_fails_naming_file_and_key(key, value, message, tmp_path):
-    extra = {"sql": {"iceberg.catalog.uri": "sqlite:////tmp/catalog.db",
-                     "iceberg.catalog.warehouse": "s3://lake/tables"},
-             "rest": {"iceberg.catalog.warehouse": "arn:aws:s3tables:eu-west-1:111111111111:bucket/lake"},
-             }.get(value, {"iceberg.tables.route-field": "__table"} if key.endswith("dynamic-enabled") else {})
+    extra = {
+        "sql": {"iceberg.catalog.uri": "sqlite:////tmp/catalog.db", "iceberg.catalog.warehouse": "s3://lake/tables"},
+        "rest": {"iceberg.catalog.warehouse": "arn:aws:s3tables:eu-west-1:111111111111:bucket/lake"},
+    }.get(value, {"iceberg.tables.route-field": "__table"} if key.endswith("dynamic-enabled") else {})
     with pytest.raises(ConnectorSpecError, match=f"dev/{NAME}.json, key '{key}'.*{message}"):
         load_spec(tmp_path, iceberg_document(**{key: value, **extra}))
 
@@ -150,13 +196,16 @@ def test_topics_dir_under_the_iceberg_prefix_is_reserved(tmp_path):
         load_spec(tmp_path, document)
 
 
-@pytest.mark.parametrize("path, value, message", [
-    ("retention.dlq_prefix", "iceberg/", "where Iceberg tables lie"),
-    ("iceberg.maintenance_schedule", "daily", "does not match"),
-    ("iceberg.maintenance_schedule", "rate(1 hours)", "does not match"),
-    ("iceberg.connectors", {"orders-iceberg": "rate(1 day)"}, "must be a connector name mapped to"),
-    ("iceberg.connectors", {"orders-iceberg": {"maintenance_schedule": "cron(0 3 * *)"}}, "does not match"),
-])
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        ("retention.dlq_prefix", "iceberg/", "where Iceberg tables lie"),
+        ("iceberg.maintenance_schedule", "daily", "does not match"),
+        ("iceberg.maintenance_schedule", "rate(1 hours)", "does not match"),
+        ("iceberg.connectors", {"orders-iceberg": "rate(1 day)"}, "must be a connector name mapped to"),
+        ("iceberg.connectors", {"orders-iceberg": {"maintenance_schedule": "cron(0 3 * *)"}}, "does not match"),
+    ],
+)
 def test_malformed_iceberg_settings_are_named(path, value, message):
     document = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
     node = document
@@ -176,9 +225,14 @@ def test_a_schedule_for_a_connector_that_is_not_an_iceberg_one_fails_synthesis(t
 
 def test_an_iceberg_connector_with_a_regex_router_declares_the_routed_tables(tmp_path):
     # given a RegexRouter that renames every topic to <topic>_routed
-    document = iceberg_document(**{"transforms": "route",
-                                   "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
-                                   "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1_routed"})
+    document = iceberg_document(
+        **{
+            "transforms": "route",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "(.*)",
+            "transforms.route.replacement": "$1_routed",
+        }
+    )
     # when its spec is loaded, then its tables are those of the routed names, where the task writes
     spec = load_spec(tmp_path, document)
     assert spec.iceberg.tables == tuple(f"{topic}_routed" for topic in spec.topics)
@@ -188,10 +242,15 @@ def test_an_upsert_connector_deploys_with_the_grants_of_an_append_one(tmp_path):
     """An upsert table's commit (copy-on-write, docs/iceberg.md "Upsert tables") reads and writes files under the
     table's location and commits an overwrite snapshot through the same catalog operations as an append: it deletes
     no object, so its job role is the append connector's."""
-    upsert = iceberg_document(**{"iceberg.tables.upsert-mode-enabled": "true",
-                                 "iceberg.tables.default-id-columns": "id", "iceberg.tables.cdc-field": "__op",
-                                 "behavior.on.null.values": "write",
-                                 "key.converter": "org.apache.kafka.connect.json.JsonConverter"})
+    upsert = iceberg_document(
+        **{
+            "iceberg.tables.upsert-mode-enabled": "true",
+            "iceberg.tables.default-id-columns": "id",
+            "iceberg.tables.cdc-field": "__op",
+            "behavior.on.null.values": "write",
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        }
+    )
     (tmp_path / "upsert").mkdir()
     (tmp_path / "append").mkdir()
     spec = load_spec(tmp_path / "upsert", upsert)

@@ -1,6 +1,7 @@
 """EMR Serverless' job timeout against the engine's run timeout: EMR cancels a run past `executionTimeoutMinutes`,
 start-up included, so a job timeout not above a connector's `sink.run.timeout.ms` (plus start-up and commits)
 cancels the run before it commits, and the next run is as big."""
+
 from __future__ import annotations
 
 import copy
@@ -25,8 +26,9 @@ def _settings(job_timeout_minutes: int):
 
 
 def _with_run_timeout(spec, ms: int):
-    return dataclasses.replace(spec, document={**spec.document, "config": {**spec.document["config"],
-                                                                           "sink.run.timeout.ms": str(ms)}})
+    return dataclasses.replace(
+        spec, document={**spec.document, "config": {**spec.document["config"], "sink.run.timeout.ms": str(ms)}}
+    )
 
 
 def _run_timeout_ms(spec) -> int:

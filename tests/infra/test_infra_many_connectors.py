@@ -1,6 +1,7 @@
 """Thirty connectors in one environment: they synthesize (the trigger's environment is the size it is for one
 connector, far under Lambda's 4 KB), and the trigger serves every one of them from the index the admin publishes
 from the synthesized State (in-process moto)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -80,22 +81,28 @@ def test_the_trigger_serves_thirty_connectors_from_the_published_index(thirty, m
     (resource,) = template.find_resources("Custom::SinkConnectors").values()
     # the State as CloudFormation renders it: each job role's ARN named after its logical id
     state = re.sub(r"<(\w+)\.Arn>", rf"arn:aws:iam::{ACCOUNT}:role/\1", _rendered(resource["Properties"]["State"]))
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_DEFAULT_REGION": settings.region}.items():
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": settings.region,
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():
         s3 = boto3.client("s3")
-        s3.create_bucket(Bucket=settings.bucket_name,
-                         CreateBucketConfiguration={"LocationConstraint": settings.region})
+        s3.create_bucket(Bucket=settings.bucket_name, CreateBucketConfiguration={"LocationConstraint": settings.region})
         changes = AdminService(LiveState(s3)).apply(DesiredState.from_json(state)).changes
         assert f"put {INDEX_KEY}" in changes and len(changes) == COUNT + 2  # configs, index, desired state
         ensure_table(boto3.client("dynamodb"), settings.table_name)
         application = boto3.client("emr-serverless").create_application(
-            name="sink-dev", releaseLabel=settings.emr.release_label, type="SPARK")["applicationId"]
+            name="sink-dev", releaseLabel=settings.emr.release_label, type="SPARK"
+        )["applicationId"]
         variables = _env_vars(template, "sink-trigger")
-        environment = {**{k: _rendered(v) for k, v in variables.items()},
-                       "TABLE_NAME": settings.table_name, "APPLICATION_ID": application}
+        environment = {
+            **{k: _rendered(v) for k, v in variables.items()},
+            "TABLE_NAME": settings.table_name,
+            "APPLICATION_ID": application,
+        }
         assert environment["CONNECTORS_URI"] == f"s3://{settings.bucket_name}/{CONFIG_PREFIX}_index.json"
         decisions = build_service(environment, lambda: 1_772_445_780_000).on_tick()
         emr = boto3.client("emr-serverless")

@@ -8,9 +8,9 @@ from aws_cdk.assertions import Match
 from infra.constructs.monitoring import FAILED_STATES, JOB_RUN_STATE_CHANGE, UNHEALTHY_TICKS
 from lambdas.trigger.esm_health import METRIC as UNHEALTHY_MAPPINGS
 from lambdas.trigger.runs import QUEUED_METRIC
-from sink_engine.driver.metrics import DIMENSION as RUN_DIMENSION
-from sink_engine.driver.metrics import METRICS as RUN_METRICS
-from sink_engine.driver.metrics import NAMESPACE as RUN_NAMESPACE
+from sink_engine.run.metrics import DIMENSION as RUN_DIMENSION
+from sink_engine.run.metrics import METRICS as RUN_METRICS
+from sink_engine.run.metrics import NAMESPACE as RUN_NAMESPACE
 
 
 def _only(resources: dict) -> dict:

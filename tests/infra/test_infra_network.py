@@ -1,5 +1,6 @@
 """The job as deployed: its network path to AWS APIs (VPC endpoints the stack creates, or a NAT the user states)
 and its interpreter (a release whose image has it), each setting checked at synthesis."""
+
 import copy
 import json
 
@@ -67,8 +68,9 @@ def test_endpoint_security_group_admits_https_from_the_job_groups_only(tmp_path)
     settings = _settings(egress="endpoints", security_group_ids=["sg-0a1b2c3d4e5f60708", "sg-0f1e2d3c4b5a69788"])
     _, construct, template = _synth(settings, tmp_path)
     props = template.find_resources("AWS::EC2::SecurityGroup")[logical_id(construct.security_group)]["Properties"]
-    assert [(r["IpProtocol"], r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in props["SecurityGroupIngress"]] \
-        == [("tcp", HTTPS, HTTPS, group) for group in settings.network.security_group_ids]
+    assert [
+        (r["IpProtocol"], r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in props["SecurityGroupIngress"]
+    ] == [("tcp", HTTPS, HTTPS, group) for group in settings.network.security_group_ids]
     assert [r["CidrIp"] for r in props["SecurityGroupEgress"]] == ["255.255.255.255/32"]  # sends nothing
     assert props["VpcId"] == settings.network.vpc_id
 
@@ -80,7 +82,8 @@ def test_every_egress_gives_the_route_tables_s3_and_dynamodb_gateway_endpoints(t
     _, construct, template = _synth(settings, tmp_path)
     gateways = template.find_resources("AWS::EC2::VPCEndpoint", {"Properties": {"VpcEndpointType": "Gateway"}})
     assert sorted(g["Properties"]["ServiceName"] for g in gateways.values()) == [
-        f"com.amazonaws.{settings.region}.{service}" for service in sorted(GATEWAY_SERVICES)]
+        f"com.amazonaws.{settings.region}.{service}" for service in sorted(GATEWAY_SERVICES)
+    ]
     assert all(g["Properties"]["RouteTableIds"] == list(settings.network.route_table_ids) for g in gateways.values())
     assert all(g["Properties"]["VpcId"] == settings.network.vpc_id for g in gateways.values())
 
@@ -90,15 +93,17 @@ def test_every_egress_gives_the_pollers_an_sqs_endpoint_they_may_reach(tmp_path,
     # the MSK event sources' on-failure destination is SQS: its endpoint must be in the cluster's VPC, NAT or not
     settings = _settings(egress=egress, security_group_ids=["sg-0a1b2c3d4e5f60708", "sg-0f1e2d3c4b5a69788"])
     _, construct, template = _synth(settings, tmp_path)
-    (sqs,) = template.find_resources("AWS::EC2::VPCEndpoint", {"Properties": {
-        "ServiceName": f"com.amazonaws.{settings.region}.sqs"}}).values()
+    (sqs,) = template.find_resources(
+        "AWS::EC2::VPCEndpoint", {"Properties": {"ServiceName": f"com.amazonaws.{settings.region}.sqs"}}
+    ).values()
     group = logical_id(construct.security_group)
     assert sqs["Properties"]["SecurityGroupIds"] == [{"Fn::GetAtt": [group, "GroupId"]}]
     assert sqs["Properties"]["SubnetIds"] == list(settings.network.subnet_ids)
     assert sqs["Properties"]["PrivateDnsEnabled"] is True
     rules = [r["Properties"] for r in template.find_resources("AWS::EC2::SecurityGroupEgress").values()]
     assert sorted((r["GroupId"], r["IpProtocol"], r["FromPort"], r["ToPort"]) for r in rules) == [
-        (g, "tcp", HTTPS, HTTPS) for g in sorted(settings.network.security_group_ids)]
+        (g, "tcp", HTTPS, HTTPS) for g in sorted(settings.network.security_group_ids)
+    ]
     assert all(r["DestinationSecurityGroupId"] == {"Fn::GetAtt": [group, "GroupId"]} for r in rules)
 
 
@@ -107,7 +112,9 @@ def test_nat_creates_the_gateway_and_sqs_endpoints_only_and_says_so(tmp_path):
     stack, construct, template = _synth(settings, tmp_path)
     assert sorted(construct.endpoints) == sorted(GATEWAY_SERVICES + NAT_INTERFACE_SERVICES) == ["dynamodb", "s3", "sqs"]
     template.resource_count_is("AWS::EC2::VPCEndpoint", 3)
-    Annotations.from_stack(stack).has_info("/Net/Network", Match.string_like_regexp("network.egress is 'nat'.*NAT gateway"))
+    Annotations.from_stack(stack).has_info(
+        "/Net/Network", Match.string_like_regexp("network.egress is 'nat'.*NAT gateway")
+    )
     summary = template.to_json()["Outputs"]["NetworkEgress"]["Value"]
     assert summary.startswith("nat:") and "gateway s3, dynamodb; interface sqs" in summary
 
@@ -131,17 +138,30 @@ def test_endpoints_template_is_lint_clean(tmp_path):
 
 
 @pytest.mark.parametrize("egress", EGRESS)
-@pytest.mark.parametrize("reused", [{"s3": "vpce-0a1b2c3d4e5f60708"}, {"dynamodb": "vpce-0b1c2d3e4f5a60718"},
-                                    {"s3": "vpce-0a1b2c3d4e5f60708", "dynamodb": "vpce-0b1c2d3e4f5a60718"}])
+@pytest.mark.parametrize(
+    "reused",
+    [
+        {"s3": "vpce-0a1b2c3d4e5f60708"},
+        {"dynamodb": "vpce-0b1c2d3e4f5a60718"},
+        {"s3": "vpce-0a1b2c3d4e5f60708", "dynamodb": "vpce-0b1c2d3e4f5a60718"},
+    ],
+)
 def test_named_gateway_endpoints_are_reused_not_created(tmp_path, reused, egress):
     # given existing gateway endpoints on the subnets' route tables (a second one for a service would fail the stack)
-    settings = _settings(egress=egress, gateway_endpoint_ids=reused,
-                         route_table_ids=None if len(reused) == len(GATEWAY_SERVICES) else DEV["network"]["route_table_ids"])
+    settings = _settings(
+        egress=egress,
+        gateway_endpoint_ids=reused,
+        route_table_ids=None if len(reused) == len(GATEWAY_SERVICES) else DEV["network"]["route_table_ids"],
+    )
     # when synthesized
     _, construct, template = _synth(settings, tmp_path)
     # then only the others are created, the interface endpoints all are, and the output names the reused ids
-    gateways = [e["Properties"]["ServiceName"].rsplit(".", 1)[1] for e in
-                template.find_resources("AWS::EC2::VPCEndpoint", {"Properties": {"VpcEndpointType": "Gateway"}}).values()]
+    gateways = [
+        e["Properties"]["ServiceName"].rsplit(".", 1)[1]
+        for e in template.find_resources(
+            "AWS::EC2::VPCEndpoint", {"Properties": {"VpcEndpointType": "Gateway"}}
+        ).values()
+    ]
     assert sorted(gateways) == sorted(set(GATEWAY_SERVICES) - set(reused))
     assert construct.reused == reused and not set(reused) & set(construct.endpoints)
     interfaces = INTERFACE_SERVICES if egress == "endpoints" else NAT_INTERFACE_SERVICES
@@ -150,18 +170,25 @@ def test_named_gateway_endpoints_are_reused_not_created(tmp_path, reused, egress
     assert all(f"{service} (reused {endpoint})" in summary for service, endpoint in reused.items())
 
 
-@pytest.mark.parametrize("network, path", [
-    ({"gateway_endpoint_ids": {"s3": "vpce-XYZ"}}, "network.gateway_endpoint_ids.s3"),
-    ({"gateway_endpoint_ids": {"sts": "vpce-0a1b2c3d4e5f60708"}}, "network.gateway_endpoint_ids"),
-    ({"gateway_endpoint_ids": {}}, "network.gateway_endpoint_ids"),
-    ({"gateway_endpoint_ids": ["vpce-0a1b2c3d4e5f60708"]}, "network.gateway_endpoint_ids"),
-    # every gateway endpoint reused: no route table to give one
-    ({"gateway_endpoint_ids": {"s3": "vpce-0a1b2c3d4e5f60708", "dynamodb": "vpce-0b1c2d3e4f5a60718"}},
-     "network.route_table_ids"),
-    # a gateway endpoint still to create needs route tables, with a NAT too
-    ({"egress": "nat", "route_table_ids": None, "gateway_endpoint_ids": {"s3": "vpce-0a1b2c3d4e5f60708"}},
-     "network.route_table_ids"),
-])
+@pytest.mark.parametrize(
+    "network, path",
+    [
+        ({"gateway_endpoint_ids": {"s3": "vpce-XYZ"}}, "network.gateway_endpoint_ids.s3"),
+        ({"gateway_endpoint_ids": {"sts": "vpce-0a1b2c3d4e5f60708"}}, "network.gateway_endpoint_ids"),
+        ({"gateway_endpoint_ids": {}}, "network.gateway_endpoint_ids"),
+        ({"gateway_endpoint_ids": ["vpce-0a1b2c3d4e5f60708"]}, "network.gateway_endpoint_ids"),
+        # every gateway endpoint reused: no route table to give one
+        (
+            {"gateway_endpoint_ids": {"s3": "vpce-0a1b2c3d4e5f60708", "dynamodb": "vpce-0b1c2d3e4f5a60718"}},
+            "network.route_table_ids",
+        ),
+        # a gateway endpoint still to create needs route tables, with a NAT too
+        (
+            {"egress": "nat", "route_table_ids": None, "gateway_endpoint_ids": {"s3": "vpce-0a1b2c3d4e5f60708"}},
+            "network.route_table_ids",
+        ),
+    ],
+)
 def test_malformed_reused_gateway_endpoints_are_named(network, path):
     with pytest.raises(SettingsError) as failed:
         _settings(**network)
@@ -169,7 +196,10 @@ def test_malformed_reused_gateway_endpoints_are_named(network, path):
 
 
 def test_shipped_environments_record_their_egress(synthesized):
-    assert {env: s.deployment.settings.network.egress for env, s in synthesized.items()} == {"dev": "endpoints", "prod": "nat"}
+    assert {env: s.deployment.settings.network.egress for env, s in synthesized.items()} == {
+        "dev": "endpoints",
+        "prod": "nat",
+    }
 
 
 @pytest.mark.parametrize("path", ["network.vpc_id", "network.egress", "network.route_table_ids"])
@@ -180,13 +210,16 @@ def test_missing_network_setting_is_named(path):
         parse_settings("dev", doc, "dev.json")
 
 
-@pytest.mark.parametrize("network, path", [
-    ({"vpc_id": "vpc-XYZ"}, "network.vpc_id"),
-    ({"egress": "internet"}, "network.egress"),
-    ({"route_table_ids": ["rtb-nothex!"]}, "network.route_table_ids"),
-    ({"route_table_ids": []}, "network.route_table_ids"),
-    ({"egress": "nat", "route_table_ids": None}, "network.route_table_ids"),  # the gateway endpoints need them
-])
+@pytest.mark.parametrize(
+    "network, path",
+    [
+        ({"vpc_id": "vpc-XYZ"}, "network.vpc_id"),
+        ({"egress": "internet"}, "network.egress"),
+        ({"route_table_ids": ["rtb-nothex!"]}, "network.route_table_ids"),
+        ({"route_table_ids": []}, "network.route_table_ids"),
+        ({"egress": "nat", "route_table_ids": None}, "network.route_table_ids"),  # the gateway endpoints need them
+    ],
+)
 def test_malformed_network_setting_is_named(network, path):
     with pytest.raises(SettingsError) as failed:
         _settings(**network)
@@ -198,14 +231,17 @@ def test_every_known_release_has_the_default_interpreter_and_311_arrives_with_7_
     assert EMR_PYTHONS["emr-7.0.0"] == ("3.9",) and "3.11" in EMR_PYTHONS["emr-7.12.0"]
 
 
-@pytest.mark.parametrize("release, python, path", [
-    ("emr-7.0.0", "3.11", "emr.python"),  # 7.0.0's image has no /usr/bin/python3.11
-    ("emr-7.0.0", "3.9", "emr.python"),  # its only interpreter is older than the engine's requires-python
-    ("emr-7.12.0", "3.12", "emr.python"),
-    ("emr-7.12.0", "3.9", "emr.python"),  # on the image, older than the engine's requires-python
-    ("emr-7.12.0", "three", "emr.python"),
-    ("emr-7.99.0", "3.11", "emr.release_label"),  # a release whose image this table does not know
-])
+@pytest.mark.parametrize(
+    "release, python, path",
+    [
+        ("emr-7.0.0", "3.11", "emr.python"),  # 7.0.0's image has no /usr/bin/python3.11
+        ("emr-7.0.0", "3.9", "emr.python"),  # its only interpreter is older than the engine's requires-python
+        ("emr-7.12.0", "3.12", "emr.python"),
+        ("emr-7.12.0", "3.9", "emr.python"),  # on the image, older than the engine's requires-python
+        ("emr-7.12.0", "three", "emr.python"),
+        ("emr-7.99.0", "3.11", "emr.release_label"),  # a release whose image this table does not know
+    ],
+)
 def test_release_and_interpreter_must_be_a_known_combination(release, python, path):
     doc = copy.deepcopy(DEV)
     doc["emr"].update(release_label=release, python=python)
@@ -240,8 +276,11 @@ def test_each_environment_gives_its_vpc_gateway_endpoints_and_the_pollers_an_sqs
     template, network = each_env.templates["service"], each_env.deployment.settings.network
     assert _on_failure_queues(template) and all(_on_failure_queues(template))
     # then the VPC has S3 and DynamoDB gateway endpoints on its route tables and an SQS interface endpoint
-    endpoints = {r["Properties"]["ServiceName"].rsplit(".", 1)[1]: r["Properties"]
-                 for r in template["Resources"].values() if r["Type"] == "AWS::EC2::VPCEndpoint"}
+    endpoints = {
+        r["Properties"]["ServiceName"].rsplit(".", 1)[1]: r["Properties"]
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::EC2::VPCEndpoint"
+    }
     for service in GATEWAY_SERVICES:
         assert endpoints[service]["VpcEndpointType"] == "Gateway" and endpoints[service]["VpcId"] == network.vpc_id
         assert endpoints[service]["RouteTableIds"] == list(network.route_table_ids)

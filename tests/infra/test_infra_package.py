@@ -2,6 +2,7 @@
 unpacks, the synthesized spark-submit parameters are those tests/deployed runs, and every function's code
 folder and layers are those of `infra.packaging.FUNCTIONS` (which tests/deployed lays out for Lambda).
 Running the artifacts themselves is tests/deployed's."""
+
 from __future__ import annotations
 
 import shlex

@@ -1,6 +1,7 @@
 """The restore settings (`restore.connectors.<name>.target_topics`): validated when the environment is read and
 its connectors loaded, naming the setting at fault; carried by the connector's spec and its connector index entry,
 which the job role's grants and the trigger's checks follow."""
+
 from __future__ import annotations
 
 import copy
@@ -20,16 +21,28 @@ def _restore(connectors) -> dict:
     return {**copy.deepcopy(DEV), "restore": {"connectors": connectors}}
 
 
-@pytest.mark.parametrize("restore, setting", [
-    ({"connectors": {"orders-s3-sink": ["orders.restored"]}}, "restore.connectors.orders-s3-sink"),
-    ({"connectors": {"orders-s3-sink": {"targets": ["orders.restored"]}}}, "restore.connectors.orders-s3-sink"),
-    ({"connectors": {"orders-s3-sink": {"target_topics": []}}}, "restore.connectors.orders-s3-sink.target_topics"),
-    ({"connectors": {"orders-s3-sink": {"target_topics": ["*"]}}}, "restore.connectors.orders-s3-sink.target_topics"),
-    ({"connectors": {"orders-s3-sink": {"target_topics": ["a*b"]}}}, "restore.connectors.orders-s3-sink.target_topics"),
-    ({"connectors": {"orders-s3-sink": {"target_topics": ["x", "x"]}}}, "restore.connectors.orders-s3-sink.target_topics"),
-    ({"connectors": {"bad name!": {"target_topics": ["x"]}}}, "restore.connectors.bad name!"),
-    ({"targets": {}}, "restore.targets"),
-])
+@pytest.mark.parametrize(
+    "restore, setting",
+    [
+        ({"connectors": {"orders-s3-sink": ["orders.restored"]}}, "restore.connectors.orders-s3-sink"),
+        ({"connectors": {"orders-s3-sink": {"targets": ["orders.restored"]}}}, "restore.connectors.orders-s3-sink"),
+        ({"connectors": {"orders-s3-sink": {"target_topics": []}}}, "restore.connectors.orders-s3-sink.target_topics"),
+        (
+            {"connectors": {"orders-s3-sink": {"target_topics": ["*"]}}},
+            "restore.connectors.orders-s3-sink.target_topics",
+        ),
+        (
+            {"connectors": {"orders-s3-sink": {"target_topics": ["a*b"]}}},
+            "restore.connectors.orders-s3-sink.target_topics",
+        ),
+        (
+            {"connectors": {"orders-s3-sink": {"target_topics": ["x", "x"]}}},
+            "restore.connectors.orders-s3-sink.target_topics",
+        ),
+        ({"connectors": {"bad name!": {"target_topics": ["x"]}}}, "restore.connectors.bad name!"),
+        ({"targets": {}}, "restore.targets"),
+    ],
+)
 def test_a_malformed_restore_setting_is_named(restore, setting):
     with pytest.raises(SettingsError) as failed:
         parse_settings("dev", {**copy.deepcopy(DEV), "restore": restore}, "dev.json")
@@ -41,14 +54,17 @@ def test_without_the_section_no_connector_has_restore_targets():
     assert all(spec.restore_targets == () for spec in load_connectors(settings))
 
 
-@pytest.mark.parametrize("patterns, topic, allowed", [
-    (("orders.restored",), "orders.restored", True),
-    (("orders.restored",), "orders.restored.2", False),
-    (("orders.restored*",), "orders.restored", True),
-    (("orders.restored*",), "orders.restored.2026-11-25", True),
-    (("orders.restored*",), "orders", False),
-    ((), "orders.restored", False),
-])
+@pytest.mark.parametrize(
+    "patterns, topic, allowed",
+    [
+        (("orders.restored",), "orders.restored", True),
+        (("orders.restored",), "orders.restored.2", False),
+        (("orders.restored*",), "orders.restored", True),
+        (("orders.restored*",), "orders.restored.2026-11-25", True),
+        (("orders.restored*",), "orders", False),
+        ((), "orders.restored", False),
+    ],
+)
 def test_a_target_is_allowed_by_name_or_by_prefix(patterns, topic, allowed):
     assert target_allowed(patterns, topic) is allowed
 

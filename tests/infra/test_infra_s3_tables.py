@@ -5,6 +5,7 @@ Iceberg REST operations it calls to, on that bucket and its tables, and a schedu
 REST catalog fails synthesis naming the file and the key.
 
 moto has no S3 Tables: the grants are checked against AWS's documented mapping (docs/aws-fidelity.md), not run."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,15 @@ import pytest
 from infra.errors import ConnectorSpecError
 from infra.job_policy import job_statements
 from tests.infra.iceberg_connector import (
-    AUDIT_TABLE, DEV, NAME, NAMES, iceberg_document, load_spec, resources, settings_with, synthesize_with,
+    AUDIT_TABLE,
+    DEV,
+    NAME,
+    NAMES,
+    iceberg_document,
+    load_spec,
+    resources,
+    settings_with,
+    synthesize_with,
 )
 
 TABLE_BUCKET = "sink-dev-tables"
@@ -28,8 +37,7 @@ WITH_BUCKET = settings_with(table_bucket=TABLE_BUCKET)
 
 def s3_tables_document(name: str = NAME, **config) -> dict:
     """The dev Iceberg connector on the stack's table bucket (`config` overrides keys, None removes one)."""
-    return iceberg_document(name, **{"iceberg.catalog.type": "rest", "iceberg.catalog.warehouse": BUCKET_ARN,
-                                     **config})
+    return iceberg_document(name, **{"iceberg.catalog.type": "rest", "iceberg.catalog.warehouse": BUCKET_ARN, **config})
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +49,11 @@ def synthesized(tmp_path_factory):
 
 def test_the_data_stack_creates_and_keeps_the_table_bucket_and_each_namespace(synthesized):
     _, _, templates = synthesized
-    (bucket_id, bucket), = resources(templates["data"], "AWS::S3Tables::TableBucket").items()
+    ((bucket_id, bucket),) = resources(templates["data"], "AWS::S3Tables::TableBucket").items()
     assert bucket["Properties"]["TableBucketName"] == TABLE_BUCKET
-    namespaces = {r["Properties"]["Namespace"]: r
-                  for r in resources(templates["data"], "AWS::S3Tables::Namespace").values()}
+    namespaces = {
+        r["Properties"]["Namespace"]: r for r in resources(templates["data"], "AWS::S3Tables::Namespace").values()
+    }
     assert sorted(namespaces) == ["audit", NAMESPACE]
     for resource in (bucket, *namespaces.values()):
         assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
@@ -56,20 +65,35 @@ def test_the_data_stack_creates_and_keeps_the_table_bucket_and_each_namespace(sy
 
 def test_the_job_roles_get_their_table_bucket_in_the_template(synthesized):
     _, _, templates = synthesized
-    documents = [r["Properties"]["PolicyDocument"]["Statement"]
-                 for r in resources(templates["service"], "AWS::IAM::Policy").values()]
-    s3tables = [s for statements in documents for s in statements
-                if any(a.startswith("s3tables:") for a in _list(s["Action"]))]
+    documents = [
+        r["Properties"]["PolicyDocument"]["Statement"]
+        for r in resources(templates["service"], "AWS::IAM::Policy").values()
+    ]
+    s3tables = [
+        s for statements in documents for s in statements if any(a.startswith("s3tables:") for a in _list(s["Action"]))
+    ]
     granted = {(a, r) for s in s3tables for a in _list(s["Action"]) for r in _list(s["Resource"])}
     table = f"{BUCKET_ARN}/table/*"
-    reads_and_commits = {(a, table) for a in ("s3tables:GetTableMetadataLocation", "s3tables:GetTableData",
-                                              "s3tables:PutTableData", "s3tables:UpdateTableMetadataLocation")}
+    reads_and_commits = {
+        (a, table)
+        for a in (
+            "s3tables:GetTableMetadataLocation",
+            "s3tables:GetTableData",
+            "s3tables:PutTableData",
+            "s3tables:UpdateTableMetadataLocation",
+        )
+    }
     # two roles: the auto-creating connector's also may CreateTable; each may GetNamespace its own namespace
-    assert granted == {("s3tables:GetTableBucket", BUCKET_ARN), ("s3tables:CreateTable", BUCKET_ARN),
-                       ("s3tables:GetNamespace", BUCKET_ARN), *reads_and_commits}
+    assert granted == {
+        ("s3tables:GetTableBucket", BUCKET_ARN),
+        ("s3tables:CreateTable", BUCKET_ARN),
+        ("s3tables:GetNamespace", BUCKET_ARN),
+        *reads_and_commits,
+    }
     assert sum(("s3tables:CreateTable" in _list(s["Action"])) for s in s3tables) == 1
-    assert sorted(s["Condition"]["StringEquals"]["s3tables:namespace"] for s in s3tables
-                  if s["Action"] == "s3tables:GetNamespace") == ["audit", NAMESPACE]
+    assert sorted(
+        s["Condition"]["StringEquals"]["s3tables:namespace"] for s in s3tables if s["Action"] == "s3tables:GetNamespace"
+    ) == ["audit", NAMESPACE]
 
 
 def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
@@ -82,14 +106,17 @@ def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
 
 def test_endpoints_egress_reaches_s3_tables_and_each_connector_is_maintained(synthesized):
     _, _, templates = synthesized
-    services = [r["Properties"]["ServiceName"]
-                for r in resources(templates["service"], "AWS::EC2::VPCEndpoint").values()]
+    services = [
+        r["Properties"]["ServiceName"] for r in resources(templates["service"], "AWS::EC2::VPCEndpoint").values()
+    ]
     assert f"com.amazonaws.{DEV.region}.s3tables" in services
     assert f"com.amazonaws.{DEV.region}.lakeformation" not in services  # S3 Tables' connectors only: no Glue tables
-    maintained = {json.loads(t["InputTransformer"]["InputTemplate"].replace("<time>", '""'))["connector"]
-                  for r in resources(templates["service"], "AWS::Events::Rule").values()
-                  for t in r["Properties"]["Targets"]
-                  if '"maintain"' in t.get("InputTransformer", {}).get("InputTemplate", "")}
+    maintained = {
+        json.loads(t["InputTransformer"]["InputTemplate"].replace("<time>", '""'))["connector"]
+        for r in resources(templates["service"], "AWS::Events::Rule").values()
+        for t in r["Properties"]["Targets"]
+        if '"maintain"' in t.get("InputTransformer", {}).get("InputTemplate", "")
+    }
     assert maintained == {NAME, AUDIT}
 
 
@@ -98,23 +125,39 @@ def test_the_job_role_gets_the_documented_s3tables_actions_and_nothing_of_glue_o
     statements = {s["Sid"]: s for s in job_statements(spec, NAMES)}
     # getConfig -> GetTableBucket; createTable -> CreateTable (+ PutTableData); loadTable ->
     # GetTableMetadataLocation, GetTableData; updateTable -> UpdateTableMetadataLocation, PutTableData, GetTableData
-    assert statements["ReadTableBucket"] == {"Sid": "ReadTableBucket", "Effect": "Allow",
-                                             "Action": ["s3tables:GetTableBucket", "s3tables:CreateTable"],
-                                             "Resource": [BUCKET_ARN]}
-    assert statements["CommitS3Tables"] == {"Sid": "CommitS3Tables", "Effect": "Allow",
-                                            "Action": ["s3tables:GetTableMetadataLocation", "s3tables:GetTableData",
-                                                       "s3tables:PutTableData",
-                                                       "s3tables:UpdateTableMetadataLocation"],
-                                            "Resource": [f"{BUCKET_ARN}/table/*"]}
+    assert statements["ReadTableBucket"] == {
+        "Sid": "ReadTableBucket",
+        "Effect": "Allow",
+        "Action": ["s3tables:GetTableBucket", "s3tables:CreateTable"],
+        "Resource": [BUCKET_ARN],
+    }
+    assert statements["CommitS3Tables"] == {
+        "Sid": "CommitS3Tables",
+        "Effect": "Allow",
+        "Action": [
+            "s3tables:GetTableMetadataLocation",
+            "s3tables:GetTableData",
+            "s3tables:PutTableData",
+            "s3tables:UpdateTableMetadataLocation",
+        ],
+        "Resource": [f"{BUCKET_ARN}/table/*"],
+    }
     # loadNamespaceMetadata (the doctor's check of the namespace) -> GetNamespace, on the bucket, for the
     # connector's own namespace only
-    assert statements["ReadOwnNamespace"] == {"Sid": "ReadOwnNamespace", "Effect": "Allow",
-                                              "Action": ["s3tables:GetNamespace"], "Resource": [BUCKET_ARN],
-                                              "Condition": {"StringEquals": {"s3tables:namespace": NAMESPACE}}}
+    assert statements["ReadOwnNamespace"] == {
+        "Sid": "ReadOwnNamespace",
+        "Effect": "Allow",
+        "Action": ["s3tables:GetNamespace"],
+        "Resource": [BUCKET_ARN],
+        "Condition": {"StringEquals": {"s3tables:namespace": NAMESPACE}},
+    }
     actions = {a for s in statements.values() for a in s["Action"]}
     assert not {a for a in actions if a.startswith("glue:")}
-    assert not any("Delete" in a or ("Namespace" in a and a != "s3tables:GetNamespace")
-                   for a in actions if a.startswith(("s3tables:", "s3:")))
+    assert not any(
+        "Delete" in a or ("Namespace" in a and a != "s3tables:GetNamespace")
+        for a in actions
+        if a.startswith(("s3tables:", "s3:"))
+    )
     bucket = f"arn:aws:s3:::{DEV.bucket_name}"
     lake = {r for s in statements.values() for r in s["Resource"] if r.startswith(bucket)}
     assert lake == {f"{bucket}/dlq/{NAME}/*", f"{bucket}/_connectors/{NAME}.json"}  # dead letters, its config
@@ -126,27 +169,50 @@ def test_without_auto_create_the_role_may_not_create_tables(tmp_path):
     assert bucket["Action"] == ["s3tables:GetTableBucket"]
 
 
-@pytest.mark.parametrize("key, config, message", [
-    ("iceberg.catalog.warehouse", {"iceberg.catalog.warehouse": "arn:aws:s3tables:eu-west-1:111111111111:bucket/other"},
-     f"is the stack's S3 table bucket '{BUCKET_ARN}'"),
-    ("iceberg.catalog.warehouse", {"iceberg.catalog.warehouse": "s3://elsewhere/tables",
-                                   "iceberg.catalog.uri": "https://catalog.example.com"},
-     f"is the stack's S3 table bucket '{BUCKET_ARN}'"),
-    ("iceberg.catalog.uri", {"iceberg.catalog.uri": "https://catalog.example.com/iceberg"},
-     "reached at S3 Tables' regional endpoint"),
-    ("iceberg.catalog.rest.signing-region", {"iceberg.catalog.rest.signing-region": "us-east-1"},
-     "signs its requests to S3 Tables"),
-    ("iceberg.catalog.s3.endpoint", {"iceberg.catalog.s3.endpoint": "https://s3.example.com"}, "must be unset on AWS"),
-    ("iceberg.tables", {"iceberg.tables": "lake.sub.events"}, "an S3 table is `namespace.table`"),
-])
+@pytest.mark.parametrize(
+    "key, config, message",
+    [
+        (
+            "iceberg.catalog.warehouse",
+            {"iceberg.catalog.warehouse": "arn:aws:s3tables:eu-west-1:111111111111:bucket/other"},
+            f"is the stack's S3 table bucket '{BUCKET_ARN}'",
+        ),
+        (
+            "iceberg.catalog.warehouse",
+            {
+                "iceberg.catalog.warehouse": "s3://elsewhere/tables",
+                "iceberg.catalog.uri": "https://catalog.example.com",
+            },
+            f"is the stack's S3 table bucket '{BUCKET_ARN}'",
+        ),
+        (
+            "iceberg.catalog.uri",
+            {"iceberg.catalog.uri": "https://catalog.example.com/iceberg"},
+            "reached at S3 Tables' regional endpoint",
+        ),
+        (
+            "iceberg.catalog.rest.signing-region",
+            {"iceberg.catalog.rest.signing-region": "us-east-1"},
+            "signs its requests to S3 Tables",
+        ),
+        (
+            "iceberg.catalog.s3.endpoint",
+            {"iceberg.catalog.s3.endpoint": "https://s3.example.com"},
+            "must be unset on AWS",
+        ),
+        ("iceberg.tables", {"iceberg.tables": "lake.sub.events"}, "an S3 table is `namespace.table`"),
+    ],
+)
 def test_another_rest_catalog_fails_naming_file_and_key(key, config, message, tmp_path):
     with pytest.raises(ConnectorSpecError, match=f"dev/{NAME}.json, key '{key}'.*{message}"):
         load_spec(tmp_path, s3_tables_document(**config), WITH_BUCKET)
 
 
 def test_rest_without_a_table_bucket_in_the_settings_fails_naming_the_key(tmp_path):
-    with pytest.raises(ConnectorSpecError, match=f"dev/{NAME}.json, key 'iceberg.catalog.type'.*set "
-                                                 "iceberg.table_bucket in its settings"):
+    with pytest.raises(
+        ConnectorSpecError,
+        match=f"dev/{NAME}.json, key 'iceberg.catalog.type'.*set iceberg.table_bucket in its settings",
+    ):
         load_spec(tmp_path, s3_tables_document())
 
 

@@ -8,6 +8,7 @@ of 1 MB read from S3 (cdk deploy uploads templates over 50 KB). IAM ("IAM and AW
 policies 10,240 characters in all, a managed policy 6,144, 10 managed policies per role (default). Lambda: the
 CreateEventSourceMapping request model (botocore's, AWS's own API model) bounds Topics, BatchSize, the batching window
 and the consumer group id. CloudWatch ("CloudWatch service quotas"): 500 metrics per dashboard widget."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -62,9 +63,14 @@ def large(tmp_path_factory):
     for name in _names():
         connector = json.loads(shipped.read_text())
         connector["name"] = name
-        connector["config"].update({"topics": ",".join(_topics(name)), "format.class": PARQUET,
-                                    "value.converter": STRINGS,
-                                    "errors.deadletterqueue.s3.prefix": f"{settings.retention.dlq_prefix}{name}"})
+        connector["config"].update(
+            {
+                "topics": ",".join(_topics(name)),
+                "format.class": PARQUET,
+                "value.converter": STRINGS,
+                "errors.deadletterqueue.s3.prefix": f"{settings.retention.dlq_prefix}{name}",
+            }
+        )
         path = folder / f"{name}.json"
         path.write_text(json.dumps(connector))
         specs.append(_load(path, settings))
@@ -87,8 +93,9 @@ def _service_templates(outdir: Path) -> list[dict]:
 
 
 def _resources(outdir: Path, kind: str) -> dict[str, dict]:
-    return {logical: r for t in _service_templates(outdir) for logical, r in t["Resources"].items()
-            if r["Type"] == kind}
+    return {
+        logical: r for t in _service_templates(outdir) for logical, r in t["Resources"].items() if r["Type"] == kind
+    }
 
 
 def test_every_template_is_within_cloudformation_quotas(large):
@@ -112,8 +119,12 @@ def test_each_connector_has_its_role_tables_and_alarms_in_one_nested_stack(large
         if not path.name.endswith(".nested.template.json"):
             continue
         kinds = {r["Type"] for r in template["Resources"].values()}
-        assert {"AWS::IAM::Role", "AWS::Glue::Table", "AWS::Lambda::EventSourceMapping",
-                "AWS::CloudWatch::Alarm"} <= kinds
+        assert {
+            "AWS::IAM::Role",
+            "AWS::Glue::Table",
+            "AWS::Lambda::EventSourceMapping",
+            "AWS::CloudWatch::Alarm",
+        } <= kinds
     roles = _resources(outdir, "AWS::IAM::Role")
     job_roles = [r for r in roles.values() if r["Properties"].get("Path") == "/sink-jobs/dev/"]
     assert sorted(r["Properties"]["RoleName"] for r in job_roles) == sorted(f"sink-dev-{n}" for n in _names())
@@ -159,7 +170,8 @@ def test_one_msk_event_source_mapping_per_topic_within_lambdas_api(large):
     mappings = _resources(outdir, "AWS::Lambda::EventSourceMapping").values()
     assert topics_max == 1  # a Lambda MSK mapping reads one topic: one mapping per topic
     assert sorted(t for m in mappings for t in m["Properties"]["Topics"]) == sorted(
-        t for n in _names() for t in _topics(n))
+        t for n in _names() for t in _topics(n)
+    )
     groups = [m["Properties"]["AmazonManagedKafkaEventSourceConfig"]["ConsumerGroupId"] for m in mappings]
     assert len(set(groups)) == len(groups) == CONNECTORS * TOPICS
     assert all(len(g) <= group["max"] and re.fullmatch(group["pattern"], g) for g in groups)
@@ -187,4 +199,5 @@ def test_the_admin_state_carries_every_connector_packed(large):
     state = DesiredState.from_json(_rendered(resource["Properties"]["State"]))
     assert [c.name for c in state.connectors] == _names()
     assert {e["role_arn"] for e in state.index} == {
-        f"arn:aws:iam::{deployment.settings.account}:role/sink-jobs/dev/sink-dev-{n}" for n in _names()}
+        f"arn:aws:iam::{deployment.settings.account}:role/sink-jobs/dev/sink-dev-{n}" for n in _names()
+    }

@@ -1,6 +1,7 @@
 """The Schema Registry of Confluent Cloud connector files deployed as exported (AVRO input, no registry named):
 the environment's `schema_registry` setting, written into the published file at synthesis, its credentials'
 secret granted to the connector's job role; without the setting, synthesis refuses naming the file."""
+
 from __future__ import annotations
 
 import copy
@@ -30,13 +31,20 @@ def settings_with(registry) -> object:
 
 def cloud_document(name: str = "cloud-avro", **config) -> dict:
     """A Confluent Cloud connector file as exported for the dev environment: AVRO values, no registry named."""
-    merged = {"connector.class": "S3_SINK", "topics": "orders", "input.data.format": "AVRO",
-              "output.data.format": "PARQUET", "time.interval": "HOURLY",
-              "kafka.api.key": "${secrets:msk/cloud-sink:username}",
-              "kafka.api.secret": "${secrets:msk/cloud-sink:password}",
-              "bootstrap.servers": "b-1.eventsdev.abc123.c2.kafka.eu-west-1.amazonaws.com:9096",
-              "s3.bucket.name": DEV.bucket_name, "s3.region": DEV.region,
-              "offset.storage.dynamodb.table": DEV.table_name, **config}
+    merged = {
+        "connector.class": "S3_SINK",
+        "topics": "orders",
+        "input.data.format": "AVRO",
+        "output.data.format": "PARQUET",
+        "time.interval": "HOURLY",
+        "kafka.api.key": "${secrets:msk/cloud-sink:username}",
+        "kafka.api.secret": "${secrets:msk/cloud-sink:password}",
+        "bootstrap.servers": "b-1.eventsdev.abc123.c2.kafka.eu-west-1.amazonaws.com:9096",
+        "s3.bucket.name": DEV.bucket_name,
+        "s3.region": DEV.region,
+        "offset.storage.dynamodb.table": DEV.table_name,
+        **config,
+    }
     return {"name": name, "config": merged}
 
 
@@ -46,14 +54,17 @@ def test_the_setting_is_read_with_its_credentials_reference():
     assert settings_with(None).schema_registry is None
 
 
-@pytest.mark.parametrize("registry, setting, message", [
-    ({"user_info": USER_INFO}, "schema_registry.url", "is required"),
-    ({"url": "https://key:pw@registry.example"}, "schema_registry.url", "does not match"),
-    ({"url": f"{URL},{URL}"}, "schema_registry.url", "does not match"),
-    ({"url": URL, "user_info": "SR-KEY:clear-secret"}, "schema_registry.user_info", "in clear text"),
-    ({"url": URL, "user_info": "SR-KEY:${secrets:sr:}"}, "schema_registry.user_info", "names no JSON key"),
-    ({"url": URL, "password": "x"}, "schema_registry.password", "is not a setting"),
-])
+@pytest.mark.parametrize(
+    "registry, setting, message",
+    [
+        ({"user_info": USER_INFO}, "schema_registry.url", "is required"),
+        ({"url": "https://key:pw@registry.example"}, "schema_registry.url", "does not match"),
+        ({"url": f"{URL},{URL}"}, "schema_registry.url", "does not match"),
+        ({"url": URL, "user_info": "SR-KEY:clear-secret"}, "schema_registry.user_info", "in clear text"),
+        ({"url": URL, "user_info": "SR-KEY:${secrets:sr:}"}, "schema_registry.user_info", "names no JSON key"),
+        ({"url": URL, "password": "x"}, "schema_registry.password", "is not a setting"),
+    ],
+)
 def test_a_malformed_setting_is_named(registry, setting, message):
     with pytest.raises(SettingsError, match=f"setting '{setting}' in dev.json: .*{message}"):
         settings_with(registry)
@@ -62,25 +73,33 @@ def test_a_malformed_setting_is_named(registry, setting, message):
 @pytest.mark.parametrize("source", ["input.data.format", "input.key.format"])
 def test_without_the_setting_synthesis_refuses_naming_the_file_and_the_format(tmp_path, source):
     document = cloud_document(**{"input.data.format": "JSON", source: "AVRO"})
-    with pytest.raises(ConnectorSpecError, match=f"connector config dev/cloud-avro.json, key '{source}': .*AVRO is "
-                                                 "read through a Confluent Schema Registry.*schema_registry.url"):
+    with pytest.raises(
+        ConnectorSpecError,
+        match=f"connector config dev/cloud-avro.json, key '{source}': .*AVRO is "
+        "read through a Confluent Schema Registry.*schema_registry.url",
+    ):
         load_spec(tmp_path, document, settings_with(None))
 
 
 def test_the_published_file_carries_the_environments_registry_and_the_role_may_read_its_secret(tmp_path):
     spec = load_spec(tmp_path, cloud_document(), settings_with(REGISTRY))
     assert {k: v for k, v in spec.document["config"].items() if k.startswith("value.converter.")} == {
-        "value.converter.schema.registry.url": URL, "value.converter.basic.auth.credentials.source": "USER_INFO",
-        "value.converter.basic.auth.user.info": USER_INFO}
+        "value.converter.schema.registry.url": URL,
+        "value.converter.basic.auth.credentials.source": "USER_INFO",
+        "value.converter.basic.auth.user.info": USER_INFO,
+    }
     assert spec.config["value.converter"] == "avro" and spec.config["value.converter.schema.registry.url"] == URL
     (read,) = [s for s in job_statements(spec, NAMES) if s["Sid"] == "ReadOwnSecrets"]
     assert f"arn:aws:secretsmanager:{DEV.region}:{DEV.account}:secret:schema-registry/dev-??????" in read["Resource"]
 
 
-@pytest.mark.parametrize("document", [
-    cloud_document(**{"value.converter.schema.registry.url": "https://mine.example"}),  # names its own
-    cloud_document(**{"input.data.format": "JSON"}),  # no schema'd input
-])
+@pytest.mark.parametrize(
+    "document",
+    [
+        cloud_document(**{"value.converter.schema.registry.url": "https://mine.example"}),  # names its own
+        cloud_document(**{"input.data.format": "JSON"}),  # no schema'd input
+    ],
+)
 def test_a_file_that_needs_no_registry_from_the_environment_is_published_as_written(tmp_path, document):
     spec = load_spec(tmp_path, document, settings_with(REGISTRY))
     assert spec.document == document
@@ -99,9 +118,14 @@ def test_synthesis_publishes_the_registry_for_the_job_to_read(tmp_path):
     assert config["value.converter.schema.registry.url"] == URL
     assert config["value.converter.basic.auth.user.info"] == USER_INFO
     # and its job role may read the credentials' secret, and only its own
-    reads = [s for policy in resources(templates["service"], "AWS::IAM::Policy").values()
-             for s in policy["Properties"]["PolicyDocument"]["Statement"] if s.get("Sid") == "ReadOwnSecrets"]
+    reads = [
+        s
+        for policy in resources(templates["service"], "AWS::IAM::Policy").values()
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        if s.get("Sid") == "ReadOwnSecrets"
+    ]
     registry_secret = f"arn:aws:secretsmanager:{settings.region}:{settings.account}:secret:schema-registry/dev-??????"
-    granted = [s for s in reads if registry_secret in (s["Resource"] if isinstance(s["Resource"], list)
-                                                       else [s["Resource"]])]
+    granted = [
+        s for s in reads if registry_secret in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]])
+    ]
     assert len(granted) == 1

@@ -1,4 +1,5 @@
 """The stateless stack: EMR Serverless application and role, trigger, admin, alarms, catalog."""
+
 import json
 
 from aws_cdk.assertions import Match
@@ -16,11 +17,17 @@ def _env_vars(template, service: str) -> dict:
 
 def _statements(template, service: str) -> list[dict]:
     """Statements of the IAM policies of the role of the function of Powertools service `service`."""
-    roles = [fn["Properties"]["Role"]["Fn::GetAtt"][0] for fn in template.find_resources("AWS::Lambda::Function").values()
-             if fn["Properties"]["Environment"]["Variables"].get("POWERTOOLS_SERVICE_NAME") == service]
-    return [s for p in template.find_resources("AWS::IAM::Policy").values()
-            if any(r.get("Ref") in roles for r in p["Properties"]["Roles"])
-            for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    roles = [
+        fn["Properties"]["Role"]["Fn::GetAtt"][0]
+        for fn in template.find_resources("AWS::Lambda::Function").values()
+        if fn["Properties"]["Environment"]["Variables"].get("POWERTOOLS_SERVICE_NAME") == service
+    ]
+    return [
+        s
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        if any(r.get("Ref") in roles for r in p["Properties"]["Roles"])
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
 
 
 def _rendered(value) -> str:
@@ -41,21 +48,46 @@ def _actions(statement) -> list[str]:
 
 def test_emr_application_is_sized_started_and_networked(each_env):
     settings = each_env.deployment.settings
-    each_env.template("service").has_resource_properties("AWS::EMRServerless::Application", {
-        "ReleaseLabel": settings.emr.release_label, "Type": "SPARK", "Architecture": settings.emr.architecture,
-        "MaximumCapacity": {"Cpu": settings.emr.max_cpu, "Memory": settings.emr.max_memory, "Disk": settings.emr.max_disk},
-        "AutoStartConfiguration": {"Enabled": True},
-        "AutoStopConfiguration": {"Enabled": True, "IdleTimeoutMinutes": settings.emr.idle_timeout_minutes},
-        "NetworkConfiguration": {"SubnetIds": list(settings.network.subnet_ids),
-                                 "SecurityGroupIds": list(settings.network.security_group_ids)},
-    })
+    each_env.template("service").has_resource_properties(
+        "AWS::EMRServerless::Application",
+        {
+            "ReleaseLabel": settings.emr.release_label,
+            "Type": "SPARK",
+            "Architecture": settings.emr.architecture,
+            "MaximumCapacity": {
+                "Cpu": settings.emr.max_cpu,
+                "Memory": settings.emr.max_memory,
+                "Disk": settings.emr.max_disk,
+            },
+            "AutoStartConfiguration": {"Enabled": True},
+            "AutoStopConfiguration": {"Enabled": True, "IdleTimeoutMinutes": settings.emr.idle_timeout_minutes},
+            "NetworkConfiguration": {
+                "SubnetIds": list(settings.network.subnet_ids),
+                "SecurityGroupIds": list(settings.network.security_group_ids),
+            },
+        },
+    )
 
 
 def test_job_role_trusts_emr_serverless_of_this_account_only(each_env):
-    each_env.template("service").has_resource_properties("AWS::IAM::Role", {"AssumeRolePolicyDocument": {"Statement": [{
-        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "emr-serverless.amazonaws.com"},
-        "Condition": {"StringEquals": {"aws:SourceAccount": each_env.deployment.settings.account},
-                      "ArnLike": Match.any_value()}}]}})
+    each_env.template("service").has_resource_properties(
+        "AWS::IAM::Role",
+        {
+            "AssumeRolePolicyDocument": {
+                "Statement": [
+                    {
+                        "Action": "sts:AssumeRole",
+                        "Effect": "Allow",
+                        "Principal": {"Service": "emr-serverless.amazonaws.com"},
+                        "Condition": {
+                            "StringEquals": {"aws:SourceAccount": each_env.deployment.settings.account},
+                            "ArnLike": Match.any_value(),
+                        },
+                    }
+                ]
+            }
+        },
+    )
 
 
 def test_trigger_starts_the_archive_through_spark_archives(each_env):
@@ -65,8 +97,9 @@ def test_trigger_starts_the_archive_through_spark_archives(each_env):
     assert "PYSPARK_PYTHON=./environment/bin/python" in parameters
     connectors = _state(each_env)["index"]
     assert {c["name"] for c in connectors} == {s.name for s in each_env.deployment.connectors}
-    assert all(c["config_uri"].startswith(f"s3://{each_env.deployment.settings.bucket_name}/_connectors/")
-               for c in connectors)
+    assert all(
+        c["config_uri"].startswith(f"s3://{each_env.deployment.settings.bucket_name}/_connectors/") for c in connectors
+    )
 
 
 def test_one_msk_event_source_per_topic(each_env):
@@ -92,24 +125,35 @@ def test_trigger_role_can_use_msk_with_iam(each_env):
     read = by_action["kafka-cluster:ReadData"]["Resource"]
     assert sorted(read if isinstance(read, list) else [read]) == sorted(msk.resource_arn("topic", t) for t in topics)
     assert "kafka-cluster:AlterGroup" in by_action
-    assert by_action["iam:PassRole"]["Condition"] == {"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}}
+    assert by_action["iam:PassRole"]["Condition"] == {
+        "StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}
+    }
 
 
 def test_idle_flush_schedule_targets_the_trigger(each_env):
     minutes = each_env.deployment.settings.trigger.idle_flush_minutes
-    each_env.template("service").has_resource_properties("AWS::Events::Rule", {
-        "ScheduleExpression": f"rate({minutes} minutes)",
-        "Targets": [Match.object_like({"Input": json.dumps({"action": "idle-flush"}, separators=(",", ":"))})]})
+    each_env.template("service").has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "ScheduleExpression": f"rate({minutes} minutes)",
+            "Targets": [Match.object_like({"Input": json.dumps({"action": "idle-flush"}, separators=(",", ":"))})],
+        },
+    )
 
 
 def test_lambdas_run_arm_python_with_tracing_and_powertools_layer(each_env):
     template = each_env.template("service")
     functions = template.find_resources("AWS::Lambda::Function")
     assert sorted(fn["Properties"]["Handler"] for fn in functions.values()) == [
-        "lambdas.admin.handler.handler", "lambdas.app_stop.handler.handler", "lambdas.dlq_replay.handler.handler",
-        "lambdas.trigger.handler.handler"]
+        "lambdas.admin.handler.handler",
+        "lambdas.app_stop.handler.handler",
+        "lambdas.dlq_replay.handler.handler",
+        "lambdas.trigger.handler.handler",
+    ]
     layers = template.find_resources("AWS::Lambda::LayerVersion")
-    powertools = next(k for k, v in layers.items() if v["Properties"]["Description"].startswith("aws-lambda-powertools"))
+    powertools = next(
+        k for k, v in layers.items() if v["Properties"]["Description"].startswith("aws-lambda-powertools")
+    )
     for fn in functions.values():
         props = fn["Properties"]
         assert props["Runtime"] == "python3.14" and props["Architectures"] == ["arm64"]
@@ -146,8 +190,16 @@ def test_each_connector_runs_under_its_own_job_role(each_env):
     roles = {c["name"]: c["role_arn"] for c in _state(each_env)["index"]}
     assert set(roles) == {s.name for s in each_env.deployment.connectors}
     assert len(set(roles.values())) == len(roles)
-    job_roles = template.find_resources("AWS::IAM::Role", {"Properties": {"AssumeRolePolicyDocument": {"Statement": [
-        Match.object_like({"Principal": {"Service": "emr-serverless.amazonaws.com"}})]}}})
+    job_roles = template.find_resources(
+        "AWS::IAM::Role",
+        {
+            "Properties": {
+                "AssumeRolePolicyDocument": {
+                    "Statement": [Match.object_like({"Principal": {"Service": "emr-serverless.amazonaws.com"}})]
+                }
+            }
+        },
+    )
     for name, arn in roles.items():
         logical = arn.strip("<>").split(".")[0]
         assert {"Key": "connector", "Value": name} in job_roles[logical]["Properties"]["Tags"]
@@ -169,8 +221,14 @@ def test_glue_tables_project_kafka_partitions(each_env):
 
 def test_outputs_name_every_function_the_application_the_dashboard_and_job_roles(each_env):
     outputs = each_env.templates["service"]["Outputs"]
-    for name in ("ReplayFunctionName", "TriggerFunctionName", "AdminFunctionName", "ApplicationId", "DashboardName",
-                 "JobLogGroupName"):
+    for name in (
+        "ReplayFunctionName",
+        "TriggerFunctionName",
+        "AdminFunctionName",
+        "ApplicationId",
+        "DashboardName",
+        "JobLogGroupName",
+    ):
         assert name in outputs, name
     assert "--cli-read-timeout 900" in outputs["ReplayFunctionName"]["Description"]
     assert len([o for o in outputs if o.startswith("JobRole")]) == len(each_env.deployment.connectors)
@@ -178,8 +236,18 @@ def test_outputs_name_every_function_the_application_the_dashboard_and_job_roles
 
 def test_driver_and_executor_logs_go_to_the_job_log_group(each_env):
     # without logTypes EMR Serverless sends only the driver's: a failed task's traceback would be missing
-    each_env.template("service").has_resource_properties("AWS::EMRServerless::Application", {
-        "MonitoringConfiguration": {"CloudWatchLoggingConfiguration": {
-            "Enabled": True, "LogGroupName": Match.any_value(),
-            "LogTypeMap": [{"Key": "SPARK_DRIVER", "Value": ["STDOUT", "STDERR"]},
-                           {"Key": "SPARK_EXECUTOR", "Value": ["STDOUT", "STDERR"]}]}}})
+    each_env.template("service").has_resource_properties(
+        "AWS::EMRServerless::Application",
+        {
+            "MonitoringConfiguration": {
+                "CloudWatchLoggingConfiguration": {
+                    "Enabled": True,
+                    "LogGroupName": Match.any_value(),
+                    "LogTypeMap": [
+                        {"Key": "SPARK_DRIVER", "Value": ["STDOUT", "STDERR"]},
+                        {"Key": "SPARK_EXECUTOR", "Value": ["STDOUT", "STDERR"]},
+                    ],
+                }
+            }
+        },
+    )

@@ -1,6 +1,7 @@
 """Subnets in Availability Zones EMR Serverless runs workers in: where AWS limits the zones of a Region ("Endpoints
 and quotas for EMR Serverless", EMR Serverless User Guide: us-east-1 "limited to the following Availability Zones:
 use1-az1, use1-az2, use1-az4, use1-az5, and use1-az6"), each subnet's zone is stated and checked at synthesis."""
+
 import copy
 import json
 
@@ -42,11 +43,17 @@ def test_two_subnets_in_one_zone_are_named():
     assert failed.value.setting == f"network.subnet_zone_ids.{THIRD}"
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda n: n.pop("subnet_zone_ids"), "is required in us-east-1"),
-    (lambda n: n["subnet_zone_ids"].pop(THIRD), "must map exactly the subnets"),
-    (lambda n: n["subnet_zone_ids"].update({"subnet-0f0f0f0f0f0f0f0f0": "use1-az5"}), "must map exactly the subnets"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda n: n.pop("subnet_zone_ids"), "is required in us-east-1"),
+        (lambda n: n["subnet_zone_ids"].pop(THIRD), "must map exactly the subnets"),
+        (
+            lambda n: n["subnet_zone_ids"].update({"subnet-0f0f0f0f0f0f0f0f0": "use1-az5"}),
+            "must map exactly the subnets",
+        ),
+    ],
+)
 def test_zones_are_required_where_emr_serverless_limits_them_and_must_cover_the_subnets(change, message):
     doc = copy.deepcopy(PROD)
     change(doc["network"])

@@ -3,6 +3,7 @@ from the release's EMR Serverless image with the interpreter the job archive's b
 bootstrap's container asset repository (which lets EMR Serverless pull from bootstrap version 27); with "system"
 the release's image is used as it is. The job's entry point refuses an interpreter that cannot run it, naming the
 setting. Building the image and EMR pulling it cannot run here (no Docker, no AWS): docs/aws-fidelity.md."""
+
 from __future__ import annotations
 
 import copy
@@ -29,7 +30,9 @@ from tests.infra.conftest import ensure_artifacts
 
 DEV = json.loads((ENVIRONMENTS_DIR / "dev.json").read_text())
 DOCKERFILE = IMAGE_DIR / "Dockerfile"
-BOOTSTRAP_TEMPLATE = packaging.ROOT / "node_modules" / "aws-cdk" / "lib" / "api" / "bootstrap" / "bootstrap-template.yaml"
+BOOTSTRAP_TEMPLATE = (
+    packaging.ROOT / "node_modules" / "aws-cdk" / "lib" / "api" / "bootstrap" / "bootstrap-template.yaml"
+)
 PLATFORMS = {"ARM64": "linux/arm64", "X86_64": "linux/amd64"}
 
 
@@ -65,23 +68,27 @@ def _archive_link(target: packaging.Target) -> str:
 
 # -- the image ----------------------------------------------------------------------------------------------------
 
+
 def test_the_application_runs_the_image_built_from_the_job_dockerfile(each_env):
     # given an environment whose interpreter comes from the image
     emr = each_env.deployment.settings.emr
     assert emr.interpreter_source == "image"
     # then its one image asset is the job's Dockerfile, built for the release, the Python and the architecture
-    (asset_hash, image), = _image_assets(each_env).items()
+    ((asset_hash, image),) = _image_assets(each_env).items()
     assert (each_env.outdir / image["source"]["directory"] / "Dockerfile").read_bytes() == DOCKERFILE.read_bytes()
     assert image["source"]["dockerBuildArgs"] == {"RELEASE_LABEL": emr.release_label, "PYTHON_VERSION": emr.python}
     assert image["source"]["platform"] == PLATFORMS[emr.architecture]
     # and the application runs that image, from the bootstrap's container asset repository
     (destination,) = image["destinations"].values()
-    (application,) = [r for r in each_env.templates["service"]["Resources"].values()
-                      if r["Type"] == "AWS::EMRServerless::Application"]
+    (application,) = [
+        r for r in each_env.templates["service"]["Resources"].values() if r["Type"] == "AWS::EMRServerless::Application"
+    ]
     uri = application["Properties"]["ImageConfiguration"]["ImageUri"]["Fn::Sub"]
     settings = each_env.deployment.settings
-    assert uri == (f"{settings.account}.dkr.ecr.{settings.region}.${{AWS::URLSuffix}}/"
-                   f"{destination['repositoryName']}:{destination['imageTag']}")
+    assert uri == (
+        f"{settings.account}.dkr.ecr.{settings.region}.${{AWS::URLSuffix}}/"
+        f"{destination['repositoryName']}:{destination['imageTag']}"
+    )
     assert destination["imageTag"] == asset_hash
     assert destination["repositoryName"].startswith("cdk-") and "container-assets" in destination["repositoryName"]
 
@@ -101,7 +108,7 @@ def test_the_pinned_cli_bootstraps_a_repository_emr_serverless_may_pull_from():
     template = BOOTSTRAP_TEMPLATE.read_text()
     version = re.search(r"CdkBootstrapVersion:\n(?:\s+.*\n)*?\s+Value: '(\d+)'", template)
     assert int(version[1]) >= EMR_PULL_BOOTSTRAP_VERSION
-    statement = template[template.index("Sid: EmrServerlessImageRetrievalPolicy"):].split("- Sid:")[0]
+    statement = template[template.index("Sid: EmrServerlessImageRetrievalPolicy") :].split("- Sid:")[0]
     assert "Service: emr-serverless.amazonaws.com" in statement
     for action in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:DescribeImages"):
         assert f"- {action}" in statement
@@ -137,8 +144,12 @@ def _run_instruction() -> str:
 def test_the_image_build_fails_on_an_interpreter_of_another_version(python, passes):
     # given this machine's /usr/bin/python3.11 (and python3, a link to it) standing in for the image's: the RUN
     # step finds it (no dnf) and checks its version against the build argument
-    done = subprocess.run(["/bin/sh", "-c", _run_instruction()], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "PYTHON_VERSION": python})
+    done = subprocess.run(
+        ["/bin/sh", "-c", _run_instruction()],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHON_VERSION": python},
+    )
     # then the build goes on with 3.11 and fails on "3" (python3 is not version "3")
     assert (done.returncode == 0) is passes, done.stderr
     assert passes or "AssertionError" in done.stderr
@@ -146,16 +157,26 @@ def test_the_image_build_fails_on_an_interpreter_of_another_version(python, pass
 
 # -- the release's image as it is ---------------------------------------------------------------------------------
 
+
 def _job_template(tmp_path: Path, settings) -> tuple[dict, dict]:
     """SinkJob alone in a stack of the environment, synthesized: its template and its asset manifest."""
     ensure_artifacts()
     app = new_app(str(tmp_path))
     stack = Stack(app, "Job", env=Environment(account=settings.account, region=settings.region))
-    SinkJob(stack, "Job", settings=settings, data_key=kms.Key(stack, "Key"), connectors=load_connectors(settings),
-            table_arn="arn:aws:dynamodb:eu-west-1:111111111111:table/offsets", placement=ConnectorStacks(stack, 0))
+    SinkJob(
+        stack,
+        "Job",
+        settings=settings,
+        data_key=kms.Key(stack, "Key"),
+        connectors=load_connectors(settings),
+        table_arn="arn:aws:dynamodb:eu-west-1:111111111111:table/offsets",
+        placement=ConnectorStacks(stack, 0),
+    )
     app.synth()
-    return (json.loads((tmp_path / "Job.template.json").read_text()),
-            json.loads((tmp_path / "Job.assets.json").read_text()))
+    return (
+        json.loads((tmp_path / "Job.template.json").read_text()),
+        json.loads((tmp_path / "Job.assets.json").read_text()),
+    )
 
 
 def test_system_uses_the_release_image_as_it_is(tmp_path):
@@ -184,6 +205,7 @@ def test_an_unknown_interpreter_source_is_named(value):
 
 # -- the entry point's check --------------------------------------------------------------------------------------
 
+
 def _archive(folder: Path, version: str, link: str | None = None) -> Path:
     """A job archive's layout as packaging writes it: pyvenv.cfg and bin/python linking to `link`."""
     (folder / "bin").mkdir(parents=True)
@@ -198,14 +220,18 @@ def test_the_archives_own_interpreter_passes(tmp_path):
     assert interpreter_problem(str(archive), (3, 11, 7), str(archive / "bin" / "python")) is None
 
 
-@pytest.mark.parametrize("version, running, executors, named", [
-    # the archive's packages are for 3.11, its bin/python runs another Python
-    ("3.11", (3, 9, 16), None, ("Python 3.11", "runs Python 3.9", 'emr.interpreter to "image"')),
-    # the executors' interpreter leads to a path the image does not have
-    ("3.11", (3, 11, 7), "missing", ("PYSPARK_PYTHON", "/nonexistent/python3.11", 'emr.interpreter to "image"')),
-])
-def test_an_interpreter_that_cannot_run_the_job_is_refused_naming_the_setting(tmp_path, version, running,
-                                                                              executors, named):
+@pytest.mark.parametrize(
+    "version, running, executors, named",
+    [
+        # the archive's packages are for 3.11, its bin/python runs another Python
+        ("3.11", (3, 9, 16), None, ("Python 3.11", "runs Python 3.9", 'emr.interpreter to "image"')),
+        # the executors' interpreter leads to a path the image does not have
+        ("3.11", (3, 11, 7), "missing", ("PYSPARK_PYTHON", "/nonexistent/python3.11", 'emr.interpreter to "image"')),
+    ],
+)
+def test_an_interpreter_that_cannot_run_the_job_is_refused_naming_the_setting(
+    tmp_path, version, running, executors, named
+):
     archive = _archive(tmp_path / "environment", version)
     if executors:
         (archive / "bin" / "python").symlink_to("/nonexistent/python3.11")
@@ -216,8 +242,13 @@ def test_an_interpreter_that_cannot_run_the_job_is_refused_naming_the_setting(tm
 
 def test_a_driver_outside_the_archive_exits_before_importing_the_engine(tmp_path):
     # given the entry point started with an interpreter that is not the archive's (no pyvenv.cfg at its prefix)
-    done = subprocess.run([BASE_PYTHON, str(packaging.ROOT / "infra" / "job" / "entrypoint.py"), "validate"],
-                          cwd=tmp_path, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [BASE_PYTHON, str(packaging.ROOT / "infra" / "job" / "entrypoint.py"), "validate"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     # then it exits 2 naming the driver's setting, not with the engine's ModuleNotFoundError
     assert done.returncode == 2, done.stderr
     assert "sink job cannot start" in done.stderr and "PYSPARK_DRIVER_PYTHON" in done.stderr

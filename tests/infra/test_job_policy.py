@@ -1,5 +1,6 @@
 """Each connector's job role grants what the engine calls for its config, scoped to that connector, and stays
 within IAM's size limit for a role's inline policies however many connectors a deployment has."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,8 +14,14 @@ from infra.settings import load_settings
 
 SETTINGS = load_settings("prod")
 AUDIT, ORDERS = load_connectors(SETTINGS)
-NAMES = JobPhysicalNames(SETTINGS.bucket_name, "arn:aws:dynamodb:us-east-1:222222222222:table/sink-engine-offsets",
-                         SETTINGS.msk.cluster_arn, "dlq/", "us-east-1", "222222222222")
+NAMES = JobPhysicalNames(
+    SETTINGS.bucket_name,
+    "arn:aws:dynamodb:us-east-1:222222222222:table/sink-engine-offsets",
+    SETTINGS.msk.cluster_arn,
+    "dlq/",
+    "us-east-1",
+    "222222222222",
+)
 IAM_ROLE_INLINE_LIMIT = 10_240  # characters of all inline policies of a role, whitespace not counted
 
 
@@ -35,13 +42,16 @@ def _actions(spec) -> set[str]:
 def test_a_connector_may_write_only_its_own_prefixes_items_and_topics():
     statements = _by_sid(ORDERS)
     bucket = f"arn:aws:s3:::{SETTINGS.bucket_name}"
-    assert statements["WriteOwnPrefixes"]["Resource"] == [
-        f"{bucket}/topics/{t}/*" for t in ORDERS.topics] + [f"{bucket}/dlq/orders-s3-sink/*"]
+    assert statements["WriteOwnPrefixes"]["Resource"] == [f"{bucket}/topics/{t}/*" for t in ORDERS.topics] + [
+        f"{bucket}/dlq/orders-s3-sink/*"
+    ]
     assert statements["ReadOwnConfig"]["Resource"] == [f"{bucket}/_connectors/orders-s3-sink.json"]
     leading = statements["OwnOffsetsLeaseAndPlans"]["Condition"]["ForAllValues:StringEquals"]["dynamodb:LeadingKeys"]
     assert leading == ["orders-s3-sink"]
     assert statements["ReadOwnTopics"]["Resource"] == [SETTINGS.msk.resource_arn("topic", t) for t in ORDERS.topics]
-    assert statements["UseOwnConsumerGroup"]["Resource"] == [SETTINGS.msk.resource_arn("group", "connect-orders-s3-sink")]
+    assert statements["UseOwnConsumerGroup"]["Resource"] == [
+        SETTINGS.msk.resource_arn("group", "connect-orders-s3-sink")
+    ]
     assert not any("audit" in json.dumps(s) for s in statements.values())
 
 
@@ -49,29 +59,46 @@ def test_the_run_lists_the_buckets_uploads_unconditioned_and_aborts_only_under_i
     """ListBucketMultipartUploads carries no s3:prefix key (SAR): the listing is granted on the bucket as a whole."""
     statements = _by_sid(ORDERS)
     bucket = f"arn:aws:s3:::{SETTINGS.bucket_name}"
-    assert statements["ListUploads"] == {"Sid": "ListUploads", "Effect": "Allow",
-                                         "Action": ["s3:ListBucketMultipartUploads"], "Resource": [bucket]}
+    assert statements["ListUploads"] == {
+        "Sid": "ListUploads",
+        "Effect": "Allow",
+        "Action": ["s3:ListBucketMultipartUploads"],
+        "Resource": [bucket],
+    }
     assert [s["Sid"] for s in statements.values() if "s3:AbortMultipartUpload" in s["Action"]] == ["WriteOwnPrefixes"]
 
 
 def test_the_run_may_describe_the_table_and_delete_plans_in_batches():
-    """`driver/job.py` checks the table with DescribeTable; `driver/plans.py` deletes plans with BatchWriteItem."""
+    """`driver/job.py` checks the table with DescribeTable; `run/plans.py` deletes plans with BatchWriteItem."""
     statements = _by_sid(ORDERS)
     assert statements["DescribeOffsetsTable"]["Action"] == ["dynamodb:DescribeTable"]
     assert "dynamodb:BatchWriteItem" in statements["OwnOffsetsLeaseAndPlans"]["Action"]
 
 
-@pytest.mark.parametrize("config, action, granted", [
-    ({}, "s3:PutObjectTagging", False),
-    ({"s3.object.tagging": "true"}, "s3:PutObjectTagging", True),
-    ({}, "s3:PutObjectAcl", False),
-    ({"s3.acl.canned": "bucket-owner-full-control"}, "s3:PutObjectAcl", True),
-    ({}, "glue:GetSchemaVersion", False),
-    ({"value.converter": "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter",
-      "value.converter.region": "us-east-1"}, "glue:GetSchemaVersion", True),
-    ({}, "kms:GenerateDataKey", False),
-    ({"s3.ssea.name": "aws:kms", "s3.sse.kms.key.id": "1234abcd-12ab-34cd-56ef-1234567890ab"}, "kms:GenerateDataKey", True),
-])
+@pytest.mark.parametrize(
+    "config, action, granted",
+    [
+        ({}, "s3:PutObjectTagging", False),
+        ({"s3.object.tagging": "true"}, "s3:PutObjectTagging", True),
+        ({}, "s3:PutObjectAcl", False),
+        ({"s3.acl.canned": "bucket-owner-full-control"}, "s3:PutObjectAcl", True),
+        ({}, "glue:GetSchemaVersion", False),
+        (
+            {
+                "value.converter": "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter",
+                "value.converter.region": "us-east-1",
+            },
+            "glue:GetSchemaVersion",
+            True,
+        ),
+        ({}, "kms:GenerateDataKey", False),
+        (
+            {"s3.ssea.name": "aws:kms", "s3.sse.kms.key.id": "1234abcd-12ab-34cd-56ef-1234567890ab"},
+            "kms:GenerateDataKey",
+            True,
+        ),
+    ],
+)
 def test_features_of_the_config_bring_their_permissions(config, action, granted):
     assert (action in _actions(_with(ORDERS, **config))) is granted
 
@@ -84,12 +111,18 @@ def test_s3_dead_letters_bring_reading_them_back():
     assert "ReadOwnDeadLetters" not in _by_sid(dataclasses.replace(ORDERS, dlq_s3_prefix=None))
 
 
-@pytest.mark.parametrize("key_id, resource, condition", [
-    ("arn:aws:kms:us-east-1:222222222222:key/k-1", "arn:aws:kms:us-east-1:222222222222:key/k-1", None),
-    ("k-1", "arn:aws:kms:us-east-1:222222222222:key/k-1", None),
-    ("alias/orders", "arn:aws:kms:us-east-1:222222222222:key/*",
-     {"ForAnyValue:StringEquals": {"kms:ResourceAliases": ["alias/orders"]}}),
-])
+@pytest.mark.parametrize(
+    "key_id, resource, condition",
+    [
+        ("arn:aws:kms:us-east-1:222222222222:key/k-1", "arn:aws:kms:us-east-1:222222222222:key/k-1", None),
+        ("k-1", "arn:aws:kms:us-east-1:222222222222:key/k-1", None),
+        (
+            "alias/orders",
+            "arn:aws:kms:us-east-1:222222222222:key/*",
+            {"ForAnyValue:StringEquals": {"kms:ResourceAliases": ["alias/orders"]}},
+        ),
+    ],
+)
 def test_an_sse_kms_key_is_granted_by_arn_id_or_alias(key_id, resource, condition):
     statement = _by_sid(_with(ORDERS, **{"s3.ssea.name": "aws:kms", "s3.sse.kms.key.id": key_id}))["UseOwnKmsKey"]
     assert statement["Resource"] == [resource] and statement.get("Condition") == condition
@@ -101,13 +134,15 @@ def test_a_dead_letter_topic_is_written_in_the_connectors_own_transactions():
     assert statements["WriteDeadLetterTopic"]["Resource"] == [msk.resource_arn("topic", "orders-dlq")]
     assert statements["WriteIdempotently"]["Resource"] == [msk.cluster_arn]
     assert statements["DeadLetterTransactions"]["Resource"] == [
-        msk.resource_arn("transactional-id", "sink-engine-dlq.orders-s3-sink.*")]
+        msk.resource_arn("transactional-id", "sink-engine-dlq.orders-s3-sink.*")
+    ]
     assert {"WriteDeadLetterTopic", "WriteIdempotently", "DeadLetterTransactions"}.isdisjoint(_by_sid(ORDERS))
 
 
 def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
     """The job of 50 connectors x 10 topics (each with a restore target), synthesized: 50 roles, and each role's
-    inline policies stay under 10,240 characters (intrinsic functions counted as 100-character ARNs, more than any real one).
+    inline policies stay under 10,240 characters (intrinsic functions counted as 100-character ARNs, more than any
+    real one).
     (The whole service stack of such a deployment would pass CloudFormation's 500 resources per stack with one
     MSK event source mapping per topic: that is the trigger's limit, not the job role's.)"""
     from aws_cdk import Environment, Stack
@@ -119,17 +154,31 @@ def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
     from tests.infra.conftest import ensure_artifacts
 
     ensure_artifacts()
-    specs = tuple(_with(dataclasses.replace(ORDERS, name=f"connector-{i:02d}",
-                                            topics=tuple(f"topic-{i:02d}-{t}.events" for t in range(10)),
-                                            restore_targets=tuple(f"topic-{i:02d}-{t}.events.restored*"
-                                                                  for t in range(10))),
-                        **{"name": f"connector-{i:02d}"}) for i in range(50))
+    specs = tuple(
+        _with(
+            dataclasses.replace(
+                ORDERS,
+                name=f"connector-{i:02d}",
+                topics=tuple(f"topic-{i:02d}-{t}.events" for t in range(10)),
+                restore_targets=tuple(f"topic-{i:02d}-{t}.events.restored*" for t in range(10)),
+            ),
+            **{"name": f"connector-{i:02d}"},
+        )
+        for i in range(50)
+    )
     app = new_app(str(tmp_path))
     stack = Stack(app, "JobOnly", env=Environment(account=SETTINGS.account, region=SETTINGS.region))
     # prod's capacity holds a few runs, not fifty: they queue (emr.concurrent_runs, see infra/capacity.py)
     queueing = dataclasses.replace(SETTINGS, emr=dataclasses.replace(SETTINGS.emr, concurrent_runs=1))
-    SinkJob(stack, "Job", settings=queueing, data_key=kms.Key(stack, "Key"), connectors=specs,
-            table_arn=NAMES.table_arn, placement=ConnectorStacks(stack, 0))
+    SinkJob(
+        stack,
+        "Job",
+        settings=queueing,
+        data_key=kms.Key(stack, "Key"),
+        connectors=specs,
+        table_arn=NAMES.table_arn,
+        placement=ConnectorStacks(stack, 0),
+    )
     template = app.synth().get_stack_by_name("JobOnly").template
     sizes = {}
     for policy in template["Resources"].values():
@@ -142,6 +191,7 @@ def test_fifty_connectors_of_ten_topics_each_fit_iam_limits(tmp_path):
 
 def _rendered(document) -> str:
     """The document as IAM measures it (no whitespace), intrinsic functions replaced by 100-character strings."""
+
     def render(value):
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith(("Fn::", "Ref")):
             return "x" * 100
@@ -150,6 +200,7 @@ def _rendered(document) -> str:
         if isinstance(value, list):
             return [render(v) for v in value]
         return value
+
     return json.dumps(render(document), separators=(",", ":"))
 
 
@@ -162,11 +213,20 @@ def test_the_secrets_a_connector_references_and_only_those_may_be_read():
     from infra.constructs.dlq_replay import replay_statements
 
     arn = "arn:aws:secretsmanager:us-east-1:222222222222:secret:registry-AbCdEf"
-    spec = _with(ORDERS, **{"value.converter.basic.auth.user.info": "reader:${secrets:sr/orders:password}",
-                            "value.converter.schema.registry.url": f"https://r:${{secrets:{arn}:token}}@registry:8081"})
+    spec = _with(
+        ORDERS,
+        **{
+            "value.converter.basic.auth.user.info": "reader:${secrets:sr/orders:password}",
+            "value.converter.schema.registry.url": f"https://r:${{secrets:{arn}:token}}@registry:8081",
+        },
+    )
     expected = [arn, "arn:aws:secretsmanager:us-east-1:222222222222:secret:sr/orders-??????"]
-    assert _by_sid(spec)["ReadOwnSecrets"] == {"Sid": "ReadOwnSecrets", "Effect": "Allow",
-                                               "Action": ["secretsmanager:GetSecretValue"], "Resource": expected}
+    assert _by_sid(spec)["ReadOwnSecrets"] == {
+        "Sid": "ReadOwnSecrets",
+        "Effect": "Allow",
+        "Action": ["secretsmanager:GetSecretValue"],
+        "Resource": expected,
+    }
     assert "secretsmanager:GetSecretValue" not in _actions(ORDERS)
     replay = [Stack().resolve(s.to_json()) for s in replay_statements(SETTINGS, (spec, AUDIT), "arn:table")]
     assert [s["Resource"] for s in replay if s["Action"] == "secretsmanager:GetSecretValue"] == [expected]
@@ -181,15 +241,27 @@ def test_the_parameters_a_connector_references_and_only_those_may_be_read():
     from infra.constructs.dlq_replay import replay_statements
 
     arn = "arn:aws:ssm:eu-west-1:333333333333:parameter/shared/registry"
-    spec = _with(ORDERS, **{"value.converter.basic.auth.user.info": "reader:${ssm:/sink/orders/registry:password}",
-                            "key.converter.basic.auth.user.info": f"reader:${{aws:ssm:{arn}}}",
-                            "aws.access.key.id": "${ssm:s3-key-id}",
-                            "aws.secret.access.key": "${ssm:/sink/orders/registry:s3}"})
-    expected = [arn, "arn:aws:ssm:us-east-1:222222222222:parameter/s3-key-id",
-                "arn:aws:ssm:us-east-1:222222222222:parameter/sink/orders/registry"]
+    spec = _with(
+        ORDERS,
+        **{
+            "value.converter.basic.auth.user.info": "reader:${ssm:/sink/orders/registry:password}",
+            "key.converter.basic.auth.user.info": f"reader:${{aws:ssm:{arn}}}",
+            "aws.access.key.id": "${ssm:s3-key-id}",
+            "aws.secret.access.key": "${ssm:/sink/orders/registry:s3}",
+        },
+    )
+    expected = [
+        arn,
+        "arn:aws:ssm:us-east-1:222222222222:parameter/s3-key-id",
+        "arn:aws:ssm:us-east-1:222222222222:parameter/sink/orders/registry",
+    ]
     statements = _by_sid(spec)
-    assert statements["ReadOwnParameters"] == {"Sid": "ReadOwnParameters", "Effect": "Allow",
-                                               "Action": ["ssm:GetParameter"], "Resource": expected}
+    assert statements["ReadOwnParameters"] == {
+        "Sid": "ReadOwnParameters",
+        "Effect": "Allow",
+        "Action": ["ssm:GetParameter"],
+        "Resource": expected,
+    }
     assert "ReadOwnSecrets" not in statements and "UseOwnKmsKey" not in statements
     assert not any(a.startswith("ssm:") for a in _actions(ORDERS))
     replay = [Stack().resolve(s.to_json()) for s in replay_statements(SETTINGS, (spec, AUDIT), "arn:table")]
@@ -198,18 +270,24 @@ def test_the_parameters_a_connector_references_and_only_those_may_be_read():
 
 
 WRITER_ROLE = "arn:aws:iam::333333333333:role/lake-writer"
-ASSUME_ROLE = {"s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
-               "s3.credentials.provider.sts.role.arn": WRITER_ROLE,
-               "s3.credentials.provider.sts.role.session.name": "orders-sink",
-               "s3.credentials.provider.sts.role.external.id": "ext-orders"}
+ASSUME_ROLE = {
+    "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+    "s3.credentials.provider.sts.role.arn": WRITER_ROLE,
+    "s3.credentials.provider.sts.role.session.name": "orders-sink",
+    "s3.credentials.provider.sts.role.external.id": "ext-orders",
+}
 
 
 def test_a_connector_whose_s3_client_assumes_a_role_may_assume_exactly_that_role():
     """The S3 client signs as the assumed role, whose own policy grants the objects: the job role may assume it and
     keeps reading its config, and gets no object grant of its own."""
     statements = _by_sid(_with(dataclasses.replace(ORDERS, dlq_s3_prefix="dlq/orders-s3-sink"), **ASSUME_ROLE))
-    assert statements["AssumeS3WriterRole"] == {"Sid": "AssumeS3WriterRole", "Effect": "Allow",
-                                                "Action": ["sts:AssumeRole"], "Resource": [WRITER_ROLE]}
+    assert statements["AssumeS3WriterRole"] == {
+        "Sid": "AssumeS3WriterRole",
+        "Effect": "Allow",
+        "Action": ["sts:AssumeRole"],
+        "Resource": [WRITER_ROLE],
+    }
     assert {"WriteOwnPrefixes", "ListOwnUploads", "ReadOwnDeadLetters"}.isdisjoint(statements)
     assert "ReadOwnConfig" in statements
     assert not any(a.startswith("sts:") for a in _actions(ORDERS))
@@ -228,18 +306,29 @@ def test_restore_targets_bring_reading_the_prefixes_the_lease_of_each_target_and
     statements = _by_sid(RESTORED)
     bucket = f"arn:aws:s3:::{SETTINGS.bucket_name}"
     assert statements["ListOwnBackups"] == {
-        "Sid": "ListOwnBackups", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [bucket],
-        "Condition": {"StringLike": {"s3:prefix": [f"topics/{t}/*" for t in ORDERS.topics]}}}
+        "Sid": "ListOwnBackups",
+        "Effect": "Allow",
+        "Action": ["s3:ListBucket"],
+        "Resource": [bucket],
+        "Condition": {"StringLike": {"s3:prefix": [f"topics/{t}/*" for t in ORDERS.topics]}},
+    }
     assert statements["ReadOwnBackups"]["Resource"] == [f"{bucket}/topics/{t}/*" for t in ORDERS.topics]
-    assert statements["RestoreLease"]["Condition"] == {"ForAllValues:StringLike": {
-        "dynamodb:LeadingKeys": ["restore#orders.restored", "restore#payments.restored*"]}}
-    assert statements["RestoreLease"]["Action"] == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
-                                                    "dynamodb:ConditionCheckItem"]
+    assert statements["RestoreLease"]["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["restore#orders.restored", "restore#payments.restored*"]}
+    }
+    assert statements["RestoreLease"]["Action"] == [
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:ConditionCheckItem",
+    ]
     msk = SETTINGS.msk
     assert statements["WriteRestoreTargets"] == {
-        "Sid": "WriteRestoreTargets", "Effect": "Allow",
+        "Sid": "WriteRestoreTargets",
+        "Effect": "Allow",
         "Action": ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData", "kafka-cluster:WriteData"],
-        "Resource": [msk.resource_arn("topic", "orders.restored"), msk.resource_arn("topic", "payments.restored*")]}
+        "Resource": [msk.resource_arn("topic", "orders.restored"), msk.resource_arn("topic", "payments.restored*")],
+    }
     assert statements["WriteIdempotently"]["Resource"] == [msk.cluster_arn]
     assert "kafka-cluster:CreateTopic" not in _actions(RESTORED)
 

@@ -1,5 +1,6 @@
 """The network cost model (devtools/network_cost.py) counts the interface endpoints the stack makes, at AWS's
 prices: interface endpoints by the hour and zone, a NAT gateway by the GB, gateway endpoints free."""
+
 import copy
 import json
 

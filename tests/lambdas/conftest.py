@@ -1,11 +1,12 @@
 """Lambda handlers called directly against moto (in-process `mock_aws`), with AWS's sample MSK event shape."""
+
 from __future__ import annotations
 
 import copy
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
@@ -25,7 +26,7 @@ BUCKET = "sink-lake-test"
 
 
 # A Monday 10:03 UTC: the trigger tests' schedule boundaries fall at 10:00 and 10:10.
-T0 = int(datetime(2026, 3, 2, 10, 3, tzinfo=timezone.utc).timestamp() * 1000)
+T0 = int(datetime(2026, 3, 2, 10, 3, tzinfo=UTC).timestamp() * 1000)
 
 
 class Clock:
@@ -62,9 +63,15 @@ def context() -> LambdaContext:
 
 @pytest.fixture
 def aws(monkeypatch):
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION, "POWERTOOLS_TRACE_DISABLED": "1",
-                        "POWERTOOLS_METRICS_NAMESPACE": "SinkEngine", "POWERTOOLS_DEV": "0"}.items():
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+        "POWERTOOLS_TRACE_DISABLED": "1",
+        "POWERTOOLS_METRICS_NAMESPACE": "SinkEngine",
+        "POWERTOOLS_DEV": "0",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():

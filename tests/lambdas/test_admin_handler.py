@@ -1,6 +1,7 @@
 """The admin: a custom resource (Create, Update, Delete) and direct invokes (plan, apply) publishing the connector
 configs and the connector index; idempotent. It owns nothing else: job roles and lifecycle rules are
 CloudFormation's."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,12 @@ from tests.cloudformation import custom_resource_event, response_endpoint
 SETTINGS = load_settings("prod")
 CONNECTORS = load_connectors(SETTINGS)
 ROLE_ARNS = {c.name: f"arn:aws:iam::123456789012:role/job-{c.name}" for c in CONNECTORS}
-BASE_RULE = {"ID": "archive-topics", "Status": "Enabled", "Filter": {"Prefix": "topics/"},
-             "Transitions": [{"Days": 90, "StorageClass": "GLACIER"}]}
+BASE_RULE = {
+    "ID": "archive-topics",
+    "Status": "Enabled",
+    "Filter": {"Prefix": "topics/"},
+    "Transitions": [{"Days": 90, "StorageClass": "GLACIER"}],
+}
 
 
 @pytest.fixture
@@ -43,8 +48,9 @@ def _state(connectors=CONNECTORS) -> str:
 
 
 def _event(kind: str, url: str, state: str, physical_id: str | None = None) -> dict:
-    return custom_resource_event(kind, url, {"ServiceToken": "arn", "State": state}, "Custom::SinkConnectors",
-                                 physical_id=physical_id)
+    return custom_resource_event(
+        kind, url, {"ServiceToken": "arn", "State": state}, "Custom::SinkConnectors", physical_id=physical_id
+    )
 
 
 def _rules(bucket: str) -> dict[str, dict]:
@@ -66,9 +72,15 @@ def test_create_publishes_the_configs_and_leaves_lifecycle_rules_alone(lake, clo
     assert answer["status"] == "SUCCESS"
     assert responses[-1]["Status"] == "SUCCESS" and responses[-1]["RequestId"] == "r-1"
     assert set(_rules(lake)) == {"archive-topics"}  # CloudFormation's rules, untouched
-    assert _configs(lake) == ["_connectors/_desired.json", "_connectors/_index.json", "_connectors/audit-s3-sink.json",
-                              "_connectors/orders-s3-sink.json"]
-    published = json.loads(boto3.client("s3").get_object(Bucket=lake, Key="_connectors/orders-s3-sink.json")["Body"].read())
+    assert _configs(lake) == [
+        "_connectors/_desired.json",
+        "_connectors/_index.json",
+        "_connectors/audit-s3-sink.json",
+        "_connectors/orders-s3-sink.json",
+    ]
+    published = json.loads(
+        boto3.client("s3").get_object(Bucket=lake, Key="_connectors/orders-s3-sink.json")["Body"].read()
+    )
     assert published["name"] == "orders-s3-sink"
     index = json.loads(boto3.client("s3").get_object(Bucket=lake, Key=INDEX_KEY)["Body"].read())
     assert index == connector_index(CONNECTORS, lake, ROLE_ARNS)  # the trigger's entries, job roles included

@@ -3,9 +3,11 @@ and stops it, so CloudFormation's UpdateApplication that follows finds it STOPPE
 so that DeleteApplication finds it STOPPED.
 
 moto has the calls (ListApplications, GetApplication, StopApplication, ListJobRuns, CancelJobRun) but not the
-life cycle (docs/aws-fidelity.md): its applications are STARTED from creation, its runs SUCCESS at once, and StopApplication succeeds in
+life cycle (docs/aws-fidelity.md): its applications are STARTED from creation, its runs SUCCESS at once, and
+StopApplication succeeds in
 any state. The waits (runs CANCELLING, the application STOPPING, a run started meanwhile) are driven with
 botocore's Stubber, answering as the API Reference describes."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,23 +44,37 @@ def cloudformation():
 
 
 def _event(kind: str, url: str) -> dict:
-    return custom_resource_event(kind, url, {"ServiceToken": "arn", "ApplicationName": NAME, "ConfigurationHash": "h"},
-                                 RESOURCE_TYPE, logical_id="ApplicationStop",
-                                 physical_id=None if kind == "Create" else f"sink-application-stop-{NAME}")
+    return custom_resource_event(
+        kind,
+        url,
+        {"ServiceToken": "arn", "ApplicationName": NAME, "ConfigurationHash": "h"},
+        RESOURCE_TYPE,
+        logical_id="ApplicationStop",
+        physical_id=None if kind == "Create" else f"sink-application-stop-{NAME}",
+    )
 
 
 def _on_delete_event(kind: str, url: str, application_id: str) -> dict:
-    return custom_resource_event(kind, url, {"ServiceToken": "arn", "ApplicationId": application_id}, ON_DELETE,
-                                 logical_id="ApplicationStopBeforeDelete",
-                                 physical_id=None if kind == "Create" else f"stop-on-delete-{application_id}")
+    return custom_resource_event(
+        kind,
+        url,
+        {"ServiceToken": "arn", "ApplicationId": application_id},
+        ON_DELETE,
+        logical_id="ApplicationStopBeforeDelete",
+        physical_id=None if kind == "Create" else f"stop-on-delete-{application_id}",
+    )
 
 
 def _application(emr, name: str = NAME) -> str:
     """An application that ran the job once (moto's ListJobRuns answers ResourceNotFound for one that never ran;
     its run is SUCCESS at once)."""
     application = emr.create_application(name=name, releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
-    emr.start_job_run(applicationId=application, clientToken="t", executionRoleArn="arn:aws:iam::123456789012:role/r",
-                      jobDriver={"sparkSubmit": {"entryPoint": "s3://b/entrypoint.py"}})
+    emr.start_job_run(
+        applicationId=application,
+        clientToken="t",
+        executionRoleArn="arn:aws:iam::123456789012:role/r",
+        jobDriver={"sparkSubmit": {"entryPoint": "s3://b/entrypoint.py"}},
+    )
     return application
 
 
@@ -142,6 +158,7 @@ def test_a_failure_reaches_cloudformation(aws, cloudformation, monkeypatch):
 
     def refuse(self, application_id, deadline):
         raise StopTimeout("application is STOPPING, not stopped, at the deadline")
+
     monkeypatch.setattr(ApplicationStopper, "stop", refuse)
     assert app_stop.handler(_event("Update", url), TimedContext())["status"] == "FAILED"
     assert responses[0]["Status"] == "FAILED" and "StopTimeout" in responses[0]["Reason"]
@@ -164,21 +181,50 @@ def _stubbed():
 
 
 def _get(stub, state):
-    stub.add_response("get_application", {"application": {
-        "applicationId": APP, "arn": ARN, "releaseLabel": "emr-7.12.0",
-        "type": "SPARK", "state": state, "createdAt": 0, "updatedAt": 0}}, {"applicationId": APP})
+    stub.add_response(
+        "get_application",
+        {
+            "application": {
+                "applicationId": APP,
+                "arn": ARN,
+                "releaseLabel": "emr-7.12.0",
+                "type": "SPARK",
+                "state": state,
+                "createdAt": 0,
+                "updatedAt": 0,
+            }
+        },
+        {"applicationId": APP},
+    )
 
 
 def _runs(stub, *runs):
     """ListJobRuns' answers, one per mode listed by name (BATCH, then STREAMING): (id, state) or (id, state, mode)
     per run, each in its mode's listing."""
     for mode in RUN_MODES:
-        stub.add_response("list_job_runs", {"jobRuns": [{
-            "applicationId": APP, "id": run[0], "arn": f"{ARN}/jobruns/{run[0]}",
-            "createdBy": "arn:aws:iam::111111111111:role/trigger", "createdAt": 0, "updatedAt": 0, "executionRole": "arn:aws:iam::111111111111:role/job",
-            "state": run[1], "stateDetails": run[1], "releaseLabel": "emr-7.12.0", "mode": mode}
-            for run in runs if (run + ("BATCH",))[2] == mode]},
-            {"applicationId": APP, "states": ACTIVE_RUN_STATES, "mode": mode})
+        stub.add_response(
+            "list_job_runs",
+            {
+                "jobRuns": [
+                    {
+                        "applicationId": APP,
+                        "id": run[0],
+                        "arn": f"{ARN}/jobruns/{run[0]}",
+                        "createdBy": "arn:aws:iam::111111111111:role/trigger",
+                        "createdAt": 0,
+                        "updatedAt": 0,
+                        "executionRole": "arn:aws:iam::111111111111:role/job",
+                        "state": run[1],
+                        "stateDetails": run[1],
+                        "releaseLabel": "emr-7.12.0",
+                        "mode": mode,
+                    }
+                    for run in runs
+                    if (run + ("BATCH",))[2] == mode
+                ]
+            },
+            {"applicationId": APP, "states": ACTIVE_RUN_STATES, "mode": mode},
+        )
 
 
 def test_active_runs_are_cancelled_and_ended_before_the_stop_and_the_stop_is_awaited():
@@ -186,10 +232,14 @@ def test_active_runs_are_cancelled_and_ended_before_the_stop_and_the_stop_is_awa
     emr, stub = _stubbed()
     _get(stub, "STARTED")
     _runs(stub, (RUN1, "RUNNING"))
-    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN1}, {"applicationId": APP, "jobRunId": RUN1})
+    stub.add_response(
+        "cancel_job_run", {"applicationId": APP, "jobRunId": RUN1}, {"applicationId": APP, "jobRunId": RUN1}
+    )
     _get(stub, "STARTED")
     _runs(stub, (RUN1, "CANCELLING"), (RUN2, "SUBMITTED"))
-    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN2}, {"applicationId": APP, "jobRunId": RUN2})
+    stub.add_response(
+        "cancel_job_run", {"applicationId": APP, "jobRunId": RUN2}, {"applicationId": APP, "jobRunId": RUN2}
+    )
     _get(stub, "STARTED")
     _runs(stub)
     stub.add_response("stop_application", {}, {"applicationId": APP})
@@ -208,11 +258,17 @@ def test_a_stop_refused_because_a_run_just_started_is_tried_again():
     emr, stub = _stubbed()
     _get(stub, "STARTED")
     _runs(stub)
-    stub.add_client_error("stop_application", "ValidationException", "Application has running jobs",
-                          expected_params={"applicationId": APP})
+    stub.add_client_error(
+        "stop_application",
+        "ValidationException",
+        "Application has running jobs",
+        expected_params={"applicationId": APP},
+    )
     _get(stub, "STARTED")
     _runs(stub, (RUN3, "PENDING"))
-    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN3}, {"applicationId": APP, "jobRunId": RUN3})
+    stub.add_response(
+        "cancel_job_run", {"applicationId": APP, "jobRunId": RUN3}, {"applicationId": APP, "jobRunId": RUN3}
+    )
     _get(stub, "STOPPED")
     clock = _Clock()
     with stub:
@@ -225,9 +281,14 @@ def test_a_continuous_connectors_streaming_run_is_cancelled_with_its_grace_perio
     emr, stub = _stubbed()
     _get(stub, "STARTED")
     _runs(stub, (RUN1, "RUNNING"), (RUN2, "RUNNING", "STREAMING"))
-    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN1}, {"applicationId": APP, "jobRunId": RUN1})
-    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN2},
-                      {"applicationId": APP, "jobRunId": RUN2, "shutdownGracePeriodInSeconds": 150})
+    stub.add_response(
+        "cancel_job_run", {"applicationId": APP, "jobRunId": RUN1}, {"applicationId": APP, "jobRunId": RUN1}
+    )
+    stub.add_response(
+        "cancel_job_run",
+        {"applicationId": APP, "jobRunId": RUN2},
+        {"applicationId": APP, "jobRunId": RUN2, "shutdownGracePeriodInSeconds": 150},
+    )
     _get(stub, "STOPPED")
     clock = _Clock()
     # when stopped: the STREAMING run gets the grace period (it commits and releases its lease), the other none
@@ -243,8 +304,11 @@ def test_a_streaming_run_alone_is_listed_by_its_mode_and_cancelled_before_the_st
     emr, stub = _stubbed()
     _get(stub, "STARTED")
     _runs(stub, (RUN2, "RUNNING", "STREAMING"))
-    stub.add_response("cancel_job_run", {"applicationId": APP, "jobRunId": RUN2},
-                      {"applicationId": APP, "jobRunId": RUN2, "shutdownGracePeriodInSeconds": 150})
+    stub.add_response(
+        "cancel_job_run",
+        {"applicationId": APP, "jobRunId": RUN2},
+        {"applicationId": APP, "jobRunId": RUN2, "shutdownGracePeriodInSeconds": 150},
+    )
     _get(stub, "STARTED")
     _runs(stub, (RUN2, "CANCELLING", "STREAMING"))
     _get(stub, "STARTED")

@@ -1,12 +1,13 @@
 """The connector index reader the trigger and the replay share, against moto (in-process): one GetObject per TTL,
 errors naming the URI."""
+
 from __future__ import annotations
 
 import boto3
 import pytest
-from tests.connector_index import publish_index
 
 from lambdas.shared.connector_index import INDEX_TTL_MS, ConnectorIndex, ConnectorIndexError
+from tests.connector_index import publish_index
 from tests.lambdas.conftest import Clock
 
 URI = "s3://lake/_connectors/_index.json"
@@ -44,5 +45,7 @@ def test_a_uri_that_is_not_an_s3_object_is_refused_naming_it(aws, uri):
 def test_an_unreadable_index_names_the_uri_and_the_code(reads):
     s3, _ = reads
     index = ConnectorIndex("s3://no-such-bucket/_connectors/_index.json", s3, list, Clock(1_000_000))
-    with pytest.raises(ConnectorIndexError, match="no-such-bucket/_connectors/_index.json: cannot be read: NoSuchBucket"):
+    with pytest.raises(
+        ConnectorIndexError, match="no-such-bucket/_connectors/_index.json: cannot be read: NoSuchBucket"
+    ):
         index.get()

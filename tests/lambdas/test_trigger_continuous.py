@@ -9,6 +9,7 @@ again at once after it ended), and cancelled by the tick when the connector no l
 moto's StartJobRun keeps neither `mode` nor `retryPolicy`, and its CancelJobRun drops `shutdownGracePeriodInSeconds`
 (docs/aws-fidelity.md): the requests are read as the trigger sent them (a botocore hook on the clients' parameters).
 """
+
 from __future__ import annotations
 
 import copy
@@ -18,9 +19,9 @@ import boto3
 import pytest
 
 from lambdas.trigger import handler as trigger
-from lambdas.trigger.sizing import continuous_run, RunShape
+from lambdas.trigger.sizing import RunShape, continuous_run
 from tests.connector_index import publish_index
-from tests.lambdas.conftest import T0, Clock, msk_event
+from tests.lambdas.conftest import T0, msk_event
 
 ORDERS, CLICKS = "orders-s3-sink", "clicks-s3-sink"
 ROLE = "arn:aws:iam::123456789012:role/orders-job"
@@ -28,16 +29,31 @@ CLAIM_MS, BASE_MS, CAP_MS, GRACE_S, RETRIES = 900_000, 60_000, 3_600_000, 150, 7
 INDEX_URI = "s3://lake/_connectors/_index.json"
 CONFIG_SHA = "a" * 64
 ORDERS_ENTRY = {
-    "name": ORDERS, "topics": ["orders"], "config_uri": "s3://lake/_connectors/orders-s3-sink.json", "role_arn": ROLE,
+    "name": ORDERS,
+    "topics": ["orders"],
+    "config_uri": "s3://lake/_connectors/orders-s3-sink.json",
+    "role_arn": ROLE,
     "tables": False,
-    "rotation": {"flush.size": 100_000, "rotate.schedule.interval.ms": 5_000, "rotate.interval.ms": -1,
-                 "timestamp.extractor": "record", "timezone": "UTC"},
+    "rotation": {
+        "flush.size": 100_000,
+        "rotate.schedule.interval.ms": 5_000,
+        "rotate.interval.ms": -1,
+        "timestamp.extractor": "record",
+        "timezone": "UTC",
+    },
     "sizing": {"tasks.max": 6, "format.class": "json", "sink.run.max.records.per.partition": 1_000_000},
-    "continuous": {"max_failed_attempts_per_hour": RETRIES, "shutdown_grace_seconds": GRACE_S,
-                   "config_sha256": CONFIG_SHA},
+    "continuous": {
+        "max_failed_attempts_per_hour": RETRIES,
+        "shutdown_grace_seconds": GRACE_S,
+        "config_sha256": CONFIG_SHA,
+    },
 }
-CLICKS_ENTRY = {**copy.deepcopy(ORDERS_ENTRY), "name": CLICKS, "topics": ["clicks"],
-                "config_uri": "s3://lake/_connectors/clicks-s3-sink.json"}
+CLICKS_ENTRY = {
+    **copy.deepcopy(ORDERS_ENTRY),
+    "name": CLICKS,
+    "topics": ["clicks"],
+    "config_uri": "s3://lake/_connectors/clicks-s3-sink.json",
+}
 del CLICKS_ENTRY["continuous"]
 
 
@@ -58,11 +74,22 @@ def sent(aws) -> dict[str, list[dict]]:
 def environment(table, sent, monkeypatch, clock) -> dict[str, str]:
     emr = boto3.client("emr-serverless")
     application = emr.create_application(name="sink-test", releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
-    env = {"TABLE_NAME": table, "APPLICATION_ID": application, "ENTRY_POINT": "s3://assets/entrypoint.py",
-           "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tgz#environment", "JOB_TIMEOUT_MINUTES": "75",
-           "MAX_CPU": "32 vCPU", "MAX_MEMORY": "128 GB", "MAX_DISK": "640 GB", "MAX_EXECUTORS_PER_RUN": "3",
-           "RUN_CLAIM_MS": str(CLAIM_MS), "BACKOFF_BASE_MS": str(BASE_MS), "BACKOFF_CAP_MS": str(CAP_MS),
-           "POWERTOOLS_SERVICE_NAME": "sink-trigger", "CONNECTORS_URI": INDEX_URI}
+    env = {
+        "TABLE_NAME": table,
+        "APPLICATION_ID": application,
+        "ENTRY_POINT": "s3://assets/entrypoint.py",
+        "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tgz#environment",
+        "JOB_TIMEOUT_MINUTES": "75",
+        "MAX_CPU": "32 vCPU",
+        "MAX_MEMORY": "128 GB",
+        "MAX_DISK": "640 GB",
+        "MAX_EXECUTORS_PER_RUN": "3",
+        "RUN_CLAIM_MS": str(CLAIM_MS),
+        "BACKOFF_BASE_MS": str(BASE_MS),
+        "BACKOFF_CAP_MS": str(CAP_MS),
+        "POWERTOOLS_SERVICE_NAME": "sink-trigger",
+        "CONNECTORS_URI": INDEX_URI,
+    }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     publish_index(INDEX_URI, [ORDERS_ENTRY, CLICKS_ENTRY])
@@ -90,15 +117,31 @@ def _set_run_state(app_id: str, job_run_id: str, state: str) -> None:
 
 
 def _lease(table: str, connector: str, expires_at_ms: int, epoch: int) -> None:
-    boto3.client("dynamodb").put_item(TableName=table, Item={
-        "pk": {"S": connector}, "sk": {"S": "LEASE"}, "owner": {"S": f"run-{epoch}"}, "epoch": {"N": str(epoch)},
-        "expires_at_ms": {"N": str(expires_at_ms)}})
+    boto3.client("dynamodb").put_item(
+        TableName=table,
+        Item={
+            "pk": {"S": connector},
+            "sk": {"S": "LEASE"},
+            "owner": {"S": f"run-{epoch}"},
+            "epoch": {"N": str(epoch)},
+            "expires_at_ms": {"N": str(expires_at_ms)},
+        },
+    )
 
 
 def _commit(table: str, connector: str, next_offset: int, at_ms: int) -> None:
-    boto3.client("dynamodb").put_item(TableName=table, Item={
-        "pk": {"S": connector}, "sk": {"S": "OFFSET#orders#0"}, "topic": {"S": "orders"}, "partition": {"N": "0"},
-        "next_offset": {"N": str(next_offset)}, "epoch": {"N": "1"}, "committed_at_ms": {"N": str(at_ms)}})
+    boto3.client("dynamodb").put_item(
+        TableName=table,
+        Item={
+            "pk": {"S": connector},
+            "sk": {"S": "OFFSET#orders#0"},
+            "topic": {"S": "orders"},
+            "partition": {"N": "0"},
+            "next_offset": {"N": str(next_offset)},
+            "epoch": {"N": "1"},
+            "committed_at_ms": {"N": str(at_ms)},
+        },
+    )
 
 
 def _batch(context, offset: int, count: int = 1, ts: int = T0) -> list[dict]:
@@ -142,9 +185,17 @@ def test_any_batch_starts_the_connectors_streaming_job_run_as_its_role(started, 
     assert request["executionRoleArn"] == ROLE
     assert request["jobDriver"]["sparkSubmit"]["entryPoint"] == environment["ENTRY_POINT"]
     assert request["jobDriver"]["sparkSubmit"]["entryPointArguments"] == [
-        "run", "--continuous", "--config", "s3://lake/_connectors/orders-s3-sink.json"]
-    assert request["tags"] == {"connector": ORDERS, "attempt": "1", "mode": "continuous",
-                               "shutdown_grace_seconds": str(GRACE_S)}
+        "run",
+        "--continuous",
+        "--config",
+        "s3://lake/_connectors/orders-s3-sink.json",
+    ]
+    assert request["tags"] == {
+        "connector": ORDERS,
+        "attempt": "1",
+        "mode": "continuous",
+        "shutdown_grace_seconds": str(GRACE_S),
+    }
     # each of its tasks.max (6) long-lived tasks gets an executor core: two 4-vCPU executors, dynamic allocation off
     confs = _confs(request)
     assert confs["spark.archives"] == "s3://assets/env.tgz#environment"
@@ -152,7 +203,9 @@ def test_any_batch_starts_the_connectors_streaming_job_run_as_its_role(started, 
     assert confs["spark.dynamicAllocation.enabled"] == "false"
     plan = continuous_run(RunShape(6, "json", 1_000_000), 3)
     assert (int(confs["spark.executor.cores"]), int(confs["spark.executor.instances"])) == (
-        plan.executor.vcpu, plan.executors)
+        plan.executor.vcpu,
+        plan.executors,
+    )
 
 
 def test_while_it_runs_no_batch_tick_or_forced_run_starts_a_second(started, sent, context, clock):
@@ -165,7 +218,10 @@ def test_while_it_runs_no_batch_tick_or_forced_run_starts_a_second(started, sent
         else:
             decision = trigger.handler({"action": "run", "connector": ORDERS}, context)["decisions"][0]
         assert (decision["action"], decision["reason"], decision["job_run_id"]) == (
-            "skipped", "run-active", started["job_run_id"])
+            "skipped",
+            "run-active",
+            started["job_run_id"],
+        )
     assert [r["name"] for r in sent["StartJobRun"] if r["tags"]["connector"] == ORDERS] == [f"{ORDERS}-continuous-1"]
     assert "CancelJobRun" not in sent
 
@@ -179,7 +235,11 @@ def test_a_failed_run_is_started_again_after_the_backoff_with_a_new_token(starte
     _set_run_state(environment["APPLICATION_ID"], started["job_run_id"], "FAILED")  # its retries spent
     clock.advance(10_000)
     decision = _decision(_batch(context, 1))
-    assert (decision["action"], decision["reason"], decision["retry_at_ms"]) == ("skipped", "backoff", clock() + BASE_MS)
+    assert (decision["action"], decision["reason"], decision["retry_at_ms"]) == (
+        "skipped",
+        "backoff",
+        clock() + BASE_MS,
+    )
     clock.advance(BASE_MS)
     decision = _decision(_tick(context)["decisions"])
     assert (decision["action"], decision["reason"]) == ("started", "continuous")
@@ -187,8 +247,9 @@ def test_a_failed_run_is_started_again_after_the_backoff_with_a_new_token(starte
     assert first["clientToken"] != second["clientToken"] and second["tags"]["attempt"] == "2"
 
 
-def test_a_run_that_made_progress_before_failing_starts_a_new_failure_streak(started, environment, table, context,
-                                                                             clock):
+def test_a_run_that_made_progress_before_failing_starts_a_new_failure_streak(
+    started, environment, table, context, clock
+):
     # two failures in a row would wait 2 x base; a run that took the lease and committed counts as the first
     _set_run_state(environment["APPLICATION_ID"], started["job_run_id"], "FAILED")
     assert _decision(_tick(context)["decisions"])["reason"] == "backoff"
@@ -204,7 +265,8 @@ def test_a_run_that_made_progress_before_failing_starts_a_new_failure_streak(sta
 
 
 def test_while_its_run_holds_the_lease_no_emr_call_is_made_and_nothing_starts_until_it_is_free(
-        started, sent, environment, table, context, clock):
+    started, sent, environment, table, context, clock
+):
     # the run took the lease and renews it: a batch or a tick knows it is active without asking EMR
     _lease(table, ORDERS, expires_at_ms=clock() + 60_000, epoch=1)
     asked = len(sent.get("GetJobRun", []))
@@ -220,7 +282,8 @@ def test_while_its_run_holds_the_lease_no_emr_call_is_made_and_nothing_starts_un
 
 
 def test_two_invocations_at_once_start_one_run_and_a_lost_answer_is_resumed_with_the_same_token(
-        environment, sent, context, clock, monkeypatch):
+    environment, sent, context, clock, monkeypatch
+):
     from lambdas.trigger.state import TriggerState
 
     # the first StartJobRun's answer is lost (its run id not recorded): the claim is resumed, not doubled
@@ -235,7 +298,8 @@ def test_two_invocations_at_once_start_one_run_and_a_lost_answer_is_resumed_with
 
 @pytest.mark.parametrize("change", ["config", "retries", "job"])
 def test_a_changed_config_or_job_cancels_the_run_with_its_grace_period_then_starts_the_new_one_at_once(
-        change, started, sent, environment, table, context, clock, monkeypatch):
+    change, started, sent, environment, table, context, clock, monkeypatch
+):
     entry = copy.deepcopy(ORDERS_ENTRY)
     if change == "config":
         entry["continuous"]["config_sha256"] = "b" * 64
@@ -246,7 +310,10 @@ def test_a_changed_config_or_job_cancels_the_run_with_its_grace_period_then_star
     _republish(environment, clock, monkeypatch, entry, CLICKS_ENTRY)
     decision = _decision(_tick(context)["decisions"])
     assert (decision["action"], decision["reason"], decision["job_run_id"]) == (
-        "cancelled", "config-changed", started["job_run_id"])
+        "cancelled",
+        "config-changed",
+        started["job_run_id"],
+    )
     (cancel,) = sent["CancelJobRun"]
     assert (cancel["jobRunId"], cancel["shutdownGracePeriodInSeconds"]) == (started["job_run_id"], GRACE_S)
     # while it stops (its lease held: the job commits what it closed, then releases it), nothing starts
@@ -267,12 +334,16 @@ def test_a_changed_config_or_job_cancels_the_run_with_its_grace_period_then_star
 
 @pytest.mark.parametrize("opted_out", ["no-longer-continuous", "removed"])
 def test_the_tick_cancels_the_job_of_a_connector_that_no_longer_runs_continuously(
-        opted_out, started, sent, environment, table, context, clock, monkeypatch):
+    opted_out, started, sent, environment, table, context, clock, monkeypatch
+):
     bounded = {k: v for k, v in ORDERS_ENTRY.items() if k != "continuous"}
-    _republish(environment, clock, monkeypatch, *([bounded, CLICKS_ENTRY] if opted_out != "removed" else [CLICKS_ENTRY]))
+    _republish(
+        environment, clock, monkeypatch, *([bounded, CLICKS_ENTRY] if opted_out != "removed" else [CLICKS_ENTRY])
+    )
     answer = _tick(context)
-    assert answer["cancelled"] == [{"connector": ORDERS, "job_run_id": started["job_run_id"],
-                                    "reason": "not-continuous"}]
+    assert answer["cancelled"] == [
+        {"connector": ORDERS, "job_run_id": started["job_run_id"], "reason": "not-continuous"}
+    ]
     (cancel,) = sent["CancelJobRun"]
     assert cancel["shutdownGracePeriodInSeconds"] == GRACE_S  # from the run's tags: the connector's entry may be gone
     # moto: CANCELLED at once; the next tick cancels nothing more
@@ -287,8 +358,9 @@ def test_the_tick_cancels_the_job_of_a_connector_that_no_longer_runs_continuousl
 def test_the_tick_cancels_a_streaming_run_its_claim_does_not_own(started, sent, environment, context):
     # a STREAMING run of an earlier attempt (its StartJobRun retried after the claim moved on, say)
     emr = boto3.client("emr-serverless")
-    stray = emr.start_job_run(**{**sent["StartJobRun"][0], "clientToken": "stray",
-                                 "tags": {**sent["StartJobRun"][0]["tags"], "attempt": "0"}})["jobRunId"]
+    stray = emr.start_job_run(
+        **{**sent["StartJobRun"][0], "clientToken": "stray", "tags": {**sent["StartJobRun"][0]["tags"], "attempt": "0"}}
+    )["jobRunId"]
     _set_run_state(environment["APPLICATION_ID"], stray, "RUNNING")
     assert _tick(context)["cancelled"] == [{"connector": ORDERS, "job_run_id": stray, "reason": "superseded"}]
     assert [c["jobRunId"] for c in sent["CancelJobRun"]] == [stray]  # the claimed run goes on

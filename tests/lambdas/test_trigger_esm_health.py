@@ -1,5 +1,6 @@
 """The trigger's check of its own event source mappings: each topic read by an Enabled mapping whose last
 processing result is healthy, anything else reported."""
+
 from __future__ import annotations
 
 import io
@@ -17,8 +18,13 @@ CLUSTER = "arn:aws:kafka:eu-west-1:123456789012:cluster/events/0c3e5b2a-1d4f-4a8
 
 def _msk(topic: str, state: str = "Enabled", result: str | None = "OK", reason: str = "USER_INITIATED") -> dict:
     """A ListEventSourceMappings item of an MSK mapping, as Lambda returns it."""
-    item = {"UUID": f"uuid-{topic}", "EventSourceArn": CLUSTER, "Topics": [topic], "State": state,
-            "StateTransitionReason": reason}
+    item = {
+        "UUID": f"uuid-{topic}",
+        "EventSourceArn": CLUSTER,
+        "Topics": [topic],
+        "State": state,
+        "StateTransitionReason": reason,
+    }
     return item if result is None else {**item, "LastProcessingResult": result}
 
 
@@ -26,17 +32,38 @@ CONNECTION = "PROBLEM: Connection error. Your VPC must be able to connect to Lam
 AUTHORIZATION = "PROBLEM: Cluster failed to authorize Lambda."
 
 
-@pytest.mark.parametrize("mappings, topics, expected", [
-    ([_msk("orders"), _msk("payments", result="No records processed")], ["orders", "payments"], []),
-    ([_msk("orders", result=None)], ["orders"], []),  # a new mapping has processed nothing yet
-    ([_msk("orders", result=CONNECTION)], ["orders"], [MappingProblem("orders", "uuid-orders", "Enabled", CONNECTION)]),
-    ([_msk("orders", result=AUTHORIZATION)], ["orders"], [MappingProblem("orders", "uuid-orders", "Enabled", AUTHORIZATION)]),
-    ([_msk("orders", state="Disabled")], ["orders"], [MappingProblem("orders", "uuid-orders", "Disabled", "USER_INITIATED")]),
-    ([_msk("orders", state="Creating", result=None, reason="")], ["orders"],
-     [MappingProblem("orders", "uuid-orders", "Creating", "")]),
-    ([_msk("orders")], ["orders", "payments"],
-     [MappingProblem("payments", None, None, "no event source mapping reads this topic")]),
-])
+@pytest.mark.parametrize(
+    "mappings, topics, expected",
+    [
+        ([_msk("orders"), _msk("payments", result="No records processed")], ["orders", "payments"], []),
+        ([_msk("orders", result=None)], ["orders"], []),  # a new mapping has processed nothing yet
+        (
+            [_msk("orders", result=CONNECTION)],
+            ["orders"],
+            [MappingProblem("orders", "uuid-orders", "Enabled", CONNECTION)],
+        ),
+        (
+            [_msk("orders", result=AUTHORIZATION)],
+            ["orders"],
+            [MappingProblem("orders", "uuid-orders", "Enabled", AUTHORIZATION)],
+        ),
+        (
+            [_msk("orders", state="Disabled")],
+            ["orders"],
+            [MappingProblem("orders", "uuid-orders", "Disabled", "USER_INITIATED")],
+        ),
+        (
+            [_msk("orders", state="Creating", result=None, reason="")],
+            ["orders"],
+            [MappingProblem("orders", "uuid-orders", "Creating", "")],
+        ),
+        (
+            [_msk("orders")],
+            ["orders", "payments"],
+            [MappingProblem("payments", None, None, "no event source mapping reads this topic")],
+        ),
+    ],
+)
 def test_problems_of_mappings_against_the_topics_they_must_read(mappings, topics, expected):
     assert problems(mappings, topics) == expected
 
@@ -47,14 +74,27 @@ def _function(name: str) -> str:
     try:
         role = iam.get_role(RoleName="trigger")["Role"]["Arn"]
     except iam.exceptions.NoSuchEntityException:
-        role = iam.create_role(RoleName="trigger", AssumeRolePolicyDocument=json.dumps({
-            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                                                    "Principal": {"Service": "lambda.amazonaws.com"}}]}))["Role"]["Arn"]
+        role = iam.create_role(
+            RoleName="trigger",
+            AssumeRolePolicyDocument=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Action": "sts:AssumeRole",
+                            "Principal": {"Service": "lambda.amazonaws.com"},
+                        }
+                    ],
+                }
+            ),
+        )["Role"]["Arn"]
     code = io.BytesIO()
     with zipfile.ZipFile(code, "w") as archive:
         archive.writestr("handler.py", "def handler(event, context):\n    return None\n")
-    boto3.client("lambda").create_function(FunctionName=name, Runtime="python3.12", Role=role,
-                                           Handler="handler.handler", Code={"ZipFile": code.getvalue()})
+    boto3.client("lambda").create_function(
+        FunctionName=name, Runtime="python3.12", Role=role, Handler="handler.handler", Code={"ZipFile": code.getvalue()}
+    )
     return name
 
 
@@ -70,7 +110,9 @@ def test_check_lists_the_function_mappings_through_the_api(aws):
     lambda_ = boto3.client("lambda")
     trigger, other = _function("sink-trigger"), _function("other")
     enabled = lambda_.create_event_source_mapping(EventSourceArn=_queue("a"), FunctionName=trigger)["UUID"]
-    disabled = lambda_.create_event_source_mapping(EventSourceArn=_queue("b"), FunctionName=trigger, Enabled=False)["UUID"]
+    disabled = lambda_.create_event_source_mapping(EventSourceArn=_queue("b"), FunctionName=trigger, Enabled=False)[
+        "UUID"
+    ]
     lambda_.create_event_source_mapping(EventSourceArn=_queue("c"), FunctionName=other, Enabled=False)
     found = check(lambda_, trigger, ["orders"])
     assert [(p.uuid, p.state) for p in found if p.uuid] == [(disabled, "Disabled")]

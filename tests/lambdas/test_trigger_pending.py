@@ -1,4 +1,5 @@
 """Pending-record bookkeeping, pure: what a batch adds and what a commit removes."""
+
 from lambdas.trigger.pending import Committed, Pending, Seen, backlog, merge, summarize
 
 

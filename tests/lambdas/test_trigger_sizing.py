@@ -1,5 +1,6 @@
 """Run sizing, pure: the workers a run gets for the offsets pending, within the application's maximum capacity,
 each on a size EMR Serverless allows, and the cost table built from those plans (devtools/emr_cost.py)."""
+
 from __future__ import annotations
 
 import shlex
@@ -48,10 +49,17 @@ def test_a_small_run_gets_the_smallest_driver_and_one_smallest_executor():
     plan = plan_run(WIDE, [1_000, 20, 3], DEV)
     assert plan == Plan(Worker(1, 2), Worker(1, 2), 1)
     assert _confs(plan) == {
-        "spark.driver.cores": "1", "spark.driver.memory": "1g", "spark.driver.memoryOverhead": "1g",
-        "spark.emr-serverless.driver.disk": "20G", "spark.executor.cores": "1", "spark.executor.memory": "1g",
-        "spark.executor.memoryOverhead": "1g", "spark.emr-serverless.executor.disk": "20G",
-        "spark.dynamicAllocation.enabled": "false", "spark.executor.instances": "1"}
+        "spark.driver.cores": "1",
+        "spark.driver.memory": "1g",
+        "spark.driver.memoryOverhead": "1g",
+        "spark.emr-serverless.driver.disk": "20G",
+        "spark.executor.cores": "1",
+        "spark.executor.memory": "1g",
+        "spark.executor.memoryOverhead": "1g",
+        "spark.emr-serverless.executor.disk": "20G",
+        "spark.dynamicAllocation.enabled": "false",
+        "spark.executor.instances": "1",
+    }
 
 
 @pytest.mark.parametrize("behind", [(), (0, 0)])
@@ -60,13 +68,16 @@ def test_a_run_with_nothing_known_pending_still_has_one_executor(behind):
     assert plan_run(WIDE, behind, DEV) == Plan(Worker(1, 2), Worker(1, 2), 1)
 
 
-@pytest.mark.parametrize("records, executor, count", [
-    (4_464_285, Worker(1, 2), 1),       # 1 GB of 224-byte JSON records: 15 vCPU-s of work
-    (20_000_000, Worker(2, 4), 1),      # 67 vCPU-s: two vCPUs
-    (44_642_857, Worker(4, 8), 1),      # 10 GB
-    (446_428_571, Worker(4, 8), 2),     # 100 GB: 1,488 vCPU-s, 8 vCPUs
-    (4_464_285_714, Worker(4, 8), 6),   # 1 TB
-])
+@pytest.mark.parametrize(
+    "records, executor, count",
+    [
+        (4_464_285, Worker(1, 2), 1),  # 1 GB of 224-byte JSON records: 15 vCPU-s of work
+        (20_000_000, Worker(2, 4), 1),  # 67 vCPU-s: two vCPUs
+        (44_642_857, Worker(4, 8), 1),  # 10 GB
+        (446_428_571, Worker(4, 8), 2),  # 100 GB: 1,488 vCPU-s, 8 vCPUs
+        (4_464_285_714, Worker(4, 8), 6),  # 1 TB
+    ],
+)
 def test_executors_grow_with_the_work_up_to_emrs_default_worker_size(records, executor, count):
     plan = plan_run(WIDE, [records // 64] * 64, PROD)
     assert (plan.driver, plan.executor, plan.executors) == (Worker(1, 2), executor, count)
@@ -78,8 +89,10 @@ def test_a_run_gets_no_more_executor_vcpus_than_it_has_tasks():
     assert plan_run(RunShape(64, "json", 10**12), [10**9] * 2, PROD).executor == Worker(2, 4)  # 2 partitions
 
 
-@pytest.mark.parametrize("max_executors, executor, count", [(None, Worker(4, 8), 6), (6, Worker(4, 8), 6),
-                                                            (2, Worker(4, 8), 2), (1, Worker(4, 8), 1)])
+@pytest.mark.parametrize(
+    "max_executors, executor, count",
+    [(None, Worker(4, 8), 6), (6, Worker(4, 8), 6), (2, Worker(4, 8), 2), (1, Worker(4, 8), 1)],
+)
 def test_max_executors_limits_the_executors_of_a_run(max_executors, executor, count):
     # 1 TB of JSON wants six 4-vCPU executors; emr.max_executors_per_run caps the count, at the largest size
     plan = plan_run(WIDE, [4_464_285_714 // 64] * 64, PROD, max_executors=max_executors)
@@ -91,23 +104,28 @@ def test_a_small_run_is_not_grown_by_max_executors():
     assert plan_run(WIDE, [1_000], PROD, max_executors=4) == Plan(Worker(1, 2), Worker(1, 2), 1)
 
 
-@pytest.mark.parametrize("tasks, tables, max_executors, expected", [
-    (1, False, 3, Plan(Worker(1, 2), Worker(1, 2), 1)),
-    (2, False, 3, Plan(Worker(1, 2), Worker(2, 4), 1)),
-    (4, True, 3, Plan(Worker(1, 4), Worker(4, 8), 1)),
-    (5, False, 3, Plan(Worker(1, 2), Worker(4, 8), 2)),
-    (16, False, 4, Plan(Worker(1, 2), Worker(4, 8), 4)),
-    (64, False, 4, Plan(Worker(1, 2), Worker(4, 8), 4)),
-    (64, False, None, Plan(Worker(1, 2), Worker(4, 8), 16)),
-])
+@pytest.mark.parametrize(
+    "tasks, tables, max_executors, expected",
+    [
+        (1, False, 3, Plan(Worker(1, 2), Worker(1, 2), 1)),
+        (2, False, 3, Plan(Worker(1, 2), Worker(2, 4), 1)),
+        (4, True, 3, Plan(Worker(1, 4), Worker(4, 8), 1)),
+        (5, False, 3, Plan(Worker(1, 2), Worker(4, 8), 2)),
+        (16, False, 4, Plan(Worker(1, 2), Worker(4, 8), 4)),
+        (64, False, 4, Plan(Worker(1, 2), Worker(4, 8), 4)),
+        (64, False, None, Plan(Worker(1, 2), Worker(4, 8), 16)),
+    ],
+)
 def test_the_largest_run_of_a_connector_bounds_every_plan_it_gets(tasks, tables, max_executors, expected):
     shape = RunShape(tasks, "avro", 10**12)
     largest = largest_run(shape, tables, max_executors)
     assert largest == expected
     for behind in ([1], [10**6] * tasks, [10**9] * 64, [10**12] * 64):
         plan = plan_run(shape, behind, Capacity(10**4, 10**5, 10**6), tables, max_executors)
-        assert [sum(getattr(w, a) for w in plan.workers) <= sum(getattr(w, a) for w in largest.workers)
-                for a in ("vcpu", "memory_gb", "disk_gb")] == [True] * 3
+        assert [
+            sum(getattr(w, a) for w in plan.workers) <= sum(getattr(w, a) for w in largest.workers)
+            for a in ("vcpu", "memory_gb", "disk_gb")
+        ] == [True] * 3
 
 
 def test_the_per_partition_cap_bounds_the_work_sized_for():
@@ -120,8 +138,18 @@ def test_slower_formats_get_more_executors_for_the_same_records():
     assert [plan_run(RunShape(64, fmt, 10**12), behind, PROD).executors for fmt in ("json", "avro")] == [2, 3]
 
 
-@pytest.mark.parametrize("capacity", [Capacity(2, 6, 40), Capacity(4, 8, 60), Capacity(6, 16, 200), DEV,
-                                      Capacity(64, 20, 1000), Capacity(64, 256, 60), PROD])
+@pytest.mark.parametrize(
+    "capacity",
+    [
+        Capacity(2, 6, 40),
+        Capacity(4, 8, 60),
+        Capacity(6, 16, 200),
+        DEV,
+        Capacity(64, 20, 1000),
+        Capacity(64, 256, 60),
+        PROD,
+    ],
+)
 @pytest.mark.parametrize("tables", [False, True])
 def test_no_plan_exceeds_the_applications_maximum_capacity(capacity, tables):
     plan = plan_run(WIDE, [10**9] * 64, capacity, tables)
@@ -162,16 +190,26 @@ def test_table_upkeep_runs_on_a_fixed_small_plan_that_fits_dev():
     assert DEV.fits(UPKEEP.workers)
 
 
-@pytest.mark.parametrize("cpu, memory, disk, expected", [
-    ("16 vCPU", "64 GB", "200 GB", Capacity(16, 64, 200)), ("64vCPU", "256GB", "1000GB", Capacity(64, 256, 1000)),
-    ("8", "32", "100", Capacity(8, 32, 100))])
+@pytest.mark.parametrize(
+    "cpu, memory, disk, expected",
+    [
+        ("16 vCPU", "64 GB", "200 GB", Capacity(16, 64, 200)),
+        ("64vCPU", "256GB", "1000GB", Capacity(64, 256, 1000)),
+        ("8", "32", "100", Capacity(8, 32, 100)),
+    ],
+)
 def test_the_maximum_capacity_reads_as_the_settings_write_it(cpu, memory, disk, expected):
     assert Capacity.parse(cpu, memory, disk) == expected
 
 
-@pytest.mark.parametrize("cpu, memory, disk, key", [
-    ("lots", "64 GB", "200 GB", "MAX_CPU"), ("16 vCPU", "64 TB", "200 GB", "MAX_MEMORY"),
-    ("16 vCPU", "64 GB", None, "MAX_DISK")])
+@pytest.mark.parametrize(
+    "cpu, memory, disk, key",
+    [
+        ("lots", "64 GB", "200 GB", "MAX_CPU"),
+        ("16 vCPU", "64 TB", "200 GB", "MAX_MEMORY"),
+        ("16 vCPU", "64 GB", None, "MAX_DISK"),
+    ],
+)
 def test_a_malformed_capacity_is_refused_naming_its_variable(cpu, memory, disk, key):
     with pytest.raises(TriggerConfigError, match=key):
         Capacity.parse(cpu, memory, disk)
@@ -179,16 +217,17 @@ def test_a_malformed_capacity_is_refused_naming_its_variable(cpu, memory, disk, 
 
 def test_an_index_entry_without_sizing_gets_the_engines_defaults_and_a_bad_one_names_it():
     assert RunShape.from_entry("c", None) == RunShape(1, "json", 1_000_000)
-    assert RunShape.from_entry("c", {"tasks.max": 4, "format.class": "parquet",
-                                     "sink.run.max.records.per.partition": 500}) == RunShape(4, "parquet", 500)
+    assert RunShape.from_entry(
+        "c", {"tasks.max": 4, "format.class": "parquet", "sink.run.max.records.per.partition": 500}
+    ) == RunShape(4, "parquet", 500)
     with pytest.raises(TriggerConfigError, match="'c', sizing"):
-        RunShape.from_entry("c", {"tasks.max": "four", "format.class": "json",
-                                  "sink.run.max.records.per.partition": 1})
+        RunShape.from_entry("c", {"tasks.max": "four", "format.class": "json", "sink.run.max.records.per.partition": 1})
     with pytest.raises(TriggerConfigError, match="'c', sizing"):
         RunShape.from_entry("c", {"tasks.max": 0, "format.class": "json", "sink.run.max.records.per.partition": 1})
 
 
 # --- the cost table ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("output", list(FIREHOSE_GB))
 def test_a_1_gb_run_costs_at_most_a_thirtieth_of_firehoses_price_per_gb(output):
@@ -209,10 +248,14 @@ def test_bigger_runs_cost_less_per_gb_and_the_table_has_a_row_per_output_and_siz
 
 # --- continuous runs ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tasks_max, max_executors, executor, count", [
-    (1, None, 1, 1), (2, None, 2, 1), (4, 3, 4, 1), (6, 3, 4, 2), (16, 3, 4, 3)])
-def test_a_continuous_run_has_a_core_per_task_within_the_executors_a_run_may_have(tasks_max, max_executors, executor,
-                                                                                 count):
+
+@pytest.mark.parametrize(
+    "tasks_max, max_executors, executor, count",
+    [(1, None, 1, 1), (2, None, 2, 1), (4, 3, 4, 1), (6, 3, 4, 2), (16, 3, 4, 3)],
+)
+def test_a_continuous_run_has_a_core_per_task_within_the_executors_a_run_may_have(
+    tasks_max, max_executors, executor, count
+):
     plan = continuous_run(RunShape(tasks_max, "json", 1_000_000), max_executors)
     assert plan.driver == Worker(1, 2)
     assert (plan.executor.vcpu, plan.executors) == (executor, count)

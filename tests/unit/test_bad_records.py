@@ -1,5 +1,6 @@
 """The one bad-record path (task/bad_records.py): the records before a bad one are written once, in order, the
 router takes the bad one, the rest follows when tolerated; a bare RecordError is classified by its step."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,9 @@ class Router:
 
 
 def chunk(count: int) -> RecordChunk:
-    return RecordChunk("t", 0, list(range(100, 100 + count)), [b"v"] * count, keys=[None] * count,
-                       timestamps=[0] * count)
+    return RecordChunk(
+        "t", 0, list(range(100, 100 + count)), [b"v"] * count, keys=[None] * count, timestamps=[0] * count
+    )
 
 
 @pytest.mark.parametrize("partial", [False, True])  # an attempt that writes nothing, or up to the bad record
@@ -30,10 +32,11 @@ def test_the_records_around_bad_ones_are_written_once_in_order(partial):
         for position in range(start, stop):
             if records.offsets[position] in bad:
                 if not partial:
-                    del written[len(written) - (position - start):]
+                    del written[len(written) - (position - start) :]
                 error = RecordError("t", 0, records.offsets[position], "bad")
-                raise StepFailed(classified(error, ConversionError), "VALUE_CONVERTER", "c",
-                                 position if partial else None)
+                raise StepFailed(
+                    classified(error, ConversionError), "VALUE_CONVERTER", "c", position if partial else None
+                )
             written.append(records.offsets[position])
 
     router = Router(tolerates=True)

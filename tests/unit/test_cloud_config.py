@@ -1,9 +1,10 @@
 """Confluent Cloud S3 sink configs (`connector.class: S3_SINK`): what each Cloud key means here, the Cloud
 defaults, the keys it refuses, and Java's short zone ids for `timezone`."""
+
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -64,29 +65,47 @@ def test_cloud_defaults_apply_to_what_the_file_leaves_out():
     assert kept["errors.tolerance"] == "none" and kept["errors.deadletterqueue.topic.name"] == ""
     # the self-managed connector keeps its own defaults
     with pytest.raises(ConfigError, match="'flush.size': is required"):
-        parse_checked_config({"name": "c", "topics": "t", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake",
-                      "format.class": "JsonFormat"})
+        parse_checked_config(
+            {
+                "name": "c",
+                "topics": "t",
+                "bootstrap.servers": "b:9092",
+                "s3.bucket.name": "lake",
+                "format.class": "JsonFormat",
+            }
+        )
 
 
-@pytest.mark.parametrize("fmt, converter, extra", [
-    ("AVRO", "avro", {"value.converter.schema.registry.url": "http://registry:8081"}),
-    ("JSON", "json", {}),
-    ("STRING", "string", {}),
-    ("BYTES", "bytearray", {}),
-    ("json", "json", {}),
-])
+@pytest.mark.parametrize(
+    "fmt, converter, extra",
+    [
+        ("AVRO", "avro", {"value.converter.schema.registry.url": "http://registry:8081"}),
+        ("JSON", "json", {}),
+        ("STRING", "string", {}),
+        ("BYTES", "bytearray", {}),
+        ("json", "json", {}),
+    ],
+)
 def test_input_data_format_selects_the_value_converter(fmt, converter, extra):
     config = parse_checked_config(cloud(input_data_format=fmt, **extra))
     assert config["value.converter"] == converter
 
 
-@pytest.mark.parametrize("fmt, class_name", [("PROTOBUF", "io.confluent.connect.protobuf.ProtobufConverter"),
-                                             ("JSON_SR", "io.confluent.connect.json.JsonSchemaConverter")])
+@pytest.mark.parametrize(
+    "fmt, class_name",
+    [
+        ("PROTOBUF", "io.confluent.connect.protobuf.ProtobufConverter"),
+        ("JSON_SR", "io.confluent.connect.json.JsonSchemaConverter"),
+    ],
+)
 def test_schema_registry_protobuf_and_json_schema_name_confluents_converters(fmt, class_name):
     """Mapped to Confluent's class names; until a converter of that class is built, the refusal names the key."""
     raw = cloud(input_data_format=fmt, **{"value.converter.schema.registry.url": "http://registry:8081"})
-    built = [c for c, spellings in CONVERTER_CLASSES.items() if class_name in spellings
-             and c in KEYS_BY_NAME["value.converter"].built]
+    built = [
+        c
+        for c, spellings in CONVERTER_CLASSES.items()
+        if class_name in spellings and c in KEYS_BY_NAME["value.converter"].built
+    ]
     if built:
         assert parse_checked_config(raw)["value.converter"] == built[0]
     else:
@@ -95,16 +114,19 @@ def test_schema_registry_protobuf_and_json_schema_name_confluents_converters(fmt
         assert caught.value.key == "input.data.format" and class_name in str(caught.value)
 
 
-@pytest.mark.parametrize("fmt, codec, key, value", [
-    ("AVRO", "AVRO - bzip2", "avro.codec", "bzip2"),
-    ("AVRO", "AVRO - deflate", "avro.codec", "deflate"),
-    ("AVRO", "AVRO - snappy", "avro.codec", "snappy"),
-    ("BYTES", "BYTES - gzip", "s3.compression.type", "gzip"),
-    ("JSON", "JSON - gzip", "s3.compression.type", "gzip"),
-    ("PARQUET", "PARQUET - gzip", "parquet.codec", "gzip"),
-    ("PARQUET", "PARQUET - snappy", "parquet.codec", "snappy"),
-    ("PARQUET", "PARQUET - none", "parquet.codec", "none"),
-])
+@pytest.mark.parametrize(
+    "fmt, codec, key, value",
+    [
+        ("AVRO", "AVRO - bzip2", "avro.codec", "bzip2"),
+        ("AVRO", "AVRO - deflate", "avro.codec", "deflate"),
+        ("AVRO", "AVRO - snappy", "avro.codec", "snappy"),
+        ("BYTES", "BYTES - gzip", "s3.compression.type", "gzip"),
+        ("JSON", "JSON - gzip", "s3.compression.type", "gzip"),
+        ("PARQUET", "PARQUET - gzip", "parquet.codec", "gzip"),
+        ("PARQUET", "PARQUET - snappy", "parquet.codec", "snappy"),
+        ("PARQUET", "PARQUET - none", "parquet.codec", "none"),
+    ],
+)
 def test_output_data_format_and_compression_codec_select_format_and_codec(fmt, codec, key, value):
     config = parse_checked_config(cloud(output_data_format=fmt, compression_codec=codec, input_data_format="STRING"))
     assert config["format.class"] == {"BYTES": "bytearray"}.get(fmt, fmt.lower())
@@ -116,31 +138,45 @@ def test_without_a_codec_each_format_keeps_its_default():
     assert config["format.class"] == "parquet" and config["parquet.codec"] == "snappy"
 
 
-@pytest.mark.parametrize("changes, key, message", [
-    ({"compression.codec": "AVRO - deflate"}, "compression.codec", "is for AVRO output, but output.data.format is JSON"),
-    ({"compression.codec": "JSON - zstd"}, "compression.codec", "expected one of AVRO - bzip2"),
-    ({"output.data.format": "CSV"}, "output.data.format", "expected one of AVRO, JSON, PARQUET, BYTES"),
-    ({"input.data.format": "XML"}, "input.data.format", "expected one of AVRO, JSON_SR, PROTOBUF"),
-    ({"input.data.format": None}, "input.data.format", "is required with connector.class S3_SINK"),
-    ({"output.data.format": None}, "output.data.format", "is required with connector.class S3_SINK"),
-    ({"time.interval": None}, "time.interval", "is required with connector.class S3_SINK"),
-    ({"time.interval": "WEEKLY"}, "time.interval", "expected HOURLY or DAILY"),
-    ({"format.class": "AvroFormat"}, "output.data.format", "the file sets format.class to AvroFormat"),
-    ({"partitioner.class": "FieldPartitioner"}, "time.interval", "sets partitioner.class to FieldPartitioner"),
-    ({"value.converter.schemas.enable": "true"}, "input.data.format", "value.converter.schemas.enable"),
-    ({"kafka.auth.mode": "SERVICE_ACCOUNT"}, "kafka.auth.mode", "two identities"),
-    ({"kafka.service.account.id": "sa-123"}, "kafka.service.account.id", "two identities"),
-    ({"kafka.auth.mode": "OAUTH"}, "kafka.auth.mode", "expected KAFKA_API_KEY or SERVICE_ACCOUNT"),
-    ({"provider.integration.id": "cspi-1"}, "provider.integration.id", "remove aws.access.key.id"),
-    ({"provider.integration.id": "cspi-1", "aws.access.key.id": None, "aws.secret.access.key": None,
-      "s3.credentials.provider.class": "EnvironmentVariableCredentialsProvider"}, "provider.integration.id",
-     "the file sets s3.credentials.provider.class to EnvironmentVariableCredentialsProvider"),
-    ({"authentication.method": "IAM Roles"}, "authentication.method", "remove aws.access.key.id"),
-    ({"kafka.api.secret": None}, "kafka.api.secret", "is required with kafka.api.key"),
-    ({"aws.access.key.id": None}, "aws.access.key.id", "is required with aws.secret.access.key"),
-    ({"schema.context.name": "orders"}, "schema.context.name", "other than the default"),
-    ({"transforms": "mask", "transforms.mask.type": "x"}, "transforms.mask.type", "is not a transform class"),
-])
+@pytest.mark.parametrize(
+    "changes, key, message",
+    [
+        (
+            {"compression.codec": "AVRO - deflate"},
+            "compression.codec",
+            "is for AVRO output, but output.data.format is JSON",
+        ),
+        ({"compression.codec": "JSON - zstd"}, "compression.codec", "expected one of AVRO - bzip2"),
+        ({"output.data.format": "CSV"}, "output.data.format", "expected one of AVRO, JSON, PARQUET, BYTES"),
+        ({"input.data.format": "XML"}, "input.data.format", "expected one of AVRO, JSON_SR, PROTOBUF"),
+        ({"input.data.format": None}, "input.data.format", "is required with connector.class S3_SINK"),
+        ({"output.data.format": None}, "output.data.format", "is required with connector.class S3_SINK"),
+        ({"time.interval": None}, "time.interval", "is required with connector.class S3_SINK"),
+        ({"time.interval": "WEEKLY"}, "time.interval", "expected HOURLY or DAILY"),
+        ({"format.class": "AvroFormat"}, "output.data.format", "the file sets format.class to AvroFormat"),
+        ({"partitioner.class": "FieldPartitioner"}, "time.interval", "sets partitioner.class to FieldPartitioner"),
+        ({"value.converter.schemas.enable": "true"}, "input.data.format", "value.converter.schemas.enable"),
+        ({"kafka.auth.mode": "SERVICE_ACCOUNT"}, "kafka.auth.mode", "two identities"),
+        ({"kafka.service.account.id": "sa-123"}, "kafka.service.account.id", "two identities"),
+        ({"kafka.auth.mode": "OAUTH"}, "kafka.auth.mode", "expected KAFKA_API_KEY or SERVICE_ACCOUNT"),
+        ({"provider.integration.id": "cspi-1"}, "provider.integration.id", "remove aws.access.key.id"),
+        (
+            {
+                "provider.integration.id": "cspi-1",
+                "aws.access.key.id": None,
+                "aws.secret.access.key": None,
+                "s3.credentials.provider.class": "EnvironmentVariableCredentialsProvider",
+            },
+            "provider.integration.id",
+            "the file sets s3.credentials.provider.class to EnvironmentVariableCredentialsProvider",
+        ),
+        ({"authentication.method": "IAM Roles"}, "authentication.method", "remove aws.access.key.id"),
+        ({"kafka.api.secret": None}, "kafka.api.secret", "is required with kafka.api.key"),
+        ({"aws.access.key.id": None}, "aws.access.key.id", "is required with aws.secret.access.key"),
+        ({"schema.context.name": "orders"}, "schema.context.name", "other than the default"),
+        ({"transforms": "mask", "transforms.mask.type": "x"}, "transforms.mask.type", "is not a transform class"),
+    ],
+)
 def test_what_the_engine_cannot_do_is_an_error_naming_the_key(changes, key, message):
     with pytest.raises(ConfigError) as caught:
         parse_checked_config(cloud(**changes))
@@ -149,17 +185,33 @@ def test_what_the_engine_cannot_do_is_an_error_naming_the_key(changes, key, mess
 
 def test_a_service_account_is_the_jobs_own_kafka_identity():
     # given a Cloud config that reads Kafka as a service account (no API key)
-    config = parse_checked_config(cloud(**{"kafka.auth.mode": "SERVICE_ACCOUNT", "kafka.service.account.id": "sa-1",
-                                           "kafka.api.key": None, "kafka.api.secret": None}))
+    config = parse_checked_config(
+        cloud(
+            **{
+                "kafka.auth.mode": "SERVICE_ACCOUNT",
+                "kafka.service.account.id": "sa-1",
+                "kafka.api.key": None,
+                "kafka.api.secret": None,
+            }
+        )
+    )
     # then it validates: the job's own identity reads Kafka, the value is recorded, no SASL login is derived
     assert config["kafka.service.account.id"] == "sa-1"
     assert "sasl.username" not in config.consumer_overrides()
 
 
 def test_a_self_managed_key_that_agrees_with_the_cloud_key_is_accepted():
-    config = parse_checked_config(cloud(**{"format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-                                   "partitioner.class": "TimeBasedPartitioner", "path.format": "'dt'=YYYY-MM-dd/'hr'=HH",
-                                   "timestamp.field": "ts", "rotate.interval.ms": "600000"}))
+    config = parse_checked_config(
+        cloud(
+            **{
+                "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                "partitioner.class": "TimeBasedPartitioner",
+                "path.format": "'dt'=YYYY-MM-dd/'hr'=HH",
+                "timestamp.field": "ts",
+                "rotate.interval.ms": "600000",
+            }
+        )
+    )
     assert config["path.format"] == "'dt'=YYYY-MM-dd/'hr'=HH" and config["rotate.interval.ms"] == 600_000
     assert config["timestamp.extractor"] == "recordfield" and config["timestamp.field"] == "ts"
 
@@ -172,8 +224,11 @@ def test_daily_interval():
 def test_cloud_keys_in_a_self_managed_config_are_ignored_and_reported_as_kafka_connect_does():
     # Kafka Connect hands the self-managed connector every key; it defines none of Cloud's, so they are unused
     # (logged as a warning) and change nothing
-    config = parse_checked_config(cloud(**{"connector.class": "io.confluent.connect.s3.S3SinkConnector",
-                                           "format.class": "json", "flush.size": "10"}))
+    config = parse_checked_config(
+        cloud(
+            **{"connector.class": "io.confluent.connect.s3.S3SinkConnector", "format.class": "json", "flush.size": "10"}
+        )
+    )
     ignored = {i.key: i.reason for i in config.ignored}
     assert {"input.data.format", "output.data.format", "time.interval"} <= set(ignored)
     assert all("Confluent Cloud key" in ignored[k] and "S3_SINK" in ignored[k] for k in ignored)
@@ -183,17 +238,20 @@ def test_cloud_keys_in_a_self_managed_config_are_ignored_and_reported_as_kafka_c
     assert config["input.data.format"] is None and "input.data.format" not in config.explicit
 
 
-@pytest.mark.parametrize("zone, instant, offset_hours", [
-    ("PST", datetime(2024, 1, 15, tzinfo=timezone.utc), -8),   # America/Los_Angeles, standard time
-    ("PST", datetime(2024, 7, 15, tzinfo=timezone.utc), -7),   # and daylight saving time
-    ("EST", datetime(2024, 7, 15, tzinfo=timezone.utc), -5),   # Java: a fixed -05:00, no DST
-    ("MST", datetime(2024, 7, 15, tzinfo=timezone.utc), -7),
-    ("HST", datetime(2024, 7, 15, tzinfo=timezone.utc), -10),
-    ("ECT", datetime(2024, 7, 15, tzinfo=timezone.utc), 2),    # Europe/Paris
-    ("IST", datetime(2024, 7, 15, tzinfo=timezone.utc), 5.5),  # Asia/Kolkata
-    ("CST", datetime(2024, 1, 15, tzinfo=timezone.utc), -6),   # America/Chicago
-    ("AET", datetime(2024, 1, 15, tzinfo=timezone.utc), 11),   # Australia/Sydney, summer
-])
+@pytest.mark.parametrize(
+    "zone, instant, offset_hours",
+    [
+        ("PST", datetime(2024, 1, 15, tzinfo=UTC), -8),  # America/Los_Angeles, standard time
+        ("PST", datetime(2024, 7, 15, tzinfo=UTC), -7),  # and daylight saving time
+        ("EST", datetime(2024, 7, 15, tzinfo=UTC), -5),  # Java: a fixed -05:00, no DST
+        ("MST", datetime(2024, 7, 15, tzinfo=UTC), -7),
+        ("HST", datetime(2024, 7, 15, tzinfo=UTC), -10),
+        ("ECT", datetime(2024, 7, 15, tzinfo=UTC), 2),  # Europe/Paris
+        ("IST", datetime(2024, 7, 15, tzinfo=UTC), 5.5),  # Asia/Kolkata
+        ("CST", datetime(2024, 1, 15, tzinfo=UTC), -6),  # America/Chicago
+        ("AET", datetime(2024, 1, 15, tzinfo=UTC), 11),  # Australia/Sydney, summer
+    ],
+)
 def test_java_short_zone_ids_map_as_java_maps_them(zone, instant, offset_hours):
     assert instant.astimezone(parse_zone(zone)).utcoffset().total_seconds() == offset_hours * 3600
     assert parse_checked_config(cloud(timezone=zone))["timezone"] == zone
@@ -206,12 +264,24 @@ def test_short_ids_are_case_sensitive_as_in_java():
 
 def test_validate_says_where_each_value_comes_from_and_masks_credentials(tmp_path, capsys):
     path = tmp_path / "cloud.json"
-    path.write_text(json.dumps(cloud(**{"kafka.api.secret": "${secrets:cc/api:secret}", "flush.size": None,
-                                        "config.action.reload": "restart"})))
+    path.write_text(
+        json.dumps(
+            cloud(
+                **{
+                    "kafka.api.secret": "${secrets:cc/api:secret}",
+                    "flush.size": None,
+                    "config.action.reload": "restart",
+                }
+            )
+        )
+    )
     assert cli.main(["validate", "--config", str(path)]) == 0  # references are not read by validate
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert lines["format.class"].split()[1:] == [
-        "io.confluent.connect.s3.format.json.JsonFormat", "(from", "output.data.format)"]
+        "io.confluent.connect.s3.format.json.JsonFormat",
+        "(from",
+        "output.data.format)",
+    ]
     assert lines["flush.size"].split()[1:] == ["1000", "(from", "connector.class)"]
     assert lines["s3.compression.type"].split()[1:] == ["gzip", "(from", "compression.codec)"]
     assert lines["kafka.api.secret"].split()[1] == "${secrets:cc/api:secret}"
@@ -228,8 +298,14 @@ def test_validate_exits_2_naming_a_refused_key(tmp_path, capsys):
 
 def test_a_provider_integration_means_the_jobs_own_role_and_validate_says_so(tmp_path, capsys):
     # given a Cloud connector with an IAM role integration instead of access keys
-    document = cloud(**{"provider.integration.id": "cspi-4xg7", "aws.access.key.id": None,
-                        "aws.secret.access.key": None, "authentication.method": "IAM Roles"})
+    document = cloud(
+        **{
+            "provider.integration.id": "cspi-4xg7",
+            "aws.access.key.id": None,
+            "aws.secret.access.key": None,
+            "authentication.method": "IAM Roles",
+        }
+    )
     # when it is parsed and validated
     config = parse_checked_config(document)
     path = tmp_path / "cloud.json"
@@ -241,4 +317,7 @@ def test_a_provider_integration_means_the_jobs_own_role_and_validate_says_so(tmp
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert lines["provider.integration.id"].split()[1:] == ["cspi-4xg7"]
     assert lines["s3.credentials.provider.class"].split()[1:] == [
-        "com.amazonaws.auth.DefaultAWSCredentialsProviderChain", "(from", "provider.integration.id)"]
+        "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
+        "(from",
+        "provider.integration.id)",
+    ]

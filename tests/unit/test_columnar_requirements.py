@@ -1,5 +1,6 @@
 """The job archive carries the columnar fast paths (requirements-columnar.txt: polars, ptars) beside the engine's
 requirements, for every Python the stack deploys."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """The configuration reference page (docs/reference/configuration.md) is what the key tables render
 (devtools/config_reference.py): a key added, removed or re-documented in sink_engine/config without `make docs`
 fails here, so the page and the tables cannot drift."""
+
 from __future__ import annotations
 
 from devtools import config_reference

@@ -2,6 +2,7 @@
 envelope it writes (schemas.enable=true) is read by this engine's converter and written by JsonFormat, which must
 give the JSON that JsonConverter writes for the same value with schemas.enable=false (what the Confluent S3 sink's
 JsonFormat writes); a null value (a null payload under an optional schema) is read as a null value."""
+
 from __future__ import annotations
 
 import orjson
@@ -14,9 +15,32 @@ from tests.connect_json_oracle import oracle_cases
 
 # The cases of devtools/jvm/connect-json/ConnectJsonOracle.java: every type JsonConverter names (apache/kafka
 # connect/json JsonSchema.java), the logical types, nulls, a default, and values that are not structs
-VALUES = ["boolean", "int8", "int16", "int32", "int64", "float32", "float64", "bytes", "string", "optional_null",
-          "default", "array", "map_string_keys", "map_int_keys", "struct", "struct_null", "decimal",
-          "decimal_zero_scale", "date", "time", "timestamp", "top_int32", "top_float64", "top_array"]
+VALUES = [
+    "boolean",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float32",
+    "float64",
+    "bytes",
+    "string",
+    "optional_null",
+    "default",
+    "array",
+    "map_string_keys",
+    "map_int_keys",
+    "struct",
+    "struct_null",
+    "decimal",
+    "decimal_zero_scale",
+    "date",
+    "time",
+    "timestamp",
+    "top_int32",
+    "top_float64",
+    "top_array",
+]
 NULLS = ["top_optional_null"]
 
 

@@ -13,9 +13,9 @@ import pytest
 from moto import mock_aws
 
 from sink_engine.doctor.checks import FAILED, OK
-from sink_engine.doctor.lake_formation import CHECKS, IAM_ONLY, governed
 from sink_engine.doctor.runner import Context
-from sink_engine.target import target_for
+from sink_engine.target.choice import target_for
+from sink_engine.target.iceberg_tables.lake_formation import CHECKS, IAM_ONLY, governed
 from sink_engine.validation import parse_checked_config
 
 REGION = "eu-west-1"

@@ -1,10 +1,11 @@
 """A committed offset below the partition's log start (retention, DeleteRecords): the planner starts at the log start,
 and the offsets in between are the range's `expired`, counted by the commit as `skipped.expired`."""
+
 from __future__ import annotations
 
 from sink_engine.driver.planner import plan_ranges
 from sink_engine.model import CommittedOffset, PartitionRange, TaskResult, TopicPartition
-from sink_engine.task.object_output import skipped_offsets
+from sink_engine.target.s3_objects.output import skipped_offsets
 
 TP = TopicPartition("orders", 0)
 

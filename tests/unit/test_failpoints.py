@@ -1,4 +1,5 @@
 """The counted failpoint: `SINK_ENGINE_FAILPOINT=<name>@<n>` SIGKILLs the process at the n-th tick, no sooner."""
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,9 @@ def ticked(armed: str | None) -> tuple[int, list[str]]:
     env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
     if armed:
         env[ENV_VAR] = armed
-    done = subprocess.run([sys.executable, "-c", TICKS], env=env, capture_output=True, text=True, timeout=60,
-                          cwd=os.getcwd())
+    done = subprocess.run(
+        [sys.executable, "-c", TICKS], env=env, capture_output=True, text=True, timeout=60, cwd=os.getcwd()
+    )
     return done.returncode, done.stdout.split()
 
 

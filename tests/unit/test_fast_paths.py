@@ -1,5 +1,6 @@
 """Fast paths of the record path give the same bytes as the general path, on mixed input: JSON nulls, unicode,
 nested objects and arrays, number spellings, a value spanning lines and a large value."""
+
 from __future__ import annotations
 
 import orjson
@@ -27,8 +28,9 @@ CONTEXT = FileContext("mixed", 0, 0)
 
 
 def chunk() -> RecordChunk:
-    return RecordChunk("mixed", 0, list(range(len(MIXED))), list(MIXED), keys=[None] * len(MIXED),
-                       timestamps=[0] * len(MIXED))
+    return RecordChunk(
+        "mixed", 0, list(range(len(MIXED))), list(MIXED), keys=[None] * len(MIXED), timestamps=[0] * len(MIXED)
+    )
 
 
 def test_json_values_dropped_after_validation_give_the_same_items_and_documents():
@@ -41,24 +43,41 @@ def test_json_values_dropped_after_validation_give_the_same_items_and_documents(
     assert partitioner.encode(chunk(), fast) == partitioner.encode(chunk(), general)
 
 
-@pytest.mark.parametrize("fmt", [JsonFormat(), JsonFormat("gzip"), ParquetFormat("snappy")],
-                         ids=["json", "json-gzip", "parquet-snappy"])
+@pytest.mark.parametrize(
+    "fmt", [JsonFormat(), JsonFormat("gzip"), ParquetFormat("snappy")], ids=["json", "json-gzip", "parquet-snappy"]
+)
 def test_each_format_writes_the_same_bytes_from_either_converter_path(fmt):
     general = SchemalessJsonConverter(keep_documents=True).convert(chunk())
     fast = SchemalessJsonConverter(keep_documents=False).convert(chunk())
     assert fmt.encode(fast, CONTEXT).body == fmt.encode(general, CONTEXT).body
 
 
-@pytest.mark.parametrize("settings, keeps", [
-    ({}, False), ({"partitioner.class": "FieldPartitioner", "partition.field.name": "region"}, True),
-    ({"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "RecordField"}, True),
-    ({"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Record"}, False),
-])
+@pytest.mark.parametrize(
+    "settings, keeps",
+    [
+        ({}, False),
+        ({"partitioner.class": "FieldPartitioner", "partition.field.name": "region"}, True),
+        ({"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "RecordField"}, True),
+        ({"partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Record"}, False),
+    ],
+)
 def test_parsed_values_are_kept_only_where_a_step_reads_fields(settings, keeps):
-    config = parse_config({"name": "fast", "config": {
-        "topics": "mixed", "bootstrap.servers": "127.0.0.1:9", "s3.bucket.name": "lake", "flush.size": 10,
-        "format.class": "JsonFormat",
-        "value.converter": "JsonConverter", "value.converter.schemas.enable": "false", "key.converter": "JsonConverter",
-        "key.converter.schemas.enable": "false", **settings}})
+    config = parse_config(
+        {
+            "name": "fast",
+            "config": {
+                "topics": "mixed",
+                "bootstrap.servers": "127.0.0.1:9",
+                "s3.bucket.name": "lake",
+                "flush.size": 10,
+                "format.class": "JsonFormat",
+                "value.converter": "JsonConverter",
+                "value.converter.schemas.enable": "false",
+                "key.converter": "JsonConverter",
+                "key.converter.schemas.enable": "false",
+                **settings,
+            },
+        }
+    )
     assert converter_for(ConverterSettings.from_config(config, "value"), "mixed").keep_documents is keeps
     assert converter_for(ConverterSettings.from_config(config, "key"), "mixed").keep_documents is False

@@ -1,5 +1,6 @@
 """What a refused fetch says: the ACL the connector's principal lacks, naming the topic or the group; and a
 continuous task stops on a refusal instead of retrying it."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,19 +29,23 @@ class ErrorEvent:
 
 def test_a_denied_topic_is_named_with_the_acl_it_needs():
     message = fetch_failure("orders", 3, KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))
-    assert message.startswith("fetch from orders-3 refused (TOPIC_AUTHORIZATION_FAILED): the connector's principal "
-                              "needs READ on topic orders")
+    assert message.startswith(
+        "fetch from orders-3 refused (TOPIC_AUTHORIZATION_FAILED): the connector's principal needs READ on topic orders"
+    )
 
 
 def test_a_denied_group_names_the_group_acl():
     message = fetch_failure(None, -1, KafkaError(KafkaError.GROUP_AUTHORIZATION_FAILED))
-    assert message.startswith("Kafka refused the consumer's group (GROUP_AUTHORIZATION_FAILED): the connector's "
-                              "principal needs DESCRIBE on the group connect-<connector name>")
+    assert message.startswith(
+        "Kafka refused the consumer's group (GROUP_AUTHORIZATION_FAILED): the connector's "
+        "principal needs DESCRIBE on the group connect-<connector name>"
+    )
 
 
 def test_another_error_is_shown_as_kafka_gave_it():
     assert fetch_failure("orders", 3, KafkaError(KafkaError.OFFSET_OUT_OF_RANGE)).startswith(
-        "fetch from orders-3 failed: KafkaError{code=OFFSET_OUT_OF_RANGE")
+        "fetch from orders-3 failed: KafkaError{code=OFFSET_OUT_OF_RANGE"
+    )
 
 
 @pytest.mark.parametrize("code", [KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED])

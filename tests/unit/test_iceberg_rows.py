@@ -1,5 +1,6 @@
 """Rows of converted records for a table: one table per schema, extra columns, and schemaless JSON whose row does
 not depend on which records were read with it."""
+
 from __future__ import annotations
 
 import orjson
@@ -7,8 +8,8 @@ import pyarrow as pa
 import pytest
 
 from sink_engine.errors import FormatError
-from sink_engine.iceberg.rows import record_tables
 from sink_engine.records import RecordChunk, ValueColumn
+from sink_engine.target.iceberg_tables.rows import record_tables
 
 DOCS = [{"n": 1, "name": "a"}, {"n": 2.5, "name": {"first": "b"}}, {"n": 3, "tags": ["x"]}, {"name": None}]
 
@@ -22,8 +23,11 @@ def chunk_of(docs: list, first_offset: int = 10) -> tuple[RecordChunk, ValueColu
 
 def rows_of(chunk, values) -> list[dict]:
     """Each record's row without its nulls (a missing field and a null are the same null in a table)."""
-    return [{k: v for k, v in row.items() if v is not None}
-            for _, _, table in record_tables(chunk, values) for row in table.to_pylist()]
+    return [
+        {k: v for k, v in row.items() if v is not None}
+        for _, _, table in record_tables(chunk, values)
+        for row in table.to_pylist()
+    ]
 
 
 def test_conflicting_json_fields_are_inferred_apart_never_as_json_text():

@@ -1,4 +1,5 @@
 """JsonFormat encodes one value per line, like the Confluent connector, and is byte-deterministic."""
+
 from __future__ import annotations
 
 import gzip

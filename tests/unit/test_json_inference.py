@@ -1,4 +1,5 @@
 """Schema inference of schemaless JSON files: the documented rules, on both the columnar and the Python path."""
+
 from __future__ import annotations
 
 import orjson
@@ -26,8 +27,9 @@ def test_integers_widen_to_double_and_missing_keys_are_null():
 
 def test_nested_objects_become_structs_with_keys_in_first_seen_order():
     result = table([{"o": {"z": 1}, "l": [1]}, {"o": {"a": True, "z": 2}, "l": [2.5, None]}])
-    assert result.schema == pa.schema([
-        ("o", pa.struct([("z", pa.int64()), ("a", pa.bool_())])), ("l", pa.list_(pa.float64()))])
+    assert result.schema == pa.schema(
+        [("o", pa.struct([("z", pa.int64()), ("a", pa.bool_())])), ("l", pa.list_(pa.float64()))]
+    )
 
 
 def test_timestamp_like_strings_stay_strings():
@@ -48,13 +50,16 @@ def test_objects_empty_everywhere_become_json_text_and_only_nulls_stay_null():
 
 
 def test_integers_beyond_int64_are_doubles():
-    assert table([{"big": 2 ** 63}, {"big": 1}]).schema == pa.schema([("big", pa.float64())])
+    assert table([{"big": 2**63}, {"big": 1}]).schema == pa.schema([("big", pa.float64())])
 
 
-@pytest.mark.parametrize("documents", [
-    [{"a": 1, "s": "x", "l": [[1, 2], []], "o": {"p": None}}, {"a": 2.5, "o": {"p": {"q": [True]}}, "z": None}],
-    [{"k": [{"a": 1}, {"b": "x"}]}, {"k": None, "m": False}],
-])
+@pytest.mark.parametrize(
+    "documents",
+    [
+        [{"a": 1, "s": "x", "l": [[1, 2], []], "o": {"p": None}}, {"a": 2.5, "o": {"p": {"q": [True]}}, "z": None}],
+        [{"k": [{"a": 1}, {"b": "x"}]}, {"k": None, "m": False}],
+    ],
+)
 def test_columnar_path_agrees_with_the_python_rules(documents):
     columnar = table(documents)
     in_python = _inferred_in_python(documents, _no_error)[0]
@@ -64,8 +69,9 @@ def test_columnar_path_agrees_with_the_python_rules(documents):
 
 BLOCKWISE_CASES = {
     "widening across blocks": [{"a": 1, "b": None}] * 30 + [{"a": 2.5, "b": "x"}] + [{"c": [1]}] * 30,
-    "nested keys first seen late": [{"o": {"z": 1}}] * 30 + [{"o": {"a": True, "z": 2}, "l": [None]}] +
-                                   [{"l": [1.5], "t": "2024-01-01T00:00:00"}] * 30,
+    "nested keys first seen late": [{"o": {"z": 1}}] * 30
+    + [{"o": {"a": True, "z": 2}, "l": [None]}]
+    + [{"l": [1.5], "t": "2024-01-01T00:00:00"}] * 30,
     "null-only field filled later": [{"n": None}] * 40 + [{"n": {"k": "v"}}] * 5,
     "conflict in a late block": [{"a": 1}] * 40 + [{"a": "one"}],
     "always-empty object": [{"e": {}, "x": i} for i in range(50)],

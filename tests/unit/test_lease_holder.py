@@ -1,4 +1,5 @@
 """What a run that finds the lease held says of its holder: when it lapses, and whether its renewals stopped."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,6 +28,8 @@ def test_a_holder_silent_for_more_than_half_the_lease_has_stopped_renewing(silen
 
 
 def test_a_lease_item_of_an_older_run_without_times_says_only_when_it_lapses():
-    error = held_error("orders", {"owner": "run-1", "epoch": 4, "expires_at_ms": NOW + 30_000, "alive_at_ms": None}, NOW)
+    error = held_error(
+        "orders", {"owner": "run-1", "epoch": 4, "expires_at_ms": NOW + 30_000, "alive_at_ms": None}, NOW
+    )
     assert str(error).startswith("connector 'orders' is leased by run run-1 until ") and ", in 30 s; " in str(error)
     assert not error.renewals_stopped

@@ -1,5 +1,6 @@
 """Listing topics with the client's errors read between slices: a refused login ends it at once, a slow broker is
 still answered, a silent one fails at the timeout."""
+
 from __future__ import annotations
 
 import pytest

@@ -4,6 +4,7 @@ its deadline, and any other error fails at once. While the leader the client kno
 tests/faults/test_broker_faults.py), each query waits a slice of the deadline and the topic's metadata is asked for
 before the next, so that it goes to the new leader; which answers OFFSET_NOT_AVAILABLE until its high watermark has
 caught up (KIP-207), asked again too."""
+
 import time
 
 import pytest
@@ -35,7 +36,8 @@ class Answers:
 
 
 @pytest.mark.parametrize(
-    "code", [KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.OFFSET_NOT_AVAILABLE])
+    "code", [KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.OFFSET_NOT_AVAILABLE]
+)
 def test_a_moving_leader_is_asked_again(code):
     # given a partition whose leader answers twice that it is not (yet) the leader
     consumer = Answers(code, code)

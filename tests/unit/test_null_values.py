@@ -1,13 +1,14 @@
 """`behavior.on.null.values` decided in one place (task/null_values.py), for tombstones read from Kafka: what the
 record steps make of a chunk with null values, and what a writer then gets."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.config import parse_config
+from sink_engine.convert import ConverterSettings, converter_for
 from sink_engine.errors import NullValueError
 from sink_engine.partition import PartitionSettings, partitioner_for
 from sink_engine.records import PreparedRecords, RecordChunk, Transformed
@@ -16,8 +17,17 @@ from sink_engine.task.record_writer import RecordWriter
 from sink_engine.task.steps import RecordSteps, write_chunk
 from tests.unit.test_bad_records import Router
 
-CONFIG = parse_config({"name": "c", "topics": "t", "bootstrap.servers": "k:9092", "s3.bucket.name": "lake",
-                       "flush.size": 10, "format.class": "JsonFormat", "value.converter.schemas.enable": "false"})
+CONFIG = parse_config(
+    {
+        "name": "c",
+        "topics": "t",
+        "bootstrap.servers": "k:9092",
+        "s3.bucket.name": "lake",
+        "flush.size": 10,
+        "format.class": "JsonFormat",
+        "value.converter.schemas.enable": "false",
+    }
+)
 NULLS = {1, 2, 5}
 
 
@@ -34,8 +44,11 @@ class Recorded(RecordWriter):
 
 
 def steps(behavior: str) -> RecordSteps:
-    return RecordSteps(behavior, converter_for(ConverterSettings.from_config(CONFIG), "t"),
-                       partitioner_for(PartitionSettings.from_config(CONFIG)))
+    return RecordSteps(
+        behavior,
+        converter_for(ConverterSettings.from_config(CONFIG), "t"),
+        partitioner_for(PartitionSettings.from_config(CONFIG)),
+    )
 
 
 def chunk() -> RecordChunk:
@@ -54,8 +67,13 @@ def test_written_nulls_keep_their_place_among_the_records():
     assert [list(part.records.offsets) for part in prepared.parts] == [[0], [1, 2], [3, 4], [5], [6]]
     writer = Recorded()
     write_chunk(writer, steps("write"), chunk(), Router(tolerates=False))
-    assert writer.calls == [("records", [0]), ("tombstones", [1, 2]), ("records", [3, 4]), ("tombstones", [5]),
-                            ("records", [6])]
+    assert writer.calls == [
+        ("records", [0]),
+        ("tombstones", [1, 2]),
+        ("records", [3, 4]),
+        ("tombstones", [5]),
+        ("records", [6]),
+    ]
 
 
 def test_a_failed_null_is_a_bad_record_of_the_one_path():

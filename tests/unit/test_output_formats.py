@@ -1,4 +1,5 @@
 """Every output format and codec, read back by an independent reader, and byte-identical on a re-encode."""
+
 from __future__ import annotations
 
 import gzip
@@ -11,15 +12,25 @@ import pyarrow.parquet as pq
 import pytest
 
 from sink_engine.errors import RecordError
-from sink_engine.format.avro_format import CODECS as AVRO_CODECS, AvroFormat
+from sink_engine.format.avro_format import CODECS as AVRO_CODECS
+from sink_engine.format.avro_format import AvroFormat
 from sink_engine.format.base import FileContext
 from sink_engine.format.block_gzip_format import BlockGzipFormat
 from sink_engine.format.bytearray_format import ByteArrayFormat, unescape
-from sink_engine.format.parquet_format import CODECS as PARQUET_CODECS, ParquetFormat
+from sink_engine.format.parquet_format import CODECS as PARQUET_CODECS
+from sink_engine.format.parquet_format import ParquetFormat
 from sink_engine.records import ValueColumn
 
-EVENTS = [{"id": i, "kind": ["click", "view"][i % 2], "price": i * 1.5, "tags": ["a", "b"][: i % 3],
-           "user": {"name": f"u{i}", "age": None if i % 4 else 30}} for i in range(40)]
+EVENTS = [
+    {
+        "id": i,
+        "kind": ["click", "view"][i % 2],
+        "price": i * 1.5,
+        "tags": ["a", "b"][: i % 3],
+        "user": {"name": f"u{i}", "age": None if i % 4 else 30},
+    }
+    for i in range(40)
+]
 CONTEXT = FileContext("events", 2, 100)
 
 
@@ -39,10 +50,17 @@ def read_parquet_with_duckdb(body: bytes, tmp_path) -> list:
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-@pytest.mark.parametrize("codec, extension", [
-    ("none", ".parquet"), ("snappy", ".snappy.parquet"), ("gzip", ".gz.parquet"), ("lz4", ".lz4raw.parquet"),
-    ("zstd", ".zstd.parquet"), ("brotli", ".br.parquet"),
-])
+@pytest.mark.parametrize(
+    "codec, extension",
+    [
+        ("none", ".parquet"),
+        ("snappy", ".snappy.parquet"),
+        ("gzip", ".gz.parquet"),
+        ("lz4", ".lz4raw.parquet"),
+        ("zstd", ".zstd.parquet"),
+        ("brotli", ".br.parquet"),
+    ],
+)
 def test_parquet_every_codec_reads_back_and_is_deterministic(codec, extension, tmp_path):
     fmt = ParquetFormat(codec)
     body = fmt.encode(json_values(EVENTS), CONTEXT).body
@@ -50,8 +68,9 @@ def test_parquet_every_codec_reads_back_and_is_deterministic(codec, extension, t
     assert read_parquet(body) == EVENTS
     assert read_parquet_with_duckdb(body, tmp_path) == EVENTS
     assert fmt.encode(json_values(EVENTS), CONTEXT).body == body
-    assert codec in PARQUET_CODECS and parquet_codec(body, tmp_path) == {
-        "none": "UNCOMPRESSED", "lz4": "LZ4_RAW"}.get(codec, codec.upper())
+    assert codec in PARQUET_CODECS and parquet_codec(body, tmp_path) == {"none": "UNCOMPRESSED", "lz4": "LZ4_RAW"}.get(
+        codec, codec.upper()
+    )
 
 
 def parquet_codec(body: bytes, tmp_path) -> str:
@@ -91,8 +110,7 @@ def test_strings_and_bytes_are_one_value_column(kind, items, tmp_path):
     """A record in Avro too, where the connector writes them bare: Athena's AvroSerDe reads only records
     (format/wrapped.py)."""
     context = FileContext("t", 0, 0)
-    assert read_parquet(ParquetFormat().encode(ValueColumn(kind, items), context).body) == [
-        {"value": v} for v in items]
+    assert read_parquet(ParquetFormat().encode(ValueColumn(kind, items), context).body) == [{"value": v} for v in items]
     avro = AvroFormat().encode(ValueColumn(kind, items), context).body
     assert list(fastavro.reader(io.BytesIO(avro))) == [{"value": v} for v in items]
 
@@ -131,12 +149,12 @@ def test_block_gzip_members_and_index():
     assert len(index) > 3
     assert sum(c["num_records"] for c in index) == 40 and index[0]["first_record_offset"] == 100
     for chunk in index:
-        member = encoded.body[chunk["byte_offset"]:chunk["byte_offset"] + chunk["byte_length"]]
+        member = encoded.body[chunk["byte_offset"] : chunk["byte_offset"] + chunk["byte_length"]]
         lines = gzip.decompress(member).splitlines()
         assert len(lines) == chunk["num_records"]
         assert sum(len(line) + 1 for line in lines) == chunk["byte_length_uncompressed"]
         first = chunk["first_record_offset"] - 100
-        assert [orjson.loads(line) for line in lines] == EVENTS[first:first + chunk["num_records"]]
+        assert [orjson.loads(line) for line in lines] == EVENTS[first : first + chunk["num_records"]]
     assert BlockGzipFormat(block_size=500).encode(values, CONTEXT) == encoded
 
 
@@ -151,15 +169,20 @@ def test_avro_rows_follow_the_inferred_schema_where_documents_differ_from_it():
     documents = [{"a": 1, "o": {"x": 1}}, {"a": 2.5, "o": {}}, {"b": "s"}, {"a": 3, "c": [1, "x"]}]
     body = AvroFormat().encode(json_values(documents), FileContext("t", 0, 0)).body
     assert list(fastavro.reader(io.BytesIO(body))) == [
-        {"a": 1.0, "o": {"x": 1}, "b": None, "c": None}, {"a": 2.5, "o": {"x": None}, "b": None, "c": None},
-        {"a": None, "o": None, "b": "s", "c": None}, {"a": 3.0, "o": None, "b": None, "c": ["1", '"x"']}]
+        {"a": 1.0, "o": {"x": 1}, "b": None, "c": None},
+        {"a": 2.5, "o": {"x": None}, "b": None, "c": None},
+        {"a": None, "o": None, "b": "s", "c": None},
+        {"a": 3.0, "o": None, "b": None, "c": ["1", '"x"']},
+    ]
 
 
 def test_block_gzip_reader_finds_the_chunk_and_the_record_only_where_offsets_are_consecutive():
     from sink_engine.format.block_gzip_reader import Chunk, find_chunk, index_key
 
-    chunks = [{"first_record_offset": 0, "last_record_offset": 9, "num_records": 10},
-              {"first_record_offset": 12, "last_record_offset": 20, "num_records": 5}]
+    chunks = [
+        {"first_record_offset": 0, "last_record_offset": 9, "num_records": 10},
+        {"first_record_offset": 12, "last_record_offset": 20, "num_records": 5},
+    ]
     assert find_chunk(chunks, 9) is chunks[0] and find_chunk(chunks, 12) is chunks[1]
     assert find_chunk(chunks, 11) is None and find_chunk(chunks, 21) is None
     assert Chunk(chunks[0], [b"%d" % i for i in range(10)]).record(7) == b"7"

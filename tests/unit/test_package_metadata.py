@@ -1,5 +1,6 @@
 """What `pip install .` gives: pyproject.toml's dependencies (requirements.txt) and extras cover every library the
 engine imports, and `sink-engine --version` names the package's version."""
+
 import ast
 import sys
 import tomllib
@@ -23,28 +24,44 @@ def declared() -> tuple[set[str], set[str]]:
 
     def names(files: list[str]) -> set[str]:
         lines = [line for f in files for line in (ROOT / f).read_text().splitlines()]
-        return {canonicalize_name(Requirement(line).name) for line in lines
-                if line.strip() and not line.strip().startswith("#")}
+        return {
+            canonicalize_name(Requirement(line).name)
+            for line in lines
+            if line.strip() and not line.strip().startswith("#")
+        }
 
     extras = set().union(*(names(spec["file"]) for spec in dynamic["optional-dependencies"].values()))
     return names(dynamic["dependencies"]["file"]), extras
 
 
+def _type_checking_only(node: ast.AST) -> bool:
+    """An `if TYPE_CHECKING:` block (annotations' imports, e.g. pyspark's types in modules that load without it)."""
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
 def imported() -> tuple[set[str], set[str]]:
     """The top-level third-party modules sink_engine imports when its modules load, and those it imports inside
-    functions (when a command needs them)."""
+    functions (when a command needs them); `if TYPE_CHECKING:` imports are neither."""
     at_load, in_functions = set(), set()
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
+            if _type_checking_only(child):
+                continue  # read by mypy, never imported at run time
             if isinstance(child, (ast.Import, ast.ImportFrom)):
-                modules = [a.name for a in child.names] if isinstance(child, ast.Import) else \
-                    [child.module] if child.level == 0 and child.module else []
+                modules = (
+                    [a.name for a in child.names]
+                    if isinstance(child, ast.Import)
+                    else [child.module]
+                    if child.level == 0 and child.module
+                    else []
+                )
                 (in_functions if in_function else at_load).update(m.split(".")[0] for m in modules)
             visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
 
     for path in (ROOT / "sink_engine").rglob("*.py"):
         visit(ast.parse(path.read_text()), False)
+
     def third_party(modules: set[str]) -> set[str]:
         return {m for m in modules if m not in sys.stdlib_module_names and m != "sink_engine"}
 

@@ -1,4 +1,5 @@
 """Registry Protobuf values read columnarly (convert/protobuf_arrow.py) write the same bytes as the general path."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,15 @@ from sink_engine.convert.arrow_types import struct_table
 from sink_engine.convert.confluent_protobuf_converter import ConfluentProtobufConverter
 from sink_engine.convert.confluent_registry import SubjectNames
 from sink_engine.format.parquet_format import ParquetFormat
-from tests.columnar import (FORMATS, FORMAT_IDS, assert_runs_encode_alike, assert_same_output,
-                            assert_same_record_error, chunk_of, encoded)
+from tests.columnar import (
+    FORMAT_IDS,
+    FORMATS,
+    assert_runs_encode_alike,
+    assert_same_output,
+    assert_same_record_error,
+    chunk_of,
+    encoded,
+)
 from tests.protobuf_compiler import message_classes
 from tests.schema_registry_server import SchemaRegistryServer
 
@@ -52,8 +60,9 @@ message Event {
 message Other { string name = 1; repeated sfixed64 values = 2; }
 """
 V2_FIELD = "\n  string channel = 24;"
-CLASSES = {version: message_classes({"t/event.proto": EVENT_PROTO % (V2_FIELD if version == 2 else "")})
-           for version in (1, 2)}
+CLASSES = {
+    version: message_classes({"t/event.proto": EVENT_PROTO % (V2_FIELD if version == 2 else "")}) for version in (1, 2)
+}
 UNICODE = "ünï-ⓒ-😀"
 
 
@@ -62,14 +71,22 @@ def event(i: int, version: int = 1, large: bool = False):
     classes = CLASSES[version]
     device = {"os": ("ios", UNICODE, "")[i % 3], "version": -i, "labels": ["a", UNICODE][: i % 3]}
     message = classes["t.Event"](
-        id=i * 7_919 - 2 ** 40 * (i % 2), kind=9 if i % 11 == 10 else i % 3,
+        id=i * 7_919 - 2**40 * (i % 2),
+        kind=9 if i % 11 == 10 else i % 3,
         tags=["x" * (300_000 if large else 3), UNICODE][: i % 3],
-        counts=dict([("b", i), ("a", -1), ("ü", 2 ** 40)][: i % 4]),
-        big=2 ** 64 - 1 - i if i % 2 else i, small=2 ** 32 - 1 - i, delta=-i, ok=i % 2 == 0,
+        counts=dict([("b", i), ("a", -1), ("ü", 2**40)][: i % 4]),
+        big=2**64 - 1 - i if i % 2 else i,
+        small=2**32 - 1 - i,
+        delta=-i,
+        ok=i % 2 == 0,
         ratio=(-0.0, float("inf"))[i % 13 - 11] if i % 13 >= 11 else 1 / (i + 1),
-        blob=bytes(range(i % 256)), history=[1, 7, 0][: i % 4], devices=[device] * (i % 3),
-        by_slot={i % 5: device, -1: {"os": "x"}} if i % 2 else {}, scores=[{"value": i}, {}][: i % 3],
-        labels={2 ** 64 - 1 - i: {"value": UNICODE}, i: {}} if i % 2 else {})
+        blob=bytes(range(i % 256)),
+        history=[1, 7, 0][: i % 4],
+        devices=[device] * (i % 3),
+        by_slot={i % 5: device, -1: {"os": "x"}} if i % 2 else {},
+        scores=[{"value": i}, {}][: i % 3],
+        labels={2**64 - 1 - i: {"value": UNICODE}, i: {}} if i % 2 else {},
+    )
     if i % 7 != 3:
         message.at.seconds, message.at.nanos = (-86_400 * i - 1, 999_999_999) if i % 5 == 0 else (1_700_000_000 + i, i)
     if i % 4:
@@ -98,8 +115,12 @@ def event(i: int, version: int = 1, large: bool = False):
 @pytest.fixture(scope="module")
 def registry():
     with SchemaRegistryServer() as server:
-        ids = {version: server.register("t-value", EVENT_PROTO % (V2_FIELD if version == 2 else ""),
-                                        schema_type="PROTOBUF")["id"] for version in (1, 2)}
+        ids = {
+            version: server.register(
+                "t-value", EVENT_PROTO % (V2_FIELD if version == 2 else ""), schema_type="PROTOBUF"
+            )["id"]
+            for version in (1, 2)
+        }
         yield server, ids
 
 
@@ -137,13 +158,15 @@ def test_columnar_values_encode_to_the_same_bytes_as_the_general_path(registry, 
     assert fast.arrow_table().equals(struct_table(slow), check_metadata=True)
 
 
-def test_several_schema_ids_and_messages_in_one_batch_give_one_table_per_run_and_the_same_files(registry,
-                                                                                              monkeypatch):
+def test_several_schema_ids_and_messages_in_one_batch_give_one_table_per_run_and_the_same_files(registry, monkeypatch):
     # given a chunk alternating runs of Event v1, Event v2 and Other (message indexes [1])
     columnar, general = converters(registry, monkeypatch)
     ids, other = registry[1], CLASSES[1]["t.Other"]
-    makers = [lambda i: value(ids, event(i)), lambda i: value(ids, event(i, 2), 2),
-              lambda i: value(ids, other(name=UNICODE * (i % 2), values=[-i, 2 ** 62][: i % 3]))]
+    makers = [
+        lambda i: value(ids, event(i)),
+        lambda i: value(ids, event(i, 2), 2),
+        lambda i: value(ids, other(name=UNICODE * (i % 2), values=[-i, 2**62][: i % 3])),
+    ]
     values = [makers[(i // 5) % 3](i) for i in range(30)]
     fast, slow = columnar.convert(chunk_of(values)), general.convert(chunk_of(values))
     # when each run of one schema is encoded (as the schema gate cuts files), then the bytes match
@@ -151,11 +174,14 @@ def test_several_schema_ids_and_messages_in_one_batch_give_one_table_per_run_and
     assert [s.describe() for s in fast.schemas] == [s.describe() for s in slow.schemas]
 
 
-@pytest.mark.parametrize("bad", [
-    pytest.param(lambda payload: payload[:-3], id="truncated"),
-    pytest.param(lambda payload: payload + b"\x2a\x02\x0a\xff", id="invalid-utf8-string"),
-    pytest.param(lambda payload: payload + b"\x0f", id="wire-type-7"),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param(lambda payload: payload[:-3], id="truncated"),
+        pytest.param(lambda payload: payload + b"\x2a\x02\x0a\xff", id="invalid-utf8-string"),
+        pytest.param(lambda payload: payload + b"\x0f", id="wire-type-7"),
+    ],
+)
 def test_a_bad_payload_in_the_middle_is_named_by_its_offset(registry, monkeypatch, bad):
     # given a bad payload at offset 105 among good ones
     columnar, general = converters(registry, monkeypatch)
@@ -171,11 +197,14 @@ def far_future(message):
     return message.SerializeToString()
 
 
-@pytest.mark.parametrize("payload", [
-    pytest.param(lambda message: message.SerializeToString() + b"\x42\x01z", id="two-oneof-members"),
-    pytest.param(lambda message: message.SerializeToString() + b"\x3a\x05\x0a\x01b\x10\x09", id="map-key-twice"),
-    pytest.param(far_future, id="timestamp-in-year-3000"),
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        pytest.param(lambda message: message.SerializeToString() + b"\x42\x01z", id="two-oneof-members"),
+        pytest.param(lambda message: message.SerializeToString() + b"\x3a\x05\x0a\x01b\x10\x09", id="map-key-twice"),
+        pytest.param(far_future, id="timestamp-in-year-3000"),
+    ],
+)
 def test_valid_bytes_ptars_reads_otherwise_take_the_general_path(registry, monkeypatch, payload):
     # given a record whose bytes are valid but that ptars would read otherwise than upb (or cannot hold)
     columnar, general = converters(registry, monkeypatch)
@@ -189,11 +218,15 @@ def test_valid_bytes_ptars_reads_otherwise_take_the_general_path(registry, monke
     assert encoded(ParquetFormat(), column) == encoded(ParquetFormat(), general.convert(chunk))
 
 
-@pytest.mark.parametrize("proto", [
-    'syntax = "proto3"; package u; import "google/type/date.proto"; message D { google.type.Date day = 1; }',
-    'syntax = "proto2"; package u; message P { optional int32 n = 1; }',
-    'syntax = "proto3"; package u; import "google/protobuf/empty.proto"; message E { google.protobuf.Empty e = 1; }',
-], ids=["google-type-date", "proto2", "empty-message"])
+@pytest.mark.parametrize(
+    "proto",
+    [
+        'syntax = "proto3"; package u; import "google/type/date.proto"; message D { google.type.Date day = 1; }',
+        'syntax = "proto2"; package u; message P { optional int32 n = 1; }',
+        'syntax = "proto3"; package u; import "google/protobuf/empty.proto"; message E { google.protobuf.Empty e = 1; }',
+    ],
+    ids=["google-type-date", "proto2", "empty-message"],
+)
 def test_schemas_the_reader_does_not_cover_take_the_general_path(proto, monkeypatch):
     # given values of a schema outside the columnar reader's cover
     with SchemaRegistryServer() as server:
@@ -201,8 +234,9 @@ def test_schemas_the_reader_does_not_cover_take_the_general_path(proto, monkeypa
         message = next(iter(message_classes({"u/u.proto": proto}).values()))()
         converter = ConfluentProtobufConverter(SchemaRegistryClient({"url": server.url}), SubjectNames("u"))
         # when converted, then the values come from the general path
-        column = converter.convert(chunk_of([b"\x00" + schema_id.to_bytes(4, "big") + b"\x00" +
-                                             message.SerializeToString()] * 2))
+        column = converter.convert(
+            chunk_of([b"\x00" + schema_id.to_bytes(4, "big") + b"\x00" + message.SerializeToString()] * 2)
+        )
     assert not isinstance(column, ArrowStructColumn) and len(column.items) == 2
 
 
@@ -222,7 +256,7 @@ def test_without_ptars_every_batch_takes_the_general_path(registry, monkeypatch)
     converter = ConfluentProtobufConverter(SchemaRegistryClient({"url": server.url}), SubjectNames("t"))
     # when events are converted, then they are decoded one by one, as before
     column = converter.convert(chunk_of([value(ids, event(i)) for i in range(3)]))
-    assert not isinstance(column, ArrowStructColumn) and column.items[1]["id"] == 7_919 - 2 ** 40
+    assert not isinstance(column, ArrowStructColumn) and column.items[1]["id"] == 7_919 - 2**40
 
 
 @pytest.mark.parametrize("fmt", FORMATS[::2], ids=["parquet/snappy", "avro"])

@@ -1,4 +1,5 @@
 """A task's RangeReader: one consumer for all of its ranges, and never a record of another range."""
+
 from __future__ import annotations
 
 import pytest
@@ -68,8 +69,12 @@ def test_a_reused_consumer_yields_only_the_records_of_its_range(stale):
 
 def test_ranges_one_after_another_share_one_consumer_and_never_mix():
     # given one consumer for a task's three ranges, each followed in the queue by records past its end
-    queue = ([record("a", 0, n) for n in range(0, 8)] + [record("b", 0, n) for n in range(0, 5)] + [end_of("b", 0, 5)]
-             + [record("a", 1, n) for n in range(4, 9)])
+    queue = (
+        [record("a", 0, n) for n in range(0, 8)]
+        + [record("b", 0, n) for n in range(0, 5)]
+        + [end_of("b", 0, 5)]
+        + [record("a", 1, n) for n in range(4, 9)]
+    )
     made = []
 
     def factory(source):
@@ -82,15 +87,21 @@ def test_ranges_one_after_another_share_one_consumer_and_never_mix():
         second = read(reader, PartitionRange("b", 0, 0, 5, None))
         third = read(reader, PartitionRange("a", 1, 4, 9, None))
     # then each yields its own records only, through one consumer, closed with the reader
-    assert (first, second, third) == ([f"a-0@{n}" for n in range(4)], [f"b-0@{n}" for n in range(5)],
-                                      [f"a-1@{n}" for n in range(4, 9)])
+    assert (first, second, third) == (
+        [f"a-0@{n}" for n in range(4)],
+        [f"b-0@{n}" for n in range(5)],
+        [f"a-1@{n}" for n in range(4, 9)],
+    )
     assert len(made) == 1 and made[0].closed
 
 
-@pytest.mark.parametrize("start, end, asked", [
-    (0, 25, [25]),
-    (100, 100 + BATCH + 5, [BATCH, 5]),
-])
+@pytest.mark.parametrize(
+    "start, end, asked",
+    [
+        (0, 25, [25]),
+        (100, 100 + BATCH + 5, [BATCH, 5]),
+    ],
+)
 def test_a_fetch_asks_for_no_more_records_than_the_range_has_left(start, end, asked):
     # given a partition with records past the range (a read may not wait for a batch the range cannot fill)
     consumer = FakeConsumer([record("b", 0, n) for n in range(start, end + 10)])
@@ -120,8 +131,11 @@ def test_a_partition_read_again_gets_a_new_consumer():
     made = []
 
     def factory(source):
-        made.append(FakeConsumer([record("b", 0, n) for n in range(10)] if not made else
-                                 [record("b", 0, n) for n in range(3, 6)]))
+        made.append(
+            FakeConsumer(
+                [record("b", 0, n) for n in range(10)] if not made else [record("b", 0, n) for n in range(3, 6)]
+            )
+        )
         return made[-1]
 
     with RangeReader(SOURCE, factory) as reader:

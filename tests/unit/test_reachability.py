@@ -1,4 +1,5 @@
 """The bootstrap addresses probed before a Kafka client is made, and the client's log once per message."""
+
 from __future__ import annotations
 
 import logging
@@ -40,9 +41,15 @@ def test_a_client_message_is_logged_once_whatever_its_retry_took(caplog):
     logger = client_logger(f"test-{free_port()}")
     with caplog.at_level(logging.INFO, logger=logger.name):
         for after in (0, 12, 130):
-            logger.error("%s [%s] %s", "FAIL", f"rdkafka#consumer-{after}",
-                         f"127.0.0.1:1/bootstrap: Connect failed: Connection refused (after {after}ms in state CONNECT)")
+            logger.error(
+                "%s [%s] %s",
+                "FAIL",
+                f"rdkafka#consumer-{after}",
+                f"127.0.0.1:1/bootstrap: Connect failed: Connection refused (after {after}ms in state CONNECT)",
+            )
         logger.error("%s [%s] %s", "FAIL", "rdkafka#consumer-1", "127.0.0.2:1/bootstrap: Connect failed")
     # then the broker that kept refusing shows once, and the other broker once
-    assert [("127.0.0.1:1" in r.getMessage(), "127.0.0.2:1" in r.getMessage()) for r in caplog.records] == \
-        [(True, False), (False, True)]
+    assert [("127.0.0.1:1" in r.getMessage(), "127.0.0.2:1" in r.getMessage()) for r in caplog.records] == [
+        (True, False),
+        (False, True),
+    ]

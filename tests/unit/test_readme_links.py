@@ -1,5 +1,6 @@
 """README.md is a short page of links into docs/ (the site's pages, which `make docs` checks under strict link
 validation); its own relative links are checked here, since the site does not build it."""
+
 from __future__ import annotations
 
 import re

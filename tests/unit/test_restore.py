@@ -1,6 +1,7 @@
 """The restore's pieces without a broker: envelope objects read back (every timestamp type), what is produced for
 a record (LogAppendTime kept as CreateTime's value), header values from sidecars, the merge of overlapping
 objects, the original offsets found in a target, the options' parsing."""
+
 from __future__ import annotations
 
 import base64
@@ -14,17 +15,17 @@ from sink_engine.format.envelope_format import EnvelopeFormat
 from sink_engine.format.envelope_schema import envelope_column
 from sink_engine.offsets import LeaseKeeper
 from sink_engine.restore import engine
+from sink_engine.restore.lease import MAX_CHECKPOINT_BYTES, Checkpoint, _item_bytes
 from sink_engine.restore.objects import ObjectReader
+from sink_engine.restore.present import Present
 from sink_engine.restore.progress import PartitionCounts, RestoreBoard, render
 from sink_engine.restore.request import RestoreRequest, parse_partitions, parse_time
 from sink_engine.restore.selection import PartitionPlan, selected, without_present
 from sink_engine.restore.settings import RestoreSettings
 from sink_engine.restore.sidecar_values import header_value
 from sink_engine.restore.stored import ORIGIN_HEADER, StoredRecord, origin_of
-from sink_engine.restore.lease import MAX_CHECKPOINT_BYTES, Checkpoint, _item_bytes
-from sink_engine.restore.present import Present
+from sink_engine.target.s3_objects.verify.listing import StoredObject
 from sink_engine.validation import parse_checked_config
-from sink_engine.verify.listing import StoredObject
 from tests.unit.test_envelope_format import CONTEXT, MESSAGES, TYPES, chunk_of
 
 
@@ -42,8 +43,16 @@ class Bucket:
 
 
 def config(**overrides):
-    raw = {"topics": "orders", "bootstrap.servers": "localhost:9092", "s3.bucket.name": "lake", "s3.region": "us-east-1",
-           "flush.size": 10, "format.class": "EnvelopeFormat", "offset.storage.dynamodb.table": "t", **overrides}
+    raw = {
+        "topics": "orders",
+        "bootstrap.servers": "localhost:9092",
+        "s3.bucket.name": "lake",
+        "s3.region": "us-east-1",
+        "flush.size": 10,
+        "format.class": "EnvelopeFormat",
+        "offset.storage.dynamodb.table": "t",
+        **overrides,
+    }
     return parse_checked_config({"name": "c", "config": raw})
 
 
@@ -60,8 +69,10 @@ def test_envelope_rows_read_back_with_every_timestamp_type(encoding):
     # when a restore reads it
     records = ObjectReader(Bucket({key: body}), settings).records(StoredObject(key, "orders", 3, 40, len(body)))
     # then each record comes back whole, its timestamp and type as stored
-    assert records == [StoredRecord(3, 40 + i, None if stamp == -1 else stamp, TYPES[kind], k, v, headers or [])
-                       for i, (k, v, headers, (kind, stamp)) in enumerate(MESSAGES)]
+    assert records == [
+        StoredRecord(3, 40 + i, None if stamp == -1 else stamp, TYPES[kind], k, v, headers or [])
+        for i, (k, v, headers, (kind, stamp)) in enumerate(MESSAGES)
+    ]
 
 
 class FakeProducer:
@@ -95,7 +106,9 @@ def test_a_log_append_time_record_is_produced_with_its_time_as_create_time(monke
     # then the first carries its LogAppendTime (a producer can only set CreateTime), the second none (0: the
     # producer stamps it), each its headers then the origin header
     assert [(p["timestamp"], p["partition"], p["key"], p["value"]) for p in fake.produced] == [
-        (1_700_000_000_005, 3, None, b"v"), (0, -1, b"k", None)]
+        (1_700_000_000_005, 3, None, b"v"),
+        (0, -1, b"k", None),
+    ]
     assert fake.produced[0]["headers"][:-1] == [("h", b"\xff")]
     assert [origin_of(p["headers"]) for p in fake.produced] == [("orders", 3, 41), ("orders", 3, 44)]
 
@@ -107,30 +120,40 @@ def test_a_record_of_create_time_0_is_counted_as_restamped(monkeypatch):
     monkeypatch.setattr(engine.kafka, "producer", lambda *args: fake)
     sender = engine._Sender(None, "restored", "orders", just_acquired(60_000), lambda ends: None)
     for offset, stamp in ((1, 0), (2, None), (3, 5), (4, 0)):
-        sender.send(StoredRecord(0, offset, stamp, "CreateTime" if stamp is not None else "NoTimestampType", None,
-                                 b"v", []), 0)
+        sender.send(
+            StoredRecord(0, offset, stamp, "CreateTime" if stamp is not None else "NoTimestampType", None, b"v", []), 0
+        )
     sender.confirm()
     assert [p["timestamp"] for p in fake.produced] == [0, 0, 5, 0]
     assert sender.restamped == 2
 
 
 def test_the_last_origin_header_is_the_restores_own():
-    headers = [(ORIGIN_HEADER, b'{"topic":"old","partition":0,"offset":1}'),
-               (ORIGIN_HEADER, b'{"topic":"orders","partition":2,"offset":9}')]
+    headers = [
+        (ORIGIN_HEADER, b'{"topic":"old","partition":0,"offset":1}'),
+        (ORIGIN_HEADER, b'{"topic":"orders","partition":2,"offset":9}'),
+    ]
     assert origin_of(headers) == ("orders", 2, 9)
     assert origin_of([("x", b"1")]) is None and origin_of([(ORIGIN_HEADER, b"not json")]) is None
 
 
-@pytest.mark.parametrize("text, binary, restored", [
-    (None, True, None),
-    ("", True, b""),
-    ("plain text", True, b"plain text"),  # not base64
-    (base64.b64encode(b"\xff\x00\x10").decode(), True, b"\xff\x00\x10"),  # written as base64: not UTF-8
-    ("abcd", True, base64.b64decode("abcd")),  # the ambiguity: text of a binary header that spells base64 of non-UTF-8
-    ("dHJ1ZQ==", True, b"dHJ1ZQ=="),  # base64 of b"true": valid UTF-8, so the sink would have written "true"
-    ("/wA=", False, b"/wA="),  # a header not named binary: its text, always
-    ("abcd", False, b"abcd"),
-])
+@pytest.mark.parametrize(
+    "text, binary, restored",
+    [
+        (None, True, None),
+        ("", True, b""),
+        ("plain text", True, b"plain text"),  # not base64
+        (base64.b64encode(b"\xff\x00\x10").decode(), True, b"\xff\x00\x10"),  # written as base64: not UTF-8
+        (
+            "abcd",
+            True,
+            base64.b64decode("abcd"),
+        ),  # the ambiguity: text of a binary header that spells base64 of non-UTF-8
+        ("dHJ1ZQ==", True, b"dHJ1ZQ=="),  # base64 of b"true": valid UTF-8, so the sink would have written "true"
+        ("/wA=", False, b"/wA="),  # a header not named binary: its text, always
+        ("abcd", False, b"abcd"),
+    ],
+)
 def test_header_values_from_sidecars(text, binary, restored):
     assert header_value(text, binary) == restored
 
@@ -172,14 +195,17 @@ def test_a_time_range_selects_by_record_timestamp():
     assert [r.offset for r in selected(request, plan, Objects(contents))] == [1, 2, 3]
 
 
-@pytest.mark.parametrize("added, intervals", [
-    ([5, 6, 7, 9, 10, 3, 8], [(3, 3), (5, 10)]),  # in order, then below: merged where adjacent
-    ([1, 1, 2, 2, 0], [(0, 2)]),  # repeats change nothing
-    ([10, 20, 30, 15, 25, 11, 19], [(10, 11), (15, 15), (19, 20), (25, 25), (30, 30)]),
-    ([(0, 4), (10, 14), (5, 9)], [(0, 14)]),  # a range bridging two
-    ([(0, 4), (10, 14), (3, 11)], [(0, 14)]),  # a range overlapping two
-    ([(5, 9), (0, 20), (30, 31)], [(0, 20), (30, 31)]),  # a range covering one
-])
+@pytest.mark.parametrize(
+    "added, intervals",
+    [
+        ([5, 6, 7, 9, 10, 3, 8], [(3, 3), (5, 10)]),  # in order, then below: merged where adjacent
+        ([1, 1, 2, 2, 0], [(0, 2)]),  # repeats change nothing
+        ([10, 20, 30, 15, 25, 11, 19], [(10, 11), (15, 15), (19, 20), (25, 25), (30, 30)]),
+        ([(0, 4), (10, 14), (5, 9)], [(0, 14)]),  # a range bridging two
+        ([(0, 4), (10, 14), (3, 11)], [(0, 14)]),  # a range overlapping two
+        ([(5, 9), (0, 20), (30, 31)], [(0, 20), (30, 31)]),  # a range covering one
+    ],
+)
 def test_present_offsets_are_kept_as_merged_intervals(added, intervals):
     # given offsets and ranges added in any order
     present = Present()
@@ -211,13 +237,16 @@ def test_the_checkpoint_of_thousands_of_partitions_stays_under_the_bound():
     assert _item_bytes(scattered) > MAX_CHECKPOINT_BYTES
 
 
-@pytest.mark.parametrize("options, one_stream, read, known", [
-    ({}, True, ["o20-10", "o30-5"], 20),  # the first two objects' offsets are all present
-    ({"from_offset": 5}, True, ["o20-10", "o30-5"], 15),  # only the selected offsets count
-    ({"to_offset": 14}, True, [], 15),  # the second object's selected part is present
-    ({"from_time": 0}, True, ["o0-10", "o10-10", "o20-10", "o30-5"], 0),  # a time range: read to know
-    ({}, False, ["o0-10", "o10-10", "o20-10", "o30-5"], 0),  # objects that may overlap: read
-])
+@pytest.mark.parametrize(
+    "options, one_stream, read, known",
+    [
+        ({}, True, ["o20-10", "o30-5"], 20),  # the first two objects' offsets are all present
+        ({"from_offset": 5}, True, ["o20-10", "o30-5"], 15),  # only the selected offsets count
+        ({"to_offset": 14}, True, [], 15),  # the second object's selected part is present
+        ({"from_time": 0}, True, ["o0-10", "o10-10", "o20-10", "o30-5"], 0),  # a time range: read to know
+        ({}, False, ["o0-10", "o10-10", "o20-10", "o30-5"], 0),  # objects that may overlap: read
+    ],
+)
 def test_objects_whose_selected_offsets_are_all_present_are_not_read(options, one_stream, read, known):
     # given one partition's objects from 0, 10, 20 and 30, a commit at 35, and offsets 0-24 present in the target
     contents = {f"o{s}-{n}": list(range(s, s + n)) for s, n in ((0, 10), (10, 10), (20, 10), (30, 5))}
@@ -237,26 +266,46 @@ def test_objects_whose_selected_offsets_are_all_present_are_not_read(options, on
     assert set(everything) - set(records) <= set(range(25))
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("1705276800000", 1_705_276_800_000), ("2024-01-15T00:00:00Z", 1_705_276_800_000),
-    ("2024-01-15T02:00:00.250+02:00", 1_705_276_800_250),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1705276800000", 1_705_276_800_000),
+        ("2024-01-15T00:00:00Z", 1_705_276_800_000),
+        ("2024-01-15T02:00:00.250+02:00", 1_705_276_800_250),
+    ],
+)
 def test_times_in_epoch_ms_or_iso_with_a_zone(text, expected):
     assert parse_time("--from-time", text) == expected
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: parse_time("--to-time", "yesterday"), "option --to-time: 'yesterday': expected epoch milliseconds"),
-    (lambda: parse_partitions("--partitions", "0,x"), "option --partitions: '0,x': expected partition numbers"),
-    (lambda: RestoreRequest(config(), "other", "t"), "option --topic: other is not one of the connector's topics"),
-    (lambda: RestoreRequest(config(), "orders", "t", from_offset=9, to_offset=3),
-     "option --from-offset/--to-offset: the range is empty"),
-    (lambda: RestoreSettings.from_config(config(**{"format.class": "ParquetFormat"})),
-     "config key 'format.class': parquet objects cannot be restored"),
-    (lambda: RestoreSettings.from_config(config(**{"format.class": "JsonFormat", "value.converter": "AvroConverter",
-                                                   "value.converter.schema.registry.url": "http://r"})),
-     "config key 'value.converter': JsonFormat objects of avro values"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: parse_time("--to-time", "yesterday"), "option --to-time: 'yesterday': expected epoch milliseconds"),
+        (lambda: parse_partitions("--partitions", "0,x"), "option --partitions: '0,x': expected partition numbers"),
+        (lambda: RestoreRequest(config(), "other", "t"), "option --topic: other is not one of the connector's topics"),
+        (
+            lambda: RestoreRequest(config(), "orders", "t", from_offset=9, to_offset=3),
+            "option --from-offset/--to-offset: the range is empty",
+        ),
+        (
+            lambda: RestoreSettings.from_config(config(**{"format.class": "ParquetFormat"})),
+            "config key 'format.class': parquet objects cannot be restored",
+        ),
+        (
+            lambda: RestoreSettings.from_config(
+                config(
+                    **{
+                        "format.class": "JsonFormat",
+                        "value.converter": "AvroConverter",
+                        "value.converter.schema.registry.url": "http://r",
+                    }
+                )
+            ),
+            "config key 'value.converter': JsonFormat objects of avro values",
+        ),
+    ],
+)
 def test_refusals_name_the_option_or_key(call, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         call()
@@ -292,15 +341,21 @@ class CheckpointLease:
         return True
 
 
-@pytest.mark.parametrize("stored, ranges, known", [
-    # the first restore: the target's ends recorded, nothing scanned, nothing present
-    (None, None, {}),
-    # a rerun: the intervals taken as present, the target scanned from the recorded offsets only
-    (Checkpoint({0: 40, 1: 30}, {0: Present([(0, 69)]), 2: Present([(5, 9)])}), {0: (40, 50), 1: (30, 35)},
-     {0: [(0, 79)], 2: [(5, 9)]}),
-    # a target partition ending before its recorded offset (recreated): the intervals void, all scanned from low
-    (Checkpoint({0: 60, 1: 30}, {0: Present([(0, 69)])}), {0: (10, 50), 1: (0, 35)}, {0: [(70, 79)]}),
-])
+@pytest.mark.parametrize(
+    "stored, ranges, known",
+    [
+        # the first restore: the target's ends recorded, nothing scanned, nothing present
+        (None, None, {}),
+        # a rerun: the intervals taken as present, the target scanned from the recorded offsets only
+        (
+            Checkpoint({0: 40, 1: 30}, {0: Present([(0, 69)]), 2: Present([(5, 9)])}),
+            {0: (40, 50), 1: (30, 35)},
+            {0: [(0, 79)], 2: [(5, 9)]},
+        ),
+        # a target partition ending before its recorded offset (recreated): the intervals void, all scanned from low
+        (Checkpoint({0: 60, 1: 30}, {0: Present([(0, 69)])}), {0: (10, 50), 1: (0, 35)}, {0: [(70, 79)]}),
+    ],
+)
 def test_what_is_present_comes_from_the_checkpoint_and_the_tail_scan(monkeypatch, stored, ranges, known):
     # given a target of 2 partitions ending at 50 and 35 (partition 0 starting at 10), whose scan finds the
     # origins 70-79 of source partition 0
@@ -323,22 +378,32 @@ def test_what_is_present_comes_from_the_checkpoint_and_the_tail_scan(monkeypatch
     assert lease.recorded == ([] if stored else [(Checkpoint({0: 50, 1: 35}, {}), True)])
 
 
-@pytest.mark.parametrize("sidecars, lacking", [
-    ({}, ["timestamps", "keys", "headers"]),
-    ({"store.kafka.keys": "true"}, ["timestamps", "headers"]),
-    ({"store.kafka.keys": "true", "store.kafka.headers": "true"}, ["timestamps"]),
-])
+@pytest.mark.parametrize(
+    "sidecars, lacking",
+    [
+        ({}, ["timestamps", "keys", "headers"]),
+        ({"store.kafka.keys": "true"}, ["timestamps", "headers"]),
+        ({"store.kafka.keys": "true", "store.kafka.headers": "true"}, ["timestamps"]),
+    ],
+)
 def test_what_a_backup_without_envelopes_does_not_restore_is_named_with_its_key(sidecars, lacking):
     # given ByteArray objects with some sidecars, or none
-    settings = RestoreSettings.from_config(config(**{"format.class": "ByteArrayFormat",
-                                                     "value.converter": "ByteArrayConverter",
-                                                     "key.converter": "StringConverter", **sidecars}))
+    settings = RestoreSettings.from_config(
+        config(
+            **{
+                "format.class": "ByteArrayFormat",
+                "value.converter": "ByteArrayConverter",
+                "key.converter": "StringConverter",
+                **sidecars,
+            }
+        )
+    )
     # when a restore asks what its records will lack
     missing = settings.not_restored()
     # then it names each, with the key that decides it where there is one
     assert [line.split(" ", 1)[0] for line in missing] == lacking
-    assert ("keys" not in lacking or any("store.kafka.keys was off" in line and "null" in line for line in missing))
-    assert ("headers" not in lacking or any("store.kafka.headers was off" in line for line in missing))
+    assert "keys" not in lacking or any("store.kafka.keys was off" in line and "null" in line for line in missing)
+    assert "headers" not in lacking or any("store.kafka.headers was off" in line for line in missing)
 
 
 def test_an_envelope_backup_lacks_nothing():

@@ -1,6 +1,7 @@
 """sink.run.timeout.ms inside a task: chunks pass while the run's deadline is ahead; then the range stops with
 RunTimeoutError naming the first offset not handled. A stop requested of a bounded run (its lease item, read by
 LeaseStopProbe) stops it the same way, with RunStoppedError."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,8 +13,12 @@ from sink_engine.task.deadline import LeaseStopProbe, within_deadline
 
 
 def _chunks(count: int, size: int) -> list[RecordChunk]:
-    return [RecordChunk("t", 0, list(range(i * size, (i + 1) * size)), [b"{}"] * size, keys=[None] * size,
-                        timestamps=[0] * size) for i in range(count)]
+    return [
+        RecordChunk(
+            "t", 0, list(range(i * size, (i + 1) * size)), [b"{}"] * size, keys=[None] * size, timestamps=[0] * size
+        )
+        for i in range(count)
+    ]
 
 
 def test_chunks_pass_until_the_deadline_then_the_range_stops_naming_the_offset():

@@ -1,6 +1,7 @@
 """A run's metrics: the figures a RunSummary gives (dead letters, lag after the commits), the PutMetricData payload
 built from them (names, units, dimension, timestamp), the SINK_METRICS setting, and a publish that fails without
 failing the run."""
+
 from __future__ import annotations
 
 import datetime
@@ -13,18 +14,40 @@ from botocore.stub import Stubber
 
 from sink_engine import events
 from sink_engine.driver.job import RunSummary
-from sink_engine.driver.metrics import (DIMENSION, METRICS, NAMESPACE, MetricsPublisher, RunMetrics, metric_data,
-                                        publisher_from_environment)
 from sink_engine.errors import SinkError
 from sink_engine.model import ClosedFile, PartitionRange, TaskResult, TopicPartition
+from sink_engine.run.metrics import (
+    DIMENSION,
+    METRICS,
+    NAMESPACE,
+    MetricsPublisher,
+    RunMetrics,
+    metric_data,
+    publisher_from_environment,
+)
 
-FIGURES = RunMetrics(records=600, bytes=81_234, files=6, dead_letters=3, dropped=7, seconds=12.5, lag=150,
-                     executors=3, tasks_in_driver=False)
+FIGURES = RunMetrics(
+    records=600,
+    bytes=81_234,
+    files=6,
+    dead_letters=3,
+    dropped=7,
+    seconds=12.5,
+    lag=150,
+    executors=3,
+    tasks_in_driver=False,
+)
 AT_MS = 1_764_000_000_123
 EXPECTED = {  # metric -> (value, unit)
-    "RecordsWritten": (600, "Count"), "BytesWritten": (81_234, "Bytes"), "FilesWritten": (6, "Count"),
-    "DeadLetters": (3, "Count"), "RecordsDropped": (7, "Count"), "RunSeconds": (12.5, "Seconds"),
-    "Lag": (150, "Count"), "Executors": (3, "Count"), "TasksInDriver": (0, "Count"),
+    "RecordsWritten": (600, "Count"),
+    "BytesWritten": (81_234, "Bytes"),
+    "FilesWritten": (6, "Count"),
+    "DeadLetters": (3, "Count"),
+    "RecordsDropped": (7, "Count"),
+    "RunSeconds": (12.5, "Seconds"),
+    "Lag": (150, "Count"),
+    "Executors": (3, "Count"),
+    "TasksInDriver": (0, "Count"),
 }
 
 
@@ -40,32 +63,43 @@ def test_every_figure_is_one_datum_with_its_unit_the_connector_dimension_and_the
     assert len(data) == len(METRICS) == len(EXPECTED)
     for datum in data:
         assert datum["Dimensions"] == [{"Name": DIMENSION, "Value": "orders"}]
-        assert datum["Timestamp"] == datetime.datetime(2025, 11, 24, 16, 0, 0, 123000, datetime.timezone.utc)
+        assert datum["Timestamp"] == datetime.datetime(2025, 11, 24, 16, 0, 0, 123000, datetime.UTC)
 
 
 def test_the_payload_is_what_cloudwatch_accepts():
     # given a real CloudWatch client whose request is checked against the service model
     client = boto3.client("cloudwatch", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
     with Stubber(client) as stub:
-        stub.add_response("put_metric_data", {},
-                          {"Namespace": NAMESPACE, "MetricData": metric_data("orders", FIGURES, AT_MS)})
+        stub.add_response(
+            "put_metric_data", {}, {"Namespace": NAMESPACE, "MetricData": metric_data("orders", FIGURES, AT_MS)}
+        )
         # when the publisher sends it, then the stub took exactly that request (a bad parameter raises here)
         MetricsPublisher(client).publish("orders", FIGURES, AT_MS)
         stub.assert_no_pending_responses()
 
 
-@pytest.mark.parametrize("committed_next, expected_lag", [
-    ({0: 100, 1: 40}, (250 - 100) + (90 - 40) + (30 - 30)),  # both ranges committed; partition 2 had nothing new
-    ({0: 100}, (250 - 100) + (90 - 0) + 0),  # partition 1 committed nothing: its lag counts from its start
-    ({}, 250 + 90 + 0),
-])
+@pytest.mark.parametrize(
+    "committed_next, expected_lag",
+    [
+        ({0: 100, 1: 40}, (250 - 100) + (90 - 40) + (30 - 30)),  # both ranges committed; partition 2 had nothing new
+        ({0: 100}, (250 - 100) + (90 - 0) + 0),  # partition 1 committed nothing: its lag counts from its start
+        ({}, 250 + 90 + 0),
+    ],
+)
 def test_lag_is_each_partitions_end_offset_less_its_committed_offset(committed_next, expected_lag):
     # given ranges capped at 100 records, end offsets 250, 90 and 30, and what the run committed
-    ranges = [PartitionRange("t", 0, 0, 100, None), PartitionRange("t", 1, 0, 90, None),
-              PartitionRange("t", 2, 30, 30, 30)]
+    ranges = [
+        PartitionRange("t", 0, 0, 100, None),
+        PartitionRange("t", 1, 0, 90, None),
+        PartitionRange("t", 2, 30, 30, 30),
+    ]
     results = [TaskResult(ranges[p], next_offset=n) for p, n in committed_next.items()]
-    summary = RunSummary(ranges, results, committed=results,
-                         end_offsets={TopicPartition("t", p): end for p, end in enumerate((250, 90, 30))})
+    summary = RunSummary(
+        ranges,
+        results,
+        committed=results,
+        end_offsets={TopicPartition("t", p): end for p, end in enumerate((250, 90, 30))},
+    )
     # then the lag is what is left in Kafka after those commits
     assert summary.lag == expected_lag == summary.metrics().lag
 
@@ -73,18 +107,26 @@ def test_lag_is_each_partitions_end_offset_less_its_committed_offset(committed_n
 def test_written_figures_count_every_closed_file_and_dead_letters_only_committed_ones():
     # given two ranges: one committed with dead letters, one stopped on an error before committing its letters
     ranges = [PartitionRange("t", 0, 0, 10, None), PartitionRange("t", 1, 0, 10, None)]
-    done = TaskResult(ranges[0], 10, files=[_file(0, 4, 100), _file(4, 4, 120)], dead_letters={"ConversionError": 2},
-                      records_dropped=1)
+    done = TaskResult(
+        ranges[0],
+        10,
+        files=[_file(0, 4, 100), _file(4, 4, 120)],
+        dead_letters={"ConversionError": 2},
+        records_dropped=1,
+    )
     stopped = TaskResult(ranges[1], 0, error="boom", dead_letters={"ConversionError": 5})
-    summary = RunSummary(ranges, [done, stopped], committed=[done], seconds=3.25,
-                         end_offsets={r.tp: 10 for r in ranges})
+    summary = RunSummary(
+        ranges, [done, stopped], committed=[done], seconds=3.25, end_offsets={r.tp: 10 for r in ranges}
+    )
     # then
-    assert summary.metrics() == RunMetrics(records=8, bytes=220, files=2, dead_letters=2, dropped=1, seconds=3.25,
-                                           lag=10)
+    assert summary.metrics() == RunMetrics(
+        records=8, bytes=220, files=2, dead_letters=2, dropped=1, seconds=3.25, lag=10
+    )
 
 
-@pytest.mark.parametrize("executors, expected", [((), (0, False)), (("driver",), (1, True)),
-                                                 (("0", "1", "3"), (3, False))])
+@pytest.mark.parametrize(
+    "executors, expected", [((), (0, False)), (("driver",), (1, True)), (("0", "1", "3"), (3, False))]
+)
 def test_where_the_tasks_ran_is_a_figure_of_the_run(executors, expected):
     # given the executors Spark's status store named for the run's tasks ("driver": a local master)
     ranges = [PartitionRange("t", 0, 0, 10, None)]
@@ -100,8 +142,9 @@ def test_a_run_that_read_nothing_has_all_zero_figures():
     assert summary.metrics() == RunMetrics(0, 0, 0, 0, 0, 0.0, 0)
 
 
-@pytest.mark.parametrize("environ, publishes", [({}, False), ({"SINK_METRICS": ""}, False),
-                                                ({"SINK_METRICS": "cloudwatch"}, True)])
+@pytest.mark.parametrize(
+    "environ, publishes", [({}, False), ({"SINK_METRICS": ""}, False), ({"SINK_METRICS": "cloudwatch"}, True)]
+)
 def test_only_sink_metrics_cloudwatch_publishes(environ, publishes):
     assert isinstance(publisher_from_environment(environ, "us-east-1"), MetricsPublisher) is publishes
 

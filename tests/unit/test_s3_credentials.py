@@ -1,6 +1,7 @@
 """The S3 client's credentials per `s3.credentials.provider.class` (storage/credentials.py), against moto's S3
 and STS: environment variables read as the Java SDK v1 reads them, static keys, and an assumed role with its
 session name and external id, shared by a process's clients and refreshed before it expires."""
+
 from __future__ import annotations
 
 import datetime
@@ -16,12 +17,21 @@ from sink_engine.validation import parse_checked_config
 from tests.conftest import BUCKET
 
 ROLE = "arn:aws:iam::123456789012:role/lake-writer"
-ASSUME = {"s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
-          "s3.credentials.provider.sts.role.arn": ROLE,
-          "s3.credentials.provider.sts.role.session.name": "sink-orders",
-          "s3.credentials.provider.sts.role.external.id": "ext-7f3a"}
-BASE = {"name": "orders", "topics": "orders", "bootstrap.servers": "localhost:9092", "s3.bucket.name": BUCKET,
-        "s3.region": "us-east-1", "flush.size": "10", "format.class": "JsonFormat"}
+ASSUME = {
+    "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+    "s3.credentials.provider.sts.role.arn": ROLE,
+    "s3.credentials.provider.sts.role.session.name": "sink-orders",
+    "s3.credentials.provider.sts.role.external.id": "ext-7f3a",
+}
+BASE = {
+    "name": "orders",
+    "topics": "orders",
+    "bootstrap.servers": "localhost:9092",
+    "s3.bucket.name": BUCKET,
+    "s3.region": "us-east-1",
+    "flush.size": "10",
+    "format.class": "JsonFormat",
+}
 
 
 def access(**keys) -> S3Access:
@@ -32,19 +42,36 @@ def signing_key(client) -> str:
     return client._request_signer._credentials.get_frozen_credentials().access_key
 
 
-@pytest.mark.parametrize("environ, expected", [
-    ({"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret"},
-     {"aws_access_key_id": "AKID", "aws_secret_access_key": "secret"}),
-    ({"AWS_ACCESS_KEY": "AKALT", "AWS_SECRET_KEY": "alt-secret"},  # the v1 SDK's alternate names
-     {"aws_access_key_id": "AKALT", "aws_secret_access_key": "alt-secret"}),
-    ({"AWS_ACCESS_KEY_ID": "AKID", "AWS_ACCESS_KEY": "AKALT", "AWS_SECRET_KEY": "first",
-      "AWS_SECRET_ACCESS_KEY": "second"},  # v1 order: AWS_ACCESS_KEY_ID, then AWS_SECRET_KEY first
-     {"aws_access_key_id": "AKID", "aws_secret_access_key": "first"}),
-    ({"AWS_ACCESS_KEY_ID": " AKID ", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token"},
-     {"aws_access_key_id": "AKID", "aws_secret_access_key": "secret", "aws_session_token": "token"}),
-    ({"AWS_ACCESS_KEY_ID": "", "AWS_ACCESS_KEY": "AKALT", "AWS_SECRET_ACCESS_KEY": "secret"},  # blank is absent
-     {"aws_access_key_id": "AKALT", "aws_secret_access_key": "secret"}),
-])
+@pytest.mark.parametrize(
+    "environ, expected",
+    [
+        (
+            {"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret"},
+            {"aws_access_key_id": "AKID", "aws_secret_access_key": "secret"},
+        ),
+        (
+            {"AWS_ACCESS_KEY": "AKALT", "AWS_SECRET_KEY": "alt-secret"},  # the v1 SDK's alternate names
+            {"aws_access_key_id": "AKALT", "aws_secret_access_key": "alt-secret"},
+        ),
+        (
+            {
+                "AWS_ACCESS_KEY_ID": "AKID",
+                "AWS_ACCESS_KEY": "AKALT",
+                "AWS_SECRET_KEY": "first",
+                "AWS_SECRET_ACCESS_KEY": "second",
+            },  # v1 order: AWS_ACCESS_KEY_ID, then AWS_SECRET_KEY first
+            {"aws_access_key_id": "AKID", "aws_secret_access_key": "first"},
+        ),
+        (
+            {"AWS_ACCESS_KEY_ID": " AKID ", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token"},
+            {"aws_access_key_id": "AKID", "aws_secret_access_key": "secret", "aws_session_token": "token"},
+        ),
+        (
+            {"AWS_ACCESS_KEY_ID": "", "AWS_ACCESS_KEY": "AKALT", "AWS_SECRET_ACCESS_KEY": "secret"},  # blank is absent
+            {"aws_access_key_id": "AKALT", "aws_secret_access_key": "secret"},
+        ),
+    ],
+)
 def test_the_environment_provider_reads_the_variables_as_the_java_sdk_v1(environ, expected):
     assert environment_keys(environ) == expected
 
@@ -65,34 +92,69 @@ def test_the_environment_provider_signs_with_the_processs_variables(stack, monke
     assert signing_key(s3_client(settings)) == "AKIAENVIRONMENT"
 
 
-@pytest.mark.parametrize("provider", ["AwsAccessKeyCredentialsProvider", "DefaultAWSCredentialsProviderChain",
-                                      "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider"])
+@pytest.mark.parametrize(
+    "provider",
+    [
+        "AwsAccessKeyCredentialsProvider",
+        "DefaultAWSCredentialsProviderChain",
+        "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider",
+    ],
+)
 def test_static_keys_sign_with_the_providers_that_take_no_settings(stack, provider):
     # given static keys (the connector replaces a provider without settings of its own by them)
-    settings = access(**{"s3.credentials.provider.class": provider, "aws.access.key.id": "AKIASTATIC",
-                         "aws.secret.access.key": "static-secret"})
+    settings = access(
+        **{
+            "s3.credentials.provider.class": provider,
+            "aws.access.key.id": "AKIASTATIC",
+            "aws.secret.access.key": "static-secret",
+        }
+    )
     # then both clients sign with them, and moto's S3 answers
     assert signing_key(s3_client(settings)) == signing_key(upload_client(settings)) == "AKIASTATIC"
     s3_client(settings).head_bucket(Bucket=BUCKET)
 
 
-@pytest.mark.parametrize("keys, key, message", [
-    ({"s3.credentials.provider.class": "AwsAccessKeyCredentialsProvider"}, "aws.access.key.id", "is required"),
-    ({"s3.credentials.provider.class": "com.example.VaultCredentialsProvider"}, "s3.credentials.provider.class",
-     "not a class this engine knows"),
-    ({**ASSUME, "s3.credentials.provider.sts.role.arn": None}, "s3.credentials.provider.sts.role.arn",
-     "is required"),
-    ({**ASSUME, "s3.credentials.provider.sts.role.arn": "lake-writer"}, "s3.credentials.provider.sts.role.arn",
-     "is not an IAM role ARN"),
-    ({**ASSUME, "s3.credentials.provider.sts.role.session.name": None},
-     "s3.credentials.provider.sts.role.session.name", "is required"),
-    ({**ASSUME, "s3.credentials.provider.sts.role.session.name": "sink orders"},
-     "s3.credentials.provider.sts.role.session.name", "is not 2-64 letters"),
-    ({**ASSUME, "s3.credentials.provider.sts.role.external.id": None},
-     "s3.credentials.provider.sts.role.external.id", "is required"),
-    ({"s3.credentials.provider.sts.role.arn": ROLE}, "s3.credentials.provider.sts.role.arn",
-     "is only used with s3.credentials.provider.class=AwsAssumeRoleCredentialsProvider"),
-])
+@pytest.mark.parametrize(
+    "keys, key, message",
+    [
+        ({"s3.credentials.provider.class": "AwsAccessKeyCredentialsProvider"}, "aws.access.key.id", "is required"),
+        (
+            {"s3.credentials.provider.class": "com.example.VaultCredentialsProvider"},
+            "s3.credentials.provider.class",
+            "not a class this engine knows",
+        ),
+        (
+            {**ASSUME, "s3.credentials.provider.sts.role.arn": None},
+            "s3.credentials.provider.sts.role.arn",
+            "is required",
+        ),
+        (
+            {**ASSUME, "s3.credentials.provider.sts.role.arn": "lake-writer"},
+            "s3.credentials.provider.sts.role.arn",
+            "is not an IAM role ARN",
+        ),
+        (
+            {**ASSUME, "s3.credentials.provider.sts.role.session.name": None},
+            "s3.credentials.provider.sts.role.session.name",
+            "is required",
+        ),
+        (
+            {**ASSUME, "s3.credentials.provider.sts.role.session.name": "sink orders"},
+            "s3.credentials.provider.sts.role.session.name",
+            "is not 2-64 letters",
+        ),
+        (
+            {**ASSUME, "s3.credentials.provider.sts.role.external.id": None},
+            "s3.credentials.provider.sts.role.external.id",
+            "is required",
+        ),
+        (
+            {"s3.credentials.provider.sts.role.arn": ROLE},
+            "s3.credentials.provider.sts.role.arn",
+            "is only used with s3.credentials.provider.class=AwsAssumeRoleCredentialsProvider",
+        ),
+    ],
+)
 def test_a_providers_missing_or_stray_setting_is_an_error_naming_its_key(keys, key, message):
     with pytest.raises(ConfigError) as caught:
         access(**{k: v for k, v in keys.items() if v is not None})
@@ -106,7 +168,8 @@ def assume_role_calls(stack, monkeypatch):
     boto3.setup_default_session()
     calls = []
     boto3.DEFAULT_SESSION.events.register(
-        "provide-client-params.sts.AssumeRole", lambda params, **_: calls.append(dict(params)))
+        "provide-client-params.sts.AssumeRole", lambda params, **_: calls.append(dict(params))
+    )
     yield calls
     boto3.setup_default_session()
 
@@ -136,7 +199,7 @@ def test_with_static_keys_the_assume_role_call_is_signed_with_them(stack):
 
 def test_the_assumed_role_is_refreshed_before_it_expires(assume_role_calls):
     # given a clock the test moves, and the assumed role's credentials (moto: one hour, as STS's default)
-    now = [datetime.datetime.now(datetime.timezone.utc)]
+    now = [datetime.datetime.now(datetime.UTC)]
     settings = access(**ASSUME)
     session = assumed_role_session(settings.credentials, "us-east-1", clock=lambda: now[0])
     client = session.client("s3", region_name="us-east-1")

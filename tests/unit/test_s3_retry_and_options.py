@@ -1,4 +1,5 @@
 """Upload retries with jittered backoff, part ranges and the object arguments of the s3.* keys."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,6 +23,7 @@ def failing(errors: list):
         if len(calls) <= len(errors):
             raise errors[len(calls) - 1]
         return "ok"
+
     return request, calls
 
 
@@ -34,8 +36,9 @@ def test_backoff_doubles_with_full_jitter_up_to_the_cap():
 def test_retryable_errors_are_retried_with_growing_waits():
     waits = []
     policy = RetryPolicy(retries=3, base_ms=100, sleep=waits.append, rand=lambda: 1.0)
-    request, calls = failing([client_error("SlowDown", 503), EndpointConnectionError(endpoint_url="x"),
-                              client_error("InternalError", 500)])
+    request, calls = failing(
+        [client_error("SlowDown", 503), EndpointConnectionError(endpoint_url="x"), client_error("InternalError", 500)]
+    )
     assert policy.call(request) == "ok"
     assert len(calls) == 4 and waits == [0.1, 0.2, 0.4]
 
@@ -60,6 +63,9 @@ def test_parts_are_all_full_but_the_last():
 def test_object_arguments_follow_the_keys():
     options = ObjectOptions(sse="aws:kms", kms_key_id="alias/lake", acl="bucket-owner-full-control", tagging=True)
     assert options.create_args(file_tags(10, 19, 10)) == {
-        "ServerSideEncryption": "aws:kms", "SSEKMSKeyId": "alias/lake", "ACL": "bucket-owner-full-control",
-        "Tagging": "startOffset=10&endOffset=19&recordCount=10"}
+        "ServerSideEncryption": "aws:kms",
+        "SSEKMSKeyId": "alias/lake",
+        "ACL": "bucket-owner-full-control",
+        "Tagging": "startOffset=10&endOffset=19&recordCount=10",
+    }
     assert ObjectOptions(sse="aes256").create_args(file_tags(0, 0, 1)) == {"ServerSideEncryption": "AES256"}

@@ -1,4 +1,5 @@
 """schema.compatibility decisions and projection (Confluent semantics), without I/O."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,23 +8,38 @@ from sink_engine.convert.projection import ProjectionError, project
 from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import RecordError
 from sink_engine.records import Partitions, ValueColumn
-from sink_engine.task.schema_gate import SchemaGate, changes_schema
+from sink_engine.target.s3_objects.schema_gate import SchemaGate, changes_schema
 
 V1 = Schema("struct", name="Ev", version=1, fields=(Field("id", Schema("int32")),))
-V2 = Schema("struct", name="Ev", version=2, fields=(
-    Field("id", Schema("int64")), Field("note", Schema("string", default="none")),
-    Field("score", Schema("float64", optional=True))))
-V3_REQUIRED = Schema("struct", name="Ev", version=3, fields=(
-    Field("id", Schema("int64")), Field("must", Schema("string"))))
+V2 = Schema(
+    "struct",
+    name="Ev",
+    version=2,
+    fields=(
+        Field("id", Schema("int64")),
+        Field("note", Schema("string", default="none")),
+        Field("score", Schema("float64", optional=True)),
+    ),
+)
+V3_REQUIRED = Schema(
+    "struct", name="Ev", version=3, fields=(Field("id", Schema("int64")), Field("must", Schema("string")))
+)
 P = Partitions.one("p")  # every record in one encoded partition
 
 
-@pytest.mark.parametrize("mode, schema, current, expected", [
-    ("none", V2, V1, True), ("none", V1, V1, False),
-    ("backward", V2, V1, True), ("backward", V1, V2, False),
-    ("full", V2, V1, True), ("full", V1, V2, False),
-    ("forward", V2, V1, False), ("forward", V1, V2, True),
-])
+@pytest.mark.parametrize(
+    "mode, schema, current, expected",
+    [
+        ("none", V2, V1, True),
+        ("none", V1, V1, False),
+        ("backward", V2, V1, True),
+        ("backward", V1, V2, False),
+        ("full", V2, V1, True),
+        ("full", V1, V2, False),
+        ("forward", V2, V1, False),
+        ("forward", V1, V2, True),
+    ],
+)
 def test_which_schema_starts_new_files(mode, schema, current, expected):
     assert changes_schema(mode, schema, current) is expected
 
@@ -42,12 +58,19 @@ def test_projection_widens_fills_defaults_and_drops_fields():
     assert project(3, Schema("int32"), Schema("float64")) == 3.0
 
 
-@pytest.mark.parametrize("value, source, target, message", [
-    ({"id": 5}, V1, V3_REQUIRED, "must: required field is missing"),
-    ({"id": 5, "note": "x", "score": None}, V2, Schema("struct", name="Ev", version=9, fields=(
-        Field("id", Schema("int32")),)), "id: int64 cannot be projected to int32"),
-    ({"id": 5}, V1, Schema("struct", name="Other", version=2, fields=V1.fields), "schema name"),
-])
+@pytest.mark.parametrize(
+    "value, source, target, message",
+    [
+        ({"id": 5}, V1, V3_REQUIRED, "must: required field is missing"),
+        (
+            {"id": 5, "note": "x", "score": None},
+            V2,
+            Schema("struct", name="Ev", version=9, fields=(Field("id", Schema("int32")),)),
+            "id: int64 cannot be projected to int32",
+        ),
+        ({"id": 5}, V1, Schema("struct", name="Other", version=2, fields=V1.fields), "schema name"),
+    ],
+)
 def test_impossible_projections_name_the_field(value, source, target, message):
     with pytest.raises(ProjectionError, match=message):
         project(value, source, target)

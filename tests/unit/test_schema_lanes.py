@@ -1,6 +1,7 @@
 """Files separated by schema (`sink.schema.files=separate` under schema.compatibility=NONE): struct records of
 interleaved schemas through a TopicPartitionWriter into S3 (moto, in process). Each schema's files rotate on their
 own flush.size; runs cut anywhere and resumed from their commit point write the same objects as one run."""
+
 from __future__ import annotations
 
 import random
@@ -12,8 +13,8 @@ from sink_engine.convert.schema import Field, Schema
 from sink_engine.errors import ConfigError
 from sink_engine.records import RecordChunk, ValueColumn
 from sink_engine.storage.uploader import Uploader
-from sink_engine.task.object_output import commit_point
-from sink_engine.task.writer import TopicPartitionWriter
+from sink_engine.target.s3_objects.output import commit_point
+from sink_engine.target.s3_objects.writer import TopicPartitionWriter
 from sink_engine.task.settings import TaskSettings
 from sink_engine.validation import parse_checked_config
 from tests.builders import connector_keys, range_output
@@ -49,8 +50,17 @@ def record(offset: int, schema: Schema, region: str = "eu") -> tuple[dict, Schem
     return value, schema, offset * 1000
 
 
-def run(moto_s3, settings: dict, records: list, start: int, end: int, chunk_size: int, bucket: str = "lake",
-        mode: str = "none", files: str = "separate") -> tuple[int, TopicPartitionWriter]:
+def run(
+    moto_s3,
+    settings: dict,
+    records: list,
+    start: int,
+    end: int,
+    chunk_size: int,
+    bucket: str = "lake",
+    mode: str = "none",
+    files: str = "separate",
+) -> tuple[int, TopicPartitionWriter]:
     """One run's range [start, end) of `records` (offset = position) in chunks, ended as task/run.py ends it:
     returns its commit point and the writer, its open files abandoned and its uploads drained."""
     config = parse_config({"name": "c", **BASE, **settings, "schema.compatibility": mode, "sink.schema.files": files})
@@ -59,10 +69,11 @@ def run(moto_s3, settings: dict, records: list, start: int, end: int, chunk_size
     writer, partitioner = output.writer, output.partitioner
     processed = start
     for first in range(start, end, chunk_size):
-        batch = records[first:min(end, first + chunk_size)]
+        batch = records[first : min(end, first + chunk_size)]
         offsets = list(range(first, first + len(batch)))
-        chunk = RecordChunk("t", 0, offsets, [b"v"] * len(batch), keys=[None] * len(batch),
-                            timestamps=[stamp for _, _, stamp in batch])
+        chunk = RecordChunk(
+            "t", 0, offsets, [b"v"] * len(batch), keys=[None] * len(batch), timestamps=[stamp for _, _, stamp in batch]
+        )
         items = [value for value, _, _ in batch]
         column = ValueColumn("struct", items, items, [schema for _, schema, _ in batch])
         writer.write(chunk, column, partitioner.encode(chunk, column))
@@ -76,8 +87,10 @@ def run(moto_s3, settings: dict, records: list, start: int, end: int, chunk_size
 
 def landed(moto_s3, bucket: str = "lake") -> list[tuple[str, list[int]]]:
     """(key, record ids) of every object, in key order."""
-    return [(key, [value["id"] for value in read_json_lines(moto_s3, bucket, key)])
-            for key in list_keys(moto_s3, bucket, "topics/t/")]
+    return [
+        (key, [value["id"] for value in read_json_lines(moto_s3, bucket, key)])
+        for key in list_keys(moto_s3, bucket, "topics/t/")
+    ]
 
 
 def interleaved(pattern: list[Schema], count: int) -> list:
@@ -138,9 +151,14 @@ def test_the_open_file_cap_closes_every_lane(moto_s3):
 
 # A time-based partitioner with rotate.interval.ms (which turns rotate.file.on.partition.change on) and a field
 # segment first: records of one time bucket whose encoded partitions change with the field.
-FIELD_TIME = {"partitioner.class": "io.confluent.connect.storage.partitioner.FieldAndTimeBasedPartitioner",
-              "partition.field.name": "r", "path.format": "'year'=YYYY", "partition.duration.ms": 3_600_000,
-              "timestamp.extractor": "Record", "rotate.interval.ms": 3_600_000}
+FIELD_TIME = {
+    "partitioner.class": "io.confluent.connect.storage.partitioner.FieldAndTimeBasedPartitioner",
+    "partition.field.name": "r",
+    "path.format": "'year'=YYYY",
+    "partition.duration.ms": 3_600_000,
+    "timestamp.extractor": "Record",
+    "rotate.interval.ms": 3_600_000,
+}
 EU, US = "r=eu/year=1970", "r=us/year=1970"
 
 
@@ -150,8 +168,13 @@ def test_a_partition_change_closes_every_lane(moto_s3):
     records = [record(i, [A, B][i % 2], regions[i]) for i in range(6)]
     commit, _ = run(moto_s3, {"flush.size": 10, **FIELD_TIME}, records, 0, 6, 6)
     # then a record in another partition than the previous record's closes every file, as with one schema
-    assert landed(moto_s3) == [(name(0, EU), [0]), (name(1, EU), [1]), (name(3, EU), [3]),
-                          (name(2, US), [2]), (name(4, US), [4])]
+    assert landed(moto_s3) == [
+        (name(0, EU), [0]),
+        (name(1, EU), [1]),
+        (name(3, EU), [3]),
+        (name(2, US), [2]),
+        (name(4, US), [4]),
+    ]
     assert commit == 5
 
 
@@ -161,10 +184,17 @@ def test_a_span_bound_closes_a_rare_schemas_file(moto_s3):
     commit, _ = run(moto_s3, {"flush.size": 5}, records, 0, 40, 7)
     # then B's lone record is closed, with A's open file, once 2 x 5 x 2 lanes records were taken since no file
     # was open (before record 20), and A alone fills its files from there
-    assert landed(moto_s3) == [(name(0), [0, 1, 2, 4, 5]), (name(3), [3]), (name(6), [6, 7, 8, 9, 10]),
-                          (name(11), [11, 12, 13, 14, 15]), (name(16), [16, 17, 18, 19]),
-                          (name(20), [20, 21, 22, 23, 24]), (name(25), [25, 26, 27, 28, 29]),
-                          (name(30), [30, 31, 32, 33, 34]), (name(35), [35, 36, 37, 38, 39])]
+    assert landed(moto_s3) == [
+        (name(0), [0, 1, 2, 4, 5]),
+        (name(3), [3]),
+        (name(6), [6, 7, 8, 9, 10]),
+        (name(11), [11, 12, 13, 14, 15]),
+        (name(16), [16, 17, 18, 19]),
+        (name(20), [20, 21, 22, 23, 24]),
+        (name(25), [25, 26, 27, 28, 29]),
+        (name(30), [30, 31, 32, 33, 34]),
+        (name(35), [35, 36, 37, 38, 39]),
+    ]
     assert commit == 40
 
 
@@ -181,20 +211,33 @@ def rollout(count: int) -> list:
 
 SEQUENCES = [  # (name, settings, records, range sizes: more than the span bound, 2 x flush.size x lanes)
     ("three schemas round-robin", {"flush.size": 4}, interleaved([A, B, C], 60), [25, 31, 40]),
-    ("three schemas at random", {"flush.size": 4},
-     [record(i, random.Random(i).choice([A, B, B, C])) for i in range(80)], [25, 33]),
+    (
+        "three schemas at random",
+        {"flush.size": 4},
+        [record(i, random.Random(i).choice([A, B, B, C])) for i in range(80)],
+        [25, 33],
+    ),
     ("a version rollout", {"flush.size": 5}, rollout(70), [21, 27]),
-    ("fields, a cap and partition changes",
-     {"flush.size": 3, **FIELD_TIME, "rotate.interval.ms": 10**9, "partitioner.max.open.files": 3},
-     [record(i, [A, B][i % 3 == 0], ["eu", "us"][i % 5 < 2]) for i in range(60)], [7, 13]),
-    ("record time rotation", {"flush.size": 50, "rotate.interval.ms": 6000, "timestamp.extractor": "Record"},
-     interleaved([A, B, C, C], 60), [7, 13, 29]),
+    (
+        "fields, a cap and partition changes",
+        {"flush.size": 3, **FIELD_TIME, "rotate.interval.ms": 10**9, "partitioner.max.open.files": 3},
+        [record(i, [A, B][i % 3 == 0], ["eu", "us"][i % 5 < 2]) for i in range(60)],
+        [7, 13],
+    ),
+    (
+        "record time rotation",
+        {"flush.size": 50, "rotate.interval.ms": 6000, "timestamp.extractor": "Record"},
+        interleaved([A, B, C, C], 60),
+        [7, 13, 29],
+    ),
 ]
 
 
-@pytest.mark.parametrize("settings, records, range_size",
-                         [(s[1], s[2], size) for s in SEQUENCES for size in s[3]],
-                         ids=[f"{s[0]}, ranges of {size}" for s in SEQUENCES for size in s[3]])
+@pytest.mark.parametrize(
+    "settings, records, range_size",
+    [(s[1], s[2], size) for s in SEQUENCES for size in s[3]],
+    ids=[f"{s[0]}, ranges of {size}" for s in SEQUENCES for size in s[3]],
+)
 def test_runs_resumed_from_theircommit_point_write_what_one_run_writes(moto_s3, settings, records, range_size):
     # given one run over every record, into a bucket of its own
     moto_s3.create_bucket(Bucket="whole")

@@ -1,4 +1,5 @@
 """Avro schemas with schema references, read through confluent-kafka's client from the test registry."""
+
 from __future__ import annotations
 
 import io
@@ -15,11 +16,22 @@ from sink_engine.records import RecordChunk
 from tests.schema_registry_server import SchemaRegistryServer
 
 CITY = {"type": "record", "name": "City", "namespace": "geo", "fields": [{"name": "name", "type": "string"}]}
-ADDRESS = {"type": "record", "name": "Address", "namespace": "geo", "fields": [
-    {"name": "street", "type": "string"}, {"name": "city", "type": "geo.City"}]}
-PERSON = {"type": "record", "name": "Person", "namespace": "crm", "fields": [
-    {"name": "id", "type": "long"}, {"name": "home", "type": "geo.Address"},
-    {"name": "work", "type": ["null", "geo.Address"], "default": None}]}
+ADDRESS = {
+    "type": "record",
+    "name": "Address",
+    "namespace": "geo",
+    "fields": [{"name": "street", "type": "string"}, {"name": "city", "type": "geo.City"}],
+}
+PERSON = {
+    "type": "record",
+    "name": "Person",
+    "namespace": "crm",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "home", "type": "geo.Address"},
+        {"name": "work", "type": ["null", "geo.Address"], "default": None},
+    ],
+}
 
 
 def wire(schema_id: int, named: dict, datum: dict) -> bytes:
@@ -32,16 +44,20 @@ def test_referenced_named_types_are_fetched_recursively_and_decoded():
     with SchemaRegistryServer() as registry:
         client = SchemaRegistryClient({"url": registry.url})
         client.register_schema("city-value", Schema(json.dumps(CITY), "AVRO"))
-        client.register_schema("address-value", Schema(json.dumps(ADDRESS), "AVRO",
-                                                       [SchemaReference("geo.City", "city-value", 1)]))
-        person_id = client.register_schema("people-value", Schema(json.dumps(PERSON), "AVRO", [
-            SchemaReference("geo.Address", "address-value", 1)]))
+        client.register_schema(
+            "address-value", Schema(json.dumps(ADDRESS), "AVRO", [SchemaReference("geo.City", "city-value", 1)])
+        )
+        person_id = client.register_schema(
+            "people-value", Schema(json.dumps(PERSON), "AVRO", [SchemaReference("geo.Address", "address-value", 1)])
+        )
         named: dict = {}
         fastavro.parse_schema(CITY, named)
         fastavro.parse_schema(ADDRESS, named)
         home = {"street": "1 Main St", "city": {"name": "Springfield"}}
-        values = [wire(person_id, named, {"id": 7, "home": home, "work": None}),
-                  wire(person_id, named, {"id": 8, "home": home, "work": home})]
+        values = [
+            wire(person_id, named, {"id": 7, "home": home, "work": None}),
+            wire(person_id, named, {"id": 8, "home": home, "work": home}),
+        ]
         converter = ConfluentAvroConverter(SchemaRegistryClient({"url": registry.url}), SubjectNames("people"))
         column = converter.convert(RecordChunk("people", 0, [0, 1], values, keys=[None] * 2, timestamps=[0] * 2))
     assert column.kind == "struct" and column.schema.describe() == "crm.Person v1"
@@ -54,8 +70,9 @@ def test_referenced_named_types_are_fetched_recursively_and_decoded():
 def test_a_reference_missing_from_the_registry_names_it():
     with SchemaRegistryServer() as registry:
         client = SchemaRegistryClient({"url": registry.url})
-        person_id = client.register_schema("people-value", Schema(json.dumps(PERSON), "AVRO", [
-            SchemaReference("geo.Address", "address-value", 3)]))
+        person_id = client.register_schema(
+            "people-value", Schema(json.dumps(PERSON), "AVRO", [SchemaReference("geo.Address", "address-value", 3)])
+        )
         converter = ConfluentAvroConverter(client, SubjectNames("people"))
         value = b"\x00" + person_id.to_bytes(4, "big") + b"\x0e"
         with pytest.raises(RecordError, match="geo.Address .address-value version 3., which is not in the Schema"):

@@ -1,6 +1,7 @@
-"""The config is read by key only where settings are built: a `config["<key>"]` lookup (on a name or attribute
-called `config`, or its `.values`) anywhere else in sink_engine/, lambdas/, infra/ or devtools/ fails this test,
-naming the file, line and lookup. Code that acts on a key reads it through its seam's settings object (a frozen
+"""The config is read by key only where settings are built: a `config["<key>"]` lookup or a `config.text(key)`,
+`config.optional_text(key)` call (on a name or attribute called `config`, or its `.values`) anywhere else in
+sink_engine/, lambdas/, infra/ or devtools/ fails this test, naming the file, line and lookup. Code that acts on a
+key reads it through its seam's settings object (a frozen
 dataclass built once by `from_config`: docs/development/layout.md, "Reading the config").
 
 Where a lookup belongs:
@@ -8,7 +9,8 @@ Where a lookup belongs:
 - a function named `from_config` (a settings object's builder, wherever its class lives), and what it nests;
 - sink_engine/config/ (parsing, defaults and the checks that need nothing above it);
 - the validation checks in ALLOWED_FUNCTIONS: they take key names from a table (the credential pairs, the keys
-  EnvelopeFormat refuses, the S3-object settings a table refuses) and judge each key as a key (set or not, with its name in the error), which no seam's
+  EnvelopeFormat refuses, the S3-object settings a table refuses) and judge each key as a key (set or not, with its
+  name in the error), which no seam's
   settings object holds by name.
 """
 
@@ -22,10 +24,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("sink_engine", "lambdas", "infra", "devtools")
 BUILDERS = "from_config"
+TEXT_READERS = ("text", "optional_text")  # SinkConfig's readers of a key named at run time
 ALLOWED_DIRECTORIES = ("sink_engine/config/",)
 ALLOWED_FUNCTIONS = {
     "sink_engine/validation.py": {"_check_connection", "_check_envelope"},
-    "sink_engine/target/iceberg_tables.py": {"_refuse_object_settings"},
+    "sink_engine/target/iceberg_tables/target.py": {"_refuse_object_settings"},
 }
 
 
@@ -47,6 +50,13 @@ def lookups(source: str, allowed_functions: frozenset[str] = frozenset()) -> lis
             ):
                 continue
             if isinstance(child, ast.Subscript) and _is_config(child.value) and isinstance(child.ctx, ast.Load):
+                yield child.lineno, ast.unparse(child)
+            if (
+                isinstance(child, ast.Call)
+                and isinstance(child.func, ast.Attribute)
+                and child.func.attr in TEXT_READERS
+                and _is_config(child.func.value)
+            ):
                 yield child.lineno, ast.unparse(child)
             yield from walk(child)
 
@@ -99,6 +109,7 @@ def test_the_allowed_places_still_exist():
             "class S:\n    @classmethod\n    def from_config(cls, config):\n        return cls(config['name'])\n",
             [],
         ),
+        ("def f(config, key):\n    return config.optional_text(key)\n", [(2, "config.optional_text(key)")]),
         ("def f(options):\n    return options['config']\n", []),
     ],
 )

@@ -1,4 +1,5 @@
 """Files are encoded as records arrive: the bytes depend only on the records, never on how they were batched."""
+
 from __future__ import annotations
 
 import gzip
@@ -41,8 +42,11 @@ def encode_in_batches(fmt, values: ValueColumn, cuts: list[int]) -> tuple[bytes,
     out = io.BytesIO()
     encoder = fmt.open(CONTEXT, out)
     offsets = list(range(CONTEXT.start_offset, CONTEXT.start_offset + len(values)))
-    sizes = [len(orjson.dumps(item)) for item in values.items] if values.kind == "struct" else \
-        [len(item) for item in values.items]
+    sizes = (
+        [len(orjson.dumps(item)) for item in values.items]
+        if values.kind == "struct"
+        else [len(item) for item in values.items]
+    )
     start = 0
     for stop in cuts + [len(values)]:
         if stop > start:
@@ -100,8 +104,7 @@ def test_schemaless_json_parquet_is_cut_into_row_groups_when_the_file_closes():
 def test_schemaless_json_spills_to_disk_past_one_part_and_reads_back():
     fmt = AvroFormat("null", spool_bytes=4096)  # the spool leaves memory after 4 KiB
     body, _ = encode_in_batches(fmt, json_column(), [10, 2000])
-    assert list(fastavro.reader(io.BytesIO(body))) == [
-        {**d, "score": float(d["score"])} for d in DOCUMENTS]
+    assert list(fastavro.reader(io.BytesIO(body))) == [{**d, "score": float(d["score"])} for d in DOCUMENTS]
 
 
 def test_gzip_stream_matches_gzip_compress_whatever_the_writes():
@@ -111,7 +114,7 @@ def test_gzip_stream_matches_gzip_compress_whatever_the_writes():
     position, rng = 0, random.Random(1)
     while position < len(data):
         step = rng.randint(1, UNIT // 3)
-        stream.write(data[position:position + step])
+        stream.write(data[position : position + step])
         position += step
     stream.finish()
     assert out.getvalue() == gzip.compress(data, 6, mtime=0)
@@ -123,15 +126,20 @@ def test_block_gzip_index_matches_members_when_records_arrive_one_by_one():
     chunks = orjson.loads(companions[".index.json"])["chunks"]
     assert len(chunks) > 10 and sum(c["num_records"] for c in chunks) == len(values)
     for chunk in chunks:
-        member = gzip.decompress(body[chunk["byte_offset"]:chunk["byte_offset"] + chunk["byte_length"]])
+        member = gzip.decompress(body[chunk["byte_offset"] : chunk["byte_offset"] + chunk["byte_length"]])
         first = chunk["first_record_offset"] - CONTEXT.start_offset
-        assert member == b"".join(line + b"\n" for line in values.items[first:first + chunk["num_records"]])
+        assert member == b"".join(line + b"\n" for line in values.items[first : first + chunk["num_records"]])
 
 
 @pytest.mark.parametrize("fmt", [ParquetFormat(), AvroFormat()], ids=["parquet", "avro"])
-@pytest.mark.parametrize("bad, cause", [(b"[1,2]", "needs a JSON object value, got list"),
-                                         (b'"text"', "needs a JSON object value, got str"),
-                                         (b"null", "cannot share")])
+@pytest.mark.parametrize(
+    "bad, cause",
+    [
+        (b"[1,2]", "needs a JSON object value, got list"),
+        (b'"text"', "needs a JSON object value, got str"),
+        (b"null", "cannot share"),
+    ],
+)
 def test_a_value_a_columnar_file_cannot_hold_is_refused_when_it_arrives(fmt, bad, cause):
     encoder = fmt.open(CONTEXT, io.BytesIO())
     encoder.write(encoder.prepare(json_column(DOCUMENTS[:2]), [500, 501]), [1, 1])
@@ -143,6 +151,9 @@ def test_a_value_a_columnar_file_cannot_hold_is_refused_when_it_arrives(fmt, bad
 @pytest.mark.parametrize("fmt", [ParquetFormat(), AvroFormat()], ids=["parquet", "avro"])
 def test_a_tombstone_file_is_one_column_of_nulls(fmt):
     body = fmt.encode(ValueColumn("json", [b"null"] * 3), CONTEXT).body
-    rows = pq.read_table(io.BytesIO(body), use_threads=False).to_pylist() if isinstance(fmt, ParquetFormat) \
+    rows = (
+        pq.read_table(io.BytesIO(body), use_threads=False).to_pylist()
+        if isinstance(fmt, ParquetFormat)
         else list(fastavro.reader(io.BytesIO(body)))
+    )
     assert rows == [{"value": None}] * 3

@@ -2,6 +2,7 @@
 that `<role>.converter.<role>.subject.name.strategy` names (RecordNameStrategy: the record's full name;
 TopicRecordNameStrategy: `<topic>-<full name>`), with records serialized by confluent-kafka's own serializers
 under that strategy against the test registry."""
+
 from __future__ import annotations
 
 import json
@@ -30,17 +31,25 @@ STRATEGIES = {  # config value: (the serializers' subject.name.strategy.type, su
 
 
 def config(registry_url: str, converter: str, strategy: str | None, role: str = "value"):
-    raw = {"name": "c", "topics": "orders", "bootstrap.servers": "b:9092", "s3.bucket.name": "lake", "flush.size": 1,
-           "format.class": "ParquetFormat", f"{role}.converter": converter,
-           f"{role}.converter.schema.registry.url": registry_url}
+    raw = {
+        "name": "c",
+        "topics": "orders",
+        "bootstrap.servers": "b:9092",
+        "s3.bucket.name": "lake",
+        "flush.size": 1,
+        "format.class": "ParquetFormat",
+        f"{role}.converter": converter,
+        f"{role}.converter.schema.registry.url": registry_url,
+    }
     if strategy is not None:
         raw[f"{role}.converter.{role}.subject.name.strategy"] = strategy
     return parse_checked_config(raw)
 
 
 def chunk(topic: str, values: list) -> RecordChunk:
-    return RecordChunk(topic, 0, list(range(len(values))), values, keys=[None] * len(values),
-                       timestamps=[0] * len(values))
+    return RecordChunk(
+        topic, 0, list(range(len(values))), values, keys=[None] * len(values), timestamps=[0] * len(values)
+    )
 
 
 def versions(registry_url: str, converter: str, strategy: str | None, values: list, role: str = "value") -> list:
@@ -57,8 +66,9 @@ def register_newest_first(registry: SchemaRegistryServer, subject: str, other: s
 
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
-@pytest.mark.parametrize("input_name, role", [("avro", "value"), ("protobuf", "value"), ("jsonschema", "value"),
-                                              ("avro", "key")])
+@pytest.mark.parametrize(
+    "input_name, role", [("avro", "value"), ("protobuf", "value"), ("jsonschema", "value"), ("avro", "key")]
+)
 def test_versions_are_those_under_the_subject_the_strategy_names(input_name, role, strategy):
     topic_class, converter, record_name = INPUTS[input_name]
     serializer_strategy, subject_of = STRATEGIES[strategy]
@@ -84,20 +94,30 @@ def test_a_schema_without_a_record_name_is_a_record_error_naming_the_strategy_ke
     # given an Avro string schema (no record, so no full name) under a record strategy
     with SchemaRegistryServer() as registry:
         schema_id = SchemaRegistryClient({"url": registry.url}).register_schema(
-            "strings", Schema(json.dumps({"type": "string"}), "AVRO"))
+            "strings", Schema(json.dumps({"type": "string"}), "AVRO")
+        )
         value = b"\x00" + schema_id.to_bytes(4, "big") + b"\x02a"
         # then the record fails naming its offset and the key (Confluent's RecordNameStrategy refuses it too)
-        with pytest.raises(RecordError, match=r"orders-0@0: AvroConverter: schema id 1: "
-                                              r"value.converter.value.subject.name.strategy names subjects by the "
-                                              "record's full name"):
+        with pytest.raises(
+            RecordError,
+            match=r"orders-0@0: AvroConverter: schema id 1: "
+            r"value.converter.value.subject.name.strategy names subjects by the "
+            "record's full name",
+        ):
             versions(registry.url, INPUTS["avro"][1], strategy, [value])
 
 
-@pytest.mark.parametrize("spelling, strategy", [
-    (f"{SUBJECT}.TopicNameStrategy", "topic"), ("TopicNameStrategy", "topic"),
-    (f"{SUBJECT}.RecordNameStrategy", "record"), ("RecordNameStrategy", "record"),
-    (f"{SUBJECT}.TopicRecordNameStrategy", "topicrecord"), (" TopicRecordNameStrategy ", "topicrecord"),
-])
+@pytest.mark.parametrize(
+    "spelling, strategy",
+    [
+        (f"{SUBJECT}.TopicNameStrategy", "topic"),
+        ("TopicNameStrategy", "topic"),
+        (f"{SUBJECT}.RecordNameStrategy", "record"),
+        ("RecordNameStrategy", "record"),
+        (f"{SUBJECT}.TopicRecordNameStrategy", "topicrecord"),
+        (" TopicRecordNameStrategy ", "topicrecord"),
+    ],
+)
 @pytest.mark.parametrize("role", ["value", "key"])
 def test_strategy_class_names_and_short_names_are_accepted(role, spelling, strategy):
     parsed = config("http://registry:8081", "AvroConverter", spelling, role)

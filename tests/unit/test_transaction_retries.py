@@ -1,5 +1,6 @@
 """TransactWriteItems that DynamoDB cancels for transient reasons (a concurrent write such as the run's own lease
 renewal, throttling inside the transaction) are sent again; a failed condition is not."""
+
 from __future__ import annotations
 
 import boto3
@@ -9,15 +10,22 @@ from botocore.stub import ANY, Stubber
 
 from sink_engine.offsets.transactions import ATTEMPTS, transact_write, transient
 
-ITEMS = [{"ConditionCheck": {"TableName": "t", "Key": {"pk": {"S": "a"}}, "ConditionExpression": "attribute_exists(pk)"}},
-         {"Put": {"TableName": "t", "Item": {"pk": {"S": "b"}}}}]
+ITEMS = [
+    {"ConditionCheck": {"TableName": "t", "Key": {"pk": {"S": "a"}}, "ConditionExpression": "attribute_exists(pk)"}},
+    {"Put": {"TableName": "t", "Item": {"pk": {"S": "b"}}}},
+]
 EXPECTED = {"TransactItems": ITEMS, "ClientRequestToken": ANY}
 
 
 def _cancelled(stubber: Stubber, *codes: str) -> None:
-    stubber.add_client_error("transact_write_items", "TransactionCanceledException", "Transaction cancelled",
-                             400, expected_params=EXPECTED,
-                             modeled_fields={"CancellationReasons": [{"Code": code} for code in codes]})
+    stubber.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        "Transaction cancelled",
+        400,
+        expected_params=EXPECTED,
+        modeled_fields={"CancellationReasons": [{"Code": code} for code in codes]},
+    )
 
 
 @pytest.fixture
@@ -28,8 +36,14 @@ def stubbed_dynamodb():
         stubber.assert_no_pending_responses()
 
 
-@pytest.mark.parametrize("codes", [("TransactionConflict", "None"), ("None", "ThrottlingError"),
-                                   ("ProvisionedThroughputExceeded", "TransactionConflict")])
+@pytest.mark.parametrize(
+    "codes",
+    [
+        ("TransactionConflict", "None"),
+        ("None", "ThrottlingError"),
+        ("ProvisionedThroughputExceeded", "TransactionConflict"),
+    ],
+)
 def test_a_transient_cancellation_is_sent_again_until_it_goes_through(stubbed_dynamodb, codes):
     client, stubber = stubbed_dynamodb
     # given DynamoDB cancels the transaction twice for transient reasons, then applies it
@@ -43,8 +57,14 @@ def test_a_transient_cancellation_is_sent_again_until_it_goes_through(stubbed_dy
     assert len(waits) == 2 and all(0 <= wait <= 2.0 for wait in waits)
 
 
-@pytest.mark.parametrize("codes", [("ConditionalCheckFailed", "None"), ("ConditionalCheckFailed", "TransactionConflict"),
-                                   ("None", "ValidationError")])
+@pytest.mark.parametrize(
+    "codes",
+    [
+        ("ConditionalCheckFailed", "None"),
+        ("ConditionalCheckFailed", "TransactionConflict"),
+        ("None", "ValidationError"),
+    ],
+)
 def test_a_cancellation_with_a_failed_condition_is_not_retried(stubbed_dynamodb, codes):
     client, stubber = stubbed_dynamodb
     # given a cancellation that is not only transient (another run's commit changed the item)

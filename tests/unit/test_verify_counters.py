@@ -1,5 +1,7 @@
-"""Record counts of `sink-engine verify` (sink_engine/verify/counters.py) from object metadata, with the requests
+"""Record counts of `sink-engine verify` (sink_engine/target/s3_objects/verify/counters.py) from object metadata,
+with the requests
 they cost: Avro block headers through 256 KiB windows, a Parquet footer through one ranged GET."""
+
 from __future__ import annotations
 
 import io
@@ -11,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from sink_engine.format.settings import FormatSettings
-from sink_engine.verify.counters import AVRO_WINDOW, RecordCounter
-from sink_engine.verify.listing import StoredObject
+from sink_engine.target.s3_objects.verify.counters import AVRO_WINDOW, RecordCounter
+from sink_engine.target.s3_objects.verify.listing import StoredObject
 
 
 class RangedObjects:
@@ -25,8 +27,8 @@ class RangedObjects:
         body = self.objects[Key]
         self.ranges.append(Range)
         if Range:
-            first, last = Range[len("bytes="):].split("-")
-            body = body[-int(last):] if not first else body[int(first):int(last) + 1]
+            first, last = Range[len("bytes=") :].split("-")
+            body = body[-int(last) :] if not first else body[int(first) : int(last) + 1]
         return {"Body": io.BytesIO(body)}
 
 
@@ -41,8 +43,12 @@ def count(format_class: str, body: bytes) -> tuple[int, RangedObjects]:
 def test_avro_records_are_counted_from_block_headers(records, codec):
     # given an Avro container of incompressible records in blocks of about 16 KB
     out = io.BytesIO()
-    fastavro.writer(out, {"type": "record", "name": "r", "fields": [{"name": "b", "type": "bytes"}]},
-                    [{"b": os.urandom(100)} for _ in range(records)], codec=codec)
+    fastavro.writer(
+        out,
+        {"type": "record", "name": "r", "fields": [{"name": "b", "type": "bytes"}]},
+        [{"b": os.urandom(100)} for _ in range(records)],
+        codec=codec,
+    )
     body = out.getvalue()
     # when counted, then the count is the records', from one ranged GET per 256 KiB window at most
     counted, client = count("avro", body)

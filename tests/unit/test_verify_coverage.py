@@ -1,10 +1,12 @@
-"""The coverage check of `sink-engine verify` (sink_engine/verify/coverage.py): gaps, overlaps, dead letters and
+"""The coverage check of `sink-engine verify` (sink_engine/target/s3_objects/verify/coverage.py): gaps, overlaps,
+dead letters and
 skipped offsets, over names, counts and, when stored, last offsets."""
+
 from __future__ import annotations
 
 import pytest
 
-from sink_engine.verify.coverage import COUNTS_ONLY, PROVEN, Commit, Entry, Letter, check
+from sink_engine.target.s3_objects.verify.coverage import COUNTS_ONLY, PROVEN, Commit, Entry, Letter, check
 
 
 def files(*spans: tuple[int, int]) -> list[Entry]:
@@ -23,20 +25,26 @@ def test_contiguous_files_up_to_the_commit_are_proven():
     assert (coverage.proof, problems(coverage), coverage.records) == (PROVEN, [], 30)
 
 
-@pytest.mark.parametrize("stored, commit, expected", [
-    # a deleted middle object: its offsets, exactly, since nothing was skipped
-    (files((0, 10), (20, 10)), Commit(30, 0, 0, 0), [("gap", 10, 19)]),
-    # a deleted first object: the commit knows where the partition began
-    (files((10, 10), (20, 10)), Commit(30, 0, 0, 0), [("gap", 0, 9)]),
-    # a deleted last object: the commit says how far files went
-    (files((0, 10), (10, 10)), Commit(30, 0, 0, 0), [("gap", 20, 29)]),
-    # the first object copied under start 5: it runs into the copy, which runs into the next
-    (files((0, 10), (5, 10), (10, 10), (20, 10)), Commit(30, 0, 0, 0), [("overlap", 5, 9), ("overlap", 10, 14)]),
-    # one object copied under the start of another (another folder): two objects start at one offset, and hold
-    # its offsets twice
-    (files((0, 10), (10, 10), (20, 10)) + [Entry("t/x/t+0+0000000010.json", 10, 10)], Commit(30, 0, 0, 0),
-     [("overlap", 10, 10), ("overlap", 10, 19)]),
-])
+@pytest.mark.parametrize(
+    "stored, commit, expected",
+    [
+        # a deleted middle object: its offsets, exactly, since nothing was skipped
+        (files((0, 10), (20, 10)), Commit(30, 0, 0, 0), [("gap", 10, 19)]),
+        # a deleted first object: the commit knows where the partition began
+        (files((10, 10), (20, 10)), Commit(30, 0, 0, 0), [("gap", 0, 9)]),
+        # a deleted last object: the commit says how far files went
+        (files((0, 10), (10, 10)), Commit(30, 0, 0, 0), [("gap", 20, 29)]),
+        # the first object copied under start 5: it runs into the copy, which runs into the next
+        (files((0, 10), (5, 10), (10, 10), (20, 10)), Commit(30, 0, 0, 0), [("overlap", 5, 9), ("overlap", 10, 14)]),
+        # one object copied under the start of another (another folder): two objects start at one offset, and hold
+        # its offsets twice
+        (
+            files((0, 10), (10, 10), (20, 10)) + [Entry("t/x/t+0+0000000010.json", 10, 10)],
+            Commit(30, 0, 0, 0),
+            [("overlap", 10, 10), ("overlap", 10, 19)],
+        ),
+    ],
+)
 def test_contiguous_files_name_the_offsets_of_a_gap_or_overlap(stored, commit, expected):
     assert problems(check(stored, [], commit, contiguous=True)) == expected
 
@@ -71,7 +79,9 @@ def test_a_removed_dead_letter_is_a_gap_in_its_span():
 def test_a_dead_letter_at_an_objects_first_record_or_twice_is_an_overlap():
     letters = [Letter("a", 10), Letter("b", 12), Letter("c", 12)]
     assert problems(check(files((0, 10), (10, 7)), letters, Commit(20, 0, 3, 0), contiguous=True)) == [
-        ("overlap", 10, 10), ("overlap", 12, 12)]
+        ("overlap", 10, 10),
+        ("overlap", 12, 12),
+    ]
 
 
 def test_dead_letters_in_a_topic_are_counted_not_placed():
@@ -93,8 +103,10 @@ def test_without_a_first_offset_the_check_starts_at_the_lowest_stored_or_kafkas_
 
 def interleaved(*spans: tuple[int, int, int | None]) -> list[Entry]:
     """Objects of a field or time partitioner: (start, count, last offset or None)."""
-    return [Entry(f"t/f={i}/t+0+{start:010d}.json", start, count, start if last is not None else None, last)
-            for i, (start, count, last) in enumerate(spans)]
+    return [
+        Entry(f"t/f={i}/t+0+{start:010d}.json", start, count, start if last is not None else None, last)
+        for i, (start, count, last) in enumerate(spans)
+    ]
 
 
 def test_interleaved_files_with_last_offsets_are_proven_per_generation():
@@ -111,12 +123,16 @@ def test_interleaved_files_without_last_offsets_are_checked_by_counts_only():
     coverage = check(stored, [], Commit(20, 0, 0, 0), contiguous=False)
     assert (coverage.proof, problems(coverage)) == (COUNTS_ONLY, [])
     assert problems(check(stored[1:], [], Commit(20, 0, 0, 0), contiguous=False)) == [("gap", 0, 19)]
-    assert problems(check(stored + [Entry("copy", 3, 6)], [], Commit(20, 0, 0, 0),
-                          contiguous=False)) == [("overlap", 0, 19)]
+    assert problems(check(stored + [Entry("copy", 3, 6)], [], Commit(20, 0, 0, 0), contiguous=False)) == [
+        ("overlap", 0, 19)
+    ]
 
 
 def test_metadata_that_disagrees_with_the_name_is_a_mismatch():
     # given an object copied under start 5 with its tags (startOffset 0) kept
-    stored = [Entry("t+0+0000000000.json", 0, 5, 0, 4), Entry("t+0+0000000005.json", 5, 5, 0, 4),
-              Entry("t+0+0000000010.json", 10, 10, 10, 19)]
+    stored = [
+        Entry("t+0+0000000000.json", 0, 5, 0, 4),
+        Entry("t+0+0000000005.json", 5, 5, 0, 4),
+        Entry("t+0+0000000010.json", 10, 10, 10, 19),
+    ]
     assert ("mismatch", 5, 5) in problems(check(stored, [], Commit(20, 0, 0, 0), contiguous=False))

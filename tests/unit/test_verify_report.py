@@ -1,4 +1,5 @@
 """`sink-engine verify`'s report: the objects past a partition's commit summarized in one line, all with -v."""
+
 from __future__ import annotations
 
 import io
@@ -6,12 +7,12 @@ import io
 import pytest
 
 from sink_engine.model import TopicPartition
-from sink_engine.verify.audit import Audit
-from sink_engine.verify.coverage import Coverage
+from sink_engine.target.s3_objects.verify.audit import Audit
+from sink_engine.target.s3_objects.verify.coverage import Coverage
 
 
 def _report(uncommitted: list[str], verbose: bool) -> str:
-    from sink_engine.verify.report import print_report
+    from sink_engine.target.s3_objects.verify.report import print_report
 
     coverage = Coverage(0, 500, "proven", 5, 500, 0, 0, uncommitted=uncommitted)
     out = io.StringIO()

@@ -1,5 +1,6 @@
 """A Kafka Connect worker's settings (sink_engine/config/worker.py): a worker properties file, CONNECT_* variables,
 and how they layer under a connector's own settings, as Connect's Worker.baseConsumerConfigs does."""
+
 from __future__ import annotations
 
 import pytest
@@ -45,12 +46,15 @@ def test_a_properties_file_reads_as_javas_properties_load():
     }
 
 
-@pytest.mark.parametrize("variable, key", [
-    ("CONNECT_BOOTSTRAP_SERVERS", "bootstrap.servers"),
-    ("CONNECT_CONSUMER_SASL_JAAS_CONFIG", "consumer.sasl.jaas.config"),
-    ("CONNECT_CONSUMER_FETCH__MIN_BYTES", "consumer.fetch-min.bytes"),
-    ("CONNECT_SSL_KEYSTORE___TYPE", "ssl.keystore_type"),
-])
+@pytest.mark.parametrize(
+    "variable, key",
+    [
+        ("CONNECT_BOOTSTRAP_SERVERS", "bootstrap.servers"),
+        ("CONNECT_CONSUMER_SASL_JAAS_CONFIG", "consumer.sasl.jaas.config"),
+        ("CONNECT_CONSUMER_FETCH__MIN_BYTES", "consumer.fetch-min.bytes"),
+        ("CONNECT_SSL_KEYSTORE___TYPE", "ssl.keystore_type"),
+    ],
+)
 def test_environment_variables_name_keys_as_confluents_images_do(variable, key):
     # Confluent's rule: '.' as '_', '-' as '__', '_' as '___'
     assert from_environment({variable: "v", "PATH": "/bin"}) == {key: "v"}
@@ -77,14 +81,17 @@ def test_the_brokers_come_from_the_worker_when_the_connector_names_none():
     assert origins["bootstrap.servers"] == "from bootstrap.servers of w.properties"
 
 
-@pytest.mark.parametrize("connector, properties, expected", [
-    # the worker's consumer.bootstrap.servers over its bootstrap.servers (Connect's consumer.* prefix)
-    (CONNECTOR, {"bootstrap.servers": "w:1", "consumer.bootstrap.servers": "c:1"}, "c:1"),
-    # a connector file's own bootstrap.servers over the worker's
-    (connector_keys({"bootstrap.servers": "own:1"}), {"consumer.bootstrap.servers": "c:1"}, "own:1"),
-    # consumer.override.bootstrap.servers over everything (Connect's connector-level override)
-    (connector_keys({"consumer.override.bootstrap.servers": "o:1"}), {"bootstrap.servers": "w:1"}, "o:1"),
-])
+@pytest.mark.parametrize(
+    "connector, properties, expected",
+    [
+        # the worker's consumer.bootstrap.servers over its bootstrap.servers (Connect's consumer.* prefix)
+        (CONNECTOR, {"bootstrap.servers": "w:1", "consumer.bootstrap.servers": "c:1"}, "c:1"),
+        # a connector file's own bootstrap.servers over the worker's
+        (connector_keys({"bootstrap.servers": "own:1"}), {"consumer.bootstrap.servers": "c:1"}, "own:1"),
+        # consumer.override.bootstrap.servers over everything (Connect's connector-level override)
+        (connector_keys({"consumer.override.bootstrap.servers": "o:1"}), {"bootstrap.servers": "w:1"}, "o:1"),
+    ],
+)
 def test_the_brokers_follow_connects_precedence(connector, properties, expected):
     assert client(connector, worker(properties))["bootstrap.servers"] == expected
 
@@ -106,17 +113,25 @@ def test_a_worker_with_msk_iam_gives_the_consumer_msk_iam():
 def test_security_settings_layer_connector_over_worker_consumer_over_worker_top_level():
     # given a worker whose top level says SSL, its consumer.* SASL_SSL with SCRAM, and a connector that overrides
     # the mechanism and login with its own consumer.override.*
-    settings = worker({
-        "bootstrap.servers": "w:9096", "security.protocol": "SSL", "consumer.security.protocol": "SASL_SSL",
-        "consumer.sasl.mechanism": "SCRAM-SHA-512",
-        "consumer.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
-                                     'username="worker" password="w";',
-        "consumer.fetch.min.bytes": "1", "ssl.ca.location": "/etc/ca.pem",
-    })
-    connector = {**CONNECTOR, "consumer.override.sasl.mechanism": "PLAIN",
-                 "consumer.override.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule '
-                                                       'required username="own" password="o";',
-                 "consumer.override.fetch.min.bytes": "2"}
+    settings = worker(
+        {
+            "bootstrap.servers": "w:9096",
+            "security.protocol": "SSL",
+            "consumer.security.protocol": "SASL_SSL",
+            "consumer.sasl.mechanism": "SCRAM-SHA-512",
+            "consumer.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            'username="worker" password="w";',
+            "consumer.fetch.min.bytes": "1",
+            "ssl.ca.location": "/etc/ca.pem",
+        }
+    )
+    connector = {
+        **CONNECTOR,
+        "consumer.override.sasl.mechanism": "PLAIN",
+        "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule "
+        'required username="own" password="o";',
+        "consumer.override.fetch.min.bytes": "2",
+    }
     # when the consumer's settings are built; then each setting is taken from the highest layer that sets it
     result = client(connector, settings)
     assert result["security.protocol"] == "SASL_SSL"  # worker consumer.* over worker top level
@@ -125,16 +140,24 @@ def test_security_settings_layer_connector_over_worker_consumer_over_worker_top_
 
 
 def test_an_error_in_a_worker_setting_names_it_with_its_file():
-    settings = worker({"bootstrap.servers": "w:9092", "consumer.sasl.mechanism": "PLAIN",
-                       "consumer.security.protocol": "SASL_SSL"})
+    settings = worker(
+        {"bootstrap.servers": "w:9092", "consumer.sasl.mechanism": "PLAIN", "consumer.security.protocol": "SASL_SSL"}
+    )
     with pytest.raises(ConfigError) as raised:
         client(CONNECTOR, settings)
     assert raised.value.key == "consumer.sasl.mechanism of w.properties"
 
 
 def test_worker_keys_without_effect_here_are_listed():
-    settings = worker({"bootstrap.servers": "w:1", "group.id": "g", "producer.linger.ms": "5",
-                       "consumer.max.poll.records": "5", "sasl.mechanism": "PLAIN"})
+    settings = worker(
+        {
+            "bootstrap.servers": "w:1",
+            "group.id": "g",
+            "producer.linger.ms": "5",
+            "consumer.max.poll.records": "5",
+            "sasl.mechanism": "PLAIN",
+        }
+    )
     assert settings.unused() == ("group.id", "producer.linger.ms")
 
 
@@ -144,17 +167,26 @@ def test_a_deployed_job_takes_its_brokers_from_the_cluster_at_run_time():
     # then it parses, its brokers still to be asked for, and says where they will come from
     assert config["bootstrap.servers"] == ()
     assert dict((k, o) for k, _, o in config.effective())["bootstrap.servers"] == (
-        "from the brokers of MSK cluster arn:aws:kafka:eu-west-1:1:cluster/c/u-1, asked for at run time")
+        "from the brokers of MSK cluster arn:aws:kafka:eu-west-1:1:cluster/c/u-1, asked for at run time"
+    )
 
 
 def test_a_connector_without_a_converter_takes_the_workers_with_its_options():
     # given a worker whose value converter is Avro with a registry, and a connector that names none
-    settings = worker({"bootstrap.servers": "w:1", "value.converter": "io.confluent.connect.avro.AvroConverter",
-                       "value.converter.schema.registry.url": "http://registry:8081",
-                       "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-                       "key.converter.schemas.enable": "false"})
-    connector = {**CONNECTOR, "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-                 "value.converter.schemas.enable": "false"}
+    settings = worker(
+        {
+            "bootstrap.servers": "w:1",
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": "http://registry:8081",
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "key.converter.schemas.enable": "false",
+        }
+    )
+    connector = {
+        **CONNECTOR,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter.schemas.enable": "false",
+    }
     # when parsed; then its values are read as the worker says, its keys with its own converter and no worker option
     config = check_config(parse_config(connector, worker=settings))
     assert config["value.converter"] == "avro"

@@ -1,4 +1,5 @@
 """Records for the transform tests."""
+
 from __future__ import annotations
 
 from sink_engine.transform.options import TransformOptions
@@ -6,8 +7,19 @@ from sink_engine.transform.record import CREATE_TIME, Header, TransformRecord
 
 
 def record(topic: str = "orders", value=None, key=None, timestamp: int | None = 0, headers=(), **changes):
-    return TransformRecord(topic, 0, 0, timestamp, CREATE_TIME, key, None, value, None,
-                           tuple(Header(name, data) for name, data in headers), topic).with_changes(**changes)
+    return TransformRecord(
+        topic,
+        0,
+        0,
+        timestamp,
+        CREATE_TIME,
+        key,
+        None,
+        value,
+        None,
+        tuple(Header(name, data) for name, data in headers),
+        topic,
+    ).with_changes(**changes)
 
 
 def options(alias: str = "t", prefix: str = "transforms.", **values) -> TransformOptions:

@@ -1,4 +1,5 @@
 """The chain: order, predicates and negate, drops, and errors naming the record and the alias."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,8 +33,10 @@ def test_transforms_apply_in_order():
     assert chain.apply(record(value=[])).value == ["a", "b"]
 
 
-@pytest.mark.parametrize("topic, negate, applied", [
-    ("orders", False, True), ("other", False, False), ("orders", True, False), ("other", True, True)])
+@pytest.mark.parametrize(
+    "topic, negate, applied",
+    [("orders", False, True), ("other", False, False), ("orders", True, False), ("other", True, True)],
+)
 def test_a_predicate_selects_where_test_differs_from_negate(topic, negate, applied):
     chain = TransformChain((ChainStep("a", Append("a"), topic_is("orders"), negate),))
     assert chain.apply(record(topic, value=[])).value == (["a"] if applied else [])

@@ -1,4 +1,5 @@
 """What a transformed value is written as (task/transforms.py's column kinds)."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,20 +12,23 @@ from tests.unit.transform.helpers import record
 POINT = Schema("struct", name="Point", fields=(Field("x", Schema("int32")),))
 
 
-@pytest.mark.parametrize("value, schema, input_kind, kind", [
-    ({"x": 1}, POINT, "struct", "struct"),
-    ({"x": 1}, POINT, "json", "struct"),  # a transform gave a schemaless value a schema
-    ({"x": 1}, None, "struct", "json"),  # ... or took it away
-    ("text", Schema("string"), "struct", "string"),  # ExtractField of a string field
-    (b"\x00", Schema("bytes"), "struct", "bytes"),
-    (7, Schema("int64"), "struct", "json"),
-    ([1, 2], Schema("array", items=Schema("int32")), "struct", "json"),
-    ("text", None, "string", "string"),
-    ("text", None, "json", "json"),  # a JSON string stays JSON
-    (b"raw", None, "bytes", "bytes"),
-    ([1], None, "json", "json"),
-    (None, None, "json", None),
-])
+@pytest.mark.parametrize(
+    "value, schema, input_kind, kind",
+    [
+        ({"x": 1}, POINT, "struct", "struct"),
+        ({"x": 1}, POINT, "json", "struct"),  # a transform gave a schemaless value a schema
+        ({"x": 1}, None, "struct", "json"),  # ... or took it away
+        ("text", Schema("string"), "struct", "string"),  # ExtractField of a string field
+        (b"\x00", Schema("bytes"), "struct", "bytes"),
+        (7, Schema("int64"), "struct", "json"),
+        ([1, 2], Schema("array", items=Schema("int32")), "struct", "json"),
+        ("text", None, "string", "string"),
+        ("text", None, "json", "json"),  # a JSON string stays JSON
+        (b"raw", None, "bytes", "bytes"),
+        ([1], None, "json", "json"),
+        (None, None, "json", None),
+    ],
+)
 def test_a_value_is_written_as_its_kind(value, schema, input_kind, kind):
     assert _kind(record(value=value, value_schema=schema), input_kind) == kind
 

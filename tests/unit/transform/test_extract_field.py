@@ -1,4 +1,5 @@
 """ExtractField, as Kafka's ExtractFieldTest (V1 and V2 field syntax, nulls, unknown fields, defaults)."""
+
 from __future__ import annotations
 
 import pytest
@@ -68,10 +69,13 @@ def test_null_with_schema_gets_the_field_schema():
     assert transformed.key is None
 
 
-@pytest.mark.parametrize("field, syntax, key", [
-    ("nonexistent", {}, {"magic": 42}),
-    ("magic.nonexistent", V2, {"magic": {"foo": 42}}),
-])
+@pytest.mark.parametrize(
+    "field, syntax, key",
+    [
+        ("nonexistent", {}, {"magic": 42}),
+        ("magic.nonexistent", V2, {"magic": {"foo": 42}}),
+    ],
+)
 def test_non_existent_field_schemaless_gives_null(field, syntax, key):
     transformed = key_extractor(field, **syntax).apply(record(key=key))
 
@@ -79,10 +83,13 @@ def test_non_existent_field_schemaless_gives_null(field, syntax, key):
     assert transformed.key is None
 
 
-@pytest.mark.parametrize("field, syntax, schema, key", [
-    ("nonexistent", {}, struct(("magic", INT32)), {"magic": 42}),
-    ("magic.nonexistent", V2, struct(("magic", struct(("foo", INT32)))), {"magic": {"foo": 42}}),
-])
+@pytest.mark.parametrize(
+    "field, syntax, schema, key",
+    [
+        ("nonexistent", {}, struct(("magic", INT32)), {"magic": 42}),
+        ("magic.nonexistent", V2, struct(("magic", struct(("foo", INT32)))), {"magic": {"foo": 42}}),
+    ],
+)
 def test_non_existent_field_with_schema_fails(field, syntax, schema, key):
     with pytest.raises(TransformError, match=f"unknown field: {field}"):
         key_extractor(field, **syntax).apply(record(key=key, key_schema=schema))
@@ -92,8 +99,9 @@ def test_non_existent_field_with_schema_fails(field, syntax, schema, key):
 @pytest.mark.parametrize("replace, expected", [(False, None), (True, 42)])
 def test_unset_optional_field_with_a_default(role, replace, expected):
     schema = struct(("optional_with_default", Schema("int32", optional=True, default=42)))
-    extractor = ExtractField.from_options(options(role, field="optional_with_default",
-                                                  replace_null_with_default=replace))
+    extractor = ExtractField.from_options(
+        options(role, field="optional_with_default", replace_null_with_default=replace)
+    )
     given = record(**{role: {"optional_with_default": None}, f"{role}_schema": schema})
 
     transformed = extractor.apply(given)
@@ -112,25 +120,46 @@ def test_a_nested_step_through_a_non_map_fails():
         key_extractor("magic.foo", **V2).apply(record(key={"magic": 3}))
 
 
-@pytest.mark.parametrize("path, steps", [
-    ("..", ("", "", "")), ("foo..", ("foo", "", "")), (".bar.", ("", "bar", "")), ("..baz", ("", "", "baz")),
-    ("", ()), ("foobarbaz", ("foobarbaz",)), ("foo.bar.baz", ("foo", "bar", "baz")),
-    ("foo`bar`baz", ("foo`bar`baz",)),
-    ("`foo.bar.baz`", ("foo.bar.baz",)), ("foo.`bar.baz`", ("foo", "bar.baz")),
-    ("`foo.bar`.baz", ("foo.bar", "baz")), ("foo.`bar`.baz", ("foo", "bar", "baz")),
-    ("foo.``bar.baz`", ("foo", "`bar.baz")), ("foo.`bar.baz``", ("foo", "bar.baz`")),
-    ("foo.`ba`r.baz`", ("foo", "ba`r.baz")), ("foo.ba`r.baz", ("foo", "ba`r", "baz")),
-    ("foo.``bar``.baz", ("foo", "`bar`", "baz")), ("``foo.bar.baz``", ("`foo.bar.baz`",)),
-    ("foo.`bar\\`.baz`", ("foo", "bar`.baz")), ("foo.`bar.`baz`", ("foo", "bar.`baz")),
-    ("foo.`bar\\`.`baz`", ("foo", "bar`.`baz")), ("foo.`bar\\\\`.\\`baz`", ("foo", "bar\\`.\\`baz")),
-])
+@pytest.mark.parametrize(
+    "path, steps",
+    [
+        ("..", ("", "", "")),
+        ("foo..", ("foo", "", "")),
+        (".bar.", ("", "bar", "")),
+        ("..baz", ("", "", "baz")),
+        ("", ()),
+        ("foobarbaz", ("foobarbaz",)),
+        ("foo.bar.baz", ("foo", "bar", "baz")),
+        ("foo`bar`baz", ("foo`bar`baz",)),
+        ("`foo.bar.baz`", ("foo.bar.baz",)),
+        ("foo.`bar.baz`", ("foo", "bar.baz")),
+        ("`foo.bar`.baz", ("foo.bar", "baz")),
+        ("foo.`bar`.baz", ("foo", "bar", "baz")),
+        ("foo.``bar.baz`", ("foo", "`bar.baz")),
+        ("foo.`bar.baz``", ("foo", "bar.baz`")),
+        ("foo.`ba`r.baz`", ("foo", "ba`r.baz")),
+        ("foo.ba`r.baz", ("foo", "ba`r", "baz")),
+        ("foo.``bar``.baz", ("foo", "`bar`", "baz")),
+        ("``foo.bar.baz``", ("`foo.bar.baz`",)),
+        ("foo.`bar\\`.baz`", ("foo", "bar`.baz")),
+        ("foo.`bar.`baz`", ("foo", "bar.`baz")),
+        ("foo.`bar\\`.`baz`", ("foo", "bar`.`baz")),
+        ("foo.`bar\\\\`.\\`baz`", ("foo", "bar\\`.\\`baz")),
+    ],
+)
 def test_v2_path_steps_as_kafka_parses_them(path, steps):
     assert split_v2(path) == steps
 
 
-@pytest.mark.parametrize("path, position", [
-    ("`foo.bar.baz", 0), ("foo.`bar.baz", 4), ("foo.bar.`baz", 8), ("foo.bar.`baz\\`", 8),
-])
+@pytest.mark.parametrize(
+    "path, position",
+    [
+        ("`foo.bar.baz", 0),
+        ("foo.`bar.baz", 4),
+        ("foo.bar.`baz", 8),
+        ("foo.bar.`baz\\`", 8),
+    ],
+)
 def test_v2_path_with_an_unclosed_backtick_is_a_config_error(path, position):
     with pytest.raises(ConfigError, match=f"position {position}") as raised:
         key_extractor(path, **V2)

@@ -1,5 +1,6 @@
 """The field transforms load by the class names Connect configs use (registry.py) and build from the least
 options Kafka accepts; a Key variant works on the key, a Value variant on the value."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,8 +26,13 @@ SCHEMAS = {"a": Schema("int32"), "b": Schema("int32")}
 
 
 def struct_schema(value: dict) -> Schema:
-    return Schema("struct", fields=tuple(
-        Field(name, struct_schema(item) if isinstance(item, dict) else SCHEMAS[name]) for name, item in value.items()))
+    return Schema(
+        "struct",
+        fields=tuple(
+            Field(name, struct_schema(item) if isinstance(item, dict) else SCHEMAS[name])
+            for name, item in value.items()
+        ),
+    )
 
 
 @pytest.mark.parametrize("variant", ["Key", "Value"])
@@ -36,8 +42,11 @@ def test_key_and_value_variants_transform_their_part(name, variant):
     given_options, value, expected = CASES[name]
     cls, role = transform_class(f"{KAFKA}.{name}${variant}", f"transforms.{name}.type")
     transform = cls.from_options(TransformOptions(f"transforms.{name}.", given_options, role))
-    operand = {"key": value, "key_schema": struct_schema(value)} if variant == "Key" else \
-        {"value": value, "value_schema": struct_schema(value)}
+    operand = (
+        {"key": value, "key_schema": struct_schema(value)}
+        if variant == "Key"
+        else {"value": value, "value_schema": struct_schema(value)}
+    )
     # when
     transformed = transform.apply(record(**{"key": "k", "value": "v", **operand}))
     # then
@@ -49,6 +58,7 @@ def test_value_to_key():
     cls, role = transform_class(f"{KAFKA}.ValueToKey", "transforms.v.type")
 
     transformed = cls.from_options(TransformOptions("transforms.v.", {"fields": "a"}, role)).apply(
-        record(key="k", value={"a": 1, "b": 2}))
+        record(key="k", value={"a": 1, "b": 2})
+    )
 
     assert (role, transformed.key, transformed.value) == (None, {"a": 1}, {"a": 1, "b": 2})

@@ -1,5 +1,6 @@
 """Flatten, as Kafka's FlattenTest: nested structs and maps, delimiters, optional-ness and defaults inherited
 from parents, arrays kept, null fields, tombstones."""
+
 from __future__ import annotations
 
 import decimal
@@ -11,10 +12,17 @@ from sink_engine.transform.errors import TransformError
 from sink_engine.transform.flatten import Flatten
 from tests.unit.transform.field_records import options, record
 
-SUPPORTED = [("int8", Schema("int8"), 8), ("int16", Schema("int16"), 16), ("int32", Schema("int32"), 32),
-             ("int64", Schema("int64"), 64), ("float32", Schema("float32"), 32.0),
-             ("float64", Schema("float64"), 64.0), ("boolean", Schema("boolean"), True),
-             ("string", Schema("string"), "stringy"), ("bytes", Schema("bytes"), b"bytes")]
+SUPPORTED = [
+    ("int8", Schema("int8"), 8),
+    ("int16", Schema("int16"), 16),
+    ("int32", Schema("int32"), 32),
+    ("int64", Schema("int64"), 64),
+    ("float32", Schema("float32"), 32.0),
+    ("float64", Schema("float64"), 64.0),
+    ("boolean", Schema("boolean"), True),
+    ("string", Schema("string"), "stringy"),
+    ("bytes", Schema("bytes"), b"bytes"),
+]
 
 
 def struct(*fields: tuple[str, Schema], **attributes) -> Schema:
@@ -103,16 +111,20 @@ def test_array_with_schema_is_kept():
 
 
 def test_optional_and_default_values_nested():
-    child_fields = (Field("req_field", Schema("string")),
-                    Field("opt_field", Schema("string", optional=True, default="child_default")))
-    schema = Schema("struct", optional=True, fields=child_fields,
-                    default={"req_field": "req_default", "opt_field": None})
+    child_fields = (
+        Field("req_field", Schema("string")),
+        Field("opt_field", Schema("string", optional=True, default="child_default")),
+    )
+    schema = Schema(
+        "struct", optional=True, fields=child_fields, default={"req_field": "req_default", "opt_field": None}
+    )
 
     transformed = flatten().apply(record(value={"req_field": None, "opt_field": None}, value_schema=schema))
 
     assert transformed.value_schema == struct(
         ("req_field", Schema("string", optional=True, default="req_default")),
-        ("opt_field", Schema("string", optional=True, default="child_default")))
+        ("opt_field", Schema("string", optional=True, default="child_default")),
+    )
 
 
 def test_default_of_a_parent_struct_reaches_nested_fields():
@@ -125,8 +137,7 @@ def test_default_of_a_parent_struct_reaches_nested_fields():
     assert transformed.value == {"inner.x": 7}
 
 
-@pytest.mark.parametrize("schema", [None, struct(("magic", Schema("int64", optional=True)), name="name",
-                                                 version=1)])
+@pytest.mark.parametrize("schema", [None, struct(("magic", Schema("int64", optional=True)), name="name", version=1)])
 def test_tombstone_passes(schema):
     given = record(value=None, value_schema=schema)
 
@@ -139,8 +150,7 @@ def test_map_and_struct_with_null_fields_keep_order():
     schema = struct(*((name, Schema("string", optional=True)) for name in names))
 
     assert list(flatten().apply(record(value=dict(value))).value.items()) == list(value.items())
-    assert list(flatten().apply(record(value=dict(value), value_schema=schema)).value.items()) == \
-        list(value.items())
+    assert list(flatten().apply(record(value=dict(value), value_schema=schema)).value.items()) == list(value.items())
 
 
 def test_logical_types_keep_their_schema():

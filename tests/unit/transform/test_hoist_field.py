@@ -1,4 +1,5 @@
 """HoistField, as Kafka's HoistFieldTest: the key wrapped in a map or a struct under `field`."""
+
 from __future__ import annotations
 
 import pytest

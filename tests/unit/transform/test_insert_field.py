@@ -1,5 +1,6 @@
 """InsertField, as Kafka's InsertFieldTest: metadata and static fields into maps and structs, `!`/`?` suffixes,
 tombstones and null keys unchanged, the Timestamp schema, replace.null.with.default."""
+
 from __future__ import annotations
 
 import datetime
@@ -12,8 +13,13 @@ from sink_engine.transform.errors import TransformError
 from sink_engine.transform.insert_field import InsertField
 from tests.unit.transform.field_records import options, record
 
-ALL = {"topic_field": "topic_field!", "partition_field": "partition_field", "timestamp_field": "timestamp_field?",
-       "static_field": "instance_id", "static_value": "my-instance-id"}
+ALL = {
+    "topic_field": "topic_field!",
+    "partition_field": "partition_field",
+    "timestamp_field": "timestamp_field?",
+    "static_field": "instance_id",
+    "static_value": "my-instance-id",
+}
 SIMPLE = Schema("struct", name="name", version=1, fields=(Field("magic", Schema("int64", optional=True)),))
 OPTIONAL_TIMESTAMP = Schema("int64", optional=True, name=TIMESTAMP, version=1)
 
@@ -34,13 +40,19 @@ def test_copy_schema_and_insert_configured_fields():
     schema = transformed.value_schema
     assert (schema.name, schema.version) == ("name", 1)
     assert [(f.name, f.schema) for f in schema.fields] == [
-        ("magic", Schema("int64", optional=True)), ("topic_field", Schema("string")),
-        ("partition_field", Schema("int32", optional=True)), ("timestamp_field", OPTIONAL_TIMESTAMP),
-        ("instance_id", Schema("string", optional=True))]
+        ("magic", Schema("int64", optional=True)),
+        ("topic_field", Schema("string")),
+        ("partition_field", Schema("int32", optional=True)),
+        ("timestamp_field", OPTIONAL_TIMESTAMP),
+        ("instance_id", Schema("string", optional=True)),
+    ]
     assert transformed.value == {
-        "magic": 42, "topic_field": "test", "partition_field": 0,
-        "timestamp_field": datetime.datetime(1970, 1, 1, 0, 0, 0, 789000, tzinfo=datetime.timezone.utc),
-        "instance_id": "my-instance-id"}
+        "magic": 42,
+        "topic_field": "test",
+        "partition_field": 0,
+        "timestamp_field": datetime.datetime(1970, 1, 1, 0, 0, 0, 789000, tzinfo=datetime.UTC),
+        "instance_id": "my-instance-id",
+    }
     # and the schema is built once per input schema
     again = insert.apply(record(value={}, value_schema=SIMPLE, partition=1))
     assert again.value_schema is schema
@@ -53,8 +65,13 @@ def test_schemaless_insert_configured_fields():
     transformed = insert.apply(record(value={"magic": 42}, timestamp=123))
 
     assert transformed.value_schema is None
-    assert transformed.value == {"magic": 42, "topic_field": "test", "partition_field": 0, "timestamp_field": 123,
-                                 "instance_id": "my-instance-id"}
+    assert transformed.value == {
+        "magic": 42,
+        "topic_field": "test",
+        "partition_field": 0,
+        "timestamp_field": 123,
+        "instance_id": "my-instance-id",
+    }
 
 
 @pytest.mark.parametrize("schema", [None, SIMPLE])
@@ -69,8 +86,12 @@ def test_insert_key_fields_into_tombstone_event():
 
     transformed = insert.apply(record(key={"magic": 42}, value=None))
 
-    assert transformed.key == {"magic": 42, "topic_field": "test", "partition_field": 0,
-                               "instance_id": "my-instance-id"}
+    assert transformed.key == {
+        "magic": 42,
+        "topic_field": "test",
+        "partition_field": 0,
+        "instance_id": "my-instance-id",
+    }
     assert transformed.value is None
 
 
@@ -107,10 +128,13 @@ def test_a_field_of_an_inserted_name_is_an_error_with_a_schema():
         insert.apply(record(value={"magic": 1}, value_schema=SIMPLE))
 
 
-@pytest.mark.parametrize("given, key", [
-    ({}, "transforms.t.topic.field"),
-    ({"static_field": "s"}, "transforms.t.static.value"),
-])
+@pytest.mark.parametrize(
+    "given, key",
+    [
+        ({}, "transforms.t.topic.field"),
+        ({"static_field": "s"}, "transforms.t.static.value"),
+    ],
+)
 def test_config_errors(given, key):
     with pytest.raises(ConfigError) as raised:
         InsertField.from_options(options("value", **given))

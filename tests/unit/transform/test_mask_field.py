@@ -1,5 +1,6 @@
 """MaskField, as Kafka's MaskFieldTest: empty values by type, replacements read as the field's type, the types
 that cannot be masked or replaced, and replace.null.with.default (off in Kafka's tests)."""
+
 from __future__ import annotations
 
 import datetime
@@ -15,24 +16,63 @@ from sink_engine.transform.java_values import float32
 from sink_engine.transform.mask_field import MaskField
 from tests.unit.transform.field_records import options, record
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=UTC)
 NOW = datetime.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
-SCHEMA = Schema("struct", fields=tuple(Field(name, schema) for name, schema in [
-    ("magic", Schema("int32")), ("bool", Schema("boolean")), ("byte", Schema("int8")), ("short", Schema("int16")),
-    ("int", Schema("int32")), ("long", Schema("int64")), ("float", Schema("float32")),
-    ("double", Schema("float64")), ("string", Schema("string")), ("date", Schema("int32", name=DATE, version=1)),
-    ("time", Schema("int32", name=TIME, version=1)), ("timestamp", Schema("int64", name=TIMESTAMP, version=1)),
-    ("decimal", Schema("bytes", name=DECIMAL, version=1, parameters=(("scale", "0"),))),
-    ("array", Schema("array", items=Schema("int32"))),
-    ("map", Schema("map", keys=Schema("string"), values=Schema("string"))),
-    ("withDefault", Schema("string", optional=True, default="default"))]))
-VALUES_WITH_SCHEMA = {"magic": 42, "bool": True, "byte": 42, "short": 42, "int": 42, "long": 42, "float": 42.0,
-                      "double": 42.0, "string": "hmm", "date": NOW.date(), "time": NOW.time(),
-                      "timestamp": NOW, "decimal": decimal.Decimal(42), "array": [1, 2, 3],
-                      "map": {"what": "what"}, "withDefault": None}
-VALUES = {"magic": 42, "bool": True, "int": 42, "long": 42, "double": 42.0, "string": "55.121.20.20",
-          "date": NOW, "bigdec": decimal.Decimal("42.0"), "list": [42], "map": {"key": "value"}}
+SCHEMA = Schema(
+    "struct",
+    fields=tuple(
+        Field(name, schema)
+        for name, schema in [
+            ("magic", Schema("int32")),
+            ("bool", Schema("boolean")),
+            ("byte", Schema("int8")),
+            ("short", Schema("int16")),
+            ("int", Schema("int32")),
+            ("long", Schema("int64")),
+            ("float", Schema("float32")),
+            ("double", Schema("float64")),
+            ("string", Schema("string")),
+            ("date", Schema("int32", name=DATE, version=1)),
+            ("time", Schema("int32", name=TIME, version=1)),
+            ("timestamp", Schema("int64", name=TIMESTAMP, version=1)),
+            ("decimal", Schema("bytes", name=DECIMAL, version=1, parameters=(("scale", "0"),))),
+            ("array", Schema("array", items=Schema("int32"))),
+            ("map", Schema("map", keys=Schema("string"), values=Schema("string"))),
+            ("withDefault", Schema("string", optional=True, default="default")),
+        ]
+    ),
+)
+VALUES_WITH_SCHEMA = {
+    "magic": 42,
+    "bool": True,
+    "byte": 42,
+    "short": 42,
+    "int": 42,
+    "long": 42,
+    "float": 42.0,
+    "double": 42.0,
+    "string": "hmm",
+    "date": NOW.date(),
+    "time": NOW.time(),
+    "timestamp": NOW,
+    "decimal": decimal.Decimal(42),
+    "array": [1, 2, 3],
+    "map": {"what": "what"},
+    "withDefault": None,
+}
+VALUES = {
+    "magic": 42,
+    "bool": True,
+    "int": 42,
+    "long": 42,
+    "double": 42.0,
+    "string": "55.121.20.20",
+    "date": NOW,
+    "bigdec": decimal.Decimal("42.0"),
+    "list": [42],
+    "map": {"key": "value"},
+}
 
 
 def mask(fields, replacement=None, role="value") -> MaskField:
@@ -47,8 +87,18 @@ def test_schemaless():
 
     updated = mask(fields).apply(record(value=dict(VALUES))).value
 
-    assert updated == {"magic": 42, "bool": False, "int": 0, "long": 0, "double": 0.0, "string": "",
-                       "date": EPOCH, "bigdec": decimal.Decimal(0), "list": [], "map": {}}
+    assert updated == {
+        "magic": 42,
+        "bool": False,
+        "int": 0,
+        "long": 0,
+        "double": 0.0,
+        "string": "",
+        "date": EPOCH,
+        "bigdec": decimal.Decimal(0),
+        "list": [],
+        "map": {},
+    }
     assert type(updated["double"]) is float
 
 
@@ -59,26 +109,58 @@ def test_with_schema():
 
     assert transformed.value_schema is SCHEMA
     assert transformed.value == {
-        "magic": 42, "bool": False, "byte": 0, "short": 0, "int": 0, "long": 0, "float": 0.0, "double": 0.0,
-        "string": "", "date": datetime.date(1970, 1, 1), "time": datetime.time(0), "timestamp": EPOCH,
-        "decimal": decimal.Decimal(0), "array": [], "map": {}, "withDefault": None}
+        "magic": 42,
+        "bool": False,
+        "byte": 0,
+        "short": 0,
+        "int": 0,
+        "long": 0,
+        "float": 0.0,
+        "double": 0.0,
+        "string": "",
+        "date": datetime.date(1970, 1, 1),
+        "time": datetime.time(0),
+        "timestamp": EPOCH,
+        "decimal": decimal.Decimal(0),
+        "array": [],
+        "map": {},
+        "withDefault": None,
+    }
 
 
-@pytest.mark.parametrize("field, replacement, expected", [
-    ("int", "123", 123), ("long", "123", 123), ("double", "123.0", 123.0), ("string", "123", "123"),
-    ("bigdec", "123.0", decimal.Decimal("123.0")), ("long", "1e3", 1000), ("int", "12.9", 12),
-])
+@pytest.mark.parametrize(
+    "field, replacement, expected",
+    [
+        ("int", "123", 123),
+        ("long", "123", 123),
+        ("double", "123.0", 123.0),
+        ("string", "123", "123"),
+        ("bigdec", "123.0", decimal.Decimal("123.0")),
+        ("long", "1e3", 1000),
+        ("int", "12.9", 12),
+    ],
+)
 def test_schemaless_with_replacement(field, replacement, expected):
     updated = mask([field], replacement).apply(record(value=dict(VALUES))).value
 
     assert updated[field] == expected and type(updated[field]) is type(expected)
 
 
-@pytest.mark.parametrize("field, replacement, expected", [
-    ("short", "123", 123), ("byte", "123", 123), ("int", "123", 123), ("long", "123", 123),
-    ("float", "123.0", 123.0), ("double", "123.0", 123.0), ("string", "123", "123"),
-    ("decimal", "123.0", decimal.Decimal(123)), ("byte", "300", 44), ("float", "1.1", float32(1.1)),
-])
+@pytest.mark.parametrize(
+    "field, replacement, expected",
+    [
+        ("short", "123", 123),
+        ("byte", "123", 123),
+        ("int", "123", 123),
+        ("long", "123", 123),
+        ("float", "123.0", 123.0),
+        ("double", "123.0", 123.0),
+        ("string", "123", "123"),
+        ("decimal", "123.0", decimal.Decimal(123)),
+        ("byte", "300", 44),
+        ("float", "1.1", float32(1.1)),
+    ],
+)
 def test_with_schema_and_replacement(field, replacement, expected):
     updated = mask([field], replacement).apply(record(value=dict(VALUES_WITH_SCHEMA), value_schema=SCHEMA)).value
 
@@ -135,8 +217,9 @@ def test_schemaless_missing_field_becomes_null_and_null_stays_null():
     assert updated == {"absent": None, "none": None}
 
 
-@pytest.mark.parametrize("schema, value", [
-    (Schema("bytes"), b"\x01"), (Schema("struct", fields=(Field("a", Schema("int32")),)), {"a": 1})])
+@pytest.mark.parametrize(
+    "schema, value", [(Schema("bytes"), b"\x01"), (Schema("struct", fields=(Field("a", Schema("int32")),)), {"a": 1})]
+)
 def test_bytes_and_structs_cannot_be_masked(schema, value):
     struct = Schema("struct", fields=(Field("f", schema),))
 

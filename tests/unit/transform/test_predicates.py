@@ -1,4 +1,5 @@
 """Predicates (Kafka's PredicatesTest cases) and Filter."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,15 +10,18 @@ from sink_engine.transform.predicates import HasHeaderKey, RecordIsTombstone, To
 from tests.unit.transform.helpers import options, record
 
 
-@pytest.mark.parametrize("pattern, topic, matches", [
-    ("my-prefix-.*", "my-prefix-", True),
-    ("my-prefix-.*", "my-prefix-foo", True),
-    ("my-prefix-.*", "x-my-prefix-", False),  # a full match, not a search
-    ("my-prefix-.*", "x-my-prefix-foo", False),
-    ("my-prefix-.*", "your-prefix-", False),
-    ("my-prefix-.*", "your-prefix-foo", False),
-    ("(?<kind>orders)-.*", "orders-eu", True),
-])
+@pytest.mark.parametrize(
+    "pattern, topic, matches",
+    [
+        ("my-prefix-.*", "my-prefix-", True),
+        ("my-prefix-.*", "my-prefix-foo", True),
+        ("my-prefix-.*", "x-my-prefix-", False),  # a full match, not a search
+        ("my-prefix-.*", "x-my-prefix-foo", False),
+        ("my-prefix-.*", "your-prefix-", False),
+        ("my-prefix-.*", "your-prefix-foo", False),
+        ("(?<kind>orders)-.*", "orders-eu", True),
+    ],
+)
 def test_topic_name_matches_the_whole_current_topic(pattern, topic, matches):
     predicate = TopicNameMatches.from_options(options(prefix="predicates.", pattern=pattern))
     assert predicate.test(record(topic)) is matches
@@ -30,14 +34,17 @@ def test_topic_name_matches_needs_a_valid_pattern(values):
     assert raised.value.key == "predicates.t.pattern"
 
 
-@pytest.mark.parametrize("headers, matches", [
-    ((), False),
-    ((("foo", None),), False),
-    ((("foo", None), ("bar", None)), False),
-    ((("other", b"1"),), False),
-    ((("other", b"1"), ("my-header", None)), True),  # a header with a null value still counts
-    ((("my-header", b"1"), ("my-header", b"2")), True),
-])
+@pytest.mark.parametrize(
+    "headers, matches",
+    [
+        ((), False),
+        ((("foo", None),), False),
+        ((("foo", None), ("bar", None)), False),
+        ((("other", b"1"),), False),
+        ((("other", b"1"), ("my-header", None)), True),  # a header with a null value still counts
+        ((("my-header", b"1"), ("my-header", b"2")), True),
+    ],
+)
 def test_has_header_key(headers, matches):
     # HasHeaderKeyTest.testTest, with "my-header" for "foo"
     predicate = HasHeaderKey.from_options(options(prefix="predicates.", name="my-header"))

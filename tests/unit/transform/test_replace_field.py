@@ -1,4 +1,5 @@
 """ReplaceField, as Kafka's ReplaceFieldTest (and its 3.x tests of the blacklist/whitelist aliases)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,9 +10,17 @@ from sink_engine.transform.errors import TransformError
 from sink_engine.transform.replace_field import ReplaceField
 from tests.unit.transform.field_records import options, record
 
-SCHEMA = Schema("struct", name="n", version=2, fields=(
-    Field("dont", Schema("string")), Field("abc", Schema("int32")), Field("foo", Schema("boolean")),
-    Field("etc", Schema("string"))))
+SCHEMA = Schema(
+    "struct",
+    name="n",
+    version=2,
+    fields=(
+        Field("dont", Schema("string")),
+        Field("abc", Schema("int32")),
+        Field("foo", Schema("boolean")),
+        Field("etc", Schema("string")),
+    ),
+)
 VALUE = {"dont": "whatever", "abc": 42, "foo": True, "etc": "etc"}
 
 
@@ -19,8 +28,9 @@ VALUE = {"dont": "whatever", "abc": 42, "foo": True, "etc": "etc"}
 def test_tombstone_passes(schema):
     given = record(value=None, value_schema=schema)
 
-    assert ReplaceField.from_options(options("value", include="abc,foo", renames="abc:xyz,foo:bar")).apply(given) \
-        is given
+    assert (
+        ReplaceField.from_options(options("value", include="abc,foo", renames="abc:xyz,foo:bar")).apply(given) is given
+    )
 
 
 @pytest.mark.parametrize("exclude_key", ["exclude", "blacklist"])
@@ -38,8 +48,9 @@ def test_with_schema(include_key):
 
     transformed = replace.apply(record(value=dict(VALUE), value_schema=SCHEMA))
 
-    assert transformed.value_schema == Schema("struct", name="n", version=2, fields=(
-        Field("xyz", Schema("int32")), Field("bar", Schema("boolean"))))
+    assert transformed.value_schema == Schema(
+        "struct", name="n", version=2, fields=(Field("xyz", Schema("int32")), Field("bar", Schema("boolean")))
+    )
     assert transformed.value == {"xyz": 42, "bar": True}
 
 
@@ -53,8 +64,14 @@ def test_exclude_wins_over_include():
 @pytest.mark.parametrize("replace_null, expected", [(False, None), (True, 42)])
 def test_replace_null_with_default(role, replace_null, expected):
     schema = Schema("struct", fields=(Field("abc", Schema("int32", optional=True, default=42)),))
-    replace = ReplaceField.from_options(options(role, include="abc", renames="abc:optional_with_default",
-                                                replace_null_with_default=str(replace_null).lower()))
+    replace = ReplaceField.from_options(
+        options(
+            role,
+            include="abc",
+            renames="abc:optional_with_default",
+            replace_null_with_default=str(replace_null).lower(),
+        )
+    )
 
     transformed = replace.apply(record(**{role: {"abc": None}, f"{role}_schema": schema}))
 

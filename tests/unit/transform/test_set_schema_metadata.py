@@ -1,4 +1,5 @@
 """SetSchemaMetadata, as Kafka's SetSchemaMetadataTest."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,15 +11,19 @@ from sink_engine.transform.set_schema_metadata import SetSchemaMetadata
 from tests.unit.transform.field_records import options, record
 
 EMPTY_STRUCT = Schema("struct")
-ORIGINAL = Schema("struct", name="my.orig.SchemaDefn",
-                  fields=(Field("f1", Schema("string")), Field("f2", Schema("int32"))))
+ORIGINAL = Schema(
+    "struct", name="my.orig.SchemaDefn", fields=(Field("f1", Schema("string")), Field("f2", Schema("int32")))
+)
 
 
-@pytest.mark.parametrize("given, name, version", [
-    ({"schema_name": "foo"}, "foo", None),
-    ({"schema_version": 42}, None, 42),
-    ({"schema_name": "foo", "schema_version": "42"}, "foo", 42),
-])
+@pytest.mark.parametrize(
+    "given, name, version",
+    [
+        ({"schema_name": "foo"}, "foo", None),
+        ({"schema_version": 42}, None, 42),
+        ({"schema_name": "foo", "schema_version": "42"}, "foo", 42),
+    ],
+)
 def test_name_and_version_update(given, name, version):
     transform = SetSchemaMetadata.from_options(options("value", **given))
 
@@ -39,10 +44,14 @@ def test_name_and_version_update_with_struct_keeps_fields_and_values():
 
 @pytest.mark.parametrize("replace, expected", [(False, None), (True, "default")])
 def test_struct_with_null_field_and_default(replace, expected):
-    schema = Schema("struct", name="my.orig.SchemaDefn", fields=(
-        Field("f1", Schema("string", optional=True, default="default")), Field("f2", Schema("int32"))))
-    transform = SetSchemaMetadata.from_options(options("value", schema_name="foo", schema_version="42",
-                                                       replace_null_with_default=replace))
+    schema = Schema(
+        "struct",
+        name="my.orig.SchemaDefn",
+        fields=(Field("f1", Schema("string", optional=True, default="default")), Field("f2", Schema("int32"))),
+    )
+    transform = SetSchemaMetadata.from_options(
+        options("value", schema_name="foo", schema_version="42", replace_null_with_default=replace)
+    )
 
     transformed = transform.apply(record(value={"f1": None, "f2": 1}, value_schema=schema))
 
@@ -67,8 +76,9 @@ def test_non_struct_schema_keeps_everything_but_name_and_version():
 
     transformed = transform.apply(record(key=[1, 2], key_schema=schema))
 
-    assert transformed.key_schema == Schema("array", optional=True, items=Schema("int32"), parameters=(("p", "v"),),
-                                            name="n", version=3)
+    assert transformed.key_schema == Schema(
+        "array", optional=True, items=Schema("int32"), parameters=(("p", "v"),), name="n", version=3
+    )
     assert transformed.key == [1, 2]
 
 

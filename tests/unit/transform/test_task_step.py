@@ -1,5 +1,6 @@
 """Transforms inside a task: between conversion and partitioning, over a real writer and uploader on in-process moto
 S3. Dropped records, null values after the chain, routers' object keys, transform errors as dead letters."""
+
 from __future__ import annotations
 
 import json
@@ -21,15 +22,27 @@ from tests.builders import connector_keys, range_output
 from tests.kafka_message import Message
 
 KAFKA = "org.apache.kafka.connect.transforms"
-BASE = connector_keys({"topics": "a,b", "s3.region": "us-east-1", "flush.size": 100,
-                       "value.converter.schemas.enable": "false", "behavior.on.null.values": "ignore"})
-ROUTE_TO_X = {"transforms": "route", "transforms.route.type": f"{KAFKA}.RegexRouter",
-              "transforms.route.regex": "a|b", "transforms.route.replacement": "x"}
+BASE = connector_keys(
+    {
+        "topics": "a,b",
+        "s3.region": "us-east-1",
+        "flush.size": 100,
+        "value.converter.schemas.enable": "false",
+        "behavior.on.null.values": "ignore",
+    }
+)
+ROUTE_TO_X = {
+    "transforms": "route",
+    "transforms.route.type": f"{KAFKA}.RegexRouter",
+    "transforms.route.regex": "a|b",
+    "transforms.route.replacement": "x",
+}
 
 
 def chunk_of(topic: str, messages: list[Message], first: int = 0) -> RecordChunk:
-    return RecordChunk(topic, 0, list(range(first, first + len(messages))), [m.value() for m in messages],
-                       messages=messages)
+    return RecordChunk(
+        topic, 0, list(range(first, first + len(messages))), [m.value() for m in messages], messages=messages
+    )
 
 
 def write(moto_s3, keys: dict, *chunks: RecordChunk, close: bool = True):
@@ -54,9 +67,12 @@ def write(moto_s3, keys: dict, *chunks: RecordChunk, close: bool = True):
 
 def objects(moto_s3) -> dict[str, list]:
     listed = moto_s3.list_objects_v2(Bucket="lake").get("Contents", [])
-    return {o["Key"]: [json.loads(line) for line in
-                       moto_s3.get_object(Bucket="lake", Key=o["Key"])["Body"].read().splitlines()]
-            for o in listed}
+    return {
+        o["Key"]: [
+            json.loads(line) for line in moto_s3.get_object(Bucket="lake", Key=o["Key"])["Body"].read().splitlines()
+        ]
+        for o in listed
+    }
 
 
 def test_an_empty_chain_keeps_the_plain_steps():
@@ -66,11 +82,18 @@ def test_an_empty_chain_keeps_the_plain_steps():
 
 def test_filter_with_a_negated_header_predicate_drops_the_other_records(moto_s3):
     # given Filter applied unless a record has header "keep"
-    keys = {"transforms": "drop", "transforms.drop.type": f"{KAFKA}.Filter", "transforms.drop.predicate": "kept",
-            "transforms.drop.negate": "true", "predicates": "kept",
-            "predicates.kept.type": f"{KAFKA}.predicates.HasHeaderKey", "predicates.kept.name": "keep"}
-    messages = [Message(b"k", json.dumps({"n": i}).encode(), [("keep", b"1")] if i % 3 == 0 else None)
-                for i in range(10)]
+    keys = {
+        "transforms": "drop",
+        "transforms.drop.type": f"{KAFKA}.Filter",
+        "transforms.drop.predicate": "kept",
+        "transforms.drop.negate": "true",
+        "predicates": "kept",
+        "predicates.kept.type": f"{KAFKA}.predicates.HasHeaderKey",
+        "predicates.kept.name": "keep",
+    }
+    messages = [
+        Message(b"k", json.dumps({"n": i}).encode(), [("keep", b"1")] if i % 3 == 0 else None) for i in range(10)
+    ]
     # when the chunk is written
     [(writer, _, dropped)] = write(moto_s3, keys, chunk_of("a", messages))
     # then only the kept records are written, and the others' offsets are reported dropped
@@ -80,9 +103,14 @@ def test_filter_with_a_negated_header_predicate_drops_the_other_records(moto_s3)
 
 def test_tombstones_reach_the_chain_and_nulls_after_it_follow_the_null_behavior(moto_s3):
     # given tombstones dropped by Filter if RecordIsTombstone, and behavior.on.null.values=fail
-    keys = {"behavior.on.null.values": "fail", "transforms": "drop", "transforms.drop.type": f"{KAFKA}.Filter",
-            "transforms.drop.predicate": "tomb", "predicates": "tomb",
-            "predicates.tomb.type": f"{KAFKA}.predicates.RecordIsTombstone"}
+    keys = {
+        "behavior.on.null.values": "fail",
+        "transforms": "drop",
+        "transforms.drop.type": f"{KAFKA}.Filter",
+        "transforms.drop.predicate": "tomb",
+        "predicates": "tomb",
+        "predicates.tomb.type": f"{KAFKA}.predicates.RecordIsTombstone",
+    }
     messages = [Message(b"k", None if i % 2 else b'{"n": %d}' % i) for i in range(4)]
     [(_, _, dropped)] = write(moto_s3, keys, chunk_of("a", messages))
     # then the tombstones never fail the run: the chain dropped them
@@ -99,8 +127,10 @@ def test_a_null_value_after_the_chain_fails_under_fail(moto_s3):
 def test_tombstones_after_the_chain_are_written_under_the_routed_topic(moto_s3):
     keys = {"behavior.on.null.values": "write", **ROUTE_TO_X}
     write(moto_s3, keys, chunk_of("a", [Message(b"k", b'{"n": 0}'), Message(b"k", None), Message(b"k", b'{"n": 2}')]))
-    assert objects(moto_s3) == {"topics/x/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 2}],
-                           "topics/x/tombstone/a+0+0000000001.json": [None]}
+    assert objects(moto_s3) == {
+        "topics/x/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 2}],
+        "topics/x/tombstone/a+0+0000000001.json": [None],
+    }
 
 
 def test_two_topics_routed_to_one_name_never_share_a_key(moto_s3):
@@ -110,22 +140,30 @@ def test_two_topics_routed_to_one_name_never_share_a_key(moto_s3):
     # when both are written
     write(moto_s3, ROUTE_TO_X, chunk_of("a", messages), chunk_of("b", b_messages))
     # then the files are under x, named by their source topic, and every record lands once
-    assert objects(moto_s3) == {"topics/x/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 1}, {"n": 2}],
-                           "topics/x/partition=0/b+0+0000000000.json": [{"n": 10}, {"n": 11}, {"n": 12}]}
+    assert objects(moto_s3) == {
+        "topics/x/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 1}, {"n": 2}],
+        "topics/x/partition=0/b+0+0000000000.json": [{"n": 10}, {"n": 11}, {"n": 12}],
+    }
 
 
 def test_a_time_router_splits_one_range_into_routed_topics_and_flush_size_counts_them_together(moto_s3):
     # given TimestampRouter by day and flush.size 3
-    keys = {"flush.size": 3, "transforms": "day", "transforms.day.type": f"{KAFKA}.TimestampRouter",
-            "transforms.day.timestamp.format": "yyyyMMdd"}
+    keys = {
+        "flush.size": 3,
+        "transforms": "day",
+        "transforms.day.type": f"{KAFKA}.TimestampRouter",
+        "transforms.day.timestamp.format": "yyyyMMdd",
+    }
     day = 86_400_000
     messages = [Message(b"k", b'{"n": %d}' % i, timestamp=(1, day * (i % 2))) for i in range(5)]
     write(moto_s3, keys, chunk_of("a", messages))
     # then records go to a-19700101 and a-19700102, and the first three close together
-    assert objects(moto_s3) == {"topics/a-19700101/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 2}],
-                           "topics/a-19700102/partition=0/a+0+0000000001.json": [{"n": 1}],
-                           "topics/a-19700101/partition=0/a+0+0000000004.json": [{"n": 4}],
-                           "topics/a-19700102/partition=0/a+0+0000000003.json": [{"n": 3}]}
+    assert objects(moto_s3) == {
+        "topics/a-19700101/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 2}],
+        "topics/a-19700102/partition=0/a+0+0000000001.json": [{"n": 1}],
+        "topics/a-19700101/partition=0/a+0+0000000004.json": [{"n": 4}],
+        "topics/a-19700102/partition=0/a+0+0000000003.json": [{"n": 3}],
+    }
 
 
 def test_a_transform_error_is_a_dead_letter_naming_alias_and_offset(moto_s3):
@@ -148,18 +186,31 @@ def test_without_tolerance_a_transform_error_stops_the_task(moto_s3):
 
 def test_sidecars_hold_the_records_that_survive_the_chain(moto_s3):
     # given JSON keys and headers sidecars, and a Filter of records with header "drop"
-    keys = {"store.kafka.keys": "true", "store.kafka.headers": "true", "keys.format.class": "JsonFormat",
-            "headers.format.class": "JsonFormat", "transforms": "drop,route", "transforms.drop.type": f"{KAFKA}.Filter",
-            "transforms.drop.predicate": "marked", "predicates": "marked",
-            "predicates.marked.type": f"{KAFKA}.predicates.HasHeaderKey", "predicates.marked.name": "drop",
-            **{k: v for k, v in ROUTE_TO_X.items() if k != "transforms"}}
+    keys = {
+        "store.kafka.keys": "true",
+        "store.kafka.headers": "true",
+        "keys.format.class": "JsonFormat",
+        "headers.format.class": "JsonFormat",
+        "transforms": "drop,route",
+        "transforms.drop.type": f"{KAFKA}.Filter",
+        "transforms.drop.predicate": "marked",
+        "predicates": "marked",
+        "predicates.marked.type": f"{KAFKA}.predicates.HasHeaderKey",
+        "predicates.marked.name": "drop",
+        **{k: v for k, v in ROUTE_TO_X.items() if k != "transforms"},
+    }
     messages = [Message(b"k%d" % i, b'{"n": %d}' % i, [("drop" if i == 1 else "h", b"v%d" % i)]) for i in range(3)]
     write(moto_s3, keys, chunk_of("a", messages))
     # then record i of each sidecar belongs to record i of the data object
     stem = "topics/x/partition=0/a+0+0000000000"
-    assert objects(moto_s3) == {f"{stem}.json": [{"n": 0}, {"n": 2}], f"{stem}.keys.json": ["k0", "k2"],
-                           f"{stem}.headers.json": [{"headers": [{"key": "h", "value": "v0"}]},
-                                                     {"headers": [{"key": "h", "value": "v2"}]}]}
+    assert objects(moto_s3) == {
+        f"{stem}.json": [{"n": 0}, {"n": 2}],
+        f"{stem}.keys.json": ["k0", "k2"],
+        f"{stem}.headers.json": [
+            {"headers": [{"key": "h", "value": "v0"}]},
+            {"headers": [{"key": "h", "value": "v2"}]},
+        ],
+    }
 
 
 def test_a_null_key_after_the_chain_is_a_bad_record_of_the_keys_sidecar(moto_s3):
@@ -169,5 +220,7 @@ def test_a_null_key_after_the_chain_is_a_bad_record_of_the_keys_sidecar(moto_s3)
     [(_, router, _)] = write(moto_s3, keys, chunk_of("a", messages))
     # then it is dead-lettered as without transforms, and the others are written with their keys
     assert [(letter.offset, letter.error_class) for letter in router._letters] == [(1, "ConversionError")]
-    assert objects(moto_s3) == {"topics/x/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 2}],
-                           "topics/x/partition=0/a+0+0000000000.keys.json": ["k", "k"]}
+    assert objects(moto_s3) == {
+        "topics/x/partition=0/a+0+0000000000.json": [{"n": 0}, {"n": 2}],
+        "topics/x/partition=0/a+0+0000000000.keys.json": ["k", "k"],
+    }

@@ -1,6 +1,7 @@
 """TimestampConverter reproduces Kafka's TimestampConverterTest: the same conversions with and without a schema,
 in this engine's value model (Timestamp a UTC datetime, Date a date, Time a time; a schemaless java.util.Date a
 JavaDate of epoch milliseconds)."""
+
 from __future__ import annotations
 
 import datetime
@@ -14,7 +15,7 @@ from sink_engine.transform.errors import TransformError
 from sink_engine.transform.timestamp_converter import JavaDate, TimestampConverter
 from tests.unit.transform.more_records import options, record
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 TIMESTAMP_SCHEMA = Schema("int64", name=TIMESTAMP, version=1)
 DATE_SCHEMA = Schema("int32", name=DATE, version=1)
 TIME_SCHEMA = Schema("int32", name=TIME, version=1)
@@ -40,14 +41,17 @@ def apply_value(value, schema=None, **values):
     return converter(**values).apply(record(value=value, value_schema=schema))
 
 
-@pytest.mark.parametrize("values, key", [
-    ({}, "target.type"),
-    ({"target_type": "invalid"}, "target.type"),
-    ({"target_type": "timestamp"}, "target.type"),  # ValidString is case-sensitive
-    ({"target_type": "unix", "unix_precision": "invalid"}, "unix.precision"),
-    ({"target_type": "string"}, "format"),
-    ({"target_type": "string", "format": "bad-format"}, "format"),
-])
+@pytest.mark.parametrize(
+    "values, key",
+    [
+        ({}, "target.type"),
+        ({"target_type": "invalid"}, "target.type"),
+        ({"target_type": "timestamp"}, "target.type"),  # ValidString is case-sensitive
+        ({"target_type": "unix", "unix_precision": "invalid"}, "unix.precision"),
+        ({"target_type": "string"}, "format"),
+        ({"target_type": "string", "format": "bad-format"}, "format"),
+    ],
+)
 def test_bad_options_name_their_key(values, key):
     with pytest.raises(ConfigError) as caught:
         converter(**values)
@@ -59,26 +63,32 @@ def test_valid_unix_precision_is_accepted():
 
 
 # Without a schema: a Date in, the other types out (Kafka's testSchemaless*)
-@pytest.mark.parametrize("target, expected", [
-    ("Timestamp", JavaDate(DATE_PLUS_TIME_UNIX)),
-    ("Date", JavaDate(86_400_000)),
-    ("Time", JavaDate(1234)),
-    ("unix", DATE_PLUS_TIME_UNIX),
-    ("string", DATE_PLUS_TIME_STRING),
-])
+@pytest.mark.parametrize(
+    "target, expected",
+    [
+        ("Timestamp", JavaDate(DATE_PLUS_TIME_UNIX)),
+        ("Date", JavaDate(86_400_000)),
+        ("Time", JavaDate(1234)),
+        ("unix", DATE_PLUS_TIME_UNIX),
+        ("string", DATE_PLUS_TIME_STRING),
+    ],
+)
 def test_schemaless_timestamp_to_each_type(target, expected):
     transformed = apply_value(JavaDate(DATE_PLUS_TIME_UNIX), target_type=target, format=STRING_DATE_FMT)
     assert transformed.value_schema is None
     assert transformed.value == expected and type(transformed.value) is type(expected)
 
 
-@pytest.mark.parametrize("given, expected", [
-    (JavaDate(86_400_000), JavaDate(86_400_000)),  # a Date: no change, the source is coarser
-    (JavaDate(1234), JavaDate(1234)),  # a Time
-    (DATE_PLUS_TIME_UNIX, JavaDate(DATE_PLUS_TIME_UNIX)),
-    (DATE_PLUS_TIME_STRING, JavaDate(DATE_PLUS_TIME_UNIX)),
-    (DATE_PLUS_TIME, JavaDate(DATE_PLUS_TIME_UNIX)),  # a datetime another transform made
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (JavaDate(86_400_000), JavaDate(86_400_000)),  # a Date: no change, the source is coarser
+        (JavaDate(1234), JavaDate(1234)),  # a Time
+        (DATE_PLUS_TIME_UNIX, JavaDate(DATE_PLUS_TIME_UNIX)),
+        (DATE_PLUS_TIME_STRING, JavaDate(DATE_PLUS_TIME_UNIX)),
+        (DATE_PLUS_TIME, JavaDate(DATE_PLUS_TIME_UNIX)),  # a datetime another transform made
+    ],
+)
 def test_schemaless_each_type_to_timestamp(given, expected):
     transformed = apply_value(given, target_type="Timestamp", format=STRING_DATE_FMT)
     assert transformed.value_schema is None and transformed.value == expected
@@ -90,31 +100,42 @@ def test_a_schemaless_date_is_written_as_epoch_millis_like_jacksons_java_util_da
 
 
 # With a schema (Kafka's testWithSchema*)
-@pytest.mark.parametrize("target, schema, expected", [
-    ("Timestamp", TIMESTAMP_SCHEMA, DATE_PLUS_TIME),
-    ("Date", DATE_SCHEMA, DATE_VALUE),
-    ("Time", TIME_SCHEMA, TIME_VALUE),
-    ("unix", INT64, DATE_PLUS_TIME_UNIX),
-    ("string", STRING, DATE_PLUS_TIME_STRING),
-])
+@pytest.mark.parametrize(
+    "target, schema, expected",
+    [
+        ("Timestamp", TIMESTAMP_SCHEMA, DATE_PLUS_TIME),
+        ("Date", DATE_SCHEMA, DATE_VALUE),
+        ("Time", TIME_SCHEMA, TIME_VALUE),
+        ("unix", INT64, DATE_PLUS_TIME_UNIX),
+        ("string", STRING, DATE_PLUS_TIME_STRING),
+    ],
+)
 def test_with_schema_timestamp_to_each_type(target, schema, expected):
     transformed = apply_value(DATE_PLUS_TIME, TIMESTAMP_SCHEMA, target_type=target, format=STRING_DATE_FMT)
     assert transformed.value_schema == schema and transformed.value == expected
 
 
-@pytest.mark.parametrize("schema, given, expected", [
-    (DATE_SCHEMA, DATE_VALUE, datetime.datetime(1970, 1, 2, tzinfo=UTC)),
-    (TIME_SCHEMA, TIME_VALUE, datetime.datetime(1970, 1, 1, 0, 0, 1, 234000, tzinfo=UTC)),
-    (INT64, DATE_PLUS_TIME_UNIX, DATE_PLUS_TIME),
-    (STRING, DATE_PLUS_TIME_STRING, DATE_PLUS_TIME),
-])
+@pytest.mark.parametrize(
+    "schema, given, expected",
+    [
+        (DATE_SCHEMA, DATE_VALUE, datetime.datetime(1970, 1, 2, tzinfo=UTC)),
+        (TIME_SCHEMA, TIME_VALUE, datetime.datetime(1970, 1, 1, 0, 0, 1, 234000, tzinfo=UTC)),
+        (INT64, DATE_PLUS_TIME_UNIX, DATE_PLUS_TIME),
+        (STRING, DATE_PLUS_TIME_STRING, DATE_PLUS_TIME),
+    ],
+)
 def test_with_schema_each_type_to_timestamp(schema, given, expected):
     transformed = apply_value(given, schema, target_type="Timestamp", format=STRING_DATE_FMT)
     assert transformed.value_schema == TIMESTAMP_SCHEMA and transformed.value == expected
 
 
-TARGET_SCHEMAS = {"Timestamp": OPTIONAL_TIMESTAMP, "Date": OPTIONAL_DATE, "Time": OPTIONAL_TIME,
-                  "string": OPTIONAL_STRING, "unix": OPTIONAL_INT64}
+TARGET_SCHEMAS = {
+    "Timestamp": OPTIONAL_TIMESTAMP,
+    "Date": OPTIONAL_DATE,
+    "Time": OPTIONAL_TIME,
+    "string": OPTIONAL_STRING,
+    "unix": OPTIONAL_INT64,
+}
 SOURCE_SCHEMAS = (OPTIONAL_INT64, OPTIONAL_TIME, OPTIONAL_DATE, OPTIONAL_STRING, OPTIONAL_TIMESTAMP)
 
 
@@ -155,8 +176,7 @@ def test_schemaless_field_conversion():
 
 def test_with_schema_field_conversion_keeps_the_other_fields():
     struct = Schema("struct", fields=(Field("ts", INT64), Field("other", STRING)))
-    transformed = apply_value({"ts": DATE_PLUS_TIME_UNIX, "other": "test"}, struct, target_type="Timestamp",
-                              field="ts")
+    transformed = apply_value({"ts": DATE_PLUS_TIME_UNIX, "other": "test"}, struct, target_type="Timestamp", field="ts")
     assert transformed.value_schema == Schema("struct", fields=(Field("ts", TIMESTAMP_SCHEMA), Field("other", STRING)))
     assert transformed.value == {"ts": DATE_PLUS_TIME, "other": "test"}
 
@@ -164,31 +184,39 @@ def test_with_schema_field_conversion_keeps_the_other_fields():
 @pytest.mark.parametrize("replace, expected", [("false", None), ("true", datetime.datetime(1970, 1, 1, tzinfo=UTC))])
 def test_null_field_with_a_default_follows_replace_null_with_default(replace, expected):
     struct = Schema("struct", fields=(Field("ts", Schema("int64", True, 0)), Field("other", STRING)))
-    transformed = apply_value({"ts": None, "other": "test"}, struct, target_type="Timestamp", field="ts",
-                              replace_null_with_default=replace)
+    transformed = apply_value(
+        {"ts": None, "other": "test"}, struct, target_type="Timestamp", field="ts", replace_null_with_default=replace
+    )
     assert transformed.value_schema.fields[0] == Field("ts", OPTIONAL_TIMESTAMP)
     assert transformed.value == {"ts": expected, "other": "test"}
 
 
-@pytest.mark.parametrize("precision, given, expected", [
-    ("microseconds", 86_401_234_123, DATE_PLUS_TIME),
-    ("nanoseconds", 86_401_234_123_456, DATE_PLUS_TIME),
-    ("seconds", 86_401, datetime.datetime(1970, 1, 2, 0, 0, 1, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    "precision, given, expected",
+    [
+        ("microseconds", 86_401_234_123, DATE_PLUS_TIME),
+        ("nanoseconds", 86_401_234_123_456, DATE_PLUS_TIME),
+        ("seconds", 86_401, datetime.datetime(1970, 1, 2, 0, 0, 1, tzinfo=UTC)),
+    ],
+)
 def test_with_schema_unix_precisions(precision, given, expected):
     struct = Schema("struct", fields=(Field("ts", INT64),))
     transformed = apply_value({"ts": given}, struct, target_type="Timestamp", field="ts", unix_precision=precision)
     assert transformed.value == {"ts": expected}
 
 
-@pytest.mark.parametrize("precision, expected", [
-    ("microseconds", 86_401_234_000),  # the sub-millisecond part is lost, as in Kafka
-    ("nanoseconds", 86_401_234_000_000),
-    ("seconds", 86_401),
-])
+@pytest.mark.parametrize(
+    "precision, expected",
+    [
+        ("microseconds", 86_401_234_000),  # the sub-millisecond part is lost, as in Kafka
+        ("nanoseconds", 86_401_234_000_000),
+        ("seconds", 86_401),
+    ],
+)
 def test_schemaless_string_to_unix_precisions(precision, expected):
-    transformed = apply_value(DATE_PLUS_TIME_STRING, target_type="unix", unix_precision=precision,
-                              format=STRING_DATE_FMT)
+    transformed = apply_value(
+        DATE_PLUS_TIME_STRING, target_type="unix", unix_precision=precision, format=STRING_DATE_FMT
+    )
     assert transformed.value == expected
 
 
@@ -207,12 +235,15 @@ def test_a_struct_default_is_converted_with_the_schema():
     assert transformed.value_schema.default_value() == {"ts": "1970-01-01", "other": "x"}
 
 
-@pytest.mark.parametrize("value, schema, reason", [
-    ("not a date", STRING, "does not match pattern"),
-    (1.5, None, "does not support float"),
-    (True, None, "does not support bool"),
-    (b"\x00", Schema("bytes"), "known timestamp type"),
-])
+@pytest.mark.parametrize(
+    "value, schema, reason",
+    [
+        ("not a date", STRING, "does not match pattern"),
+        (1.5, None, "does not support float"),
+        (True, None, "does not support bool"),
+        (b"\x00", Schema("bytes"), "known timestamp type"),
+    ],
+)
 def test_a_value_that_is_no_timestamp_is_a_transform_error(value, schema, reason):
     with pytest.raises(TransformError, match=reason):
         apply_value(value, schema, target_type="Timestamp", format="yyyy-MM-dd")

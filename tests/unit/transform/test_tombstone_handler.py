@@ -1,4 +1,5 @@
 """Confluent's TombstoneHandler: tombstones dropped with a WARN (default) or DEBUG event, or failed; others pass."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,9 @@ from sink_engine.transform.tombstone_handler import TombstoneHandler
 from tests.unit.transform.more_records import options, record
 
 
-@pytest.mark.parametrize("behavior, level", [(None, logging.WARNING), ("warn", logging.WARNING),
-                                             ("ignore", logging.DEBUG)])
+@pytest.mark.parametrize(
+    "behavior, level", [(None, logging.WARNING), ("warn", logging.WARNING), ("ignore", logging.DEBUG)]
+)
 @pytest.mark.parametrize("schema", [None, Schema("string", True)])
 def test_tombstones_are_dropped_and_logged(behavior, level, schema, caplog):
     handler = TombstoneHandler.from_options(options(behavior=behavior))
@@ -22,8 +24,12 @@ def test_tombstones_are_dropped_and_logged(behavior, level, schema, caplog):
         assert handler.apply(record(key="k", value=None, value_schema=schema, offset=7)) is None
     [logged] = caplog.records
     assert logged.levelno == level
-    assert json.loads(logged.getMessage()) == {"event": "TOMBSTONE_IGNORED", "topic": "topic", "partition": 0,
-                                               "offset": 7}
+    assert json.loads(logged.getMessage()) == {
+        "event": "TOMBSTONE_IGNORED",
+        "topic": "topic",
+        "partition": 0,
+        "offset": 7,
+    }
 
 
 def test_fail_makes_a_tombstone_a_bad_record():

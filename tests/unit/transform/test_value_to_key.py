@@ -1,4 +1,5 @@
 """ValueToKey, as Kafka's ValueToKeyTest."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,7 +24,8 @@ def test_with_schema():
     schema = Schema("struct", fields=(Field("a", INT32), Field("b", INT32), Field("c", INT32)))
 
     transformed = ValueToKey.from_options(options(None, fields="a,b")).apply(
-        record(value={"a": 1, "b": 2, "c": 3}, value_schema=schema))
+        record(value={"a": 1, "b": 2, "c": 3}, value_schema=schema)
+    )
 
     assert transformed.key_schema == Schema("struct", fields=(Field("a", INT32), Field("b", INT32)))
     assert transformed.key == {"a": 1, "b": 2}
@@ -40,8 +42,9 @@ def test_non_existing_field():
 @pytest.mark.parametrize("replace, expected", [(False, None), (True, 42)])
 def test_replace_null_with_default(replace, expected):
     schema = Schema("struct", fields=(Field("optional_with_default", Schema("int32", optional=True, default=42)),))
-    transform = ValueToKey.from_options(options(None, fields="optional_with_default",
-                                                replace_null_with_default=replace))
+    transform = ValueToKey.from_options(
+        options(None, fields="optional_with_default", replace_null_with_default=replace)
+    )
 
     transformed = transform.apply(record(value={"optional_with_default": None}, value_schema=schema))
 

@@ -1,0 +1,215 @@
+"""`sink-engine run`: a bounded run of one connector or of several in one Spark application, or a continuous run of
+one.
+
+Several connectors (`--config` more than once, `--config-dir`): every config is loaded and checked first (one that
+fails stops the command, exit 2, before anything is leased); then each connector is checked as a run of it alone
+would be (run/preflight.py) and run as if alone (driver/job.py: its own lease, plan, Spark job group and commit),
+several at once in threads of the driver (driver/many.py). One connector's failure is its own outcome: the others
+still commit. The lines a run says are prefixed by `[connector]`; the last line counts the outcomes. The exit code
+is 0 when every connector committed, else the failed connectors' exit code when they share one (3: a lease held),
+else 1."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sink_engine.aws import dynamodb_client
+from sink_engine.clock import now_ms
+from sink_engine.config import SinkConfig
+from sink_engine.dlq.counts import add_counts, format_counts
+from sink_engine.dlq.settings import DeadLetterSettings
+from sink_engine.driver.job import run_job
+from sink_engine.driver.many import Outcome, run_each
+from sink_engine.errors import AwsCallError, OptionError, SinkError
+from sink_engine.progress import ProgressBoard
+from sink_engine.run.metrics import publisher_from_environment
+from sink_engine.run.preflight import preflight
+from sink_engine.run.settings import RunSettings
+from sink_engine.run.spark_runner import spark_session, tasks_share_driver_process
+from sink_engine.run.stopping import JvmShutdownStop, stop_on_signals
+from sink_engine.transform.settings import TransformSettings
+
+if TYPE_CHECKING:
+    import threading
+
+    from pyspark.sql import SparkSession
+
+    from sink_engine.continuous.driver import ContinuousSummary
+    from sink_engine.driver.job import RunSummary
+
+PIPE_PROGRESS_S = 10.0  # a bounded run's progress line in a pipe or a log (local Spark)
+CONNECTORS_AT_ONCE = 8  # the connectors of a multi-connector run that run at once (driver/many.py)
+
+
+def run_command(configs: list[SinkConfig], continuous: bool, wait_for_lease: bool) -> int:
+    """`run` of the loaded configs (see the module docstring)."""
+    if continuous and len(configs) > 1:
+        raise OptionError("--config", f"run --continuous takes one --config for now ({len(configs)} given)")
+    if continuous:
+        return _run_continuous(configs[0], wait_for_lease)
+    if len(configs) == 1:
+        return _run(configs[0], wait_for_lease)
+    return _run_many(configs, wait_for_lease)
+
+
+def _say(line: str) -> None:
+    """A line of what a run is doing, on standard output at once (a terminal, a pipe or a log)."""
+    print(line, flush=True)
+
+
+def _said_by(connector: str) -> Callable[[str], None]:
+    return lambda line: _say(f"[{connector}] {line}")
+
+
+def _preflight(config: SinkConfig, wait_for_lease_s: float, say: Callable[[str], None]) -> None:
+    """The run's checks that need no Spark (run/preflight.py). Runs before the stop handlers are installed: a
+    signal while it waits for a lease ends the process, which holds nothing yet."""
+
+    preflight(config, wait_for_lease_s, say, now_ms)
+
+
+def _run(config: SinkConfig, wait_for_lease: bool) -> int:
+    """One bounded run; SIGTERM, SIGINT or its driver JVM's shutdown cancel it (run/stopping.py)."""
+
+    run = RunSettings.from_config(config)
+    metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
+    _preflight(config, math.inf if wait_for_lease else 0, _say)
+    _say("offsets table, bucket, Kafka and lease checked; starting Spark")
+    with stop_on_signals(config.name) as stop:
+        spark = spark_session(f"sink-engine-{config.name}")
+        # the tasks can report through the driver's disk only when they run in its process; a pipe gets the totals
+        tty = sys.stdout.isatty()
+        board = (
+            ProgressBoard(sys.stdout, None if tty else PIPE_PROGRESS_S) if tasks_share_driver_process(spark) else None
+        )
+        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
+            summary = run_job(
+                config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, say=_say, stop=stop
+            )
+            _print_run(config, run, summary, "")
+    return 0
+
+
+def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
+    """A bounded run of each connector in one Spark application (see the module docstring)."""
+
+    outcomes: dict[str, Outcome] = {}
+    ready = []
+    for config in configs:
+        try:
+            _preflight(config, math.inf if wait_for_lease else 0, _said_by(config.name))
+            ready.append(config)
+        except (SinkError, ClientError, BotoCoreError) as e:
+            outcomes[config.name] = Outcome(config.name, error=e)
+    _say(f"{len(ready)} of {len(configs)} connectors checked (offsets table, bucket, Kafka, lease); starting Spark")
+    label = f"{len(configs)} connectors"
+    if ready:
+        with stop_on_signals(label) as stop:
+            spark = spark_session(f"sink-engine-{label.replace(' ', '-')}")
+            longest_lease_s = max(RunSettings.from_config(c).lease_ms for c in ready) / 1000
+            with JvmShutdownStop(spark, label, stop, longest_lease_s):
+                run_one = _bounded_run(spark, stop)
+                outcomes.update((o.connector, o) for o in run_each(ready, run_one, CONNECTORS_AT_ONCE))
+    return _report_many(configs, outcomes)
+
+
+def _bounded_run(spark: SparkSession, stop: threading.Event) -> Callable[[SinkConfig], RunSummary]:
+    """A connector's bounded run in the shared Spark application, its lines prefixed by its name."""
+
+    def run_one(config: SinkConfig) -> RunSummary:
+        run = RunSettings.from_config(config)
+        metrics = publisher_from_environment(os.environ, run.region)
+        say = _said_by(config.name)
+        summary = run_job(config, spark, dynamodb_client(run.region), metrics=metrics, say=say, stop=stop)
+        _print_run(config, run, summary, f"[{config.name}] ")
+        return summary
+
+    return run_one
+
+
+def _report_many(configs: list[SinkConfig], outcomes: dict[str, Outcome]) -> int:
+    """Each failed connector's error on standard error, the outcomes' count last; the exit code (module docstring)."""
+    failed = [outcomes[c.name] for c in configs if outcomes[c.name].error is not None]
+    codes = {exit_code(o.error) for o in failed}
+    for outcome in failed:
+        print(f"error: [{outcome.connector}] {outcome.error}", file=sys.stderr, flush=True)
+    names = ", ".join(f"{o.connector} (exit {exit_code(o.error)})" for o in failed)
+    print(f"connectors: {len(configs) - len(failed)} committed, {len(failed)} failed" + (f": {names}" if names else ""))
+    if not failed:
+        return 0
+    return codes.pop() if len(codes) == 1 else 1
+
+
+def aws_call_error(e: ClientError) -> AwsCallError:
+    """The domain error of a botocore ClientError: the operation, AWS's error code and message."""
+    error = e.response.get("Error", {})
+    return AwsCallError(e.operation_name, str(error.get("Code", "?")), error.get("Message", str(e)))
+
+
+def exit_code(error: BaseException | None) -> int:
+    """The exit code a run of one connector ends with on `error`."""
+    if isinstance(error, SinkError):
+        return error.exit_code
+    if isinstance(error, ClientError):
+        return aws_call_error(error).exit_code
+    return 1
+
+
+def _print_run(config: SinkConfig, run: RunSettings, summary: RunSummary, prefix: str) -> None:
+
+    lines = []
+    for f in summary.files:
+        where = f.key if "://" in f.key else f"s3://{run.bucket}/{f.key}"  # a table's data file: its URI
+        lines.append(f"wrote {where}  records={f.record_count}  bytes={f.size_bytes}")
+    lines.append(
+        f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
+        f"{summary.records_written} records, {summary.bytes_written} bytes; "
+        f"{len(summary.committed)} partitions committed{_where_tasks_ran(summary.executors)}"
+    )
+    if DeadLetterSettings.from_config(config).tolerates:
+        lines.append(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
+    if TransformSettings.from_config(config):
+        lines.append(f"dropped by transforms: {summary.records_dropped} records")
+    print("\n".join(prefix + line for line in lines), flush=True)
+
+
+def _run_continuous(config: SinkConfig, wait_for_lease: bool) -> int:
+    """`run --continuous`: until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a
+    grace period: run/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
+    attempt at once: the lease of the attempt that failed is still held), or for as long as it is held with
+    `--wait-for-lease`."""
+    from sink_engine.continuous.driver import check_continuous, run_continuous  # imports pyarrow
+
+    run = check_continuous(config).run
+    _preflight(config, math.inf if wait_for_lease else 1.5 * run.lease_ms / 1000, _say)
+    _say("offsets table, bucket, Kafka and lease checked; starting Spark")
+    with stop_on_signals(config.name) as stop:
+        spark = spark_session(f"sink-engine-{config.name}")
+        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
+            summary = run_continuous(config, spark, dynamodb_client(run.region), stop, say=_say)
+            _print_continuous(summary)
+    return 0
+
+
+def _print_continuous(summary: ContinuousSummary) -> None:
+    for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
+        print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
+    print(
+        f"continuous run stopped after {summary.seconds:.1f}s: {summary.files} files, {summary.records_written} "
+        f"records{_where_tasks_ran(summary.executors)}"
+    )
+
+
+def _where_tasks_ran(executors: tuple[str, ...]) -> str:
+    """The end of the run's summary line: which Spark executors ran its tasks (none when it wrote nothing)."""
+    if not executors:
+        return ""
+    if executors == ("driver",):
+        return "; tasks ran in the driver (local Spark)"
+    return f"; tasks ran on executors {', '.join(executors)}"

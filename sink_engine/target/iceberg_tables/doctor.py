@@ -1,0 +1,51 @@
+"""IcebergFormat: the catalog the run commits to (`iceberg.catalog.*`) is reachable, its namespace exists, and each
+table of the connector's topics exists or will be created by the first run (`iceberg.tables.auto-create-enabled`).
+Loading a table reads its metadata file, so the table's files are reached as a commit reaches them. The Iceberg
+target's check (target/iceberg_tables/target.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sink_engine.doctor.checks import Check, Failed
+from sink_engine.target.iceberg_tables.settings import IcebergSettings
+
+if TYPE_CHECKING:
+    from sink_engine.doctor.runner import Context
+
+
+def tables(context: Context) -> str:
+    from pyiceberg.exceptions import NoSuchNamespaceError  # pyiceberg only for IcebergFormat (`libraries` checks it)
+
+    from sink_engine.target.iceberg_tables.catalog import load_table, open_catalog  # imports pyarrow
+
+    settings = IcebergSettings.from_config(context.config)
+    catalog = open_catalog(settings)
+    if settings.namespace is None:
+        namespaces = catalog.list_namespaces()
+        return (
+            f"catalog {settings.catalog}: {len(namespaces)} namespace(s) listed; records name their tables "
+            f"(iceberg.tables.route-field={settings.route_field})"
+        )
+    try:
+        catalog.load_namespace_properties(settings.namespace)
+    except NoSuchNamespaceError:
+        raise Failed(
+            f"namespace {settings.namespace} does not exist in catalog {settings.catalog} "
+            "(iceberg.tables): `sink-engine init` or the stack creates it"
+        ) from None
+    topics = context.settings.source.topics or context.topics or ()
+    identifiers = sorted({settings.table_identifier(topic) for topic in topics})
+    absent = [identifier for identifier in identifiers if load_table(catalog, identifier) is None]
+    if absent and not settings.auto_create:
+        raise Failed(
+            f"tables missing in catalog {settings.catalog}: {', '.join(absent)} (iceberg.tables; "
+            "iceberg.tables.auto-create-enabled=false)"
+        )
+    found = len(identifiers) - len(absent)
+    return f"catalog {settings.catalog}, namespace {settings.namespace}: {found} table(s) loaded" + (
+        f", {len(absent)} created by the first run: {', '.join(absent)}" if absent else ""
+    )
+
+
+CHECKS = (Check("iceberg catalog", tables, service="glue"),)
