@@ -127,11 +127,13 @@ test-iceberg-readers: venv
 
 # A representative part of the suite against Apache Kafka 4.1, the newest line MSK offers (make test runs 3.9): the
 # exactly-once runs, transactional, compacted and trimmed topics, dead letters to a topic, a continuous run over
-# transactions, Iceberg upserts and connection resets through the fault proxy; run by CI after make test.
+# transactions, Iceberg upserts, connection resets through the fault proxy and a leader SIGKILLed on a three-broker
+# cluster; run by CI after make test.
 KAFKA4_TESTS := tests/functional/test_exactly_once.py tests/functional/test_transactional_topics.py \
     tests/functional/test_topic_changes.py tests/functional/test_dead_letters.py \
     tests/continuous/test_continuous_transactions.py tests/iceberg/test_upsert.py \
-    tests/faults/test_kafka_faults.py::test_connection_resets_mid_run_the_run_completes
+    tests/faults/test_kafka_faults.py::test_connection_resets_mid_run_the_run_completes \
+    tests/faults/test_broker_faults.py::test_a_broker_killed_mid_run_its_leaders_move_and_every_record_lands_once
 test-kafka4: venv $(VENV)/kafka/4.1/.installed
 	KAFKA_VERSION=4.1 $(PY) -m pytest -n 2 --dist loadgroup $(KAFKA4_TESTS)
 

@@ -1,21 +1,26 @@
-"""One Apache Kafka broker in KRaft mode for the test world: broker and controller in one JVM on loopback, its log
-in a temporary folder removed on stop.
+"""One Apache Kafka node in KRaft mode for the test world, on loopback, its log in a temporary folder removed on stop:
+by default broker and controller in one JVM, a cluster of its own; or one node of a cluster of several
+(devtools/kafka_cluster.py): a broker or a controller of a shared `Quorum`.
 
-`start()` formats the log folder (`kafka.tools.StorageTool format`, a fresh cluster id) and spawns
-`java -cp '<libs>/*' kafka.Kafka server.properties`; `wait_ready()` returns once the broker answers a metadata
-request naming itself. Clients connect to the `CLIENT` listener, which advertises `advertised_port` (a fault
-proxy's, tests/faults) or its own; the broker's traffic to itself (transaction markers) uses the `INTERNAL`
-listener, never the proxy. The settings (SETTINGS) are a single broker's: every internal topic with one replica.
+`start()` formats the log folder (`kafka.tools.StorageTool format`, the quorum's cluster id) and spawns
+`java -cp '<libs>/*' kafka.Kafka server.properties`; `wait_ready()` returns once a broker answers a metadata
+request naming itself (a controller: once it listens). `kill()` (SIGKILL) and `shutdown()` (SIGTERM: a broker's
+controlled shutdown) end the process and keep the folder, so that `launch()` starts the same node again. Clients
+connect to the `CLIENT` listener, which advertises `advertised_port` (a fault proxy's, tests/faults) or its own;
+brokers' traffic among themselves (replication, transaction markers) uses the `INTERNAL` listener, never the proxy.
+The settings (SETTINGS) are a single broker's: every internal topic with one replica (a cluster passes its own).
 What MSK sets differently is in docs/aws-fidelity.md."""
 
 from __future__ import annotations
 
 import base64
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
@@ -77,8 +82,25 @@ def cluster_id() -> str:
             return text
 
 
+@dataclass(frozen=True)
+class Quorum:
+    """A cluster's id and its KRaft voters: the controllers' node ids and controller ports."""
+
+    cluster_id: str
+    voters: dict[int, int]
+
+    @classmethod
+    def of(cls, node_ids: list[int]) -> Quorum:
+        """A new cluster whose voters are `node_ids`, each on a free port."""
+        return cls(cluster_id(), {node: free_port() for node in node_ids})
+
+    def setting(self) -> str:
+        """`controller.quorum.voters`: `<id>@<host>:<port>,...`."""
+        return ",".join(f"{node}@{LOOPBACK}:{port}" for node, port in sorted(self.voters.items()))
+
+
 class KafkaBroker:
-    """Context manager: a running broker; `bootstrap_servers` is its client listener's advertised address."""
+    """Context manager: a running node; `bootstrap_servers` is a broker's client listener's advertised address."""
 
     def __init__(
         self,
@@ -87,17 +109,40 @@ class KafkaBroker:
         settings: dict | None = None,
         jvm_options: tuple[str, ...] = (),
         security: ScramTls | OAuthBearerUnsecured | None = None,
+        node_id: int = 1,
+        roles: str = "broker,controller",
+        quorum: Quorum | None = None,
     ):
         """`jvm_options` are added to JVM_OPTIONS (write_class_archive's); `security` makes the client listener
-        SASL_SSL with SCRAM users and ACLs, or SASL_PLAINTEXT with OAUTHBEARER (devtools/kafka_security.py)."""
+        SASL_SSL with SCRAM users and ACLs, or SASL_PLAINTEXT with OAUTHBEARER (devtools/kafka_security.py).
+        `roles`: Kafka's `process.roles`; `quorum`: the cluster this node joins (default: a new one, of this node
+        alone, which then must be a controller)."""
         self.line = line or kafka_lines.selected_line()
         self.jvm_options = jvm_options
-        self.port, self.internal_port, self.controller_port = free_port(), free_port(), free_port()
+        self.node_id, self.roles = node_id, roles
+        self.quorum = quorum or Quorum.of([node_id])
+        self.port, self.internal_port = free_port(), free_port()
+        self.controller_port = self.quorum.voters.get(node_id)
+        assert (self.controller_port is not None) == self.is_controller, f"node {node_id}: voter iff a controller"
         self.advertised_port = advertised_port or self.port
-        self.settings = {**SETTINGS, **(settings or {})}
+        self.settings = {**SETTINGS, **(settings or {}), "process.roles": roles, "node.id": str(node_id)}
+        if not self.is_broker:  # Kafka refuses a broker listener's setting on a controller-only node
+            del self.settings["inter.broker.listener.name"]
         self.security = security
         self.folder: Path | None = None
         self._process: subprocess.Popen | None = None
+
+    @property
+    def is_broker(self) -> bool:
+        return "broker" in self.roles.split(",")
+
+    @property
+    def is_controller(self) -> bool:
+        return "controller" in self.roles.split(",")
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -109,56 +154,88 @@ class KafkaBroker:
         return self.folder / "broker.log"
 
     def start(self) -> KafkaBroker:
-        """Format a fresh log folder and spawn the broker (do not wait for it: `wait_ready`)."""
-        libs = kafka_lines.libs_dir(self.line).resolve()  # the class archive holds the class path it was made with
+        """Format a fresh log folder and spawn the node (do not wait for it: `wait_ready`)."""
+        return self.format().launch()
+
+    def format(self) -> KafkaBroker:
+        """Write the node's settings into a fresh log folder and format it with the quorum's cluster id (a JVM run
+        of its own, about a second: a cluster formats its nodes side by side)."""
         self.folder = Path(tempfile.mkdtemp(prefix="kafka-broker-"))
         if self.security is not None:
             self.security.write(self.folder)
         properties = self._write_config()
-        classpath = f"{libs}/*"
+        with open(self.log_file, "ab") as log:
+            users = self.security.format_arguments() if self.security else []
+            format_ = ["kafka.tools.StorageTool", "format", "-t", self.quorum.cluster_id, "-c", str(properties)]
+            formatted = subprocess.run(
+                [*self._java(), *format_, *users], stdout=log, stderr=log, stdin=subprocess.DEVNULL
+            )
+        if formatted.returncode:
+            raise RuntimeError(f"Kafka's StorageTool format failed with {formatted.returncode}: {self._log_tail()}")
+        return self
+
+    def launch(self) -> KafkaBroker:
+        """Spawn the node on its formatted folder: after `format()`, or again after `kill()` or `shutdown()` (a
+        restart, its log and metadata kept). Call it from the main thread: the node dies with the thread that
+        spawned it (processes.die_with_parent)."""
+        assert self.folder is not None and not self.running, "start() first, and stop the running node"
+        self._process = spawn(
+            [*self._java(), "kafka.Kafka", str(self.folder / "server.properties")], log_path=self.log_file
+        )
+        return self
+
+    def _java(self) -> list[str]:
+        assert self.folder is not None
+        libs = kafka_lines.libs_dir(self.line).resolve()  # the class archive holds the class path it was made with
         logging = [
             f"-Dlog4j.configuration=file:{self.folder / 'log4j.properties'}",
             f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
         ]
         archive = kafka_lines.class_archive(self.line)
         sharing = [f"-XX:SharedArchiveFile={archive}"] if archive.exists() and not self.jvm_options else []
-        java = ["java", *JVM_OPTIONS, *self.jvm_options, *sharing, *logging, "-cp", classpath]
-        with open(self.log_file, "ab") as log:
-            users = self.security.format_arguments() if self.security else []
-            formatted = subprocess.run(
-                [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(properties), *users],
-                stdout=log,
-                stderr=log,
-                stdin=subprocess.DEVNULL,
-            )
-        if formatted.returncode:
-            raise RuntimeError(f"Kafka's StorageTool format failed with {formatted.returncode}: {self._log_tail()}")
-        self._process = spawn([*java, "kafka.Kafka", str(properties)], log_path=self.log_file)
-        return self
+        return ["java", *JVM_OPTIONS, *self.jvm_options, *sharing, *logging, "-cp", f"{libs}/*"]
 
     def wait_ready(self, timeout_s: float = 60) -> None:
-        """Return once the broker answers metadata naming itself; a broker that exits or stays silent fails."""
+        """Return once a broker answers metadata naming itself (registered and unfenced), once a controller-only
+        node listens; a node that exits or stays silent fails."""
         assert self._process is not None, "start() first"
         deadline = time.monotonic() + timeout_s
+        name = f"Kafka {self.line} node {self.node_id} ({self.roles})"
         try:
-            wait_for_port(self.port, self._process, f"Kafka {self.line} broker", timeout_s)
+            if not self.is_broker:
+                assert self.controller_port is not None  # a controller is a voter
+                wait_for_port(self.controller_port, self._process, name, timeout_s)
+                return
+            wait_for_port(self.port, self._process, name, timeout_s)
             admin = AdminClient({"bootstrap.servers": f"{LOOPBACK}:{self.port}", **self.admin_settings()})
-            while not admin.list_topics(timeout=max(1.0, deadline - time.monotonic())).brokers:
+            while self.node_id not in admin.list_topics(timeout=max(1.0, deadline - time.monotonic())).brokers:
                 if time.monotonic() > deadline:
-                    raise TimeoutError("no broker in the metadata")
+                    raise TimeoutError(f"node {self.node_id} not in the metadata")
                 time.sleep(0.05)
         except Exception as error:
-            raise RuntimeError(f"Kafka {self.line} broker did not become ready: {error}\n{self._log_tail()}") from None
+            raise RuntimeError(f"{name} did not become ready: {error}\n{self._log_tail()}") from None
 
     def admin_settings(self) -> dict:
         """Client settings of the broker's admin: none on a plaintext broker, the admin's SCRAM login on a secured
         one."""
         return self.security.client_settings(self.security.admin) if self.security else {}
 
-    def stop(self) -> None:
+    def kill(self) -> None:
+        """SIGKILL the node (a crash: no controlled shutdown), keeping its folder for `launch()`."""
         if self._process is not None:
-            stop_process(self._process)
+            self._process.send_signal(signal.SIGKILL)
+            self._process.wait()
             self._process = None
+
+    def shutdown(self, timeout_s: float = 10) -> None:
+        """Stop the node with SIGTERM (a broker's controlled shutdown moves its leaders first; SIGKILL after
+        `timeout_s`), keeping its folder."""
+        if self._process is not None:
+            stop_process(self._process, timeout_s)
+            self._process = None
+
+    def stop(self) -> None:
+        self.shutdown()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
@@ -176,21 +253,31 @@ class KafkaBroker:
 
     def _write_config(self) -> Path:
         assert self.folder is not None
-        listeners = {
-            "listeners": f"CLIENT://{LOOPBACK}:{self.port},INTERNAL://{LOOPBACK}:{self.internal_port},"
-            f"CONTROLLER://{LOOPBACK}:{self.controller_port}",
-            "advertised.listeners": f"CLIENT://{LOOPBACK}:{self.advertised_port},"
-            f"INTERNAL://{LOOPBACK}:{self.internal_port}",
-            "controller.quorum.voters": f"1@{LOOPBACK}:{self.controller_port}",
-            "log.dirs": str(self.folder / "data"),
-        }
         secured = self.security.broker_settings() if self.security else {}
-        entries = {**self.settings, **secured, **listeners}.items()
+        entries = {**self.settings, **secured, **self._listeners()}.items()
         path = self.folder / "server.properties"
         path.write_text("".join(f"{key}={_escaped(value)}\n" for key, value in entries))
         (self.folder / "log4j.properties").write_text(LOG4J)
         (self.folder / "log4j2.properties").write_text(LOG4J2)
         return path
+
+    def _listeners(self) -> dict[str, str]:
+        """A broker's CLIENT and INTERNAL listeners (both advertised), a controller's CONTROLLER listener."""
+        assert self.folder is not None
+        listeners, advertised = [], []
+        if self.is_broker:
+            listeners += [f"CLIENT://{LOOPBACK}:{self.port}", f"INTERNAL://{LOOPBACK}:{self.internal_port}"]
+            advertised += [f"CLIENT://{LOOPBACK}:{self.advertised_port}", listeners[1]]
+        if self.is_controller:
+            listeners.append(f"CONTROLLER://{LOOPBACK}:{self.controller_port}")
+        settings = {
+            "listeners": ",".join(listeners),
+            "controller.quorum.voters": self.quorum.setting(),
+            "log.dirs": str(self.folder / "data"),
+        }
+        if advertised:
+            settings["advertised.listeners"] = ",".join(advertised)
+        return settings
 
     def _log_tail(self, lines: int = 20) -> str:
         try:

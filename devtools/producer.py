@@ -17,10 +17,10 @@ EVENT_TYPES = ("click", "view", "purchase")
 REGIONS = ("us-east", "us-west", "eu-central")
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int, settings: dict | None = None) -> None:
-    """One replica; `settings`: the topic's configs (`retention.ms`, ...)."""
+def create_topic(bootstrap: str, topic: str, partitions: int, settings: dict | None = None, replicas: int = 1) -> None:
+    """`replicas` per partition (one by default); `settings`: the topic's configs (`retention.ms`, ...)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1, config=settings or {})]).values():
+    for future in admin.create_topics([NewTopic(topic, partitions, replicas, config=settings or {})]).values():
         future.result(timeout=30)
     await_leaders(admin, topic, 30)
 
@@ -38,8 +38,9 @@ def sample_event(event_id: int, base_ms: int = 1_700_000_000_000, padding: int =
     return event
 
 
-def produce(bootstrap: str, topic: str, values, partitions: int, keys=None, progress=None) -> int:
-    """Produce values (bytes or None) round-robin over partitions; returns the count.
+def produce(bootstrap: str, topic: str, values, partitions: int, keys=None, progress=None, settings=None) -> int:
+    """Produce values (bytes or None) round-robin over partitions; returns the count. `settings`: the producer's,
+    over these (a smaller `batch.size`: more, smaller record batches, each a unit of a fetch).
 
     Each partition's last record is sent alone after a flush, so that every broker reports an exact
     end offset through ListOffsets too."""
@@ -50,6 +51,7 @@ def produce(bootstrap: str, topic: str, values, partitions: int, keys=None, prog
             "batch.size": 1_000_000,
             "queue.buffering.max.messages": 1_000_000,
             "compression.type": "none",
+            **(settings or {}),
         }
     )
     values = list(values)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
@@ -110,25 +111,42 @@ def watermarks(consumer: Consumer, tps: list[TopicPartition], timeout_s: float =
     return {tp: (lo, max(hi, fetched.get(tp, hi))) for tp, (lo, hi) in listed.items()}
 
 
-# What a partition's leader answers while it moves (a topic just created, a broker restarted): asked again
-LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+# What a partition's leader answers while it moves (a topic just created, a broker restarted), and what a leader
+# just elected answers until its high watermark has caught up (OFFSET_NOT_AVAILABLE, KIP-207; seen after a broker
+# was killed, tests/faults/test_broker_faults.py): asked again
+LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.OFFSET_NOT_AVAILABLE)
+# What the client reports while the leader it knows is gone (a broker killed: the controllers move its leaders once
+# they fence it, broker.session.timeout.ms later, 9 s by default): asked again, which looks the leader up anew
+LEADER_GONE = (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._DESTROY_BROKER)
+LEADER_SLICE_S = 2.0  # one query's wait: a query sent to a dead leader waits for it, never for the next one
 
 
 def _listed_offsets(consumer: Consumer, tp: TopicPartition, deadline: float) -> tuple[int, int]:
-    """ListOffsets' (low, high) for `tp`, asked again until `deadline` (monotonic time) while its leader moves:
-    librdkafka's watermark query does not retry NOT_LEADER_FOR_PARTITION, which Apache Kafka answers for a moment
-    after CreateTopics even once the metadata names the leader. Raises SourceError."""
+    """ListOffsets' (low, high) for `tp`, asked again until `deadline` (monotonic time) while its leader moves or is
+    gone: librdkafka's watermark query neither retries NOT_LEADER_FOR_PARTITION, which Apache Kafka answers for a
+    moment after CreateTopics even once the metadata names the leader, nor turns to a new leader while it waits for a
+    dead one (it waited out the whole deadline after a broker was killed, tests/faults/test_broker_faults.py), so
+    each query waits at most LEADER_SLICE_S. Raises SourceError."""
     while True:
+        wait_s = min(LEADER_SLICE_S, deadline - time.monotonic())
         try:
-            return consumer.get_watermark_offsets(
-                KafkaTP(tp.topic, tp.partition), timeout=max(0.001, deadline - time.monotonic())
-            )
+            return consumer.get_watermark_offsets(KafkaTP(tp.topic, tp.partition), timeout=max(0.001, wait_s))
         except KafkaException as e:
             error = e.args[0] if e.args else None
-            moving = isinstance(error, KafkaError) and error.code() in LEADER_MOVING
-            if not moving or time.monotonic() >= deadline:
+            code = error.code() if isinstance(error, KafkaError) else None
+            if code not in LEADER_MOVING + LEADER_GONE or time.monotonic() >= deadline:
                 raise SourceError(f"cannot read offsets of {tp}: {e}") from e
+            if code in LEADER_GONE:
+                _refresh_leader(consumer, tp, deadline)
             time.sleep(0.05)
+
+
+def _refresh_leader(consumer: Consumer, tp: TopicPartition, deadline: float) -> None:
+    """Ask any broker for the topic's metadata, which updates the client's cache: its next query goes to the
+    leader named there (librdkafka's watermark query never refreshes it by itself). A failure is left to the next
+    query, asked until the deadline."""
+    with contextlib.suppress(KafkaException):
+        consumer.list_topics(topic=tp.topic, timeout=max(0.001, min(LEADER_SLICE_S, deadline - time.monotonic())))
 
 
 def _fetch_high_watermarks(consumer: Consumer, probe: list[KafkaTP], deadline: float) -> dict:

@@ -20,12 +20,14 @@ from tests.runs import committed_offsets
 from tests.s3_reader import landed_by_key
 
 
-def produce_numbered(bootstrap: str, topic: str, first: int, count: int, partitions: int, pad: int = 0) -> int:
-    """Produce records `first` .. `first + count - 1`; returns the next number."""
+def produce_numbered(
+    bootstrap: str, topic: str, first: int, count: int, partitions: int, pad: int = 0, settings: dict | None = None
+) -> int:
+    """Produce records `first` .. `first + count - 1` (`settings`: the producer's); returns the next number."""
     assert first % partitions == 0 and count % partitions == 0, (first, count, partitions)
     filler = "x" * pad
     values = [orjson.dumps({"id": n, "pad": filler} if pad else {"id": n}) for n in range(first, first + count)]
-    produce(bootstrap, topic, values, partitions)
+    produce(bootstrap, topic, values, partitions, settings=settings)
     return first + count
 
 
@@ -122,8 +124,9 @@ def check_status(dynamodb, config, partitions: int, produced: int) -> None:
 
 
 def write_config(config, path) -> str:
-    """The connector's explicitly set keys as a connector JSON file for the CLI; returns its path."""
-    values = {k: config[k] for k in config.explicit if k != "name"}
+    """The connector's explicitly set keys and its pass-through ones (`consumer.override.*`) as a connector JSON file
+    for the CLI; returns its path."""
+    values = {**{k: config[k] for k in config.explicit if k != "name"}, **config.passthrough}
     flat = {k: ",".join(v) if isinstance(v, tuple) else v for k, v in values.items()}
     path.write_bytes(orjson.dumps({"name": config.name, "config": flat}))
     return str(path)
