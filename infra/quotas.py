@@ -42,9 +42,9 @@ def check_vcpu_quota(settings: Settings, concurrency: Concurrency) -> None:
             settings.source,
             "emr.account_vcpu_quota",
             (
-                f"the environment may need {need} vCPUs at once ({concurrency.runs} run(s) at their largest, "
-                f"infra/capacity.py), past the account's {quota} (EMR Serverless' 'Max concurrent vCPUs per account', "
-                f"{ACCOUNT_VCPU_QUOTA} by default): raise the quota (Service Quotas, L-D05C8A75) and set this to it, "
+                f"the environment may need {need} vCPUs at once (the runs that may be under way at once, at their "
+                f"largest: infra/capacity.py), past the account's {quota} (EMR Serverless' 'Max concurrent vCPUs "
+                f"per account', {ACCOUNT_VCPU_QUOTA} by default): raise the quota (Service Quotas, L-D05C8A75) and set this to it, "
                 "or lower emr.concurrent_runs, emr.max_executors_per_run or tasks.max"
             ),
         )

@@ -14,7 +14,7 @@ from aws_cdk import aws_kms as kms
 
 from infra.application import new_app
 from infra.capacity import check_concurrency
-from infra.connectors import _load, load_connectors
+from infra.connectors import ContinuousSpec, _load, load_connectors
 from infra.constructs.emr_job import SinkJob
 from infra.errors import SettingsError
 from infra.quotas import START_JOB_RUN_BURST, check_start_rate, check_vcpu_quota, starts_per_tick
@@ -100,3 +100,20 @@ def test_connectors_without_a_scheduled_rotation_are_not_counted_on_one_tick(dev
     # then 100 such connectors start nothing together at a boundary
     assert starts_per_tick(settings, _scheduled((unscheduled,), 100))["rotate.schedule.interval.ms"] == 0
     check_start_rate(settings, _scheduled((unscheduled,), 100))
+
+
+def test_continuous_connectors_count_on_one_tick_and_are_named_when_most(dev):
+    # a tick starts every continuous job that is not running, as after a redeploy that cancelled them all
+    settings, connectors = dev.deployment.settings, dev.deployment.connectors
+    continuous = tuple(
+        dataclasses.replace(c, continuous=ContinuousSpec(900, 3, 150)) for c in _scheduled(connectors, 20)
+    )
+    scheduled = tuple(dataclasses.replace(c, name=f"s{c.name}") for c in _scheduled(connectors, 6))
+    assert starts_per_tick(settings, continuous + scheduled) == {
+        "rotate.schedule.interval.ms": 6,  # a continuous connector's rotation starts no run
+        "continuous.connectors": 20,
+        "iceberg.maintenance_schedule": 0,
+    }
+    with pytest.raises(SettingsError, match=r"may start 26 EMR job runs") as failed:
+        check_start_rate(settings, continuous + scheduled)
+    assert (failed.value.setting, failed.value.source) == ("continuous.connectors", "dev.json")
