@@ -44,8 +44,8 @@ def check_vcpu_quota(settings: Settings, concurrency: Concurrency) -> None:
             (
                 f"the environment may need {need} vCPUs at once (the runs that may be under way at once, at their "
                 f"largest: infra/capacity.py), past the account's {quota} (EMR Serverless' 'Max concurrent vCPUs "
-                f"per account', {ACCOUNT_VCPU_QUOTA} by default): raise the quota (Service Quotas, L-D05C8A75) and set this to it, "
-                "or lower emr.concurrent_runs, emr.max_executors_per_run or tasks.max"
+                f"per account', {ACCOUNT_VCPU_QUOTA} by default): raise the quota (Service Quotas, L-D05C8A75) and "
+                "set this to it, or lower emr.concurrent_runs, emr.max_executors_per_run or tasks.max"
             ),
         )
 
