@@ -1,7 +1,8 @@
 """Static routing by the Iceberg Kafka Connect sink's rule (SinkWriter.routeRecordStatically): with
 `iceberg.tables.route-field` and dynamic routing off, each record goes to every table of `iceberg.tables` whose
 `iceberg.table.<table>.route-regex` matches the field's whole value (several tables or none); without a route field,
-to every table. Exactly once across runs, read by pyiceberg, DuckDB's iceberg extension and our own reader."""
+to every table. Exactly once across runs and a crash between two tables' commits, read by pyiceberg, DuckDB's
+iceberg extension and our own reader."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import pytest
 
 from devtools.producer import create_topic, produce
 from sink_engine.driver.job import run_job
+from sink_engine.failpoints import SimulatedCrash
 from sink_engine.target.choice import target_for
+from tests.iceberg.runs import crash_after_table_commits
 from tests.iceberg.tables import catalog_of, connector_snapshots, table_view
 from tests.iceberg.test_fan_out import read_three_ways
-from tests.runs import committed_offsets
+from tests.runs import committed_offsets, past_the_lease
 
 REGIONS = ("eu-west", "us-east", "ap-south", None)  # None: the record has no `region`
+REGEXES = {"eu": "eu-.*", "americas": "us-.*|sa-.*", "known": "eu-.*|us-.*", "unrouted": None}
+PICKS = {"eu": ("eu-west",), "americas": ("us-east",), "known": ("eu-west", "us-east"), "unrouted": ()}
 
 
 @pytest.fixture
@@ -45,33 +50,54 @@ def row(n: int) -> dict:
     return {"id": n, "name": f"n{n}", "amount": n * 10, **({} if region is None else {"region": region})}
 
 
+def picked(table: str, count: int) -> list[dict]:
+    """Records 0..count-1 that `table`'s regex picks, as the table's rows."""
+    rows = (row(n) for n in range(count))
+    return [{k: v for k, v in r.items() if k != "region"} for r in rows if r.get("region") in PICKS[table]]
+
+
+def produced(stack, config, first: int, count: int) -> None:
+    produce(
+        stack.bootstrap_servers, config["topics"][0], [orjson.dumps(row(n)) for n in range(first, first + count)], 2
+    )
+
+
 def test_records_land_in_every_table_whose_regex_matches_once_across_runs(stack, spark, s3, dynamodb, regex_routed):
     # given `eu`, `americas`, `known` (eu and us) and `unrouted` (no regex)
-    config, namespace = regex_routed(
-        {"eu": "eu-.*", "americas": "us-.*|sa-.*", "known": "eu-.*|us-.*", "unrouted": None}
-    )
-    picks = {"eu": ("eu-west",), "americas": ("us-east",), "known": ("eu-west", "us-east"), "unrouted": ()}
+    config, namespace = regex_routed(REGEXES)
     for run in range(2):
         # given records of four regions (one with no region field) over two partitions
-        values = [row(n) for n in range(run * 200, run * 200 + 200)]
-        produce(stack.bootstrap_servers, config["topics"][0], [orjson.dumps(v) for v in values], 2)
+        produced(stack, config, run * 200, 200)
         # when a run writes them
         run_job(config, spark, dynamodb)
         # then each table holds once the records its regex picks (one `eu-west` record in two tables), in one
         # snapshot per run; `ap-south` and region-less records are in none, and no record reaches `unrouted`
-        for table, regions in picks.items():
-            expected = [
-                {k: v for k, v in row(n).items() if k != "region"}
-                for n in range(run * 200 + 200)
-                if row(n).get("region") in regions
-            ]
+        for table, regions in PICKS.items():
             identifier = f"{namespace}.{table}"
-            assert read_three_ways(s3, config, identifier) == expected
+            assert read_three_ways(s3, config, identifier) == picked(table, run * 200 + 200)
             snapshots = connector_snapshots(table_view(config, identifier))
             assert len(snapshots) == (run + 1 if regions else 0)
         assert not catalog_of(config).table_exists(f"{namespace}.unrouted")
     # and every record's offset is committed, those routed to no table too
     assert sum(committed_offsets(dynamodb, config).values()) == 400
+
+
+def test_a_crash_between_two_tables_commits_appends_each_record_once(stack, spark, s3, dynamodb, regex_routed):
+    # given a run that dies once `americas` and `eu` are committed, before `known` (which shares eu's records)
+    config, namespace = regex_routed(REGEXES)
+    produced(stack, config, 0, 120)
+    with crash_after_table_commits(2) as committed, pytest.raises(SimulatedCrash):
+        run_job(config, spark, dynamodb)
+    assert committed == [f"{namespace}.americas", f"{namespace}.eu"] and committed_offsets(dynamodb, config) == {}
+    # when more records arrive and the job runs again
+    produced(stack, config, 120, 60)
+    run_job(config, spark, dynamodb, clock=past_the_lease(config))
+    # then every table holds each record its regex picks once
+    for table in ("americas", "eu", "known"):
+        identifier = f"{namespace}.{table}"
+        assert read_three_ways(s3, config, identifier) == picked(table, 180), table
+        assert len(connector_snapshots(table_view(config, identifier))) == (1 if table == "known" else 2)
+    assert sum(committed_offsets(dynamodb, config).values()) == 180
 
 
 def test_without_a_route_field_every_record_goes_to_every_table(stack, spark, s3, dynamodb, regex_routed):
