@@ -93,3 +93,33 @@ def test_upsert_tables_routed_statically_take_their_id_columns():
         }
     )
     assert upsert.upsert is not None and upsert.upsert.id_columns("lake.eu") == ("id",)
+
+
+def test_a_chunks_records_are_encoded_with_their_tables():
+    from sink_engine.partition.fields import FieldError
+    from sink_engine.target.iceberg_tables.routing import StaticTableRoutes, tables_of
+    from tests.unit.test_iceberg_rows import chunk_of
+
+    # given a nested route field, and values that are text, a number, a boolean, null and missing
+    routes = settings(
+        **{
+            "iceberg.tables.route-field": "where.region",
+            "iceberg.table.lake.us.route-regex": "us-.*|7|true",
+        }
+    ).static_routes
+    assert routes is not None
+    docs = [{"where": {"region": r}} for r in ("eu-west", "us-east", 7, True, None)] + [{"where": {}}]
+    # when the partitioner encodes the chunk, then each record's tables are those its value's text picks
+    partitions = StaticTableRoutes(routes).encode(*chunk_of(docs))
+    assert [tables_of(p) for p in partitions.as_list(len(docs))] == [
+        ("lake.eu", "lake.all"),
+        ("lake.us", "lake.all"),
+        ("lake.us", "lake.all"),
+        ("lake.us", "lake.all"),
+        (),
+        (),
+    ]
+    # and a map is a bad record naming the field and its offset
+    with pytest.raises(FieldError) as caught:
+        StaticTableRoutes(routes).encode(*chunk_of([{"where": {"region": "eu-west"}}, {"where": {"region": {}}}]))
+    assert caught.value.offset == 11 and "where.region" in str(caught.value)
