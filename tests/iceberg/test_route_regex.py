@@ -128,3 +128,14 @@ def regex_routed_config(iceberg_connector, unique):
             f"iceberg.table.lake{unique}.a.route-regex": "a.*",
         }
     )
+
+
+def test_init_creates_the_namespace_of_each_listed_table(regex_routed_config, unique):
+    # given a statically routed connector over tables of one new namespace, when init runs twice, then it creates
+    # the namespace for the first table and finds it for the second, and again finds both
+    target = target_for(regex_routed_config)
+    assert target.init() == [
+        f"namespace of lake{unique}.a in catalog iceberg: created",
+        f"namespace of lake{unique}.b in catalog iceberg: exists",
+    ]
+    assert all(line.endswith("exists") for line in target_for(regex_routed_config).init())
