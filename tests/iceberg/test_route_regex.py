@@ -13,7 +13,7 @@ from devtools.producer import create_topic, produce
 from sink_engine.driver.job import run_job
 from sink_engine.failpoints import SimulatedCrash
 from sink_engine.target.choice import target_for
-from tests.iceberg.runs import crash_after_table_commits
+from tests.iceberg.runs import crash_after_table_commits, write_config
 from tests.iceberg.tables import catalog_of, connector_snapshots, table_view
 from tests.iceberg.test_fan_out import read_three_ways
 from tests.runs import committed_offsets, past_the_lease
@@ -62,7 +62,11 @@ def produced(stack, config, first: int, count: int) -> None:
     )
 
 
-def test_records_land_in_every_table_whose_regex_matches_once_across_runs(stack, spark, s3, dynamodb, regex_routed):
+def test_records_land_in_every_table_whose_regex_matches_once_across_runs(
+    stack, spark, s3, dynamodb, regex_routed, tmp_path, capsys
+):
+    from sink_engine import cli
+
     # given `eu`, `americas`, `known` (eu and us) and `unrouted` (no regex)
     config, namespace = regex_routed(REGEXES)
     for run in range(2):
@@ -80,6 +84,11 @@ def test_records_land_in_every_table_whose_regex_matches_once_across_runs(stack,
         assert not catalog_of(config).table_exists(f"{namespace}.unrouted")
     # and every record's offset is committed, those routed to no table too
     assert sum(committed_offsets(dynamodb, config).values()) == 400
+    # and `iceberg maintain` maintains the listed tables that exist
+    capsys.readouterr()
+    assert cli.main(["iceberg", "maintain", "--config", str(write_config(config, tmp_path / "c.json"))]) == 0
+    maintained = [orjson.loads(line)["table"] for line in capsys.readouterr().out.splitlines()]
+    assert maintained == [f"{namespace}.{t}" for t in ("americas", "eu", "known")]
 
 
 def test_a_crash_between_two_tables_commits_appends_each_record_once(stack, spark, s3, dynamodb, regex_routed):
