@@ -416,9 +416,11 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "list",
         None,
         "IcebergFormat: the destination table, `namespace.table`; `${topic}` in the table name gives each topic its "
-        "own table (the topic in lower case, characters other than `a-z`, `0-9`, `_` as `_`). One entry: writing "
-        "every record to several tables is not built. Required with IcebergFormat, unless "
-        "`iceberg.tables.dynamic-enabled` routes records by a field (then it is not read).",
+        "own table (the topic in lower case, characters other than `a-z`, `0-9`, `_` as `_`). Several tables: static "
+        "routing, every record to each (or, with `iceberg.tables.route-field`, to those whose "
+        "`iceberg.table.<table>.route-regex` matches; see [Static routing](iceberg.md#static-routing-by-route-regex)). "
+        "Required with IcebergFormat, unless `iceberg.tables.dynamic-enabled` routes records by a field (then it is "
+        "not read).",
     ),
     Key(
         "iceberg.tables.auto-create-enabled",
@@ -480,9 +482,10 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "iceberg.tables.route-field",
         "string",
         None,
-        "IcebergFormat, with `iceberg.tables.dynamic-enabled`: the value field (nested `a.b`) naming each record's "
-        "table. A record without it, or naming no `namespace.table`, is a bad record. Static routing by "
-        "`iceberg.table.<table>.route-regex` is not built.",
+        "IcebergFormat: the value field (nested `a.b`) records are routed by. With `iceberg.tables.dynamic-enabled` it "
+        "names each record's table (a record without it, or naming no `namespace.table`, is a bad record); without, "
+        "each record goes to every table of `iceberg.tables` whose `iceberg.table.<table>.route-regex` matches its "
+        "whole value (several or none; a record without it goes to none).",
     ),
     Key(
         "iceberg.control.commit.interval-ms",
@@ -1112,8 +1115,10 @@ PASSTHROUGH_DOCS: dict[str, str] = {
         "`iceberg.catalog.uri` to `https://s3tables.<region>.amazonaws.com/iceberg`; a key set wins."
     ),
     "iceberg.table.": (
-        "IcebergFormat, upsert mode: `iceberg.table.<namespace.table>.id-columns`, a table's own id columns "
-        "(comma-separated), over `iceberg.tables.default-id-columns`."
+        "IcebergFormat: a table's own keys. Upsert mode: `iceberg.table.<namespace.table>.id-columns`, its id columns "
+        "(comma-separated), over `iceberg.tables.default-id-columns`. Static routing: "
+        "`iceberg.table.<namespace.table>.route-regex`, the regular expression a record's `iceberg.tables.route-field` "
+        "value must match whole for the record to go to that table of `iceberg.tables`."
     ),
     "iceberg.tables.auto-create-props.": (
         "IcebergFormat: table properties of an auto-created table, e.g. "

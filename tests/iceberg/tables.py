@@ -65,11 +65,16 @@ def newest_offsets(config, topic: str | None = None) -> dict[int, int]:
 
 
 def table_view(config, identifier: str):
-    """The config of a connector that routes records by a field (`iceberg.tables.dynamic-enabled`) as if it wrote
-    `identifier` alone (same name, catalog and keys), for reading one of its tables with the helpers here."""
+    """The config of a connector that routes records (by a field, `iceberg.tables.dynamic-enabled`, or statically,
+    `iceberg.table.<table>.route-regex`) as if it wrote `identifier` alone (same name, catalog and keys), for reading
+    one of its tables with the helpers here."""
     from sink_engine.config import parse_config
     from tests.dlq_corpus import raw_config
 
-    raw = {k: v for k, v in raw_config(config).items() if k != "iceberg.tables.route-field"}
+    raw = {
+        k: v
+        for k, v in raw_config(config).items()
+        if k != "iceberg.tables.route-field" and not k.endswith(".route-regex")
+    }
     raw.update({"iceberg.tables": identifier, "iceberg.tables.dynamic-enabled": False})
     return parse_config({"name": config.name, "config": raw})

@@ -236,7 +236,7 @@ def test_maintain_finds_the_tables_the_connector_wrote(stack, spark, s3, dynamod
     "overrides, key, message",
     [
         ({"iceberg.tables.dynamic-enabled": "true"}, "iceberg.tables.route-field", "is required"),
-        ({"iceberg.tables.route-field": "__table"}, "iceberg.tables.route-field", "static routing"),
+        ({"iceberg.tables.route-field": "__table"}, "iceberg.tables.route-field", "and none is set"),
         (
             {
                 "iceberg.tables.dynamic-enabled": "true",

@@ -187,7 +187,7 @@ def test_a_topics_table_is_that_of_its_routed_name(routers, table):
     [
         ({"iceberg.tables": None}, "iceberg.tables", "is required with format.class=IcebergFormat"),
         ({"iceberg.tables": "orders"}, "iceberg.tables", "is not `namespace.table`"),
-        ({"iceberg.tables": "a.b,c.d"}, "iceberg.tables", "several tables is not built yet"),
+        ({"iceberg.tables": "a.b,c"}, "iceberg.tables", "is not `namespace.table`"),
         ({"iceberg.tables": "${topic}.t"}, "iceberg.tables", "may only appear in the table name"),
         ({"iceberg.catalog.type": None}, "iceberg.catalog.type", "is required"),
         ({"iceberg.catalog.type": "hive"}, "iceberg.catalog.type", "expected one of sql, glue, rest"),
@@ -201,7 +201,7 @@ def test_a_topics_table_is_that_of_its_routed_name(routers, table):
         ({"behavior.on.null.values": "write"}, "behavior.on.null.values", "tombstones cannot be table rows"),
         ({"store.kafka.keys": "true"}, "store.kafka.keys", "kafka-metadata-enabled"),
         ({"iceberg.tables.default-id-columns": "id"}, "iceberg.tables.default-id-columns", "upsert tables only"),
-        ({"iceberg.tables.route-field": "region"}, "iceberg.tables.route-field", "is not built yet"),
+        ({"iceberg.tables.route-field": "region"}, "iceberg.tables.route-field", "route-regex"),
         ({"format.class": "ParquetFormat"}, "iceberg.catalog.type", "only used with format.class=IcebergFormat"),
         ({"keys.format.class": "IcebergFormat"}, "keys.format.class", "is not built yet"),
     ],

@@ -101,7 +101,10 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
 
 def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog: Catalog) -> list[str]:
     """The tables of the connector's topics (topics.regex: the matching topics Kafka has now); with fan-out by
-    field, every table of the catalog that holds a snapshot of the connector."""
+    field, every table of the catalog that holds a snapshot of the connector; with static routing, the tables of
+    `iceberg.tables` that exist (one no record was routed to yet may not)."""
+    if iceberg.static_routes is not None:
+        return sorted(t for t in iceberg.static_routes.tables if catalog.table_exists(t))
     if iceberg.route_field is not None:
         return _tables_with_snapshots_of(catalog, config.name)
     source = SourceSettings.from_config(config)

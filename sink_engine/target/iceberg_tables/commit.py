@@ -77,8 +77,8 @@ class TableCommits:
     def recover(self, store: OffsetStore, token: LeaseToken, topics: set[str]) -> bool:
         """Move DynamoDB's offsets forward to the connector's newest snapshot in each table of `topics` where they
         are behind it; True when any moved (the run must plan again)."""
-        if self._settings.route_field is not None:
-            return False  # records name their tables: each table's writer skips what it holds (target/iceberg_tables/routing.py)
+        if self._settings.routed:
+            return False  # records are routed to their tables: each table's writer skips what it holds (target/iceberg_tables/routing.py)
         committed = {tp: c.next_offset for tp, c in store.committed(token.connector).items()}
         moved = False
         for identifier in sorted({self._settings.table_identifier(topic) for topic in topics}):

@@ -11,16 +11,20 @@ from sink_engine.doctor.checks import Check, Failed
 from sink_engine.target.iceberg_tables.settings import IcebergSettings
 
 if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+
     from sink_engine.doctor.runner import Context
 
 
 def tables(context: Context) -> str:
     from pyiceberg.exceptions import NoSuchNamespaceError  # pyiceberg only for IcebergFormat (`libraries` checks it)
 
-    from sink_engine.target.iceberg_tables.catalog import load_table, open_catalog  # imports pyarrow
+    from sink_engine.target.iceberg_tables.catalog import open_catalog  # imports pyarrow
 
     settings = IcebergSettings.from_config(context.config)
     catalog = open_catalog(settings)
+    if settings.static_routes is not None:
+        return _loaded(catalog, settings, sorted(settings.static_routes.tables))
     if settings.namespace is None:
         namespaces = catalog.list_namespaces()
         return (
@@ -35,7 +39,13 @@ def tables(context: Context) -> str:
             "(iceberg.tables): `sink-engine init` or the stack creates it"
         ) from None
     topics = context.settings.source.topics or context.topics or ()
-    identifiers = sorted({settings.table_identifier(topic) for topic in topics})
+    return _loaded(catalog, settings, sorted({settings.table_identifier(topic) for topic in topics}))
+
+
+def _loaded(catalog: Catalog, settings: IcebergSettings, identifiers: list[str]) -> str:
+    """Failed naming the tables missing from the catalog unless auto-create makes them."""
+    from sink_engine.target.iceberg_tables.catalog import load_table  # imports pyarrow
+
     absent = [identifier for identifier in identifiers if load_table(catalog, identifier) is None]
     if absent and not settings.auto_create:
         raise Failed(
@@ -43,7 +53,8 @@ def tables(context: Context) -> str:
             "iceberg.tables.auto-create-enabled=false)"
         )
     found = len(identifiers) - len(absent)
-    return f"catalog {settings.catalog}, namespace {settings.namespace}: {found} table(s) loaded" + (
+    where = f"namespace {settings.namespace}" if settings.namespace else "iceberg.tables"
+    return f"catalog {settings.catalog}, {where}: {found} table(s) loaded" + (
         f", {len(absent)} created by the first run: {', '.join(absent)}" if absent else ""
     )
 

@@ -1,9 +1,10 @@
-"""Fan-out by field (`iceberg.tables.dynamic-enabled`): each record goes to the table its `iceberg.tables.route-field`
-names, a Spark task's side.
+"""Routing, a Spark task's side. Fan-out by field (`iceberg.tables.dynamic-enabled`): each record goes to the table
+its `iceberg.tables.route-field` names. Static routing (target/iceberg_tables/static_routes.py): each record goes to
+the tables of `iceberg.tables` its route-regexes pick (`StaticTableRoutes`), several or none.
 
-The field's value, lower-cased as the Iceberg Kafka Connect sink reads it, is the table's `namespace.table`
-(`TableRoutes`, the range's partitioner: a record without the field, or whose value names no table, is a bad record
-naming its offset). A range's records go to one TableWriter per table (`RoutedTableWriter`).
+With fan-out by field, the field's value, lower-cased as the Iceberg Kafka Connect sink reads it, is the table's
+`namespace.table` (`TableRoutes`, the range's partitioner: a record without the field, or whose value names no table,
+is a bad record naming its offset). A range's records go to one TableWriter per table (`RoutedTableWriter`).
 
 Exactly once across tables: the driver commits one snapshot per table, then the offsets; a crash between two
 tables' snapshots leaves the offsets where they were, so the rerun reads those records again. Each table's writer
@@ -16,22 +17,21 @@ still the connector's newest in the table (another run's commit meanwhile: exit 
 
 from __future__ import annotations
 
-import re
-
 from pyiceberg.catalog import Catalog
 
 from sink_engine.errors import RecordError
 from sink_engine.model import ClosedFile, TopicPartition
-from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all, memoized_by_string
+from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all, memoized_by_string, scalar_text
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.target.iceberg_tables.catalog import open_catalog
 from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from sink_engine.target.iceberg_tables.snapshots import newest_of_connector, written_below
+from sink_engine.target.iceberg_tables.static_routes import TABLE_NAME, StaticRoutes
 from sink_engine.target.iceberg_tables.table_writer import TableWriter
 from sink_engine.task.record_writer import RecordWriter
 
-_TABLE_NAME = re.compile(r"[^.\s/]+(\.[^.\s/]+)+")  # namespace[.namespace...].table
 _MEMO_LIMIT = 10_000
+_SEPARATOR = "\n"  # between the tables of a record's encoded partition (no table name holds whitespace)
 
 
 class TableRoutes:
@@ -55,14 +55,55 @@ class TableRoutes:
         if type(value) is not str:
             raise refused(f"(iceberg.tables.route-field) is a {type(value).__name__}, not a table's name")
         identifier = value.lower()
-        if not _TABLE_NAME.fullmatch(identifier):
+        if not TABLE_NAME.fullmatch(identifier):
             raise refused(f"(iceberg.tables.route-field) is {value!r}, not `namespace.table`")
         return identifier
 
 
+class StaticTableRoutes:
+    """The partitioner of a statically routed range: each record's tables (StaticRoutes.tables_for) as one encoded
+    partition, the tables joined by newlines ("" for none). The route field's value is read as the Iceberg sink
+    reads it (its `toString()`): text as it is, numbers as written, `true`/`false`; a record without it, or with
+    null, goes to no table; a map or list is a bad record naming its offset."""
+
+    def __init__(self, routes: StaticRoutes):
+        self._routes = routes
+        self._path = field_path(routes.field) if routes.field else None
+        self._seen: dict[str, str] = {}  # field value -> its tables, encoded
+
+    def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
+        if self._path is None:
+            return Partitions.one(_SEPARATOR.join(self._routes.tables))
+        raw = lookup_all(values.documents(), self._path)
+        tables = lambda i, value: _SEPARATOR.join(self._routes.tables_for(self._text(chunk, i, value)))  # noqa: E731
+        return Partitions.per_record(memoized_by_string(raw, tables, self._seen, _MEMO_LIMIT))
+
+    def _text(self, chunk: RecordChunk, i: int, value: object) -> str | None:
+        if value is MISSING or value is None:
+            return None
+        text = scalar_text(value)
+        if text is None:
+            raise FieldError(
+                chunk.topic,
+                chunk.partition,
+                chunk.offsets[i],
+                str(self._routes.field),
+                f"(iceberg.tables.route-field) is a {type(value).__name__}, not a value a route-regex can match",
+            )
+        return text
+
+
+def tables_of(encoded: object) -> tuple[str, ...]:
+    """The tables of a record's encoded partition (TableRoutes' or StaticTableRoutes'; with a routed topic,
+    `(topic, tables)`)."""
+    tables = str(encoded[1] if isinstance(encoded, tuple) else encoded)
+    return tuple(tables.split(_SEPARATOR)) if tables else ()
+
+
 class RoutedTableWriter(RecordWriter):
-    """A range's records into the TableWriter of each one's table (`partitions`: TableRoutes' identifiers); `bases`
-    holds, per table, the connector's snapshot its writer skipped by (None: none).
+    """A range's records into the TableWriter of each of its tables (`partitions`: TableRoutes' identifiers or
+    StaticTableRoutes' tables, `tables_of`); `bases` holds, per table, the connector's snapshot its writer skipped
+    by (None: none).
 
     A chunk's records go to each table at once, in offset order within the table (records of several tables
     interleaved record by record cost no more than one table's). So when a table refuses a record, other tables
@@ -81,10 +122,13 @@ class RoutedTableWriter(RecordWriter):
         self.closed: list[ClosedFile] = []  # every table's, after each write and at the finish
 
     def write(self, chunk: RecordChunk, values: ValueColumn, partitions: Partitions) -> None:
-        tables = [str(e[1] if isinstance(e, tuple) else e) for e in partitions.as_list(len(chunk))]  # (topic, table)
+        encoded = partitions.as_list(len(chunk))
+        decoded = {e: tables_of(e) for e in set(encoded)}
+        tables = [decoded[e] for e in encoded]
         positions: dict[str, list[int]] = {}
-        for position, table in enumerate(tables):
-            positions.setdefault(table, []).append(position)
+        for position, names in enumerate(tables):
+            for table in names:
+                positions.setdefault(table, []).append(position)
         try:
             for table, where in positions.items():
                 writer, below = self._writer(table), self._added_below(table)
@@ -95,7 +139,11 @@ class RoutedTableWriter(RecordWriter):
                     writer.write(chunk.select(where), values.select(where))
         except RecordError:
             self.last_added_offset = (
-                next((o for o, t in zip(chunk.offsets, tables) if o >= self._added_below(t)), chunk.offsets[-1] + 1) - 1
+                next(
+                    (o for o, names in zip(chunk.offsets, tables) if any(o >= self._added_below(t) for t in names)),
+                    chunk.offsets[-1] + 1,
+                )
+                - 1
             )
             raise
         finally:

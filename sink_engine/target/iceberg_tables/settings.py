@@ -16,6 +16,7 @@ from sink_engine.convert.settings import ConverterSettings
 from sink_engine.errors import ConfigError
 from sink_engine.partition.settings import PartitionSettings
 from sink_engine.target.iceberg_tables.spec import RECORD_TIME_COLUMN, extra_columns, partition_fields
+from sink_engine.target.iceberg_tables.static_routes import StaticRoutes
 from sink_engine.transform.settings import TransformSettings
 
 TOPIC_PLACEHOLDER = "${topic}"
@@ -34,7 +35,7 @@ STAGED_FILES = "metadata/sink-engine-stage-"
 class IcebergSettings:
     catalog: str  # iceberg.catalog, the catalog's name
     catalog_properties: dict[str, str]  # pyiceberg's, with the engine's defaults (`catalog_properties`)
-    table_template: str | None  # iceberg.tables, checked (`table_template`); None: routed by `route_field`
+    table_template: str | None  # iceberg.tables, checked (`table_template`); None: routed (`routed`)
     auto_create: bool  # iceberg.tables.auto-create-enabled
     evolve_schema: bool  # iceberg.tables.evolve-schema-enabled
     table_properties: dict[str, str]  # of an auto-created table: iceberg.tables.auto-create-props.*
@@ -45,6 +46,7 @@ class IcebergSettings:
     upsert: UpsertSettings | None = None  # iceberg.tables.upsert-mode-enabled
     commit_interval_ms: int = 60_000  # iceberg.control.commit.interval-ms: a continuous run's snapshot interval
     route_field: str | None = None  # iceberg.tables.route-field with iceberg.tables.dynamic-enabled
+    static_routes: StaticRoutes | None = None  # several tables of iceberg.tables, or route-regexes
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -65,13 +67,20 @@ class IcebergSettings:
             UpsertSettings.from_config(config),
             config["iceberg.control.commit.interval-ms"],
             route_field(config),
+            StaticRoutes.from_config(config, config["iceberg.tables.dynamic-enabled"]),
         )
 
     def table_identifier(self, topic: str) -> str:
         """The table that records of `topic` go to: that of the topic the routers of `transforms` make of it. Not
-        for a connector whose records name their tables (`route_field`)."""
-        assert self.table_template is not None, "records name their tables (iceberg.tables.route-field)"
+        for a routed connector (`routed`)."""
+        assert self.table_template is not None, "records are routed to their tables (iceberg.tables.route-field)"
         return self.table_template.replace(TOPIC_PLACEHOLDER, topic_as_name(self.route(topic)))
+
+    @property
+    def routed(self) -> bool:
+        """Whether each record goes to tables of its own: fan-out by field (`route_field`) or static routing
+        (`static_routes`), through target/iceberg_tables/routing.py's writer."""
+        return self.route_field is not None or self.static_routes is not None
 
     @property
     def deletes_spent_stages(self) -> bool:
@@ -125,9 +134,16 @@ class UpsertSettings:
             for key, value in config.passthrough.items()
             if key.startswith("iceberg.table.") and key.endswith(".id-columns")
         }
-        unknown = [k for k in config.passthrough if k.startswith("iceberg.table.") and not k.endswith(".id-columns")]
+        unknown = [
+            k
+            for k in config.passthrough
+            if k.startswith("iceberg.table.") and not k.endswith((".id-columns", ".route-regex"))
+        ]
         if unknown:
-            raise ConfigError(unknown[0], "is unknown: a table's key is `iceberg.table.<namespace.table>.id-columns`")
+            raise ConfigError(
+                unknown[0],
+                "is unknown: a table's keys are `iceberg.table.<namespace.table>.id-columns` and `.route-regex`",
+            )
         upsert = config["iceberg.tables.upsert-mode-enabled"]
         default = tuple(config["iceberg.tables.default-id-columns"] or ())
         if not upsert:
@@ -143,7 +159,11 @@ class UpsertSettings:
             default, tables, config["iceberg.tables.cdc-field"] or None, ConverterSettings.from_config(config, "key")
         )
         template = table_template(config)
-        if template is not None and TOPIC_PLACEHOLDER not in template:
+        static = StaticRoutes.from_config(config, config["iceberg.tables.dynamic-enabled"])
+        if static is not None:
+            for table in static.tables:
+                settings.id_columns(table)
+        elif template is not None and TOPIC_PLACEHOLDER not in template:
             settings.id_columns(template)
         elif not default:
             raise ConfigError(
@@ -184,33 +204,23 @@ def _topic_route(config: SinkConfig) -> Callable[[str], str]:
 
 
 def route_field(config: SinkConfig) -> str | None:
-    """`iceberg.tables.route-field` when `iceberg.tables.dynamic-enabled` routes records by it (else None);
-    ConfigError naming the key when one is set without the other."""
+    """`iceberg.tables.route-field` when `iceberg.tables.dynamic-enabled` routes records by it (else None: a route
+    field without it routes statically, StaticRoutes); ConfigError naming the key when dynamic routing has none."""
     field, dynamic = config["iceberg.tables.route-field"], config["iceberg.tables.dynamic-enabled"]
     if dynamic and not field:
         raise ConfigError("iceberg.tables.route-field", "is required with iceberg.tables.dynamic-enabled=true")
-    if field and not dynamic:
-        raise ConfigError(
-            "iceberg.tables.route-field",
-            "static routing (iceberg.table.<table>.route-regex) is not built yet: set "
-            "iceberg.tables.dynamic-enabled=true to route each record to the table the field names",
-        )
     return field if dynamic else None
 
 
 def table_template(config: SinkConfig) -> str | None:
     """The `iceberg.tables` entry, checked: `namespace[.namespace...].table`, `${topic}` only in the table part;
-    None when records name their tables (`route_field`: `iceberg.tables` is not read)."""
-    if route_field(config):
+    None when records are routed: they name their tables (`route_field`: `iceberg.tables` is not read), or static
+    routing picks theirs among several (StaticRoutes, which checks them)."""
+    if route_field(config) or StaticRoutes.from_config(config, dynamic=False):
         return None
     tables = config["iceberg.tables"]
     if not tables:
         raise ConfigError("iceberg.tables", "is required with format.class=IcebergFormat")
-    if len(tables) > 1:
-        raise ConfigError(
-            "iceberg.tables",
-            "names one table (or a `${topic}` pattern); writing every record to several tables is not built yet",
-        )
     template = tables[0]
     parts = template.split(".")
     if len(parts) < 2 or not all(parts):

@@ -51,8 +51,9 @@ def _refuse_object_settings(config: SinkConfig, upsert: bool, routed: bool) -> N
         if key == "behavior.on.null.values" and upsert and routed and config[key] == value:
             raise ConfigError(
                 key,
-                "write is not supported with iceberg.tables.dynamic-enabled: a tombstone has no value to name its "
-                "table (use ignore; with Debezium, delete.handling.mode=rewrite makes deletes values)",
+                "write is not supported when records are routed to tables (iceberg.tables.dynamic-enabled, "
+                "iceberg.tables.route-field or several iceberg.tables): a tombstone has no value to route it by "
+                "(use ignore; with Debezium, delete.handling.mode=rewrite makes deletes values)",
             )
         if key == "behavior.on.null.values" and upsert:
             continue  # an upsert table's tombstone deletes the row its key names
@@ -71,6 +72,11 @@ class IcebergTablesTarget(ContinuousTarget):
 
     @property
     def capabilities(self) -> Capabilities:
+        static = self.settings.static_routes
+        if static is not None:  # as fan-out by field: a continuous run's stages are per topic-partition, one table
+            key = "iceberg.tables.route-field" if static.field else "iceberg.tables"
+            why = "static routing to several tables is written by bounded runs only (not built yet)"
+            return replace(self.CAPABILITIES, continuous=Capability(False, key, why))
         if self.settings.route_field is None:
             return self.CAPABILITIES
         fan_out = "fan-out by field is written by bounded runs only (not built yet)"
@@ -107,11 +113,18 @@ class IcebergTablesTarget(ContinuousTarget):
                 "iceberg.catalog.warehouse", "is required with iceberg.catalog.type=sql (s3://bucket/prefix)"
             )
         iceberg = IcebergSettings.from_config(config)  # the partitioner must have an Iceberg spec, a router one table
-        _refuse_object_settings(config, upsert=iceberg.upsert is not None, routed=iceberg.route_field is not None)
+        _refuse_object_settings(config, upsert=iceberg.upsert is not None, routed=iceberg.routed)
 
     def init(self) -> list[str]:
         from sink_engine.target.iceberg_tables.catalog import ensure_namespace, open_catalog  # imports pyiceberg
 
+        if self.settings.static_routes is not None:
+            catalog = open_catalog(self.settings)
+            return [
+                f"namespace of {table} in catalog {self.settings.catalog}: "
+                f"{'created' if ensure_namespace(catalog, table) else 'exists'}"
+                for table in self.settings.static_routes.tables
+            ]
         if self.settings.table_template is None:
             return [f"tables named by the records' {self.settings.route_field}: their namespaces must exist"]
         created = ensure_namespace(open_catalog(self.settings), self.settings.table_template)

@@ -3,10 +3,10 @@ the output a continuous run's stream writes into).
 
 The same range work as S3 objects (`sink_engine.task.run.write_to`: record steps, dead letters, uploads), into a
 TableWriter (of the table of the topic's routed name, with a RegexRouter) instead of object files, or with fan-out
-by field into the TableWriter of each record's table (target/iceberg_tables/routing.py). Every record of the range is
-written (a
-table has no open-file tail): the range's next offset is its end, or the record that stopped it. The data files go
-to the driver's commit as the result's `TableFiles` (`RoutedFiles` with fan-out).
+by field or static routing into the TableWriter of each record's tables (target/iceberg_tables/routing.py). Every
+record of the range is written (a table has no open-file tail): the range's next offset is its end, or the record
+that stopped it. The data files go to the driver's commit as the result's `TableFiles` (`RoutedFiles` when
+routed).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from sink_engine.model import PartitionRange, TaskResult
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.source.reader import RangeReader
 from sink_engine.storage.uploader import Uploader
-from sink_engine.target.iceberg_tables.routing import RoutedTableWriter, TableRoutes
+from sink_engine.target.iceberg_tables.routing import RoutedTableWriter, StaticTableRoutes, TableRoutes
 from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from sink_engine.target.iceberg_tables.table_writer import TableWriter
 from sink_engine.task.output import StreamOutput
@@ -63,11 +63,16 @@ class TableOutput(StreamOutput):
     writer: TableWriter | RoutedTableWriter
 
     def __init__(self, iceberg: IcebergSettings, planned: PartitionRange, connector: str):
-        if iceberg.route_field is None:
+        self.partitioner: _OnePartition | TableRoutes | StaticTableRoutes
+        if not iceberg.routed:
             self.writer = TableWriter(iceberg, planned.topic, planned.partition, planned.start_offset)
             self.partitioner = _OnePartition()
+            return
+        self.writer = RoutedTableWriter(iceberg, connector, planned.topic, planned.partition, planned.start_offset)
+        if iceberg.static_routes is not None:
+            self.partitioner = StaticTableRoutes(iceberg.static_routes)
         else:
-            self.writer = RoutedTableWriter(iceberg, connector, planned.topic, planned.partition, planned.start_offset)
+            assert iceberg.route_field is not None  # routed: by field or statically
             self.partitioner = TableRoutes(iceberg.route_field)
 
     def settle(self, processed: int, error: SinkError | None) -> int:
