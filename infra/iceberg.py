@@ -117,6 +117,13 @@ def check_deployable(
     where = "a Glue table" if catalog == "glue" else "an S3 table"
     iceberg = IcebergSettings.from_config(config)
     template = iceberg.table_template
+    if template is None and iceberg.static_routes is not None:
+        raise ConnectorSpecError(
+            source,
+            "iceberg.tables",
+            "several tables (static routing) cannot be deployed yet: the job role is granted one table's database or "
+            "namespace; run it with `sink-engine run` where its role may write each listed table",
+        )
     if template is None:
         raise ConnectorSpecError(
             source,

@@ -178,6 +178,7 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
             "may not delete table files",
         ),
         ("iceberg.tables.dynamic-enabled", "true", "fan-out by field cannot be deployed yet"),
+        ("iceberg.tables", "lake.orders,lake.refunds", r"several tables \(static routing\) cannot be deployed yet"),
     ],
 )
 def test_what_the_stacks_cannot_deploy_fails_naming_file_and_key(key, value, message, tmp_path):
