@@ -243,7 +243,6 @@ def _feed(streams: dict[TopicPartition, PartitionStream], messages: list[Message
         chunk = RecordChunk(topic, partition, [_offset(m) for m in batch], [m.value() for m in batch], messages=batch)
         stream.feed(chunk, batch[0].timestamp()[1])
         task_failpoint("task_stall", f"{topic}-{partition}")
-        task_failpoint("task_pause", f"{topic}-{partition}")
 
 
 def _offset(message: Message) -> int:
