@@ -23,25 +23,34 @@ from sink_engine.source.consumer import make_consumer
 from sink_engine.source.settings import SourceSettings
 from tests.continuous.runs import kill_group, start_continuous, stop, wait_for
 from tests.faults.landed_once import write_config
+from tests.iceberg.conftest import catalog_file, iceberg_connector  # noqa: F401 (fixtures shared by import)
+from tests.iceberg.tables import create_namespace, rows
 from tests.runs import committed, committed_offsets
 from tests.s3_reader import landed_records
 
 LEASE_MS = 8000
 
 
-@pytest.fixture
-def expiring(stack, connector, tmp_path):
-    """A topic of one partition and a continuous connector whose files close every 5 records or each second; returns
-    (config, config file)."""
-    config = connector(
-        **{
-            "flush.size": 5,
-            "rotate.schedule.interval.ms": 1000,
-            "sink.lease.duration.ms": LEASE_MS,
-        }
-    )
+@pytest.fixture(params=["s3_objects", "iceberg_tables"])
+def expiring(request, stack, connector, iceberg_connector, tmp_path):  # noqa: F811 (the fixture imported above)
+    """A topic of one partition and a continuous connector of each target: S3 objects closing every 5 records or
+    each second, or a table committed each second; returns (config, config file, target)."""
+    common = {"sink.lease.duration.ms": LEASE_MS}
+    if request.param == "s3_objects":
+        config = connector(**{"flush.size": 5, "rotate.schedule.interval.ms": 1000, **common})
+    else:
+        config = iceberg_connector(**{"iceberg.control.commit.interval-ms": 1000, **common})
     create_topic(stack.bootstrap_servers, config["topics"][0], 1)
-    return config, write_config(config, tmp_path / "connector.json")
+    if request.param == "iceberg_tables":
+        create_namespace(config)
+    return config, write_config(config, tmp_path / "connector.json"), request.param
+
+
+def landed_numbers(s3, config, target: str) -> list[int]:
+    """The `n` of every record that landed (objects, or the table's rows), sorted (duplicates show)."""
+    if target == "iceberg_tables":
+        return sorted(row["n"] for row in rows(config))
+    return sorted(r["n"] for r in landed_records(s3, config["topics"][0]))
 
 
 def produce_numbered(bootstrap: str, topic: str, numbers: range) -> None:
@@ -77,7 +86,7 @@ def stopped_at(run, dynamodb, config, offset: int) -> str:
 
 def test_records_deleted_while_the_run_was_stopped_are_counted_as_expired(stack, expiring, s3, dynamodb):
     # given a continuous run that landed records 0..9 and was stopped, and records 10..29 produced after it
-    config, path = expiring
+    config, path, target = expiring
     topic = config["topics"][0]
     produce_numbered(stack.bootstrap_servers, topic, range(10))
     stopped_at(start_continuous(path), dynamodb, config, 10)
@@ -86,7 +95,7 @@ def test_records_deleted_while_the_run_was_stopped_are_counted_as_expired(stack,
     delete_records_before(stack.bootstrap_servers, topic, 20)
     err = stopped_at(start_continuous(path), dynamodb, config, 30)
     # then it starts at the log start: 20..29 land, 10..19 are logged and counted as expired
-    assert sorted(r["n"] for r in landed_records(s3, topic)) == [*range(10), *range(20, 30)]
+    assert landed_numbers(s3, config, target) == [*range(10), *range(20, 30)]
     assert [(e["expected"], e["log_start"], e["records"]) for e in expired_events(err)] == [(10, 20, 10)]
     assert committed(dynamodb, config)[0].skipped == {"expired": 10}
 
@@ -103,11 +112,12 @@ class HeldBack:
         return gap
 
 
-def test_a_task_consumer_below_the_log_start_reads_on_from_it(stack, expiring, caplog):
+def test_a_task_consumer_below_the_log_start_reads_on_from_it(stack, connector, caplog):
     # given records 0..29 of which Kafka deleted 0..19, and a continuous task's consumer positioned at 5 (where its
     # stream, behind, expects its next record)
-    config, _ = expiring
+    config = connector()
     topic = config["topics"][0]
+    create_topic(stack.bootstrap_servers, topic, 1)
     produce_numbered(stack.bootstrap_servers, topic, range(30))
     delete_records_before(stack.bootstrap_servers, topic, 20)
     source = SourceSettings.from_config(config)
