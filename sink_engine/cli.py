@@ -280,6 +280,7 @@ def _status(config: SinkConfig) -> int:
             f"{str(row.tp):<28} {committed:>10} {row.end_offset:>10} {row.lag:>8}  {when:<19}  "
             f"{row.last_file or '-'}"
             + (f"  dead letters: {format_counts(row.dead_letters)}" if row.dead_letters else "")
+            + (f"  skipped: {format_counts(row.skipped)}" if row.skipped else "")
         )
     return 0
 

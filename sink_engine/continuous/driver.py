@@ -3,16 +3,15 @@ connector's lease, until it is asked to stop.
 
 It takes the lease as a bounded run does, waiting up to 1.5 times its duration for a lapsing one (another holder that
 keeps it: LeaseHeldError, exit 3), and keeps renewing it, plans each topic-partition's start once (committed offset,
-else `auto.offset.reset`), spreads the partitions over at most `tasks.max` tasks (no more than Spark has task slots,
-`task_slots`: a task that never starts would hold its partitions back), and runs them as one Spark job in a thread of
-its own. The tasks commit as their files close (continuous/task.py); where the target's commit is the driver's
-(IcebergFormat: one snapshot per table and interval, target/iceberg_tables/stream_commit.py) the driver first moves
-DynamoDB
-forward to what the target committed before a crash (`Target.recover`) and, while the tasks run, lets the target's
-`CommitCoordinator` commit what they hand on, and once more after they ended. On `stop` (SIGTERM or SIGINT in the
-CLI) it asks the tasks to stop through the lease item, waits for them at most half of `sink.lease.duration.ms` (then
-cancels the Spark job: what they closed is committed already, what is open is read again by the next run), and
-releases the lease.
+the log start when that is below it, else `auto.offset.reset`), spreads the partitions over at most `tasks.max`
+tasks (no more than Spark has task slots, `task_slots`: a task that never starts would hold its partitions back), and
+runs them as one Spark job in a thread of its own. The tasks commit as their files close (continuous/task.py); where
+the target's commit is the driver's (IcebergFormat: one snapshot per table and interval,
+target/iceberg_tables/stream_commit.py) the driver first moves DynamoDB forward to what the target committed before a
+crash (`Target.recover`) and, while the tasks run, lets the target's `CommitCoordinator` commit what they hand on, and
+once more after they ended. On `stop` (SIGTERM or SIGINT in the CLI) it asks the tasks to stop through the lease
+item, waits for them at most half of `sink.lease.duration.ms` (then cancels the Spark job: what they closed is
+committed already, what is open is read again by the next run), and releases the lease.
 """
 
 from __future__ import annotations

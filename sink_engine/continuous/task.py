@@ -31,6 +31,7 @@ from confluent_kafka import TopicPartition as KafkaTP
 
 from sink_engine.aws import dynamodb_client
 from sink_engine.clock import now_ms
+from sink_engine.continuous import expired
 from sink_engine.continuous.progress import TaskReporter
 from sink_engine.continuous.settings import ContinuousSettings
 from sink_engine.errors import CommitConflictError, SinkError, SourceError
@@ -59,11 +60,12 @@ FETCH_WAIT_MS = 100  # librdkafka's fetch.wait.max.ms: a fetch at a partition's 
 
 @dataclass(frozen=True)
 class StreamStart:
-    """A topic-partition of a continuous run and where it starts when nothing is committed for it yet (the
-    driver's plan: `auto.offset.reset` against the watermarks)."""
+    """A topic-partition of a continuous run and where the driver's plan starts it: the committed offset, the log
+    start when retention left the committed offset below it (the driver logged RECORDS_EXPIRED), or
+    `auto.offset.reset` against the watermarks when nothing is committed."""
 
     tp: TopicPartition
-    reset_offset: int
+    planned_offset: int
 
 
 @dataclass
@@ -146,7 +148,7 @@ def _run(
     commits = target.stream_commits(dynamodb, store, token, uploader)
     streams = _open_streams(target, settings, token, store, plans, commits, starts, uploader)
     schedule = _Schedule(target.stream_cut_interval_ms, continuous.cuts.zone)
-    consumer = make_consumer(settings.source, **{"fetch.wait.max.ms": FETCH_WAIT_MS})
+    consumer = make_consumer(settings.source, **{"fetch.wait.max.ms": FETCH_WAIT_MS, **expired.CONSUMER_SETTINGS})
     consumer.assign([KafkaTP(tp.topic, tp.partition, s.processed) for tp, s in streams.items()])
     error, lost, checked = None, False, 0.0
     check_every_s = min(STOP_CHECK_S, continuous.run.lease_ms / 4000)  # well within the driver's wait
@@ -154,7 +156,9 @@ def _run(
     try:
         while True:
             try:
-                _feed(streams, consumer.consume(num_messages=BATCH, timeout=POLL_S))
+                messages = consumer.consume(num_messages=BATCH, timeout=POLL_S)
+                _feed(streams, messages)
+                expired.skip_expired(consumer, streams, messages, token.connector, settings.source.timeout_ms / 1000)
             except SinkError as e:  # a record error not tolerated, a fetch that failed: commit what came before
                 error = e
             if schedule.passed(clock()):  # what was committed since the last look lets a stream be cut again
@@ -204,8 +208,9 @@ def _open_streams(
     starts: list[StreamStart],
     uploader: Uploader,
 ) -> dict[TopicPartition, PartitionStream]:
-    """A stream per topic-partition from its committed offset (else its reset offset), or after what an earlier
-    attempt handed on to be committed (`StreamCommits.resume`), with the cut an earlier attempt recorded after it."""
+    """A stream per topic-partition from its committed offset (else its planned offset; past the records the plan
+    found expired), or after what an earlier attempt handed on to be committed (`StreamCommits.resume`), with the cut
+    an earlier attempt recorded after it."""
     committed = store.committed(token.connector)
     recorded = plans.recorded(token.connector)
     streams = {}
@@ -213,11 +218,15 @@ def _open_streams(
         held = committed.get(start.tp)
         expected = held.next_offset if held is not None else None
         begin = commits.resume(start.tp, expected)
+        resumed = begin is not None
         if begin is None:
-            begin = expected if expected is not None else start.reset_offset
+            begin = expected if expected is not None else start.planned_offset
         plan = recorded.get(start.tp)
         cut = plan.end_offset if plan is not None and plan.cut_at_end and plan.expected_committed == expected else None
-        streams[start.tp] = PartitionStream(target.stream_output, settings, start.tp, begin, expected, uploader, cut)
+        stream = PartitionStream(target.stream_output, settings, start.tp, begin, expected, uploader, cut)
+        if not resumed:
+            stream.expire(start.planned_offset)  # the records the plan found deleted below the log start, if any
+        streams[start.tp] = stream
     return streams
 
 
@@ -256,7 +265,7 @@ def _is_record(message: Message) -> bool:
     error = message.error()
     if error is None:
         return True
-    if error.code() == KafkaError._PARTITION_EOF:
+    if error.code() == KafkaError._PARTITION_EOF or expired.is_reset(message):  # expired.skip_expired's
         return False
     if error.fatal() or error.code() in REFUSED:
         raise SourceError(fetch_failure(message.topic(), message.partition(), error))

@@ -132,6 +132,7 @@ def plan(config: SinkConfig, store: OffsetStore) -> tuple[list[PartitionRange], 
                 topic=planned.topic,
                 partition=planned.partition,
                 committed=planned.expected_committed,
+                expected=planned.expected_committed,  # as a continuous run's task names the offset it expected
                 log_start=planned.start_offset,
                 records=planned.expired,
             )

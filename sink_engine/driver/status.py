@@ -1,4 +1,5 @@
-"""Per topic-partition status: committed offset, end offset, lag, last commit time and last file."""
+"""Per topic-partition status: committed offset, end offset, lag, last commit time, last file, and the counts of
+dead letters and of skipped offsets (`skipped.expired`: deleted from Kafka before they were read)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class PartitionStatus:
     committed_at_ms: int | None
     last_file: str | None
     dead_letters: dict  # error class -> records sent to the dead-letter queue, over all runs
+    skipped: dict  # reason -> offsets committed past in no object or row and no dead letter, over all runs
 
 
 def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionStatus]:
@@ -41,6 +43,7 @@ def partition_status(config: SinkConfig, store: OffsetStore) -> list[PartitionSt
                 entry.committed_at_ms if entry and _settled_any(entry) else None,
                 entry.last_file if entry else None,
                 entry.dead_letters if entry else {},
+                entry.skipped if entry else {},
             )
         )
     return rows

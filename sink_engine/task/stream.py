@@ -37,8 +37,9 @@ class PartitionStream:
     """Contract: `feed` takes the partition's records in offset order from `start`; `cut(offset)` closes every open
     file before `offset`; `pending()` is the commit that settles what closed since the last one (None while the
     commit point has not moved) and `settled(pending)` says it was committed. `recorded_cut`: the offset at which
-    an earlier attempt of this task cut after `start` (a recorded plan): `feed` cuts there again. `output_for` builds
-    the output the records go into (its target's `ContinuousTarget.stream_output`)."""
+    an earlier attempt of this task cut after `start` (a recorded plan): `feed` cuts there again. `expire(log_start)`
+    skips what Kafka deleted unread. `output_for` builds the output the records go into (its target's
+    `ContinuousTarget.stream_output`)."""
 
     def __init__(
         self,
@@ -62,6 +63,7 @@ class PartitionStream:
         self.records_read = self.records_written = self.files_written = 0
         self._dropped: list[int] = []
         self._unsettled: list[tuple[int, int]] = []  # (last offset, first record's time) of each chunk not settled
+        self._expired: list[tuple[int, int]] = []  # [first, end) offsets Kafka deleted before they were read
 
     @property
     def has_open_files(self) -> bool:
@@ -91,6 +93,16 @@ class PartitionStream:
         if self.recorded_cut is not None and self.processed >= self.recorded_cut:
             self.cut(self.recorded_cut)
 
+    def expire(self, log_start: int) -> int:
+        """Kafka deleted the records from `processed` up to `log_start` before they were read (retention,
+        DeleteRecords): they are settled unread, counted as `skipped.expired` by the commit that passes them, and
+        reading goes on at `log_start`. Returns how many (0 when `log_start` is not past `processed`)."""
+        if log_start <= self.processed:
+            return 0
+        self._expired.append((self.processed, log_start))
+        gap, self.processed = log_start - self.processed, log_start
+        return gap
+
     @property
     def cuts_committed(self) -> bool:
         """Whether the commit point has passed the last cut (a new cut may be recorded: the plan holds one)."""
@@ -111,8 +123,11 @@ class PartitionStream:
         files = tuple(f for f in self.output.writer.closed if f.start_offset < point)
         letters, scan_from = self._router.flush(point)
         dropped = sum(1 for offset in self._dropped if offset < point)
-        ignored = point - self.committed - sum(f.record_count for f in files) - sum(letters.values()) - dropped
-        skipped = {reason: n for reason, n in (("transforms", dropped), ("ignored", ignored)) if n}
+        expired = sum(min(end, point) - first for first, end in self._expired if first < point)
+        written = sum(f.record_count for f in files) + sum(letters.values())
+        ignored = point - self.committed - written - dropped - expired
+        reasons = (("transforms", dropped), ("ignored", ignored), ("expired", expired))
+        skipped = {reason: n for reason, n in reasons if n}
         commit = OffsetCommit(
             self.tp,
             self.expected,
@@ -131,6 +146,7 @@ class PartitionStream:
         self.output.let_go(point)
         self._dropped = [offset for offset in self._dropped if offset >= point]
         self._unsettled = [entry for entry in self._unsettled if entry[0] >= point]
+        self._expired = [(max(first, point), end) for first, end in self._expired if end > point]
         self.committed = self.expected = point
         self.records_written += sum(f.record_count for f in pending.files)
         self.files_written += len(pending.files)

@@ -4,17 +4,24 @@ partition added between runs, and a compacted topic (offset gaps, tombstones).""
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 
 import orjson
+import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTP
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from devtools.producer import produce
+from sink_engine import cli, events
 from sink_engine.driver.job import run_job
+from sink_engine.target.iceberg_tables.snapshots import newest_of_connector, snapshot_offsets
 from tests.conftest import BUCKET
+from tests.faults.landed_once import write_config
 from tests.functional.test_verify import verify
+from tests.iceberg.tables import create_namespace, rows, table_of
 from tests.runs import committed, committed_offsets
 from tests.s3_reader import landed_records, list_keys, read_json_lines
 
@@ -23,25 +30,60 @@ def numbered(numbers: range) -> list[bytes]:
     return [orjson.dumps({"n": n}) for n in numbers]
 
 
+def iceberg_table(tmp_path, unique: str) -> dict:
+    """The keys of an IcebergFormat connector writing `lake_<unique>.events` (a SQL catalog in a SQLite file)."""
+    return {
+        "format.class": "IcebergFormat",
+        "iceberg.tables": f"lake_{unique}.events",
+        "iceberg.catalog.type": "sql",
+        "iceberg.catalog.uri": f"sqlite:///{tmp_path / 'catalog.db'}",
+        "iceberg.catalog.warehouse": f"s3://{BUCKET}/warehouse-{unique}",
+        "iceberg.tables.auto-create-enabled": "true",
+    }
+
+
+def landed_numbers(s3, config, target: str) -> list[int]:
+    """The `n` of every record that landed (objects, or the table's rows), sorted (duplicates show)."""
+    if target == "iceberg_tables":
+        return sorted(row["n"] for row in rows(config))
+    return sorted(r["n"] for r in landed_records(s3, config["topics"][0]))
+
+
+@pytest.mark.parametrize("target", ["s3_objects", "iceberg_tables"])
 def test_records_deleted_below_the_committed_offset_are_counted_as_expired(
-    stack, new_topic, spark, s3, dynamodb, connector, tmp_path, capsys
+    target, stack, new_topic, spark, s3, dynamodb, connector, tmp_path, unique, capsys, caplog
 ):
     # given a partition whose first 10 records landed and were committed, and 20 more
-    config = connector(**{"flush.size": 5})
+    config = connector(**{"flush.size": 5, **(iceberg_table(tmp_path, unique) if target == "iceberg_tables" else {})})
     topic = new_topic(config, 1, values=numbered(range(10)))
+    if target == "iceberg_tables":
+        create_namespace(config)
     run_job(config, spark, dynamodb)
     produce(stack.bootstrap_servers, topic, numbered(range(10, 30)), 1)
     # when the partition's start moves to offset 20 (as retention deletes whole segments) before the next run
     admin = AdminClient({"bootstrap.servers": stack.bootstrap_servers})
     futures = admin.delete_records([KafkaTP(topic, 0, 20)])
     [future.result(30) for future in futures.values()]
-    run_job(config, spark, dynamodb)
-    # then the run starts at the log start: records 20.. land, 10..19 are gone from Kafka and counted as expired
-    assert sorted(r["n"] for r in landed_records(s3, topic)) == [*range(10), *range(20, 30)]
+    with caplog.at_level(logging.WARNING, logger="sink_engine"):
+        run_job(config, spark, dynamodb)
+    # then the run starts at the log start: records 20.. land, 10..19 are gone from Kafka, logged and counted as expired
+    assert landed_numbers(s3, config, target) == [*range(10), *range(20, 30)]
+    expired = [json.loads(r.getMessage()) for r in caplog.records if events.RECORDS_EXPIRED in r.getMessage()]
+    assert [(e["topic"], e["partition"], e["expected"], e["log_start"], e["records"]) for e in expired] == [
+        (topic, 0, 10, 20, 10)
+    ]
     offsets = committed(dynamodb, config)[0]
     assert offsets.next_offset == 30 and offsets.skipped == {"expired": 10}
-    # and sink-engine verify accounts for every committed offset
-    assert verify(config, tmp_path, capsys)[0] == 0
+    # and status shows the count; S3 objects: sink-engine verify accounts for every committed offset; a table: its
+    # snapshot records the count with the offsets (what a run moves DynamoDB forward to after a crash)
+    capsys.readouterr()
+    assert cli.main(["status", "--config", str(write_config(config, tmp_path / "connector.json"))]) == 0
+    assert "skipped: expired=10" in capsys.readouterr().out
+    if target == "s3_objects":
+        assert verify(config, tmp_path, capsys)[0] == 0
+    else:
+        entries = snapshot_offsets(newest_of_connector(table_of(config), config.name))
+        assert [(e["start"], e["next"], e["skipped"]) for e in entries] == [(10, 30, {"expired": 10})]
 
 
 def test_a_partition_added_between_runs_is_read_from_its_start(stack, new_topic, spark, s3, dynamodb, connector):

@@ -102,7 +102,16 @@ class TableCommits:
                 f"{tp}: DynamoDB holds next offset {current}, neither the start ({entry['start']}) nor "
                 f"past the end ({entry['next']}) of snapshot {snapshot.snapshot_id} of table {identifier}"
             )
-        store.commit(token, tp, entry["start"], entry["next"], None, entry["dead_letters"], entry["dlq_scan_from"])
+        store.commit(
+            token,
+            tp,
+            entry["start"],
+            entry["next"],
+            None,
+            entry["dead_letters"],
+            entry["dlq_scan_from"],
+            entry.get("skipped"),  # absent from snapshots committed before it was recorded
+        )
         events.emit(
             events.OFFSETS_RECOVERED,
             connector=token.connector,
@@ -152,8 +161,8 @@ class TableCommits:
         lease_ms: int,
     ) -> dict[str, int]:
         """Append each table's data files (`files`, with an upsert table's changed keys) in one snapshot whose summary
-        records its `entries` (topic, partition, start, next, dead_letters, dlq_scan_from); a table without files
-        gets none. Returns table -> snapshot id."""
+        records its `entries` (topic, partition, start, next, dead_letters, dlq_scan_from, skipped); a table without
+        files gets none. Returns table -> snapshot id."""
         return {
             identifier: self._commit_table(
                 identifier, files[identifier], entries.get(identifier, []), leases, token, lease_ms
@@ -240,6 +249,7 @@ def _entry(result: TaskResult) -> dict:
         "next": result.next_offset,
         "dead_letters": result.dead_letters,
         "dlq_scan_from": result.dlq_scan_from,
+        "skipped": result.skipped,
     }
 
 

@@ -38,7 +38,8 @@ def summary_of(snapshot: Snapshot) -> Summary:
 
 def snapshot_offsets(snapshot: Snapshot) -> list[dict]:
     """The topic-partitions a snapshot committed: topic, partition, start (None: first commit), next, dead_letters
-    (error class -> count) and dlq_scan_from, as the offsets commit after it would have written them."""
+    (error class -> count), dlq_scan_from and skipped (reason -> count; absent from older snapshots), as the offsets
+    commit after it would have written them."""
     offsets = summary_of(snapshot)[OFFSETS]
     assert offsets is not None  # every commit of the connector writes them
     return json.loads(offsets)

@@ -157,4 +157,5 @@ def _entry(stage: Stage) -> dict:
         "next": commit.next_offset,
         "dead_letters": commit.dead_letters or {},
         "dlq_scan_from": commit.dlq_scan_from,
+        "skipped": commit.skipped or {},
     }

@@ -87,6 +87,8 @@ class TableOutput(StreamOutput):
             )
         else:
             result.target_result = _files_of(writer)
+        if result.range.expired:  # deleted from Kafka before they were read: counted as S3 objects count them
+            result.skipped = {"expired": result.range.expired}
 
     # a continuous run's (target/iceberg_tables/stream_commit.py): data files close at
     # `iceberg.control.commit.interval-ms` cuts
