@@ -83,8 +83,10 @@ a connector's name, so that two restores into one topic meet whatever connectors
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from sink_engine.aws_types import DynamoDBClient
+if TYPE_CHECKING:  # this module is deployed alone with the trigger Lambda (infra/packaging.py): no runtime import
+    from sink_engine.aws_types import DynamoDBClient
 
 PK, SK = "pk", "sk"  # the table's partition and sort key attributes, both strings
 LEASE_SK = "LEASE"
