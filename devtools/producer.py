@@ -15,12 +15,18 @@ from sink_engine.source.metadata import await_leaders
 
 EVENT_TYPES = ("click", "view", "purchase")
 REGIONS = ("us-east", "us-west", "eu-central")
+KEEP_RECORDS = {"retention.ms": "-1"}
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int, settings: dict | None = None, replicas: int = 1) -> None:
-    """`replicas` per partition (one by default); `settings`: the topic's configs (`retention.ms`, ...)."""
+    """`replicas` per partition (one by default); `settings`: the topic's configs (`retention.ms`, ...).
+
+    The topic keeps its records unless `settings` state a retention: the tests stamp records with fixed times of
+    2023-2024, which Kafka's default time retention (7 days, MSK's too) would delete at the broker's next retention
+    check (every 5 minutes), in the middle of whichever test was running then."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, replicas, config=settings or {})]).values():
+    config = {**KEEP_RECORDS, **(settings or {})}
+    for future in admin.create_topics([NewTopic(topic, partitions, replicas, config=config)]).values():
         future.result(timeout=30)
     await_leaders(admin, topic, 30)
 
