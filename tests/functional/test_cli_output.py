@@ -16,10 +16,11 @@ from tests.conftest import BUCKET, TABLE
 SPARK_NOISE = ("NativeCodeLoader", "setLogLevel", "[Stage", "WARN")
 
 
-def _connector(stack, unique: str, tmp_path, name: str):
+def _connector(stack, unique: str, tmp_path, name: str, partitions: int = 2, events: int = 400):
+    """A JSON connector's config file (flush.size 100) over a new topic of `events` sample events."""
     topic = f"{name}-{unique}"
-    create_topic(stack.bootstrap_servers, topic, 2)
-    produce_events(stack.bootstrap_servers, topic, 400, 2)
+    create_topic(stack.bootstrap_servers, topic, partitions)
+    produce_events(stack.bootstrap_servers, topic, events, partitions)
     config = tmp_path / f"{name}.json"
     config.write_text(
         json.dumps(
@@ -98,28 +99,7 @@ def test_a_run_on_a_terminal_shows_its_progress_per_partition(stack, unique, tmp
 def test_status_shows_no_commit_time_until_a_run_commits_records(stack, unique, tmp_path):
     # given a connector whose topic holds fewer records than flush.size, after a run (it closed no file, and only
     # pinned where the partitions start)
-    topic = f"pinned-{unique}"
-    create_topic(stack.bootstrap_servers, topic, 1)
-    produce_events(stack.bootstrap_servers, topic, 40, 1)
-    config = tmp_path / "pinned.json"
-    config.write_text(
-        json.dumps(
-            {
-                "name": f"pinned-{unique}",
-                "config": {
-                    "topics": topic,
-                    "bootstrap.servers": stack.bootstrap_servers,
-                    "s3.bucket.name": BUCKET,
-                    "s3.region": "us-east-1",
-                    "flush.size": 100,
-                    "format.class": "JsonFormat",
-                    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                    "value.converter.schemas.enable": "false",
-                    "offset.storage.dynamodb.table": TABLE,
-                },
-            }
-        )
-    )
+    topic, config = _connector(stack, unique, tmp_path, "pinned", partitions=1, events=40)
     cli = [sys.executable, "-m", "sink_engine"]
     env = {**os.environ, **stack.env}
     run = subprocess.run([*cli, "run", "--config", str(config)], capture_output=True, text=True, timeout=300, env=env)
