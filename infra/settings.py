@@ -130,6 +130,9 @@ class EmrSettings:
     concurrent_runs: int | None = None
     # `emr.interpreter`: one of INTERPRETERS
     interpreter_source: str = "image"
+    # the account's "Max concurrent vCPUs per account" (EMR Serverless, default 16): the environment's worst case
+    # must fit in it (infra/quotas.py)
+    account_vcpu_quota: int = 16
 
     @property
     def interpreter(self) -> str:
@@ -573,6 +576,11 @@ def _emr(r: _Reader) -> EmrSettings:
         ),
         concurrent_runs=r.integer("emr.concurrent_runs", 1, 1000) if r.present("emr.concurrent_runs") else None,
         interpreter_source=r.choice("emr.interpreter", INTERPRETERS) if r.present("emr.interpreter") else "image",
+        account_vcpu_quota=(
+            r.integer("emr.account_vcpu_quota", 1)
+            if r.present("emr.account_vcpu_quota")
+            else EmrSettings.account_vcpu_quota
+        ),
     )
 
 

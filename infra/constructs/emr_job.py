@@ -22,6 +22,7 @@ from infra.errors import PackagingError
 from infra.job_policy import JobPhysicalNames
 from infra.job_timeout import check_job_timeout
 from infra.packaging import ROOT, Target, job_archive_path
+from infra.quotas import check_start_rate, check_vcpu_quota
 from infra.settings import EmrSettings, Settings
 from infra.stacks.connectors import ConnectorStacks
 from sink_engine.config.worker import CLUSTER_ENV
@@ -86,6 +87,8 @@ class SinkJob(Construct):
         self.log_group_name = self.log_group.log_group_name
         self.image = self._image(emr_settings) if emr_settings.interpreter_source == "image" else None
         self.concurrency = check_concurrency(settings, connectors)
+        check_vcpu_quota(settings, self.concurrency)  # the account's vCPUs hold the worst case
+        check_start_rate(settings, connectors)  # one tick's StartJobRun calls fit EMR's burst
         check_job_timeout(settings, connectors)  # EMR's timeout must not cancel a run before it commits
         self.application = emr.CfnApplication(
             self,

@@ -39,6 +39,9 @@ def thirty(tmp_path_factory):
         name = f"{document['name']}-{i:02d}"
         document["name"] = name
         document["config"]["errors.deadletterqueue.s3.prefix"] = f"{settings.retention.dlq_prefix}{name}"
+        # thirty scheduled rotations on one boundary would start thirty runs on one tick, past StartJobRun's burst
+        # of 25 (infra/quotas.py): these files close on flush.size
+        document["config"]["rotate.schedule.interval.ms"] = "-1"
         path = folder / f"{name}.json"
         path.write_text(json.dumps(document))
         specs.append(_load(path, settings))

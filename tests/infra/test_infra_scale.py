@@ -69,6 +69,9 @@ def large(tmp_path_factory):
                 "format.class": PARQUET,
                 "value.converter": STRINGS,
                 "errors.deadletterqueue.s3.prefix": f"{settings.retention.dlq_prefix}{name}",
+                # 500 scheduled rotations on one boundary would start 500 runs on one tick, past StartJobRun's
+                # burst of 25 (infra/quotas.py): these files close on flush.size
+                "rotate.schedule.interval.ms": "-1",
             }
         )
         path = folder / f"{name}.json"
