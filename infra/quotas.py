@@ -8,9 +8,12 @@
   may be under way at once, at their largest, as infra/capacity.py `check_concurrency` sums them for the maximum
   capacity (the continuous jobs at their size plus the MaxConcurrentRuns largest others, with the trigger's own
   sizing: lambdas/trigger/sizing.py). Past the quota EMR would not start the workers, and runs would fail or wait.
-- StartJobRun: 1 transaction per second, a burst of 25 (an API limit, not in Service Quotas). The trigger does not
-  spread starts: a tick starts one run per due connector, back to back in one invocation (lambdas/trigger/service.py
-  `on_tick`), so one tick's starts must fit in the burst. Falling due on one tick, at worst: every bounded connector
+- StartJobRun: 1 transaction per second, a burst of 25 (an API limit, not in Service Quotas). The trigger starts the
+  connectors due at one tick together, in job runs of up to `trigger.connectors_per_run` connectors of one job role
+  (lambdas/trigger/batches.py), and starts at most 25 such runs an invocation: the runs past them wait for the
+  next tick, `trigger.idle_flush_minutes` later, and so on, 25 runs a tick. A job run has one execution role, and
+  each deployed connector runs as its own (infra/constructs/job_role.py): deployed connectors do not share job runs
+  yet, and each counts as one run. Falling due on one tick, at worst: every bounded connector
   with a scheduled rotation (`rotate.schedule.interval.ms`: its boundaries are multiples of the interval past local
   midnight, so connectors with one interval share every boundary, and 600,000 ms, the shipped one, meets the other
   divisors of the hour), every continuous connector (a tick starts each continuous job that is not running, as after

@@ -18,6 +18,7 @@ from fastavro.schema import SchemaParseException
 
 from infra import zones
 from infra.errors import SettingsError
+from lambdas.trigger.batches import CONNECTORS_PER_RUN, MAX_CONNECTORS_PER_RUN
 from sink_engine.config.credentials import clear_text_credential
 from sink_engine.errors import ConfigError
 from sink_engine.secrets import references
@@ -151,6 +152,9 @@ class TriggerSettings:
     batch_size: int
     max_batching_window_seconds: int
     run_claim_minutes: int
+    # `trigger.connectors_per_run`: the connectors of one job role one triggered job run serves at most
+    # (lambdas/trigger/batches.py)
+    connectors_per_run: int = CONNECTORS_PER_RUN
 
 
 @dataclass(frozen=True)
@@ -344,6 +348,11 @@ def parse_settings(env: str, doc: Any, source: str) -> Settings:
             batch_size=r.integer("trigger.batch_size", 1, 10_000),
             max_batching_window_seconds=r.integer("trigger.max_batching_window_seconds", 0, 300),
             run_claim_minutes=r.integer("trigger.run_claim_minutes", 1, 120),
+            connectors_per_run=(
+                r.integer("trigger.connectors_per_run", 1, MAX_CONNECTORS_PER_RUN)
+                if r.present("trigger.connectors_per_run")
+                else CONNECTORS_PER_RUN
+            ),
         ),
         retention=RetentionSettings(
             glacier_after_days=glacier,

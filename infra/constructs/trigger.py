@@ -92,6 +92,8 @@ class Trigger(Construct):
             "RUN_CLAIM_MS": str(tuning.run_claim_minutes * 60_000),
             "BACKOFF_BASE_MS": str(tuning.backoff_base_seconds * 1000),
             "BACKOFF_CAP_MS": str(tuning.backoff_cap_seconds * 1000),
+            # the connectors one job run serves at most (lambdas/trigger/batches.py)
+            "CONNECTORS_PER_RUN": str(tuning.connectors_per_run),
         }
         self.function = PythonLambda(
             self,

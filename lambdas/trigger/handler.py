@@ -17,7 +17,8 @@ Environment: TABLE_NAME, CONNECTORS_URI (the connector index the admin publishes
 after `INDEX_TTL_MS`: see lambdas/shared/connector_index.py), APPLICATION_ID, JOB_ROLE_ARN (the role of entries
 without their own role_arn), ENTRY_POINT, SPARK_PARAMETERS, JOB_TIMEOUT_MINUTES, MAX_CPU, MAX_MEMORY, MAX_DISK (the
 application's maximum capacity, "16 vCPU", "64 GB", "200 GB": no run's workers exceed it), MAX_EXECUTORS_PER_RUN
-(optional: the executors a data run may have), RUN_CLAIM_MS,
+(optional: the executors a data run may have), CONNECTORS_PER_RUN (optional: the connectors one job run serves at
+most, default batches.CONNECTORS_PER_RUN), RUN_CLAIM_MS,
 BACKOFF_BASE_MS, BACKOFF_CAP_MS, and Powertools' variables.
 """
 
@@ -35,6 +36,7 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from lambdas.shared.connector_index import ConnectorIndex
 from lambdas.trigger import esm_health
+from lambdas.trigger.batches import CONNECTORS_PER_RUN, BatchStarter
 from lambdas.trigger.connectors import connectors_from_entries
 from lambdas.trigger.continuous import Cancelled, ContinuousRuns
 from lambdas.trigger.errors import UnknownRequestError
@@ -75,14 +77,16 @@ def build_service(env: Mapping[str, str], clock: Callable[[], int]) -> TriggerSe
     )
     backoff = Backoff(int(env["BACKOFF_BASE_MS"]), int(env["BACKOFF_CAP_MS"]))
     claim_ms = int(env["RUN_CLAIM_MS"])
-    starter = RunStarter(state, boto3.client("emr-serverless"), job, claim_ms, backoff)
+    emr = boto3.client("emr-serverless")
+    starter = RunStarter(state, emr, job, claim_ms, backoff)
+    batches = BatchStarter(state, emr, job, int(env.get("CONNECTORS_PER_RUN") or CONNECTORS_PER_RUN))
     default_role = env.get("JOB_ROLE_ARN")
     index = ConnectorIndex(
         env["CONNECTORS_URI"], boto3.client("s3"), lambda entries: connectors_from_entries(entries, default_role), clock
     )
     restores = RestoreRuns(dynamodb, env["TABLE_NAME"])
     continuous = ContinuousRuns(state, starter, job)
-    return TriggerService(index.get, state, starter, clock, restores, continuous)
+    return TriggerService(index.get, state, starter, clock, restores, continuous, batches)
 
 
 @lru_cache(maxsize=1)

@@ -6,10 +6,13 @@ PENDING, SCHEDULED, SUBMITTED, RUNNING, CANCELLING: skip, whatever the claim's e
 `run-queued`: the application's MaxConcurrentRuns is taken, infra/capacity.py), or how it ended. It
 succeeded if EMR says SUCCESS, the lease epoch moved past the claim's (the run took the lease) and some offset
 of the connector was committed since the claim; SUCCESS with a commit-less lease is `idle`; FAILED, CANCELLED,
-a vanished run, or a claim that expired with no run are `failed`. After n consecutive failed or idle runs, the
-next one waits min(base * 2^(n-1), cap) from when the trigger saw the last one end; a success resets n. A claim
-without a run id that has not expired is resumed with the same client token: StartJobRun with the token of
-(connector, attempt) returns the run already started instead of a second one.
+a vanished run, or a claim that expired with no run are `failed` (a run serving several connectors ends FAILED when
+one of them failed: a connector of it that took the lease and committed since its claim succeeded). After n
+consecutive failed or idle runs, the next one waits min(base * 2^(n-1), cap) from when the trigger saw the last one
+end; a success resets n. A claim without a run id that has not expired is resumed with the same client token:
+StartJobRun with the token of (connector, attempt), or of a batched run's connectors and attempts, returns the run
+already started instead of a second one. `prepare` claims; lambdas/trigger/batches.py puts the claimed connectors
+in job runs and starts them.
 
 Table upkeep (`start_maintenance`, IcebergFormat) takes neither lease nor claim: `sink-engine iceberg maintain`
 commits safely while the connector's runs commit (docs/iceberg.md, Upkeep), and a second one at once only
@@ -20,16 +23,17 @@ probes) takes neither either; its token derives from (connector, the request's t
 where an earlier attempt stopped); its token derives from (connector, the request, the request's time), and a
 rerun's from that and its attempt (restore_runs.py: the tick starts a restore again that ended with progress).
 
-Each run's workers are sized (sizing.py): a data run's to the offsets pending when it is claimed (the claim keeps
-the sizes, so a resumed StartJobRun sends the same request), table upkeep's, the doctor's and a restore's (its
-driver reads the objects and produces, with no executor work) to a small fixed plan; their `--conf`s follow the
-infrastructure's spark parameters.
+Each run's workers are sized (sizing.py): a data run's to the offsets pending when its connectors are put in it
+(their claims keep the sizes, so a resumed StartJobRun sends the same request), table upkeep's, the doctor's and a
+restore's (its driver reads the objects and produces, with no executor work) to a small fixed plan; their `--conf`s
+follow the infrastructure's spark parameters.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
@@ -37,7 +41,7 @@ from botocore.exceptions import ClientError
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.pending import Pending
 from lambdas.trigger.restore import RestoreRequest
-from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run
+from lambdas.trigger.sizing import UPKEEP, Capacity, plan_run, run_shape
 from lambdas.trigger.state import FAILED, IDLE, RESTARTED, SUCCEEDED, RunClaim, TriggerState
 
 if TYPE_CHECKING:
@@ -69,11 +73,17 @@ class JobSpec:
     ) -> dict:
         """The StartJobRun request of a run of the job's entry point with `arguments`, as `connector`'s role, on
         the workers `sizes` names (a Plan's `spark_parameters()`; empty: EMR's default sizes)."""
+        return self.request(connector.role_arn, arguments, token, name, {"connector": connector.name, **tags}, sizes)
+
+    def request(
+        self, role_arn: str, arguments: list[str], token: str, name: str, tags: dict[str, str], sizes: str = ""
+    ) -> dict:
+        """The StartJobRun request of a run of the job's entry point with `arguments`, as the role `role_arn`."""
         parameters = f"{self.spark_parameters} {sizes}" if sizes else self.spark_parameters
         return {
             "applicationId": self.application_id,
             "clientToken": token,
-            "executionRoleArn": connector.role_arn,
+            "executionRoleArn": role_arn,
             "name": name,
             "executionTimeoutMinutes": self.timeout_minutes,
             "jobDriver": {
@@ -83,7 +93,7 @@ class JobSpec:
                     "sparkSubmitParameters": parameters,
                 }
             },
-            "tags": {"connector": connector.name, **tags},
+            "tags": tags,
         }
 
     def streaming_request(self, connector: Connector, token: str, name: str, tags: dict[str, str], sizes: str) -> dict:
@@ -107,11 +117,25 @@ class JobSpec:
             "executionTimeoutMinutes": 0,
         }
 
-    def sizes(self, connector: Connector, pending: Pending | None) -> str:
-        """The `--conf`s of the workers of a run of `connector` that finds `pending` (None: nothing known)."""
-        return plan_run(
-            connector.shape, pending.behind if pending else (), self.capacity, connector.tables, self.max_executors
-        ).spark_parameters()
+    def sizes(self, members: Sequence[tuple[Connector, Pending | None]]) -> str:
+        """The `--conf`s of the workers of a run of `members`' connectors, each finding its `pending` (None: nothing
+        known): one, or every connector of a batched run (sizing.run_shape)."""
+        shape = run_shape(c.shape for c, _ in members)
+        behind = [b for _, pending in members if pending for b in pending.behind]
+        tables = any(c.tables for c, _ in members)
+        return plan_run(shape, behind, self.capacity, tables, self.max_executors).spark_parameters()
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A connector whose run is claimed and may start: its claim (attempt; once put in a job run, that run's token
+    and configs), `started` or `resumed`, why, and what the run will find (`pending`, which sizes its workers)."""
+
+    connector: Connector
+    claim: RunClaim
+    action: str
+    reason: str
+    pending: Pending | None
 
 
 @dataclass(frozen=True)
@@ -159,8 +183,14 @@ class RunStarter:
         self, state: TriggerState, emr: EMRServerlessClient, job: JobSpec, claim_ms: int, backoff: Backoff
     ) -> None:
         self._state, self._emr, self._job, self._claim_ms, self._backoff = state, emr, job, claim_ms, backoff
+        self._states: dict[str, str] = {}  # job run id -> its state, seen in this invocation (`begin`)
 
-    def start(
+    def begin(self) -> None:
+        """Forget the job runs' states seen so far: an invocation asks EMR again, once per run (a run serving many
+        connectors is asked about once, not once per connector)."""
+        self._states.clear()
+
+    def prepare(
         self,
         connector: Connector,
         reason: str,
@@ -168,11 +198,11 @@ class RunStarter:
         last_commit_ms: int,
         forced: bool = False,
         pending: Pending | None = None,
-    ) -> Outcome:
-        """Start a run unless one holds the lease or its claim's run is active, or (unless `forced`) the backoff
-        after failed runs has not elapsed. `last_commit_ms`: the newest committed_at_ms of the connector's
-        offsets; `pending`: what the run will find, which sizes its workers. Safe to call again with the same
-        arguments."""
+    ) -> Outcome | Ready:
+        """The connector's claimed run, ready to start (lambdas/trigger/batches.py starts it, alone or with others),
+        or why none starts: a run holds the lease or its claim's run is active, or (unless `forced`) the backoff
+        after failed runs has not elapsed. `last_commit_ms`: the newest committed_at_ms of the connector's offsets;
+        `pending`: what the run will find, which sizes its workers. Safe to call again with the same arguments."""
         name = connector.name
         lease = self._state.lease(name)
         if lease and lease.held(now_ms):
@@ -184,18 +214,15 @@ class RunStarter:
             if verdict in ("active", QUEUED):
                 return Outcome("skipped", "run-queued" if verdict == QUEUED else "run-active", claim.job_run_id)
             if verdict == "resume":
-                if claim.sizes is None:
-                    claim = replace(claim, sizes=self._job.sizes(connector, pending))
-                return self._submit(connector, claim, "resumed", reason)
+                return Ready(connector, claim, "resumed", reason, pending)
             claim = self._state.settle(name, claim, verdict, now_ms)
             if claim is None:
                 return Outcome("skipped", "claimed-concurrently")
-        fresh = self.claim_next(
-            name, claim, claim.failures if claim else 0, epoch, now_ms, forced, self._job.sizes(connector, pending)
-        )
+        # sized once the run is composed (batches.py): its workers serve every connector it runs
+        fresh = self.claim_next(name, claim, claim.failures if claim else 0, epoch, now_ms, forced, None)
         if isinstance(fresh, Outcome):
             return fresh
-        return self._submit(connector, fresh, "started", reason)
+        return Ready(connector, fresh, "started", reason, pending)
 
     def claim_next(
         self,
@@ -205,7 +232,7 @@ class RunStarter:
         epoch: int,
         now_ms: int,
         forced: bool,
-        sizes: str,
+        sizes: str | None,
         fingerprint: str | None = None,
     ) -> RunClaim | Outcome:
         """The claim of `name`'s next run (attempt after `claim`'s, put conditionally), or why there is none: the
@@ -242,7 +269,10 @@ class RunStarter:
             return QUEUED if state == QUEUED else "active"
         if claim.cancelled_at_ms is not None:
             return RESTARTED
-        if state != "SUCCESS" or not took_lease:
+        if not took_lease:
+            return FAILED
+        # a run of several connectors ends FAILED when one of them failed: one that committed since succeeded
+        if state != "SUCCESS" and not (len(claim.configs) > 1 and last_commit_ms >= claim.claimed_at_ms):
             return FAILED
         return SUCCEEDED if last_commit_ms >= claim.claimed_at_ms else IDLE
 
@@ -291,23 +321,6 @@ class RunStarter:
             )
         )
         return Outcome("started", "restore", answer["jobRunId"])
-
-    def _submit(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
-        try:
-            answer = self._emr.start_job_run(
-                **self._job.start_request(
-                    connector,
-                    ["run", "--config", connector.config_uri],
-                    client_token(connector.name, claim.attempt),
-                    f"{connector.name}-{claim.attempt}",
-                    {"attempt": str(claim.attempt)},
-                    claim.sizes or "",
-                )
-            )
-        except ClientError as e:  # the claim stays: the next call resumes it, or it expires as a failed run
-            return Outcome("skipped", f"start-failed: {e.response['Error']['Code']}")
-        self._state.record_job_run(connector.name, claim.attempt, answer["jobRunId"])
-        return Outcome(action, reason, answer["jobRunId"])
 
     def submit_streaming(self, connector: Connector, claim: RunClaim, action: str, reason: str) -> Outcome:
         """StartJobRun of `connector`'s continuous job for `claim` (attempt, sizes); as `_submit`, a refused start
@@ -367,7 +380,12 @@ class RunStarter:
         return [d for d in described if (d.get("tags") or {}).get("mode") == "continuous"]
 
     def job_state(self, job_run_id: str) -> str:
-        """EMR Serverless' state of the run (FAILED for a run that no longer exists)."""
+        """EMR Serverless' state of the run (FAILED for a run that no longer exists), asked once per `begin`."""
+        if job_run_id not in self._states:
+            self._states[job_run_id] = self._ask_state(job_run_id)
+        return self._states[job_run_id]
+
+    def _ask_state(self, job_run_id: str) -> str:
         try:
             run = self._emr.get_job_run(applicationId=self._job.application_id, jobRunId=job_run_id)
         except ClientError as e:

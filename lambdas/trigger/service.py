@@ -3,7 +3,8 @@
 A batch records what it adds (per topic-partition markers) for each connector reading its topics, then decides
 for those connectors; the tick decides for every connector from what is stored, without reading Kafka: it
 knows the offsets the event source delivered (markers), the engine's commits and the clock, so it can start the
-runs that a scheduled or wall-clock rotation makes due, and the first run of a topic that never had one.
+runs that a scheduled or wall-clock rotation makes due, and the first run of a topic that never had one. The runs
+due in one invocation start together, several connectors a job run (lambdas/trigger/batches.py).
 
 A continuous connector (its index entry's `continuous`) gets no bounded runs: on any batch of its topics, the tick or a
 forced run, its continuous job is kept running (lambdas/trigger/continuous.py), whatever would close; the tick also
@@ -13,10 +14,11 @@ cancels the STREAMING runs no continuous connector owns any more (`sweep_streami
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import chain
 
+from lambdas.trigger.batches import BatchStarter
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.continuous import Cancelled, ContinuousRuns
 from lambdas.trigger.errors import UnknownRequestError
@@ -24,7 +26,7 @@ from lambdas.trigger.pending import Pending, Seen, backlog, merge, summarize
 from lambdas.trigger.restore import RestoreRequest
 from lambdas.trigger.restore_runs import RestoreRun, RestoreRuns, Settled, settle
 from lambdas.trigger.rules import closing, worth_saving
-from lambdas.trigger.runs import Outcome, RunStarter
+from lambdas.trigger.runs import Outcome, Ready, RunStarter
 from lambdas.trigger.state import TriggerState
 
 
@@ -35,6 +37,15 @@ class Decision:
     pending: Pending
     outcome: Outcome
     where: str | None = None  # the topic or topic-partition whose file would close
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """A connector's decision, and its claimed run when one is to start (the decision's outcome then replaced by
+    the run's once the job runs started)."""
+
+    decision: Decision
+    ready: Ready | None = None
 
 
 class TriggerService:
@@ -49,9 +60,10 @@ class TriggerService:
         clock: Callable[[], int],
         restores: RestoreRuns,
         continuous: ContinuousRuns,
+        batches: BatchStarter,
     ):
         self._deployed, self._state, self._starter, self._clock = connectors, state, starter, clock
-        self._restores, self._continuous = restores, continuous
+        self._restores, self._continuous, self._batches = restores, continuous, batches
 
     @property
     def _connectors(self) -> dict[str, Connector]:
@@ -67,15 +79,16 @@ class TriggerService:
         connector that reads one of its topics."""
         topics = {records[0]["topic"] for records in records_by_partition.values() if records}
         touched = [c for c in self._connectors.values() if topics.intersection(c.topics)]
-        return [self._decide(c, chain.from_iterable(records_by_partition.values())) for c in touched]
+        return self._decide_all([(c, chain.from_iterable(records_by_partition.values())) for c in touched])
 
     def on_tick(self) -> list[Decision]:
         """The idle flush: decide for every connector from what is stored."""
-        return [self._decide(c, None) for c in self._connectors.values()]
+        return self._decide_all([(c, None) for c in self._connectors.values()])
 
     def force(self, name: str | None) -> Decision:
         """Start a run of `name` now unless one is active, whatever the rules and the backoff say."""
-        return self._decide(self._deployed_one(name), None, forced=True)
+        (decision,) = self._decide_all([(self._deployed_one(name), None)], forced=True)
+        return decision
 
     def maintain(self, name: str | None, scheduled_at: str | None) -> Outcome:
         """Start the table upkeep of `name` (IcebergFormat) for the tick at `scheduled_at` (None: now);
@@ -136,7 +149,15 @@ class TriggerService:
             raise UnknownRequestError(f"connector {name!r} is not deployed ({', '.join(sorted(connectors))})")
         return connectors[name]
 
-    def _decide(self, connector: Connector, records: Iterable | None, forced: bool = False) -> Decision:
+    def _decide_all(self, due: list[tuple[Connector, Iterable | None]], forced: bool = False) -> list[Decision]:
+        """Each connector's decision; the runs of those due start together, several connectors a job run
+        (lambdas/trigger/batches.py)."""
+        self._starter.begin()
+        judged = [self._decide(connector, records, forced) for connector, records in due]
+        started = self._batches.start([j.ready for j in judged if j.ready is not None])
+        return [replace(j.decision, outcome=started[j.ready.connector.name]) if j.ready else j.decision for j in judged]
+
+    def _decide(self, connector: Connector, records: Iterable | None, forced: bool = False) -> _Judged:
         committed = self._state.committed(connector.name)
         markers = self._state.markers(connector.name)
         offsets = {tp: c.next_offset for tp, c in committed.items()}
@@ -159,10 +180,13 @@ class TriggerService:
         pending = backlog(seen, committed)
         last_commit = max((c.committed_at_ms for c in committed.values()), default=0)
         if connector.continuous is not None:
-            return Decision(connector.name, now, pending, self._continuous.keep(connector, now, last_commit, forced))
+            kept = self._continuous.keep(connector, now, last_commit, forced)
+            return _Judged(Decision(connector.name, now, pending, kept))
         found = ("forced", None) if forced else closing(connector.rotation, connector.topics, seen, committed, now)
         if found is None:
-            return Decision(connector.name, now, pending, Outcome("skipped", "nothing-closes"))
+            return _Judged(Decision(connector.name, now, pending, Outcome("skipped", "nothing-closes")))
         reason, where = found
-        outcome = self._starter.start(connector, reason, now, last_commit, forced, pending)
-        return Decision(connector.name, now, pending, outcome, where)
+        prepared = self._starter.prepare(connector, reason, now, last_commit, forced, pending)
+        if isinstance(prepared, Outcome):
+            return _Judged(Decision(connector.name, now, pending, prepared, where))
+        return _Judged(Decision(connector.name, now, pending, Outcome("skipped", "not-started"), where), prepared)

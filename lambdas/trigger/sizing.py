@@ -177,6 +177,18 @@ class RunShape:
         return RECORDS_PER_VCPU_S.get(self.format, SLOWEST)
 
 
+def run_shape(shapes: Iterable[RunShape]) -> RunShape:
+    """The shape of a run serving several connectors (lambdas/trigger/batches.py): the largest `tasks.max` of them,
+    the slowest format, the largest per-partition cap. Its plan is then never larger than its largest member's
+    `largest_run`, so infra/capacity.py's worst case (one run per connector) still bounds what runs at once."""
+    shapes = list(shapes)
+    return RunShape(
+        max(s.tasks_max for s in shapes),
+        min(shapes, key=lambda s: s.records_per_vcpu_s).format,
+        max(s.max_records_per_partition for s in shapes),
+    )
+
+
 def work(shape: RunShape, behind: Iterable[int]) -> tuple[int, int]:
     """(records a run reads, tasks it can have) for `behind`, the offsets pending in each topic-partition."""
     pending = [min(b, shape.max_records_per_partition) for b in behind if b > 0]

@@ -41,7 +41,10 @@ class RunClaim:
     when the trigger saw it; `sizes`, the `--conf`s of the run's workers (sizing.py), so that a resumed
     StartJobRun repeats the first one's request (None: a claim written before runs were sized). A continuous run's
     claim (lambdas/trigger/continuous.py) also keeps the `fingerprint` of what it runs (config, job, workers; None for
-    a bounded run's), and once the trigger cancelled its run, when and why (`cancelled_at_ms`, `cancel_reason`)."""
+    a bounded run's), and once the trigger cancelled its run, when and why (`cancelled_at_ms`, `cancel_reason`). A
+    bounded run's claim, once its connector is put in a job run (lambdas/trigger/batches.py), keeps that run's client
+    token (`batch`) and the configs it runs (`configs`, in order: one, or every connector of a batched run), written
+    before StartJobRun so that a resumed start repeats the request; None and () before."""
 
     attempt: int
     lease_epoch: int
@@ -55,6 +58,8 @@ class RunClaim:
     fingerprint: str | None = None
     cancelled_at_ms: int | None = None
     cancel_reason: str | None = None
+    batch: str | None = None
+    configs: tuple[str, ...] = ()
 
     @property
     def continuous(self) -> bool:
@@ -123,6 +128,8 @@ class TriggerState:
             item.get("fingerprint", {}).get("S"),
             _number(item, "cancelled_at_ms"),
             item.get("cancel_reason", {}).get("S"),
+            item.get("batch", {}).get("S"),
+            tuple(c["S"] for c in item.get("configs", {}).get("L", [])),
         )
 
     def put_claim(self, connector: str, claim: RunClaim, previous_attempt: int | None) -> bool:
@@ -159,6 +166,25 @@ class TriggerState:
                 ExpressionAttributeValues={":id": {"S": job_run_id}, ":attempt": {"N": str(attempt)}},
             )
         )
+
+    def record_batch(self, connector: str, claim: RunClaim, token: str, configs: tuple[str, ...], sizes: str) -> bool:
+        """Put the claim's connector in the job run of client token `token` running `configs` on the workers `sizes`,
+        before StartJobRun; False when the claim moved on meanwhile (another attempt, or its run's id recorded)."""
+        return self._conditional(
+            lambda: self._db.update_item(
+                TableName=self._table,
+                Key=layout.key(connector, layout.RUN_SK),
+                UpdateExpression="SET #batch = :token, #configs = :configs, #sizes = :sizes",
+                ConditionExpression="attempt = :attempt AND attribute_not_exists(job_run_id)",
+                ExpressionAttributeNames={"#batch": "batch", "#configs": "configs", "#sizes": "sizes"},
+                ExpressionAttributeValues={
+                    ":token": {"S": token},
+                    ":configs": {"L": [{"S": c} for c in configs]},
+                    ":sizes": {"S": sizes},
+                    ":attempt": {"N": str(claim.attempt)},
+                },
+            )
+        ) or self.claim(connector) == replace(claim, batch=token, configs=configs, sizes=sizes)
 
     def mark_cancelled(self, connector: str, claim: RunClaim, reason: str, now_ms: int) -> RunClaim:
         """Record that the trigger cancelled the claim's run (its outcome will be RESTARTED, not a failure); the claim

@@ -9,9 +9,10 @@ import pytest
 
 from devtools.faults.aws_proxy import Rule
 from devtools.producer import produce
+from lambdas.trigger.batches import BatchStarter
 from lambdas.trigger.connectors import Connector
 from lambdas.trigger.rules import Rotation
-from lambdas.trigger.runs import Backoff, JobSpec, RunStarter
+from lambdas.trigger.runs import Backoff, JobSpec, Outcome, RunStarter
 from lambdas.trigger.sizing import Capacity
 from lambdas.trigger.state import TriggerState
 from sink_engine.dlq.replay import replay
@@ -61,6 +62,12 @@ def test_a_trigger_claim_whose_answer_was_lost_starts_one_run(stack, aws_faults,
     )
     state = TriggerState(boto3.client("dynamodb"), TABLE)
     starter = RunStarter(state, emr, job, claim_ms=900_000, backoff=Backoff(60_000, 3_600_000))
+    batches = BatchStarter(state, emr, job)
+
+    def start(*args, **kwargs):  # the trigger's way: claim, then start the claimed run (a run of one connector)
+        ready = starter.prepare(*args, **kwargs)
+        return ready if isinstance(ready, Outcome) else batches.start([ready])[ready.connector.name]
+
     rotation = Rotation.from_entry(
         "c",
         {
@@ -81,8 +88,8 @@ def test_a_trigger_claim_whose_answer_was_lost_starts_one_run(stack, aws_faults,
     )
     # when the trigger starts a run, and is asked for another once that run ended (moto's runs end at once; as this
     # one took no lease it is settled as failed, so the second is forced past the backoff)
-    first = starter.start(connector, "flush-size", 1_000, 0)
-    second = starter.start(connector, "forced", 2_000, 0, forced=True)
+    first = start(connector, "flush-size", 1_000, 0)
+    second = start(connector, "forced", 2_000, 0, forced=True)
     # then the first claim counted as its own (one run started), and the settled claim let the next run start
     assert first.action == "started" and first.job_run_id, first
     assert second.action == "started", second

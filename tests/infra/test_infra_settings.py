@@ -84,6 +84,8 @@ def test_missing_setting_is_named(path):
         ("retention.deep_archive_after_days", 100),
         ("retention.log_retention_days", 42),
         ("trigger.batch_size", 0),
+        ("trigger.connectors_per_run", 0),
+        ("trigger.connectors_per_run", 512),  # entryPointArguments' 1,024 items hold `run` and 511 `--config URI`
         ("catalog.tables", {"unknown-topic": {"columns": {"a": "string"}}}),
         ("catalog.tables", {"orders": {"columns": {"a": "strng"}}}),
         ("catalog.tables", {"orders": {"schema": {"type": "array", "items": "long"}}}),
@@ -100,6 +102,14 @@ def test_malformed_setting_is_named(path, value):
     with pytest.raises(SettingsError) as failed:
         parse_settings("dev", _with(DEV, path, value), "dev.json")
     assert failed.value.setting.startswith(path)
+
+
+def test_connectors_per_run_is_read_and_defaults_to_25():
+    assert (
+        parse_settings("dev", _with(DEV, "trigger.connectors_per_run", 511), "dev.json").trigger.connectors_per_run
+        == 511
+    )
+    assert parse_settings("dev", DEV, "dev.json").trigger.connectors_per_run == 25
 
 
 def test_cluster_in_another_region_is_refused():

@@ -63,6 +63,8 @@ def test_trigger_backs_off_by_the_settings_and_has_no_record_thresholds(each_env
         str(tuning.backoff_cap_seconds * 1000),
     )
     assert not {"MIN_PENDING_RECORDS", "MAX_PENDING_AGE_MS"} & set(variables)
+    # the connectors one triggered run serves at most: the default, as no shipped environment sets it
+    assert variables["CONNECTORS_PER_RUN"] == str(tuning.connectors_per_run) == "25"
 
 
 def test_trigger_role_describes_the_cluster_configuration_and_batch_writes_markers(each_env):
