@@ -15,6 +15,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.convert.settings import ConverterSettings
 from sink_engine.errors import ConfigError
 from sink_engine.partition.settings import PartitionSettings
+from sink_engine.target.iceberg_tables.route_namespaces import RouteNamespaces
 from sink_engine.target.iceberg_tables.spec import RECORD_TIME_COLUMN, extra_columns, partition_fields
 from sink_engine.target.iceberg_tables.static_routes import StaticRoutes
 from sink_engine.transform.settings import TransformSettings
@@ -47,6 +48,8 @@ class IcebergSettings:
     commit_interval_ms: int = 60_000  # iceberg.control.commit.interval-ms: a continuous run's snapshot interval
     route_field: str | None = None  # iceberg.tables.route-field with iceberg.tables.dynamic-enabled
     static_routes: StaticRoutes | None = None  # several tables of iceberg.tables, or route-regexes
+    # with route_field: iceberg.tables.default-namespace and iceberg.tables.route-namespaces
+    route_namespaces: RouteNamespaces = RouteNamespaces()
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -68,6 +71,7 @@ class IcebergSettings:
             config["iceberg.control.commit.interval-ms"],
             route_field(config),
             StaticRoutes.from_config(config, config["iceberg.tables.dynamic-enabled"]),
+            RouteNamespaces.from_config(config, config["iceberg.tables.dynamic-enabled"]),
         )
 
     def table_identifier(self, topic: str) -> str:
