@@ -177,7 +177,6 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
             "true",
             "may not delete table files",
         ),
-        ("iceberg.tables.dynamic-enabled", "true", "fan-out by field cannot be deployed yet"),
         ("iceberg.tables", "lake.orders,lake.refunds", r"several tables \(static routing\) cannot be deployed yet"),
     ],
 )
@@ -185,7 +184,7 @@ def test_what_the_stacks_cannot_deploy_fails_naming_file_and_key(key, value, mes
     extra = {
         "sql": {"iceberg.catalog.uri": "sqlite:////tmp/catalog.db", "iceberg.catalog.warehouse": "s3://lake/tables"},
         "rest": {"iceberg.catalog.warehouse": "arn:aws:s3tables:eu-west-1:111111111111:bucket/lake"},
-    }.get(value, {"iceberg.tables.route-field": "__table"} if key.endswith("dynamic-enabled") else {})
+    }.get(value, {})
     with pytest.raises(ConnectorSpecError, match=f"dev/{NAME}.json, key '{key}'.*{message}"):
         load_spec(tmp_path, iceberg_document(**{key: value, **extra}))
 
@@ -236,7 +235,7 @@ def test_an_iceberg_connector_with_a_regex_router_declares_the_routed_tables(tmp
     )
     # when its spec is loaded, then its tables are those of the routed names, where the task writes
     spec = load_spec(tmp_path, document)
-    assert spec.iceberg.tables == tuple(f"{topic}_routed" for topic in spec.topics)
+    assert spec.iceberg.tables == tuple((DATABASE, f"{topic}_routed") for topic in sorted(spec.topics))
 
 
 def test_an_upsert_connector_deploys_with_the_grants_of_an_append_one(tmp_path):
