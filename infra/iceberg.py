@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 from infra.errors import ConnectorSpecError
 from sink_engine.format.settings import FormatSettings
-from sink_engine.target.iceberg_tables.route_namespaces import DECLARED_KEY, DEFAULT_KEY
 from sink_engine.target.iceberg_tables.settings import CATALOG_PREFIX, TABLE_PROPS_PREFIX, CatalogKeys, IcebergSettings
 
 WAREHOUSE_PREFIX = "iceberg"  # key prefix of every Iceberg table in the data lake
@@ -46,6 +45,7 @@ _ELSEWHERE = (
 # (`iceberg.tables.auto-create-props.<property>`)
 _OUTSIDE_LOCATION = ("write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path")
 _DELETES = "write.metadata.delete-after-commit.enabled"
+DEFAULT_KEY, DECLARED_KEY = "iceberg.tables.default-namespace", "iceberg.tables.route-namespaces"  # fan-out's
 _NAMESPACE = {"glue": "database", "rest": "namespace"}  # what the first part of `iceberg.tables` names, per catalog
 
 

@@ -78,7 +78,9 @@ The statements follow what the engine calls for this connector's config, and not
   https://docs.aws.amazon.com/AmazonS3/latest/API/API_s3TableBuckets_GetNamespace.html). No other namespace
   action: the stack creates the namespaces. A fan-out connector's namespaces are those it declares
   (`iceberg.tables.route-namespaces`, `iceberg.tables.default-namespace`), a Glue database's likewise: its tables are
-  `table/<database>/*` and their files `iceberg/<database>/*/*` (infra/iceberg.py).
+  `table/<database>/*` and their files `iceberg/<database>/*/*` (infra/iceberg.py), and `iceberg maintain`
+  lists the tables of those databases (glue:GetTables on them; on S3 Tables, s3tables:ListTables of those
+  namespaces), no other.
   No delete, no S3 grant on the data lake for the tables: a continuous
   connector's driver leaves its spent staged files to the table bucket's unreferenced file removal (S3 Tables serves
   no DeleteObject, IcebergSettings.deletes_spent_stages).
@@ -93,7 +95,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.connectors import ConnectorSpec
-from infra.iceberg import IcebergTables
+from infra.iceberg import ANY_TABLE, IcebergTables
 from sink_engine.convert.settings import ConverterSettings
 from sink_engine.run.metrics import NAMESPACE as METRICS_NAMESPACE
 from sink_engine.secrets import PARAMETER_STORE, SECRETS_MANAGER, references
@@ -277,8 +279,11 @@ def _glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, lis
 def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames, *, continuous: bool) -> list[dict]:
     """An Iceberg connector's Glue tables and their files (with `continuous`, the deletion of its spent staged
     files), or its S3 Tables (see the module docstring)."""
+    fan_out = [database for database, table in tables.tables if table == ANY_TABLE]
     if tables.table_bucket_arn:
-        return s3_tables_statements(tables.table_bucket_arn, tables.databases, auto_create=tables.auto_create)
+        return s3_tables_statements(
+            tables.table_bucket_arn, tables.databases, auto_create=tables.auto_create, lists=bool(fan_out)
+        )
     catalog, databases, table_arns = _glue_arns(tables, names)
     bucket = f"arn:aws:s3:::{names.bucket_name}"
     table_actions = ["glue:GetTable", "glue:UpdateTable"] + (["glue:CreateTable"] if tables.auto_create else [])
@@ -294,6 +299,8 @@ def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames, *, conti
             [f"{p}*" for p in prefixes],
         ),
         _allow("FindIcebergFiles", ["s3:ListBucket"], [bucket]),
+        # `iceberg maintain` of a fan-out connector lists the tables of the databases it declares
+        *([_allow("ListOwnIcebergTables", ["glue:GetTables"], [catalog, *databases, *table_arns])] if fan_out else []),
         *(
             [_allow("DeleteSpentStageFiles", ["s3:DeleteObject"], [f"{p}{STAGED_FILES}*" for p in prefixes])]
             if continuous
@@ -302,14 +309,18 @@ def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames, *, conti
     ]
 
 
-def s3_tables_statements(bucket_arn: str, namespaces: tuple[str, ...], *, auto_create: bool) -> list[dict]:
+def s3_tables_statements(
+    bucket_arn: str, namespaces: tuple[str, ...], *, auto_create: bool, lists: bool = False
+) -> list[dict]:
     """The S3 Tables grants of a connector writing tables of `namespaces` in the table bucket `bucket_arn` (see the
-    module docstring): every table action conditioned on `s3tables:namespace`, which the SAR lists for each."""
+    module docstring): every table action conditioned on `s3tables:namespace`, which the SAR lists for each; with
+    `lists` (fan-out), ListTables of those namespaces."""
     own = {"StringEquals": {"s3tables:namespace": list(namespaces)}}
     return [
         _allow("ReadTableBucket", ["s3tables:GetTableBucket"], [bucket_arn]),
         _allow("ReadOwnNamespace", ["s3tables:GetNamespace"], [bucket_arn], own),
         *([_allow("CreateOwnTables", ["s3tables:CreateTable"], [bucket_arn], own)] if auto_create else []),
+        *([_allow("ListOwnTables", ["s3tables:ListTables"], [bucket_arn], own)] if lists else []),
         _allow(
             "CommitS3Tables",
             [

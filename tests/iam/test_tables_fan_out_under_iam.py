@@ -155,6 +155,23 @@ def test_every_glue_call_of_the_run_is_granted_on_its_arns_and_none_reaches_anot
     assert databases == {DEFAULT, OTHER_DECLARED}
 
 
+def test_iceberg_maintain_as_the_role_lists_and_keeps_up_the_tables_of_the_declared_databases(
+    fan_out, fan_out_run, spark
+):
+    # given the run's tables, when `iceberg maintain` runs as the job role (as the scheduled upkeep does)
+    deployment, log = fan_out
+    with acting_as(deployment.principal, log, spark):
+        result = run_cli("iceberg", "maintain", "--config", deployment.config_uri)
+    # then it maintains each table of the declared databases that holds the connector's snapshots, having listed
+    # those databases alone (glue:GetTables, granted on them)
+    assert result.code == 0, result.err[-3000:]
+    maintained = sorted(json.loads(line)["table"] for line in result.out.splitlines() if line.startswith("{"))
+    assert maintained == sorted({table for _, table in ROUTES if table})
+    listed = [n for n in _glue_needs(fan_out, fan_out_run) if n.call.operation == "GetTables"]
+    assert {n.call.params["DatabaseName"] for n in listed} == {DEFAULT, OTHER_DECLARED}
+    assert [str(n) for n in listed if not allows(deployment.principal.documents, n)] == []
+
+
 @pytest.mark.parametrize(
     "operation, params",
     [

@@ -55,6 +55,9 @@ def test_the_job_role_gets_the_declared_databases_and_no_other(tmp_path):
         *(f"{GLUE}:table/{d}/*" for d in DECLARED),
     ]
     assert statements["IcebergTableFiles"]["Resource"] == [f"{LAKE}/iceberg/{d}/*/*" for d in DECLARED]
+    # `iceberg maintain` lists the tables of those databases (records named them), of no other
+    assert statements["ListOwnIcebergTables"]["Action"] == ["glue:GetTables"]
+    assert statements["ListOwnIcebergTables"]["Resource"] == statements["CommitIcebergTables"]["Resource"]
     glue = {r for s in statements.values() for r in s["Resource"] if r.startswith(GLUE)}
     assert glue == {f"{GLUE}:catalog", *databases, *(f"{GLUE}:table/{d}/*" for d in DECLARED)}
     lake = {r for s in statements.values() for r in s["Resource"] if r.startswith(f"{LAKE}/")}
@@ -85,7 +88,7 @@ def test_on_s3_tables_every_table_action_is_of_the_declared_namespaces(tmp_path)
     document = s3_tables_document(**FAN_OUT)
     statements = {s["Sid"]: s for s in job_statements(load_spec(tmp_path, document, WITH_BUCKET), NAMES)}
     own = {"StringEquals": {"s3tables:namespace": list(DECLARED)}}
-    for sid in ("ReadOwnNamespace", "CreateOwnTables", "CommitS3Tables"):
+    for sid in ("ReadOwnNamespace", "CreateOwnTables", "ListOwnTables", "CommitS3Tables"):
         assert statements[sid]["Condition"] == own, sid
     assert statements["CommitS3Tables"]["Resource"] == [f"{BUCKET_ARN}/table/*"]
 

@@ -100,6 +100,14 @@ class IcebergSettings:
         """The namespace of `iceberg.tables` (None when records name their tables)."""
         return self.table_template.rsplit(".", 1)[0] if self.table_template else None
 
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        """The namespaces the connector's tables are in, as known before any record: that of `iceberg.tables`, of
+        each statically routed table, or those a fan-out declares (none when it declares none)."""
+        if self.static_routes is not None:
+            return tuple(dict.fromkeys(t.rsplit(".", 1)[0] for t in self.static_routes.tables))
+        return (self.namespace,) if self.namespace else self.route_namespaces.declared
+
 
 @dataclass(frozen=True)
 class CatalogKeys:

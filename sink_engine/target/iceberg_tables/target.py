@@ -116,7 +116,8 @@ class IcebergTablesTarget(ContinuousTarget):
         _refuse_object_settings(config, upsert=iceberg.upsert is not None, routed=iceberg.routed)
 
     def init(self) -> list[str]:
-        from sink_engine.target.iceberg_tables.catalog import ensure_namespace, open_catalog  # imports pyiceberg
+        # imports pyiceberg
+        from sink_engine.target.iceberg_tables.catalog import ensure_namespace, ensure_namespace_named, open_catalog
 
         if self.settings.static_routes is not None:
             catalog = open_catalog(self.settings)
@@ -125,8 +126,18 @@ class IcebergTablesTarget(ContinuousTarget):
                 f"{'created' if ensure_namespace(catalog, table) else 'exists'}"
                 for table in self.settings.static_routes.tables
             ]
-        if self.settings.table_template is None:
-            return [f"tables named by the records' {self.settings.route_field}: their namespaces must exist"]
+        if self.settings.table_template is None and not self.settings.namespaces:
+            return [
+                f"tables named by the records' {self.settings.route_field}: their namespaces must exist (or be "
+                "declared: iceberg.tables.route-namespaces, iceberg.tables.default-namespace)"
+            ]
+        if self.settings.table_template is None:  # fan-out by field, into the namespaces it declares
+            catalog = open_catalog(self.settings)
+            return [
+                f"namespace {namespace} in catalog {self.settings.catalog}: "
+                f"{'created' if ensure_namespace_named(catalog, namespace) else 'exists'}"
+                for namespace in self.settings.namespaces
+            ]
         created = ensure_namespace(open_catalog(self.settings), self.settings.table_template)
         return [
             f"namespace {self.settings.namespace} in catalog {self.settings.catalog}: "
