@@ -155,6 +155,21 @@ def test_every_glue_call_of_the_run_is_granted_on_its_arns_and_none_reaches_anot
     assert databases == {DEFAULT, OTHER_DECLARED}
 
 
+def test_the_doctor_as_the_role_checks_the_declared_databases(fan_out, fan_out_run):
+    # given the deployed connector, when the doctor runs as its job role, then the catalog check finds the declared
+    # databases and the Lake Formation check reads each (GetDatabase), within the role's grants. moto keeps no
+    # CreateTableDefaultPermissions for a database created without them, where AWS fills in the account's (the
+    # unit tests, tests/unit/test_doctor_lake_formation.py): so the check names both databases as governed here
+    deployment, _ = fan_out
+    with acting_as(deployment.principal):
+        result = run_cli("doctor", "--config", deployment.config_uri)
+    rows = {line.split("  ", 1)[0].strip(): line for line in result.out.splitlines()}
+    assert f"namespaces {DEFAULT}, {OTHER_DECLARED} exist" in rows["iceberg catalog"], result.out
+    governed = rows["lake formation"]
+    assert f"database {DEFAULT}'s" in governed and f"database {OTHER_DECLARED}'s" in governed, result.out
+    assert "AccessDenied" not in result.out and "needs " not in result.out, result.out
+
+
 def test_iceberg_maintain_as_the_role_lists_and_keeps_up_the_tables_of_the_declared_databases(
     fan_out, fan_out_run, spark
 ):
