@@ -103,3 +103,23 @@ def test_without_a_default_namespace_a_bare_name_is_a_bad_record_saying_which_ke
 def test_with_nothing_declared_any_namespace_is_reached():
     docs = [{"__table": "hr.salaries"}, {"__table": "a.b.c"}]
     assert routes().encode(*chunk_of(docs)).as_list(2) == ["hr.salaries", "a.b.c"]
+
+
+def test_validate_describes_where_a_fan_out_connectors_records_may_go(tmp_path, capsys, monkeypatch):
+    from tests.unit.test_validate_report import validate
+
+    monkeypatch.setenv("CONNECT_BOOTSTRAP_SERVERS", "localhost:9092")
+    config = {k: v for k, v in {**BASE, **FAN_OUT, **DECLARED}.items() if v is not None}
+    # given a fan-out connector declaring its namespaces, when validated, then the report lists the keys and says
+    # where a bare name goes and which namespaces records may reach
+    code, out, _ = validate(tmp_path, capsys, config)
+    assert code == 0
+    assert "iceberg.tables.route-namespaces" in out and "iceberg.tables.default-namespace" in out
+    assert "fan-out by field: each record goes to the table its __table names" in out
+    assert "a bare table name goes to namespace inventory (iceberg.tables.default-namespace)" in out
+    assert "namespaces records may reach: inventory, sales; a table in any other is a bad record" in out
+    # and without them, that any namespace is reached and a deployment refuses it
+    config = {k: v for k, v in {**BASE, **FAN_OUT}.items() if v is not None}
+    _, out, _ = validate(tmp_path, capsys, config)
+    assert "a bare table name is a bad record" in out
+    assert "namespaces records may reach: any (none declared: synthesis refuses to deploy it" in out

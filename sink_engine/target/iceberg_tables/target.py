@@ -144,6 +144,28 @@ class IcebergTablesTarget(ContinuousTarget):
             f"{'created' if created else 'exists'}"
         ]
 
+    def describe(self) -> list[str]:
+        """With fan-out by field: where records' tables may lie (target/iceberg_tables/route_namespaces.py)."""
+        route, namespaces = self.settings.route_field, self.settings.route_namespaces
+        if route is None:
+            return []
+        bare = (
+            f"goes to namespace {namespaces.default} (iceberg.tables.default-namespace)"
+            if namespaces.default
+            else "is a bad record (iceberg.tables.default-namespace would give it a namespace)"
+        )
+        reach = (
+            f"{', '.join(namespaces.declared)}; a table in any other is a bad record naming its offset (deployed, "
+            "the job role is granted these alone)"
+            if namespaces.declared
+            else "any (none declared: synthesis refuses to deploy it; iceberg.tables.route-namespaces)"
+        )
+        return [
+            f"fan-out by field: each record goes to the table its {route} names (lower-cased, `namespace.table`)",
+            f"  a bare table name {bare}",
+            f"  namespaces records may reach: {reach}",
+        ]
+
     def write_range(
         self,
         settings: TaskSettings,
