@@ -483,7 +483,9 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "string",
         None,
         "IcebergFormat: the value field (nested `a.b`) records are routed by. With `iceberg.tables.dynamic-enabled` it "
-        "names each record's table (a record without it, or naming no `namespace.table`, is a bad record); without, "
+        "names each record's table (a record without it, naming no `namespace.table` (a bare table name takes "
+        "`iceberg.tables.default-namespace`), or a table outside `iceberg.tables.route-namespaces`, is a bad record); "
+        "without, "
         "each record goes to every table of `iceberg.tables` whose `iceberg.table.<table>.route-regex` matches its "
         "whole value (several or none; a record without it goes to none).",
     ),
