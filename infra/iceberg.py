@@ -54,9 +54,10 @@ ANY_TABLE = "*"  # the table of a fan-out connector's pair: any table of the dat
 
 @dataclass(frozen=True)
 class IcebergTables:
-    """The tables one Iceberg connector writes, as (database, table) pairs: one per topic with `${topic}`, else one;
-    with fan-out by field, (database, ANY_TABLE) for each namespace it declares. A database is a Glue database, or
-    with `table_bucket_arn` a namespace of that S3 table bucket; `auto_create` when the job may create tables."""
+    """The tables one Iceberg connector writes, as (database, table) pairs: one per topic with `${topic}`, each of
+    `iceberg.tables` with static routing, else one; with fan-out by field, (database, ANY_TABLE) for each namespace
+    it declares. A database is a Glue database, or with `table_bucket_arn` a namespace of that S3 table bucket;
+    `auto_create` when the job may create tables."""
 
     tables: tuple[tuple[str, str], ...]
     auto_create: bool
@@ -91,8 +92,9 @@ def iceberg_tables(config, topics: tuple[str, ...]) -> IcebergTables | None:
     iceberg, catalog = IcebergSettings.from_config(config), CatalogKeys.from_config(config)
     if iceberg.route_field is not None:  # fan-out by field: any table of the namespaces it declares
         pairs = [(namespace, ANY_TABLE) for namespace in iceberg.route_namespaces.declared]
+    elif iceberg.static_routes is not None:  # static routing: the tables `iceberg.tables` lists
+        pairs = [_pair(table) for table in iceberg.static_routes.tables]
     else:
-        assert iceberg.table_template is not None  # static routing is refused (check_deployable)
         pairs = [_pair(iceberg.table_identifier(topic)) for topic in topics]
     return IcebergTables(
         tuple(sorted(set(pairs))), bool(iceberg.auto_create), catalog.warehouse if catalog.type == "rest" else None
@@ -119,8 +121,8 @@ def check_deployable(
     none) at S3 Tables' own endpoint; a table that is not `namespace.table` with names Glue and S3 Tables keep;
     with Glue, the database of the environment's Athena tables (`reserved_database`: the service stack owns it) and
     a warehouse (the stack sets the database's location); catalog properties that point elsewhere, table
-    properties that put files outside the table's location or delete files; static routing to several tables; fan-out
-    by field without declared namespaces (`iceberg.tables.route-namespaces`, `.default-namespace`: the job role is
+    properties that put files outside the table's location or delete files; fan-out by field without declared
+    namespaces (`iceberg.tables.route-namespaces`, `.default-namespace`: the job role is
     granted those alone) or with a nested one."""
     keys = CatalogKeys.from_config(config)
     catalog = keys.type
@@ -138,20 +140,15 @@ def check_deployable(
     where = "a Glue table" if catalog == "glue" else "an S3 table"
     iceberg = IcebergSettings.from_config(config)
     template = iceberg.table_template
-    if template is None and iceberg.static_routes is not None:
-        raise ConnectorSpecError(
-            source,
-            "iceberg.tables",
-            "several tables (static routing) cannot be deployed yet: the job role is granted one table's database or "
-            "namespace; run it with `sink-engine run` where its role may write each listed table",
-        )
-    if template is not None and template.count(".") != 1:
-        raise ConnectorSpecError(
-            source,
-            "iceberg.tables",
-            f"{template!r}: {where} is `{_NAMESPACE[catalog]}.table` (one level of namespaces)",
-        )
-    if template is None:
+    listed = iceberg.static_routes.tables if iceberg.static_routes else (template,) if template else ()
+    for table in listed:
+        if table.count(".") != 1:
+            raise ConnectorSpecError(
+                source,
+                "iceberg.tables",
+                f"{table!r}: {where} is `{_NAMESPACE[catalog]}.table` (one level of namespaces)",
+            )
+    if iceberg.route_field is not None:
         _check_fan_out(source, iceberg, where, catalog)
     tables = iceberg_tables(config, topics)
     assert tables is not None  # an IcebergFormat config (IcebergSettings read it)
@@ -212,7 +209,7 @@ def _check_names(source: str, tables: IcebergTables, iceberg: IcebergSettings, r
     tables (`reserved_database`, with Glue: the service stack owns it). Named by the key that gives the name."""
 
     def key(database: str) -> str:
-        if iceberg.table_template is not None:
+        if iceberg.route_field is None:
             return "iceberg.tables"
         return DEFAULT_KEY if database == iceberg.route_namespaces.default else DECLARED_KEY
 
