@@ -2,7 +2,7 @@
 `iceberg.tables.default-namespace` are the Glue databases (or S3 Tables namespaces) the data stack creates and the job
 role is granted, each of them and no other, with any table in them (records name their tables at run time); one that
 declares none, or a nested one, fails synthesis naming the key. Run under enforced IAM as the synthesized role:
-tests/iam/test_fan_out_under_iam.py."""
+tests/iam/test_tables_fan_out_under_iam.py."""
 
 from __future__ import annotations
 
