@@ -63,10 +63,10 @@ def build(
         env=where,
         topics_dirs=tuple(sorted({c.topics_dir for c in connectors if not c.iceberg})),
         iceberg_databases=tuple(
-            sorted({c.iceberg.database for c in connectors if c.iceberg and not c.iceberg.table_bucket_arn})
+            sorted({d for c in connectors if c.iceberg and not c.iceberg.table_bucket_arn for d in c.iceberg.databases})
         ),
         s3_tables_namespaces=tuple(
-            sorted({c.iceberg.database for c in connectors if c.iceberg and c.iceberg.table_bucket_arn})
+            sorted({d for c in connectors if c.iceberg and c.iceberg.table_bucket_arn for d in c.iceberg.databases})
         ),
         description=f"Kafka-to-S3 sink ({settings.env}): data lake bucket and offsets table",
     )

@@ -11,6 +11,11 @@ With `iceberg.catalog.type=rest` the tables are S3 Tables': in the table bucket 
 (`iceberg.table_bucket` in the environment's settings), whose ARN the connector names as its
 `iceberg.catalog.warehouse`, in namespaces the data stack creates; the engine reaches it at S3 Tables' regional
 Iceberg REST endpoint, signed with the job role, and S3 Tables keeps the files.
+
+A fan-out connector (`iceberg.tables.dynamic-enabled`) names no table before its records do: it declares the
+namespaces they may reach (`iceberg.tables.route-namespaces`, `iceberg.tables.default-namespace`), the data stack
+creates each as a Glue database or S3 Tables namespace, and the job role is granted any table of those, and of no
+other (the engine refuses a record routed elsewhere as a bad record before it reaches AWS).
 """
 
 from __future__ import annotations
@@ -40,23 +45,34 @@ _ELSEWHERE = (
 # (`iceberg.tables.auto-create-props.<property>`)
 _OUTSIDE_LOCATION = ("write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path")
 _DELETES = "write.metadata.delete-after-commit.enabled"
+DEFAULT_KEY, DECLARED_KEY = "iceberg.tables.default-namespace", "iceberg.tables.route-namespaces"  # fan-out's
 _NAMESPACE = {"glue": "database", "rest": "namespace"}  # what the first part of `iceberg.tables` names, per catalog
+
+
+ANY_TABLE = "*"  # the table of a fan-out connector's pair: any table of the database, named by records at run time
 
 
 @dataclass(frozen=True)
 class IcebergTables:
-    """The tables one Iceberg connector writes: `tables` (one per topic with `${topic}`, else one), all in
-    `database` (a Glue database, or with `table_bucket_arn` a namespace of that S3 table bucket); `auto_create`
-    when the job may create them."""
+    """The tables one Iceberg connector writes, as (database, table) pairs: one per topic with `${topic}`, each of
+    `iceberg.tables` with static routing, else one; with fan-out by field, (database, ANY_TABLE) for each namespace
+    it declares. A database is a Glue database, or with `table_bucket_arn` a namespace of that S3 table bucket;
+    `auto_create` when the job may create tables."""
 
-    database: str
-    tables: tuple[str, ...]
+    tables: tuple[tuple[str, str], ...]
     auto_create: bool
     table_bucket_arn: str | None = None  # S3 Tables (`iceberg.catalog.type=rest`); None: the Glue Data Catalog
 
-    def table_prefix(self, table: str) -> str:
-        """The key prefix of `table`'s data and metadata files in the data lake (its location, with a slash)."""
-        return f"{WAREHOUSE_PREFIX}/{self.database}/{table}/"
+    @property
+    def databases(self) -> tuple[str, ...]:
+        """The databases (namespaces) of its tables, sorted."""
+        return tuple(sorted({database for database, _ in self.tables}))
+
+    @staticmethod
+    def table_prefix(database: str, table: str) -> str:
+        """The key prefix of a table's data and metadata files in the data lake (its location, with a slash); with
+        ANY_TABLE, a pattern of any table's of the database."""
+        return f"{WAREHOUSE_PREFIX}/{database}/{table}/"
 
 
 def table_bucket_arn(region: str, account: str, name: str) -> str:
@@ -74,15 +90,20 @@ def iceberg_tables(config, topics: tuple[str, ...]) -> IcebergTables | None:
     if FormatSettings.from_config(config).format_class != "iceberg":
         return None
     iceberg, catalog = IcebergSettings.from_config(config), CatalogKeys.from_config(config)
-    identifiers = sorted({iceberg.table_identifier(topic) for topic in topics})
-    assert iceberg.table_template is not None  # fan-out by field is refused (check_deployable)
-    database = iceberg.table_template.split(".")[0]
+    if iceberg.route_field is not None:  # fan-out by field: any table of the namespaces it declares
+        pairs = [(namespace, ANY_TABLE) for namespace in iceberg.route_namespaces.declared]
+    elif iceberg.static_routes is not None:  # static routing: the tables `iceberg.tables` lists
+        pairs = [_pair(table) for table in iceberg.static_routes.tables]
+    else:
+        pairs = [_pair(iceberg.table_identifier(topic)) for topic in topics]
     return IcebergTables(
-        database,
-        tuple(i.split(".", 1)[1] for i in identifiers),
-        bool(iceberg.auto_create),
-        catalog.warehouse if catalog.type == "rest" else None,
+        tuple(sorted(set(pairs))), bool(iceberg.auto_create), catalog.warehouse if catalog.type == "rest" else None
     )
+
+
+def _pair(identifier: str) -> tuple[str, str]:
+    database, table = identifier.split(".", 1)
+    return database, table
 
 
 def check_deployable(
@@ -100,7 +121,9 @@ def check_deployable(
     none) at S3 Tables' own endpoint; a table that is not `namespace.table` with names Glue and S3 Tables keep;
     with Glue, the database of the environment's Athena tables (`reserved_database`: the service stack owns it) and
     a warehouse (the stack sets the database's location); catalog properties that point elsewhere, table
-    properties that put files outside the table's location or delete files."""
+    properties that put files outside the table's location or delete files; fan-out by field without declared
+    namespaces (`iceberg.tables.route-namespaces`, `.default-namespace`: the job role is
+    granted those alone) or with a nested one."""
     keys = CatalogKeys.from_config(config)
     catalog = keys.type
     if catalog == "rest":
@@ -117,42 +140,19 @@ def check_deployable(
     where = "a Glue table" if catalog == "glue" else "an S3 table"
     iceberg = IcebergSettings.from_config(config)
     template = iceberg.table_template
-    if template is None and iceberg.static_routes is not None:
-        raise ConnectorSpecError(
-            source,
-            "iceberg.tables",
-            "several tables (static routing) cannot be deployed yet: the job role is granted one table's database or "
-            "namespace; run it with `sink-engine run` where its role may write each listed table",
-        )
-    if template is None:
-        raise ConnectorSpecError(
-            source,
-            "iceberg.tables.dynamic-enabled",
-            "fan-out by field cannot be deployed yet: the job role is granted the tables `iceberg.tables` names, and "
-            "records name theirs only at run time",
-        )
-    if template.count(".") != 1:
-        raise ConnectorSpecError(
-            source,
-            "iceberg.tables",
-            f"{template!r}: {where} is `{_NAMESPACE[catalog]}.table` (one level of namespaces)",
-        )
-    tables = iceberg_tables(config, topics)
-    assert tables is not None  # an IcebergFormat config (IcebergSettings read it)
-    for name in (tables.database, *tables.tables):
-        if not re.fullmatch(_GLUE_NAME, name):
+    listed = iceberg.static_routes.tables if iceberg.static_routes else (template,) if template else ()
+    for table in listed:
+        if table.count(".") != 1:
             raise ConnectorSpecError(
                 source,
                 "iceberg.tables",
-                f"{name!r} is not a Glue name Athena can query: use lower-case letters, digits and _",
+                f"{table!r}: {where} is `{_NAMESPACE[catalog]}.table` (one level of namespaces)",
             )
-    if catalog == "glue" and tables.database == reserved_database:
-        raise ConnectorSpecError(
-            source,
-            "iceberg.tables",
-            f"database {tables.database!r} is the environment's "
-            "catalog.database, whose Athena tables the service stack owns; name another one",
-        )
+    if iceberg.route_field is not None:
+        _check_fan_out(source, iceberg, where, catalog)
+    tables = iceberg_tables(config, topics)
+    assert tables is not None  # an IcebergFormat config (IcebergSettings read it)
+    _check_names(source, tables, iceberg, reserved_database if catalog == "glue" else None)
     if catalog == "glue" and keys.warehouse:
         raise ConnectorSpecError(
             source,
@@ -201,6 +201,52 @@ def check_deployable(
                 TABLE_PROPS_PREFIX + name,
                 "cannot be true on AWS: the job role may not delete table files (old metadata files are kept; "
                 "a continuous connector's may delete its spent staged files only)",
+            )
+
+
+def _check_names(source: str, tables: IcebergTables, iceberg: IcebergSettings, reserved_database: str | None) -> None:
+    """Names Glue and S3 Tables keep and Athena can query; no table in the database of the environment's Athena
+    tables (`reserved_database`, with Glue: the service stack owns it). Named by the key that gives the name."""
+
+    def key(database: str) -> str:
+        if iceberg.route_field is None:
+            return "iceberg.tables"
+        return DEFAULT_KEY if database == iceberg.route_namespaces.default else DECLARED_KEY
+
+    for database, table in tables.tables:
+        for name in (database, table) if table != ANY_TABLE else (database,):
+            if not re.fullmatch(_GLUE_NAME, name):
+                raise ConnectorSpecError(
+                    source,
+                    key(database),
+                    f"{name!r} is not a Glue name Athena can query: use lower-case letters, digits and _",
+                )
+        if database == reserved_database:
+            raise ConnectorSpecError(
+                source,
+                key(database),
+                f"database {database!r} is the environment's catalog.database, whose Athena tables the service stack "
+                "owns; name another one",
+            )
+
+
+def _check_fan_out(source: str, iceberg: IcebergSettings, where: str, catalog: str) -> None:
+    """A deployed fan-out connector declares the namespaces its records may reach (the job role is granted them and
+    no other; a record naming a table elsewhere is a bad record), each one level deep."""
+    declared = iceberg.route_namespaces.declared
+    if not declared:
+        raise ConnectorSpecError(
+            source,
+            DECLARED_KEY,
+            "fan-out by field is deployed with the namespaces its records may reach declared: the job role is "
+            f"granted those {_NAMESPACE[catalog]}s alone (set {DECLARED_KEY}, and "
+            f"{DEFAULT_KEY} for bare table names such as Debezium's __source_table)",
+        )
+    for namespace in declared:
+        if "." in namespace:
+            key = DEFAULT_KEY if namespace == iceberg.route_namespaces.default else DECLARED_KEY
+            raise ConnectorSpecError(
+                source, key, f"{namespace!r}: {where} is in a {_NAMESPACE[catalog]} (one level of namespaces)"
             )
 
 

@@ -68,13 +68,20 @@ The statements follow what the engine calls for this connector's config, and not
   S3 Tables Iceberg REST endpoint"): getConfig (the catalog's start) s3tables:GetTableBucket on the bucket;
   loadTable GetTableMetadataLocation and GetTableData, updateTable (a commit, also of `iceberg maintain`)
   UpdateTableMetadataLocation, PutTableData and GetTableData, on the bucket's tables (`<bucket arn>/table/*`: a
-  table's ARN ends in its id, not its name, so no ARN names one table); with auto-create, createTable
-  CreateTable on the bucket and PutTableData. GetTableData and PutTableData also authorize the S3 requests on the
+  table's ARN ends in its id, not its name, so no ARN names one table) of the connector's namespaces only
+  (`s3tables:namespace`, which the Service Authorization Reference lists for each of these actions, "Actions,
+  resources, and condition keys for Amazon S3 Tables"); with auto-create, createTable CreateTable on the bucket,
+  for those namespaces only, and PutTableData. GetTableData and PutTableData also authorize the S3 requests on the
   tables' own storage (data files, manifests) that pyarrow makes. loadNamespaceMetadata (the doctor's check that
-  the namespace exists) s3tables:GetNamespace on the bucket, for the connector's namespace only
+  the namespace exists) s3tables:GetNamespace on the bucket, for the connector's namespaces only
   (`s3tables:namespace`; the action's resource is the table bucket: "GetNamespace", Amazon S3 API Reference,
   https://docs.aws.amazon.com/AmazonS3/latest/API/API_s3TableBuckets_GetNamespace.html). No other namespace
-  action: the stack creates the namespace. No delete, no S3 grant on the data lake for the tables: a continuous
+  action: the stack creates the namespaces. A fan-out connector's namespaces are those it declares
+  (`iceberg.tables.route-namespaces`, `iceberg.tables.default-namespace`), a Glue database's likewise: its tables are
+  `table/<database>/*` and their files `iceberg/<database>/*/*` (infra/iceberg.py), and `iceberg maintain`
+  lists the tables of those databases (glue:GetTables on them; on S3 Tables, s3tables:ListTables of those
+  namespaces), no other.
+  No delete, no S3 grant on the data lake for the tables: a continuous
   connector's driver leaves its spent staged files to the table bucket's unreferenced file removal (S3 Tables serves
   no DeleteObject, IcebergSettings.deletes_spent_stages).
 
@@ -88,7 +95,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.connectors import ConnectorSpec
-from infra.iceberg import IcebergTables
+from infra.iceberg import ANY_TABLE, IcebergTables
 from sink_engine.convert.settings import ConverterSettings
 from sink_engine.run.metrics import NAMESPACE as METRICS_NAMESPACE
 from sink_engine.secrets import PARAMETER_STORE, SECRETS_MANAGER, references
@@ -258,52 +265,62 @@ def _kms_statements(key_id: str | None, names: JobPhysicalNames) -> list[dict]:
     return [_allow("UseOwnKmsKey", actions, [f"{keys}{key_id}"])]
 
 
-def _glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, str, list[str]]:
-    """The ARNs of the Glue catalog, the database and each table of an Iceberg connector."""
+def _glue_arns(tables: IcebergTables, names: JobPhysicalNames) -> tuple[str, list[str], list[str]]:
+    """The ARNs of the Glue catalog, the databases and the tables of an Iceberg connector (`table/<database>/*`: any
+    table of a database its fan-out declares)."""
     glue = f"arn:aws:glue:{names.region}:{names.account}"
     return (
         f"{glue}:catalog",
-        f"{glue}:database/{tables.database}",
-        [f"{glue}:table/{tables.database}/{table}" for table in tables.tables],
+        [f"{glue}:database/{database}" for database in tables.databases],
+        [f"{glue}:table/{database}/{table}" for database, table in tables.tables],
     )
 
 
 def _iceberg_statements(tables: IcebergTables, names: JobPhysicalNames, *, continuous: bool) -> list[dict]:
     """An Iceberg connector's Glue tables and their files (with `continuous`, the deletion of its spent staged
     files), or its S3 Tables (see the module docstring)."""
+    fan_out = [database for database, table in tables.tables if table == ANY_TABLE]
     if tables.table_bucket_arn:
-        return s3_tables_statements(tables.table_bucket_arn, tables.database, auto_create=tables.auto_create)
-    catalog, database, table_arns = _glue_arns(tables, names)
+        return s3_tables_statements(
+            tables.table_bucket_arn, tables.databases, auto_create=tables.auto_create, lists=bool(fan_out)
+        )
+    catalog, databases, table_arns = _glue_arns(tables, names)
     bucket = f"arn:aws:s3:::{names.bucket_name}"
     table_actions = ["glue:GetTable", "glue:UpdateTable"] + (["glue:CreateTable"] if tables.auto_create else [])
-    spent = [f"{bucket}/{tables.table_prefix(table)}{STAGED_FILES}*" for table in tables.tables]
+    prefixes = [f"{bucket}/{tables.table_prefix(database, table)}" for database, table in tables.tables]
     return [
-        _allow("ReadIcebergDatabase", ["glue:GetDatabase"], [catalog, database]),
+        _allow("ReadIcebergDatabase", ["glue:GetDatabase"], [catalog, *databases]),
         # the doctor's check that Lake Formation leaves the tables to IAM (no resource-level permissions)
         _allow("ReadLakeFormationSettings", ["lakeformation:GetDataLakeSettings"], ["*"]),
-        _allow("CommitIcebergTables", table_actions, [catalog, database, *table_arns]),
+        _allow("CommitIcebergTables", table_actions, [catalog, *databases, *table_arns]),
         _allow(
             "IcebergTableFiles",
             ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
-            [f"{bucket}/{tables.table_prefix(table)}*" for table in tables.tables],
+            [f"{p}*" for p in prefixes],
         ),
         _allow("FindIcebergFiles", ["s3:ListBucket"], [bucket]),
-        *([_allow("DeleteSpentStageFiles", ["s3:DeleteObject"], spent)] if continuous else []),
+        # `iceberg maintain` of a fan-out connector lists the tables of the databases it declares
+        *([_allow("ListOwnIcebergTables", ["glue:GetTables"], [catalog, *databases, *table_arns])] if fan_out else []),
+        *(
+            [_allow("DeleteSpentStageFiles", ["s3:DeleteObject"], [f"{p}{STAGED_FILES}*" for p in prefixes])]
+            if continuous
+            else []
+        ),
     ]
 
 
-def s3_tables_statements(bucket_arn: str, namespace: str, *, auto_create: bool) -> list[dict]:
-    """The S3 Tables grants of a connector writing tables of `namespace` in the table bucket `bucket_arn` (see the
-    module docstring)."""
-    bucket_actions = ["s3tables:GetTableBucket"] + (["s3tables:CreateTable"] if auto_create else [])
+def s3_tables_statements(
+    bucket_arn: str, namespaces: tuple[str, ...], *, auto_create: bool, lists: bool = False
+) -> list[dict]:
+    """The S3 Tables grants of a connector writing tables of `namespaces` in the table bucket `bucket_arn` (see the
+    module docstring): every table action conditioned on `s3tables:namespace`, which the SAR lists for each; with
+    `lists` (fan-out), ListTables of those namespaces."""
+    own = {"StringEquals": {"s3tables:namespace": list(namespaces)}}
     return [
-        _allow("ReadTableBucket", bucket_actions, [bucket_arn]),
-        _allow(
-            "ReadOwnNamespace",
-            ["s3tables:GetNamespace"],
-            [bucket_arn],
-            {"StringEquals": {"s3tables:namespace": namespace}},
-        ),
+        _allow("ReadTableBucket", ["s3tables:GetTableBucket"], [bucket_arn]),
+        _allow("ReadOwnNamespace", ["s3tables:GetNamespace"], [bucket_arn], own),
+        *([_allow("CreateOwnTables", ["s3tables:CreateTable"], [bucket_arn], own)] if auto_create else []),
+        *([_allow("ListOwnTables", ["s3tables:ListTables"], [bucket_arn], own)] if lists else []),
         _allow(
             "CommitS3Tables",
             [
@@ -313,6 +330,7 @@ def s3_tables_statements(bucket_arn: str, namespace: str, *, auto_create: bool) 
                 "s3tables:UpdateTableMetadataLocation",
             ],
             [f"{bucket_arn}/table/*"],
+            own,
         ),
     ]
 

@@ -257,10 +257,12 @@ def _validate(config: SinkConfig, show_all: bool) -> int:
     """The keys set (credentials masked, `${secrets:...}` and `${ssm:...}` references shown as written, not read)
     and those another key or the worker implies, with their effective values in Connect's notation, and how many
     keep their defaults (`--all`: those too); then the keys accepted as having no effect here, the unknown keys that
-    are ignored (each with why and the known key it most resembles), the warnings, the chain of transforms and the
-    worker settings that change nothing here (config/display.py)."""
+    are ignored (each with why and the known key it most resembles), the warnings, the chain of transforms, what the
+    target makes of the config (Target.describe) and the worker settings that change nothing here
+    (config/display.py)."""
 
-    for line in validation_report(config, TransformSettings.from_config(config).describe(), show_all):
+    transforms, target = TransformSettings.from_config(config).describe(), target_for(config).describe()
+    for line in validation_report(config, transforms, show_all, target):
         print(line)
     return 0
 

@@ -11,6 +11,7 @@ from constructs import Construct
 
 from infra.connectors import ConnectorSpec
 from infra.constructs.nag import KMS_FAMILIES, KMS_REASON, acknowledge
+from infra.iceberg import ANY_TABLE
 from infra.job_policy import JobPhysicalNames, assumed_role_arn, job_statements
 from sink_engine.target.iceberg_tables.settings import STAGED_FILES
 
@@ -95,17 +96,28 @@ class ConnectorJobRole(Construct):
                 "when the table is created, so no ARN can name one table by its name.",
             )
         if spec.iceberg and not spec.iceberg.table_bucket_arn:
-            for table in spec.iceberg.tables:
+            for database, table in spec.iceberg.tables:
+                prefix = spec.iceberg.table_prefix(database, table)
                 acknowledge(
                     self.role,
-                    f"IAM5[Resource::{bucket}/{spec.iceberg.table_prefix(table)}*]",
+                    f"IAM5[Resource::{bucket}/{prefix}*]",
                     "The data and metadata files of this connector's own Iceberg table, named by pyiceberg at "
-                    "run time, under the table's location.",
+                    "run time, under the table's location"
+                    + ("" if table != ANY_TABLE else " (fan-out: any table of a database the connector declares)")
+                    + ".",
                 )
+                if table == ANY_TABLE:
+                    glue = f"arn:aws:glue:{names.region}:{names.account}"
+                    acknowledge(
+                        self.role,
+                        f"IAM5[Resource::{glue}:table/{database}/*]",
+                        "Fan-out by field: the tables its records name at run time, in a database the connector "
+                        "declares (iceberg.tables.route-namespaces); the engine refuses a record naming another.",
+                    )
                 if spec.continuous:
                     acknowledge(
                         self.role,
-                        f"IAM5[Resource::{bucket}/{spec.iceberg.table_prefix(table)}{STAGED_FILES}*]",
+                        f"IAM5[Resource::{bucket}/{prefix}{STAGED_FILES}*]",
                         "The manifests and keys files this continuous connector's tasks stage for its driver, "
                         "each named with a random id at run time; the driver deletes them once committed.",
                     )

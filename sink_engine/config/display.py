@@ -26,8 +26,10 @@ def shown(key: str, value: Any) -> str:
     return str(masked(key, value))
 
 
-def validation_report(config: SinkConfig, transforms: Iterable[str], show_all: bool) -> list[str]:
-    """The lines of `validate`'s report."""
+def validation_report(
+    config: SinkConfig, transforms: Iterable[str], show_all: bool, target: Iterable[str] = ()
+) -> list[str]:
+    """The lines of `validate`'s report; `target`: what the target makes of the config (Target.describe)."""
     rows = [(k, v, origin) for k, v, origin in config.effective() if show_all or origin != "default"]
     defaults = sum(1 for *_, origin in config.effective() if origin == "default")
     width = max(
@@ -49,6 +51,7 @@ def validation_report(config: SinkConfig, transforms: Iterable[str], show_all: b
     if chain:
         lines.append("transforms, in order:")
         lines += [f"  {line}" for line in chain]
+    lines += list(target)
     unused = config.worker.unused()
     if unused:
         lines.append(f"worker settings with no effect here ({len(unused)}): {', '.join(unused)}")

@@ -54,6 +54,7 @@ OptionalListKey = Literal[
     "partition.field.name",
     "iceberg.tables",
     "iceberg.tables.default-id-columns",
+    "iceberg.tables.route-namespaces",
 ]
 OptionalTextKey = Literal[
     "topics.regex",
@@ -84,6 +85,7 @@ OptionalTextKey = Literal[
     "key.converter.registry.name",
     "iceberg.tables.cdc-field",
     "iceberg.tables.route-field",
+    "iceberg.tables.default-namespace",
     "iceberg.catalog.type",
     "iceberg.catalog.uri",
     "iceberg.catalog.warehouse",

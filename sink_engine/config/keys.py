@@ -483,9 +483,32 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "string",
         None,
         "IcebergFormat: the value field (nested `a.b`) records are routed by. With `iceberg.tables.dynamic-enabled` it "
-        "names each record's table (a record without it, or naming no `namespace.table`, is a bad record); without, "
+        "names each record's table (a record without it, naming no `namespace.table` (a bare table name takes "
+        "`iceberg.tables.default-namespace`), or a table outside `iceberg.tables.route-namespaces`, is a bad record); "
+        "without, "
         "each record goes to every table of `iceberg.tables` whose `iceberg.table.<table>.route-regex` matches its "
         "whole value (several or none; a record without it goes to none).",
+    ),
+    Key(
+        "iceberg.tables.default-namespace",
+        "string",
+        None,
+        "IcebergFormat, fan-out by field (`iceberg.tables.dynamic-enabled`): the namespace (Glue database, S3 Tables "
+        "namespace) of a route value that names a table alone, without a `.`, as Debezium's `__source_table` does: "
+        "`customers` goes to `<namespace>.customers`. Without it such a value is a bad record. It is one of the "
+        "namespaces fan-out may reach (`iceberg.tables.route-namespaces`); lower case, as route values are read. "
+        "This engine's key (the Iceberg sink has none; named as its `default-*` keys).",
+    ),
+    Key(
+        "iceberg.tables.route-namespaces",
+        "list",
+        None,
+        "IcebergFormat, fan-out by field (`iceberg.tables.dynamic-enabled`): the namespaces (Glue databases, S3 "
+        "Tables namespaces) records may be routed to, besides `iceberg.tables.default-namespace`; a record whose "
+        "table lies in any other is a bad record naming its offset and the table (dead-lettered or failing the run "
+        "per `errors.tolerance`). With neither key set, any namespace. Deployed, the stacks create exactly these "
+        "namespaces and grant the job role them alone, and refuse a fan-out connector that declares none (see "
+        "[Fan-out by field](iceberg.md#fan-out-by-field)). This engine's key.",
     ),
     Key(
         "iceberg.control.commit.interval-ms",

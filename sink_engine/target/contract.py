@@ -89,6 +89,11 @@ class Target(ABC):
         init`); a line per thing, saying whether it was created."""
         return []
 
+    def describe(self) -> list[str]:
+        """What the connector's config makes of this target that no single key says, a line each (`sink-engine
+        validate` prints them after the keys); none by default."""
+        return []
+
     @abstractmethod
     def write_range(
         self,

@@ -319,6 +319,10 @@ _SERVICES = {
         "GetDatabase": _glue_database_action("glue:GetDatabase"),
         "CreateDatabase": _glue_database_action("glue:CreateDatabase"),
         **{op: _glue_table_action(f"glue:{op}") for op in ("GetTable", "CreateTable", "UpdateTable")},
+        # a listing of a database's tables: authorized on every table of it (pyiceberg's list_tables)
+        "GetTables": lambda call, facts: [
+            ("glue:GetTables", arn, {}) for arn in _glue_arns(call, facts, call.params["DatabaseName"], "*")
+        ],
     },
     # a run's metrics: no resource-level permission in use; the request carries its namespace
     "cloudwatch": {

@@ -64,3 +64,35 @@ def test_an_iceberg_connector_is_checked_through_its_catalog(stack, unique, cata
         f"catalog iceberg, namespace lake_{unique}: 0 table(s) loaded, 1 "
         f"created by the first run: lake_{unique}.events",
     )
+
+
+def test_a_fan_out_connector_is_checked_through_the_namespaces_it_declares(
+    stack, unique, catalog_file, tmp_path, capsys
+):
+    document = _document(stack, unique, catalog_file)
+    config = {k: v for k, v in document["config"].items() if k != "iceberg.tables"}
+    document["config"] = {
+        **config,
+        "iceberg.tables.dynamic-enabled": "true",
+        "iceberg.tables.route-field": "__source_table",
+        "iceberg.tables.default-namespace": f"inv_{unique}",
+        "iceberg.tables.route-namespaces": f"sales_{unique}",
+    }
+    path = tmp_path / "connector.json"
+    path.write_text(json.dumps(document))
+    # given neither declared namespace yet: the doctor fails naming the first and the key that declares it
+    assert main(["doctor", "--config", str(path)]) == 1
+    status, message = _rows(capsys.readouterr().out)["iceberg catalog"]
+    assert status == "FAILED" and message.startswith(f"namespace inv_{unique} does not exist in catalog")
+    assert "(iceberg.tables.route-namespaces)" in message
+    # when `init` creates each declared namespace, then the catalog check passes, naming them
+    assert main(["init", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"namespace inv_{unique} in catalog iceberg: created" in out
+    assert f"namespace sales_{unique} in catalog iceberg: created" in out
+    assert main(["doctor", "--config", str(path)]) == 0
+    assert _rows(capsys.readouterr().out)["iceberg catalog"] == (
+        "ok",
+        f"catalog iceberg: namespaces inv_{unique}, sales_{unique} exist; records name their tables in them "
+        "(iceberg.tables.route-field=__source_table)",
+    )

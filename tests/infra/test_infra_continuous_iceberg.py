@@ -92,9 +92,13 @@ def test_the_freshness_alarm_must_be_above_the_commit_interval_and_its_delay(tmp
     "keys, key, message",
     [
         (
-            {"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "__table"},
+            {
+                "iceberg.tables.dynamic-enabled": "true",
+                "iceberg.tables.route-field": "__table",
+                "iceberg.tables.default-namespace": "lake",
+            },
             "iceberg.tables.dynamic-enabled",
-            "fan-out by field cannot be deployed yet",
+            "bounded runs only",
         ),
         (
             {"iceberg.tables.auto-create-props.write.metadata.delete-after-commit.enabled": "true"},

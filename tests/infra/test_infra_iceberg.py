@@ -177,15 +177,14 @@ def test_each_iceberg_connector_gets_a_schedule_that_invokes_the_trigger_with_it
             "true",
             "may not delete table files",
         ),
-        ("iceberg.tables.dynamic-enabled", "true", "fan-out by field cannot be deployed yet"),
-        ("iceberg.tables", "lake.orders,lake.refunds", r"several tables \(static routing\) cannot be deployed yet"),
+        ("iceberg.tables", "lake.orders,lake.sub.refunds", "a Glue table is `database.table`"),
     ],
 )
 def test_what_the_stacks_cannot_deploy_fails_naming_file_and_key(key, value, message, tmp_path):
     extra = {
         "sql": {"iceberg.catalog.uri": "sqlite:////tmp/catalog.db", "iceberg.catalog.warehouse": "s3://lake/tables"},
         "rest": {"iceberg.catalog.warehouse": "arn:aws:s3tables:eu-west-1:111111111111:bucket/lake"},
-    }.get(value, {"iceberg.tables.route-field": "__table"} if key.endswith("dynamic-enabled") else {})
+    }.get(value, {})
     with pytest.raises(ConnectorSpecError, match=f"dev/{NAME}.json, key '{key}'.*{message}"):
         load_spec(tmp_path, iceberg_document(**{key: value, **extra}))
 
@@ -236,7 +235,7 @@ def test_an_iceberg_connector_with_a_regex_router_declares_the_routed_tables(tmp
     )
     # when its spec is loaded, then its tables are those of the routed names, where the task writes
     spec = load_spec(tmp_path, document)
-    assert spec.iceberg.tables == tuple(f"{topic}_routed" for topic in spec.topics)
+    assert spec.iceberg.tables == tuple((DATABASE, f"{topic}_routed") for topic in sorted(spec.topics))
 
 
 def test_an_upsert_connector_deploys_with_the_grants_of_an_append_one(tmp_path):
@@ -257,3 +256,24 @@ def test_an_upsert_connector_deploys_with_the_grants_of_an_append_one(tmp_path):
     spec = load_spec(tmp_path / "upsert", upsert)
     assert spec.config["iceberg.tables.upsert-mode-enabled"]
     assert job_statements(spec, NAMES) == job_statements(load_spec(tmp_path / "append", iceberg_document()), NAMES)
+
+
+def test_a_statically_routed_connector_deploys_with_each_listed_table_granted(tmp_path):
+    # given static routing to two tables of two databases (every record to each: no route field)
+    spec = load_spec(tmp_path, iceberg_document(**{"iceberg.tables": "lake.orders,audit.refunds"}))
+    # then the stacks know both tables, and the role gets those tables and their files, nothing else of Glue
+    assert spec.iceberg.tables == (("audit", "refunds"), ("lake", "orders"))
+    statements = {s["Sid"]: s for s in job_statements(spec, NAMES)}
+    glue, bucket = f"arn:aws:glue:{DEV.region}:{DEV.account}", f"arn:aws:s3:::{DEV.bucket_name}"
+    assert statements["CommitIcebergTables"]["Resource"] == [
+        f"{glue}:catalog",
+        f"{glue}:database/audit",
+        f"{glue}:database/lake",
+        f"{glue}:table/audit/refunds",
+        f"{glue}:table/lake/orders",
+    ]
+    assert statements["IcebergTableFiles"]["Resource"] == [
+        f"{bucket}/iceberg/audit/refunds/*",
+        f"{bucket}/iceberg/lake/orders/*",
+    ]
+    assert "ListOwnIcebergTables" not in statements  # only a fan-out lists tables

@@ -91,9 +91,13 @@ def test_the_job_roles_get_their_table_bucket_in_the_template(synthesized):
         *reads_and_commits,
     }
     assert sum(("s3tables:CreateTable" in _list(s["Action"])) for s in s3tables) == 1
+    # each role's namespace actions and table actions are of its own namespace only
     assert sorted(
-        s["Condition"]["StringEquals"]["s3tables:namespace"] for s in s3tables if s["Action"] == "s3tables:GetNamespace"
-    ) == ["audit", NAMESPACE]
+        s["Condition"]["StringEquals"]["s3tables:namespace"]
+        for s in s3tables
+        if "s3tables:GetNamespace" in _list(s["Action"])
+    ) == [["audit"], [NAMESPACE]]
+    assert all("Condition" in s for s in s3tables if s["Action"] != "s3tables:GetTableBucket")
 
 
 def test_the_templates_pass_cfn_lint_and_cdk_nag(synthesized):
@@ -125,11 +129,20 @@ def test_the_job_role_gets_the_documented_s3tables_actions_and_nothing_of_glue_o
     statements = {s["Sid"]: s for s in job_statements(spec, NAMES)}
     # getConfig -> GetTableBucket; createTable -> CreateTable (+ PutTableData); loadTable ->
     # GetTableMetadataLocation, GetTableData; updateTable -> UpdateTableMetadataLocation, PutTableData, GetTableData
+    own = {"StringEquals": {"s3tables:namespace": [NAMESPACE]}}
     assert statements["ReadTableBucket"] == {
         "Sid": "ReadTableBucket",
         "Effect": "Allow",
-        "Action": ["s3tables:GetTableBucket", "s3tables:CreateTable"],
+        "Action": ["s3tables:GetTableBucket"],
         "Resource": [BUCKET_ARN],
+    }
+    # createTable, and each table action, in the connector's own namespace only
+    assert statements["CreateOwnTables"] == {
+        "Sid": "CreateOwnTables",
+        "Effect": "Allow",
+        "Action": ["s3tables:CreateTable"],
+        "Resource": [BUCKET_ARN],
+        "Condition": own,
     }
     assert statements["CommitS3Tables"] == {
         "Sid": "CommitS3Tables",
@@ -141,6 +154,7 @@ def test_the_job_role_gets_the_documented_s3tables_actions_and_nothing_of_glue_o
             "s3tables:UpdateTableMetadataLocation",
         ],
         "Resource": [f"{BUCKET_ARN}/table/*"],
+        "Condition": own,
     }
     # loadNamespaceMetadata (the doctor's check of the namespace) -> GetNamespace, on the bucket, for the
     # connector's own namespace only
@@ -149,7 +163,7 @@ def test_the_job_role_gets_the_documented_s3tables_actions_and_nothing_of_glue_o
         "Effect": "Allow",
         "Action": ["s3tables:GetNamespace"],
         "Resource": [BUCKET_ARN],
-        "Condition": {"StringEquals": {"s3tables:namespace": NAMESPACE}},
+        "Condition": own,
     }
     actions = {a for s in statements.values() for a in s["Action"]}
     assert not {a for a in actions if a.startswith("glue:")}
@@ -165,8 +179,7 @@ def test_the_job_role_gets_the_documented_s3tables_actions_and_nothing_of_glue_o
 
 def test_without_auto_create_the_role_may_not_create_tables(tmp_path):
     spec = load_spec(tmp_path, s3_tables_document(**{"iceberg.tables.auto-create-enabled": None}), WITH_BUCKET)
-    (bucket,) = [s for s in job_statements(spec, NAMES) if s["Sid"] == "ReadTableBucket"]
-    assert bucket["Action"] == ["s3tables:GetTableBucket"]
+    assert not [a for s in job_statements(spec, NAMES) for a in s["Action"] if a == "s3tables:CreateTable"]
 
 
 @pytest.mark.parametrize(

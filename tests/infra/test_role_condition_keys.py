@@ -89,14 +89,28 @@ def test_every_job_role_feature_passes_the_sar_check(feature):
     assert [flaw for s in job_statements(spec, NAMES) for flaw in statement_flaws(s)] == []
 
 
+# fan-out by field with declared namespaces (tests/infra/test_infra_fan_out.py)
+FAN_OUT = {
+    "iceberg.tables": None,
+    "iceberg.tables.dynamic-enabled": "true",
+    "iceberg.tables.route-field": "__source_table",
+    "iceberg.tables.default-namespace": "inventory",
+    "iceberg.tables.route-namespaces": "sales",
+}
+
+
+@pytest.mark.parametrize("fan_out", [False, True])
 @pytest.mark.parametrize("catalog", ["glue", "s3tables"])
-def test_every_iceberg_job_role_passes_the_sar_check(catalog, tmp_path):
+def test_every_iceberg_job_role_passes_the_sar_check(catalog, fan_out, tmp_path):
+    routing = FAN_OUT if fan_out else {}
     if catalog == "glue":
-        spec = load_spec(tmp_path, iceberg_document())
+        spec = load_spec(tmp_path, iceberg_document(**routing))
     else:
         spec = load_spec(
             tmp_path,
-            iceberg_document(**{"iceberg.catalog.type": "rest", "iceberg.catalog.warehouse": TABLE_BUCKET_ARN}),
+            iceberg_document(
+                **{"iceberg.catalog.type": "rest", "iceberg.catalog.warehouse": TABLE_BUCKET_ARN, **routing}
+            ),
             settings_with(table_bucket="sink-dev-tables"),
         )
     assert [flaw for s in job_statements(spec, NAMES) for flaw in statement_flaws(s)] == []

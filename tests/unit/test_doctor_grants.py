@@ -62,11 +62,13 @@ SPECS = (
         s3_credentials_provider_sts_role_session_name="sink",
         s3_credentials_provider_sts_role_external_id="ext-id",
     ),
-    _spec("tables", iceberg=IcebergTables("lake_db", ("orders",), auto_create=True)),
+    _spec("tables", iceberg=IcebergTables((("lake_db", "orders"),), auto_create=True)),
     _spec(
         "s3tables",
         iceberg=IcebergTables(
-            "lake", ("orders",), auto_create=False, table_bucket_arn="arn:aws:s3tables:eu-west-1:111122223333:bucket/t"
+            (("lake", "orders"),),
+            auto_create=False,
+            table_bucket_arn="arn:aws:s3tables:eu-west-1:111122223333:bucket/t",
         ),
     ),
 )

@@ -84,7 +84,11 @@ def create_table(catalog: Catalog, identifier: str, schema: pa.Schema, settings:
 
 def ensure_namespace(catalog: Catalog, identifier: str) -> bool:
     """Create the table's namespace when it is missing; True when it was created."""
-    namespace = Catalog.namespace_from(identifier)
+    return ensure_namespace_named(catalog, Catalog.namespace_from(identifier))
+
+
+def ensure_namespace_named(catalog: Catalog, namespace: str | tuple[str, ...]) -> bool:
+    """Create `namespace` when it is missing; True when it was created."""
     try:
         catalog.load_namespace_properties(namespace)
         return False

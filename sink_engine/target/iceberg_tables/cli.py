@@ -101,12 +101,12 @@ def run(config: SinkConfig, args: argparse.Namespace) -> int:
 
 def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog: Catalog) -> list[str]:
     """The tables of the connector's topics (topics.regex: the matching topics Kafka has now); with fan-out by
-    field, every table of the catalog that holds a snapshot of the connector; with static routing, the tables of
-    `iceberg.tables` that exist (one no record was routed to yet may not)."""
+    field, every table that holds a snapshot of the connector, of the namespaces it declares (else of the catalog);
+    with static routing, the tables of `iceberg.tables` that exist (one no record was routed to yet may not)."""
     if iceberg.static_routes is not None:
         return sorted(t for t in iceberg.static_routes.tables if catalog.table_exists(t))
     if iceberg.route_field is not None:
-        return _tables_with_snapshots_of(catalog, config.name)
+        return _tables_with_snapshots_of(catalog, config.name, iceberg.route_namespaces.declared)
     source = SourceSettings.from_config(config)
     if source.topics is not None:
         topics = set(source.topics)
@@ -118,14 +118,18 @@ def connector_tables(config: SinkConfig, iceberg: IcebergSettings, catalog: Cata
     return sorted({iceberg.table_identifier(topic) for topic in topics})
 
 
-def _tables_with_snapshots_of(catalog: Catalog, connector: str) -> list[str]:
+def _tables_with_snapshots_of(catalog: Catalog, connector: str, declared: tuple[str, ...]) -> list[str]:
+    """The tables holding a snapshot of `connector` in the namespaces its fan-out `declared` (listing no other, as a
+    deployed job role may list those alone), or in every namespace of the catalog and those nested in them."""
     from sink_engine.target.iceberg_tables.catalog import load_table  # imports pyarrow
     from sink_engine.target.iceberg_tables.snapshots import newest_of_connector  # imports pyiceberg
 
-    found, namespaces = [], list(catalog.list_namespaces())
+    found: list[str] = []
+    namespaces = [tuple(n.split(".")) for n in declared] if declared else list(catalog.list_namespaces())
     while namespaces:
         namespace = namespaces.pop()
-        namespaces += [n for n in catalog.list_namespaces(namespace) if n != namespace]
+        if not declared:
+            namespaces += [n for n in catalog.list_namespaces(namespace) if n != namespace]
         for identifier in catalog.list_tables(namespace):
             name = ".".join(identifier)
             if newest_of_connector(load_table(catalog, name), connector) is not None:

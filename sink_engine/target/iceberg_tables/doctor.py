@@ -25,19 +25,26 @@ def tables(context: Context) -> str:
     catalog = open_catalog(settings)
     if settings.static_routes is not None:
         return _loaded(catalog, settings, sorted(settings.static_routes.tables))
-    if settings.namespace is None:
+    if settings.namespace is None and not settings.namespaces:
         namespaces = catalog.list_namespaces()
         return (
             f"catalog {settings.catalog}: {len(namespaces)} namespace(s) listed; records name their tables "
             f"(iceberg.tables.route-field={settings.route_field})"
         )
-    try:
-        catalog.load_namespace_properties(settings.namespace)
-    except NoSuchNamespaceError:
-        raise Failed(
-            f"namespace {settings.namespace} does not exist in catalog {settings.catalog} "
-            "(iceberg.tables): `sink-engine init` or the stack creates it"
-        ) from None
+    for namespace in settings.namespaces:
+        try:
+            catalog.load_namespace_properties(namespace)
+        except NoSuchNamespaceError:
+            key = "iceberg.tables" if settings.namespace else "iceberg.tables.route-namespaces"
+            raise Failed(
+                f"namespace {namespace} does not exist in catalog {settings.catalog} ({key}): "
+                "`sink-engine init` or the stack creates it"
+            ) from None
+    if settings.namespace is None:
+        return (
+            f"catalog {settings.catalog}: namespaces {', '.join(settings.namespaces)} exist; records name their "
+            f"tables in them (iceberg.tables.route-field={settings.route_field})"
+        )
     topics = context.settings.source.topics or context.topics or ()
     return _loaded(catalog, settings, sorted({settings.table_identifier(topic) for topic in topics}))
 

@@ -40,9 +40,9 @@ def iam_only(permissions: list | None) -> bool:
     )
 
 
-def governed(account: dict, database: dict) -> list[str]:
+def governed(account: dict, *databases: dict) -> list[str]:
     """What Lake Formation governs of the account's defaults (GetDataLakeSettings' DataLakeSettings) and the
-    connector's database (GetDatabase's Database), each named by its setting."""
+    connector's databases (GetDatabase's Database), each named by its setting."""
     found = [
         f"the account's {name} (new {what})"
         for name, what in (
@@ -51,28 +51,31 @@ def governed(account: dict, database: dict) -> list[str]:
         )
         if not iam_only(account.get(name))
     ]
-    if not iam_only(database.get("CreateTableDefaultPermissions")):
-        found.append(f"database {database['Name']}'s CreateTableDefaultPermissions (its new tables)")
-    return found
+    return found + [
+        f"database {database['Name']}'s CreateTableDefaultPermissions (its new tables)"
+        for database in databases
+        if not iam_only(database.get("CreateTableDefaultPermissions"))
+    ]
 
 
 def lake_formation(context: Context) -> str:
     settings = IcebergSettings.from_config(context.config)
     where = settings.catalog_properties.get("glue.region") or region(context.settings.run.region)
     account = boto3.client("lakeformation", region_name=where).get_data_lake_settings()["DataLakeSettings"]
-    try:
-        database = boto3.client("glue", region_name=where).get_database(Name=settings.namespace)["Database"]
+    glue = boto3.client("glue", region_name=where)
+    try:  # a fan-out that declares no namespace has none to read: the account's defaults alone
+        databases = [glue.get_database(Name=name)["Database"] for name in settings.namespaces]
     except ClientError as e:  # named as Glue's call, not Lake Formation's (the check's service)
         raise Failed(grants.describe(e, "glue")) from None
-    found = governed(account, database)
+    found, names = governed(account, *databases), ", ".join(settings.namespaces) or "(none declared)"
     if not found:
         return (
             f"IAM access control only (IAM_ALLOWED_PRINCIPALS: ALL) for new databases and tables, and for new "
-            f"tables of database {settings.namespace}"
+            f"tables of database {names}"
         )
     raise Failed(
         f"Lake Formation governs {'; '.join(found)}: the job role's IAM grants are not enough. Grant it, in "
-        f"Lake Formation, DESCRIBE (and CREATE_TABLE with auto-create) on database {settings.namespace}, "
+        f"Lake Formation, DESCRIBE (and CREATE_TABLE with auto-create) on database {names}, "
         "SELECT, INSERT, ALTER and DESCRIBE on its tables, and DATA_LOCATION_ACCESS on their location if it "
         'is registered; or give IAM_ALLOWED_PRINCIPALS ALL on them (infra/README.md, "Lake Formation")'
     )

@@ -3,8 +3,10 @@ its `iceberg.tables.route-field` names. Static routing (target/iceberg_tables/st
 the tables of `iceberg.tables` its route-regexes pick (`StaticTableRoutes`), several or none.
 
 With fan-out by field, the field's value, lower-cased as the Iceberg Kafka Connect sink reads it, is the table's
-`namespace.table` (`TableRoutes`, the range's partitioner: a record without the field, or whose value names no table,
-is a bad record naming its offset). A range's records go to one TableWriter per table (`RoutedTableWriter`).
+`namespace.table`, or a bare table name in `iceberg.tables.default-namespace` (`TableRoutes`, the range's
+partitioner: a record without the field, whose value names no table, or whose table lies outside the namespaces the
+connector declares, target/iceberg_tables/route_namespaces.py, is a bad record naming its offset). A range's records
+go to one TableWriter per table (`RoutedTableWriter`).
 
 Exactly once across tables: the driver commits one snapshot per table, then the offsets; a crash between two
 tables' snapshots leaves the offsets where they were, so the rerun reads those records again. Each table's writer
@@ -24,6 +26,7 @@ from sink_engine.model import ClosedFile, TopicPartition
 from sink_engine.partition.fields import MISSING, FieldError, field_path, lookup_all, memoized_by_string, scalar_text
 from sink_engine.records import Partitions, RecordChunk, ValueColumn
 from sink_engine.target.iceberg_tables.catalog import open_catalog
+from sink_engine.target.iceberg_tables.route_namespaces import RouteNamespaces
 from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from sink_engine.target.iceberg_tables.snapshots import newest_of_connector, written_below
 from sink_engine.target.iceberg_tables.static_routes import TABLE_NAME, StaticRoutes
@@ -37,8 +40,8 @@ _SEPARATOR = "\n"  # between the tables of a record's encoded partition (no tabl
 class TableRoutes:
     """The partitioner of a routed range: each record's table identifier, from the route field's string value."""
 
-    def __init__(self, route_field: str):
-        self._name, self._path = route_field, field_path(route_field)
+    def __init__(self, route_field: str, namespaces: RouteNamespaces):
+        self._name, self._path, self._namespaces = route_field, field_path(route_field), namespaces
         self._seen: dict[str, str] = {}  # field value -> identifier (values repeat: a table per source table)
 
     def encode(self, chunk: RecordChunk, values: ValueColumn) -> Partitions:
@@ -54,9 +57,13 @@ class TableRoutes:
             raise refused("(iceberg.tables.route-field) is missing from the value: it names the record's table")
         if type(value) is not str:
             raise refused(f"(iceberg.tables.route-field) is a {type(value).__name__}, not a table's name")
-        identifier = value.lower()
+        identifier = self._namespaces.identifier(value.lower())
         if not TABLE_NAME.fullmatch(identifier):
-            raise refused(f"(iceberg.tables.route-field) is {value!r}, not `namespace.table`")
+            bare = "" if self._namespaces.default else " (iceberg.tables.default-namespace names a bare table's)"
+            raise refused(f"(iceberg.tables.route-field) is {value!r}, not `namespace.table`{bare}")
+        outside = self._namespaces.outside(identifier)
+        if outside:
+            raise refused(f"(iceberg.tables.route-field) {outside}")
         return identifier
 
 

@@ -15,6 +15,7 @@ from sink_engine.config import SinkConfig
 from sink_engine.convert.settings import ConverterSettings
 from sink_engine.errors import ConfigError
 from sink_engine.partition.settings import PartitionSettings
+from sink_engine.target.iceberg_tables.route_namespaces import RouteNamespaces
 from sink_engine.target.iceberg_tables.spec import RECORD_TIME_COLUMN, extra_columns, partition_fields
 from sink_engine.target.iceberg_tables.static_routes import StaticRoutes
 from sink_engine.transform.settings import TransformSettings
@@ -47,6 +48,8 @@ class IcebergSettings:
     commit_interval_ms: int = 60_000  # iceberg.control.commit.interval-ms: a continuous run's snapshot interval
     route_field: str | None = None  # iceberg.tables.route-field with iceberg.tables.dynamic-enabled
     static_routes: StaticRoutes | None = None  # several tables of iceberg.tables, or route-regexes
+    # with route_field: iceberg.tables.default-namespace and iceberg.tables.route-namespaces
+    route_namespaces: RouteNamespaces = RouteNamespaces()
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -68,6 +71,7 @@ class IcebergSettings:
             config["iceberg.control.commit.interval-ms"],
             route_field(config),
             StaticRoutes.from_config(config, config["iceberg.tables.dynamic-enabled"]),
+            RouteNamespaces.from_config(config, config["iceberg.tables.dynamic-enabled"]),
         )
 
     def table_identifier(self, topic: str) -> str:
@@ -95,6 +99,14 @@ class IcebergSettings:
     def namespace(self) -> str | None:
         """The namespace of `iceberg.tables` (None when records name their tables)."""
         return self.table_template.rsplit(".", 1)[0] if self.table_template else None
+
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        """The namespaces the connector's tables are in, as known before any record: that of `iceberg.tables`, of
+        each statically routed table, or those a fan-out declares (none when it declares none)."""
+        if self.static_routes is not None:
+            return tuple(dict.fromkeys(t.rsplit(".", 1)[0] for t in self.static_routes.tables))
+        return (self.namespace,) if self.namespace else self.route_namespaces.declared
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,8 @@ class IcebergTablesTarget(ContinuousTarget):
         _refuse_object_settings(config, upsert=iceberg.upsert is not None, routed=iceberg.routed)
 
     def init(self) -> list[str]:
-        from sink_engine.target.iceberg_tables.catalog import ensure_namespace, open_catalog  # imports pyiceberg
+        # imports pyiceberg
+        from sink_engine.target.iceberg_tables.catalog import ensure_namespace, ensure_namespace_named, open_catalog
 
         if self.settings.static_routes is not None:
             catalog = open_catalog(self.settings)
@@ -125,12 +126,44 @@ class IcebergTablesTarget(ContinuousTarget):
                 f"{'created' if ensure_namespace(catalog, table) else 'exists'}"
                 for table in self.settings.static_routes.tables
             ]
-        if self.settings.table_template is None:
-            return [f"tables named by the records' {self.settings.route_field}: their namespaces must exist"]
+        if self.settings.table_template is None and not self.settings.namespaces:
+            return [
+                f"tables named by the records' {self.settings.route_field}: their namespaces must exist (or be "
+                "declared: iceberg.tables.route-namespaces, iceberg.tables.default-namespace)"
+            ]
+        if self.settings.table_template is None:  # fan-out by field, into the namespaces it declares
+            catalog = open_catalog(self.settings)
+            return [
+                f"namespace {namespace} in catalog {self.settings.catalog}: "
+                f"{'created' if ensure_namespace_named(catalog, namespace) else 'exists'}"
+                for namespace in self.settings.namespaces
+            ]
         created = ensure_namespace(open_catalog(self.settings), self.settings.table_template)
         return [
             f"namespace {self.settings.namespace} in catalog {self.settings.catalog}: "
             f"{'created' if created else 'exists'}"
+        ]
+
+    def describe(self) -> list[str]:
+        """With fan-out by field: where records' tables may lie (target/iceberg_tables/route_namespaces.py)."""
+        route, namespaces = self.settings.route_field, self.settings.route_namespaces
+        if route is None:
+            return []
+        bare = (
+            f"goes to namespace {namespaces.default} (iceberg.tables.default-namespace)"
+            if namespaces.default
+            else "is a bad record (iceberg.tables.default-namespace would give it a namespace)"
+        )
+        reach = (
+            f"{', '.join(namespaces.declared)}; a table in any other is a bad record naming its offset (deployed, "
+            "the job role is granted these alone)"
+            if namespaces.declared
+            else "any (none declared: synthesis refuses to deploy it; iceberg.tables.route-namespaces)"
+        )
+        return [
+            f"fan-out by field: each record goes to the table its {route} names (lower-cased, `namespace.table`)",
+            f"  a bare table name {bare}",
+            f"  namespaces records may reach: {reach}",
         ]
 
     def write_range(

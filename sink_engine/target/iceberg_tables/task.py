@@ -73,7 +73,7 @@ class TableOutput(StreamOutput):
             self.partitioner = StaticTableRoutes(iceberg.static_routes)
         else:
             assert iceberg.route_field is not None  # routed: by field or statically
-            self.partitioner = TableRoutes(iceberg.route_field)
+            self.partitioner = TableRoutes(iceberg.route_field, iceberg.route_namespaces)
 
     def settle(self, processed: int, error: SinkError | None) -> int:
         self.writer.finish()
