@@ -4,10 +4,10 @@ account holds the need and the setting, 1 otherwise (or when the quota cannot be
 
 Why here and not in `sink-engine doctor`: the need is the environment's (every connector's runs, infra/capacity.py
 `check_concurrency`, as synthesis sums it for infra/quotas.py), not one connector's, and the quota is the account's.
-The engine's doctor runs as one connector's job role inside the environment's network, which has no Service Quotas
-endpoint (infra/constructs/network.py) and no grant for it; this command runs where `cdk deploy` runs, with the
-deployer's credentials, from the same settings and connectors synthesis reads, so the need it reports is the one
-synthesis checked.
+The engine's doctor runs as one connector's job role inside the environment's network, which with `network.egress`
+`endpoints` has no Service Quotas endpoint (infra/constructs/network.py), and the role has no grant for it. This
+command runs where `cdk deploy` runs, with the deployer's credentials, from the same settings and connectors
+synthesis reads, so the need it reports is the one synthesis checked.
 
 Service Quotas: EMR Serverless' "Max concurrent vCPUs per account" is service code `emr-serverless`, quota code
 `L-D05C8A75` ("Endpoints and quotas for EMR Serverless", EMR Serverless User Guide,
