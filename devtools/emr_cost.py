@@ -1,8 +1,9 @@
 """What one GB landed costs on EMR Serverless (ARM, us-east-1) on the workers the trigger would choose for the run
 (lambdas/trigger/sizing.py), beside Amazon Data Firehose with an MSK source; and a continuous connector's job against
-triggered runs at steady rates. Prints two tables. Usage:
+triggered runs at steady rates; environments of many connectors in four shapes. Prints three tables. Usage:
     python -m devtools.emr_cost [--gigabytes 1 10 100] [--record-bytes 224] [--tasks-max 64]
                                 [--rates 0.1 1 10] [--partitions 12] [--schedule-s 5] [--format json]
+                                [--connectors 1 20 500] [--env-rates 0.01 0.1 1 10] [--env-partitions 4]
 
 Model: a run's records are `gigabytes` of `record-bytes` values spread over enough partitions, the connector's
 `tasks.max` high enough not to limit it, the application's maximum capacity prod's (64 vCPU, 256 GB, 1,000 GB).
@@ -10,17 +11,7 @@ Its workers are the trigger's plan; each is up for start-up (sizing.STARTUP_S) p
 plan's executor vCPUs at sizing.RECORDS_PER_VCPU_S) and billed per second for its vCPUs and GB, one minute at
 least; disks stay at the free 20 GB.
 
-Prices (USD, us-east-1), as AWS's pricing pages listed them when this tool was first written (2026-11-23; the
-pages render their tables client-side and were not re-read since):
-- EMR Serverless, ARM: 0.042094 per vCPU-hour, 0.004628 per GB-hour, one minute at least per worker
-  (https://aws.amazon.com/emr/pricing/, "Amazon EMR Serverless").
-- Amazon Data Firehose, MSK as the source: 0.055 per GB ingested; conversion to Parquet 0.018 per GB more
-  (https://aws.amazon.com/firehose/pricing/). Its freshness is its buffer interval, 0 to 900 s, 300 by default
-  (BufferingHints, Amazon Data Firehose API Reference,
-  https://docs.aws.amazon.com/firehose/latest/APIReference/API_BufferingHints.html).
-- S3 Standard PUT: 0.005 per 1,000 requests (https://aws.amazon.com/s3/pricing/); DynamoDB on demand: 0.625 per
-  million write request units (https://aws.amazon.com/dynamodb/pricing/on-demand/), as the README's trigger
-  figures use.
+Prices: devtools/emr_prices.py. The third table, per environment of many connectors: devtools/environment_cost.py.
 
 Continuous against triggered (`rate_costs`), a month of 730 hours at a steady `rate` MB/s of `record-bytes`
 records over `partitions` partitions:
@@ -34,8 +25,8 @@ records over `partitions` partitions:
   most): a run whenever a partition fills flush.size or the schedule passes, one at a time, each on the trigger's
   workers for its backlog (`run_cost`); its freshness that interval, the batching window and the run (a quiet
   partition: the tick, 300 s, more).
-- requests: an S3 PUT per file, and WRITE_UNITS_PER_FILE DynamoDB write units (an assumption: the recorded cut and
-  its deletion, the file's share of a commit transaction, 2 units per transactional item).
+- requests: an S3 PUT per file, and emr_prices.WRITE_UNITS_PER_FILE DynamoDB write units (an assumption: the
+  recorded cut and its deletion, the file's share of a commit transaction, 2 units per transactional item).
 """
 
 from __future__ import annotations
@@ -44,17 +35,19 @@ import argparse
 import math
 from dataclasses import dataclass
 
+from devtools.emr_prices import (
+    FIREHOSE_GB,
+    HOURS_PER_MONTH,
+    MINIMUM_S,
+    PROD_CAPACITY,
+    hourly_usd,
+    requests_usd,
+)
+from devtools.environment_cost import environment_table, goals
 from lambdas.trigger.sizing import RECORDS_PER_VCPU_S, STARTUP_S, Capacity, Plan, RunShape, continuous_run, plan_run
 
-VCPU_HOUR, GB_HOUR = 0.042094, 0.004628
-FIREHOSE_GB = {"json": 0.055, "parquet": 0.055 + 0.018}
 LABELS = {"json": "JSON", "parquet": "Parquet"}
-MINIMUM_S = 60  # billed seconds per worker at least
-PROD_CAPACITY = Capacity(64, 256, 1000)
 PARTITIONS = 64
-HOURS_PER_MONTH = 730
-S3_PUT, DYNAMODB_WRITE_UNIT = 0.005 / 1000, 0.625 / 1e6
-WRITE_UNITS_PER_FILE = 4
 CONTINUOUS_RECORDS_PER_VCPU_S = {fmt: rate / 2 for fmt, rate in RECORDS_PER_VCPU_S.items()}
 SHIPPED_FLUSH_SIZE, SHIPPED_SCHEDULE_S, TICK_S, BATCH_WINDOW_S = 10_000, 600, 300, 30
 
@@ -91,7 +84,7 @@ def run_cost(
     plan = plan_run(shape, behind, capacity)
     seconds = STARTUP_S + records / shape.records_per_vcpu_s / (plan.executor.vcpu * plan.executors)
     billed = max(MINIMUM_S, seconds)
-    usd = sum(billed / 3600 * (w.vcpu * VCPU_HOUR + w.memory_gb * GB_HOUR) for w in plan.workers)
+    usd = billed / 3600 * hourly_usd(plan)
     return RunCost(output, gigabytes, plan, seconds, usd)
 
 
@@ -115,10 +108,6 @@ class RateCost:
         return (self.compute_usd + self.requests_usd) / self.gigabytes
 
 
-def _requests_usd(files: float) -> float:
-    return files * (S3_PUT + WRITE_UNITS_PER_FILE * DYNAMODB_WRITE_UNIT)
-
-
 def _workers(plan: Plan) -> str:
     d, e = plan.driver, plan.executor
     return f"{d.vcpu} vCPU / {d.memory_gb} GB + {plan.executors} x {e.vcpu} vCPU / {e.memory_gb} GB"
@@ -129,14 +118,14 @@ def continuous_cost(rate_mb_s: float, output: str, record_bytes: int, partitions
     records_s = rate_mb_s * 1e6 / record_bytes
     tasks = max(1, math.ceil(records_s / CONTINUOUS_RECORDS_PER_VCPU_S[output]))
     plan = continuous_run(RunShape(tasks, output, 1_000_000))
-    hourly = sum(w.vcpu * VCPU_HOUR + w.memory_gb * GB_HOUR for w in plan.workers)
+    hourly = hourly_usd(plan)
     files = partitions * 3600 * HOURS_PER_MONTH / schedule_s
     return RateCost(
         "continuous",
         rate_mb_s,
         _workers(plan),
         hourly * HOURS_PER_MONTH,
-        _requests_usd(files),
+        requests_usd(files),
         f"~{schedule_s:g}-{schedule_s + 1:g} s",
     )
 
@@ -158,7 +147,7 @@ def triggered_cost(rate_mb_s: float, output: str, record_bytes: int, partitions:
         rate_mb_s,
         _workers(run.plan),
         run.usd * runs,
-        _requests_usd(files_per_run * runs),
+        requests_usd(files_per_run * runs),
         f"~{interval + min(BATCH_WINDOW_S, interval) + run.seconds:.0f} s (quiet partition: +{TICK_S} s)",
     )
 
@@ -217,6 +206,9 @@ def main() -> None:
     parser.add_argument("--rates", type=float, nargs="+", default=[0.1, 1, 10], help="MB/s")
     parser.add_argument("--partitions", type=int, default=12, help="of the continuous/triggered table's topic")
     parser.add_argument("--schedule-s", type=float, default=5.0, help="the continuous connector's rotation schedule")
+    parser.add_argument("--connectors", type=int, nargs="+", default=[1, 20, 500], help="per environment")
+    parser.add_argument("--env-rates", type=float, nargs="+", default=[0.01, 0.1, 1, 10], help="MB/s per connector")
+    parser.add_argument("--env-partitions", type=int, default=4, help="per connector, in the environment table")
     parser.add_argument("--format", choices=sorted(FIREHOSE_GB), default="json")
     args = parser.parse_args()
     print(
@@ -233,6 +225,14 @@ def main() -> None:
     print("\n".join(rate_table(args.rates, args.format, args.record_bytes, args.partitions, args.schedule_s)))
     even = break_even_mb_s(args.format, args.record_bytes, args.partitions, args.schedule_s)
     print(f"A continuous job costs less per GB than Firehose above {even:.2f} MB/s ({even * 2628:,.0f} GB a month).")
+    print()
+    print(
+        f"Environments (devtools/environment_cost.py), JSON, {args.record_bytes}-byte records, "
+        f"{args.env_partitions} partitions per connector"
+    )
+    print("\n".join(environment_table(args.connectors, args.env_rates, args.env_partitions)))
+    print("Issue 40's goals, 500 connectors at 0.1 MB/s each:")
+    print("\n".join(f"- {'holds' if holds else 'does not hold'}: {text}" for text, holds in goals(args.env_partitions)))
 
 
 if __name__ == "__main__":
