@@ -154,10 +154,11 @@ class ConnectorShare:
                 self.lost = self._commits.refresh(streams) or self._commits.commit(streams, wait=True)
         except Exception as e:  # noqa: BLE001 - the share ends either way; its error is its report
             self.error = self.error or f"{type(e).__name__}: {e}"
+        try:
+            self._reporter.end(self.error, self.lost)  # (its lag asks the consumer)
         finally:
             self._consumer.close()
             self._uploader.close()
-        self._reporter.end(self.error, self.lost)
         return [
             StreamReport(
                 self.connector,
