@@ -131,7 +131,11 @@ def _opened(
     target = session.target
     assert isinstance(target, ContinuousTarget)  # check_continuous refused a target without the capability
     say(f"lease taken: epoch {session.token.epoch}, renewed every {lease_ms / 3000:.1f} s")
-    coordinator = target.stream_coordinator(dynamodb, session.store, session.leases, session.token, clock)
+    try:
+        coordinator = target.stream_coordinator(dynamodb, session.store, session.leases, session.token, clock)
+    except BaseException:
+        session.release()
+        raise
 
     def progress(shares: int) -> RunProgress:
         return RunProgress(

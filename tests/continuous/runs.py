@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import pyarrow.parquet as pq
 
@@ -28,11 +29,11 @@ from tests.runs import committed_offsets
 from tests.s3_reader import list_keys, read_json_lines
 
 
-def start_continuous(config_path: str | list[str], *extra: str, env: dict | None = None) -> subprocess.Popen:
+def start_continuous(config_path: str | Path | list[str], *extra: str, env: dict | None = None) -> subprocess.Popen:
     """`sink-engine run --continuous` of one config file or several, as its own process group (its Spark JVM and
     workers with it); `env` is added to this process's environment."""
-    paths = [config_path] if isinstance(config_path, str) else config_path
-    configs = [option for path in paths for option in ("--config", path)]
+    paths = config_path if isinstance(config_path, list) else [config_path]
+    configs = [option for path in paths for option in ("--config", str(path))]
     return subprocess.Popen(
         [sys.executable, "-m", "sink_engine", *extra, "run", "--continuous", *configs],
         stdout=subprocess.PIPE,
@@ -58,7 +59,7 @@ def stop(process: subprocess.Popen, lease_ms: int) -> tuple[int, str, str]:
     return process.returncode, out, err
 
 
-def started_when_the_lease_lapses(path: str | list[str], lease_ms: int) -> subprocess.Popen:
+def started_when_the_lease_lapses(path: str | Path | list[str], lease_ms: int) -> subprocess.Popen:
     """A continuous run, started again until the lease of a killed one has lapsed (exit 3 before that)."""
     deadline = time.monotonic() + lease_ms / 1000 + 30
     while True:
@@ -71,7 +72,9 @@ def started_when_the_lease_lapses(path: str | list[str], lease_ms: int) -> subpr
         time.sleep(1)
 
 
-def killed_and_restarted(path: str | list[str], lease_ms: int, rng, alive_s: tuple[float, float], kills: int = 3):
+def killed_and_restarted(
+    path: str | Path | list[str], lease_ms: int, rng, alive_s: tuple[float, float], kills: int = 3
+):
     """`kills` runs, each started once the previous one's lease lapsed and SIGKILLed (driver, JVM and workers) after
     a seeded random `alive_s` (low, high) seconds; returns the next run, started the same way and left running."""
     for _ in range(kills):
