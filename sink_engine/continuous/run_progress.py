@@ -56,7 +56,7 @@ def put_task_totals(
 
 
 class RunProgress:
-    """The driver's side: `tick()` often (it reads the items at most every fifth of the interval, 1 to 2 s);
+    """The driver's side: `tick()` often (it reads the items at most every fifth of the interval, 1 to 10 s);
     `ends`: the tasks whose share of the connector ended as last read, with the error each failed on (None: none)."""
 
     def __init__(
@@ -70,7 +70,7 @@ class RunProgress:
     ) -> None:
         self._db, self._table, self._token, self._tasks, self._every_ms = dynamodb, table, token, tasks, every_ms
         self._say = say
-        self._look_every_s = min(2.0, max(1.0, every_ms / 5000))
+        self._look_every_s = min(10.0, max(1.0, every_ms / 5000))
         self._looked = self._said = 0.0
         self._last_reports: dict[str, int] = {}
         self._last_records = 0

@@ -8,11 +8,12 @@ assigns a partition once), and a connector that ends closes its consumer without
 has a share in at most `tasks.max` tasks (continuous/spread.py), so the consumers of a job are as many as Kafka
 Connect's workers would open for the same connectors, whatever the number of cores.
 
-A round steps each active share once. While the last round fetched records, a step takes what its consumer has
-fetched without waiting (librdkafka fetches in its own threads meanwhile); after a round that fetched nothing, each
-step waits up to POLL_S divided among the shares, so an idle task rounds about every POLL_S (what a wall-clock cut or
-a stop waits behind at most), as a task of one connector does. A share that ended (its error, its lost lease, a stop
-requested) is closed and reported at once; the task ends with its last share.
+A round steps each active share once, each step waiting for records up to POLL_S divided among the shares (a fetch
+returns before that only with a full batch): a round takes about POLL_S, as a cycle of a task of one connector does
+(what a wall-clock cut or a stop waits behind at most), while librdkafka fetches for every consumer in its own
+threads. A step that does not wait would spin: records of some connector arrive all the time, and the task would
+burn its core stepping shares with a handful of records each (measured: `make bench-many`). A share that ended
+(its error, its lost lease, a stop requested) is closed and reported at once; the task ends with its last share.
 """
 
 from __future__ import annotations
@@ -66,13 +67,11 @@ def serve(starts: list[ShareStart], publish: bool, clock: Callable[[], int], tas
             active.append(ConnectorShare(start, publish, clock, task))
         except Exception as e:  # noqa: BLE001 - a share that cannot open ends alone
             yield from _not_opened(start, e, task, clock)
-    fetched = 1
     while active:
-        wait_s = 0.0 if fetched else POLL_S / len(active)
-        fetched = 0
+        wait_s = POLL_S / len(active)
         for share in active:
             try:
-                fetched += share.step(wait_s)
+                share.step(wait_s)
             except Exception as e:  # noqa: BLE001 - an error of one connector's share ends that share alone
                 share.fail(e)
         for share in [s for s in active if s.ended]:
