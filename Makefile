@@ -8,7 +8,7 @@ CDK_STAMP := node_modules/.installed
 
 .PHONY: venv kafka connect-json connect-transforms debezium iceberg-spark cdk-cli lint format docs demo clean
 .PHONY: test test-faults test-kafka4 test-cdc test-iceberg-readers test-oracle test-scale test-many-partitions soak
-.PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs
+.PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs bench-many
 
 venv: $(STAMP) kafka connect-json connect-transforms debezium iceberg-spark
 
@@ -175,6 +175,11 @@ bench-restore: venv
 # Bounded runs of many small connectors: one application (--config-dir) against a run process per connector
 bench-configs: venv
 	$(PY) -m devtools.bench_configs
+
+# One continuous job serving 1, 12 and 50 connectors at 5,000 records/s in all (docs/continuous.md); seconds per
+# scenario: MANY_SECONDS (60; 600 for the RSS target over 10 minutes).
+bench-many: venv
+	$(PY) -m devtools.bench_many $(if $(MANY_SECONDS),--seconds $(MANY_SECONDS))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache node_modules site

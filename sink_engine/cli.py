@@ -62,7 +62,11 @@ def main(argv: list[str] | None = None) -> int:
             return _validate_each(config_locations(args), args.all, worker)
         if args.command == "run":
             configs = _load_each(config_locations(args), worker)
-            return run_command(configs, args.continuous, args.wait_for_lease)
+            if args.continuous:
+                from sink_engine.cli_continuous import run_continuous_command  # imports pyarrow
+
+                return run_continuous_command(configs, args.wait_for_lease)
+            return run_command(configs, args.wait_for_lease)
         config = _load(args.config, args.command, worker)
         if args.command == "read":
             return _read(config, args.key, args.offset)
@@ -149,7 +153,7 @@ def _parser() -> argparse.ArgumentParser:
         "doctor": "reach everything a run needs (Kafka, schema registry, S3, DynamoDB, secrets, Iceberg catalog) as "
         "the run would; exit 1 naming each failure",
         "run": "one bounded run of each connector given, in one Spark application: plan, write, commit "
-        "(--continuous: a run of one connector that stays up, committing as files close)",
+        "(--continuous: one that stays up, its tasks serving every connector given, committing as files close)",
         "status": "committed offset, end offset, lag, last commit and last file per topic-partition",
     }
     for name, text in helps.items():

@@ -1,5 +1,5 @@
-"""`sink-engine run`: a bounded run of one connector or of several in one Spark application, or a continuous run of
-one.
+"""`sink-engine run`: a bounded run of one connector or of several in one Spark application (a continuous run:
+cli_continuous.py).
 
 Several connectors (`--config` more than once, `--config-dir`): every config is loaded and checked first (one that
 fails stops the command, exit 2, before anything is leased); then each connector is checked as a run of it alone
@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -26,7 +26,7 @@ from sink_engine.dlq.counts import add_counts, format_counts
 from sink_engine.dlq.settings import DeadLetterSettings
 from sink_engine.driver.job import run_job
 from sink_engine.driver.many import Outcome, run_each
-from sink_engine.errors import AwsCallError, OptionError, SinkError
+from sink_engine.errors import AwsCallError, SinkError
 from sink_engine.progress import ProgressBoard
 from sink_engine.run.metrics import publisher_from_environment
 from sink_engine.run.preflight import preflight
@@ -40,34 +40,41 @@ if TYPE_CHECKING:
 
     from pyspark.sql import SparkSession
 
-    from sink_engine.continuous.driver import ContinuousSummary
     from sink_engine.driver.job import RunSummary
+
+
+class Ended(Protocol):
+    """How a connector of a multi-connector run ended (driver/many.py's Outcome, a continuous run's outcome)."""
+
+    @property
+    def connector(self) -> str: ...
+
+    @property
+    def error(self) -> Exception | None: ...
+
 
 PIPE_PROGRESS_S = 10.0  # a bounded run's progress line in a pipe or a log (local Spark)
 CONNECTORS_AT_ONCE = 8  # the connectors of a multi-connector run that run at once (driver/many.py)
 
 
-def run_command(configs: list[SinkConfig], continuous: bool, wait_for_lease: bool) -> int:
-    """`run` of the loaded configs (see the module docstring)."""
-    if continuous and len(configs) > 1:
-        raise OptionError("--config", f"run --continuous takes one --config for now ({len(configs)} given)")
-    if continuous:
-        return _run_continuous(configs[0], wait_for_lease)
+def run_command(configs: list[SinkConfig], wait_for_lease: bool) -> int:
+    """A bounded `run` of the loaded configs (see the module docstring)."""
     if len(configs) == 1:
         return _run(configs[0], wait_for_lease)
     return _run_many(configs, wait_for_lease)
 
 
-def _say(line: str) -> None:
+def say(line: str) -> None:
     """A line of what a run is doing, on standard output at once (a terminal, a pipe or a log)."""
     print(line, flush=True)
 
 
-def _said_by(connector: str) -> Callable[[str], None]:
-    return lambda line: _say(f"[{connector}] {line}")
+def said_by(connector: str) -> Callable[[str], None]:
+    """`say`, each line prefixed by `[connector]`."""
+    return lambda line: say(f"[{connector}] {line}")
 
 
-def _preflight(config: SinkConfig, wait_for_lease_s: float, say: Callable[[str], None]) -> None:
+def preflight_of(config: SinkConfig, wait_for_lease_s: float, say: Callable[[str], None]) -> None:
     """The run's checks that need no Spark (run/preflight.py). Runs before the stop handlers are installed: a
     signal while it waits for a lease ends the process, which holds nothing yet."""
 
@@ -79,8 +86,8 @@ def _run(config: SinkConfig, wait_for_lease: bool) -> int:
 
     run = RunSettings.from_config(config)
     metrics = publisher_from_environment(os.environ, run.region)  # SINK_METRICS=cloudwatch: deployed job
-    _preflight(config, math.inf if wait_for_lease else 0, _say)
-    _say("offsets table, bucket, Kafka and lease checked; starting Spark")
+    preflight_of(config, math.inf if wait_for_lease else 0, say)
+    say("offsets table, bucket, Kafka and lease checked; starting Spark")
     with stop_on_signals(config.name) as stop:
         spark = spark_session(f"sink-engine-{config.name}")
         # the tasks can report through the driver's disk only when they run in its process; a pipe gets the totals
@@ -90,7 +97,7 @@ def _run(config: SinkConfig, wait_for_lease: bool) -> int:
         )
         with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
             summary = run_job(
-                config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, say=_say, stop=stop
+                config, spark, dynamodb_client(run.region), progress=board, metrics=metrics, say=say, stop=stop
             )
             _print_run(config, run, summary, "")
     return 0
@@ -103,11 +110,11 @@ def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
     ready = []
     for config in configs:
         try:
-            _preflight(config, math.inf if wait_for_lease else 0, _said_by(config.name))
+            preflight_of(config, math.inf if wait_for_lease else 0, said_by(config.name))
             ready.append(config)
         except (SinkError, ClientError, BotoCoreError) as e:
             outcomes[config.name] = Outcome(config.name, error=e)
-    _say(f"{len(ready)} of {len(configs)} connectors checked (offsets table, bucket, Kafka, lease); starting Spark")
+    say(f"{len(ready)} of {len(configs)} connectors checked (offsets table, bucket, Kafka, lease); starting Spark")
     label = f"{len(configs)} connectors"
     if ready:
         with stop_on_signals(label) as stop:
@@ -116,7 +123,7 @@ def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
             with JvmShutdownStop(spark, label, stop, longest_lease_s):
                 run_one = _bounded_run(spark, stop)
                 outcomes.update((o.connector, o) for o in run_each(ready, run_one, CONNECTORS_AT_ONCE))
-    return _report_many(configs, outcomes)
+    return report_many(configs, outcomes)
 
 
 def _bounded_run(spark: SparkSession, stop: threading.Event) -> Callable[[SinkConfig], RunSummary]:
@@ -125,7 +132,7 @@ def _bounded_run(spark: SparkSession, stop: threading.Event) -> Callable[[SinkCo
     def run_one(config: SinkConfig) -> RunSummary:
         run = RunSettings.from_config(config)
         metrics = publisher_from_environment(os.environ, run.region)
-        say = _said_by(config.name)
+        say = said_by(config.name)
         summary = run_job(config, spark, dynamodb_client(run.region), metrics=metrics, say=say, stop=stop)
         _print_run(config, run, summary, f"[{config.name}] ")
         return summary
@@ -133,7 +140,7 @@ def _bounded_run(spark: SparkSession, stop: threading.Event) -> Callable[[SinkCo
     return run_one
 
 
-def _report_many(configs: list[SinkConfig], outcomes: dict[str, Outcome]) -> int:
+def report_many(configs: list[SinkConfig], outcomes: Mapping[str, Ended]) -> int:
     """Each failed connector's error on standard error, the outcomes' count last; the exit code (module docstring)."""
     failed = [outcomes[c.name] for c in configs if outcomes[c.name].error is not None]
     codes = {exit_code(o.error) for o in failed}
@@ -170,7 +177,7 @@ def _print_run(config: SinkConfig, run: RunSettings, summary: RunSummary, prefix
     lines.append(
         f"run finished in {summary.seconds:.1f}s: {len(summary.files)} files, "
         f"{summary.records_written} records, {summary.bytes_written} bytes; "
-        f"{len(summary.committed)} partitions committed{_where_tasks_ran(summary.executors)}"
+        f"{len(summary.committed)} partitions committed{where_tasks_ran(summary.executors)}"
     )
     if DeadLetterSettings.from_config(config).tolerates:
         lines.append(f"dead letters: {format_counts(add_counts(r.dead_letters for r in summary.committed))}")
@@ -179,34 +186,7 @@ def _print_run(config: SinkConfig, run: RunSettings, summary: RunSummary, prefix
     print("\n".join(prefix + line for line in lines), flush=True)
 
 
-def _run_continuous(config: SinkConfig, wait_for_lease: bool) -> int:
-    """`run --continuous`: until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a
-    grace period: run/stopping.py). It waits for a held lease up to 1.5 leases (EMR retries a failed streaming
-    attempt at once: the lease of the attempt that failed is still held), or for as long as it is held with
-    `--wait-for-lease`."""
-    from sink_engine.continuous.driver import check_continuous, run_continuous  # imports pyarrow
-
-    run = check_continuous(config).run
-    _preflight(config, math.inf if wait_for_lease else 1.5 * run.lease_ms / 1000, _say)
-    _say("offsets table, bucket, Kafka and lease checked; starting Spark")
-    with stop_on_signals(config.name) as stop:
-        spark = spark_session(f"sink-engine-{config.name}")
-        with JvmShutdownStop(spark, config.name, stop, run.lease_ms / 1000):
-            summary = run_continuous(config, spark, dynamodb_client(run.region), stop, say=_say)
-            _print_continuous(summary)
-    return 0
-
-
-def _print_continuous(summary: ContinuousSummary) -> None:
-    for report in sorted(summary.reports, key=lambda r: (r.tp.topic, r.tp.partition)):
-        print(f"{report.tp}: committed {report.committed}, {report.records_written} records in {report.files} files")
-    print(
-        f"continuous run stopped after {summary.seconds:.1f}s: {summary.files} files, {summary.records_written} "
-        f"records{_where_tasks_ran(summary.executors)}"
-    )
-
-
-def _where_tasks_ran(executors: tuple[str, ...]) -> str:
+def where_tasks_ran(executors: tuple[str, ...]) -> str:
     """The end of the run's summary line: which Spark executors ran its tasks (none when it wrote nothing)."""
     if not executors:
         return ""

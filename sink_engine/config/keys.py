@@ -593,7 +593,9 @@ KEYS: tuple[Key, ...] = (
         "tasks.max",
         "int",
         1,
-        "Cap on the Spark tasks that read topic-partitions in parallel.",
+        "Cap on the Spark tasks that read the connector's topic-partitions in parallel (a continuous run of several "
+        "connectors: the job's tasks, no more than its task slots, each serve shares of several connectors; a "
+        "connector has a share in at most this many).",
         minimum=1,
         maximum=JAVA_INT_MAX,
     ),

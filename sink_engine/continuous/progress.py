@@ -103,6 +103,13 @@ class TaskReporter:
         now = self._clock()
         if self._last_ms is not None and now - self._last_ms < self._every_ms:
             return
+        self._put(now)
+
+    def end(self, error: str | None, lost: bool) -> None:
+        """The share ended: its totals, with its end and the error it failed on (`lost`: the lease was lost)."""
+        self._put(self._clock(), ended=True, error=error or ("lease lost" if lost else None))
+
+    def _put(self, now: int, ended: bool = False, error: str | None = None) -> None:
         written = sum(s.records_written for s in self._streams.values())
         oldest = [t for s in self._streams.values() if (t := s.oldest_unsettled_ms) is not None]
         freshness = max(0, now - min(oldest)) / 1000 if oldest else 0.0
@@ -113,7 +120,12 @@ class TaskReporter:
         dynamodb, token, task = self._item
         try:
             put_task_totals(
-                dynamodb, self._table, token, task, TaskTotals(written, files, lag, freshness, len(self._streams)), now
+                dynamodb,
+                self._table,
+                token,
+                task,
+                TaskTotals(written, files, lag, freshness, len(self._streams), ended, error),
+                now,
             )
         except (ClientError, BotoCoreError) as e:  # it only informs: the task goes on
             events.emit(events.METRICS_PUBLISH_FAILED, level=logging.WARNING, connector=self._connector, error=str(e))

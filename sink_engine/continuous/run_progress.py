@@ -2,7 +2,8 @@
 offsets table when it starts and every `sink.continuous.metrics.interval.ms` (with its STREAM_PROGRESS report), and
 the driver, wherever its tasks run, reads them and says one line for the whole run (records and files written since
 the run started, lag, freshness) each time every task has reported again, or an interval passed with some new
-report; also logged as a RUN_PROGRESS event."""
+report; also logged as a RUN_PROGRESS event. A task's share that ended puts its end there too (`ended`, and its
+`error` if it failed): `ends` tells the driver which shares of the connector ended, and why."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ class TaskTotals:
     lag: int
     freshness_s: float
     partitions: int
+    ended: bool = False  # the task's share of the connector ended (continuous/share.py)
+    error: str | None = None  # why, when it failed
 
 
 def put_task_totals(
@@ -46,12 +49,15 @@ def put_task_totals(
             "freshness_s": {"N": f"{totals.freshness_s:.3f}"},
             "partitions": {"N": str(totals.partitions)},
             "reported_at_ms": {"N": str(now_ms)},
+            **({"ended": {"BOOL": True}} if totals.ended else {}),
+            **({"error": {"S": totals.error[:2000]}} if totals.error else {}),
         },
     )
 
 
 class RunProgress:
-    """The driver's side: `tick()` often (it reads the items at most every fifth of the interval, 1 to 10 s)."""
+    """The driver's side: `tick()` often (it reads the items at most every fifth of the interval, 1 to 10 s);
+    `ends`: the tasks whose share of the connector ended as last read, with the error each failed on (None: none)."""
 
     def __init__(
         self,
@@ -68,6 +74,7 @@ class RunProgress:
         self._looked = self._said = 0.0
         self._last_reports: dict[str, int] = {}
         self._last_records = 0
+        self.ends: dict[str, str | None] = {}
 
     def tick(self) -> None:
         if time.monotonic() - self._looked < self._look_every_s:
@@ -84,6 +91,9 @@ class RunProgress:
                 events.METRICS_PUBLISH_FAILED, level=logging.WARNING, connector=self._token.connector, error=str(e)
             )
             return
+        self.ends = {
+            sk: item["error"]["S"] if "error" in item else None for sk, item in reports.items() if "ended" in item
+        }
         newer = [sk for sk, item in reports.items() if int(item["reported_at_ms"]["N"]) > self._last_reports.get(sk, 0)]
         every_task = len(newer) >= self._tasks
         interval_passed = time.monotonic() - self._said >= self._every_ms / 1000

@@ -40,9 +40,10 @@ Numbers are DynamoDB numbers, times epoch milliseconds; `<topic>#<partition>` is
   `start` is behind the committed offset is spent; the partition's next stage replaces it.
 - `PROGRESS#<task>`: a continuous run's task's figures, for the driver to show (`sink_engine.continuous
   .run_progress`; `<task>` is the Spark partition index of the task). `epoch` (of the run's lease), `records_written`
-  and `files` (since the task started), `lag`, `freshness_s`, `partitions`, `reported_at_ms`. Put by the job's tasks
-  unconditionally when they start and every `sink.continuous.metrics.interval.ms`; read by its driver, which ignores
-  the items of other epochs; replaced by the next continuous run's task of the same index, deleted by no one.
+  and `files` (since the task started), `lag`, `freshness_s`, `partitions`, `reported_at_ms`; `ended` (BOOL) once the
+  task's share of the connector ended, with its `error` when it failed. Put by the job's tasks unconditionally when
+  they start, every `sink.continuous.metrics.interval.ms` and when their share ends; read by its driver, which
+  ignores the items of other epochs; replaced by the next continuous run's task of the same index, deleted by no one.
 - `REPLAY#<topic>#<partition>#<offset, 20 digits>`: one replayed dead letter, keyed by its original record
   (`sink_engine.dlq.replay_progress`). `state` (`claimed`, then `replayed`), `error_class`, `target_topic`,
   `claimed_at_ms`, `replayed_at_ms`, `claim_id` (the claiming invocation's). Put by the DLQ replay (its Lambda

@@ -2,34 +2,40 @@
 produced landed exactly once.
 
 Records are produced by devtools.producer.SteadyProducer (`{"id": n}`, n counting up; `produced` maps partition ->
-ids in offset order). `landed_once`
-reads every object of the topic back and asserts, per partition, files that follow each other from offset 0 without
-gap or overlap, each id once, and the committed offset at the end of what the files hold; `in_table_once` checks an
-IcebergFormat connector's table the same way (its rows carry their Kafka partition and offset).
+ids in offset order). `landed_once` reads every object of the topic back (JSON lines or Parquet) and asserts, per
+partition, files that follow each other from offset 0 without gap or overlap, each id once, and the committed offset
+at the end of what the files hold; `in_table_once` checks an IcebergFormat connector's table the same way (its rows
+carry their Kafka partition and offset).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from tests.conftest import BUCKET
 from tests.iceberg.duckdb_reader import duckdb_rows
 from tests.iceberg.tables import rows, table_of
 from tests.runs import committed_offsets
-from tests.s3_reader import landed_by_key
+from tests.s3_reader import list_keys, read_json_lines
 
 
-def start_continuous(config_path: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
-    """`sink-engine run --continuous` as its own process group (its Spark JVM and workers with it); `env` is added
-    to this process's environment."""
+def start_continuous(config_path: str | Path | list[str], *extra: str, env: dict | None = None) -> subprocess.Popen:
+    """`sink-engine run --continuous` of one config file or several, as its own process group (its Spark JVM and
+    workers with it); `env` is added to this process's environment."""
+    paths = config_path if isinstance(config_path, list) else [config_path]
+    configs = [option for path in paths for option in ("--config", str(path))]
     return subprocess.Popen(
-        [sys.executable, "-m", "sink_engine", *extra, "run", "--continuous", "--config", config_path],
+        [sys.executable, "-m", "sink_engine", *extra, "run", "--continuous", *configs],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -53,7 +59,7 @@ def stop(process: subprocess.Popen, lease_ms: int) -> tuple[int, str, str]:
     return process.returncode, out, err
 
 
-def started_when_the_lease_lapses(path: str, lease_ms: int) -> subprocess.Popen:
+def started_when_the_lease_lapses(path: str | Path | list[str], lease_ms: int) -> subprocess.Popen:
     """A continuous run, started again until the lease of a killed one has lapsed (exit 3 before that)."""
     deadline = time.monotonic() + lease_ms / 1000 + 30
     while True:
@@ -66,7 +72,9 @@ def started_when_the_lease_lapses(path: str, lease_ms: int) -> subprocess.Popen:
         time.sleep(1)
 
 
-def killed_and_restarted(path: str, lease_ms: int, rng, alive_s: tuple[float, float], kills: int = 3):
+def killed_and_restarted(
+    path: str | Path | list[str], lease_ms: int, rng, alive_s: tuple[float, float], kills: int = 3
+):
     """`kills` runs, each started once the previous one's lease lapsed and SIGKILLed (driver, JVM and workers) after
     a seeded random `alive_s` (low, high) seconds; returns the next run, started the same way and left running."""
     for _ in range(kills):
@@ -109,9 +117,9 @@ def landed_once(s3, dynamodb, config, produced: dict[int, list[int]]) -> int:
     offset 0, and committed offsets at the end of what landed; returns how many files."""
     topic = config["topics"][0]
     files: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
-    for key, records in landed_by_key(s3, topic, BUCKET).items():
-        _, partition, start = key.rsplit("/", 1)[1].rsplit(".", 1)[0].rsplit("+", 2)
-        files[int(partition)].append((int(start), [r["id"] for r in records]))
+    for key, records in _landed(s3, topic).items():
+        _, partition, start = key.rsplit("/", 1)[1].rsplit("+", 2)
+        files[int(partition)].append((int(start.split(".")[0]), [r["id"] for r in records]))
     committed = committed_offsets(dynamodb, config)
     for partition, ids in produced.items():
         landed, offset = [], 0
@@ -122,6 +130,18 @@ def landed_once(s3, dynamodb, config, produced: dict[int, list[int]]) -> int:
         assert landed == ids, f"partition {partition}: {len(landed)} records landed of {len(ids)} produced"
         assert committed.get(partition) == offset == len(ids), (partition, committed.get(partition), offset)
     return sum(len(f) for f in files.values())
+
+
+def _landed(s3, topic: str) -> dict[str, list]:
+    """Every object under `topics/<topic>/` read back (JSON lines, or Parquet), by key."""
+    landed = {}
+    for key in list_keys(s3, BUCKET, f"topics/{topic}/"):
+        if key.endswith(".parquet"):
+            body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+            landed[key] = pq.read_table(io.BytesIO(body)).to_pylist()
+        else:
+            landed[key] = read_json_lines(s3, BUCKET, key)
+    return landed
 
 
 def in_table_once(dynamodb, config, produced: dict[int, list[int]]) -> None:

@@ -77,24 +77,6 @@ def test_a_run_without_connectors_or_with_one_twice_is_refused(argv, option, say
     assert refused.value.key == option and says in str(refused.value)
 
 
-def test_run_continuous_takes_one_config_for_now(tmp_path, capsys):
-    # given two connector files (valid configs); when run --continuous is given both; then it exits 2 naming why
-    for name in ("a", "b"):
-        config = {
-            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-            "topics": "t",
-            "bootstrap.servers": "localhost:9",
-            "s3.bucket.name": "lake",
-            "s3.region": "us-east-1",
-            "flush.size": "10",
-            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        }
-        (tmp_path / f"{name}.json").write_text(json.dumps({"name": name, "config": config}))
-    code = cli.main(["run", "--continuous", "--config-dir", str(tmp_path)])
-    assert code == 2
-    assert "run --continuous takes one --config for now (2 given)" in capsys.readouterr().err
-
-
 def _connector_file(folder, file: str, name: str, **overrides) -> str:
     config = {
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
-from sink_engine.continuous.task import _is_record
+from sink_engine.continuous.streams import _is_record
 from sink_engine.errors import SourceError
 from sink_engine.source.consumer import fetch_failure
 
