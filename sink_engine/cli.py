@@ -61,12 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "validate":
             return _validate_each(config_locations(args), args.all, worker)
         if args.command == "run":
-            configs = _load_each(config_locations(args), worker)
+            configs, unloaded = _load_each(config_locations(args), worker)
             if args.continuous:
                 from sink_engine.cli_continuous import run_continuous_command  # imports pyarrow
 
-                return run_continuous_command(configs, args.wait_for_lease)
-            return run_command(configs, args.wait_for_lease)
+                return run_continuous_command(configs, args.wait_for_lease, unloaded)
+            return run_command(configs, args.wait_for_lease, unloaded)
         config = _load(args.config, args.command, worker)
         if args.command == "read":
             return _read(config, args.key, args.offset)
@@ -104,25 +104,26 @@ def _load(location: str, command: str, worker: WorkerSettings, prefix: str = "")
     return config if command == "iceberg" else with_cluster_brokers(config, kafka_client)
 
 
-def _load_each(locations: list[str], worker: WorkerSettings) -> list[SinkConfig]:
-    """Every connector of a `run` loaded as `_load` loads one; the first failure's error, naming its file when there
-    are several, once every file was tried (nothing runs unless all load); OptionError when two name one
-    connector."""
+def _load_each(locations: list[str], worker: WorkerSettings) -> tuple[list[SinkConfig], dict[str, Exception]]:
+    """Every connector of a `run` loaded as `_load` loads one: the configs that loaded, and each file that did not
+    with its error (printed naming the file). One file's failure is that connector's (the others run: a batched run
+    of the trigger is not held up by one broken config); none loading raises the first error; OptionError when two
+    name one connector."""
     if len(locations) == 1:
-        return [_load(locations[0], "run", worker)]
-    configs, errors = [], []
+        return [_load(locations[0], "run", worker)], {}
+    configs, unloaded = [], {}
     for location in locations:
         try:
             configs.append(_load(location, "run", worker, f"{location}: "))
         except (SinkError, ClientError, BotoCoreError) as e:
             print(f"error: {location}: {e}", file=sys.stderr)
-            errors.append(e)
-    if errors:
-        failed = SinkError(f"{len(errors)} of {len(locations)} connector configs failed; nothing was run")
-        failed.exit_code = exit_code(errors[0])
+            unloaded[location] = e
+    if not configs:
+        failed = SinkError(f"none of the {len(locations)} connector configs loaded; nothing was run")
+        failed.exit_code = exit_code(next(iter(unloaded.values())))
         raise failed
-    _refuse_same_names(locations, [c.name for c in configs])
-    return configs
+    _refuse_same_names([loc for loc in locations if loc not in unloaded], [c.name for c in configs])
+    return configs, unloaded
 
 
 def _refuse_same_names(locations: list[str], names: list[str]) -> None:

@@ -1,28 +1,29 @@
 """`sink-engine run --continuous`: one Spark application whose long-lived tasks serve every connector given
-(continuous/driver.py), until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a
-grace period: run/stopping.py), or until every connector has ended.
+(continuous/driver.py), until SIGTERM or SIGINT, or its driver JVM's shutdown (EMR Serverless' CancelJobRun with a grace
+period: run/stopping.py), or until every connector has ended.
 
-Every config is checked first: one a continuous run cannot write stops the command (exit 2) before anything is
-leased. Then each connector is checked as a run of it alone would be (run/preflight.py), waiting for a held lease up
-to 1.5 leases (EMR retries a failed streaming attempt at once: the lease of the attempt that failed is still held),
-or for as long as it is held with `--wait-for-lease`. Of one connector, a failure is the run's: its error and exit
-code. Of several, one connector's failure stops that connector alone (CONNECTOR_FAILED, and `[connector] stopped:
-<cause>` on standard output) while the others go on; when the run ends, each failed connector's error is on
-standard error and the last line counts the outcomes. The exit code is then 0 when no connector failed, else the
-failed connectors' exit code when they share one (3: a lease held; 4: a lease lost), else 1; the run ends by itself
-(without SIGTERM) only when every connector has ended.
+Every config is loaded and checked first: one that fails to load is that connector's failure (named by its file); one a
+continuous run cannot write stops the command (exit 2) before anything is leased. Then each connector is checked as a
+run of it alone would be (run/preflight.py), waiting for a held lease up to 1.5 leases (EMR retries a failed streaming
+attempt at once: the lease of the attempt that failed is still held), or for as long as it is held with
+`--wait-for-lease`. Of one connector, a failure is the run's: its error and exit code. Of several, one connector's
+failure stops that connector alone (CONNECTOR_FAILED, and `[connector] stopped: <cause>` on standard output) while the
+others go on; when the run ends, each failed connector's error is on standard error and the last line counts the
+outcomes. The exit code is then 0 when no connector failed, else the failed connectors' exit code when they share one
+(3: a lease held; 4: a lease lost), else 1; the run ends by itself (without SIGTERM) only when every connector has
+ended.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sink_engine.aws import dynamodb_client
 from sink_engine.aws_types import DynamoDBClient
-from sink_engine.cli_run import preflight_of, report_many, said_by, say, where_tasks_ran
+from sink_engine.cli_run import Ended, preflight_of, report_many, said_by, say, unloaded_outcomes, where_tasks_ran
 from sink_engine.config import SinkConfig
 from sink_engine.continuous.driver import ContinuousOutcome, ContinuousSummary, check_continuous, run_connectors
 from sink_engine.errors import SinkError
@@ -30,12 +31,13 @@ from sink_engine.run.spark_runner import spark_session
 from sink_engine.run.stopping import JvmShutdownStop, stop_on_signals
 
 
-def run_continuous_command(configs: list[SinkConfig], wait_for_lease: bool) -> int:
-    """`run --continuous` of the loaded configs (see the module docstring)."""
-    one = len(configs) == 1
+def run_continuous_command(configs: list[SinkConfig], wait_for_lease: bool, unloaded: Mapping[str, Exception]) -> int:
+    """`run --continuous` of the loaded configs; `unloaded`: each file that failed to load, with its error (see the
+    module docstring)."""
+    one = len(configs) == 1 and not unloaded
     leases_s = {c.name: check_continuous(c).run.lease_ms / 1000 for c in configs}
     say_for: Callable[[str], Callable[[str], None]] = (lambda _: say) if one else said_by
-    outcomes: dict[str, ContinuousOutcome] = {}
+    outcomes: dict[str, Ended] = unloaded_outcomes(unloaded)
     ready = []
     for config in configs:
         try:
@@ -47,9 +49,11 @@ def run_continuous_command(configs: list[SinkConfig], wait_for_lease: bool) -> i
             outcomes[config.name] = ContinuousOutcome(config.name, error=e)
     checked = "offsets table, bucket, Kafka and lease checked"
     say(
-        f"{checked}; starting Spark" if one else f"{len(ready)} of {len(configs)} connectors: {checked}; starting Spark"
+        f"{checked}; starting Spark"
+        if one
+        else f"{len(ready)} of {len(configs) + len(unloaded)} connectors: {checked}; starting Spark"
     )
-    label = configs[0].name if one else f"{len(configs)} connectors"
+    label = configs[0].name if one else f"{len(configs) + len(unloaded)} connectors"
     if ready:
         with stop_on_signals(label) as stop:
             spark = spark_session(f"sink-engine-{label.replace(' ', '-')}")
@@ -63,7 +67,7 @@ def run_continuous_command(configs: list[SinkConfig], wait_for_lease: bool) -> i
         if error is not None:
             raise error
         return 0
-    return report_many(configs, outcomes)
+    return report_many([*unloaded, *(c.name for c in configs)], outcomes)
 
 
 def _dynamodb_of(config: SinkConfig) -> DynamoDBClient:

@@ -1,13 +1,12 @@
 """`sink-engine run`: a bounded run of one connector or of several in one Spark application (a continuous run:
 cli_continuous.py).
 
-Several connectors (`--config` more than once, `--config-dir`): every config is loaded and checked first (one that
-fails stops the command, exit 2, before anything is leased); then each connector is checked as a run of it alone
+Several connectors (`--config` more than once, `--config-dir`): every config is loaded and checked first (one that fails
+is that connector's failure, named by its file, and the others run); then each connector is checked as a run of it alone
 would be (run/preflight.py) and run as if alone (driver/job.py: its own lease, plan, Spark job group and commit),
-several at once in threads of the driver (driver/many.py). One connector's failure is its own outcome: the others
-still commit. The lines a run says are prefixed by `[connector]`; the last line counts the outcomes. The exit code
-is 0 when every connector committed, else the failed connectors' exit code when they share one (3: a lease held),
-else 1."""
+several at once in threads of the driver (driver/many.py). One connector's failure is its own outcome: the others still
+commit. The lines a run says are prefixed by `[connector]`; the last line counts the outcomes. The exit code is 0 when
+every connector committed, else the failed connectors' exit code when they share one (3: a lease held), else 1."""
 
 from __future__ import annotations
 
@@ -57,11 +56,12 @@ PIPE_PROGRESS_S = 10.0  # a bounded run's progress line in a pipe or a log (loca
 CONNECTORS_AT_ONCE = 8  # the connectors of a multi-connector run that run at once (driver/many.py)
 
 
-def run_command(configs: list[SinkConfig], wait_for_lease: bool) -> int:
-    """A bounded `run` of the loaded configs (see the module docstring)."""
-    if len(configs) == 1:
+def run_command(configs: list[SinkConfig], wait_for_lease: bool, unloaded: Mapping[str, Exception]) -> int:
+    """A bounded `run` of the loaded configs; `unloaded`: each file that failed to load, with its error (see the
+    module docstring)."""
+    if len(configs) == 1 and not unloaded:
         return _run(configs[0], wait_for_lease)
-    return _run_many(configs, wait_for_lease)
+    return _run_many(configs, wait_for_lease, unloaded)
 
 
 def say(line: str) -> None:
@@ -103,10 +103,10 @@ def _run(config: SinkConfig, wait_for_lease: bool) -> int:
     return 0
 
 
-def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
+def _run_many(configs: list[SinkConfig], wait_for_lease: bool, unloaded: Mapping[str, Exception]) -> int:
     """A bounded run of each connector in one Spark application (see the module docstring)."""
 
-    outcomes: dict[str, Outcome] = {}
+    outcomes: dict[str, Ended] = unloaded_outcomes(unloaded)
     ready = []
     for config in configs:
         try:
@@ -114,8 +114,9 @@ def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
             ready.append(config)
         except (SinkError, ClientError, BotoCoreError) as e:
             outcomes[config.name] = Outcome(config.name, error=e)
-    say(f"{len(ready)} of {len(configs)} connectors checked (offsets table, bucket, Kafka, lease); starting Spark")
-    label = f"{len(configs)} connectors"
+    total = len(configs) + len(unloaded)
+    say(f"{len(ready)} of {total} connectors checked (offsets table, bucket, Kafka, lease); starting Spark")
+    label = f"{total} connectors"
     if ready:
         with stop_on_signals(label) as stop:
             spark = spark_session(f"sink-engine-{label.replace(' ', '-')}")
@@ -123,7 +124,12 @@ def _run_many(configs: list[SinkConfig], wait_for_lease: bool) -> int:
             with JvmShutdownStop(spark, label, stop, longest_lease_s):
                 run_one = _bounded_run(spark, stop)
                 outcomes.update((o.connector, o) for o in run_each(ready, run_one, CONNECTORS_AT_ONCE))
-    return report_many(configs, outcomes)
+    return report_many([*unloaded, *(c.name for c in configs)], outcomes)
+
+
+def unloaded_outcomes(unloaded: Mapping[str, Exception]) -> dict[str, Ended]:
+    """The outcome of each connector whose file failed to load, named by its file."""
+    return {location: Outcome(location, error=error) for location, error in unloaded.items()}
 
 
 def _bounded_run(spark: SparkSession, stop: threading.Event) -> Callable[[SinkConfig], RunSummary]:
@@ -140,14 +146,17 @@ def _bounded_run(spark: SparkSession, stop: threading.Event) -> Callable[[SinkCo
     return run_one
 
 
-def report_many(configs: list[SinkConfig], outcomes: Mapping[str, Ended]) -> int:
-    """Each failed connector's error on standard error, the outcomes' count last; the exit code (module docstring)."""
-    failed = [outcomes[c.name] for c in configs if outcomes[c.name].error is not None]
+def report_many(connectors: list[str], outcomes: Mapping[str, Ended]) -> int:
+    """Each failed connector's error on standard error, the outcomes' count last; the exit code (module docstring).
+    `connectors`: every connector's name (a file's that failed to load), in order."""
+    failed = [outcomes[name] for name in connectors if outcomes[name].error is not None]
     codes = {exit_code(o.error) for o in failed}
     for outcome in failed:
         print(f"error: [{outcome.connector}] {outcome.error}", file=sys.stderr, flush=True)
     names = ", ".join(f"{o.connector} (exit {exit_code(o.error)})" for o in failed)
-    print(f"connectors: {len(configs) - len(failed)} committed, {len(failed)} failed" + (f": {names}" if names else ""))
+    print(
+        f"connectors: {len(connectors) - len(failed)} committed, {len(failed)} failed" + (f": {names}" if names else "")
+    )
     if not failed:
         return 0
     return codes.pop() if len(codes) == 1 else 1

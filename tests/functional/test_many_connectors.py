@@ -106,3 +106,25 @@ def test_two_overlapping_multi_connector_runs_land_each_record_once(stack, spark
         ids = sorted(record["event_id"] for record in landed_records(s3, name))
         assert ids == list(range(400)), name
         assert cli.main(["verify", "--config", files[c]]) == 0
+
+
+def test_a_config_that_fails_to_load_is_its_connectors_failure_and_the_others_run(
+    stack, spark, s3, dynamodb, new_topic, unique, tmp_path, capsys
+):
+    # given two connector files in a folder: one good, one whose flush.size is not a number
+    events = new_topic(f"unloaded-{unique}", 2, events=400)
+    good = _write(tmp_path / "batch", f"loaded-{unique}", events, stack)
+    broken = _write(tmp_path / "batch", f"unloaded-{unique}", events, stack, **{"flush.size": "many"})
+    # when they run together (as the trigger's batched runs give them)
+    code = cli.main(["run", "--config", good, "--config", broken])
+    said = capsys.readouterr()
+    # then the broken file is its connector's failure, named by the file, with a config error's exit code (2)
+    assert code == 2, said.err
+    assert f"error: {broken}: config key 'flush.size'" in said.err
+    assert said.out.splitlines()[-1] == f"connectors: 1 committed, 1 failed: {broken} (exit 2)"
+    # and the good connector ran and committed all it read
+    assert _offsets(dynamodb, f"loaded-{unique}") == {f"{events}-0": 200, f"{events}-1": 200}
+    # and when no file loads, nothing runs and the error says so
+    other = _write(tmp_path / "batch", f"unloaded-too-{unique}", events, stack, **{"flush.size": "few"})
+    assert cli.main(["run", "--config", broken, "--config", other]) == 2
+    assert "none of the 2 connector configs loaded; nothing was run" in capsys.readouterr().err
