@@ -47,6 +47,7 @@ class IcebergSettings:
     commit_interval_ms: int = 60_000  # iceberg.control.commit.interval-ms: a continuous run's snapshot interval
     route_field: str | None = None  # iceberg.tables.route-field with iceberg.tables.dynamic-enabled
     static_routes: StaticRoutes | None = None  # several tables of iceberg.tables, or route-regexes
+    commit_threads: int = 8  # iceberg.control.commit.threads: tables whose snapshots the driver commits at once
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -68,6 +69,7 @@ class IcebergSettings:
             config["iceberg.control.commit.interval-ms"],
             route_field(config),
             StaticRoutes.from_config(config, config["iceberg.tables.dynamic-enabled"]),
+            config["iceberg.control.commit.threads"],
         )
 
     def table_identifier(self, topic: str) -> str:
