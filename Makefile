@@ -164,11 +164,12 @@ bench-upsert: venv
 	$(PY) -m devtools.bench_upsert $(if $(ROWS),--rows $(ROWS),) $(if $(RUNS),--runs $(RUNS),) \
 	    $(if $(DUCKDB),--duckdb-path $(DUCKDB),)
 
-# sink-engine restore of an envelope backup (Parquet, JSON) of 1M records, and its rerun (not part of make test).
-# IcebergFormat with fan-out by field against one table (docs/iceberg.md, "Fan-out by field")
+# IcebergFormat with fan-out by field into 3, 30 and 300 tables, the snapshots committed one table after another and
+# 8 at once (docs/performance/index.md, "Iceberg: fan-out to many tables"; about 6 minutes on 2 cores)
 bench-fan-out: venv
 	$(PY) -m devtools.bench_fan_out
 
+# sink-engine restore of an envelope backup (Parquet, JSON) of 1M records, and its rerun (not part of make test).
 bench-restore: venv
 	$(PY) -m devtools.bench_restore
 

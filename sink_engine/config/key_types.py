@@ -119,6 +119,7 @@ IntKey = Literal[
     "rotate.schedule.interval.ms",
     "errors.deadletterqueue.topic.replication.factor",
     "iceberg.control.commit.interval-ms",
+    "iceberg.control.commit.threads",
     "sink.run.max.records.per.partition",
     "sink.lease.duration.ms",
     "sink.continuous.metrics.interval.ms",

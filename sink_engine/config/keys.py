@@ -522,6 +522,20 @@ ICEBERG_KEYS: tuple[Key, ...] = (
         "A bounded run ignores it (it commits once, at its end).",
         minimum=1000,
     ),
+    Key(
+        "iceberg.control.commit.threads",
+        "int",
+        8,
+        "IcebergFormat: how many tables' snapshots the driver commits at once (fan-out by field, static routing, "
+        "`${topic}` tables: a snapshot per table, at the end of a bounded run and at each interval of a continuous "
+        "one). Each table's commit keeps its exactly-once checks, the offsets are committed only once every table "
+        "has committed, and a table that fails stops the run naming it (see [Fan-out by "
+        "field](iceberg.md#fan-out-by-field)). The Iceberg Kafka Connect sink's key (its default: twice the cores); "
+        "1 commits one table after another, in name order. The catalog's request rate bounds what more threads gain "
+        "(AWS Glue throttles an account's requests per Region).",
+        minimum=1,  # the Iceberg sink's thread pool needs one (IcebergSinkConfig declares it a Java INT)
+        maximum=JAVA_INT_MAX,
+    ),
     Key("iceberg.catalog", "string", "iceberg", "IcebergFormat: the catalog's name (pyiceberg's catalog name)."),
     Key(
         "iceberg.catalog.type",

@@ -67,6 +67,7 @@ def sink(iceberg_connector, unique: str):
             "value.converter.schemas.enable": "true",
             "tasks.max": 2,
             "sink.lease.duration.ms": LEASE_MS,
+            "iceberg.control.commit.threads": 1,  # one table after another: a kill after the first lands between
         }
     )
     create_namespace(config, topic(TABLES[0]))

@@ -101,13 +101,16 @@ def write_config(config, path: Path) -> Path:
 @contextmanager
 def crash_after_table_commits(count: int) -> Iterator[list[str]]:
     """A run's table snapshot commits die after `count` of them (SimulatedCrash from the next: a crash between two
-    tables' commits); yields the tables committed meanwhile."""
-    real, committed = table_commit.TableCommits._commit_table, []
+    tables' commits); yields the tables committed meanwhile. Which tables those are follows the commit threads'
+    order: the first `count` in name order with `iceberg.control.commit.threads=1`, any `count` of them with more
+    threads than tables (then every table's commit starts at once)."""
+    real, committed, lock = table_commit.TableCommits._commit_table, [], threading.Lock()
 
     def commit(self, identifier, *args, **kwargs):
-        if len(committed) == count:
-            raise SimulatedCrash("between table commits")
-        committed.append(identifier)
+        with lock:
+            if len(committed) == count:
+                raise SimulatedCrash("between table commits")
+            committed.append(identifier)
         return real(self, identifier, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:

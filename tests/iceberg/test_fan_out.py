@@ -145,9 +145,9 @@ def test_a_crash_between_two_tables_commits_appends_each_record_once(stack, spar
             values.append(orjson.dumps(row(n, tables[n % 3])))
         produce(stack.bootstrap_servers, config["topics"][0], values, 2)
 
-    # given a run that dies once its first two tables' snapshots are committed
+    # given a run that dies once two of its tables' snapshots are committed (the three commit at once)
     produced(0, 120)
-    with crash_after_table_commits(2), pytest.raises(SimulatedCrash):
+    with crash_after_table_commits(2) as committed, pytest.raises(SimulatedCrash):
         run_job(config, spark, dynamodb)
     assert committed_offsets(dynamodb, config) == {}
     # when more records arrive and the job runs again
@@ -156,7 +156,7 @@ def test_a_crash_between_two_tables_commits_appends_each_record_once(stack, spar
     # then every table holds each of its records once: the committed tables got only the new ones
     for table in tables:
         assert read_three_ways(s3, config, table) == sorted(expected[table], key=lambda r: r["id"]), table
-    assert [len(connector_snapshots(table_view(config, t))) for t in sorted(tables)] == [2, 2, 1]
+    assert [len(connector_snapshots(table_view(config, t))) for t in tables] == [1 + (t in committed) for t in tables]
     assert committed_offsets(dynamodb, config) == {0: 90, 1: 90}
 
 
@@ -195,7 +195,7 @@ def test_fan_out_to_three_upsert_tables_with_a_crash_between_them(stack, spark, 
     stream.produce(stack.bootstrap_servers, topic, 60)
     with crash_after_table_commits(1) as committed, pytest.raises(SimulatedCrash):
         run_job(config, spark, dynamodb)
-    assert committed == [tables[0]]  # in name order: customers first
+    assert len(committed) == 1  # the three commits start at once (8 threads): any one of them
     # when the job runs again, then after new changes once more
     run_job(config, spark, dynamodb, clock=past_the_lease(config))
     stream.produce(stack.bootstrap_servers, topic, 40)

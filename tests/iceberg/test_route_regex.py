@@ -28,7 +28,7 @@ def regex_routed(stack, iceberg_connector, unique):
     """A connector routing to tables of a fresh namespace (table -> its route-regex, None: none), by `region` unless
     `route_field` is None, over a topic of two partitions; returns (config, namespace)."""
 
-    def build(regexes: dict[str, str | None], route_field: str | None = "region"):
+    def build(regexes: dict[str, str | None], route_field: str | None = "region", **overrides):
         namespace = f"lake{unique}"  # no `_`: the connector fixture reads `_` in a key as `.`
         keys = {f"iceberg.table.{namespace}.{t}.route-regex": r for t, r in regexes.items() if r is not None}
         config = iceberg_connector(
@@ -36,6 +36,7 @@ def regex_routed(stack, iceberg_connector, unique):
                 "iceberg.tables": ",".join(f"{namespace}.{t}" for t in regexes),
                 **({"iceberg.tables.route-field": route_field} if route_field else {}),
                 **keys,
+                **overrides,
             }
         )
         catalog_of(config).create_namespace(namespace)
@@ -92,8 +93,9 @@ def test_records_land_in_every_table_whose_regex_matches_once_across_runs(
 
 
 def test_a_crash_between_two_tables_commits_appends_each_record_once(stack, spark, s3, dynamodb, regex_routed):
-    # given a run that dies once `americas` and `eu` are committed, before `known` (which shares eu's records)
-    config, namespace = regex_routed(REGEXES)
+    # given a run that dies once `americas` and `eu` are committed, before `known` (which shares eu's records): one
+    # commit thread, so the tables commit in name order
+    config, namespace = regex_routed(REGEXES, **{"iceberg.control.commit.threads": 1})
     produced(stack, config, 0, 120)
     with crash_after_table_commits(2) as committed, pytest.raises(SimulatedCrash):
         run_job(config, spark, dynamodb)

@@ -331,3 +331,12 @@ def test_validate_says_where_an_upsert_tables_tombstone_behaviour_comes_from():
     # when validate reports it, then the line names the value and the key that implies it
     line = next(line for line in validation_report(config, (), False) if line.startswith("behavior.on.null.values"))
     assert line.split()[1:4] == ["write", "(from", "iceberg.tables.upsert-mode-enabled"]
+
+
+def test_commit_threads_default_to_eight_and_are_at_least_one():
+    assert IcebergSettings.from_config(parse_checked_config(BASE)).commit_threads == 8
+    threads = parse_checked_config({**BASE, "iceberg.control.commit.threads": "3"})
+    assert IcebergSettings.from_config(threads).commit_threads == 3
+    with pytest.raises(ConfigError) as refused:
+        parse_checked_config({**BASE, "iceberg.control.commit.threads": "0"})
+    assert refused.value.key == "iceberg.control.commit.threads"

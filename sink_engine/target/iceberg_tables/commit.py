@@ -19,11 +19,14 @@ With fan-out by field (target/iceberg_tables/routing.py) no table holds all of a
 `recover` moves
 nothing: the rerun reads the records again and each table's writer skips what the table holds (`written-below`);
 `commit` checks against the snapshot the tasks' writers read instead of `recover`'s.
+
+Tables commit `iceberg.control.commit.threads` at a time (commit_pool.py), each as above; the offsets follow them all.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -43,6 +46,7 @@ from sink_engine.target.iceberg_tables.catalog import (
     table_files,
     without_commit_retries,
 )
+from sink_engine.target.iceberg_tables.commit_pool import commit_tables
 from sink_engine.target.iceberg_tables.errors import TableCommitConflictError, TableError
 from sink_engine.target.iceberg_tables.settings import IcebergSettings
 from sink_engine.target.iceberg_tables.snapshots import (
@@ -66,13 +70,15 @@ COMMIT_ATTEMPTS = 10
 class TableCommits:
     def __init__(self, settings: IcebergSettings, catalog: Catalog | None = None) -> None:
         self._settings, self._catalog = settings, catalog
+        self._opening = threading.Lock()  # the commit threads share one catalog (commit_pool.py)
         self._seen: dict[str, int | None] = {}  # table -> the connector's newest snapshot when the run planned
         self._routed: set[str] = set()  # tables records named (fan-out by field): they carry `written-below`
 
     @property
     def catalog(self) -> Catalog:
-        self._catalog = self._catalog or open_catalog(self._settings)
-        return self._catalog
+        with self._opening:
+            self._catalog = self._catalog or open_catalog(self._settings)
+            return self._catalog
 
     def recover(self, store: OffsetStore, token: LeaseToken, topics: set[str]) -> bool:
         """Move DynamoDB's offsets forward to the connector's newest snapshot in each table of `topics` where they
@@ -162,14 +168,18 @@ class TableCommits:
     ) -> dict[str, int]:
         """Append each table's data files (`files`, with an upsert table's changed keys) in one snapshot whose summary
         records its `entries` (topic, partition, start, next, dead_letters, dlq_scan_from, skipped); a table without
-        files gets none. Returns table -> snapshot id."""
-        return {
-            identifier: self._commit_table(
+        files gets none. `iceberg.control.commit.threads` tables at once (commit_pool.py); returns table -> snapshot
+        id once every table committed, raises naming a table that did not."""
+        identifiers = sorted(i for i in files if any(part.data_files or changes_in(part) for part in files[i]))
+        if not identifiers:
+            return {}
+
+        def commit(identifier: str) -> int:
+            return self._commit_table(
                 identifier, files[identifier], entries.get(identifier, []), leases, token, lease_ms
             )
-            for identifier in sorted(files)
-            if any(part.data_files or changes_in(part) for part in files[identifier])
-        }
+
+        return commit_tables(identifiers, commit, self._settings.commit_threads, token)
 
     def _commit_table(
         self, identifier: str, parts: list, entries: list, leases: Leases, token: LeaseToken, lease_ms: int

@@ -50,6 +50,7 @@ class IcebergSettings:
     static_routes: StaticRoutes | None = None  # several tables of iceberg.tables, or route-regexes
     # with route_field: iceberg.tables.default-namespace and iceberg.tables.route-namespaces
     route_namespaces: RouteNamespaces = RouteNamespaces()
+    commit_threads: int = 8  # iceberg.control.commit.threads: tables whose snapshots the driver commits at once
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> IcebergSettings:
@@ -72,6 +73,7 @@ class IcebergSettings:
             route_field(config),
             StaticRoutes.from_config(config, config["iceberg.tables.dynamic-enabled"]),
             RouteNamespaces.from_config(config, config["iceberg.tables.dynamic-enabled"]),
+            config["iceberg.control.commit.threads"],
         )
 
     def table_identifier(self, topic: str) -> str:
