@@ -5,6 +5,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
+# The installer of every pinned Maven bundle below but Kafka's broker (python -m devtools.maven_dist install <bundle>:
+# resolve with Maven, check each jar against the bundle's .sha256 lists, then move into .venv/<bundle>). Maven keeps
+# its downloads in its local repository (~/.m2), so a reinstall resolves offline.
+MAVEN_DIST := devtools/maven_dist.py devtools/debezium_dist.py devtools/iceberg_spark_dist.py devtools/jvm_oracles.py
 
 .PHONY: venv kafka connect-json connect-transforms debezium iceberg-spark cdk-cli lint format docs demo clean
 .PHONY: test test-faults test-kafka4 test-cdc test-iceberg-readers test-oracle test-scale test-many-partitions soak
@@ -26,39 +30,38 @@ $(VENV)/kafka/%/.installed: devtools/kafka/pom.xml devtools/kafka/kafka-%.sha256
 debezium: $(VENV)/debezium/.installed
 
 $(VENV)/debezium/.installed: devtools/debezium/pom.xml devtools/debezium/connect.sha256 \
-    devtools/debezium/debezium-postgres.sha256 devtools/debezium_dist.py | $(STAMP)
+    devtools/debezium/debezium-postgres.sha256 $(MAVEN_DIST) | $(STAMP)
 	rm -rf $(VENV)/debezium
-	$(PY) -m devtools.debezium_dist install
+	$(PY) -m devtools.maven_dist install debezium
 
-# Kafka's JsonConverter with its dependencies (devtools/jvm/connect-json/pom.xml) under .venv/connect-json/libs: the
-# oracle of tests/unit/test_connect_json_oracle.py (tests/connect_json_oracle.py). Maven keeps its downloads in its
-# local repository (~/.m2), so a reinstall resolves offline.
+# Kafka's JsonConverter with its dependencies (devtools/jvm/connect-json/pom.xml, checked against libs.sha256 beside
+# it) under .venv/connect-json/libs: the oracle of tests/unit/test_connect_json_oracle.py (tests/connect_json_oracle.py).
 connect-json: $(VENV)/connect-json/.installed
 
-$(VENV)/connect-json/.installed: devtools/jvm/connect-json/pom.xml | $(STAMP)
+$(VENV)/connect-json/.installed: devtools/jvm/connect-json/pom.xml devtools/jvm/connect-json/libs.sha256 \
+    $(MAVEN_DIST) | $(STAMP)
 	rm -rf $(VENV)/connect-json
-	mvn -q -f devtools/jvm/connect-json/pom.xml dependency:copy-dependencies \
-	    -DoutputDirectory=$(abspath $(VENV))/connect-json/libs
-	touch $@
+	$(PY) -m devtools.maven_dist install connect-json
 
 # Iceberg's Java reader (Iceberg's Spark runtime, its AWS bundle, sqlite-jdbc: devtools/jvm/iceberg-spark/pom.xml,
 # checked against libs.sha256 beside it) under .venv/iceberg-spark/libs, for tests/iceberg/spark_reader.py.
 iceberg-spark: $(VENV)/iceberg-spark/.installed
 
 $(VENV)/iceberg-spark/.installed: devtools/jvm/iceberg-spark/pom.xml devtools/jvm/iceberg-spark/libs.sha256 \
-    devtools/iceberg_spark_dist.py | $(STAMP)
-	rm -f $@
-	$(PY) -m devtools.iceberg_spark_dist install
+    $(MAVEN_DIST) | $(STAMP)
+	rm -rf $(VENV)/iceberg-spark
+	$(PY) -m devtools.maven_dist install iceberg-spark
+
 # Kafka Connect's transforms and JsonConverter (3.9.1) and Debezium's ExtractNewRecordState (3.6.1.Final) with their
-# dependencies (devtools/jvm/connect-transforms/pom.xml) under .venv/connect-transforms/libs: the oracle of the
-# differential transform test (tests/unit/transform/test_connect_transforms_oracle.py, tests/connect_transforms_oracle.py).
+# dependencies (devtools/jvm/connect-transforms/pom.xml, checked against libs.sha256 beside it) under
+# .venv/connect-transforms/libs: the oracle of the differential transform test
+# (tests/unit/transform/test_connect_transforms_oracle.py, tests/connect_transforms_oracle.py).
 connect-transforms: $(VENV)/connect-transforms/.installed
 
-$(VENV)/connect-transforms/.installed: devtools/jvm/connect-transforms/pom.xml | $(STAMP)
+$(VENV)/connect-transforms/.installed: devtools/jvm/connect-transforms/pom.xml \
+    devtools/jvm/connect-transforms/libs.sha256 $(MAVEN_DIST) | $(STAMP)
 	rm -rf $(VENV)/connect-transforms
-	mvn -q -f devtools/jvm/connect-transforms/pom.xml dependency:copy-dependencies \
-	    -DoutputDirectory=$(abspath $(VENV))/connect-transforms/libs
-	touch $@
+	$(PY) -m devtools.maven_dist install connect-transforms
 
 # The differential transform test with many more generated examples per transform (make test runs 100; about 18 minutes).
 test-oracle: venv
