@@ -8,13 +8,14 @@ CDK_STAMP := node_modules/.installed
 # The installer of every pinned Maven bundle below but Kafka's broker (python -m devtools.maven_dist install <bundle>:
 # resolve with Maven, check each jar against the bundle's .sha256 lists, then move into .venv/<bundle>). Maven keeps
 # its downloads in its local repository (~/.m2), so a reinstall resolves offline.
-MAVEN_DIST := devtools/maven_dist.py devtools/debezium_dist.py devtools/iceberg_spark_dist.py devtools/jvm_oracles.py
+MAVEN_DIST := devtools/maven_dist.py devtools/maven_parts.py devtools/debezium_dist.py devtools/iceberg_spark_dist.py \
+    devtools/jvm_oracles.py devtools/connect_peers_dist.py
 
-.PHONY: venv kafka connect-json connect-transforms debezium iceberg-spark cdk-cli lint format docs demo clean
+.PHONY: venv kafka connect-json connect-transforms debezium iceberg-spark connect-peers cdk-cli lint format docs demo clean
 .PHONY: test test-faults test-kafka4 test-cdc test-iceberg-readers test-oracle test-scale test-many-partitions soak
-.PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs
+.PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs bench-peers
 
-venv: $(STAMP) kafka connect-json connect-transforms debezium iceberg-spark
+venv: $(STAMP) kafka connect-json connect-transforms debezium iceberg-spark connect-peers
 
 # Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
 # .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
@@ -62,6 +63,16 @@ $(VENV)/connect-transforms/.installed: devtools/jvm/connect-transforms/pom.xml \
     devtools/jvm/connect-transforms/libs.sha256 $(MAVEN_DIST) | $(STAMP)
 	rm -rf $(VENV)/connect-transforms
 	$(PY) -m devtools.maven_dist install connect-transforms
+
+# The peers of make bench-peers: Apache Iceberg's Kafka Connect sink 1.10.1 with Parquet, S3FileIO, the JDBC catalog's
+# SQLite driver and Hadoop's client (devtools/jvm/connect-peers/pom.xml, checked against iceberg.sha256 beside it)
+# under .venv/connect-peers/plugins/iceberg, a plugin folder of the debezium bundle's Kafka Connect worker.
+connect-peers: $(VENV)/connect-peers/.installed
+
+$(VENV)/connect-peers/.installed: devtools/jvm/connect-peers/pom.xml devtools/jvm/connect-peers/iceberg.sha256 \
+    $(MAVEN_DIST) | $(STAMP)
+	rm -rf $(VENV)/connect-peers
+	$(PY) -m devtools.maven_dist install connect-peers
 
 # The differential transform test with many more generated examples per transform (make test runs 100; about 18 minutes).
 test-oracle: venv
@@ -174,6 +185,13 @@ bench-fan-out: venv
 
 bench-restore: venv
 	$(PY) -m devtools.bench_restore
+
+# sink-engine's bounded and continuous runs beside the connectors users run instead (Apache Iceberg's Kafka Connect
+# sink; Maven Central serves no S3 sink), on the same broker, records and machine: records/s and CPU over a backlog,
+# RSS, files, freshness at a steady rate (docs/performance/peers.md; RECORDS, default 2,000,000; SECONDS of the
+# steady scenario, default 60). make test runs its short form (tests/functional/test_bench_peers.py).
+bench-peers: venv
+	$(PY) -m devtools.bench_peers $(if $(RECORDS),--records $(RECORDS),) $(if $(SECONDS),--seconds $(SECONDS),)
 
 # Bounded runs of many small connectors: one application (--config-dir) against a run process per connector
 bench-configs: venv

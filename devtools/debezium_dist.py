@@ -1,5 +1,5 @@
 """Kafka Connect's worker and Debezium's Postgres connector for the CDC end-to-end test, installed from Maven Central
-by the project's own pinned files (devtools/maven_dist.py).
+by the project's own pinned files (devtools/maven_parts.py).
 
 `devtools/debezium/pom.xml` pins the versions (profile `connect`: connect-runtime at the test broker's line;
 `debezium-postgres`: the connector without Kafka's jars); `devtools/debezium/<part>.sha256` pins the SHA-256 of every
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from devtools.maven_dist import Bundle, MavenPartNotInstalled, Part
+from devtools.maven_parts import Bundle, MavenPartNotInstalled, Part
 
 DEBEZIUM_DIR = Path(__file__).resolve().parent / "debezium"
 POM = DEBEZIUM_DIR / "pom.xml"

@@ -1,5 +1,5 @@
 """Iceberg's Java reader for the tests, installed from Maven Central by the project's own pinned files
-(devtools/maven_dist.py).
+(devtools/maven_parts.py).
 
 `devtools/jvm/iceberg-spark/pom.xml` pins the jars: Iceberg's Spark runtime for the project's pyspark, its AWS
 bundle (S3FileIO, the Glue catalog) and the SQLite JDBC driver (the SQL catalog). `libs.sha256` beside it pins the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from devtools.maven_dist import JVM_DIR, Bundle, MavenPartNotInstalled, Part
+from devtools.maven_parts import JVM_DIR, Bundle, MavenPartNotInstalled, Part
 
 POM_DIR = JVM_DIR / "iceberg-spark"
 BUNDLE = Bundle(

@@ -1,5 +1,5 @@
 """Kafka Connect's own code as the tests' oracles, installed from Maven Central by the project's pinned files
-(devtools/maven_dist.py): `connect-json` (Kafka's JsonConverter, tests/connect_json_oracle.py) and
+(devtools/maven_parts.py): `connect-json` (Kafka's JsonConverter, tests/connect_json_oracle.py) and
 `connect-transforms` (Kafka Connect's transforms, JsonConverter and Debezium's ExtractNewRecordState,
 tests/connect_transforms_oracle.py), each a pom under devtools/jvm/<name>/ with `libs.sha256` beside it, installed
 into `<venv>/<name>/libs`.
@@ -9,7 +9,7 @@ into `<venv>/<name>/libs`.
 
 from __future__ import annotations
 
-from devtools.maven_dist import JVM_DIR, Bundle, Part
+from devtools.maven_parts import JVM_DIR, Bundle, Part
 
 
 def _oracle(name: str, what: str) -> Bundle:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from devtools.kafka_broker import write_class_archive
 from devtools.kafka_lines import LINES, KafkaNotInstalled, class_archive, install_root
-from devtools.maven_dist import digests, mismatches, read_lock
+from devtools.maven_parts import digests, mismatches, read_lock
 
 KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
 POM = KAFKA_DIR / "pom.xml"

@@ -1,5 +1,5 @@
-"""The pinned Maven bundles (devtools/maven_dist.py): each part's lock holds the jars its pom names, and an install
-moves a bundle into place only when every jar matches its lock."""
+"""The pinned Maven bundles (devtools/maven_parts.py, devtools/maven_dist.py): each part's lock holds the jars its
+pom names, and an install moves a bundle into place only when every jar matches its lock."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from devtools import maven_dist
-from devtools.maven_dist import Bundle, MavenPartNotInstalled, Part
+from devtools import maven_dist, maven_parts
+from devtools.maven_parts import Bundle, MavenPartNotInstalled, Part
 
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 PARTS = [(bundle.name, part) for bundle in maven_dist.bundles().values() for part in bundle.parts]
@@ -53,7 +53,7 @@ def _bundle_resolving_to(tmp_path: Path, monkeypatch, pinned_digest: str) -> Bun
         into.mkdir(parents=True)
         (into / "a.jar").write_bytes(b"a")
 
-    monkeypatch.setattr(maven_dist, "resolve", resolve)
+    monkeypatch.setattr(maven_parts, "resolve", resolve)
     return Bundle("thing", "The thing", (Part("libs", tmp_path / "pom.xml", lock),))
 
 
