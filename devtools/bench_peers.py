@@ -77,7 +77,7 @@ class Bench:
     def ours(self) -> list[psutil.Process]:
         """This process and its descendants less the stack's (the broker, moto)."""
         root = psutil.Process()
-        return [root] + [p for p in root.children(recursive=True) if p.pid not in self.cpu._excluded]
+        return [root] + [p for p in root.children(recursive=True) if p.pid not in self.cpu.excluded]
 
 
 @dataclass
