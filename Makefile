@@ -5,12 +5,17 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CDK_STAMP := node_modules/.installed
+# The installer of every pinned Maven bundle below but Kafka's broker (python -m devtools.maven_dist install <bundle>:
+# resolve with Maven, check each jar against the bundle's .sha256 lists, then move into .venv/<bundle>). Maven keeps
+# its downloads in its local repository (~/.m2), so a reinstall resolves offline.
+MAVEN_DIST := devtools/maven_dist.py devtools/maven_parts.py devtools/debezium_dist.py devtools/iceberg_spark_dist.py \
+    devtools/jvm_oracles.py devtools/connect_peers_dist.py
 
-.PHONY: venv kafka connect-json connect-transforms debezium iceberg-spark cdk-cli lint format docs demo clean
+.PHONY: venv kafka connect-json connect-transforms debezium iceberg-spark connect-peers cdk-cli lint format docs demo clean
 .PHONY: test test-faults test-kafka4 test-cdc test-iceberg-readers test-oracle test-scale test-many-partitions soak
-.PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs bench-many
+.PHONY: bench bench-restore bench-freshness bench-upsert bench-fan-out bench-configs bench-many bench-peers
 
-venv: $(STAMP) kafka connect-json connect-transforms debezium iceberg-spark
+venv: $(STAMP) kafka connect-json connect-transforms debezium iceberg-spark connect-peers
 
 # Apache Kafka's broker jars (devtools/kafka/pom.xml's profile of each line, checked against kafka-<line>.sha256) under
 # .venv/kafka/<line>/libs, for the local stack (devtools/stack.py): 3.9 for make test, 4.1 for make test-kafka4. Maven
@@ -26,39 +31,48 @@ $(VENV)/kafka/%/.installed: devtools/kafka/pom.xml devtools/kafka/kafka-%.sha256
 debezium: $(VENV)/debezium/.installed
 
 $(VENV)/debezium/.installed: devtools/debezium/pom.xml devtools/debezium/connect.sha256 \
-    devtools/debezium/debezium-postgres.sha256 devtools/debezium_dist.py | $(STAMP)
+    devtools/debezium/debezium-postgres.sha256 $(MAVEN_DIST) | $(STAMP)
 	rm -rf $(VENV)/debezium
-	$(PY) -m devtools.debezium_dist install
+	$(PY) -m devtools.maven_dist install debezium
 
-# Kafka's JsonConverter with its dependencies (devtools/jvm/connect-json/pom.xml) under .venv/connect-json/libs: the
-# oracle of tests/unit/test_connect_json_oracle.py (tests/connect_json_oracle.py). Maven keeps its downloads in its
-# local repository (~/.m2), so a reinstall resolves offline.
+# Kafka's JsonConverter with its dependencies (devtools/jvm/connect-json/pom.xml, checked against libs.sha256 beside
+# it) under .venv/connect-json/libs: the oracle of tests/unit/test_connect_json_oracle.py (tests/connect_json_oracle.py).
 connect-json: $(VENV)/connect-json/.installed
 
-$(VENV)/connect-json/.installed: devtools/jvm/connect-json/pom.xml | $(STAMP)
+$(VENV)/connect-json/.installed: devtools/jvm/connect-json/pom.xml devtools/jvm/connect-json/libs.sha256 \
+    $(MAVEN_DIST) | $(STAMP)
 	rm -rf $(VENV)/connect-json
-	mvn -q -f devtools/jvm/connect-json/pom.xml dependency:copy-dependencies \
-	    -DoutputDirectory=$(abspath $(VENV))/connect-json/libs
-	touch $@
+	$(PY) -m devtools.maven_dist install connect-json
 
 # Iceberg's Java reader (Iceberg's Spark runtime, its AWS bundle, sqlite-jdbc: devtools/jvm/iceberg-spark/pom.xml,
 # checked against libs.sha256 beside it) under .venv/iceberg-spark/libs, for tests/iceberg/spark_reader.py.
 iceberg-spark: $(VENV)/iceberg-spark/.installed
 
 $(VENV)/iceberg-spark/.installed: devtools/jvm/iceberg-spark/pom.xml devtools/jvm/iceberg-spark/libs.sha256 \
-    devtools/iceberg_spark_dist.py | $(STAMP)
-	rm -f $@
-	$(PY) -m devtools.iceberg_spark_dist install
+    $(MAVEN_DIST) | $(STAMP)
+	rm -rf $(VENV)/iceberg-spark
+	$(PY) -m devtools.maven_dist install iceberg-spark
+
 # Kafka Connect's transforms and JsonConverter (3.9.1) and Debezium's ExtractNewRecordState (3.6.1.Final) with their
-# dependencies (devtools/jvm/connect-transforms/pom.xml) under .venv/connect-transforms/libs: the oracle of the
-# differential transform test (tests/unit/transform/test_connect_transforms_oracle.py, tests/connect_transforms_oracle.py).
+# dependencies (devtools/jvm/connect-transforms/pom.xml, checked against libs.sha256 beside it) under
+# .venv/connect-transforms/libs: the oracle of the differential transform test
+# (tests/unit/transform/test_connect_transforms_oracle.py, tests/connect_transforms_oracle.py).
 connect-transforms: $(VENV)/connect-transforms/.installed
 
-$(VENV)/connect-transforms/.installed: devtools/jvm/connect-transforms/pom.xml | $(STAMP)
+$(VENV)/connect-transforms/.installed: devtools/jvm/connect-transforms/pom.xml \
+    devtools/jvm/connect-transforms/libs.sha256 $(MAVEN_DIST) | $(STAMP)
 	rm -rf $(VENV)/connect-transforms
-	mvn -q -f devtools/jvm/connect-transforms/pom.xml dependency:copy-dependencies \
-	    -DoutputDirectory=$(abspath $(VENV))/connect-transforms/libs
-	touch $@
+	$(PY) -m devtools.maven_dist install connect-transforms
+
+# The peers of make bench-peers: Apache Iceberg's Kafka Connect sink 1.10.1 with Parquet, S3FileIO, the JDBC catalog's
+# SQLite driver and Hadoop's client (devtools/jvm/connect-peers/pom.xml, checked against iceberg.sha256 beside it)
+# under .venv/connect-peers/plugins/iceberg, a plugin folder of the debezium bundle's Kafka Connect worker.
+connect-peers: $(VENV)/connect-peers/.installed
+
+$(VENV)/connect-peers/.installed: devtools/jvm/connect-peers/pom.xml devtools/jvm/connect-peers/iceberg.sha256 \
+    $(MAVEN_DIST) | $(STAMP)
+	rm -rf $(VENV)/connect-peers
+	$(PY) -m devtools.maven_dist install connect-peers
 
 # The differential transform test with many more generated examples per transform (make test runs 100; about 18 minutes).
 test-oracle: venv
@@ -172,6 +186,13 @@ bench-fan-out: venv
 # sink-engine restore of an envelope backup (Parquet, JSON) of 1M records, and its rerun (not part of make test).
 bench-restore: venv
 	$(PY) -m devtools.bench_restore
+
+# sink-engine's bounded and continuous runs beside the connectors users run instead (Apache Iceberg's Kafka Connect
+# sink; Maven Central serves no S3 sink), on the same broker, records and machine: records/s and CPU over a backlog,
+# RSS, files, freshness at a steady rate (docs/performance/peers.md; RECORDS, default 2,000,000; SECONDS of the
+# steady scenario, default 60). make test runs its short form (tests/functional/test_bench_peers.py).
+bench-peers: venv
+	$(PY) -m devtools.bench_peers $(if $(RECORDS),--records $(RECORDS),) $(if $(SECONDS),--seconds $(SECONDS),)
 
 # Bounded runs of many small connectors: one application (--config-dir) against a run process per connector
 bench-configs: venv

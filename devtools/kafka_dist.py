@@ -13,7 +13,6 @@ it), and only then moves them into `<venv>/kafka/<line>/libs`, where `libs_dir(l
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from devtools.kafka_broker import write_class_archive
 from devtools.kafka_lines import LINES, KafkaNotInstalled, class_archive, install_root
+from devtools.maven_parts import digests, mismatches, read_lock
 
 KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
 POM = KAFKA_DIR / "pom.xml"
@@ -31,26 +31,8 @@ def lock_file(line: str) -> Path:
     return KAFKA_DIR / f"kafka-{line}.sha256"
 
 
-def digests(folder: Path) -> dict[str, str]:
-    """SHA-256 of every jar in `folder`, by file name."""
-    return {jar.name: hashlib.sha256(jar.read_bytes()).hexdigest() for jar in sorted(folder.glob("*.jar"))}
-
-
 def pinned(line: str) -> dict[str, str]:
-    rows = (row.split() for row in lock_file(line).read_text().splitlines() if row.strip())
-    return {name: digest for digest, name in rows}
-
-
-def mismatches(found: dict[str, str], expected: dict[str, str]) -> list[str]:
-    """Each jar that is missing, not pinned or of another digest, named."""
-    problems = [f"{name}: pinned, not resolved" for name in sorted(expected.keys() - found.keys())]
-    problems += [f"{name}: resolved, not pinned" for name in sorted(found.keys() - expected.keys())]
-    problems += [
-        f"{name}: sha256 {found[name]}, pinned {expected[name]}"
-        for name in sorted(found.keys() & expected.keys())
-        if found[name] != expected[name]
-    ]
-    return problems
+    return read_lock(lock_file(line))
 
 
 def resolve(line: str, into: Path) -> None:

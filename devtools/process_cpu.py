@@ -13,6 +13,11 @@ class TreeCpu:
     def __init__(self, excluded_pids: set[int]):
         self._root, self._excluded = psutil.Process(), excluded_pids
 
+    @property
+    def excluded(self) -> frozenset[int]:
+        """The processes left out, with their descendants."""
+        return frozenset(self._excluded)
+
     @classmethod
     def without_children_so_far(cls) -> TreeCpu:
         """This process's tree less the children it has now and their descendants (the local stack's broker and S3
