@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -68,10 +69,8 @@ class IcebergPeer:
         return {
             "catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
             "uri": f"jdbc:sqlite:{self.catalog_file}",
-            # (sqlite-jdbc's connection properties) the bench reads the catalog every 0.25 s: in SQLite's default
-            # rollback journal a reader's lock fails a commit at once with SQLITE_BUSY; WAL lets readers and the
-            # writer go on, and a busy writer waits instead of failing
-            "jdbc.journal_mode": "WAL",
+            # (sqlite-jdbc's connection property) a writer that finds the file locked waits instead of failing at
+            # once with SQLITE_BUSY; the file is in WAL mode already (`_in_wal_mode`)
             "jdbc.busy_timeout": "10000",
             "warehouse": f"s3://{self.bucket}/peer-warehouse",
             "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
@@ -86,6 +85,7 @@ class IcebergPeer:
         """Start the sink on `topic` (its control topic created first: the broker creates no topic by itself)."""
         control = f"control-{topic}"
         create_topic(self.stack.bootstrap_servers, control, 1)
+        _in_wal_mode(self.catalog_file)
         connector = {
             "name": f"iceberg-peer-{topic}",
             "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
@@ -125,3 +125,13 @@ class IcebergPeer:
                 },
             )
         return self._catalog
+
+
+def _in_wal_mode(catalog_file: Path) -> None:
+    """Put the catalog's SQLite file in WAL mode (which the file keeps) before any of the sink's connections opens it.
+    The bench reads the catalog every 0.25 s: in SQLite's default rollback journal a reader's lock fails a commit at
+    once with SQLITE_BUSY, while in WAL readers and the writer go on. Set by each connection instead (sqlite-jdbc's
+    `journal_mode`), the mode change itself failed with SQLITE_BUSY, busy timeout or not, when the connector's tasks
+    opened the catalog at the same moment (CI, tasks.max 2)."""
+    with sqlite3.connect(catalog_file) as connection:
+        connection.execute("PRAGMA journal_mode=WAL")

@@ -76,6 +76,7 @@ def test_the_trigger_serves_thirty_connectors_from_the_published_index(thirty, m
     from lambdas.admin.desired import DesiredState
     from lambdas.admin.live import LiveState
     from lambdas.admin.service import AdminService
+    from lambdas.trigger.batches import START_BURST
     from lambdas.trigger.handler import build_service
     from sink_engine.offsets import ensure_table
 
@@ -107,10 +108,22 @@ def test_the_trigger_serves_thirty_connectors_from_the_published_index(thirty, m
             "APPLICATION_ID": application,
         }
         assert environment["CONNECTORS_URI"] == f"s3://{settings.bucket_name}/{CONFIG_PREFIX}_index.json"
-        decisions = build_service(environment, lambda: 1_772_445_780_000).on_tick()
+        # (two ticks a minute apart: one invocation makes at most START_BURST StartJobRuns, EMR's burst)
+        ticks = [
+            build_service(environment, lambda at=at: at).on_tick() for at in (1_772_445_780_000, 1_772_445_840_000)
+        ]
         emr = boto3.client("emr-serverless")
         runs = emr.list_job_runs(applicationId=application)["jobRuns"]
         roles = {emr.get_job_run(applicationId=application, jobRunId=r["id"])["jobRun"]["executionRole"] for r in runs}
-    assert sorted(d.connector for d in decisions) == [s.name for s in deployment.connectors]
-    assert {(d.outcome.action, d.outcome.reason) for d in decisions} == {("started", "first-run")}
+    first, second = ({d.connector: (d.outcome.action, d.outcome.reason) for d in tick} for tick in ticks)
+    assert sorted(first) == [s.name for s in deployment.connectors]
+    # the first tick starts START_BURST runs, one per connector (each its own job role), the others wait for the next
+    assert (
+        sorted(first.values())
+        == [("skipped", "start-budget")] * (COUNT - START_BURST) + [("started", "first-run")] * START_BURST
+    )
+    waiting = {name for name, outcome in first.items() if outcome[0] == "skipped"}
+    # and the next tick starts those with the claims they kept (resumed), each once
+    assert {name for name, outcome in second.items() if outcome[0] in ("started", "resumed")} == waiting
+    assert {second[name][0] for name in waiting} == {"resumed"}
     assert len(runs) == COUNT and len(roles) == COUNT  # each connector's run under its own job role
