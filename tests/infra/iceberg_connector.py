@@ -16,6 +16,14 @@ DATABASE = "lake"
 DEV = load_settings(ENV)
 # a second connector's overrides: one table, in namespace `audit`, not auto-created
 AUDIT_TABLE = {"topics": "orders", "iceberg.tables": "audit.events", "iceberg.tables.auto-create-enabled": None}
+# fan-out by field (Debezium's `__source_table`) with its declared namespaces: bare names in `inventory`, and `sales`
+FAN_OUT = {
+    "iceberg.tables": None,
+    "iceberg.tables.dynamic-enabled": "true",
+    "iceberg.tables.route-field": "__source_table",
+    "iceberg.tables.default-namespace": "inventory",
+    "iceberg.tables.route-namespaces": "sales",
+}
 # the physical names a job role's statements are built with, for policy checks without a synthesis
 # dev's connector and two Iceberg ones (a data run of 5 vCPUs and a table upkeep run of 2 each) may need 23 vCPUs at
 # once, past the 16 dev states (infra/quotas.py): the stacks of settings_with state an account raised to 32

@@ -10,16 +10,18 @@ import pytest
 
 from infra.errors import ConnectorSpecError
 from infra.job_policy import job_statements
-from tests.infra.iceberg_connector import DEV, NAME, NAMES, iceberg_document, load_spec, resources, synthesize_with
+from tests.infra.iceberg_connector import (
+    DEV,
+    FAN_OUT,
+    NAME,
+    NAMES,
+    iceberg_document,
+    load_spec,
+    resources,
+    synthesize_with,
+)
 from tests.infra.test_infra_s3_tables import BUCKET_ARN, WITH_BUCKET, s3_tables_document
 
-FAN_OUT = {
-    "iceberg.tables": None,
-    "iceberg.tables.dynamic-enabled": "true",
-    "iceberg.tables.route-field": "__source_table",
-    "iceberg.tables.default-namespace": "inventory",
-    "iceberg.tables.route-namespaces": "sales",
-}
 DECLARED = ("inventory", "sales")
 GLUE = f"arn:aws:glue:{DEV.region}:{DEV.account}"
 LAKE = f"arn:aws:s3:::{DEV.bucket_name}"

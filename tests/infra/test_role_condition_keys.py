@@ -17,7 +17,7 @@ from infra.settings import load_settings
 from tests.iam.physical import stack_exports, stack_physical
 from tests.iam.policies import role_documents
 from tests.iam.service_authorization import statement_flaws
-from tests.infra.iceberg_connector import DEV, NAMES, iceberg_document, load_spec, settings_with
+from tests.infra.iceberg_connector import DEV, FAN_OUT, NAMES, iceberg_document, load_spec, settings_with
 
 (ORDERS,) = load_connectors(DEV)
 
@@ -87,16 +87,6 @@ FEATURES = {
 def test_every_job_role_feature_passes_the_sar_check(feature):
     spec = dataclasses.replace(_with(ORDERS, **FEATURES[feature]), dlq_topic="orders-dlq")
     assert [flaw for s in job_statements(spec, NAMES) for flaw in statement_flaws(s)] == []
-
-
-# fan-out by field with declared namespaces (tests/infra/test_infra_fan_out.py)
-FAN_OUT = {
-    "iceberg.tables": None,
-    "iceberg.tables.dynamic-enabled": "true",
-    "iceberg.tables.route-field": "__source_table",
-    "iceberg.tables.default-namespace": "inventory",
-    "iceberg.tables.route-namespaces": "sales",
-}
 
 
 @pytest.mark.parametrize("fan_out", [False, True])

@@ -14,10 +14,8 @@ from botocore.exceptions import ClientError
 from lambdas.trigger import handler as trigger
 from lambdas.trigger.batches import START_BURST, batch_token, compose, run_arguments
 from tests.connector_index import publish_index
-
-INDEX_URI = "s3://lake/_connectors/_index.json"
-ROLE = "arn:aws:iam::123456789012:role/job"
-BASE_MS = 60_000
+from tests.lambdas.test_trigger_handler import BASE_MS, INDEX_URI, environment  # noqa: F401 (fixture)
+from tests.lambdas.test_trigger_handler import DEFAULT_ROLE as ROLE
 
 
 def _entry(i: int, role: str | None = None) -> dict:
@@ -31,31 +29,6 @@ def _entry(i: int, role: str | None = None) -> dict:
     }
     entry = {"name": f"c{i}", "topics": [f"t{i}"], "config_uri": f"s3://lake/_connectors/c{i}.json"}
     return {**entry, "rotation": rotation, **({"role_arn": role} if role else {})}
-
-
-@pytest.fixture
-def environment(table, monkeypatch) -> dict[str, str]:
-    emr = boto3.client("emr-serverless")
-    application = emr.create_application(name="sink-test", releaseLabel="emr-7.12.0", type="SPARK")["applicationId"]
-    env = {
-        "TABLE_NAME": table,
-        "APPLICATION_ID": application,
-        "JOB_ROLE_ARN": ROLE,
-        "ENTRY_POINT": "s3://assets/entrypoint.py",
-        "SPARK_PARAMETERS": "--conf spark.archives=s3://assets/env.tar.gz#environment",
-        "JOB_TIMEOUT_MINUTES": "60",
-        "MAX_CPU": "16 vCPU",
-        "MAX_MEMORY": "64 GB",
-        "MAX_DISK": "200 GB",
-        "RUN_CLAIM_MS": "900000",
-        "BACKOFF_BASE_MS": str(BASE_MS),
-        "BACKOFF_CAP_MS": "3600000",
-        "POWERTOOLS_SERVICE_NAME": "sink-trigger",
-        "CONNECTORS_URI": INDEX_URI,
-    }
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return env
 
 
 @pytest.fixture
