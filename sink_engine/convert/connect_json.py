@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import datetime
 import decimal
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -253,10 +254,42 @@ def to_json(value: Any, numeric_decimals: bool = False) -> bytes:
     day, Timestamp as epoch ms; a map whose keys are not all strings as an array of `[key, value]` pairs, as
     JsonConverter.convertToJson writes a map outside its object mode)."""
     default = _encode_numeric if numeric_decimals else _encode_logical
-    try:
-        return orjson.dumps(value, default=default, option=orjson.OPT_PASSTHROUGH_DATETIME)
-    except TypeError:  # a map with keys that are not strings (else the same error again below)
-        return orjson.dumps(_pairs(value), default=default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+
+    def dumps(value: Any) -> bytes:
+        try:
+            return orjson.dumps(value, default=default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+        except TypeError:  # a map with keys that are not strings (else the same error again below)
+            return orjson.dumps(_pairs(value), default=default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+
+    return dumps_non_finite_as_text(dumps, value)
+
+
+def dumps_non_finite_as_text(dumps: Callable[[Any], bytes], value: Any) -> bytes:
+    """`dumps(value)`, a NaN or infinite float written as JsonConverter writes it: Jackson's ObjectMapper quotes a
+    non-finite number by default ("NaN", "Infinity", "-Infinity"), where orjson writes null. Only a text holding a
+    null is looked at again (a float32 Cast past 3.4e38 gives infinity; Avro doubles may be NaN)."""
+    text = dumps(value)
+    if b"null" not in text:
+        return text
+    quoted = _non_finite_as_text(value)
+    return text if quoted is value else dumps(quoted)
+
+
+def _non_finite_as_text(value: Any) -> Any:
+    """`value` with each non-finite float as Java's text of it; `value` itself when it holds none."""
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value in (math.inf, -math.inf):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, dict):
+        items = {key: _non_finite_as_text(item) for key, item in value.items()}
+        return value if all(items[key] is item for key, item in value.items()) else items
+    if isinstance(value, list):
+        quoted = [_non_finite_as_text(item) for item in value]
+        return value if all(new is old for new, old in zip(quoted, value, strict=True)) else quoted
+    return value
 
 
 def _pairs(value: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from sink_engine.convert.base import Converter
-from sink_engine.convert.connect_json import Decoder, compile_decoder, to_json
+from sink_engine.convert.connect_json import Decoder, compile_decoder, dumps_non_finite_as_text, to_json
 from sink_engine.convert.schema import Schema
 from sink_engine.dlq.letter import STAGE_KEY_CONVERTER, STAGE_TASK_PUT, STAGE_TRANSFORMATION, STAGE_VALUE_CONVERTER
 from sink_engine.dlq.router import qualified_name
@@ -237,7 +237,7 @@ def _decoder(schema: Schema) -> Decoder:
 
 def _json(value: Any, record: TransformRecord) -> bytes:
     try:
-        return orjson.dumps(value)
+        return dumps_non_finite_as_text(orjson.dumps, value)
     except TypeError as e:
         raise TransformationError(
             record.source_topic,

@@ -43,3 +43,12 @@ def test_gzip_is_deterministic_and_readable():
     first, second = fmt.encode(values).body, fmt.encode(values).body
     assert first == second and fmt.extension == ".json.gz"
     assert gzip.decompress(first).count(b"\n") == 1000
+
+
+def test_non_finite_floats_are_written_as_json_converter_writes_them():
+    # given struct values holding NaN and infinities (an Avro double; a float32 Cast past 3.4e38), and a plain null
+    values = [{"a": float("inf"), "b": None, "c": [float("nan"), 1.5]}, {"a": -float("inf"), "b": 2.0, "c": []}]
+    # when JsonFormat writes them
+    body = JsonFormat().encode(ValueColumn("struct", values)).body
+    # then each is Jackson's quoted text, as Kafka's JsonConverter writes it; a null stays null
+    assert body == b'{"a":"Infinity","b":null,"c":["NaN",1.5]}\n{"a":"-Infinity","b":2.0,"c":[]}\n'
